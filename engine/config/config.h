@@ -1,0 +1,303 @@
+// The run configuration as plain structs, in Cerebras ModelZoo's legacy YAML layout (sections
+// model, optimizer, train_input, eval_input, runconfig) plus our own keys. Each struct lists its
+// fields once in visit(); load/save/validate/override/the GUI form are visitors over that list.
+//
+// Visitor protocol (see config_yaml.cpp for the readers/writers):
+//   v.field(member, FieldInfo{...})     for scalars, strings, lists of them and LearningRate
+//   v.section(member, FieldInfo{...})   for a nested struct that itself has visit()
+//   v.optionalSection(std::optional<S>&, FieldInfo{...})  nested struct that may be absent
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config/fields.h"
+
+namespace ws::config {
+
+// One weight initializer, ModelZoo style: {name: truncated_normal, mean, std, a, b}.
+struct InitializerConfig {
+    std::string name = "truncated_normal";
+    double mean = 0.0;
+    double std = 0.02;
+    double a = -0.04;  // truncation bounds (absolute values, as in torch.nn.init.trunc_normal_)
+    double b = 0.04;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(name, {.key = "name", .help = "Distribution of the initial weights",
+                       .choices = {"truncated_normal", "normal"}});
+        v.field(mean, {.key = "mean", .help = "Mean of the distribution"});
+        v.field(std, {.key = "std", .help = "Standard deviation of the distribution", .min = 0});
+        v.field(a, {.key = "a", .help = "Lower truncation bound (truncated_normal only)"});
+        v.field(b, {.key = "b", .help = "Upper truncation bound (truncated_normal only)"});
+    }
+};
+
+struct ModelConfig {
+    std::string name = "gpt2";
+    int vocabSize = 50257;
+    int hiddenSize = 768;
+    int numHiddenLayers = 12;
+    int numHeads = 12;
+    int filterSize = 3072;
+    int maxPositionEmbeddings = 1024;
+    std::string positionEmbeddingType = "learned";
+    bool shareEmbeddingWeights = true;
+    double dropoutRate = 0.0;
+    double attentionDropoutRate = 0.0;
+    std::string nonlinearity = "gelu";
+    double layerNormEpsilon = 1e-5;
+    InitializerConfig embeddingInitializer;
+    InitializerConfig initializer;
+    // Absent: GPT-2's scaled init for residual-output projections, std / sqrt(2 * layers).
+    std::optional<InitializerConfig> outputLayerInitializer;
+    bool mixedPrecision = false;
+    std::string fp16Type = "bfloat16";
+
+    template <class V>
+    void visit(V& v) {
+        v.field(name, {.key = "name", .help = "Model family name (informational)"});
+        v.field(vocabSize, {.key = "vocab_size",
+                            .help = "Rows of the token embedding; at least the tokenizer's vocabulary",
+                            .unit = "tokens", .min = 2});
+        v.field(hiddenSize, {.key = "hidden_size", .help = "Width d_model of the residual stream",
+                             .min = 1});
+        v.field(numHiddenLayers,
+                {.key = "num_hidden_layers", .help = "Number of transformer blocks", .min = 1});
+        v.field(numHeads, {.key = "num_heads",
+                           .help = "Attention heads per block; must divide hidden_size", .min = 1});
+        v.field(filterSize,
+                {.key = "filter_size", .help = "Width of the MLP's hidden layer (d_ffn)", .min = 1});
+        v.field(maxPositionEmbeddings,
+                {.key = "max_position_embeddings",
+                 .help = "Rows of the learned position embedding; the longest usable sequence",
+                 .unit = "tokens", .min = 1});
+        v.field(positionEmbeddingType, {.key = "position_embedding_type",
+                                        .help = "How positions are encoded",
+                                        .choices = {"learned"}});
+        v.field(shareEmbeddingWeights,
+                {.key = "share_embedding_weights",
+                 .help = "Tie the output projection to the token embedding (GPT-2 does)"});
+        v.field(dropoutRate, {.key = "dropout_rate",
+                              .help = "Dropout on embeddings and residual branches during training",
+                              .min = 0, .max = 0.999});
+        v.field(attentionDropoutRate,
+                {.key = "attention_dropout_rate",
+                 .help = "Dropout on attention probabilities during training", .min = 0,
+                 .max = 0.999});
+        v.field(nonlinearity, {.key = "nonlinearity",
+                               .help = "MLP activation (GPT-2's tanh-approximated GELU)",
+                               .choices = {"gelu"}});
+        v.field(layerNormEpsilon,
+                {.key = "layer_norm_epsilon", .help = "Epsilon inside every LayerNorm", .min = 0});
+        v.section(embeddingInitializer, {.key = "embedding_initializer",
+                                         .help = "Initializer of token and position embeddings"});
+        v.section(initializer,
+                  {.key = "initializer", .help = "Initializer of the attention and MLP weights"});
+        v.optionalSection(outputLayerInitializer,
+                          {.key = "output_layer_initializer",
+                           .help = "Initializer of the residual-output projections (attn.c_proj, "
+                                   "mlp.c_proj); default: initializer std / sqrt(2 * layers)"});
+        v.field(mixedPrecision,
+                {.key = "mixed_precision",
+                 .help = "Compute in fp16_type; master weights and optimizer state stay fp32"});
+        v.field(fp16Type, {.key = "fp16_type", .help = "Reduced-precision type for compute",
+                           .choices = {"bfloat16"}});
+    }
+};
+
+// One piece of a ModelZoo learning-rate schedule; pieces run one after the other.
+struct SchedulerConfig {
+    std::string scheduler = "Constant";  // Linear | Cosine | Constant
+    double initialLearningRate = 0.0;    // Linear, Cosine
+    double endLearningRate = 0.0;        // Linear, Cosine
+    double learningRate = 0.0;           // Constant
+    int64_t totalIters = 0;              // steps this piece lasts; 0 = until the end (last only)
+
+    template <class V>
+    void visit(V& v) {
+        v.field(scheduler, {.key = "scheduler", .help = "Shape of this piece of the schedule",
+                            .choices = {"Linear", "Cosine", "Constant"}});
+        v.field(initialLearningRate, {.key = "initial_learning_rate",
+                                      .help = "Learning rate at the start of this piece", .min = 0});
+        v.field(endLearningRate, {.key = "end_learning_rate",
+                                  .help = "Learning rate at the end of this piece", .min = 0});
+        v.field(learningRate,
+                {.key = "learning_rate", .help = "Learning rate of a Constant piece", .min = 0});
+        v.field(totalIters, {.key = "total_iters",
+                             .help = "Steps this piece lasts (0: until the end of training)",
+                             .unit = "steps", .min = 0, .aliases = {"steps", "decay_steps"}});
+    }
+};
+
+// ModelZoo's learning_rate: a number, or a list of schedulers run in sequence.
+struct LearningRate {
+    double constant = 1e-3;                  // used when schedule is empty
+    std::vector<SchedulerConfig> schedule;  // non-empty: the schedule wins
+};
+
+struct OptimizerConfig {
+    std::string optimizerType = "adamw";
+    std::array<double, 2> betas = {0.9, 0.999};
+    double eps = 1e-8;
+    double weightDecay = 0.0;
+    double momentum = 0.0;
+    bool correctBias = true;
+    double maxGradientNorm = 0.0;
+    LearningRate learningRate;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(optimizerType, {.key = "optimizer_type", .help = "Update rule",
+                                .choices = {"adamw", "sgd"}});
+        v.field(betas, {.key = "betas", .help = "Adam moment decay rates [beta1, beta2]",
+                        .min = 0, .max = 1});
+        v.field(eps, {.key = "eps", .help = "Adam denominator epsilon", .min = 0});
+        v.field(weightDecay,
+                {.key = "weight_decay",
+                 .help = "Decoupled weight decay (not applied to biases and LayerNorm gains)",
+                 .min = 0, .aliases = {"weight_decay_rate"}});
+        v.field(momentum, {.key = "momentum", .help = "SGD momentum (0: plain SGD)", .min = 0,
+                           .max = 1});
+        v.field(correctBias, {.key = "correct_bias", .help = "Adam bias correction"});
+        v.field(maxGradientNorm,
+                {.key = "max_gradient_norm",
+                 .help = "Clip gradients to this global L2 norm (0: no clipping)", .min = 0});
+        v.field(learningRate,
+                {.key = "learning_rate",
+                 .help = "A number, or a list of {scheduler: Linear|Cosine|Constant, ...} pieces"});
+    }
+};
+
+struct TokenizerConfig {
+    std::string type = "byte";  // byte | bpe | train-bpe
+    std::string vocabFile;      // bpe: GPT-2 vocab.json
+    std::string mergesFile;     // bpe: GPT-2 merges.txt
+    int vocabSize = 4096;       // train-bpe: target vocabulary size
+
+    template <class V>
+    void visit(V& v) {
+        v.field(type, {.key = "type",
+                       .help = "byte: 256 byte tokens; bpe: a GPT-2 vocab.json + merges.txt pair; "
+                               "train-bpe: learn a byte-level BPE on the training corpus",
+                       .choices = {"byte", "bpe", "train-bpe"}});
+        v.field(vocabFile, {.key = "vocab_file", .help = "GPT-2 style vocab.json (type bpe)"});
+        v.field(mergesFile, {.key = "merges_file", .help = "GPT-2 style merges.txt (type bpe)"});
+        v.field(vocabSize, {.key = "vocab_size",
+                            .help = "Vocabulary size to learn (type train-bpe)", .unit = "tokens",
+                            .min = 257});
+    }
+};
+
+struct InputConfig {
+    std::string dataProcessor = "TextFileDataProcessor";
+    std::vector<std::string> dataDir;  // text files and/or folders of text files
+    int batchSize = 8;
+    int maxSequenceLength = 128;
+    bool shuffle = false;
+    int64_t shuffleSeed = 0;
+    int numWorkers = 0;
+    TokenizerConfig tokenizer;
+    double validationFraction = 0.1;  // train_input: share of tokens held out at the end
+
+    template <class V>
+    void visit(V& v) {
+        v.field(dataProcessor, {.key = "data_processor",
+                                .help = "Data loader kind (text files, tokenized here)",
+                                .choices = {"TextFileDataProcessor", "GptTextDataProcessor",
+                                            "GptHDF5DataProcessor"}});
+        v.field(dataDir, {.key = "data_dir",
+                          .help = "A text file, a folder of text files, or a list of them"});
+        v.field(batchSize, {.key = "batch_size", .help = "Sequences per step (global batch)",
+                            .unit = "sequences", .min = 1});
+        v.field(maxSequenceLength, {.key = "max_sequence_length",
+                                    .help = "Tokens per sequence (T)", .unit = "tokens", .min = 1});
+        v.field(shuffle,
+                {.key = "shuffle", .help = "Seeded random windows instead of consecutive ones"});
+        v.field(shuffleSeed, {.key = "shuffle_seed", .help = "Seed of the shuffled window order"});
+        v.field(numWorkers,
+                {.key = "num_workers", .help = "Accepted for ModelZoo compatibility; unused",
+                 .min = 0});
+        v.section(tokenizer, {.key = "tokenizer", .help = "How text becomes tokens"});
+        v.field(validationFraction,
+                {.key = "validation_fraction",
+                 .help = "Share of the corpus's tokens held out at its end for evaluation",
+                 .min = 0, .max = 0.5});
+    }
+};
+
+struct RunConfig {
+    int64_t maxSteps = 1000;
+    int evalSteps = 10;
+    int evalFrequency = 100;
+    int logSteps = 10;
+    int checkpointSteps = 0;
+    bool saveInitialCheckpoint = false;
+    int maxCheckpoints = 0;
+    int64_t seed = 1;
+    std::string modelDir = "model_dir";
+    int numCsx = 1;
+    std::string checkpointPath;
+    bool loadCheckpointStates = false;
+    bool checkLossValues = true;
+    int numThreads = 0;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(maxSteps, {.key = "max_steps", .help = "Training steps", .unit = "steps", .min = 0});
+        v.field(evalSteps, {.key = "eval_steps", .help = "Validation batches per evaluation",
+                            .unit = "batches", .min = 0});
+        v.field(evalFrequency, {.key = "eval_frequency",
+                                .help = "Evaluate every N steps (0: only at the end)",
+                                .unit = "steps", .min = 0});
+        v.field(logSteps,
+                {.key = "log_steps", .help = "Report metrics every N steps", .unit = "steps",
+                 .min = 1});
+        v.field(checkpointSteps, {.key = "checkpoint_steps",
+                                  .help = "Write a checkpoint every N steps (0: only at the end)",
+                                  .unit = "steps", .min = 0});
+        v.field(saveInitialCheckpoint,
+                {.key = "save_initial_checkpoint", .help = "Also checkpoint step 0"});
+        v.field(maxCheckpoints, {.key = "max_checkpoints",
+                                 .help = "Keep at most N checkpoints (0: keep all)", .min = 0});
+        v.field(seed, {.key = "seed", .help = "Seed of initialization, dropout and shuffling"});
+        v.field(modelDir, {.key = "model_dir",
+                           .help = "Folder for this run's outputs (final model.safetensors)"});
+        v.field(numCsx, {.key = "num_csx", .help = "Emulated systems training data-parallel",
+                         .unit = "systems", .min = 1, .max = 2048});
+        v.field(checkpointPath, {.key = "checkpoint_path",
+                                 .help = "Initialise the model from this model.safetensors"});
+        v.field(loadCheckpointStates,
+                {.key = "load_checkpoint_states",
+                 .help = "Accepted for ModelZoo compatibility (optimizer state: later)"});
+        v.field(checkLossValues, {.key = "check_loss_values",
+                                  .help = "Stop the run when the loss becomes NaN or infinite"});
+        v.field(numThreads, {.key = "num_threads",
+                             .help = "CPU threads for compute (0: all cores)", .min = 0});
+    }
+};
+
+struct Config {
+    ModelConfig model;
+    OptimizerConfig optimizer;
+    InputConfig trainInput;
+    InputConfig evalInput;
+    RunConfig runconfig;
+
+    template <class V>
+    void visit(V& v) {
+        v.section(model, {.key = "model", .help = "The GPT model's shape and initialization"});
+        v.section(optimizer, {.key = "optimizer", .help = "Update rule and learning rate"});
+        v.section(trainInput, {.key = "train_input", .help = "Training data"});
+        v.section(evalInput, {.key = "eval_input",
+                              .help = "Evaluation data (empty data_dir: the training corpus's "
+                                      "held-out end)"});
+        v.section(runconfig, {.key = "runconfig", .help = "Steps, logging, seed, outputs"});
+    }
+};
+
+}  // namespace ws::config
