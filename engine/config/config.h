@@ -239,7 +239,7 @@ struct RunConfig {
     bool saveInitialCheckpoint = false;
     int maxCheckpoints = 0;
     int64_t seed = 1;
-    std::string modelDir = "model_dir";
+    std::string modelDir;  // empty: a folder per run under the user data folder
     int numCsx = 1;
     std::string checkpointPath;
     bool loadCheckpointStates = false;

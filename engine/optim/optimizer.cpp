@@ -1,0 +1,102 @@
+#include "engine/optim/optimizer.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace ws::optim {
+
+namespace {
+// Fixed number of partial sums: the reduction order is independent of the thread count.
+constexpr int kNormChunks = 64;
+}  // namespace
+
+double globalNorm(const float* values, size_t count) {
+    double partial[kNormChunks] = {};
+    const size_t chunk = (count + kNormChunks - 1) / kNormChunks;
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < kNormChunks; ++c) {
+        const size_t begin = std::min(count, c * chunk);
+        const size_t end = std::min(count, begin + chunk);
+        double sum = 0.0;
+        for (size_t i = begin; i < end; ++i) sum += double(values[i]) * double(values[i]);
+        partial[c] = sum;
+    }
+    double total = 0.0;
+    for (double p : partial) total += p;
+    return std::sqrt(total);
+}
+
+double clipFactor(double norm, double maxNorm) {
+    if (maxNorm <= 0.0 || !(norm > maxNorm)) return 1.0;
+    return maxNorm / (norm + 1e-6);  // torch.nn.utils.clip_grad_norm_'s epsilon
+}
+
+Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
+                     size_t totalSize)
+    : m_config(config),
+      m_groups(std::move(groups)),
+      m_totalSize(totalSize),
+      m_adam(config.optimizerType == "adamw") {
+    if (m_adam) {
+        m_m.assign(totalSize, 0.0f);
+        m_v.assign(totalSize, 0.0f);
+    } else if (config.momentum > 0.0) {
+        m_m.assign(totalSize, 0.0f);
+    }
+}
+
+void Optimizer::updateRange(float* params, const float* grads, size_t begin, size_t end, double lr,
+                            double gradScale, int64_t step) {
+    assert(step >= 1);
+    const auto& c = m_config;
+    const float scale = static_cast<float>(gradScale);
+    for (const auto& group : m_groups) {
+        const size_t lo = std::max(begin, group.offset);
+        const size_t hi = std::min(end, group.offset + group.size);
+        if (lo >= hi) continue;
+        const double groupLr = lr * group.lrScale;
+        const double decay = group.decay ? c.weightDecay : 0.0;
+        const auto n = static_cast<std::ptrdiff_t>(hi - lo);
+        float* p = params + lo;
+        const float* g = grads + lo;
+        if (m_adam) {
+            const double b1 = c.betas[0], b2 = c.betas[1];
+            const double c1 = c.correctBias ? 1.0 - std::pow(b1, double(step)) : 1.0;
+            const double c2 = c.correctBias ? 1.0 - std::pow(b2, double(step)) : 1.0;
+            // PyTorch AdamW: p *= 1 - lr*wd; p -= lr * (m/c1) / (sqrt(v/c2) + eps).
+            const float stepSize = static_cast<float>(groupLr / c1);
+            const float invSqrtC2 = static_cast<float>(1.0 / std::sqrt(c2));
+            const float keep = static_cast<float>(1.0 - groupLr * decay);
+            const float fb1 = float(b1), fb2 = float(b2), eps = float(c.eps);
+            float* m = m_m.data() + lo;
+            float* v = m_v.data() + lo;
+#pragma omp parallel for schedule(static)
+            for (std::ptrdiff_t i = 0; i < n; ++i) {
+                const float gi = g[i] * scale;
+                m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
+                v[i] = fb2 * v[i] + (1.0f - fb2) * gi * gi;
+                const float denom = std::sqrt(v[i]) * invSqrtC2 + eps;
+                p[i] = p[i] * keep - stepSize * m[i] / denom;
+            }
+        } else {
+            // PyTorch SGD: d = g + wd*p; buf = momentum*buf + d (buf = d at step 1); p -= lr*buf.
+            const float flr = static_cast<float>(groupLr);
+            const float wd = static_cast<float>(decay);
+            const float mu = static_cast<float>(c.momentum);
+            float* buf = m_m.empty() ? nullptr : m_m.data() + lo;
+            const bool first = step == 1;
+#pragma omp parallel for schedule(static)
+            for (std::ptrdiff_t i = 0; i < n; ++i) {
+                float d = g[i] * scale + wd * p[i];
+                if (buf) {
+                    buf[i] = first ? d : mu * buf[i] + d;
+                    d = buf[i];
+                }
+                p[i] -= flr * d;
+            }
+        }
+    }
+}
+
+}  // namespace ws::optim
