@@ -2,7 +2,10 @@
 // model, optimizer, train_input, eval_input, runconfig) plus our own keys. Each struct lists its
 // fields once in visit(); load/save/validate/override/the GUI form are visitors over that list.
 //
-// Visitor protocol (see config_yaml.cpp for the readers/writers):
+// Public API over these structs: config_yaml.h (load, save, --set overrides, hash), validate.h
+// (cross-field rules), describe.h (the field catalogue for help and the GUI form).
+//
+// Visitor protocol (visitors: yaml_reader.h, yaml_writer.cpp, validate.cpp, describe.cpp):
 //   v.field(member, FieldInfo{...})     for scalars, strings, lists of them and LearningRate
 //   v.section(member, FieldInfo{...})   for a nested struct that itself has visit()
 //   v.optionalSection(std::optional<S>&, FieldInfo{...})  nested struct that may be absent
@@ -26,9 +29,12 @@ struct InitializerConfig {
     double a = -0.04;  // truncation bounds (absolute values, as in torch.nn.init.trunc_normal_)
     double b = 0.04;
 
+    bool operator==(const InitializerConfig&) const = default;
+
     template <class V>
     void visit(V& v) {
-        v.field(name, {.key = "name", .help = "Distribution of the initial weights",
+        v.field(name, {.key = "name",
+                       .help = "Distribution of the initial weights",
                        .choices = {"truncated_normal", "normal"}});
         v.field(mean, {.key = "mean", .help = "Mean of the distribution"});
         v.field(std, {.key = "std", .help = "Standard deviation of the distribution", .min = 0});
@@ -58,24 +64,31 @@ struct ModelConfig {
     bool mixedPrecision = false;
     std::string fp16Type = "bfloat16";
 
+    bool operator==(const ModelConfig&) const = default;
+
     template <class V>
     void visit(V& v) {
         v.field(name, {.key = "name", .help = "Model family name (informational)"});
-        v.field(vocabSize, {.key = "vocab_size",
-                            .help = "Rows of the token embedding; at least the tokenizer's vocabulary",
-                            .unit = "tokens", .min = 2});
-        v.field(hiddenSize, {.key = "hidden_size", .help = "Width d_model of the residual stream",
-                             .min = 1});
+        v.field(vocabSize,
+                {.key = "vocab_size",
+                 .help = "Rows of the token embedding; at least the tokenizer's vocabulary",
+                 .unit = "tokens",
+                 .min = 2});
+        v.field(hiddenSize,
+                {.key = "hidden_size", .help = "Width d_model of the residual stream", .min = 1});
         v.field(numHiddenLayers,
                 {.key = "num_hidden_layers", .help = "Number of transformer blocks", .min = 1});
         v.field(numHeads, {.key = "num_heads",
-                           .help = "Attention heads per block; must divide hidden_size", .min = 1});
-        v.field(filterSize,
-                {.key = "filter_size", .help = "Width of the MLP's hidden layer (d_ffn)", .min = 1});
+                           .help = "Attention heads per block; must divide hidden_size",
+                           .min = 1});
+        v.field(
+            filterSize,
+            {.key = "filter_size", .help = "Width of the MLP's hidden layer (d_ffn)", .min = 1});
         v.field(maxPositionEmbeddings,
                 {.key = "max_position_embeddings",
                  .help = "Rows of the learned position embedding; the longest usable sequence",
-                 .unit = "tokens", .min = 1});
+                 .unit = "tokens",
+                 .min = 1});
         v.field(positionEmbeddingType, {.key = "position_embedding_type",
                                         .help = "How positions are encoded",
                                         .choices = {"learned"}});
@@ -84,11 +97,12 @@ struct ModelConfig {
                  .help = "Tie the output projection to the token embedding (GPT-2 does)"});
         v.field(dropoutRate, {.key = "dropout_rate",
                               .help = "Dropout on embeddings and residual branches during training",
-                              .min = 0, .max = 0.999});
-        v.field(attentionDropoutRate,
-                {.key = "attention_dropout_rate",
-                 .help = "Dropout on attention probabilities during training", .min = 0,
-                 .max = 0.999});
+                              .min = 0,
+                              .max = 0.999});
+        v.field(attentionDropoutRate, {.key = "attention_dropout_rate",
+                                       .help = "Dropout on attention probabilities during training",
+                                       .min = 0,
+                                       .max = 0.999});
         v.field(nonlinearity, {.key = "nonlinearity",
                                .help = "MLP activation (GPT-2's tanh-approximated GELU)",
                                .choices = {"gelu"}});
@@ -105,8 +119,10 @@ struct ModelConfig {
         v.field(mixedPrecision,
                 {.key = "mixed_precision",
                  .help = "Compute in fp16_type; master weights and optimizer state stay fp32"});
-        v.field(fp16Type, {.key = "fp16_type", .help = "Reduced-precision type for compute",
-                           .choices = {"bfloat16"}});
+        v.field(fp16Type, {.key = "fp16_type",
+                           .help = "Reduced-precision type for compute",
+                           .choices = {"bfloat16"},
+                           .valueAliases = {{"cbfloat16", "bfloat16"}}});
     }
 };
 
@@ -118,26 +134,43 @@ struct SchedulerConfig {
     double learningRate = 0.0;           // Constant
     int64_t totalIters = 0;              // steps this piece lasts; 0 = until the end (last only)
 
+    bool operator==(const SchedulerConfig&) const = default;
+
     template <class V>
     void visit(V& v) {
-        v.field(scheduler, {.key = "scheduler", .help = "Shape of this piece of the schedule",
-                            .choices = {"Linear", "Cosine", "Constant"}});
+        v.field(scheduler, {.key = "scheduler",
+                            .help = "Shape of this piece of the schedule",
+                            .choices = {"Linear", "Cosine", "Constant"},
+                            .valueAliases = {{"LinearLR", "Linear"},
+                                             {"CosineDecay", "Cosine"},
+                                             {"CosineDecayLR", "Cosine"},
+                                             {"CosineAnnealing", "Cosine"},
+                                             {"ConstantLR", "Constant"}}});
         v.field(initialLearningRate, {.key = "initial_learning_rate",
-                                      .help = "Learning rate at the start of this piece", .min = 0});
+                                      .help = "Learning rate at the start of this piece",
+                                      .min = 0});
         v.field(endLearningRate, {.key = "end_learning_rate",
-                                  .help = "Learning rate at the end of this piece", .min = 0});
+                                  .help = "Learning rate at the end of this piece",
+                                  .min = 0});
         v.field(learningRate,
                 {.key = "learning_rate", .help = "Learning rate of a Constant piece", .min = 0});
         v.field(totalIters, {.key = "total_iters",
                              .help = "Steps this piece lasts (0: until the end of training)",
-                             .unit = "steps", .min = 0, .aliases = {"steps", "decay_steps"}});
+                             .unit = "steps",
+                             .min = 0,
+                             .aliases = {"steps", "decay_steps"}});
     }
 };
 
 // ModelZoo's learning_rate: a number, or a list of schedulers run in sequence.
 struct LearningRate {
-    double constant = 1e-3;                  // used when schedule is empty
+    double constant = 1e-3;                 // used when schedule is empty
     std::vector<SchedulerConfig> schedule;  // non-empty: the schedule wins
+
+    // `constant` is unused while a schedule is set, and the YAML form cannot carry it then.
+    bool operator==(const LearningRate& other) const {
+        return schedule == other.schedule && (!schedule.empty() || constant == other.constant);
+    }
 };
 
 struct OptimizerConfig {
@@ -150,23 +183,31 @@ struct OptimizerConfig {
     double maxGradientNorm = 0.0;
     LearningRate learningRate;
 
+    bool operator==(const OptimizerConfig&) const = default;
+
     template <class V>
     void visit(V& v) {
-        v.field(optimizerType, {.key = "optimizer_type", .help = "Update rule",
-                                .choices = {"adamw", "sgd"}});
-        v.field(betas, {.key = "betas", .help = "Adam moment decay rates [beta1, beta2]",
-                        .min = 0, .max = 1});
-        v.field(eps, {.key = "eps", .help = "Adam denominator epsilon", .min = 0});
+        v.field(optimizerType,
+                {.key = "optimizer_type", .help = "Update rule", .choices = {"adamw", "sgd"}});
+        v.field(
+            betas,
+            {.key = "betas", .help = "Adam moment decay rates [beta1, beta2]", .min = 0, .max = 1});
+        v.field(
+            eps,
+            {.key = "eps", .help = "Adam denominator epsilon", .min = 0, .aliases = {"epsilon"}});
         v.field(weightDecay,
                 {.key = "weight_decay",
                  .help = "Decoupled weight decay (not applied to biases and LayerNorm gains)",
-                 .min = 0, .aliases = {"weight_decay_rate"}});
-        v.field(momentum, {.key = "momentum", .help = "SGD momentum (0: plain SGD)", .min = 0,
-                           .max = 1});
-        v.field(correctBias, {.key = "correct_bias", .help = "Adam bias correction"});
-        v.field(maxGradientNorm,
-                {.key = "max_gradient_norm",
-                 .help = "Clip gradients to this global L2 norm (0: no clipping)", .min = 0});
+                 .min = 0,
+                 .aliases = {"weight_decay_rate"}});
+        v.field(momentum,
+                {.key = "momentum", .help = "SGD momentum (0: plain SGD)", .min = 0, .max = 1});
+        v.field(correctBias, {.key = "correct_bias",
+                              .help = "Adam bias correction",
+                              .aliases = {"use_bias_correction"}});
+        v.field(maxGradientNorm, {.key = "max_gradient_norm",
+                                  .help = "Clip gradients to this global L2 norm (0: no clipping)",
+                                  .min = 0});
         v.field(learningRate,
                 {.key = "learning_rate",
                  .help = "A number, or a list of {scheduler: Linear|Cosine|Constant, ...} pieces"});
@@ -179,6 +220,8 @@ struct TokenizerConfig {
     std::string mergesFile;     // bpe: GPT-2 merges.txt
     int vocabSize = 4096;       // train-bpe: target vocabulary size
 
+    bool operator==(const TokenizerConfig&) const = default;
+
     template <class V>
     void visit(V& v) {
         v.field(type, {.key = "type",
@@ -188,7 +231,8 @@ struct TokenizerConfig {
         v.field(vocabFile, {.key = "vocab_file", .help = "GPT-2 style vocab.json (type bpe)"});
         v.field(mergesFile, {.key = "merges_file", .help = "GPT-2 style merges.txt (type bpe)"});
         v.field(vocabSize, {.key = "vocab_size",
-                            .help = "Vocabulary size to learn (type train-bpe)", .unit = "tokens",
+                            .help = "Vocabulary size to learn (type train-bpe)",
+                            .unit = "tokens",
                             .min = 257});
     }
 };
@@ -204,29 +248,37 @@ struct InputConfig {
     TokenizerConfig tokenizer;
     double validationFraction = 0.1;  // train_input: share of tokens held out at the end
 
+    bool operator==(const InputConfig&) const = default;
+
     template <class V>
     void visit(V& v) {
         v.field(dataProcessor, {.key = "data_processor",
                                 .help = "Data loader kind (text files, tokenized here)",
                                 .choices = {"TextFileDataProcessor", "GptTextDataProcessor",
-                                            "GptHDF5DataProcessor"}});
+                                            "GptHDF5DataProcessor", "GptHDF5MapDataProcessor",
+                                            "GptTfRecordsProcessor"}});
         v.field(dataDir, {.key = "data_dir",
                           .help = "A text file, a folder of text files, or a list of them"});
-        v.field(batchSize, {.key = "batch_size", .help = "Sequences per step (global batch)",
-                            .unit = "sequences", .min = 1});
+        v.field(batchSize, {.key = "batch_size",
+                            .help = "Sequences per step (global batch)",
+                            .unit = "sequences",
+                            .min = 1});
         v.field(maxSequenceLength, {.key = "max_sequence_length",
-                                    .help = "Tokens per sequence (T)", .unit = "tokens", .min = 1});
+                                    .help = "Tokens per sequence (T)",
+                                    .unit = "tokens",
+                                    .min = 1});
         v.field(shuffle,
                 {.key = "shuffle", .help = "Seeded random windows instead of consecutive ones"});
         v.field(shuffleSeed, {.key = "shuffle_seed", .help = "Seed of the shuffled window order"});
-        v.field(numWorkers,
-                {.key = "num_workers", .help = "Accepted for ModelZoo compatibility; unused",
-                 .min = 0});
+        v.field(numWorkers, {.key = "num_workers",
+                             .help = "Accepted for ModelZoo compatibility; unused",
+                             .min = 0});
         v.section(tokenizer, {.key = "tokenizer", .help = "How text becomes tokens"});
         v.field(validationFraction,
                 {.key = "validation_fraction",
                  .help = "Share of the corpus's tokens held out at its end for evaluation",
-                 .min = 0, .max = 0.5});
+                 .min = 0,
+                 .max = 0.5});
     }
 };
 
@@ -246,29 +298,45 @@ struct RunConfig {
     bool checkLossValues = true;
     int numThreads = 0;
 
+    bool operator==(const RunConfig&) const = default;
+
     template <class V>
     void visit(V& v) {
-        v.field(maxSteps, {.key = "max_steps", .help = "Training steps", .unit = "steps", .min = 0});
-        v.field(evalSteps, {.key = "eval_steps", .help = "Validation batches per evaluation",
-                            .unit = "batches", .min = 0});
+        v.field(maxSteps,
+                {.key = "max_steps", .help = "Training steps", .unit = "steps", .min = 0});
+        v.field(evalSteps, {.key = "eval_steps",
+                            .help = "Validation batches per evaluation",
+                            .unit = "batches",
+                            .min = 0});
         v.field(evalFrequency, {.key = "eval_frequency",
                                 .help = "Evaluate every N steps (0: only at the end)",
-                                .unit = "steps", .min = 0});
-        v.field(logSteps,
-                {.key = "log_steps", .help = "Report metrics every N steps", .unit = "steps",
-                 .min = 1});
+                                .unit = "steps",
+                                .min = 0});
+        v.field(logSteps, {.key = "log_steps",
+                           .help = "Report metrics every N steps",
+                           .unit = "steps",
+                           .min = 1});
         v.field(checkpointSteps, {.key = "checkpoint_steps",
                                   .help = "Write a checkpoint every N steps (0: only at the end)",
-                                  .unit = "steps", .min = 0});
+                                  .unit = "steps",
+                                  .min = 0,
+                                  .aliases = {"save_checkpoints_steps"}});
         v.field(saveInitialCheckpoint,
                 {.key = "save_initial_checkpoint", .help = "Also checkpoint step 0"});
         v.field(maxCheckpoints, {.key = "max_checkpoints",
-                                 .help = "Keep at most N checkpoints (0: keep all)", .min = 0});
-        v.field(seed, {.key = "seed", .help = "Seed of initialization, dropout and shuffling"});
+                                 .help = "Keep at most N checkpoints (0: keep all)",
+                                 .min = 0,
+                                 .aliases = {"keep_checkpoint_max"}});
+        v.field(seed, {.key = "seed",
+                       .help = "Seed of initialization, dropout and shuffling",
+                       .aliases = {"tf_random_seed"}});
         v.field(modelDir, {.key = "model_dir",
                            .help = "Folder for this run's outputs (final model.safetensors)"});
-        v.field(numCsx, {.key = "num_csx", .help = "Emulated systems training data-parallel",
-                         .unit = "systems", .min = 1, .max = 2048});
+        v.field(numCsx, {.key = "num_csx",
+                         .help = "Emulated systems training data-parallel",
+                         .unit = "systems",
+                         .min = 1,
+                         .max = 2048});
         v.field(checkpointPath, {.key = "checkpoint_path",
                                  .help = "Initialise the model from this model.safetensors"});
         v.field(loadCheckpointStates,
@@ -276,8 +344,8 @@ struct RunConfig {
                  .help = "Accepted for ModelZoo compatibility (optimizer state: later)"});
         v.field(checkLossValues, {.key = "check_loss_values",
                                   .help = "Stop the run when the loss becomes NaN or infinite"});
-        v.field(numThreads, {.key = "num_threads",
-                             .help = "CPU threads for compute (0: all cores)", .min = 0});
+        v.field(numThreads,
+                {.key = "num_threads", .help = "CPU threads for compute (0: all cores)", .min = 0});
     }
 };
 
@@ -287,6 +355,8 @@ struct Config {
     InputConfig trainInput;
     InputConfig evalInput;
     RunConfig runconfig;
+
+    bool operator==(const Config&) const = default;
 
     template <class V>
     void visit(V& v) {

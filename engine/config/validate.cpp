@@ -1,0 +1,233 @@
+// validate() and checkVocab() (see validate.h): a field-range visitor plus the cross-field rules.
+#include "engine/config/validate.h"
+
+#include <cmath>
+#include <type_traits>
+
+#include "engine/config/text_format.h"
+#include "engine/config/yaml_writer.h"
+
+namespace ws::config {
+
+namespace {
+
+using detail::formatNumberShort;
+
+std::string rangeWords(const FieldInfo& info) {
+    const bool lo = std::isfinite(info.min);
+    const bool hi = std::isfinite(info.max);
+    if (lo && hi)
+        return "between " + formatNumberShort(info.min) + " and " + formatNumberShort(info.max);
+    if (lo) return ">= " + formatNumberShort(info.min);
+    return "<= " + formatNumberShort(info.max);
+}
+
+// Per-field checks over the declarations: ranges, choices, schedule pieces.
+class FieldChecker {
+public:
+    FieldChecker(std::string prefix, std::vector<std::string>& errors)
+        : m_prefix(std::move(prefix)), m_errors(errors) {}
+
+    template <class T>
+    void field(T& member, const FieldInfo& info) {
+        const std::string p = path(info);
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+            checkNumber(static_cast<double>(member), info, p);
+        } else if constexpr (std::is_same_v<T, std::array<double, 2>>) {
+            checkNumber(member[0], info, p + "[0]");
+            checkNumber(member[1], info, p + "[1]");
+        } else if constexpr (std::is_same_v<T, std::string>) {
+            if (info.choices.empty()) return;
+            for (std::string_view choice : info.choices)
+                if (member == choice) return;
+            std::vector<std::string> choices(info.choices.begin(), info.choices.end());
+            m_errors.push_back(p + " = " + detail::quoteYaml(member) + ": must be one of " +
+                               detail::joinStrings(choices, ", "));
+        } else if constexpr (std::is_same_v<T, LearningRate>) {
+            if (!(member.constant >= 0) || !std::isfinite(member.constant))
+                m_errors.push_back(p + " = " + detail::formatDouble(member.constant) +
+                                   ": must be a number >= 0");
+            for (size_t i = 0; i < member.schedule.size(); ++i) {
+                FieldChecker inner(p + "[" + std::to_string(i) + "]", m_errors);
+                SchedulerConfig piece = member.schedule[i];
+                piece.visit(inner);
+            }
+        }
+    }
+    template <class S>
+    void section(S& member, const FieldInfo& info) {
+        FieldChecker inner(path(info), m_errors);
+        member.visit(inner);
+    }
+    template <class S>
+    void optionalSection(std::optional<S>& member, const FieldInfo& info) {
+        if (member) section(*member, info);
+    }
+
+private:
+    std::string path(const FieldInfo& info) const {
+        return m_prefix.empty() ? std::string(info.key) : m_prefix + "." + std::string(info.key);
+    }
+    void checkNumber(double value, const FieldInfo& info, const std::string& p) {
+        if (std::isfinite(value) && value >= info.min && value <= info.max) return;
+        m_errors.push_back(p + " = " + formatNumberShort(value) + ": must be " +
+                           (std::isfinite(value) ? rangeWords(info) : std::string("finite")));
+    }
+
+    std::string m_prefix;
+    std::vector<std::string>& m_errors;
+};
+
+// Nearest values of `value` that are multiples of `divisor`, for the fix in a message.
+std::string nearbyMultiples(int value, int divisor) {
+    const int below = value / divisor * divisor;
+    const int above = below + divisor;
+    return below > 0 ? std::to_string(below) + " or " + std::to_string(above)
+                     : std::to_string(above);
+}
+
+void checkSchedule(const OptimizerConfig& optimizer, std::vector<std::string>& errors) {
+    const std::vector<SchedulerConfig>& schedule = optimizer.learningRate.schedule;
+    for (size_t i = 0; i < schedule.size(); ++i) {
+        const SchedulerConfig& piece = schedule[i];
+        const std::string p = "optimizer.learning_rate[" + std::to_string(i) + "]";
+        if (piece.totalIters == 0 && i + 1 < schedule.size())
+            errors.push_back(p +
+                             ".total_iters = 0: only the last piece may run until the end "
+                             "of training; give this piece its length in steps");
+        if ((piece.scheduler == "Linear" || piece.scheduler == "Cosine") &&
+            piece.initialLearningRate == 0 && piece.endLearningRate == 0)
+            errors.push_back(p + ": a " + piece.scheduler +
+                             " piece from 0 to 0 never trains; set initial_learning_rate and "
+                             "end_learning_rate");
+        if (piece.scheduler == "Constant" && piece.learningRate == 0 &&
+            (piece.initialLearningRate != 0 || piece.endLearningRate != 0))
+            errors.push_back(p +
+                             ": a Constant piece uses learning_rate, which is 0 here; move "
+                             "the value of initial_learning_rate/end_learning_rate to "
+                             "learning_rate");
+    }
+}
+
+void checkTokenizer(const TokenizerConfig& tokenizer, const std::string& prefix,
+                    const ModelConfig& model, std::vector<std::string>& errors) {
+    const std::string p = prefix + ".tokenizer";
+    if (tokenizer.type == "bpe") {
+        if (tokenizer.vocabFile.empty() || tokenizer.mergesFile.empty())
+            errors.push_back(p +
+                             ": type bpe needs both vocab_file (GPT-2 vocab.json) and "
+                             "merges_file (merges.txt); set them, or use type train-bpe to "
+                             "learn a vocabulary from the corpus");
+    } else if (tokenizer.type == "train-bpe") {
+        if (tokenizer.vocabSize > model.vocabSize)
+            errors.push_back(
+                p + ".vocab_size (" + std::to_string(tokenizer.vocabSize) +
+                ") is larger than model.vocab_size (" + std::to_string(model.vocabSize) +
+                "): every token needs an embedding row; raise model.vocab_size to " +
+                std::to_string(tokenizer.vocabSize) + " or lower " + p + ".vocab_size");
+    } else if (tokenizer.type == "byte") {
+        if (model.vocabSize < 256)
+            errors.push_back("model.vocab_size (" + std::to_string(model.vocabSize) +
+                             ") is below "
+                             "256, but " +
+                             p +
+                             ".type byte has 256 tokens; set model.vocab_size "
+                             "to 256 or more");
+    }
+}
+
+void checkInput(const InputConfig& input, const std::string& prefix, const ModelConfig& model,
+                std::vector<std::string>& errors) {
+    if (input.maxSequenceLength > model.maxPositionEmbeddings)
+        errors.push_back(prefix + ".max_sequence_length (" +
+                         std::to_string(input.maxSequenceLength) +
+                         ") is longer than model.max_position_embeddings (" +
+                         std::to_string(model.maxPositionEmbeddings) +
+                         "), the longest sequence the model can place; raise "
+                         "model.max_position_embeddings to " +
+                         std::to_string(input.maxSequenceLength) + " or lower " + prefix +
+                         ".max_sequence_length");
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const Config& config) {
+    std::vector<std::string> errors;
+    Config copy = config;  // visit() is non-const
+    FieldChecker checker("", errors);
+    copy.visit(checker);
+
+    const ModelConfig& model = config.model;
+    if (model.numHeads > 0 && model.hiddenSize % model.numHeads != 0)
+        errors.push_back("model.hidden_size (" + std::to_string(model.hiddenSize) +
+                         ") is not divisible by model.num_heads (" +
+                         std::to_string(model.numHeads) +
+                         "): every head gets hidden_size / num_heads channels; use hidden_size " +
+                         nearbyMultiples(model.hiddenSize, model.numHeads) +
+                         ", or a num_heads that divides " + std::to_string(model.hiddenSize));
+    if (model.fp16Type == "float16")
+        errors.push_back(
+            "model.fp16_type = \"float16\": float16 needs loss scaling, which Wafer "
+            "Studio does not implement; use bfloat16");
+    for (const auto& [initializer, p] :
+         {std::pair{&model.embeddingInitializer, "model.embedding_initializer"},
+          std::pair{&model.initializer, "model.initializer"}}) {
+        if (initializer->name == "truncated_normal" && !(initializer->a < initializer->b))
+            errors.push_back(std::string(p) + ": a (" + formatNumberShort(initializer->a) +
+                             ") must be below b (" + formatNumberShort(initializer->b) +
+                             ") for truncated_normal, e.g. a = -2 * std and b = 2 * std");
+    }
+    if (model.outputLayerInitializer && model.outputLayerInitializer->name == "truncated_normal" &&
+        !(model.outputLayerInitializer->a < model.outputLayerInitializer->b))
+        errors.push_back(
+            "model.output_layer_initializer: a must be below b for truncated_normal, "
+            "e.g. a = -2 * std and b = 2 * std");
+
+    const OptimizerConfig& optimizer = config.optimizer;
+    if (optimizer.optimizerType == "adamw") {
+        // Sgd ignores betas, so any value is fine there.
+        for (size_t i = 0; i < 2; ++i)
+            if (optimizer.betas[i] >= 1.0)
+                errors.push_back("optimizer.betas[" + std::to_string(i) +
+                                 "] = " + formatNumberShort(optimizer.betas[i]) +
+                                 ": must be below 1 (with 1 the moment never updates); typical "
+                                 "values are [0.9, 0.95] or [0.9, 0.999]");
+    }
+    checkSchedule(optimizer, errors);
+
+    // Evaluation reuses train_input's tokenizer and sequence length (the session evaluates the
+    // model it trains), so eval_input's copies of those keys are not checked: ModelZoo files
+    // often leave them at values that do not apply here.
+    checkInput(config.trainInput, "train_input", model, errors);
+    checkTokenizer(config.trainInput.tokenizer, "train_input", model, errors);
+    if (config.trainInput.dataDir.empty())
+        errors.push_back(
+            "train_input.data_dir is empty: give a text file, a folder of .txt "
+            "files, or a list of them (e.g. data_dir: ../resources/corpus)");
+
+    const RunConfig& run = config.runconfig;
+    if (run.evalFrequency > 0 && run.evalSteps <= 0)
+        errors.push_back("runconfig.eval_steps is 0 but runconfig.eval_frequency is " +
+                         std::to_string(run.evalFrequency) +
+                         ": an evaluation needs at least one batch; set eval_steps >= 1, or "
+                         "eval_frequency 0 to evaluate only at the end");
+    if (run.numCsx > 0 && config.trainInput.batchSize % run.numCsx != 0)
+        errors.push_back("train_input.batch_size (" + std::to_string(config.trainInput.batchSize) +
+                         ") is not divisible by runconfig.num_csx (" + std::to_string(run.numCsx) +
+                         "): the global batch is split evenly across systems; use batch_size " +
+                         nearbyMultiples(config.trainInput.batchSize, run.numCsx));
+    return errors;
+}
+
+Status checkVocab(const Config& config, int tokenizerVocab) {
+    if (tokenizerVocab <= config.model.vocabSize) return Status::success();
+    return Error{"the tokenizer has " + std::to_string(tokenizerVocab) +
+                 " tokens but model.vocab_size is " + std::to_string(config.model.vocabSize) +
+                 ": every token needs an embedding row; set model.vocab_size to at least " +
+                 std::to_string(tokenizerVocab) +
+                 (config.trainInput.tokenizer.type == "train-bpe"
+                      ? " or lower train_input.tokenizer.vocab_size"
+                      : std::string())};
+}
+
+}  // namespace ws::config

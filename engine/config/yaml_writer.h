@@ -1,0 +1,24 @@
+// Config values as YAML text: flow-style (one line) formatting per field type, shared by the
+// YAML writer, the field catalogue's defaults and validation messages. Internal to wafer::config.
+// Thread-safe: pure functions.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/config/config.h"
+
+namespace ws::config::detail {
+
+std::string formatFlow(const std::string& value);
+std::string formatFlow(bool value);
+std::string formatFlow(int value);
+std::string formatFlow(int64_t value);
+std::string formatFlow(double value);
+std::string formatFlow(const std::array<double, 2>& value);
+std::string formatFlow(const std::vector<std::string>& value);
+std::string formatFlow(const LearningRate& value);
+
+}  // namespace ws::config::detail

@@ -1,0 +1,182 @@
+// saveConfigYaml -> parseConfig gives back an equal Config (defaults and a config that uses every
+// kind of value), the saved text is stable, hashConfig tracks content, and describeFields()
+// covers exactly the keys the writer saves.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <set>
+
+#include "config_test_util.h"
+#include "engine/config/config_yaml.h"
+#include "engine/config/describe.h"
+
+namespace ws::config {
+namespace {
+
+Config roundTrip(const Config& c, YamlStyle style) {
+    const std::string text = saveConfigYaml(c, style);
+    // Absolute paths and an unrelated base folder: nothing may be re-resolved.
+    auto loaded = parseConfig(text, "saved.yaml", "/elsewhere");
+    EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message) << "\n" << text;
+    if (!loaded.ok()) return {};
+    EXPECT_TRUE(loaded->warnings.empty());
+    return loaded->config;
+}
+
+// Uses every value kind: schedules, optional sections, lists, awkward strings and doubles.
+Config everythingSet() {
+    Config c;
+    c.model.name = "quote\" backslash\\ colon: hash # tab\t newline\n unicode é";
+    c.model.hiddenSize = 96;
+    c.model.numHeads = 3;
+    c.model.dropoutRate = 0.1 + 0.2;  // 0.30000000000000004 must survive exactly
+    c.model.layerNormEpsilon = 1e-300;
+    c.model.initializer.mean = -0.0;
+    c.model.initializer.std = 1.0 / 3.0;
+    c.model.outputLayerInitializer =
+        InitializerConfig{.name = "normal", .mean = 0, .std = 0.004, .a = -1, .b = 1};
+    c.model.mixedPrecision = true;
+    c.optimizer.optimizerType = "sgd";
+    c.optimizer.betas = {0.5, 0.25};
+    c.optimizer.learningRate.constant = 0.123;
+    c.optimizer.learningRate.schedule = {{.scheduler = "Linear",
+                                          .initialLearningRate = 0,
+                                          .endLearningRate = 6e-4,
+                                          .learningRate = 0,
+                                          .totalIters = 1525},
+                                         {.scheduler = "Constant",
+                                          .initialLearningRate = 0,
+                                          .endLearningRate = 0,
+                                          .learningRate = 2.5e-5,
+                                          .totalIters = 0}};
+    c.trainInput.dataDir = {"/data/a.txt", "/data/folder with spaces", "/data/true"};
+    c.trainInput.tokenizer = {
+        .type = "bpe", .vocabFile = "/v.json", .mergesFile = "/m.txt", .vocabSize = 300};
+    c.evalInput.dataDir = {"/data/null"};
+    c.runconfig.seed = -42;
+    c.runconfig.maxSteps = 5'000'000'000LL;
+    c.runconfig.modelDir = "";
+    c.runconfig.checkpointPath = "/ckpt/model.safetensors";
+    return c;
+}
+
+TEST(ConfigRoundTrip, DefaultsRoundTrip) {
+    const Config defaults;
+    EXPECT_EQ(roundTrip(defaults, YamlStyle::Commented), defaults);
+    EXPECT_EQ(roundTrip(defaults, YamlStyle::Plain), defaults);
+}
+
+TEST(ConfigRoundTrip, EveryValueKindRoundTrips) {
+    const Config c = everythingSet();
+    const Config back = roundTrip(c, YamlStyle::Commented);
+    EXPECT_EQ(back, c);
+    EXPECT_EQ(back.model.name, c.model.name);
+    EXPECT_TRUE(std::signbit(back.model.initializer.mean));
+    EXPECT_EQ(roundTrip(c, YamlStyle::Plain), c);
+}
+
+TEST(ConfigRoundTrip, SavedTextIsStableAndReadable) {
+    const Config c = everythingSet();
+    const std::string once = saveConfigYaml(c);
+    EXPECT_EQ(saveConfigYaml(roundTrip(c, YamlStyle::Commented)), once);
+    const std::string plain = saveConfigYaml(Config{}, YamlStyle::Plain);
+    EXPECT_EQ(plain.find('#'), std::string::npos);
+    EXPECT_NE(plain.find("model:\n    name: \"gpt2\"\n    vocab_size: 50257\n"), std::string::npos)
+        << plain;
+    EXPECT_NE(plain.find("    betas: [0.9, 0.999]\n"), std::string::npos);
+    EXPECT_NE(plain.find("    learning_rate: 0.001\n"), std::string::npos);
+    EXPECT_NE(plain.find("    layer_norm_epsilon: 1.0e-05\n"), std::string::npos);
+    const std::string commented = saveConfigYaml(c);
+    EXPECT_NE(commented.find("    # Width d_model of the residual stream (>= 1)\n"
+                             "    hidden_size: 96\n"),
+              std::string::npos)
+        << commented;
+    EXPECT_NE(commented.find("    learning_rate:\n"
+                             "        - scheduler: \"Linear\"\n"
+                             "          initial_learning_rate: 0.0\n"),
+              std::string::npos)
+        << commented;
+}
+
+TEST(ConfigRoundTrip, HashFollowsContentNotComments) {
+    const Config a;
+    Config b;
+    EXPECT_EQ(hashConfig(a), hashConfig(b));
+    EXPECT_EQ(hashConfig(a).size(), 64u);
+    b.runconfig.seed = 2;
+    EXPECT_NE(hashConfig(a), hashConfig(b));
+    // Identity is the plain text: the commented form carries help text that may be reworded.
+    EXPECT_EQ(hashConfig(a), hashConfig(roundTrip(a, YamlStyle::Commented)));
+}
+
+// Key paths of a saved YAML tree; schedule pieces as learning_rate[N] like describeFields().
+void collectPaths(const YAML::Node& node, const std::string& prefix, std::set<std::string>& out) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        const std::string path =
+            prefix.empty() ? it->first.Scalar() : prefix + "." + it->first.Scalar();
+        out.insert(path);
+        if (it->second.IsMap()) collectPaths(it->second, path, out);
+        if (it->second.IsSequence() && it->second.size() > 0 && it->second[0].IsMap())
+            collectPaths(it->second[0], path + "[N]", out);
+    }
+}
+
+TEST(ConfigDescribe, CoversEveryFieldTheWriterSaves) {
+    const std::vector<FieldDescription> fields = describeFields();
+    std::set<std::string> described;
+    for (const FieldDescription& f : fields) {
+        EXPECT_TRUE(described.insert(f.path).second) << "listed twice: " << f.path;
+        EXPECT_FALSE(f.help.empty()) << f.path;
+        EXPECT_FALSE(f.type.empty()) << f.path;
+        EXPECT_LE(f.min, f.max) << f.path;
+    }
+    std::set<std::string> saved;
+    collectPaths(YAML::Load(saveConfigYaml(everythingSet(), YamlStyle::Plain)), "", saved);
+    EXPECT_EQ(described, saved);
+}
+
+TEST(ConfigDescribe, DescribesTypesDefaultsBoundsAndChoices) {
+    const std::vector<FieldDescription> fields = describeFields();
+    auto find = [&](const std::string& path) -> const FieldDescription& {
+        for (const FieldDescription& f : fields)
+            if (f.path == path) return f;
+        ADD_FAILURE() << "missing " << path;
+        return fields.front();
+    };
+    const FieldDescription& hidden = find("model.hidden_size");
+    EXPECT_EQ(hidden.type, "int");
+    EXPECT_EQ(hidden.defaultValue, "768");
+    EXPECT_EQ(hidden.min, 1);
+    EXPECT_TRUE(std::isinf(hidden.max));
+    EXPECT_EQ(find("model").type, "section");
+    EXPECT_EQ(find("model.output_layer_initializer").type, "optional_section");
+    EXPECT_EQ(find("optimizer.betas").defaultValue, "[0.9, 0.999]");
+    EXPECT_EQ(find("optimizer.learning_rate").type, "learning_rate");
+    EXPECT_EQ(find("optimizer.learning_rate[N].scheduler").choices,
+              (std::vector<std::string>{"Linear", "Cosine", "Constant"}));
+    EXPECT_EQ(find("optimizer.learning_rate[N].total_iters").aliases,
+              (std::vector<std::string>{"steps", "decay_steps"}));
+    EXPECT_EQ(find("train_input.tokenizer.type").defaultValue, "\"byte\"");
+    EXPECT_EQ(find("train_input.data_dir").type, "string[]");
+    EXPECT_EQ(find("runconfig.seed").type, "int64");
+}
+
+TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
+    const Config defaults;
+    Config withOptional = defaults;  // setting a key inside an optional section creates it
+    withOptional.model.outputLayerInitializer = InitializerConfig{};
+    for (const FieldDescription& f : describeFields()) {
+        if (f.type == "section" || f.type == "optional_section" ||
+            f.path.find("[N]") != std::string::npos)
+            continue;
+        Config c;
+        const Status status = applyOverride(c, f.path + "=" + f.defaultValue);
+        EXPECT_TRUE(status.ok()) << f.path << ": " << status.error().message;
+        const bool inOptional = f.path.starts_with("model.output_layer_initializer.");
+        EXPECT_EQ(c, inOptional ? withOptional : defaults) << f.path;
+    }
+}
+
+}  // namespace
+}  // namespace ws::config

@@ -1,0 +1,70 @@
+// Helpers shared by the config tests: parse YAML text with a fixed source name and base folder,
+// and a temporary folder removed at the end of the test.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <ostream>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/config/config_yaml.h"
+
+namespace ws::config {
+// gtest prints a Config in failure messages as its YAML text.
+inline void PrintTo(const Config& config, std::ostream* os) {
+    *os << "\n" << saveConfigYaml(config, YamlStyle::Plain);
+}
+}  // namespace ws::config
+
+namespace ws::config::test {
+
+inline Result<LoadedConfig> parseText(std::string_view text,
+                                      const std::vector<std::string>& overrides = {}) {
+    return parseConfig(text, "test.yaml", "/base/presets", overrides);
+}
+
+// The error message of a parse that must fail ("" and a test failure if it succeeded).
+inline std::string parseError(std::string_view text,
+                              const std::vector<std::string>& overrides = {}) {
+    Result<LoadedConfig> result = parseText(text, overrides);
+    EXPECT_FALSE(result.ok()) << "expected an error for:\n" << text;
+    return result.ok() ? std::string() : result.error().message;
+}
+
+inline std::string overrideError(Config& config, std::string_view keyEqualsValue) {
+    Status status = applyOverride(config, keyEqualsValue);
+    EXPECT_FALSE(status.ok()) << "expected an error for --set " << keyEqualsValue;
+    return status.ok() ? std::string() : status.error().message;
+}
+
+inline bool anyContains(const std::vector<std::string>& lines, std::string_view needle) {
+    for (const std::string& line : lines)
+        if (line.find(needle) != std::string::npos) return true;
+    return false;
+}
+
+class TempDir {
+public:
+    TempDir() {
+        std::random_device random;
+        m_path = std::filesystem::temp_directory_path() /
+                 ("wafer-config-test-" + std::to_string(random()) + std::to_string(random()));
+        std::filesystem::create_directories(m_path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(m_path, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+};
+
+}  // namespace ws::config::test

@@ -1,0 +1,221 @@
+// validate(): every cross-field rule with its message, per-field ranges for configs built in
+// code, and checkVocab().
+#include <gtest/gtest.h>
+
+#include "config_test_util.h"
+
+#include "engine/config/validate.h"
+
+namespace ws::config {
+namespace {
+
+// The defaults plus a training corpus: the smallest config that can run.
+Config runnable() {
+    Config c;
+    c.trainInput.dataDir = {"/data/corpus"};
+    return c;
+}
+
+// The only error of `c` (test failure if there is not exactly one).
+std::string onlyError(const Config& c) {
+    const std::vector<std::string> errors = validate(c);
+    EXPECT_EQ(errors.size(), 1u);
+    if (errors.size() != 1)
+        for (const std::string& e : errors) ADD_FAILURE() << "error: " << e;
+    return errors.empty() ? std::string() : errors.front();
+}
+
+TEST(ConfigValidate, DefaultsWithDataAreValid) {
+    EXPECT_TRUE(validate(runnable()).empty());
+}
+
+TEST(ConfigValidate, HiddenSizeMustDivideByHeads) {
+    Config c = runnable();
+    c.model.hiddenSize = 130;
+    c.model.numHeads = 4;
+    c.model.filterSize = 520;
+    const std::vector<std::string> errors = validate(c);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0],
+              "model.hidden_size (130) is not divisible by model.num_heads (4): every head gets "
+              "hidden_size / num_heads channels; use hidden_size 128 or 132, or a num_heads that "
+              "divides 130");
+}
+
+TEST(ConfigValidate, SequenceMustFitThePositionTable) {
+    Config c = runnable();
+    c.trainInput.maxSequenceLength = 2048;
+    c.model.maxPositionEmbeddings = 1024;
+    const std::vector<std::string> errors = validate(c);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0],
+              "train_input.max_sequence_length (2048) is longer than model.max_position_embeddings "
+              "(1024), the longest sequence the model can place; raise "
+              "model.max_position_embeddings to 2048 or lower train_input.max_sequence_length");
+    // Evaluation runs at train_input's length, so eval_input's value does not matter.
+    c = runnable();
+    c.evalInput.maxSequenceLength = 4096;
+    c.evalInput.tokenizer.type = "bpe";
+    EXPECT_TRUE(validate(c).empty());
+}
+
+TEST(ConfigValidate, BetasBelowOneForAdamButAnythingForSgd) {
+    Config c = runnable();
+    c.optimizer.betas = {0.9, 1.0};
+    const std::vector<std::string> errors = validate(c);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0],
+              "optimizer.betas[1] = 1: must be below 1 (with 1 the moment never updates); typical "
+              "values are [0.9, 0.95] or [0.9, 0.999]");
+    c.optimizer.optimizerType = "sgd";
+    EXPECT_TRUE(validate(c).empty());
+    c.optimizer.betas = {-0.1, 0.9};
+    const std::vector<std::string> negative = validate(c);
+    ASSERT_EQ(negative.size(), 1u);
+    EXPECT_EQ(negative[0], "optimizer.betas[0] = -0.1: must be between 0 and 1");
+}
+
+TEST(ConfigValidate, ScheduleMustBeWellFormed) {
+    Config c = runnable();
+    c.optimizer.learningRate.schedule = {{.scheduler = "Linear",
+                                          .initialLearningRate = 0,
+                                          .endLearningRate = 1e-3,
+                                          .learningRate = 0,
+                                          .totalIters = 0},
+                                         {.scheduler = "Cosine",
+                                          .initialLearningRate = 0,
+                                          .endLearningRate = 0,
+                                          .learningRate = 0,
+                                          .totalIters = 0},
+                                         {.scheduler = "Constant",
+                                          .initialLearningRate = 1e-3,
+                                          .endLearningRate = 0,
+                                          .learningRate = 0,
+                                          .totalIters = 0}};
+    const std::vector<std::string> errors = validate(c);
+    ASSERT_EQ(errors.size(), 4u);
+    EXPECT_EQ(errors[0],
+              "optimizer.learning_rate[0].total_iters = 0: only the last piece may run until the "
+              "end of training; give this piece its length in steps");
+    EXPECT_EQ(errors[1].rfind("optimizer.learning_rate[1].total_iters = 0", 0), 0u);
+    EXPECT_EQ(errors[2],
+              "optimizer.learning_rate[1]: a Cosine piece from 0 to 0 never trains; set "
+              "initial_learning_rate and end_learning_rate");
+    EXPECT_EQ(errors[3],
+              "optimizer.learning_rate[2]: a Constant piece uses learning_rate, which is 0 here; "
+              "move the value of initial_learning_rate/end_learning_rate to learning_rate");
+}
+
+TEST(ConfigValidate, BpeNeedsItsFiles) {
+    Config c = runnable();
+    c.trainInput.tokenizer.type = "bpe";
+    c.trainInput.tokenizer.vocabFile = "/gpt2/vocab.json";
+    EXPECT_EQ(onlyError(c),
+              "train_input.tokenizer: type bpe needs both vocab_file (GPT-2 vocab.json) and "
+              "merges_file (merges.txt); set them, or use type train-bpe to learn a vocabulary "
+              "from the corpus");
+    c.trainInput.tokenizer.mergesFile = "/gpt2/merges.txt";
+    EXPECT_TRUE(validate(c).empty());
+}
+
+TEST(ConfigValidate, TrainedVocabularyMustFitTheEmbedding) {
+    Config c = runnable();
+    c.trainInput.tokenizer.type = "train-bpe";
+    c.trainInput.tokenizer.vocabSize = 4096;
+    c.model.vocabSize = 2048;
+    EXPECT_EQ(onlyError(c),
+              "train_input.tokenizer.vocab_size (4096) is larger than model.vocab_size (2048): "
+              "every token needs an embedding row; raise model.vocab_size to 4096 or lower "
+              "train_input.tokenizer.vocab_size");
+}
+
+TEST(ConfigValidate, ByteTokenizerNeeds256Rows) {
+    Config c = runnable();
+    c.model.vocabSize = 200;
+    EXPECT_EQ(onlyError(c),
+              "model.vocab_size (200) is below 256, but train_input.tokenizer.type byte has 256 "
+              "tokens; set model.vocab_size to 256 or more");
+}
+
+TEST(ConfigValidate, TrainingNeedsData) {
+    Config c;
+    EXPECT_EQ(onlyError(c),
+              "train_input.data_dir is empty: give a text file, a folder of .txt files, or a list "
+              "of them (e.g. data_dir: ../resources/corpus)");
+}
+
+TEST(ConfigValidate, EvaluationNeedsSteps) {
+    Config c = runnable();
+    c.runconfig.evalSteps = 0;
+    c.runconfig.evalFrequency = 50;
+    EXPECT_EQ(onlyError(c),
+              "runconfig.eval_steps is 0 but runconfig.eval_frequency is 50: an evaluation needs "
+              "at least one batch; set eval_steps >= 1, or eval_frequency 0 to evaluate only at "
+              "the end");
+    c.runconfig.evalFrequency = 0;
+    EXPECT_TRUE(validate(c).empty());
+}
+
+TEST(ConfigValidate, Float16IsRefusedButMixedPrecisionIsFine) {
+    Config c = runnable();
+    c.model.mixedPrecision = true;
+    EXPECT_TRUE(validate(c).empty());
+    c.model.fp16Type = "float16";
+    const std::vector<std::string> errors = validate(c);
+    ASSERT_EQ(errors.size(), 2u);  // not a declared choice, and the specific advice
+    EXPECT_EQ(errors[0], "model.fp16_type = \"float16\": must be one of bfloat16");
+    EXPECT_EQ(errors[1],
+              "model.fp16_type = \"float16\": float16 needs loss scaling, which Wafer Studio does "
+              "not implement; use bfloat16");
+}
+
+TEST(ConfigValidate, BatchSplitsEvenlyAcrossSystems) {
+    Config c = runnable();
+    c.trainInput.batchSize = 10;
+    c.runconfig.numCsx = 4;
+    EXPECT_EQ(onlyError(c),
+              "train_input.batch_size (10) is not divisible by runconfig.num_csx (4): the global "
+              "batch is split evenly across systems; use batch_size 8 or 12");
+}
+
+TEST(ConfigValidate, TruncationBoundsMustBeOrdered) {
+    Config c = runnable();
+    c.model.initializer.a = 0.1;
+    c.model.initializer.b = -0.1;
+    EXPECT_EQ(onlyError(c),
+              "model.initializer: a (0.1) must be below b (-0.1) for truncated_normal, e.g. a = "
+              "-2 * std and b = 2 * std");
+}
+
+TEST(ConfigValidate, FieldRangesAndChoicesApplyToConfigsBuiltInCode) {
+    Config c = runnable();
+    c.model.numHiddenLayers = 0;
+    c.trainInput.tokenizer.type = "sentencepiece";
+    c.optimizer.learningRate.constant = -1;
+    const std::vector<std::string> errors = validate(c);
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_EQ(errors[0], "model.num_hidden_layers = 0: must be >= 1");
+    EXPECT_EQ(errors[1], "optimizer.learning_rate = -1.0: must be a number >= 0");
+    EXPECT_EQ(errors[2],
+              "train_input.tokenizer.type = \"sentencepiece\": must be one of byte, bpe, "
+              "train-bpe");
+}
+
+TEST(ConfigValidate, CheckVocabNamesBothNumbers) {
+    Config c = runnable();
+    c.model.vocabSize = 256;
+    EXPECT_TRUE(checkVocab(c, 256).ok());
+    const Status tooBig = checkVocab(c, 300);
+    ASSERT_FALSE(tooBig.ok());
+    EXPECT_EQ(tooBig.error().message,
+              "the tokenizer has 300 tokens but model.vocab_size is 256: every token needs an "
+              "embedding row; set model.vocab_size to at least 300");
+    c.trainInput.tokenizer.type = "train-bpe";
+    EXPECT_EQ(checkVocab(c, 300).error().message,
+              "the tokenizer has 300 tokens but model.vocab_size is 256: every token needs an "
+              "embedding row; set model.vocab_size to at least 300 or lower "
+              "train_input.tokenizer.vocab_size");
+}
+
+}  // namespace
+}  // namespace ws::config

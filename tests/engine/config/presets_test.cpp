@@ -1,0 +1,122 @@
+// Every presets/*.yaml loads without warnings, validates, and round-trips; the shipped presets
+// keep the shapes their comments promise.
+#include <gtest/gtest.h>
+
+#include "config_test_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "engine/config/config_yaml.h"
+#include "engine/config/validate.h"
+
+namespace ws::config {
+namespace {
+
+const std::filesystem::path kPresets = std::filesystem::path(WAFER_PRESETS_DIR).lexically_normal();
+
+std::vector<std::filesystem::path> presetFiles() {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(kPresets))
+        if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+            files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+Config loadPreset(const std::string& name) {
+    auto loaded = loadConfigFile(kPresets / name);
+    EXPECT_TRUE(loaded.ok()) << name << ": " << (loaded.ok() ? "" : loaded.error().message);
+    return loaded.ok() ? loaded->config : Config{};
+}
+
+TEST(Presets, EveryPresetLoadsValidatesAndRoundTrips) {
+    const std::vector<std::filesystem::path> files = presetFiles();
+    ASSERT_GE(files.size(), 3u);
+    for (const std::filesystem::path& file : files) {
+        SCOPED_TRACE(file.string());
+        auto loaded = loadConfigFile(file);
+        ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+        for (const std::string& warning : loaded->warnings) ADD_FAILURE() << warning;
+        for (const std::string& error : validate(loaded->config)) ADD_FAILURE() << error;
+        auto again = parseConfig(saveConfigYaml(loaded->config), "saved", "/elsewhere");
+        ASSERT_TRUE(again.ok()) << again.error().message;
+        EXPECT_EQ(again->config, loaded->config);
+        // Presets read the bundled corpus, resolved against the presets folder.
+        ASSERT_FALSE(loaded->config.trainInput.dataDir.empty());
+        EXPECT_EQ(loaded->config.trainInput.dataDir.front(),
+                  (kPresets.parent_path() / "resources" / "corpus").string());
+    }
+}
+
+TEST(Presets, GptNanoIsTheSmallByteModel) {
+    const Config c = loadPreset("gpt-nano.yaml");
+    EXPECT_EQ(c.trainInput.tokenizer.type, "byte");
+    EXPECT_EQ(c.model.vocabSize, 256);
+    EXPECT_EQ(c.model.hiddenSize, 128);
+    EXPECT_EQ(c.model.numHiddenLayers, 4);
+    EXPECT_EQ(c.model.numHeads, 4);
+    EXPECT_EQ(c.model.filterSize, 512);
+    EXPECT_EQ(c.trainInput.maxSequenceLength, 128);
+    EXPECT_EQ(c.trainInput.batchSize, 16);
+    EXPECT_EQ(c.optimizer.optimizerType, "adamw");
+    EXPECT_EQ(c.optimizer.betas, (std::array<double, 2>{0.9, 0.95}));
+    ASSERT_EQ(c.optimizer.learningRate.schedule.size(), 2u);
+    const SchedulerConfig& warmup = c.optimizer.learningRate.schedule[0];
+    EXPECT_EQ(warmup.scheduler, "Linear");
+    EXPECT_DOUBLE_EQ(warmup.initialLearningRate, 0.0);
+    EXPECT_DOUBLE_EQ(warmup.endLearningRate, 3e-3);
+    EXPECT_EQ(warmup.totalIters, 30);
+    EXPECT_DOUBLE_EQ(c.optimizer.learningRate.schedule[1].endLearningRate, 3e-4);
+    EXPECT_DOUBLE_EQ(c.optimizer.weightDecay, 0.1);
+    EXPECT_DOUBLE_EQ(c.optimizer.maxGradientNorm, 1.0);
+    EXPECT_EQ(c.runconfig.maxSteps, 600);
+    EXPECT_EQ(c.runconfig.evalFrequency, 100);
+    EXPECT_EQ(c.runconfig.evalSteps, 10);
+    EXPECT_EQ(c.runconfig.logSteps, 10);
+    EXPECT_EQ(c.runconfig.seed, 1);
+    EXPECT_EQ(c.runconfig.modelDir, "");
+}
+
+TEST(Presets, GptMicroTrainsItsOwnBpe) {
+    const Config c = loadPreset("gpt-micro.yaml");
+    EXPECT_EQ(c.trainInput.tokenizer.type, "train-bpe");
+    EXPECT_EQ(c.trainInput.tokenizer.vocabSize, 2048);
+    EXPECT_EQ(c.model.vocabSize, 2048);
+    EXPECT_EQ(c.model.hiddenSize, 256);
+    EXPECT_EQ(c.model.numHiddenLayers, 6);
+    EXPECT_EQ(c.model.numHeads, 8);
+    EXPECT_EQ(c.model.filterSize, 1024);
+    EXPECT_EQ(c.trainInput.maxSequenceLength, 256);
+    EXPECT_EQ(c.trainInput.batchSize, 8);
+    EXPECT_EQ(c.runconfig.maxSteps, 2000);
+}
+
+TEST(Presets, CerebrasGpt111mKeepsThePublishedRecipe) {
+    const Config c = loadPreset("cerebras-gpt-111m.yaml");
+    EXPECT_EQ(c.model.numHiddenLayers, 10);
+    EXPECT_EQ(c.model.hiddenSize, 768);
+    EXPECT_EQ(c.model.numHeads, 12);
+    EXPECT_EQ(c.model.filterSize, 3072);
+    EXPECT_EQ(c.model.vocabSize, 50257);
+    EXPECT_EQ(c.model.maxPositionEmbeddings, 2048);
+    EXPECT_EQ(c.trainInput.maxSequenceLength, 2048);
+    EXPECT_EQ(c.trainInput.batchSize, 120);
+    EXPECT_EQ(c.optimizer.betas, (std::array<double, 2>{0.9, 0.95}));
+    EXPECT_DOUBLE_EQ(c.optimizer.eps, 1e-8);
+    EXPECT_DOUBLE_EQ(c.optimizer.weightDecay, 0.1);
+    ASSERT_EQ(c.optimizer.learningRate.schedule.size(), 2u);
+    EXPECT_EQ(c.optimizer.learningRate.schedule[0].totalIters, 1525);
+    EXPECT_DOUBLE_EQ(c.optimizer.learningRate.schedule[0].endLearningRate, 6e-4);
+    EXPECT_EQ(c.optimizer.learningRate.schedule[1].totalIters, 7512);
+    EXPECT_DOUBLE_EQ(c.optimizer.learningRate.schedule[1].endLearningRate, 6e-5);
+    EXPECT_EQ(c.runconfig.maxSteps, 1525 + 7512);
+    EXPECT_DOUBLE_EQ(c.model.initializer.std, 0.02);
+    ASSERT_TRUE(c.model.outputLayerInitializer.has_value());
+    EXPECT_DOUBLE_EQ(c.model.outputLayerInitializer->std, 0.02 / std::sqrt(2.0 * 10));
+    EXPECT_EQ(c.trainInput.tokenizer.type, "byte");
+}
+
+}  // namespace
+}  // namespace ws::config
