@@ -1,0 +1,67 @@
+// Tokenizers: text bytes <-> token ids. Two kinds exist: "byte" (256 tokens, id = byte value) and
+// "bpe", byte-level BPE exactly as GPT-2 does it (pre-tokenisation regex, bytes_to_unicode table,
+// vocab.json + merges.txt files), which a GPT-2 vocabulary loads into or the trainer learns.
+//
+// Guarantees: decode(encode(x)) == x byte for byte for any input, including invalid UTF-8;
+// encode is deterministic; identity() changes whenever anything that affects encoding changes.
+// Thread-safety: a constructed Tokenizer is immutable; all const methods may run concurrently.
+// Failures (unreadable or malformed files, bad config) come back as Result/Status errors naming
+// the file, line or key and the fix; nothing here exits or aborts on bad input.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/core/progress.h"
+#include "engine/core/result.h"
+
+namespace ws::tokenizer {
+
+class Tokenizer {
+public:
+    virtual ~Tokenizer();
+
+    virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+    // Byte-exact inverse of encode. Ids the tokenizer does not know (e.g. a model's padded
+    // vocabulary rows) decode to U+FFFD so that sampled text shows them instead of hiding them.
+    virtual std::string decode(std::span<const int32_t> tokens) const = 0;
+    // One past the largest token id encode() can produce or decode() knows.
+    virtual int vocabSize() const = 0;
+    virtual std::string kind() const = 0;      // "byte" | "bpe"
+    virtual std::string identity() const = 0;  // SHA-256 hex of everything that affects encoding
+    // Writes the tokenizer into dir (created if needed) so it can be loaded again:
+    // bpe: vocab.json + merges.txt (GPT-2 format); byte: tokenizer.json {"type": "byte"}.
+    // Each file is written atomically (temp file, fsync, rename).
+    virtual Status save(const std::filesystem::path& dir) const = 0;
+};
+
+std::unique_ptr<Tokenizer> makeByteTokenizer();
+
+// Loads a GPT-2 style pair: vocab.json maps byte-level unicode strings to ids, merges.txt lists
+// "a b" merges in rank order after an optional "#version" line. Every one of the 256 byte
+// tokens must be present (so that any input can be encoded).
+Result<std::unique_ptr<Tokenizer>> loadGpt2Bpe(const std::filesystem::path& vocabJson,
+                                               const std::filesystem::path& mergesTxt);
+
+// Learns a byte-level BPE of (at most) vocabSize tokens on corpus: ids 0..255 are the bytes,
+// then one token per merge, most frequent pair first (ties: smaller left id, then smaller right
+// id). Stops early when no pair occurs twice. Deterministic. Fails when vocabSize < 256.
+Result<std::unique_ptr<Tokenizer>> trainBpe(std::string_view corpus, int vocabSize,
+                                            ProgressFn progress = {});
+
+// Builds what the config asks for: byte, bpe (vocab_file + merges_file) or train-bpe. train-bpe
+// trains on corpusText and keeps the result (vocab.json + merges.txt) in
+// cacheDir/tokenizers/bpe1-<sha256(corpus)[:32]>-v<vocab_size>/, reusing it while corpus and
+// size match; a damaged cached copy is retrained. progress reports training only.
+Result<std::unique_ptr<Tokenizer>> makeTokenizer(const config::TokenizerConfig& config,
+                                                 std::string_view corpusText,
+                                                 const std::filesystem::path& cacheDir,
+                                                 ProgressFn progress = {});
+
+}  // namespace ws::tokenizer
