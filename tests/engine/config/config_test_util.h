@@ -2,11 +2,12 @@
 // and a temporary folder removed at the end of the test.
 #pragma once
 
+#include "support/temp_dir.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <ostream>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,24 +48,6 @@ inline bool anyContains(const std::vector<std::string>& lines, std::string_view 
     return false;
 }
 
-class TempDir {
-public:
-    TempDir() {
-        std::random_device random;
-        m_path = std::filesystem::temp_directory_path() /
-                 ("wafer-config-test-" + std::to_string(random()) + std::to_string(random()));
-        std::filesystem::create_directories(m_path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(m_path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const std::filesystem::path& path() const { return m_path; }
-
-private:
-    std::filesystem::path m_path;
-};
+using ws::testing::TempDir;
 
 }  // namespace ws::config::test

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "engine/tokenizer/test_temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ws::data {
 namespace {

@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-#include "engine/tokenizer/test_temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ws::data {
 namespace {

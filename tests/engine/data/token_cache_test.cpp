@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/data/corpus.h"
-#include "engine/tokenizer/test_temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ws::data {
 namespace {

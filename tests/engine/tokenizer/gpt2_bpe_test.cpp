@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/tokenizer/bpe_tokenizer.h"
-#include "engine/tokenizer/test_temp_dir.h"
+#include "support/temp_dir.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace ws::tokenizer {

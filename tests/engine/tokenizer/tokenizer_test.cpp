@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/tokenizer/test_temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace ws::tokenizer {
 namespace {

@@ -1,5 +1,5 @@
-// TempDir: a fresh folder under the system temp dir, removed with everything in it when the
-// test ends (even when the test made parts of it read-only).
+// TempDir: a fresh folder under the system temp dir for one test, removed with everything in it
+// when the test ends (even when the test made parts of it read-only). Shared by every test suite.
 #pragma once
 
 #include <stdlib.h>
@@ -7,13 +7,15 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ws::testing {
 
 class TempDir {
 public:
-    TempDir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "wafer-test-XXXXXX");
+    explicit TempDir(std::string_view tag = "test") {
+        std::string pattern =
+            std::filesystem::temp_directory_path() / ("wafer-" + std::string(tag) + "-XXXXXX");
         if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
         m_path = pattern;
     }

@@ -1,0 +1,418 @@
+// RunStore (see run_store.h): opening and migrating the file, the synchronous writes (run on the
+// writer thread through WriteQueue::call) and the reads (on a separate read-only connection).
+#include "engine/store/run_store.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "engine/core/hash.h"
+#include "engine/core/paths.h"
+#include "engine/store/schema.h"
+#include "engine/store/time_format.h"
+#include "engine/store/write_queue.h"
+
+namespace ws::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+// Long enough to ride out another process's batch commit or migration, short enough that a
+// stuck lock is reported instead of hanging the GUI.
+constexpr int kBusyTimeoutMs = 5000;
+
+constexpr const char* kRunColumns =
+    "id, name, created, status, config_yaml, config_hash, parent_run, model_dir, kind, sweep_id, "
+    "summary_json";
+
+RunInfo runFromRow(const SQLite::Statement& row) {
+    RunInfo info;
+    info.id = row.getColumn(0).getInt64();
+    info.name = row.getColumn(1).getString();
+    info.created = row.getColumn(2).getString();
+    info.status = row.getColumn(3).getString();
+    info.configYaml = row.getColumn(4).getString();
+    info.configHash = row.getColumn(5).getString();
+    if (!row.getColumn(6).isNull()) info.parentRun = row.getColumn(6).getInt64();
+    info.modelDir = row.getColumn(7).getString();
+    info.kind = row.getColumn(8).getString();
+    if (!row.getColumn(9).isNull()) info.sweepId = row.getColumn(9).getInt64();
+    info.summaryJson = row.getColumn(10).getString();
+    return info;
+}
+
+// The inverse of the writer's encoding (see schema.cpp): a REAL, tagged specials otherwise.
+double decodeValue(const SQLite::Column& value, const SQLite::Column& special) {
+    const std::string tag = special.isNull() ? std::string() : special.getString();
+    if (tag == "-0") return -0.0;
+    if (!value.isNull()) return value.getDouble();
+    if (tag == "inf") return std::numeric_limits<double>::infinity();
+    if (tag == "-inf") return -std::numeric_limits<double>::infinity();
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+bool runExists(SQLite::Database& db, int64_t run) {
+    SQLite::Statement query(db, "SELECT 1 FROM runs WHERE id = ?");
+    query.bind(1, run);
+    return query.executeStep();
+}
+
+bool isSha256Hex(std::string_view text) {
+    return text.size() == 64 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return std::isxdigit(uint8_t(c)); });
+}
+
+std::string nowIso() {
+    return detail::isoUtc(std::chrono::system_clock::now(), false);
+}
+}  // namespace
+
+struct RunStore::Impl {
+    fs::path path;
+    std::string name;  // path as text, for messages
+    std::unique_ptr<detail::WriteQueue> writer;
+    mutable std::mutex readMutex;  // guards reader (one statement at a time)
+    std::unique_ptr<SQLite::Database> reader;
+
+    Error noRun(int64_t run) const {
+        return Error{
+            fmt::format("run store {} has no run with id {} (see `wafer runs list`)", name, run)};
+    }
+
+    template <typename F>
+    auto read(F fn) const -> std::invoke_result_t<F&, SQLite::Database&> {
+        std::lock_guard lock(readMutex);
+        try {
+            return fn(*reader);
+        } catch (const std::exception& e) {
+            return Error{fmt::format("cannot read run store {}: {}", name, e.what())};
+        }
+    }
+
+    // An UPDATE of one run's row; an error when no such run exists.
+    template <typename Bind>
+    Status updateRun(int64_t run, const char* sql, Bind bind) {
+        return writer->call([&](SQLite::Database& db) -> Status {
+            SQLite::Statement update(db, sql);
+            bind(update);
+            update.bind(2, run);  // every caller's SQL is "... = ? WHERE id = ?"
+            if (update.exec() == 0) return noRun(run);
+            return {};
+        });
+    }
+};
+
+RunStore::RunStore(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+RunStore::~RunStore() = default;
+
+fs::path RunStore::defaultPath() {
+    return userDataDir() / "runs.sqlite";
+}
+const fs::path& RunStore::path() const {
+    return m_impl->path;
+}
+
+Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
+    auto impl = std::make_unique<Impl>();
+    impl->path = dbPath;
+    impl->name = dbPath.string();
+    const std::string& name = impl->name;
+    std::error_code ec;
+    if (dbPath.has_parent_path()) fs::create_directories(dbPath.parent_path(), ec);
+    if (ec) {
+        return Error{fmt::format("cannot create the folder {} for the run store {}: {}",
+                                 dbPath.parent_path().string(), name, ec.message())};
+    }
+    if (fs::is_directory(dbPath, ec)) {
+        return Error{fmt::format("run store {} is a folder; give the path of a file", name)};
+    }
+
+    std::unique_ptr<SQLite::Database> db;
+    try {
+        db = std::make_unique<SQLite::Database>(name, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+                                                kBusyTimeoutMs);
+    } catch (const std::exception& e) {
+        return Error{
+            fmt::format("cannot open run store {}: {} (check that its folder exists and "
+                        "is writable)",
+                        name, e.what())};
+    }
+    try {
+        // SQLite reads the file lazily: this is where a file that is not a database shows.
+        db->execAndGet("PRAGMA schema_version");
+    } catch (const SQLite::Exception& e) {
+        if ((e.getErrorCode() & 0xff) == SQLITE_NOTADB ||
+            (e.getErrorCode() & 0xff) == SQLITE_CORRUPT) {
+            return Error{
+                fmt::format("run store {} is not an SQLite database or is corrupted "
+                            "({}); move it away or choose another run store file",
+                            name, e.what())};
+        }
+        return Error{fmt::format("cannot read run store {}: {}", name, e.what())};
+    }
+    try {
+        // WAL: readers (the GUI, `wafer runs`) never block the writer. synchronous=FULL makes
+        // each batch commit durable, and costs one fsync per batch, not per row.
+        const std::string mode = db->execAndGet("PRAGMA journal_mode = WAL").getString();
+        (void)mode;  // a file system without WAL support keeps a rollback journal: still correct
+        db->exec("PRAGMA synchronous = FULL");
+        db->exec("PRAGMA foreign_keys = ON");
+    } catch (const std::exception& e) {
+        return Error{fmt::format("cannot configure run store {}: {}", name, e.what())};
+    }
+    if (Status s = detail::migrate(*db, detail::migrations(), name); !s) return s.error();
+    try {
+        impl->reader =
+            std::make_unique<SQLite::Database>(name, SQLite::OPEN_READONLY, kBusyTimeoutMs);
+    } catch (const std::exception& e) {
+        return Error{fmt::format("cannot open run store {} for reading: {}", name, e.what())};
+    }
+    impl->writer = std::make_unique<detail::WriteQueue>(std::move(db), name);
+    return std::unique_ptr<RunStore>(new RunStore(std::move(impl)));
+}
+
+Result<int64_t> RunStore::createRun(const NewRun& run) {
+    if (run.kind.empty()) {
+        return Error{
+            fmt::format("cannot create a run in {}: its kind is empty (train, finetune, "
+                        "sweep, sweep-trial...)",
+                        m_impl->name)};
+    }
+    const std::string hash = run.configHash.empty() ? sha256Hex(run.configYaml) : run.configHash;
+    return m_impl->writer->call([&](SQLite::Database& db) -> Result<int64_t> {
+        const std::pair<const char*, std::optional<int64_t>> links[] = {{"parent", run.parentRun},
+                                                                        {"sweep", run.sweepId}};
+        for (const auto& [role, link] : links) {
+            if (link && !runExists(db, *link)) {
+                return Error{
+                    fmt::format("cannot create run '{}' in {}: its {} run {} does not "
+                                "exist",
+                                run.name, m_impl->name, role, *link)};
+            }
+        }
+        SQLite::Transaction transaction(db);
+        SQLite::Statement insert(db,
+                                 "INSERT INTO runs(name, created, status, config_yaml, "
+                                 "config_hash, parent_run, model_dir, kind, sweep_id) VALUES "
+                                 "(?, ?, 'created', ?, ?, ?, ?, ?, ?)");
+        insert.bind(1, run.name);
+        insert.bind(2, nowIso());
+        insert.bind(3, run.configYaml);
+        insert.bind(4, hash);
+        if (run.parentRun) insert.bind(5, *run.parentRun);
+        insert.bind(6, run.modelDir);
+        insert.bind(7, run.kind);
+        if (run.sweepId) insert.bind(8, *run.sweepId);
+        insert.exec();
+        const int64_t id = db.getLastInsertRowid();
+        if (run.name.empty()) {
+            SQLite::Statement rename(db, "UPDATE runs SET name = ? WHERE id = ?");
+            rename.bind(1, fmt::format("run-{}", id));
+            rename.bind(2, id);
+            rename.exec();
+        }
+        transaction.commit();
+        return id;
+    });
+}
+
+Status RunStore::setStatus(int64_t run, std::string_view status) {
+    if (std::find(std::begin(kRunStatuses), std::end(kRunStatuses), status) ==
+        std::end(kRunStatuses)) {
+        return Error{
+            fmt::format("unknown run status '{}' for run {} (allowed: created, running, "
+                        "finished, stopped, diverged, failed)",
+                        status, run)};
+    }
+    const std::string value(status);
+    return m_impl->updateRun(run, "UPDATE runs SET status = ? WHERE id = ?",
+                             [&](SQLite::Statement& s) { s.bind(1, value); });
+}
+
+Status RunStore::setSummary(int64_t run, std::string_view json) {
+    const std::string value(json);
+    return m_impl->writer->call([&](SQLite::Database& db) -> Status {
+        SQLite::Statement check(db, "SELECT json_valid(?)");
+        check.bind(1, value);
+        if (!check.executeStep() || check.getColumn(0).getInt() != 1) {
+            return Error{
+                fmt::format("the summary of run {} is not valid JSON: {:.80}", run, value)};
+        }
+        SQLite::Statement update(db, "UPDATE runs SET summary_json = ? WHERE id = ?");
+        update.bind(1, value);
+        update.bind(2, run);
+        if (update.exec() == 0) return m_impl->noRun(run);
+        return {};
+    });
+}
+
+Status RunStore::renameRun(int64_t run, std::string_view name) {
+    if (name.empty()) return Error{fmt::format("cannot rename run {} to an empty name", run)};
+    const std::string value(name);
+    return m_impl->updateRun(run, "UPDATE runs SET name = ? WHERE id = ?",
+                             [&](SQLite::Statement& s) { s.bind(1, value); });
+}
+
+Status RunStore::setModelDir(int64_t run, const fs::path& dir) {
+    const std::string value = dir.string();
+    return m_impl->updateRun(run, "UPDATE runs SET model_dir = ? WHERE id = ?",
+                             [&](SQLite::Statement& s) { s.bind(1, value); });
+}
+
+void RunStore::logMetric(int64_t run, int64_t step, std::string_view key, double value,
+                         double wallTime) {
+    m_impl->writer->pushMetric({run, step, std::string(key), value, wallTime});
+}
+
+void RunStore::logEvent(int64_t run, std::string_view level, std::string_view message) {
+    m_impl->writer->pushEvent(
+        {run, std::chrono::system_clock::now(), std::string(level), std::string(message)});
+}
+
+Status RunStore::recordCheckpoint(int64_t run, int64_t step, const fs::path& file,
+                                  std::string_view sha256) {
+    if (!isSha256Hex(sha256)) {
+        return Error{
+            fmt::format("checkpoint {} of run {}: '{}' is not a SHA-256 digest (64 hex "
+                        "digits)",
+                        file.string(), run, sha256)};
+    }
+    std::string digest(sha256);
+    std::transform(digest.begin(), digest.end(), digest.begin(),
+                   [](char c) { return static_cast<char>(std::tolower(uint8_t(c))); });
+    return m_impl->writer->call([&](SQLite::Database& db) -> Status {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        SQLite::Statement insert(
+            db, "INSERT INTO checkpoints(run, step, path, sha256, created) VALUES (?, ?, ?, ?, ?)");
+        insert.bind(1, run);
+        insert.bind(2, step);
+        insert.bind(3, file.string());
+        insert.bind(4, digest);
+        insert.bind(5, nowIso());
+        insert.exec();
+        return {};
+    });
+}
+
+void RunStore::flush() {
+    m_impl->writer->flush();
+}
+Status RunStore::asyncWriteStatus() const {
+    return m_impl->writer->health();
+}
+
+Status RunStore::deleteRun(int64_t run) {
+    return m_impl->writer->call([&](SQLite::Database& db) -> Status {
+        SQLite::Transaction transaction(db);
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        for (const char* sql :
+             {"DELETE FROM metrics WHERE run = ?", "DELETE FROM events WHERE run = ?",
+              "DELETE FROM checkpoints WHERE run = ?", "DELETE FROM runs WHERE id = ?"}) {
+            SQLite::Statement erase(db, sql);
+            erase.bind(1, run);
+            erase.exec();
+        }
+        transaction.commit();
+        return {};
+    });
+}
+
+Result<std::vector<RunInfo>> RunStore::listRuns() const {
+    return m_impl->read([&](SQLite::Database& db) -> Result<std::vector<RunInfo>> {
+        SQLite::Statement query(db,
+                                fmt::format("SELECT {} FROM runs ORDER BY id DESC", kRunColumns));
+        std::vector<RunInfo> runs;
+        while (query.executeStep()) runs.push_back(runFromRow(query));
+        return runs;
+    });
+}
+
+Result<RunInfo> RunStore::getRun(int64_t run) const {
+    return m_impl->read([&](SQLite::Database& db) -> Result<RunInfo> {
+        SQLite::Statement query(db, fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns));
+        query.bind(1, run);
+        if (!query.executeStep()) return m_impl->noRun(run);
+        return runFromRow(query);
+    });
+}
+
+Result<std::vector<MetricPoint>> RunStore::metrics(int64_t run, std::string_view key) const {
+    const std::string keyText(key);
+    return m_impl->read([&](SQLite::Database& db) -> Result<std::vector<MetricPoint>> {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        // (run, key, step) is the index; rowid breaks ties in logging order.
+        SQLite::Statement query(db,
+                                "SELECT step, value, special, wall_time FROM metrics WHERE run "
+                                "= ? AND key = ? ORDER BY step, rowid");
+        query.bind(1, run);
+        query.bind(2, keyText);
+        std::vector<MetricPoint> points;
+        while (query.executeStep()) {
+            const auto wall = query.getColumn(3);
+            points.push_back(
+                {query.getColumn(0).getInt64(), decodeValue(query.getColumn(1), query.getColumn(2)),
+                 wall.isNull() ? std::numeric_limits<double>::quiet_NaN() : wall.getDouble()});
+        }
+        return points;
+    });
+}
+
+Result<std::map<std::string, double>> RunStore::lastMetrics(int64_t run) const {
+    return m_impl->read([&](SQLite::Database& db) -> Result<std::map<std::string, double>> {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        SQLite::Statement query(db, R"SQL(
+            SELECT key, value, special FROM (
+                SELECT key, value, special,
+                       ROW_NUMBER() OVER (PARTITION BY key ORDER BY step DESC, rowid DESC) AS rank
+                FROM metrics WHERE run = ?)
+            WHERE rank = 1)SQL");
+        query.bind(1, run);
+        std::map<std::string, double> last;
+        while (query.executeStep()) {
+            last[query.getColumn(0).getString()] =
+                decodeValue(query.getColumn(1), query.getColumn(2));
+        }
+        return last;
+    });
+}
+
+Result<std::vector<CheckpointRecord>> RunStore::checkpoints(int64_t run) const {
+    return m_impl->read([&](SQLite::Database& db) -> Result<std::vector<CheckpointRecord>> {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        SQLite::Statement query(db,
+                                "SELECT step, path, sha256, created FROM checkpoints WHERE run = ? "
+                                "ORDER BY step, rowid");
+        query.bind(1, run);
+        std::vector<CheckpointRecord> out;
+        while (query.executeStep()) {
+            out.push_back({query.getColumn(0).getInt64(), query.getColumn(1).getString(),
+                           query.getColumn(2).getString(), query.getColumn(3).getString()});
+        }
+        return out;
+    });
+}
+
+Result<std::vector<EventRecord>> RunStore::events(int64_t run) const {
+    return m_impl->read([&](SQLite::Database& db) -> Result<std::vector<EventRecord>> {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        SQLite::Statement query(
+            db, "SELECT time, level, message FROM events WHERE run = ? ORDER BY rowid");
+        query.bind(1, run);
+        std::vector<EventRecord> out;
+        while (query.executeStep()) {
+            out.push_back({query.getColumn(0).getString(), query.getColumn(1).getString(),
+                           query.getColumn(2).getString()});
+        }
+        return out;
+    });
+}
+
+}  // namespace ws::store

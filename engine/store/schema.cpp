@@ -1,0 +1,133 @@
+// Run store schema v1 and the migration runner (see schema.h).
+#include "engine/store/schema.h"
+
+#include <SQLiteCpp/Transaction.h>
+#include <fmt/format.h>
+
+#include <array>
+
+namespace ws::store::detail {
+
+namespace {
+
+// v1, the first release. Special metric values: SQLite stores a NaN REAL as NULL and -0.0 as 0,
+// so `value` is NULL for NaN and the infinities (SQL aggregates skip them) and `special` says
+// which one ('nan', 'inf', '-inf'); for -0.0 value is 0 and special is '-0'; otherwise NULL.
+// Run status and kind are checked in code (not CHECK constraints) so a later version can add
+// values without rebuilding the table.
+void createVersion1(SQLite::Database& db) {
+    db.exec(R"SQL(
+        CREATE TABLE runs (
+            id           INTEGER PRIMARY KEY,
+            name         TEXT NOT NULL,
+            created      TEXT NOT NULL,             -- ISO-8601 UTC, e.g. 2025-01-31T12:00:00Z
+            status       TEXT NOT NULL,             -- created|running|finished|stopped|diverged|failed
+            config_yaml  TEXT NOT NULL,
+            config_hash  TEXT NOT NULL,
+            parent_run   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+            model_dir    TEXT NOT NULL DEFAULT '',
+            kind         TEXT NOT NULL,             -- train|finetune|sweep|sweep-trial|...
+            sweep_id     INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+            summary_json TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE metrics (
+            run       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            step      INTEGER NOT NULL,
+            key       TEXT NOT NULL,
+            value     REAL,                         -- NULL for NaN and +-inf, see special
+            special   TEXT,                         -- NULL | 'nan' | 'inf' | '-inf' | '-0'
+            wall_time REAL
+        );
+        CREATE INDEX metrics_run_key_step ON metrics(run, key, step);
+        CREATE TABLE checkpoints (
+            run     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            step    INTEGER NOT NULL,
+            path    TEXT NOT NULL,
+            sha256  TEXT NOT NULL,
+            created TEXT NOT NULL
+        );
+        CREATE INDEX checkpoints_run_step ON checkpoints(run, step);
+        CREATE TABLE events (
+            run     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            time    TEXT NOT NULL,                  -- ISO-8601 UTC with milliseconds
+            level   TEXT NOT NULL,
+            message TEXT NOT NULL
+        );
+        CREATE INDEX events_run ON events(run);
+        CREATE INDEX runs_parent ON runs(parent_run);
+        CREATE INDEX runs_sweep ON runs(sweep_id);
+    )SQL");
+}
+
+constexpr std::array<Migration, 1> kMigrations{&createVersion1};
+
+}  // namespace
+
+std::span<const Migration> migrations() {
+    return kMigrations;
+}
+
+namespace {
+struct SchemaState {
+    int version = 0;
+    int applicationId = 0;
+    int tables = 0;
+};
+
+SchemaState readSchemaState(SQLite::Database& db) {
+    SchemaState state;
+    state.version = db.execAndGet("PRAGMA user_version").getInt();
+    state.applicationId = db.execAndGet("PRAGMA application_id").getInt();
+    state.tables = db.execAndGet(
+                         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT "
+                         "LIKE 'sqlite_%'")
+                       .getInt();
+    return state;
+}
+
+Status checkOwnership(const SchemaState& state, int latest, const std::string& dbName) {
+    if (state.version > latest) {
+        return Error{fmt::format(
+            "run store {} has schema version {}, but this build of Wafer Studio knows only up to "
+            "version {}: it was written by a newer version. Update Wafer Studio, or use another "
+            "run store file (--db)",
+            dbName, state.version, latest)};
+    }
+    const bool fresh = state.version == 0 && state.applicationId == 0 && state.tables == 0;
+    if (!fresh && state.applicationId != kApplicationId) {
+        return Error{
+            fmt::format("{} is an SQLite database of another application "
+                        "(application_id {}, {} tables), not a Wafer Studio run store; "
+                        "choose another file",
+                        dbName, state.applicationId, state.tables)};
+    }
+    return {};
+}
+}  // namespace
+
+Status migrate(SQLite::Database& db, std::span<const Migration> steps, const std::string& dbName) {
+    const int latest = static_cast<int>(steps.size());
+    try {
+        // Fast path without the write lock: opening a current store while another process is
+        // writing to it must not wait for that writer.
+        SchemaState state = readSchemaState(db);
+        if (Status s = checkOwnership(state, latest, dbName); !s) return s;
+        if (state.version == latest) return {};
+
+        // IMMEDIATE takes the write lock before reading the version again, so two processes
+        // opening the same new file cannot both run the migrations.
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
+        state = readSchemaState(db);
+        if (Status s = checkOwnership(state, latest, dbName); !s) return s;
+        if (state.version == latest) return {};
+        if (state.version == 0) db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
+        for (int v = state.version; v < latest; ++v) steps[static_cast<size_t>(v)](db);
+        db.exec(fmt::format("PRAGMA user_version = {}", latest));
+        transaction.commit();
+    } catch (const std::exception& e) {
+        return Error{fmt::format("cannot set up the run store schema in {}: {}", dbName, e.what())};
+    }
+    return {};
+}
+
+}  // namespace ws::store::detail
