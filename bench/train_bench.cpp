@@ -1,0 +1,317 @@
+// wafer_train_bench: training-step throughput of Gpt<float> on two shapes (a 4-layer x 256 model
+// with V = 8192, and GPT-2 small), B = 4, T = 256. Prints, for each shape and measured in the
+// same run: tokens/s, achieved GFLOP/s (llm.c count), the sgemm throughput of that shape's own
+// big GEMMs through every backend (the "peak"), the ratio, and then PyTorch's tokens/s on the
+// same model (bench/pytorch_reference.py, run as a child process) and our speed-up over it.
+// Not run by CTest; see --help.
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/gpt.h"
+#include "engine/model/parameters.h"
+#include "engine/model/random.h"
+#include "engine/tensor/matmul.h"
+#include "engine/tensor/threads.h"
+
+namespace {
+
+using ws::Status;
+namespace config = ws::config;
+namespace model = ws::model;
+namespace tensor = ws::tensor;
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+struct BenchShape {
+    std::string key, label;
+    config::ModelConfig model;
+};
+
+BenchShape smallShape() {
+    BenchShape s{"small", "4 layers x 256 (V=8192, NH=4, F=1024)", {}};
+    s.model.vocabSize = 8192;
+    s.model.hiddenSize = 256;
+    s.model.numHiddenLayers = 4;
+    s.model.numHeads = 4;
+    s.model.filterSize = 1024;
+    s.model.maxPositionEmbeddings = 256;
+    return s;
+}
+
+BenchShape gpt2Shape() {
+    return {"gpt2", "GPT-2 small (12 x 768, V=50257, NH=12, F=3072)", config::ModelConfig{}};
+}
+
+struct Options {
+    std::string shape = "all";
+    int batch = 4, seqLen = 256, steps = 0, warmup = 1, threads = 0;
+    bool pytorch = true;
+    std::string backend = "openblas";
+    std::string script = std::string(WAFER_BENCH_DIR) + "/pytorch_reference.py";
+};
+
+void usage() {
+    std::printf(
+        "usage: wafer_train_bench [--shape small|gpt2|all] [--steps N] [--warmup N]\n"
+        "                         [--threads N] [--backend openblas|eigen] [--batch B] [--seq T]\n"
+        "                         [--no-pytorch] [--pytorch-script FILE]\n"
+        "Times training steps (forward, backward, AdamW) and compares with sgemm and PyTorch.\n"
+        "Default steps: 10 for small, 3 for gpt2.\n");
+}
+
+// Time one GEMM of the model's shapes: C[M,N] = A[M,K] · B[K,N]; best of `reps` after warm-up.
+double gemmGflops(int M, int N, int K,
+                  const std::function<void(const float*, const float*, float*)>& run) {
+    std::vector<float> A(size_t(M) * K), B(size_t(K) * N), C(size_t(M) * N);
+    for (size_t i = 0; i < A.size(); ++i) A[i] = float(model::rng::uniform(1, i) - 0.5);
+    for (size_t i = 0; i < B.size(); ++i) B[i] = float(model::rng::uniform(2, i) - 0.5);
+    run(A.data(), B.data(), C.data());
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) {
+        const auto t0 = Clock::now();
+        run(A.data(), B.data(), C.data());
+        best = std::min(best, seconds(t0, Clock::now()));
+    }
+    return 2.0 * M * N * K / best / 1e9;
+}
+
+struct GemmPeak {
+    double best = 0;
+    std::string where;
+};
+
+GemmPeak measureSgemmPeak(const model::GptShape& s, int tokens, int threads) {
+    struct Case {
+        const char* name;
+        int M, N, K;
+    };
+    const Case cases[] = {{"x·W_fc   (BT,C)x(C,4C)", tokens, s.ffn, s.channels},
+                          {"lm head  (BT,C)x(C,V) ", tokens, s.vocab, s.channels}};
+    GemmPeak peak;
+    std::printf("  sgemm on this shape's GEMMs (GFLOP/s, %d threads):\n", threads);
+    for (const Case& c : cases) {
+        auto ours = [&](tensor::MatmulBackend b) {
+            return gemmGflops(c.M, c.N, c.K, [&](const float* A, const float* B, float* C) {
+                tensor::matmul<float>(b, tensor::Trans::No, tensor::Trans::No, c.M, c.N, c.K, 1.0f,
+                                      A, c.K, B, c.N, 0.0f, C, c.N);
+            });
+        };
+        const double blasPartitioned = ours(tensor::MatmulBackend::OpenBlas);
+        const double eigen = ours(tensor::MatmulBackend::Eigen);
+        // OpenBLAS threading itself (its own pthread pool), for reference only: the engine pins
+        // it to one thread and partitions on its own compute pool instead (tensor/threads.h).
+        openblas_set_num_threads(threads);
+        const double blasOwnPool =
+            gemmGflops(c.M, c.N, c.K, [&](const float* A, const float* B, float* C) {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c.M, c.N, c.K, 1.0f, A, c.K,
+                            B, c.N, 0.0f, C, c.N);
+            });
+        openblas_set_num_threads(1);
+        std::printf("    %s  openblas (engine) %6.1f   openblas (own pool) %6.1f   eigen %6.1f\n",
+                    c.name, blasPartitioned, blasOwnPool, eigen);
+        for (auto [v, w] : {std::pair{blasPartitioned, "openblas (engine)"},
+                            {blasOwnPool, "openblas (own pool)"},
+                            {eigen, "eigen"}}) {
+            if (v > peak.best) peak = {v, std::string(w) + ", " + c.name};
+        }
+    }
+    return peak;
+}
+
+// AdamW over the flat buffer, as engine/optim will do it (decay on 2-D tensors only).
+struct AdamW {
+    std::vector<float> m, v, decayMask;
+    int t = 0;
+    explicit AdamW(const model::ParameterTable& table)
+        : m(table.totalSize()), v(table.totalSize()), decayMask(table.totalSize()) {
+        for (const auto& ts : table.tensors()) {
+            std::fill_n(decayMask.begin() + ptrdiff_t(ts.offset), ts.size, ts.decay ? 1.0f : 0.0f);
+        }
+    }
+    void step(float* p, const float* g, float lr) {
+        ++t;
+        const float b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f;
+        const float c1 = 1.0f / (1.0f - std::pow(b1, float(t)));
+        const float c2 = 1.0f / (1.0f - std::pow(b2, float(t)));
+        const auto n = int64_t(m.size());
+        float* mm = m.data();
+        float* vv = v.data();
+        const float* dm = decayMask.data();
+        tensor::parallelFor(n, tensor::computeThreads(), [&](int64_t begin, int64_t end) {
+#pragma omp simd
+            for (int64_t i = begin; i < end; ++i) {
+                mm[i] = b1 * mm[i] + (1 - b1) * g[i];
+                vv[i] = b2 * vv[i] + (1 - b2) * g[i] * g[i];
+                p[i] -= lr * (mm[i] * c1 / (std::sqrt(vv[i] * c2) + eps) + wd * dm[i] * p[i]);
+            }
+        });
+    }
+};
+
+struct StepResult {
+    double tokensPerSecond = 0, gflops = 0;
+};
+
+StepResult benchShape(const BenchShape& bs, const Options& opt, int threads) {
+    const model::GptShape shape = model::GptShape::fromConfig(bs.model);
+    const int B = opt.batch, T = opt.seqLen;
+    const int steps = opt.steps > 0 ? opt.steps : (bs.key == "gpt2" ? 3 : 10);
+    std::printf("\n== %s, B=%d T=%d, %d threads, matmul backend %s\n", bs.label.c_str(), B, T,
+                threads, opt.backend.c_str());
+    if (Status st = shape.validate(B, T); !st.ok()) {
+        std::printf("  invalid shape: %s\n", st.error().message.c_str());
+        return {};
+    }
+    const GemmPeak peak = measureSgemmPeak(shape, B * T, threads);
+
+    model::Gpt<float> gpt(shape, B, T);
+    const model::ParameterTable& table = gpt.table();
+    std::vector<float> params(table.totalSize()), grads(table.totalSize());
+    model::initParameters(table, bs.model, 1, params.data());
+    std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        inputs[i] = int32_t(model::rng::bits(3, i) % uint64_t(shape.vocab));
+        targets[i] = int32_t(model::rng::bits(4, i) % uint64_t(shape.vocab));
+    }
+    AdamW adam(table);
+    double tForward = 0, tBackward = 0, tOptim = 0;
+    float loss = 0;
+    for (int step = 0; step < opt.warmup + steps; ++step) {
+        const auto t0 = Clock::now();
+        std::fill(grads.begin(), grads.end(), 0.0f);
+        loss = gpt.forward(params.data(), inputs.data(), targets.data(), true, uint64_t(step));
+        const auto t1 = Clock::now();
+        gpt.backward(params.data(), grads.data());
+        const auto t2 = Clock::now();
+        adam.step(params.data(), grads.data(), 1e-4f);
+        const auto t3 = Clock::now();
+        if (step >= opt.warmup) {
+            tForward += seconds(t0, t1);
+            tBackward += seconds(t1, t2);
+            tOptim += seconds(t2, t3);
+        }
+    }
+    const double perStep = (tForward + tBackward + tOptim) / steps;
+    const double flops = model::trainingFlopsPerStep(shape, B, T);
+    StepResult r{B * T / perStep, flops / perStep / 1e9};
+    std::printf(
+        "  parameters %zu, FLOPs/step %.1f G (llm.c count: (6N + 6LCT) BT), last loss %.3f\n",
+        table.totalSize(), flops / 1e9, double(loss));
+    std::printf(
+        "  step %.1f ms = forward %.1f + backward %.1f + AdamW %.1f  (mean of %d after %d "
+        "warm-up)\n",
+        perStep * 1e3, tForward / steps * 1e3, tBackward / steps * 1e3, tOptim / steps * 1e3, steps,
+        opt.warmup);
+    std::printf("  ours: %.0f tokens/s, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f (%s)\n",
+                r.tokensPerSecond, r.gflops, 100.0 * r.gflops / peak.best, peak.best,
+                peak.where.c_str());
+    return r;
+}
+
+std::string pythonWithTorch() {
+    for (const char* py : {"/usr/bin/python3", "python3"}) {
+        const std::string cmd = std::string(py) + " -c 'import torch' >/dev/null 2>&1";
+        if (std::system(cmd.c_str()) == 0) return py;
+    }
+    return {};
+}
+
+void comparePytorch(const std::string& python, const BenchShape& bs, const Options& opt,
+                    int threads, const StepResult& ours) {
+    const int steps = opt.steps > 0 ? opt.steps : (bs.key == "gpt2" ? 3 : 10);
+    const std::string cmd = "OMP_WAIT_POLICY=PASSIVE " + python + " '" + opt.script + "' --shape " +
+                            bs.key + " --batch " + std::to_string(opt.batch) + " --seq " +
+                            std::to_string(opt.seqLen) + " --steps " + std::to_string(steps) +
+                            " --warmup " + std::to_string(opt.warmup) + " --threads " +
+                            std::to_string(threads) + " 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    if (!pipe) {
+        std::printf("  pytorch: could not start %s\n", cmd.c_str());
+        return;
+    }
+    char line[512];
+    double theirs = 0;
+    while (std::fgets(line, sizeof line, pipe.get())) {
+        std::printf("  pytorch| %s", line);
+        if (const char* at = std::strstr(line, "tokens_per_s=")) theirs = std::atof(at + 13);
+    }
+    if (theirs > 0) {
+        std::printf("  => ours %.0f vs PyTorch %.0f tokens/s: %.2fx\n", ours.tokensPerSecond,
+                    theirs, ours.tokensPerSecond / theirs);
+    } else {
+        std::printf("  pytorch: no tokens_per_s line in its output\n");
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "%s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--shape")
+            opt.shape = next();
+        else if (a == "--steps")
+            opt.steps = std::atoi(next().c_str());
+        else if (a == "--warmup")
+            opt.warmup = std::atoi(next().c_str());
+        else if (a == "--threads")
+            opt.threads = std::atoi(next().c_str());
+        else if (a == "--batch")
+            opt.batch = std::atoi(next().c_str());
+        else if (a == "--seq")
+            opt.seqLen = std::atoi(next().c_str());
+        else if (a == "--backend")
+            opt.backend = next();
+        else if (a == "--no-pytorch")
+            opt.pytorch = false;
+        else if (a == "--pytorch-script")
+            opt.script = next();
+        else {
+            usage();
+            return a == "--help" || a == "-h" ? 0 : 2;
+        }
+    }
+    const auto backend = tensor::parseMatmulBackend(opt.backend);
+    if (!backend) {
+        std::fprintf(stderr, "unknown --backend %s (openblas or eigen)\n", opt.backend.c_str());
+        return 2;
+    }
+    std::vector<BenchShape> shapes;
+    if (opt.shape == "small" || opt.shape == "all") shapes.push_back(smallShape());
+    if (opt.shape == "gpt2" || opt.shape == "all") shapes.push_back(gpt2Shape());
+    if (shapes.empty()) {
+        std::fprintf(stderr, "unknown --shape %s (small, gpt2 or all)\n", opt.shape.c_str());
+        return 2;
+    }
+    tensor::setComputeThreads(opt.threads);
+    tensor::setDefaultMatmulBackend(*backend);
+    const int threads = tensor::computeThreads();
+    const std::string python = opt.pytorch ? pythonWithTorch() : std::string();
+    if (opt.pytorch && python.empty()) std::printf("PyTorch not importable: comparison skipped\n");
+    for (const BenchShape& bs : shapes) {
+        const StepResult r = benchShape(bs, opt, threads);
+        if (!python.empty() && r.tokensPerSecond > 0) comparePytorch(python, bs, opt, threads, r);
+    }
+    return 0;
+}

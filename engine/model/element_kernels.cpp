@@ -1,0 +1,148 @@
+// Element kernels (see element_kernels.h): each body is written once as an always-inline template
+// and instantiated into a float function with per-CPU clones and a plain double function.
+#include "engine/model/element_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "engine/model/fast_math.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define WAFER_CPU_CLONES \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define WAFER_CPU_CLONES
+#endif
+
+namespace ws::model::kernels {
+namespace {
+
+constexpr double kGeluScale = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluCube = 0.044715;
+
+template <typename Real>
+[[gnu::always_inline]] inline void geluForwardBody(Real* out, const Real* inp, int64_t begin,
+                                                   int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+        const Real x = inp[i];
+        const Real u = Real(kGeluScale) * (x + Real(kGeluCube) * x * x * x);
+        out[i] = Real(0.5) * x * (Real(1) + fastmath::tanh(u));
+    }
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline void geluBackwardBody(Real* dinp, const Real* inp, const Real* dout,
+                                                    int64_t begin, int64_t end) {
+#pragma omp simd
+    for (int64_t i = begin; i < end; ++i) {
+        const Real x = inp[i];
+        const Real u = Real(kGeluScale) * (x + Real(kGeluCube) * x * x * x);
+        const Real th = fastmath::tanh(u);
+        const Real du = Real(kGeluScale) * (Real(1) + Real(3 * kGeluCube) * x * x);
+        const Real grad = Real(0.5) * (Real(1) + th) + Real(0.5) * x * (Real(1) - th * th) * du;
+        dinp[i] = grad * dout[i];
+    }
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline Real rowMax(const Real* row, int n) {
+    Real m = -std::numeric_limits<Real>::infinity();
+#pragma omp simd reduction(max : m)
+    for (int j = 0; j < n; ++j) m = row[j] > m ? row[j] : m;
+    return m;
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline void crossEntropyBody(Real* losses, Real* lse, const Real* logits,
+                                                    const int32_t* targets, int n0, int n1, int V) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* row = logits + size_t(n) * V;
+        const Real m = rowMax(row, V);
+        // A NaN logit is skipped by max but turns the sum (and so the loss) into NaN.
+        Real sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int v = 0; v < V; ++v) sum += fastmath::exp(row[v] - m);
+        lse[n] = m + std::log(sum);
+        losses[n] = lse[n] - row[targets[n]];
+    }
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline void crossEntropyGradBody(Real* dlogits, const Real* logits,
+                                                        const Real* lse, const int32_t* targets,
+                                                        Real scale, int n0, int n1, int V) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* row = logits + size_t(n) * V;
+        Real* drow = dlogits + size_t(n) * V;
+        const Real shift = lse[n];
+#pragma omp simd
+        for (int v = 0; v < V; ++v) drow[v] = fastmath::exp(row[v] - shift) * scale;
+        drow[targets[n]] -= scale;
+    }
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline void causalSoftmaxBody(Real* scores, int rows, int firstLen, int T) {
+    for (int i = 0; i < rows; ++i) {
+        Real* row = scores + size_t(i) * T;
+        const int len = firstLen + i;
+        const Real m = rowMax(row, len);
+        Real sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < len; ++j) {
+            row[j] = fastmath::exp(row[j] - m);
+            sum += row[j];
+        }
+        const Real inv = Real(1) / sum;
+#pragma omp simd
+        for (int j = 0; j < len; ++j) row[j] *= inv;
+        std::fill(row + len, row + T, Real(0));
+    }
+}
+
+}  // namespace
+
+WAFER_CPU_CLONES void geluForward(float* out, const float* inp, int64_t begin, int64_t end) {
+    geluForwardBody(out, inp, begin, end);
+}
+void geluForward(double* out, const double* inp, int64_t begin, int64_t end) {
+    geluForwardBody(out, inp, begin, end);
+}
+
+WAFER_CPU_CLONES void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin,
+                                   int64_t end) {
+    geluBackwardBody(dinp, inp, dout, begin, end);
+}
+void geluBackward(double* dinp, const double* inp, const double* dout, int64_t begin, int64_t end) {
+    geluBackwardBody(dinp, inp, dout, begin, end);
+}
+
+WAFER_CPU_CLONES void crossEntropyRows(float* losses, float* lse, const float* logits,
+                                       const int32_t* targets, int n0, int n1, int V) {
+    crossEntropyBody(losses, lse, logits, targets, n0, n1, V);
+}
+void crossEntropyRows(double* losses, double* lse, const double* logits, const int32_t* targets,
+                      int n0, int n1, int V) {
+    crossEntropyBody(losses, lse, logits, targets, n0, n1, V);
+}
+
+WAFER_CPU_CLONES void crossEntropyGradRows(float* dlogits, const float* logits, const float* lse,
+                                           const int32_t* targets, float scale, int n0, int n1,
+                                           int V) {
+    crossEntropyGradBody(dlogits, logits, lse, targets, scale, n0, n1, V);
+}
+void crossEntropyGradRows(double* dlogits, const double* logits, const double* lse,
+                          const int32_t* targets, double scale, int n0, int n1, int V) {
+    crossEntropyGradBody(dlogits, logits, lse, targets, scale, n0, n1, V);
+}
+
+WAFER_CPU_CLONES void causalSoftmaxRows(float* scores, int rows, int firstLen, int T) {
+    causalSoftmaxBody(scores, rows, firstLen, T);
+}
+void causalSoftmaxRows(double* scores, int rows, int firstLen, int T) {
+    causalSoftmaxBody(scores, rows, firstLen, T);
+}
+
+}  // namespace ws::model::kernels

@@ -1,0 +1,38 @@
+// The element-wise inner loops that dominate the model's non-GEMM time (GELU, cross-entropy,
+// causal softmax), as span functions called inside the ops' static partitions. The float versions
+// are compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and the loader picks the best for
+// the CPU (GCC target_clones), so a portable build still runs 16-wide here; the double versions
+// (the gradient-check reference) are plain. Results are bit-identical run to run on one machine;
+// two CPU generations may differ in the last bits (as OpenBLAS's kernels do).
+//
+// Thread-safety: pure functions over disjoint spans.
+#pragma once
+
+#include <cstdint>
+
+namespace ws::model::kernels {
+
+// out[i] = gelu(inp[i]) for i in [begin, end).
+void geluForward(float* out, const float* inp, int64_t begin, int64_t end);
+void geluForward(double* out, const double* inp, int64_t begin, int64_t end);
+// dinp[i] = dout[i] * gelu'(inp[i]); dinp may alias dout.
+void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin, int64_t end);
+void geluBackward(double* dinp, const double* inp, const double* dout, int64_t begin, int64_t end);
+
+// Rows [n0, n1) of logits (N,V): lse[n] = logsumexp(row), losses[n] = lse[n] - row[targets[n]].
+void crossEntropyRows(float* losses, float* lse, const float* logits, const int32_t* targets,
+                      int n0, int n1, int V);
+void crossEntropyRows(double* losses, double* lse, const double* logits, const int32_t* targets,
+                      int n0, int n1, int V);
+// Rows [n0, n1): dlogits = (exp(logits - lse) - onehot(target)) * scale; may alias logits.
+void crossEntropyGradRows(float* dlogits, const float* logits, const float* lse,
+                          const int32_t* targets, float scale, int n0, int n1, int V);
+void crossEntropyGradRows(double* dlogits, const double* logits, const double* lse,
+                          const int32_t* targets, double scale, int n0, int n1, int V);
+
+// rows x T block of scores (row stride T): row i becomes softmax over its first firstLen + i
+// entries, and zeros after them.
+void causalSoftmaxRows(float* scores, int rows, int firstLen, int T);
+void causalSoftmaxRows(double* scores, int rows, int firstLen, int T);
+
+}  // namespace ws::model::kernels

@@ -1,0 +1,334 @@
+// Gpt<Real>: activation layout, per-layer forward/backward and the full step (see gpt.h).
+#include "engine/model/gpt.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <type_traits>
+
+#include "engine/model/ops.h"
+#include "engine/model/random.h"
+#include "engine/tensor/bf16.h"
+#include "engine/tensor/matmul.h"
+
+namespace ws::model {
+
+using tensor::Trans;
+
+namespace {
+// Dropout sites inside a layer, part of the mask stream's key.
+enum DropoutSite : int { kEmbedding = 0, kAttentionProbs = 1, kAttentionOut = 2, kMlpOut = 3 };
+}  // namespace
+
+Status checkTokens(const int32_t* tokens, size_t count, int vocab) {
+    for (size_t i = 0; i < count; ++i) {
+        if (tokens[i] < 0 || tokens[i] >= vocab) {
+            return Error{
+                fmt::format("token {} at position {} is outside the model's vocabulary "
+                            "[0, {}); raise model.vocab_size to the tokenizer's size",
+                            tokens[i], i, vocab)};
+        }
+    }
+    return Status::success();
+}
+
+template <typename Real>
+Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
+    : m_table(shape), m_off(blockOffsets(shape)), m_B(batch), m_T(seqLen), m_N(batch * seqLen) {
+    assert(shape.validate(batch, seqLen).ok());
+    const int64_t B = batch, T = seqLen, C = shape.channels, F = shape.ffn, V = shape.vocab,
+                  NH = shape.heads;
+    m_encoded = addActivation("encoded", {B, T, C});
+    for (int l = 0; l < shape.layers; ++l) {
+        const std::string h = fmt::format("h.{}.", l);
+        BlockActs a{};
+        a.ln1 = addActivation(h + "ln_1", {B, T, C});
+        a.ln1Mean = addActivation(h + "ln_1.mean", {B, T});
+        a.ln1Rstd = addActivation(h + "ln_1.rstd", {B, T});
+        a.qkv = addActivation(h + "attn.qkv", {B, T, 3 * C});
+        a.probs = addActivation(h + "attn.probs", {B, NH, T, T});
+        a.atty = addActivation(h + "attn.out", {B, T, C});
+        a.residual2 = addActivation(h + "residual_attn", {B, T, C});
+        a.ln2 = addActivation(h + "ln_2", {B, T, C});
+        a.ln2Mean = addActivation(h + "ln_2.mean", {B, T});
+        a.ln2Rstd = addActivation(h + "ln_2.rstd", {B, T});
+        a.fch = addActivation(h + "mlp.c_fc", {B, T, F});
+        a.fchGelu = addActivation(h + "mlp.gelu", {B, T, F});
+        a.residual3 = addActivation(h + "residual_mlp", {B, T, C});
+        m_blocks.push_back(a);
+    }
+    m_lnf = addActivation("ln_f", {B, T, C});
+    m_lnfMean = addActivation("ln_f.mean", {B, T});
+    m_lnfRstd = addActivation("ln_f.rstd", {B, T});
+    m_logits = addActivation("logits", {B, T, V});
+    m_lse = addActivation("logsumexp", {B, T});
+    m_losses = addActivation("losses", {B, T});
+    m_acts.assign(m_actSlices.back().offset + m_actSlices.back().size, Real(0));
+
+    const size_t N = size_t(m_N);
+    m_tokens.assign(N, 0);
+    m_targets.assign(N, 0);
+    m_branch.assign(N * C, 0);
+    m_dres.assign(N * C, 0);
+    if (shape.dropout > 0.0) m_dbranch.assign(N * C, 0);
+    m_dln.assign(N * C, 0);
+    m_dqkv.assign(N * 3 * C, 0);
+    m_datty.assign(N * C, 0);
+    m_dfch.assign(N * F, 0);
+    if (std::is_same_v<Real, float> && shape.bf16) {
+        size_t largest = 0;
+        for (const LayerSlice& layer : m_table.layers()) largest = std::max(largest, layer.size);
+        const LayerSlice& head = m_table.layers()[m_table.headLayer()];
+        const size_t headWithWte = head.size + (shape.tiedEmbedding ? size_t(V * C) : 0);
+        m_bf16Weights.assign(std::max(largest, headWithWte), 0);
+    }
+}
+
+template <typename Real>
+size_t Gpt<Real>::addActivation(std::string name, std::vector<int64_t> shape) {
+    size_t size = 1;
+    for (int64_t d : shape) size *= size_t(d);
+    const size_t offset =
+        m_actSlices.empty() ? 0 : m_actSlices.back().offset + m_actSlices.back().size;
+    m_actSlices.push_back({std::move(name), std::move(shape), offset, size});
+    return offset;
+}
+
+template <typename Real>
+const Real* Gpt<Real>::activation(std::string_view name) const {
+    for (const ActivationSlice& s : m_actSlices) {
+        if (s.name == name) return m_acts.data() + s.offset;
+    }
+    return nullptr;
+}
+
+template <typename Real>
+const Real* Gpt<Real>::blockInput(int layer) const {
+    return m_acts.data() + (layer == 0 ? m_encoded : m_blocks[size_t(layer - 1)].residual3);
+}
+
+template <typename Real>
+uint64_t Gpt<Real>::dropoutKey(int layerIndex, int site) const {
+    return rng::deriveKey(rng::deriveKey(m_dropoutSeed, uint64_t(layerIndex)), uint64_t(site));
+}
+
+template <typename Real>
+const Real* Gpt<Real>::computeWeights(const Real* params, size_t count, size_t scratchOffset) {
+    if constexpr (std::is_same_v<Real, float>) {
+        if (shape().bf16) {
+            float* dst = m_bf16Weights.data() + scratchOffset;
+            std::copy(params, params + count, dst);
+            tensor::roundToBf16(dst, count);
+            return dst;
+        }
+    }
+    (void)count;
+    (void)scratchOffset;
+    return params;
+}
+
+template <typename Real>
+void Gpt<Real>::roundActivation(Real* data, size_t count) const {
+    if constexpr (std::is_same_v<Real, float>) {
+        if (shape().bf16) tensor::roundToBf16(data, count);
+    } else {
+        (void)data;
+        (void)count;
+    }
+}
+
+template <typename Real>
+void Gpt<Real>::beginStep(bool training, uint64_t dropoutSeed) {
+    m_training = training;
+    m_dropoutSeed = dropoutSeed;
+    m_haveTargets = false;
+}
+
+template <typename Real>
+void Gpt<Real>::embedForward(const Real* embeddingParams, const int32_t* inputs) {
+    const GptShape& s = shape();
+    const size_t C = size_t(s.channels), n = size_t(m_N) * C;
+    std::copy(inputs, inputs + m_N, m_tokens.begin());
+    const Real* w = computeWeights(embeddingParams, size_t(s.vocab + s.maxPositions) * C, 0);
+    Real* encoded = act(m_encoded);
+    ops::embeddingForward(encoded, inputs, w, w + size_t(s.vocab) * C, m_B, m_T, s.channels);
+    ops::dropoutForward(encoded, n, rate(s.dropout),
+                        dropoutKey(ParameterTable::embeddingLayer(), kEmbedding));
+}
+
+template <typename Real>
+void Gpt<Real>::blockForward(int layer, const Real* blockParams) {
+    const GptShape& s = shape();
+    const int N = m_N, C = s.channels, F = s.ffn;
+    const size_t nc = size_t(N) * C;
+    const int layerIndex = ParameterTable::blockLayer(layer);
+    const Real* w = computeWeights(blockParams, m_off.size, 0);
+    const BlockActs& a = m_blocks[size_t(layer)];
+    const Real* input = blockInput(layer);
+
+    ops::layerNormForward(act(a.ln1), act(a.ln1Mean), act(a.ln1Rstd), input, w + m_off.ln1w,
+                          w + m_off.ln1b, N, C, s.lnEps);
+    roundActivation(act(a.ln1), nc);
+    ops::linearForward(act(a.qkv), act(a.ln1), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C);
+    roundActivation(act(a.qkv), 3 * nc);
+    ops::attentionForward(act(a.atty), act(a.probs), act(a.qkv), m_B, m_T, C, s.heads,
+                          rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs));
+    roundActivation(act(a.atty), nc);
+    roundActivation(act(a.probs), size_t(m_B) * s.heads * m_T * m_T);
+    ops::linearForward(m_branch.data(), act(a.atty), w + m_off.attprojw, w + m_off.attprojb, N, C,
+                       C);
+    roundActivation(m_branch.data(), nc);
+    ops::dropoutForward(m_branch.data(), nc, rate(s.dropout),
+                        dropoutKey(layerIndex, kAttentionOut));
+    ops::residualForward(act(a.residual2), input, m_branch.data(), nc);
+
+    ops::layerNormForward(act(a.ln2), act(a.ln2Mean), act(a.ln2Rstd), act(a.residual2),
+                          w + m_off.ln2w, w + m_off.ln2b, N, C, s.lnEps);
+    roundActivation(act(a.ln2), nc);
+    ops::linearForward(act(a.fch), act(a.ln2), w + m_off.fcw, w + m_off.fcb, N, C, F);
+    roundActivation(act(a.fch), size_t(N) * F);
+    ops::geluForward(act(a.fchGelu), act(a.fch), size_t(N) * F);
+    roundActivation(act(a.fchGelu), size_t(N) * F);
+    ops::linearForward(m_branch.data(), act(a.fchGelu), w + m_off.fcprojw, w + m_off.fcprojb, N, F,
+                       C);
+    roundActivation(m_branch.data(), nc);
+    ops::dropoutForward(m_branch.data(), nc, rate(s.dropout), dropoutKey(layerIndex, kMlpOut));
+    ops::residualForward(act(a.residual3), act(a.residual2), m_branch.data(), nc);
+}
+
+template <typename Real>
+Real Gpt<Real>::headForward(const Real* headParams, const Real* wte, const int32_t* targets) {
+    const GptShape& s = shape();
+    const int N = m_N, C = s.channels, V = s.vocab;
+    const LayerSlice& head = m_table.layers()[size_t(m_table.headLayer())];
+    const Real* w = computeWeights(headParams, head.size, 0);
+    // The output projection W (V,C): tied to wte, or lm_head.weight right after ln_f.
+    const Real* W = s.tiedEmbedding ? computeWeights(wte, size_t(V) * C, head.size) : w + 2 * C;
+    const Real* last = blockInput(s.layers);
+
+    ops::layerNormForward(act(m_lnf), act(m_lnfMean), act(m_lnfRstd), last, w, w + C, N, C,
+                          s.lnEps);
+    roundActivation(act(m_lnf), size_t(N) * C);
+    tensor::matmul<Real>(Trans::No, Trans::Yes, N, V, C, Real(1), act(m_lnf), C, W, C, Real(0),
+                         act(m_logits), V);
+    roundActivation(act(m_logits), size_t(N) * V);
+    m_haveTargets = targets != nullptr;
+    if (!targets) return Real(0);
+    std::copy(targets, targets + N, m_targets.begin());
+    ops::crossEntropyForward(act(m_losses), act(m_lse), act(m_logits), targets, N, V);
+    double sum = 0.0;  // fixed order, so the loss is reproducible
+    for (int n = 0; n < N; ++n) sum += double(m_acts[m_losses + size_t(n)]);
+    return Real(sum / N);
+}
+
+template <typename Real>
+void Gpt<Real>::headBackward(const Real* headParams, const Real* wte, Real* headGrads, Real* dWte) {
+    assert(m_haveTargets && "headBackward needs a forward with targets");
+    const GptShape& s = shape();
+    const int N = m_N, C = s.channels, V = s.vocab;
+    const LayerSlice& head = m_table.layers()[size_t(m_table.headLayer())];
+    const Real* w = computeWeights(headParams, head.size, 0);
+    const Real* W = s.tiedEmbedding ? computeWeights(wte, size_t(V) * C, head.size) : w + 2 * C;
+    Real* dW = s.tiedEmbedding ? dWte : headGrads + 2 * C;
+
+    Real* dlogits = act(m_logits);  // in place: the logits are not needed any more
+    ops::crossEntropyBackward(dlogits, act(m_logits), act(m_lse), m_targets.data(), Real(1) / N, N,
+                              V);
+    tensor::matmul<Real>(Trans::No, Trans::No, N, C, V, Real(1), dlogits, V, W, C, Real(0),
+                         m_dln.data(), C);
+    tensor::matmul<Real>(Trans::Yes, Trans::No, V, C, N, Real(1), dlogits, V, act(m_lnf), C,
+                         Real(1), dW, C);
+    std::fill(m_dres.begin(), m_dres.end(), Real(0));
+    ops::layerNormBackward(m_dres.data(), headGrads, headGrads + C, m_dln.data(),
+                           blockInput(s.layers), w, act(m_lnfMean), act(m_lnfRstd), N, C);
+    m_haveTargets = false;
+}
+
+template <typename Real>
+void Gpt<Real>::blockBackward(int layer, const Real* blockParams, Real* blockGrads) {
+    const GptShape& s = shape();
+    const int N = m_N, C = s.channels, F = s.ffn;
+    const size_t nc = size_t(N) * C;
+    const int layerIndex = ParameterTable::blockLayer(layer);
+    const Real* w = computeWeights(blockParams, m_off.size, 0);
+    Real* g = blockGrads;
+    const BlockActs& a = m_blocks[size_t(layer)];
+    Real* dres = m_dres.data();  // holds d(residual_mlp) on entry, d(block input) on exit
+    const double p = rate(s.dropout);
+    auto branchGrad = [&](int site) -> const Real* {
+        if (p <= 0.0) return dres;
+        ops::dropoutBackward(m_dbranch.data(), dres, nc, p, dropoutKey(layerIndex, site));
+        return m_dbranch.data();
+    };
+
+    // MLP branch.
+    ops::linearBackward(m_dfch.data(), false, g + m_off.fcprojw, g + m_off.fcprojb,
+                        branchGrad(kMlpOut), act(a.fchGelu), w + m_off.fcprojw, N, F, C);
+    ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
+    ops::linearBackward(m_dln.data(), false, g + m_off.fcw, g + m_off.fcb, m_dfch.data(),
+                        act(a.ln2), w + m_off.fcw, N, C, F);
+    ops::layerNormBackward(dres, g + m_off.ln2w, g + m_off.ln2b, m_dln.data(), act(a.residual2),
+                           w + m_off.ln2w, act(a.ln2Mean), act(a.ln2Rstd), N, C);
+    // Attention branch.
+    ops::linearBackward(m_datty.data(), false, g + m_off.attprojw, g + m_off.attprojb,
+                        branchGrad(kAttentionOut), act(a.atty), w + m_off.attprojw, N, C, C);
+    ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.probs), m_B, m_T, C,
+                           s.heads, rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs));
+    ops::linearBackward(m_dln.data(), false, g + m_off.qkvw, g + m_off.qkvb, m_dqkv.data(),
+                        act(a.ln1), w + m_off.qkvw, N, C, 3 * C);
+    ops::layerNormBackward(dres, g + m_off.ln1w, g + m_off.ln1b, m_dln.data(), blockInput(layer),
+                           w + m_off.ln1w, act(a.ln1Mean), act(a.ln1Rstd), N, C);
+}
+
+template <typename Real>
+void Gpt<Real>::embedBackward(Real* embeddingGrads) {
+    const GptShape& s = shape();
+    const size_t C = size_t(s.channels), nc = size_t(m_N) * C;
+    const double p = rate(s.dropout);
+    const Real* d = m_dres.data();
+    if (p > 0.0) {
+        ops::dropoutBackward(m_dbranch.data(), m_dres.data(), nc, p,
+                             dropoutKey(ParameterTable::embeddingLayer(), kEmbedding));
+        d = m_dbranch.data();
+    }
+    ops::embeddingBackward(embeddingGrads, embeddingGrads + size_t(s.vocab) * C, d, m_tokens.data(),
+                           m_B, m_T, s.channels);
+}
+
+template <typename Real>
+Real Gpt<Real>::forward(const Real* params, const int32_t* inputs, const int32_t* targets,
+                        bool training, uint64_t dropoutSeed) {
+    const auto& layers = m_table.layers();
+    const Real* embedding = params + layers[size_t(ParameterTable::embeddingLayer())].offset;
+    beginStep(training, dropoutSeed);
+    embedForward(embedding, inputs);
+    for (int l = 0; l < shape().layers; ++l) {
+        blockForward(l, params + layers[size_t(ParameterTable::blockLayer(l))].offset);
+    }
+    return headForward(params + layers[size_t(m_table.headLayer())].offset, embedding, targets);
+}
+
+template <typename Real>
+void Gpt<Real>::backward(const Real* params, Real* grads) {
+    const auto& layers = m_table.layers();
+    const size_t emb = layers[size_t(ParameterTable::embeddingLayer())].offset;
+    const size_t head = layers[size_t(m_table.headLayer())].offset;
+    headBackward(params + head, params + emb, grads + head,
+                 shape().tiedEmbedding ? grads + emb : nullptr);
+    for (int l = shape().layers - 1; l >= 0; --l) {
+        const size_t off = layers[size_t(ParameterTable::blockLayer(l))].offset;
+        blockBackward(l, params + off, grads + off);
+    }
+    embedBackward(grads + emb);
+}
+
+template <typename Real>
+const Real* Gpt<Real>::logits(int b, int t) const {
+    return m_acts.data() + m_logits + (size_t(b) * m_T + size_t(t)) * size_t(shape().vocab);
+}
+
+template class Gpt<float>;
+template class Gpt<double>;
+
+}  // namespace ws::model

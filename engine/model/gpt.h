@@ -1,0 +1,135 @@
+// Gpt<Real>: the GPT-2 model's forward and backward pass over a flat parameter buffer laid out by
+// ParameterTable (parameters.h), for one batch shape (B, T) fixed at construction. Like llm.c's
+// train_gpt2.c: one contiguous activation buffer split by a size table, layer-by-layer functions.
+// Real = float trains; Real = double is the exact reference for gradient checks.
+//
+// Architecture (GPT-2 exactly): x = dropout(wte[token] + wpe[pos]); per block, pre-LN:
+//   x = x + dropout(c_proj(attn(ln_1(x))))  (causal, scores / sqrt(hs), dropout on probabilities)
+//   x = x + dropout(mlp.c_proj(gelu_tanh(c_fc(ln_2(x)))))
+// then ln_f, logits = ln_f(x) · Wᵀ with W = wte (tied) or lm_head.weight (V,C), and the mean
+// cross-entropy over all B*T positions. Dropout only in training mode, inverted scaling, masks from
+// the counter-based stream of (dropoutSeed, layer, site), so a step is reproducible and a rate of
+// 0 draws no random numbers.
+//
+// bf16 mode (shape.bf16, Gpt<float> only; Gpt<double> ignores it): a bf16-rounded (RNE) copy of
+// each layer's fp32 weights is what the layer computes with, in forward and backward. Rounded to
+// bf16 after their op: ln_1/ln_2/ln_f outputs, qkv, attention probabilities and output, both
+// projection outputs (before dropout), c_fc output, GELU output, logits. Kept fp32, as under
+// PyTorch autocast where a bf16 branch added to an fp32 stream stays fp32: the residual stream
+// (embedding sum, residual adds), LayerNorm statistics, softmax/cross-entropy, every gradient, and
+// the master weights and their gradients. Matmuls accumulate in fp32 (as a bf16 GEMM does).
+//
+// Per-layer entry points take the layer's own slice (params + table().layers()[i].offset), so the
+// streaming executor can pass weights from a separate buffer. Order: beginStep, embedForward,
+// blockForward(0..L-1), headForward; then headBackward, blockBackward(L-1..0), embedBackward.
+// Backward functions ACCUMULATE into the gradient slices (the caller zeroes them).
+//
+// Thread-safety: one step at a time per object (it owns the activations); different Gpt objects
+// may run concurrently. Kernels use tensor::computeThreads(). Inputs are programmer contracts
+// (tokens in [0, V); check user data with checkTokens()), asserted in debug builds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/model/parameters.h"
+
+namespace ws::model {
+
+// One named activation tensor inside Gpt's activation buffer (for μP coord checks and views).
+struct ActivationSlice {
+    std::string name;  // "encoded", "h.3.qkv", "ln_f", "logits", ...
+    std::vector<int64_t> shape;
+    size_t offset = 0;
+    size_t size = 0;
+};
+
+// Fails with a message naming the first token outside [0, vocab).
+Status checkTokens(const int32_t* tokens, size_t count, int vocab);
+
+template <typename Real>
+class Gpt {
+public:
+    // Precondition: shape.validate(batch, seqLen) is ok.
+    Gpt(const GptShape& shape, int batch, int seqLen);
+
+    const GptShape& shape() const { return m_table.shape(); }
+    const ParameterTable& table() const { return m_table; }
+    int batch() const { return m_B; }
+    int seqLen() const { return m_T; }
+
+    // Full step on params (P, table layout). inputs and targets are (B,T) token ids; targets may
+    // be null (logits only; returns 0). Returns the mean loss.
+    Real forward(const Real* params, const int32_t* inputs, const int32_t* targets, bool training,
+                 uint64_t dropoutSeed);
+    // After forward with targets: grads (P, table layout) += dLoss/dParams. Consumes the logits.
+    void backward(const Real* params, Real* grads);
+
+    // Logits (V) at position t of sequence b, valid after a forward until the next backward.
+    const Real* logits(int b, int t) const;
+
+    // --- Per-layer entry points (slices as described above).
+    void beginStep(bool training, uint64_t dropoutSeed);
+    void embedForward(const Real* embeddingParams, const int32_t* inputs);
+    void blockForward(int layer, const Real* blockParams);
+    // wte: the embedding slice's wte (V,C), used when the head is tied (may be null otherwise).
+    Real headForward(const Real* headParams, const Real* wte, const int32_t* targets);
+    // dWte: the embedding gradient slice's wte part when tied (null otherwise).
+    void headBackward(const Real* headParams, const Real* wte, Real* headGrads, Real* dWte);
+    void blockBackward(int layer, const Real* blockParams, Real* blockGrads);
+    void embedBackward(Real* embeddingGrads);
+
+    // --- Activations of the last forward, addressable by name.
+    const std::vector<ActivationSlice>& activationSlices() const { return m_actSlices; }
+    const Real* activationData() const { return m_acts.data(); }
+    const Real* activation(std::string_view name) const;  // null if unknown
+
+private:
+    struct BlockActs {  // offsets into m_acts
+        size_t ln1, ln1Mean, ln1Rstd, qkv, probs, atty, residual2, ln2, ln2Mean, ln2Rstd, fch,
+            fchGelu, residual3;
+    };
+    size_t addActivation(std::string name, std::vector<int64_t> shape);
+    Real* act(size_t offset) { return m_acts.data() + offset; }
+    const Real* blockInput(int layer) const;
+    uint64_t dropoutKey(int layerIndex, int site) const;
+    double rate(double p) const { return m_training ? p : 0.0; }
+    // The weights a layer computes with: params itself, or (bf16 mode) a rounded copy stored at
+    // m_bf16Weights + scratchOffset.
+    const Real* computeWeights(const Real* params, size_t count, size_t scratchOffset);
+    void roundActivation(Real* data, size_t count) const;
+
+    ParameterTable m_table;
+    BlockOffsets m_off;
+    int m_B, m_T, m_N;  // N = B*T
+    bool m_training = false;
+    uint64_t m_dropoutSeed = 0;
+    bool m_haveTargets = false;
+
+    std::vector<ActivationSlice> m_actSlices;
+    std::vector<Real> m_acts;
+    size_t m_encoded = 0;
+    std::vector<BlockActs> m_blocks;
+    size_t m_lnf = 0, m_lnfMean = 0, m_lnfRstd = 0, m_logits = 0, m_lse = 0, m_losses = 0;
+
+    std::vector<int32_t> m_tokens;   // (B,T) copy of the inputs for embedBackward
+    std::vector<int32_t> m_targets;  // (B,T)
+
+    // Scratch, reused by every layer (not addressable activations).
+    std::vector<Real> m_branch;       // (N,C) projection output before dropout and residual add
+    std::vector<Real> m_dres;         // (N,C) gradient of the residual stream
+    std::vector<Real> m_dbranch;      // (N,C) dropout-masked branch gradient (dropout > 0 only)
+    std::vector<Real> m_dln;          // (N,C)
+    std::vector<Real> m_dqkv;         // (N,3C)
+    std::vector<Real> m_datty;        // (N,C)
+    std::vector<Real> m_dfch;         // (N,F)
+    std::vector<Real> m_bf16Weights;  // largest layer slice (+ wte when tied), bf16 mode only
+};
+
+extern template class Gpt<float>;
+extern template class Gpt<double>;
+
+}  // namespace ws::model

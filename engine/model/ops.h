@@ -1,0 +1,91 @@
+// The GPT-2 ops, forward and backward, one function each, in the style of llm.c's train_gpt2.c.
+// Shapes: B batch, T sequence, C channels, NH heads, hs = C / NH, F ffn width, V vocabulary,
+// N = B*T rows. Every buffer is row-major and dense unless a leading dimension is given.
+//
+// Contracts shared by all ops:
+// - Backward functions ACCUMULATE into parameter gradients (dweight, dbias, dwte, ...) and into
+//   dinp unless the comment says "overwrites".
+// - Deterministic: work is split in static partitions over independent outputs (rows, or column
+//   blocks that each loop over all rows in order), so results depend only on the inputs and the
+//   thread count; most are even independent of the thread count.
+// - Called outside a parallel region they use tensor::computeThreads(); inside one, the caller's
+//   thread alone.
+// - Real is float or double (both instantiated).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ws::model::ops {
+
+// out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) are saved for backward.
+template <typename Real>
+void layerNormForward(Real* out, Real* mean, Real* rstd, const Real* inp, const Real* weight,
+                      const Real* bias, int N, int C, double eps);
+// dinp (N,C), dweight (C), dbias (C) accumulate.
+template <typename Real>
+void layerNormBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout, const Real* inp,
+                       const Real* weight, const Real* mean, const Real* rstd, int N, int C);
+
+// out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT); bias may be null.
+template <typename Real>
+void linearForward(Real* out, const Real* inp, const Real* weight, const Real* bias, int N, int IN,
+                   int OUT);
+// dinp (N,IN) = dout · weightᵀ (overwrites, or accumulates when accumulateDinp; may be null to
+// skip); dweight (IN,OUT) += inpᵀ · dout; dbias (OUT) += column sums of dout (may be null).
+template <typename Real>
+void linearBackward(Real* dinp, bool accumulateDinp, Real* dweight, Real* dbias, const Real* dout,
+                    const Real* inp, const Real* weight, int N, int IN, int OUT);
+
+// GPT-2's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <typename Real>
+void geluForward(Real* out, const Real* inp, size_t n);
+// dinp = dout * gelu'(inp); overwrites; dinp may alias dout.
+template <typename Real>
+void geluBackward(Real* dinp, const Real* inp, const Real* dout, size_t n);
+
+// out (B,T,C) = wte[tokens[b,t]] + wpe[t]; tokens in [0, V).
+template <typename Real>
+void embeddingForward(Real* out, const int32_t* tokens, const Real* wte, const Real* wpe, int B,
+                      int T, int C);
+// dwte (V,C), dwpe (maxT,C) accumulate.
+template <typename Real>
+void embeddingBackward(Real* dwte, Real* dwpe, const Real* dout, const int32_t* tokens, int B,
+                       int T, int C);
+
+// Per row n: lse[n] = log sum_v exp(logits[n,v]); losses[n] = lse[n] - logits[n, targets[n]].
+template <typename Real>
+void crossEntropyForward(Real* losses, Real* lse, const Real* logits, const int32_t* targets, int N,
+                         int V);
+// dlogits (N,V) = (softmax(logits) - onehot(targets)) * dlossPerRow; overwrites; may alias logits.
+template <typename Real>
+void crossEntropyBackward(Real* dlogits, const Real* logits, const Real* lse,
+                          const int32_t* targets, Real dlossPerRow, int N, int V);
+
+// out = a + b (n elements; out may alias a or b).
+template <typename Real>
+void residualForward(Real* out, const Real* a, const Real* b, size_t n);
+
+// Inverted dropout with rate p and the counter-based mask of stream `key` (random.h): x[i] is
+// zeroed or scaled by 1 / (1 - p). dropoutBackward applies the same mask to a gradient (dx may
+// alias dy). p == 0 does nothing (no random numbers drawn).
+template <typename Real>
+void dropoutForward(Real* x, size_t n, double p, uint64_t key);
+template <typename Real>
+void dropoutBackward(Real* dx, const Real* dy, size_t n, double p, uint64_t key);
+// The exact scale kept elements get for rate p (p is quantized to 24 bits for the mask).
+double dropoutScale(double p);
+
+// Causal multi-head self-attention on qkv (B,T,3C) = [q | k | v], scores scaled by 1/sqrt(hs):
+// probs (B,NH,T,T) = softmax over keys <= query (zeros above the diagonal, saved for backward),
+// out (B,T,C) = dropout(probs) · v, heads side by side. Dropout uses stream `key` indexed by the
+// position in probs.
+template <typename Real>
+void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int C, int NH,
+                      double dropout, uint64_t key);
+// dqkv (B,T,3C): overwrites.
+template <typename Real>
+void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* probs, int B,
+                       int T, int C, int NH, double dropout, uint64_t key);
+
+}  // namespace ws::model::ops

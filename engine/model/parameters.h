@@ -1,0 +1,120 @@
+// The GPT-2 model's shape and its parameter layout: ONE contiguous buffer of all weights, in
+// Hugging Face GPT-2 names and layouts (Conv1D weights stored (in, out), so y = x·W + b), laid
+// out layer-contiguously so streaming, checkpoints, gradient reduction and the optimizer work on
+// plain contiguous copies:
+//   layer 0      "embeddings": wte.weight (V,C), wpe.weight (maxT,C)
+//   layer 1+l    "h.l":        ln_1.weight (C), ln_1.bias (C), attn.c_attn.weight (C,3C),
+//                              attn.c_attn.bias (3C), attn.c_proj.weight (C,C), attn.c_proj.bias
+//                              (C), ln_2.weight (C), ln_2.bias (C), mlp.c_fc.weight (C,F),
+//                              mlp.c_fc.bias (F), mlp.c_proj.weight (F,C), mlp.c_proj.bias (C)
+//   layer L+1    "head":       ln_f.weight (C), ln_f.bias (C), lm_head.weight (V,C) only if untied
+// with no padding anywhere (V vocab, C channels, F ffn width, maxT positions, L layers).
+//
+// Thread-safety: ParameterTable is immutable after construction. initParameters() writes the
+// buffer it is given (using the compute threads) and is deterministic for a seed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/core/result.h"
+
+namespace ws::model {
+
+struct GptShape {
+    int vocab = 0;         // V
+    int channels = 0;      // C
+    int layers = 0;        // L
+    int heads = 0;         // NH (divides C)
+    int ffn = 0;           // F, width of the MLP's hidden layer
+    int maxPositions = 0;  // rows of wpe; the longest usable sequence
+    bool tiedEmbedding = true;
+    double lnEps = 1e-5;
+    double dropout = 0.0;      // on the embedding output and on each residual branch output
+    double attnDropout = 0.0;  // on attention probabilities
+    bool bf16 = false;         // compute with bf16-rounded weights and activations (Gpt<float>)
+
+    static GptShape fromConfig(const config::ModelConfig& model);
+
+    int headSize() const { return heads > 0 ? channels / heads : 0; }
+
+    // Checks the shape itself (positive sizes, heads divide channels, rates in [0, 1)); with
+    // batch/seqLen > 0 also that a Gpt of that batch and sequence length can be built. The message
+    // names the config key to change.
+    Status validate(int batch = 0, int seqLen = 0) const;
+};
+
+struct TensorSlice {
+    std::string name;            // Hugging Face GPT-2 name, e.g. "h.3.attn.c_attn.weight"
+    std::vector<int64_t> shape;  // e.g. {C, 3C}
+    size_t offset = 0;           // elements from the start of the parameter buffer
+    size_t size = 0;             // elements
+    int layerIndex = 0;          // index into ParameterTable::layers()
+    bool decay = false;          // weight decay applies: every 2-D tensor (incl. wte, wpe, lm_head)
+};
+
+struct LayerSlice {
+    std::string name;  // "embeddings", "h.0" ... "h.{L-1}", "head"
+    size_t offset = 0;
+    size_t size = 0;
+    size_t firstTensor = 0;  // index into ParameterTable::tensors()
+    size_t tensorCount = 0;
+};
+
+// Offsets of the 12 tensors inside one block's slice (identical for every block).
+struct BlockOffsets {
+    size_t ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+    size_t size;
+};
+BlockOffsets blockOffsets(const GptShape& shape);
+
+class ParameterTable {
+public:
+    explicit ParameterTable(const GptShape& shape);
+
+    const GptShape& shape() const { return m_shape; }
+    const std::vector<TensorSlice>& tensors() const { return m_tensors; }
+    const std::vector<LayerSlice>& layers() const { return m_layers; }
+    size_t totalSize() const { return m_totalSize; }
+    const TensorSlice* find(std::string_view name) const;
+
+    // Indices into layers().
+    static constexpr int embeddingLayer() { return 0; }
+    static constexpr int blockLayer(int block) { return 1 + block; }
+    int headLayer() const { return m_shape.layers + 1; }
+
+private:
+    void add(std::string name, std::vector<int64_t> shape, bool decay);
+
+    GptShape m_shape;
+    std::vector<TensorSlice> m_tensors;
+    std::vector<LayerSlice> m_layers;
+    std::map<std::string, size_t, std::less<>> m_byName;
+    size_t m_totalSize = 0;
+};
+
+// Initializes all parameters, ModelZoo style: embedding_initializer for wte/wpe, initializer for
+// c_attn, c_fc and lm_head weights, output_layer_initializer for attn.c_proj and mlp.c_proj weights
+// (absent: initializer with std, a - mean and b - mean all divided by sqrt(2 L), GPT-2's scaled
+// residual init, truncation staying at the same number of standard deviations), biases 0,
+// LayerNorm weights 1 and biases 0. truncated_normal resamples values outside [a, b] (after 64
+// rejected draws, which only an interval far from the mean can cause, the value is clamped into
+// [a, b] so a bad config cannot hang). Each tensor draws from its own counter-based stream keyed by
+// (seed, tensor index), so the result does not depend on thread count or order.
+void initParameters(const ParameterTable& table, const config::ModelConfig& model, uint64_t seed,
+                    float* params);
+
+// Parameters the model counts: every tensor of the table (wte, wpe, lm_head when untied).
+size_t parameterCount(const GptShape& shape);
+
+// llm.c's training FLOPs per step, (6 N + 6 L C T) B T, with N = parameterCount() (it includes wpe,
+// which does no multiply-adds, and lm_head when untied, which does): the first term is the
+// matmuls' forward + backward, the second the attention score and value products.
+double trainingFlopsPerStep(const GptShape& shape, int batch, int seqLen);
+
+}  // namespace ws::model

@@ -1,0 +1,70 @@
+// Compute threads for every engine kernel: one process-wide pool and static partitions.
+//
+// parallelFor() splits a range into one contiguous chunk per thread; each chunk's result depends
+// only on the range and the thread count, never on which thread runs it or when, so results are
+// reproducible for a given thread count. matmul() runs OpenBLAS / Eigen as single-threaded kernels
+// inside such a partition, so OpenBLAS's own pthread pool and Eigen's threading are pinned to one
+// thread and no second pool ever spins against this one.
+//
+// Why not OpenMP's runtime: libgomp's default waiting spins ~300k iterations at every barrier and
+// can only be changed by OMP_WAIT_POLICY before the process starts; on a loaded 2-core machine that
+// spinning halved our training throughput (PyTorch needs OMP_WAIT_POLICY=PASSIVE for the same
+// reason). This pool spins only briefly (kSpinMicros) and then sleeps on a futex. `#pragma omp
+// simd` is still used for vectorization.
+//
+// Thread-safety: everything here may be called from any thread. setComputeThreads() takes effect
+// for regions started afterwards. One region runs on the pool at a time: a region started while
+// another thread's region is running, or from inside a region, runs all its chunks on the calling
+// thread in order (same partition, so the same results).
+#pragma once
+
+#include <cstdint>
+
+namespace ws::tensor {
+
+// n > 0: use n threads; n <= 0: all cores the process may run on (OMP_NUM_THREADS if set).
+void setComputeThreads(int n);
+
+// Threads a region started outside a region uses (>= 1).
+int computeThreads();
+
+// Team size for a loop over `work` elements: 1 inside a region or when the work is too small to
+// pay for waking the pool, else computeThreads().
+int threadsForWork(int64_t work);
+
+// True on a pool thread, or on the caller while it runs its own chunk of a region.
+bool inParallelRegion();
+
+// Runs body(index, count) for every index in [0, count) — index 0 on the caller — and returns when
+// all are done. Exceptions must not escape body.
+void parallelRun(int count, void (*body)(void* context, int index, int count), void* context);
+
+template <typename F>
+void parallelRun(int count, F&& body) {
+    parallelRun(
+        count, [](void* ctx, int index, int n) { (*static_cast<F*>(ctx))(index, n); },
+        static_cast<void*>(&body));
+}
+
+// Static partition of [0, n) into `threads` contiguous chunks of ceil(n / threads) elements:
+// body(begin, end) once per non-empty chunk.
+template <typename F>
+void parallelFor(int64_t n, int threads, F&& body) {
+    if (threads <= 1 || n <= 1) {
+        if (n > 0) body(int64_t{0}, n);
+        return;
+    }
+    const int64_t chunk = (n + threads - 1) / threads;
+    parallelRun(threads, [&](int index, int) {
+        const int64_t begin = index * chunk;
+        const int64_t end = begin + chunk < n ? begin + chunk : n;
+        if (begin < end) body(begin, end);
+    });
+}
+
+namespace detail {
+// Pins OpenBLAS and Eigen to one thread the first time any matmul runs (idempotent, cheap).
+void pinLibraryThreadsOnce();
+}  // namespace detail
+
+}  // namespace ws::tensor

@@ -1,0 +1,352 @@
+// The whole Gpt step: finite-difference gradients of every parameter in double (tied and untied
+// heads, with and without dropout), float against double, bit-identical repeats, the per-layer
+// entry points against the full step, bf16 mode, and a tiny model overfitting a sequence.
+#include "engine/model/gpt.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "engine/model/random.h"
+#include "gradcheck.h"
+
+namespace ws::model {
+namespace {
+
+using testing::expectGradientMatches;
+
+GptShape tinyShape(bool tied) {
+    GptShape s;
+    s.vocab = 11;
+    s.channels = 8;
+    s.layers = 2;
+    s.heads = 2;
+    s.ffn = 32;
+    s.maxPositions = 8;
+    s.tiedEmbedding = tied;
+    s.lnEps = 1e-5;
+    return s;
+}
+
+config::ModelConfig configFor(const GptShape& s, double stdev) {
+    config::ModelConfig m;
+    m.vocabSize = s.vocab;
+    m.hiddenSize = s.channels;
+    m.numHiddenLayers = s.layers;
+    m.numHeads = s.heads;
+    m.filterSize = s.ffn;
+    m.maxPositionEmbeddings = s.maxPositions;
+    m.shareEmbeddingWeights = s.tiedEmbedding;
+    m.embeddingInitializer = {"normal", 0.0, stdev, -1, 1};
+    m.initializer = {"normal", 0.0, stdev, -1, 1};
+    return m;
+}
+
+// Initialized weights; LayerNorm gains and all biases perturbed too so their gradients are
+// exercised away from the trivial 1/0 values.
+std::vector<float> initialWeights(const GptShape& s, double stdev, uint64_t seed) {
+    const ParameterTable table(s);
+    std::vector<float> p(table.totalSize());
+    initParameters(table, configFor(s, stdev), seed, p.data());
+    for (const TensorSlice& t : table.tensors()) {
+        if (t.shape.size() != 1) continue;
+        for (size_t i = 0; i < t.size; ++i) {
+            p[t.offset + i] += float(0.1 * rng::standardNormal(seed + 99, t.offset + i));
+        }
+    }
+    return p;
+}
+
+template <typename Real>
+std::vector<Real> convert(const std::vector<float>& v) {
+    return std::vector<Real>(v.begin(), v.end());
+}
+
+std::vector<int32_t> tokens(int n, int vocab, uint64_t seed) {
+    std::vector<int32_t> ids(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) ids[size_t(i)] = int32_t(rng::bits(seed, uint64_t(i)) % vocab);
+    return ids;
+}
+
+void checkWholeModelGradient(GptShape shape, bool training) {
+    const int B = 2, T = 5;
+    Gpt<double> gpt(shape, B, T);
+    std::vector<double> params = convert<double>(initialWeights(shape, 0.3, 5));
+    const auto inputs = tokens(B * T, shape.vocab, 1), targets = tokens(B * T, shape.vocab, 2);
+    const uint64_t seed = 77;
+    auto loss = [&] {
+        return gpt.forward(params.data(), inputs.data(), targets.data(), training, seed);
+    };
+    const double l0 = loss();
+    EXPECT_GT(l0, 0.5);
+    std::vector<double> grads(params.size(), 0.0);
+    gpt.backward(params.data(), grads.data());
+    for (const TensorSlice& t : gpt.table().tensors()) {  // every tensor gets a gradient
+        double norm = 0;
+        for (size_t i = 0; i < t.size; ++i) norm += std::abs(grads[t.offset + i]);
+        EXPECT_GT(norm, 0.0) << t.name;
+    }
+    const double worst = expectGradientMatches(params, grads, loss, "dparams");
+    ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
+}
+
+TEST(GptGradcheck, WholeModelTiedHead) {
+    checkWholeModelGradient(tinyShape(true), false);
+}
+
+TEST(GptGradcheck, WholeModelUntiedHead) {
+    checkWholeModelGradient(tinyShape(false), false);
+}
+
+TEST(GptGradcheck, WholeModelWithDropoutMasksFixedBySeed) {
+    GptShape s = tinyShape(true);
+    s.dropout = 0.2;
+    s.attnDropout = 0.25;
+    checkWholeModelGradient(s, true);
+}
+
+TEST(GptTest, FloatForwardAgreesWithDouble) {
+    const GptShape s = tinyShape(false);
+    const int B = 2, T = 7;
+    Gpt<float> f(s, B, T);
+    Gpt<double> d(s, B, T);
+    const std::vector<float> pf = initialWeights(s, 0.3, 9);
+    const std::vector<double> pd = convert<double>(pf);
+    const auto in = tokens(B * T, s.vocab, 3), tg = tokens(B * T, s.vocab, 4);
+    const float lf = f.forward(pf.data(), in.data(), tg.data(), false, 0);
+    const double ld = d.forward(pd.data(), in.data(), tg.data(), false, 0);
+    EXPECT_NEAR(lf, ld, 1e-5 * std::abs(ld));
+    for (int b = 0; b < B; ++b) {
+        for (int t = 0; t < T; ++t) {
+            for (int v = 0; v < s.vocab; ++v) {
+                const double e = d.logits(b, t)[v];
+                ASSERT_NEAR(f.logits(b, t)[v], e, 1e-5 * (1 + std::abs(e)));
+            }
+        }
+    }
+    std::vector<float> gf(pf.size(), 0.0f);
+    std::vector<double> gd(pd.size(), 0.0);
+    f.backward(pf.data(), gf.data());
+    d.backward(pd.data(), gd.data());
+    double maxAbs = 0;
+    for (double g : gd) maxAbs = std::max(maxAbs, std::abs(g));
+    for (size_t i = 0; i < gd.size(); ++i) ASSERT_NEAR(gf[i], gd[i], 1e-5 * maxAbs) << i;
+}
+
+GptShape mediumShape() {
+    GptShape s;
+    s.vocab = 97;
+    s.channels = 64;
+    s.layers = 2;
+    s.heads = 4;
+    s.ffn = 256;
+    s.maxPositions = 96;
+    s.tiedEmbedding = true;
+    s.dropout = 0.1;
+    s.attnDropout = 0.1;
+    return s;
+}
+
+TEST(GptTest, RepeatedStepsAreBitIdentical) {
+    const GptShape s = mediumShape();  // large enough for every kernel to run multithreaded
+    const int B = 4, T = 80;
+    const std::vector<float> p = initialWeights(s, 0.05, 11);
+    const auto in = tokens(B * T, s.vocab, 5), tg = tokens(B * T, s.vocab, 6);
+    auto step = [&](Gpt<float>& gpt, std::vector<float>& grads) {
+        std::fill(grads.begin(), grads.end(), 0.0f);
+        const float loss = gpt.forward(p.data(), in.data(), tg.data(), true, 1234);
+        gpt.backward(p.data(), grads.data());
+        return loss;
+    };
+    Gpt<float> a(s, B, T), b(s, B, T);
+    std::vector<float> g1(p.size()), g2(p.size()), g3(p.size());
+    const float l1 = step(a, g1), l2 = step(a, g2), l3 = step(b, g3);
+    EXPECT_EQ(std::bit_cast<uint32_t>(l1), std::bit_cast<uint32_t>(l2));
+    EXPECT_EQ(std::bit_cast<uint32_t>(l1), std::bit_cast<uint32_t>(l3));
+    EXPECT_EQ(std::memcmp(g1.data(), g2.data(), g1.size() * sizeof(float)), 0);
+    EXPECT_EQ(std::memcmp(g1.data(), g3.data(), g1.size() * sizeof(float)), 0);
+    // Another dropout seed gives another step; evaluation mode uses no dropout at all.
+    std::fill(g2.begin(), g2.end(), 0.0f);
+    EXPECT_NE(a.forward(p.data(), in.data(), tg.data(), true, 1235), l1);
+    GptShape noDropout = s;
+    noDropout.dropout = noDropout.attnDropout = 0.0;
+    Gpt<float> plain(noDropout, B, T);
+    EXPECT_EQ(a.forward(p.data(), in.data(), tg.data(), false, 1234),
+              plain.forward(p.data(), in.data(), tg.data(), true, 1234));
+}
+
+TEST(GptTest, PerLayerEntryPointsOnSeparateBuffersMatchTheFullStep) {
+    GptShape s = mediumShape();
+    for (bool tied : {true, false}) {
+        s.tiedEmbedding = tied;
+        const int B = 2, T = 33;
+        Gpt<float> full(s, B, T), layered(s, B, T);
+        const ParameterTable& table = full.table();
+        const std::vector<float> p = initialWeights(s, 0.05, 12);
+        const auto in = tokens(B * T, s.vocab, 7), tg = tokens(B * T, s.vocab, 8);
+        std::vector<float> grads(p.size(), 0.0f);
+        const float loss = full.forward(p.data(), in.data(), tg.data(), true, 42);
+        full.backward(p.data(), grads.data());
+
+        // Each layer's weights and gradients in their own buffer, as the streaming executor has.
+        std::vector<std::vector<float>> w, g;
+        for (const LayerSlice& l : table.layers()) {
+            w.emplace_back(p.begin() + ptrdiff_t(l.offset),
+                           p.begin() + ptrdiff_t(l.offset + l.size));
+            g.emplace_back(l.size, 0.0f);
+        }
+        const int L = s.layers, head = table.headLayer();
+        layered.beginStep(true, 42);
+        layered.embedForward(w[0].data(), in.data());
+        for (int l = 0; l < L; ++l) layered.blockForward(l, w[size_t(1 + l)].data());
+        const float loss2 = layered.headForward(w[size_t(head)].data(), w[0].data(), tg.data());
+        EXPECT_EQ(loss, loss2);
+        layered.headBackward(w[size_t(head)].data(), w[0].data(), g[size_t(head)].data(),
+                             tied ? g[0].data() : nullptr);
+        for (int l = L - 1; l >= 0; --l) {
+            layered.blockBackward(l, w[size_t(1 + l)].data(), g[size_t(1 + l)].data());
+        }
+        layered.embedBackward(g[0].data());
+        for (size_t li = 0; li < table.layers().size(); ++li) {
+            const LayerSlice& l = table.layers()[li];
+            EXPECT_EQ(std::memcmp(g[li].data(), grads.data() + l.offset, l.size * sizeof(float)), 0)
+                << l.name;
+        }
+    }
+}
+
+TEST(GptTest, BackwardAccumulatesIntoGrads) {
+    const GptShape s = tinyShape(true);
+    Gpt<double> gpt(s, 2, 5);
+    const std::vector<double> p = convert<double>(initialWeights(s, 0.3, 13));
+    const auto in = tokens(10, s.vocab, 9), tg = tokens(10, s.vocab, 10);
+    std::vector<double> once(p.size(), 0.0), twice(p.size(), 0.0);
+    gpt.forward(p.data(), in.data(), tg.data(), false, 0);
+    gpt.backward(p.data(), once.data());
+    for (int i = 0; i < 2; ++i) {
+        gpt.forward(p.data(), in.data(), tg.data(), false, 0);
+        gpt.backward(p.data(), twice.data());
+    }
+    for (size_t i = 0; i < p.size(); ++i) ASSERT_NEAR(twice[i], 2 * once[i], 1e-12) << i;
+}
+
+TEST(GptTest, LogitsWithoutTargetsAndActivationNames) {
+    const GptShape s = tinyShape(true);
+    Gpt<float> gpt(s, 2, 6);
+    const std::vector<float> p = initialWeights(s, 0.3, 14);
+    const auto in = tokens(12, s.vocab, 11), tg = tokens(12, s.vocab, 12);
+    EXPECT_EQ(gpt.forward(p.data(), in.data(), nullptr, false, 0), 0.0f);
+    const std::vector<float> noTargets(gpt.logits(1, 4), gpt.logits(1, 4) + s.vocab);
+    const float loss = gpt.forward(p.data(), in.data(), tg.data(), false, 0);
+    EXPECT_EQ(noTargets, std::vector<float>(gpt.logits(1, 4), gpt.logits(1, 4) + s.vocab));
+    // The loss is the mean of -log softmax at the targets.
+    double sum = 0;
+    for (int n = 0; n < 12; ++n) {
+        const float* z = gpt.logits(n / 6, n % 6);
+        double m = z[0], e = 0;
+        for (int v = 0; v < s.vocab; ++v) m = std::max(m, double(z[v]));
+        for (int v = 0; v < s.vocab; ++v) e += std::exp(z[v] - m);
+        sum += m + std::log(e) - z[tg[size_t(n)]];
+    }
+    EXPECT_NEAR(loss, sum / 12, 1e-5);
+    ASSERT_NE(gpt.activation("h.1.attn.qkv"), nullptr);
+    EXPECT_EQ(gpt.activation("nope"), nullptr);
+    const ActivationSlice& last = gpt.activationSlices().back();
+    EXPECT_EQ(last.name, "losses");
+    EXPECT_EQ(
+        gpt.activation("h.1.residual_mlp"),
+        gpt.activationData() +
+            std::find_if(gpt.activationSlices().begin(), gpt.activationSlices().end(),
+                         [](const ActivationSlice& a) { return a.name == "h.1.residual_mlp"; })
+                ->offset);
+}
+
+TEST(GptTest, CheckTokensNamesTheBadToken) {
+    const std::vector<int32_t> ok = {0, 5, 10}, bad = {0, 11, 3};
+    EXPECT_TRUE(checkTokens(ok.data(), ok.size(), 11).ok());
+    const Status st = checkTokens(bad.data(), bad.size(), 11);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("token 11 at position 1"), std::string::npos);
+    EXPECT_NE(st.error().message.find("vocab_size"), std::string::npos);
+}
+
+bool isBf16Valued(const float* x, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        if ((std::bit_cast<uint32_t>(x[i]) & 0xFFFFu) != 0) return false;
+    }
+    return true;
+}
+
+TEST(GptTest, Bf16ModeRoundsWeightsAndActivationsButNotTheResidualStream) {
+    GptShape s = mediumShape();
+    s.dropout = s.attnDropout = 0.0;
+    GptShape sb = s;
+    sb.bf16 = true;
+    const int B = 2, T = 32;
+    Gpt<float> fp32(s, B, T), bf16(sb, B, T);
+    const std::vector<float> p = initialWeights(s, 0.05, 15);
+    const auto in = tokens(B * T, s.vocab, 13), tg = tokens(B * T, s.vocab, 14);
+    const float l32 = fp32.forward(p.data(), in.data(), tg.data(), true, 0);
+    const float l16 = bf16.forward(p.data(), in.data(), tg.data(), true, 0);
+    EXPECT_NE(l32, l16);
+    EXPECT_NEAR(l16, l32, 1e-2 * l32);
+    const size_t nc = size_t(B) * T * s.channels;
+    for (const char* name :
+         {"h.0.ln_1", "h.1.attn.qkv", "h.1.attn.out", "h.0.mlp.gelu", "ln_f", "logits"}) {
+        EXPECT_TRUE(isBf16Valued(bf16.activation(name), nc)) << name;
+        EXPECT_FALSE(isBf16Valued(fp32.activation(name), nc)) << name;
+    }
+    EXPECT_FALSE(isBf16Valued(bf16.activation("h.1.residual_mlp"), nc));
+    std::vector<float> g32(p.size(), 0.0f), g16(p.size(), 0.0f);
+    fp32.backward(p.data(), g32.data());
+    bf16.backward(p.data(), g16.data());
+    double dotp = 0, n32 = 0, n16 = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(g16[i]));
+        dotp += double(g32[i]) * g16[i];
+        n32 += double(g32[i]) * g32[i];
+        n16 += double(g16[i]) * g16[i];
+    }
+    EXPECT_GT(dotp / std::sqrt(n32 * n16), 0.99);  // same direction, bf16 noise only
+    EXPECT_NE(g32, g16);
+}
+
+TEST(GptTest, TinyModelOverfitsARepeatedSequence) {
+    GptShape s;
+    s.vocab = 16;
+    s.channels = 32;
+    s.layers = 2;
+    s.heads = 4;
+    s.ffn = 128;
+    s.maxPositions = 32;
+    const int B = 2, T = 24;
+    Gpt<float> gpt(s, B, T);
+    std::vector<float> p(gpt.table().totalSize());
+    initParameters(gpt.table(), configFor(s, 0.1), 3, p.data());
+    std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
+    const int pattern[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
+    for (int b = 0; b < B; ++b) {
+        for (int t = 0; t < T; ++t) {
+            in[size_t(b * T + t)] = pattern[(t + b) % 12];
+            tg[size_t(b * T + t)] = pattern[(t + b + 1) % 12];
+        }
+    }
+    std::vector<float> g(p.size());
+    float first = 0, last = 0;
+    for (int step = 0; step < 60; ++step) {
+        std::fill(g.begin(), g.end(), 0.0f);
+        last = gpt.forward(p.data(), in.data(), tg.data(), true, uint64_t(step));
+        if (step == 0) first = last;
+        gpt.backward(p.data(), g.data());
+        for (size_t i = 0; i < p.size(); ++i) p[i] -= 0.3f * g[i];  // plain SGD
+    }
+    EXPECT_NEAR(first, std::log(16.0f), 0.3f);
+    EXPECT_LT(last, 0.25f * first) << "first " << first << " last " << last;
+}
+
+}  // namespace
+}  // namespace ws::model

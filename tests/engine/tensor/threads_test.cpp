@@ -1,0 +1,96 @@
+// The compute pool: the thread count is process-wide, regions run every chunk exactly once (also
+// nested, concurrent and back-to-back), small work stays on one thread.
+#include "engine/tensor/threads.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <numeric>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace ws::tensor {
+namespace {
+
+TEST(ThreadsTest, SettingIsProcessWideAndZeroMeansAllCores) {
+    setComputeThreads(3);
+    EXPECT_EQ(computeThreads(), 3);
+    int seenOnOtherThread = 0;
+    std::thread([&] { seenOnOtherThread = computeThreads(); }).join();
+    EXPECT_EQ(seenOnOtherThread, 3);
+    EXPECT_EQ(threadsForWork(int64_t{1} << 30), 3);
+    EXPECT_EQ(threadsForWork(10), 1);
+
+    setComputeThreads(0);
+    const int all = computeThreads();
+    EXPECT_GE(all, 1);
+    setComputeThreads(-5);
+    EXPECT_EQ(computeThreads(), all);
+}
+
+TEST(ThreadsTest, RegionsRunEveryChunkOnceOnDistinctThreads) {
+    for (int count : {1, 2, 3, 5, 2, 4}) {  // growing and shrinking teams
+        std::vector<std::atomic<int>> runs(static_cast<size_t>(count));
+        std::vector<std::thread::id> ids(static_cast<size_t>(count));
+        parallelRun(count, [&](int index, int n) {
+            EXPECT_EQ(n, count);
+            EXPECT_TRUE(inParallelRegion());
+            runs[size_t(index)].fetch_add(1);
+            ids[size_t(index)] = std::this_thread::get_id();
+        });
+        for (int i = 0; i < count; ++i) EXPECT_EQ(runs[size_t(i)].load(), 1) << i;
+        EXPECT_EQ(ids[0], std::this_thread::get_id());  // index 0 runs on the caller
+        EXPECT_EQ(std::set<std::thread::id>(ids.begin(), ids.end()).size(), size_t(count));
+        EXPECT_FALSE(inParallelRegion());
+    }
+}
+
+TEST(ThreadsTest, ManyBackToBackRegionsLoseNoChunk) {
+    std::atomic<int64_t> total{0};
+    for (int r = 0; r < 5000; ++r) {
+        parallelRun(2 + r % 3, [&](int index, int) { total.fetch_add(index + 1); });
+    }
+    // Teams of 2, 3, 4 add 3, 6, 10 per region.
+    int64_t expected = 0;
+    for (int r = 0; r < 5000; ++r) expected += (2 + r % 3) * (3 + r % 3) / 2;
+    EXPECT_EQ(total.load(), expected);
+}
+
+TEST(ThreadsTest, NestedAndConcurrentRegionsRunInlineWithTheSamePartition) {
+    setComputeThreads(2);
+    std::vector<int64_t> outer(1000), inner(1000);
+    parallelFor(1000, 2, [&](int64_t b, int64_t e) {
+        EXPECT_EQ(threadsForWork(int64_t{1} << 30), 1);  // nested kernels stay serial
+        parallelFor(e - b, 2, [&](int64_t ib, int64_t ie) {
+            for (int64_t i = ib; i < ie; ++i) inner[size_t(b + i)] = b + i;
+        });
+        for (int64_t i = b; i < e; ++i) outer[size_t(i)] = i;
+    });
+    std::vector<int64_t> expected(1000);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(outer, expected);
+    EXPECT_EQ(inner, expected);
+
+    // Two threads starting regions at once: one gets the pool, the other runs its chunks itself.
+    std::vector<int64_t> sums(2, 0);
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 2; ++c) {
+        callers.emplace_back([&, c] {
+            for (int r = 0; r < 2000; ++r) {
+                std::vector<int64_t> part(3, 0);
+                parallelFor(300, 3, [&](int64_t b, int64_t e) {
+                    for (int64_t i = b; i < e; ++i) part[size_t(b / 100)] += i;
+                });
+                sums[size_t(c)] += part[0] + part[1] + part[2];
+            }
+        });
+    }
+    for (std::thread& t : callers) t.join();
+    EXPECT_EQ(sums[0], 2000 * (299 * 300 / 2));
+    EXPECT_EQ(sums[1], 2000 * (299 * 300 / 2));
+    setComputeThreads(0);
+}
+
+}  // namespace
+}  // namespace ws::tensor
