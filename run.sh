@@ -17,7 +17,11 @@ elif [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
   echo "run.sh: preset headless instead. Run on a desktop session to open the studio." >&2
   headless=1
 fi
-if [[ $headless -eq 1 || ! -x "$build/app/wafer-studio" ]]; then
+if [[ $headless -eq 0 && ! -x "$build/app/wafer-studio" ]]; then
+  echo "run.sh: this build has no studio window (wafer-studio); training headless instead." >&2
+  headless=1
+fi
+if [[ $headless -eq 1 ]]; then
   exec "$build/app/wafer" train "$preset" "$@"
 fi
 exec "$build/app/wafer-studio" "$preset" "$@"

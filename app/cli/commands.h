@@ -1,0 +1,21 @@
+// The `wafer` subcommands. Each registers its options on the CLI11 app and returns the exit code
+// through a callback; main.cpp only wires them. Exit codes: 0 success (a stopped run included),
+// 1 a failure reported on stderr, 2 usage error, 3 the run diverged.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ws::cli {
+
+// Options every command shares.
+struct CommonOptions {
+    bool json = false;   // one JSON object per line on stdout instead of text
+    std::string dbPath;  // run store; empty = the user data folder's runs.sqlite
+};
+
+void addTrainCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addFieldsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+
+}  // namespace ws::cli

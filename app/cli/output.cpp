@@ -1,0 +1,67 @@
+#include "app/cli/output.h"
+
+#include <cmath>
+#include <iostream>
+
+namespace ws::cli {
+
+int fail(const std::string& message) {
+    std::cerr << "wafer: error: " << message << "\n";
+    return 1;
+}
+
+nlohmann::json number(double value) {
+    return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json stepJson(const session::StepMetrics& m) {
+    return {{"event", "step"},
+            {"step", m.step},
+            {"max_steps", m.maxSteps},
+            {"loss", number(m.loss)},
+            {"eval_loss", number(m.evalLoss)},
+            {"lr", m.learningRate},
+            {"grad_norm", number(m.gradNorm)},
+            {"tokens_per_s", m.tokensPerSec},
+            {"tokens_seen", m.tokensSeen},
+            {"elapsed_s", m.elapsedSec}};
+}
+
+nlohmann::json summaryJson(const session::RunSummary& s) {
+    return {{"event", "summary"},
+            {"run_id", s.runId},
+            {"status", session::runStateName(s.state)},
+            {"steps", s.steps},
+            {"final_loss", number(s.finalLoss)},
+            {"final_eval_loss", number(s.finalEvalLoss)},
+            {"tokens_per_s", s.tokensPerSec},
+            {"elapsed_s", s.elapsedSec},
+            {"parameters", s.parameterCount},
+            {"unigram_entropy", s.unigramEntropyNats},
+            {"model_dir", s.modelDir.string()},
+            {"detail", s.detail}};
+}
+
+const char* levelName(session::LogLine::Level level) {
+    switch (level) {
+        case session::LogLine::Level::Warning:
+            return "warning";
+        case session::LogLine::Level::Error:
+            return "error";
+        default:
+            return "info";
+    }
+}
+
+const char* levelPrefix(session::LogLine::Level level) {
+    switch (level) {
+        case session::LogLine::Level::Warning:
+            return "warning: ";
+        case session::LogLine::Level::Error:
+            return "error: ";
+        default:
+            return "";
+    }
+}
+
+}  // namespace ws::cli

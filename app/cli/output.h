@@ -1,0 +1,21 @@
+// Shared output helpers of the CLI: error reporting and the stable JSON shapes scripts read
+// (keys: event, step, loss, eval_loss, lr, grad_norm, tokens_per_s, tokens_seen, elapsed_s).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/session/session.h"
+
+namespace ws::cli {
+
+// Prints "wafer: error: <message>" on stderr; returns exit code 1.
+int fail(const std::string& message);
+// A JSON number, or null for NaN/Inf (JSON has no NaN).
+nlohmann::json number(double value);
+nlohmann::json stepJson(const session::StepMetrics& m);
+nlohmann::json summaryJson(const session::RunSummary& s);
+const char* levelName(session::LogLine::Level level);
+const char* levelPrefix(session::LogLine::Level level);
+
+}  // namespace ws::cli

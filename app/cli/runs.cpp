@@ -1,0 +1,134 @@
+// `wafer runs list|show ID|delete ID`: the run store from the command line.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "app/cli/output.h"
+#include "engine/core/paths.h"
+#include "engine/store/run_store.h"
+
+namespace ws::cli {
+namespace {
+
+Result<std::unique_ptr<store::RunStore>> openStore(const CommonOptions& common) {
+    const auto path = common.dbPath.empty() ? userDataDir() / "runs.sqlite"
+                                            : std::filesystem::path(common.dbPath);
+    return store::RunStore::open(path);
+}
+
+nlohmann::json runJson(const store::RunInfo& r) {
+    nlohmann::json j = {{"id", r.id},
+                        {"name", r.name},
+                        {"status", r.status},
+                        {"created", r.created},
+                        {"kind", r.kind},
+                        {"model_dir", r.modelDir},
+                        {"config_hash", r.configHash}};
+    j["parent_run"] = r.parentRun ? nlohmann::json(*r.parentRun) : nlohmann::json(nullptr);
+    if (!r.summaryJson.empty()) {
+        j["summary"] = nlohmann::json::parse(r.summaryJson, nullptr, false);
+    }
+    return j;
+}
+
+std::string summaryField(const store::RunInfo& r, const char* key) {
+    if (r.summaryJson.empty()) return "-";
+    const auto s = nlohmann::json::parse(r.summaryJson, nullptr, false);
+    if (!s.is_object() || !s.contains(key) || !s[key].is_number()) return "-";
+    return fmt::format("{:.4g}", s[key].get<double>());
+}
+
+int listRuns(const CommonOptions& common) {
+    auto store = openStore(common);
+    if (!store.ok()) return fail(store.error().message);
+    auto runs = (*store)->listRuns();
+    if (!runs.ok()) return fail(runs.error().message);
+    if (common.json) {
+        for (const auto& r : *runs) std::cout << runJson(r).dump() << "\n";
+        return 0;
+    }
+    if (runs->empty()) {
+        std::cout << "no runs yet: train one with `wafer train presets/gpt-nano.yaml`\n";
+        return 0;
+    }
+    std::cout << fmt::format("{:>5}  {:<30}  {:<9}  {:<20}  {:>6}  {:>9}  {:>9}\n", "id", "name",
+                             "status", "created", "steps", "loss", "eval");
+    for (const auto& r : *runs) {
+        std::cout << fmt::format("{:>5}  {:<30.30}  {:<9}  {:<20.20}  {:>6}  {:>9}  {:>9}\n", r.id,
+                                 r.name, r.status, r.created, summaryField(r, "steps"),
+                                 summaryField(r, "final_loss"), summaryField(r, "final_eval_loss"));
+    }
+    return 0;
+}
+
+int showRun(const CommonOptions& common, int64_t id) {
+    auto store = openStore(common);
+    if (!store.ok()) return fail(store.error().message);
+    auto run = (*store)->getRun(id);
+    if (!run.ok()) return fail(run.error().message);
+    auto last = (*store)->lastMetrics(id);
+    if (!last.ok()) return fail(last.error().message);
+    if (common.json) {
+        nlohmann::json j = runJson(*run);
+        j["config_yaml"] = run->configYaml;
+        nlohmann::json metrics = nlohmann::json::object();
+        for (const auto& [key, value] : *last) metrics[key] = number(value);
+        j["final_metrics"] = metrics;
+        std::cout << j.dump() << "\n";
+        return 0;
+    }
+    std::cout << fmt::format("run {}: {}\nstatus   {}\ncreated  {}\nkind     {}\nfolder   {}\n",
+                             run->id, run->name, run->status, run->created, run->kind,
+                             run->modelDir);
+    if (run->parentRun) std::cout << fmt::format("parent   run {}\n", *run->parentRun);
+    std::cout << "final metrics:\n";
+    for (const auto& [key, value] : *last)
+        std::cout << fmt::format("  {:<14} {:.6g}\n", key, value);
+    std::cout << "config:\n" << run->configYaml;
+    return 0;
+}
+
+int deleteRun(const CommonOptions& common, int64_t id) {
+    auto store = openStore(common);
+    if (!store.ok()) return fail(store.error().message);
+    auto run = (*store)->getRun(id);
+    if (!run.ok()) return fail(run.error().message);
+    if (Status s = (*store)->deleteRun(id); !s.ok()) return fail(s.error().message);
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "deleted"}, {"id", id}}.dump() << "\n";
+    } else {
+        std::cout << fmt::format("deleted run {} ({}) from the run store", id, run->name);
+        if (!run->modelDir.empty()) std::cout << "; its files stay in " << run->modelDir;
+        std::cout << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
+    CLI::App* runs = app.add_subcommand("runs", "List, show and delete recorded runs");
+    runs->require_subcommand(1);
+    runs->add_option("--db", common.dbPath, "Run store (SQLite file)");
+    runs->add_flag("--json", common.json, "One JSON object per line");
+    auto id = std::make_shared<int64_t>(0);
+
+    CLI::App* list = runs->add_subcommand("list", "Every run, newest first");
+    list->callback([&common, &exitCode] { exitCode = listRuns(common); });
+
+    CLI::App* show = runs->add_subcommand("show", "A run's config and final metrics");
+    show->add_option("id", *id, "Run id (see `wafer runs list`)")->required();
+    show->callback([id, &common, &exitCode] { exitCode = showRun(common, *id); });
+
+    CLI::App* del = runs->add_subcommand("delete", "Remove a run and its metrics from the store");
+    del->add_option("id", *id, "Run id")->required();
+    del->callback([id, &common, &exitCode] { exitCode = deleteRun(common, *id); });
+    for (CLI::App* sub : {list, show, del}) {
+        sub->add_option("--db", common.dbPath, "Run store (SQLite file)");
+        sub->add_flag("--json", common.json, "One JSON object per line");
+    }
+}
+
+}  // namespace ws::cli

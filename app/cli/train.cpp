@@ -1,0 +1,164 @@
+// `wafer train CONFIG`: trains a config with a live progress line (or JSON lines), Ctrl-C stops
+// cleanly after the current step and still writes the final weights.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/output.h"
+#include "engine/session/session.h"
+
+namespace ws::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void onInterrupt(int) {
+    g_interrupted = true;
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+std::string formatDuration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 0) return "--:--";
+    const auto s = static_cast<int64_t>(seconds + 0.5);
+    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
+    return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+struct TrainOptions {
+    std::string configPath;
+    std::vector<std::string> overrides;
+    int64_t maxSteps = -1;
+    int threads = -1;
+    std::string name;
+};
+
+int runTrain(const TrainOptions& opt, const CommonOptions& common) {
+    std::vector<std::string> overrides = opt.overrides;
+    if (opt.maxSteps >= 0) overrides.push_back(fmt::format("runconfig.max_steps={}", opt.maxSteps));
+    if (opt.threads >= 0) overrides.push_back(fmt::format("runconfig.num_threads={}", opt.threads));
+    auto loaded = config::loadConfigFile(opt.configPath, overrides);
+    if (!loaded.ok()) return fail(loaded.error().message);
+    session::SessionOptions sessionOptions;
+    sessionOptions.dbPath = common.dbPath;
+    sessionOptions.runName = opt.name;
+    auto created = session::Session::create(std::move(loaded).value(), sessionOptions);
+    if (!created.ok()) return fail(created.error().message);
+    auto& session = **created;
+
+    std::signal(SIGINT, onInterrupt);
+    const bool tty = !common.json && isatty(STDOUT_FILENO);
+    bool progressLineOpen = false;
+    session.start();
+    std::vector<session::Event> events;
+    bool done = false;
+    while (!done) {
+        if (g_interrupted.exchange(false)) {
+            session.requestStop();
+            std::cerr << "\nstopping after the current step (Ctrl-C again to quit at once)\n";
+        }
+        events.clear();
+        session.events().waitAndDrain(events, std::chrono::milliseconds(100));
+        for (const auto& event : events) {
+            if (const auto* m = std::get_if<session::StepMetrics>(&event)) {
+                const bool evaluated = !std::isnan(m->evalLoss);
+                if (common.json) {
+                    if (m->logStep || evaluated) std::cout << stepJson(*m).dump() << std::endl;
+                    continue;
+                }
+                if (!m->logStep && !evaluated) continue;
+                const double eta = m->tokensPerSec > 0
+                                       ? double(m->maxSteps - m->step) * double(m->tokensSeen) /
+                                             double(m->step) / m->tokensPerSec
+                                       : NAN;
+                const std::string line = fmt::format(
+                    "step {:>{}}/{} | loss {:.4f} | eval {} | lr {:.3g} | {:.0f} tok/s | ETA {}",
+                    m->step, std::to_string(m->maxSteps).size(), m->maxSteps, m->loss,
+                    evaluated ? fmt::format("{:.4f}", m->evalLoss) : std::string("  -   "),
+                    m->learningRate, m->tokensPerSec, formatDuration(eta));
+                if (tty) {
+                    std::cout << "\r\033[K" << line << (evaluated ? "\n" : "") << std::flush;
+                    progressLineOpen = !evaluated;
+                } else {
+                    std::cout << line << std::endl;
+                }
+            } else if (const auto* l = std::get_if<session::LogLine>(&event)) {
+                if (progressLineOpen) std::cout << "\n";
+                progressLineOpen = false;
+                if (common.json) {
+                    std::cout << nlohmann::json{{"event", "log"},
+                                                {"level", levelName(l->level)},
+                                                {"message", l->message}}
+                                     .dump()
+                              << std::endl;
+                } else {
+                    std::cerr << levelPrefix(l->level) << l->message << "\n";
+                }
+            } else if (const auto* p = std::get_if<session::PrepareProgress>(&event)) {
+                if (tty) {
+                    std::cout << fmt::format("\r\033[K{} {:.0f}%", p->what, 100 * p->fraction)
+                              << std::flush;
+                    progressLineOpen = true;
+                }
+            } else if (const auto* s = std::get_if<session::StateChange>(&event)) {
+                done = s->state == session::RunState::Finished ||
+                       s->state == session::RunState::Stopped ||
+                       s->state == session::RunState::Diverged ||
+                       s->state == session::RunState::Failed;
+            }
+        }
+    }
+    session.wait();
+    std::signal(SIGINT, SIG_DFL);
+    if (progressLineOpen) std::cout << "\n";
+    const auto& summary = session.summary();
+    if (common.json) {
+        std::cout << summaryJson(summary).dump() << std::endl;
+    } else if (summary.state != session::RunState::Failed) {
+        std::cout << fmt::format(
+            "{} after {} steps in {}: loss {:.4f}, eval loss {} (unigram baseline {:.3f}), "
+            "{:.0f} tokens/s, {} parameters\n"
+            "run {} | model: {}\n",
+            session::runStateName(summary.state), summary.steps, formatDuration(summary.elapsedSec),
+            summary.finalLoss,
+            std::isnan(summary.finalEvalLoss) ? std::string("-")
+                                              : fmt::format("{:.4f}", summary.finalEvalLoss),
+            summary.unigramEntropyNats, summary.tokensPerSec, summary.parameterCount, summary.runId,
+            (summary.modelDir / "model.safetensors").string());
+    }
+    switch (summary.state) {
+        case session::RunState::Failed:
+            return 1;
+        case session::RunState::Diverged:
+            return 3;
+        default:
+            return 0;
+    }
+}
+
+}  // namespace
+
+void addTrainCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
+    auto opt = std::make_shared<TrainOptions>();
+    CLI::App* cmd = app.add_subcommand("train", "Train a model from a YAML config");
+    cmd->add_option("config", opt->configPath, "YAML config (ModelZoo layout)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--set", opt->overrides,
+                    "Override a config value, e.g. --set model.hidden_size=128 (repeatable)");
+    cmd->add_option("--max-steps", opt->maxSteps, "Train this many steps (runconfig.max_steps)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--threads", opt->threads, "CPU threads (runconfig.num_threads; 0 = all)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--name", opt->name, "Name of the run in the run store");
+    cmd->add_option("--db", common.dbPath, "Run store (SQLite file)");
+    cmd->add_flag("--json", common.json, "One JSON object per log step on stdout");
+    cmd->callback([opt, &common, &exitCode] { exitCode = runTrain(*opt, common); });
+}
+
+}  // namespace ws::cli

@@ -1,0 +1,88 @@
+// `wafer validate CONFIG`: checks a config (every problem at once) and prints the derived model.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "app/cli/output.h"
+#include "engine/config/validate.h"
+#include "engine/session/model_facts.h"
+
+namespace ws::cli {
+namespace {
+
+std::string bytes(int64_t n) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = double(n);
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        ++u;
+    }
+    return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+struct ValidateOptions {
+    std::string configPath;
+    std::vector<std::string> overrides;
+};
+
+int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
+    auto loaded = config::loadConfigFile(opt.configPath, opt.overrides);
+    if (!loaded.ok()) return fail(loaded.error().message);
+    const auto& cfg = loaded->config;
+    const auto problems = config::validate(cfg);
+    const auto facts = session::deriveFacts(cfg);
+    if (common.json) {
+        nlohmann::json j = {{"event", "validate"},
+                            {"config", opt.configPath},
+                            {"valid", problems.empty()},
+                            {"problems", problems},
+                            {"warnings", loaded->warnings},
+                            {"parameters", facts.parameters},
+                            {"embedding_parameters", facts.embeddingParameters},
+                            {"training_flops_per_token", facts.trainingFlopsPerToken},
+                            {"weight_bytes", facts.weightBytes},
+                            {"gradient_bytes", facts.gradientBytes},
+                            {"optimizer_bytes", facts.optimizerBytes},
+                            {"tokens_per_step", facts.tokensPerStep}};
+        std::cout << j.dump() << std::endl;
+        return problems.empty() ? 0 : 1;
+    }
+    for (const auto& w : loaded->warnings) std::cerr << "warning: " << w << "\n";
+    if (!problems.empty()) {
+        std::cerr << "wafer: error: " << opt.configPath << " has " << problems.size()
+                  << " problem(s):\n";
+        for (const auto& p : problems) std::cerr << "  - " << p << "\n";
+        return 1;
+    }
+    const auto& m = cfg.model;
+    std::cout << fmt::format(
+        "{}: valid\n"
+        "model       {}: {} layers, hidden {}, {} heads, ffn {}, vocab {}, positions {}{}\n"
+        "parameters  {} ({:.2f} M; {} in embeddings)\n"
+        "compute     {:.3g} training FLOPs per token, {:.3g} per step ({} tokens)\n"
+        "memory      weights {} + gradients {} + optimizer state {} = {}\n",
+        opt.configPath, m.name, m.numHiddenLayers, m.hiddenSize, m.numHeads, m.filterSize,
+        m.vocabSize, m.maxPositionEmbeddings, m.shareEmbeddingWeights ? ", tied head" : "",
+        facts.parameters, facts.parameters / 1e6, facts.embeddingParameters,
+        facts.trainingFlopsPerToken, facts.trainingFlopsPerToken * double(facts.tokensPerStep),
+        facts.tokensPerStep, bytes(facts.weightBytes), bytes(facts.gradientBytes),
+        bytes(facts.optimizerBytes),
+        bytes(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes));
+    return 0;
+}
+
+}  // namespace
+
+void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
+    auto opt = std::make_shared<ValidateOptions>();
+    CLI::App* cmd =
+        app.add_subcommand("validate", "Check a config and print the model it describes");
+    cmd->add_option("config", opt->configPath, "YAML config")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--set", opt->overrides, "Override a config value (repeatable)");
+    cmd->add_flag("--json", common.json, "Print one JSON object");
+    cmd->callback([opt, &common, &exitCode] { exitCode = runValidate(*opt, common); });
+}
+
+}  // namespace ws::cli

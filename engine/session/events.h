@@ -1,0 +1,71 @@
+// What a training session tells the outside world, and the thread-safe queue it goes through.
+// The engine's worker thread pushes; a front end (CLI loop, Qt timer) drains whole batches at a
+// time and never blocks the engine. Thread-safe: any number of producers and consumers.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ws::session {
+
+enum class RunState { Preparing, Running, Paused, Finished, Stopped, Diverged, Failed };
+const char* runStateName(RunState state);  // the run store's status spelling: "running", ...
+
+// One training step's numbers. NaN marks "not measured at this step" for evalLoss.
+struct StepMetrics {
+    int64_t step = 0;  // 1-based count of completed updates
+    int64_t maxSteps = 0;
+    double loss = 0.0;      // mean training cross-entropy of this step's batch (nats/token)
+    double evalLoss = 0.0;  // mean validation loss, NaN unless evaluated after this step
+    double learningRate = 0.0;
+    double gradNorm = 0.0;      // global L2 norm before clipping
+    double tokensPerSec = 0.0;  // over the last log window
+    int64_t tokensSeen = 0;
+    double elapsedSec = 0.0;  // wall time since training started
+    bool logStep = false;     // a step the config asks to report (runconfig.log_steps)
+};
+
+struct LogLine {
+    enum class Level { Info, Warning, Error } level = Level::Info;
+    std::string message;
+};
+
+struct StateChange {
+    RunState state = RunState::Preparing;
+    std::string detail;  // why: the error message, "stopped by user", the NaN step...
+};
+
+// Coarse progress of slow preparation work (tokenizer training, token cache build).
+struct PrepareProgress {
+    double fraction = 0.0;
+    std::string what;
+};
+
+using Event = std::variant<StepMetrics, LogLine, StateChange, PrepareProgress>;
+
+class EventQueue {
+public:
+    void push(Event event);
+    // Moves every queued event into `out` (appending); returns how many.
+    size_t drain(std::vector<Event>& out);
+    // Waits up to `timeout` for at least one event, then drains.
+    size_t waitAndDrain(std::vector<Event>& out, std::chrono::milliseconds timeout);
+    // Called (on the producer's thread) after each push; a GUI uses it to post one queued
+    // wake-up. Set it before the session starts.
+    void setNotify(std::function<void()> notify);
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<Event> m_events;
+    std::function<void()> m_notify;
+};
+
+}  // namespace ws::session

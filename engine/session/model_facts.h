@@ -1,0 +1,24 @@
+// Facts derived from a config before anything runs: parameter count, training FLOPs per token,
+// and the memory the weights and optimizer state need (what MemoryX will hold). Shared by
+// `wafer validate`, the run summary and, later, the GUI's live config facts. Pure functions.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/config/config.h"
+
+namespace ws::session {
+
+struct ModelFacts {
+    int64_t parameters = 0;            // every trained scalar, position embeddings included
+    int64_t embeddingParameters = 0;   // wte + wpe (+ untied lm_head)
+    double trainingFlopsPerToken = 0;  // llm.c's count: 6*N + 6*L*C*T
+    int64_t weightBytes = 0;           // fp32 master weights
+    int64_t gradientBytes = 0;         // fp32 gradients
+    int64_t optimizerBytes = 0;        // Adam moments / SGD momentum
+    int64_t tokensPerStep = 0;         // batch_size * max_sequence_length
+};
+
+ModelFacts deriveFacts(const config::Config& config);
+
+}  // namespace ws::session

@@ -1,0 +1,394 @@
+#include "engine/session/session.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+
+#include "engine/checkpoint/safetensors.h"
+#include "engine/config/validate.h"
+#include "engine/core/paths.h"
+#include "engine/data/dataset.h"
+#include "engine/model/gpt.h"
+#include "engine/optim/optimizer.h"
+#include "engine/optim/schedule.h"
+#include "engine/session/weights_io.h"
+#include "engine/store/run_store.h"
+#include "engine/tensor/threads.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace ws::session {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double wallClockNow() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string defaultRunName(const config::Config& c) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", &local);
+    return fmt::format("{} {}", c.model.name, stamp);
+}
+
+std::string jsonNumber(double v) {
+    return std::isfinite(v) ? fmt::format("{}", v) : "null";
+}
+
+// Deterministic per-step seed for dropout masks (splitmix64 of run seed and step).
+uint64_t mixSeed(uint64_t seed, uint64_t step) {
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + step + 0x632BE59BD9B4E5CCull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+}  // namespace
+
+// Everything the run builds once prepared; lives on the worker thread.
+struct Session::Impl {
+    std::unique_ptr<store::RunStore> store;
+    int64_t runId = -1;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    std::optional<data::TokenCache> trainCache;
+    std::optional<data::Dataset> dataset;
+    std::optional<data::TokenCache> evalCache;  // eval_input.data_dir given: its own corpus
+    std::optional<data::Dataset> evalDataset;
+    std::unique_ptr<model::ParameterTable> table;
+    std::vector<float> params;  // (P) master weights, table layout
+    std::vector<float> grads;   // (P)
+    fs::path modelDir;
+
+    void metric(int64_t step, const char* key, double value, double wall) {
+        if (store) store->logMetric(runId, step, key, value, wall);
+    }
+};
+
+Result<std::unique_ptr<Session>> Session::create(config::LoadedConfig config,
+                                                 SessionOptions options) {
+    const auto problems = config::validate(config.config);
+    if (!problems.empty()) {
+        std::string message = "the config has problems:";
+        for (const auto& p : problems) message += "\n  - " + p;
+        return Error{message};
+    }
+    return std::unique_ptr<Session>(new Session(std::move(config), std::move(options)));
+}
+
+Session::Session(config::LoadedConfig config, SessionOptions options)
+    : m_impl(std::make_unique<Impl>()),
+      m_config(std::move(config)),
+      m_options(std::move(options)) {}
+
+Session::~Session() {
+    m_stopRequested = true;
+    if (m_thread.joinable()) m_thread.join();
+}
+
+void Session::start() {
+    m_thread = std::thread([this] { run(); });
+}
+
+void Session::wait() {
+    if (m_thread.joinable()) m_thread.join();
+}
+
+void Session::setState(RunState state, std::string detail) {
+    m_state = state;
+    m_summary.state = state;
+    if (!detail.empty()) m_summary.detail = detail;
+    if (m_impl->store && m_impl->runId >= 0 && state != RunState::Preparing &&
+        state != RunState::Paused) {
+        (void)m_impl->store->setStatus(m_impl->runId, runStateName(state));
+    }
+    m_events.push(StateChange{state, std::move(detail)});
+}
+
+void Session::log(LogLine::Level level, std::string message) {
+    if (m_impl->store && m_impl->runId >= 0) {
+        const char* name = level == LogLine::Level::Error     ? "error"
+                           : level == LogLine::Level::Warning ? "warning"
+                                                              : "info";
+        m_impl->store->logEvent(m_impl->runId, name, message);
+    }
+    m_events.push(LogLine{level, std::move(message)});
+}
+
+void Session::run() {
+    m_summary.finalEvalLoss = kNaN;
+    setState(RunState::Preparing);
+    Status status = prepareAndTrain();
+    if (!status.ok()) {
+        log(LogLine::Level::Error, status.error().message);
+        setState(RunState::Failed, status.error().message);
+    }
+    if (m_impl->store) {
+        m_impl->store->flush();
+    }
+}
+
+Status Session::prepareAndTrain() {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    const fs::path cacheDir = m_options.cacheDir.empty() ? userCacheDir() : m_options.cacheDir;
+    tensor::setComputeThreads(cfg.runconfig.numThreads);
+    for (const auto& w : m_config.warnings) log(LogLine::Level::Warning, w);
+
+    // --- Data: corpus -> tokenizer -> token cache -> train/validation windows.
+    auto progress = [this](double fraction, std::string_view what) {
+        m_events.push(PrepareProgress{fraction, std::string(what)});
+    };
+    auto corpus = data::readCorpus(cfg.trainInput.dataDir);
+    if (!corpus.ok()) return Error{"train_input.data_dir: " + corpus.error().message};
+    auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, *corpus, cacheDir);
+    if (!tok.ok()) return Error{"train_input.tokenizer: " + tok.error().message};
+    s.tokenizer = std::move(tok).value();
+    if (Status v = config::checkVocab(cfg, s.tokenizer->vocabSize()); !v.ok()) return v;
+    auto cache = data::TokenCache::build(*corpus, *s.tokenizer, cacheDir, progress);
+    if (!cache.ok()) return cache.error();
+    s.trainCache.emplace(std::move(cache).value());
+    log(LogLine::Level::Info,
+        fmt::format("corpus: {} bytes -> {} tokens ({} tokenizer, vocab {}){}", corpus->size(),
+                    s.trainCache->size(), s.tokenizer->kind(), s.tokenizer->vocabSize(),
+                    s.trainCache->reused() ? ", token cache reused" : ""));
+    const int B = cfg.trainInput.batchSize;
+    const int T = cfg.trainInput.maxSequenceLength;
+    const bool separateEval = !cfg.evalInput.dataDir.empty();
+    auto dataset = data::Dataset::create(*s.trainCache,
+                                         separateEval ? 0.0 : cfg.trainInput.validationFraction, T);
+    if (!dataset.ok()) return dataset.error();
+    s.dataset.emplace(std::move(dataset).value());
+    m_summary.unigramEntropyNats = s.dataset->unigramEntropyNats();
+    log(LogLine::Level::Info,
+        fmt::format("data: {} training tokens, {} held out; unigram entropy {:.3f} nats/token "
+                    "(the loss of a model that ignores context)",
+                    s.dataset->trainTokens(), s.dataset->validationTokens(),
+                    m_summary.unigramEntropyNats));
+    const data::Dataset* evalData = &*s.dataset;
+    if (separateEval) {
+        auto evalCorpus = data::readCorpus(cfg.evalInput.dataDir);
+        if (!evalCorpus.ok()) return Error{"eval_input.data_dir: " + evalCorpus.error().message};
+        auto evalCache = data::TokenCache::build(*evalCorpus, *s.tokenizer, cacheDir, progress);
+        if (!evalCache.ok()) return evalCache.error();
+        s.evalCache.emplace(std::move(evalCache).value());
+        auto evalDataset = data::Dataset::create(*s.evalCache, 1.0, T);
+        if (!evalDataset.ok()) return Error{"eval_input.data_dir: " + evalDataset.error().message};
+        s.evalDataset.emplace(std::move(evalDataset).value());
+        evalData = &*s.evalDataset;
+    }
+
+    // --- Model parameters (master weights), from the initializers or a checkpoint.
+    const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    s.table = std::make_unique<model::ParameterTable>(shape);
+    s.params.assign(s.table->totalSize(), 0.0f);
+    s.grads.assign(s.table->totalSize(), 0.0f);
+    m_summary.parameterCount = static_cast<int64_t>(s.table->totalSize());
+    if (!cfg.runconfig.checkpointPath.empty()) {
+        if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, s.params); !st.ok()) {
+            return st;
+        }
+        log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
+    } else {
+        model::initParameters(*s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed),
+                              s.params.data());
+    }
+    model::Gpt<float> gpt(shape, B, T);
+    const int evalB = cfg.evalInput.batchSize;
+    std::optional<model::Gpt<float>> evalGpt;
+    if (evalB != B) evalGpt.emplace(shape, evalB, T);
+
+    std::vector<optim::ParamGroup> groups;
+    for (const auto& t : s.table->tensors()) groups.push_back({t.offset, t.size, t.decay, 1.0});
+    optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize());
+    const int64_t maxSteps = cfg.runconfig.maxSteps;
+    const optim::LearningRateSchedule schedule(cfg.optimizer.learningRate, maxSteps);
+
+    // --- The run's record and output folder.
+    if (m_options.recordInStore) {
+        const fs::path db =
+            m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
+        auto opened = store::RunStore::open(db);
+        if (!opened.ok()) return opened.error();
+        s.store = std::move(opened).value();
+        store::NewRun newRun;
+        newRun.name = m_options.runName.empty() ? defaultRunName(cfg) : m_options.runName;
+        newRun.configYaml = config::saveConfigYaml(cfg);
+        newRun.configHash = config::hashConfig(cfg);
+        newRun.kind = m_options.kind;
+        auto id = s.store->createRun(newRun);
+        if (!id.ok()) return id.error();
+        s.runId = *id;
+        m_summary.runId = s.runId;
+    }
+    if (!cfg.runconfig.modelDir.empty()) {
+        s.modelDir = cfg.runconfig.modelDir;
+    } else {
+        s.modelDir = userDataDir() / "runs" /
+                     (s.runId >= 0 ? fmt::format("run-{}", s.runId) : std::string("scratch"));
+    }
+    std::error_code ec;
+    fs::create_directories(s.modelDir, ec);
+    if (ec) {
+        return Error{fmt::format("cannot create runconfig.model_dir {}: {}", s.modelDir.string(),
+                                 ec.message())};
+    }
+    m_summary.modelDir = s.modelDir;
+    if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
+    {
+        std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
+        if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;
+    }
+    log(LogLine::Level::Info,
+        fmt::format("model: {} parameters, {} layers x {} wide; batch {} x {} tokens; {} steps; "
+                    "lr {}",
+                    s.table->totalSize(), shape.layers, shape.channels, B, T, maxSteps,
+                    schedule.describe()));
+
+    // --- Training loop.
+    setState(RunState::Running);
+    std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
+    std::vector<int32_t> evalInputs(size_t(evalB) * T), evalTargets(size_t(evalB) * T);
+    const auto trainStart = Clock::now();
+    const double wallStart = wallClockNow();
+    auto windowStart = trainStart;
+    int64_t windowTokens = 0;
+    double windowLossSum = 0.0;
+    int windowSteps = 0;
+    double lastWindowLoss = kNaN;
+    const int64_t tokensPerStep = int64_t(B) * T;
+    const uint64_t seed = static_cast<uint64_t>(cfg.runconfig.seed);
+    const bool dropout = shape.dropout > 0.0 || shape.attnDropout > 0.0;
+
+    auto evaluate = [&]() -> double {
+        model::Gpt<float>& m = evalGpt ? *evalGpt : gpt;
+        const int64_t available = evalData->validationBatches(evalB, T);
+        const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
+        if (batches <= 0) return kNaN;
+        double sum = 0.0;
+        for (int64_t i = 0; i < batches; ++i) {
+            evalData->validationBatch(i, evalB, T, evalInputs.data(), evalTargets.data());
+            sum += m.forward(s.params.data(), evalInputs.data(), evalTargets.data(), false, 0);
+        }
+        return sum / double(batches);
+    };
+
+    int64_t step = 0;
+    RunState endState = RunState::Finished;
+    std::string endDetail;
+    while (step < maxSteps) {
+        if (m_stopRequested) {
+            endState = RunState::Stopped;
+            endDetail = fmt::format("stopped by request after step {}", step);
+            break;
+        }
+        if (m_paused) {
+            setState(RunState::Paused);
+            while (m_paused && !m_stopRequested) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            setState(RunState::Running);
+            windowStart = Clock::now();  // paused time is not training time
+            windowTokens = 0;
+            continue;
+        }
+        s.dataset->trainBatch(step, B, T, cfg.trainInput.shuffle,
+                              static_cast<uint64_t>(cfg.trainInput.shuffleSeed), inputs.data(),
+                              targets.data());
+        std::fill(s.grads.begin(), s.grads.end(), 0.0f);
+        const double loss = gpt.forward(s.params.data(), inputs.data(), targets.data(), true,
+                                        dropout ? mixSeed(seed, uint64_t(step)) : 0);
+        gpt.backward(s.params.data(), s.grads.data());
+        const double norm = optim::globalNorm(s.grads.data(), s.grads.size());
+        const double lr = schedule.at(step);
+        optimizer.update(s.params.data(), s.grads.data(), lr,
+                         optim::clipFactor(norm, cfg.optimizer.maxGradientNorm), step + 1);
+        ++step;
+        windowTokens += tokensPerStep;
+        windowLossSum += loss;
+        ++windowSteps;
+
+        StepMetrics m;
+        m.step = step;
+        m.maxSteps = maxSteps;
+        m.loss = loss;
+        m.evalLoss = kNaN;
+        m.learningRate = lr;
+        m.gradNorm = norm;
+        m.tokensSeen = step * tokensPerStep;
+        m.elapsedSec = secondsSince(trainStart);
+        const double windowSec = secondsSince(windowStart);
+        m.tokensPerSec = windowSec > 0 ? double(windowTokens) / windowSec : 0.0;
+        const int freq = cfg.runconfig.evalFrequency;
+        const bool last = step == maxSteps;
+        if ((freq > 0 && step % freq == 0) || (last && cfg.runconfig.evalSteps > 0)) {
+            m.evalLoss = evaluate();
+            m_summary.finalEvalLoss = m.evalLoss;
+        }
+        m.logStep = step % cfg.runconfig.logSteps == 0 || last;
+        const double wall = wallStart + m.elapsedSec;
+        s.metric(step, "loss", loss, wall);
+        s.metric(step, "lr", lr, wall);
+        s.metric(step, "grad_norm", norm, wall);
+        if (!std::isnan(m.evalLoss)) s.metric(step, "eval_loss", m.evalLoss, wall);
+        if (m.logStep) {
+            s.metric(step, "tokens_per_s", m.tokensPerSec, wall);
+            lastWindowLoss = windowLossSum / windowSteps;
+            windowLossSum = 0.0;
+            windowSteps = 0;
+            windowStart = Clock::now();
+            windowTokens = 0;
+        }
+        m_events.push(m);
+        if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
+            endState = RunState::Diverged;
+            endDetail = fmt::format("loss became {} at step {}", loss, step);
+            break;
+        }
+    }
+
+    // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
+    // checkpoint) still reports where its weights stand.
+    if (std::isnan(m_summary.finalEvalLoss) && endState != RunState::Diverged &&
+        cfg.runconfig.evalSteps > 0) {
+        m_summary.finalEvalLoss = evaluate();
+        if (step > 0) s.metric(step, "eval_loss", m_summary.finalEvalLoss, wallClockNow());
+    }
+
+    // --- Outputs: final weights in Hugging Face GPT-2 layout, summary in the store.
+    m_summary.steps = step;
+    m_summary.elapsedSec = secondsSince(trainStart);
+    m_summary.tokensPerSec =
+        m_summary.elapsedSec > 0 ? double(step * tokensPerStep) / m_summary.elapsedSec : 0.0;
+    m_summary.finalLoss = windowSteps > 0 ? windowLossSum / windowSteps : lastWindowLoss;
+    if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, s.params, cfg, step);
+        !st.ok()) {
+        return st;
+    }
+    if (s.store) {
+        (void)s.store->setSummary(
+            s.runId,
+            fmt::format(
+                R"({{"steps": {}, "final_loss": {}, "final_eval_loss": {}, "tokens_per_s": {}, "elapsed_s": {}, "parameters": {}}})",
+                step, jsonNumber(m_summary.finalLoss), jsonNumber(m_summary.finalEvalLoss),
+                jsonNumber(m_summary.tokensPerSec), jsonNumber(m_summary.elapsedSec),
+                m_summary.parameterCount));
+    }
+    log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
+    setState(endState, endDetail);
+    return Status::success();
+}
+
+}  // namespace ws::session

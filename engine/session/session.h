@@ -1,0 +1,87 @@
+// Session: one training run, from a loaded config to a finished model folder. It prepares the
+// data (corpus -> tokenizer -> token cache), builds the model's parameters, trains on its own
+// worker thread, records everything in the run store and publishes events (events.h).
+// Thread-safety: create/start/wait from one controlling thread; requestStop, setPaused, state and
+// events() from any thread. Stop is honoured after the current step and leaves the final weights,
+// the metrics produced so far and a "stopped" status behind. Never aborts on bad input: failures
+// become a Failed state with a message.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "engine/config/config_yaml.h"
+#include "engine/core/result.h"
+#include "engine/session/events.h"
+
+namespace ws::session {
+
+struct SessionOptions {
+    std::filesystem::path dbPath;    // empty: userDataDir()/runs.sqlite
+    std::filesystem::path cacheDir;  // empty: userCacheDir()
+    std::string runName;             // empty: "<model name> <date time>"
+    std::string kind = "train";
+    bool recordInStore = true;  // false: no run store (tests, benchmarks)
+};
+
+struct RunSummary {
+    int64_t runId = -1;
+    RunState state = RunState::Preparing;
+    int64_t steps = 0;
+    double finalLoss = 0.0;      // mean over the last log window
+    double finalEvalLoss = 0.0;  // NaN when never evaluated
+    double tokensPerSec = 0.0;   // whole-run average
+    double elapsedSec = 0.0;
+    int64_t parameterCount = 0;
+    // Loss of the best context-free guess (the training split's unigram entropy): a model that
+    // learned anything beyond token frequencies scores below it.
+    double unigramEntropyNats = 0.0;
+    std::filesystem::path modelDir;
+    std::string detail;  // error or stop reason
+};
+
+class Session {
+public:
+    // Validates the config (cross-field rules) without touching data; errors list every problem.
+    static Result<std::unique_ptr<Session>> create(config::LoadedConfig config,
+                                                   SessionOptions options = {});
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    void start();  // prepares and trains on a worker thread
+    void run();    // the same on the calling thread (blocking)
+    void wait();   // joins the worker thread started by start()
+
+    void requestStop() { m_stopRequested = true; }
+    void setPaused(bool paused) { m_paused = paused; }
+    RunState state() const { return m_state.load(); }
+
+    EventQueue& events() { return m_events; }
+    const config::Config& config() const { return m_config.config; }
+    const RunSummary& summary() const { return m_summary; }  // complete after run()/wait()
+
+private:
+    Session(config::LoadedConfig config, SessionOptions options);
+    void setState(RunState state, std::string detail = {});
+    void log(LogLine::Level level, std::string message);
+    Status prepareAndTrain();
+
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+    config::LoadedConfig m_config;
+    SessionOptions m_options;
+    EventQueue m_events;
+    RunSummary m_summary;
+    std::thread m_thread;
+    std::atomic<bool> m_stopRequested{false};
+    std::atomic<bool> m_paused{false};
+    std::atomic<RunState> m_state{RunState::Preparing};
+};
+
+}  // namespace ws::session

@@ -1,0 +1,58 @@
+#include "engine/session/weights_io.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/checkpoint/safetensors.h"
+#include "engine/config/config_yaml.h"
+
+namespace ws::session {
+
+Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
+                   const std::vector<float>& params, const config::Config& config, int64_t step) {
+    std::vector<checkpoint::TensorView> views;
+    views.reserve(table.tensors().size());
+    for (const auto& t : table.tensors()) {
+        views.push_back({t.name, checkpoint::DType::F32, t.shape, params.data() + t.offset,
+                         t.size * sizeof(float)});
+    }
+    const std::map<std::string, std::string> metadata = {
+        {"format", "pt"},
+        {"producer", "wafer-studio"},
+        {"step", std::to_string(step)},
+        {"config_yaml", config::saveConfigYaml(config)},
+    };
+    return checkpoint::writeSafetensors(file, views, metadata);
+}
+
+Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
+                   std::vector<float>& params) {
+    auto opened = checkpoint::SafetensorsFile::open(file);
+    if (!opened.ok()) return opened.error();
+    const auto& st = *opened;
+    params.resize(table.totalSize());
+    for (const auto& t : table.tensors()) {
+        std::string name = t.name;
+        if (!st.find(name) && st.find("transformer." + name)) name = "transformer." + name;
+        const auto* info = st.find(name);
+        if (!info) {
+            return Error{
+                fmt::format("{}: tensor {} is missing; the file does not hold a model of "
+                            "this config's shape (check model.* against the file)",
+                            file.string(), t.name)};
+        }
+        if (info->shape != t.shape) {
+            return Error{fmt::format(
+                "{}: tensor {} has shape [{}] but the config needs [{}]; "
+                "set model.* to the checkpoint's shape",
+                file.string(), t.name, fmt::join(info->shape, ", "), fmt::join(t.shape, ", "))};
+        }
+        auto values = st.readAsFloat(name);
+        if (!values.ok()) return values.error();
+        std::copy(values->begin(), values->end(), params.begin() + std::ptrdiff_t(t.offset));
+    }
+    return Status::success();
+}
+
+}  // namespace ws::session

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# CLI smoke tests: runs the real `wafer` binary the way a user does and checks exit codes and
+# output. Usage: cli_test.sh WAFER_BINARY SOURCE_DIR CASE
+set -uo pipefail
+wafer=$1
+src=$2
+case_name=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
+db="$tmp/runs.sqlite"
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+expect_in() { grep -q -- "$1" <<<"$2" || fail "expected '$1' in output:
+$2"; }
+
+# A tiny, fast config over the bundled corpus.
+tiny_args=(--set model.hidden_size=32 --set model.num_hidden_layers=1 --set model.num_heads=2
+           --set model.filter_size=64 --set train_input.max_sequence_length=32
+           --set train_input.batch_size=2 --set eval_input.batch_size=2
+           --set runconfig.eval_frequency=2 --set runconfig.eval_steps=1 --set runconfig.log_steps=1)
+
+case "$case_name" in
+version)
+  out=$("$wafer" --version) || fail "exit $?"
+  expect_in "wafer 0." "$out" ;;
+help)
+  out=$("$wafer" --help) || fail "exit $?"
+  for word in train validate runs; do expect_in "$word" "$out"; done ;;
+usage_error)
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --no-such-flag 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "expected exit 2 for a bad flag, got $code"
+  expect_in "no-such-flag" "$out" ;;
+missing_config)
+  out=$("$wafer" train "$tmp/nope.yaml" 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "expected exit 2, got $code"
+  expect_in "nope.yaml" "$out" ;;
+validate_presets)
+  for preset in "$src"/presets/*.yaml; do
+    out=$("$wafer" validate "$preset" --json) || fail "$preset: exit $? $out"
+    expect_in '"valid":true' "$out"
+    expect_in '"parameters":' "$out"
+  done
+  out=$("$wafer" validate "$src/presets/gpt-nano.yaml") || fail "exit $?"
+  expect_in "parameters" "$out"
+  expect_in "FLOPs per token" "$out" ;;
+validate_typo)
+  printf 'model:\n  hiden_size: 64\n' >"$tmp/typo.yaml"
+  out=$("$wafer" validate "$tmp/typo.yaml" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1, got $code"
+  expect_in "typo.yaml:2" "$out"
+  expect_in "hidden_size" "$out" ;;
+validate_inconsistent)
+  out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set model.num_heads=5 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1, got $code"
+  expect_in "num_heads" "$out" ;;
+train_and_runs)
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 4 --json --db "$db" \
+        --name smoke "${tiny_args[@]}" --set "runconfig.model_dir=$tmp/model") || fail "train exit $? $out"
+  expect_in '"event":"step"' "$out"
+  expect_in '"eval_loss":' "$out"
+  expect_in '"tokens_per_s":' "$out"
+  expect_in '"status":"finished"' "$out"
+  [[ -s "$tmp/model/model.safetensors" ]] || fail "no model.safetensors written"
+  [[ $(grep -c '"event":"step"' <<<"$out") -eq 4 ]] || fail "expected 4 step lines: $out"
+  list=$("$wafer" runs list --json --db "$db") || fail "runs list exit $?"
+  expect_in '"name":"smoke"' "$list"
+  id=$(sed -E 's/.*"id":([0-9]+).*/\1/' <<<"$list" | head -1)
+  show=$("$wafer" runs show "$id" --db "$db") || fail "runs show exit $?"
+  expect_in "finished" "$show"
+  expect_in "hidden_size: 32" "$show"
+  "$wafer" runs delete "$id" --db "$db" >/dev/null || fail "runs delete exit $?"
+  list=$("$wafer" runs list --db "$db") || fail "runs list exit $?"
+  expect_in "no runs yet" "$list"
+  out=$("$wafer" runs show 999 --db "$db" 2>&1) && fail "showing a missing run must fail"
+  expect_in "999" "$out" ;;
+train_text)
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" "${tiny_args[@]}" \
+        --set "runconfig.model_dir=$tmp/model" 2>&1) || fail "exit $? $out"
+  expect_in "step 2/2" "$out"
+  expect_in "finished after 2 steps" "$out" ;;
+readme_reference)
+  # The README's config reference must be exactly what the field declarations say today.
+  "$wafer" fields --markdown >"$tmp/fields.md" || fail "exit $?"
+  grep -q "model.hidden_size" "$tmp/fields.md" || fail "no fields printed"
+  python3 - "$src/README.md" "$tmp/fields.md" <<'PY2' || fail "README.md's config reference is stale: paste \`wafer fields --markdown\` into it"
+import sys
+readme, table = (open(p).read() for p in sys.argv[1:])
+sys.exit(0 if table.strip() in readme else 1)
+PY2
+  ;;
+*)
+  fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"

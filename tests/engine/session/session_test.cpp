@@ -1,0 +1,202 @@
+#include "engine/session/session.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/store/run_store.h"
+#include "session_test_util.h"
+
+namespace ws::session {
+namespace {
+using namespace testing;
+
+SessionOptions optionsIn(const TempDir& dir) {
+    SessionOptions o;
+    o.dbPath = dir.path() / "runs.sqlite";
+    o.cacheDir = dir.path() / "cache";
+    o.runName = "test run";
+    return o;
+}
+
+TEST(Session, TrainsRecordsAndWritesWeights) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto session = Session::create(tinyConfig(dir.path(), 20), optionsIn(dir));
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto steps = stepsOf(runToEnd(**session));
+    const auto& summary = (*session)->summary();
+    ASSERT_EQ(summary.state, RunState::Finished) << summary.detail;
+    ASSERT_EQ(steps.size(), 20u);
+    EXPECT_EQ(steps.back().step, 20);
+    EXPECT_LT(steps.back().loss, steps.front().loss - 1.0);  // it learns
+    EXPECT_FALSE(std::isnan(steps[4].evalLoss));             // eval_frequency 5
+    EXPECT_TRUE(std::isnan(steps[3].evalLoss));
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "model" / "model.safetensors"));
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "model" / "config.yaml"));
+
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto run = (*store)->getRun(summary.runId);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->status, "finished");
+    EXPECT_EQ(run->name, "test run");
+    auto losses = (*store)->metrics(summary.runId, "loss");
+    ASSERT_TRUE(losses.ok());
+    ASSERT_EQ(losses->size(), 20u);
+    EXPECT_EQ((*losses)[7].value, steps[7].loss);
+    auto evals = (*store)->metrics(summary.runId, "eval_loss");
+    ASSERT_TRUE(evals.ok());
+    EXPECT_EQ(evals->size(), 4u);  // steps 5, 10, 15, 20
+}
+
+TEST(Session, SameSeedGivesBitIdenticalLosses) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    std::vector<double> first, second;
+    for (auto* losses : {&first, &second}) {
+        auto options = optionsIn(dir);
+        options.recordInStore = false;
+        auto session = Session::create(tinyConfig(dir.path(), 8), options);
+        ASSERT_TRUE(session.ok());
+        for (const auto& m : stepsOf(runToEnd(**session))) losses->push_back(m.loss);
+    }
+    ASSERT_EQ(first.size(), 8u);
+    EXPECT_EQ(first, second);
+}
+
+TEST(Session, DifferentSeedGivesDifferentLosses) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    std::vector<double> a, b;
+    for (auto [losses, seed] : {std::pair{&a, "1"}, std::pair{&b, "2"}}) {
+        auto options = optionsIn(dir);
+        options.recordInStore = false;
+        auto session = Session::create(
+            tinyConfig(dir.path(), 3, {std::string("runconfig.seed=") + seed}), options);
+        ASSERT_TRUE(session.ok());
+        for (const auto& m : stepsOf(runToEnd(**session))) losses->push_back(m.loss);
+    }
+    EXPECT_NE(a, b);
+}
+
+TEST(Session, StopRequestEndsAfterCurrentStepAndKeepsOutputs) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto session = Session::create(tinyConfig(dir.path(), 100000), optionsIn(dir));
+    ASSERT_TRUE(session.ok());
+    (*session)->start();
+    std::vector<Event> events;
+    int64_t seen = 0;
+    while (seen < 3) {
+        (*session)->events().waitAndDrain(events, std::chrono::milliseconds(50));
+        seen = static_cast<int64_t>(stepsOf(events).size());
+    }
+    (*session)->requestStop();
+    (*session)->wait();
+    const auto& summary = (*session)->summary();
+    EXPECT_EQ(summary.state, RunState::Stopped);
+    EXPECT_GE(summary.steps, 3);
+    EXPECT_LT(summary.steps, 100000);
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "model" / "model.safetensors"));
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto losses = (*store)->metrics(summary.runId, "loss");
+    ASSERT_TRUE(losses.ok());
+    EXPECT_EQ(static_cast<int64_t>(losses->size()), summary.steps);  // nothing lost
+    EXPECT_EQ((*store)->getRun(summary.runId)->status, "stopped");
+}
+
+TEST(Session, CheckpointPathInitialisesFromSavedWeights) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    auto trained = Session::create(tinyConfig(dir.path(), 10), options);
+    ASSERT_TRUE(trained.ok());
+    runToEnd(**trained);
+    const double trainedEval = (*trained)->summary().finalEvalLoss;
+    ASSERT_FALSE(std::isnan(trainedEval));
+
+    // Zero further steps from the saved weights: the final evaluation must match exactly.
+    const auto weights = (dir.path() / "model" / "model.safetensors").string();
+    auto restarted = Session::create(
+        tinyConfig(dir.path(), 0, {"runconfig.checkpoint_path=" + weights}), options);
+    ASSERT_TRUE(restarted.ok());
+    runToEnd(**restarted);
+    EXPECT_EQ((*restarted)->summary().state, RunState::Finished) << (*restarted)->summary().detail;
+    EXPECT_EQ((*restarted)->summary().steps, 0);
+    EXPECT_EQ((*restarted)->summary().finalEvalLoss, trainedEval);
+}
+
+// Each variant must still learn: loss after 20 steps well below the first step's.
+void expectLearns(const std::vector<std::string>& overrides) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(tinyConfig(dir.path(), 20, overrides), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto steps = stepsOf(runToEnd(**session));
+    ASSERT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+    ASSERT_EQ(steps.size(), 20u);
+    EXPECT_LT(steps.back().loss, steps.front().loss - 0.8);
+}
+
+TEST(Session, Bfloat16ComputeLearns) {
+    expectLearns({"model.mixed_precision=true", "model.fp16_type=bfloat16"});
+}
+
+TEST(Session, SgdWithMomentumLearns) {
+    expectLearns(
+        {"optimizer.optimizer_type=sgd", "optimizer.momentum=0.9", "optimizer.learning_rate=0.5"});
+}
+
+TEST(Session, DropoutAndUntiedHeadLearn) {
+    expectLearns({"model.dropout_rate=0.1", "model.attention_dropout_rate=0.1",
+                  "model.share_embedding_weights=false"});
+}
+
+TEST(Session, SeparateEvalCorpusIsUsedWhole) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    std::filesystem::create_directories(dir.path() / "held-out");
+    {
+        std::ofstream out(dir.path() / "held-out" / "eval.txt");
+        for (int i = 0; i < 40; ++i) out << "a lazy dog sleeps under the quick brown fox.\n";
+    }
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(
+        tinyConfig(dir.path(), 5, {"eval_input.data_dir=" + (dir.path() / "held-out").string()}),
+        options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    runToEnd(**session);
+    EXPECT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+    EXPECT_TRUE(std::isfinite((*session)->summary().finalEvalLoss));
+}
+
+TEST(Session, MissingCorpusFailsWithThePath) {
+    TempDir dir;  // no corpus written
+    auto options = optionsIn(dir);
+    auto session = Session::create(tinyConfig(dir.path(), 5), options);
+    ASSERT_TRUE(session.ok());
+    runToEnd(**session);
+    EXPECT_EQ((*session)->summary().state, RunState::Failed);
+    EXPECT_NE((*session)->summary().detail.find("corpus"), std::string::npos)
+        << (*session)->summary().detail;
+}
+
+TEST(Session, InvalidConfigIsRefusedBeforeAnythingRuns) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto session =
+        Session::create(tinyConfig(dir.path(), 5, {"model.num_heads=3"}), optionsIn(dir));
+    ASSERT_FALSE(session.ok());
+    EXPECT_NE(session.error().message.find("num_heads"), std::string::npos)
+        << session.error().message;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "runs.sqlite"));
+}
+
+}  // namespace
+}  // namespace ws::session

@@ -1,0 +1,83 @@
+// Helpers for session tests: a temporary folder with a small corpus and a tiny config.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "engine/config/config_yaml.h"
+#include "engine/session/session.h"
+#include "support/temp_dir.h"
+
+namespace ws::session::testing {
+
+using ws::testing::TempDir;
+
+// A few KB of repetitive English so that a tiny model learns something in a few steps.
+inline void writeCorpus(const std::filesystem::path& dir) {
+    std::filesystem::create_directories(dir / "corpus");
+    std::ofstream out(dir / "corpus" / "text.txt");
+    for (int i = 0; i < 200; ++i) {
+        out << "the quick brown fox jumps over the lazy dog number " << (i % 7) << ".\n";
+    }
+}
+
+inline std::string tinyConfigYaml(int maxSteps) {
+    return "model:\n"
+           "  hidden_size: 32\n"
+           "  num_hidden_layers: 2\n"
+           "  num_heads: 2\n"
+           "  filter_size: 64\n"
+           "  vocab_size: 256\n"
+           "  max_position_embeddings: 64\n"
+           "optimizer:\n"
+           "  optimizer_type: adamw\n"
+           "  betas: [0.9, 0.95]\n"
+           "  learning_rate: 0.003\n"
+           "  max_gradient_norm: 1.0\n"
+           "train_input:\n"
+           "  data_dir: corpus\n"
+           "  batch_size: 4\n"
+           "  max_sequence_length: 32\n"
+           "  tokenizer: {type: byte}\n"
+           "eval_input:\n"
+           "  batch_size: 4\n"
+           "runconfig:\n"
+           "  max_steps: " +
+           std::to_string(maxSteps) +
+           "\n"
+           "  eval_frequency: 5\n"
+           "  eval_steps: 2\n"
+           "  log_steps: 1\n"
+           "  seed: 7\n"
+           "  num_threads: 1\n";
+}
+
+inline config::LoadedConfig tinyConfig(const std::filesystem::path& dir, int maxSteps,
+                                       const std::vector<std::string>& overrides = {}) {
+    auto loaded = config::parseConfig(tinyConfigYaml(maxSteps), "tiny.yaml", dir, overrides);
+    EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
+    auto c = std::move(loaded).value();
+    c.config.runconfig.modelDir = (dir / "model").string();
+    return c;
+}
+
+// Runs a session to the end on the calling thread and returns every event it published.
+inline std::vector<Event> runToEnd(Session& session) {
+    session.run();
+    std::vector<Event> events;
+    session.events().drain(events);
+    return events;
+}
+
+inline std::vector<StepMetrics> stepsOf(const std::vector<Event>& events) {
+    std::vector<StepMetrics> steps;
+    for (const auto& e : events) {
+        if (const auto* m = std::get_if<StepMetrics>(&e)) steps.push_back(*m);
+    }
+    return steps;
+}
+
+}  // namespace ws::session::testing
