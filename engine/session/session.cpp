@@ -217,9 +217,8 @@ Status Session::prepareAndTrain() {
     const optim::LearningRateSchedule schedule(cfg.optimizer.learningRate, maxSteps);
 
     // --- The run's record and output folder.
+    const fs::path db = m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
     if (m_options.recordInStore) {
-        const fs::path db =
-            m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
         auto opened = store::RunStore::open(db);
         if (!opened.ok()) return opened.error();
         s.store = std::move(opened).value();
@@ -236,7 +235,8 @@ Status Session::prepareAndTrain() {
     if (!cfg.runconfig.modelDir.empty()) {
         s.modelDir = cfg.runconfig.modelDir;
     } else {
-        s.modelDir = userDataDir() / "runs" /
+        // Beside the run store that numbers the run, so two stores never share a folder.
+        s.modelDir = db.parent_path() / "runs" /
                      (s.runId >= 0 ? fmt::format("run-{}", s.runId) : std::string("scratch"));
     }
     std::error_code ec;

@@ -22,7 +22,7 @@
 namespace ws::session {
 
 struct SessionOptions {
-    std::filesystem::path dbPath;    // empty: userDataDir()/runs.sqlite
+    std::filesystem::path dbPath;    // empty: userDataDir()/runs.sqlite; run folders go beside it
     std::filesystem::path cacheDir;  // empty: userCacheDir()
     std::string runName;             // empty: "<model name> <date time>"
     std::string kind = "train";
