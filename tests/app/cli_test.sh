@@ -79,6 +79,31 @@ train_text)
         --set "runconfig.model_dir=$tmp/model" 2>&1) || fail "exit $? $out"
   expect_in "step 2/2" "$out"
   expect_in "finished after 2 steps" "$out" ;;
+sigint)
+  # Ctrl-C stops after the current step: exit 0, status "stopped", weights and metrics kept.
+  "$wafer" train "$src/presets/gpt-nano.yaml" --json --db "$db" "${tiny_args[@]}" \
+      --max-steps 1000000 --set "runconfig.model_dir=$tmp/model" >"$tmp/out.jsonl" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do
+    grep -q '"event":"step"' "$tmp/out.jsonl" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q '"event":"step"' "$tmp/out.jsonl" || { kill -9 $pid; fail "no step within 60 s"; }
+  kill -INT $pid
+  wait $pid; code=$?
+  [[ $code -eq 0 ]] || fail "expected exit 0 after Ctrl-C, got $code: $(cat "$tmp/out.jsonl")"
+  expect_in '"status":"stopped"' "$(cat "$tmp/out.jsonl")"
+  [[ -s "$tmp/model/model.safetensors" ]] || fail "no weights after a stop"
+  list=$("$wafer" runs list --json --db "$db")
+  expect_in '"status":"stopped"' "$list" ;;
+cerebras_111m_few_steps)
+  # The published 111M shape validates and trains a few steps (short sequences, tiny batch).
+  out=$("$wafer" train "$src/presets/cerebras-gpt-111m.yaml" --max-steps 2 --json --db "$db" \
+        --set train_input.batch_size=1 --set train_input.max_sequence_length=128 \
+        --set eval_input.batch_size=1 --set runconfig.eval_steps=1 \
+        --set "runconfig.model_dir=$tmp/model") || fail "exit $? $out"
+  expect_in '"parameters":111050496' "$out"
+  expect_in '"status":"finished"' "$out" ;;
 readme_reference)
   # The README's config reference must be exactly what the field declarations say today.
   "$wafer" fields --markdown >"$tmp/fields.md" || fail "exit $?"
