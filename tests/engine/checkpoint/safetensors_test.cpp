@@ -13,6 +13,7 @@
 
 #include "engine/checkpoint/dtype.h"
 #include "engine/core/hash.h"
+#include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 
 namespace ws::checkpoint {
@@ -207,23 +208,7 @@ TEST(Safetensors, SuccessfulWriteReplacesTheOldFile) {
     EXPECT_EQ(folderEntries(dir.path()), std::vector<std::string>{"w.safetensors"});
 }
 
-// Restores the file-size limit and SIGXFSZ handling however the test exits.
-class FileSizeLimit {
-public:
-    explicit FileSizeLimit(rlim_t bytes) {
-        getrlimit(RLIMIT_FSIZE, &m_saved);
-        m_oldHandler = std::signal(SIGXFSZ, SIG_IGN);  // make the write fail with EFBIG instead
-        rlimit limit = m_saved;
-        limit.rlim_cur = bytes;
-        setrlimit(RLIMIT_FSIZE, &limit);
-    }
-    ~FileSizeLimit() {
-        setrlimit(RLIMIT_FSIZE, &m_saved);
-        std::signal(SIGXFSZ, m_oldHandler);
-    }
-
-private:
-    rlimit m_saved{};
+using ws::testing::FileSizeLimit;
     void (*m_oldHandler)(int) = SIG_DFL;
 };
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/store/run_store.h"
+#include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 
 namespace ws::store {
@@ -131,23 +132,7 @@ TEST(RunStoreConcurrency, RowsWaitOutAnotherWritersLock) {
     EXPECT_EQ(store.metrics(id, "loss")->size(), 3000u);
 }
 
-// Restores the file-size limit and SIGXFSZ handling however the test exits.
-class FileSizeLimit {
-public:
-    explicit FileSizeLimit(rlim_t bytes) {
-        getrlimit(RLIMIT_FSIZE, &m_saved);
-        m_oldHandler = std::signal(SIGXFSZ, SIG_IGN);  // writes fail with EFBIG instead
-        rlimit limit = m_saved;
-        limit.rlim_cur = bytes;
-        setrlimit(RLIMIT_FSIZE, &limit);
-    }
-    ~FileSizeLimit() {
-        setrlimit(RLIMIT_FSIZE, &m_saved);
-        std::signal(SIGXFSZ, m_oldHandler);
-    }
-
-private:
-    rlimit m_saved{};
+using ws::testing::FileSizeLimit;
     void (*m_oldHandler)(int) = SIG_DFL;
 };
 
