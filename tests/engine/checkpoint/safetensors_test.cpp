@@ -209,8 +209,6 @@ TEST(Safetensors, SuccessfulWriteReplacesTheOldFile) {
 }
 
 using ws::testing::FileSizeLimit;
-    void (*m_oldHandler)(int) = SIG_DFL;
-};
 
 TEST(Safetensors, FailedWriteLeavesTheOldFileIntactAndNoTempFile) {
     TempDir dir("st_atomic");

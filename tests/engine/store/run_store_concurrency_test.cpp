@@ -133,8 +133,6 @@ TEST(RunStoreConcurrency, RowsWaitOutAnotherWritersLock) {
 }
 
 using ws::testing::FileSizeLimit;
-    void (*m_oldHandler)(int) = SIG_DFL;
-};
 
 TEST(RunStoreConcurrency, AFullDiskIsReportedAndTheStoreRecovers) {
     TempDir dir("store_full");
