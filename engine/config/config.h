@@ -247,6 +247,9 @@ struct InputConfig {
     int numWorkers = 0;
     TokenizerConfig tokenizer;
     double validationFraction = 0.1;  // train_input: share of tokens held out at the end
+    // ModelZoo's micro_batch_size: "auto" (the largest per-system micro-batch whose activations
+    // fit the wafer's SRAM), "none" (the whole per-system batch at once) or a number dividing it.
+    std::string microBatchSize = "auto";
 
     bool operator==(const InputConfig&) const = default;
 
@@ -267,6 +270,11 @@ struct InputConfig {
                                     .help = "Tokens per sequence (T)",
                                     .unit = "tokens",
                                     .min = 1});
+        v.field(microBatchSize,
+                {.key = "micro_batch_size",
+                 .help = "Sequences per micro-batch on each system (gradient accumulation): "
+                         "auto = the largest that fits the wafer, none = no accumulation, or a "
+                         "number dividing batch_size / num_csx"});
         v.field(shuffle,
                 {.key = "shuffle", .help = "Seeded random windows instead of consecutive ones"});
         v.field(shuffleSeed, {.key = "shuffle_seed", .help = "Seed of the shuffled window order"});
@@ -349,12 +357,59 @@ struct RunConfig {
     }
 };
 
+// MemoryX: the external store that holds master weights and optimizer state and runs the update.
+struct MemoryXConfig {
+    std::string backing = "ram";  // ram | file
+    std::string path;             // file backing: the store file (created; must not exist)
+
+    bool operator==(const MemoryXConfig&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(backing, {.key = "backing",
+                          .help = "Where weights and optimizer state live: ram, or a "
+                                  "memory-mapped file for models larger than RAM",
+                          .choices = {"ram", "file"}});
+        v.field(path, {.key = "path",
+                       .help = "The store file when backing is file (its folder must be "
+                               "writable)"});
+    }
+};
+
+// The emulated wafer each system streams layers onto.
+struct WaferConfig {
+    std::string spec = "wse2";   // a spec in presets/wafers/ (teaching-16x16, wse2, wse3)
+    int weightBufferLayers = 2;  // layers' weights the wafer may hold at once (2: double buffer)
+    int64_t sramBytes = 0;       // 0: the spec's; otherwise overrides the SRAM for activations
+
+    bool operator==(const WaferConfig&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(spec, {.key = "spec",
+                       .help = "Wafer spec: teaching-16x16, wse2 or wse3 (presets/wafers/)"});
+        v.field(weightBufferLayers,
+                {.key = "weight_buffer_layers",
+                 .help = "Layers whose weights the wafer holds at once; 2 = double buffering "
+                         "(the next layer streams in while the current one computes)",
+                 .unit = "layers",
+                 .min = 1,
+                 .max = 64});
+        v.field(sramBytes, {.key = "sram_bytes",
+                            .help = "On-wafer memory for activations (0: the spec's total SRAM)",
+                            .unit = "bytes",
+                            .min = 0});
+    }
+};
+
 struct Config {
     ModelConfig model;
     OptimizerConfig optimizer;
     InputConfig trainInput;
     InputConfig evalInput;
     RunConfig runconfig;
+    MemoryXConfig memoryx;
+    WaferConfig wafer;
 
     bool operator==(const Config&) const = default;
 
@@ -367,6 +422,10 @@ struct Config {
                               .help = "Evaluation data (empty data_dir: the training corpus's "
                                       "held-out end)"});
         v.section(runconfig, {.key = "runconfig", .help = "Steps, logging, seed, outputs"});
+        v.section(memoryx,
+                  {.key = "memoryx",
+                   .help = "The external weight store (ours, beside ModelZoo's sections)"});
+        v.section(wafer, {.key = "wafer", .help = "The emulated wafer (ours)"});
     }
 };
 

@@ -16,9 +16,7 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"", "sparsity", "sparse training is not emulated yet; the model trains dense"},
     {"", "csx", "use runconfig.num_csx for the number of emulated systems"},
     {"", "trainer", "the ModelZoo 2.x trainer layout is not read; the legacy sections are used"},
-    {"", "wafer", "wafer specs are not supported by this build yet"},
     {"", "cluster", "cluster specs are not supported by this build yet"},
-    {"", "memoryx", "MemoryX settings are not supported by this build yet"},
     {"", "sweep", "sweeps are not supported by this build yet"},
     // model
     {"model", "use_position_embedding", "learned position embeddings are always used", "true"},
@@ -64,7 +62,6 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"input", "vocab_size", "model.vocab_size sets the vocabulary"},
     {"input", "mixed_precision", "model.mixed_precision sets the precision"},
     {"input", "add_special_tokens", "text is tokenized as written, without special tokens"},
-    {"input", "micro_batch_size", "gradient accumulation is not implemented; batch_size is used"},
     // runconfig
     {"runconfig", "save_summary_steps", "log_steps sets how often metrics are recorded"},
     {"runconfig", "log_step_count_steps", "log_steps sets how often metrics are recorded"},

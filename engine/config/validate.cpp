@@ -79,6 +79,16 @@ private:
 };
 
 // Nearest values of `value` that are multiples of `divisor`, for the fix in a message.
+std::string divisorsText(int n) {
+    std::string text;
+    for (int d = 1; d <= n; ++d) {
+        if (n % d != 0) continue;
+        if (!text.empty()) text += ", ";
+        text += std::to_string(d);
+    }
+    return text;
+}
+
 std::string nearbyMultiples(int value, int divisor) {
     const int below = value / divisor * divisor;
     const int above = below + divisor;
@@ -216,6 +226,25 @@ std::vector<std::string> validate(const Config& config) {
                          ") is not divisible by runconfig.num_csx (" + std::to_string(run.numCsx) +
                          "): the global batch is split evenly across systems; use batch_size " +
                          nearbyMultiples(config.trainInput.batchSize, run.numCsx));
+    const std::string& micro = config.trainInput.microBatchSize;
+    if (micro != "auto" && micro != "none") {
+        const int perSystem =
+            run.numCsx > 0 ? config.trainInput.batchSize / run.numCsx : config.trainInput.batchSize;
+        const auto value = detail::parseInteger(micro);
+        if (!value || *value < 1) {
+            errors.push_back("train_input.micro_batch_size is \"" + micro +
+                             "\": use auto, none, or a positive number of sequences");
+        } else if (perSystem > 0 && perSystem % *value != 0) {
+            errors.push_back("train_input.micro_batch_size (" + micro +
+                             ") does not divide the per-system batch (batch_size / num_csx = " +
+                             std::to_string(perSystem) + "); use one of " +
+                             divisorsText(perSystem) + ", or auto");
+        }
+    }
+    if (config.memoryx.backing == "file" && config.memoryx.path.empty())
+        errors.push_back(
+            "memoryx.backing is file but memoryx.path is empty: name the store file, e.g. "
+            "memoryx.path: /var/tmp/model.memoryx");
     return errors;
 }
 

@@ -32,19 +32,27 @@ double clipFactor(double norm, double maxNorm) {
     return maxNorm / (norm + 1e-6);  // torch.nn.utils.clip_grad_norm_'s epsilon
 }
 
+int Optimizer::stateCopies(const config::OptimizerConfig& config) {
+    if (config.optimizerType == "adamw") return 2;
+    return config.momentum > 0.0 ? 1 : 0;
+}
+
 Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
                      size_t totalSize)
+    : Optimizer(config, std::move(groups), totalSize, OptimizerState{}) {
+    const int copies = stateCopies(config);
+    m_owned.assign(size_t(copies) * totalSize, 0.0f);
+    if (copies >= 1) m_state.firstMoment = m_owned.data();
+    if (copies >= 2) m_state.secondMoment = m_owned.data() + totalSize;
+}
+
+Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
+                     size_t totalSize, OptimizerState external)
     : m_config(config),
       m_groups(std::move(groups)),
       m_totalSize(totalSize),
-      m_adam(config.optimizerType == "adamw") {
-    if (m_adam) {
-        m_m.assign(totalSize, 0.0f);
-        m_v.assign(totalSize, 0.0f);
-    } else if (config.momentum > 0.0) {
-        m_m.assign(totalSize, 0.0f);
-    }
-}
+      m_adam(config.optimizerType == "adamw"),
+      m_state(external) {}
 
 void Optimizer::updateRange(float* params, const float* grads, size_t begin, size_t end, double lr,
                             double gradScale, int64_t step) {
@@ -69,8 +77,9 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             const float invSqrtC2 = static_cast<float>(1.0 / std::sqrt(c2));
             const float keep = static_cast<float>(1.0 - groupLr * decay);
             const float fb1 = float(b1), fb2 = float(b2), eps = float(c.eps);
-            float* m = m_m.data() + lo;
-            float* v = m_v.data() + lo;
+            assert(m_state.firstMoment && m_state.secondMoment);
+            float* m = m_state.firstMoment + lo;
+            float* v = m_state.secondMoment + lo;
 #pragma omp parallel for schedule(static)
             for (std::ptrdiff_t i = 0; i < n; ++i) {
                 const float gi = g[i] * scale;
@@ -84,7 +93,7 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             const float flr = static_cast<float>(groupLr);
             const float wd = static_cast<float>(decay);
             const float mu = static_cast<float>(c.momentum);
-            float* buf = m_m.empty() ? nullptr : m_m.data() + lo;
+            float* buf = m_state.firstMoment ? m_state.firstMoment + lo : nullptr;
             const bool first = step == 1;
 #pragma omp parallel for schedule(static)
             for (std::ptrdiff_t i = 0; i < n; ++i) {

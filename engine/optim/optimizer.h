@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/config/config.h"
@@ -27,10 +28,25 @@ double globalNorm(const float* values, size_t count);
 // Factor to multiply gradients by so their global norm is at most maxNorm (1 when maxNorm <= 0).
 double clipFactor(double norm, double maxNorm);
 
+// Optimizer state lives either in the Optimizer (owned vectors) or in memory someone else owns
+// (MemoryX keeps weights and state together, possibly in a memory-mapped file).
+struct OptimizerState {
+    float* firstMoment = nullptr;   // (totalSize) Adam first moment or SGD momentum buffer
+    float* secondMoment = nullptr;  // (totalSize) Adam second moment
+};
+
 class Optimizer {
 public:
+    // Owns its state, zero-initialised.
     Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
               size_t totalSize);
+    // Uses `external` (which must hold stateCopies(config) buffers of totalSize floats and outlive
+    // the optimizer); the caller initialises it (zeros for a fresh run).
+    Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
+              size_t totalSize, OptimizerState external);
+
+    // How many parameter-sized state buffers the update rule keeps (AdamW 2, SGD+momentum 1, 0).
+    static int stateCopies(const config::OptimizerConfig& config);
 
     // Applies one update with learning rate `lr` to every parameter in [begin, end), with
     // gradients multiplied by gradScale (clipping) first. `step` is the 1-based update count used
@@ -42,18 +58,21 @@ public:
     }
 
     const std::vector<ParamGroup>& groups() const { return m_groups; }
-    // Optimizer state in the parameters' layout: Adam's first/second moments or SGD's momentum
-    // buffer (firstMoment); empty when the rule keeps no state.
-    std::vector<float>& firstMoment() { return m_m; }
-    std::vector<float>& secondMoment() { return m_v; }
+    // State in the parameters' layout; empty spans when the rule keeps no such state.
+    std::span<float> firstMoment() {
+        return {m_state.firstMoment, m_state.firstMoment ? m_totalSize : 0};
+    }
+    std::span<float> secondMoment() {
+        return {m_state.secondMoment, m_state.secondMoment ? m_totalSize : 0};
+    }
 
 private:
     config::OptimizerConfig m_config;
     std::vector<ParamGroup> m_groups;
     size_t m_totalSize;
     bool m_adam;
-    std::vector<float> m_m;  // (totalSize) Adam first moment or SGD momentum buffer
-    std::vector<float> m_v;  // (totalSize) Adam second moment
+    std::vector<float> m_owned;  // (copies * totalSize) when the optimizer owns its state
+    OptimizerState m_state;
 };
 
 }  // namespace ws::optim
