@@ -17,5 +17,6 @@ void addTrainCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addFieldsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 
 }  // namespace ws::cli

@@ -96,6 +96,29 @@ sigint)
   [[ -s "$tmp/model/model.safetensors" ]] || fail "no weights after a stop"
   list=$("$wafer" runs list --json --db "$db")
   expect_in '"status":"stopped"' "$list" ;;
+sample)
+  # Train 3 steps of the tiny config, then sample 20 tokens by run id (JSON) and by folder (text).
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 3 --json --db "$db" "${tiny_args[@]}" \
+      --set "runconfig.model_dir=$tmp/model" >/dev/null || fail "train exit $?"
+  out=$("$wafer" sample 1 --db "$db" --prompt "The " --max-tokens 20 --seed 3 --json) \
+      || fail "sample exit $? $out"
+  [[ $(grep -c '"event":"token"' <<<"$out") -ge 20 ]] || fail "expected 20 token lines: $out"
+  expect_in '"event":"summary"' "$out"
+  expect_in '"tokens":20' "$out"
+  expect_in '"tokens_per_s":' "$out"
+  again=$("$wafer" sample 1 --db "$db" --prompt "The " --max-tokens 20 --seed 3 --json)
+  [[ "$(grep '"event":"token"' <<<"$out")" == "$(grep '"event":"token"' <<<"$again")" ]] \
+      || fail "the same seed gave different tokens"
+  text=$("$wafer" sample "$tmp/model" --prompt "The " --max-tokens 20 --temperature 0 2>"$tmp/err") \
+      || fail "text sample exit $?"
+  [[ $text == "The "* ]] || fail "text output does not start with the prompt: $text"
+  expect_in "20 tokens in" "$(cat "$tmp/err")"
+  out=$("$wafer" sample "$tmp/nothing" --prompt x 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a missing folder, got $code"
+  expect_in "nothing" "$out"
+  rm "$tmp/model/tokenizer.json"
+  out=$("$wafer" sample "$tmp/model" --prompt x 2>&1) && fail "a folder without tokenizer must fail"
+  expect_in "tokenizer" "$out" ;;
 cerebras_111m_few_steps)
   # The published 111M shape validates and trains a few steps (short sequences, tiny batch).
   out=$("$wafer" train "$src/presets/cerebras-gpt-111m.yaml" --max-steps 2 --json --db "$db" \

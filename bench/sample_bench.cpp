@@ -1,0 +1,162 @@
+// wafer_sample_bench: greedy generation speed of the KV-cached decoder (sample::KvDecoder) against
+// the reference measured in the same run: re-running model::Gpt<float>::forward over the whole
+// prefix for every new token (what generation costs without a cache). For each shape (the
+// gpt-nano preset's shape and a GPT-2-small-like shape, random weights) and each length N, both
+// generate N - 1 tokens after a one-token prompt; the reference's Gpt objects are built outside
+// the timed region, so only its forward passes count. Prints tokens/s of both, the speed-up, and
+// whether both produced the same tokens (they must, up to float reassociation).
+// Usage: wafer_sample_bench [--quick] [--threads N]. Not run by CTest.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/model/gpt.h"
+#include "engine/model/parameters.h"
+#include "engine/model/random.h"
+#include "engine/sample/kv_decoder.h"
+#include "engine/sample/sampler.h"
+#include "engine/tensor/matmul.h"
+#include "engine/tensor/threads.h"
+
+namespace {
+
+namespace model = ws::model;
+namespace sample = ws::sample;
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct BenchShape {
+    const char* label;
+    model::GptShape shape;
+    std::vector<int> lengths;
+};
+
+model::GptShape makeShape(int V, int C, int L, int NH, int F, int maxT) {
+    model::GptShape s;
+    s.vocab = V;
+    s.channels = C;
+    s.layers = L;
+    s.heads = NH;
+    s.ffn = F;
+    s.maxPositions = maxT;
+    return s;
+}
+
+std::vector<float> randomParams(const model::GptShape& s) {
+    const model::ParameterTable table(s);
+    std::vector<float> p(table.totalSize());
+    for (const auto& t : table.tensors()) {
+        const bool gain =
+            t.name.find("ln_") != std::string::npos && t.name.find(".weight") != std::string::npos;
+        for (size_t i = 0; i < t.size; ++i) {
+            const double z = model::rng::standardNormal(17, t.offset + i);
+            p[t.offset + i] = float(gain ? 1.0 + 0.1 * z : 0.05 * z);
+        }
+    }
+    return p;
+}
+
+struct Timing {
+    double seconds = 0.0;
+    std::vector<int32_t> tokens;
+};
+
+Timing runCached(const model::GptShape& s, const std::vector<float>& params, int length) {
+    sample::KvDecoder decoder(s, params.data());
+    Timing t;
+    t.tokens = {1};
+    const auto start = Clock::now();
+    decoder.append(t.tokens);
+    while (int(t.tokens.size()) < length) {
+        const int32_t next = sample::argmax(decoder.logits(), s.vocab);
+        t.tokens.push_back(next);
+        if (int(t.tokens.size()) < length) decoder.append(std::vector<int32_t>{next});
+    }
+    t.seconds = secondsSince(start);
+    return t;
+}
+
+Timing runReference(const model::GptShape& s, const std::vector<float>& params, int length) {
+    Timing t;
+    t.tokens = {1};
+    while (int(t.tokens.size()) < length) {
+        const int T = int(t.tokens.size());
+        model::Gpt<float> gpt(s, 1, T);  // built outside the timed region
+        const auto start = Clock::now();
+        gpt.forward(params.data(), t.tokens.data(), nullptr, false, 0);
+        const int32_t next = sample::argmax(gpt.logits(0, T - 1), s.vocab);
+        t.seconds += secondsSince(start);
+        t.tokens.push_back(next);
+    }
+    return t;
+}
+
+// One decoded token's projection, x (1,C) · W (C,F), through each matmul backend: the reason
+// KvDecoder sends single rows to Eigen (a GEMV) rather than OpenBLAS's sgemm (which packs W).
+void oneRowProduct(int C, int F) {
+    std::vector<float> x(size_t(C), 0.5f), w(size_t(C) * F, 0.25f), y(static_cast<size_t>(F));
+    std::printf("\none-row product (1,%d)x(%d,%d), GB/s of weights read:", C, C, F);
+    for (auto backend : {ws::tensor::MatmulBackend::OpenBlas, ws::tensor::MatmulBackend::Eigen}) {
+        const int reps = 200;
+        const auto start = Clock::now();
+        for (int r = 0; r < reps; ++r) {
+            ws::tensor::matmul<float>(backend, ws::tensor::Trans::No, ws::tensor::Trans::No, 1, F,
+                                      C, 1.0f, x.data(), C, w.data(), F, 0.0f, y.data(), F);
+        }
+        const double s = secondsSince(start);
+        std::printf("  %s %.1f", std::string(ws::tensor::matmulBackendName(backend)).c_str(),
+                    double(reps) * double(w.size()) * sizeof(float) / s / 1e9);
+    }
+    std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            ws::tensor::setComputeThreads(std::atoi(argv[++i]));
+        } else {
+            std::printf("usage: %s [--quick] [--threads N]\n", argv[0]);
+            return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+    const std::vector<BenchShape> shapes = {
+        {"gpt-nano (V=256, C=128, L=4, NH=4, F=512, maxT=128)", makeShape(256, 128, 4, 4, 512, 128),
+         quick ? std::vector<int>{32, 128} : std::vector<int>{32, 64, 128}},
+        {"GPT-2 small (V=50257, C=768, L=12, NH=12, F=3072, maxT=1024)",
+         makeShape(50257, 768, 12, 12, 3072, 1024),
+         quick ? std::vector<int>{16, 64} : std::vector<int>{16, 64, 128}},
+    };
+    std::printf("compute threads: %d; greedy generation of N-1 tokens after a 1-token prompt\n",
+                ws::tensor::computeThreads());
+    for (const BenchShape& b : shapes) {
+        std::printf("\n%s\n", b.label);
+        std::printf("%6s  %14s  %14s  %8s  %11s\n", "N", "cached tok/s", "full-fwd tok/s",
+                    "speed-up", "same tokens");
+        const std::vector<float> params = randomParams(b.shape);
+        for (int length : b.lengths) {
+            const Timing cached = runCached(b.shape, params, length);
+            const Timing reference = runReference(b.shape, params, length);
+            const double generated = double(length - 1);
+            const double cachedRate = generated / cached.seconds;
+            const double referenceRate = generated / reference.seconds;
+            std::printf("%6d  %14.1f  %14.1f  %7.1fx  %11s\n", length, cachedRate, referenceRate,
+                        cachedRate / referenceRate,
+                        cached.tokens == reference.tokens ? "yes" : "NO");
+            std::fflush(stdout);
+        }
+    }
+    oneRowProduct(768, 3072);
+    return 0;
+}

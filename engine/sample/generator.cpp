@@ -1,0 +1,107 @@
+// Generator (see generator.h): prefill, then sample / report / feed back one token at a time.
+#include "engine/sample/generator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/model/gpt.h"
+#include "engine/sample/utf8_stream.h"
+
+namespace ws::sample {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+bool isSet(const std::atomic<bool>* flag) {
+    return flag && flag->load(std::memory_order_relaxed);
+}
+}  // namespace
+
+Generator::Generator(const LoadedModel& model)
+    : m_model(model), m_decoder(model.shape, model.params.data()) {}
+
+Result<GenerationResult> Generator::generate(std::string_view prompt,
+                                             const SamplingOptions& options,
+                                             const TokenCallback& onToken,
+                                             const std::atomic<bool>* cancel) {
+    if (prompt.empty()) {
+        return Error{"the prompt is empty: give at least one character to continue from"};
+    }
+    const auto start = Clock::now();
+    const std::vector<int32_t> tokens = m_model.tokenizer->encode(prompt);
+    auto result = generateTokens(tokens, options, onToken, cancel);
+    // Encoding counts as part of the prefill.
+    if (result.ok()) result->prefillSeconds = secondsSince(start) - result->generateSeconds;
+    return result;
+}
+
+Result<GenerationResult> Generator::generateTokens(std::span<const int32_t> prompt,
+                                                   const SamplingOptions& options,
+                                                   const TokenCallback& onToken,
+                                                   const std::atomic<bool>* cancel) {
+    if (Status st = options.validate(); !st.ok()) return st.error();
+    if (prompt.empty()) return Error{"the prompt has no tokens: give at least one"};
+    const int V = m_model.shape.vocab, maxT = m_decoder.capacity();
+    if (Status st = model::checkTokens(prompt.data(), prompt.size(), V); !st.ok()) {
+        return st.error();
+    }
+    const int sampleVocab = std::min(V, m_model.tokenizer->vocabSize());
+
+    GenerationResult r;
+    r.promptTokens.assign(prompt.begin(), prompt.end());
+    std::vector<int32_t> history = r.promptTokens;  // everything the model has seen or made
+    const auto prefillStart = Clock::now();
+    r.promptTokensUsed = std::min(int(prompt.size()), maxT);
+    m_decoder.reset();
+    const std::span<const int32_t> window = prompt.last(size_t(r.promptTokensUsed));
+    if (!m_decoder.append(window, false, cancel)) {
+        r.stop = StopReason::Cancelled;
+        r.prefillSeconds = secondsSince(prefillStart);
+        return r;
+    }
+    r.prefillSeconds = secondsSince(prefillStart);
+
+    const auto genStart = Clock::now();
+    TokenSampler sampler(options);
+    Utf8Stream utf8;
+    std::vector<int32_t> one(1);
+    for (int i = 0; i < options.maxTokens; ++i) {
+        const int32_t token = sampler.pick(m_decoder.logits(), sampleVocab, uint64_t(i));
+        r.tokens.push_back(token);
+        history.push_back(token);
+        one[0] = token;
+        const bool last = i + 1 == options.maxTokens || isSet(cancel);
+        TokenEvent event{i, token, utf8.push(m_model.tokenizer->decode(one))};
+        if (last) event.text += utf8.flush();
+        r.text += event.text;
+        if (onToken) onToken(event);
+        if (last) break;
+        // Feed the token back; slide the window when every position is taken.
+        bool ok;
+        if (m_decoder.position() < maxT) {
+            ok = m_decoder.append(one, false, cancel);
+        } else {
+            m_decoder.reset();
+            ++r.windowShifts;
+            const size_t keep = size_t(std::max(1, maxT - 1));
+            ok = m_decoder.append(std::span<const int32_t>(history).last(keep), false, cancel);
+        }
+        if (!ok) break;
+    }
+    if (int(r.tokens.size()) < options.maxTokens) {
+        r.stop = StopReason::Cancelled;
+    }
+    if (utf8.holding()) {
+        TokenEvent tail{-1, -1, utf8.flush()};
+        r.text += tail.text;
+        if (onToken) onToken(tail);
+    }
+    r.generateSeconds = secondsSince(genStart);
+    return r;
+}
+
+}  // namespace ws::sample

@@ -1,0 +1,86 @@
+// Generator: text generation from a LoadedModel, token by token, for the CLI (`wafer sample`)
+// and the GUI's Samples tab alike. The prompt is encoded and prefilled into a KvDecoder in one
+// batched pass, then each new token is sampled (sampler.h), reported through the callback with
+// its text piece (cut on UTF-8 character boundaries, utf8_stream.h) and fed back, one position
+// at a time, so generation cost grows linearly with length.
+//
+// Context longer than the model's max_position_embeddings (maxT): a prompt longer than maxT keeps
+// its last maxT tokens. When generation fills all maxT positions, the cache is rebuilt from the
+// last maxT - 1 tokens (a sliding window: positions restart at 0, as the model was trained) and
+// generation continues; the next token then fills position maxT - 1 again. So past the window
+// every second token pays one prefill of maxT - 1 tokens, and every token is predicted from at
+// least maxT - 1 tokens of context.
+//
+// Tokens are only sampled among the ids the tokenizer knows (a model's vocabulary may be padded
+// with rows no text maps to).
+//
+// Thread-safety: a Generator is used by one thread at a time (typically a worker thread; the
+// callback runs on that thread, it must not block for long). Cancellation: set the atomic flag
+// from any thread; it is checked between layers, so generation stops within one layer's work and
+// returns what was generated so far. Nothing blocks except on compute.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/sample/kv_decoder.h"
+#include "engine/sample/load_model.h"
+#include "engine/sample/sampler.h"
+
+namespace ws::sample {
+
+struct TokenEvent {
+    int index = 0;       // 0-based among the generated tokens; -1 for the final tail (below)
+    int32_t token = -1;  // the generated id (-1 for the tail)
+    // Text that can be shown now: this token's bytes plus any held back before, minus an
+    // incomplete character at the end (held back for the next token). Often empty for BPE pieces
+    // of multi-byte characters. If generation ends while bytes are held back, one last event with
+    // index and token -1 carries them.
+    std::string text;
+};
+using TokenCallback = std::function<void(const TokenEvent&)>;
+
+enum class StopReason { MaxTokens, Cancelled };
+
+struct GenerationResult {
+    std::vector<int32_t> promptTokens;  // as encoded (before truncation to the window)
+    std::vector<int32_t> tokens;        // generated ids
+    std::string text;                   // the generated text (concatenation of all event texts)
+    StopReason stop = StopReason::MaxTokens;
+    int promptTokensUsed = 0;      // prompt tokens in the first window (<= maxT)
+    int windowShifts = 0;          // times the context slid (see above)
+    double prefillSeconds = 0.0;   // encoding + the prompt's forward pass
+    double generateSeconds = 0.0;  // from the first sampled token to the last
+    double tokensPerSecond() const {
+        return generateSeconds > 0 ? double(tokens.size()) / generateSeconds : 0.0;
+    }
+};
+
+class Generator {
+public:
+    // model must outlive the generator.
+    explicit Generator(const LoadedModel& model);
+
+    // Fails (before any callback) on bad options or an empty prompt; otherwise returns what was
+    // generated, with stop == Cancelled if the flag was set.
+    Result<GenerationResult> generate(std::string_view prompt, const SamplingOptions& options,
+                                      const TokenCallback& onToken = {},
+                                      const std::atomic<bool>* cancel = nullptr);
+    // The same from token ids (tests, benchmarks). Fails on ids outside the model's vocabulary.
+    Result<GenerationResult> generateTokens(std::span<const int32_t> prompt,
+                                            const SamplingOptions& options,
+                                            const TokenCallback& onToken = {},
+                                            const std::atomic<bool>* cancel = nullptr);
+
+private:
+    const LoadedModel& m_model;
+    KvDecoder m_decoder;
+};
+
+}  // namespace ws::sample

@@ -1,0 +1,188 @@
+// KvDecoder: the cached forward pass (see kv_decoder.h). Mirrors model::Gpt<float>::blockForward
+// step by step with the same ops, so that a change there is easy to carry over here.
+#include "engine/sample/kv_decoder.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+
+#include "engine/model/element_kernels.h"
+#include "engine/model/ops.h"
+#include "engine/tensor/bf16.h"
+#include "engine/tensor/matmul.h"
+#include "engine/tensor/threads.h"
+
+namespace ws::sample {
+
+using model::GptShape;
+using tensor::Trans;
+
+namespace {
+// Query rows per attention block in a prefill: bounds the score scratch to kRowBlock x maxT.
+constexpr int kRowBlock = 64;
+
+// The backend for a product with `rows` rows of activations. A single row (one decoded token) is
+// a matrix-vector product bound by reading the weights: OpenBLAS's sgemm still packs the whole
+// weight matrix for it, Eigen's product switches to its GEMV kernel when a side has one row
+// (measured by bench/sample_bench.cpp). Batched rows (prefill) keep the default GEMM backend.
+tensor::MatmulBackend backendFor(int rows) {
+    return rows == 1 ? tensor::MatmulBackend::Eigen : tensor::defaultMatmulBackend();
+}
+
+// out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT), as model::ops::linearForward.
+void linear(float* out, const float* inp, const float* weight, const float* bias, int N, int IN,
+            int OUT) {
+    for (int n = 0; n < N; ++n) std::memcpy(out + size_t(n) * OUT, bias, sizeof(float) * OUT);
+    tensor::matmul<float>(backendFor(N), Trans::No, Trans::No, N, OUT, IN, 1.0f, inp, IN, weight,
+                          OUT, 1.0f, out, OUT);
+}
+}  // namespace
+
+KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
+    : m_table(shape), m_off(model::blockOffsets(shape)), m_params(params) {
+    assert(shape.validate().ok());
+    if (shape.bf16) {
+        m_bf16Params.assign(params, params + m_table.totalSize());
+        tensor::roundToBf16(m_bf16Params.data(), m_bf16Params.size());
+        m_params = m_bf16Params.data();
+    }
+    const size_t cache = size_t(shape.layers) * size_t(shape.maxPositions) * size_t(shape.channels);
+    m_k.assign(cache, 0.0f);
+    m_v.assign(cache, 0.0f);
+    ensureRows(1);
+}
+
+void KvDecoder::ensureRows(int rows) {
+    if (rows <= m_rows) return;
+    const GptShape& s = shape();
+    const size_t n = size_t(rows), C = size_t(s.channels), F = size_t(s.ffn);
+    m_x.resize(n * C);
+    m_ln.resize(n * C);
+    m_mean.resize(n);
+    m_rstd.resize(n);
+    m_qkv.resize(n * 3 * C);
+    m_atty.resize(n * C);
+    m_branch.resize(n * C);
+    m_fch.resize(n * F);
+    m_gelu.resize(n * F);
+    m_rows = rows;
+}
+
+bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
+                       const std::atomic<bool>* cancel) {
+    const GptShape& s = shape();
+    const int n = int(tokens.size()), C = s.channels, V = s.vocab;
+    assert(n >= 1 && m_pos + n <= capacity());
+    ensureRows(n);
+    const bool round = s.bf16;
+
+    const float* wte = m_params + m_table.layers()[model::ParameterTable::embeddingLayer()].offset;
+    const float* wpe = wte + size_t(V) * C;
+    // Positions m_pos .. m_pos+n-1: the embedding op with B = 1, T = n on wpe's rows from m_pos.
+    model::ops::embeddingForward(m_x.data(), tokens.data(), wte, wpe + size_t(m_pos) * C, 1, n, C);
+
+    for (int l = 0; l < s.layers; ++l) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) return false;
+        blockForward(l, n);
+    }
+    if (cancel && cancel->load(std::memory_order_relaxed)) return false;
+
+    // Head: ln_f and the logits, for every row or only the last.
+    const int first = allLogits ? 0 : n - 1, rows = n - first;
+    const float* head = m_params + m_table.layers()[size_t(m_table.headLayer())].offset;
+    const float* W = s.tiedEmbedding ? wte : head + 2 * C;
+    model::ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(),
+                                 m_x.data() + size_t(first) * C, head, head + C, rows, C, s.lnEps);
+    if (round) tensor::roundToBf16(m_ln.data(), size_t(rows) * C);
+    m_logits.resize(size_t(rows) * V);
+    tensor::matmul<float>(backendFor(rows), Trans::No, Trans::Yes, rows, V, C, 1.0f, m_ln.data(), C,
+                          W, C, 0.0f, m_logits.data(), V);
+    if (round) tensor::roundToBf16(m_logits.data(), size_t(rows) * V);
+    m_logitRows = rows;
+    m_lastRows = n;
+    m_pos += n;
+    return true;
+}
+
+const float* KvDecoder::logits(int row) const {
+    if (row < 0) row = m_lastRows - 1;
+    const int index = row - (m_lastRows - m_logitRows);
+    assert(index >= 0 && index < m_logitRows);
+    return m_logits.data() + size_t(index) * size_t(shape().vocab);
+}
+
+void KvDecoder::blockForward(int layer, int rows) {
+    const GptShape& s = shape();
+    const int N = rows, C = s.channels, F = s.ffn;
+    const size_t nc = size_t(N) * C;
+    const bool round = s.bf16;
+    auto maybeRound = [round](float* data, size_t count) {
+        if (round) tensor::roundToBf16(data, count);
+    };
+    const float* w =
+        m_params + m_table.layers()[size_t(model::ParameterTable::blockLayer(layer))].offset;
+    namespace ops = model::ops;
+
+    ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln1w,
+                          w + m_off.ln1b, N, C, s.lnEps);
+    maybeRound(m_ln.data(), nc);
+    linear(m_qkv.data(), m_ln.data(), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C);
+    maybeRound(m_qkv.data(), 3 * nc);
+    attention(layer, N);
+    maybeRound(m_atty.data(), nc);
+    linear(m_branch.data(), m_atty.data(), w + m_off.attprojw, w + m_off.attprojb, N, C, C);
+    maybeRound(m_branch.data(), nc);
+    ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
+
+    ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln2w,
+                          w + m_off.ln2b, N, C, s.lnEps);
+    maybeRound(m_ln.data(), nc);
+    linear(m_fch.data(), m_ln.data(), w + m_off.fcw, w + m_off.fcb, N, C, F);
+    maybeRound(m_fch.data(), size_t(N) * F);
+    ops::geluForward(m_gelu.data(), m_fch.data(), size_t(N) * F);
+    maybeRound(m_gelu.data(), size_t(N) * F);
+    linear(m_branch.data(), m_gelu.data(), w + m_off.fcprojw, w + m_off.fcprojb, N, F, C);
+    maybeRound(m_branch.data(), nc);
+    ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
+}
+
+// Causal attention of `rows` new queries (positions m_pos ..) over the cached keys 0 .. m_pos-1
+// and the new keys, after storing the new keys and values in the cache. Heads are independent
+// and split statically over threads; the products inside a head run serially on its thread.
+void KvDecoder::attention(int layer, int rows) {
+    const GptShape& s = shape();
+    const int C = s.channels, NH = s.heads, hs = C / NH, ld = 3 * C, maxT = s.maxPositions;
+    const size_t layerOffset = size_t(layer) * size_t(maxT) * C;
+    float* K = m_k.data() + layerOffset;  // (maxT, C)
+    float* V = m_v.data() + layerOffset;  // (maxT, C)
+    for (int i = 0; i < rows; ++i) {
+        const float* qkv = m_qkv.data() + size_t(i) * ld;
+        std::memcpy(K + size_t(m_pos + i) * C, qkv + C, sizeof(float) * size_t(C));
+        std::memcpy(V + size_t(m_pos + i) * C, qkv + 2 * C, sizeof(float) * size_t(C));
+    }
+    const float scale = 1.0f / std::sqrt(float(hs));
+    const int total = m_pos + rows;  // keys visible to the last query
+    const int64_t work = int64_t(rows) * total * C * 2;
+    const int pos = m_pos;
+    tensor::parallelFor(NH, tensor::threadsForWork(work), [&](int64_t begin, int64_t end) {
+        std::vector<float> scores(size_t(std::min(rows, kRowBlock)) * size_t(total));
+        for (int h = int(begin); h < int(end); ++h) {
+            const float* q = m_qkv.data() + size_t(h) * hs;  // (rows, hs), stride 3C
+            const float* k = K + size_t(h) * hs;             // (total, hs), stride C
+            const float* v = V + size_t(h) * hs;
+            float* o = m_atty.data() + size_t(h) * hs;  // (rows, hs), stride C
+            for (int r0 = 0; r0 < rows; r0 += kRowBlock) {
+                const int blockRows = std::min(kRowBlock, rows - r0);
+                const int cols = pos + r0 + blockRows;  // keys the block's last row sees
+                tensor::matmul<float>(Trans::No, Trans::Yes, blockRows, cols, hs, scale,
+                                      q + size_t(r0) * ld, ld, k, C, 0.0f, scores.data(), cols);
+                model::kernels::causalSoftmaxRows(scores.data(), blockRows, pos + r0 + 1, cols);
+                tensor::matmul<float>(Trans::No, Trans::No, blockRows, hs, cols, 1.0f,
+                                      scores.data(), cols, v, C, 0.0f, o + size_t(r0) * C, C);
+            }
+        }
+    });
+}
+
+}  // namespace ws::sample

@@ -1,0 +1,81 @@
+// KvDecoder: GPT-2 inference for one sequence (B = 1) with a key/value cache, so that generating
+// token t costs O(L·C·(C + t)) instead of re-running the whole prefix. It computes exactly what
+// model::Gpt<float>::forward computes (same parameter layout, same ops, same bf16 rounding
+// points; dropout off), so its logits match Gpt's at every position up to float reassociation
+// (the GEMMs see different shapes, so their summation order may differ).
+//
+// Shapes: C channels, NH heads, hs = C / NH, F ffn width, V vocabulary, L layers, maxT positions.
+// The cache holds K and V of every layer for positions [0, position()), (maxT, C) per layer each.
+// append(n tokens) runs them at positions position() .. position()+n-1 in one batched pass
+// (prefill) or one at a time (decoding); both give the same logits.
+//
+// bf16 mode (shape.bf16): the decoder computes with a bf16-rounded copy of the weights taken at
+// construction and rounds activations where Gpt does (ln outputs, qkv, attention output,
+// projection outputs, c_fc, GELU, logits), so it matches Gpt in bf16 mode too.
+//
+// Thread-safety: one call at a time per object; different objects may run concurrently. Kernels
+// use tensor::computeThreads(). Preconditions (tokens in [0, V), room in the cache) are programmer
+// contracts, asserted in debug builds; check user tokens with model::checkTokens() first.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/model/parameters.h"
+
+namespace ws::sample {
+
+class KvDecoder {
+public:
+    // params: the ParameterTable(shape) layout. Must outlive the decoder and not change while it is
+    // used (bf16 mode copies it). Precondition: shape.validate() is ok.
+    KvDecoder(const model::GptShape& shape, const float* params);
+
+    const model::GptShape& shape() const { return m_table.shape(); }
+    int position() const { return m_pos; }                         // tokens in the cache
+    int capacity() const { return m_table.shape().maxPositions; }  // maxT
+
+    // Empties the cache (position() becomes 0). Cheap: nothing is cleared.
+    void reset() { m_pos = 0; }
+
+    // Runs `tokens` (n >= 1, position() + n <= capacity()) at the next positions and appends their
+    // keys and values to the cache. Afterwards logits() is the next-token distribution after the
+    // last of them; with allLogits, logits(i) is available for every row i < n as well.
+    // cancel (may be null) is checked between layers: when it is set, append returns false and
+    // the cache is left as it was before the call (position() unchanged, logits invalid).
+    bool append(std::span<const int32_t> tokens, bool allLogits = false,
+                const std::atomic<bool>* cancel = nullptr);
+
+    // Logits (V) of row `row` of the last successful append (row -1: its last token). Rows other
+    // than the last exist only when that append asked for allLogits.
+    const float* logits(int row = -1) const;
+
+private:
+    void ensureRows(int rows);
+    void blockForward(int layer, int rows);
+    void attention(int layer, int rows);
+
+    model::ParameterTable m_table;
+    model::BlockOffsets m_off;
+    const float* m_params;            // what the decoder computes with
+    std::vector<float> m_bf16Params;  // bf16 mode: the rounded copy m_params points to
+    int m_pos = 0;
+    int m_rows = 0;       // rows the scratch buffers hold
+    int m_logitRows = 0;  // rows of m_logits of the last append
+    int m_lastRows = 0;   // rows of the last append
+
+    std::vector<float> m_k, m_v;  // (L, maxT, C) each
+    // Scratch for up to m_rows rows.
+    std::vector<float> m_x;             // (n, C) residual stream
+    std::vector<float> m_ln;            // (n, C)
+    std::vector<float> m_mean, m_rstd;  // (n)
+    std::vector<float> m_qkv;           // (n, 3C)
+    std::vector<float> m_atty;          // (n, C)
+    std::vector<float> m_branch;        // (n, C)
+    std::vector<float> m_fch, m_gelu;   // (n, F)
+    std::vector<float> m_logits;        // (n or 1, V)
+};
+
+}  // namespace ws::sample

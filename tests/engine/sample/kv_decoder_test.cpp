@@ -1,0 +1,141 @@
+// KvDecoder against the reference Gpt<float>::forward on the same prefix: token by token,
+// batched prefill, prefill then tokens, untied head, bf16 mode, and cancellation.
+#include "engine/sample/kv_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+#include "engine/model/gpt.h"
+#include "sample_test_util.h"
+
+namespace ws::sample {
+namespace {
+
+using testing::randomParams;
+using testing::tinyShape;
+
+std::vector<int32_t> randomTokens(int n, int vocab, uint64_t seed) {
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) t[size_t(i)] = int32_t(model::rng::bits(seed, uint64_t(i)) % vocab);
+    return t;
+}
+
+// The reference: logits (T, V) of a full forward over tokens.
+std::vector<float> referenceLogits(const model::GptShape& s, const std::vector<float>& params,
+                                   const std::vector<int32_t>& tokens) {
+    const int T = int(tokens.size());
+    model::Gpt<float> gpt(s, 1, T);
+    gpt.forward(params.data(), tokens.data(), nullptr, false, 0);
+    std::vector<float> out(size_t(T) * s.vocab);
+    for (int t = 0; t < T; ++t) std::copy_n(gpt.logits(0, t), s.vocab, out.begin() + t * s.vocab);
+    return out;
+}
+
+// Max |a - b| relative to the logits' scale.
+double relativeDiff(const float* a, const float* b, int n) {
+    double diff = 0.0, scale = 1.0;
+    for (int i = 0; i < n; ++i) {
+        diff = std::max(diff, double(std::abs(a[i] - b[i])));
+        scale = std::max(scale, double(std::abs(b[i])));
+    }
+    return diff / scale;
+}
+
+void expectTokenByTokenMatches(const model::GptShape& s, double tolerance) {
+    const auto params = randomParams(s, 3);
+    const auto tokens = randomTokens(s.maxPositions, s.vocab, 5);
+    const auto ref = referenceLogits(s, params, tokens);
+    KvDecoder decoder(s, params.data());
+    for (int t = 0; t < s.maxPositions; ++t) {
+        ASSERT_TRUE(decoder.append(std::span<const int32_t>(&tokens[size_t(t)], 1)));
+        EXPECT_EQ(decoder.position(), t + 1);
+        EXPECT_LE(relativeDiff(decoder.logits(), ref.data() + t * s.vocab, s.vocab), tolerance)
+            << "position " << t;
+    }
+}
+
+TEST(KvDecoder, TokenByTokenMatchesFullForwardAtEveryPosition) {
+    expectTokenByTokenMatches(tinyShape(), 1e-4);
+}
+
+TEST(KvDecoder, UntiedHeadMatchesFullForward) {
+    expectTokenByTokenMatches(tinyShape(97, 16, false), 1e-4);
+}
+
+TEST(KvDecoder, PrefillLongerThanARowBlockMatchesFullForward) {
+    // 150 positions: the prefill's attention runs in blocks of 64 query rows.
+    const auto s = tinyShape(50, 150);
+    const auto params = randomParams(s, 4);
+    const auto tokens = randomTokens(150, s.vocab, 6);
+    const auto ref = referenceLogits(s, params, tokens);
+    KvDecoder decoder(s, params.data());
+    ASSERT_TRUE(decoder.append(tokens, true));
+    for (int t = 0; t < 150; ++t) {
+        EXPECT_LE(relativeDiff(decoder.logits(t), ref.data() + t * s.vocab, s.vocab), 1e-4)
+            << "position " << t;
+    }
+}
+
+TEST(KvDecoder, PrefillThenSingleTokensMatchesFullForward) {
+    const auto s = tinyShape();
+    const auto params = randomParams(s, 7);
+    const auto tokens = randomTokens(s.maxPositions, s.vocab, 8);
+    const auto ref = referenceLogits(s, params, tokens);
+    KvDecoder decoder(s, params.data());
+    ASSERT_TRUE(decoder.append(std::span<const int32_t>(tokens).first(9), true));
+    for (int t = 0; t < 9; ++t) {
+        EXPECT_LE(relativeDiff(decoder.logits(t), ref.data() + t * s.vocab, s.vocab), 1e-4);
+    }
+    for (int t = 9; t < s.maxPositions; ++t) {
+        ASSERT_TRUE(decoder.append(std::span<const int32_t>(&tokens[size_t(t)], 1)));
+        EXPECT_LE(relativeDiff(decoder.logits(), ref.data() + t * s.vocab, s.vocab), 1e-4);
+    }
+    // reset() starts over: the same prefix gives the same logits again.
+    decoder.reset();
+    ASSERT_TRUE(decoder.append(std::span<const int32_t>(tokens).first(5)));
+    EXPECT_LE(relativeDiff(decoder.logits(), ref.data() + 4 * s.vocab, s.vocab), 1e-4);
+}
+
+TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
+    auto s = tinyShape();
+    s.bf16 = true;
+    const auto params = randomParams(s, 9);
+    const auto tokens = randomTokens(s.maxPositions, s.vocab, 10);
+    const auto ref = referenceLogits(s, params, tokens);
+    auto fp32 = s;
+    fp32.bf16 = false;
+    const auto refFp32 = referenceLogits(fp32, params, tokens);
+    KvDecoder decoder(s, params.data());
+    double worst = 0.0, bf16VsFp32 = 0.0;
+    for (int t = 0; t < s.maxPositions; ++t) {
+        ASSERT_TRUE(decoder.append(std::span<const int32_t>(&tokens[size_t(t)], 1)));
+        worst = std::max(worst, relativeDiff(decoder.logits(), ref.data() + t * s.vocab, s.vocab));
+        bf16VsFp32 = std::max(bf16VsFp32, relativeDiff(ref.data() + t * s.vocab,
+                                                       refFp32.data() + t * s.vocab, s.vocab));
+    }
+    // Reassociation can flip a bf16 rounding (one bf16 ulp, 2^-8 relative) now and then; the
+    // decoder must be far closer to Gpt's bf16 mode than bf16 is to fp32.
+    EXPECT_LE(worst, 2e-2);
+    EXPECT_LT(worst, bf16VsFp32 / 4) << "bf16 vs fp32 differ by " << bf16VsFp32;
+}
+
+TEST(KvDecoder, CancelLeavesTheCacheAsItWas) {
+    const auto s = tinyShape();
+    const auto params = randomParams(s, 11);
+    const auto tokens = randomTokens(6, s.vocab, 12);
+    const auto ref = referenceLogits(s, params, tokens);
+    KvDecoder decoder(s, params.data());
+    ASSERT_TRUE(decoder.append(std::span<const int32_t>(tokens).first(4)));
+    std::atomic<bool> cancel{true};
+    EXPECT_FALSE(decoder.append(std::span<const int32_t>(tokens).subspan(4), false, &cancel));
+    EXPECT_EQ(decoder.position(), 4);
+    ASSERT_TRUE(decoder.append(std::span<const int32_t>(tokens).subspan(4)));
+    EXPECT_LE(relativeDiff(decoder.logits(), ref.data() + 5 * s.vocab, s.vocab), 1e-4);
+}
+
+}  // namespace
+}  // namespace ws::sample

@@ -1,0 +1,141 @@
+// loadModel: a run folder as training writes it loads (folder or file path) and generates the
+// same as the in-memory model; each broken folder fails with a message naming the file and fix.
+#include "engine/sample/load_model.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/checkpoint/safetensors.h"
+#include "engine/sample/generator.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "sample_test_util.h"
+#include "support/temp_dir.h"
+
+namespace ws::sample {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::tinyModel;
+using testing::tinyShape;
+using testing::writeRunFolder;
+using ws::testing::TempDir;
+
+void expectError(const fs::path& path, const std::string& part1, const std::string& part2) {
+    auto r = loadModel(path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find(part1), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(part2), std::string::npos) << r.error().message;
+}
+
+TEST(LoadModel, LoadsARunFolderOrItsWeightsFile) {
+    TempDir dir("sample");
+    const LoadedModel m = tinyModel(tinyShape());
+    writeRunFolder(dir / "run", m);
+    for (const fs::path& p : {dir / "run", dir / "run" / "model.safetensors"}) {
+        auto loaded = loadModel(p);
+        ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+        EXPECT_EQ(loaded->params, m.params);
+        EXPECT_EQ(loaded->shape.channels, 32);
+        EXPECT_EQ(loaded->tokenizer->kind(), "byte");
+        EXPECT_EQ(loaded->step, 3);
+        SamplingOptions o;
+        o.temperature = 0.0;
+        o.maxTokens = 10;
+        auto a = Generator(*loaded).generate("abc", o);
+        auto b = Generator(m).generate("abc", o);
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_EQ(a->tokens, b->tokens);
+    }
+}
+
+TEST(LoadModel, ConfigFromTheMetadataWhenConfigYamlIsMissing) {
+    TempDir dir("sample");
+    writeRunFolder(dir / "run", tinyModel(tinyShape()));
+    fs::remove(dir / "run" / "config.yaml");
+    auto loaded = loadModel(dir / "run");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->shape.layers, 2);
+}
+
+TEST(LoadModel, LoadsABpeTokenizer) {
+    TempDir dir("sample");
+    writeRunFolder(dir / "run", tinyModel(tinyShape(300)));
+    fs::remove(dir / "run" / "tokenizer.json");
+    auto bpe = tokenizer::trainBpe("the theme of the thesis, then there they were", 270);
+    ASSERT_TRUE(bpe.ok());
+    ASSERT_TRUE((*bpe)->save(dir / "run").ok());
+    auto loaded = loadModel(dir / "run");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->tokenizer->kind(), "bpe");
+    fs::remove(dir / "run" / "merges.txt");
+    expectError(dir / "run", "merges.txt", "copy");
+}
+
+// A Hugging Face GPT-2 folder: tensors named "transformer.*", no config in the metadata, the
+// shape in config.json.
+TEST(LoadModel, LoadsAHuggingFaceGpt2Folder) {
+    TempDir dir("sample");
+    const LoadedModel m = tinyModel(tinyShape(256, 24, false));
+    const fs::path run = dir / "hf";
+    fs::create_directories(run);
+    const model::ParameterTable table(m.shape);
+    std::vector<checkpoint::TensorView> views;
+    for (const auto& t : table.tensors()) {
+        views.push_back({"transformer." + t.name, checkpoint::DType::F32, t.shape,
+                         m.params.data() + t.offset, t.size * sizeof(float)});
+    }
+    ASSERT_TRUE(
+        checkpoint::writeSafetensors(run / "model.safetensors", views, {{"format", "pt"}}).ok());
+    ASSERT_TRUE(m.tokenizer->save(run).ok());
+    std::ofstream(run / "config.json")
+        << R"({"model_type": "gpt2", "vocab_size": 256, "n_embd": 32, "n_layer": 2, "n_head": 4,
+               "n_inner": 64, "n_positions": 24, "layer_norm_epsilon": 1e-05,
+               "activation_function": "gelu_new", "tie_word_embeddings": false})";
+    auto loaded = loadModel(run);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->params, m.params);
+    EXPECT_FALSE(loaded->shape.tiedEmbedding);
+    EXPECT_EQ(loaded->shape.ffn, 64);
+
+    std::ofstream(run / "config.json") << R"({"model_type": "llama"})";
+    expectError(run, "config.json", "GPT-2");
+    fs::remove(run / "config.json");
+    expectError(run, "no config.yaml", "config.json");
+}
+
+TEST(LoadModel, ErrorsNameTheFileAndTheFix) {
+    TempDir dir("sample");
+    expectError(dir / "nope", "nope", "run folder");
+    fs::create_directories(dir / "empty");
+    expectError(dir / "empty", "no model.safetensors", "empty");
+
+    writeRunFolder(dir / "notok", tinyModel(tinyShape()));
+    fs::remove(dir / "notok" / "tokenizer.json");
+    expectError(dir / "notok", "no tokenizer files", "vocab.json");
+
+    // config.yaml says 64 channels, the weights have 32.
+    writeRunFolder(dir / "shape", tinyModel(tinyShape()));
+    {
+        auto other = tinyShape();
+        other.channels = 64;
+        std::ofstream(dir / "shape" / "config.yaml") << testing::tinyConfigYaml(other);
+    }
+    expectError(dir / "shape", "model.safetensors", "shape");
+
+    writeRunFolder(dir / "badyaml", tinyModel(tinyShape()));
+    std::ofstream(dir / "badyaml" / "config.yaml") << "model:\n  hiden_size: 3\n";
+    expectError(dir / "badyaml", "config.yaml", "hidden_size");
+
+    // A tokenizer bigger than the model's vocabulary belongs to another model.
+    writeRunFolder(dir / "vocab", tinyModel(tinyShape(100)));
+    expectError(dir / "vocab", "256 tokens", "100");
+
+    writeRunFolder(dir / "garbage", tinyModel(tinyShape()));
+    std::ofstream(dir / "garbage" / "model.safetensors") << "not a safetensors file";
+    expectError(dir / "garbage", "model.safetensors", "");
+}
+
+}  // namespace
+}  // namespace ws::sample

@@ -1,0 +1,86 @@
+// Helpers for sample tests: a tiny random GPT, a LoadedModel around it, and a run folder on disk
+// written the way a training session writes one.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/config/config_yaml.h"
+#include "engine/model/parameters.h"
+#include "engine/model/random.h"
+#include "engine/sample/load_model.h"
+#include "engine/session/weights_io.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace ws::sample::testing {
+
+inline model::GptShape tinyShape(int vocab = 256, int maxT = 24, bool tied = true) {
+    model::GptShape s;
+    s.vocab = vocab;
+    s.channels = 32;
+    s.layers = 2;
+    s.heads = 4;
+    s.ffn = 64;
+    s.maxPositions = maxT;
+    s.tiedEmbedding = tied;
+    return s;
+}
+
+// Every parameter random (LayerNorm gains around 1), large enough that the logits are far from
+// uniform, so greedy and sampled continuations actually depend on the context.
+inline std::vector<float> randomParams(const model::GptShape& s, uint64_t seed) {
+    const model::ParameterTable table(s);
+    std::vector<float> p(table.totalSize());
+    for (const auto& t : table.tensors()) {
+        const bool gain =
+            t.name.find("ln_") != std::string::npos && t.name.find(".weight") != std::string::npos;
+        for (size_t i = 0; i < t.size; ++i) {
+            const double z = model::rng::standardNormal(seed, t.offset + i);
+            p[t.offset + i] = float(gain ? 1.0 + 0.1 * z : 0.3 * z);
+        }
+    }
+    return p;
+}
+
+inline LoadedModel tinyModel(const model::GptShape& s, uint64_t seed = 1) {
+    LoadedModel m;
+    m.config.model.vocabSize = s.vocab;
+    m.config.model.hiddenSize = s.channels;
+    m.config.model.numHiddenLayers = s.layers;
+    m.config.model.numHeads = s.heads;
+    m.config.model.filterSize = s.ffn;
+    m.config.model.maxPositionEmbeddings = s.maxPositions;
+    m.config.model.shareEmbeddingWeights = s.tiedEmbedding;
+    m.shape = s;
+    m.tokenizer = tokenizer::makeByteTokenizer();
+    m.params = randomParams(s, seed);
+    return m;
+}
+
+inline std::string tinyConfigYaml(const model::GptShape& s) {
+    return "model:\n  hidden_size: " + std::to_string(s.channels) +
+           "\n  num_hidden_layers: " + std::to_string(s.layers) +
+           "\n  num_heads: " + std::to_string(s.heads) +
+           "\n  filter_size: " + std::to_string(s.ffn) +
+           "\n  vocab_size: " + std::to_string(s.vocab) +
+           "\n  max_position_embeddings: " + std::to_string(s.maxPositions) +
+           "\ntrain_input:\n  tokenizer: {type: byte}\n";
+}
+
+// Writes dir/{model.safetensors, config.yaml, tokenizer.json} for model m (byte tokenizer).
+inline void writeRunFolder(const std::filesystem::path& dir, const LoadedModel& m) {
+    std::filesystem::create_directories(dir);
+    auto cfg = config::parseConfig(tinyConfigYaml(m.shape), "tiny.yaml", dir);
+    ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+    const model::ParameterTable table(m.shape);
+    ASSERT_TRUE(
+        session::saveWeights(dir / "model.safetensors", table, m.params, cfg->config, 3).ok());
+    std::ofstream(dir / "config.yaml") << config::saveConfigYaml(cfg->config);
+    ASSERT_TRUE(m.tokenizer->save(dir).ok());
+}
+
+}  // namespace ws::sample::testing
