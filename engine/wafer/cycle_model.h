@@ -1,0 +1,157 @@
+// The cycle model: predicts one training step of a GPT on N data-parallel systems of a wafer
+// spec, as weight streaming runs it (one layer at a time on the whole wafer; weights stream in
+// from MemoryX for forward and again for backward, gradients stream out and SwarmX reduces them
+// over a tree of depth ceil(log4 N), MemoryX applies the update; the next layer prefetches while
+// one computes; the update of the last layer is the iteration-boundary bubble).
+//
+// Per op: its busiest core's cycles (compute), its busiest link's bytes (fabric) and the fill
+// latency across the grid; per layer: compute = sum of max(compute, fabric) + fill, overlapped
+// with the layer's weight stream (bytes / system I/O), so layer time = the binding one + fill.
+//
+// Micro-batching (ModelZoo's micro_batch_size): each micro-batch streams the weights in again
+// for its forward and backward and streams its gradients out (MemoryX accumulates them); the
+// update runs once, after the last micro-batch.
+//
+// Limits (stated, not hidden): with the whole batch (or a micro-batch too large) activations are
+// assumed to stay on the wafer whether or not they fit (ActivationFit reports whether they do);
+// dX of sparse matmuls is counted dense; sparse weights stream dense.
+//
+// Thread-safety: pure functions. Failure contract: bad specs, num_csx beyond the spec's SwarmX
+// limit and ops that cannot fit a tile in SRAM return errors before any work.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/model/parameters.h"
+#include "engine/wafer/layer_ops.h"
+#include "engine/wafer/spec.h"
+#include "engine/wafer/utilization.h"
+
+namespace ws::wafer {
+
+struct StepInput {
+    model::GptShape shape;
+    int batchPerSystem = 1;                   // B sequences on each system
+    int seqLen = 1;                           // T
+    int numSystems = 1;                       // N (num_csx)
+    const BlockSparsity* sparsity = nullptr;  // every block's weight sparsity; null = dense
+    int microBatch = 0;  // sequences per wafer pass (divides B); 0 = the whole B at once
+};
+
+struct PredictOptions {
+    bool frames = true;     // compute per-core utilization frames (costs one pass over the grid)
+    int displayRows = 256;  // frames are averaged down to at most this many rows / columns
+    int displayCols = 256;
+};
+
+enum class Binding { Compute, Fabric, WeightStream };
+const char* bindingName(Binding b);
+
+struct OpTiming {
+    std::string name;
+    double computeCycles = 0;  // busiest core
+    double fabricCycles = 0;   // busiest link
+    double fillCycles = 0;
+    int64_t chunks = 1;
+    int folds = 1;
+};
+
+// One layer in one pass, per system.
+struct LayerTiming {
+    std::string layer;  // "embeddings", "h.3", "head"
+    Pass pass = Pass::Forward;
+    double computeS = 0;  // sum over ops of the busiest core's time
+    double fabricS = 0;   // sum over ops of max(0, fabric - compute): fabric-bound excess
+    double fillS = 0;
+    double weightStreamS = 0;  // weights in (forward and backward)
+    double gradStreamS = 0;    // gradients out (backward)
+    double timeS = 0;          // layer time on the wafer (end - start of its compute span)
+    Binding binding = Binding::Compute;
+    double meanBusy = 0;  // mean core busy fraction over the layer time (frames only)
+    // Stall reasons, the same for every core: an op ends when its busiest core and its busiest
+    // link are done, so every core waits out the fabric-bound excess and fill; the layer's
+    // stream-bound excess is waiting for weights. A core's remaining idle time is imbalance
+    // (1 - busy - waits, per core in the frames).
+    double waitWeightsS = 0;
+    double waitFabricS = 0;
+    double tileSramBytes = 0;     // largest op tile per core
+    double sramBytesPerCore = 0;  // tile + this system's stored activations spread over cores
+    // Bytes through each physical row's / column's busiest link (frames only; R and C long).
+    std::vector<double> rowLinkBytes, colLinkBytes;
+    std::vector<OpTiming> ops;
+};
+
+// Where the step's time goes on the wafer; the parts add up to stepS.
+struct TimeSplit {
+    double compute = 0;
+    double streaming = 0;  // waiting for weights (prefetch not hidden)
+    double fabric = 0;     // fabric-bound excess and fill latency
+    double reduce = 0;     // SwarmX reduce latency exposed at the end of the step
+    double bubble = 0;     // iteration boundary: first stream-in, last update in MemoryX
+};
+
+struct ActivationFit {
+    double storedBytes = 0;     // activations kept for backward, all blocks, no recompute
+    double minimalBytes = 0;    // only each block's input kept (the rest recomputed)
+    double availableBytes = 0;  // wafer SRAM
+    bool fits = false;          // storedBytes <= availableBytes
+    bool fitsWithRecompute = false;
+    int maxSequences = 0;  // largest per-system batch whose storedBytes fit
+};
+
+enum class SpanKind { StreamIn, Compute, StreamOut, Reduce, Update };
+const char* spanKindName(SpanKind k);
+
+struct TimelineSpan {
+    int system = 0;
+    SpanKind kind = SpanKind::Compute;
+    std::string layer;
+    Pass pass = Pass::Forward;
+    double startS = 0;
+    double endS = 0;
+};
+
+struct StepPrediction {
+    std::string waferName;
+    int numSystems = 1;
+    int treeDepth = 0;
+    int batchPerSystem = 0;
+    int microBatch = 0;  // sequences per wafer pass
+    int seqLen = 0;
+    double stepS = 0;
+    double forwardS = 0;  // wafer time of the forward pass (first compute start to last end)
+    double backwardS = 0;
+    double gradientStreamS = 0;  // total gradient stream-out time
+    double reduceS = 0;          // SwarmX reduce latency per layer x layers (overlapped mostly)
+    double optimizerS = 0;       // total MemoryX update time (overlapped but the last)
+    double bubbleS = 0;          // == split.bubble
+    double tokensPerS = 0;       // all systems
+    double samplesPerS = 0;
+    double modelFlopsPerStep = 0;        // all systems, model::trainingFlopsPerStep
+    double mfu = 0;                      // modelFlopsPerStep / (stepS x peak x N)
+    bool weightStreamingHidden = false;  // no layer is bound by its weight stream
+    TimeSplit split;
+    ActivationFit activations;
+    std::vector<LayerTiming> layers;       // forward then backward, execution order
+    std::vector<TimelineSpan> spans;       // every system's spans (systems are identical)
+    std::vector<UtilizationFrame> frames;  // per layer kind and pass, then "step"
+};
+
+Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& input,
+                                   const PredictOptions& options = {});
+
+// Every core's busy cycles in a planned layer phase (planLayer), R x C row-major: the raw
+// material of a utilization frame. Cost: one pass over the grid per op.
+std::vector<float> coreBusyCycles(const LayerOps& planned, const WaferSpec& spec);
+
+// The largest micro-batch dividing `batch` whose stored activations fit `availableBytes` (<= 0:
+// the wafer's whole SRAM); 1 when none larger does (micro_batch_size: auto).
+int largestFittingMicroBatch(const WaferSpec& spec, const model::GptShape& shape, int batch,
+                             int seqLen, double availableBytes = 0);
+
+ActivationFit activationFit(const WaferSpec& spec, const model::GptShape& shape, int batch,
+                            int seqLen);
+
+}  // namespace ws::wafer

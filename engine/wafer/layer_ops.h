@@ -1,0 +1,108 @@
+// The operations one layer runs on the wafer, per pass, and what each costs every core. Each op
+// owns an output-stationary mapping (grid_mapping.h) of its output; a core's work is counted
+// from the tile it really owns (causal attention tiles above the diagonal do nothing, sparse
+// weight columns skip their zeros), so imbalance is computed, not assumed.
+//
+// Shapes per system: B sequences of T tokens, M = B*T rows; C channels, F ffn width, NH heads of
+// hs = C/NH, V vocab. Cost constants (vector ops per element) are stated where they are defined.
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/parameters.h"
+#include "engine/wafer/grid_mapping.h"
+#include "engine/wafer/spec.h"
+
+namespace ws::wafer {
+
+enum class Pass { Forward, Backward };
+
+enum class TileLayout {
+    Dense,   // every element of the tile counts
+    Causal,  // rows repeat every `period` (one attention problem); only columns s <= t count
+};
+
+struct WaferOp {
+    std::string name;  // "qkv", "qkv.dW", "attention", "ln_1", ...
+    TileLayout layout = TileLayout::Dense;
+    int64_t m = 0, n = 0;             // output (or score tile) rows and columns
+    int64_t period = 0;               // Causal: rows per attention problem (T)
+    double fmacsPerElement = 0;       // multiply-adds per counted output element (k of a matmul)
+    double vectorOpsPerElement = 0;   // other arithmetic per counted element, on the same lanes
+    double rowBytesPerRow = 0;        // bytes through the core's row links per owned row (A panel)
+    double colBytesPerCol = 0;        // bytes through its column links per owned column (B panel)
+    bool colBytesPerProblem = false;  // Causal: the column panel repeats per attention problem
+    double accumulatorBytesPerRow = 0;  // SRAM per owned row beyond the tile (attention output)
+    // Sparse weights: prefix sums (size n + 1) of the nonzero weights of each output column; the
+    // core's FMACs are rows x (its columns' nonzeros) instead of rows x cols x k.
+    std::vector<int64_t> columnNonzerosPrefix;
+    // Rows too many for one tile per core to fit in SRAM are processed in `chunks` consecutive
+    // row chunks (whole attention problems for Causal) with the weights resident: `mapping` maps
+    // one full chunk of `chunkRows` rows, `lastMapping` the remainder chunk (== mapping when
+    // chunks divide evenly). Chunks run one after the other; each pays the fill latency.
+    int64_t chunks = 1;
+    int64_t chunkRows = 0;
+    GridMapping mapping;
+    GridMapping lastMapping;
+};
+
+struct LayerOps {
+    std::string layer;  // "embeddings", "h.0", "head" (ParameterTable names)
+    Pass pass = Pass::Forward;
+    double weightValues = 0;    // values streamed in for this pass
+    double gradientValues = 0;  // values streamed out (backward only)
+    std::vector<WaferOp> ops;
+};
+
+// Per-block weight sparsity: fraction of each weight matrix's values that are zero, by
+// magnitude (see sparsity.h for measuring it on real weights).
+struct BlockSparsity {
+    // Prefix sums of nonzeros per output column for "qkv", "attn_proj", "fc", "fc_proj";
+    // empty vectors = dense.
+    std::vector<int64_t> qkv, attnProj, fc, fcProj;
+};
+
+// The layers of one step in execution order of their pass: embeddings, blocks, head (forward).
+// blockSparsity may be null (dense).
+LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
+                      const WaferSpec& spec);
+LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, const WaferSpec& spec,
+                  const BlockSparsity* sparsity);
+LayerOps headOps(const model::GptShape& s, int batch, int seqLen, Pass pass, const WaferSpec& spec);
+
+// Share of a core's SRAM an op's working tile may use; the rest holds the resident activations
+// and the streamed weight buffers (ASSUMED split).
+inline constexpr double kTileSramShare = 0.5;
+
+// Chooses the op's chunking and mappings (see WaferOp). Fails, naming the layer and op, when
+// even the smallest tile (one row, or one attention problem) does not fit in a core's SRAM.
+Status planOp(WaferOp& op, const WaferSpec& spec, const std::string& layer);
+Status planLayer(LayerOps& layer, const WaferSpec& spec);
+
+// Elements (output elements for Dense, causal pairs for Causal) a virtual tile of `mapping`
+// counts.
+double tileElements(const WaferOp& op, const GridMapping& mapping, int64_t vRow, int64_t vCol);
+// Busy cycles of physical core (r, c) for the whole op (every chunk).
+double coreCycles(const WaferOp& op, int r, int c, const WaferSpec& spec);
+// Adds every core's busy cycles for the whole op into `busy` (R x C row-major): the same
+// numbers as coreCycles() per core, computed row- and column-factored for dense tiles.
+void addCoreCycles(const WaferOp& op, const WaferSpec& spec, std::vector<float>& busy);
+// The op's compute time in cycles: per chunk, its busiest core.
+double maxCoreCycles(const WaferOp& op, const WaferSpec& spec);
+// Cycles the busiest row or column link needs for the op's broadcasts and reductions (all
+// chunks).
+double fabricCycles(const WaferOp& op, const WaferSpec& spec);
+// Bytes the op moves through each physical row's / column's busiest link (added into `rows`
+// (size R) and `cols` (size C)).
+void addLinkBytes(const WaferOp& op, std::vector<double>& rows, std::vector<double>& cols);
+// Cycles for the first operands to cross the grid before the last core can start (per chunk).
+double fillCycles(const WaferSpec& spec);
+double opFillCycles(const WaferOp& op, const WaferSpec& spec);
+// SRAM a core needs for a tile of `mapping` at the smallest panel width (one k-column, double
+// buffered).
+double tileSramBytes(const WaferOp& op, const GridMapping& mapping);
+
+}  // namespace ws::wafer

@@ -1,0 +1,240 @@
+// The cycle model: hand-computable cycle counts, conservation of work over the cores, the
+// schedule's time split adding up, stream- vs compute-bound layers, SwarmX depth, the errors
+// raised before any work, and utilization frames.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "engine/wafer/cycle_model.h"
+
+namespace ws::wafer {
+namespace {
+
+const std::string kPresets = WAFER_PRESETS_DIR "/wafers/";
+
+WaferSpec teaching() {
+    auto s = loadWaferSpecFile(kPresets + "teaching-16x16.yaml");
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    return *s;
+}
+
+model::GptShape nano() {  // presets/gpt-nano.yaml's shape
+    model::GptShape s;
+    s.vocab = 256;
+    s.channels = 128;
+    s.layers = 4;
+    s.heads = 4;
+    s.ffn = 512;
+    s.maxPositions = 128;
+    return s;
+}
+
+const WaferOp& findOp(const LayerOps& l, const std::string& name) {
+    for (const auto& op : l.ops)
+        if (op.name == name) return op;
+    throw std::runtime_error("no op " + name);
+}
+
+TEST(CycleModel, MatmulCyclesAreTheTileOverFmacRate) {
+    const WaferSpec spec = teaching();
+    LayerOps block = blockOps(nano(), 2, 64, Pass::Forward, spec, nullptr);
+    ASSERT_TRUE(planLayer(block, spec).ok());
+    const WaferOp& qkv = findOp(block, "qkv");  // X[128, 128] . W[128, 384] + bias
+    // Busiest core: its tile x (K FMACs + 1 bias add) / (4 FMACs x efficiency 0.5).
+    const double tile = double(qkv.mapping.m.block * qkv.mapping.n.block);
+    EXPECT_DOUBLE_EQ(maxCoreCycles(qkv, spec), tile * (128 + 1) / (4 * 0.5));
+    // Summed over the cores, the work is exactly the matmul's.
+    double total = 0;
+    for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 16; ++c) total += coreCycles(qkv, r, c, spec);
+    EXPECT_DOUBLE_EQ(total, 128.0 * 384 * (128 + 1) / (4 * 0.5));
+}
+
+TEST(CycleModel, FramesAgreeWithPerCoreCycles) {
+    const WaferSpec spec = teaching();
+    for (Pass pass : {Pass::Forward, Pass::Backward}) {
+        LayerOps block = blockOps(nano(), 64, 128, pass, spec, nullptr);  // chunked, folded
+        ASSERT_TRUE(planLayer(block, spec).ok());
+        const std::vector<float> busy = coreBusyCycles(block, spec);
+        for (int r = 0; r < 16; ++r)
+            for (int c = 0; c < 16; ++c) {
+                double expected = 0;
+                for (const auto& op : block.ops) expected += coreCycles(op, r, c, spec);
+                EXPECT_NEAR(busy[size_t(r) * 16 + c], expected, 1e-5 * expected + 1e-3);
+            }
+    }
+}
+
+TEST(CycleModel, FabricCyclesAreTheBusiestLinkOverItsWidth) {
+    const WaferSpec spec = teaching();
+    LayerOps block = blockOps(nano(), 2, 64, Pass::Forward, spec, nullptr);
+    ASSERT_TRUE(planLayer(block, spec).ok());
+    const WaferOp& fc = findOp(block, "fc");  // X panels of K = 128 16-bit values per row
+    const double rowBytes = double(fc.mapping.m.block) * 128 * 2;
+    const double colBytes = double(fc.mapping.n.block) * 128 * 2;
+    EXPECT_DOUBLE_EQ(fabricCycles(fc, spec), std::max(rowBytes, colBytes) / 4);
+    EXPECT_DOUBLE_EQ(fillCycles(spec), 32);  // 16 + 16 hops of one cycle
+}
+
+TEST(CycleModel, TimeSplitAddsUpAndFramesAreFractions) {
+    StepInput in{nano(), 8, 128, 1, nullptr};
+    auto p = predictStep(teaching(), in);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_EQ(p->layers.size(), size_t(2 * (4 + 2)));
+    const auto& s = p->split;
+    EXPECT_NEAR(s.compute + s.streaming + s.fabric + s.reduce + s.bubble, p->stepS,
+                1e-9 * p->stepS);
+    EXPECT_GE(p->stepS, p->forwardS + p->backwardS);
+    EXPECT_GT(p->mfu, 0);
+    EXPECT_LT(p->mfu, 1);
+    EXPECT_DOUBLE_EQ(p->tokensPerS, 8.0 * 128 / p->stepS);
+    ASSERT_EQ(p->frames.size(), 7u);
+    for (const auto& f : p->frames) {
+        EXPECT_EQ(f.rows, 16);
+        EXPECT_EQ(f.cols, 16);
+        for (float v : f.busy) {
+            EXPECT_GE(v, 0.0f);
+            EXPECT_LE(v, 1.0f + 1e-5f) << f.label;
+        }
+    }
+    EXPECT_EQ(p->frames.back().label, "step");
+    for (const auto& l : p->layers) {
+        // Busy + stalls never exceed the layer's time; links carry the layer's traffic.
+        EXPECT_LE(l.computeS + l.waitFabricS + l.waitWeightsS, l.timeS * (1 + 1e-9)) << l.layer;
+        EXPECT_EQ(l.rowLinkBytes.size(), 16u);
+        EXPECT_EQ(l.colLinkBytes.size(), 16u);
+        EXPECT_GT(l.sramBytesPerCore, l.tileSramBytes);
+    }
+    double fcRowBytes = 0;
+    for (double b : p->layers[1].rowLinkBytes) fcRowBytes = std::max(fcRowBytes, b);
+    EXPECT_GT(fcRowBytes, 0);
+    // Spans: stream-in, compute for every layer phase; stream-out and update in backward.
+    int computeSpans = 0, updates = 0;
+    for (const auto& sp : p->spans) {
+        EXPECT_LE(sp.startS, sp.endS);
+        computeSpans += sp.kind == SpanKind::Compute;
+        updates += sp.kind == SpanKind::Update;
+    }
+    EXPECT_EQ(computeSpans, 12);
+    EXPECT_EQ(updates, 6);
+}
+
+TEST(CycleModel, SmallBatchesAreBoundByTheWeightStream) {
+    const WaferSpec spec = teaching();
+    auto tiny = predictStep(spec, {nano(), 1, 8, 1, nullptr}, {.frames = false});
+    ASSERT_TRUE(tiny.ok()) << tiny.error().message;
+    EXPECT_FALSE(tiny->weightStreamingHidden);
+    EXPECT_EQ(tiny->layers[1].binding, Binding::WeightStream);  // h.0 forward
+    EXPECT_GT(tiny->split.streaming, tiny->split.compute);
+    // Prefetch hides the stream once a layer computes longer than its weights take to arrive:
+    // each streamed weight must meet ~peak / I/O bandwidth / efficiency ~ 90k tokens here.
+    auto big = predictStep(spec, {nano(), 1024, 128, 1, nullptr}, {.frames = false});
+    ASSERT_TRUE(big.ok()) << big.error().message;
+    EXPECT_TRUE(big->weightStreamingHidden);
+    EXPECT_NE(big->layers[1].binding, Binding::WeightStream);
+}
+
+TEST(CycleModel, MoreSystemsAddOnlyTreeLatency) {
+    const WaferSpec spec = teaching();
+    auto one = predictStep(spec, {nano(), 16, 128, 1, nullptr}, {.frames = false});
+    auto sixteen = predictStep(spec, {nano(), 16, 128, 16, nullptr}, {.frames = false});
+    ASSERT_TRUE(one.ok() && sixteen.ok());
+    EXPECT_EQ(sixteen->treeDepth, 2);
+    EXPECT_GT(sixteen->stepS, one->stepS);
+    EXPECT_NEAR(sixteen->tokensPerS / one->tokensPerS, 16.0, 16.0 * 0.09);
+    int reduces = 0;
+    for (const auto& sp : sixteen->spans) reduces += sp.kind == SpanKind::Reduce;
+    EXPECT_EQ(reduces, 16 * 6);  // every system, every layer's gradient
+}
+
+TEST(CycleModel, ErrorsComeBeforeAnyWork) {
+    WaferSpec spec = teaching();
+    auto tooMany = predictStep(spec, {nano(), 1, 8, 17, nullptr});
+    ASSERT_FALSE(tooMany.ok());
+    EXPECT_NE(tooMany.error().message.find("SwarmX limit"), std::string::npos);
+    spec.sramBytesPerCore = 64;
+    auto noRoom = predictStep(spec, {nano(), 1, 8, 1, nullptr});
+    ASSERT_FALSE(noRoom.ok());
+    EXPECT_NE(noRoom.error().message.find("cannot fit its tile"), std::string::npos);
+    spec = teaching();
+    EXPECT_FALSE(predictStep(spec, {nano(), 1, 256, 1, nullptr}).ok());  // T > positions
+    spec.gridRows = 0;
+    EXPECT_FALSE(predictStep(spec, {nano(), 1, 8, 1, nullptr}).ok());
+}
+
+TEST(CycleModel, TooManyRowsForSramAreChunkedNotRefused) {
+    WaferSpec spec = teaching();
+    auto p = predictStep(spec, {nano(), 64, 128, 1, nullptr}, {.frames = false});
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    int64_t maxChunks = 1;
+    for (const auto& l : p->layers)
+        for (const auto& op : l.ops) maxChunks = std::max(maxChunks, op.chunks);
+    EXPECT_GT(maxChunks, 1);  // 8192 tokens x 256 logits do not fit one tile per core
+    for (const auto& l : p->layers)
+        EXPECT_LE(l.tileSramBytes, kTileSramShare * double(spec.sramBytesPerCore));
+}
+
+TEST(CycleModel, MicroBatchesStreamWeightsPerPassAndUpdateOnce) {
+    const WaferSpec spec = teaching();
+    StepInput whole{nano(), 64, 128, 1, nullptr};
+    StepInput micro = whole;
+    micro.microBatch = 16;
+    auto a = predictStep(spec, whole, {.frames = false});
+    auto b = predictStep(spec, micro, {.frames = false});
+    ASSERT_TRUE(a.ok() && b.ok()) << (a.ok() ? b.error().message : a.error().message);
+    EXPECT_EQ(b->microBatch, 16);
+    EXPECT_EQ(b->layers.size(), 4 * a->layers.size());
+    int streamOuts = 0, updates = 0, streamIns = 0;
+    for (const auto& s : b->spans) {
+        streamOuts += s.kind == SpanKind::StreamOut;
+        updates += s.kind == SpanKind::Update;
+        streamIns += s.kind == SpanKind::StreamIn;
+    }
+    EXPECT_EQ(streamOuts, 4 * 6);   // every micro-batch's gradients leave the wafer
+    EXPECT_EQ(updates, 6);          // MemoryX updates each layer once
+    EXPECT_EQ(streamIns, 4 * 11);   // weights in for every pass (embeddings' backward needs none)
+    EXPECT_GT(b->stepS, a->stepS);  // four times the weight traffic for the same work
+    EXPECT_NEAR(b->forwardS + b->backwardS + b->split.bubble, b->stepS, 0.02 * b->stepS);
+    EXPECT_LT(b->activations.storedBytes, a->activations.storedBytes);
+    micro.microBatch = 48;  // does not divide 64
+    EXPECT_FALSE(predictStep(spec, micro).ok());
+    // auto: the largest divisor of the batch whose activations fit the SRAM.
+    const int fit = largestFittingMicroBatch(spec, nano(), 64, 128);
+    EXPECT_EQ(64 % fit, 0);
+    EXPECT_TRUE(activationFit(spec, nano(), fit, 128).fits);
+    if (fit < 64) {
+        int next = fit + 1;
+        while (64 % next) ++next;
+        EXPECT_FALSE(activationFit(spec, nano(), next, 128).fits);
+    }
+}
+
+TEST(Utilization, DownsampleAveragesToTheDisplaySize) {
+    const int R = 750, C = 994;
+    std::vector<float> busy(size_t(R) * C);
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) busy[size_t(r) * C + c] = (r + c) % 2 ? 1.0f : 0.0f;
+    const UtilizationFrame f = downsample("x", busy, R, C, 256, 256);
+    EXPECT_EQ(f.rows, 256);
+    EXPECT_EQ(f.cols, 256);
+    EXPECT_NEAR(f.mean, 0.5, 1e-3);
+    EXPECT_EQ(f.min, 0.0);
+    EXPECT_EQ(f.max, 1.0);
+    const double displayMean =
+        std::accumulate(f.busy.begin(), f.busy.end(), 0.0) / double(f.busy.size());
+    EXPECT_NEAR(displayMean, 0.5, 0.02);
+}
+
+TEST(ActivationFit, CountsWhatBackwardKeeps) {
+    const WaferSpec spec = teaching();
+    const ActivationFit f = activationFit(spec, nano(), 2, 64);
+    // 34 bytes per token and channel per block + the embedding output.
+    EXPECT_DOUBLE_EQ(f.storedBytes, 2.0 * 64 * 128 * (34 * 4 + 2));
+    EXPECT_DOUBLE_EQ(f.availableBytes, 256.0 * 49152);
+    EXPECT_TRUE(f.fits);
+    EXPECT_GE(f.maxSequences, 2);
+    EXPECT_FALSE(activationFit(spec, nano(), 64, 128).fits);
+}
+
+}  // namespace
+}  // namespace ws::wafer
