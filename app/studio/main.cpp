@@ -1,0 +1,115 @@
+// wafer-studio: the desktop studio's entry point. Thin: parse the command line, open the config,
+// show the window. For scripted smoke tests, `--run --quit-after-steps N --screenshot FILE.png
+// [--tab NAME]` starts training, saves a screenshot of the window after N steps, stops the run
+// and quits with status 0 (1 if the run ends or fails first, 2 on a usage error).
+#include <QApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QTimer>
+#include <cstdio>
+
+#include "engine/core/paths.h"
+#include "ui/config_document.h"
+#include "ui/log_dock.h"
+#include "ui/main_window.h"
+#include "ui/run_controller.h"
+#include "ui/studio_options.h"
+
+namespace {
+
+// Drives --quit-after-steps: screenshot after N steps, then stop and quit once joined.
+void armQuitAfterSteps(ws::ui::MainWindow& window, const ws::ui::StudioOptions& options) {
+    auto* controller = window.controller();
+    auto shotTaken = std::make_shared<bool>(false);
+    QObject::connect(
+        controller, &ws::ui::RunController::metrics, &window,
+        [&window, options, shotTaken, controller](const std::vector<ws::session::StepMetrics>& b) {
+            if (*shotTaken || b.back().step < options.quitAfterSteps) return;
+            *shotTaken = true;
+            if (!options.tab.isEmpty()) window.showTab(options.tab);
+            if (!options.screenshotPath.isEmpty() &&
+                !window.saveScreenshot(options.screenshotPath)) {
+                std::fprintf(stderr, "wafer-studio: cannot write screenshot %s\n",
+                             qPrintable(options.screenshotPath));
+                QCoreApplication::exit(1);
+                return;
+            }
+            controller->stop();
+        });
+    QObject::connect(controller, &ws::ui::RunController::finished, &window,
+                     [shotTaken](const ws::session::RunSummary& summary) {
+                         if (!*shotTaken) {
+                             std::fprintf(stderr,
+                                          "wafer-studio: the run ended (%s) before the "
+                                          "requested step: %s\n",
+                                          ws::session::runStateName(summary.state),
+                                          summary.detail.c_str());
+                         }
+                         QCoreApplication::exit(*shotTaken ? 0 : 1);
+                     });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QApplication::setHighDpiScaleFactorRoundingPolicy(
+        Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("WaferStudio"));
+    QApplication::setApplicationName(QStringLiteral("wafer-studio"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Wafer Studio"));
+
+    ws::ui::StudioOptions options;
+    QString error, help;
+    if (!ws::ui::parseStudioOptions(QCoreApplication::arguments(), options, error, help)) {
+        if (error.isEmpty()) {
+            std::printf("%s\n", qPrintable(help));
+            return 0;
+        }
+        std::fprintf(stderr, "wafer-studio: %s (see --help)\n", qPrintable(error));
+        return 2;
+    }
+    QString configPath = options.configPath;
+    if (configPath.isEmpty()) {
+        configPath =
+            QString::fromStdString((ws::appDataDir() / "presets" / "gpt-nano.yaml").string());
+    }
+
+    ws::ui::MainWindow window(options.dbPath);
+    if (!window.openConfig(configPath)) {
+        std::fprintf(stderr, "wafer-studio: %s has problems; they are listed in the Config tab\n",
+                     qPrintable(configPath));
+    }
+    for (const QString& override : options.overrides) {
+        const qsizetype eq = override.indexOf('=');
+        if (eq <= 0 || !window.document()->setField(override.left(eq), override.mid(eq + 1))) {
+            std::fprintf(stderr, "wafer-studio: --set %s was not applied (see the Config tab)\n",
+                         qPrintable(override));
+            if (options.quitAfterSteps > 0) return 2;
+        }
+    }
+    if (!options.tab.isEmpty()) window.showTab(options.tab);
+    window.show();
+
+    if (options.quitAfterSteps > 0) armQuitAfterSteps(window, options);
+    if (options.run) {
+        QTimer::singleShot(0, &window, [&window, &options] {
+            if (!window.startRun()) {
+                std::fprintf(stderr,
+                             "wafer-studio: cannot start the run (see the Config tab "
+                             "and the log)\n");
+                if (options.quitAfterSteps > 0) QCoreApplication::exit(1);
+                return;
+            }
+            if (!options.tab.isEmpty()) window.showTab(options.tab);
+        });
+    } else if (options.quitAfterSteps > 0 || !options.screenshotPath.isEmpty()) {
+        // Without --run there are no steps to wait for: screenshot the opened window and quit.
+        QTimer::singleShot(200, &window, [&window, &options] {
+            const bool ok =
+                options.screenshotPath.isEmpty() || window.saveScreenshot(options.screenshotPath);
+            QCoreApplication::exit(ok ? 0 : 1);
+        });
+    }
+    return QApplication::exec();
+}

@@ -1,0 +1,233 @@
+// The studio end to end, offscreen: open the nano preset, edit a field in the form and see the
+// YAML change (and back), make a value invalid and see the inline error with Run disabled,
+// train a short run and watch loss points arrive, pause, resume, stop, and find the run in the
+// store with its metrics; a dropped folder becomes the training data. Screenshots of each tab
+// are saved as artifacts ($WAFER_TEST_ARTIFACTS).
+#include <QAction>
+#include <QCheckBox>
+#include <QDir>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextCursor>
+#include <QTreeWidget>
+#include <QUrl>
+#include <memory>
+
+#include "ui/config_document.h"
+#include "ui/config_form.h"
+#include "ui/config_tab.h"
+#include "ui/log_dock.h"
+#include "ui/main_window.h"
+#include "ui/run_controller.h"
+#include "ui/runs_dock.h"
+#include "ui/samples_tab.h"
+#include "ui/training_tab.h"
+#include "ui/yaml_editor.h"
+
+using namespace ws::ui;
+
+namespace {
+const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
+
+QString artifactPath(const QString& name) {
+    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
+    if (dir.isEmpty()) dir = QDir::tempPath();
+    QDir().mkpath(dir);
+    return dir + '/' + name;
+}
+
+void commitLine(QLineEdit* line, const QString& text) {
+    line->setFocus();
+    line->selectAll();
+    QTest::keyClicks(line, text);
+    QTest::keyClick(line, Qt::Key_Return);
+}
+
+size_t livePoints(const TrainingTab* tab, const char* key) {
+    for (const auto& [id, run] : tab->runs()) {
+        if (id != 0) continue;
+        const auto it = run.metrics.find(key);
+        return it == run.metrics.end() ? 0 : it->second.size();
+    }
+    return 0;
+}
+}  // namespace
+
+class MainWindowTest : public QObject {
+    Q_OBJECT
+private slots:
+    void init() {
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
+        m_window->resize(1400, 900);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window->openConfig(kNano));
+    }
+    void cleanup() { m_window.reset(); }
+
+    void formEditChangesYamlAndBack() {
+        ConfigTab* tab = m_window->configTab();
+        auto* hidden = qobject_cast<QLineEdit*>(tab->form()->editorFor("model.hidden_size"));
+        QVERIFY(hidden);
+        QCOMPARE(hidden->text(), QString("128"));
+        commitLine(hidden, "192");
+        QVERIFY(tab->yamlEditor()->toPlainText().contains("hidden_size: 192"));
+        QVERIFY(m_window->document()->isModified());
+
+        QString yaml = tab->yamlEditor()->toPlainText();
+        yaml.replace("hidden_size: 192", "hidden_size: 160");
+        QTextCursor typing(tab->yamlEditor()->document());  // an edit, as typing makes
+        typing.select(QTextCursor::Document);
+        typing.insertText(yaml);
+        QTRY_COMPARE(hidden->text(), QString("160"));  // after the 300 ms typing pause
+        auto* shuffle = qobject_cast<QCheckBox*>(tab->form()->editorFor("train_input.shuffle"));
+        QVERIFY(shuffle && shuffle->isChecked());
+        // Undo in the YAML view walks back through the form's edit too.
+        tab->yamlEditor()->undo();
+        tab->applyPendingYaml();
+        QCOMPARE(hidden->text(), QString("192"));
+        QVERIFY(tab->factsLabel()->text().contains("parameters"));
+    }
+
+    void invalidValueShowsInlineErrorAndDisablesRun() {
+        ConfigForm* form = m_window->configTab()->form();
+        QVERIFY(m_window->runAction()->isEnabled());
+        auto* heads = qobject_cast<QLineEdit*>(form->editorFor("model.num_heads"));
+        commitLine(heads, "5");
+        QLabel* error = form->errorLabelFor("model.num_heads");
+        QLabel* hiddenError = form->errorLabelFor("model.hidden_size");
+        QVERIFY(error->isVisible() || hiddenError->isVisible());
+        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(!m_window->configTab()->yamlEditor()->extraSelections().isEmpty());
+        m_window->showTab("config");
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-config-invalid.png")));
+        QVERIFY(!m_window->startRun());
+
+        auto* hidden = qobject_cast<QLineEdit*>(form->editorFor("model.hidden_size"));
+        commitLine(hidden, "-1");  // rejected by the field's range
+        QVERIFY(form->errorLabelFor("model.hidden_size")->isVisible());
+        commitLine(hidden, "128");
+        commitLine(heads, "4");
+        QVERIFY(!error->isVisible());
+        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window->configTab()->yamlEditor()->extraSelections().isEmpty());
+    }
+
+    void trainPauseResumeStopAndFindTheRun() {
+        ConfigDocument* doc = m_window->document();
+        QVERIFY(doc->setField("runconfig.max_steps", "2000"));
+        QVERIFY(doc->setField("runconfig.log_steps", "5"));
+        m_window->showTab("config");
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-config.png")));
+        m_window->runAction()->trigger();
+        RunController* controller = m_window->controller();
+        QVERIFY(controller->isActive());
+        TrainingTab* training = m_window->trainingTab();
+        QCOMPARE(m_window->tabs()->currentWidget(), training);
+        QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") >= 25, 120000);
+        QVERIFY(m_window->stopAction()->isEnabled());
+        QVERIFY(!m_window->runAction()->isEnabled());
+
+        m_window->pauseAction()->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Paused, 20000);
+        QVERIFY(m_window->resumeAction()->isEnabled());
+        const size_t pausedAt = livePoints(training, "loss");
+        QTest::qWait(400);
+        QCOMPARE(livePoints(training, "loss"), pausedAt);  // paused: no new steps
+        m_window->resumeAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") > pausedAt + 5, 60000);
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-training.png")));
+        m_window->showTab("wafer");
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-wafer.png")));
+
+        QSignalSpy finished(controller, &RunController::finished);
+        m_window->stopAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QVERIFY(!controller->isActive());
+        QVERIFY(m_window->runAction()->isEnabled());
+        const size_t points = [&] {
+            for (const auto& [id, run] : training->runs()) return run.metrics.at("loss").size();
+            return size_t(0);
+        }();
+
+        // The run is in the store, stopped, with every loss point the charts showed.
+        auto runs = m_window->runStore()->listRuns();
+        QVERIFY(runs.ok());
+        QCOMPARE(runs->size(), size_t(1));
+        QCOMPARE(runs->front().status, std::string("stopped"));
+        auto loss = m_window->runStore()->metrics(runs->front().id, "loss");
+        QVERIFY(loss.ok());
+        QCOMPARE(loss->size(), points);
+        QVERIFY(training->runs().count(runs->front().id));  // the live run became run N
+
+        // It is listed in the Runs dock; selecting it overlays it without a duplicate.
+        QTreeWidget* tree = m_window->runsDock()->tree();
+        QCOMPARE(tree->topLevelItemCount(), 1);
+        QCOMPARE(tree->topLevelItem(0)->text(1), QString("stopped"));
+        m_window->runsDock()->selectRuns({runs->front().id});
+        QTRY_COMPARE(training->runs().size(), size_t(1));
+        QVERIFY(m_window->logDock()->text().contains("corpus:"));
+        m_window->showTab("training");
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-training-finished.png")));
+
+        // Samples: text from the run's weights, streamed into the tab, without blocking.
+        SamplesTab* samples = m_window->samplesTab();
+        QCOMPARE(samples->modelPath(), QString::fromStdString(runs->front().modelDir));
+        samples->setPrompt("And the");
+        samples->setLength(40);
+        QSignalSpy sampled(samples, &SamplesTab::finished);
+        QVERIFY(samples->generate());
+        QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 60000);
+        QVERIFY2(sampled.front().at(0).toBool(), qPrintable(sampled.front().at(1).toString()));
+        QVERIFY(samples->output().startsWith("And the"));
+        QVERIFY(samples->output().size() > QString("And the").size());
+        m_window->showTab("samples");
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-samples.png")));
+
+        // Export the data.
+        const QString csv = m_dir->filePath("metrics.csv");
+        QVERIFY(training->exportCsv(csv));
+        QVERIFY(QFileInfo(csv).size() > 100);
+        QVERIFY(training->exportPng(m_dir->filePath("charts.png")));
+        QVERIFY(training->exportPdf(m_dir->filePath("charts.pdf")));
+        QVERIFY(QFileInfo(m_dir->filePath("charts.pdf")).size() > 1000);
+    }
+
+    void droppedFolderBecomesTrainingData() {
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(m_dir->path())});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(m_window.get(), &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window.get(), &drop);
+        QVERIFY(m_window->document()->fieldValue("train_input.data_dir").contains(m_dir->path()));
+    }
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+int main(int argc, char** argv) {
+    // Keep the user's settings, run store and caches out of the test.
+    QTemporaryDir home;
+    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
+        qputenv(var, (home.path() + '/' + var).toUtf8());
+    }
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("WaferStudioTest");
+    MainWindowTest test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "main_window_test.moc"

@@ -1,0 +1,338 @@
+// ChartPanel: see chart_panel.h.
+#include "ui/chart_panel.h"
+
+#include <QElapsedTimer>
+#include <QToolTip>
+#include <cmath>
+#include <limits>
+
+namespace ws::ui {
+namespace {
+
+QVector<double> toQVector(const std::vector<double>& v) {
+    return QVector<double>(v.begin(), v.end());
+}
+
+QString formatValue(double v) {
+    if (std::isnan(v)) return QStringLiteral("NaN");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("+Inf") : QStringLiteral("-Inf");
+    const double a = std::fabs(v);
+    if (a != 0 && (a < 1e-3 || a >= 1e5)) return QString::number(v, 'e', 3);
+    return QString::number(v, 'g', 5);
+}
+
+}  // namespace
+
+ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* parent)
+    : QCustomPlot(parent), m_yLabel(yLabel) {
+    setObjectName(title);
+    plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(this, title,
+                                 QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
+    plotLayout()->addElement(0, 0, m_title);
+    yAxis->setLabel(yLabel);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    axisRect()->setRangeZoom(Qt::Horizontal);
+    setNoAntialiasingOnDrag(true);
+    // Many long overlaid runs: the fast polyline path and no antialiasing for the faint raw
+    // lines keep a replot inside a frame (bench/plot_bench.cpp).
+    setPlottingHint(QCP::phFastPolylines, true);
+    legend->setVisible(false);
+    legend->setBrush(QBrush(QColor(255, 255, 255, 0)));
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_crosshair = new QCPItemStraightLine(this);
+    m_crosshair->setVisible(false);
+    m_crosshair->setSelectable(false);
+    setMinimumSize(260, 180);
+    applyTheme();
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& r) {
+                if (m_inRedraw) return;
+                emit userChangedXRange(r);
+            });
+}
+
+void ChartPanel::applyTheme() {
+    // Follow the system palette so the charts read in light and dark themes.
+    const QPalette pal = palette();
+    const QColor base = pal.color(QPalette::Base);
+    const QColor text = pal.color(QPalette::Text);
+    QColor grid = text;
+    grid.setAlpha(40);
+    QColor subGrid = text;
+    subGrid.setAlpha(16);
+    setBackground(pal.color(QPalette::Window));
+    axisRect()->setBackground(base);
+    for (QCPAxis* axis : {xAxis, yAxis}) {
+        axis->setBasePen(QPen(grid));
+        axis->setTickPen(QPen(grid));
+        axis->setSubTickPen(QPen(grid));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setPen(QPen(subGrid, 1, Qt::SolidLine));  // dotted lines draw slowly
+        axis->grid()->setSubGridPen(Qt::NoPen);
+        axis->grid()->setZeroLinePen(Qt::NoPen);
+    }
+    m_title->setTextColor(text);
+    legend->setTextColor(text);
+    legend->setBorderPen(QPen(grid));
+    QColor legendBack = base;
+    legendBack.setAlpha(220);
+    legend->setBrush(legendBack);
+    m_crosshair->setPen(QPen(text, 1, Qt::DashLine));
+}
+
+void ChartPanel::setCurves(std::vector<Curve> curves) {
+    clearGraphs();
+    m_curves = std::move(curves);
+    m_graphs.assign(m_curves.size(), {});
+    bool anyLegend = false;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        Graphs& g = m_graphs[i];
+        QColor faint = c.color;
+        faint.setAlpha(60);
+        g.raw = addGraph();
+        g.raw->setPen(QPen(faint, 1));
+        g.raw->setAntialiased(false);
+        g.raw->removeFromLegend();
+        g.smooth = addGraph();
+        QPen pen(c.color, c.dashed ? 1.6 : 2.0);
+        if (c.dashed) pen.setStyle(Qt::DashLine);
+        g.smooth->setPen(pen);
+        g.smooth->setName(c.name);
+        if (c.markers) g.smooth->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+        if (!c.inLegend) g.smooth->removeFromLegend();
+        anyLegend = anyLegend || c.inLegend;
+        g.diverged = addGraph();
+        g.diverged->setLineStyle(QCPGraph::lsNone);
+        g.diverged->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted,
+                                                    QColor(0xe5, 0x39, 0x35),
+                                                    QColor(0xe5, 0x39, 0x35), 11));
+        g.diverged->setName(tr("%1 diverged (NaN/Inf)").arg(c.name));
+        g.diverged->removeFromLegend();
+    }
+    legend->setVisible(anyLegend && m_curves.size() > 1);
+    // Antialiasing and wide pens cost more than they give once many runs overlap: thin aliased
+    // lines draw several times faster (bench/plot_bench.cpp).
+    const bool crowded = m_curves.size() > 6;
+    for (const Graphs& g : m_graphs) {
+        g.smooth->setAntialiased(!crowded);
+        if (crowded) {
+            QPen pen = g.smooth->pen();
+            pen.setWidthF(1.0);
+            g.smooth->setPen(pen);
+        }
+    }
+}
+
+void ChartPanel::setOptions(const Options& options) {
+    const bool axisChanged = options.xAxis != m_options.xAxis;
+    m_options = options;
+    if (m_options.logY) {
+        yAxis->setScaleType(QCPAxis::stLogarithmic);
+        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    } else {
+        yAxis->setScaleType(QCPAxis::stLinear);
+        yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+    }
+    xAxis->setLabel(xLabel());
+    if (axisChanged) m_follow = true;
+    for (Graphs& g : m_graphs) g.decimatedBuckets = -1;
+}
+
+QString ChartPanel::xLabel() const {
+    switch (m_options.xAxis) {
+        case XAxisKind::Step:
+            return tr("step");
+        case XAxisKind::Tokens:
+            return tr("tokens seen");
+        case XAxisKind::WallTime:
+            return tr("wall time (s)");
+    }
+    return {};
+}
+
+void ChartPanel::followData() {
+    m_follow = true;
+    redraw();
+}
+
+void ChartPanel::redraw() {
+    QElapsedTimer timer;
+    timer.start();
+    m_inRedraw = true;
+    // 1. x values and smoothing, recomputed only for series that grew or options that changed.
+    double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        Graphs& g = m_graphs[i];
+        const size_t size = c.series ? c.series->size() : 0;
+        if (size != g.preparedSize || g.preparedAxis != m_options.xAxis ||
+            g.preparedSmoothing != m_options.smoothing) {
+            g.x = c.series ? c.series->xs(m_options.xAxis, c.tokensPerStep) : std::vector<double>{};
+            static const std::vector<double> kEmpty;
+            const std::vector<double>& values = c.series ? c.series->value : kEmpty;
+            if (m_options.smoothing > 0 && !c.markers) {
+                emaSmooth(values, m_options.smoothing, g.smoothY);
+            } else {
+                g.smoothY = values;
+            }
+            g.preparedSize = size;
+            g.preparedAxis = m_options.xAxis;
+            g.preparedSmoothing = m_options.smoothing;
+            g.decimatedBuckets = -1;  // data changed: decimate again
+        }
+        if (!g.x.empty()) {
+            xMin = std::min(xMin, g.x.front());
+            xMax = std::max(xMax, g.x.back());
+        }
+    }
+    if (m_follow && xMin <= xMax) {
+        const double pad = xMax > xMin ? 0.0 : 1.0;
+        xAxis->setRange(xMin - pad, xMax + pad);
+    }
+    const QCPRange range = xAxis->range();
+    const int buckets = std::max(axisRect()->width(), 50);
+    // 2. Decimate raw and smoothed values for the visible range (skipped when nothing changed).
+    Decimated raw, smooth;
+    double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        Graphs& g = m_graphs[i];
+        if (g.decimatedBuckets != buckets || g.decimatedRange != range) {
+            static const std::vector<double> kEmpty;
+            const std::vector<double>& values = c.series ? c.series->value : kEmpty;
+            const bool smoothing = m_options.smoothing > 0 && !c.markers;
+            decimateMinMax(g.x, g.smoothY, range.lower, range.upper, buckets, smooth);
+            g.smooth->setData(toQVector(smooth.x), toQVector(smooth.y), true);
+            if (smoothing) {
+                decimateMinMax(g.x, values, range.lower, range.upper, buckets, raw);
+                g.raw->setData(toQVector(raw.x), toQVector(raw.y), true);
+            } else {
+                raw = smooth;
+                g.raw->data()->clear();
+            }
+            // Divergence markers sit on the last finite value (or the plot's top when none).
+            QVector<double> dx, dy;
+            for (size_t k = 0; k < raw.divergeX.size(); ++k) {
+                dx << raw.divergeX[k];
+                dy << raw.divergeY[k];
+            }
+            g.diverged->setData(dx, dy, true);
+            g.hasExtent = false;
+            for (const auto* d : {&raw, &smooth}) {
+                for (double v : d->y) {
+                    if (m_options.logY && v <= 0) continue;
+                    if (!g.hasExtent) {
+                        g.lastFiniteMin = g.lastFiniteMax = v;
+                        g.hasExtent = true;
+                    }
+                    g.lastFiniteMin = std::min(g.lastFiniteMin, v);
+                    g.lastFiniteMax = std::max(g.lastFiniteMax, v);
+                }
+            }
+            g.decimatedRange = range;
+            g.decimatedBuckets = buckets;
+        }
+        if (g.hasExtent) {
+            yLo = std::min(yLo, g.lastFiniteMin);
+            yHi = std::max(yHi, g.lastFiniteMax);
+        }
+    }
+    for (size_t i = 0; i < m_graphs.size(); ++i) {
+        QCPGraph* d = m_graphs[i].diverged;
+        for (auto it = d->data()->begin(); it != d->data()->end(); ++it) {
+            if (std::isnan(it->value)) it->value = std::isfinite(yHi) ? yHi : 1.0;
+        }
+    }
+    if (m_follow && yLo <= yHi) {
+        if (m_options.logY) {
+            yAxis->setRange(yLo / 1.15, yHi * 1.15);
+        } else {
+            const double pad =
+                yHi > yLo ? 0.06 * (yHi - yLo) : std::max(std::fabs(yHi) * 0.1, 1e-9);
+            yAxis->setRange(yLo - pad, yHi + pad);
+        }
+    }
+    m_inRedraw = false;
+    replot(QCustomPlot::rpQueuedReplot);
+    m_lastRedrawMs = double(timer.nsecsElapsed()) / 1e6;
+}
+
+void ChartPanel::setCrosshair(double x, bool visible) {
+    m_crosshair->setVisible(visible);
+    if (visible) {
+        m_crosshair->point1->setCoords(x, 0);
+        m_crosshair->point2->setCoords(x, 1);
+    }
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString ChartPanel::valuesAt(double x) const {
+    QStringList lines;
+    lines << QStringLiteral("<b>%1 %2</b>").arg(xLabel(), formatValue(x));
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        const Graphs& g = m_graphs[i];
+        if (!c.series || g.x.empty()) continue;
+        auto it = std::lower_bound(g.x.begin(), g.x.end(), x);
+        size_t at = size_t(it - g.x.begin());
+        if (at == g.x.size() || (at > 0 && std::fabs(g.x[at - 1] - x) < std::fabs(g.x[at] - x))) {
+            --at;
+        }
+        const double raw = c.series->value[at];
+        QString line = QStringLiteral("<span style='color:%1'>■</span> %2: <b>%3</b>")
+                           .arg(c.color.name(), c.name.toHtmlEscaped(), formatValue(g.smoothY[at]));
+        if (g.smoothY[at] != raw || !std::isfinite(raw))
+            line += tr(" (raw %1)").arg(formatValue(raw));
+        lines << line;
+    }
+    return lines.join(QStringLiteral("<br>"));
+}
+
+void ChartPanel::mousePressEvent(QMouseEvent* event) {
+    m_follow = false;
+    QCustomPlot::mousePressEvent(event);
+}
+
+void ChartPanel::wheelEvent(QWheelEvent* event) {
+    m_follow = false;
+    QCustomPlot::wheelEvent(event);
+}
+
+void ChartPanel::mouseDoubleClickEvent(QMouseEvent* event) {
+    QCustomPlot::mouseDoubleClickEvent(event);
+    followData();
+}
+
+void ChartPanel::mouseMoveEvent(QMouseEvent* event) {
+    QCustomPlot::mouseMoveEvent(event);
+    const QPointF pos = event->position();
+    const bool inside = axisRect()->rect().contains(pos.toPoint());
+    const double x = xAxis->pixelToCoord(pos.x());
+    setCrosshair(x, inside);
+    emit crosshairMoved(x, inside);
+    if (inside && !m_curves.empty()) {
+        QToolTip::showText(event->globalPosition().toPoint(), valuesAt(x), this);
+    } else {
+        QToolTip::hideText();
+    }
+}
+
+void ChartPanel::leaveEvent(QEvent* event) {
+    QCustomPlot::leaveEvent(event);
+    setCrosshair(0, false);
+    emit crosshairMoved(0, false);
+}
+
+void ChartPanel::changeEvent(QEvent* event) {
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        applyTheme();
+        replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+}  // namespace ws::ui

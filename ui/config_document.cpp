@@ -1,0 +1,232 @@
+// ConfigDocument: YAML text <-> Config, with problems located at key paths and lines.
+#include "ui/config_document.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <algorithm>
+
+namespace ws::ui {
+namespace {
+
+QString fromStd(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+// Walks a plain-saved config and records every leaf (and list) as YAML text by dotted path.
+void collectValues(const YAML::Node& node, const std::string& prefix,
+                   std::map<QString, QString>& out) {
+    if (node.IsMap()) {
+        for (const auto& kv : node) {
+            const std::string key = kv.first.as<std::string>();
+            const std::string path = prefix.empty() ? key : prefix + "." + key;
+            collectValues(kv.second, path, out);
+        }
+        return;
+    }
+    if (node.IsScalar()) {
+        out[fromStd(prefix)] = fromStd(node.Scalar());
+        return;
+    }
+    YAML::Emitter emitter;
+    emitter << YAML::Flow << node;
+    out[fromStd(prefix)] = fromStd(emitter.c_str());
+}
+
+}  // namespace
+
+ConfigDocument::ConfigDocument(QObject* parent) : QObject(parent) {
+    m_yaml = fromStd(config::saveConfigYaml(m_config));
+    reparse();
+}
+
+const QStringList& ConfigDocument::knownPaths() {
+    static const QStringList paths = [] {
+        QStringList list;
+        for (const auto& f : config::describeFields()) {
+            list << fromStd(f.path).replace(QStringLiteral("[N]"), QString());
+        }
+        std::sort(list.begin(), list.end(),
+                  [](const QString& a, const QString& b) { return a.size() > b.size(); });
+        return list;
+    }();
+    return paths;
+}
+
+bool ConfigDocument::loadFile(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        m_problems = {{QString(), 0,
+                       tr("cannot open %1: %2 (check the path and its permissions)")
+                           .arg(path, file.errorString())}};
+        emit changed();
+        return false;
+    }
+    m_filePath = QFileInfo(path).absoluteFilePath();
+    m_baseDir = QFileInfo(path).absolutePath().toStdString();
+    m_fieldProblems.clear();
+    m_yaml = QString::fromUtf8(file.readAll());
+    reparse();
+    m_modified = false;
+    emit fileChanged();
+    emit changed();
+    return m_parsed;
+}
+
+bool ConfigDocument::saveFile(const QString& path) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(m_yaml.toUtf8()) < 0 ||
+        !file.commit()) {
+        m_problems.push_back(
+            {QString(), 0, tr("cannot save %1: %2").arg(path, file.errorString())});
+        emit changed();
+        return false;
+    }
+    m_filePath = QFileInfo(path).absoluteFilePath();
+    m_baseDir = QFileInfo(path).absolutePath().toStdString();
+    m_modified = false;
+    emit fileChanged();
+    return true;
+}
+
+void ConfigDocument::setModified(bool modified) {
+    if (m_modified == modified) return;
+    m_modified = modified;
+    emit fileChanged();
+}
+
+void ConfigDocument::setYaml(const QString& yaml) {
+    if (yaml == m_yaml) return;
+    m_yaml = yaml;
+    m_fieldProblems.clear();
+    reparse();
+    setModified(true);
+    emit changed();
+}
+
+bool ConfigDocument::setField(const QString& path, const QString& yamlValue) {
+    m_fieldProblems.erase(path);
+    config::Config edited = m_config;
+    const Status status = config::applyOverride(edited, (path + "=" + yamlValue).toStdString());
+    if (!status.ok()) {
+        m_fieldProblems[path] = fromStd(status.error().message);
+        revalidate();
+        emit changed();
+        return false;
+    }
+    if (!(edited == m_config)) {
+        m_config = edited;
+        m_yaml = fromStd(config::saveConfigYaml(m_config));
+        m_parsed = true;
+        setModified(true);
+    }
+    revalidate();
+    emit changed();
+    return true;
+}
+
+config::LoadedConfig ConfigDocument::loadedConfig() const {
+    config::LoadedConfig loaded;
+    loaded.config = m_config;
+    loaded.warnings = m_warnings;
+    if (!m_filePath.isEmpty()) loaded.sourceFile = m_filePath.toStdString();
+    return loaded;
+}
+
+QString ConfigDocument::fieldValue(const QString& path) const {
+    const std::string plain = config::saveConfigYaml(m_config, config::YamlStyle::Plain);
+    if (plain != m_valuesOf) {
+        m_values.clear();
+        try {
+            collectValues(YAML::Load(plain), {}, m_values);
+        } catch (const YAML::Exception&) {
+            // saveConfigYaml output always parses; an empty map only blanks the form.
+        }
+        m_valuesOf = plain;
+    }
+    const auto it = m_values.find(path);
+    return it == m_values.end() ? QString() : it->second;
+}
+
+void ConfigDocument::reparse() {
+    const QString name =
+        m_filePath.isEmpty() ? QStringLiteral("config") : QFileInfo(m_filePath).fileName();
+    auto parsed = config::parseConfig(m_yaml.toStdString(), name.toStdString(), m_baseDir);
+    m_problems.clear();
+    if (!parsed.ok()) {
+        m_parsed = false;
+        const QStringList lines =
+            fromStd(parsed.error().message).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        for (const QString& line : lines) m_problems.push_back(problemFromMessage(line.trimmed()));
+        return;
+    }
+    m_parsed = true;
+    m_config = parsed->config;
+    m_warnings = parsed->warnings;
+    revalidate();
+}
+
+void ConfigDocument::revalidate() {
+    if (!m_parsed) return;
+    m_problems.clear();
+    for (const auto& [path, message] : m_fieldProblems) {
+        m_problems.push_back({path, lineOfPath(path), message});
+    }
+    for (const auto& message : config::validate(m_config)) {
+        m_problems.push_back(problemFromMessage(fromStd(message)));
+    }
+}
+
+ConfigProblem ConfigDocument::problemFromMessage(const QString& message) const {
+    ConfigProblem problem;
+    problem.message = message;
+    // Parse errors read "file:line:col: key.path: ..."; validate() messages start with the path.
+    static const QRegularExpression located(QStringLiteral(R"(:(\d+):(\d+):\s)"));
+    const auto match = located.match(message);
+    if (match.hasMatch()) problem.line = match.captured(1).toInt();
+    for (const QString& path : knownPaths()) {
+        if (path.isEmpty()) continue;
+        const qsizetype at = message.indexOf(path);
+        if (at < 0) continue;
+        const qsizetype end = at + path.size();
+        // Whole key only: "model.name" must not match inside "model.name_x".
+        if (end < message.size() && (message[end].isLetterOrNumber() || message[end] == '_')) {
+            continue;
+        }
+        problem.path = path;
+        break;
+    }
+    if (problem.line == 0 && !problem.path.isEmpty()) problem.line = lineOfPath(problem.path);
+    return problem;
+}
+
+int ConfigDocument::lineOfPath(const QString& path) const {
+    // Indentation-based walk: the dotted path of every "key:" line; exact match wins, else the
+    // deepest enclosing key that was found.
+    const QStringList lines = m_yaml.split(QLatin1Char('\n'));
+    std::vector<std::pair<int, QString>> stack;  // (indent, key)
+    int best = 0;
+    qsizetype bestLength = 0;
+    static const QRegularExpression keyLine(
+        QStringLiteral(R"(^(\s*)(?:-\s+)?([A-Za-z_][\w]*)\s*:)"));
+    for (int i = 0; i < lines.size(); ++i) {
+        const auto match = keyLine.match(lines[i]);
+        if (!match.hasMatch()) continue;
+        const int indent = int(match.capturedLength(1));
+        while (!stack.empty() && stack.back().first >= indent) stack.pop_back();
+        stack.emplace_back(indent, match.captured(2));
+        QString full;
+        for (const auto& [unused, key] : stack) full += (full.isEmpty() ? "" : ".") + key;
+        if (full == path) return i + 1;
+        if (path.startsWith(full + ".") && full.size() > bestLength) {
+            best = i + 1;
+            bestLength = full.size();
+        }
+    }
+    return best;
+}
+
+}  // namespace ws::ui

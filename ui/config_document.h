@@ -1,0 +1,77 @@
+// ConfigDocument: the config being edited in the studio, held both as YAML text and as the last
+// Config that parsed. The form and the YAML view edit it through setField()/setYaml(); both read
+// it back, so they stay in sync. Problems (parse errors, rejected field values, validate() rules)
+// are kept with the key path and YAML line they belong to, for inline display; canRun() is false
+// while there is any. Thread-safety: GUI thread only. Never throws: bad input becomes a Problem.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "engine/config/config_yaml.h"
+
+namespace ws::ui {
+
+struct ConfigProblem {
+    QString path;     // dotted key path it concerns ("model.num_heads"); empty if unknown
+    int line = 0;     // 1-based line in the YAML text; 0 if unknown
+    QString message;  // the engine's message, naming the problem and the fix
+};
+
+class ConfigDocument : public QObject {
+    Q_OBJECT
+public:
+    explicit ConfigDocument(QObject* parent = nullptr);
+
+    // Loads a YAML file; on failure the document keeps the file's text and shows its problems.
+    bool loadFile(const QString& path);
+    bool saveFile(const QString& path);  // writes the YAML text as it is; false + problem on error
+    // Replaces the text (YAML view edits, drops); re-parses and re-validates.
+    void setYaml(const QString& yaml);
+    // Applies "path=value" (value in YAML syntax). A rejected value is kept as a field problem
+    // (and Run is disabled) until the field is edited again; an accepted one rewrites the YAML.
+    bool setField(const QString& path, const QString& yamlValue);
+
+    const QString& yaml() const { return m_yaml; }
+    const config::Config& config() const { return m_config; }  // the last config that parsed
+    config::LoadedConfig loadedConfig() const;
+    QString filePath() const { return m_filePath; }
+    bool isModified() const { return m_modified; }
+    void setModified(bool modified);
+
+    const std::vector<ConfigProblem>& problems() const { return m_problems; }
+    bool canRun() const { return m_problems.empty() && m_parsed; }
+    // The value of `path` in the current config as YAML text ("128", "[0.9, 0.95]", "gelu").
+    QString fieldValue(const QString& path) const;
+
+    // Every field path the form knows, longest first (for finding the path a message names).
+    static const QStringList& knownPaths();
+
+signals:
+    void changed();      // text, config or problems changed
+    void fileChanged();  // path or modified flag changed
+
+private:
+    void reparse();
+    void revalidate();
+    int lineOfPath(const QString& path) const;
+    ConfigProblem problemFromMessage(const QString& message) const;
+
+    QString m_yaml;
+    QString m_filePath;
+    std::filesystem::path m_baseDir;
+    config::Config m_config;
+    std::vector<std::string> m_warnings;
+    bool m_parsed = true;
+    bool m_modified = false;
+    std::vector<ConfigProblem> m_problems;
+    std::map<QString, QString> m_fieldProblems;   // path -> message of a rejected form value
+    mutable std::map<QString, QString> m_values;  // fieldValue() cache, keyed by m_valuesOf
+    mutable std::string m_valuesOf;
+};
+
+}  // namespace ws::ui

@@ -1,0 +1,426 @@
+// MainWindow: see main_window.h. Wiring only; each behaviour lives in its own class.
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "engine/core/paths.h"
+#include "engine/session/model_facts.h"
+#include "ui/config_document.h"
+#include "ui/config_tab.h"
+#include "ui/log_dock.h"
+#include "ui/run_controller.h"
+#include "ui/runs_dock.h"
+#include "ui/samples_tab.h"
+#include "ui/status_panel.h"
+#include "ui/training_tab.h"
+#include "ui/yaml_editor.h"
+
+namespace ws::ui {
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+
+QWidget* makeWaferPlaceholder(QWidget* parent) {
+    auto* page = new QWidget(parent);
+    auto* label = new QLabel(
+        QObject::tr("<h3>The wafer view is not in this build yet</h3>"
+                    "<p>This build trains the model on the CPU without emulating the wafer: "
+                    "there is no per-core utilization, stream/compute timeline or MemoryX → "
+                    "SwarmX traffic to show.</p><p>These views arrive with weight streaming and "
+                    "the wafer emulator.</p>"),
+        page);
+    label->setObjectName(QStringLiteral("waferNotice"));
+    label->setWordWrap(true);
+    label->setAlignment(Qt::AlignCenter);
+    // Fixed width and height: a centred word-wrapped label gets no height-for-width otherwise.
+    label->setFixedWidth(560);
+    label->setMinimumHeight(label->heightForWidth(560));
+    auto* layout = new QVBoxLayout(page);
+    layout->addStretch(1);
+    layout->addWidget(label, 0, Qt::AlignHCenter);
+    layout->addStretch(2);
+    return page;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
+    : QMainWindow(parent), m_dbPath(dbPath) {
+    setObjectName(QStringLiteral("MainWindow"));
+    setAcceptDrops(true);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+    m_document = new ConfigDocument(this);
+    m_controller = new RunController(this);
+
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    m_configTab = new ConfigTab(m_document, m_tabs);
+    m_trainingTab = new TrainingTab(m_tabs);
+    m_tabs->addTab(m_configTab, tr("Config"));
+    m_tabs->addTab(m_trainingTab, tr("Training"));
+    m_tabs->addTab(makeWaferPlaceholder(m_tabs), tr("Wafer"));
+    m_samplesTab = new SamplesTab(m_tabs);
+    m_tabs->addTab(m_samplesTab, tr("Samples"));
+    setCentralWidget(m_tabs);
+
+    m_runsDock = new RunsDock(this);
+    addDockWidget(Qt::LeftDockWidgetArea, m_runsDock);
+    m_logDock = new LogDock(this);
+    addDockWidget(Qt::BottomDockWidgetArea, m_logDock);
+    m_statusPanel = new StatusPanel(this);
+    statusBar()->addPermanentWidget(m_statusPanel, 1);
+
+    createActions();
+    createMenus();
+
+    const std::filesystem::path db = m_dbPath.isEmpty()
+                                         ? store::RunStore::defaultPath()
+                                         : std::filesystem::path(m_dbPath.toStdString());
+    auto opened = store::RunStore::open(db);
+    if (opened.ok()) {
+        m_store = std::move(opened).value();
+        m_runsDock->setStore(m_store.get());
+    } else {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          QString::fromStdString(opened.error().message));
+    }
+
+    // Wiring: document -> actions/title; controller -> charts, status, log, runs.
+    connect(m_document, &ConfigDocument::changed, this, &MainWindow::updateActions);
+    connect(m_document, &ConfigDocument::fileChanged, this, &MainWindow::updateTitle);
+    connect(m_controller, &RunController::metrics, this,
+            [this](const std::vector<session::StepMetrics>& batch) {
+                m_trainingTab->appendLive(batch);
+                m_statusPanel->showMetrics(batch.back());
+            });
+    connect(m_controller, &RunController::logLine, m_logDock, &LogDock::append);
+    connect(m_controller, &RunController::prepareProgress, m_statusPanel,
+            &StatusPanel::showPreparing);
+    connect(m_controller, &RunController::stateChanged, this,
+            [this](session::RunState state, const QString& detail) {
+                m_statusPanel->showState(state, detail);
+                if (state == session::RunState::Running) m_runsDock->refresh();
+                updateActions();
+            });
+    connect(m_controller, &RunController::finished, this, [this](const session::RunSummary& s) {
+        if (s.runId > 0) m_trainingTab->adoptLiveRun(s.runId);
+        if (!s.modelDir.empty())
+            m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
+        m_runsDock->refresh();
+        if (!s.detail.empty()) {
+            m_logDock->append(int(session::LogLine::Level::Info), QString::fromStdString(s.detail));
+        }
+        updateActions();
+    });
+    connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
+        m_trainingTab->setOverlayRuns(ids, m_store.get());
+        if (ids.size() == 1 && m_store) {
+            if (auto run = m_store->getRun(ids.front()); run.ok() && !run->modelDir.empty()) {
+                m_samplesTab->setModelPath(QString::fromStdString(run->modelDir));
+            }
+        }
+    });
+    connect(m_runsDock, &RunsDock::openConfigRequested, this,
+            [this](const QString& yaml, const QString&) {
+                if (!maybeSave()) return;
+                m_document->setYaml(yaml);
+                m_tabs->setCurrentWidget(m_configTab);
+            });
+    connect(m_runsDock, &RunsDock::errorOccurred, this, [this](const QString& message) {
+        m_logDock->append(int(session::LogLine::Level::Error), message);
+    });
+
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (!settings.contains(QStringLiteral("window/state"))) {
+        resize(1400, 900);
+        // First start: a slim log and a runs list wide enough for names and losses. Applied
+        // once the window has its size, or the docks keep their minimum sizes.
+        QTimer::singleShot(0, this, [this] {
+            resizeDocks({m_runsDock}, {300}, Qt::Horizontal);
+            resizeDocks({m_logDock}, {130}, Qt::Vertical);
+        });
+    }
+    m_tabs->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
+    rebuildRecentMenu();
+    updateActions();
+    updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createActions() {
+    auto* toolbar = addToolBar(tr("Run"));
+    toolbar->setObjectName(QStringLiteral("RunToolBar"));
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toolbar->setMovable(false);
+    QStyle* s = style();
+    m_run = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
+    m_run->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_Return)});
+    m_run->setToolTip(tr("Train the current config (F5)"));
+    m_pause = new QAction(s->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
+    m_pause->setShortcut(QKeySequence(Qt::Key_F6));
+    m_pause->setToolTip(tr("Pause after the current step (F6)"));
+    m_resume = new QAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("Res&ume"), this);
+    m_resume->setShortcut(QKeySequence(Qt::Key_F7));
+    m_resume->setToolTip(tr("Resume the paused run (F7)"));
+    m_stop = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
+    m_stop->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+    m_stop->setToolTip(tr("Stop after the current step; the weights so far are saved (Shift+F5)"));
+    for (QAction* a : {m_run, m_pause, m_resume, m_stop}) toolbar->addAction(a);
+    connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
+    connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
+    connect(m_resume, &QAction::triggered, m_controller, &RunController::resume);
+    connect(m_stop, &QAction::triggered, m_controller, &RunController::stop);
+
+    m_open = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
+    m_open->setShortcut(QKeySequence::Open);
+    connect(m_open, &QAction::triggered, this, &MainWindow::openDialog);
+    m_save = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
+    m_save->setShortcut(QKeySequence::Save);
+    connect(m_save, &QAction::triggered, this, &MainWindow::save);
+    m_saveAs = new QAction(tr("Save &As…"), this);
+    m_saveAs->setShortcut(QKeySequence::SaveAs);
+    connect(m_saveAs, &QAction::triggered, this, &MainWindow::saveAs);
+    m_quit = new QAction(tr("&Quit"), this);
+    m_quit->setShortcut(QKeySequence::Quit);
+    connect(m_quit, &QAction::triggered, this, &QWidget::close);
+    YamlEditor* editor = m_configTab->yamlEditor();
+    m_undo = new QAction(tr("&Undo"), this);
+    m_undo->setShortcut(QKeySequence::Undo);
+    m_undo->setEnabled(false);
+    connect(m_undo, &QAction::triggered, editor, &QPlainTextEdit::undo);
+    connect(editor, &QPlainTextEdit::undoAvailable, m_undo, &QAction::setEnabled);
+    m_redo = new QAction(tr("&Redo"), this);
+    m_redo->setShortcut(QKeySequence::Redo);
+    m_redo->setEnabled(false);
+    connect(m_redo, &QAction::triggered, editor, &QPlainTextEdit::redo);
+    connect(editor, &QPlainTextEdit::redoAvailable, m_redo, &QAction::setEnabled);
+    // The editor has its own Ctrl+Z while focused; the menu actions cover the form too.
+    for (QAction* a : {m_undo, m_redo}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_configTab->addAction(m_undo);
+    m_configTab->addAction(m_redo);
+}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QMenu* presets = file->addMenu(tr("&New from Preset"));
+    const QDir presetDir(QString::fromStdString((appDataDir() / "presets").string()));
+    for (const QFileInfo& info :
+         presetDir.entryInfoList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name)) {
+        presets->addAction(info.completeBaseName(), this,
+                           [this, path = info.absoluteFilePath()] { newFromPreset(path); });
+    }
+    presets->setEnabled(!presets->isEmpty());
+    file->addAction(m_open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    file->addSeparator();
+    file->addAction(m_save);
+    file->addAction(m_saveAs);
+    file->addSeparator();
+    file->addAction(m_quit);
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(m_undo);
+    edit->addAction(m_redo);
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    for (QAction* a : {m_run, m_pause, m_resume, m_stop}) run->addAction(a);
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_runsDock->toggleViewAction());
+    view->addAction(m_logDock->toggleViewAction());
+    view->addSeparator();
+    const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples")};
+    for (int i = 0; i < names.size(); ++i) {
+        QAction* a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+    }
+}
+
+void MainWindow::updateActions() {
+    const bool active = m_controller->isActive();
+    const session::RunState state = m_controller->state();
+    const bool paused = state == session::RunState::Paused;
+    m_run->setEnabled(!active && m_document->canRun());
+    m_run->setToolTip(m_document->canRun() ? tr("Train the current config (F5)")
+                                           : tr("Fix the problems listed in the Config tab first"));
+    m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);
+    m_resume->setEnabled(active && paused);
+    m_stop->setEnabled(active);
+}
+
+void MainWindow::updateTitle() {
+    const QString path = m_document->filePath();
+    setWindowFilePath(path);
+    setWindowModified(m_document->isModified());
+    setWindowTitle(QStringLiteral("%1[*] — Wafer Studio")
+                       .arg(path.isEmpty() ? tr("untitled") : QFileInfo(path).fileName()));
+}
+
+bool MainWindow::openConfig(const QString& path) {
+    const bool ok = m_document->loadFile(path);
+    addRecentFile(path);
+    updateTitle();
+    return ok;
+}
+
+bool MainWindow::startRun() {
+    m_configTab->applyPendingYaml();
+    if (!m_document->canRun()) {
+        m_tabs->setCurrentWidget(m_configTab);
+        return false;
+    }
+    session::SessionOptions options;
+    options.dbPath = m_dbPath.toStdString();
+    QString error;
+    const config::LoadedConfig loaded = m_document->loadedConfig();
+    const double tokensPerStep = double(session::deriveFacts(loaded.config).tokensPerStep);
+    if (!m_controller->start(loaded, options, &error)) {
+        m_logDock->append(int(session::LogLine::Level::Error), error);
+        return false;
+    }
+    m_trainingTab->beginLiveRun(QString::fromStdString(loaded.config.model.name) + tr(" (now)"),
+                                tokensPerStep);
+    m_tabs->setCurrentWidget(m_trainingTab);
+    updateActions();
+    return true;
+}
+
+bool MainWindow::showTab(const QString& name) {
+    const QString n = name.toLower();
+    const int index = n == QLatin1String("config")     ? 0
+                      : n == QLatin1String("training") ? 1
+                      : n == QLatin1String("wafer")    ? 2
+                      : n == QLatin1String("samples")  ? 3
+                                                       : -1;
+    if (index < 0) return false;
+    m_tabs->setCurrentIndex(index);
+    return true;
+}
+
+bool MainWindow::saveScreenshot(const QString& path) {
+    // Pending layout requests first, so the picture shows the settled window.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
+    m_trainingTab->redrawNow();
+    for (auto* panel : m_trainingTab->panels()) panel->replot(QCustomPlot::rpImmediateRefresh);
+    return grab().save(path, "PNG");
+}
+
+bool MainWindow::maybeSave() {
+    if (!m_document->isModified()) return true;
+    const auto answer = QMessageBox::question(
+        this, tr("Unsaved changes"), tr("The config has unsaved changes. Save them first?"),
+        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save) return save();
+    return answer == QMessageBox::Discard;
+}
+
+bool MainWindow::save() {
+    m_configTab->applyPendingYaml();
+    if (m_document->filePath().isEmpty()) return saveAs();
+    return m_document->saveFile(m_document->filePath());
+}
+
+bool MainWindow::saveAs() {
+    m_configTab->applyPendingYaml();
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save config as"), m_document->filePath(), tr("YAML config (*.yaml *.yml)"));
+    if (path.isEmpty()) return false;
+    const bool ok = m_document->saveFile(path);
+    if (ok) addRecentFile(path);
+    return ok;
+}
+
+void MainWindow::openDialog() {
+    if (!maybeSave()) return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open config"), QFileInfo(m_document->filePath()).absolutePath(),
+        tr("YAML config (*.yaml *.yml);;All files (*)"));
+    if (!path.isEmpty()) openConfig(path);
+}
+
+void MainWindow::newFromPreset(const QString& path) {
+    if (!maybeSave()) return;
+    openConfig(path);
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QSettings settings;
+    QStringList files = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    files.removeAll(absolute);
+    files.prepend(absolute);
+    while (files.size() > kMaxRecentFiles) files.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), files);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    if (!m_recentMenu) return;
+    m_recentMenu->clear();
+    const QStringList files = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& f : files) {
+        m_recentMenu
+            ->addAction(QFileInfo(f).fileName(), this,
+                        [this, f] {
+                            if (maybeSave()) openConfig(f);
+                        })
+            ->setToolTip(f);
+    }
+    m_recentMenu->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    m_controller->stop();
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        for (const QUrl& url : event->mimeData()->urls()) {
+            if (!url.isLocalFile()) return;
+        }
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    QStringList entries;
+    for (const QUrl& url : event->mimeData()->urls()) {
+        QString path = url.toLocalFile();
+        path.replace('\\', QStringLiteral("\\\\")).replace('"', QStringLiteral("\\\""));
+        entries << '"' + path + '"';
+    }
+    if (entries.isEmpty()) return;
+    m_document->setField(QStringLiteral("train_input.data_dir"), '[' + entries.join(", ") + ']');
+    m_logDock->append(int(session::LogLine::Level::Info),
+                      tr("training data set to %1 (train_input.data_dir)").arg(entries.join(", ")));
+    m_tabs->setCurrentWidget(m_configTab);
+    event->acceptProposedAction();
+}
+
+}  // namespace ws::ui

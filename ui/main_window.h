@@ -1,0 +1,93 @@
+// MainWindow: the studio's thin shell. It builds the tabs (Config, Training, Wafer, Samples), the
+// Runs and Log docks, the status bar, menus and toolbar, and wires them to one ConfigDocument, one
+// RunController and the run store; the behaviour lives in those pieces. Window layout, recent
+// files and the last tab are kept with QSettings. A dropped text file or folder becomes the
+// training data (train_input.data_dir). GUI thread only.
+#pragma once
+
+#include <QMainWindow>
+#include <memory>
+
+#include "engine/store/run_store.h"
+
+class QAction;
+class QLabel;
+class QMenu;
+class QTabWidget;
+
+namespace ws::ui {
+
+class ConfigDocument;
+class ConfigTab;
+class LogDock;
+class RunController;
+class RunsDock;
+class SamplesTab;
+class StatusPanel;
+class TrainingTab;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    // `dbPath` empty: the user's run store (userDataDir()/runs.sqlite).
+    explicit MainWindow(const QString& dbPath = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    bool openConfig(const QString& path);
+    // Starts training the document's config; false (with the reason in the log) if it cannot.
+    bool startRun();
+    // Shows a tab by name: config, training, wafer or samples.
+    bool showTab(const QString& name);
+    // Renders the whole window (charts replotted first) into a PNG.
+    bool saveScreenshot(const QString& path);
+
+    ConfigDocument* document() const { return m_document; }
+    ConfigTab* configTab() const { return m_configTab; }
+    TrainingTab* trainingTab() const { return m_trainingTab; }
+    SamplesTab* samplesTab() const { return m_samplesTab; }
+    RunsDock* runsDock() const { return m_runsDock; }
+    LogDock* logDock() const { return m_logDock; }
+    RunController* controller() const { return m_controller; }
+    StatusPanel* statusPanel() const { return m_statusPanel; }
+    QTabWidget* tabs() const { return m_tabs; }
+    store::RunStore* runStore() const { return m_store.get(); }
+    QAction* runAction() const { return m_run; }
+    QAction* pauseAction() const { return m_pause; }
+    QAction* resumeAction() const { return m_resume; }
+    QAction* stopAction() const { return m_stop; }
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createActions();
+    void createMenus();
+    void updateActions();
+    void updateTitle();
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    bool maybeSave();
+    bool save();
+    bool saveAs();
+    void openDialog();
+    void newFromPreset(const QString& path);
+
+    QString m_dbPath;
+    std::unique_ptr<store::RunStore> m_store;
+    ConfigDocument* m_document;
+    RunController* m_controller;
+    QTabWidget* m_tabs;
+    ConfigTab* m_configTab;
+    TrainingTab* m_trainingTab;
+    SamplesTab* m_samplesTab;
+    RunsDock* m_runsDock;
+    LogDock* m_logDock;
+    StatusPanel* m_statusPanel;
+    QMenu* m_recentMenu = nullptr;
+    QAction *m_run, *m_pause, *m_resume, *m_stop;
+    QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
+};
+
+}  // namespace ws::ui

@@ -1,0 +1,60 @@
+// RunController: owns the training Session the studio runs and carries its events to the GUI
+// thread. The engine's worker thread only sets an atomic flag and posts one queued wake-up; the
+// GUI then drains the whole batch at most every 33 ms (coalescing timer) and emits it as a few
+// signals. Pause, resume and stop set the engine's atomic flags directly, so the GUI never waits
+// on the engine; the finished worker is joined on a helper thread. GUI thread only (except the
+// notify hook, which is thread-safe).
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "engine/session/session.h"
+
+class QTimer;
+
+namespace ws::ui {
+
+class RunController : public QObject {
+    Q_OBJECT
+public:
+    explicit RunController(QObject* parent = nullptr);
+    ~RunController() override;  // stops a running session and joins it
+
+    // Starts training `config`; false (and `error` set) when the session cannot be created or a
+    // run is already active.
+    bool start(config::LoadedConfig config, session::SessionOptions options, QString* error);
+    void pause();
+    void resume();
+    void stop();
+    bool isActive() const { return m_session != nullptr; }
+    session::RunState state() const { return m_state; }
+    // Drains queued events now (normally the 33 ms timer does).
+    void drainNow();
+
+signals:
+    void metrics(const std::vector<ws::session::StepMetrics>& batch);
+    void logLine(int level, const QString& message);  // session::LogLine::Level as int
+    void stateChanged(ws::session::RunState state, const QString& detail);
+    void prepareProgress(double fraction, const QString& what);
+    // The worker has been joined; the summary is complete (runId -1 when not recorded).
+    void finished(const ws::session::RunSummary& summary);
+
+private:
+    void scheduleDrain();
+    void onWorkerJoined();
+
+    std::unique_ptr<session::Session> m_session;
+    std::shared_ptr<std::atomic<bool>> m_wakePending;
+    QTimer* m_drainTimer;
+    std::thread m_joiner;
+    session::RunState m_state = session::RunState::Finished;
+    bool m_ended = false;
+    bool m_joinStarted = false;
+};
+
+}  // namespace ws::ui

@@ -1,0 +1,53 @@
+// RunsDock: the Runs panel. Every run and sweep in the run store as a tree (sweep -> trials),
+// with a status icon, final loss and date; a filter box; multi-select to overlay runs in the
+// Training tab; a context menu to rename, delete (after confirmation), open the run's config or
+// its folder. Reads the store synchronously (it is small and local); GUI thread only.
+#pragma once
+
+#include <QDockWidget>
+#include <QIcon>
+#include <vector>
+
+class QLineEdit;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace ws::store {
+class RunStore;
+}
+
+namespace ws::ui {
+
+// A status dot drawn with QPainter, so it follows the palette and scales with High-DPI.
+QIcon statusIcon(const QString& status);
+
+class RunsDock : public QDockWidget {
+    Q_OBJECT
+public:
+    explicit RunsDock(QWidget* parent = nullptr);
+
+    void setStore(store::RunStore* store);  // not owned; nullptr empties the list
+    void refresh();                         // re-reads the store, keeping the selection
+    std::vector<int64_t> selectedRunIds() const;
+    void selectRuns(const std::vector<int64_t>& ids);
+    QTreeWidget* tree() const { return m_tree; }
+
+    bool renameRun(int64_t id, const QString& name);
+    bool deleteRun(int64_t id);  // no confirmation: the context menu asks first
+
+signals:
+    void selectionChanged(const std::vector<int64_t>& runIds);
+    void openConfigRequested(const QString& yaml, const QString& runName);
+    void errorOccurred(const QString& message);
+
+private:
+    void applyFilter();
+    void showContextMenu(const QPoint& pos);
+
+    store::RunStore* m_store = nullptr;
+    QLineEdit* m_filter;
+    QTreeWidget* m_tree;
+    bool m_refreshing = false;
+};
+
+}  // namespace ws::ui

@@ -1,0 +1,28 @@
+// StudioOptions: the wafer-studio command line, parsed without side effects so tests can feed
+// it argument lists.
+//   wafer-studio [CONFIG] [--run] [--quit-after-steps N] [--screenshot FILE.png] [--tab NAME]
+//                [--db PATH] [--set key.path=value]...
+// Thread-safety: pure function.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace ws::ui {
+
+struct StudioOptions {
+    QString configPath;      // empty: the default preset (presets/gpt-nano.yaml)
+    bool run = false;        // start training at once
+    int quitAfterSteps = 0;  // > 0: after that many steps, screenshot (if asked) and quit 0
+    QString screenshotPath;
+    QString tab;            // config | training | wafer (case-insensitive)
+    QString dbPath;         // empty: the user's run store
+    QStringList overrides;  // --set key.path=value
+};
+
+// Parses arguments (argv[0] first). On failure returns false and sets `error` to a message
+// naming the argument; `--help` sets `helpText` and returns false with an empty error.
+bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QString& error,
+                        QString& helpText);
+
+}  // namespace ws::ui

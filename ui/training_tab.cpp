@@ -1,0 +1,354 @@
+// TrainingTab: see training_tab.h.
+#include "ui/training_tab.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSlider>
+#include <QTextStream>
+#include <QTimer>
+#include <QToolButton>
+#include <cmath>
+
+#include "engine/config/config_yaml.h"
+#include "engine/session/model_facts.h"
+#include "engine/store/run_store.h"
+
+namespace ws::ui {
+namespace {
+
+// Distinct hues readable on light and dark backgrounds (Tableau 10).
+const QColor kPalette[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b),
+                           QColor(0x59, 0xa1, 0x4f), QColor(0xe1, 0x57, 0x59),
+                           QColor(0x76, 0xb7, 0xb2), QColor(0xed, 0xc9, 0x48),
+                           QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7),
+                           QColor(0x9c, 0x75, 0x5f), QColor(0xba, 0xb0, 0xac)};
+
+double tokensPerStepOf(const std::string& configYaml) {
+    auto parsed = config::parseConfig(configYaml, "run config", {});
+    if (!parsed.ok()) return 1.0;
+    return double(session::deriveFacts(parsed->config).tokensPerStep);
+}
+
+}  // namespace
+
+TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
+    m_smoothing = new QSlider(Qt::Horizontal, this);
+    m_smoothing->setObjectName(QStringLiteral("smoothing"));
+    m_smoothing->setRange(0, 99);
+    m_smoothing->setValue(60);
+    m_smoothing->setFixedWidth(160);
+    m_smoothing->setToolTip(tr("EMA smoothing weight; the raw values stay visible, faint, behind"));
+    m_smoothingValue = new QLabel(QStringLiteral("0.60"), this);
+    m_smoothingValue->setMinimumWidth(32);
+    m_logY = new QCheckBox(tr("Log scale"), this);
+    m_logY->setObjectName(QStringLiteral("logY"));
+    m_xAxis = new QComboBox(this);
+    m_xAxis->setObjectName(QStringLiteral("xAxis"));
+    m_xAxis->addItem(tr("Step"), int(XAxisKind::Step));
+    m_xAxis->addItem(tr("Tokens seen"), int(XAxisKind::Tokens));
+    m_xAxis->addItem(tr("Wall time"), int(XAxisKind::WallTime));
+    auto* fit = new QToolButton(this);
+    fit->setText(tr("Fit"));
+    fit->setToolTip(tr("Follow the data again after zooming (or double-click a chart)"));
+    auto* exportButton = new QToolButton(this);
+    exportButton->setText(tr("Export…"));
+    exportButton->setToolTip(tr("Save the charts as PNG or PDF, or the data as CSV"));
+
+    auto* controls = new QHBoxLayout;
+    controls->setContentsMargins(10, 6, 10, 0);
+    controls->setSpacing(8);
+    controls->addWidget(new QLabel(tr("Smoothing"), this));
+    controls->addWidget(m_smoothing);
+    controls->addWidget(m_smoothingValue);
+    controls->addSpacing(12);
+    controls->addWidget(m_logY);
+    controls->addSpacing(12);
+    controls->addWidget(new QLabel(tr("X axis"), this));
+    controls->addWidget(m_xAxis);
+    controls->addStretch(1);
+    controls->addWidget(fit);
+    controls->addWidget(exportButton);
+
+    m_panels = {new ChartPanel(tr("Loss"), tr("cross-entropy (nats/token)"), this),
+                new ChartPanel(tr("Learning rate"), tr("learning rate"), this),
+                new ChartPanel(tr("Gradient norm"), tr("global L2 norm"), this),
+                new ChartPanel(tr("Throughput"), tr("tokens / s"), this)};
+    auto* grid = new QGridLayout;
+    grid->setContentsMargins(6, 0, 6, 6);
+    grid->setSpacing(6);
+    for (int i = 0; i < 4; ++i) grid->addWidget(m_panels[size_t(i)], i / 2, i % 2);
+    grid->setRowStretch(0, 3);
+    grid->setRowStretch(1, 2);
+
+    m_emptyHint = new QLabel(tr("No run to show yet. Press <b>Run</b> to train the current config, "
+                                "or select runs in the Runs panel to compare them."),
+                             this);
+    m_emptyHint->setAlignment(Qt::AlignCenter);
+    m_emptyHint->setForegroundRole(QPalette::PlaceholderText);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(4);
+    layout->addLayout(controls);
+    layout->addWidget(m_emptyHint);
+    layout->addLayout(grid, 1);
+
+    m_redrawTimer = new QTimer(this);
+    m_redrawTimer->setSingleShot(true);
+    m_redrawTimer->setInterval(40);
+    connect(m_redrawTimer, &QTimer::timeout, this, &TrainingTab::redrawNow);
+
+    auto optionsChanged = [this] {
+        ChartPanel::Options o;
+        o.smoothing = m_smoothing->value() / 100.0;
+        o.logY = m_logY->isChecked();
+        o.xAxis = XAxisKind(m_xAxis->currentData().toInt());
+        m_smoothingValue->setText(QString::number(o.smoothing, 'f', 2));
+        setOptions(o);
+    };
+    connect(m_smoothing, &QSlider::valueChanged, this, optionsChanged);
+    connect(m_logY, &QCheckBox::toggled, this, optionsChanged);
+    connect(m_xAxis, &QComboBox::currentIndexChanged, this, optionsChanged);
+    connect(fit, &QToolButton::clicked, this, [this] {
+        for (auto* p : m_panels) p->followData();
+    });
+    connect(exportButton, &QToolButton::clicked, this, &TrainingTab::exportDialog);
+
+    for (ChartPanel* panel : m_panels) {
+        panel->setOptions(m_options);
+        connect(panel, &ChartPanel::crosshairMoved, this, [this, panel](double x, bool visible) {
+            for (auto* other : m_panels) {
+                if (other != panel) other->setCrosshair(x, visible);
+            }
+        });
+        // Zoom and pan one chart, and the others follow along x.
+        connect(panel, &ChartPanel::userChangedXRange, this, [this, panel](const QCPRange& r) {
+            if (m_syncingRange) return;
+            m_syncingRange = true;
+            for (auto* other : m_panels) {
+                if (other == panel) continue;
+                other->xAxis->setRange(r);
+            }
+            m_syncingRange = false;
+            scheduleRedraw();
+        });
+    }
+    m_options.smoothing = 0.6;
+    rebuildCurves();
+}
+
+QColor TrainingTab::colorFor(int64_t runId) const {
+    size_t index = 0;
+    for (const auto& [id, unused] : m_runs) {
+        if (id == runId) break;
+        ++index;
+    }
+    return kPalette[index % std::size(kPalette)];
+}
+
+void TrainingTab::setOptions(const ChartPanel::Options& options) {
+    m_options = options;
+    for (auto* p : m_panels) p->setOptions(options);
+    scheduleRedraw();
+}
+
+void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
+    RunSeries live;
+    live.runId = 0;
+    live.name = name.toStdString();
+    live.tokensPerStep = tokensPerStep;
+    m_runs[0] = std::move(live);
+    m_liveWallStart = -1;
+    m_curvesDirty = true;
+    for (auto* p : m_panels) p->followData();
+    scheduleRedraw();
+}
+
+void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
+    auto it = m_runs.find(0);
+    if (it == m_runs.end() || metrics.empty()) return;
+    auto& series = it->second.metrics;
+    for (const auto& m : metrics) {
+        const double step = double(m.step);
+        const double wall = m.elapsedSec;
+        series[kLoss].append(step, wall, m.loss);
+        series[kLearningRate].append(step, wall, m.learningRate);
+        series[kGradNorm].append(step, wall, m.gradNorm);
+        if (!std::isnan(m.evalLoss)) series[kEvalLoss].append(step, wall, m.evalLoss);
+        if (m.logStep) series[kTokensPerSec].append(step, wall, m.tokensPerSec);
+    }
+    m_curvesDirty = true;  // a new metric key may have appeared
+    scheduleRedraw();
+}
+
+void TrainingTab::adoptLiveRun(int64_t runId) {
+    auto it = m_runs.find(0);
+    if (it == m_runs.end() || runId <= 0) return;
+    RunSeries run = std::move(it->second);
+    m_runs.erase(it);
+    run.runId = runId;
+    m_runs[runId] = std::move(run);
+    m_curvesDirty = true;
+    scheduleRedraw();
+}
+
+void TrainingTab::addRun(RunSeries run) {
+    const int64_t id = run.runId;
+    m_runs[id] = std::move(run);
+    m_curvesDirty = true;
+    scheduleRedraw();
+}
+
+void TrainingTab::setOverlayRuns(const std::vector<int64_t>& runIds, store::RunStore* store) {
+    for (auto it = m_runs.begin(); it != m_runs.end();) {
+        const bool keep =
+            it->first == 0 || std::find(runIds.begin(), runIds.end(), it->first) != runIds.end();
+        it = keep ? std::next(it) : m_runs.erase(it);
+    }
+    if (store) {
+        for (int64_t id : runIds) {
+            if (m_runs.count(id)) continue;
+            auto info = store->getRun(id);
+            if (!info.ok()) continue;
+            // The run training now is already drawn live (as id 0 until it ends).
+            if (info->status == "running" && m_runs.count(0)) continue;
+            RunSeries run;
+            run.runId = id;
+            run.name = info->name;
+            run.tokensPerStep = tokensPerStepOf(info->configYaml);
+            double wall0 = std::nan("");
+            for (const char* key : {kLoss, kEvalLoss, kLearningRate, kGradNorm, kTokensPerSec}) {
+                auto points = store->metrics(id, key);
+                if (!points.ok() || points->empty()) continue;
+                // Wall time counts from the run's first logged point (loss comes first).
+                if (std::isnan(wall0)) wall0 = points->front().wallTime;
+                MetricSeries& s = run.metrics[key];
+                for (const auto& p : *points) s.append(double(p.step), p.wallTime - wall0, p.value);
+            }
+            m_runs[id] = std::move(run);
+        }
+    }
+    m_curvesDirty = true;
+    for (auto* p : m_panels) p->followData();
+    scheduleRedraw();
+}
+
+void TrainingTab::scheduleRedraw() {
+    if (!m_redrawTimer->isActive()) m_redrawTimer->start();
+}
+
+void TrainingTab::rebuildCurves() {
+    std::vector<ChartPanel::Curve> loss, lr, norm, speed;
+    const bool several = m_runs.size() > 1;
+    for (const auto& [id, run] : m_runs) {
+        const QColor color = colorFor(id);
+        const QString name = QString::fromStdString(run.name);
+        auto series = [&](const char* key) -> const MetricSeries* {
+            const auto it = run.metrics.find(key);
+            return it == run.metrics.end() ? nullptr : &it->second;
+        };
+        loss.push_back({several ? name : tr("train"), color, series(kLoss), run.tokensPerStep});
+        if (const auto* eval = series(kEvalLoss)) {
+            loss.push_back({several ? tr("%1 (eval)").arg(name) : tr("eval"),
+                            color.darker(several ? 130 : 100), eval, run.tokensPerStep, true,
+                            true});
+            if (!several) loss.back().color = kPalette[1];
+        }
+        lr.push_back({name, color, series(kLearningRate), run.tokensPerStep, false, false, false});
+        norm.push_back({name, color, series(kGradNorm), run.tokensPerStep, false, false, false});
+        speed.push_back(
+            {name, color, series(kTokensPerSec), run.tokensPerStep, false, false, false});
+    }
+    m_panels[0]->setCurves(std::move(loss));
+    m_panels[1]->setCurves(std::move(lr));
+    m_panels[2]->setCurves(std::move(norm));
+    m_panels[3]->setCurves(std::move(speed));
+    if (!m_runs.empty()) m_panels[0]->legend->setVisible(true);
+    m_emptyHint->setVisible(m_runs.empty());
+    m_curvesDirty = false;
+}
+
+void TrainingTab::redrawNow() {
+    m_redrawTimer->stop();
+    if (m_curvesDirty) rebuildCurves();
+    for (auto* p : m_panels) p->redraw();
+}
+
+bool TrainingTab::exportPng(const QString& path) {
+    redrawNow();
+    QWidget* area = m_panels.front()->parentWidget();
+    const QPixmap pixmap = area->grab(area->rect());
+    return pixmap.save(path, "PNG");
+}
+
+bool TrainingTab::exportPdf(const QString& path) {
+    redrawNow();
+    QPdfWriter writer(path);
+    writer.setPageSize(QPageSize(QPageSize::A4));
+    writer.setPageOrientation(QPageLayout::Landscape);
+    writer.setTitle(tr("Wafer Studio training charts"));
+    QPainter painter(&writer);
+    if (!painter.isActive()) return false;
+    const QRect page = painter.viewport();
+    const int w = page.width() / 2, h = page.height() / 2;
+    for (size_t i = 0; i < m_panels.size(); ++i) {
+        ChartPanel* p = m_panels[i];
+        const QRect target(int(i % 2) * w, int(i / 2) * h, w, h);
+        // Render at screen size and scale, so fonts keep their proportions.
+        const QPixmap pixmap = p->toPixmap(p->width(), p->height(), 2.0);
+        painter.drawPixmap(target, pixmap);
+    }
+    return true;
+}
+
+bool TrainingTab::exportCsv(const QString& path) const {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text)) return false;
+    QTextStream out(&file);
+    out << "run_id,run,metric,step,tokens,wall_s,value\n";
+    for (const auto& [id, run] : m_runs) {
+        QString name = QString::fromStdString(run.name);
+        name.replace('"', QStringLiteral("\"\""));
+        for (const auto& [key, s] : run.metrics) {
+            for (size_t i = 0; i < s.size(); ++i) {
+                out << id << ",\"" << name << "\"," << QString::fromStdString(key) << ','
+                    << qint64(s.step[i]) << ',' << qint64(s.step[i] * run.tokensPerStep) << ','
+                    << QString::number(s.wall[i], 'g', 10) << ','
+                    << QString::number(s.value[i], 'g', 10) << '\n';
+            }
+        }
+    }
+    return out.status() == QTextStream::Ok && file.error() == QFile::NoError;
+}
+
+void TrainingTab::exportDialog() {
+    QString filter;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export charts"), QStringLiteral("training.png"),
+        tr("PNG image (*.png);;PDF document (*.pdf);;CSV data (*.csv)"), &filter);
+    if (path.isEmpty()) return;
+    bool ok = false;
+    if (path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
+        ok = exportPdf(path);
+    } else if (path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
+        ok = exportCsv(path);
+    } else {
+        ok = exportPng(path);
+    }
+    if (!ok) {
+        QMessageBox::warning(
+            this, tr("Export failed"),
+            tr("Could not write %1. Check that the folder exists and is writable.").arg(path));
+    }
+}
+
+}  // namespace ws::ui
