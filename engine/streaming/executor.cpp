@@ -1,0 +1,289 @@
+#include "engine/streaming/executor.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include "engine/streaming/swarmx.h"
+#include "engine/streaming/weight_streamer.h"
+#include "engine/streaming/workers.h"
+
+namespace ws::streaming {
+using Clock = std::chrono::steady_clock;
+
+namespace {
+uint64_t mixSeed(uint64_t seed, uint64_t salt) {
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (salt + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// Total length of the intersection of [a0,a1) with a sorted, disjoint list of intervals.
+double overlap(double a0, double a1, const std::vector<std::pair<double, double>>& busy) {
+    double total = 0.0;
+    for (const auto& [b0, b1] : busy) total += std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
+    return total;
+}
+}  // namespace
+
+int64_t activationBytesPerSequence(const model::GptShape& s, int T) {
+    // Mirrors Gpt's activation table: per block ln_1, its mean/rstd, qkv, probabilities, attention
+    // output, residual, ln_2 with mean/rstd, c_fc, gelu, residual; then ln_f, logits, loss terms.
+    const int64_t C = s.channels, F = s.ffn, V = s.vocab, NH = s.heads;
+    const int64_t perTokenBlock = C + 2 + 3 * C + NH * T + C + C + C + 2 + F + F + C;
+    const int64_t perToken = C + s.layers * perTokenBlock + C + 2 + V + 2;
+    return perToken * T * int64_t(sizeof(float));
+}
+
+struct StreamingExecutor::Impl {
+    const model::ParameterTable& table;
+    const StreamingOptions options;
+    int T = 0;
+    int perSystem = 0;  // sequences per system per step
+    int micro = 0;      // sequences per micro-batch
+    int micros = 1;
+    MemoryX& memoryx;
+    optim::Optimizer& optimizer;
+    SpanSink sink;
+    Clock::time_point epoch = Clock::now();
+
+    std::vector<std::unique_ptr<model::Gpt<float>>> gpts;  // per system, (micro, T)
+    std::vector<std::vector<float>> grads;                 // per system, (P)
+    std::vector<double> losses;                            // per system, summed over micros
+    std::unique_ptr<WeightStreamer> streamer;
+    SystemWorkers workers;
+    SerialQueue memoryxQueue;
+    std::vector<float> reduceScratch;
+
+    std::mutex statsMutex;
+    StreamingStats stats;
+    std::vector<Span> stepSpans;  // this step's stream-in and compute spans, for overlap stats
+
+    Impl(const model::ParameterTable& t, const StreamingOptions& o, MemoryX& mx,
+         optim::Optimizer& opt, SpanSink s)
+        : table(t),
+          options(o),
+          memoryx(mx),
+          optimizer(opt),
+          sink(std::move(s)),
+          workers(o.systems) {}
+
+    double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
+
+    void report(const Span& span) {
+        if (span.kind == SpanKind::StreamIn || span.kind == SpanKind::Forward ||
+            span.kind == SpanKind::Backward) {
+            std::lock_guard lock(statsMutex);
+            stepSpans.push_back(span);
+        }
+        if (sink) sink(span);
+    }
+
+    const model::LayerSlice& layer(int index) const { return table.layers()[size_t(index)]; }
+    int headIndex() const { return table.headLayer(); }
+    size_t wteOffset() const { return table.find("wte.weight")->offset; }
+    size_t wteSize() const { return table.find("wte.weight")->size; }
+
+    // What a visit needs on the wafer: the layer's own weights, plus wte for a tied head.
+    std::vector<std::pair<size_t, size_t>> piecesFor(int layerIndex, bool forward) const {
+        const auto& l = layer(layerIndex);
+        if (layerIndex == model::ParameterTable::embeddingLayer() && !forward) return {};
+        std::vector<std::pair<size_t, size_t>> pieces = {{l.offset, l.size}};
+        if (layerIndex == headIndex() && table.shape().tiedEmbedding) {
+            pieces.push_back({wteOffset(), wteSize()});
+        }
+        return pieces;
+    }
+
+    // Stream one layer's gradient out of every system and reduce it into MemoryX; on the last
+    // micro-batch also average and (without clipping) update the layer. Runs on MemoryX's thread.
+    void reduceLayer(int64_t step, int m, int layerIndex, size_t offset, size_t count, bool last,
+                     bool updateNow, double lr, int64_t updateCount) {
+        const int N = options.systems;
+        std::vector<const float*> inputs;
+        for (int s = 0; s < N; ++s) {
+            const double t0 = now();
+            inputs.push_back(grads[size_t(s)].data() + offset);
+            report(Span{step, m, s, layerIndex, SpanKind::StreamOut, int64_t(count * sizeof(float)),
+                        t0, now()});
+        }
+        const double r0 = now();
+        float* out = memoryx.gradients() + offset;
+        treeReduce(inputs, count, out, /*accumulate=*/m > 0, reduceScratch);
+        if (last && N * micros > 1) {
+            const float scale = 1.0f / float(N * micros);
+            for (size_t j = 0; j < count; ++j) out[j] *= scale;
+        }
+        report(Span{step, m, -1, layerIndex, SpanKind::Reduce, int64_t(count * sizeof(float)) * N,
+                    r0, now()});
+        {
+            std::lock_guard lock(statsMutex);
+            stats.bytesStreamedOut += int64_t(count * sizeof(float)) * N;
+        }
+        if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
+    }
+
+    void updateLayer(int64_t step, int layerIndex, double lr, double scale, int64_t updateCount) {
+        const auto& l = layer(layerIndex);
+        const double t0 = now();
+        optimizer.updateRange(memoryx.weights(), memoryx.gradients(), l.offset, l.offset + l.size,
+                              lr, scale, updateCount);
+        report(Span{step, micros - 1, -1, layerIndex, SpanKind::Update,
+                    int64_t(l.size * sizeof(float)), t0, now()});
+    }
+
+    void accountOverlap() {
+        std::lock_guard lock(statsMutex);
+        for (int s = 0; s < options.systems; ++s) {
+            std::vector<std::pair<double, double>> busy;
+            for (const auto& sp : stepSpans) {
+                if (sp.system == s && sp.kind != SpanKind::StreamIn)
+                    busy.push_back({sp.start, sp.end});
+            }
+            for (const auto& sp : stepSpans) {
+                if (sp.system != s || sp.kind != SpanKind::StreamIn) continue;
+                stats.streamInSec += sp.end - sp.start;
+                stats.streamInHiddenSec += overlap(sp.start, sp.end, busy);
+            }
+        }
+        stepSpans.clear();
+    }
+};
+
+StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
+                                     const StreamingOptions& options, MemoryX& memoryx,
+                                     optim::Optimizer& optimizer, SpanSink sink)
+    : m_table(shape), m_options(options) {
+    assert(options.systems >= 1 && globalBatch % options.systems == 0);
+    m_impl = std::make_unique<Impl>(m_table, m_options, memoryx, optimizer, std::move(sink));
+    Impl& d = *m_impl;
+    d.T = seqLen;
+    d.perSystem = globalBatch / options.systems;
+    d.micro = options.microBatch > 0 ? options.microBatch : d.perSystem;
+    assert(d.perSystem % d.micro == 0);
+    d.micros = d.perSystem / d.micro;
+    m_micros = d.micros;
+    size_t slotFloats = 0;
+    for (int l = 0; l < int(m_table.layers().size()); ++l) {
+        size_t floats = 0;
+        for (const auto& piece : d.piecesFor(l, true)) floats += piece.second;
+        slotFloats = std::max(slotFloats, floats);
+    }
+    for (int s = 0; s < options.systems; ++s) {
+        d.gpts.push_back(std::make_unique<model::Gpt<float>>(shape, d.micro, seqLen));
+        d.grads.emplace_back(m_table.totalSize(), 0.0f);
+    }
+    d.losses.assign(size_t(options.systems), 0.0);
+    d.streamer = std::make_unique<WeightStreamer>(
+        memoryx.weights(), options.systems, std::max(1, options.weightBufferLayers), slotFloats,
+        d.epoch, [&d](const Span& span) { d.report(span); });
+}
+
+StreamingExecutor::~StreamingExecutor() = default;
+
+StreamingStats StreamingExecutor::stats() const {
+    std::lock_guard lock(m_impl->statsMutex);
+    StreamingStats s = m_impl->stats;
+    s.maxResidentLayers = m_impl->streamer->maxResident();
+    s.bytesStreamedIn = m_impl->streamer->bytesStreamed();
+    return s;
+}
+
+StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const int32_t* targets,
+                                   double lr, double maxGradientNorm, int64_t updateCount,
+                                   uint64_t dropoutSeed) {
+    Impl& d = *m_impl;
+    const int N = m_options.systems;
+    const int L = m_table.shape().layers;
+    const int head = d.headIndex();
+    const bool clip = maxGradientNorm > 0.0;
+
+    // The step's visit order: per micro-batch, forward 0..L+1 then backward L+1..0.
+    std::vector<WeightVisit> visits;
+    for (int m = 0; m < d.micros; ++m) {
+        for (int l = 0; l <= head; ++l) visits.push_back({l, true, m, d.piecesFor(l, true)});
+        for (int l = head; l >= 0; --l) visits.push_back({l, false, m, d.piecesFor(l, false)});
+    }
+    d.streamer->begin(step, visits);
+    std::fill(d.losses.begin(), d.losses.end(), 0.0);
+
+    int v = 0;
+    for (int m = 0; m < d.micros; ++m) {
+        d.memoryxQueue.waitIdle();  // the previous micro-batch's reduces read the grad buffers
+        auto rows = [&](int s) { return size_t(s * d.perSystem + m * d.micro) * size_t(d.T); };
+        // --- forward
+        for (int l = 0; l <= head; ++l, ++v) {
+            d.streamer->acquire(v);
+            d.workers.run([&](int s) {
+                auto& gpt = *d.gpts[size_t(s)];
+                const float* w = d.streamer->slot(v, s);
+                const double t0 = d.now();
+                if (l == 0) {
+                    const bool first = s == 0 && m == 0;
+                    gpt.beginStep(true, first ? dropoutSeed
+                                              : mixSeed(dropoutSeed, uint64_t(s * d.micros + m)));
+                    gpt.embedForward(w, inputs + rows(s));
+                } else if (l == head) {
+                    const float* wte =
+                        m_table.shape().tiedEmbedding ? w + d.layer(head).size : nullptr;
+                    d.losses[size_t(s)] += gpt.headForward(w, wte, targets + rows(s));
+                } else {
+                    gpt.blockForward(l - 1, w);
+                }
+                d.report(Span{step, m, s, l, SpanKind::Forward, 0, t0, d.now()});
+            });
+            d.streamer->release(v);
+        }
+        // --- backward
+        for (auto& g : d.grads) std::fill(g.begin(), g.end(), 0.0f);
+        for (int l = head; l >= 0; --l, ++v) {
+            d.streamer->acquire(v);
+            d.workers.run([&](int s) {
+                auto& gpt = *d.gpts[size_t(s)];
+                float* g = d.grads[size_t(s)].data();
+                const float* w = d.streamer->slot(v, s);
+                const double t0 = d.now();
+                if (l == head) {
+                    const bool tied = m_table.shape().tiedEmbedding;
+                    gpt.headBackward(w, tied ? w + d.layer(head).size : nullptr,
+                                     g + d.layer(head).offset, tied ? g + d.wteOffset() : nullptr);
+                } else if (l == 0) {
+                    gpt.embedBackward(g + d.layer(0).offset);
+                } else {
+                    gpt.blockBackward(l - 1, w, g + d.layer(l).offset);
+                }
+                d.report(Span{step, m, s, l, SpanKind::Backward, 0, t0, d.now()});
+            });
+            d.streamer->release(v);
+            const auto& slice = d.layer(l);
+            const bool last = m == d.micros - 1;
+            d.memoryxQueue.post([&d, step, m, l, slice, last, clip, lr, updateCount] {
+                d.reduceLayer(step, m, l, slice.offset, slice.size, last, !clip, lr, updateCount);
+            });
+        }
+    }
+    d.memoryxQueue.waitIdle();
+    d.streamer->finish();
+
+    StepResult result;
+    result.gradNorm = optim::globalNorm(d.memoryx.gradients(), m_table.totalSize());
+    if (clip) {
+        // Phase two: the norm is known only now; update every layer in MemoryX.
+        const double scale = optim::clipFactor(result.gradNorm, maxGradientNorm);
+        d.memoryxQueue.post([&d, step, head, lr, scale, updateCount] {
+            for (int l = head; l >= 0; --l) d.updateLayer(step, l, lr, scale, updateCount);
+        });
+        d.memoryxQueue.waitIdle();
+    }
+    double lossSum = 0.0;
+    for (double x : d.losses) lossSum += x;
+    result.loss = lossSum / double(N * d.micros);
+    d.accountOverlap();
+    (void)L;
+    return result;
+}
+
+}  // namespace ws::streaming

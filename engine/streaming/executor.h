@@ -1,0 +1,83 @@
+// StreamingExecutor: one training step the way a wafer-scale cluster with weight streaming runs
+// it. Master weights and optimizer state live in MemoryX; each layer's weights stream onto every
+// system's wafer (double-buffered by the WeightStreamer) before it computes, forward in order and
+// again backward in reverse; activations stay on the systems; each layer's gradient streams out,
+// SwarmX tree-reduces it across systems into MemoryX (accumulating over micro-batches), and
+// MemoryX updates that layer while the systems compute the next one.
+//
+// Global-norm clipping needs every gradient before any update, so with max_gradient_norm > 0 the
+// executor holds the updates until the backward pass is complete and then applies them layer by
+// layer (a two-phase update at the iteration boundary, as a real system must). Without clipping
+// each layer is updated as soon as its last micro-batch's gradient is reduced.
+//
+// Equivalence: with one system and one micro-batch a step performs exactly the plain path's
+// arithmetic (Gpt::forward/backward, globalNorm over the whole gradient buffer, Optimizer
+// updates), so weights are bit-identical; with N systems or M micro-batches the gradient is the
+// same mean, summed in a different (fixed) order.
+// Thread-safety: one step at a time; systems compute on their own threads, MemoryX work runs on
+// its own thread, and spans are reported from all of them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/model/gpt.h"
+#include "engine/optim/optimizer.h"
+#include "engine/streaming/memoryx.h"
+#include "engine/streaming/spans.h"
+
+namespace ws::streaming {
+
+struct StreamingOptions {
+    int systems = 1;             // runconfig.num_csx
+    int microBatch = 0;          // sequences per system per micro-batch (0: the whole shard)
+    int weightBufferLayers = 2;  // wafer.weight_buffer_layers
+};
+
+struct StepResult {
+    double loss = 0.0;      // mean over the global batch
+    double gradNorm = 0.0;  // global L2 norm of the reduced gradient, before clipping
+};
+
+struct StreamingStats {
+    int maxResidentLayers = 0;       // most layers' weights any wafer held at once
+    int64_t bytesStreamedIn = 0;     // weights broadcast to systems (all systems, all steps)
+    int64_t bytesStreamedOut = 0;    // gradients leaving systems
+    double streamInSec = 0.0;        // total time spent copying weights in
+    double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
+};
+
+class StreamingExecutor {
+public:
+    // globalBatch must divide into systems x micro-batches (the session validates the config).
+    StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
+                      const StreamingOptions& options, MemoryX& memoryx,
+                      optim::Optimizer& optimizer, SpanSink sink = {});
+    ~StreamingExecutor();
+    StreamingExecutor(const StreamingExecutor&) = delete;
+    StreamingExecutor& operator=(const StreamingExecutor&) = delete;
+
+    // Trains one step on the global batch (B,T) of inputs/targets. `updateCount` is the 1-based
+    // optimizer step (Adam's bias correction); `lr` this step's learning rate.
+    StepResult step(int64_t step, const int32_t* inputs, const int32_t* targets, double lr,
+                    double maxGradientNorm, int64_t updateCount, uint64_t dropoutSeed);
+
+    StreamingStats stats() const;
+    int microBatches() const { return m_micros; }
+    int systems() const { return m_options.systems; }
+    const model::ParameterTable& table() const { return m_table; }
+
+private:
+    struct Impl;
+    model::ParameterTable m_table;
+    StreamingOptions m_options;
+    int m_micros = 1;
+    std::unique_ptr<Impl> m_impl;
+};
+
+// Activation memory one sequence of length T needs on a system for a training step (every
+// activation the backward pass reads), in bytes of fp32. Used to pick micro_batch_size: auto.
+int64_t activationBytesPerSequence(const model::GptShape& shape, int seqLen);
+
+}  // namespace ws::streaming

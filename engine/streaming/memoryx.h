@@ -1,0 +1,52 @@
+// MemoryX: the external weight store of a wafer-scale cluster. It holds the fp32 master weights,
+// the reduced gradients of the current step and the optimizer state, all in the model's
+// ParameterTable layout, and it is where the optimizer runs. Backing: RAM, or a memory-mapped
+// file (memoryx.backing: file) so a model whose weights + Adam state exceed the RAM given to the
+// process can still train, streaming from disk through the page cache.
+// Thread-safety: the buffers are plain memory; the streaming executor guarantees that a layer's
+// slice is never written while another thread reads it. Creating checks everything first (path,
+// free disk space) and writes nothing half-way: a failure leaves no store file behind.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "engine/config/config.h"
+#include "engine/core/result.h"
+#include "engine/optim/optimizer.h"
+
+namespace ws::streaming {
+
+class MemoryX {
+public:
+    // stateCopies: parameter-sized optimizer buffers (optim::Optimizer::stateCopies).
+    static Result<std::unique_ptr<MemoryX>> create(const config::MemoryXConfig& config,
+                                                   size_t paramCount, int stateCopies);
+    ~MemoryX();
+    MemoryX(const MemoryX&) = delete;
+    MemoryX& operator=(const MemoryX&) = delete;
+
+    size_t paramCount() const { return m_paramCount; }
+    float* weights() { return m_base; }  // (P) master weights
+    const float* weights() const { return m_base; }
+    float* gradients() { return m_base + m_paramCount; }  // (P) reduced gradients
+    optim::OptimizerState optimizerState();               // (copies x P)
+    size_t bytes() const { return m_floats * sizeof(float); }
+    bool fileBacked() const { return m_mapped != nullptr; }
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    MemoryX() = default;
+    size_t m_paramCount = 0;
+    int m_stateCopies = 0;
+    size_t m_floats = 0;
+    float* m_base = nullptr;
+    std::unique_ptr<float[]> m_ram;
+    void* m_mapped = nullptr;  // the whole file mapping (header + data) when file-backed
+    size_t m_mappedBytes = 0;
+    std::filesystem::path m_path;
+};
+
+}  // namespace ws::streaming

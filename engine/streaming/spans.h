@@ -1,0 +1,37 @@
+// What the streamed execution reports: one span per stream-in, compute, stream-out, reduce and
+// optimizer update, with the layer, the bytes moved and the real (wall-clock) start and end.
+// The wafer emulator later attaches emulated hardware time to the same spans; the studio draws
+// them as a timeline. Plain data, copied freely.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace ws::streaming {
+
+enum class SpanKind {
+    StreamIn,   // MemoryX -> (SwarmX broadcast) -> a system's wafer: one layer's weights
+    Forward,    // a system computes one layer forward
+    Backward,   // a system computes one layer backward
+    StreamOut,  // a system's wafer -> SwarmX: one layer's gradient
+    Reduce,     // SwarmX sums the systems' gradients of one layer into MemoryX
+    Update,     // MemoryX applies the optimizer to one layer
+};
+const char* spanKindName(SpanKind kind);
+
+struct Span {
+    int64_t step = 0;  // 0-based training step
+    int micro = 0;     // micro-batch within the step
+    int system = -1;   // emulated system; -1 for MemoryX / SwarmX work
+    int layer = 0;     // ParameterTable layer index (0 embeddings, 1..L blocks, L+1 head)
+    SpanKind kind = SpanKind::Forward;
+    int64_t bytes = 0;   // weights or gradients moved (0 for compute)
+    double start = 0.0;  // seconds since the executor was created
+    double end = 0.0;
+};
+
+// Called from engine threads (the streamer, system workers, MemoryX); must be thread-safe and
+// cheap. The session forwards spans to its event queue.
+using SpanSink = std::function<void(const Span&)>;
+
+}  // namespace ws::streaming

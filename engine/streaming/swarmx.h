@@ -1,0 +1,20 @@
+// SwarmX: the broadcast/reduce fabric between MemoryX and the systems. Broadcast is a copy of a
+// layer's weights into every system's wafer buffer (weight_streamer.h); reduce sums the systems'
+// gradients of a layer in a fixed tree (fan-in 4, as SwarmX nodes), so results are deterministic
+// and independent of thread timing. Thread-safe: pure functions over the buffers passed in.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace ws::streaming {
+
+// Depth of a fan-in-4 tree over n leaves: ceil(log4 n), 0 for one system.
+int reduceTreeDepth(int systems);
+
+// out[j] (=, or += when accumulate) sum over systems of inputs[s][j], summed pairwise in groups
+// of four, level by level, in system order. `scratch` is resized as needed.
+void treeReduce(const std::vector<const float*>& inputs, size_t count, float* out, bool accumulate,
+                std::vector<float>& scratch);
+
+}  // namespace ws::streaming

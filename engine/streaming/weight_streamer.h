@@ -1,0 +1,77 @@
+// WeightStreamer: the bounded weight buffer on each system's wafer and the prefetcher that fills
+// it. A step is a known sequence of layer visits (forward 0..L+1, backward L+1..0, per
+// micro-batch); a loader thread copies visit j's weights out of MemoryX into slot j % k of every
+// system's buffer (the SwarmX broadcast) as soon as visit j-k has been released, so with k = 2 the
+// next layer streams in while the current one computes. The wafer never holds more than k layers'
+// weights: the buffer has exactly k slots, and maxResident() proves it from the instrumentation.
+// Thread-safety: begin/acquire/release from the executor's thread; the loader is internal.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/streaming/spans.h"
+
+namespace ws::streaming {
+
+struct WeightVisit {
+    int layer = 0;
+    bool forward = true;
+    int micro = 0;
+    // Pieces of MemoryX's weights this visit needs, copied back to back into the slot
+    // (e.g. the tied head needs ln_f and wte). Empty: the visit computes without weights.
+    std::vector<std::pair<size_t, size_t>> pieces;  // (offset, floats)
+};
+
+class WeightStreamer {
+public:
+    using Clock = std::chrono::steady_clock;
+
+    WeightStreamer(const float* memoryxWeights, int systems, int slots, size_t slotFloats,
+                   Clock::time_point epoch, SpanSink sink);
+    ~WeightStreamer();
+    WeightStreamer(const WeightStreamer&) = delete;
+    WeightStreamer& operator=(const WeightStreamer&) = delete;
+
+    // Starts streaming a step's visits (the previous step must be fully released).
+    void begin(int64_t step, std::vector<WeightVisit> visits);
+    // Blocks until visit j is on every system's wafer; returns system s's copy via slot().
+    void acquire(int visit);
+    const float* slot(int visit, int system) const;
+    void release(int visit);
+    // Waits until the loader has finished the step (all visits loaded).
+    void finish();
+
+    int maxResident() const { return m_maxResident; }
+    int64_t bytesStreamed() const { return m_bytes; }
+
+private:
+    void loaderLoop();
+
+    const float* m_weights;
+    int m_systems;
+    int m_slots;
+    size_t m_slotFloats;
+    Clock::time_point m_epoch;
+    SpanSink m_sink;
+    std::vector<std::vector<float>> m_buffers;  // per system: (slots * slotFloats)
+
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::vector<WeightVisit> m_visits;
+    std::vector<char> m_loaded, m_released;
+    int64_t m_step = 0;
+    bool m_haveWork = false;
+    bool m_stop = false;
+    int m_loadedCount = 0;
+    int m_resident = 0;  // slots holding a layer (loading, loaded or in use), not yet released
+    int m_maxResident = 0;
+    int64_t m_bytes = 0;
+    std::thread m_loader;
+};
+
+}  // namespace ws::streaming

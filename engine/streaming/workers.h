@@ -1,0 +1,57 @@
+// Two small thread helpers of the executor. SystemWorkers runs one function per emulated system
+// in parallel (system 0 on the caller's thread) and returns when all are done. SerialQueue runs
+// posted jobs one after another on its own thread (MemoryX's reduce and update work), so they
+// overlap the systems' compute; waitIdle() is the synchronisation point.
+// Thread-safety: run() from one thread at a time; post()/waitIdle() from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ws::streaming {
+
+class SystemWorkers {
+public:
+    explicit SystemWorkers(int systems);
+    ~SystemWorkers();
+    SystemWorkers(const SystemWorkers&) = delete;
+    SystemWorkers& operator=(const SystemWorkers&) = delete;
+
+    void run(const std::function<void(int system)>& body);
+
+private:
+    void loop(int system);
+
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    const std::function<void(int)>* m_body = nullptr;
+    unsigned m_generation = 0;
+    int m_pending = 0;
+    bool m_stop = false;
+    std::vector<std::thread> m_threads;
+};
+
+class SerialQueue {
+public:
+    SerialQueue();
+    ~SerialQueue();
+    SerialQueue(const SerialQueue&) = delete;
+    SerialQueue& operator=(const SerialQueue&) = delete;
+
+    void post(std::function<void()> job);
+    void waitIdle();
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<std::function<void()>> m_jobs;
+    bool m_busy = false;
+    bool m_stop = false;
+    std::thread m_thread;
+};
+
+}  // namespace ws::streaming

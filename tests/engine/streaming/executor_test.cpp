@@ -1,0 +1,191 @@
+#include "engine/streaming/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <mutex>
+
+#include "engine/model/parameters.h"
+#include "streaming_test_util.h"
+
+namespace ws::streaming {
+namespace {
+using namespace testing;
+
+struct Trajectory {
+    std::vector<float> weights;
+    std::vector<double> losses;
+    std::vector<double> norms;
+};
+
+constexpr int kB = 8, kT = 8, kSteps = 4;
+
+Trajectory trainPlain(const model::GptShape& shape, double maxNorm) {
+    model::ParameterTable table(shape);
+    config::ModelConfig mc;
+    std::vector<float> params(table.totalSize()), grads(table.totalSize());
+    model::initParameters(table, mc, 42, params.data());
+    optim::Optimizer opt(adamw(maxNorm), groupsOf(table), table.totalSize());
+    model::Gpt<float> gpt(shape, kB, kT);
+    Trajectory t;
+    std::vector<int32_t> in, out;
+    for (int step = 0; step < kSteps; ++step) {
+        batch(step, kB, kT, shape.vocab, in, out);
+        std::fill(grads.begin(), grads.end(), 0.0f);
+        t.losses.push_back(gpt.forward(params.data(), in.data(), out.data(), true, 0));
+        gpt.backward(params.data(), grads.data());
+        const double norm = optim::globalNorm(grads.data(), grads.size());
+        t.norms.push_back(norm);
+        opt.update(params.data(), grads.data(), 1e-2, optim::clipFactor(norm, maxNorm), step + 1);
+    }
+    t.weights = params;
+    return t;
+}
+
+Trajectory trainStreamed(const model::GptShape& shape, double maxNorm, StreamingOptions options,
+                         StreamingStats* stats = nullptr, std::vector<Span>* spans = nullptr) {
+    model::ParameterTable table(shape);
+    config::ModelConfig mc;
+    const auto oc = adamw(maxNorm);
+    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                              optim::Optimizer::stateCopies(oc));
+    EXPECT_TRUE(mx.ok());
+    model::initParameters(table, mc, 42, (*mx)->weights());
+    optim::Optimizer opt(oc, groupsOf(table), table.totalSize(), (*mx)->optimizerState());
+    std::mutex spansMutex;
+    SpanSink sink;
+    if (spans) {
+        sink = [&](const Span& s) {
+            std::lock_guard lock(spansMutex);
+            spans->push_back(s);
+        };
+    }
+    StreamingExecutor exec(shape, kB, kT, options, **mx, opt, sink);
+    Trajectory t;
+    std::vector<int32_t> in, out;
+    for (int step = 0; step < kSteps; ++step) {
+        batch(step, kB, kT, shape.vocab, in, out);
+        const auto r = exec.step(step, in.data(), out.data(), 1e-2, maxNorm, step + 1, 0);
+        t.losses.push_back(r.loss);
+        t.norms.push_back(r.gradNorm);
+    }
+    t.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
+    if (stats) *stats = exec.stats();
+    return t;
+}
+
+class StreamedEqualsPlain : public ::testing::TestWithParam<std::tuple<bool, double, int>> {};
+
+TEST_P(StreamedEqualsPlain, BitForBitWithOneSystem) {
+    const auto [tied, maxNorm, bufferLayers] = GetParam();
+    const auto shape = smallShape(tied);
+    const auto plain = trainPlain(shape, maxNorm);
+    StreamingOptions options;
+    options.weightBufferLayers = bufferLayers;
+    const auto streamed = trainStreamed(shape, maxNorm, options);
+    EXPECT_EQ(streamed.losses, plain.losses);
+    EXPECT_EQ(streamed.norms, plain.norms);
+    ASSERT_EQ(streamed.weights.size(), plain.weights.size());
+    EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
+}
+
+INSTANTIATE_TEST_SUITE_P(TiedClipBuffer, StreamedEqualsPlain,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(0.0, 0.5),
+                                            ::testing::Values(1, 2, 3)));
+
+// Several systems (or micro-batches) compute the same mean gradient summed in another order.
+// float32 sums of a few terms differ by a few ulp per step; over 4 Adam steps at lr 1e-2 the
+// weights may drift by ~1e-6 relative, far below the 1e-4 that a wrong shard or scale would give
+// (each of those changes weights by about lr = 1e-2).
+void expectClose(const Trajectory& a, const Trajectory& b) {
+    for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_NEAR(a.losses[i], b.losses[i], 1e-5);
+    double worst = 0.0;
+    for (size_t i = 0; i < a.weights.size(); ++i) {
+        worst = std::max(worst, double(std::abs(a.weights[i] - b.weights[i])));
+    }
+    EXPECT_LT(worst, 1e-4);
+}
+
+TEST(StreamingExecutor, FourSystemsMatchOneSystem) {
+    const auto shape = smallShape();
+    StreamingOptions one, four;
+    four.systems = 4;
+    expectClose(trainStreamed(shape, 0.5, one), trainStreamed(shape, 0.5, four));
+}
+
+TEST(StreamingExecutor, MicroBatchesMatchOneBigBatch) {
+    const auto shape = smallShape(false);
+    StreamingOptions whole, micro;
+    micro.microBatch = 2;  // 4 micro-batches of 2 sequences
+    expectClose(trainStreamed(shape, 0.0, whole), trainStreamed(shape, 0.0, micro));
+    StreamingOptions mixed;
+    mixed.systems = 2;
+    mixed.microBatch = 2;  // 2 systems x 2 micro-batches
+    expectClose(trainStreamed(shape, 0.5, whole), trainStreamed(shape, 0.5, mixed));
+}
+
+TEST(StreamingExecutor, WaferNeverHoldsMoreThanItsBuffer) {
+    const auto shape = smallShape();
+    for (int k : {1, 2, 3}) {
+        StreamingOptions options;
+        options.weightBufferLayers = k;
+        options.systems = 2;
+        StreamingStats stats;
+        trainStreamed(shape, 0.0, options, &stats);
+        EXPECT_LE(stats.maxResidentLayers, k);
+        EXPECT_GE(stats.maxResidentLayers, 1);
+    }
+    // With double buffering the loader really runs ahead: two layers were on the wafer at once.
+    StreamingOptions doubleBuffer;
+    StreamingStats stats;
+    trainStreamed(shape, 0.0, doubleBuffer, &stats);
+    EXPECT_EQ(stats.maxResidentLayers, 2);
+}
+
+TEST(StreamingExecutor, ReportsEverySpanWithBytes) {
+    const auto shape = smallShape();
+    StreamingOptions options;
+    options.systems = 2;
+    std::vector<Span> spans;
+    StreamingStats stats;
+    trainStreamed(shape, 0.5, options, &stats, &spans);
+    const model::ParameterTable table(shape);
+    const int layers = int(table.layers().size());  // embeddings, 3 blocks, head
+    auto count = [&](SpanKind kind) {
+        return std::count_if(spans.begin(), spans.end(),
+                             [&](const Span& s) { return s.kind == kind; });
+    };
+    // Per step and system: every layer forward and backward; weights stream in for every visit
+    // but the embedding backward (it needs no weights); one reduce and one update per layer.
+    EXPECT_EQ(count(SpanKind::Forward), kSteps * 2 * layers);
+    EXPECT_EQ(count(SpanKind::Backward), kSteps * 2 * layers);
+    EXPECT_EQ(count(SpanKind::StreamIn), kSteps * 2 * (2 * layers - 1));
+    EXPECT_EQ(count(SpanKind::StreamOut), kSteps * 2 * layers);
+    EXPECT_EQ(count(SpanKind::Reduce), kSteps * layers);
+    EXPECT_EQ(count(SpanKind::Update), kSteps * layers);
+    for (const auto& s : spans) {
+        EXPECT_LE(s.start, s.end);
+        if (s.kind == SpanKind::StreamIn || s.kind == SpanKind::Reduce) {
+            EXPECT_GT(s.bytes, 0);
+        }
+    }
+    // Every weight byte that streamed in is accounted: twice per step per system, plus the tied
+    // head's second copy of wte, minus the embedding backward.
+    const auto wte = int64_t(table.find("wte.weight")->size * sizeof(float));
+    const auto emb = int64_t(table.layers()[0].size * sizeof(float));
+    const int64_t perStep = 2 * int64_t(table.totalSize() * sizeof(float)) + 2 * wte - emb;
+    EXPECT_EQ(stats.bytesStreamedIn, kSteps * 2 * perStep);
+}
+
+TEST(Activations, BytesPerSequenceMatchTheModel) {
+    for (bool tied : {true, false}) {
+        const auto shape = smallShape(tied);
+        model::Gpt<float> gpt(shape, 1, 12);
+        const auto& last = gpt.activationSlices().back();
+        EXPECT_EQ(activationBytesPerSequence(shape, 12),
+                  int64_t((last.offset + last.size) * sizeof(float)));
+    }
+}
+
+}  // namespace
+}  // namespace ws::streaming

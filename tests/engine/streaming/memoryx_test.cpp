@@ -1,0 +1,94 @@
+#include "engine/streaming/memoryx.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "support/file_size_limit.h"
+#include "support/temp_dir.h"
+
+namespace ws::streaming {
+namespace {
+using ws::testing::TempDir;
+
+config::MemoryXConfig fileBacked(const std::filesystem::path& path) {
+    config::MemoryXConfig c;
+    c.backing = "file";
+    c.path = path.string();
+    return c;
+}
+
+TEST(MemoryX, RamStoreIsZeroedAndLaidOut) {
+    auto mx = MemoryX::create(config::MemoryXConfig{}, 100, 2);
+    ASSERT_TRUE(mx.ok());
+    EXPECT_FALSE((*mx)->fileBacked());
+    EXPECT_EQ((*mx)->bytes(), 100u * 4 * 4);
+    auto state = (*mx)->optimizerState();
+    EXPECT_EQ(state.firstMoment, (*mx)->weights() + 200);
+    EXPECT_EQ(state.secondMoment, (*mx)->weights() + 300);
+    EXPECT_EQ((*mx)->gradients()[99], 0.0f);
+}
+
+TEST(MemoryX, FileStoreKeepsWhatWasWrittenAfterItCloses) {
+    TempDir dir("memoryx");
+    const auto path = dir / "model.memoryx";
+    {
+        auto mx = MemoryX::create(fileBacked(path), 1000, 1);
+        ASSERT_TRUE(mx.ok()) << mx.error().message;
+        EXPECT_TRUE((*mx)->fileBacked());
+        (*mx)->weights()[999] = 3.5f;
+        EXPECT_EQ((*mx)->optimizerState().secondMoment, nullptr);
+    }
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(4096 + 999 * 4);
+    float value = 0;
+    in.read(reinterpret_cast<char*>(&value), 4);
+    EXPECT_EQ(value, 3.5f);
+    EXPECT_FALSE(std::filesystem::exists(path.string() + ".creating"));
+    // The store may be re-created over its own old file (a rerun), not over anything else.
+    EXPECT_TRUE(MemoryX::create(fileBacked(path), 10, 0).ok());
+}
+
+TEST(MemoryX, RefusesToOverwriteAForeignFile) {
+    TempDir dir("memoryx");
+    const auto path = dir / "notes.txt";
+    std::ofstream(path) << "precious";
+    auto mx = MemoryX::create(fileBacked(path), 10, 0);
+    ASSERT_FALSE(mx.ok());
+    EXPECT_NE(mx.error().message.find("not a MemoryX store"), std::string::npos);
+    std::ifstream in(path);
+    std::string text;
+    in >> text;
+    EXPECT_EQ(text, "precious");
+}
+
+TEST(MemoryX, MissingOrUnwritableFolderIsAClearError) {
+    TempDir dir("memoryx");
+    auto missing = MemoryX::create(fileBacked(dir / "no" / "such" / "store"), 10, 0);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("does not exist"), std::string::npos);
+    if (::geteuid() != 0) {  // root writes anywhere; the check only means something for users
+        std::filesystem::create_directories(dir / "ro");
+        ::chmod((dir / "ro").c_str(), 0555);
+        auto readOnly = MemoryX::create(fileBacked(dir / "ro" / "store"), 10, 0);
+        ASSERT_FALSE(readOnly.ok());
+        EXPECT_NE(readOnly.error().message.find("cannot create"), std::string::npos);
+    }
+}
+
+TEST(MemoryX, InsufficientDiskIsAnErrorAndLeavesNothing) {
+    TempDir dir("memoryx");
+    const auto path = dir / "big.memoryx";
+    // A store larger than the file-size limit behaves like a disk that cannot hold it.
+    ws::testing::FileSizeLimit limit(1 << 20);
+    auto mx = MemoryX::create(fileBacked(path), 10'000'000, 2);
+    ASSERT_FALSE(mx.ok());
+    EXPECT_NE(mx.error().message.find("reserving disk space"), std::string::npos)
+        << mx.error().message;
+    EXPECT_FALSE(std::filesystem::exists(path));
+    EXPECT_FALSE(std::filesystem::exists(path.string() + ".creating"));
+}
+
+}  // namespace
+}  // namespace ws::streaming
