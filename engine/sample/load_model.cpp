@@ -175,7 +175,8 @@ Result<LoadedModel> loadModel(const fs::path& path) {
     m.tokenizer = std::shared_ptr<const tokenizer::Tokenizer>(std::move(tok).value());
 
     const model::ParameterTable table(m.shape);
-    if (Status st = session::loadWeights(m.weightsFile, table, m.params); !st.ok()) {
+    m.params.resize(table.totalSize());
+    if (Status st = session::loadWeights(m.weightsFile, table, m.params.data()); !st.ok()) {
         return st.error();
     }
     return m;

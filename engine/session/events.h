@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "engine/streaming/spans.h"
+
 namespace ws::session {
 
 enum class RunState { Preparing, Running, Paused, Finished, Stopped, Diverged, Failed };
@@ -48,7 +50,8 @@ struct PrepareProgress {
     std::string what;
 };
 
-using Event = std::variant<StepMetrics, LogLine, StateChange, PrepareProgress>;
+// Streamed execution spans (stream-in, compute, stream-out, reduce, update) are events too.
+using Event = std::variant<StepMetrics, LogLine, StateChange, PrepareProgress, streaming::Span>;
 
 class EventQueue {
 public:

@@ -17,8 +17,11 @@
 #include "engine/optim/schedule.h"
 #include "engine/session/weights_io.h"
 #include "engine/store/run_store.h"
+#include "engine/streaming/executor.h"
+#include "engine/streaming/fit.h"
 #include "engine/tensor/threads.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/wafer/spec.h"
 
 namespace ws::session {
 namespace fs = std::filesystem;
@@ -56,6 +59,32 @@ uint64_t mixSeed(uint64_t seed, uint64_t step) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+// The wafer's SRAM (from its spec unless wafer.sram_bytes overrides it) against the weight buffer
+// and one micro-batch's activations per system.
+Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::GptShape& shape,
+                                        const model::ParameterTable& table) {
+    int64_t sram = cfg.wafer.sramBytes;
+    if (sram <= 0) {
+        auto spec = wafer::loadWaferSpec(cfg.wafer.spec);
+        if (!spec.ok()) return Error{"wafer.spec: " + spec.error().message};
+        if (Status st = spec->checkSystems(cfg.runconfig.numCsx); !st.ok()) return st.error();
+        sram = spec->cores() * spec->sramBytesPerCore;
+    }
+    size_t largest = 0;
+    for (const auto& layer : table.layers()) largest = std::max(largest, layer.size);
+    if (shape.tiedEmbedding) {
+        largest = std::max(largest, table.layers().back().size + table.find("wte.weight")->size);
+    }
+    streaming::FitInput in;
+    in.shape = shape;
+    in.seqLen = cfg.trainInput.maxSequenceLength;
+    in.perSystemBatch = cfg.trainInput.batchSize / cfg.runconfig.numCsx;
+    in.microBatchSetting = cfg.trainInput.microBatchSize;
+    in.sramBytes = sram;
+    in.weightBufferBytes = int64_t(largest * sizeof(float)) * cfg.wafer.weightBufferLayers;
+    return streaming::chooseMicroBatch(in);
+}
+
 }  // namespace
 
 // Everything the run builds once prepared; lives on the worker thread.
@@ -68,8 +97,7 @@ struct Session::Impl {
     std::optional<data::TokenCache> evalCache;  // eval_input.data_dir given: its own corpus
     std::optional<data::Dataset> evalDataset;
     std::unique_ptr<model::ParameterTable> table;
-    std::vector<float> params;  // (P) master weights, table layout
-    std::vector<float> grads;   // (P)
+    std::unique_ptr<streaming::MemoryX> memoryx;  // master weights and optimizer state
     fs::path modelDir;
 
     void metric(int64_t step, const char* key, double value, double wall) {
@@ -190,29 +218,49 @@ Status Session::prepareAndTrain() {
         evalData = &*s.evalDataset;
     }
 
-    // --- Model parameters (master weights), from the initializers or a checkpoint.
+    // --- MemoryX: master weights and optimizer state, from the initializers or a checkpoint.
     const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
     s.table = std::make_unique<model::ParameterTable>(shape);
-    s.params.assign(s.table->totalSize(), 0.0f);
-    s.grads.assign(s.table->totalSize(), 0.0f);
     m_summary.parameterCount = static_cast<int64_t>(s.table->totalSize());
+    auto memoryx = streaming::MemoryX::create(cfg.memoryx, s.table->totalSize(),
+                                              optim::Optimizer::stateCopies(cfg.optimizer));
+    if (!memoryx.ok()) return memoryx.error();
+    s.memoryx = std::move(memoryx).value();
+    float* weights = s.memoryx->weights();
     if (!cfg.runconfig.checkpointPath.empty()) {
-        if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, s.params); !st.ok()) {
+        if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, weights); !st.ok()) {
             return st;
         }
         log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
     } else {
         model::initParameters(*s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed),
-                              s.params.data());
+                              weights);
     }
-    model::Gpt<float> gpt(shape, B, T);
-    const int evalB = cfg.evalInput.batchSize;
-    std::optional<model::Gpt<float>> evalGpt;
-    if (evalB != B) evalGpt.emplace(shape, evalB, T);
-
     std::vector<optim::ParamGroup> groups;
     for (const auto& t : s.table->tensors()) groups.push_back({t.offset, t.size, t.decay, 1.0});
-    optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize());
+    optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize(),
+                               s.memoryx->optimizerState());
+
+    // --- The wafer: does a step fit, with which micro-batch; then the streamed executor.
+    auto fit = fitOnWafer(cfg, shape, *s.table);
+    if (!fit.ok()) return fit.error();
+    streaming::StreamingOptions streamingOptions;
+    streamingOptions.systems = cfg.runconfig.numCsx;
+    streamingOptions.microBatch = fit->microBatch;
+    streamingOptions.weightBufferLayers = cfg.wafer.weightBufferLayers;
+    streaming::StreamingExecutor executor(
+        shape, B, T, streamingOptions, *s.memoryx, optimizer,
+        [this](const streaming::Span& span) { m_events.push(span); });
+    log(LogLine::Level::Info,
+        fmt::format("streaming: {} system(s) x {} micro-batch(es) of {} sequences; MemoryX in {} "
+                    "({:.1f} MiB); activations {:.1f} MiB per system",
+                    streamingOptions.systems, executor.microBatches(), fit->microBatch,
+                    s.memoryx->fileBacked() ? s.memoryx->path().string() : std::string("RAM"),
+                    double(s.memoryx->bytes()) / (1 << 20),
+                    double(fit->activationBytes) / (1 << 20)));
+    const int evalB = cfg.evalInput.batchSize;
+    model::Gpt<float> evalGpt(shape, evalB, T);
+
     const int64_t maxSteps = cfg.runconfig.maxSteps;
     const optim::LearningRateSchedule schedule(cfg.optimizer.learningRate, maxSteps);
 
@@ -272,15 +320,15 @@ Status Session::prepareAndTrain() {
     const uint64_t seed = static_cast<uint64_t>(cfg.runconfig.seed);
     const bool dropout = shape.dropout > 0.0 || shape.attnDropout > 0.0;
 
+    // Evaluation reads MemoryX's weights directly (forward only, not streamed).
     auto evaluate = [&]() -> double {
-        model::Gpt<float>& m = evalGpt ? *evalGpt : gpt;
         const int64_t available = evalData->validationBatches(evalB, T);
         const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
         if (batches <= 0) return kNaN;
         double sum = 0.0;
         for (int64_t i = 0; i < batches; ++i) {
             evalData->validationBatch(i, evalB, T, evalInputs.data(), evalTargets.data());
-            sum += m.forward(s.params.data(), evalInputs.data(), evalTargets.data(), false, 0);
+            sum += evalGpt.forward(weights, evalInputs.data(), evalTargets.data(), false, 0);
         }
         return sum / double(batches);
     };
@@ -307,14 +355,12 @@ Status Session::prepareAndTrain() {
         s.dataset->trainBatch(step, B, T, cfg.trainInput.shuffle,
                               static_cast<uint64_t>(cfg.trainInput.shuffleSeed), inputs.data(),
                               targets.data());
-        std::fill(s.grads.begin(), s.grads.end(), 0.0f);
-        const double loss = gpt.forward(s.params.data(), inputs.data(), targets.data(), true,
-                                        dropout ? mixSeed(seed, uint64_t(step)) : 0);
-        gpt.backward(s.params.data(), s.grads.data());
-        const double norm = optim::globalNorm(s.grads.data(), s.grads.size());
         const double lr = schedule.at(step);
-        optimizer.update(s.params.data(), s.grads.data(), lr,
-                         optim::clipFactor(norm, cfg.optimizer.maxGradientNorm), step + 1);
+        const streaming::StepResult result =
+            executor.step(step, inputs.data(), targets.data(), lr, cfg.optimizer.maxGradientNorm,
+                          step + 1, dropout ? mixSeed(seed, uint64_t(step)) : 0);
+        const double loss = result.loss;
+        const double norm = result.gradNorm;
         ++step;
         windowTokens += tokensPerStep;
         windowLossSum += loss;
@@ -373,7 +419,7 @@ Status Session::prepareAndTrain() {
     m_summary.tokensPerSec =
         m_summary.elapsedSec > 0 ? double(step * tokensPerStep) / m_summary.elapsedSec : 0.0;
     m_summary.finalLoss = windowSteps > 0 ? windowLossSum / windowSteps : lastWindowLoss;
-    if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, s.params, cfg, step);
+    if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, weights, cfg, step);
         !st.ok()) {
         return st;
     }

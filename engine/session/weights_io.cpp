@@ -10,12 +10,12 @@
 namespace ws::session {
 
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
-                   const std::vector<float>& params, const config::Config& config, int64_t step) {
+                   const float* params, const config::Config& config, int64_t step) {
     std::vector<checkpoint::TensorView> views;
     views.reserve(table.tensors().size());
     for (const auto& t : table.tensors()) {
-        views.push_back({t.name, checkpoint::DType::F32, t.shape, params.data() + t.offset,
-                         t.size * sizeof(float)});
+        views.push_back(
+            {t.name, checkpoint::DType::F32, t.shape, params + t.offset, t.size * sizeof(float)});
     }
     const std::map<std::string, std::string> metadata = {
         {"format", "pt"},
@@ -27,11 +27,10 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 }
 
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
-                   std::vector<float>& params) {
+                   float* params) {
     auto opened = checkpoint::SafetensorsFile::open(file);
     if (!opened.ok()) return opened.error();
     const auto& st = *opened;
-    params.resize(table.totalSize());
     for (const auto& t : table.tensors()) {
         std::string name = t.name;
         if (!st.find(name) && st.find("transformer." + name)) name = "transformer." + name;
@@ -50,7 +49,7 @@ Status loadWeights(const std::filesystem::path& file, const model::ParameterTabl
         }
         auto values = st.readAsFloat(name);
         if (!values.ok()) return values.error();
-        std::copy(values->begin(), values->end(), params.begin() + std::ptrdiff_t(t.offset));
+        std::copy(values->begin(), values->end(), params + t.offset);
     }
     return Status::success();
 }

@@ -15,12 +15,13 @@ namespace ws::session {
 
 // Writes atomically (temporary file, fsync, rename): an existing file is never half-replaced.
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
-                   const std::vector<float>& params, const config::Config& config, int64_t step);
+                   const float* params, const config::Config& config, int64_t step);
 
-// Fills `params` (table layout) from `file`. Every tensor of the table must be present with the
-// same shape (an optional "transformer." prefix is accepted, as Hugging Face writes it for
-// GPT2LMHeadModel); an error names the file and the first missing or mismatched tensor.
+// Fills `params` (table.totalSize() floats, table layout) from `file`. Every tensor of the table
+// must be present with the same shape (an optional "transformer." prefix is accepted, as Hugging
+// Face writes it for GPT2LMHeadModel); an error names the file and the first missing or mismatched
+// tensor.
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
-                   std::vector<float>& params);
+                   float* params);
 
 }  // namespace ws::session

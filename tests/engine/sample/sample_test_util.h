@@ -78,7 +78,8 @@ inline void writeRunFolder(const std::filesystem::path& dir, const LoadedModel& 
     ASSERT_TRUE(cfg.ok()) << cfg.error().message;
     const model::ParameterTable table(m.shape);
     ASSERT_TRUE(
-        session::saveWeights(dir / "model.safetensors", table, m.params, cfg->config, 3).ok());
+        session::saveWeights(dir / "model.safetensors", table, m.params.data(), cfg->config, 3)
+            .ok());
     std::ofstream(dir / "config.yaml") << config::saveConfigYaml(cfg->config);
     ASSERT_TRUE(m.tokenizer->save(dir).ok());
 }

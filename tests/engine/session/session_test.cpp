@@ -176,6 +176,97 @@ TEST(Session, SeparateEvalCorpusIsUsedWhole) {
     EXPECT_TRUE(std::isfinite((*session)->summary().finalEvalLoss));
 }
 
+// Same config, same seed: the streamed cluster variants land where one system does (the
+// executor tests pin the tolerance; here the whole session path is exercised end to end).
+TEST(Session, SystemsMicroBatchesAndFileMemoryXTrainTheSameModel) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto finalLoss = [&](const std::vector<std::string>& overrides) {
+        auto options = optionsIn(dir);
+        options.recordInStore = false;
+        auto session = Session::create(tinyConfig(dir.path(), 6, overrides), options);
+        EXPECT_TRUE(session.ok()) << session.error().message;
+        const auto steps = stepsOf(runToEnd(**session));
+        EXPECT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+        return steps.empty() ? 0.0 : steps.back().loss;
+    };
+    const double one = finalLoss({});
+    EXPECT_NEAR(finalLoss({"runconfig.num_csx=4"}), one, 1e-4);
+    EXPECT_NEAR(finalLoss({"train_input.micro_batch_size=1"}), one, 1e-4);
+    const auto store = (dir.path() / "store.memoryx").string();
+    EXPECT_EQ(finalLoss({"memoryx.backing=file", "memoryx.path=" + store}), one);
+    EXPECT_TRUE(std::filesystem::exists(store));
+}
+
+TEST(Session, StepThatCannotFitTheWaferIsRefusedWithTheNumbers) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    auto session = Session::create(tinyConfig(dir.path(), 5, {"wafer.sram_bytes=200000"}), options);
+    ASSERT_TRUE(session.ok());
+    runToEnd(**session);
+    const auto& summary = (*session)->summary();
+    EXPECT_EQ(summary.state, RunState::Failed);
+    EXPECT_NE(summary.detail.find("max_sequence_length"), std::string::npos) << summary.detail;
+    EXPECT_NE(summary.detail.find("micro_batch_size 1 does not fit"), std::string::npos);
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "runs.sqlite"));  // nothing recorded
+}
+
+TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    // Room for the weight buffer and about two sequences' activations.
+    auto session = Session::create(tinyConfig(dir.path(), 2, {"wafer.sram_bytes=500000"}), options);
+    ASSERT_TRUE(session.ok());
+    auto events = runToEnd(**session);
+    EXPECT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+    bool sawMicro = false;
+    for (const auto& e : events) {
+        if (const auto* line = std::get_if<LogLine>(&e)) {
+            if (line->message.find("micro-batch(es) of 2 sequences") != std::string::npos) {
+                sawMicro = true;
+            }
+        }
+    }
+    EXPECT_TRUE(sawMicro);
+}
+
+TEST(Session, PublishesStreamingSpans) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(tinyConfig(dir.path(), 1), options);
+    ASSERT_TRUE(session.ok());
+    int streamIns = 0, updates = 0;
+    for (const auto& e : runToEnd(**session)) {
+        if (const auto* span = std::get_if<streaming::Span>(&e)) {
+            streamIns += span->kind == streaming::SpanKind::StreamIn;
+            updates += span->kind == streaming::SpanKind::Update;
+        }
+    }
+    EXPECT_EQ(updates, 4);    // embeddings, 2 blocks, head
+    EXPECT_EQ(streamIns, 7);  // 4 forward + 3 backward (the embedding backward needs no weights)
+}
+
+TEST(Session, UnwritableMemoryXPathIsAClearError) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(
+        tinyConfig(dir.path(), 2,
+                   {"memoryx.backing=file",
+                    "memoryx.path=" + (dir.path() / "missing" / "store.memoryx").string()}),
+        options);
+    ASSERT_TRUE(session.ok());
+    runToEnd(**session);
+    EXPECT_EQ((*session)->summary().state, RunState::Failed);
+    EXPECT_NE((*session)->summary().detail.find("memoryx.path"), std::string::npos);
+}
+
 TEST(Session, MissingCorpusFailsWithThePath) {
     TempDir dir;  // no corpus written
     auto options = optionsIn(dir);

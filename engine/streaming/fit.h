@@ -1,0 +1,35 @@
+// Does a step's activation memory fit on the wafer, and which micro-batch to use: the decision
+// the real system makes before a run. Per system, the wafer holds the weight buffer
+// (weight_buffer_layers slots of the largest layer's fp32 weights) and every activation the
+// backward pass needs for one micro-batch. Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/core/result.h"
+#include "engine/model/parameters.h"
+
+namespace ws::streaming {
+
+struct FitInput {
+    model::GptShape shape;
+    int seqLen = 0;
+    int perSystemBatch = 0;         // batch_size / num_csx
+    std::string microBatchSetting;  // "auto", "none" or a number (validated by the config)
+    int64_t sramBytes = 0;          // the wafer's memory
+    int64_t weightBufferBytes = 0;  // weight_buffer_layers x the largest layer's weights
+};
+
+struct FitResult {
+    int microBatch = 0;           // sequences per micro-batch
+    int64_t activationBytes = 0;  // per micro-batch on one system
+    int64_t bytesPerSequence = 0;
+};
+
+// "none" and numbers are taken as given (an error if they do not fit); "auto" picks the largest
+// divisor of the per-system batch that fits. When not even one sequence fits, the error names
+// the largest consumer (which layer), what it needs, what is available and what would fit.
+Result<FitResult> chooseMicroBatch(const FitInput& input);
+
+}  // namespace ws::streaming
