@@ -112,7 +112,8 @@ class StreamedRunner : public Runner {
 public:
     StreamedRunner(const Shape& s, int systems, const config::MemoryXConfig& mxConfig)
         : m_s(s), m_table(s.shape) {
-        auto mx = streaming::MemoryX::create(mxConfig, m_table.totalSize(), 2);
+        auto mx = streaming::MemoryX::create(mxConfig, m_table.totalSize(), 2,
+                                             streaming::largestLayerSize(m_table));
         if (!mx.ok()) {
             std::fprintf(stderr, "%s\n", mx.error().message.c_str());
             std::exit(1);

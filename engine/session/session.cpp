@@ -70,8 +70,7 @@ Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::
         if (Status st = spec->checkSystems(cfg.runconfig.numCsx); !st.ok()) return st.error();
         sram = spec->cores() * spec->sramBytesPerCore;
     }
-    size_t largest = 0;
-    for (const auto& layer : table.layers()) largest = std::max(largest, layer.size);
+    size_t largest = streaming::largestLayerSize(table);
     if (shape.tiedEmbedding) {
         largest = std::max(largest, table.layers().back().size + table.find("wte.weight")->size);
     }
@@ -223,7 +222,8 @@ Status Session::prepareAndTrain() {
     s.table = std::make_unique<model::ParameterTable>(shape);
     m_summary.parameterCount = static_cast<int64_t>(s.table->totalSize());
     auto memoryx = streaming::MemoryX::create(cfg.memoryx, s.table->totalSize(),
-                                              optim::Optimizer::stateCopies(cfg.optimizer));
+                                              optim::Optimizer::stateCopies(cfg.optimizer),
+                                              streaming::largestLayerSize(*s.table));
     if (!memoryx.ok()) return memoryx.error();
     s.memoryx = std::move(memoryx).value();
     float* weights = s.memoryx->weights();

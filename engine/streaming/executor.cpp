@@ -29,6 +29,12 @@ double overlap(double a0, double a1, const std::vector<std::pair<double, double>
 }
 }  // namespace
 
+size_t largestLayerSize(const model::ParameterTable& table) {
+    size_t largest = 0;
+    for (const auto& layer : table.layers()) largest = std::max(largest, layer.size);
+    return largest;
+}
+
 int64_t activationBytesPerSequence(const model::GptShape& s, int T) {
     // Mirrors Gpt's activation table: per block ln_1, its mean/rstd, qkv, probabilities, attention
     // output, residual, ln_2 with mean/rstd, c_fc, gelu, residual; then ln_f, logits, loss terms.
@@ -129,8 +135,10 @@ struct StreamingExecutor::Impl {
     void updateLayer(int64_t step, int layerIndex, double lr, double scale, int64_t updateCount) {
         const auto& l = layer(layerIndex);
         const double t0 = now();
+        memoryx.beginUpdate(l.offset, l.size);
         optimizer.updateRange(memoryx.weights(), memoryx.gradients(), l.offset, l.offset + l.size,
                               lr, scale, updateCount);
+        memoryx.endUpdate();
         report(Span{step, micros - 1, -1, layerIndex, SpanKind::Update,
                     int64_t(l.size * sizeof(float)), t0, now()});
     }

@@ -76,6 +76,9 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+// The most parameters any one layer holds: the MemoryX journal and the weight buffer size by it.
+size_t largestLayerSize(const model::ParameterTable& table);
+
 // Activation memory one sequence of length T needs on a system for a training step (every
 // activation the backward pass reads), in bytes of fp32. Used to pick micro_batch_size: auto.
 int64_t activationBytesPerSequence(const model::GptShape& shape, int seqLen);

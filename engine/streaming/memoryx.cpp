@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -13,7 +15,8 @@ namespace ws::streaming {
 namespace fs = std::filesystem;
 
 namespace {
-// The file starts with a page-sized header so the float data stays page aligned.
+// The file starts with a page-sized header so the float data stays page aligned. Then: weights,
+// gradients, optimizer state (each paramCount floats), then the undo journal.
 constexpr size_t kHeaderBytes = 4096;
 constexpr char kMagic[8] = {'W', 'A', 'F', 'E', 'R', 'M', 'X', '1'};
 
@@ -35,6 +38,24 @@ bool isForeignFile(const fs::path& path) {
 }
 }  // namespace
 
+struct MemoryX::Header {
+    char magic[8];
+    uint64_t paramCount;
+    uint64_t stateCopies;
+    uint64_t dataFloats;
+    uint64_t journalFloats;
+    uint64_t journalValid;   // 1 while a layer update is in progress
+    uint64_t journalOffset;  // the layer being updated: first parameter
+    uint64_t journalCount;   // and how many
+};
+
+MemoryX::Header* MemoryX::header() const {
+    return static_cast<Header*>(m_mapped);
+}
+float* MemoryX::journal() const {
+    return m_base + m_floats;
+}
+
 optim::OptimizerState MemoryX::optimizerState() {
     optim::OptimizerState state;
     float* s = m_base + 2 * m_paramCount;
@@ -43,8 +64,32 @@ optim::OptimizerState MemoryX::optimizerState() {
     return state;
 }
 
+// The journal holds the layer's weights followed by each optimizer state buffer's slice.
+void MemoryX::beginUpdate(size_t offset, size_t count) {
+    if (!m_mapped) return;
+    float* j = journal();
+    std::memcpy(j, m_base + offset, count * sizeof(float));
+    for (int c = 0; c < m_stateCopies; ++c) {
+        std::memcpy(j + size_t(c + 1) * count, m_base + (2 + size_t(c)) * m_paramCount + offset,
+                    count * sizeof(float));
+    }
+    Header* h = header();
+    h->journalOffset = offset;
+    h->journalCount = count;
+    std::atomic_thread_fence(std::memory_order_release);  // journal complete before the mark
+    h->journalValid = 1;
+    std::atomic_thread_fence(std::memory_order_release);  // mark before the first new value
+}
+
+void MemoryX::endUpdate() {
+    if (!m_mapped) return;
+    std::atomic_thread_fence(std::memory_order_release);
+    header()->journalValid = 0;
+}
+
 Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& config,
-                                                 size_t paramCount, int stateCopies) {
+                                                 size_t paramCount, int stateCopies,
+                                                 size_t largestUpdate) {
     std::unique_ptr<MemoryX> mx(new MemoryX());
     mx->m_paramCount = paramCount;
     mx->m_stateCopies = stateCopies;
@@ -70,15 +115,16 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
                         "it is left untouched: choose another path",
                         path.string())};
     }
-    const size_t bytes = kHeaderBytes + mx->m_floats * sizeof(float);
+    mx->m_journalFloats = largestUpdate * size_t(1 + stateCopies);
+    const size_t bytes = kHeaderBytes + (mx->m_floats + mx->m_journalFloats) * sizeof(float);
     struct statvfs fsInfo {};
     if (::statvfs(folder.c_str(), &fsInfo) == 0) {
         const double available = double(fsInfo.f_bavail) * double(fsInfo.f_frsize);
         if (available < double(bytes)) {
             return Error{
-                fmt::format("memoryx.path {}: the store needs {} (weights, gradients and "
-                            "optimizer state) but {} has only {} free; free space or "
-                            "choose another folder",
+                fmt::format("memoryx.path {}: the store needs {} (weights, gradients, "
+                            "optimizer state and an undo journal) but {} has only {} "
+                            "free; free space or choose another folder",
                             path.string(), gib(double(bytes)), folder.string(), gib(available))};
         }
     }
@@ -105,9 +151,12 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) return failWith("mapping the file");
     ::close(fd);
-    std::memcpy(map, kMagic, sizeof kMagic);
-    const uint64_t header[3] = {paramCount, uint64_t(stateCopies), uint64_t(mx->m_floats)};
-    std::memcpy(static_cast<char*>(map) + sizeof kMagic, header, sizeof header);
+    auto* h = static_cast<Header*>(map);
+    std::memcpy(h->magic, kMagic, sizeof kMagic);
+    h->paramCount = paramCount;
+    h->stateCopies = uint64_t(stateCopies);
+    h->dataFloats = mx->m_floats;
+    h->journalFloats = mx->m_journalFloats;
     fs::rename(temp, path, ec);
     if (ec) {
         ::munmap(map, bytes);
@@ -119,6 +168,65 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     mx->m_mappedBytes = bytes;
     mx->m_base = reinterpret_cast<float*>(static_cast<char*>(map) + kHeaderBytes);
     mx->m_path = path;
+    return mx;
+}
+
+Result<std::unique_ptr<MemoryX>> MemoryX::open(const fs::path& path) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        return Error{
+            fmt::format("cannot open MemoryX store {}: {}", path.string(), std::strerror(errno))};
+    }
+    struct stat st {};
+    ::fstat(fd, &st);
+    const size_t bytes = size_t(st.st_size);
+    Header h{};
+    if (bytes < kHeaderBytes || ::pread(fd, &h, sizeof h, 0) != ssize_t(sizeof h) ||
+        std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) {
+        ::close(fd);
+        return Error{fmt::format("{} is not a MemoryX store (bad header)", path.string())};
+    }
+    if (h.stateCopies > 2 || h.dataFloats != h.paramCount * (2 + h.stateCopies) ||
+        kHeaderBytes + (h.dataFloats + h.journalFloats) * sizeof(float) != bytes ||
+        (h.journalValid && (h.journalOffset + h.journalCount > h.paramCount ||
+                            h.journalCount * (1 + h.stateCopies) > h.journalFloats))) {
+        ::close(fd);
+        return Error{
+            fmt::format("MemoryX store {} is damaged: its header does not match its size "
+                        "({} bytes); it cannot be used",
+                        path.string(), bytes)};
+    }
+    void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (map == MAP_FAILED) {
+        return Error{
+            fmt::format("cannot map MemoryX store {}: {}", path.string(), std::strerror(errno))};
+    }
+    std::unique_ptr<MemoryX> mx(new MemoryX());
+    mx->m_paramCount = h.paramCount;
+    mx->m_stateCopies = int(h.stateCopies);
+    mx->m_floats = h.dataFloats;
+    mx->m_journalFloats = h.journalFloats;
+    mx->m_mapped = map;
+    mx->m_mappedBytes = bytes;
+    mx->m_base = reinterpret_cast<float*>(static_cast<char*>(map) + kHeaderBytes);
+    mx->m_path = path;
+    Header* live = mx->header();
+    if (live->journalValid) {
+        // Undo the interrupted update: the layer gets back its values from before that step.
+        const size_t offset = live->journalOffset, count = live->journalCount;
+        const float* j = mx->journal();
+        std::memcpy(mx->m_base + offset, j, count * sizeof(float));
+        for (int c = 0; c < mx->m_stateCopies; ++c) {
+            std::memcpy(mx->m_base + (2 + size_t(c)) * mx->m_paramCount + offset,
+                        j + size_t(c + 1) * count, count * sizeof(float));
+        }
+        std::atomic_thread_fence(std::memory_order_release);
+        live->journalValid = 0;
+        ::msync(map, bytes, MS_SYNC);
+        mx->m_rolledBack = true;
+        mx->m_rolledBackOffset = offset;
+    }
     return mx;
 }
 

@@ -6,6 +6,13 @@
 // Thread-safety: the buffers are plain memory; the streaming executor guarantees that a layer's
 // slice is never written while another thread reads it. Creating checks everything first (path,
 // free disk space) and writes nothing half-way: a failure leaves no store file behind.
+//
+// Crash safety of a file-backed store: before the optimizer rewrites a layer, the layer's old
+// weights and optimizer state are copied to an undo journal in the file and the journal is marked
+// valid; once the update is complete the mark is cleared. A process killed mid-update (SIGKILL
+// included: the mapped pages stay in the page cache) leaves at most one layer half-written, and
+// open() rolls it back from the journal, so every layer in a reopened store is whole - some
+// layers may be one step ahead of others, which is what "no torn layer" promises.
 #pragma once
 
 #include <cstddef>
@@ -21,9 +28,13 @@ namespace ws::streaming {
 
 class MemoryX {
 public:
-    // stateCopies: parameter-sized optimizer buffers (optim::Optimizer::stateCopies).
+    // stateCopies: parameter-sized optimizer buffers (optim::Optimizer::stateCopies);
+    // largestUpdate: the most parameters one beginUpdate() will cover (the largest layer).
     static Result<std::unique_ptr<MemoryX>> create(const config::MemoryXConfig& config,
-                                                   size_t paramCount, int stateCopies);
+                                                   size_t paramCount, int stateCopies,
+                                                   size_t largestUpdate);
+    // Reopens a file-backed store, rolling back a layer update that a crash interrupted.
+    static Result<std::unique_ptr<MemoryX>> open(const std::filesystem::path& path);
     ~MemoryX();
     MemoryX(const MemoryX&) = delete;
     MemoryX& operator=(const MemoryX&) = delete;
@@ -37,8 +48,19 @@ public:
     bool fileBacked() const { return m_mapped != nullptr; }
     const std::filesystem::path& path() const { return m_path; }
 
+    // Bracket an optimizer update of weights/state [offset, offset+count) (file-backed: journal
+    // the old values; RAM: nothing to do).
+    void beginUpdate(size_t offset, size_t count);
+    void endUpdate();
+    // After open(): whether an interrupted update was rolled back, and where.
+    bool rolledBack() const { return m_rolledBack; }
+    size_t rolledBackOffset() const { return m_rolledBackOffset; }
+
 private:
+    struct Header;
     MemoryX() = default;
+    Header* header() const;
+    float* journal() const;
     size_t m_paramCount = 0;
     int m_stateCopies = 0;
     size_t m_floats = 0;
@@ -47,6 +69,9 @@ private:
     void* m_mapped = nullptr;  // the whole file mapping (header + data) when file-backed
     size_t m_mappedBytes = 0;
     std::filesystem::path m_path;
+    size_t m_journalFloats = 0;
+    bool m_rolledBack = false;
+    size_t m_rolledBackOffset = 0;
 };
 
 }  // namespace ws::streaming

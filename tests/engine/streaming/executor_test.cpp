@@ -48,7 +48,7 @@ Trajectory trainStreamed(const model::GptShape& shape, double maxNorm, Streaming
     config::ModelConfig mc;
     const auto oc = adamw(maxNorm);
     auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
-                              optim::Optimizer::stateCopies(oc));
+                              optim::Optimizer::stateCopies(oc), largestLayerSize(table));
     EXPECT_TRUE(mx.ok());
     model::initParameters(table, mc, 42, (*mx)->weights());
     optim::Optimizer opt(oc, groupsOf(table), table.totalSize(), (*mx)->optimizerState());

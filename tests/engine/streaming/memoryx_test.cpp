@@ -20,7 +20,7 @@ config::MemoryXConfig fileBacked(const std::filesystem::path& path) {
 }
 
 TEST(MemoryX, RamStoreIsZeroedAndLaidOut) {
-    auto mx = MemoryX::create(config::MemoryXConfig{}, 100, 2);
+    auto mx = MemoryX::create(config::MemoryXConfig{}, 100, 2, 10);
     ASSERT_TRUE(mx.ok());
     EXPECT_FALSE((*mx)->fileBacked());
     EXPECT_EQ((*mx)->bytes(), 100u * 4 * 4);
@@ -34,7 +34,7 @@ TEST(MemoryX, FileStoreKeepsWhatWasWrittenAfterItCloses) {
     TempDir dir("memoryx");
     const auto path = dir / "model.memoryx";
     {
-        auto mx = MemoryX::create(fileBacked(path), 1000, 1);
+        auto mx = MemoryX::create(fileBacked(path), 1000, 1, 10);
         ASSERT_TRUE(mx.ok()) << mx.error().message;
         EXPECT_TRUE((*mx)->fileBacked());
         (*mx)->weights()[999] = 3.5f;
@@ -47,14 +47,14 @@ TEST(MemoryX, FileStoreKeepsWhatWasWrittenAfterItCloses) {
     EXPECT_EQ(value, 3.5f);
     EXPECT_FALSE(std::filesystem::exists(path.string() + ".creating"));
     // The store may be re-created over its own old file (a rerun), not over anything else.
-    EXPECT_TRUE(MemoryX::create(fileBacked(path), 10, 0).ok());
+    EXPECT_TRUE(MemoryX::create(fileBacked(path), 10, 0, 10).ok());
 }
 
 TEST(MemoryX, RefusesToOverwriteAForeignFile) {
     TempDir dir("memoryx");
     const auto path = dir / "notes.txt";
     std::ofstream(path) << "precious";
-    auto mx = MemoryX::create(fileBacked(path), 10, 0);
+    auto mx = MemoryX::create(fileBacked(path), 10, 0, 10);
     ASSERT_FALSE(mx.ok());
     EXPECT_NE(mx.error().message.find("not a MemoryX store"), std::string::npos);
     std::ifstream in(path);
@@ -65,13 +65,13 @@ TEST(MemoryX, RefusesToOverwriteAForeignFile) {
 
 TEST(MemoryX, MissingOrUnwritableFolderIsAClearError) {
     TempDir dir("memoryx");
-    auto missing = MemoryX::create(fileBacked(dir / "no" / "such" / "store"), 10, 0);
+    auto missing = MemoryX::create(fileBacked(dir / "no" / "such" / "store"), 10, 0, 10);
     ASSERT_FALSE(missing.ok());
     EXPECT_NE(missing.error().message.find("does not exist"), std::string::npos);
     if (::geteuid() != 0) {  // root writes anywhere; the check only means something for users
         std::filesystem::create_directories(dir / "ro");
         ::chmod((dir / "ro").c_str(), 0555);
-        auto readOnly = MemoryX::create(fileBacked(dir / "ro" / "store"), 10, 0);
+        auto readOnly = MemoryX::create(fileBacked(dir / "ro" / "store"), 10, 0, 10);
         ASSERT_FALSE(readOnly.ok());
         EXPECT_NE(readOnly.error().message.find("cannot create"), std::string::npos);
     }
@@ -82,7 +82,7 @@ TEST(MemoryX, InsufficientDiskIsAnErrorAndLeavesNothing) {
     const auto path = dir / "big.memoryx";
     // A store larger than the file-size limit behaves like a disk that cannot hold it.
     ws::testing::FileSizeLimit limit(1 << 20);
-    auto mx = MemoryX::create(fileBacked(path), 10'000'000, 2);
+    auto mx = MemoryX::create(fileBacked(path), 10'000'000, 2, 10);
     ASSERT_FALSE(mx.ok());
     EXPECT_NE(mx.error().message.find("reserving disk space"), std::string::npos)
         << mx.error().message;
