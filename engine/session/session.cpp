@@ -333,6 +333,21 @@ Status Session::prepareAndTrain() {
         return sum / double(batches);
     };
 
+    // Pause and stop act between layers (see StreamingExecutor::step for when a step can still
+    // be abandoned without touching MemoryX).
+    streaming::StepHooks hooks;
+    hooks.cancel = &m_stopRequested;
+    hooks.pausePoint = [&] {
+        if (!m_paused || m_stopRequested) return;
+        const auto pausedAt = Clock::now();
+        setState(RunState::Paused);
+        while (m_paused && !m_stopRequested) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        setState(RunState::Running);
+        windowStart += Clock::now() - pausedAt;  // paused time is not training time
+    };
+
     int64_t step = 0;
     RunState endState = RunState::Finished;
     std::string endDetail;
@@ -342,23 +357,18 @@ Status Session::prepareAndTrain() {
             endDetail = fmt::format("stopped by request after step {}", step);
             break;
         }
-        if (m_paused) {
-            setState(RunState::Paused);
-            while (m_paused && !m_stopRequested) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            }
-            setState(RunState::Running);
-            windowStart = Clock::now();  // paused time is not training time
-            windowTokens = 0;
-            continue;
-        }
         s.dataset->trainBatch(step, B, T, cfg.trainInput.shuffle,
                               static_cast<uint64_t>(cfg.trainInput.shuffleSeed), inputs.data(),
                               targets.data());
         const double lr = schedule.at(step);
         const streaming::StepResult result =
             executor.step(step, inputs.data(), targets.data(), lr, cfg.optimizer.maxGradientNorm,
-                          step + 1, dropout ? mixSeed(seed, uint64_t(step)) : 0);
+                          step + 1, dropout ? mixSeed(seed, uint64_t(step)) : 0, hooks);
+        if (result.cancelled) {
+            endState = RunState::Stopped;
+            endDetail = fmt::format("stopped by request after step {}", step);
+            break;
+        }
         const double loss = result.loss;
         const double norm = result.gradNorm;
         ++step;

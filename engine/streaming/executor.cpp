@@ -202,7 +202,7 @@ StreamingStats StreamingExecutor::stats() const {
 
 StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const int32_t* targets,
                                    double lr, double maxGradientNorm, int64_t updateCount,
-                                   uint64_t dropoutSeed) {
+                                   uint64_t dropoutSeed, const StepHooks& hooks) {
     Impl& d = *m_impl;
     const int N = m_options.systems;
     const int L = m_table.shape().layers;
@@ -218,12 +218,34 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     d.streamer->begin(step, visits);
     std::fill(d.losses.begin(), d.losses.end(), 0.0);
 
+    // Updates start with the last micro-batch's first reduced layer (without clipping) or after
+    // the backward pass (with clipping); before that a cancel leaves MemoryX untouched.
+    auto cancelNow = [&](int m, bool backward) {
+        if (hooks.pausePoint) hooks.pausePoint();
+        const bool updatesStarted = !clip && backward && m == d.micros - 1;
+        return hooks.cancel && !updatesStarted && hooks.cancel->load(std::memory_order_relaxed);
+    };
+    auto abandon = [&](int visit) {
+        // Release the remaining visits so the loader finishes, then drop the step.
+        for (int j = visit; j < int(visits.size()); ++j) {
+            d.streamer->acquire(j);
+            d.streamer->release(j);
+        }
+        d.memoryxQueue.waitIdle();
+        d.streamer->finish();
+        d.accountOverlap();
+        StepResult r;
+        r.cancelled = true;
+        return r;
+    };
+
     int v = 0;
     for (int m = 0; m < d.micros; ++m) {
         d.memoryxQueue.waitIdle();  // the previous micro-batch's reduces read the grad buffers
         auto rows = [&](int s) { return size_t(s * d.perSystem + m * d.micro) * size_t(d.T); };
         // --- forward
         for (int l = 0; l <= head; ++l, ++v) {
+            if (cancelNow(m, false)) return abandon(v);
             d.streamer->acquire(v);
             d.workers.run([&](int s) {
                 auto& gpt = *d.gpts[size_t(s)];
@@ -248,6 +270,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
         // --- backward
         for (auto& g : d.grads) std::fill(g.begin(), g.end(), 0.0f);
         for (int l = head; l >= 0; --l, ++v) {
+            if (cancelNow(m, true)) return abandon(v);
             d.streamer->acquire(v);
             d.workers.run([&](int s) {
                 auto& gpt = *d.gpts[size_t(s)];

@@ -18,7 +18,9 @@
 // its own thread, and spans are reported from all of them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -36,8 +38,9 @@ struct StreamingOptions {
 };
 
 struct StepResult {
-    double loss = 0.0;      // mean over the global batch
-    double gradNorm = 0.0;  // global L2 norm of the reduced gradient, before clipping
+    double loss = 0.0;       // mean over the global batch
+    double gradNorm = 0.0;   // global L2 norm of the reduced gradient, before clipping
+    bool cancelled = false;  // stopped between layers before any update: MemoryX is unchanged
 };
 
 struct StreamingStats {
@@ -46,6 +49,12 @@ struct StreamingStats {
     int64_t bytesStreamedOut = 0;    // gradients leaving systems
     double streamInSec = 0.0;        // total time spent copying weights in
     double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
+};
+
+// How the outside world steers a step between layers (see StreamingExecutor::step).
+struct StepHooks {
+    std::function<void()> pausePoint;           // may block while paused
+    const std::atomic<bool>* cancel = nullptr;  // stop as soon as it is safe
 };
 
 class StreamingExecutor {
@@ -60,8 +69,14 @@ public:
 
     // Trains one step on the global batch (B,T) of inputs/targets. `updateCount` is the 1-based
     // optimizer step (Adam's bias correction); `lr` this step's learning rate.
+    // Between layers the executor calls hooks.pausePoint (which may block while the user pauses)
+    // and polls hooks.cancel: a step cancelled before MemoryX applied its first update ends at
+    // once with cancelled = true and changes nothing; once updates have begun (without clipping
+    // they start in the last micro-batch's backward pass) the step completes, so MemoryX never
+    // holds a half-applied step.
     StepResult step(int64_t step, const int32_t* inputs, const int32_t* targets, double lr,
-                    double maxGradientNorm, int64_t updateCount, uint64_t dropoutSeed);
+                    double maxGradientNorm, int64_t updateCount, uint64_t dropoutSeed,
+                    const StepHooks& hooks = {});
 
     StreamingStats stats() const;
     int microBatches() const { return m_micros; }

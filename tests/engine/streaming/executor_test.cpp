@@ -177,6 +177,78 @@ TEST(StreamingExecutor, ReportsEverySpanWithBytes) {
     EXPECT_EQ(stats.bytesStreamedIn, kSteps * 2 * perStep);
 }
 
+// A fresh RAM MemoryX with an executor around it, for the cancel tests.
+struct Rig {
+    model::ParameterTable table{smallShape()};
+    std::unique_ptr<MemoryX> mx;
+    std::unique_ptr<optim::Optimizer> opt;
+    std::unique_ptr<StreamingExecutor> exec;
+    std::vector<int32_t> in, out;
+    explicit Rig(double maxNorm, int micro = 0) {
+        mx = std::move(MemoryX::create({}, table.totalSize(), 2, largestLayerSize(table))).value();
+        config::ModelConfig mc;
+        model::initParameters(table, mc, 42, mx->weights());
+        opt = std::make_unique<optim::Optimizer>(adamw(maxNorm), groupsOf(table), table.totalSize(),
+                                                 mx->optimizerState());
+        StreamingOptions o;
+        o.microBatch = micro;
+        exec = std::make_unique<StreamingExecutor>(smallShape(), kB, kT, o, *mx, *opt);
+        batch(0, kB, kT, smallShape().vocab, in, out);
+    }
+    std::vector<float> snapshot() const {
+        // Weights and both Adam moments (gradients are scratch and may change).
+        const size_t P = table.totalSize();
+        std::vector<float> s(mx->weights(), mx->weights() + P);
+        s.insert(s.end(), mx->weights() + 2 * P, mx->weights() + 4 * P);
+        return s;
+    }
+};
+
+TEST(StreamingExecutor, CancelBeforeAnyUpdateLeavesMemoryXUntouched) {
+    for (double maxNorm : {0.0, 0.5}) {
+        for (int cancelAt : {0, 3, 7}) {  // layer boundary at which the stop arrives
+            Rig rig(maxNorm);
+            const auto before = rig.snapshot();
+            std::atomic<bool> cancel{false};
+            int calls = 0;
+            StepHooks hooks;
+            hooks.cancel = &cancel;
+            hooks.pausePoint = [&] {
+                if (calls++ == cancelAt) cancel = true;
+            };
+            const auto r =
+                rig.exec->step(0, rig.in.data(), rig.out.data(), 1e-2, maxNorm, 1, 0, hooks);
+            // Without clipping, updates start with the backward pass (boundary 5 of 10): a stop
+            // arriving later lets the step finish.
+            const bool expectCancel = maxNorm > 0 || cancelAt < 5;
+            EXPECT_EQ(r.cancelled, expectCancel) << maxNorm << " " << cancelAt;
+            if (expectCancel) {
+                EXPECT_TRUE(rig.snapshot() == before);
+            } else {
+                EXPECT_FALSE(rig.snapshot() == before);
+            }
+            // The executor is reusable after a cancelled step and gives the uncancelled result.
+            Rig fresh(maxNorm);
+            const auto a = rig.exec->step(0, rig.in.data(), rig.out.data(), 1e-2, maxNorm, 1, 0);
+            const auto b =
+                fresh.exec->step(0, fresh.in.data(), fresh.out.data(), 1e-2, maxNorm, 1, 0);
+            if (expectCancel) {
+                EXPECT_EQ(a.loss, b.loss);
+                EXPECT_TRUE(rig.snapshot() == fresh.snapshot());
+            }
+        }
+    }
+}
+
+TEST(StreamingExecutor, PausePointSitsBetweenEveryLayer) {
+    Rig rig(0.0, 4);  // two micro-batches
+    int calls = 0;
+    StepHooks hooks;
+    hooks.pausePoint = [&] { ++calls; };
+    rig.exec->step(0, rig.in.data(), rig.out.data(), 1e-2, 0.0, 1, 0, hooks);
+    EXPECT_EQ(calls, 2 * 2 * int(rig.table.layers().size()));
+}
+
 TEST(Activations, BytesPerSequenceMatchTheModel) {
     for (bool tied : {true, false}) {
         const auto shape = smallShape(tied);
