@@ -40,10 +40,11 @@ QWidget* makeWaferPlaceholder(QWidget* parent) {
     auto* page = new QWidget(parent);
     auto* label = new QLabel(
         QObject::tr("<h3>The wafer view is not in this build yet</h3>"
-                    "<p>This build trains the model on the CPU without emulating the wafer: "
-                    "there is no per-core utilization, stream/compute timeline or MemoryX → "
-                    "SwarmX traffic to show.</p><p>These views arrive with weight streaming and "
-                    "the wafer emulator.</p>"),
+                    "<p>Training already streams every layer through MemoryX, the wafer buffer "
+                    "and SwarmX (see the Log), and <tt>wafer predict</tt> runs the wafer's cycle "
+                    "model from the command line.</p><p>This tab does not draw them yet: the "
+                    "per-core heatmap, the stream/compute timeline and the MemoryX → SwarmX "
+                    "diagram come next.</p>"),
         page);
     label->setObjectName(QStringLiteral("waferNotice"));
     label->setWordWrap(true);

@@ -415,6 +415,17 @@ Status Session::prepareAndTrain() {
         }
     }
 
+    {
+        const auto st = executor.stats();
+        log(LogLine::Level::Info,
+            fmt::format("streaming: {:.1f} MiB of weights streamed in, {:.1f} MiB of gradients "
+                        "out; at most {} layer(s) on a wafer at once; {:.0f}% of stream-in time "
+                        "hidden behind compute",
+                        double(st.bytesStreamedIn) / (1 << 20),
+                        double(st.bytesStreamedOut) / (1 << 20), st.maxResidentLayers,
+                        st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
+    }
+
     // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
     // checkpoint) still reports where its weights stand.
     if (std::isnan(m_summary.finalEvalLoss) && endState != RunState::Diverged &&
