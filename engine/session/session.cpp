@@ -13,6 +13,7 @@
 #include "engine/core/paths.h"
 #include "engine/data/dataset.h"
 #include "engine/model/gpt.h"
+#include "engine/model/random.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
 #include "engine/session/weights_io.h"
@@ -52,13 +53,6 @@ std::string jsonNumber(double v) {
     return std::isfinite(v) ? fmt::format("{}", v) : "null";
 }
 
-// Deterministic per-step seed for dropout masks (splitmix64 of run seed and step).
-uint64_t mixSeed(uint64_t seed, uint64_t step) {
-    uint64_t z = seed * 0x9E3779B97F4A7C15ull + step + 0x632BE59BD9B4E5CCull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 // The wafer's SRAM (from its spec unless wafer.sram_bytes overrides it) against the weight buffer
 // and one micro-batch's activations per system.
 Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::GptShape& shape,
@@ -361,9 +355,9 @@ Status Session::prepareAndTrain() {
                               static_cast<uint64_t>(cfg.trainInput.shuffleSeed), inputs.data(),
                               targets.data());
         const double lr = schedule.at(step);
-        const streaming::StepResult result =
-            executor.step(step, inputs.data(), targets.data(), lr, cfg.optimizer.maxGradientNorm,
-                          step + 1, dropout ? mixSeed(seed, uint64_t(step)) : 0, hooks);
+        const streaming::StepResult result = executor.step(
+            step, inputs.data(), targets.data(), lr, cfg.optimizer.maxGradientNorm, step + 1,
+            dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(step)) : 0, hooks);
         if (result.cancelled) {
             endState = RunState::Stopped;
             endDetail = fmt::format("stopped by request after step {}", step);

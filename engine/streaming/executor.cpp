@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "engine/model/random.h"
 #include "engine/streaming/swarmx.h"
 #include "engine/streaming/weight_streamer.h"
 #include "engine/streaming/workers.h"
@@ -14,12 +15,6 @@ namespace ws::streaming {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-uint64_t mixSeed(uint64_t seed, uint64_t salt) {
-    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (salt + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 // Total length of the intersection of [a0,a1) with a sorted, disjoint list of intervals.
 double overlap(double a0, double a1, const std::vector<std::pair<double, double>>& busy) {
@@ -205,7 +200,6 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                                    uint64_t dropoutSeed, const StepHooks& hooks) {
     Impl& d = *m_impl;
     const int N = m_options.systems;
-    const int L = m_table.shape().layers;
     const int head = d.headIndex();
     const bool clip = maxGradientNorm > 0.0;
 
@@ -254,7 +248,8 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 if (l == 0) {
                     const bool first = s == 0 && m == 0;
                     gpt.beginStep(true, first ? dropoutSeed
-                                              : mixSeed(dropoutSeed, uint64_t(s * d.micros + m)));
+                                              : model::rng::deriveKey(dropoutSeed,
+                                                                      uint64_t(s * d.micros + m)));
                     gpt.embedForward(w, inputs + rows(s));
                 } else if (l == head) {
                     const float* wte =
@@ -313,7 +308,6 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     for (double x : d.losses) lossSum += x;
     result.loss = lossSum / double(N * d.micros);
     d.accountOverlap();
-    (void)L;
     return result;
 }
 
