@@ -8,7 +8,6 @@
 #include <fstream>
 #include <limits>
 
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/validate.h"
 #include "engine/core/paths.h"
 #include "engine/data/dataset.h"
