@@ -1,5 +1,5 @@
 // `wafer train CONFIG`: trains a config with a live progress line (or JSON lines), Ctrl-C stops
-// cleanly after the current step and still writes the final weights.
+// cleanly between layers (never leaving half a step applied) and still writes the final weights.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -60,7 +60,7 @@ int runTrain(const TrainOptions& opt, const CommonOptions& common) {
     while (!done) {
         if (g_interrupted.exchange(false)) {
             session.requestStop();
-            std::cerr << "\nstopping after the current step (Ctrl-C again to quit at once)\n";
+            std::cerr << "\nstopping (between layers; Ctrl-C again to quit at once)\n";
         }
         events.clear();
         session.events().waitAndDrain(events, std::chrono::milliseconds(100));

@@ -2,7 +2,8 @@
 // data (corpus -> tokenizer -> token cache), builds the model's parameters, trains on its own
 // worker thread, records everything in the run store and publishes events (events.h).
 // Thread-safety: create/start/wait from one controlling thread; requestStop, setPaused, state and
-// events() from any thread. Stop is honoured after the current step and leaves the final weights,
+// events() from any thread. Stop and pause act between layers (a step stopped before MemoryX's
+// first update is dropped whole, a later one completes); a stop leaves the final weights,
 // the metrics produced so far and a "stopped" status behind. Never aborts on bad input: failures
 // become a Failed state with a message.
 #pragma once
