@@ -3,6 +3,7 @@
 // `wafer validate-emulator`: the cycle model against the Cerebras-GPT paper's published claims.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -153,15 +154,23 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     wafer::StepInput in;
     in.shape = model::GptShape::fromConfig(cfg.model);
     in.seqLen = cfg.trainInput.maxSequenceLength;
-    // Uniform static sparsity of the four block matmuls: every column keeps (1 - level) of its
-    // weights, what magnitude pruning of typical weights gives on average.
+    // Uniform static sparsity of the block matmuls (--sparsity: all four; else the config's
+    // model.sparsity and its targets): every column keeps (1 - level) of its weights, what
+    // magnitude pruning of typical weights gives on average.
+    const double level = opt.sparsity > 0 ? opt.sparsity : cfg.model.sparsity.level;
+    const auto& targets =
+        opt.sparsity > 0 ? std::vector<std::string>{} : cfg.model.sparsity.targets;
+    auto pruned = [&](const char* target) {
+        return targets.empty() ||
+               std::find(targets.begin(), targets.end(), target) != targets.end();
+    };
     wafer::BlockSparsity sparsity;
-    if (opt.sparsity > 0) {
+    if (level > 0) {
         const int64_t C = in.shape.channels, F = in.shape.ffn;
-        sparsity.qkv = wafer::uniformColumnNonzeros(C, 3 * C, opt.sparsity);
-        sparsity.attnProj = wafer::uniformColumnNonzeros(C, C, opt.sparsity);
-        sparsity.fc = wafer::uniformColumnNonzeros(C, F, opt.sparsity);
-        sparsity.fcProj = wafer::uniformColumnNonzeros(F, C, opt.sparsity);
+        if (pruned("qkv")) sparsity.qkv = wafer::uniformColumnNonzeros(C, 3 * C, level);
+        if (pruned("attn_proj")) sparsity.attnProj = wafer::uniformColumnNonzeros(C, C, level);
+        if (pruned("fc")) sparsity.fc = wafer::uniformColumnNonzeros(C, F, level);
+        if (pruned("fc_proj")) sparsity.fcProj = wafer::uniformColumnNonzeros(F, C, level);
         in.sparsity = &sparsity;
     }
     const bool single = systems.size() == 1;

@@ -43,6 +43,34 @@ struct InitializerConfig {
     }
 };
 
+// Static unstructured weight sparsity (ours; Cerebras' sparse pre-training recipes): at
+// initialisation the smallest-magnitude weights of the chosen block matrices are pruned to zero
+// and stay zero; the emulated wafer skips them, so cores whose tiles hold more zeros finish early.
+struct SparsityConfig {
+    double level = 0.0;                // fraction of each target matrix's weights pruned
+    std::vector<std::string> targets;  // qkv, attn_proj, fc, fc_proj; empty: all four
+    std::string method = "magnitude";
+
+    bool operator==(const SparsityConfig&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(level,
+                {.key = "level",
+                 .help = "Fraction of weights pruned to zero in each target matrix (0: dense)",
+                 .min = 0,
+                 .max = 0.99});
+        v.field(targets,
+                {.key = "targets",
+                 .help = "Block matrices to prune: qkv, attn_proj, fc, fc_proj (empty: all)",
+                 .choices = {"qkv", "attn_proj", "fc", "fc_proj"}});
+        v.field(method,
+                {.key = "method",
+                 .help = "How weights are chosen: the smallest magnitudes at initialisation",
+                 .choices = {"magnitude"}});
+    }
+};
+
 struct ModelConfig {
     std::string name = "gpt2";
     int vocabSize = 50257;
@@ -63,6 +91,7 @@ struct ModelConfig {
     std::optional<InitializerConfig> outputLayerInitializer;
     bool mixedPrecision = false;
     std::string fp16Type = "bfloat16";
+    SparsityConfig sparsity;
 
     bool operator==(const ModelConfig&) const = default;
 
@@ -123,6 +152,9 @@ struct ModelConfig {
                            .help = "Reduced-precision type for compute",
                            .choices = {"bfloat16"},
                            .valueAliases = {{"cbfloat16", "bfloat16"}}});
+        v.section(sparsity, {.key = "sparsity",
+                             .help = "Static weight sparsity: pruned weights stay zero and the "
+                                     "wafer skips them"});
     }
 };
 
@@ -381,6 +413,7 @@ struct WaferConfig {
     std::string spec = "wse2";   // a spec in presets/wafers/ (teaching-16x16, wse2, wse3)
     int weightBufferLayers = 2;  // layers' weights the wafer may hold at once (2: double buffer)
     int64_t sramBytes = 0;       // 0: the spec's; otherwise overrides the SRAM for activations
+    bool emulate = true;         // attach emulated hardware time and utilization to the run
 
     bool operator==(const WaferConfig&) const = default;
 
@@ -399,6 +432,9 @@ struct WaferConfig {
                             .help = "On-wafer memory for activations (0: the spec's total SRAM)",
                             .unit = "bytes",
                             .min = 0});
+        v.field(emulate, {.key = "emulate",
+                          .help = "Run the cycle model beside training: emulated time for every "
+                                  "span, per-core utilization frames, predicted throughput"});
     }
 };
 

@@ -1,6 +1,7 @@
 // validate() and checkVocab() (see validate.h): a field-range visitor plus the cross-field rules.
 #include "engine/config/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -43,6 +44,15 @@ public:
             std::vector<std::string> choices(info.choices.begin(), info.choices.end());
             m_errors.push_back(p + " = " + detail::quoteYaml(member) + ": must be one of " +
                                detail::joinStrings(choices, ", "));
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            if (info.choices.empty()) return;
+            std::vector<std::string> choices(info.choices.begin(), info.choices.end());
+            for (size_t i = 0; i < member.size(); ++i) {
+                if (std::find(choices.begin(), choices.end(), member[i]) != choices.end()) continue;
+                m_errors.push_back(p + "[" + std::to_string(i) +
+                                   "] = " + detail::quoteYaml(member[i]) + ": must be one of " +
+                                   detail::joinStrings(choices, ", "));
+            }
         } else if constexpr (std::is_same_v<T, LearningRate>) {
             if (!(member.constant >= 0) || !std::isfinite(member.constant))
                 m_errors.push_back(p + " = " + detail::formatDouble(member.constant) +

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "engine/streaming/spans.h"
+#include "engine/wafer/cycle_model.h"
 
 namespace ws::session {
 
@@ -50,8 +52,21 @@ struct PrepareProgress {
     std::string what;
 };
 
-// Streamed execution spans (stream-in, compute, stream-out, reduce, update) are events too.
-using Event = std::variant<StepMetrics, LogLine, StateChange, PrepareProgress, streaming::Span>;
+// The emulated machine's view of one training step, published as the step starts (before its
+// spans): the cycle model's prediction (the step's schedule, per-core utilization frames for
+// every layer phase and for the whole step, where the time goes) and where the step starts on
+// the emulated clock. A static config runs the same schedule every step, so all of a run's
+// steps share one prediction (cheap to publish, cheap to keep for scrubbing).
+struct EmulatedStep {
+    int64_t step = 0;            // 0-based, as streaming::Span::step (StepMetrics::step - 1)
+    double emulatedStart = 0.0;  // emulated seconds since the run's first step started
+    std::shared_ptr<const wafer::StepPrediction> prediction;
+};
+
+// Streamed execution spans (stream-in, compute, stream-out, reduce, update; with emulated times
+// when the emulator runs) are events too.
+using Event =
+    std::variant<StepMetrics, LogLine, StateChange, PrepareProgress, streaming::Span, EmulatedStep>;
 
 class EventQueue {
 public:

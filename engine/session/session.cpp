@@ -1,6 +1,7 @@
 #include "engine/session/session.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -15,12 +16,15 @@
 #include "engine/model/random.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/session/emulation.h"
 #include "engine/session/weights_io.h"
 #include "engine/store/run_store.h"
 #include "engine/streaming/executor.h"
 #include "engine/streaming/fit.h"
 #include "engine/tensor/threads.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "engine/wafer/emulated_time.h"
+#include "engine/wafer/sparsity.h"
 #include "engine/wafer/spec.h"
 
 namespace ws::session {
@@ -229,6 +233,20 @@ Status Session::prepareAndTrain() {
         model::initParameters(*s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed),
                               weights);
     }
+    // Static sparsity: prune once, here, and keep the pruned weights at zero after every step.
+    std::optional<wafer::StaticSparsity> sparsity;
+    if (cfg.model.sparsity.level > 0) {
+        auto pruned = wafer::StaticSparsity::prune(*s.table, weights, cfg.model.sparsity.level,
+                                                   cfg.model.sparsity.targets);
+        if (!pruned.ok()) return pruned.error();
+        sparsity.emplace(std::move(pruned).value());
+        log(LogLine::Level::Info,
+            fmt::format("sparsity: {} weights pruned to zero by magnitude ({:.0f}% of {})",
+                        sparsity->prunedCount(), 100.0 * cfg.model.sparsity.level,
+                        cfg.model.sparsity.targets.empty()
+                            ? std::string("every block matrix")
+                            : fmt::format("{}", fmt::join(cfg.model.sparsity.targets, ", "))));
+    }
     std::vector<optim::ParamGroup> groups;
     for (const auto& t : s.table->tensors()) groups.push_back({t.offset, t.size, t.decay, 1.0});
     optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize(),
@@ -241,9 +259,33 @@ Status Session::prepareAndTrain() {
     streamingOptions.systems = cfg.runconfig.numCsx;
     streamingOptions.microBatch = fit->microBatch;
     streamingOptions.weightBufferLayers = cfg.wafer.weightBufferLayers;
-    streaming::StreamingExecutor executor(
-        shape, B, T, streamingOptions, *s.memoryx, optimizer,
-        [this](const streaming::Span& span) { m_events.push(span); });
+    // The emulator: one step's schedule on the emulated machine gives every span its time.
+    std::optional<wafer::SpanClock> emulatedClock;
+    if (cfg.wafer.emulate) {
+        auto prediction =
+            predictRunStep(cfg, shape, fit->microBatch,
+                           sparsity ? sparsity->blocks() : std::vector<wafer::BlockSparsity>{});
+        if (prediction.ok()) {
+            emulatedClock.emplace(std::move(prediction).value());
+            const auto& p = *emulatedClock->prediction();
+            log(LogLine::Level::Info,
+                fmt::format("emulated {}: {} system(s), {:.3g} s per step, {:.3g} tokens/s, MFU "
+                            "{:.1f}%; weight streaming {}",
+                            p.waferName, p.numSystems, p.stepS, p.tokensPerS, 100.0 * p.mfu,
+                            p.weightStreamingHidden ? "hidden behind compute"
+                                                    : "not hidden (the step waits for weights)"));
+        } else {
+            log(LogLine::Level::Warning, "emulator off for this run (training is unaffected): " +
+                                             prediction.error().message);
+        }
+    }
+    streaming::StreamingExecutor executor(shape, B, T, streamingOptions, *s.memoryx, optimizer,
+                                          [this, &emulatedClock](const streaming::Span& span) {
+                                              if (!emulatedClock) return m_events.push(span);
+                                              streaming::Span timed = span;
+                                              emulatedClock->attach(timed);
+                                              m_events.push(timed);
+                                          });
     log(LogLine::Level::Info,
         fmt::format("streaming: {} system(s) x {} micro-batch(es) of {} sequences; MemoryX in {} "
                     "({:.1f} MiB); activations {:.1f} MiB per system",
@@ -354,6 +396,10 @@ Status Session::prepareAndTrain() {
                               static_cast<uint64_t>(cfg.trainInput.shuffleSeed), inputs.data(),
                               targets.data());
         const double lr = schedule.at(step);
+        if (emulatedClock) {
+            m_events.push(
+                EmulatedStep{step, emulatedClock->stepStart(step), emulatedClock->prediction()});
+        }
         const streaming::StepResult result = executor.step(
             step, inputs.data(), targets.data(), lr, cfg.optimizer.maxGradientNorm, step + 1,
             dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(step)) : 0, hooks);
@@ -362,6 +408,7 @@ Status Session::prepareAndTrain() {
             endDetail = fmt::format("stopped by request after step {}", step);
             break;
         }
+        if (sparsity) sparsity->reapply(weights);
         const double loss = result.loss;
         const double norm = result.gradNorm;
         ++step;

@@ -1,7 +1,8 @@
 // What the streamed execution reports: one span per stream-in, compute, stream-out, reduce and
 // optimizer update, with the layer, the bytes moved and the real (wall-clock) start and end.
-// The wafer emulator later attaches emulated hardware time to the same spans; the studio draws
-// them as a timeline. Plain data, copied freely.
+// The wafer emulator (wafer/emulated_time.h) attaches emulated hardware time to the same spans;
+// the studio draws them as a timeline. The cycle model's own schedule uses the same kinds.
+// Plain data, copied freely.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,12 @@ struct Span {
     int64_t bytes = 0;   // weights or gradients moved (0 for compute)
     double start = 0.0;  // seconds since the executor was created
     double end = 0.0;
+    bool backwardPass = false;  // StreamIn: the weights for the layer's backward visit
+    // Emulated hardware time of the same work, seconds since the run's first step on the
+    // emulated machine; negative when not emulated (emulator off, or work the emulated
+    // machine does not do, such as a single system's "reduce").
+    double emuStart = -1.0;
+    double emuEnd = -1.0;
 };
 
 // Called from engine threads (the streamer, system workers, MemoryX); must be thread-safe and

@@ -92,7 +92,8 @@ void WeightStreamer::loaderLoop() {
                     m_sink(Span{step, visit.micro, s, visit.layer, SpanKind::StreamIn,
                                 int64_t(floats * sizeof(float)),
                                 std::chrono::duration<double>(t0 - m_epoch).count(),
-                                std::chrono::duration<double>(t1 - m_epoch).count()});
+                                std::chrono::duration<double>(t1 - m_epoch).count(),
+                                !visit.forward});
                 }
             }
             lock.lock();

@@ -20,22 +20,6 @@ const char* bindingName(Binding b) {
     return "?";
 }
 
-const char* spanKindName(SpanKind k) {
-    switch (k) {
-        case SpanKind::StreamIn:
-            return "stream_in";
-        case SpanKind::Compute:
-            return "compute";
-        case SpanKind::StreamOut:
-            return "stream_out";
-        case SpanKind::Reduce:
-            return "reduce";
-        case SpanKind::Update:
-            return "update";
-    }
-    return "?";
-}
-
 namespace {
 
 // Korthikanti et al. 2022 ("Reducing Activation Recomputation"): a block keeps ~34 * C bytes
@@ -138,20 +122,39 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             "micro-batch {} does not divide the batch per system {}; choose a divisor", mb, B)};
     const int micros = B / mb;
 
-    // Plan the six distinct layer phases once (every block is the same on the wafer).
-    enum { EmbF, BlockF, HeadF, HeadB, BlockB, EmbB, Kinds };
+    // Plan each distinct layer phase once: every block is the same on the wafer unless blocks
+    // carry their own sparsity, then each block's forward and backward is planned on its own.
+    const bool perBlock = !in.perBlockSparsity.empty();
+    if (perBlock && int(in.perBlockSparsity.size()) != L)
+        return Error{fmt::format("per-block sparsity has {} entries for {} blocks",
+                                 in.perBlockSparsity.size(), L)};
     std::vector<PlannedLayer> kinds;
-    const LayerOps defs[Kinds] = {embeddingOps(S, mb, T, Pass::Forward, spec),
-                                  blockOps(S, mb, T, Pass::Forward, spec, in.sparsity),
-                                  headOps(S, mb, T, Pass::Forward, spec),
-                                  headOps(S, mb, T, Pass::Backward, spec),
-                                  blockOps(S, mb, T, Pass::Backward, spec, in.sparsity),
-                                  embeddingOps(S, mb, T, Pass::Backward, spec)};
-    for (const auto& d : defs) {
-        auto p = plan(d, spec, opt.frames);
+    std::vector<std::string> kindLabels;
+    auto addKind = [&](LayerOps ops, std::string label) -> Status {
+        auto p = plan(std::move(ops), spec, opt.frames);
         if (!p.ok()) return p.error();
         kinds.push_back(std::move(*p));
+        kindLabels.push_back(std::move(label));
+        return {};
+    };
+    const int embF = 0, headF = 1, headB = 2, embB = 3, firstBlock = 4;
+    const int blockKinds = perBlock ? L : 1;
+    Status planned = addKind(embeddingOps(S, mb, T, Pass::Forward, spec), "embeddings forward");
+    if (planned.ok()) planned = addKind(headOps(S, mb, T, Pass::Forward, spec), "head forward");
+    if (planned.ok()) planned = addKind(headOps(S, mb, T, Pass::Backward, spec), "head backward");
+    if (planned.ok())
+        planned = addKind(embeddingOps(S, mb, T, Pass::Backward, spec), "embeddings backward");
+    for (int k = 0; k < blockKinds && planned.ok(); ++k) {
+        const BlockSparsity* sp = perBlock ? &in.perBlockSparsity[size_t(k)] : in.sparsity;
+        const std::string name = perBlock ? fmt::format("h.{}", k) : std::string("h");
+        planned = addKind(blockOps(S, mb, T, Pass::Forward, spec, sp), name + " forward");
+        if (planned.ok())
+            planned = addKind(blockOps(S, mb, T, Pass::Backward, spec, sp), name + " backward");
     }
+    if (!planned.ok()) return planned.error();
+    auto blockKind = [&](int block, bool backward) {
+        return firstBlock + 2 * (perBlock ? block : 0) + (backward ? 1 : 0);
+    };
 
     // Execution order of layer phases.
     // With micro-batches every micro-batch streams the weights in again for its forward and
@@ -160,18 +163,23 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     struct Step {
         int kind;
         std::string layer;
+        int layerIndex;  // ParameterTable numbering
+        int micro;
         bool lastMicro;
     };
     std::vector<Step> order;
     for (int u = 0; u < micros; ++u) {
         const bool last = u + 1 == micros;
-        order.push_back({EmbF, "embeddings", last});
-        for (int l = 0; l < L; ++l) order.push_back({BlockF, fmt::format("h.{}", l), last});
-        order.push_back({HeadF, "head", last});
-        order.push_back({HeadB, "head", last});
-        for (int l = L - 1; l >= 0; --l) order.push_back({BlockB, fmt::format("h.{}", l), last});
-        order.push_back({EmbB, "embeddings", last});
+        order.push_back({embF, "embeddings", 0, u, last});
+        for (int l = 0; l < L; ++l)
+            order.push_back({blockKind(l, false), fmt::format("h.{}", l), l + 1, u, last});
+        order.push_back({headF, "head", L + 1, u, last});
+        order.push_back({headB, "head", L + 1, u, last});
+        for (int l = L - 1; l >= 0; --l)
+            order.push_back({blockKind(l, true), fmt::format("h.{}", l), l + 1, u, last});
+        order.push_back({embB, "embeddings", 0, u, last});
     }
+    auto isEmbedding = [&](int kind) { return kind == embF || kind == embB; };
 
     StepPrediction out;
     out.waferName = spec.name;
@@ -190,9 +198,12 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     const size_t n = order.size();
     std::vector<double> inStart(n), inEnd(n), compStart(n), compEnd(n);
     double outEnd = 0, updEnd = 0, lastReduceEnd = 0;
-    std::vector<TimelineSpan> spans;
-    auto span = [&](SpanKind k, const std::string& layer, Pass pass, double a, double b) {
-        spans.push_back({0, k, layer, pass, a, b});
+    using streaming::SpanKind;
+    std::vector<TimelineSpan> spans, sharedSpans;  // per system / SwarmX and MemoryX
+    auto span = [&](SpanKind k, const Step& st, Pass pass, double a, double b) {
+        const bool shared = k == SpanKind::Reduce || k == SpanKind::Update;
+        (shared ? sharedSpans : spans)
+            .push_back({shared ? -1 : 0, st.micro, st.layerIndex, k, pass == Pass::Backward, a, b});
     };
     for (size_t i = 0; i < n; ++i) {
         const PlannedLayer& p = kinds[size_t(order[i].kind)];
@@ -207,8 +218,9 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         compStart[i] =
             std::max(i ? compEnd[i - 1] : 0.0, inStart[i] + (streamS > 0 ? treeLatency : 0));
         compEnd[i] = std::max(compStart[i] + busyS, streamS > 0 ? inEnd[i] + fillS : 0.0);
-        if (streamS > 0) span(SpanKind::StreamIn, order[i].layer, pass, inStart[i], inEnd[i]);
-        span(SpanKind::Compute, order[i].layer, pass, compStart[i], compEnd[i]);
+        if (streamS > 0) span(SpanKind::StreamIn, order[i], pass, inStart[i], inEnd[i]);
+        span(pass == Pass::Forward ? SpanKind::Forward : SpanKind::Backward, order[i], pass,
+             compStart[i], compEnd[i]);
 
         LayerTiming t;
         t.layer = order[i].layer;
@@ -234,9 +246,9 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             t.gradStreamS = gradS;
             const double oStart = std::max(outEnd, compStart[i]);
             outEnd = std::max(oStart + gradS, compEnd[i]);
-            span(SpanKind::StreamOut, order[i].layer, pass, oStart, outEnd);
+            span(SpanKind::StreamOut, order[i], pass, oStart, outEnd);
             const double reduceEnd = outEnd + treeLatency;
-            if (in.numSystems > 1) span(SpanKind::Reduce, order[i].layer, pass, oStart, reduceEnd);
+            if (in.numSystems > 1) span(SpanKind::Reduce, order[i], pass, oStart, reduceEnd);
             lastReduceEnd = reduceEnd;
             out.gradientStreamS += gradS;
             out.reduceS += treeLatency;
@@ -244,7 +256,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
                 const double uS = p.ops.gradientValues / updateRate;
                 const double uStart = std::max(updEnd, oStart + treeLatency);
                 updEnd = std::max(uStart + uS, reduceEnd);
-                span(SpanKind::Update, order[i].layer, pass, uStart, updEnd);
+                span(SpanKind::Update, order[i], pass, uStart, updEnd);
                 out.optimizerS += uS;
             }
         }
@@ -274,8 +286,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             split.bubble += excess;
         else
             split.streaming += excess + gap;
-        if (order[i].kind != EmbF && order[i].kind != EmbB && excess > 1e-3 * busyS)
-            out.weightStreamingHidden = false;
+        if (!isEmbedding(order[i].kind) && excess > 1e-3 * busyS) out.weightStreamingHidden = false;
         out.layers[i].meanBusy = 0;
     }
     const double tail = out.stepS - compEnd[n - 1];
@@ -290,13 +301,15 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     out.mfu = out.modelFlopsPerStep / (out.stepS * spec.peakFlopsPerS() * in.numSystems);
     out.activations = activationFit(spec, S, mb, T);
 
-    // Every system runs the same schedule (data parallel, same per-system batch).
-    out.spans.reserve(spans.size() * size_t(in.numSystems));
+    // Every system runs the same schedule (data parallel, same per-system batch); SwarmX
+    // reduces and MemoryX updates once for all of them.
+    out.spans.reserve(spans.size() * size_t(in.numSystems) + sharedSpans.size());
     for (int sys = 0; sys < in.numSystems; ++sys)
         for (auto s : spans) {
             s.system = sys;
-            out.spans.push_back(std::move(s));
+            out.spans.push_back(s);
         }
+    out.spans.insert(out.spans.end(), sharedSpans.begin(), sharedSpans.end());
 
     // Mean busy per layer (from the op-level maxima: the exact per-core mean needs the frames).
     for (size_t i = 0; i < n; ++i) {
@@ -311,31 +324,44 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
 
     if (opt.frames) {
         const int R = spec.gridRows, C = spec.gridCols;
+        const size_t K = kinds.size();
         // A kind's span is the same for every block but the first/last; use the layers' mean.
-        const char* labels[Kinds] = {"embeddings forward", "h forward",  "head forward",
-                                     "head backward",      "h backward", "embeddings backward"};
-        std::vector<double> kindSpan(Kinds, 0.0), kindCount(Kinds, 0.0);
+        std::vector<double> kindSpan(K, 0.0), kindCount(K, 0.0);
         for (size_t i = 0; i < n; ++i) {
             kindSpan[size_t(order[i].kind)] += compEnd[i] - compStart[i];
             kindCount[size_t(order[i].kind)] += 1;
         }
         std::vector<float> stepBusy(size_t(R) * C, 0.0f);
-        for (int k = 0; k < Kinds; ++k) {
-            const auto& cyc = kinds[size_t(k)].coreBusyCycles;
-            const double spanCycles = kindSpan[size_t(k)] / kindCount[size_t(k)] * clock;
+        for (size_t k = 0; k < K; ++k) {
+            const auto& cyc = kinds[k].coreBusyCycles;
+            const double spanCycles = kindSpan[k] / std::max(1.0, kindCount[k]) * clock;
             std::vector<float> busy(cyc.size());
             for (size_t j = 0; j < cyc.size(); ++j) {
                 busy[j] = spanCycles > 0 ? float(cyc[j] / spanCycles) : 0.0f;
-                stepBusy[j] += float(cyc[j] * kindCount[size_t(k)]);
+                stepBusy[j] += float(cyc[j] * kindCount[k]);
             }
             out.frames.push_back(
-                downsample(labels[k], busy, R, C, opt.displayRows, opt.displayCols));
+                downsample(kindLabels[k], busy, R, C, opt.displayRows, opt.displayCols));
         }
         const double stepCycles = out.stepS * clock;
         for (auto& v : stepBusy) v = float(v / stepCycles);
         out.frames.push_back(downsample("step", stepBusy, R, C, opt.displayRows, opt.displayCols));
+        out.forwardFrame.assign(size_t(L + 2), -1);
+        out.backwardFrame.assign(size_t(L + 2), -1);
+        for (const auto& st : order) {
+            const bool backward = kinds[size_t(st.kind)].ops.pass == Pass::Backward;
+            (backward ? out.backwardFrame : out.forwardFrame)[size_t(st.layerIndex)] = st.kind;
+        }
     }
     return out;
+}
+
+const UtilizationFrame* StepPrediction::frameFor(int layer, bool backward) const {
+    if (frames.empty()) return nullptr;
+    if (layer < 0) return &frames.back();
+    const auto& index = backward ? backwardFrame : forwardFrame;
+    if (size_t(layer) >= index.size() || index[size_t(layer)] < 0) return nullptr;
+    return &frames[size_t(index[size_t(layer)])];
 }
 
 }  // namespace ws::wafer

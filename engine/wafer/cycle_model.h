@@ -25,6 +25,7 @@
 
 #include "engine/core/result.h"
 #include "engine/model/parameters.h"
+#include "engine/streaming/spans.h"
 #include "engine/wafer/layer_ops.h"
 #include "engine/wafer/spec.h"
 #include "engine/wafer/utilization.h"
@@ -38,6 +39,9 @@ struct StepInput {
     int numSystems = 1;                       // N (num_csx)
     const BlockSparsity* sparsity = nullptr;  // every block's weight sparsity; null = dense
     int microBatch = 0;  // sequences per wafer pass (divides B); 0 = the whole B at once
+    // Each block's own sparsity (L entries, e.g. from magnitude pruning of real weights): every
+    // block is then planned, and framed, on its own. Empty: `sparsity` for all blocks.
+    std::vector<BlockSparsity> perBlockSparsity = {};
 };
 
 struct PredictOptions {
@@ -101,15 +105,15 @@ struct ActivationFit {
     int maxSequences = 0;  // largest per-system batch whose storedBytes fit
 };
 
-enum class SpanKind { StreamIn, Compute, StreamOut, Reduce, Update };
-const char* spanKindName(SpanKind k);
-
+// One piece of the emulated schedule, in the streamed execution's terms (streaming::Span):
+// the same kinds, layer numbering and micro-batches, so real spans can be given emulated times.
 struct TimelineSpan {
-    int system = 0;
-    SpanKind kind = SpanKind::Compute;
-    std::string layer;
-    Pass pass = Pass::Forward;
-    double startS = 0;
+    int system = 0;  // -1: SwarmX / MemoryX work (reduce, update), done once for all systems
+    int micro = 0;
+    int layer = 0;  // ParameterTable layer index: 0 embeddings, 1..L blocks, L + 1 head
+    streaming::SpanKind kind = streaming::SpanKind::Forward;
+    bool backwardPass = false;  // StreamIn: the weights for the backward visit
+    double startS = 0;          // seconds from the start of the step
     double endS = 0;
 };
 
@@ -136,7 +140,14 @@ struct StepPrediction {
     ActivationFit activations;
     std::vector<LayerTiming> layers;       // forward then backward, execution order
     std::vector<TimelineSpan> spans;       // every system's spans (systems are identical)
-    std::vector<UtilizationFrame> frames;  // per layer kind and pass, then "step"
+    std::vector<UtilizationFrame> frames;  // per planned layer phase, then "step" (last)
+    // frames[] index of each layer's forward / backward phase (L + 2 entries, by ParameterTable
+    // layer index); -1 without frames.
+    std::vector<int> forwardFrame, backwardFrame;
+
+    // The utilization frame of a layer phase, or of the whole step (layer < 0); null when the
+    // prediction has no frames.
+    const UtilizationFrame* frameFor(int layer, bool backward) const;
 };
 
 Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& input,

@@ -64,6 +64,15 @@ inline config::LoadedConfig tinyConfig(const std::filesystem::path& dir, int max
     return c;
 }
 
+// Options that keep the run store, its run folders and the token cache inside `dir`.
+inline SessionOptions sessionOptionsIn(const TempDir& dir) {
+    SessionOptions o;
+    o.dbPath = dir.path() / "runs.sqlite";
+    o.cacheDir = dir.path() / "cache";
+    o.runName = "test run";
+    return o;
+}
+
 // Runs a session to the end on the calling thread and returns every event it published.
 inline std::vector<Event> runToEnd(Session& session) {
     session.run();

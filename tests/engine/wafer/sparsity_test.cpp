@@ -62,8 +62,8 @@ TEST(Sparsity, ZerosAreSkippedAndShowAsImbalance) {
     // The fc's busiest core is one whose columns stayed dense, so its time barely moves, but the
     // cores holding the pruned half go idle: lower mean busy in the block's frame.
     EXPECT_LE(fcCycles(*sparse), fcCycles(*dense));
-    const auto& denseFrame = dense->frames[1];
-    const auto& sparseFrame = sparse->frames[1];
+    const auto& denseFrame = *dense->frameFor(1, false);  // h.0 forward
+    const auto& sparseFrame = *sparse->frameFor(1, false);
     ASSERT_EQ(sparseFrame.label, "h forward");
     EXPECT_LT(sparseFrame.mean, denseFrame.mean);
     EXPECT_GT(sparseFrame.max - sparseFrame.min, denseFrame.max - denseFrame.min);
@@ -76,6 +76,62 @@ TEST(Sparsity, ZerosAreSkippedAndShowAsImbalance) {
     auto fast = predictStep(*spec, {s, 4, 64, 1, &uniform});
     ASSERT_TRUE(fast.ok());
     EXPECT_LT(fcCycles(*fast), 0.5 * fcCycles(*dense));
+}
+
+TEST(Sparsity, StaticSparsityPrunesInPlaceKeepsPositionsAndPlansEachBlock) {
+    model::GptShape s{
+        .vocab = 256, .channels = 64, .layers = 2, .heads = 4, .ffn = 256, .maxPositions = 64};
+    const model::ParameterTable table(s);
+    std::vector<float> params(table.totalSize());
+    std::mt19937 rng(11);
+    std::normal_distribution<float> d(0.0f, 0.02f);
+    for (auto& v : params) v = d(rng);
+    // Block 1's fc holds its large weights in the first quarter of the columns.
+    const size_t fc1 = table.layers()[2].offset + model::blockOffsets(s).fcw;
+    for (int k = 0; k < 64; ++k)
+        for (int j = 0; j < 64; ++j) params[fc1 + size_t(k) * 256 + j] *= 100;
+    const std::vector<float> original = params;
+
+    // The counts match blockSparsityFromWeights on the original weights, block by block.
+    auto expected0 = blockSparsityFromWeights(table, original.data(), 0, 0.75, {"fc"});
+    auto expected1 = blockSparsityFromWeights(table, original.data(), 1, 0.75, {"fc"});
+    auto sparsity = StaticSparsity::prune(table, params.data(), 0.75, {"fc"});
+    ASSERT_TRUE(sparsity.ok() && expected0.ok() && expected1.ok());
+    EXPECT_EQ(sparsity->prunedCount(), 2 * 64 * 256 * 3 / 4);
+    ASSERT_EQ(sparsity->blocks().size(), 2u);
+    EXPECT_EQ(sparsity->blocks()[0].fc, expected0->fc);
+    EXPECT_EQ(sparsity->blocks()[1].fc, expected1->fc);
+    EXPECT_TRUE(sparsity->blocks()[0].qkv.empty());
+
+    // Only the pruned positions changed, to zero; reapply zeroes them again after an "update".
+    int64_t changed = 0;
+    for (size_t i = 0; i < params.size(); ++i)
+        if (params[i] != original[i]) {
+            ++changed;
+            EXPECT_EQ(params[i], 0.0f);
+        }
+    EXPECT_EQ(changed, sparsity->prunedCount());
+    for (auto& v : params) v += 1.0f;
+    sparsity->reapply(params.data());
+    int64_t zeros = 0;
+    for (float v : params) zeros += v == 0.0f;
+    EXPECT_EQ(zeros, sparsity->prunedCount());
+
+    // Per-block planning: block 1's frame shows its three idle quarters, block 0's does not.
+    auto spec = loadWaferSpecFile(WAFER_PRESETS_DIR "/wafers/teaching-16x16.yaml");
+    ASSERT_TRUE(spec.ok());
+    StepInput in{s, 4, 64, 1, nullptr};
+    in.perBlockSparsity = sparsity->blocks();
+    auto p = predictStep(*spec, in);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const auto* h0 = p->frameFor(1, false);
+    const auto* h1 = p->frameFor(2, false);
+    ASSERT_TRUE(h0 && h1);
+    EXPECT_EQ(h0->label, "h.0 forward");
+    EXPECT_EQ(h1->label, "h.1 forward");
+    EXPECT_GT(h1->max - h1->min, h0->max - h0->min);
+    in.perBlockSparsity.pop_back();
+    EXPECT_FALSE(predictStep(*spec, in).ok());  // one entry per block, or none
 }
 
 }  // namespace

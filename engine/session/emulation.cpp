@@ -1,0 +1,25 @@
+// predictRunStep (emulation.h).
+#include "engine/session/emulation.h"
+
+#include "engine/wafer/spec.h"
+
+namespace ws::session {
+
+Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
+    const config::Config& cfg, const model::GptShape& shape, int microBatch,
+    std::vector<wafer::BlockSparsity> perBlockSparsity) {
+    auto spec = wafer::loadWaferSpec(cfg.wafer.spec);
+    if (!spec.ok()) return Error{"wafer.spec: " + spec.error().message};
+    wafer::StepInput in;
+    in.shape = shape;
+    in.numSystems = cfg.runconfig.numCsx;
+    in.batchPerSystem = cfg.trainInput.batchSize / cfg.runconfig.numCsx;
+    in.seqLen = cfg.trainInput.maxSequenceLength;
+    in.microBatch = microBatch;
+    in.perBlockSparsity = std::move(perBlockSparsity);
+    auto prediction = wafer::predictStep(*spec, in);
+    if (!prediction.ok()) return prediction.error();
+    return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());
+}
+
+}  // namespace ws::session

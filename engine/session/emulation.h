@@ -1,0 +1,24 @@
+// The wafer emulator beside a training session: the cycle model's prediction of one step of
+// this run (its wafer spec, systems, micro-batch and, with static sparsity, every block's own
+// nonzeros), which gives each streamed span its emulated time and each step its utilization
+// frames (events.h: EmulatedStep).
+// Thread-safety: pure function.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/core/result.h"
+#include "engine/model/parameters.h"
+#include "engine/wafer/cycle_model.h"
+
+namespace ws::session {
+
+// perBlockSparsity: empty (dense) or one entry per block. Errors name the problem (a spec that
+// does not load, a layer whose tile cannot fit a core's SRAM, ...).
+Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
+    const config::Config& cfg, const model::GptShape& shape, int microBatch,
+    std::vector<wafer::BlockSparsity> perBlockSparsity);
+
+}  // namespace ws::session

@@ -1,0 +1,147 @@
+// The emulator beside a session: every step publishes its emulated view (EmulatedStep: the
+// prediction with per-core frames), every streamed span gets its emulated time, static sparsity
+// keeps pruned weights at zero through training, and the emulator can be switched off.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+#include "engine/model/parameters.h"
+#include "engine/session/weights_io.h"
+#include "session_test_util.h"
+
+namespace ws::session {
+namespace {
+using namespace testing;
+using streaming::SpanKind;
+
+TEST(SessionEmulation, EveryStepAndSpanCarriesEmulatedTime) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(
+        tinyConfig(dir.path(), 3, {"wafer.spec=teaching-16x16", "runconfig.num_csx=2"}), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto events = runToEnd(**session);
+    ASSERT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+
+    std::vector<const EmulatedStep*> steps;
+    std::map<std::tuple<int64_t, int, int, SpanKind, bool>, std::pair<double, double>> timed;
+    int untimed = 0;
+    for (const auto& e : events) {
+        if (const auto* es = std::get_if<EmulatedStep>(&e)) steps.push_back(es);
+        if (const auto* sp = std::get_if<streaming::Span>(&e)) {
+            if (sp->emuStart < 0) {
+                ++untimed;
+                continue;
+            }
+            EXPECT_LE(sp->emuStart, sp->emuEnd);
+            timed[{sp->step, sp->system, sp->layer, sp->kind, sp->backwardPass}] = {sp->emuStart,
+                                                                                    sp->emuEnd};
+        }
+    }
+    ASSERT_EQ(steps.size(), 3u);
+    const auto& p = *steps[0]->prediction;
+    EXPECT_EQ(p.waferName, "teaching-16x16");
+    EXPECT_EQ(p.numSystems, 2);
+    EXPECT_GT(p.stepS, 0);
+    for (size_t i = 0; i < steps.size(); ++i) {
+        EXPECT_EQ(steps[i]->step, int64_t(i));
+        EXPECT_DOUBLE_EQ(steps[i]->emulatedStart, double(i) * p.stepS);
+        EXPECT_EQ(steps[i]->prediction.get(), &p);  // a static config: one shared schedule
+    }
+    // Frames: one per layer phase and one for the step, each 16 x 16 busy fractions.
+    ASSERT_NE(p.frameFor(1, false), nullptr);
+    EXPECT_EQ(p.frameFor(1, false)->busy.size(), 256u);
+    EXPECT_EQ(p.frameFor(-1, false)->label, "step");
+    EXPECT_EQ(untimed, 0);  // two systems: SwarmX really reduces, so every span has a twin
+
+    // Every (step, system, layer, kind) ran on the emulated machine; step 1 is step 0 shifted.
+    const auto forward0 = timed.at({0, 0, 1, SpanKind::Forward, false});
+    const auto forward1 = timed.at({1, 0, 1, SpanKind::Forward, false});
+    EXPECT_NEAR(forward1.first - forward0.first, p.stepS, 1e-12);
+    // Inside a step the emulated order is the execution order: forward before backward,
+    // stream-in of a layer before its compute, the update after the layer's backward.
+    const auto backward0 = timed.at({0, 0, 1, SpanKind::Backward, false});
+    EXPECT_LT(forward0.second, backward0.first + 1e-15);
+    EXPECT_LE(timed.at({0, 0, 1, SpanKind::StreamIn, false}).first, forward0.first);
+    EXPECT_GE(timed.at({0, -1, 1, SpanKind::Update, false}).first, backward0.first);
+    EXPECT_LE(timed.at({0, -1, 1, SpanKind::Update, false}).second, p.stepS + 1e-15);
+}
+
+TEST(SessionEmulation, SwitchedOffPublishesNoEmulatedTime) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(tinyConfig(dir.path(), 2, {"wafer.emulate=false"}), options);
+    ASSERT_TRUE(session.ok());
+    int emulatedSteps = 0, spans = 0;
+    for (const auto& e : runToEnd(**session)) {
+        emulatedSteps += std::holds_alternative<EmulatedStep>(e);
+        if (const auto* sp = std::get_if<streaming::Span>(&e)) {
+            ++spans;
+            EXPECT_LT(sp->emuStart, 0);
+        }
+    }
+    EXPECT_EQ((*session)->summary().state, RunState::Finished);
+    EXPECT_EQ(emulatedSteps, 0);
+    EXPECT_GT(spans, 0);
+}
+
+TEST(SessionEmulation, StaticSparsityStaysZeroAndShowsAsImbalancePerBlock) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    auto cfg = tinyConfig(dir.path(), 4,
+                          {"wafer.spec=teaching-16x16", "model.sparsity.level=0.5",
+                           "model.sparsity.targets=[fc, fc_proj]"});
+    auto session = Session::create(cfg, options);
+    ASSERT_TRUE(session.ok());
+    std::shared_ptr<const wafer::StepPrediction> prediction;
+    for (const auto& e : runToEnd(**session))
+        if (const auto* es = std::get_if<EmulatedStep>(&e)) prediction = es->prediction;
+    ASSERT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+    EXPECT_LT((*session)->summary().finalLoss, 5.5);  // still learns (ln 256 = 5.55)
+
+    // The trained weights: half of every fc / fc_proj matrix is exactly zero, qkv is dense.
+    const auto shape = model::GptShape::fromConfig(cfg.config.model);
+    const model::ParameterTable table(shape);
+    std::vector<float> w(table.totalSize());
+    ASSERT_TRUE(
+        loadWeights((*session)->summary().modelDir / "model.safetensors", table, w.data()).ok());
+    auto zerosIn = [&](const std::string& name) {
+        const auto* t = table.find(name);
+        int64_t zeros = 0;
+        for (size_t i = 0; i < t->size; ++i) zeros += w[t->offset + i] == 0.0f;
+        return std::pair{zeros, int64_t(t->size)};
+    };
+    for (int b = 0; b < 2; ++b) {
+        const std::string h = "h." + std::to_string(b) + ".";
+        for (const char* m : {"mlp.c_fc.weight", "mlp.c_proj.weight"}) {
+            const auto [zeros, size] = zerosIn(h + m);
+            EXPECT_EQ(zeros, size / 2) << h << m;
+        }
+        EXPECT_LT(zerosIn(h + "attn.c_attn.weight").first, 10);
+    }
+    // Each block planned on its own: its own frame, fewer busy cycles than a dense block.
+    ASSERT_TRUE(prediction);
+    EXPECT_EQ(prediction->frameFor(1, false)->label, "h.0 forward");
+    EXPECT_EQ(prediction->frameFor(2, true)->label, "h.1 backward");
+}
+
+TEST(SessionEmulation, UnknownSparsityTargetIsRefusedWithTheChoices) {
+    TempDir dir;
+    auto cfg = tinyConfig(dir.path(), 1, {"model.sparsity.targets=[fc, mlp]"});
+    auto session = Session::create(cfg, sessionOptionsIn(dir));
+    ASSERT_FALSE(session.ok());
+    EXPECT_NE(session.error().message.find("model.sparsity.targets[1] = \"mlp\""),
+              std::string::npos)
+        << session.error().message;
+    EXPECT_NE(session.error().message.find("qkv, attn_proj, fc, fc_proj"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ws::session
