@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -13,9 +14,11 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSlider>
+#include <QSvgGenerator>
 #include <QTextStream>
 #include <QTimer>
 #include <QToolButton>
+#include <algorithm>
 #include <cmath>
 
 #include "engine/config/config_yaml.h"
@@ -61,7 +64,7 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
     fit->setToolTip(tr("Follow the data again after zooming (or double-click a chart)"));
     auto* exportButton = new QToolButton(this);
     exportButton->setText(tr("Export…"));
-    exportButton->setToolTip(tr("Save the charts as PNG or PDF, or the data as CSV"));
+    exportButton->setToolTip(tr("Save the charts as PNG, SVG or PDF, or the data as CSV"));
 
     auto* controls = new QHBoxLayout;
     controls->setContentsMargins(10, 6, 10, 0);
@@ -290,24 +293,47 @@ bool TrainingTab::exportPng(const QString& path) {
     return pixmap.save(path, "PNG");
 }
 
-bool TrainingTab::exportPdf(const QString& path) {
+// Draws every chart as vectors (lines, text) into `device`, two by two, each at its size on
+// screen so fonts keep their proportions; `page` is the device's drawing area.
+bool TrainingTab::paintCharts(QPaintDevice* device, const QRectF& page) {
     redrawNow();
+    QCPPainter painter(device);
+    if (!painter.isActive()) return false;
+    painter.setMode(QCPPainter::pmVectorized);
+    painter.setMode(QCPPainter::pmNoCaching);
+    const QSize chart = m_panels.front()->size();
+    const double scale =
+        std::min(page.width() / (2.0 * chart.width()), page.height() / (2.0 * chart.height()));
+    for (size_t i = 0; i < m_panels.size(); ++i) {
+        painter.save();
+        painter.translate(page.left() + double(i % 2) * chart.width() * scale,
+                          page.top() + double(i / 2) * chart.height() * scale);
+        painter.scale(scale, scale);
+        m_panels[i]->toPainter(&painter, chart.width(), chart.height());
+        painter.restore();
+    }
+    return true;
+}
+
+bool TrainingTab::exportPdf(const QString& path) {
     QPdfWriter writer(path);
     writer.setPageSize(QPageSize(QPageSize::A4));
     writer.setPageOrientation(QPageLayout::Landscape);
     writer.setTitle(tr("Wafer Studio training charts"));
-    QPainter painter(&writer);
-    if (!painter.isActive()) return false;
-    const QRect page = painter.viewport();
-    const int w = page.width() / 2, h = page.height() / 2;
-    for (size_t i = 0; i < m_panels.size(); ++i) {
-        ChartPanel* p = m_panels[i];
-        const QRect target(int(i % 2) * w, int(i / 2) * h, w, h);
-        // Render at screen size and scale, so fonts keep their proportions.
-        const QPixmap pixmap = p->toPixmap(p->width(), p->height(), 2.0);
-        painter.drawPixmap(target, pixmap);
-    }
-    return true;
+    writer.setCreator(QStringLiteral("Wafer Studio"));
+    const QRect page = writer.pageLayout().paintRectPixels(writer.resolution());
+    return paintCharts(&writer, QRectF(0, 0, page.width(), page.height()));
+}
+
+bool TrainingTab::exportSvg(const QString& path) {
+    const QSize chart = m_panels.front()->size();
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(QSize(2 * chart.width(), 2 * chart.height()));
+    svg.setViewBox(QRect(0, 0, 2 * chart.width(), 2 * chart.height()));
+    svg.setTitle(tr("Wafer Studio training charts"));
+    if (!paintCharts(&svg, QRectF(0, 0, 2 * chart.width(), 2 * chart.height()))) return false;
+    return QFileInfo(path).size() > 0;
 }
 
 bool TrainingTab::exportCsv(const QString& path) const {
@@ -334,11 +360,14 @@ void TrainingTab::exportDialog() {
     QString filter;
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export charts"), QStringLiteral("training.png"),
-        tr("PNG image (*.png);;PDF document (*.pdf);;CSV data (*.csv)"), &filter);
+        tr("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV data (*.csv)"),
+        &filter);
     if (path.isEmpty()) return;
     bool ok = false;
     if (path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
         ok = exportPdf(path);
+    } else if (path.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive)) {
+        ok = exportSvg(path);
     } else if (path.endsWith(QLatin1String(".csv"), Qt::CaseInsensitive)) {
         ok = exportCsv(path);
     } else {

@@ -48,10 +48,12 @@ public:
 
     void redrawNow();  // rebuild curves if needed, redraw every panel and replot at once
     bool exportPng(const QString& path);
-    bool exportPdf(const QString& path);
+    bool exportPdf(const QString& path);  // vector charts, A4 landscape
+    bool exportSvg(const QString& path);  // vector charts
     bool exportCsv(const QString& path) const;
 
 private:
+    bool paintCharts(QPaintDevice* device, const QRectF& page);
     void scheduleRedraw();
     void rebuildCurves();
     void exportDialog();

@@ -199,6 +199,14 @@ private slots:
         QVERIFY(training->exportPng(m_dir->filePath("charts.png")));
         QVERIFY(training->exportPdf(m_dir->filePath("charts.pdf")));
         QVERIFY(QFileInfo(m_dir->filePath("charts.pdf")).size() > 1000);
+        // SVG is vectors: the loss curve is a path, the axis labels are text.
+        QVERIFY(training->exportSvg(m_dir->filePath("charts.svg")));
+        QFile svg(m_dir->filePath("charts.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray svgText = svg.readAll();
+        QVERIFY(svgText.startsWith("<?xml"));
+        QVERIFY(svgText.contains("<path") || svgText.contains("<polyline"));
+        QVERIFY(svgText.contains("<text"));
     }
 
     void droppedFolderBecomesTrainingData() {
