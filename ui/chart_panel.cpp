@@ -42,6 +42,9 @@ ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* par
     legend->setBrush(QBrush(QColor(255, 255, 255, 0)));
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     m_crosshair = new QCPItemStraightLine(this);
+    // On the buffered overlay layer: moving it redraws only that layer, never the curves.
+    m_crosshair->setLayer(QStringLiteral("overlay"));
+    layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
     m_crosshair->setVisible(false);
     m_crosshair->setSelectable(false);
     setMinimumSize(260, 180);
@@ -81,6 +84,19 @@ void ChartPanel::applyTheme() {
     legendBack.setAlpha(220);
     legend->setBrush(legendBack);
     m_crosshair->setPen(QPen(text, 1, Qt::DashLine));
+    for (size_t i = 0; i < m_graphs.size() && i < m_curves.size(); ++i)
+        m_graphs[i].raw->setPen(QPen(faintOf(m_curves[i].color), 1));
+}
+
+// The raw values' colour: the curve's colour a quarter of the way from the chart's background,
+// mixed here rather than drawn with alpha (blending every pixel of 20 long overlaid runs
+// costs more than the rest of the chart).
+QColor ChartPanel::faintOf(const QColor& color) const {
+    const QColor base = palette().color(QPalette::Base);
+    constexpr double kShare = 0.25;
+    auto mix = [](double a, double b) { return int(std::lround(b + kShare * (a - b))); };
+    return QColor(mix(color.red(), base.red()), mix(color.green(), base.green()),
+                  mix(color.blue(), base.blue()));
 }
 
 void ChartPanel::setCurves(std::vector<Curve> curves) {
@@ -91,10 +107,8 @@ void ChartPanel::setCurves(std::vector<Curve> curves) {
     for (size_t i = 0; i < m_curves.size(); ++i) {
         const Curve& c = m_curves[i];
         Graphs& g = m_graphs[i];
-        QColor faint = c.color;
-        faint.setAlpha(60);
         g.raw = addGraph();
-        g.raw->setPen(QPen(faint, 1));
+        g.raw->setPen(QPen(faintOf(c.color), 1));
         g.raw->setAntialiased(false);
         g.raw->removeFromLegend();
         g.smooth = addGraph();
@@ -116,10 +130,9 @@ void ChartPanel::setCurves(std::vector<Curve> curves) {
     legend->setVisible(anyLegend && m_curves.size() > 1);
     // Antialiasing and wide pens cost more than they give once many runs overlap: thin aliased
     // lines draw several times faster (bench/plot_bench.cpp).
-    const bool crowded = m_curves.size() > 6;
     for (const Graphs& g : m_graphs) {
-        g.smooth->setAntialiased(!crowded);
-        if (crowded) {
+        g.smooth->setAntialiased(!crowded());
+        if (crowded()) {
             QPen pen = g.smooth->pen();
             pen.setWidthF(1.0);
             g.smooth->setPen(pen);
@@ -194,7 +207,9 @@ void ChartPanel::redraw() {
         xAxis->setRange(xMin - pad, xMax + pad);
     }
     const QCPRange range = xAxis->range();
-    const int buckets = std::max(axisRect()->width(), 50);
+    // One min/max bucket per pixel column; two columns once many runs overlap (spikes still
+    // show, as a column two pixels wide), which halves what the painter has to draw.
+    const int buckets = std::max(axisRect()->width() / (crowded() ? 2 : 1), 50);
     // 2. Decimate raw and smoothed values for the visible range (skipped when nothing changed).
     Decimated raw, smooth;
     double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
@@ -267,7 +282,7 @@ void ChartPanel::setCrosshair(double x, bool visible) {
         m_crosshair->point1->setCoords(x, 0);
         m_crosshair->point2->setCoords(x, 1);
     }
-    replot(QCustomPlot::rpQueuedReplot);
+    m_crosshair->layer()->replot();
 }
 
 QString ChartPanel::valuesAt(double x) const {

@@ -60,6 +60,8 @@ protected:
     void changeEvent(QEvent* event) override;  // follows a light/dark palette switch
 
 private:
+    bool crowded() const { return m_curves.size() > 6; }
+    QColor faintOf(const QColor& color) const;
     struct Graphs {
         QCPGraph* raw = nullptr;
         QCPGraph* smooth = nullptr;
