@@ -15,8 +15,13 @@ bool darkPalette(const QPalette& palette) {
 }  // namespace
 
 YamlHighlighter::YamlHighlighter(QTextDocument* document) : QSyntaxHighlighter(document) {
+    setPalette(QPalette());
+}
+
+void YamlHighlighter::setPalette(const QPalette& palette) {
     // Colors chosen to read on both light and dark bases.
-    const bool dark = darkPalette(QPalette());
+    const bool dark = darkPalette(palette);
+    m_dark = dark;
     m_key.setForeground(dark ? QColor(0x7c, 0xb7, 0xff) : QColor(0x1f, 0x5f, 0xbf));
     m_section.setForeground(m_key.foreground());
     m_section.setFontWeight(QFont::Bold);
@@ -25,6 +30,7 @@ YamlHighlighter::YamlHighlighter(QTextDocument* document) : QSyntaxHighlighter(d
     m_keyword.setForeground(dark ? QColor(0xd6, 0x9c, 0xe6) : QColor(0x8e, 0x24, 0xaa));
     m_comment.setForeground(dark ? QColor(0x8a, 0x8f, 0x98) : QColor(0x75, 0x75, 0x75));
     m_comment.setFontItalic(true);
+    rehighlight();
 }
 
 void YamlHighlighter::highlightBlock(const QString& text) {
@@ -73,7 +79,16 @@ YamlEditor::YamlEditor(QWidget* parent) : QPlainTextEdit(parent) {
     setLineWrapMode(QPlainTextEdit::NoWrap);
     setTabChangesFocus(false);
     setTabStopDistance(fontMetrics().horizontalAdvance(QLatin1Char(' ')) * 4);
-    new YamlHighlighter(document());
+    m_highlighter = new YamlHighlighter(document());
+    m_highlighter->setPalette(palette());
+}
+
+void YamlEditor::changeEvent(QEvent* e) {
+    QPlainTextEdit::changeEvent(e);
+    if (e->type() == QEvent::PaletteChange) {
+        m_highlighter->setPalette(palette());
+        showProblems(m_problems);  // their tint follows too
+    }
 }
 
 void YamlEditor::replaceText(const QString& text) {

@@ -16,12 +16,16 @@ class YamlHighlighter : public QSyntaxHighlighter {
     Q_OBJECT
 public:
     explicit YamlHighlighter(QTextDocument* document);
+    // Picks colours that read on `palette`'s base (light or dark) and re-highlights.
+    void setPalette(const QPalette& palette);
+    bool darkColours() const { return m_dark; }
 
 protected:
     void highlightBlock(const QString& text) override;
 
 private:
     QTextCharFormat m_key, m_string, m_number, m_comment, m_section, m_keyword;
+    bool m_dark = false;
 };
 
 class YamlEditor : public QPlainTextEdit {
@@ -33,11 +37,15 @@ public:
     void showProblems(const std::vector<ConfigProblem>& problems);
     void goToLine(int line);
 
+    YamlHighlighter* highlighter() const { return m_highlighter; }
+
 protected:
-    bool event(QEvent* e) override;  // tooltips over marked lines
+    bool event(QEvent* e) override;        // tooltips over marked lines
+    void changeEvent(QEvent* e) override;  // follows a light/dark palette switch live
 
 private:
     std::vector<ConfigProblem> m_problems;
+    YamlHighlighter* m_highlighter;
 };
 
 }  // namespace ws::ui
