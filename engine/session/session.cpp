@@ -52,6 +52,14 @@ std::string defaultRunName(const config::Config& c) {
     return fmt::format("{} {}", c.model.name, stamp);
 }
 
+// 0.000169 -> "169 µs": emulated step times span microseconds (a teaching model on a WSE-2) to
+// seconds (Cerebras-GPT 13B).
+std::string shortDuration(double seconds) {
+    if (seconds < 1e-3) return fmt::format("{:.3g} µs", seconds * 1e6);
+    if (seconds < 1.0) return fmt::format("{:.3g} ms", seconds * 1e3);
+    return fmt::format("{:.3g} s", seconds);
+}
+
 std::string jsonNumber(double v) {
     return std::isfinite(v) ? fmt::format("{}", v) : "null";
 }
@@ -269,9 +277,10 @@ Status Session::prepareAndTrain() {
             emulatedClock.emplace(std::move(prediction).value());
             const auto& p = *emulatedClock->prediction();
             log(LogLine::Level::Info,
-                fmt::format("emulated {}: {} system(s), {:.3g} s per step, {:.3g} tokens/s, MFU "
+                fmt::format("emulated {}: {} system(s), {} per step, {:.3g} tokens/s, MFU "
                             "{:.1f}%; weight streaming {}",
-                            p.waferName, p.numSystems, p.stepS, p.tokensPerS, 100.0 * p.mfu,
+                            p.waferName, p.numSystems, shortDuration(p.stepS), p.tokensPerS,
+                            100.0 * p.mfu,
                             p.weightStreamingHidden ? "hidden behind compute"
                                                     : "not hidden (the step waits for weights)"));
         } else {
