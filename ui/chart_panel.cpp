@@ -187,7 +187,7 @@ void ChartPanel::redraw() {
             g.x = c.series ? c.series->xs(m_options.xAxis, c.tokensPerStep) : std::vector<double>{};
             static const std::vector<double> kEmpty;
             const std::vector<double>& values = c.series ? c.series->value : kEmpty;
-            if (m_options.smoothing > 0 && !c.markers) {
+            if (m_options.smoothing > 0 && !c.markers && c.smoothed) {
                 emaSmooth(values, m_options.smoothing, g.smoothY);
             } else {
                 g.smoothY = values;
@@ -219,7 +219,7 @@ void ChartPanel::redraw() {
         if (g.decimatedBuckets != buckets || g.decimatedRange != range) {
             static const std::vector<double> kEmpty;
             const std::vector<double>& values = c.series ? c.series->value : kEmpty;
-            const bool smoothing = m_options.smoothing > 0 && !c.markers;
+            const bool smoothing = m_options.smoothing > 0 && !c.markers && c.smoothed;
             decimateMinMax(g.x, g.smoothY, range.lower, range.upper, buckets, smooth);
             g.smooth->setData(toQVector(smooth.x), toQVector(smooth.y), true);
             if (smoothing) {

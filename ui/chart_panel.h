@@ -26,6 +26,7 @@ public:
         bool dashed = false;   // eval loss beside train loss
         bool markers = false;  // sparse series (eval points)
         bool inLegend = true;
+        bool smoothed = true;  // false: drawn as it is (a schedule, not a noisy measurement)
     };
     struct Options {
         XAxisKind xAxis = XAxisKind::Step;

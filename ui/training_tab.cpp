@@ -266,7 +266,9 @@ void TrainingTab::rebuildCurves() {
                             true});
             if (!several) loss.back().color = kPalette[1];
         }
-        lr.push_back({name, color, series(kLearningRate), run.tokensPerStep, false, false, false});
+        // The learning rate is a schedule, not a measurement: smoothing would only draw it late.
+        lr.push_back(
+            {name, color, series(kLearningRate), run.tokensPerStep, false, false, false, false});
         norm.push_back({name, color, series(kGradNorm), run.tokensPerStep, false, false, false});
         speed.push_back(
             {name, color, series(kTokensPerSec), run.tokensPerStep, false, false, false});

@@ -55,6 +55,13 @@ private slots:
         QVERIFY(diverged->dataCount() >= 1);  // drawn, not a silent gap
         QVERIFY(std::isfinite(diverged->data()->begin()->value));
 
+        // Loss is smoothed over its faint raw values; the learning-rate schedule is drawn as it
+        // is (graphs per curve: raw, smoothed, divergence markers).
+        ChartPanel* lr = tab.panels()[1];
+        QVERIFY(loss->graph(0)->dataCount() > 0);
+        QCOMPARE(lr->graph(0)->dataCount(), 0);
+        QVERIFY(lr->graph(1)->dataCount() > 0);
+
         ChartPanel::Options options = tab.options();
         options.xAxis = XAxisKind::Tokens;
         options.logY = true;

@@ -197,11 +197,11 @@ private slots:
         QVERIFY(training->exportCsv(csv));
         QVERIFY(QFileInfo(csv).size() > 100);
         QVERIFY(training->exportPng(m_dir->filePath("charts.png")));
-        QVERIFY(training->exportPdf(m_dir->filePath("charts.pdf")));
-        QVERIFY(QFileInfo(m_dir->filePath("charts.pdf")).size() > 1000);
+        QVERIFY(training->exportPdf(artifactPath("studio-training-charts.pdf")));
+        QVERIFY(QFileInfo(artifactPath("studio-training-charts.pdf")).size() > 1000);
         // SVG is vectors: the loss curve is a path, the axis labels are text.
-        QVERIFY(training->exportSvg(m_dir->filePath("charts.svg")));
-        QFile svg(m_dir->filePath("charts.svg"));
+        QVERIFY(training->exportSvg(artifactPath("studio-training-charts.svg")));
+        QFile svg(artifactPath("studio-training-charts.svg"));
         QVERIFY(svg.open(QIODevice::ReadOnly));
         const QByteArray svgText = svg.readAll();
         QVERIFY(svgText.startsWith("<?xml"));
