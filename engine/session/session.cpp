@@ -15,6 +15,8 @@
 #include "engine/model/random.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/session/checkpoint_keeper.h"
+#include "engine/session/resume.h"
 #include "engine/session/weights_io.h"
 #include "engine/store/run_store.h"
 #include "engine/streaming/executor.h"
@@ -220,7 +222,18 @@ Status Session::prepareAndTrain() {
     if (!memoryx.ok()) return memoryx.error();
     s.memoryx = std::move(memoryx).value();
     float* weights = s.memoryx->weights();
-    if (!cfg.runconfig.checkpointPath.empty()) {
+    const int stateCopies = optim::Optimizer::stateCopies(cfg.optimizer);
+    std::optional<ResumePlan> resume;
+    if (!m_options.resumeFrom.empty()) {
+        auto plan = planResume(m_options.resumeFrom, cfg, m_options.allowConfigChange);
+        if (!plan.ok()) return plan.error();
+        if (Status st = loadCheckpointTensors(plan->checkpoint, *s.table, weights,
+                                              s.memoryx->optimizerState(), stateCopies);
+            !st.ok()) {
+            return st;
+        }
+        resume.emplace(std::move(plan).value());
+    } else if (!cfg.runconfig.checkpointPath.empty()) {
         if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, weights); !st.ok()) {
             return st;
         }
@@ -263,17 +276,35 @@ Status Session::prepareAndTrain() {
         auto opened = store::RunStore::open(db);
         if (!opened.ok()) return opened.error();
         s.store = std::move(opened).value();
+    }
+    std::optional<ResumePlacement> placement;
+    if (resume) {
+        auto placed = placeResumedRun(s.store.get(), *resume, cfg);
+        if (!placed.ok()) return placed.error();
+        placement = std::move(placed).value();
+    }
+    if (placement && placement->continueRun) {
+        s.runId = *placement->continueRun;
+        m_summary.runId = s.runId;
+        if (Status st = s.store->truncateAfter(s.runId, resume->checkpoint.state.globalStep);
+            !st.ok()) {
+            return st;
+        }
+    } else if (s.store) {
         store::NewRun newRun;
         newRun.name = m_options.runName.empty() ? defaultRunName(cfg) : m_options.runName;
         newRun.configYaml = config::saveConfigYaml(cfg);
         newRun.configHash = config::hashConfig(cfg);
         newRun.kind = m_options.kind;
+        if (placement) newRun.parentRun = placement->parentRun;
         auto id = s.store->createRun(newRun);
         if (!id.ok()) return id.error();
         s.runId = *id;
         m_summary.runId = s.runId;
     }
-    if (!cfg.runconfig.modelDir.empty()) {
+    if (placement && !placement->modelDir.empty()) {
+        s.modelDir = placement->modelDir;
+    } else if (!cfg.runconfig.modelDir.empty()) {
         s.modelDir = cfg.runconfig.modelDir;
     } else {
         // Beside the run store that numbers the run, so two stores never share a folder.
@@ -288,6 +319,28 @@ Status Session::prepareAndTrain() {
     }
     m_summary.modelDir = s.modelDir;
     if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
+    const int64_t startStep = resume ? resume->checkpoint.state.globalStep : 0;
+    if (resume) {
+        if (Status st = checkNoNewerCheckpoint(s.modelDir, startStep); !st.ok()) return st;
+        log(LogLine::Level::Info,
+            fmt::format("resumed from {} at step {}{}", resume->checkpoint.folder.string(),
+                        startStep,
+                        placement->continueRun ? fmt::format(", continuing run {}", s.runId)
+                        : placement->parentRun
+                            ? fmt::format(" as a new run linked to run {}", *placement->parentRun)
+                            : std::string()));
+        for (const auto& note : resume->notes) {
+            log(LogLine::Level::Info, "resume: config change that keeps the run exact: " + note);
+        }
+        for (const auto& warning : resume->warnings) {
+            log(LogLine::Level::Warning,
+                "resume: config change allowed, the run no longer continues exactly: " + warning);
+        }
+    }
+    CheckpointKeeper checkpoints(
+        cfg, s.modelDir, *s.table, *s.memoryx, stateCopies, schedule, s.store.get(), s.runId,
+        resume ? startStep : -1,
+        [this](LogLine::Level level, std::string message) { log(level, std::move(message)); });
     {
         std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
         if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;
@@ -341,10 +394,12 @@ Status Session::prepareAndTrain() {
         windowStart += Clock::now() - pausedAt;  // paused time is not training time
     };
 
-    int64_t step = 0;
+    int64_t step = startStep;
     RunState endState = RunState::Finished;
     std::string endDetail;
+    checkpoints.atStart(step);
     while (step < maxSteps) {
+        if (m_options.stopAfterStep >= 0 && step >= m_options.stopAfterStep) m_stopRequested = true;
         if (m_stopRequested) {
             endState = RunState::Stopped;
             endDetail = fmt::format("stopped by request after step {}", step);
@@ -406,6 +461,7 @@ Status Session::prepareAndTrain() {
             endDetail = fmt::format("loss became {} at step {}", loss, step);
             break;
         }
+        if (step < maxSteps) checkpoints.afterStep(step);
     }
 
     {
@@ -430,8 +486,9 @@ Status Session::prepareAndTrain() {
     // --- Outputs: final weights in Hugging Face GPT-2 layout, summary in the store.
     m_summary.steps = step;
     m_summary.elapsedSec = secondsSince(trainStart);
-    m_summary.tokensPerSec =
-        m_summary.elapsedSec > 0 ? double(step * tokensPerStep) / m_summary.elapsedSec : 0.0;
+    m_summary.tokensPerSec = m_summary.elapsedSec > 0
+                                 ? double((step - startStep) * tokensPerStep) / m_summary.elapsedSec
+                                 : 0.0;
     m_summary.finalLoss = windowSteps > 0 ? windowLossSum / windowSteps : lastWindowLoss;
     if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, weights, cfg, step);
         !st.ok()) {
@@ -447,6 +504,8 @@ Status Session::prepareAndTrain() {
                 m_summary.parameterCount));
     }
     log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
+    // A diverged run's weights are not worth resuming from; every other end is.
+    if (endState != RunState::Diverged) checkpoints.atEnd(step);
     setState(endState, endDetail);
     return Status::success();
 }

@@ -3,9 +3,9 @@
 // worker thread, records everything in the run store and publishes events (events.h).
 // Thread-safety: create/start/wait from one controlling thread; requestStop, setPaused, state and
 // events() from any thread. Stop and pause act between layers (a step stopped before MemoryX's
-// first update is dropped whole, a later one completes); a stop leaves the final weights,
-// the metrics produced so far and a "stopped" status behind. Never aborts on bad input: failures
-// become a Failed state with a message.
+// first update is dropped whole, a later one completes); a stop leaves the final weights, a
+// final checkpoint (checkpoints.h), the metrics produced so far and a "stopped" status behind.
+// Never aborts on bad input: failures become a Failed state with a message.
 #pragma once
 
 #include <atomic>
@@ -28,6 +28,15 @@ struct SessionOptions {
     std::string runName;             // empty: "<model name> <date time>"
     std::string kind = "train";
     bool recordInStore = true;  // false: no run store (tests, benchmarks)
+    // A checkpoint folder to resume from (resume.h resolves run ids and model folders to one):
+    // weights, optimizer state and the step come from it, so the run continues exactly. The
+    // config should be the checkpoint's (resumeConfig()); other settings that change training
+    // are refused unless allowConfigChange.
+    std::filesystem::path resumeFrom;
+    bool allowConfigChange = false;
+    // Stop, as requestStop() would, once the run has completed this many steps (-1: never); the
+    // run stays resumable. For stepping through a run in slices (teaching mode, tests).
+    int64_t stopAfterStep = -1;
 };
 
 struct RunSummary {
