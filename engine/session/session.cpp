@@ -216,6 +216,13 @@ Status Session::prepareAndTrain() {
     const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
     s.table = std::make_unique<model::ParameterTable>(shape);
     m_summary.parameterCount = static_cast<int64_t>(s.table->totalSize());
+    // A resume is verified before MemoryX exists, so a refusal creates no store file.
+    std::optional<ResumePlan> resume;
+    if (!m_options.resumeFrom.empty()) {
+        auto plan = planResume(m_options.resumeFrom, cfg, m_options.allowConfigChange);
+        if (!plan.ok()) return plan.error();
+        resume.emplace(std::move(plan).value());
+    }
     auto memoryx = streaming::MemoryX::create(cfg.memoryx, s.table->totalSize(),
                                               optim::Optimizer::stateCopies(cfg.optimizer),
                                               streaming::largestLayerSize(*s.table));
@@ -223,16 +230,12 @@ Status Session::prepareAndTrain() {
     s.memoryx = std::move(memoryx).value();
     float* weights = s.memoryx->weights();
     const int stateCopies = optim::Optimizer::stateCopies(cfg.optimizer);
-    std::optional<ResumePlan> resume;
-    if (!m_options.resumeFrom.empty()) {
-        auto plan = planResume(m_options.resumeFrom, cfg, m_options.allowConfigChange);
-        if (!plan.ok()) return plan.error();
-        if (Status st = loadCheckpointTensors(plan->checkpoint, *s.table, weights,
+    if (resume) {
+        if (Status st = loadCheckpointTensors(resume->checkpoint, *s.table, weights,
                                               s.memoryx->optimizerState(), stateCopies);
             !st.ok()) {
             return st;
         }
-        resume.emplace(std::move(plan).value());
     } else if (!cfg.runconfig.checkpointPath.empty()) {
         if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, weights); !st.ok()) {
             return st;
