@@ -193,6 +193,9 @@ resume_refusals)
   expect_in "optimizer.weight_decay: " "$out"
   expect_in "allow-config-change" "$out"
   expect_in "checkpoint-4" "$("$wafer" train --resume 1 --db "$db" --max-steps 4 2>&1)"
+  show=$("$wafer" runs show 1 --db "$db") || fail "runs show exit $?"
+  expect_in "step 4 .*checkpoint-4" "$show"
+  expect_in '"step":2' "$("$wafer" runs show 1 --db "$db" --json)"
   # A damaged file is named; nothing is written.
   before=$(sha256sum "$tmp/model/checkpoint-4/optimizer.safetensors" "$tmp/model/model.safetensors")
   printf 'x' | dd of="$tmp/model/checkpoint-4/optimizer.safetensors" bs=1 seek=200 conv=notrunc 2>/dev/null
