@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "engine/session/checkpoints.h"
 #include "engine/store/run_store.h"
 
@@ -26,12 +28,26 @@ CheckpointKeeper::CheckpointKeeper(const config::Config& config, fs::path modelD
       m_log(std::move(log)) {}
 
 void CheckpointKeeper::atStart(int64_t step) {
+    // Partial folders are what a killed writer left behind; one process writes a run's folder.
+    std::vector<fs::path> partial;
+    std::error_code ec;
+    for (fs::directory_iterator it(m_modelDir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(".checkpoint-", 0) == 0 && name.ends_with(".partial")) {
+            partial.push_back(it->path());
+        }
+    }
+    for (const auto& folder : partial) {
+        fs::remove_all(folder, ec);
+        m_log(LogLine::Level::Info,
+              fmt::format("checkpoint: removed {}, left by an interrupted write", folder.string()));
+    }
     if (m_config.runconfig.saveInitialCheckpoint && step == 0 && m_lastWritten < 0) write(step);
 }
 
-void CheckpointKeeper::afterStep(int64_t step) {
+void CheckpointKeeper::afterStep(int64_t step, bool requested) {
     const int every = m_config.runconfig.checkpointSteps;
-    if (every > 0 && step % every == 0 && step != m_lastWritten) write(step);
+    if ((requested || (every > 0 && step % every == 0)) && step != m_lastWritten) write(step);
 }
 
 void CheckpointKeeper::atEnd(int64_t step) {

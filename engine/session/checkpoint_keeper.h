@@ -34,8 +34,10 @@ public:
                      int stateCopies, const optim::LearningRateSchedule& schedule,
                      store::RunStore* store, int64_t runId, int64_t lastWritten, Log log);
 
-    void atStart(int64_t step);  // runconfig.save_initial_checkpoint
-    void afterStep(int64_t step);
+    // Removes partial folders a killed writer left; runconfig.save_initial_checkpoint.
+    void atStart(int64_t step);
+    // Every runconfig.checkpoint_steps, or now when `requested`.
+    void afterStep(int64_t step, bool requested = false);
     void atEnd(int64_t step);  // the final checkpoint (skipped when `step` is already saved)
 
 private:

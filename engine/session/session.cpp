@@ -464,7 +464,7 @@ Status Session::prepareAndTrain() {
             endDetail = fmt::format("loss became {} at step {}", loss, step);
             break;
         }
-        if (step < maxSteps) checkpoints.afterStep(step);
+        if (step < maxSteps) checkpoints.afterStep(step, m_checkpointRequested.exchange(false));
     }
 
     {

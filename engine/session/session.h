@@ -1,11 +1,11 @@
 // Session: one training run, from a loaded config to a finished model folder. It prepares the
 // data (corpus -> tokenizer -> token cache), builds the model's parameters, trains on its own
 // worker thread, records everything in the run store and publishes events (events.h).
-// Thread-safety: create/start/wait from one controlling thread; requestStop, setPaused, state and
-// events() from any thread. Stop and pause act between layers (a step stopped before MemoryX's
-// first update is dropped whole, a later one completes); a stop leaves the final weights, a
-// final checkpoint (checkpoints.h), the metrics produced so far and a "stopped" status behind.
-// Never aborts on bad input: failures become a Failed state with a message.
+// Thread-safety: create/start/wait from one controlling thread; requestStop, requestCheckpoint,
+// setPaused, state and events() from any thread. Stop and pause act between layers (a step stopped
+// before MemoryX's first update is dropped whole, a later one completes); a stop leaves the final
+// weights, a final checkpoint (checkpoints.h), the metrics produced so far and a "stopped" status
+// behind. Never aborts on bad input: failures become a Failed state with a message.
 #pragma once
 
 #include <atomic>
@@ -69,6 +69,8 @@ public:
     void wait();   // joins the worker thread started by start()
 
     void requestStop() { m_stopRequested = true; }
+    // Writes a checkpoint after the step in flight (the "checkpoint now" command).
+    void requestCheckpoint() { m_checkpointRequested = true; }
     void setPaused(bool paused) { m_paused = paused; }
     RunState state() const { return m_state.load(); }
 
@@ -91,6 +93,7 @@ private:
     std::thread m_thread;
     std::atomic<bool> m_stopRequested{false};
     std::atomic<bool> m_paused{false};
+    std::atomic<bool> m_checkpointRequested{false};
     std::atomic<RunState> m_state{RunState::Preparing};
 };
 

@@ -110,6 +110,11 @@ TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
     EXPECT_EQ(state["optimizer"]["type"], "adamw");
     EXPECT_EQ(state["run_id"], first.runId);
 
+    // What a writer killed mid-checkpoint leaves behind is cleared, never taken for a checkpoint.
+    const fs::path partial = dir.path() / "split" / ".checkpoint-6.partial";
+    fs::create_directories(partial);
+    writeBytes(partial / kModelFile, "half a file");
+
     auto resuming = optionsIn(dir);
     resuming.resumeFrom = at4;
     auto config = resumeConfig(at4);
@@ -119,6 +124,8 @@ TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
     EXPECT_EQ(second.steps, kSteps);
     EXPECT_EQ(second.runId, first.runId) << "a resume in the run's own folder continues the run";
 
+    EXPECT_FALSE(fs::exists(partial));
+    EXPECT_TRUE(fs::is_regular_file(dir.path() / "split" / "checkpoint-6" / kTrainerStateFile));
     expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "split" / kModelFile);
     expectSameTensors(dir.path() / "whole" / "checkpoint-10" / kOptimizerFile,
                       dir.path() / "split" / "checkpoint-10" / kOptimizerFile);
@@ -190,6 +197,20 @@ TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {
         ASSERT_TRUE(sha.ok()) << sha.error().message;
         EXPECT_EQ(*sha, record.sha256) << record.path;
     }
+}
+
+TEST(Checkpoint, CheckpointNowWritesAfterTheStepInFlight) {
+    TempDir dir("ckpt_now");
+    writeCorpus(dir.path());
+    auto session = Session::create(richConfig(dir, 3, "model", {"runconfig.checkpoint_steps=0"}),
+                                   optionsIn(dir));
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    (*session)->requestCheckpoint();  // before the first step: taken after step 1
+    runToEnd(**session);
+    ASSERT_EQ((*session)->summary().state, RunState::Finished);
+    std::vector<int64_t> steps;
+    for (const auto& [step, folder] : listCheckpoints(dir.path() / "model")) steps.push_back(step);
+    EXPECT_EQ(steps, (std::vector<int64_t>{1, 3}));  // the request, then the final one
 }
 
 TEST(Checkpoint, SgdMomentumStateRoundTrips) {
