@@ -16,6 +16,7 @@
 #include "engine/session/session.h"
 #include "engine/store/run_store.h"
 #include "session_test_util.h"
+#include "support/file_size_limit.h"
 
 namespace ws::session {
 namespace {
@@ -401,6 +402,42 @@ TEST_F(CheckpointRefusal, ResumingAnOlderCheckpointOverANewerOneIsRefused) {
     const auto before = snapshot();
     expectRefused(resume(), {"checkpoint-4", "overwrite", "runconfig.model_dir"});
     expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, ChangedModelShapeIsRefusedNamingTheTensorEvenWhenAllowed) {
+    const auto before = snapshot();
+    expectRefused(resume({"model.filter_size=96"}, true),
+                  {(m_folder / kModelFile).string(), "h.0.mlp.c_fc.weight", "shape"});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, WriterNeverReplacesAFolderAndLeavesNothingOnFailure) {
+    auto c = tinyConfig(m_dir.path(), 10, kRichOverrides);
+    const model::ParameterTable table(model::GptShape::fromConfig(c.config.model));
+    std::vector<float> weights(table.totalSize(), 0.5f), moments(2 * table.totalSize(), 0.0f);
+    const optim::OptimizerState state{moments.data(), moments.data() + table.totalSize()};
+    const auto before = snapshot();
+    auto again = writeCheckpoint(m_dir.path() / "model", table, weights.data(), state, 2, c.config,
+                                 TrainerState::forRun(c.config, 4, m_runId, 0.0));
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.error().message.find("never overwritten"), std::string::npos)
+        << again.error().message;
+    EXPECT_EQ(snapshot(), before);
+
+    // The disk fills up after model.safetensors (the optimizer state is twice its size): an
+    // error naming the file, and neither a checkpoint nor a partial folder left behind.
+    const fs::path fresh = m_dir.path() / "fresh";
+    fs::create_directories(fresh);
+    Result<WrittenCheckpoint> failed = Error{"not run"};
+    {
+        ws::testing::FileSizeLimit limit(table.totalSize() * sizeof(float) * 3 / 2);
+        failed = writeCheckpoint(fresh, table, weights.data(), state, 2, c.config,
+                                 TrainerState::forRun(c.config, 5, m_runId, 0.0));
+    }
+    ASSERT_FALSE(failed.ok());
+    EXPECT_NE(failed.error().message.find(kOptimizerFile), std::string::npos)
+        << failed.error().message;
+    EXPECT_TRUE(fs::is_empty(fresh));
 }
 
 TEST_F(CheckpointRefusal, ResolvesRunIdsAndFoldersToTheNewestCheckpoint) {
