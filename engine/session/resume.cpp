@@ -138,6 +138,30 @@ Result<ResumePlan> planResume(const fs::path& folder, const config::Config& conf
     return plan;
 }
 
+std::vector<LogLine> describeResume(const ResumePlan& plan, const ResumePlacement& placement,
+                                    int64_t runId) {
+    std::vector<LogLine> lines;
+    std::string where;
+    if (placement.continueRun) {
+        where = fmt::format(", continuing run {}", runId);
+    } else if (placement.parentRun) {
+        where = fmt::format(" as run {}, linked to run {}", runId, *placement.parentRun);
+    }
+    lines.push_back({LogLine::Level::Info,
+                     fmt::format("resumed from {} at step {}{}", plan.checkpoint.folder.string(),
+                                 plan.checkpoint.state.globalStep, where)});
+    for (const auto& note : plan.notes) {
+        lines.push_back(
+            {LogLine::Level::Info, "resume: config change that keeps the run exact: " + note});
+    }
+    for (const auto& warning : plan.warnings) {
+        lines.push_back(
+            {LogLine::Level::Warning,
+             "resume: config change allowed, the run no longer continues exactly: " + warning});
+    }
+    return lines;
+}
+
 Status checkNoNewerCheckpoint(const fs::path& modelDir, int64_t step) {
     for (const auto& [existing, path] : listCheckpoints(modelDir)) {
         if (existing > step) {

@@ -21,6 +21,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/core/result.h"
 #include "engine/session/checkpoints.h"
+#include "engine/session/events.h"
 
 namespace ws::store {
 class RunStore;
@@ -62,6 +63,10 @@ struct ResumePlacement {
 // be null (no run store): then a new run in config.runconfig.model_dir.
 Result<ResumePlacement> placeResumedRun(store::RunStore* store, const ResumePlan& plan,
                                         const config::Config& config);
+
+// What the run log says about a resume: where from, which run, the config changes accepted.
+std::vector<LogLine> describeResume(const ResumePlan& plan, const ResumePlacement& placement,
+                                    int64_t runId);
 
 // Refuses when `modelDir` holds a checkpoint newer than `step` (continuing would overwrite it).
 Status checkNoNewerCheckpoint(const std::filesystem::path& modelDir, int64_t step);

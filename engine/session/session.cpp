@@ -325,19 +325,8 @@ Status Session::prepareAndTrain() {
     const int64_t startStep = resume ? resume->checkpoint.state.globalStep : 0;
     if (resume) {
         if (Status st = checkNoNewerCheckpoint(s.modelDir, startStep); !st.ok()) return st;
-        log(LogLine::Level::Info,
-            fmt::format("resumed from {} at step {}{}", resume->checkpoint.folder.string(),
-                        startStep,
-                        placement->continueRun ? fmt::format(", continuing run {}", s.runId)
-                        : placement->parentRun
-                            ? fmt::format(" as a new run linked to run {}", *placement->parentRun)
-                            : std::string()));
-        for (const auto& note : resume->notes) {
-            log(LogLine::Level::Info, "resume: config change that keeps the run exact: " + note);
-        }
-        for (const auto& warning : resume->warnings) {
-            log(LogLine::Level::Warning,
-                "resume: config change allowed, the run no longer continues exactly: " + warning);
+        for (LogLine& line : describeResume(*resume, *placement, s.runId)) {
+            log(line.level, std::move(line.message));
         }
     }
     CheckpointKeeper checkpoints(
