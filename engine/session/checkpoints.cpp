@@ -529,8 +529,10 @@ bool keyKeepsResumeExact(const std::string& key) {
         "runconfig.check_loss_values",
         "runconfig.checkpoint_path",
         "runconfig.load_checkpoint_states",
+        // Where MemoryX lives changes no value (a file-backed MemoryX trains the same model);
+        // eval_input.data_dir does: the training split then keeps the corpus's held-out end.
         "memoryx.",
-        "eval_input.",
+        "eval_input.batch_size",
     };
     for (const char* prefix : kHarmless) {
         if (key.rfind(prefix, 0) == 0) return true;

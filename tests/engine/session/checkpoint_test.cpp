@@ -214,16 +214,23 @@ TEST(Checkpoint, CheckpointNowWritesAfterTheStepInFlight) {
     EXPECT_EQ(steps, (std::vector<int64_t>{1, 3}));  // the request, then the final one
 }
 
-TEST(Checkpoint, SgdMomentumStateRoundTrips) {
+// Also without a run store (SessionOptions::recordInStore false, as tests and benchmarks run).
+TEST(Checkpoint, SgdMomentumStateRoundTripsWithoutARunStore) {
     TempDir dir("ckpt_sgd");
     writeCorpus(dir.path());
     const std::vector<std::string> sgd = {"optimizer.optimizer_type=sgd", "optimizer.momentum=0.9"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", sgd), optionsIn(dir));
+    auto noStore = [&] {
+        auto o = optionsIn(dir);
+        o.recordInStore = false;
+        return o;
+    };
+    const RunSummary whole = train(richConfig(dir, 6, "whole", sgd), noStore());
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto stopping = optionsIn(dir);
+    auto stopping = noStore();
     stopping.stopAfterStep = 2;
     ASSERT_EQ(train(richConfig(dir, 6, "split", sgd), stopping).state, RunState::Stopped);
-    auto resuming = optionsIn(dir);
+    EXPECT_FALSE(fs::exists(dir.path() / "runs.sqlite"));
+    auto resuming = noStore();
     resuming.resumeFrom = dir.path() / "split" / "checkpoint-2";
     auto config = resumeConfig(resuming.resumeFrom);
     ASSERT_TRUE(config.ok()) << config.error().message;
@@ -385,6 +392,10 @@ TEST_F(CheckpointRefusal, ConfigChangeIsExplainedAndCanBeAllowed) {
     const auto before = snapshot();
     expectRefused(resume({"optimizer.weight_decay=0.5", "runconfig.log_steps=3"}),
                   {"optimizer.weight_decay:", "-> 0.5", "--allow-config-change"});
+    expectNothingChanged(before);
+    // A separate eval corpus frees the training split's held-out end: training changes.
+    expectRefused(resume({"eval_input.data_dir=" + (m_dir.path() / "corpus").string()}),
+                  {"eval_input.data_dir:"});
     expectNothingChanged(before);
     // Logging cadence does not change training: accepted without the override.
     const RunSummary harmless = resume({"runconfig.log_steps=3"});
