@@ -34,7 +34,7 @@ struct SessionOptions {
     // are refused unless allowConfigChange.
     std::filesystem::path resumeFrom;
     bool allowConfigChange = false;
-    // Stop, as requestStop() would, once the run has completed this many steps (-1: never); the
+    // Stop, as requestStop() would, once the run reaches this global step (-1: never); the
     // run stays resumable. For stepping through a run in slices (teaching mode, tests).
     int64_t stopAfterStep = -1;
 };
