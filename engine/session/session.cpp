@@ -16,6 +16,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
 #include "engine/session/checkpoint_keeper.h"
+#include "engine/session/folder_lock.h"
 #include "engine/session/resume.h"
 #include "engine/session/weights_io.h"
 #include "engine/store/run_store.h"
@@ -286,14 +287,8 @@ Status Session::prepareAndTrain() {
         if (!placed.ok()) return placed.error();
         placement = std::move(placed).value();
     }
-    if (placement && placement->continueRun) {
-        s.runId = *placement->continueRun;
-        m_summary.runId = s.runId;
-        if (Status st = s.store->truncateAfter(s.runId, resume->checkpoint.state.globalStep);
-            !st.ok()) {
-            return st;
-        }
-    } else if (s.store) {
+    const bool continuing = placement && placement->continueRun;
+    if (s.store && !continuing) {
         store::NewRun newRun;
         newRun.name = m_options.runName.empty() ? defaultRunName(cfg) : m_options.runName;
         newRun.configYaml = config::saveConfigYaml(cfg);
@@ -320,9 +315,17 @@ Status Session::prepareAndTrain() {
         return Error{fmt::format("cannot create runconfig.model_dir {}: {}", s.modelDir.string(),
                                  ec.message())};
     }
+    // Held until training ends; a continued run is only touched once its folder is ours.
+    auto folderLock = FolderLock::acquire(s.modelDir);
+    if (!folderLock.ok()) return folderLock.error();
+    const int64_t startStep = resume ? resume->checkpoint.state.globalStep : 0;
+    if (continuing) {
+        s.runId = *placement->continueRun;
+        m_summary.runId = s.runId;
+        if (Status st = s.store->truncateAfter(s.runId, startStep); !st.ok()) return st;
+    }
     m_summary.modelDir = s.modelDir;
     if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
-    const int64_t startStep = resume ? resume->checkpoint.state.globalStep : 0;
     if (resume) {
         if (Status st = checkNoNewerCheckpoint(s.modelDir, startStep); !st.ok()) return st;
         for (LogLine& line : describeResume(*resume, *placement, s.runId)) {

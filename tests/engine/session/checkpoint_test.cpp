@@ -12,6 +12,7 @@
 #include "engine/checkpoint/safetensors.h"
 #include "engine/core/hash.h"
 #include "engine/session/checkpoints.h"
+#include "engine/session/folder_lock.h"
 #include "engine/session/resume.h"
 #include "engine/session/session.h"
 #include "engine/store/run_store.h"
@@ -449,6 +450,15 @@ TEST_F(CheckpointRefusal, WriterNeverReplacesAFolderAndLeavesNothingOnFailure) {
     EXPECT_NE(failed.error().message.find(kOptimizerFile), std::string::npos)
         << failed.error().message;
     EXPECT_TRUE(fs::is_empty(fresh));
+}
+
+TEST_F(CheckpointRefusal, RunStillTrainingInTheFolderIsNotTouched) {
+    // Stands in for a session of another process training in the run's folder.
+    auto held = FolderLock::acquire(m_dir.path() / "model");
+    ASSERT_TRUE(held.ok()) << held.error().message;
+    const auto before = snapshot();
+    expectRefused(resume(), {(m_dir.path() / "model").string(), "in use"});
+    expectNothingChanged(before);  // status, metrics and files of the live run stay as they are
 }
 
 TEST_F(CheckpointRefusal, ResolvesRunIdsAndFoldersToTheNewestCheckpoint) {
