@@ -1,6 +1,8 @@
 // `wafer runs list|show ID|delete ID`: the run store from the command line.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <cmath>
 #include <iostream>
 
@@ -70,9 +72,22 @@ int showRun(const CommonOptions& common, int64_t id) {
     if (!run.ok()) return fail(run.error().message);
     auto last = (*store)->lastMetrics(id);
     if (!last.ok()) return fail(last.error().message);
+    auto checkpoints = (*store)->checkpoints(id);
+    if (!checkpoints.ok()) return fail(checkpoints.error().message);
+    // One entry per checkpoint folder (the store has a row per file), oldest first.
+    std::vector<std::pair<int64_t, std::string>> folders;
+    for (const auto& c : *checkpoints) {
+        const std::string folder = std::filesystem::path(c.path).parent_path().string();
+        if (folders.empty() || folders.back().second != folder)
+            folders.emplace_back(c.step, folder);
+    }
     if (common.json) {
         nlohmann::json j = runJson(*run);
         j["config_yaml"] = run->configYaml;
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& [step, folder] : folders)
+            list.push_back({{"step", step}, {"path", folder}});
+        j["checkpoints"] = list;
         nlohmann::json metrics = nlohmann::json::object();
         for (const auto& [key, value] : *last) metrics[key] = number(value);
         j["final_metrics"] = metrics;
@@ -86,6 +101,12 @@ int showRun(const CommonOptions& common, int64_t id) {
     std::cout << "final metrics:\n";
     for (const auto& [key, value] : *last)
         std::cout << fmt::format("  {:<14} {:.6g}\n", key, value);
+    if (!folders.empty()) {
+        std::cout << "checkpoints (wafer train --resume " << id << " takes the newest):\n";
+        for (const auto& [step, folder] : folders) {
+            std::cout << fmt::format("  step {:<8} {}\n", step, folder);
+        }
+    }
     std::cout << "config:\n" << run->configYaml;
     return 0;
 }

@@ -1,16 +1,20 @@
 // `wafer train CONFIG`: trains a config with a live progress line (or JSON lines), Ctrl-C stops
-// cleanly between layers (never leaving half a step applied) and still writes the final weights.
+// cleanly between layers (never leaving half a step applied) and still writes the final weights
+// and a final checkpoint. `wafer train --resume RUN_ID_OR_FOLDER [CONFIG]` continues a run from a
+// checkpoint exactly (engine/session/resume.h); without CONFIG the checkpoint's own config is used.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "engine/session/resume.h"
 #include "engine/session/session.h"
 
 namespace ws::cli {
@@ -36,15 +40,30 @@ struct TrainOptions {
     int64_t maxSteps = -1;
     int threads = -1;
     std::string name;
+    std::string resume;  // run id or folder
+    bool allowConfigChange = false;
 };
 
 int runTrain(const TrainOptions& opt, const CommonOptions& common) {
     std::vector<std::string> overrides = opt.overrides;
     if (opt.maxSteps >= 0) overrides.push_back(fmt::format("runconfig.max_steps={}", opt.maxSteps));
     if (opt.threads >= 0) overrides.push_back(fmt::format("runconfig.num_threads={}", opt.threads));
-    auto loaded = config::loadConfigFile(opt.configPath, overrides);
+    if (opt.configPath.empty() && opt.resume.empty()) {
+        std::cerr << "wafer train: give a CONFIG file, or --resume RUN_ID_OR_FOLDER\n";
+        return 2;
+    }
+    std::filesystem::path resumeFolder;
+    if (!opt.resume.empty()) {
+        auto folder = session::resolveResumeTarget(opt.resume, common.dbPath);
+        if (!folder.ok()) return fail(folder.error().message);
+        resumeFolder = *folder;
+    }
+    auto loaded = !opt.configPath.empty() ? config::loadConfigFile(opt.configPath, overrides)
+                                          : session::resumeConfig(resumeFolder, overrides);
     if (!loaded.ok()) return fail(loaded.error().message);
     session::SessionOptions sessionOptions;
+    sessionOptions.resumeFrom = resumeFolder;
+    sessionOptions.allowConfigChange = opt.allowConfigChange;
     sessionOptions.dbPath = common.dbPath;
     sessionOptions.runName = opt.name;
     auto created = session::Session::create(std::move(loaded).value(), sessionOptions);
@@ -146,9 +165,16 @@ int runTrain(const TrainOptions& opt, const CommonOptions& common) {
 void addTrainCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto opt = std::make_shared<TrainOptions>();
     CLI::App* cmd = app.add_subcommand("train", "Train a model from a YAML config");
-    cmd->add_option("config", opt->configPath, "YAML config (ModelZoo layout)")
-        ->required()
+    cmd->add_option("config", opt->configPath,
+                    "YAML config (ModelZoo layout); with --resume, optional (default: the "
+                    "checkpoint's own config)")
         ->check(CLI::ExistingFile);
+    cmd->add_option("--resume", opt->resume,
+                    "Continue exactly from a checkpoint: a run id (its newest checkpoint), a "
+                    "model folder, or a checkpoint-<step> folder");
+    cmd->add_flag("--allow-config-change", opt->allowConfigChange,
+                  "With --resume: accept config changes that alter training (the continuation "
+                  "is then no longer exact)");
     cmd->add_option("--set", opt->overrides,
                     "Override a config value, e.g. --set model.hidden_size=128 (repeatable)");
     cmd->add_option("--max-steps", opt->maxSteps, "Train this many steps (runconfig.max_steps)")

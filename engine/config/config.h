@@ -364,14 +364,15 @@ struct RunConfig {
         v.field(saveInitialCheckpoint,
                 {.key = "save_initial_checkpoint", .help = "Also checkpoint step 0"});
         v.field(maxCheckpoints, {.key = "max_checkpoints",
-                                 .help = "Keep at most N checkpoints (0: keep all)",
+                                 .help = "Keep the newest N checkpoints (0: keep all)",
                                  .min = 0,
                                  .aliases = {"keep_checkpoint_max"}});
         v.field(seed, {.key = "seed",
                        .help = "Seed of initialization, dropout and shuffling",
                        .aliases = {"tf_random_seed"}});
         v.field(modelDir, {.key = "model_dir",
-                           .help = "Folder for this run's outputs (final model.safetensors)"});
+                           .help = "Folder for this run's outputs (final model.safetensors, "
+                                   "checkpoint-<step> folders)"});
         v.field(numCsx, {.key = "num_csx",
                          .help = "Emulated systems training data-parallel",
                          .unit = "systems",
@@ -381,7 +382,8 @@ struct RunConfig {
                                  .help = "Initialise the model from this model.safetensors"});
         v.field(loadCheckpointStates,
                 {.key = "load_checkpoint_states",
-                 .help = "Accepted for ModelZoo compatibility (optimizer state: later)"});
+                 .help = "Accepted for ModelZoo compatibility (to resume with optimizer "
+                         "state: wafer train --resume)"});
         v.field(checkLossValues, {.key = "check_loss_values",
                                   .help = "Stop the run when the loss becomes NaN or infinite"});
         v.field(numThreads,

@@ -16,7 +16,10 @@
 #include "engine/model/random.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/session/checkpoint_keeper.h"
 #include "engine/session/emulation.h"
+#include "engine/session/folder_lock.h"
+#include "engine/session/resume.h"
 #include "engine/session/weights_io.h"
 #include "engine/store/run_store.h"
 #include "engine/streaming/executor.h"
@@ -226,13 +229,27 @@ Status Session::prepareAndTrain() {
     const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
     s.table = std::make_unique<model::ParameterTable>(shape);
     m_summary.parameterCount = static_cast<int64_t>(s.table->totalSize());
+    // A resume is verified before MemoryX exists, so a refusal creates no store file.
+    std::optional<ResumePlan> resume;
+    if (!m_options.resumeFrom.empty()) {
+        auto plan = planResume(m_options.resumeFrom, cfg, m_options.allowConfigChange);
+        if (!plan.ok()) return plan.error();
+        resume.emplace(std::move(plan).value());
+    }
     auto memoryx = streaming::MemoryX::create(cfg.memoryx, s.table->totalSize(),
                                               optim::Optimizer::stateCopies(cfg.optimizer),
                                               streaming::largestLayerSize(*s.table));
     if (!memoryx.ok()) return memoryx.error();
     s.memoryx = std::move(memoryx).value();
     float* weights = s.memoryx->weights();
-    if (!cfg.runconfig.checkpointPath.empty()) {
+    const int stateCopies = optim::Optimizer::stateCopies(cfg.optimizer);
+    if (resume) {
+        if (Status st = loadCheckpointTensors(resume->checkpoint, *s.table, weights,
+                                              s.memoryx->optimizerState(), stateCopies);
+            !st.ok()) {
+            return st;
+        }
+    } else if (!cfg.runconfig.checkpointPath.empty()) {
         if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, weights); !st.ok()) {
             return st;
         }
@@ -314,17 +331,29 @@ Status Session::prepareAndTrain() {
         auto opened = store::RunStore::open(db);
         if (!opened.ok()) return opened.error();
         s.store = std::move(opened).value();
+    }
+    std::optional<ResumePlacement> placement;
+    if (resume) {
+        auto placed = placeResumedRun(s.store.get(), *resume, cfg);
+        if (!placed.ok()) return placed.error();
+        placement = std::move(placed).value();
+    }
+    const bool continuing = placement && placement->continueRun;
+    if (s.store && !continuing) {
         store::NewRun newRun;
         newRun.name = m_options.runName.empty() ? defaultRunName(cfg) : m_options.runName;
         newRun.configYaml = config::saveConfigYaml(cfg);
         newRun.configHash = config::hashConfig(cfg);
         newRun.kind = m_options.kind;
+        if (placement) newRun.parentRun = placement->parentRun;
         auto id = s.store->createRun(newRun);
         if (!id.ok()) return id.error();
         s.runId = *id;
         m_summary.runId = s.runId;
     }
-    if (!cfg.runconfig.modelDir.empty()) {
+    if (placement && !placement->modelDir.empty()) {
+        s.modelDir = placement->modelDir;
+    } else if (!cfg.runconfig.modelDir.empty()) {
         s.modelDir = cfg.runconfig.modelDir;
     } else {
         // Beside the run store that numbers the run, so two stores never share a folder.
@@ -337,8 +366,27 @@ Status Session::prepareAndTrain() {
         return Error{fmt::format("cannot create runconfig.model_dir {}: {}", s.modelDir.string(),
                                  ec.message())};
     }
+    // Held until training ends; a continued run is only touched once its folder is ours.
+    auto folderLock = FolderLock::acquire(s.modelDir);
+    if (!folderLock.ok()) return folderLock.error();
+    const int64_t startStep = resume ? resume->checkpoint.state.globalStep : 0;
+    if (continuing) {
+        s.runId = *placement->continueRun;
+        m_summary.runId = s.runId;
+        if (Status st = s.store->truncateAfter(s.runId, startStep); !st.ok()) return st;
+    }
     m_summary.modelDir = s.modelDir;
     if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
+    if (resume) {
+        if (Status st = checkNoNewerCheckpoint(s.modelDir, startStep); !st.ok()) return st;
+        for (LogLine& line : describeResume(*resume, *placement, s.runId)) {
+            log(line.level, std::move(line.message));
+        }
+    }
+    CheckpointKeeper checkpoints(
+        cfg, s.modelDir, *s.table, *s.memoryx, stateCopies, schedule, s.store.get(), s.runId,
+        resume ? startStep : -1,
+        [this](LogLine::Level level, std::string message) { log(level, std::move(message)); });
     {
         std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
         if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;
@@ -392,10 +440,12 @@ Status Session::prepareAndTrain() {
         windowStart += Clock::now() - pausedAt;  // paused time is not training time
     };
 
-    int64_t step = 0;
+    int64_t step = startStep;
     RunState endState = RunState::Finished;
     std::string endDetail;
+    checkpoints.atStart(step);
     while (step < maxSteps) {
+        if (m_options.stopAfterStep >= 0 && step >= m_options.stopAfterStep) m_stopRequested = true;
         if (m_stopRequested) {
             endState = RunState::Stopped;
             endDetail = fmt::format("stopped by request after step {}", step);
@@ -462,6 +512,7 @@ Status Session::prepareAndTrain() {
             endDetail = fmt::format("loss became {} at step {}", loss, step);
             break;
         }
+        if (step < maxSteps) checkpoints.afterStep(step, m_checkpointRequested.exchange(false));
     }
 
     {
@@ -486,8 +537,9 @@ Status Session::prepareAndTrain() {
     // --- Outputs: final weights in Hugging Face GPT-2 layout, summary in the store.
     m_summary.steps = step;
     m_summary.elapsedSec = secondsSince(trainStart);
-    m_summary.tokensPerSec =
-        m_summary.elapsedSec > 0 ? double(step * tokensPerStep) / m_summary.elapsedSec : 0.0;
+    m_summary.tokensPerSec = m_summary.elapsedSec > 0
+                                 ? double((step - startStep) * tokensPerStep) / m_summary.elapsedSec
+                                 : 0.0;
     m_summary.finalLoss = windowSteps > 0 ? windowLossSum / windowSteps : lastWindowLoss;
     if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, weights, cfg, step);
         !st.ok()) {
@@ -503,6 +555,8 @@ Status Session::prepareAndTrain() {
                 m_summary.parameterCount));
     }
     log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
+    // A diverged run's weights are not worth resuming from; every other end is.
+    if (endState != RunState::Diverged) checkpoints.atEnd(step);
     setState(endState, endDetail);
     return Status::success();
 }

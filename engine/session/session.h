@@ -1,11 +1,11 @@
 // Session: one training run, from a loaded config to a finished model folder. It prepares the
 // data (corpus -> tokenizer -> token cache), builds the model's parameters, trains on its own
 // worker thread, records everything in the run store and publishes events (events.h).
-// Thread-safety: create/start/wait from one controlling thread; requestStop, setPaused, state and
-// events() from any thread. Stop and pause act between layers (a step stopped before MemoryX's
-// first update is dropped whole, a later one completes); a stop leaves the final weights,
-// the metrics produced so far and a "stopped" status behind. Never aborts on bad input: failures
-// become a Failed state with a message.
+// Thread-safety: create/start/wait from one controlling thread; requestStop, requestCheckpoint,
+// setPaused, state and events() from any thread. Stop and pause act between layers (a step stopped
+// before MemoryX's first update is dropped whole, a later one completes); a stop leaves the final
+// weights, a final checkpoint (checkpoints.h), the metrics produced so far and a "stopped" status
+// behind. Never aborts on bad input: failures become a Failed state with a message.
 #pragma once
 
 #include <atomic>
@@ -28,6 +28,15 @@ struct SessionOptions {
     std::string runName;             // empty: "<model name> <date time>"
     std::string kind = "train";
     bool recordInStore = true;  // false: no run store (tests, benchmarks)
+    // A checkpoint folder to resume from (resume.h resolves run ids and model folders to one):
+    // weights, optimizer state and the step come from it, so the run continues exactly. The
+    // config should be the checkpoint's (resumeConfig()); other settings that change training
+    // are refused unless allowConfigChange.
+    std::filesystem::path resumeFrom;
+    bool allowConfigChange = false;
+    // Stop, as requestStop() would, once the run reaches this global step (-1: never); the
+    // run stays resumable. For stepping through a run in slices (teaching mode, tests).
+    int64_t stopAfterStep = -1;
 };
 
 struct RunSummary {
@@ -60,6 +69,8 @@ public:
     void wait();   // joins the worker thread started by start()
 
     void requestStop() { m_stopRequested = true; }
+    // Writes a checkpoint after the step in flight (the "checkpoint now" command).
+    void requestCheckpoint() { m_checkpointRequested = true; }
     void setPaused(bool paused) { m_paused = paused; }
     RunState state() const { return m_state.load(); }
 
@@ -82,6 +93,7 @@ private:
     std::thread m_thread;
     std::atomic<bool> m_stopRequested{false};
     std::atomic<bool> m_paused{false};
+    std::atomic<bool> m_checkpointRequested{false};
     std::atomic<RunState> m_state{RunState::Preparing};
 };
 

@@ -10,7 +10,8 @@
 namespace ws::session {
 
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
-                   const float* params, const config::Config& config, int64_t step) {
+                   const float* params, const config::Config& config, int64_t step,
+                   std::string* sha256Out) {
     std::vector<checkpoint::TensorView> views;
     views.reserve(table.tensors().size());
     for (const auto& t : table.tensors()) {
@@ -23,7 +24,7 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
         {"step", std::to_string(step)},
         {"config_yaml", config::saveConfigYaml(config)},
     };
-    return checkpoint::writeSafetensors(file, views, metadata);
+    return checkpoint::writeSafetensors(file, views, metadata, sha256Out);
 }
 
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,

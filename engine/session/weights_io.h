@@ -1,10 +1,11 @@
 // Model weights <-> a safetensors file in Hugging Face GPT-2's tensor names and layouts
 // (wte.weight, h.0.attn.c_attn.weight as (in, out), ...), with the run's config YAML in the
-// metadata, so files exchange with the wider ecosystem without renaming. Full checkpoints with
-// optimizer state are a later issue. Thread-safe: pure functions.
+// metadata, so files exchange with the wider ecosystem without renaming. Training checkpoints
+// (optimizer state, trainer state) build on this: see checkpoints.h. Thread-safe: pure functions.
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "engine/config/config.h"
@@ -14,8 +15,10 @@
 namespace ws::session {
 
 // Writes atomically (temporary file, fsync, rename): an existing file is never half-replaced.
+// `sha256Out`, when given, receives the SHA-256 of the bytes written (for the run store).
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
-                   const float* params, const config::Config& config, int64_t step);
+                   const float* params, const config::Config& config, int64_t step,
+                   std::string* sha256Out = nullptr);
 
 // Fills `params` (table.totalSize() floats, table layout) from `file`. Every tensor of the table
 // must be present with the same shape (an optional "transformer." prefix is accepted, as Hugging

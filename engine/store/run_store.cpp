@@ -302,6 +302,33 @@ Status RunStore::recordCheckpoint(int64_t run, int64_t step, const fs::path& fil
     });
 }
 
+Status RunStore::forgetCheckpoint(int64_t run, int64_t step) {
+    return m_impl->writer->call([&](SQLite::Database& db) -> Status {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        SQLite::Statement erase(db, "DELETE FROM checkpoints WHERE run = ? AND step = ?");
+        erase.bind(1, run);
+        erase.bind(2, step);
+        erase.exec();
+        return {};
+    });
+}
+
+Status RunStore::truncateAfter(int64_t run, int64_t step) {
+    return m_impl->writer->call([&](SQLite::Database& db) -> Status {
+        SQLite::Transaction transaction(db);
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        for (const char* sql : {"DELETE FROM metrics WHERE run = ? AND step > ?",
+                                "DELETE FROM checkpoints WHERE run = ? AND step > ?"}) {
+            SQLite::Statement erase(db, sql);
+            erase.bind(1, run);
+            erase.bind(2, step);
+            erase.exec();
+        }
+        transaction.commit();
+        return {};
+    });
+}
+
 void RunStore::flush() {
     m_impl->writer->flush();
 }

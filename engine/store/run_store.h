@@ -97,6 +97,12 @@ public:
     // Synchronous; `sha256` must be 64 hex digits (see ws::sha256File).
     Status recordCheckpoint(int64_t run, int64_t step, const std::filesystem::path& file,
                             std::string_view sha256);
+    // Synchronous: drops the checkpoint rows of `step` (its folder was pruned).
+    Status forgetCheckpoint(int64_t run, int64_t step);
+    // Synchronous, after everything queued before it: drops the metrics and checkpoint rows above
+    // `step`. A run resumed from its checkpoint at `step` continues from there, so rows a killed
+    // process logged after that checkpoint belong to a timeline that no longer exists.
+    Status truncateAfter(int64_t run, int64_t step);
 
     // Blocks until everything queued before the call is committed to disk.
     void flush();

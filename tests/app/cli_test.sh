@@ -119,6 +119,93 @@ sample)
   rm "$tmp/model/tokenizer.json"
   out=$("$wafer" sample "$tmp/model" --prompt x 2>&1) && fail "a folder without tokenizer must fail"
   expect_in "tokenizer" "$out" ;;
+resume_exact)
+  # Training M steps equals: training, being stopped (Ctrl-C) or killed (SIGKILL) after a
+  # checkpoint, resuming with `--resume`, and finishing. Compared tensor by tensor (the files'
+  # metadata holds each run's own model_dir) by an independent reader: Python's standard library.
+  ckpt_args=("${tiny_args[@]}" --set runconfig.checkpoint_steps=10 --set model.dropout_rate=0.1)
+  steps=600
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps $steps --db "$tmp/ref.sqlite" \
+      "${ckpt_args[@]}" --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "reference exit $?"
+  same_tensors() {
+    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
+import json, struct, sys
+def load(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    body = data[8 + n:]
+    return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in header.items()}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+sys.exit(0 if a == b and len(a) > 0 else 1)
+PY
+  }
+  wait_for_checkpoint() {  # folder pid
+    for _ in $(seq 1 600); do
+      [[ -d "$1/checkpoint-10" ]] && return 0
+      sleep 0.02
+    done
+    kill -9 "$2"; fail "no checkpoint-10 within 12 s"
+  }
+  for signal in INT KILL; do
+    db2="$tmp/$signal.sqlite"
+    "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps $steps --json --db "$db2" \
+        "${ckpt_args[@]}" --set "runconfig.model_dir=$tmp/$signal" >"$tmp/$signal.jsonl" 2>&1 &
+    pid=$!
+    wait_for_checkpoint "$tmp/$signal" $pid
+    kill -$signal $pid
+    wait $pid; code=$?
+    if [[ $signal == KILL ]]; then
+      [[ $code -eq 137 ]] || fail "expected the SIGKILL to end the run (137), got $code"
+    else
+      [[ $code -eq 0 ]] || fail "expected exit 0 after Ctrl-C, got $code"
+      expect_in '"status":"stopped"' "$(cat "$tmp/$signal.jsonl")"
+    fi
+    newest=$(ls -d "$tmp/$signal"/checkpoint-* | sort -V | tail -1)
+    [[ -f "$newest/trainer_state.json" ]] || fail "no complete checkpoint after SIG$signal"
+    out=$("$wafer" train --resume 1 --db "$db2" --json 2>&1) || fail "resume exit $?: $out"
+    expect_in "resumed from $newest" "$out"
+    expect_in '"status":"finished"' "$out"
+    expect_in "\"steps\":$steps" "$out"
+    same_tensors "$tmp/ref/model.safetensors" "$tmp/$signal/model.safetensors"
+    same_tensors "$tmp/ref/checkpoint-$steps/optimizer.safetensors" \
+        "$tmp/$signal/checkpoint-$steps/optimizer.safetensors"
+    list=$("$wafer" runs list --json --db "$db2")
+    [[ $(grep -o '"id":' <<<"$list" | wc -l) -eq 1 ]] || fail "the resume should continue run 1: $list"
+    expect_in '"status":"finished"' "$list"
+  done ;;
+resume_refusals)
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 4 --db "$db" "${tiny_args[@]}" \
+      --set runconfig.checkpoint_steps=2 --set "runconfig.model_dir=$tmp/model" >/dev/null 2>&1 \
+      || fail "train exit $?"
+  out=$("$wafer" train 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "expected exit 2 without config or --resume, got $code"
+  expect_in "--resume" "$out"
+  out=$("$wafer" train --resume "$tmp/nowhere" --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a missing folder, got $code"
+  expect_in "nowhere" "$out"
+  # A config change that alters training is explained, and refused unless allowed.
+  out=$("$wafer" train --resume "$tmp/model/checkpoint-2" --db "$db" \
+        --set optimizer.weight_decay=0.5 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a config change, got $code"
+  expect_in "optimizer.weight_decay: " "$out"
+  expect_in "allow-config-change" "$out"
+  expect_in "checkpoint-4" "$("$wafer" train --resume 1 --db "$db" --max-steps 4 2>&1)"
+  show=$("$wafer" runs show 1 --db "$db") || fail "runs show exit $?"
+  expect_in "step 4 .*checkpoint-4" "$show"
+  expect_in '"step":2' "$("$wafer" runs show 1 --db "$db" --json)"
+  # A damaged file is named; nothing is written.
+  before=$(sha256sum "$tmp/model/checkpoint-4/optimizer.safetensors" "$tmp/model/model.safetensors")
+  printf 'x' | dd of="$tmp/model/checkpoint-4/optimizer.safetensors" bs=1 seek=200 conv=notrunc 2>/dev/null
+  damaged=$(sha256sum "$tmp/model/checkpoint-4/optimizer.safetensors" "$tmp/model/model.safetensors")
+  out=$("$wafer" train --resume 1 --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a damaged checkpoint, got $code"
+  expect_in "checkpoint-4/optimizer.safetensors" "$out"
+  [[ "$damaged" == "$(sha256sum "$tmp/model/checkpoint-4/optimizer.safetensors" "$tmp/model/model.safetensors")" ]] \
+      || fail "a refused resume changed files"
+  [[ "$before" != "$damaged" ]] || fail "the test did not damage the file" ;;
 cerebras_111m_few_steps)
   # The published 111M shape validates and trains a few steps (short sequences, tiny batch).
   out=$("$wafer" train "$src/presets/cerebras-gpt-111m.yaml" --max-steps 2 --json --db "$db" \

@@ -265,6 +265,32 @@ TEST(RunStore, EventsAndCheckpoints) {
     EXPECT_EQ((*checkpoints)[1].sha256, digest);
 }
 
+TEST(RunStore, TruncateAfterDropsTheAbandonedTailAndForgetCheckpointOneStep) {
+    TempDir dir("store_truncate");
+    auto store = openOrDie(dir / "runs.sqlite");
+    ASSERT_TRUE(store);
+    const int64_t id = newRun(*store, "a");
+    for (int64_t step = 1; step <= 6; ++step) store->logMetric(id, step, "loss", double(step), 0);
+    const std::string digest = sha256Hex("weights");
+    for (int64_t step : {2, 4, 6}) {
+        ASSERT_TRUE(store->recordCheckpoint(id, step, dir / "c", digest).ok());
+    }
+    // Queued metrics are committed before the truncation runs.
+    ASSERT_TRUE(store->truncateAfter(id, 4).ok());
+    store->flush();
+    auto loss = store->metrics(id, "loss");
+    ASSERT_TRUE(loss.ok());
+    ASSERT_EQ(loss->size(), 4u);
+    EXPECT_EQ(loss->back().step, 4);
+    ASSERT_TRUE(store->forgetCheckpoint(id, 2).ok());
+    auto checkpoints = store->checkpoints(id);
+    ASSERT_TRUE(checkpoints.ok());
+    ASSERT_EQ(checkpoints->size(), 1u);
+    EXPECT_EQ((*checkpoints)[0].step, 4);
+    EXPECT_FALSE(store->truncateAfter(999, 1).ok());
+    EXPECT_FALSE(store->forgetCheckpoint(999, 1).ok());
+}
+
 TEST(RunStore, ReopenPersistsWhatTheDestructorFlushed) {
     TempDir dir("store_reopen");
     const auto path = dir / "nested" / "folder" / "runs.sqlite";  // folders are created

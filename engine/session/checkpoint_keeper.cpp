@@ -1,0 +1,102 @@
+// The checkpoint cadence of a run (see checkpoint_keeper.h).
+#include "engine/session/checkpoint_keeper.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "engine/session/checkpoints.h"
+#include "engine/store/run_store.h"
+
+namespace ws::session {
+namespace fs = std::filesystem;
+
+CheckpointKeeper::CheckpointKeeper(const config::Config& config, fs::path modelDir,
+                                   const model::ParameterTable& table, streaming::MemoryX& memoryx,
+                                   int stateCopies, const optim::LearningRateSchedule& schedule,
+                                   store::RunStore* store, int64_t runId, int64_t lastWritten,
+                                   Log log)
+    : m_config(config),
+      m_modelDir(std::move(modelDir)),
+      m_table(table),
+      m_memoryx(memoryx),
+      m_stateCopies(stateCopies),
+      m_schedule(schedule),
+      m_store(store),
+      m_runId(runId),
+      m_lastWritten(lastWritten),
+      m_log(std::move(log)) {}
+
+void CheckpointKeeper::atStart(int64_t step) {
+    // Partial folders are what a killed writer left behind; one process writes a run's folder.
+    std::vector<fs::path> partial;
+    std::error_code ec;
+    for (fs::directory_iterator it(m_modelDir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(".checkpoint-", 0) == 0 && name.ends_with(".partial")) {
+            partial.push_back(it->path());
+        }
+    }
+    for (const auto& folder : partial) {
+        fs::remove_all(folder, ec);
+        m_log(LogLine::Level::Info,
+              fmt::format("checkpoint: removed {}, left by an interrupted write", folder.string()));
+    }
+    if (m_config.runconfig.saveInitialCheckpoint && step == 0 && m_lastWritten < 0) write(step);
+}
+
+void CheckpointKeeper::afterStep(int64_t step, bool requested) {
+    const int every = m_config.runconfig.checkpointSteps;
+    if ((requested || (every > 0 && step % every == 0)) && step != m_lastWritten) write(step);
+}
+
+void CheckpointKeeper::atEnd(int64_t step) {
+    if (step != m_lastWritten) write(step);
+}
+
+void CheckpointKeeper::write(int64_t step) {
+    const TrainerState state = TrainerState::forRun(m_config, step, m_runId, m_schedule.at(step));
+    auto written = writeCheckpoint(m_modelDir, m_table, m_memoryx.weights(),
+                                   m_memoryx.optimizerState(), m_stateCopies, m_config, state);
+    if (!written.ok()) {
+        m_log(LogLine::Level::Error,
+              fmt::format("checkpoint at step {} not written: {}", step, written.error().message));
+        return;
+    }
+    m_lastWritten = step;
+    if (m_store && m_runId >= 0) {
+        for (const auto& [name, sha] : written->fileSha256) {
+            if (Status st = m_store->recordCheckpoint(m_runId, step, written->folder / name, sha);
+                !st.ok()) {
+                m_log(LogLine::Level::Error, st.error().message);
+            }
+        }
+    }
+    m_log(LogLine::Level::Info, fmt::format("checkpoint: wrote {}", written->folder.string()));
+    prune(step);
+}
+
+void CheckpointKeeper::prune(int64_t newest) {
+    const int keep = m_config.runconfig.maxCheckpoints;
+    if (keep <= 0) return;
+    auto existing = listCheckpoints(m_modelDir);
+    if (existing.size() <= size_t(keep)) return;
+    const size_t excess = existing.size() - size_t(keep);
+    for (size_t i = 0; i < excess; ++i) {
+        const auto& [step, folder] = existing[i];
+        if (step >= newest) break;  // never the one just written
+        std::error_code ec;
+        fs::remove_all(folder, ec);
+        if (ec) {
+            m_log(LogLine::Level::Warning, fmt::format("cannot delete old checkpoint {}: {}",
+                                                       folder.string(), ec.message()));
+            continue;
+        }
+        if (m_store && m_runId >= 0) (void)m_store->forgetCheckpoint(m_runId, step);
+        m_log(LogLine::Level::Info,
+              fmt::format("checkpoint: deleted {} (runconfig.max_checkpoints {})",
+                          folder.filename().string(), keep));
+    }
+}
+
+}  // namespace ws::session

@@ -1,0 +1,59 @@
+// CheckpointKeeper: the checkpoint cadence of one run (internal to the session). It writes
+// checkpoint-<step> every runconfig.checkpoint_steps steps and once more when the run finishes or
+// is stopped, records each file's SHA-256 in the run store, and keeps only the newest
+// runconfig.max_checkpoints folders - deleting older ones only after the new one is complete and
+// recorded. A checkpoint that cannot be written is reported through `log` as an error and training
+// goes on: losing a checkpoint must not also lose the run.
+// Not thread-safe: used by the training thread between steps, when MemoryX is consistent.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "engine/config/config.h"
+#include "engine/model/parameters.h"
+#include "engine/optim/schedule.h"
+#include "engine/session/events.h"
+#include "engine/streaming/memoryx.h"
+
+namespace ws::store {
+class RunStore;
+}
+
+namespace ws::session {
+
+class CheckpointKeeper {
+public:
+    using Log = std::function<void(LogLine::Level, std::string)>;
+    // `lastWritten`: the step of a checkpoint that already holds this state (the one resumed
+    // from), or -1.
+    CheckpointKeeper(const config::Config& config, std::filesystem::path modelDir,
+                     const model::ParameterTable& table, streaming::MemoryX& memoryx,
+                     int stateCopies, const optim::LearningRateSchedule& schedule,
+                     store::RunStore* store, int64_t runId, int64_t lastWritten, Log log);
+
+    // Removes partial folders a killed writer left; runconfig.save_initial_checkpoint.
+    void atStart(int64_t step);
+    // Every runconfig.checkpoint_steps, or now when `requested`.
+    void afterStep(int64_t step, bool requested = false);
+    void atEnd(int64_t step);  // the final checkpoint (skipped when `step` is already saved)
+
+private:
+    void write(int64_t step);
+    void prune(int64_t newest);
+
+    const config::Config& m_config;
+    std::filesystem::path m_modelDir;
+    const model::ParameterTable& m_table;
+    streaming::MemoryX& m_memoryx;
+    int m_stateCopies;
+    const optim::LearningRateSchedule& m_schedule;
+    store::RunStore* m_store;
+    int64_t m_runId;
+    int64_t m_lastWritten;
+    Log m_log;
+};
+
+}  // namespace ws::session

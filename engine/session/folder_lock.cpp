@@ -1,0 +1,43 @@
+// One training process per model folder (see folder_lock.h).
+#include "engine/session/folder_lock.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ws::session {
+
+Result<FolderLock> FolderLock::acquire(const std::filesystem::path& folder) {
+    const std::filesystem::path file = folder / ".wafer.lock";
+    const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return Error{fmt::format("cannot create {}: {}", file.string(), std::strerror(errno))};
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        ::close(fd);
+        if (err == EWOULDBLOCK) {
+            return Error{fmt::format(
+                "{} is in use by another training session (a run still training there, or "
+                "a resume of it); wait for it to end or stop it, or choose another "
+                "runconfig.model_dir",
+                folder.string())};
+        }
+        return Error{fmt::format("cannot lock {}: {}", file.string(), std::strerror(err))};
+    }
+    return FolderLock(fd);
+}
+
+FolderLock::FolderLock(FolderLock&& other) noexcept : m_fd(other.m_fd) {
+    other.m_fd = -1;
+}
+
+FolderLock::~FolderLock() {
+    if (m_fd >= 0) ::close(m_fd);  // closing the descriptor releases the flock
+}
+
+}  // namespace ws::session

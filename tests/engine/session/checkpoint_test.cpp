@@ -1,0 +1,478 @@
+// Checkpoints and exact resume: the folder layout and cadence, bit-identical continuation after a
+// clean stop, and the refusals (damaged, truncated, foreign files; checksum and config
+// mismatches) that leave everything as it was. The SIGKILL case runs the real CLI in
+// tests/app/cli_test.sh (case resume_after_sigkill).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/checkpoint/safetensors.h"
+#include "engine/core/hash.h"
+#include "engine/session/checkpoints.h"
+#include "engine/session/folder_lock.h"
+#include "engine/session/resume.h"
+#include "engine/session/session.h"
+#include "engine/store/run_store.h"
+#include "session_test_util.h"
+#include "support/file_size_limit.h"
+
+namespace ws::session {
+namespace {
+using namespace testing;
+namespace fs = std::filesystem;
+
+// Dropout, shuffled windows and a warmup + cosine schedule: every piece of state a resume must
+// restore changes the trajectory here.
+const std::vector<std::string> kRichOverrides = {
+    "model.dropout_rate=0.1",
+    "train_input.shuffle=true",
+    "train_input.shuffle_seed=5",
+    "optimizer.learning_rate=[{scheduler: Linear, initial_learning_rate: 0.0, "
+    "end_learning_rate: 0.003, total_iters: 4}, {scheduler: Cosine, initial_learning_rate: "
+    "0.003, end_learning_rate: 0.0003, total_iters: 0}]",
+    "runconfig.checkpoint_steps=3",
+};
+
+SessionOptions optionsIn(const TempDir& dir) {
+    SessionOptions o;
+    o.dbPath = dir.path() / "runs.sqlite";
+    o.cacheDir = dir.path() / "cache";
+    return o;
+}
+
+config::LoadedConfig richConfig(const TempDir& dir, int maxSteps, const std::string& modelDir,
+                                std::vector<std::string> extra = {}) {
+    std::vector<std::string> overrides = kRichOverrides;
+    overrides.insert(overrides.end(), extra.begin(), extra.end());
+    auto c = tinyConfig(dir.path(), maxSteps, overrides);
+    c.config.runconfig.modelDir = (dir.path() / modelDir).string();
+    return c;
+}
+
+RunSummary train(config::LoadedConfig config, SessionOptions options) {
+    auto session = Session::create(std::move(config), std::move(options));
+    EXPECT_TRUE(session.ok()) << session.error().message;
+    if (!session.ok()) return {};
+    runToEnd(**session);
+    return (*session)->summary();
+}
+
+std::string readBytes(const fs::path& file) {
+    // Not istreambuf_iterator: GCC 12 at -O3 reports a false -Wnull-dereference inside it.
+    std::ifstream in(file, std::ios::binary | std::ios::ate);
+    std::string bytes(static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
+    in.seekg(0);
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return bytes;
+}
+
+void writeBytes(const fs::path& file, const std::string& bytes) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Every tensor of two safetensors files, byte for byte (metadata may differ: it holds model_dir).
+void expectSameTensors(const fs::path& a, const fs::path& b) {
+    auto fa = checkpoint::SafetensorsFile::open(a);
+    auto fb = checkpoint::SafetensorsFile::open(b);
+    ASSERT_TRUE(fa.ok()) << fa.error().message;
+    ASSERT_TRUE(fb.ok()) << fb.error().message;
+    ASSERT_EQ(fa->names(), fb->names());
+    for (const auto& name : fa->names()) {
+        const auto* ta = fa->find(name);
+        const auto* tb = fb->find(name);
+        ASSERT_EQ(ta->bytes, tb->bytes) << name;
+        EXPECT_EQ(std::memcmp(ta->data, tb->data, ta->bytes), 0) << name << " differs";
+    }
+}
+
+TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
+    TempDir dir("ckpt_exact");
+    writeCorpus(dir.path());
+    constexpr int kSteps = 10;
+    const RunSummary whole = train(richConfig(dir, kSteps, "whole"), optionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+
+    auto stopping = optionsIn(dir);
+    stopping.stopAfterStep = 4;
+    const RunSummary first = train(richConfig(dir, kSteps, "split"), stopping);
+    ASSERT_EQ(first.state, RunState::Stopped) << first.detail;
+    ASSERT_EQ(first.steps, 4);
+    // checkpoint_steps 3: one at step 3, the final one at the stop.
+    EXPECT_TRUE(fs::is_directory(dir.path() / "split" / "checkpoint-3"));
+    const fs::path at4 = dir.path() / "split" / "checkpoint-4";
+    for (const char* file : {kModelFile, kOptimizerFile, kTrainerStateFile}) {
+        EXPECT_TRUE(fs::is_regular_file(at4 / file)) << file;
+    }
+    const auto state = nlohmann::json::parse(readBytes(at4 / kTrainerStateFile));
+    EXPECT_EQ(state["global_step"], 4);
+    EXPECT_EQ(state["data_loader"]["next_step"], 4);
+    EXPECT_EQ(state["optimizer"]["type"], "adamw");
+    EXPECT_EQ(state["run_id"], first.runId);
+
+    // What a writer killed mid-checkpoint leaves behind is cleared, never taken for a checkpoint.
+    const fs::path partial = dir.path() / "split" / ".checkpoint-6.partial";
+    fs::create_directories(partial);
+    writeBytes(partial / kModelFile, "half a file");
+
+    auto resuming = optionsIn(dir);
+    resuming.resumeFrom = at4;
+    auto config = resumeConfig(at4);
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    const RunSummary second = train(std::move(config).value(), resuming);
+    ASSERT_EQ(second.state, RunState::Finished) << second.detail;
+    EXPECT_EQ(second.steps, kSteps);
+    EXPECT_EQ(second.runId, first.runId) << "a resume in the run's own folder continues the run";
+
+    EXPECT_FALSE(fs::exists(partial));
+    EXPECT_TRUE(fs::is_regular_file(dir.path() / "split" / "checkpoint-6" / kTrainerStateFile));
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "split" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-10" / kOptimizerFile,
+                      dir.path() / "split" / "checkpoint-10" / kOptimizerFile);
+
+    // The store holds one unbroken curve for the continued run, equal to the uninterrupted one.
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto wholeLoss = (*store)->metrics(whole.runId, "loss");
+    auto splitLoss = (*store)->metrics(first.runId, "loss");
+    ASSERT_TRUE(wholeLoss.ok() && splitLoss.ok());
+    ASSERT_EQ(splitLoss->size(), size_t(kSteps));
+    for (int i = 0; i < kSteps; ++i) {
+        EXPECT_EQ((*splitLoss)[i].step, i + 1);
+        EXPECT_EQ((*splitLoss)[i].value, (*wholeLoss)[i].value) << "step " << i + 1;
+    }
+    auto run = (*store)->getRun(first.runId);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->status, "finished");
+}
+
+TEST(Checkpoint, ResumeInAnotherFolderStartsALinkedRunThatStillMatches) {
+    TempDir dir("ckpt_linked");
+    writeCorpus(dir.path());
+    const RunSummary whole = train(richConfig(dir, 6, "whole"), optionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto resuming = optionsIn(dir);
+    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "other").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    const RunSummary linked = train(std::move(config).value(), resuming);
+    ASSERT_EQ(linked.state, RunState::Finished) << linked.detail;
+    EXPECT_NE(linked.runId, whole.runId);
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "other" / kModelFile);
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto run = (*store)->getRun(linked.runId);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->parentRun, whole.runId);
+    auto loss = (*store)->metrics(linked.runId, "loss");
+    ASSERT_TRUE(loss.ok());
+    ASSERT_EQ(loss->size(), 3u);
+    EXPECT_EQ(loss->front().step, 4);
+}
+
+TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {
+    TempDir dir("ckpt_keep");
+    writeCorpus(dir.path());
+    const RunSummary run =
+        train(richConfig(dir, 7, "model",
+                         {"runconfig.checkpoint_steps=2", "runconfig.max_checkpoints=2"}),
+              optionsIn(dir));
+    ASSERT_EQ(run.state, RunState::Finished) << run.detail;
+    std::vector<int64_t> steps;
+    for (const auto& [step, folder] : listCheckpoints(dir.path() / "model")) steps.push_back(step);
+    EXPECT_EQ(steps, (std::vector<int64_t>{6, 7}));  // 2, 4 pruned; 7 is the final one
+    for (const auto& entry : fs::directory_iterator(dir.path() / "model")) {
+        EXPECT_EQ(entry.path().filename().string().find(".checkpoint-"), std::string::npos)
+            << "a partial folder was left behind: " << entry.path();
+    }
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto records = (*store)->checkpoints(run.runId);
+    ASSERT_TRUE(records.ok());
+    ASSERT_EQ(records->size(), 6u);  // three files for each of steps 6 and 7
+    for (const auto& record : *records) {
+        EXPECT_TRUE(record.step == 6 || record.step == 7) << record.step;
+        auto sha = sha256File(record.path);
+        ASSERT_TRUE(sha.ok()) << sha.error().message;
+        EXPECT_EQ(*sha, record.sha256) << record.path;
+    }
+}
+
+TEST(Checkpoint, CheckpointNowWritesAfterTheStepInFlight) {
+    TempDir dir("ckpt_now");
+    writeCorpus(dir.path());
+    auto session = Session::create(richConfig(dir, 3, "model", {"runconfig.checkpoint_steps=0"}),
+                                   optionsIn(dir));
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    (*session)->requestCheckpoint();  // before the first step: taken after step 1
+    runToEnd(**session);
+    ASSERT_EQ((*session)->summary().state, RunState::Finished);
+    std::vector<int64_t> steps;
+    for (const auto& [step, folder] : listCheckpoints(dir.path() / "model")) steps.push_back(step);
+    EXPECT_EQ(steps, (std::vector<int64_t>{1, 3}));  // the request, then the final one
+}
+
+// Also without a run store (SessionOptions::recordInStore false, as tests and benchmarks run).
+TEST(Checkpoint, SgdMomentumStateRoundTripsWithoutARunStore) {
+    TempDir dir("ckpt_sgd");
+    writeCorpus(dir.path());
+    const std::vector<std::string> sgd = {"optimizer.optimizer_type=sgd", "optimizer.momentum=0.9"};
+    auto noStore = [&] {
+        auto o = optionsIn(dir);
+        o.recordInStore = false;
+        return o;
+    };
+    const RunSummary whole = train(richConfig(dir, 6, "whole", sgd), noStore());
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto stopping = noStore();
+    stopping.stopAfterStep = 2;
+    ASSERT_EQ(train(richConfig(dir, 6, "split", sgd), stopping).state, RunState::Stopped);
+    EXPECT_FALSE(fs::exists(dir.path() / "runs.sqlite"));
+    auto resuming = noStore();
+    resuming.resumeFrom = dir.path() / "split" / "checkpoint-2";
+    auto config = resumeConfig(resuming.resumeFrom);
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_EQ(train(std::move(config).value(), resuming).state, RunState::Finished);
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "split" / kModelFile);
+    auto optimizer =
+        checkpoint::SafetensorsFile::open(dir.path() / "split" / "checkpoint-6" / kOptimizerFile);
+    ASSERT_TRUE(optimizer.ok());
+    EXPECT_TRUE(optimizer->find("wte.weight.momentum_buffer"));
+}
+
+// A stopped run with checkpoints 3 and 4, for the refusal tests.
+class CheckpointRefusal : public ::testing::Test {
+protected:
+    void SetUp() override {
+        writeCorpus(m_dir.path());
+        auto options = optionsIn(m_dir);
+        options.stopAfterStep = 4;
+        const RunSummary run = train(richConfig(m_dir, 10, "model"), options);
+        ASSERT_EQ(run.state, RunState::Stopped) << run.detail;
+        m_runId = run.runId;
+        m_folder = m_dir.path() / "model" / "checkpoint-4";
+        m_finalModel = readBytes(m_dir.path() / "model" / kModelFile);
+    }
+
+    // Resumes from m_folder with the checkpoint's config plus `overrides`; returns the summary.
+    RunSummary resume(std::vector<std::string> overrides = {}, bool allowConfigChange = false) {
+        auto options = optionsIn(m_dir);
+        options.resumeFrom = m_folder;
+        options.allowConfigChange = allowConfigChange;
+        auto config = tinyConfig(m_dir.path(), 10, kRichOverrides);
+        config.config.runconfig.modelDir = (m_dir.path() / "model").string();
+        for (const auto& o : overrides) EXPECT_TRUE(config::applyOverride(config.config, o).ok());
+        return train(std::move(config), options);
+    }
+
+    // The refusal left the checkpoint, the run's weights and the store's run list as they were.
+    void expectNothingChanged(const std::map<std::string, std::string>& before) {
+        for (const auto& [file, bytes] : before) {
+            EXPECT_EQ(readBytes(m_folder / file), bytes) << file << " was modified";
+        }
+        EXPECT_EQ(readBytes(m_dir.path() / "model" / kModelFile), m_finalModel);
+        auto store = store::RunStore::open(m_dir.path() / "runs.sqlite");
+        ASSERT_TRUE(store.ok());
+        auto runs = (*store)->listRuns();
+        ASSERT_TRUE(runs.ok());
+        EXPECT_EQ(runs->size(), 1u) << "a refused resume created a run";
+        EXPECT_EQ((*store)->getRun(m_runId)->status, "stopped");
+        auto loss = (*store)->metrics(m_runId, "loss");
+        ASSERT_TRUE(loss.ok());
+        EXPECT_EQ(loss->size(), 4u);
+    }
+
+    std::map<std::string, std::string> snapshot() {
+        std::map<std::string, std::string> files;
+        for (const char* f : {kModelFile, kOptimizerFile, kTrainerStateFile}) {
+            files[f] = readBytes(m_folder / f);
+        }
+        return files;
+    }
+
+    // Rewrites trainer_state.json's recorded SHA-256 of `file` to match its current bytes.
+    void rerecordSha(const char* file) {
+        auto state = nlohmann::json::parse(readBytes(m_folder / kTrainerStateFile));
+        state["files"][file]["sha256"] = *sha256File(m_folder / file);
+        writeBytes(m_folder / kTrainerStateFile, state.dump(2));
+    }
+
+    void expectRefused(const RunSummary& summary, const std::vector<std::string>& phrases) {
+        EXPECT_EQ(summary.state, RunState::Failed);
+        for (const auto& phrase : phrases) {
+            EXPECT_NE(summary.detail.find(phrase), std::string::npos)
+                << "'" << phrase << "' not in: " << summary.detail;
+        }
+    }
+
+    TempDir m_dir{"ckpt_refuse"};
+    int64_t m_runId = -1;
+    fs::path m_folder;
+    std::string m_finalModel;
+};
+
+TEST_F(CheckpointRefusal, TruncatedModelFileIsNamed) {
+    std::string bytes = readBytes(m_folder / kModelFile);
+    writeBytes(m_folder / kModelFile, bytes.substr(0, bytes.size() / 2));
+    const auto before = snapshot();
+    expectRefused(resume(), {(m_folder / kModelFile).string()});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, FlippedByteInOptimizerStateFailsItsChecksum) {
+    std::string bytes = readBytes(m_folder / kOptimizerFile);
+    bytes[bytes.size() - 3] ^= 0x40;
+    writeBytes(m_folder / kOptimizerFile, bytes);
+    const auto before = snapshot();
+    expectRefused(resume(),
+                  {(m_folder / kOptimizerFile).string(), "SHA-256", "changed or damaged"});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, DamagedTrainerStateIsNamed) {
+    std::string text = readBytes(m_folder / kTrainerStateFile);
+    writeBytes(m_folder / kTrainerStateFile, text.substr(0, text.size() - 20));
+    const auto before = snapshot();
+    expectRefused(resume(), {(m_folder / kTrainerStateFile).string(), "not a valid JSON"});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, MissingTrainerStateFieldIsNamed) {
+    auto state = nlohmann::json::parse(readBytes(m_folder / kTrainerStateFile));
+    state["data_loader"].erase("shuffle_seed");
+    writeBytes(m_folder / kTrainerStateFile, state.dump(2));
+    expectRefused(resume(), {kTrainerStateFile, "data_loader/shuffle_seed is missing"});
+}
+
+TEST_F(CheckpointRefusal, ForeignTrainerStateIsRefused) {
+    writeBytes(m_folder / kTrainerStateFile, R"({"global_step": 4, "best_metric": null})");
+    expectRefused(resume(), {kTrainerStateFile, "not a Wafer Studio trainer state"});
+}
+
+TEST_F(CheckpointRefusal, ForeignModelFileIsRefused) {
+    // A valid safetensors file from another producer, consistently recorded in trainer_state.
+    const std::vector<float> values(4, 1.0f);
+    ASSERT_TRUE(checkpoint::writeSafetensors(
+                    m_folder / kModelFile,
+                    {{"wte.weight", checkpoint::DType::F32, {2, 2}, values.data(), 16}},
+                    {{"format", "pt"}})
+                    .ok());
+    rerecordSha(kModelFile);
+    const auto before = snapshot();
+    expectRefused(resume(), {(m_folder / kModelFile).string(), "not written by Wafer Studio"});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, ChecksumMismatchWithTheRunStoreIsReported) {
+    // Someone rewrote the optimizer file and trainer_state.json consistently: only the run
+    // store still knows what was written.
+    {
+        auto file = checkpoint::SafetensorsFile::open(m_folder / kOptimizerFile);
+        ASSERT_TRUE(file.ok());
+        std::vector<std::vector<float>> copies;
+        std::vector<checkpoint::TensorView> views;
+        for (const auto& name : file->names()) {
+            const auto* info = file->find(name);
+            copies.emplace_back(info->bytes / sizeof(float), 0.0f);
+            views.push_back({name, info->dtype, info->shape, copies.back().data(), info->bytes});
+        }
+        auto metadata = file->metadata();
+        ASSERT_TRUE(checkpoint::writeSafetensors(m_folder / "replaced", views, metadata).ok());
+    }
+    fs::rename(m_folder / "replaced", m_folder / kOptimizerFile);
+    rerecordSha(kOptimizerFile);
+    const auto before = snapshot();
+    expectRefused(resume(), {(m_folder / kOptimizerFile).string(), "run store"});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, ConfigChangeIsExplainedAndCanBeAllowed) {
+    const auto before = snapshot();
+    expectRefused(resume({"optimizer.weight_decay=0.5", "runconfig.log_steps=3"}),
+                  {"optimizer.weight_decay:", "-> 0.5", "--allow-config-change"});
+    expectNothingChanged(before);
+    // A separate eval corpus frees the training split's held-out end: training changes.
+    expectRefused(resume({"eval_input.data_dir=" + (m_dir.path() / "corpus").string()}),
+                  {"eval_input.data_dir:"});
+    expectNothingChanged(before);
+    // Logging cadence does not change training: accepted without the override.
+    const RunSummary harmless = resume({"runconfig.log_steps=3"});
+    EXPECT_EQ(harmless.state, RunState::Finished) << harmless.detail;
+}
+
+TEST_F(CheckpointRefusal, AllowConfigChangeContinuesWithTheNewValues) {
+    const RunSummary changed = resume({"optimizer.weight_decay=0.5"}, true);
+    EXPECT_EQ(changed.state, RunState::Finished) << changed.detail;
+    EXPECT_EQ(changed.runId, m_runId);
+}
+
+TEST_F(CheckpointRefusal, ResumingAnOlderCheckpointOverANewerOneIsRefused) {
+    m_folder = m_dir.path() / "model" / "checkpoint-3";
+    const auto before = snapshot();
+    expectRefused(resume(), {"checkpoint-4", "overwrite", "runconfig.model_dir"});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, ChangedModelShapeIsRefusedNamingTheTensorEvenWhenAllowed) {
+    const auto before = snapshot();
+    expectRefused(resume({"model.filter_size=96"}, true),
+                  {(m_folder / kModelFile).string(), "h.0.mlp.c_fc.weight", "shape"});
+    expectNothingChanged(before);
+}
+
+TEST_F(CheckpointRefusal, WriterNeverReplacesAFolderAndLeavesNothingOnFailure) {
+    auto c = tinyConfig(m_dir.path(), 10, kRichOverrides);
+    const model::ParameterTable table(model::GptShape::fromConfig(c.config.model));
+    std::vector<float> weights(table.totalSize(), 0.5f), moments(2 * table.totalSize(), 0.0f);
+    const optim::OptimizerState state{moments.data(), moments.data() + table.totalSize()};
+    const auto before = snapshot();
+    auto again = writeCheckpoint(m_dir.path() / "model", table, weights.data(), state, 2, c.config,
+                                 TrainerState::forRun(c.config, 4, m_runId, 0.0));
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.error().message.find("never overwritten"), std::string::npos)
+        << again.error().message;
+    EXPECT_EQ(snapshot(), before);
+
+    // The disk fills up after model.safetensors (the optimizer state is twice its size): an
+    // error naming the file, and neither a checkpoint nor a partial folder left behind.
+    const fs::path fresh = m_dir.path() / "fresh";
+    fs::create_directories(fresh);
+    Result<WrittenCheckpoint> failed = Error{"not run"};
+    {
+        ws::testing::FileSizeLimit limit(table.totalSize() * sizeof(float) * 3 / 2);
+        failed = writeCheckpoint(fresh, table, weights.data(), state, 2, c.config,
+                                 TrainerState::forRun(c.config, 5, m_runId, 0.0));
+    }
+    ASSERT_FALSE(failed.ok());
+    EXPECT_NE(failed.error().message.find(kOptimizerFile), std::string::npos)
+        << failed.error().message;
+    EXPECT_TRUE(fs::is_empty(fresh));
+}
+
+TEST_F(CheckpointRefusal, RunStillTrainingInTheFolderIsNotTouched) {
+    // Stands in for a session of another process training in the run's folder.
+    auto held = FolderLock::acquire(m_dir.path() / "model");
+    ASSERT_TRUE(held.ok()) << held.error().message;
+    const auto before = snapshot();
+    expectRefused(resume(), {(m_dir.path() / "model").string(), "in use"});
+    expectNothingChanged(before);  // status, metrics and files of the live run stay as they are
+}
+
+TEST_F(CheckpointRefusal, ResolvesRunIdsAndFoldersToTheNewestCheckpoint) {
+    auto byRun = resolveResumeTarget(std::to_string(m_runId), m_dir.path() / "runs.sqlite");
+    ASSERT_TRUE(byRun.ok()) << byRun.error().message;
+    EXPECT_EQ(byRun->filename(), "checkpoint-4");
+    auto byFolder = resolveResumeTarget((m_dir.path() / "model").string(), {});
+    ASSERT_TRUE(byFolder.ok()) << byFolder.error().message;
+    EXPECT_EQ(byFolder->filename(), "checkpoint-4");
+    auto missing = resolveResumeTarget("999", m_dir.path() / "runs.sqlite");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("999"), std::string::npos);
+    EXPECT_FALSE(resolveResumeTarget("no/such/folder", {}).ok());
+}
+
+}  // namespace
+}  // namespace ws::session
