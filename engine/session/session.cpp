@@ -230,7 +230,8 @@ Status Session::prepareAndTrain() {
                               weights);
     }
     std::vector<optim::ParamGroup> groups;
-    for (const auto& t : s.table->tensors()) groups.push_back({t.offset, t.size, t.decay, 1.0});
+    for (const auto& t : s.table->tensors())
+        groups.push_back({t.offset, t.size, t.decay, t.lrScale});
     optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize(),
                                s.memoryx->optimizerState());
 
