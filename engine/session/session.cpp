@@ -298,6 +298,15 @@ Status Session::prepareAndTrain() {
                     "lr {}",
                     s.table->totalSize(), shape.layers, shape.channels, B, T, maxSteps,
                     schedule.describe()));
+    if (shape.mup) {
+        log(LogLine::Level::Info,
+            fmt::format("muP: width multiplier m = {:.4g} (base {}), MLP m_ffn = {:.4g}; hidden "
+                        "init std / sqrt(m), hidden LR x {:.4g} (MLP out x {:.4g}); embeddings "
+                        "x {:.4g}, logits x {:.4g}, attention scores x {:.4g}",
+                        shape.widthMult, cfg.model.mupBaseHiddenSize, shape.ffnWidthMult,
+                        1.0 / shape.widthMult, 1.0 / shape.ffnWidthMult, shape.embeddingsScale,
+                        shape.outputLogitsScale, shape.attentionScale<double>()));
+    }
 
     // --- Training loop.
     setState(RunState::Running);
