@@ -153,6 +153,19 @@ coord_check)
         "${short[@]}" 2>/dev/null) || fail "text exit $? $out"
   expect_in "verdict: PASS" "$out"
   expect_in "attn_logits" "$out" ;;
+coord_check_preset)
+  # The full default check of the preset (widths 32..256, 10 steps; 7 s on 2 idle cores):
+  # muP passes and SP's worst slope shows activations growing about like width.
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --json) || fail "exit $? $out"
+  verdict=$(grep '"event":"verdict"' <<<"$out")
+  expect_in '"pass":true' "$verdict"
+  python3 - "$verdict" <<'PY' || fail "slopes out of range: $verdict"
+import json, sys
+v = json.loads(sys.argv[1])
+assert abs(v["worst_mup_slope"]) < 0.15, v
+assert v["worst_sp_slope"] > 0.8, v
+PY
+  ;;
 coord_check_errors)
   out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --widths 32,40 2>&1); code=$?
   [[ $code -eq 2 ]] || fail "width 40: expected exit 2, got $code"
