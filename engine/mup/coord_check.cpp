@@ -172,7 +172,8 @@ CoordCheckResult judge(std::vector<CoordPoint> points, double threshold) {
         const double slope = sxx > 0 ? sxy / sxx : NAN;  // NaN: a diverged run or one width
         const auto parametrization = Parametrization(par);
         result.slopes.push_back({parametrization, step, kLayerTypes[layer], slope});
-        // NaN is the worst slope: a diverged run must fail the check, not be skipped.
+        // The worst slope per parametrization; a NaN one (a diverged run) stays the worst, so
+        // it fails the check instead of being skipped.
         const bool mup = parametrization == Parametrization::Mup;
         double& worst = mup ? result.worstMupSlope : result.worstSpSlope;
         bool& first = mup ? firstMup : firstSp;

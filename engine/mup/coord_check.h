@@ -16,8 +16,9 @@
 // ~1 once Adam's updates align with the inputs).
 //
 // The runs are real training: the engine's Gpt<float> forward and backward with the configured
-// optimizer, LR schedule, data and seed (plain, not streamed; streamed training is bit-identical,
-// see tests/engine/streaming). Only the width changes between runs: hidden_size = width,
+// optimizer, data and seed, and the first `steps` learning rates of the config's schedule (as in
+// a run of runconfig.max_steps; plain, not streamed: streamed training is bit-identical, see
+// tests/engine/streaming). Only the width changes between runs: hidden_size = width,
 // filter_size keeps the config's ratio to hidden_size, and the head SIZE stays the config's
 // (num_heads grows with width), so attention at every width sees heads as wide as the base's.
 //
