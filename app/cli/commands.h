@@ -1,6 +1,7 @@
 // The `wafer` subcommands. Each registers its options on the CLI11 app and returns the exit code
 // through a callback; main.cpp only wires them. Exit codes: 0 success (a stopped run included),
-// 1 a failure reported on stderr, 2 usage error, 3 the run diverged.
+// 1 a failure reported on stderr, 2 usage error, 3 the run diverged, 4 the μP coord check ran
+// but its verdict is FAIL.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,5 +20,6 @@ void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addFieldsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addPredictCommands(CLI::App& app, CommonOptions& common, int& exitCode);  // + validate-emulator
+void addCoordCheckCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 
 }  // namespace ws::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     ws::cli::addFieldsCommand(app, common, exitCode);
     ws::cli::addSampleCommand(app, common, exitCode);
     ws::cli::addPredictCommands(app, common, exitCode);
+    ws::cli::addCoordCheckCommand(app, common, exitCode);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,6 +1,7 @@
 // `wafer validate CONFIG`: checks a config (every problem at once) and prints the derived model.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -70,6 +71,17 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
         facts.tokensPerStep, bytes(facts.weightBytes), bytes(facts.gradientBytes),
         bytes(facts.optimizerBytes),
         bytes(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes));
+    if (m.mupEnabled())
+        std::cout << fmt::format(
+            "muP         width multiplier {:.4g} (base {}), MLP {:.4g} (base {}); hidden LR x "
+            "{:.4g}, logits x {:.4g}, embeddings x {:.4g}\n",
+            double(m.hiddenSize) / m.mupBaseHiddenSize, m.mupBaseHiddenSize,
+            double(m.filterSize) / m.mupBaseFilterSize, m.mupBaseFilterSize,
+            double(m.mupBaseHiddenSize) / m.hiddenSize,
+            m.outputLogitsAlpha * (m.scaleOutputLogitsByD
+                                       ? double(m.mupBaseHiddenSize) / m.hiddenSize
+                                       : std::sqrt(double(m.mupBaseHiddenSize) / m.hiddenSize)),
+            m.embeddingsScale);
     return 0;
 }
 

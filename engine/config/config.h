@@ -91,7 +91,21 @@ struct ModelConfig {
     std::optional<InitializerConfig> outputLayerInitializer;
     bool mixedPrecision = false;
     std::string fp16Type = "bfloat16";
+    // μP (Maximal Update Parameterization), ModelZoo's names and meaning: on when
+    // mupBaseHiddenSize > 0; the rules themselves are in engine/model/parameters.cpp (init, LR)
+    // and engine/model/gpt.cpp (multipliers). embeddingsScale, scaleQkDotByD and
+    // attentionLogitsAlpha apply with or without μP, as in ModelZoo.
+    int mupBaseHiddenSize = 0;     // d_base; m_d = hidden_size / d_base
+    int mupBaseFilterSize = 0;     // F_base; m_ffn = filter_size / F_base
+    double embeddingsScale = 1.0;  // m_emb
+    double outputLogitsAlpha = 1.0;
+    bool scaleOutputLogitsByD = true;  // logits × alpha / m_d (false: alpha / sqrt(m_d))
+    bool scaleQkDotByD = false;  // attention scores q·kᵀ / d_head instead of / sqrt(d_head)
+    double attentionLogitsAlpha = 1.0;
+
     SparsityConfig sparsity;
+
+    bool mupEnabled() const { return mupBaseHiddenSize > 0; }
 
     bool operator==(const ModelConfig&) const = default;
 
@@ -152,6 +166,34 @@ struct ModelConfig {
                            .help = "Reduced-precision type for compute",
                            .choices = {"bfloat16"},
                            .valueAliases = {{"cbfloat16", "bfloat16"}}});
+        v.field(mupBaseHiddenSize,
+                {.key = "mup_base_hidden_size",
+                 .help = "muP base width d_base (0: muP off); hidden weights get init std / "
+                         "sqrt(m) and LR / m with m = hidden_size / d_base",
+                 .min = 0});
+        v.field(mupBaseFilterSize,
+                {.key = "mup_base_filter_size",
+                 .help = "muP base MLP width (required with mup_base_hidden_size); mlp.c_proj "
+                         "gets init std / sqrt(m_ffn) and LR / m_ffn, m_ffn = filter_size / this",
+                 .min = 0});
+        v.field(embeddingsScale,
+                {.key = "embeddings_scale",
+                 .help = "Multiplier m_emb of the embedding output (muP's tuned 10; 1 = none)",
+                 .min = 0});
+        v.field(outputLogitsAlpha,
+                {.key = "output_logits_alpha",
+                 .help = "muP only: output logits are multiplied by output_logits_alpha / m",
+                 .min = 0});
+        v.field(scaleOutputLogitsByD,
+                {.key = "scale_output_logits_by_d",
+                 .help = "muP only: divide the output logits by m (false: by sqrt(m))"});
+        v.field(scaleQkDotByD,
+                {.key = "scale_qk_dot_by_d",
+                 .help = "Scale attention scores by 1 / head size instead of 1 / sqrt(head "
+                         "size) (muP needs it)"});
+        v.field(attentionLogitsAlpha, {.key = "attention_logits_alpha",
+                                       .help = "Extra multiplier of the attention scores",
+                                       .min = 0});
         v.section(sparsity, {.key = "sparsity",
                              .help = "Static weight sparsity: pruned weights stay zero and the "
                                      "wafer skips them"});

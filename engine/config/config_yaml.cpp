@@ -367,6 +367,13 @@ Result<LoadedConfig> parseConfig(std::string_view yamlText, std::string_view sou
                             overrideCtx.warnings.end());
     }
     if (!ctx.errors.empty()) return joinErrors(ctx.errors);
+    // ModelZoo warns the same way: these two only shape μP's logit multiplier.
+    const ModelConfig& model = loaded.config.model;
+    if (!model.mupEnabled() && (model.outputLogitsAlpha != 1.0 || !model.scaleOutputLogitsByD))
+        ctx.warnings.push_back(ctx.source +
+                               ": model.output_logits_alpha and model.scale_output_logits_by_d "
+                               "only act under muP, which is off (model.mup_base_hidden_size is "
+                               "0); they are ignored");
     loaded.warnings = std::move(ctx.warnings);
     return loaded;
 }

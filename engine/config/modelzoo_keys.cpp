@@ -38,9 +38,8 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"model", "weight_initialization_seed", "runconfig.seed seeds the initialization"},
     {"model", "use_vsl", "variable sequence length training is not implemented yet", "false"},
     {"model", "fixed_sparse_attention", "attention is always dense"},
-    {"model", "embeddings_scale", "muP multipliers are not supported by this build yet", "1.0"},
-    {"model", "output_logits_scale", "muP multipliers are not supported by this build yet"},
-    {"model", "scale_qk_dot_by_d", "attention scores are scaled by 1/sqrt(head size)", "false"},
+    {"model", "output_logits_scale",
+     "the muP key of ModelZoo before 2.3; set mup_base_hidden_size and output_logits_alpha"},
     // optimizer
     {"optimizer", "loss_scaling_factor", "no loss scaling is needed with bfloat16 or fp32"},
     {"optimizer", "initial_loss_scale", "no loss scaling is needed with bfloat16 or fp32"},
@@ -48,7 +47,9 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"optimizer", "log_summaries", "metrics are always recorded in the run store"},
     {"optimizer", "ws_summary", kNotEmulated},
     {"optimizer", "disable_lr_steps_reset", "schedule pieces always run one after the other"},
-    {"optimizer", "adjust_learning_rate", "muP per-layer learning rates are not supported yet"},
+    {"optimizer", "adjust_learning_rate",
+     "muP per-layer learning rates follow from model.mup_base_hidden_size and "
+     "mup_base_filter_size"},
     // one piece of optimizer.learning_rate
     {"schedule", "alpha",
      "set end_learning_rate instead (end_learning_rate = alpha * initial_learning_rate)"},

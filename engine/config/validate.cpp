@@ -129,6 +129,44 @@ void checkSchedule(const OptimizerConfig& optimizer, std::vector<std::string>& e
     }
 }
 
+// μP's base shape: the proxy model the hyperparameters were tuned on. The width multipliers must
+// be >= 1 (μP scales hidden init and LR *down* from the base as the model widens); they need not
+// be integers (Cerebras-GPT 256M is 1088 wide on a base of 256).
+void checkMup(const ModelConfig& model, std::vector<std::string>& errors) {
+    if (!model.mupEnabled()) {
+        if (model.mupBaseFilterSize > 0)
+            errors.push_back("model.mup_base_filter_size (" +
+                             std::to_string(model.mupBaseFilterSize) +
+                             ") is set but model.mup_base_hidden_size is 0, so muP is off; set "
+                             "mup_base_hidden_size to the base width too, or remove "
+                             "mup_base_filter_size");
+        return;
+    }
+    if (model.mupBaseHiddenSize > model.hiddenSize)
+        errors.push_back("model.mup_base_hidden_size (" + std::to_string(model.mupBaseHiddenSize) +
+                         ") is larger than model.hidden_size (" + std::to_string(model.hiddenSize) +
+                         "): muP scales up from a narrower base model; set mup_base_hidden_size "
+                         "to the width you tuned on (at most " +
+                         std::to_string(model.hiddenSize) + ") or raise hidden_size");
+    if (model.mupBaseFilterSize <= 0) {
+        const int suggested = model.hiddenSize > 0
+                                  ? static_cast<int>(static_cast<int64_t>(model.filterSize) *
+                                                     model.mupBaseHiddenSize / model.hiddenSize)
+                                  : 0;
+        errors.push_back(
+            "model.mup_base_hidden_size is set but model.mup_base_filter_size is not: muP needs "
+            "both base dimensions (as in ModelZoo); set mup_base_filter_size to the base model's "
+            "filter_size" +
+            (suggested > 0 ? " (" + std::to_string(suggested) + " keeps this model's ratio)"
+                           : std::string()));
+    } else if (model.mupBaseFilterSize > model.filterSize) {
+        errors.push_back("model.mup_base_filter_size (" + std::to_string(model.mupBaseFilterSize) +
+                         ") is larger than model.filter_size (" + std::to_string(model.filterSize) +
+                         "): set it to the base model's filter_size (at most " +
+                         std::to_string(model.filterSize) + ") or raise filter_size");
+    }
+}
+
 void checkTokenizer(const TokenizerConfig& tokenizer, const std::string& prefix,
                     const ModelConfig& model, std::vector<std::string>& errors) {
     const std::string p = prefix + ".tokenizer";
@@ -202,6 +240,8 @@ std::vector<std::string> validate(const Config& config) {
         errors.push_back(
             "model.output_layer_initializer: a must be below b for truncated_normal, "
             "e.g. a = -2 * std and b = 2 * std");
+
+    checkMup(model, errors);
 
     const OptimizerConfig& optimizer = config.optimizer;
     if (optimizer.optimizerType == "adamw") {

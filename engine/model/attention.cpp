@@ -49,9 +49,8 @@ int64_t attentionWork(int B, int T, int C) {
 
 template <typename Real>
 void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int C, int NH,
-                      double dropout, uint64_t key) {
+                      Real scale, double dropout, uint64_t key) {
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
-    const Real scale = Real(1) / std::sqrt(Real(hs));
     const DropoutMask mask(dropout, key);
     const int threads = tensor::threadsForWork(attentionWork(B, T, C));
     tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
@@ -86,9 +85,8 @@ void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int
 
 template <typename Real>
 void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* probs, int B,
-                       int T, int C, int NH, double dropout, uint64_t key) {
+                       int T, int C, int NH, Real scale, double dropout, uint64_t key) {
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
-    const Real scale = Real(1) / std::sqrt(Real(hs));
     const DropoutMask mask(dropout, key);
     const int threads = tensor::threadsForWork(attentionWork(B, T, C));
     tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
@@ -149,13 +147,13 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
     });
 }
 
-template void attentionForward<float>(float*, float*, const float*, int, int, int, int, double,
-                                      uint64_t);
+template void attentionForward<float>(float*, float*, const float*, int, int, int, int, float,
+                                      double, uint64_t);
 template void attentionForward<double>(double*, double*, const double*, int, int, int, int, double,
-                                       uint64_t);
+                                       double, uint64_t);
 template void attentionBackward<float>(float*, const float*, const float*, const float*, int, int,
-                                       int, int, double, uint64_t);
+                                       int, int, float, double, uint64_t);
 template void attentionBackward<double>(double*, const double*, const double*, const double*, int,
-                                        int, int, int, double, uint64_t);
+                                        int, int, int, double, double, uint64_t);
 
 }  // namespace ws::model::ops

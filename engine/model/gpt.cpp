@@ -153,6 +153,12 @@ void Gpt<Real>::embedForward(const Real* embeddingParams, const int32_t* inputs)
     const Real* w = computeWeights(embeddingParams, size_t(s.vocab + s.maxPositions) * C, 0);
     Real* encoded = act(m_encoded);
     ops::embeddingForward(encoded, inputs, w, w + size_t(s.vocab) * C, m_B, m_T, s.channels);
+    // μP: embedding output × m_emb (Cerebras-GPT Appendix G, `embeddings_scale`; applied before
+    // dropout as in ModelZoo's gpt2_model.py).
+    if (s.embeddingsScale != 1.0) {
+        const Real scale = Real(s.embeddingsScale);
+        for (size_t i = 0; i < n; ++i) encoded[i] *= scale;
+    }
     ops::dropoutForward(encoded, n, rate(s.dropout),
                         dropoutKey(ParameterTable::embeddingLayer(), kEmbedding));
 }
@@ -173,7 +179,8 @@ void Gpt<Real>::blockForward(int layer, const Real* blockParams) {
     ops::linearForward(act(a.qkv), act(a.ln1), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C);
     roundActivation(act(a.qkv), 3 * nc);
     ops::attentionForward(act(a.atty), act(a.probs), act(a.qkv), m_B, m_T, C, s.heads,
-                          rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs));
+                          s.attentionScale<Real>(), rate(s.attnDropout),
+                          dropoutKey(layerIndex, kAttentionProbs));
     roundActivation(act(a.atty), nc);
     roundActivation(act(a.probs), size_t(m_B) * s.heads * m_T * m_T);
     ops::linearForward(m_branch.data(), act(a.atty), w + m_off.attprojw, w + m_off.attprojb, N, C,
@@ -210,8 +217,9 @@ Real Gpt<Real>::headForward(const Real* headParams, const Real* wte, const int32
     ops::layerNormForward(act(m_lnf), act(m_lnfMean), act(m_lnfRstd), last, w, w + C, N, C,
                           s.lnEps);
     roundActivation(act(m_lnf), size_t(N) * C);
-    tensor::matmul<Real>(Trans::No, Trans::Yes, N, V, C, Real(1), act(m_lnf), C, W, C, Real(0),
-                         act(m_logits), V);
+    // μP: logits × output_logits_alpha / m_d (1 under SP; see GptShape::fromConfig).
+    tensor::matmul<Real>(Trans::No, Trans::Yes, N, V, C, Real(s.outputLogitsScale), act(m_lnf), C,
+                         W, C, Real(0), act(m_logits), V);
     roundActivation(act(m_logits), size_t(N) * V);
     m_haveTargets = targets != nullptr;
     if (!targets) return Real(0);
@@ -235,9 +243,10 @@ void Gpt<Real>::headBackward(const Real* headParams, const Real* wte, Real* head
     Real* dlogits = act(m_logits);  // in place: the logits are not needed any more
     ops::crossEntropyBackward(dlogits, act(m_logits), act(m_lse), m_targets.data(), Real(1) / N, N,
                               V);
-    tensor::matmul<Real>(Trans::No, Trans::No, N, C, V, Real(1), dlogits, V, W, C, Real(0),
+    const Real logitScale = Real(s.outputLogitsScale);  // logits = scale · ln_f · Wᵀ
+    tensor::matmul<Real>(Trans::No, Trans::No, N, C, V, logitScale, dlogits, V, W, C, Real(0),
                          m_dln.data(), C);
-    tensor::matmul<Real>(Trans::Yes, Trans::No, V, C, N, Real(1), dlogits, V, act(m_lnf), C,
+    tensor::matmul<Real>(Trans::Yes, Trans::No, V, C, N, logitScale, dlogits, V, act(m_lnf), C,
                          Real(1), dW, C);
     std::fill(m_dres.begin(), m_dres.end(), Real(0));
     ops::layerNormBackward(m_dres.data(), headGrads, headGrads + C, m_dln.data(),
@@ -274,7 +283,8 @@ void Gpt<Real>::blockBackward(int layer, const Real* blockParams, Real* blockGra
     ops::linearBackward(m_datty.data(), false, g + m_off.attprojw, g + m_off.attprojb,
                         branchGrad(kAttentionOut), act(a.atty), w + m_off.attprojw, N, C, C);
     ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.probs), m_B, m_T, C,
-                           s.heads, rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs));
+                           s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
+                           dropoutKey(layerIndex, kAttentionProbs));
     ops::linearBackward(m_dln.data(), false, g + m_off.qkvw, g + m_off.qkvb, m_dqkv.data(),
                         act(a.ln1), w + m_off.qkvw, N, C, 3 * C);
     ops::layerNormBackward(dres, g + m_off.ln1w, g + m_off.ln1b, m_dln.data(), blockInput(layer),
@@ -286,11 +296,15 @@ void Gpt<Real>::embedBackward(Real* embeddingGrads) {
     const GptShape& s = shape();
     const size_t C = size_t(s.channels), nc = size_t(m_N) * C;
     const double p = rate(s.dropout);
-    const Real* d = m_dres.data();
+    Real* d = m_dres.data();
     if (p > 0.0) {
         ops::dropoutBackward(m_dbranch.data(), m_dres.data(), nc, p,
                              dropoutKey(ParameterTable::embeddingLayer(), kEmbedding));
         d = m_dbranch.data();
+    }
+    if (s.embeddingsScale != 1.0) {  // encoded = m_emb · (wte + wpe); d is not needed after this
+        const Real scale = Real(s.embeddingsScale);
+        for (size_t i = 0; i < nc; ++i) d[i] *= scale;
     }
     ops::embeddingBackward(embeddingGrads, embeddingGrads + size_t(s.vocab) * C, d, m_tokens.data(),
                            m_B, m_T, s.channels);

@@ -11,6 +11,10 @@
 // the counter-based stream of (dropoutSeed, layer, site), so a step is reproducible and a rate of
 // 0 draws no random numbers.
 //
+// μP multipliers (GptShape, all 1 under SP): the embedding sum × embeddings_scale (before
+// dropout), scores × GptShape::attentionScale() instead of 1/sqrt(hs), logits × outputLogitsScale;
+// the backward applies the same factors.
+//
 // bf16 mode (shape.bf16, Gpt<float> only; Gpt<double> ignores it): a bf16-rounded (RNE) copy of
 // each layer's fp32 weights is what the layer computes with, in forward and backward. Rounded to
 // bf16 after their op: ln_1/ln_2/ln_f outputs, qkv, attention probabilities and output, both

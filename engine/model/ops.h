@@ -76,16 +76,17 @@ void dropoutBackward(Real* dx, const Real* dy, size_t n, double p, uint64_t key)
 // The exact scale kept elements get for rate p (p is quantized to 24 bits for the mask).
 double dropoutScale(double p);
 
-// Causal multi-head self-attention on qkv (B,T,3C) = [q | k | v], scores scaled by 1/sqrt(hs):
+// Causal multi-head self-attention on qkv (B,T,3C) = [q | k | v], scores = scale · q·kᵀ (GPT-2:
+// scale = 1/sqrt(hs); μP: attention_logits_alpha / hs, see GptShape::attentionScale):
 // probs (B,NH,T,T) = softmax over keys <= query (zeros above the diagonal, saved for backward),
 // out (B,T,C) = dropout(probs) · v, heads side by side. Dropout uses stream `key` indexed by the
 // position in probs.
 template <typename Real>
 void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int C, int NH,
-                      double dropout, uint64_t key);
+                      Real scale, double dropout, uint64_t key);
 // dqkv (B,T,3C): overwrites.
 template <typename Real>
 void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* probs, int B,
-                       int T, int C, int NH, double dropout, uint64_t key);
+                       int T, int C, int NH, Real scale, double dropout, uint64_t key);
 
 }  // namespace ws::model::ops

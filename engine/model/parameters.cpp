@@ -24,6 +24,23 @@ GptShape GptShape::fromConfig(const config::ModelConfig& model) {
     s.dropout = model.dropoutRate;
     s.attnDropout = model.attentionDropoutRate;
     s.bf16 = model.mixedPrecision && model.fp16Type == "bfloat16";
+    // Applied with or without μP, as in ModelZoo (embeddings_scale, scale_qk_dot_by_d and
+    // attention_logits_alpha are plain model options there).
+    s.embeddingsScale = model.embeddingsScale;
+    s.scaleQkDotByD = model.scaleQkDotByD;
+    s.attentionLogitsAlpha = model.attentionLogitsAlpha;
+    if (model.mupEnabled() && model.mupBaseFilterSize > 0) {
+        // Width multipliers (Cerebras-GPT, arXiv 2304.03208, Appendix G: m_d = d_model / d_base).
+        s.mup = true;
+        s.widthMult = double(model.hiddenSize) / model.mupBaseHiddenSize;
+        s.ffnWidthMult = double(model.filterSize) / model.mupBaseFilterSize;
+        // Output logits × alpha / m_d: the μP paper's (Yang et al. 2022, arXiv 2203.03466)
+        // Table 3 "output weights multiplier 1/fan_in" expressed relative to the base width, as
+        // ModelZoo's gpt2_model.py does (scale_output_logits_by_d false: alpha / sqrt(m_d)).
+        s.outputLogitsScale = model.scaleOutputLogitsByD
+                                  ? model.outputLogitsAlpha / s.widthMult
+                                  : model.outputLogitsAlpha / std::sqrt(s.widthMult);
+    }
     return s;
 }
 
@@ -51,6 +68,11 @@ Status GptShape::validate(int batch, int seqLen) const {
     }
     if (!(dropout >= 0.0 && dropout < 1.0)) {
         return Error{fmt::format("model.dropout_rate is {}; it must be in [0, 1)", dropout)};
+    }
+    if (mup && !(widthMult > 0.0 && ffnWidthMult > 0.0)) {
+        return Error{
+            "model.mup_base_hidden_size and model.mup_base_filter_size must be positive "
+            "when muP is on"};
     }
     if (!(attnDropout >= 0.0 && attnDropout < 1.0)) {
         return Error{
@@ -122,15 +144,20 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
         // Same order as BlockOffsets.
         add(h + "ln_1.weight", {C}, false);
         add(h + "ln_1.bias", {C}, false);
-        add(h + "attn.c_attn.weight", {C, 3 * C}, true);
+        // μP hidden learning rates for Adam (μP paper Table 3: hidden weights' LR 1/fan_in;
+        // Cerebras-GPT Appendix G / ModelZoo lr_adjustment_groups "decoder_attention" and
+        // "decoder_input_ffn": η_base / m_d, "decoder_output_ffn": η_base / m_ffn). Biases,
+        // LayerNorm, embeddings and lm_head keep the base LR.
+        const double hiddenLr = 1.0 / shape.widthMult, ffnOutLr = 1.0 / shape.ffnWidthMult;
+        add(h + "attn.c_attn.weight", {C, 3 * C}, true, hiddenLr);
         add(h + "attn.c_attn.bias", {3 * C}, false);
-        add(h + "attn.c_proj.weight", {C, C}, true);
+        add(h + "attn.c_proj.weight", {C, C}, true, hiddenLr);
         add(h + "attn.c_proj.bias", {C}, false);
         add(h + "ln_2.weight", {C}, false);
         add(h + "ln_2.bias", {C}, false);
-        add(h + "mlp.c_fc.weight", {C, F}, true);
+        add(h + "mlp.c_fc.weight", {C, F}, true, hiddenLr);
         add(h + "mlp.c_fc.bias", {F}, false);
-        add(h + "mlp.c_proj.weight", {F, C}, true);
+        add(h + "mlp.c_proj.weight", {F, C}, true, ffnOutLr);
         add(h + "mlp.c_proj.bias", {C}, false);
         endLayer();
     }
@@ -141,12 +168,12 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
     endLayer();
 }
 
-void ParameterTable::add(std::string name, std::vector<int64_t> shape, bool decay) {
+void ParameterTable::add(std::string name, std::vector<int64_t> shape, bool decay, double lrScale) {
     size_t size = 1;
     for (int64_t d : shape) size *= static_cast<size_t>(d);
     m_byName.emplace(name, m_tensors.size());
     m_tensors.push_back({std::move(name), std::move(shape), m_totalSize, size,
-                         static_cast<int>(m_layers.size()) - 1, decay});
+                         static_cast<int>(m_layers.size()) - 1, decay, lrScale});
     m_totalSize += size;
 }
 
@@ -157,7 +184,7 @@ const TensorSlice* ParameterTable::find(std::string_view name) const {
 
 namespace {
 
-enum class InitKind { Embedding, Hidden, Output, Zero, One };
+enum class InitKind { Embedding, Hidden, Head, AttnOutput, FfnOutput, Zero, One };
 
 InitKind initKindOf(const std::string& name) {
     auto endsWith = [&name](std::string_view suffix) {
@@ -165,12 +192,23 @@ InitKind initKindOf(const std::string& name) {
                std::string_view(name).substr(name.size() - suffix.size()) == suffix;
     };
     if (name == "wte.weight" || name == "wpe.weight") return InitKind::Embedding;
-    if (endsWith("attn.c_proj.weight") || endsWith("mlp.c_proj.weight")) return InitKind::Output;
+    if (endsWith("attn.c_proj.weight")) return InitKind::AttnOutput;
+    if (endsWith("mlp.c_proj.weight")) return InitKind::FfnOutput;
+    if (name == "lm_head.weight") return InitKind::Head;
     if (endsWith("ln_1.weight") || endsWith("ln_2.weight") || name == "ln_f.weight") {
         return InitKind::One;
     }
     if (endsWith(".bias")) return InitKind::Zero;
-    return InitKind::Hidden;  // c_attn.weight, c_fc.weight, lm_head.weight
+    return InitKind::Hidden;  // c_attn.weight, c_fc.weight
+}
+
+// The same distribution with its spread (std and the truncation bounds around the mean) × scale.
+config::InitializerConfig scaled(config::InitializerConfig init, double scale) {
+    if (scale == 1.0) return init;
+    init.std *= scale;
+    init.a = init.mean + (init.a - init.mean) * scale;
+    init.b = init.mean + (init.b - init.mean) * scale;
+    return init;
 }
 
 void fillInitializer(const config::InitializerConfig& init, uint64_t key, float* out, size_t n) {
@@ -198,16 +236,23 @@ void fillInitializer(const config::InitializerConfig& init, uint64_t key, float*
 
 void initParameters(const ParameterTable& table, const config::ModelConfig& model, uint64_t seed,
                     float* params) {
-    config::InitializerConfig output;
-    if (model.outputLayerInitializer) {
-        output = *model.outputLayerInitializer;
-    } else {
-        const double scale = 1.0 / std::sqrt(2.0 * std::max(1, table.shape().layers));
-        output = model.initializer;
-        output.std *= scale;
-        output.a = output.mean + (output.a - output.mean) * scale;
-        output.b = output.mean + (output.b - output.mean) * scale;
-    }
+    const GptShape& shape = table.shape();
+    const config::InitializerConfig output =
+        model.outputLayerInitializer
+            ? *model.outputLayerInitializer
+            : scaled(model.initializer, 1.0 / std::sqrt(2.0 * std::max(1, shape.layers)));
+    // μP init (μP paper Table 3: hidden weights' init variance 1/fan_in; Cerebras-GPT Appendix G
+    // and the Cerebras μP practitioner's guide: σ_base / sqrt(m_d) for QKV and FFN in, and for the
+    // residual-output projections σ_base / sqrt(2 m_d L) (attention) and σ_base / sqrt(2 m_ffn L)
+    // (FFN), i.e. the SP output init above further divided by sqrt(m)). Embeddings and an untied
+    // lm_head keep σ_base: their fan-in does not grow with width (the 1/m of the readout is the
+    // output logits multiplier instead). Under SP both multipliers are 1 and nothing changes.
+    // Unlike ModelZoo, an explicit output_layer_initializer is not depth-scaled again here, so
+    // that a μP model at m = 1 is exactly the SP model.
+    const config::InitializerConfig hidden =
+        scaled(model.initializer, 1.0 / std::sqrt(shape.widthMult));
+    const config::InitializerConfig attnOutput = scaled(output, 1.0 / std::sqrt(shape.widthMult));
+    const config::InitializerConfig ffnOutput = scaled(output, 1.0 / std::sqrt(shape.ffnWidthMult));
     for (size_t t = 0; t < table.tensors().size(); ++t) {
         const TensorSlice& slice = table.tensors()[t];
         float* out = params + slice.offset;
@@ -217,10 +262,16 @@ void initParameters(const ParameterTable& table, const config::ModelConfig& mode
                 fillInitializer(model.embeddingInitializer, key, out, slice.size);
                 break;
             case InitKind::Hidden:
+                fillInitializer(hidden, key, out, slice.size);
+                break;
+            case InitKind::Head:
                 fillInitializer(model.initializer, key, out, slice.size);
                 break;
-            case InitKind::Output:
-                fillInitializer(output, key, out, slice.size);
+            case InitKind::AttnOutput:
+                fillInitializer(attnOutput, key, out, slice.size);
+                break;
+            case InitKind::FfnOutput:
+                fillInitializer(ffnOutput, key, out, slice.size);
                 break;
             case InitKind::Zero:
                 std::fill(out, out + slice.size, 0.0f);

@@ -14,6 +14,7 @@
 // buffer it is given (using the compute threads) and is deterministic for a seed.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -38,10 +39,27 @@ struct GptShape {
     double dropout = 0.0;      // on the embedding output and on each residual branch output
     double attnDropout = 0.0;  // on attention probabilities
     bool bf16 = false;         // compute with bf16-rounded weights and activations (Gpt<float>)
+    // μP (config: model.mup_base_*, see fromConfig). All 1 / off under the standard
+    // parameterization, where every multiplication by them is exact, so SP is unchanged.
+    bool mup = false;
+    double widthMult = 1.0;             // m_d = C / mup_base_hidden_size (1 without μP)
+    double ffnWidthMult = 1.0;          // m_ffn = F / mup_base_filter_size (1 without μP)
+    double embeddingsScale = 1.0;       // embedding output × m_emb
+    double outputLogitsScale = 1.0;     // logits × output_logits_alpha / m_d (or / sqrt(m_d))
+    bool scaleQkDotByD = false;         // scores / hs instead of / sqrt(hs)
+    double attentionLogitsAlpha = 1.0;  // scores × this
 
     static GptShape fromConfig(const config::ModelConfig& model);
 
     int headSize() const { return heads > 0 ? channels / heads : 0; }
+    // The multiplier of q·kᵀ: attention_logits_alpha / hs (scale_qk_dot_by_d) or / sqrt(hs),
+    // computed in Real so that the SP value is exactly the 1 / sqrt(hs) GPT-2 uses.
+    template <typename Real>
+    Real attentionScale() const {
+        const Real hs = Real(headSize());
+        const Real base = scaleQkDotByD ? Real(1) / hs : Real(1) / std::sqrt(hs);
+        return attentionLogitsAlpha == 1.0 ? base : Real(attentionLogitsAlpha) * base;
+    }
 
     // Checks the shape itself (positive sizes, heads divide channels, rates in [0, 1)); with
     // batch/seqLen > 0 also that a Gpt of that batch and sequence length can be built. The message
@@ -56,6 +74,7 @@ struct TensorSlice {
     size_t size = 0;             // elements
     int layerIndex = 0;          // index into ParameterTable::layers()
     bool decay = false;          // weight decay applies: every 2-D tensor (incl. wte, wpe, lm_head)
+    double lrScale = 1.0;        // learning-rate multiplier (μP: 1/m_d or 1/m_ffn, see .cpp)
 };
 
 struct LayerSlice {
@@ -89,7 +108,7 @@ public:
     int headLayer() const { return m_shape.layers + 1; }
 
 private:
-    void add(std::string name, std::vector<int64_t> shape, bool decay);
+    void add(std::string name, std::vector<int64_t> shape, bool decay, double lrScale = 1.0);
 
     GptShape m_shape;
     std::vector<TensorSlice> m_tensors;
@@ -101,7 +120,9 @@ private:
 // Initializes all parameters, ModelZoo style: embedding_initializer for wte/wpe, initializer for
 // c_attn, c_fc and lm_head weights, output_layer_initializer for attn.c_proj and mlp.c_proj weights
 // (absent: initializer with std, a - mean and b - mean all divided by sqrt(2 L), GPT-2's scaled
-// residual init, truncation staying at the same number of standard deviations), biases 0,
+// residual init, truncation staying at the same number of standard deviations). Under μP the
+// same spread is further divided by sqrt(m_d) for c_attn, c_fc and attn.c_proj and by
+// sqrt(m_ffn) for mlp.c_proj (embeddings and lm_head unscaled; see the .cpp). Biases 0,
 // LayerNorm weights 1 and biases 0. truncated_normal resamples values outside [a, b] (after 64
 // rejected draws, which only an interval far from the mean can cause, the value is clamped into
 // [a, b] so a bad config cannot hang). Each tensor draws from its own counter-based stream keyed by

@@ -81,6 +81,10 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
     const float* wpe = wte + size_t(V) * C;
     // Positions m_pos .. m_pos+n-1: the embedding op with B = 1, T = n on wpe's rows from m_pos.
     model::ops::embeddingForward(m_x.data(), tokens.data(), wte, wpe + size_t(m_pos) * C, 1, n, C);
+    if (s.embeddingsScale != 1.0) {  // μP, as in Gpt::embedForward
+        const float scale = float(s.embeddingsScale);
+        for (size_t i = 0; i < size_t(n) * C; ++i) m_x[i] *= scale;
+    }
 
     for (int l = 0; l < s.layers; ++l) {
         if (cancel && cancel->load(std::memory_order_relaxed)) return false;
@@ -96,8 +100,9 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
                                  m_x.data() + size_t(first) * C, head, head + C, rows, C, s.lnEps);
     if (round) tensor::roundToBf16(m_ln.data(), size_t(rows) * C);
     m_logits.resize(size_t(rows) * V);
-    tensor::matmul<float>(backendFor(rows), Trans::No, Trans::Yes, rows, V, C, 1.0f, m_ln.data(), C,
-                          W, C, 0.0f, m_logits.data(), V);
+    tensor::matmul<float>(backendFor(rows), Trans::No, Trans::Yes, rows, V, C,
+                          float(s.outputLogitsScale), m_ln.data(), C, W, C, 0.0f, m_logits.data(),
+                          V);
     if (round) tensor::roundToBf16(m_logits.data(), size_t(rows) * V);
     m_logitRows = rows;
     m_lastRows = n;
@@ -161,8 +166,8 @@ void KvDecoder::attention(int layer, int rows) {
         std::memcpy(K + size_t(m_pos + i) * C, qkv + C, sizeof(float) * size_t(C));
         std::memcpy(V + size_t(m_pos + i) * C, qkv + 2 * C, sizeof(float) * size_t(C));
     }
-    const float scale = 1.0f / std::sqrt(float(hs));
-    const int total = m_pos + rows;  // keys visible to the last query
+    const float scale = s.attentionScale<float>();  // 1/sqrt(hs), or μP's alpha / hs
+    const int total = m_pos + rows;                 // keys visible to the last query
     const int64_t work = int64_t(rows) * total * C * 2;
     const int pos = m_pos;
     tensor::parallelFor(NH, tensor::threadsForWork(work), [&](int64_t begin, int64_t end) {

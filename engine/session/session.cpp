@@ -273,7 +273,8 @@ Status Session::prepareAndTrain() {
                             : fmt::format("{}", fmt::join(cfg.model.sparsity.targets, ", "))));
     }
     std::vector<optim::ParamGroup> groups;
-    for (const auto& t : s.table->tensors()) groups.push_back({t.offset, t.size, t.decay, 1.0});
+    for (const auto& t : s.table->tensors())
+        groups.push_back({t.offset, t.size, t.decay, t.lrScale});
     optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize(),
                                s.memoryx->optimizerState());
 
@@ -396,6 +397,15 @@ Status Session::prepareAndTrain() {
                     "lr {}",
                     s.table->totalSize(), shape.layers, shape.channels, B, T, maxSteps,
                     schedule.describe()));
+    if (shape.mup) {
+        log(LogLine::Level::Info,
+            fmt::format("muP: width multiplier m = {:.4g} (base {}), MLP m_ffn = {:.4g}; hidden "
+                        "init std / sqrt(m), hidden LR x {:.4g} (MLP out x {:.4g}); embeddings "
+                        "x {:.4g}, logits x {:.4g}, attention scores x {:.4g}",
+                        shape.widthMult, cfg.model.mupBaseHiddenSize, shape.ffnWidthMult,
+                        1.0 / shape.widthMult, 1.0 / shape.ffnWidthMult, shape.embeddingsScale,
+                        shape.outputLogitsScale, shape.attentionScale<double>()));
+    }
 
     // --- Training loop.
     setState(RunState::Running);

@@ -224,6 +224,52 @@ readme, table = (open(p).read() for p in sys.argv[1:])
 sys.exit(0 if table.strip() in readme else 1)
 PY2
   ;;
+coord_check)
+  # The muP preset, reduced: SP's activations grow with width, muP's stay flat (exit 0 = PASS).
+  short=(--set train_input.max_sequence_length=32 --set train_input.batch_size=4)
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --widths 32,64,128 --steps 3 \
+        "${short[@]}" --json --out "$tmp/coord.csv") || fail "exit $? $out"
+  expect_in '"event":"coord"' "$out"
+  expect_in '"parametrization":"mup","width":128' "$out"
+  expect_in '"event":"slope"' "$out"
+  expect_in '"event":"verdict","pass":true' "$out"
+  [[ $(grep -c '"event":"coord"' <<<"$out") -eq 72 ]] || fail "expected 2 x 3 x 3 x 4 rows"
+  [[ $(wc -l <"$tmp/coord.csv") -eq 73 ]] || fail "expected a header and 72 CSV rows"
+  expect_in "parametrization,width,step,layer,mean_abs" "$(head -1 "$tmp/coord.csv")"
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --widths 32,64 --steps 1 \
+        "${short[@]}" 2>/dev/null) || fail "text exit $? $out"
+  expect_in "verdict: PASS" "$out"
+  expect_in "attn_logits" "$out" ;;
+coord_check_preset)
+  # The full default check of the preset (widths 32..256, 10 steps; 7 s on 2 idle cores):
+  # muP passes and SP's worst slope shows activations growing about like width.
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --json) || fail "exit $? $out"
+  verdict=$(grep '"event":"verdict"' <<<"$out")
+  expect_in '"pass":true' "$verdict"
+  python3 - "$verdict" <<'PY' || fail "slopes out of range: $verdict"
+import json, sys
+v = json.loads(sys.argv[1])
+assert abs(v["worst_mup_slope"]) < 0.15, v
+assert v["worst_sp_slope"] > 0.8, v
+PY
+  ;;
+coord_check_errors)
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --widths 32,40 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "width 40: expected exit 2, got $code"
+  expect_in "not a multiple of the head size 16" "$out"
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --widths 16,32 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "width below the base: expected exit 2, got $code"
+  expect_in "below model.mup_base_hidden_size (32)" "$out"
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --widths 32,x 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "bad --widths: expected exit 2, got $code"
+  expect_in "positive integers" "$out"
+  out=$("$wafer" coord-check "$src/presets/gpt-nano.yaml" 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "muP off: expected exit 2, got $code"
+  expect_in "muP off" "$out"
+  out=$("$wafer" coord-check "$src/presets/mup-base.yaml" --set model.mup_base_hidden_size=64 \
+        2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "invalid config: expected exit 1, got $code"
+  expect_in "mup_base_hidden_size (64) is larger than model.hidden_size (32)" "$out" ;;
 *)
   fail "unknown case" ;;
 esac

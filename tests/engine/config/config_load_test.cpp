@@ -34,6 +34,38 @@ TEST(ConfigLoad, ReadsValuesAndKeepsDefaultsForMissingKeys) {
     EXPECT_TRUE(loaded->warnings.empty());
 }
 
+TEST(ConfigLoad, ReadsModelZooMupKeys) {
+    auto loaded = parseText(
+        "model:\n"
+        "    hidden_size: 256\n"
+        "    filter_size: 1024\n"
+        "    mup_base_hidden_size: 32\n"
+        "    mup_base_filter_size: 128\n"
+        "    embeddings_scale: 10.0\n"
+        "    output_logits_alpha: 2.0\n"
+        "    scale_output_logits_by_d: false\n"
+        "    scale_qk_dot_by_d: true\n"
+        "    attention_logits_alpha: 0.5\n");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    const ModelConfig& m = loaded->config.model;
+    EXPECT_TRUE(m.mupEnabled());
+    EXPECT_EQ(m.mupBaseHiddenSize, 32);
+    EXPECT_EQ(m.mupBaseFilterSize, 128);
+    EXPECT_EQ(m.embeddingsScale, 10.0);
+    EXPECT_EQ(m.outputLogitsAlpha, 2.0);
+    EXPECT_FALSE(m.scaleOutputLogitsByD);
+    EXPECT_TRUE(m.scaleQkDotByD);
+    EXPECT_EQ(m.attentionLogitsAlpha, 0.5);
+    EXPECT_TRUE(loaded->warnings.empty());
+    EXPECT_FALSE(ModelConfig{}.mupEnabled());  // off by default
+}
+
+TEST(ConfigLoad, MupOnlyLogitKeysWarnWhenMupIsOff) {
+    auto loaded = parseText("model:\n    output_logits_alpha: 2.0\n");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_TRUE(anyContains(loaded->warnings, "only act under muP, which is off"));
+}
+
 TEST(ConfigLoad, UnknownKeyNamesPlaceAndSuggestsTheClosestKey) {
     EXPECT_EQ(parseError("model:\n    hiden_size: 64\n"),
               "test.yaml:2:5: model.hiden_size: unknown key; did you mean `hidden_size`?");

@@ -42,6 +42,44 @@ TEST(ConfigValidate, HiddenSizeMustDivideByHeads) {
               "divides 130");
 }
 
+TEST(ConfigValidate, MupBaseShapeIsChecked) {
+    Config c = runnable();
+    c.model.hiddenSize = 256;
+    c.model.numHeads = 4;
+    c.model.filterSize = 1024;
+    c.model.mupBaseHiddenSize = 32;
+    c.model.mupBaseFilterSize = 128;
+    EXPECT_TRUE(validate(c).empty());
+    // Multipliers need not be integers (Cerebras-GPT 256M: 1088 on a base of 256).
+    c.model.mupBaseHiddenSize = 48;
+    EXPECT_TRUE(validate(c).empty());
+
+    c.model.mupBaseHiddenSize = 512;
+    EXPECT_EQ(onlyError(c),
+              "model.mup_base_hidden_size (512) is larger than model.hidden_size (256): muP "
+              "scales up from a narrower base model; set mup_base_hidden_size to the width you "
+              "tuned on (at most 256) or raise hidden_size");
+    c.model.mupBaseHiddenSize = 32;
+    c.model.mupBaseFilterSize = 2048;
+    EXPECT_EQ(onlyError(c),
+              "model.mup_base_filter_size (2048) is larger than model.filter_size (1024): set it "
+              "to the base model's filter_size (at most 1024) or raise filter_size");
+    c.model.mupBaseFilterSize = 0;
+    EXPECT_EQ(onlyError(c),
+              "model.mup_base_hidden_size is set but model.mup_base_filter_size is not: muP "
+              "needs both base dimensions (as in ModelZoo); set mup_base_filter_size to the base "
+              "model's filter_size (128 keeps this model's ratio)");
+    c.model.mupBaseHiddenSize = 0;
+    c.model.mupBaseFilterSize = 128;
+    EXPECT_EQ(onlyError(c),
+              "model.mup_base_filter_size (128) is set but model.mup_base_hidden_size is 0, so "
+              "muP is off; set mup_base_hidden_size to the base width too, or remove "
+              "mup_base_filter_size");
+    c.model.mupBaseFilterSize = 0;
+    c.model.mupBaseHiddenSize = -1;
+    EXPECT_EQ(onlyError(c), "model.mup_base_hidden_size = -1: must be >= 0");
+}
+
 TEST(ConfigValidate, SequenceMustFitThePositionTable) {
     Config c = runnable();
     c.trainInput.maxSequenceLength = 2048;

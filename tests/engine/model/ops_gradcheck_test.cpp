@@ -167,8 +167,8 @@ TEST(OpsGradcheck, CrossEntropyPropagatesNan) {
     EXPECT_TRUE(std::isnan(losses[0]));
 }
 
-// Causal attention written from its definition (per head: softmax(q kᵀ / sqrt(hs)) v, masked).
-Vec naiveAttention(const Vec& qkv, int B, int T, int C, int NH) {
+// Causal attention written from its definition (per head: softmax(scale q kᵀ) v, masked).
+Vec naiveAttention(const Vec& qkv, int B, int T, int C, int NH, double scale) {
     const int hs = C / NH;
     Vec out(size_t(B) * T * C, 0.0);
     for (int b = 0; b < B; ++b) {
@@ -182,7 +182,7 @@ Vec naiveAttention(const Vec& qkv, int B, int T, int C, int NH) {
                         d += qkv[(b * T + t) * 3 * C + h * hs + i] *
                              qkv[(b * T + j) * 3 * C + C + h * hs + i];
                     }
-                    w[j] = d / std::sqrt(double(hs));
+                    w[j] = d * scale;
                     m = std::max(m, w[j]);
                 }
                 for (double& x : w) s += (x = std::exp(x - m));
@@ -198,18 +198,22 @@ Vec naiveAttention(const Vec& qkv, int B, int T, int C, int NH) {
     return out;
 }
 
-void checkAttention(int B, int T, int C, int NH, double dropout, uint32_t seed) {
+// scale 0: GPT-2's 1/sqrt(hs).
+void checkAttention(int B, int T, int C, int NH, double dropout, uint32_t seed,
+                    double scale = 0.0) {
+    if (scale == 0.0) scale = 1.0 / std::sqrt(double(C / NH));
     Vec qkv = randomVector(size_t(B) * T * 3 * C, seed, -1.5, 1.5);
     Vec r = randomVector(size_t(B) * T * C, seed + 1);
     Vec out(size_t(B) * T * C), probs(size_t(B) * NH * T * T);
     const uint64_t key = 0x1234;
     auto loss = [&] {
-        ops::attentionForward(out.data(), probs.data(), qkv.data(), B, T, C, NH, dropout, key);
+        ops::attentionForward(out.data(), probs.data(), qkv.data(), B, T, C, NH, scale, dropout,
+                              key);
         return dot(out, r);
     };
     loss();
     if (dropout == 0.0) {
-        const Vec expected = naiveAttention(qkv, B, T, C, NH);
+        const Vec expected = naiveAttention(qkv, B, T, C, NH, scale);
         for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], expected[i], 1e-12) << i;
         for (int bh = 0; bh < B * NH; ++bh) {  // rows sum to one, zero above the diagonal
             for (int t = 0; t < T; ++t) {
@@ -226,8 +230,8 @@ void checkAttention(int B, int T, int C, int NH, double dropout, uint32_t seed) 
         }
     }
     Vec dqkv(qkv.size(), 7.0);  // overwritten
-    ops::attentionBackward(dqkv.data(), r.data(), qkv.data(), probs.data(), B, T, C, NH, dropout,
-                           key);
+    ops::attentionBackward(dqkv.data(), r.data(), qkv.data(), probs.data(), B, T, C, NH, scale,
+                           dropout, key);
     expectGradientMatches(qkv, dqkv, loss, "dqkv");
 }
 
@@ -237,6 +241,12 @@ TEST(OpsGradcheck, CausalSelfAttention) {
 
 TEST(OpsGradcheck, CausalSelfAttentionAcrossRowBlocks) {
     checkAttention(1, 70, 4, 2, 0.0, 30);  // T > the kernel's 64-row block
+}
+
+// μP's scores: attention_logits_alpha / hs instead of 1 / sqrt(hs).
+TEST(OpsGradcheck, CausalSelfAttentionWithMupScale) {
+    checkAttention(2, 5, 8, 2, 0.0, 21, 1.7 / 4.0);
+    checkAttention(1, 6, 8, 2, 0.3, 41, 0.5 / 4.0);
 }
 
 TEST(OpsGradcheck, CausalSelfAttentionWithFixedDropoutMask) {

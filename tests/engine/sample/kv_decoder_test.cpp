@@ -66,6 +66,22 @@ TEST(KvDecoder, UntiedHeadMatchesFullForward) {
     expectTokenByTokenMatches(tinyShape(97, 16, false), 1e-4);
 }
 
+// A μP model samples with the multipliers it trained with (embeddings, logits, 1/d_head scores).
+TEST(KvDecoder, MupMultipliersMatchFullForward) {
+    auto s = tinyShape();
+    s.mup = true;
+    s.widthMult = 4.0;
+    s.ffnWidthMult = 4.0;
+    s.embeddingsScale = 10.0;
+    s.outputLogitsScale = 0.5;
+    s.scaleQkDotByD = true;
+    s.attentionLogitsAlpha = 1.5;
+    expectTokenByTokenMatches(s, 1e-4);
+    auto untied = s;
+    untied.tiedEmbedding = false;
+    expectTokenByTokenMatches(untied, 1e-4);
+}
+
 TEST(KvDecoder, PrefillLongerThanARowBlockMatchesFullForward) {
     // 150 positions: the prefill's attention runs in blocks of 64 query rows.
     const auto s = tinyShape(50, 150);

@@ -157,6 +157,28 @@ TEST(Session, DropoutAndUntiedHeadLearn) {
                   "model.share_embedding_weights=false"});
 }
 
+// A μP model (2x its 16-wide base) trains through the streamed session and says what μP does.
+TEST(Session, MupModelLearnsAndLogsItsMultipliers) {
+    const std::vector<std::string> mup = {
+        "model.mup_base_hidden_size=16", "model.mup_base_filter_size=32",
+        "model.embeddings_scale=10", "model.scale_qk_dot_by_d=true",
+        "optimizer.learning_rate=0.01"};
+    expectLearns(mup);
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(tinyConfig(dir.path(), 1, mup), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    bool sawMup = false;
+    for (const auto& e : runToEnd(**session))
+        if (const auto* line = std::get_if<LogLine>(&e))
+            sawMup = sawMup || line->message.find(
+                                   "muP: width multiplier m = 2 (base 16), MLP "
+                                   "m_ffn = 2") != std::string::npos;
+    EXPECT_TRUE(sawMup);
+}
+
 TEST(Session, SeparateEvalCorpusIsUsedWhole) {
     TempDir dir;
     writeCorpus(dir.path());

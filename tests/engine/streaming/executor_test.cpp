@@ -93,6 +93,34 @@ INSTANTIATE_TEST_SUITE_P(TiedClipBuffer, StreamedEqualsPlain,
                          ::testing::Combine(::testing::Bool(), ::testing::Values(0.0, 0.5),
                                             ::testing::Values(1, 2, 3)));
 
+// μP: the multipliers live in the shape and the per-layer LRs in the optimizer groups, which the
+// streamed update applies per layer; still bit-for-bit the plain step.
+model::GptShape mupShape(bool tied) {
+    model::GptShape s = smallShape(tied);
+    s.mup = true;
+    s.widthMult = 4.0;  // a 16-wide model on a base of 4
+    s.ffnWidthMult = 2.0;
+    s.embeddingsScale = 10.0;
+    s.outputLogitsScale = 1.0 / 4.0;
+    s.scaleQkDotByD = true;
+    return s;
+}
+
+TEST(StreamingExecutor, MupStreamedEqualsPlainBitForBit) {
+    for (const bool tied : {true, false}) {
+        const auto shape = mupShape(tied);
+        ASSERT_EQ(model::ParameterTable(shape).find("h.0.mlp.c_proj.weight")->lrScale, 0.5);
+        const auto plain = trainPlain(shape, 0.5);
+        StreamingOptions options;
+        const auto streamed = trainStreamed(shape, 0.5, options);
+        EXPECT_EQ(streamed.losses, plain.losses);
+        EXPECT_EQ(streamed.norms, plain.norms);
+        EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
+        // and μP really changed the run
+        EXPECT_NE(plain.losses, trainPlain(smallShape(tied), 0.5).losses);
+    }
+}
+
 // Several systems (or micro-batches) compute the same mean gradient summed in another order.
 // float32 sums of a few terms differ by a few ulp per step; over 4 Adam steps at lr 1e-2 the
 // weights may drift by ~1e-6 relative, far below the 1e-4 that a wrong shard or scale would give

@@ -34,7 +34,7 @@ inline config::OptimizerConfig adamw(double maxNorm) {
 
 inline std::vector<optim::ParamGroup> groupsOf(const model::ParameterTable& table) {
     std::vector<optim::ParamGroup> groups;
-    for (const auto& t : table.tensors()) groups.push_back({t.offset, t.size, t.decay, 1.0});
+    for (const auto& t : table.tensors()) groups.push_back({t.offset, t.size, t.decay, t.lrScale});
     return groups;
 }
 
