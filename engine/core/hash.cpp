@@ -14,7 +14,9 @@ Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
     EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(m_ctx), EVP_sha256(), nullptr);
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_ctx)); }
+Sha256::~Sha256() {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(m_ctx));
+}
 
 void Sha256::update(const void* data, size_t size) {
     EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(m_ctx), data, size);

@@ -23,8 +23,12 @@ fs::path executableDir() {
 }
 }  // namespace
 
-fs::path userCacheDir() { return xdgDir("XDG_CACHE_HOME", ".cache"); }
-fs::path userDataDir() { return xdgDir("XDG_DATA_HOME", ".local/share"); }
+fs::path userCacheDir() {
+    return xdgDir("XDG_CACHE_HOME", ".cache");
+}
+fs::path userDataDir() {
+    return xdgDir("XDG_DATA_HOME", ".local/share");
+}
 
 fs::path appDataDir() {
     if (const char* v = std::getenv("WAFER_STUDIO_HOME"); v && *v) return fs::path(v);

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "engine/tokenizer/bpe_tokenizer.h"
-#include "support/temp_dir.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "support/temp_dir.h"
 
 namespace ws::tokenizer {
 namespace {
