@@ -136,7 +136,12 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     auto loaded = config::loadConfigFile(opt.configPath, opt.overrides);
     if (!loaded.ok()) return fail(loaded.error().message);
     const auto& cfg = loaded->config;
-    auto spec = wafer::loadWaferSpec(opt.wafer.empty() ? cfg.wafer.spec : opt.wafer);
+    // The config's spec with its wafer:/cluster: overrides (--wafer picks another spec); system
+    // counts are checked below, for every count asked for.
+    config::Config specConfig = cfg;
+    if (!opt.wafer.empty()) specConfig.wafer.spec = opt.wafer;
+    specConfig.runconfig.numCsx = 1;
+    auto spec = wafer::specForConfig(specConfig);
     if (!spec.ok()) return fail(spec.error().message);
     for (const auto& o : opt.waferOverrides)
         if (Status s = wafer::overrideField(*spec, o); !s.ok()) return fail(s.error().message);

@@ -458,6 +458,7 @@ struct WaferConfig {
     int weightBufferLayers = 2;  // layers' weights the wafer may hold at once (2: double buffer)
     int64_t sramBytes = 0;       // 0: the spec's; otherwise overrides the SRAM for activations
     bool emulate = true;         // attach emulated hardware time and utilization to the run
+    std::vector<std::string> overrides;  // "grid_rows=64": figures of the spec's wafer: section
 
     bool operator==(const WaferConfig&) const = default;
 
@@ -479,6 +480,26 @@ struct WaferConfig {
         v.field(emulate, {.key = "emulate",
                           .help = "Run the cycle model beside training: emulated time for every "
                                   "span, per-core utilization frames, predicted throughput"});
+        v.field(overrides,
+                {.key = "overrides",
+                 .help = "Change figures of the spec's wafer, e.g. [grid_rows=64, clock_ghz=1.2] "
+                         "(keys of presets/wafers/*.yaml's wafer: section)"});
+    }
+};
+
+// The cluster around the wafers (ours). How many systems train is ModelZoo's runconfig.num_csx;
+// this section changes the spec's SwarmX / MemoryX figures.
+struct ClusterConfig {
+    std::vector<std::string> overrides;  // "max_systems=32": figures of the spec's cluster:
+
+    bool operator==(const ClusterConfig&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(overrides,
+                {.key = "overrides",
+                 .help = "Change figures of the spec's cluster, e.g. [max_systems=32, "
+                         "swarmx_fan_out=2] (keys of presets/wafers/*.yaml's cluster: section)"});
     }
 };
 
@@ -490,6 +511,7 @@ struct Config {
     RunConfig runconfig;
     MemoryXConfig memoryx;
     WaferConfig wafer;
+    ClusterConfig cluster;
 
     bool operator==(const Config&) const = default;
 
@@ -506,6 +528,8 @@ struct Config {
                   {.key = "memoryx",
                    .help = "The external weight store (ours, beside ModelZoo's sections)"});
         v.section(wafer, {.key = "wafer", .help = "The emulated wafer (ours)"});
+        v.section(cluster, {.key = "cluster",
+                            .help = "The emulated cluster: SwarmX and MemoryX figures (ours)"});
     }
 };
 

@@ -8,8 +8,8 @@ namespace ws::session {
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
     std::vector<wafer::BlockSparsity> perBlockSparsity) {
-    auto spec = wafer::loadWaferSpec(cfg.wafer.spec);
-    if (!spec.ok()) return Error{"wafer.spec: " + spec.error().message};
+    auto spec = wafer::specForConfig(cfg);
+    if (!spec.ok()) return spec.error();
     wafer::StepInput in;
     in.shape = shape;
     in.numSystems = cfg.runconfig.numCsx;

@@ -73,9 +73,8 @@ Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::
                                         const model::ParameterTable& table) {
     int64_t sram = cfg.wafer.sramBytes;
     if (sram <= 0) {
-        auto spec = wafer::loadWaferSpec(cfg.wafer.spec);
-        if (!spec.ok()) return Error{"wafer.spec: " + spec.error().message};
-        if (Status st = spec->checkSystems(cfg.runconfig.numCsx); !st.ok()) return st.error();
+        auto spec = wafer::specForConfig(cfg);
+        if (!spec.ok()) return spec.error();
         sram = spec->cores() * spec->sramBytesPerCore;
     }
     size_t largest = streaming::largestLayerSize(table);

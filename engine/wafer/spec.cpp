@@ -256,14 +256,36 @@ Status overrideField(WaferSpec& spec, std::string_view keyEqualsValue) {
                                  keyEqualsValue, section)};
     auto it =
         std::find_if(fields.begin(), fields.end(), [&](const Field& f) { return key == f.key; });
-    if (it == fields.end())
-        return Error{
-            fmt::format("override \"{}\": unknown key {}.{}", keyEqualsValue, section, key)};
+    if (it == fields.end()) {
+        std::string known;
+        for (const auto& f : fields) known += (known.empty() ? "" : ", ") + std::string(f.key);
+        return Error{fmt::format("override \"{}\": unknown key {}.{}; allowed: {}", keyEqualsValue,
+                                 section, key, known)};
+    }
     if (std::string msg = assign(*it, value); !msg.empty())
         return Error{fmt::format("override \"{}\": {}", keyEqualsValue, msg)};
     if (Status s = copy.validate(); !s.ok()) return s;
     spec = std::move(copy);
     return Status::success();
+}
+
+Result<WaferSpec> specForConfig(const config::Config& cfg) {
+    auto spec = loadWaferSpec(cfg.wafer.spec);
+    if (!spec.ok()) return Error{"wafer.spec: " + spec.error().message};
+    const std::pair<const char*, const std::vector<std::string>*> sections[] = {
+        {"wafer", &cfg.wafer.overrides}, {"cluster", &cfg.cluster.overrides}};
+    for (const auto& [section, overrides] : sections) {
+        for (size_t i = 0; i < overrides->size(); ++i) {
+            const std::string& o = (*overrides)[i];
+            if (Status st = overrideField(*spec, fmt::format("{}.{}", section, o)); !st.ok())
+                return Error{fmt::format("{}.overrides[{}] = \"{}\": {}", section, i, o,
+                                         st.error().message)};
+        }
+    }
+    if (Status st = spec->validate(); !st.ok()) return st.error();
+    if (Status st = spec->checkSystems(cfg.runconfig.numCsx); !st.ok())
+        return Error{"runconfig.num_csx: " + st.error().message};
+    return spec;
 }
 
 }  // namespace ws::wafer

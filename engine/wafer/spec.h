@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/config/config.h"
 #include "engine/core/result.h"
 
 namespace ws::wafer {
@@ -67,5 +68,10 @@ Result<WaferSpec> loadWaferSpec(std::string_view nameOrPath);
 // One override "wafer.grid_rows=64" / "cluster.max_systems=4" (the config's wafer:/cluster:
 // sections use these keys). The value is a number; the result is validated again.
 Status overrideField(WaferSpec& spec, std::string_view keyEqualsValue);
+
+// The spec a config trains on: wafer.spec, then wafer.overrides and cluster.overrides (keys
+// without their section, "grid_rows=64"), validated, and runconfig.num_csx checked against it.
+// Errors name the config key to fix.
+Result<WaferSpec> specForConfig(const config::Config& cfg);
 
 }  // namespace ws::wafer

@@ -130,5 +130,40 @@ TEST(WaferSpec, NumCsxBeyondTheSwarmXLimitIsAnError) {
     EXPECT_FALSE(spec->checkSystems(0).ok());
 }
 
+TEST(WaferSpec, ConfigSectionsOverrideTheSpecsFigures) {
+    config::Config cfg;
+    cfg.wafer.spec = "teaching-16x16";
+    cfg.wafer.overrides = {"grid_rows=32", "clock_ghz=2"};
+    cfg.cluster.overrides = {"max_systems=64"};
+    cfg.runconfig.numCsx = 32;
+    auto spec = specForConfig(cfg);
+    ASSERT_TRUE(spec.ok()) << spec.error().message;
+    EXPECT_EQ(spec->gridRows, 32);
+    EXPECT_EQ(spec->gridCols, 16);
+    EXPECT_DOUBLE_EQ(spec->clockGhz, 2.0);
+    EXPECT_EQ(spec->cluster.maxSystems, 64);
+
+    cfg.cluster.overrides.clear();  // the teaching cluster connects 16 systems
+    auto tooMany = specForConfig(cfg);
+    ASSERT_FALSE(tooMany.ok());
+    EXPECT_NE(tooMany.error().message.find("runconfig.num_csx"), std::string::npos);
+
+    cfg.runconfig.numCsx = 1;
+    cfg.wafer.overrides = {"grid_rows=32", "grid_row=8"};
+    auto typo = specForConfig(cfg);
+    ASSERT_FALSE(typo.ok());
+    EXPECT_NE(typo.error().message.find("wafer.overrides[1] = \"grid_row=8\""), std::string::npos)
+        << typo.error().message;
+    EXPECT_NE(typo.error().message.find("allowed: name, grid_rows, grid_cols"), std::string::npos);
+
+    cfg.wafer.overrides = {"grid_cols=0"};
+    EXPECT_FALSE(specForConfig(cfg).ok());  // validated like a spec file
+    cfg.wafer.overrides.clear();
+    cfg.wafer.spec = "wse9";
+    auto missing = specForConfig(cfg);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("wafer.spec"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ws::wafer
