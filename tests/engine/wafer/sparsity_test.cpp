@@ -32,18 +32,27 @@ TEST(Sparsity, RejectsBadLevelsAndTargets) {
     EXPECT_FALSE(blockSparsityFromWeights(table, params.data(), 3, 0.5, {}).ok());
 }
 
-TEST(Sparsity, ZerosAreSkippedAndShowAsImbalance) {
-    model::GptShape s{
-        .vocab = 256, .channels = 64, .layers = 2, .heads = 4, .ffn = 256, .maxPositions = 64};
-    const model::ParameterTable table(s);
+// Two blocks of width 64 (fc: W[64, 256]), weights ~ N(0, 0.02) except that block `block`'s fc
+// holds large weights in its first `largeColumns` columns, so magnitude pruning empties the rest.
+const model::GptShape kShape{
+    .vocab = 256, .channels = 64, .layers = 2, .heads = 4, .ffn = 256, .maxPositions = 64};
+
+std::vector<float> paramsWithLargeFcColumns(const model::ParameterTable& table, uint32_t seed,
+                                            int block, int largeColumns) {
     std::vector<float> params(table.totalSize());
-    std::mt19937 rng(7);
+    std::mt19937 rng(seed);
     std::normal_distribution<float> d(0.0f, 0.02f);
     for (auto& v : params) v = d(rng);
-    // Make the fc weights' first half of columns large so pruning empties the second half.
-    const size_t base = table.layers()[1].offset + model::blockOffsets(s).fcw;
+    const size_t fc = table.layers()[size_t(block) + 1].offset + model::blockOffsets(kShape).fcw;
     for (int k = 0; k < 64; ++k)
-        for (int j = 0; j < 128; ++j) params[base + size_t(k) * 256 + j] *= 100;
+        for (int j = 0; j < largeColumns; ++j) params[fc + size_t(k) * 256 + j] *= 100;
+    return params;
+}
+
+TEST(Sparsity, ZerosAreSkippedAndShowAsImbalance) {
+    const model::GptShape s = kShape;
+    const model::ParameterTable table(s);
+    const std::vector<float> params = paramsWithLargeFcColumns(table, 7, 0, 128);
     auto sp = blockSparsityFromWeights(table, params.data(), 0, 0.5, {"fc"});
     ASSERT_TRUE(sp.ok()) << sp.error().message;
     EXPECT_TRUE(sp->qkv.empty());
@@ -79,17 +88,10 @@ TEST(Sparsity, ZerosAreSkippedAndShowAsImbalance) {
 }
 
 TEST(Sparsity, StaticSparsityPrunesInPlaceKeepsPositionsAndPlansEachBlock) {
-    model::GptShape s{
-        .vocab = 256, .channels = 64, .layers = 2, .heads = 4, .ffn = 256, .maxPositions = 64};
+    const model::GptShape s = kShape;
     const model::ParameterTable table(s);
-    std::vector<float> params(table.totalSize());
-    std::mt19937 rng(11);
-    std::normal_distribution<float> d(0.0f, 0.02f);
-    for (auto& v : params) v = d(rng);
     // Block 1's fc holds its large weights in the first quarter of the columns.
-    const size_t fc1 = table.layers()[2].offset + model::blockOffsets(s).fcw;
-    for (int k = 0; k < 64; ++k)
-        for (int j = 0; j < 64; ++j) params[fc1 + size_t(k) * 256 + j] *= 100;
+    std::vector<float> params = paramsWithLargeFcColumns(table, 11, 1, 64);
     const std::vector<float> original = params;
 
     // The counts match blockSparsityFromWeights on the original weights, block by block.
