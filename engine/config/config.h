@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/config/fields.h"
+#include "engine/config/sweep_config.h"
 
 namespace ws::config {
 
@@ -446,6 +447,7 @@ struct Config {
     RunConfig runconfig;
     MemoryXConfig memoryx;
     WaferConfig wafer;
+    std::optional<SweepConfig> sweep;  // sweep_config.h; absent in a plain run's config
 
     bool operator==(const Config&) const = default;
 
@@ -462,6 +464,9 @@ struct Config {
                   {.key = "memoryx",
                    .help = "The external weight store (ours, beside ModelZoo's sections)"});
         v.section(wafer, {.key = "wafer", .help = "The emulated wafer (ours)"});
+        v.optionalSection(sweep, {.key = "sweep",
+                                  .help = "A hyperparameter sweep over this config (`wafer sweep`; "
+                                          "ignored by `wafer train`)"});
     }
 };
 
