@@ -310,6 +310,7 @@ Status Session::prepareAndTrain() {
         newRun.configYaml = config::saveConfigYaml(cfg);
         newRun.configHash = config::hashConfig(cfg);
         newRun.kind = m_options.kind;
+        newRun.sweepId = m_options.sweepId;
         auto id = s.store->createRun(newRun);
         if (!id.ok()) return id.error();
         s.runId = *id;

@@ -27,7 +27,8 @@ struct SessionOptions {
     std::filesystem::path cacheDir;  // empty: userCacheDir()
     std::string runName;             // empty: "<model name> <date time>"
     std::string kind = "train";
-    bool recordInStore = true;  // false: no run store (tests, benchmarks)
+    bool recordInStore = true;       // false: no run store (tests, benchmarks)
+    std::optional<int64_t> sweepId;  // a sweep trial: the run of kind "sweep" it belongs to
 };
 
 struct RunSummary {
