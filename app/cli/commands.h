@@ -18,6 +18,8 @@ void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addFieldsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode);
-void addPredictCommands(CLI::App& app, CommonOptions& common, int& exitCode);  // + validate-emulator
+void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addPredictCommands(CLI::App& app, CommonOptions& common,
+                        int& exitCode);  // + validate-emulator
 
 }  // namespace ws::cli
