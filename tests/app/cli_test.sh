@@ -160,6 +160,44 @@ EOF
   expect_in "trial" "$text"
   expect_in "finished" "$text"
   expect_in "no transfer summary" "$text" ;;
+sweep_resume)
+  # Ctrl-C stops a sweep (exit 0, status stopped); --resume runs only what is left and reports
+  # the earlier trials too, so the JSON covers the whole sweep.
+  cat >"$tmp/sweep.yaml" <<EOF
+sweep:
+  base: $src/presets/gpt-nano.yaml
+  max_steps: 400
+  parameters:
+    optimizer.learning_rate: [0.001, 0.002, 0.003]
+EOF
+  args=(--db "$db" "${tiny_args[@]}" --set wafer.emulate=false --set runconfig.eval_frequency=0
+        --set runconfig.log_steps=100)
+  "$wafer" sweep "$tmp/sweep.yaml" --json "${args[@]}" >"$tmp/out.jsonl" 2>"$tmp/err" &
+  pid=$!
+  for _ in $(seq 1 600); do
+    grep -q '"event":"trial"' "$tmp/out.jsonl" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q '"event":"trial"' "$tmp/out.jsonl" || { kill -9 $pid; fail "no trial within 60 s"; }
+  kill -INT $pid
+  wait $pid; code=$?
+  [[ $code -eq 0 ]] || fail "expected exit 0 after Ctrl-C, got $code: $(cat "$tmp/out.jsonl" "$tmp/err")"
+  out=$(cat "$tmp/out.jsonl")
+  expect_in '"status":"stopped"' "$out"
+  id=$(grep '"event":"summary"' <<<"$out" | sed -E 's/.*"sweep_id":([0-9]+).*/\1/')
+  done_before=$(grep '"event":"trial"' <<<"$out" | grep -c '"status":"finished"')
+  [[ $done_before -ge 1 && $done_before -lt 3 ]] || fail "expected 1 or 2 finished trials: $out"
+  count_trial_runs() { "$wafer" runs list --json --db "$db" | grep -o '"kind":"sweep-trial"' | wc -l; }
+  before=$(count_trial_runs)
+  again=$("$wafer" sweep --resume "$id" --json --db "$db" 2>"$tmp/err2") \
+      || fail "resume exit $? $again $(cat "$tmp/err2")"
+  [[ $(grep -c '"event":"trial"' <<<"$again") -eq 3 ]] || fail "expected 3 trial lines: $again"
+  [[ $(grep '"event":"trial"' <<<"$again" | grep -c '"status":"finished"') -eq 3 ]] \
+      || fail "expected every trial finished: $again"
+  expect_in "already done" "$(cat "$tmp/err2")"
+  after=$(count_trial_runs)
+  [[ $((after - before)) -eq $((3 - done_before)) ]] \
+      || fail "the resume ran $((after - before)) trials, expected $((3 - done_before))" ;;
 sweep_errors)
   # A typo in a swept key gets the config's did-you-mean; a sweep above max_trials needs --yes.
   printf 'sweep:\n  base: %s\n  parameters:\n    model.hiden_size: [32, 64]\n' \
