@@ -37,6 +37,10 @@ struct SweepOptions {
 
 // A swept value as JSON: numbers as numbers, true/false as booleans, the rest as text.
 nlohmann::json valueJson(const std::string& text) {
+    bool isNumber = false;
+    if (auto i = config::detail::parseInteger(text, &isNumber);
+        i && text.find_first_of(".eE") == std::string::npos)
+        return *i;  // 32, not 32.0
     if (auto v = config::detail::parseDouble(text); v && std::isfinite(*v)) return *v;
     if (auto b = config::detail::parseBool(text)) return *b;
     return text;
@@ -50,6 +54,7 @@ nlohmann::json trialJson(const sweep::TrialResult& t) {
     j["final_loss"] = number(t.finalLoss);
     j["steps"] = t.steps;
     j["run_id"] = t.runId;
+    j["elapsed_s"] = number(t.elapsedSec);
     if (!t.reason.empty()) j["reason"] = t.reason;
     return j;
 }

@@ -35,6 +35,8 @@ struct TrialResult {
     std::string reason;  // why it was pruned, diverged, stopped or failed
     int64_t runId = -1;
     std::map<int64_t, double> rungLosses;  // loss at each ASHA rung it reached
+    // Training wall time; NaN for a trial settled before a resume (see its run's summary).
+    double elapsedSec = std::numeric_limits<double>::quiet_NaN();
 
     std::string param(const std::string& key) const;
 };

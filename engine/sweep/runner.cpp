@@ -481,6 +481,7 @@ TrialResult SweepRunner::finishTrial(Active& a) {
     r.steps = summary.steps;
     r.runId = summary.runId;
     r.rungLosses = a.rungLosses;
+    r.elapsedSec = summary.elapsedSec;
     const double mean = a.windowMean();
     r.finalLoss = std::isfinite(mean) ? mean : kNaN;
     switch (summary.state) {

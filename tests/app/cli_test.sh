@@ -145,7 +145,7 @@ EOF
         --set wafer.emulate=false --set runconfig.eval_frequency=0 2>"$tmp/err") \
       || fail "exit $? $out $(cat "$tmp/err")"
   [[ $(grep -c '"event":"trial"' <<<"$out") -eq 4 ]] || fail "expected 4 trial lines: $out"
-  expect_in '"model.hidden_size":16' "$out"
+  expect_in '"model.hidden_size":16,' "$out"
   expect_in '"optimizer.learning_rate":0.001953125' "$out"
   expect_in '"seed":1' "$out"
   expect_in '"status":"finished"' "$out"
