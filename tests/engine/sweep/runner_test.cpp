@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -72,8 +73,11 @@ TEST(SweepRunner, ATinyGridRecordsEveryTrialAsARunOfTheSweep) {
     const SweepOutcome& out = (*runner)->outcome();
     EXPECT_EQ(out.status, "finished") << out.detail;
     ASSERT_EQ(out.trials.size(), 4u);
-    int started = 0, progress = 0, finished = 0;
+    int started = 0, progress = 0, finished = 0, running = 0, mostAtOnce = 0;
     for (const auto& e : events) {
+        running += std::holds_alternative<TrialStarted>(e);
+        running -= std::holds_alternative<TrialFinished>(e);
+        mostAtOnce = std::max(mostAtOnce, running);
         started += std::holds_alternative<TrialStarted>(e);
         progress += std::holds_alternative<TrialProgress>(e);
         finished += std::holds_alternative<TrialFinished>(e);
@@ -83,6 +87,7 @@ TEST(SweepRunner, ATinyGridRecordsEveryTrialAsARunOfTheSweep) {
     }
     EXPECT_EQ(started, 4);
     EXPECT_EQ(finished, 4);
+    EXPECT_EQ(mostAtOnce, 2) << "parallel_trials: 2";
     EXPECT_EQ(progress, 24);
     for (const auto& t : out.trials) {
         EXPECT_EQ(t.status, TrialStatus::Finished) << t.reason;
@@ -141,6 +146,26 @@ TEST(SweepRunner, ALossAboveTheBoundMarksTheTrialDivergedAndKeepsIt) {
     auto run = (*store)->getRun(out.trials[0].runId);
     ASSERT_TRUE(run.ok());
     EXPECT_EQ(run->status, "diverged");
+}
+
+TEST(SweepRunner, AFailingTrialIsRecordedAndTheSweepGoesOn) {
+    TempDir dir("sweep_fail");
+    writeCorpus(dir.path());
+    // A corpus folder that does not exist fails its trial while it prepares (validation does not
+    // touch the file system); the other trial trains.
+    auto plan = planSweep(tinySweep(dir.path(), "  parameters:\n    train_input.data_dir: [" +
+                                                    (dir.path() / "missing").string() + ", " +
+                                                    (dir.path() / "corpus").string() + "]\n"));
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    auto runner = SweepRunner::create(std::move(plan).value(), optionsIn(dir));
+    ASSERT_TRUE(runner.ok());
+    runToEnd(**runner);
+    const SweepOutcome& out = (*runner)->outcome();
+    EXPECT_EQ(out.status, "finished");
+    ASSERT_EQ(out.trials.size(), 2u);
+    EXPECT_EQ(out.trials[0].status, TrialStatus::Failed);
+    EXPECT_NE(out.trials[0].reason.find("missing"), std::string::npos) << out.trials[0].reason;
+    EXPECT_EQ(out.trials[1].status, TrialStatus::Finished);
 }
 
 TEST(SweepRunner, AshaStopsTheWorseTrialExactlyAtItsRung) {
