@@ -283,3 +283,36 @@ TEST(SweepSpace, TheFieldCatalogueDescribesTheSweepSection) {
 
 }  // namespace
 }  // namespace ws::sweep
+
+namespace ws::sweep {
+namespace {
+
+// The μTransfer preset plans with its sp half (the mup bundle needs μP's model.mup_* fields).
+TEST(SweepPreset, TheLrWidthPresetPlansItsSpHalf) {
+    auto loaded = loadSweepFile(std::filesystem::path(WAFER_PRESETS_DIR) / "sweep-lr-width.yaml",
+                                {"sweep.parametrization=[sp]"});
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    auto plan = planSweep(*loaded);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(plan->points, 32u);  // 4 widths x 8 learning rates
+    ASSERT_EQ(plan->trials.size(), 96u);
+    EXPECT_FALSE(plan->needsConfirmation);
+    std::set<double> log2Lrs;
+    for (const TrialSpec& t : plan->trials) {
+        const auto& c = t.config.config;
+        EXPECT_EQ(c.model.hiddenSize / c.model.numHeads, 16) << "head size 16";
+        EXPECT_EQ(c.model.filterSize, 4 * c.model.hiddenSize);
+        EXPECT_EQ(c.model.numHiddenLayers, 2);
+        EXPECT_EQ(c.trainInput.maxSequenceLength, 64);
+        EXPECT_EQ(c.trainInput.batchSize, 16);
+        EXPECT_EQ(c.runconfig.maxSteps, 250);
+        log2Lrs.insert(log2Value(t.param("optimizer.learning_rate")));
+    }
+    EXPECT_GE(log2Lrs.size(), 7u);
+    EXPECT_EQ(plan->trials.front().config.config.model.hiddenSize, 32);
+    EXPECT_EQ(plan->trials[31].config.config.model.hiddenSize, 256);
+    EXPECT_EQ(plan->trials.back().seed, plan->trials.front().seed + 2);
+}
+
+}  // namespace
+}  // namespace ws::sweep
