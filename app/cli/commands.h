@@ -22,5 +22,6 @@ void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addPredictCommands(CLI::App& app, CommonOptions& common,
                         int& exitCode);  // + validate-emulator
 void addCoordCheckCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 
 }  // namespace ws::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     ws::cli::addRunsCommand(app, common, exitCode);
     ws::cli::addFieldsCommand(app, common, exitCode);
     ws::cli::addSampleCommand(app, common, exitCode);
+    ws::cli::addSweepCommand(app, common, exitCode);
     ws::cli::addPredictCommands(app, common, exitCode);
     ws::cli::addCoordCheckCommand(app, common, exitCode);
     try {

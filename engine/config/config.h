@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/config/fields.h"
+#include "engine/config/sweep_config.h"
 
 namespace ws::config {
 
@@ -512,6 +513,7 @@ struct Config {
     MemoryXConfig memoryx;
     WaferConfig wafer;
     ClusterConfig cluster;
+    std::optional<SweepConfig> sweep;  // sweep_config.h; absent in a plain run's config
 
     bool operator==(const Config&) const = default;
 
@@ -530,6 +532,9 @@ struct Config {
         v.section(wafer, {.key = "wafer", .help = "The emulated wafer (ours)"});
         v.section(cluster, {.key = "cluster",
                             .help = "The emulated cluster: SwarmX and MemoryX figures (ours)"});
+        v.optionalSection(sweep, {.key = "sweep",
+                                  .help = "A hyperparameter sweep over this config (`wafer sweep`; "
+                                          "ignored by `wafer train`)"});
     }
 };
 

@@ -1,6 +1,7 @@
 // describeFields(): a visitor that records each declared field (see describe.h).
 #include "engine/config/describe.h"
 
+#include <limits>
 #include <type_traits>
 
 #include "engine/config/config.h"
@@ -28,6 +29,12 @@ constexpr const char* typeName() {
         return "string[]";
     else if constexpr (std::is_same_v<T, LearningRate>)
         return "learning_rate";
+    else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+        return "int64[]";
+    else if constexpr (std::is_same_v<T, SweepParameters>)
+        return "sweep_parameters";
+    else if constexpr (std::is_same_v<T, OverrideBundles>)
+        return "override_bundles";
     else
         return nullptr;
 }
@@ -45,6 +52,29 @@ public:
             SchedulerConfig piece;
             Describer pieces(path(info) + "[N]", m_out);
             piece.visit(pieces);
+        }
+        if constexpr (std::is_same_v<T, SweepParameters>) {
+            // One swept key's forms, under a placeholder for the key path.
+            const std::string axis = path(info) + ".<key>";
+            m_out.push_back({.path = axis + ".values",
+                             .type = "string[]",
+                             .defaultValue = "[]",
+                             .help = "The values to try, e.g. [32, 64, 128]",
+                             .unit = "",
+                             .min = -std::numeric_limits<double>::infinity(),
+                             .max = std::numeric_limits<double>::infinity(),
+                             .choices = {},
+                             .aliases = {}});
+            for (const char* form : {"range", "log2_range"}) {
+                SweepRange range;
+                Describer inner(axis + "." + form, m_out);
+                add(FieldInfo{.key = form,
+                              .help = std::string_view(form) == "range"
+                                          ? "Values min, min + step, ... max"
+                                          : "Values 2^min, 2^(min + step), ... 2^max"},
+                    "optional_section", "", axis);
+                range.visit(inner);
+            }
         }
     }
     template <class S>
@@ -65,16 +95,18 @@ private:
     std::string path(const FieldInfo& info) const {
         return m_prefix.empty() ? std::string(info.key) : m_prefix + "." + std::string(info.key);
     }
-    void add(const FieldInfo& info, std::string type, std::string defaultValue) {
-        FieldDescription d{.path = path(info),
-                           .type = std::move(type),
-                           .defaultValue = std::move(defaultValue),
-                           .help = std::string(info.help),
-                           .unit = std::string(info.unit),
-                           .min = info.min,
-                           .max = info.max,
-                           .choices = {},
-                           .aliases = {}};
+    void add(const FieldInfo& info, std::string type, std::string defaultValue,
+             const std::string& prefix = {}) {
+        FieldDescription d{
+            .path = prefix.empty() ? path(info) : prefix + "." + std::string(info.key),
+            .type = std::move(type),
+            .defaultValue = std::move(defaultValue),
+            .help = std::string(info.help),
+            .unit = std::string(info.unit),
+            .min = info.min,
+            .max = info.max,
+            .choices = {},
+            .aliases = {}};
         for (std::string_view choice : info.choices) d.choices.emplace_back(choice);
         for (std::string_view alias : info.aliases) d.aliases.emplace_back(alias);
         m_out.push_back(std::move(d));

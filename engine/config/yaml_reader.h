@@ -59,6 +59,13 @@ void readValue(const YAML::Node& node, std::vector<std::string>& value, const Fi
                const std::string& path, ReadContext& ctx);
 void readValue(const YAML::Node& node, LearningRate& value, const FieldInfo& info,
                const std::string& path, ReadContext& ctx);
+// The sweep section's types (sweep_config.h); defined in yaml_reader_sweep.cpp.
+void readValue(const YAML::Node& node, std::vector<int64_t>& value, const FieldInfo& info,
+               const std::string& path, ReadContext& ctx);
+void readValue(const YAML::Node& node, SweepParameters& value, const FieldInfo& info,
+               const std::string& path, ReadContext& ctx);
+void readValue(const YAML::Node& node, OverrideBundles& value, const FieldInfo& info,
+               const std::string& path, ReadContext& ctx);
 
 // Visitor over one YAML map: hands each declared field its node (by key or alias) and
 // afterwards reports the keys nobody asked for (warning for known ModelZoo keys, else error).

@@ -20,5 +20,12 @@ std::string formatFlow(double value);
 std::string formatFlow(const std::array<double, 2>& value);
 std::string formatFlow(const std::vector<std::string>& value);
 std::string formatFlow(const LearningRate& value);
+// The sweep section's types (sweep_config.h); defined in yaml_writer_sweep.cpp.
+std::string formatFlow(const std::vector<int64_t>& value);
+std::string formatFlow(const SweepParameters& value);
+std::string formatFlow(const OverrideBundles& value);
+// A YAML scalar as text that reads back as the same scalar: numbers and booleans plain, the rest
+// double-quoted.
+std::string formatScalar(const std::string& text);
 
 }  // namespace ws::config::detail

@@ -346,6 +346,7 @@ Status Session::prepareAndTrain() {
         newRun.configHash = config::hashConfig(cfg);
         newRun.kind = m_options.kind;
         if (placement) newRun.parentRun = placement->parentRun;
+        newRun.sweepId = m_options.sweepId;
         auto id = s.store->createRun(newRun);
         if (!id.ok()) return id.error();
         s.runId = *id;

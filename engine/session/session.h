@@ -37,6 +37,7 @@ struct SessionOptions {
     // Stop, as requestStop() would, once the run reaches this global step (-1: never); the
     // run stays resumable. For stepping through a run in slices (teaching mode, tests).
     int64_t stopAfterStep = -1;
+    std::optional<int64_t> sweepId;  // a sweep trial: the run of kind "sweep" it belongs to
 };
 
 struct RunSummary {

@@ -442,4 +442,12 @@ Result<std::vector<EventRecord>> RunStore::events(int64_t run) const {
     });
 }
 
+Status RunStore::writeWith(const std::function<Status(SQLite::Database&)>& fn) {
+    return m_impl->writer->call([&](SQLite::Database& db) -> Status { return fn(db); });
+}
+
+Status RunStore::readWith(const std::function<Status(SQLite::Database&)>& fn) const {
+    return m_impl->read([&](SQLite::Database& db) -> Status { return fn(db); });
+}
+
 }  // namespace ws::store

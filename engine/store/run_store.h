@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +26,10 @@
 #include <vector>
 
 #include "engine/core/result.h"
+
+namespace SQLite {
+class Database;
+}
 
 namespace ws::store {
 
@@ -121,6 +126,11 @@ public:
     // Deletes the run's row and its metrics, events and checkpoint rows (not files on disk).
     // Runs that named it as parent or sweep keep existing with that link cleared.
     Status deleteRun(int64_t run);
+
+    // For the store's own extensions in other files (sweep_records.h): run `fn` on the writer
+    // thread (inside no transaction; open one if needed), or on the read connection.
+    Status writeWith(const std::function<Status(SQLite::Database&)>& fn);
+    Status readWith(const std::function<Status(SQLite::Database&)>& fn) const;
 
 private:
     struct Impl;

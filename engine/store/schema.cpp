@@ -59,7 +59,32 @@ void createVersion1(SQLite::Database& db) {
     )SQL");
 }
 
-constexpr std::array<Migration, 1> kMigrations{&createVersion1};
+// Sweeps: a sweep is a run of kind 'sweep' (v1's runs.sweep_id already points trials at it);
+// this table holds what a run row cannot: each trial's place in the sweep, its parameters, and
+// the sweep's verdict on it (pruned by ASHA and why, diverged above max_loss, final_loss), so a
+// stopped sweep resumes without rerunning finished trials. Kept as its own step so that it can be
+// renumbered freely when merged beside other migrations.
+void addSweepTrials(SQLite::Database& db) {
+    db.exec(R"SQL(
+        CREATE TABLE sweep_trials (
+            sweep_run   INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            trial       INTEGER NOT NULL,       -- index in the sweep's expansion order
+            point_key   TEXT NOT NULL,          -- canonical parameters + seed, checked on resume
+            params_json TEXT NOT NULL,          -- {"config.key": value, ...}
+            seed        INTEGER NOT NULL,
+            run         INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+            status      TEXT NOT NULL,          -- running|finished|pruned|diverged|stopped|failed
+            steps       INTEGER NOT NULL DEFAULT 0,
+            final_loss  REAL,                   -- NULL when not finite
+            rung_losses TEXT NOT NULL DEFAULT '{}',  -- {"step": loss} at each ASHA rung reached
+            reason      TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (sweep_run, trial)
+        );
+        CREATE INDEX sweep_trials_run ON sweep_trials(run);
+    )SQL");
+}
+
+constexpr std::array<Migration, 2> kMigrations{&createVersion1, &addSweepTrials};
 
 }  // namespace
 

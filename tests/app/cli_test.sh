@@ -214,6 +214,97 @@ cerebras_111m_few_steps)
         --set "runconfig.model_dir=$tmp/model") || fail "exit $? $out"
   expect_in '"parameters":111050496' "$out"
   expect_in '"status":"finished"' "$out" ;;
+sweep_json)
+  # A 2 x 2 sweep file over gpt-nano made tiny: one JSON object per finished trial, keyed by config
+  # key, then a summary; the trials are runs of the sweep in the store. 4 trials exceed
+  # max_trials 3, so --yes is needed.
+  cat >"$tmp/sweep.yaml" <<EOF
+sweep:
+  base: $src/presets/gpt-nano.yaml
+  max_steps: 3
+  max_trials: 3
+  parallel_trials: 2
+  parameters:
+    model.hidden_size: {values: [16, 32], with: {model.filter_size: [32, 64]}}
+    optimizer.learning_rate: {log2_range: {min: -9, max: -8, step: 1}}
+EOF
+  out=$("$wafer" sweep "$tmp/sweep.yaml" --json --yes --db "$db" "${tiny_args[@]:2}" \
+        --set wafer.emulate=false --set runconfig.eval_frequency=0 2>"$tmp/err") \
+      || fail "exit $? $out $(cat "$tmp/err")"
+  [[ $(grep -c '"event":"trial"' <<<"$out") -eq 4 ]] || fail "expected 4 trial lines: $out"
+  expect_in '"model.hidden_size":16,' "$out"
+  expect_in '"optimizer.learning_rate":0.001953125' "$out"
+  expect_in '"seed":1' "$out"
+  expect_in '"status":"finished"' "$out"
+  grep '"event":"trial"' <<<"$out" | grep -q '"final_loss":[0-9]' || fail "no final_loss: $out"
+  expect_in '"event":"summary"' "$out"
+  expect_in '"transfer":' "$out"
+  list=$("$wafer" runs list --json --db "$db") || fail "runs list exit $?"
+  [[ $(grep -o '"kind":"sweep-trial"' <<<"$list" | wc -l) -eq 4 ]] || fail "expected 4 trial runs: $list"
+  text=$("$wafer" sweep "$tmp/sweep.yaml" --yes --db "$db" "${tiny_args[@]:2}" \
+         --set wafer.emulate=false --set runconfig.eval_frequency=0 \
+         --set 'sweep.parameters={optimizer.learning_rate: [0.001]}' 2>&1) || fail "text exit $? $text"
+  expect_in "trial" "$text"
+  expect_in "finished" "$text"
+  expect_in "no transfer summary" "$text" ;;
+sweep_resume)
+  # Ctrl-C stops a sweep (exit 0, status stopped); --resume runs only what is left and reports
+  # the earlier trials too, so the JSON covers the whole sweep.
+  cat >"$tmp/sweep.yaml" <<EOF
+sweep:
+  base: $src/presets/gpt-nano.yaml
+  max_steps: 400
+  parameters:
+    optimizer.learning_rate: [0.001, 0.002, 0.003]
+EOF
+  args=(--db "$db" "${tiny_args[@]}" --set wafer.emulate=false --set runconfig.eval_frequency=0
+        --set runconfig.log_steps=100)
+  "$wafer" sweep "$tmp/sweep.yaml" --json "${args[@]}" >"$tmp/out.jsonl" 2>"$tmp/err" &
+  pid=$!
+  for _ in $(seq 1 600); do
+    grep -q '"event":"trial"' "$tmp/out.jsonl" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q '"event":"trial"' "$tmp/out.jsonl" || { kill -9 $pid; fail "no trial within 60 s"; }
+  kill -INT $pid
+  wait $pid; code=$?
+  [[ $code -eq 0 ]] || fail "expected exit 0 after Ctrl-C, got $code: $(cat "$tmp/out.jsonl" "$tmp/err")"
+  out=$(cat "$tmp/out.jsonl")
+  expect_in '"status":"stopped"' "$out"
+  id=$(grep '"event":"summary"' <<<"$out" | sed -E 's/.*"sweep_id":([0-9]+).*/\1/')
+  done_before=$(grep '"event":"trial"' <<<"$out" | grep -c '"status":"finished"')
+  [[ $done_before -ge 1 && $done_before -lt 3 ]] || fail "expected 1 or 2 finished trials: $out"
+  count_trial_runs() { "$wafer" runs list --json --db "$db" | grep -o '"kind":"sweep-trial"' | wc -l; }
+  before=$(count_trial_runs)
+  again=$("$wafer" sweep --resume "$id" --json --db "$db" 2>"$tmp/err2") \
+      || fail "resume exit $? $again $(cat "$tmp/err2")"
+  [[ $(grep -c '"event":"trial"' <<<"$again") -eq 3 ]] || fail "expected 3 trial lines: $again"
+  [[ $(grep '"event":"trial"' <<<"$again" | grep -c '"status":"finished"') -eq 3 ]] \
+      || fail "expected every trial finished: $again"
+  expect_in "already done" "$(cat "$tmp/err2")"
+  after=$(count_trial_runs)
+  [[ $((after - before)) -eq $((3 - done_before)) ]] \
+      || fail "the resume ran $((after - before)) trials, expected $((3 - done_before))" ;;
+sweep_errors)
+  # A typo in a swept key gets the config's did-you-mean; a sweep above max_trials needs --yes.
+  printf 'sweep:\n  base: %s\n  parameters:\n    model.hiden_size: [32, 64]\n' \
+      "$src/presets/gpt-nano.yaml" >"$tmp/typo.yaml"
+  out=$("$wafer" sweep "$tmp/typo.yaml" --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a bad key, got $code: $out"
+  expect_in "sweep.parameters.model.hiden_size" "$out"
+  expect_in "did you mean model.hidden_size" "$out"
+  out=$("$wafer" sweep "$src/presets/sweep-lr-width.yaml" --db "$db" \
+        --set sweep.parametrization=[sp] --set sweep.max_trials=10 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 without --yes, got $code: $out"
+  expect_in "96 trials" "$out"
+  expect_in "--yes" "$out"
+  out=$("$wafer" sweep "$src/presets/gpt-nano.yaml" --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a config without a sweep, got $code"
+  expect_in "no sweep: section" "$out"
+  if [[ -e "$db" ]]; then
+    "$wafer" runs list --json --db "$db" | grep -q '"kind":"sweep' \
+        && fail "a refused sweep must not leave runs behind"
+  fi ;;
 readme_reference)
   # The README's config reference must be exactly what the field declarations say today.
   "$wafer" fields --markdown >"$tmp/fields.md" || fail "exit $?"

@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 #include "engine/store/run_store.h"
 #include "support/temp_dir.h"
@@ -70,29 +71,47 @@ void brokenV2(SQLite::Database& db) {
     throw std::runtime_error("migration 2 failed halfway");
 }
 
-TEST(Schema, AVersionTwoIsOneAppendedFunction) {
+TEST(Schema, ANewVersionIsOneAppendedFunction) {
     TempDir dir("schema_v2");
     const auto v1File = dir / "v1.sqlite";
     ASSERT_TRUE(RunStore::open(v1File).ok());  // a store written by the current release
-    const detail::Migration withV2[] = {detail::migrations()[0], &addTagsV2};
+    std::vector<detail::Migration> withNext(detail::migrations().begin(),
+                                            detail::migrations().end());
+    withNext.push_back(&addTagsV2);
+    const int next = static_cast<int>(withNext.size());
 
     SQLite::Database v1(v1File.string(), SQLite::OPEN_READWRITE);
-    ASSERT_TRUE(detail::migrate(v1, withV2, v1File.string()).ok());
-    EXPECT_EQ(v1.execAndGet("PRAGMA user_version").getInt(), 2);
+    ASSERT_TRUE(detail::migrate(v1, withNext, v1File.string()).ok());
+    EXPECT_EQ(v1.execAndGet("PRAGMA user_version").getInt(), next);
     EXPECT_TRUE(v1.tableExists("tags"));
-    EXPECT_TRUE(detail::migrate(v1, withV2, v1File.string()).ok());  // idempotent
+    EXPECT_TRUE(detail::migrate(v1, withNext, v1File.string()).ok());  // idempotent
 
     SQLite::Database fresh((dir / "fresh.sqlite").string(),
                            SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    ASSERT_TRUE(detail::migrate(fresh, withV2, "fresh.sqlite").ok());
-    EXPECT_EQ(fresh.execAndGet("PRAGMA user_version").getInt(), 2);
+    ASSERT_TRUE(detail::migrate(fresh, withNext, "fresh.sqlite").ok());
+    EXPECT_EQ(fresh.execAndGet("PRAGMA user_version").getInt(), next);
     EXPECT_TRUE(fresh.tableExists("runs"));
     EXPECT_TRUE(fresh.tableExists("tags"));
 
-    // The current build refuses the v2 file it cannot understand.
+    // The current build refuses the newer file it cannot understand.
     auto refused = RunStore::open(v1File);
     ASSERT_FALSE(refused.ok());
-    EXPECT_NE(refused.error().message.find("schema version 2"), std::string::npos);
+    EXPECT_NE(refused.error().message.find("schema version " + std::to_string(next)),
+              std::string::npos);
+}
+
+TEST(Schema, AVersion1StoreGainsTheSweepTrialsTable) {
+    TempDir dir("schema_sweeps");
+    const auto path = dir / "v1.sqlite";
+    {
+        SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+        const detail::Migration v1Only[] = {detail::migrations()[0]};
+        ASSERT_TRUE(detail::migrate(db, v1Only, path.string()).ok());
+        EXPECT_FALSE(db.tableExists("sweep_trials"));
+    }
+    ASSERT_TRUE(RunStore::open(path).ok());
+    SQLite::Database db(path.string(), SQLite::OPEN_READONLY);
+    EXPECT_TRUE(db.tableExists("sweep_trials"));
 }
 
 TEST(Schema, AFailingMigrationLeavesTheFileUnchanged) {

@@ -1,0 +1,531 @@
+// SweepRunner (see runner.h).
+#include "engine/sweep/runner.h"
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <cmath>
+#include <ctime>
+#include <deque>
+#include <limits>
+
+#include "engine/config/text_format.h"
+#include "engine/core/paths.h"
+#include "engine/session/session.h"
+#include "engine/store/run_store.h"
+#include "engine/store/sweep_records.h"
+#include "engine/sweep/asha.h"
+
+namespace ws::sweep {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+int availableCores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw > 0 ? int(hw) : 1;
+}
+
+std::string jsonString(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            out += fmt::format("\\u{:04x}", u);
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+// A swept value as JSON: finite numbers and booleans as such, anything else as a string.
+std::string jsonValue(const std::string& text) {
+    if (auto v = config::detail::parseDouble(text); v && std::isfinite(*v))
+        return fmt::format("{}", *v);
+    if (auto b = config::detail::parseBool(text)) return *b ? "true" : "false";
+    return jsonString(text);
+}
+
+std::string paramsJson(const std::vector<TrialParam>& params) {
+    std::string out = "{";
+    for (size_t i = 0; i < params.size(); ++i)
+        out += (i ? ", " : "") + jsonString(params[i].key) + ": " + jsonValue(params[i].value);
+    return out + "}";
+}
+
+std::string rungJson(const std::map<int64_t, double>& rungs) {
+    std::string out = "{";
+    for (const auto& [step, loss] : rungs) {
+        out += (out.size() > 1 ? ", " : "") + fmt::format("\"{}\": ", step) +
+               (std::isfinite(loss) ? fmt::format("{}", loss) : std::string("null"));
+    }
+    return out + "}";
+}
+
+// The inverse of rungJson ({"25": 2.5, "75": null}).
+std::map<int64_t, double> parseRungJson(const std::string& text) {
+    std::map<int64_t, double> out;
+    size_t pos = 0;
+    while ((pos = text.find('"', pos)) != std::string::npos) {
+        const size_t end = text.find('"', pos + 1);
+        const size_t colon = text.find(':', end);
+        if (end == std::string::npos || colon == std::string::npos) break;
+        size_t stop = text.find_first_of(",}", colon);
+        if (stop == std::string::npos) stop = text.size();
+        const auto step = config::detail::parseInteger(text.substr(pos + 1, end - pos - 1));
+        const auto loss = config::detail::parseDouble(text.substr(colon + 1, stop - colon - 1));
+        if (step) out[*step] = loss ? *loss : kNaN;
+        pos = stop;
+    }
+    return out;
+}
+
+std::string describeValues(const std::vector<TrialParam>& params, int64_t seed) {
+    std::string out;
+    for (const auto& p : params) out += p.key + "=" + p.value + " ";
+    return out + "seed=" + std::to_string(seed);
+}
+
+// The ASHA competition a trial belongs to: its values of the group_by keys.
+std::string groupOf(const TrialSpec& trial, const std::vector<std::string>& groupBy) {
+    std::string group;
+    for (const auto& key : groupBy)
+        group += (group.empty() ? "" : ",") + key + "=" + trial.param(key);
+    return group;
+}
+
+std::string defaultSweepName() {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", &local);
+    return std::string("sweep ") + stamp;
+}
+
+}  // namespace
+
+// ---- SweepEventQueue ----
+
+void SweepEventQueue::push(SweepEvent event) {
+    std::function<void()> notify;
+    {
+        std::lock_guard lock(m_mutex);
+        m_events.push_back(std::move(event));
+        notify = m_notify;
+    }
+    m_cv.notify_all();
+    if (notify) notify();
+}
+
+size_t SweepEventQueue::drain(std::vector<SweepEvent>& out) {
+    std::lock_guard lock(m_mutex);
+    const size_t n = m_events.size();
+    for (auto& e : m_events) out.push_back(std::move(e));
+    m_events.clear();
+    return n;
+}
+
+size_t SweepEventQueue::waitAndDrain(std::vector<SweepEvent>& out,
+                                     std::chrono::milliseconds timeout) {
+    {
+        std::unique_lock lock(m_mutex);
+        m_cv.wait_for(lock, timeout, [this] { return !m_events.empty(); });
+    }
+    return drain(out);
+}
+
+void SweepEventQueue::setNotify(std::function<void()> notify) {
+    std::lock_guard lock(m_mutex);
+    m_notify = std::move(notify);
+}
+
+// ---- SweepRunner ----
+
+struct SweepRunner::Shared {
+    std::unique_ptr<store::RunStore> store;
+    std::optional<AshaScheduler> asha;
+    int64_t sweepRunId = -1;
+};
+
+// One running trial. Its session's events are handled on the session's threads (onTrialEvents),
+// under `mutex`.
+struct SweepRunner::Active {
+    const TrialSpec* spec = nullptr;
+    std::string group;
+    std::mutex mutex;
+    std::deque<double> window;  // the last final_loss_steps losses
+    int64_t steps = 0;
+    int64_t maxSteps = 0;
+    std::map<int64_t, double> rungLosses;
+    bool pruned = false;
+    bool diverged = false;  // above sweep.max_loss, or not finite
+    std::string reason;
+    std::atomic<bool> ended{false};
+    std::vector<session::Event> scratch;
+    // Last, so it is destroyed first: its threads call onTrialEvents, which uses the members above.
+    std::unique_ptr<session::Session> session;
+
+    double windowMean() const {
+        if (window.empty()) return kNaN;
+        double sum = 0;
+        for (double l : window) sum += l;
+        return sum / double(window.size());
+    }
+};
+
+SweepRunner::SweepRunner(SweepPlan plan, RunnerOptions options)
+    : m_plan(std::move(plan)),
+      m_options(std::move(options)),
+      m_shared(std::make_unique<Shared>()) {}
+
+SweepRunner::~SweepRunner() {
+    m_stopRequested = true;
+    if (m_thread.joinable()) m_thread.join();
+}
+
+Result<std::unique_ptr<SweepRunner>> SweepRunner::create(SweepPlan plan, RunnerOptions options) {
+    if (plan.needsConfirmation && !options.confirmed) return Error{plan.confirmationMessage};
+    return std::unique_ptr<SweepRunner>(new SweepRunner(std::move(plan), std::move(options)));
+}
+
+Result<std::unique_ptr<SweepRunner>> SweepRunner::resume(int64_t sweepRunId,
+                                                         RunnerOptions options) {
+    const fs::path db = options.dbPath.empty() ? userDataDir() / "runs.sqlite" : options.dbPath;
+    auto opened = store::RunStore::open(db);
+    if (!opened.ok()) return opened.error();
+    auto run = (*opened)->getRun(sweepRunId);
+    if (!run.ok()) return run.error();
+    if (run->kind != "sweep")
+        return Error{fmt::format("run {} is a {} run, not a sweep (see `wafer runs list`)",
+                                 sweepRunId, run->kind)};
+    auto definition =
+        config::parseConfig(run->configYaml, fmt::format("sweep run {}", sweepRunId), {});
+    if (!definition.ok())
+        return Error{fmt::format("the stored definition of sweep {} no longer loads: {}",
+                                 sweepRunId, definition.error().message)};
+    auto plan = planSweep(*definition);
+    if (!plan.ok()) return plan.error();
+    options.confirmed = true;  // confirmed when it first ran
+    if (options.name.empty()) options.name = run->name;
+    auto runner = create(std::move(plan).value(), std::move(options));
+    if (runner.ok()) (*runner)->m_resumeId = sweepRunId;
+    return runner;
+}
+
+void SweepRunner::start() {
+    m_thread = std::thread([this] { run(); });
+}
+
+void SweepRunner::wait() {
+    if (m_thread.joinable()) m_thread.join();
+}
+
+void SweepRunner::run() {
+    const auto started = Clock::now();
+    Status status = runSweep();
+    m_outcome.elapsedSec = std::chrono::duration<double>(Clock::now() - started).count();
+    if (!status.ok()) {
+        m_outcome.status = "failed";
+        m_outcome.detail = status.error().message;
+    }
+    if (m_shared->store && m_shared->sweepRunId >= 0) {
+        size_t counts[6] = {};
+        for (const auto& t : m_outcome.trials) ++counts[size_t(t.status)];
+        (void)m_shared->store->setStatus(m_shared->sweepRunId, m_outcome.status);
+        (void)m_shared->store->setSummary(
+            m_shared->sweepRunId,
+            fmt::format(
+                R"({{"trials": {}, "finished": {}, "pruned": {}, "diverged": {}, "stopped": {}, "failed": {}, "elapsed_s": {}}})",
+                m_plan.trials.size(), counts[size_t(TrialStatus::Finished)],
+                counts[size_t(TrialStatus::Pruned)], counts[size_t(TrialStatus::Diverged)],
+                counts[size_t(TrialStatus::Stopped)], counts[size_t(TrialStatus::Failed)],
+                m_outcome.elapsedSec));
+        m_shared->store->flush();
+    }
+    m_events.push(SweepDone{m_outcome.status, m_outcome.detail});
+}
+
+Status SweepRunner::runSweep() {
+    Shared& sh = *m_shared;
+    const config::SweepConfig& sweep = m_plan.sweep;
+    const fs::path db = m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
+    auto opened = store::RunStore::open(db);
+    if (!opened.ok()) return opened.error();
+    sh.store = std::move(opened).value();
+    if (!sweep.earlyStopping.rungs.empty())
+        sh.asha.emplace(sweep.earlyStopping.rungs, sweep.earlyStopping.reductionFactor);
+    for (const auto& w : m_plan.definition.warnings) m_events.push(SweepLog{true, w});
+
+    // Results already settled (resume), by trial index.
+    std::vector<bool> settled(m_plan.trials.size(), false);
+    if (m_resumeId) {
+        sh.sweepRunId = *m_resumeId;
+        auto records = store::sweepTrials(*sh.store, sh.sweepRunId);
+        if (!records.ok()) return records.error();
+        for (const auto& r : *records) {
+            if (r.trial < 0 || size_t(r.trial) >= m_plan.trials.size() ||
+                r.pointKey != m_plan.trials[size_t(r.trial)].pointKey())
+                return Error{fmt::format(
+                    "sweep {}: stored trial {} ({}) does not match the sweep's plan; its "
+                    "definition changed, so it cannot be resumed: start a new sweep",
+                    sh.sweepRunId, r.trial, r.pointKey)};
+            const auto status = parseTrialStatus(r.status);
+            if (!status || !isSettled(*status)) continue;
+            const TrialSpec& spec = m_plan.trials[size_t(r.trial)];
+            TrialResult result;
+            result.trial = r.trial;
+            result.params = spec.params;
+            result.parametrization = spec.parametrization;
+            result.seed = spec.seed;
+            result.status = *status;
+            result.steps = r.steps;
+            result.finalLoss = r.finalLoss;
+            result.reason = r.reason;
+            result.runId = r.run.value_or(-1);
+            result.rungLosses = parseRungJson(r.rungLossesJson);
+            if (sh.asha)
+                for (const auto& [step, loss] : result.rungLosses)
+                    sh.asha->restore(groupOf(spec, sweep.earlyStopping.groupBy), r.trial, step,
+                                     loss);
+            settled[size_t(r.trial)] = true;
+            m_outcome.trials.push_back(result);
+            m_events.push(TrialFinished{std::move(result), true});
+        }
+        (void)sh.store->setStatus(sh.sweepRunId, "running");
+        m_events.push(SweepLog{
+            false, fmt::format("resuming sweep {}: {} of {} trials already done", sh.sweepRunId,
+                               m_outcome.trials.size(), m_plan.trials.size())});
+    } else {
+        store::NewRun run;
+        run.name = m_options.name.empty() ? defaultSweepName() : m_options.name;
+        run.configYaml = config::saveConfigYaml(m_plan.definition.config);
+        run.kind = "sweep";
+        auto id = sh.store->createRun(run);
+        if (!id.ok()) return id.error();
+        sh.sweepRunId = *id;
+        (void)sh.store->setStatus(sh.sweepRunId, "running");
+    }
+    m_outcome.sweepRunId = sh.sweepRunId;
+
+    std::deque<const TrialSpec*> pending;
+    for (const auto& t : m_plan.trials)
+        if (!settled[size_t(t.index)]) pending.push_back(&t);
+    const int parallel = std::max(1, std::min<int>(sweep.parallelTrials, int(pending.size())));
+    const int cores = m_options.cores > 0 ? m_options.cores : availableCores();
+    const int threadsPerTrial = std::max(1, cores / parallel);
+    std::string runName = m_options.name;
+    if (runName.empty()) {
+        auto info = sh.store->getRun(sh.sweepRunId);
+        runName = info.ok() ? info->name : "sweep";
+    }
+
+    std::vector<std::unique_ptr<Active>> active;
+    bool stopping = false;
+    while (!active.empty() || (!pending.empty() && !stopping)) {
+        if (m_stopRequested && !stopping) {
+            stopping = true;
+            for (auto& a : active) a->session->requestStop();
+            m_events.push(SweepLog{false,
+                                   "stopping the sweep: running trials stop between "
+                                   "layers; resume it with --resume " +
+                                       std::to_string(sh.sweepRunId)});
+        }
+        while (!stopping && !pending.empty() && int(active.size()) < parallel) {
+            const TrialSpec& spec = *pending.front();
+            pending.pop_front();
+            config::LoadedConfig trialConfig = spec.config;
+            auto& rc = trialConfig.config.runconfig;
+            const int threads = rc.numThreads > 0 ? rc.numThreads : threadsPerTrial;
+            rc.numThreads = threads;
+            if (!rc.modelDir.empty())
+                rc.modelDir =
+                    (fs::path(rc.modelDir) / fmt::format("trial-{}", spec.index)).string();
+            session::SessionOptions so;
+            so.dbPath = db;
+            so.cacheDir = m_options.cacheDir;
+            so.runName = fmt::format("{} #{}: {}", runName, spec.index,
+                                     describeValues(spec.params, spec.seed));
+            so.kind = "sweep-trial";
+            so.sweepId = sh.sweepRunId;
+            auto a = std::make_unique<Active>();
+            a->spec = &spec;
+            a->group = groupOf(spec, sweep.earlyStopping.groupBy);
+            a->maxSteps = rc.maxSteps;
+            store::SweepTrialRecord record;
+            record.sweepRun = sh.sweepRunId;
+            record.trial = spec.index;
+            record.pointKey = spec.pointKey();
+            record.paramsJson = paramsJson(spec.params);
+            record.seed = spec.seed;
+            record.status = "running";
+            record.finalLoss = kNaN;
+            if (Status st = store::saveSweepTrial(*sh.store, record); !st.ok()) return st;
+            m_events.push(TrialStarted{spec.index, spec.params, spec.parametrization, spec.seed,
+                                       rc.maxSteps, threads});
+            auto created = session::Session::create(std::move(trialConfig), so);
+            if (!created.ok()) {
+                TrialResult failed;
+                failed.trial = spec.index;
+                failed.params = spec.params;
+                failed.parametrization = spec.parametrization;
+                failed.seed = spec.seed;
+                failed.status = TrialStatus::Failed;
+                failed.reason = created.error().message;
+                record.status = "failed";
+                record.reason = failed.reason;
+                (void)store::saveSweepTrial(*sh.store, record);
+                m_outcome.trials.push_back(failed);
+                m_events.push(TrialFinished{std::move(failed), false});
+                continue;
+            }
+            a->session = std::move(created).value();
+            Active* raw = a.get();
+            a->session->events().setNotify([this, raw] { onTrialEvents(*raw); });
+            a->session->start();
+            active.push_back(std::move(a));
+        }
+        {
+            std::unique_lock lock(m_mutex);
+            m_wake.wait_for(lock, std::chrono::milliseconds(100),
+                            [&] { return m_trialEnded || (m_stopRequested && !stopping); });
+            m_trialEnded = false;
+        }
+        for (auto it = active.begin(); it != active.end();) {
+            if (!(*it)->ended) {
+                ++it;
+                continue;
+            }
+            TrialResult result = finishTrial(**it);
+            m_outcome.trials.push_back(result);
+            m_events.push(TrialFinished{std::move(result), false});
+            it = active.erase(it);
+        }
+    }
+    std::sort(m_outcome.trials.begin(), m_outcome.trials.end(),
+              [](const TrialResult& a, const TrialResult& b) { return a.trial < b.trial; });
+    m_outcome.transfer = analyzeTransfer(m_outcome.trials);
+    m_outcome.status = stopping ? "stopped" : "finished";
+    return Status::success();
+}
+
+void SweepRunner::onTrialEvents(Active& a) {
+    std::lock_guard lock(a.mutex);
+    a.scratch.clear();
+    a.session->events().drain(a.scratch);
+    const config::SweepConfig& sweep = m_plan.sweep;
+    for (const auto& event : a.scratch) {
+        if (const auto* m = std::get_if<session::StepMetrics>(&event)) {
+            a.steps = m->step;
+            a.window.push_back(m->loss);
+            while (a.window.size() > size_t(sweep.finalLossSteps)) a.window.pop_front();
+            m_events.push(TrialProgress{a.spec->index, m->step, m->maxSteps, m->loss});
+            if (a.pruned || a.diverged) continue;
+            if (!std::isfinite(m->loss) || (sweep.maxLoss > 0 && m->loss > sweep.maxLoss)) {
+                a.diverged = true;
+                a.reason =
+                    std::isfinite(m->loss)
+                        ? fmt::format("loss {:.4f} above sweep.max_loss {} at step {}", m->loss,
+                                      config::detail::formatNumberShort(sweep.maxLoss), m->step)
+                        : fmt::format("loss became {} at step {}", m->loss, m->step);
+                a.session->requestStop();
+                continue;
+            }
+            if (m_shared->asha && m_shared->asha->isRung(m->step)) {
+                const double rungLoss = a.windowMean();
+                a.rungLosses[m->step] = rungLoss;
+                RungDecision decision;
+                {
+                    std::lock_guard sharedLock(m_mutex);
+                    decision = m_shared->asha->atRung(a.group, a.spec->index, m->step, rungLoss);
+                }
+                if (decision.stop) {
+                    a.pruned = true;
+                    a.reason = decision.reason;
+                    a.session->requestStop();
+                }
+            }
+        } else if (const auto* s = std::get_if<session::StateChange>(&event)) {
+            const bool terminal =
+                s->state == session::RunState::Finished || s->state == session::RunState::Stopped ||
+                s->state == session::RunState::Diverged || s->state == session::RunState::Failed;
+            if (terminal) {
+                a.ended = true;
+                std::lock_guard sharedLock(m_mutex);
+                m_trialEnded = true;
+                m_wake.notify_all();
+            }
+        }
+    }
+}
+
+TrialResult SweepRunner::finishTrial(Active& a) {
+    a.session->wait();
+    const session::RunSummary& summary = a.session->summary();
+    std::lock_guard lock(a.mutex);  // late span events may still be handled
+    TrialResult r;
+    r.trial = a.spec->index;
+    r.params = a.spec->params;
+    r.parametrization = a.spec->parametrization;
+    r.seed = a.spec->seed;
+    r.steps = summary.steps;
+    r.runId = summary.runId;
+    r.rungLosses = a.rungLosses;
+    r.elapsedSec = summary.elapsedSec;
+    const double mean = a.windowMean();
+    r.finalLoss = std::isfinite(mean) ? mean : kNaN;
+    switch (summary.state) {
+        case session::RunState::Finished:
+            r.status = TrialStatus::Finished;
+            break;
+        case session::RunState::Diverged:
+            r.status = TrialStatus::Diverged;
+            r.reason = a.reason.empty() ? summary.detail : a.reason;
+            break;
+        case session::RunState::Failed:
+            r.status = TrialStatus::Failed;
+            r.reason = summary.detail;
+            break;
+        default:  // stopped: by ASHA, by the divergence bound, or by the user
+            r.status = a.pruned     ? TrialStatus::Pruned
+                       : a.diverged ? TrialStatus::Diverged
+                                    : TrialStatus::Stopped;
+            r.reason = a.reason.empty() ? summary.detail : a.reason;
+            break;
+    }
+    if (r.status == TrialStatus::Diverged) r.finalLoss = kNaN;
+    Shared& sh = *m_shared;
+    if (r.runId >= 0 && r.status == TrialStatus::Diverged)
+        (void)sh.store->setStatus(r.runId, "diverged");
+    if (r.runId >= 0 && !r.reason.empty())
+        sh.store->logEvent(r.runId, r.status == TrialStatus::Failed ? "error" : "info",
+                           "sweep: " + std::string(trialStatusName(r.status)) + ": " + r.reason);
+    store::SweepTrialRecord record;
+    record.sweepRun = sh.sweepRunId;
+    record.trial = r.trial;
+    record.pointKey = a.spec->pointKey();
+    record.paramsJson = paramsJson(r.params);
+    record.seed = r.seed;
+    if (r.runId >= 0) record.run = r.runId;
+    record.status = trialStatusName(r.status);
+    record.steps = r.steps;
+    record.finalLoss = r.finalLoss;
+    record.rungLossesJson = rungJson(r.rungLosses);
+    record.reason = r.reason;
+    if (Status st = store::saveSweepTrial(*sh.store, record); !st.ok())
+        m_events.push(SweepLog{
+            true, "cannot record trial " + std::to_string(r.trial) + ": " + st.error().message});
+    return r;
+}
+
+}  // namespace ws::sweep

@@ -1,0 +1,147 @@
+// SweepRunner: runs a planned sweep's trials as Sessions, up to sweep.parallel_trials at once,
+// each a run of kind "sweep-trial" in the run store tied to the sweep's own run (kind "sweep");
+// applies ASHA at the rungs and the divergence bound at every step; records every trial's
+// verdict (sweep_records.h) so that a stopped sweep resumes where it stopped; and publishes
+// events for the CLI's table and the GUI's charts.
+//
+// Decisions are exact: a trial's step events are handled on its own worker thread as they are
+// pushed, so a trial stopped at rung r (or above max_loss at step s) ends right after that step.
+// Compute threads: when runconfig.num_threads is 0, each trial gets cores / parallel_trials
+// threads (at least one), so parallel trials share the cores instead of fighting over them.
+//
+// Thread-safety: create/start/run/wait from one controlling thread; requestStop and events()
+// from any thread. Never aborts on bad input: failures end the sweep with an error message.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "engine/core/result.h"
+#include "engine/sweep/results.h"
+#include "engine/sweep/space.h"
+
+namespace ws::sweep {
+
+struct TrialStarted {
+    int trial = 0;
+    std::vector<TrialParam> params;
+    std::string parametrization;
+    int64_t seed = 0;
+    int64_t maxSteps = 0;
+    int threads = 1;  // compute threads it was given
+};
+
+struct TrialProgress {
+    int trial = 0;
+    int64_t step = 0;
+    int64_t maxSteps = 0;
+    double loss = 0.0;  // this step's training loss
+};
+
+struct TrialFinished {
+    TrialResult result;
+    bool fromEarlierSession = false;  // settled before a resume: not run again
+};
+
+struct SweepLog {
+    bool warning = false;
+    std::string message;
+};
+
+struct SweepDone {
+    std::string status;  // finished | stopped | failed
+    std::string detail;  // the error when failed
+};
+
+using SweepEvent = std::variant<TrialStarted, TrialProgress, TrialFinished, SweepLog, SweepDone>;
+
+// Thread-safe queue of sweep events, drained by a front end (as session::EventQueue).
+class SweepEventQueue {
+public:
+    void push(SweepEvent event);
+    size_t drain(std::vector<SweepEvent>& out);
+    size_t waitAndDrain(std::vector<SweepEvent>& out, std::chrono::milliseconds timeout);
+    void setNotify(std::function<void()> notify);  // before the runner starts
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<SweepEvent> m_events;
+    std::function<void()> m_notify;
+};
+
+struct RunnerOptions {
+    std::filesystem::path dbPath;    // empty: userDataDir()/runs.sqlite
+    std::filesystem::path cacheDir;  // empty: userCacheDir()
+    std::string name;                // the sweep run's name; empty: "sweep <date time>"
+    bool confirmed = false;          // the user accepted a sweep above sweep.max_trials
+    int cores = 0;                   // cores to share out; 0: those this process may use
+};
+
+struct SweepOutcome {
+    int64_t sweepRunId = -1;
+    std::string status;  // finished | stopped | failed
+    std::string detail;
+    std::vector<TrialResult> trials;  // every trial with a result, by index
+    std::vector<ParametrizationTransfer> transfer;
+    double elapsedSec = 0.0;
+};
+
+class SweepRunner {
+public:
+    // A new sweep. Fails when the plan needs a confirmation that options.confirmed does not give.
+    static Result<std::unique_ptr<SweepRunner>> create(SweepPlan plan, RunnerOptions options);
+    // Continues the sweep recorded as run `sweepRunId` in options.dbPath: plans it again from its
+    // stored definition and runs only the trials without a settled result (finished, pruned,
+    // diverged); those are published first as TrialFinished{fromEarlierSession = true}.
+    static Result<std::unique_ptr<SweepRunner>> resume(int64_t sweepRunId, RunnerOptions options);
+
+    ~SweepRunner();
+    SweepRunner(const SweepRunner&) = delete;
+    SweepRunner& operator=(const SweepRunner&) = delete;
+
+    void start();  // runs on a worker thread
+    void run();    // the same on the calling thread (blocking)
+    void wait();
+
+    // Stops every running trial (between layers, as Session::requestStop) and starts no more;
+    // stopped trials run again when the sweep resumes.
+    void requestStop() { m_stopRequested = true; }
+
+    SweepEventQueue& events() { return m_events; }
+    const SweepPlan& plan() const { return m_plan; }
+    const SweepOutcome& outcome() const { return m_outcome; }  // complete after run()/wait()
+
+private:
+    struct Active;
+    SweepRunner(SweepPlan plan, RunnerOptions options);
+    Status runSweep();
+    void onTrialEvents(Active& active);
+    TrialResult finishTrial(Active& active);
+
+    SweepPlan m_plan;
+    RunnerOptions m_options;
+    std::optional<int64_t> m_resumeId;
+    SweepEventQueue m_events;
+    SweepOutcome m_outcome;
+    std::thread m_thread;
+    std::atomic<bool> m_stopRequested{false};
+    std::mutex m_mutex;  // the ASHA scheduler and the wake-up flag below
+    std::condition_variable m_wake;
+    bool m_trialEnded = false;
+    struct Shared;
+    std::unique_ptr<Shared> m_shared;
+};
+
+}  // namespace ws::sweep
