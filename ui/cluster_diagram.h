@@ -1,0 +1,54 @@
+// ClusterDiagram: MemoryX -> SwarmX -> systems for the shown step, drawn with QPainter. Boxes
+// for MemoryX (weights and optimizer state), the SwarmX broadcast / reduce tree (its depth from
+// the prediction) and each system's wafer (a thumbnail of the utilization frame shown beside);
+// arrows for this step's traffic so far: weights broadcast down, gradients streamed up and
+// reduced, with bytes. The arrow of the work in flight (the latest span) is drawn bold and
+// names its layer, so the picture moves as spans arrive. GUI thread only.
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+#include <cstdint>
+
+#include "ui/wafer_history.h"
+
+namespace ws::ui {
+
+class ClusterDiagram : public QWidget {
+    Q_OBJECT
+public:
+    struct Traffic {
+        int64_t weightsDown = 0;   // bytes MemoryX sends through SwarmX (once, broadcast)
+        int64_t gradientsUp = 0;   // bytes all systems stream out
+        int64_t reducedBytes = 0;  // bytes SwarmX sums (its inputs)
+        int updatedLayers = 0;     // MemoryX updates done
+        int plannedUpdates = 0;    // updates the step makes
+    };
+
+    explicit ClusterDiagram(QWidget* parent = nullptr);
+
+    // `frame` (may be null) is drawn small in each wafer; `live` says the step is in progress.
+    void setStep(const StepRecord* record, int numSystems, int numBlocks, int treeDepth,
+                 const QString& waferName, const wafer::UtilizationFrame* frame, bool live);
+    const Traffic& traffic() const { return m_traffic; }
+    QString inFlightText() const { return m_inFlight; }
+
+    QSize minimumSizeHint() const override { return {300, 260}; }
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    enum class Active { None, Down, Compute, Up, Update };
+    Traffic m_traffic;
+    QString m_inFlight;
+    QString m_waferName;
+    Active m_active = Active::None;
+    int m_numSystems = 1;
+    int m_treeDepth = 0;
+    bool m_hasRecord = false;
+    QImage m_thumbnail;
+    const wafer::UtilizationFrame* m_thumbFrame = nullptr;
+};
+
+}  // namespace ws::ui
