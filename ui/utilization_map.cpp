@@ -99,17 +99,19 @@ void UtilizationMap::showNothing(const QString& emptyTitle) {
 }
 
 void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owner,
-                               const wafer::UtilizationFrame* frame, const QString& note) {
+                               const wafer::UtilizationFrame* frame, const QString& phase,
+                               const QString& note) {
     if (!frame || !owner) {
         showNothing(note.isEmpty() ? tr("No utilization frame for this phase") : note);
         return;
     }
-    const QString title =
-        tr("%1 on %2 (%3 x %4 cores)")
-            .arg(frame->label == "step" ? tr("whole step") : QString::fromStdString(frame->label),
-                 QString::fromStdString(owner->waferName))
-            .arg(frame->gridRows)
-            .arg(frame->gridCols);
+    const QString title = tr("%1 on %2 (%3 x %4 cores)")
+                              .arg(!phase.isEmpty()         ? phase
+                                   : frame->label == "step" ? tr("whole step")
+                                                            : QString::fromStdString(frame->label),
+                                   QString::fromStdString(owner->waferName))
+                              .arg(frame->gridRows)
+                              .arg(frame->gridCols);
     m_title->setText(title);
     QString stats = (note.isEmpty() ? QString() : note + QStringLiteral("  ·  ")) +
                     tr("busy: mean %1 %, min %2 %, max %3 %")
@@ -117,7 +119,9 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                         .arg(100.0 * frame->min, 0, 'f', 1)
                         .arg(100.0 * frame->max, 0, 'f', 1);
     if (frame->rows != frame->gridRows || frame->cols != frame->gridCols) {
-        stats += tr("  ·  shown as %1 x %2 cells (core means)").arg(frame->rows).arg(frame->cols);
+        stats += '\n' + tr("shown as %1 x %2 cells, each the mean of the cores it covers")
+                            .arg(frame->rows)
+                            .arg(frame->cols);
     }
     m_stats->setText(stats);
     applyColourRange(frame);

@@ -22,8 +22,11 @@ public:
 
     // Shows `frame`, which `owner` keeps alive; null shows an empty grid with `emptyTitle`.
     // Does not replot (call replot() or let the tab's redraw do it).
+    // `phase` names what the frame covers ("h.2 backward", "whole step"); empty: the frame's
+    // own label (dense blocks share one frame, labelled "h forward").
     void showFrame(std::shared_ptr<const wafer::StepPrediction> owner,
-                   const wafer::UtilizationFrame* frame, const QString& note = {});
+                   const wafer::UtilizationFrame* frame, const QString& phase = {},
+                   const QString& note = {});
     void showNothing(const QString& emptyTitle);
 
     const wafer::UtilizationFrame* frame() const { return m_frame; }

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
@@ -176,6 +177,7 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     controls->addWidget(m_liveButton);
     m_stepInfo = new QLabel(page);
     m_stepInfo->setObjectName(QStringLiteral("waferStepInfo"));
+    m_stepInfo->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);  // never clipped
     controls->addWidget(m_stepInfo);
     controls->addSpacing(16);
     controls->addWidget(new QLabel(tr("Heatmap:"), page));
@@ -237,12 +239,20 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
             [this](int index) { setPhase(m_phase->itemData(index).toInt()); });
     connect(m_fitColours, &QCheckBox::toggled, this, [this](bool on) {
         m_map->setFitColours(on);
+        QSettings().setValue(QStringLiteral("wafer/fitColours"), on);
         scheduleRedraw();
     });
     connect(m_clockChoice, qOverload<int>(&QComboBox::activated), this, [this](int index) {
         setClock(TimelineView::Clock(m_clockChoice->itemData(index).toInt()));
     });
 
+    // View choices persist (QSettings), so a lesson reopens the way it was left.
+    QSettings settings;
+    m_phaseCode = settings.value(QStringLiteral("wafer/phase"), kFollowPhase).toInt();
+    m_fitColours->setChecked(settings.value(QStringLiteral("wafer/fitColours"), false).toBool());
+    m_clock = TimelineView::Clock(
+        settings.value(QStringLiteral("wafer/clock"), int(TimelineView::Clock::Emulated)).toInt());
+    m_clockChoice->setCurrentIndex(std::max(0, m_clockChoice->findData(int(m_clock))));
     rebuildPhaseChoices(nullptr);
     updateNotices();
 }
@@ -259,9 +269,6 @@ void WaferTab::beginRun(const config::Config& config) {
     m_followLayer = -1;
     m_realTokensPerS = 0;
     m_runState = session::RunState::Preparing;
-    if (m_emulation == Emulation::Off) {
-        setClock(TimelineView::Clock::Real);  // the only clock there is
-    }
     rebuildPhaseChoices(nullptr);
     updateNotices();
     scheduleRedraw();
@@ -376,13 +383,18 @@ void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
                 const int layer = backward ? layers - 1 - i : i;
                 const auto* frame = prediction->frameFor(layer, backward);
                 if (!frame || frame == prediction->frameFor(-1, false)) continue;
-                m_phase->addItem(QString::fromStdString(frame->label), layer * 2 + backward);
+                m_phase->addItem(phaseName(layer, backward), layer * 2 + backward);
             }
         }
     }
     const int index = m_phase->findData(m_phaseCode);
     m_phase->setCurrentIndex(index >= 0 ? index : 0);
     if (index < 0) m_phaseCode = kFollowPhase;
+}
+
+QString WaferTab::phaseName(int layer, bool backward) const {
+    return QString::fromStdString(layerName(layer, m_numBlocks)) +
+           (backward ? tr(" backward") : tr(" forward"));
 }
 
 void WaferTab::updateStepControls() {
@@ -477,11 +489,11 @@ void WaferTab::updateNotices() {
     }
     m_banner->setText(banner);
     m_banner->setVisible(!banner.isEmpty());
-    if (m_emulation == Emulation::Off || m_emulation == Emulation::NotPlanned) {
-        m_clock = TimelineView::Clock::Real;
-        m_clockChoice->setCurrentIndex(m_clockChoice->findData(int(m_clock)));
-    }
-    m_clockChoice->setEnabled(m_emulation == Emulation::On || m_emulation == Emulation::Waiting);
+    // Without the emulator, wall time is the only clock (the choice is kept for the next run).
+    const bool emulated = m_emulation == Emulation::On || m_emulation == Emulation::Waiting;
+    m_clockChoice->setCurrentIndex(
+        m_clockChoice->findData(int(emulated ? m_clock : TimelineView::Clock::Real)));
+    m_clockChoice->setEnabled(emulated);
 }
 
 void WaferTab::redrawNow() {
@@ -504,12 +516,13 @@ void WaferTab::redrawNow() {
     rebuildPhaseChoices(prediction ? prediction.get() : m_phaseChoicesFor);
     int highlightLayer = -1;
     const wafer::UtilizationFrame* frame = nullptr;
-    QString note;
+    QString note, phase;
     if (prediction) {
         if (m_phaseCode == kFollowPhase) {
             if (inProgress && m_followLayer >= 0 && !stepComplete(*record, m_numBlocks)) {
                 frame = prediction->frameFor(m_followLayer, m_followBackward);
                 highlightLayer = m_followLayer;
+                phase = phaseName(m_followLayer, m_followBackward);
                 note = tr("computing now");
             } else {
                 frame = prediction->frameFor(-1, false);
@@ -522,8 +535,9 @@ void WaferTab::redrawNow() {
         } else {
             highlightLayer = m_phaseCode / 2;
             frame = prediction->frameFor(highlightLayer, m_phaseCode % 2 == 1);
+            phase = phaseName(highlightLayer, m_phaseCode % 2 == 1);
         }
-        m_map->showFrame(prediction, frame, note);
+        m_map->showFrame(prediction, frame, phase, note);
     } else {
         m_map->showNothing(m_emulation == Emulation::NoRun || m_emulation == Emulation::Waiting
                                ? tr("No utilization frame yet")

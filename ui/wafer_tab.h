@@ -76,6 +76,7 @@ private:
     void updateStepControls();
     void updateSummary(const StepRecord* record);
     void updateNotices();
+    QString phaseName(int layer, bool backward) const;  // "h.2 backward"
 
     WaferHistory m_history;
     Emulation m_emulation = Emulation::NoRun;
