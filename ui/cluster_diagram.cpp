@@ -44,7 +44,7 @@ ClusterDiagram::ClusterDiagram(QWidget* parent) : QWidget(parent) {
 
 void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBlocks, int treeDepth,
                              const QString& waferName, const wafer::UtilizationFrame* frame,
-                             bool live) {
+                             bool live, double colourLow, double colourHigh) {
     m_numSystems = std::max(1, numSystems);
     m_treeDepth = std::max(0, treeDepth);
     m_waferName = waferName;
@@ -111,15 +111,18 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
             m_inFlight = tr("step %1 starting").arg(record->step + 1);
         }
     }
-    if (frame != m_thumbFrame) {
+    if (frame != m_thumbFrame || colourLow != m_thumbLow || colourHigh != m_thumbHigh) {
         m_thumbFrame = frame;
+        m_thumbLow = colourLow;
+        m_thumbHigh = colourHigh;
         m_thumbnail = QImage();
         if (frame && frame->rows > 0 && frame->cols > 0) {
             QImage image(frame->cols, frame->rows, QImage::Format_RGB32);
             QCPColorGradient gradient = busyGradient();
             std::vector<double> values(frame->busy.begin(), frame->busy.end());
             for (int r = 0; r < frame->rows; ++r) {
-                gradient.colorize(values.data() + size_t(r) * size_t(frame->cols), QCPRange(0, 1),
+                gradient.colorize(values.data() + size_t(r) * size_t(frame->cols),
+                                  QCPRange(colourLow, colourHigh),
                                   reinterpret_cast<QRgb*>(image.scanLine(r)), frame->cols);
             }
             m_thumbnail = image;
@@ -243,8 +246,14 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
                                  ? tr("… %1 systems").arg(m_numSystems)
                                  : tr("system %1").arg(s);
         p.drawText(box.adjusted(4, 2, -4, 0), Qt::AlignHCenter | Qt::AlignTop, name);
-        const double side = std::min(box.width() - 12, box.height() - line - 10);
-        const QRectF wafer(box.center().x() - side / 2, box.top() + line + 4, side, side);
+        // The wafer's own aspect (WSE-2's grid is 750 x 994 cores), fitted into the box.
+        const double aspect = m_thumbFrame && m_thumbFrame->gridRows > 0
+                                  ? double(m_thumbFrame->gridCols) / m_thumbFrame->gridRows
+                                  : 1.0;
+        const double maxW = box.width() - 12, maxH = box.height() - line - 10;
+        const double waferW = std::min(maxW, maxH * aspect);
+        const double waferH = waferW / aspect;
+        const QRectF wafer(box.center().x() - waferW / 2, box.top() + line + 4, waferW, waferH);
         if (!m_thumbnail.isNull()) {
             p.drawImage(wafer, m_thumbnail);
         } else {

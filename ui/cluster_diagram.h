@@ -27,9 +27,11 @@ public:
 
     explicit ClusterDiagram(QWidget* parent = nullptr);
 
-    // `frame` (may be null) is drawn small in each wafer; `live` says the step is in progress.
+    // `frame` (may be null) is drawn small in each wafer, its colours over busy fractions
+    // [colourLow, colourHigh] as the heatmap's; `live` says the step is in progress.
     void setStep(const StepRecord* record, int numSystems, int numBlocks, int treeDepth,
-                 const QString& waferName, const wafer::UtilizationFrame* frame, bool live);
+                 const QString& waferName, const wafer::UtilizationFrame* frame, bool live,
+                 double colourLow = 0, double colourHigh = 1);
     const Traffic& traffic() const { return m_traffic; }
     QString inFlightText() const { return m_inFlight; }
 
@@ -49,6 +51,7 @@ private:
     bool m_hasRecord = false;
     QImage m_thumbnail;
     const wafer::UtilizationFrame* m_thumbFrame = nullptr;
+    double m_thumbLow = 0, m_thumbHigh = 1;
 };
 
 }  // namespace ws::ui

@@ -31,6 +31,27 @@ int laneOf(const RecordedSpan& s) {
     return kLaneSwarmX;
 }
 
+// Where a span's bar sits: its lane (row) and the bar's centre and half height in lane units.
+// Compact: one row per system, stream-in / compute / stream-out as three thin bands in it.
+struct Placement {
+    int lane = 0;
+    double y = 0;
+    double half = kBarHalfHeight;
+};
+
+Placement placementOf(const RecordedSpan& s, bool compact) {
+    if (!compact) {
+        const int lane = laneOf(s);
+        return {lane, double(lane), kBarHalfHeight};
+    }
+    const int full = laneOf(s);
+    if (full < kFirstSystemLane) return {full, double(full), kBarHalfHeight};
+    const int system = (full - kFirstSystemLane) / 3;
+    const int band = (full - kFirstSystemLane) % 3;  // 0 in, 1 compute, 2 out
+    const int lane = kFirstSystemLane + system;
+    return {lane, lane + (band - 1) * 0.29, 0.13};
+}
+
 QString formatBytes(double bytes) {
     if (bytes >= 1e9) return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2);
     if (bytes >= 1e6) return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 2);
@@ -54,6 +75,7 @@ public:
     struct Bar {
         double start = 0, end = 0;  // axis units
         int lane = 0;
+        double y = 0, half = kBarHalfHeight;  // centre and half height, lane units
         bool highlight = false;
         RecordedSpan span;
     };
@@ -77,7 +99,7 @@ public:
     QCPRange getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const override {
         found = !bars.empty();
         QCPRange r(0, 0);
-        for (const auto& b : bars) r.upper = std::max(r.upper, double(b.lane));
+        for (const auto& b : bars) r.upper = std::max(r.upper, b.y + b.half);
         return r;
     }
 
@@ -92,8 +114,8 @@ protected:
         auto rectOf = [&](const Bar& b) {
             const double x0 = key->coordToPixel(b.start);
             const double x1 = key->coordToPixel(b.end);
-            const double y0 = value->coordToPixel(b.lane - kBarHalfHeight);
-            const double y1 = value->coordToPixel(b.lane + kBarHalfHeight);
+            const double y0 = value->coordToPixel(b.y - b.half);
+            const double y1 = value->coordToPixel(b.y + b.half);
             QRectF r(QPointF(std::min(x0, x1), std::min(y0, y1)),
                      QPointF(std::max(x0, x1), std::max(y0, y1)));
             if (r.width() < 1) r.setWidth(1);
@@ -238,13 +260,20 @@ void TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     m_shownStep = record ? record->step : -1;
 
     // Lanes.
+    // Three lanes per system while each gets ~16 px; otherwise one row per system.
+    const double available = std::max(0, height() - 130);
+    m_compact = available / (kFirstSystemLane + 3 * numSystems) < 16;
     m_laneNames.clear();
     m_laneNames << tr("MemoryX update");
     m_laneNames << (numSystems == 1 && clock == Clock::Emulated ? tr("SwarmX (1 system: no reduce)")
                                                                 : tr("SwarmX reduce"));
     for (int s = 0; s < numSystems; ++s) {
-        m_laneNames << tr("system %1 stream-in").arg(s) << tr("system %1 compute").arg(s)
-                    << tr("system %1 stream-out").arg(s);
+        if (m_compact) {
+            m_laneNames << tr("system %1 (in / compute / out)").arg(s);
+        } else {
+            m_laneNames << tr("system %1 stream-in").arg(s) << tr("system %1 compute").arg(s)
+                        << tr("system %1 stream-out").arg(s);
+        }
     }
     auto ticker = yAxis->ticker().staticCast<QCPAxisTickerText>();
     ticker->clear();
@@ -274,10 +303,11 @@ void TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                 ++m_untimed;
                 continue;
             }
-            const int lane = laneOf(s);
+            const Placement at = placementOf(s, m_compact);
+            const int lane = at.lane;
             if (lane >= m_laneNames.size()) continue;  // a system beyond the lanes: not drawn
-            GanttBars::Bar bar{a * m_unitScale, b * m_unitScale, lane, s.layer == highlightLayer,
-                               s};
+            GanttBars::Bar bar{a * m_unitScale, b * m_unitScale,           lane, at.y,
+                               at.half,         s.layer == highlightLayer, s};
             m_kinds[size_t(s.kindCode) % 6]->bars.push_back(bar);
             ++m_barsPerLane[size_t(lane)];
         }
@@ -291,10 +321,10 @@ void TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                 s.system = int16_t(p.system);
                 s.kindCode = uint8_t(p.kind);
                 s.backwardPass = p.backwardPass;
-                const int lane = laneOf(s);
-                if (lane >= m_laneNames.size()) continue;
-                m_planned->bars.push_back(
-                    {p.startS * m_unitScale, p.endS * m_unitScale, lane, false, s});
+                const Placement at = placementOf(s, m_compact);
+                if (at.lane >= m_laneNames.size()) continue;
+                m_planned->bars.push_back({p.startS * m_unitScale, p.endS * m_unitScale, at.lane,
+                                           at.y, at.half, false, s});
             }
         }
     }
@@ -337,19 +367,19 @@ int TimelineView::plannedCount() const {
 QString TimelineView::describeAt(const QPointF& pos) const {
     const double key = xAxis->pixelToCoord(pos.x());
     const double value = yAxis->pixelToCoord(pos.y());
-    const int lane = int(std::lround(value));
-    if (std::abs(value - lane) > kBarHalfHeight) return {};
+
     const double slack = std::abs(xAxis->pixelToCoord(pos.x() + 2) - key);  // 2 px
     const GanttBars::Bar* hit = nullptr;
     bool planned = false;
     for (const auto* bars : m_kinds) {
         for (const auto& b : bars->bars) {
-            if (b.lane == lane && b.start - slack <= key && key <= b.end + slack) hit = &b;
+            if (std::abs(value - b.y) <= b.half && b.start - slack <= key && key <= b.end + slack)
+                hit = &b;
         }
     }
     if (!hit) {
         for (const auto& b : m_planned->bars) {
-            if (b.lane == lane && b.start <= key && key <= b.end) {
+            if (std::abs(value - b.y) <= b.half && b.start <= key && key <= b.end) {
                 hit = &b;
                 planned = true;
             }

@@ -2,10 +2,11 @@
 // stream-in, forward, backward, stream-out, SwarmX reduce and MemoryX update, per layer and per
 // system, on the emulated machine's clock (default) or on the real CPU's wall clock. Lanes, top
 // to bottom: MemoryX (updates), SwarmX (reduces), then per system its stream-in, compute and
-// stream-out lanes. On the emulated clock the step's planned schedule is drawn faintly behind,
-// so a step in progress shows what is still to come. Bars of the highlighted layer carry a
-// heavy outline; hovering a bar names it (layer, kind, bytes, both durations). Wheel / drag
-// zoom and pan the time axis, a double-click fits the step again. GUI thread only.
+// stream-out lanes (or, when the height is short, one row per system with three bands). On the
+// emulated clock the step's planned schedule is drawn faintly behind, so a step in progress
+// shows what is still to come. Bars of the highlighted layer carry a heavy outline; hovering a bar
+// names it (layer, kind, bytes, both durations). Wheel / drag zoom and pan the time axis, a
+// double-click fits the step again. GUI thread only.
 #pragma once
 
 #include <qcustomplot.h>
@@ -35,6 +36,8 @@ public:
                  int highlightLayer);
 
     int laneCount() const { return int(m_laneNames.size()); }
+    // Too little height for three lanes per system: one row per system with three bands.
+    bool compact() const { return m_compact; }
     QStringList laneNames() const { return m_laneNames; }
     // Drawn (recorded) bars in a lane, planned ghosts not counted.
     int barCount(int lane) const;
@@ -73,6 +76,7 @@ private:
     double m_extent = 0;  // the step's length in axis units
     int64_t m_shownStep = -1;
     bool m_userZoomed = false;
+    bool m_compact = false;
 };
 
 }  // namespace ws::ui

@@ -369,6 +369,11 @@ void WaferTab::showEvent(QShowEvent* event) {
     if (m_dirty) scheduleRedraw();
 }
 
+void WaferTab::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    scheduleRedraw();
+}
+
 void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
     if (prediction == m_phaseChoicesFor && m_phase->count() > 0) return;
     m_phaseChoicesFor = prediction;
@@ -543,10 +548,16 @@ void WaferTab::redrawNow() {
                                ? tr("No utilization frame yet")
                                : tr("No utilization frames: the emulator is off for this run"));
     }
+    // The wafers in the diagram use the heatmap's colours.
+    double colourLow = 0, colourHigh = 1;
+    if (frame && m_fitColours->isChecked() && frame->max > frame->min) {
+        colourLow = frame->min;
+        colourHigh = frame->max;
+    }
     m_diagram->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
                        prediction ? prediction->treeDepth : 0,
                        prediction ? QString::fromStdString(prediction->waferName) : QString(),
-                       frame, inProgress);
+                       frame, inProgress, colourLow, colourHigh);
     m_timeline->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
                         prediction ? m_clock : TimelineView::Clock::Real, highlightLayer);
     m_map->replotTimed();

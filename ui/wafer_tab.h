@@ -69,6 +69,7 @@ public:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;  // the timeline may switch lane layout
 
 private:
     void scheduleRedraw();

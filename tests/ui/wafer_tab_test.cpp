@@ -174,6 +174,7 @@ private slots:
         // The timeline of the step in progress: lanes MemoryX, SwarmX, 3 per system; planned
         // ghosts for the whole schedule, bars only for the spans that arrived.
         TimelineView* timeline = tab.timeline();
+        QVERIFY(!timeline->compact());
         QCOMPARE(timeline->laneCount(), 2 + 3 * 2);
         QCOMPARE(timeline->plannedCount(), int(p->spans.size()));
         int drawn = 0;
@@ -217,6 +218,15 @@ private slots:
         QVERIFY(timeline->xAxis->label().contains("real CPU"));
         QCOMPARE(timeline->plannedCount(), 0);
 
+        // Too short for three lanes per system: one row per system, the same bars.
+        tab.setClock(TimelineView::Clock::Emulated);
+        timeline->resize(timeline->width(), 160);
+        tab.redrawNow();
+        QVERIFY(timeline->compact());
+        QCOMPARE(timeline->laneCount(), 2 + 2);
+        QCOMPARE(timeline->barCount(2), expected[2] + expected[3] + expected[4]);
+        QCOMPARE(timeline->barCount(3), expected[5] + expected[6] + expected[7]);
+
         // Live again: the newest step.
         tab.goLive();
         tab.redrawNow();
@@ -243,7 +253,9 @@ private slots:
 
     void emptyStatesSayWhy() {
         WaferTab tab;
-        tab.resize(1000, 700);
+        tab.resize(1000, 800);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
         QVERIFY2(tab.noticeText().contains("No run"), qPrintable(tab.noticeText()));
 
         // Emulator switched off: real-time timeline only, and the tab says so.
@@ -261,7 +273,7 @@ private slots:
         QVERIFY(tab.utilizationMap()->frame() == nullptr);
         QVERIFY(tab.utilizationMap()->titleText().contains("emulator is off"));
         QVERIFY(tab.timeline()->xAxis->label().contains("real CPU"));
-        QCOMPARE(tab.timeline()->barCount(2 + 1), 1);
+        QCOMPARE(tab.timeline()->barCount(tab.timeline()->compact() ? 2 : 2 + 1), 1);
 
         // The emulator could not plan the config: the reason from the log is shown.
         tab.beginRun(configFor(true, 1));
