@@ -317,7 +317,7 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
     p.setFont(bold);
     p.setPen(text);
     p.drawText(QRectF(margin, h - margin - footH, w - 2 * margin, footH),
-               Qt::AlignHCenter | Qt::AlignVCenter, tr("now: %1").arg(m_inFlight));
+               Qt::AlignHCenter | Qt::AlignVCenter, tr("latest: %1").arg(m_inFlight));
 }
 
 }  // namespace ws::ui

@@ -2,8 +2,9 @@
 // for MemoryX (weights and optimizer state), the SwarmX broadcast / reduce tree (its depth from
 // the prediction) and each system's wafer (a thumbnail of the utilization frame shown beside);
 // arrows for this step's traffic so far: weights broadcast down, gradients streamed up and
-// reduced, with bytes. The arrow of the work in flight (the latest span) is drawn bold and
-// names its layer, so the picture moves as spans arrive. GUI thread only.
+// reduced, with bytes. The arrow of the latest work (the last span to arrive; spans arrive as
+// work ends) is drawn bold and names its layer, so the picture moves as spans arrive. GUI thread
+// only.
 #pragma once
 
 #include <QImage>

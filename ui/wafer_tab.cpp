@@ -244,11 +244,12 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     });
     connect(m_clockChoice, qOverload<int>(&QComboBox::activated), this, [this](int index) {
         setClock(TimelineView::Clock(m_clockChoice->itemData(index).toInt()));
+        QSettings().setValue(QStringLiteral("wafer/clock"), int(m_clock));
     });
 
-    // View choices persist (QSettings), so a lesson reopens the way it was left.
+    // The colour scale and the clock persist (QSettings), so a lesson reopens as it was left; the
+    // phase does not (the next run may have other layers).
     QSettings settings;
-    m_phaseCode = settings.value(QStringLiteral("wafer/phase"), kFollowPhase).toInt();
     m_fitColours->setChecked(settings.value(QStringLiteral("wafer/fitColours"), false).toBool());
     m_clock = TimelineView::Clock(
         settings.value(QStringLiteral("wafer/clock"), int(TimelineView::Clock::Emulated)).toInt());
@@ -261,7 +262,6 @@ void WaferTab::beginRun(const config::Config& config) {
     m_history.clear();
     m_numBlocks = config.model.numHiddenLayers;
     m_numSystems = std::max(1, config.runconfig.numCsx);
-    m_specName = QString::fromStdString(config.wafer.spec);
     m_emulation = config.wafer.emulate ? Emulation::Waiting : Emulation::Off;
     m_notPlannedReason.clear();
     m_shownStep = -1;
@@ -277,7 +277,8 @@ void WaferTab::beginRun(const config::Config& config) {
 void WaferTab::appendSpans(const std::vector<streaming::Span>& spans) {
     if (spans.empty()) return;
     m_history.addSpans(spans);
-    // The layer phase computing now: the newest step's latest compute span.
+    // The layer phase to follow: the newest step's latest compute span. Spans arrive as work
+    // ends, so this is the phase that just finished (the next one is already running).
     const int64_t newest = m_history.lastStep();
     for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
         if (it->step == newest && (it->kind == streaming::SpanKind::Forward ||
@@ -378,7 +379,7 @@ void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
     if (prediction == m_phaseChoicesFor && m_phase->count() > 0) return;
     m_phaseChoicesFor = prediction;
     m_phase->clear();
-    m_phase->addItem(tr("follow the computing layer"), kFollowPhase);
+    m_phase->addItem(tr("follow the run (latest layer)"), kFollowPhase);
     m_phase->addItem(tr("whole step"), kWholeStep);
     if (prediction) {
         const int layers = int(prediction->forwardFrame.size());
@@ -471,7 +472,7 @@ void WaferTab::updateNotices() {
         m_emptyLabel->setText(
             tr("<h3>No run to show yet</h3><p>Press <b>Run</b> to train the config. While it "
                "trains, this tab shows the emulated wafer-scale cluster step by step: the "
-               "per-core utilization of the layer computing now, the weights streaming from "
+               "per-core utilization of each layer as it runs, the weights streaming from "
                "MemoryX through SwarmX to each system and the gradients coming back, and the "
                "step's timeline.</p><p>The emulator follows <tt>wafer.spec</tt> and "
                "<tt>runconfig.num_csx</tt>; <tt>wafer predict CONFIG</tt> gives the same "
@@ -514,7 +515,7 @@ void WaferTab::redrawNow() {
     const bool inProgress = newest && running;
     updateSummary(record);
 
-    // Heatmap: the chosen phase, or the layer computing now, or the whole step.
+    // Heatmap: the chosen phase, or the layer that just ran, or the whole step.
     const auto& prediction = record && record->prediction
                                  ? record->prediction
                                  : std::shared_ptr<const wafer::StepPrediction>();
@@ -528,7 +529,7 @@ void WaferTab::redrawNow() {
                 frame = prediction->frameFor(m_followLayer, m_followBackward);
                 highlightLayer = m_followLayer;
                 phase = phaseName(m_followLayer, m_followBackward);
-                note = tr("computing now");
+                note = tr("just computed");
             } else {
                 frame = prediction->frameFor(-1, false);
                 note = !inProgress                          ? tr("whole step")

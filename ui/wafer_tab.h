@@ -1,7 +1,7 @@
 // WaferTab: the Wafer tab. What the emulated wafer-scale cluster does in each training step:
 // a summary of the cycle model's prediction (step time, tokens/s, MFU, where the time goes,
 // whether weight streaming hides behind compute) beside the real CPU's tokens/s; the per-core
-// utilization heatmap of the layer phase computing now (or a chosen phase, or the whole step);
+// utilization heatmap of the layer phase that just ran (or a chosen phase, or the whole step);
 // the MemoryX -> SwarmX -> systems diagram with this step's traffic; and the step's timeline.
 // A step slider scrubs back over the last WaferHistory::kMaxSteps steps; Live follows the run
 // again. Events are recorded as they arrive and drawn by one coalesced redraw (40 ms
@@ -63,7 +63,7 @@ public:
     bool isLive() const { return m_live; }
     void showStep(int64_t step);  // scrub (leaves Live)
     void goLive();
-    // Heatmap phase: follow the computing layer (-2), the whole step (-1), or layer*2+backward.
+    // Heatmap phase: follow the run's latest layer (-2), the whole step (-1), or layer*2+backward.
     void setPhase(int phaseCode);
     void setClock(TimelineView::Clock clock);
 
@@ -84,7 +84,6 @@ private:
     QString m_notPlannedReason;
     int m_numBlocks = 0;
     int m_numSystems = 1;
-    QString m_specName;
     int64_t m_shownStep = -1;
     bool m_live = true;
     int m_phaseCode = -2;

@@ -144,7 +144,7 @@ private slots:
         QVERIFY(lastCompute);
         QCOMPARE(tab.utilizationMap()->frame(),
                  p->frameFor(lastCompute->layer, lastCompute->kind == SpanKind::Backward));
-        QVERIFY(tab.utilizationMap()->titleText().contains("computing now"));
+        QVERIFY(tab.utilizationMap()->titleText().contains("just computed"));
         QVERIFY(!tab.diagram()->inFlightText().isEmpty());
         QVERIFY(tab.grab().save(artifactPath("wafer-tab-live.png")));
 
