@@ -144,8 +144,10 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Paused, 20000);
         QVERIFY(m_window->resumeAction()->isEnabled());
         const size_t pausedAt = livePoints(training, "loss");
+        const int64_t waferStep = m_window->waferTab()->shownStep();
         QTest::qWait(400);
-        QCOMPARE(livePoints(training, "loss"), pausedAt);  // paused: no new steps
+        QCOMPARE(livePoints(training, "loss"), pausedAt);        // paused: no new steps
+        QCOMPARE(m_window->waferTab()->shownStep(), waferStep);  // the Wafer tab stays put
         m_window->resumeAction()->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") > pausedAt + 5, 60000);
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-training.png")));
