@@ -153,8 +153,8 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_realSummary->setObjectName(QStringLiteral("waferRealSummary"));
     layout->addWidget(m_realSummary);
     auto* splitRow = new QHBoxLayout;
-    splitRow->addWidget(new QLabel(tr("Where the predicted step time goes:"), page), 0,
-                        Qt::AlignTop);
+    m_splitLabel = new QLabel(tr("Where the predicted step time goes:"), page);
+    splitRow->addWidget(m_splitLabel, 0, Qt::AlignTop);
     m_split = new TimeSplitBar(page);
     splitRow->addWidget(m_split, 1);
     layout->addLayout(splitRow);
@@ -448,17 +448,21 @@ void WaferTab::updateSummary(const StepRecord* record) {
                                               : tr("<b>not hidden</b> (the step waits for "
                                                    "weights)")));
         m_split->setSplit(&p->split);
+        m_split->show();
+        m_splitLabel->show();
     } else {
         m_summary->setText(m_emulation == Emulation::Off
                                ? tr("<b>No prediction:</b> the emulator is off for this run")
                                : tr("<b>No prediction</b> for this run"));
         m_split->setSplit(nullptr);
+        m_split->hide();  // nothing to split: no empty bar
+        m_splitLabel->hide();
     }
+    const QString aside = p ? tr("the model really trains; only the wafer's time is emulated")
+                            : tr("the model really trains; nothing is emulated");
     m_realSummary->setText(
         m_realTokensPerS > 0
-            ? tr("Real training on this CPU: %1tokens/s (the model really trains; only the "
-                 "wafer's time is emulated)")
-                  .arg(rate(m_realTokensPerS))
+            ? tr("Real training on this CPU: %1tokens/s (%2)").arg(rate(m_realTokensPerS), aside)
             : tr("Real training on this CPU: tokens/s not measured yet"));
 }
 
@@ -476,7 +480,10 @@ void WaferTab::updateNotices() {
                "MemoryX through SwarmX to each system and the gradients coming back, and the "
                "step's timeline.</p><p>The emulator follows <tt>wafer.spec</tt> and "
                "<tt>runconfig.num_csx</tt>; <tt>wafer predict CONFIG</tt> gives the same "
-               "prediction from the command line.</p>"));
+               "prediction from the command line.</p><p>Runs in the Runs dock are not replayed "
+               "here: the tab keeps the steps of the run trained in this window.</p>"));
+        // A centred word-wrapped label gets no height-for-width on its own.
+        m_emptyLabel->setMinimumHeight(m_emptyLabel->heightForWidth(m_emptyLabel->width()));
         m_stack->setCurrentIndex(0);
         return;
     }

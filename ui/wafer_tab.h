@@ -101,6 +101,7 @@ private:
     QLabel* m_summary;
     QLabel* m_realSummary;
     TimeSplitBar* m_split;
+    QLabel* m_splitLabel;
     QSlider* m_stepSlider;
     QSpinBox* m_stepSpin;
     QPushButton* m_liveButton;
