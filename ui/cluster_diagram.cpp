@@ -225,13 +225,16 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
     p.setFont(bold);
     p.drawText(swarmBounds, Qt::AlignCenter, levels == 1 ? swarmLabel : QString());
     p.setFont(normal);
-    if (levels > 1) {
-        p.drawText(QRectF(swarmBounds.right() + 6, swarmBounds.top(), w, swarmBounds.height()),
-                   Qt::AlignLeft | Qt::AlignVCenter, swarmLabel);
+    if (levels > 1) {  // left of the tree, where the rows leave room
+        p.drawText(QRectF(margin, swarmBounds.top(), swarmBounds.left() - margin - 6,
+                          swarmBounds.height()),
+                   Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap, swarmLabel);
     }
 
-    // Systems with their wafers.
-    const int drawnSystems = std::min(m_numSystems, 8);
+    // Systems with their wafers: as many as fit at ~64 px each (at most 8), the last box
+    // standing for the rest.
+    const int fitting = std::max(1, int((w - 2 * margin + 8) / (64 + 8)));
+    const int drawnSystems = std::min({m_numSystems, 8, fitting});
     const double sysW = std::min(170.0, (w - 2 * margin) / drawnSystems - 8);
     const double sysRowW = drawnSystems * (sysW + 8) - 8;
     std::vector<QRectF> systems;
@@ -242,9 +245,12 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
         p.setBrush(base.lighter(103));
         p.drawRoundedRect(box, 6, 6);
         p.setPen(text);
-        const QString name = drawnSystems < m_numSystems && s == drawnSystems - 1
-                                 ? tr("… %1 systems").arg(m_numSystems)
-                                 : tr("system %1").arg(s);
+        const bool rest = drawnSystems < m_numSystems && s == drawnSystems - 1;
+        const bool narrow = sysW < fm.horizontalAdvance(tr("system 00")) + 8;
+        const QString name =
+            rest ? (narrow ? tr("…%1").arg(m_numSystems) : tr("… %1 systems").arg(m_numSystems))
+            : narrow ? tr("sys %1").arg(s)
+                     : tr("system %1").arg(s);
         p.drawText(box.adjusted(4, 2, -4, 0), Qt::AlignHCenter | Qt::AlignTop, name);
         // The wafer's own aspect (WSE-2's grid is 750 x 994 cores), fitted into the box.
         const double aspect = m_thumbFrame && m_thumbFrame->gridRows > 0

@@ -260,9 +260,14 @@ void TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     m_shownStep = record ? record->step : -1;
 
     // Lanes.
-    // Three lanes per system while each gets ~16 px; otherwise one row per system.
+    // Three lanes per system while each gets ~16 px; otherwise one row per system; and only
+    // as many systems as get ~14 px rows (the rest are named in the title).
     const double available = std::max(0, height() - 130);
     m_compact = available / (kFirstSystemLane + 3 * numSystems) < 16;
+    const int totalSystems = numSystems;
+    if (m_compact) {
+        numSystems = std::clamp(int(available / 14) - kFirstSystemLane, 1, numSystems);
+    }
     m_laneNames.clear();
     m_laneNames << tr("MemoryX update");
     m_laneNames << (numSystems == 1 && clock == Clock::Emulated ? tr("SwarmX (1 system: no reduce)")
@@ -344,6 +349,12 @@ void TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
         m_title->setText(tr("Step %1 on this computer's CPU (real wall time, %2 spans)")
                              .arg(record->step + 1)
                              .arg(record->spans.size()));
+    }
+    if (numSystems < totalSystems) {
+        m_title->setText(m_title->text() +
+                         tr(" · systems 0-%1 of %2 shown (a taller timeline shows more)")
+                             .arg(numSystems - 1)
+                             .arg(totalSystems));
     }
     xAxis->setLabel(clock == Clock::Emulated
                         ? tr("emulated time within the step (%1)").arg(unit)
