@@ -7,6 +7,8 @@
 // not a pass/fail).
 #include <QComboBox>
 #include <QDir>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QTest>
 #include <cmath>
 #include <map>
@@ -226,6 +228,27 @@ private slots:
         QCOMPARE(timeline->laneCount(), 2 + 2);
         QCOMPARE(timeline->barCount(2), expected[2] + expected[3] + expected[4]);
         QCOMPARE(timeline->barCount(3), expected[5] + expected[6] + expected[7]);
+
+        // The controls a teacher uses: the step box scrubs, Live follows again, the phase list
+        // names each layer phase of the prediction.
+        auto* spin = tab.findChild<QSpinBox*>("waferStepSpin");
+        auto* live = tab.findChild<QPushButton*>("waferLive");
+        auto* phases = tab.findChild<QComboBox*>("waferPhase");
+        QVERIFY(spin && live && phases);
+        tab.goLive();
+        tab.redrawNow();
+        QCOMPARE(spin->maximum(), 4);  // steps shown 1-based
+        QVERIFY(live->isChecked());
+        spin->setValue(2);
+        QVERIFY(!tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(1));
+        tab.redrawNow();
+        QVERIFY(!live->isChecked());
+        live->click();
+        QVERIFY(tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(3));
+        QVERIFY(phases->findText("h.1 backward") >= 0);
+        QVERIFY(phases->findText("embeddings forward") >= 0);
 
         // Live again: the newest step.
         tab.goLive();
