@@ -468,7 +468,7 @@ void WaferTab::updateSummary(const StepRecord* record) {
 
 QString WaferTab::noticeText() const {
     if (m_stack->currentIndex() == 0) return m_emptyLabel->text();
-    return m_banner->isVisible() || !m_banner->isHidden() ? m_banner->text() : QString();
+    return m_banner->isHidden() ? QString() : m_banner->text();
 }
 
 void WaferTab::updateNotices() {
