@@ -45,6 +45,18 @@ ClusterDiagram::ClusterDiagram(QWidget* parent) : QWidget(parent) {
 void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBlocks, int treeDepth,
                              const QString& waferName, const wafer::UtilizationFrame* frame,
                              bool live, double colourLow, double colourHigh) {
+    // Redraws come every 40 ms while a run trains; repaint only when the picture changes.
+    const Shown shown{record ? record->step : -1,
+                      record ? record->spans.size() : 0,
+                      frame,
+                      numSystems,
+                      treeDepth,
+                      live,
+                      colourLow,
+                      colourHigh,
+                      waferName};
+    if (shown == m_shown) return;
+    m_shown = shown;
     m_numSystems = std::max(1, numSystems);
     m_treeDepth = std::max(0, treeDepth);
     m_waferName = waferName;
@@ -116,6 +128,7 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
         m_thumbLow = colourLow;
         m_thumbHigh = colourHigh;
         m_thumbnail = QImage();
+        m_scaledThumbnail = QPixmap();
         if (frame && frame->rows > 0 && frame->cols > 0) {
             QImage image(frame->cols, frame->rows, QImage::Format_RGB32);
             QCPColorGradient gradient = busyGradient();
@@ -261,7 +274,13 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
         const double waferH = waferW / aspect;
         const QRectF wafer(box.center().x() - waferW / 2, box.top() + line + 4, waferW, waferH);
         if (!m_thumbnail.isNull()) {
-            p.drawImage(wafer, m_thumbnail);
+            // Scaled once per size (nearest cell, as the heatmap draws it), not on every paint.
+            const QSize size = wafer.size().toSize();
+            if (m_scaledThumbnail.size() != size) {
+                m_scaledThumbnail = QPixmap::fromImage(
+                    m_thumbnail.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+            }
+            p.drawPixmap(wafer.topLeft(), m_scaledThumbnail);
         } else {
             p.setBrush(faint);
             p.setPen(Qt::NoPen);

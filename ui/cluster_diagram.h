@@ -8,6 +8,7 @@
 #pragma once
 
 #include <QImage>
+#include <QPixmap>
 #include <QWidget>
 #include <cstdint>
 
@@ -50,7 +51,19 @@ private:
     int m_numSystems = 1;
     int m_treeDepth = 0;
     bool m_hasRecord = false;
-    QImage m_thumbnail;
+    QImage m_thumbnail;         // the frame, one pixel per display cell
+    QPixmap m_scaledThumbnail;  // ... scaled to the drawn wafer
+    // What the picture was drawn from (setStep returns early when nothing changed).
+    struct Shown {
+        int64_t step = -2;
+        size_t spans = 0;
+        const wafer::UtilizationFrame* frame = nullptr;
+        int systems = 0, depth = 0;
+        bool live = false;
+        double low = 0, high = 0;
+        QString wafer;
+        bool operator==(const Shown&) const = default;
+    } m_shown;
     const wafer::UtilizationFrame* m_thumbFrame = nullptr;
     double m_thumbLow = 0, m_thumbHigh = 1;
 };
