@@ -251,8 +251,19 @@ void TimelineView::changeEvent(QEvent* event) {
     }
 }
 
-void TimelineView::setStep(const StepRecord* record, int numSystems, int numBlocks, Clock clock,
+bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBlocks, Clock clock,
                            int highlightLayer) {
+    // A live view calls this on every redraw; rebuild only when what it shows changed.
+    const Shown shown{record ? record->step : -1,
+                      record ? record->spans.size() : 0,
+                      record ? record->prediction.get() : nullptr,
+                      numSystems,
+                      numBlocks,
+                      clock,
+                      highlightLayer,
+                      height()};
+    if (shown == m_shown) return false;
+    m_shown = shown;
     numSystems = std::max(1, numSystems);
     m_numBlocks = numBlocks;
     if (clock != m_clock || !record || record->step != m_shownStep) m_userZoomed = false;
@@ -360,6 +371,7 @@ void TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                         ? tr("emulated time within the step (%1)").arg(unit)
                         : tr("real CPU wall time within the step (%1)").arg(unit));
     if (!m_userZoomed) fitTime();
+    return true;
 }
 
 void TimelineView::fitTime() {

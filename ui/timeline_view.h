@@ -31,8 +31,9 @@ public:
 
     // Shows `record` (null: nothing) of a run with `numSystems` systems and `numBlocks`
     // transformer blocks (for layer names); highlights `highlightLayer`'s bars (-1: none).
-    // Copies what it draws, so the record may change afterwards. Does not replot.
-    void setStep(const StepRecord* record, int numSystems, int numBlocks, Clock clock,
+    // Copies what it draws, so the record may change afterwards. Does not replot; returns
+    // false (and does nothing) when nothing it shows changed since the last call.
+    bool setStep(const StepRecord* record, int numSystems, int numBlocks, Clock clock,
                  int highlightLayer);
 
     int laneCount() const { return int(m_laneNames.size()); }
@@ -77,6 +78,16 @@ private:
     int64_t m_shownStep = -1;
     bool m_userZoomed = false;
     bool m_compact = false;
+    struct Shown {
+        int64_t step = -2;
+        size_t spans = 0;
+        const wafer::StepPrediction* prediction = nullptr;
+        int systems = 0, blocks = 0;
+        Clock clock = Clock::Emulated;
+        int highlight = -1;
+        int height = 0;
+        bool operator==(const Shown&) const = default;
+    } m_shown;
 };
 
 }  // namespace ws::ui

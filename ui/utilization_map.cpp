@@ -88,6 +88,8 @@ void UtilizationMap::changeEvent(QEvent* event) {
 }
 
 void UtilizationMap::showNothing(const QString& emptyTitle) {
+    if (!m_frame && m_title->text() == emptyTitle && m_stats->text().isEmpty()) return;
+    m_stale = true;
     m_owner.reset();
     m_frame = nullptr;
     m_map->data()->clear();
@@ -112,6 +114,7 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                                    QString::fromStdString(owner->waferName))
                               .arg(frame->gridRows)
                               .arg(frame->gridCols);
+    if (m_title->text() != title) m_stale = true;
     m_title->setText(title);
     QString stats = (note.isEmpty() ? QString() : note + QStringLiteral("  ·  ")) +
                     tr("busy: mean %1 %, min %2 %, max %3 %")
@@ -123,9 +126,11 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                             .arg(frame->rows)
                             .arg(frame->cols);
     }
+    if (stats != m_stats->text()) m_stale = true;
     m_stats->setText(stats);
     applyColourRange(frame);
     if (frame == m_frame) return;  // same immutable frame: the cells are already set
+    m_stale = true;
 
     QElapsedTimer timer;
     timer.start();
@@ -160,6 +165,7 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
 }
 
 void UtilizationMap::setFitColours(bool fit) {
+    if (fit != m_fitColours) m_stale = true;
     m_fitColours = fit;
     applyColourRange(m_frame);
 }
@@ -185,6 +191,8 @@ double UtilizationMap::cellValue(int row, int col) const {
 }
 
 void UtilizationMap::replotTimed() {
+    if (!m_stale) return;  // nothing changed since the last replot: the buffer is current
+    m_stale = false;
     QElapsedTimer timer;
     timer.start();
     replot(rpQueuedRefresh);  // draws into the buffer now; the widget repaints from it

@@ -35,6 +35,8 @@ public:
     double cellValue(int row, int col) const;
     // Milliseconds the last showFrame() + replot() took (setting the data and drawing).
     double lastFrameMs() const { return m_lastFrameMs; }
+    // Replots when the frame, title or colours changed since the last call (a live view
+    // calls it on every redraw); times it for lastFrameMs().
     void replotTimed();
     // Colours over 0-100 % (default) or stretched over the shown frame's min-max.
     void setFitColours(bool fit);
@@ -57,6 +59,7 @@ private:
     double m_setDataMs = 0;
     double m_lastFrameMs = 0;
     bool m_fitColours = false;
+    bool m_stale = true;  // shown data changed since the last replotTimed()
 };
 
 // Viridis (perceptually uniform, readable in light and dark themes and for colour-blind eyes).

@@ -566,10 +566,11 @@ void WaferTab::redrawNow() {
                        prediction ? prediction->treeDepth : 0,
                        prediction ? QString::fromStdString(prediction->waferName) : QString(),
                        frame, inProgress, colourLow, colourHigh);
-    m_timeline->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
-                        prediction ? m_clock : TimelineView::Clock::Real, highlightLayer);
-    m_map->replotTimed();
-    m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+    const bool timelineChanged =
+        m_timeline->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
+                            prediction ? m_clock : TimelineView::Clock::Real, highlightLayer);
+    m_map->replotTimed();  // only when its frame or titles changed
+    if (timelineChanged) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
 }
 
 }  // namespace ws::ui
