@@ -29,35 +29,13 @@
 #include "ui/samples_tab.h"
 #include "ui/status_panel.h"
 #include "ui/training_tab.h"
+#include "ui/wafer_tab.h"
 #include "ui/yaml_editor.h"
 
 namespace ws::ui {
 namespace {
 
 constexpr int kMaxRecentFiles = 8;
-
-QWidget* makeWaferPlaceholder(QWidget* parent) {
-    auto* page = new QWidget(parent);
-    auto* label = new QLabel(
-        QObject::tr("<h3>The wafer view is not in this build yet</h3>"
-                    "<p>Training already streams every layer through MemoryX, the wafer buffer "
-                    "and SwarmX (see the Log), and <tt>wafer predict</tt> runs the wafer's cycle "
-                    "model from the command line.</p><p>This tab does not draw them yet: the "
-                    "per-core heatmap, the stream/compute timeline and the MemoryX → SwarmX "
-                    "diagram come next.</p>"),
-        page);
-    label->setObjectName(QStringLiteral("waferNotice"));
-    label->setWordWrap(true);
-    label->setAlignment(Qt::AlignCenter);
-    // Fixed width and height: a centred word-wrapped label gets no height-for-width otherwise.
-    label->setFixedWidth(560);
-    label->setMinimumHeight(label->heightForWidth(560));
-    auto* layout = new QVBoxLayout(page);
-    layout->addStretch(1);
-    layout->addWidget(label, 0, Qt::AlignHCenter);
-    layout->addStretch(2);
-    return page;
-}
 
 }  // namespace
 
@@ -75,7 +53,8 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     m_trainingTab = new TrainingTab(m_tabs);
     m_tabs->addTab(m_configTab, tr("Config"));
     m_tabs->addTab(m_trainingTab, tr("Training"));
-    m_tabs->addTab(makeWaferPlaceholder(m_tabs), tr("Wafer"));
+    m_waferTab = new WaferTab(m_tabs);
+    m_tabs->addTab(m_waferTab, tr("Wafer"));
     m_samplesTab = new SamplesTab(m_tabs);
     m_tabs->addTab(m_samplesTab, tr("Samples"));
     setCentralWidget(m_tabs);
@@ -109,13 +88,18 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
             [this](const std::vector<session::StepMetrics>& batch) {
                 m_trainingTab->appendLive(batch);
                 m_statusPanel->showMetrics(batch.back());
+                m_waferTab->showMetrics(batch.back());
             });
+    connect(m_controller, &RunController::spans, m_waferTab, &WaferTab::appendSpans);
+    connect(m_controller, &RunController::emulatedStep, m_waferTab, &WaferTab::addEmulatedStep);
     connect(m_controller, &RunController::logLine, m_logDock, &LogDock::append);
+    connect(m_controller, &RunController::logLine, m_waferTab, &WaferTab::noteLog);
     connect(m_controller, &RunController::prepareProgress, m_statusPanel,
             &StatusPanel::showPreparing);
     connect(m_controller, &RunController::stateChanged, this,
             [this](session::RunState state, const QString& detail) {
                 m_statusPanel->showState(state, detail);
+                m_waferTab->setRunState(state);
                 if (state == session::RunState::Running) m_runsDock->refresh();
                 updateActions();
             });
@@ -295,6 +279,7 @@ bool MainWindow::startRun() {
         m_logDock->append(int(session::LogLine::Level::Error), error);
         return false;
     }
+    m_waferTab->beginRun(loaded.config);
     m_trainingTab->beginLiveRun(QString::fromStdString(loaded.config.model.name) + tr(" (now)"),
                                 tokensPerStep);
     m_tabs->setCurrentWidget(m_trainingTab);
@@ -319,6 +304,7 @@ bool MainWindow::saveScreenshot(const QString& path) {
     QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
     QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
     m_trainingTab->redrawNow();
+    m_waferTab->redrawNow();
     for (auto* panel : m_trainingTab->panels()) panel->replot(QCustomPlot::rpImmediateRefresh);
     return grab().save(path, "PNG");
 }

@@ -25,6 +25,7 @@ class RunsDock;
 class SamplesTab;
 class StatusPanel;
 class TrainingTab;
+class WaferTab;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -45,6 +46,7 @@ public:
     ConfigTab* configTab() const { return m_configTab; }
     TrainingTab* trainingTab() const { return m_trainingTab; }
     SamplesTab* samplesTab() const { return m_samplesTab; }
+    WaferTab* waferTab() const { return m_waferTab; }
     RunsDock* runsDock() const { return m_runsDock; }
     LogDock* logDock() const { return m_logDock; }
     RunController* controller() const { return m_controller; }
@@ -82,6 +84,7 @@ private:
     ConfigTab* m_configTab;
     TrainingTab* m_trainingTab;
     SamplesTab* m_samplesTab;
+    WaferTab* m_waferTab;
     RunsDock* m_runsDock;
     LogDock* m_logDock;
     StatusPanel* m_statusPanel;

@@ -78,17 +78,39 @@ void RunController::drainNow() {
     std::vector<session::Event> events;
     m_session->events().drain(events);
     std::vector<session::StepMetrics> batch;
+    std::vector<streaming::Span> spanBatch;
     for (auto& event : events) {
+        // Batches keep the queue's order: a step's spans reach the views before its metrics
+        // (a screenshot taken on a metrics batch shows the whole step).
         if (auto* m = std::get_if<session::StepMetrics>(&event)) {
+            if (!spanBatch.empty()) {
+                emit spans(spanBatch);
+                spanBatch.clear();
+            }
             batch.push_back(*m);
             continue;
         }
-        // Keep the order of metrics relative to state changes and log lines.
+        if (auto* sp = std::get_if<streaming::Span>(&event)) {
+            if (!batch.empty()) {
+                emit metrics(batch);
+                batch.clear();
+            }
+            spanBatch.push_back(*sp);
+            continue;
+        }
+        // The same order relative to everything else (a step's EmulatedStep before its spans,
+        // the last spans before the terminal state).
         if (!batch.empty()) {
             emit metrics(batch);
             batch.clear();
         }
-        if (const auto* l = std::get_if<session::LogLine>(&event)) {
+        if (!spanBatch.empty()) {
+            emit spans(spanBatch);
+            spanBatch.clear();
+        }
+        if (const auto* es = std::get_if<session::EmulatedStep>(&event)) {
+            emit emulatedStep(*es);
+        } else if (const auto* l = std::get_if<session::LogLine>(&event)) {
             emit logLine(int(l->level), QString::fromStdString(l->message));
         } else if (const auto* s = std::get_if<session::StateChange>(&event)) {
             m_state = s->state;
@@ -98,6 +120,7 @@ void RunController::drainNow() {
             emit prepareProgress(p->fraction, QString::fromStdString(p->what));
         }
     }
+    if (!spanBatch.empty()) emit spans(spanBatch);
     if (!batch.empty()) emit metrics(batch);
     if (m_ended && !m_joinStarted) {
         m_joinStarted = true;

@@ -1,9 +1,9 @@
 // RunController: owns the training Session the studio runs and carries its events to the GUI
 // thread. The engine's worker thread only sets an atomic flag and posts one queued wake-up; the
 // GUI then drains the whole batch at most every 33 ms (coalescing timer) and emits it as a few
-// signals. Pause, resume and stop set the engine's atomic flags directly, so the GUI never waits
-// on the engine; the finished worker is joined on a helper thread. GUI thread only (except the
-// notify hook, which is thread-safe).
+// signals (metrics and spans in batches). Pause, resume and stop set the engine's atomic flags
+// directly, so the GUI never waits on the engine; the finished worker is joined on a helper thread.
+// GUI thread only (except the notify hook, which is thread-safe).
 #pragma once
 
 #include <QObject>
@@ -41,6 +41,10 @@ signals:
     void logLine(int level, const QString& message);  // session::LogLine::Level as int
     void stateChanged(ws::session::RunState state, const QString& detail);
     void prepareProgress(double fraction, const QString& what);
+    // Streamed execution spans, batched per drain (emulated times attached when the emulator
+    // runs). A step's EmulatedStep is emitted before its spans.
+    void spans(const std::vector<ws::streaming::Span>& batch);
+    void emulatedStep(const ws::session::EmulatedStep& step);
     // The worker has been joined; the summary is complete (runId -1 when not recorded).
     void finished(const ws::session::RunSummary& summary);
 

@@ -2,7 +2,8 @@
 // YAML change (and back), make a value invalid and see the inline error with Run disabled,
 // train a short run and watch loss points arrive, pause, resume, stop, and find the run in the
 // store with its metrics; a dropped folder becomes the training data. Screenshots of each tab
-// are saved as artifacts ($WAFER_TEST_ARTIFACTS).
+// are saved as artifacts ($WAFER_TEST_ARTIFACTS); the Wafer tab receives the run's emulated
+// steps and spans.
 #include <QAction>
 #include <QCheckBox>
 #include <QDir>
@@ -27,7 +28,10 @@
 #include "ui/run_controller.h"
 #include "ui/runs_dock.h"
 #include "ui/samples_tab.h"
+#include "ui/timeline_view.h"
 #include "ui/training_tab.h"
+#include "ui/utilization_map.h"
+#include "ui/wafer_tab.h"
 #include "ui/yaml_editor.h"
 
 using namespace ws::ui;
@@ -140,13 +144,22 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Paused, 20000);
         QVERIFY(m_window->resumeAction()->isEnabled());
         const size_t pausedAt = livePoints(training, "loss");
+        const int64_t waferStep = m_window->waferTab()->shownStep();
         QTest::qWait(400);
-        QCOMPARE(livePoints(training, "loss"), pausedAt);  // paused: no new steps
+        QCOMPARE(livePoints(training, "loss"), pausedAt);        // paused: no new steps
+        QCOMPARE(m_window->waferTab()->shownStep(), waferStep);  // the Wafer tab stays put
         m_window->resumeAction()->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") > pausedAt + 5, 60000);
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-training.png")));
         m_window->showTab("wafer");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-wafer.png")));
+        // The Wafer tab got the run's emulated steps and spans through the controller.
+        WaferTab* wafer = m_window->waferTab();
+        QCOMPARE(wafer->emulation(), WaferTab::Emulation::On);
+        QVERIFY(wafer->history().size() >= 5);
+        QVERIFY(wafer->history().latestPrediction() != nullptr);
+        QVERIFY(wafer->utilizationMap()->frame() != nullptr);
+        QVERIFY(wafer->timeline()->barCount(3) > 0);  // system 0's compute lane
 
         QSignalSpy finished(controller, &RunController::finished);
         m_window->stopAction()->trigger();

@@ -1,0 +1,68 @@
+// UtilizationMap: one utilization frame of the wafer as a heatmap (QCPColorMap): every core's
+// busy fraction over a layer phase or a whole step, 0-100 %, on the wafer's core grid (row 0 at
+// the top), with a labelled colour scale and a title naming the phase, the wafer and the
+// frame's mean / min / max. Big grids arrive averaged down to at most 256 x 256 display cells;
+// the axes still count cores. Showing the frame already shown costs nothing, so a live view may
+// call showFrame() on every redraw. GUI thread only.
+#pragma once
+
+#include <qcustomplot.h>
+
+#include <QString>
+#include <memory>
+
+#include "engine/wafer/cycle_model.h"
+
+namespace ws::ui {
+
+class UtilizationMap : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit UtilizationMap(QWidget* parent = nullptr);
+
+    // Shows `frame`, which `owner` keeps alive; null shows an empty grid with `emptyTitle`.
+    // Does not replot (call replot() or let the tab's redraw do it).
+    // `phase` names what the frame covers ("h.2 backward", "whole step"); empty: the frame's
+    // own label (dense blocks share one frame, labelled "h forward").
+    void showFrame(std::shared_ptr<const wafer::StepPrediction> owner,
+                   const wafer::UtilizationFrame* frame, const QString& phase = {},
+                   const QString& note = {});
+    void showNothing(const QString& emptyTitle);
+
+    const wafer::UtilizationFrame* frame() const { return m_frame; }
+    QString titleText() const;
+    // The busy fraction (0..1) the map holds for display cell (row, col), NaN outside.
+    double cellValue(int row, int col) const;
+    // Milliseconds the last showFrame() + replot() took (setting the data and drawing).
+    double lastFrameMs() const { return m_lastFrameMs; }
+    // Replots when the frame, title or colours changed since the last call (a live view
+    // calls it on every redraw); times it for lastFrameMs().
+    void replotTimed();
+    // Colours over 0-100 % (default) or stretched over the shown frame's min-max.
+    void setFitColours(bool fit);
+    bool fitColours() const { return m_fitColours; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+
+private:
+    void applyTheme();
+    void applyColourRange(const wafer::UtilizationFrame* frame);
+
+    QCPColorMap* m_map;
+    QCPColorScale* m_scale;
+    QCPTextElement* m_title;
+    QCPTextElement* m_stats;
+    std::shared_ptr<const wafer::StepPrediction> m_owner;
+    const wafer::UtilizationFrame* m_frame = nullptr;
+    double m_setDataMs = 0;
+    double m_lastFrameMs = 0;
+    bool m_fitColours = false;
+    bool m_stale = true;  // shown data changed since the last replotTimed()
+};
+
+// Viridis (perceptually uniform, readable in light and dark themes and for colour-blind eyes).
+QCPColorGradient busyGradient();
+
+}  // namespace ws::ui
