@@ -2,7 +2,8 @@
 // trains (the Log names it); "Resume Run" continues the stopped run from its newest checkpoint in
 // the same run (same id in the store, steps carry on, one unbroken curve); a config that differs
 // from the checkpoint's, or a damaged checkpoint, shows the reason in the resume dialog and starts
-// nothing. Screenshots of the dialogs go to $WAFER_TEST_ARTIFACTS.
+// nothing; the Samples tab compares the finished run with its early checkpoint folder side by
+// side. Screenshots of the dialogs and tabs go to $WAFER_TEST_ARTIFACTS.
 #include <QAction>
 #include <QApplication>
 #include <QDir>
@@ -24,6 +25,7 @@
 #include "ui/resume_dialog.h"
 #include "ui/run_controller.h"
 #include "ui/runs_dock.h"
+#include "ui/samples_tab.h"
 #include "ui/training_tab.h"
 
 using namespace ws::ui;
@@ -140,6 +142,25 @@ private slots:
         for (size_t i = 1; i < loss->size(); ++i) {
             QCOMPARE((*loss)[i].step, (*loss)[i - 1].step + 1);
         }
+
+        // Samples: the run's final weights beside its early checkpoint folder, same prompt and
+        // seed, generated in parallel.
+        SamplesTab* samples = m_window->samplesTab();
+        samples->setModelPath(QString::fromStdString(modelDir.string()));
+        samples->setCompareModelPath(QString::fromStdString(written.front().second.string()));
+        samples->setPrompt("And the");
+        samples->setLength(60);
+        samples->setSeed(7);
+        QSignalSpy sampled(samples, &SamplesTab::finished);
+        QVERIFY(samples->generate());
+        QVERIFY(samples->isGenerating());
+        QTRY_VERIFY_WITH_TIMEOUT(!sampled.isEmpty(), 60000);
+        QVERIFY2(sampled.front().at(0).toBool(), qPrintable(sampled.front().at(1).toString()));
+        QVERIFY(samples->output().startsWith("And the"));
+        QVERIFY(samples->compareOutput().startsWith("And the"));
+        QVERIFY(samples->output().size() > 20 && samples->compareOutput().size() > 20);
+        m_window->showTab("samples");
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-samples-compare.png")));
     }
 
     void refusedResumeShowsWhy() {
