@@ -231,6 +231,8 @@ ScheduleEditor::ScheduleEditor(QWidget* parent) : QWidget(parent) {
     m_plot->setBackground(palette().brush(QPalette::Base));
     m_plot->axisRect()->setAutoMargins(QCP::msLeft | QCP::msBottom);
     m_plot->axisRect()->setMargins(QMargins(0, 6, 10, 0));
+    m_plot->yAxis->ticker()->setTickCount(3);  // a 110 px plot: more labels would collide
+    m_plot->xAxis->ticker()->setTickCount(6);
     m_graph = m_plot->addGraph();
     m_graph->setPen(QPen(QColor(0x1e, 0x88, 0xe5), 1.6));
     m_graph->setBrush(QColor(0x1e, 0x88, 0xe5, 40));
