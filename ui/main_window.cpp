@@ -329,7 +329,11 @@ bool MainWindow::startRun() {
 }
 
 bool MainWindow::resumeRun(int64_t runId) {
-    if (m_controller->isActive()) return false;
+    if (m_controller->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("a run is training; stop it before resuming run %1").arg(runId));
+        return false;
+    }
     m_configTab->applyPendingYaml();
     std::optional<config::LoadedConfig> editorConfig;
     if (m_document->canRun()) editorConfig = m_document->loadedConfig();

@@ -258,7 +258,9 @@ bool RunsDock::deleteRun(int64_t id) {
 bool RunsDock::canResume(int64_t id) const {
     if (!m_store) return false;
     auto info = m_store->getRun(id);
-    if (!info.ok() || info->status == "running" || info->kind == "sweep") return false;
+    // "running" is not excluded: a killed process leaves that status behind. A run that really
+    // is training elsewhere is refused when the session takes its folder's lock.
+    if (!info.ok() || info->kind == "sweep") return false;
     return !checkpointsOf(info->modelDir).empty();
 }
 

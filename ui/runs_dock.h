@@ -36,7 +36,7 @@ public:
 
     bool renameRun(int64_t id, const QString& name);
     bool deleteRun(int64_t id);  // no confirmation: the context menu asks first
-    // A run that is not training and has a checkpoint folder to continue from.
+    // A run (not a sweep) with a checkpoint folder to continue from.
     bool canResume(int64_t id) const;
 
 signals:

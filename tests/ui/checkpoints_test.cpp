@@ -188,6 +188,24 @@ private slots:
         QVERIFY(anywayOffered);
         QVERIFY(!m_window->controller()->isActive());
 
+        // "Resume anyway" continues the same run with the new rate, and the Log says so.
+        whenDialogShows([](ResumeDialog* dialog) {
+            QVERIFY(dialog->anywayButton());
+            dialog->anywayButton()->click();
+        });
+        const int64_t stoppedAt = ws::session::listCheckpoints(runs->front().modelDir).back().first;
+        QVERIFY(m_window->resumeRun(runId));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !liveSteps(m_window->trainingTab()).empty() &&
+                liveSteps(m_window->trainingTab()).back() >= double(stoppedAt + 2),
+            120000);
+        QSignalSpy finishedAgain(m_window->controller(), &RunController::finished);
+        m_window->stopAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!finishedAgain.isEmpty(), 60000);
+        QVERIFY(m_window->logDock()->text().contains("no longer continues exactly"));
+        runs = m_window->runStore()->listRuns();
+        QVERIFY(runs.ok() && runs->size() == 1);
+
         // A damaged checkpoint: refused, naming the file; nothing to force.
         const auto checkpoints = ws::session::listCheckpoints(runs->front().modelDir);
         QVERIFY(!checkpoints.empty());
