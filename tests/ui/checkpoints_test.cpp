@@ -2,8 +2,9 @@
 // trains (the Log names it); "Resume Run" continues the stopped run from its newest checkpoint in
 // the same run (same id in the store, steps carry on, one unbroken curve); a config that differs
 // from the checkpoint's, or a damaged checkpoint, shows the reason in the resume dialog and starts
-// nothing; the Samples tab compares the finished run with its early checkpoint folder side by
-// side. Screenshots of the dialogs and tabs go to $WAFER_TEST_ARTIFACTS.
+// nothing; a finished run says how to go on, and trains further once runconfig.max_steps is
+// raised ("Resume anyway"); the Samples tab compares the finished run with its early checkpoint
+// folder side by side. Screenshots of the dialogs and tabs go to $WAFER_TEST_ARTIFACTS.
 #include <QAction>
 #include <QApplication>
 #include <QDir>
@@ -226,6 +227,51 @@ private slots:
                  qPrintable(shown));
         QVERIFY(!anywayOffered);
         QVERIFY(!m_window->controller()->isActive());
+    }
+
+    void finishedRunTrainsFurtherAfterRaisingMaxSteps() {
+        ConfigDocument* doc = m_window->document();
+        QVERIFY(doc->setField("runconfig.max_steps", "6"));
+        QSignalSpy finished(m_window->controller(), &RunController::finished);
+        m_window->runAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 120000);
+        auto runs = m_window->runStore()->listRuns();
+        QVERIFY(runs.ok() && runs->size() == 1);
+        QCOMPARE(runs->front().status, std::string("finished"));
+        const int64_t runId = runs->front().id;
+        m_window->runsDock()->selectRuns({runId});
+        QTRY_VERIFY(m_window->resumeRunAction()->isEnabled());
+
+        // At its last step: the dialog says how to go on and offers nothing to start.
+        QString shown;
+        bool startable = true;
+        whenDialogShows([&](ResumeDialog* dialog) {
+            shown = dialog->message();
+            startable = dialog->resumeButton() || dialog->anywayButton();
+            dialog->reject();
+        });
+        QVERIFY(!m_window->resumeRun(runId));
+        QVERIFY2(shown.contains("already reached its last step"), qPrintable(shown));
+        QVERIFY(!startable);
+
+        // With max_steps raised in the Config tab: listed as a change, resumed anyway, and the
+        // same run trains on to the new last step.
+        QVERIFY(doc->setField("runconfig.max_steps", "12"));
+        whenDialogShows([&](ResumeDialog* dialog) {
+            shown = dialog->message();
+            if (dialog->anywayButton()) dialog->anywayButton()->click();
+        });
+        QSignalSpy finishedAgain(m_window->controller(), &RunController::finished);
+        QVERIFY(m_window->resumeRun(runId));
+        QVERIFY2(shown.contains("runconfig.max_steps"), qPrintable(shown));
+        QTRY_VERIFY_WITH_TIMEOUT(!finishedAgain.isEmpty(), 120000);
+        runs = m_window->runStore()->listRuns();
+        QVERIFY(runs.ok() && runs->size() == 1);
+        QCOMPARE(runs->front().status, std::string("finished"));
+        auto loss = m_window->runStore()->metrics(runId, "loss");
+        QVERIFY(loss.ok() && !loss->empty());
+        QCOMPARE(loss->back().step, int64_t(12));
+        QCOMPARE(loss->size(), size_t(12));
     }
 
 private:
