@@ -10,6 +10,8 @@
 #include <QLineEdit>
 #include <QVBoxLayout>
 
+#include "ui/schedule_editor.h"
+
 namespace ws::ui {
 namespace {
 
@@ -112,11 +114,14 @@ void ConfigForm::build() {
             for (const auto& c : f.choices) combo->addItem(QString::fromStdString(c));
             connect(combo, &QComboBox::activated, this, [this, path] { commit(path); });
             editor = combo;
+        } else if (type == QLatin1String("learning_rate")) {
+            auto* schedule = new ScheduleEditor(this);
+            connect(schedule, &ScheduleEditor::edited, this, [this, path](const QString& yaml) {
+                if (!m_refreshing) m_document->setField(path, yaml);
+            });
+            editor = schedule;
         } else {
             auto* line = new QLineEdit(this);
-            if (type == QLatin1String("learning_rate")) {
-                line->setPlaceholderText(tr("a number, or a list of schedule pieces"));
-            }
             connect(line, &QLineEdit::editingFinished, this, [this, path] { commit(path); });
             editor = line;
         }
@@ -193,6 +198,9 @@ void ConfigForm::refresh() {
         } else if (auto* combo = qobject_cast<QComboBox*>(row.editor)) {
             const int index = combo->findText(value, Qt::MatchFixedString);
             if (index >= 0) combo->setCurrentIndex(index);
+        } else if (auto* schedule = qobject_cast<ScheduleEditor*>(row.editor)) {
+            const config::Config& config = m_document->config();
+            schedule->setSchedule(config.optimizer.learningRate, config.runconfig.maxSteps);
         } else if (auto* line = qobject_cast<QLineEdit*>(row.editor)) {
             // Keep a rejected value on screen so the user sees what the error is about.
             if (!hasProblem || line->text().isEmpty()) line->setText(value);

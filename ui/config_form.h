@@ -19,7 +19,8 @@ class ConfigForm : public QWidget {
 public:
     explicit ConfigForm(ConfigDocument* document, QWidget* parent = nullptr);
 
-    // The editor widget of a field (QLineEdit, QComboBox or QCheckBox), or nullptr.
+    // The editor widget of a field (QLineEdit, QComboBox, QCheckBox or, for
+    // optimizer.learning_rate, a ScheduleEditor), or nullptr.
     QWidget* editorFor(const QString& path) const;
     // The inline error label of a field (hidden when the field has no problem), or nullptr.
     QLabel* errorLabelFor(const QString& path) const;

@@ -24,6 +24,7 @@
 #include "ui/config_document.h"
 #include "ui/config_tab.h"
 #include "ui/log_dock.h"
+#include "ui/resume_dialog.h"
 #include "ui/run_controller.h"
 #include "ui/runs_dock.h"
 #include "ui/samples_tab.h"
@@ -121,6 +122,8 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
             }
         }
     });
+    connect(m_runsDock, &RunsDock::selectionChanged, this, &MainWindow::updateActions);
+    connect(m_runsDock, &RunsDock::resumeRequested, this, &MainWindow::resumeRun);
     connect(m_runsDock, &RunsDock::openConfigRequested, this,
             [this](const QString& yaml, const QString&) {
                 if (!maybeSave()) return;
@@ -163,17 +166,34 @@ void MainWindow::createActions() {
     m_pause = new QAction(s->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
     m_pause->setShortcut(QKeySequence(Qt::Key_F6));
     m_pause->setToolTip(tr("Pause after the current step (F6)"));
-    m_resume = new QAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("Res&ume"), this);
-    m_resume->setShortcut(QKeySequence(Qt::Key_F7));
-    m_resume->setToolTip(tr("Resume the paused run (F7)"));
+    // "Continue" un-pauses; "Resume Run" continues a stopped run from a checkpoint.
+    m_continue = new QAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("&Continue"), this);
+    m_continue->setShortcut(QKeySequence(Qt::Key_F7));
+    m_continue->setToolTip(tr("Continue the paused run (F7)"));
     m_stop = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
     m_stop->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
     m_stop->setToolTip(tr("Stop after the current step; the weights so far are saved (Shift+F5)"));
-    for (QAction* a : {m_run, m_pause, m_resume, m_stop}) toolbar->addAction(a);
+    m_checkpoint =
+        new QAction(s->standardIcon(QStyle::SP_DriveHDIcon), tr("Check&point Now"), this);
+    m_checkpoint->setShortcut(QKeySequence(Qt::Key_F9));
+    m_checkpoint->setToolTip(
+        tr("Write a checkpoint after the current step; the Log names its folder (F9)"));
+    m_resumeRun = new QAction(s->standardIcon(QStyle::SP_BrowserReload), tr("Resume R&un…"), this);
+    m_resumeRun->setShortcut(QKeySequence(Qt::Key_F8));
+    m_resumeRun->setToolTip(
+        tr("Continue the run selected in Runs from its newest checkpoint (F8)"));
+    for (QAction* a : {m_run, m_pause, m_continue, m_stop}) toolbar->addAction(a);
+    toolbar->addSeparator();
+    for (QAction* a : {m_checkpoint, m_resumeRun}) toolbar->addAction(a);
     connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
     connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
-    connect(m_resume, &QAction::triggered, m_controller, &RunController::resume);
+    connect(m_continue, &QAction::triggered, m_controller, &RunController::resume);
     connect(m_stop, &QAction::triggered, m_controller, &RunController::stop);
+    connect(m_checkpoint, &QAction::triggered, m_controller, &RunController::requestCheckpoint);
+    connect(m_resumeRun, &QAction::triggered, this, [this] {
+        const auto ids = m_runsDock->selectedRunIds();
+        if (ids.size() == 1) resumeRun(ids.front());
+    });
 
     m_open = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
     m_open->setShortcut(QKeySequence::Open);
@@ -225,7 +245,9 @@ void MainWindow::createMenus() {
     edit->addAction(m_undo);
     edit->addAction(m_redo);
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    for (QAction* a : {m_run, m_pause, m_resume, m_stop}) run->addAction(a);
+    for (QAction* a : {m_run, m_pause, m_continue, m_stop}) run->addAction(a);
+    run->addSeparator();
+    for (QAction* a : {m_checkpoint, m_resumeRun}) run->addAction(a);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_runsDock->toggleViewAction());
     view->addAction(m_logDock->toggleViewAction());
@@ -245,8 +267,12 @@ void MainWindow::updateActions() {
     m_run->setToolTip(m_document->canRun() ? tr("Train the current config (F5)")
                                            : tr("Fix the problems listed in the Config tab first"));
     m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);
-    m_resume->setEnabled(active && paused);
+    m_continue->setEnabled(active && paused);
     m_stop->setEnabled(active);
+    m_checkpoint->setEnabled(active && state == session::RunState::Running);
+    const auto selected = m_runsDock->selectedRunIds();
+    m_resumeRun->setEnabled(!active && selected.size() == 1 &&
+                            m_runsDock->canResume(selected.front()));
 }
 
 void MainWindow::updateTitle() {
@@ -282,6 +308,36 @@ bool MainWindow::startRun() {
     m_waferTab->beginRun(loaded.config);
     m_trainingTab->beginLiveRun(QString::fromStdString(loaded.config.model.name) + tr(" (now)"),
                                 tokensPerStep);
+    m_tabs->setCurrentWidget(m_trainingTab);
+    updateActions();
+    return true;
+}
+
+bool MainWindow::resumeRun(int64_t runId) {
+    if (m_controller->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("a run is training; stop it before resuming run %1").arg(runId));
+        return false;
+    }
+    m_configTab->applyPendingYaml();
+    std::optional<config::LoadedConfig> editorConfig;
+    if (m_document->canRun()) editorConfig = m_document->loadedConfig();
+    const ResumeCheck check = checkResume(m_store.get(), runId, editorConfig);
+    ResumeDialog dialog(check, this);
+    if (dialog.exec() != QDialog::Accepted || dialog.choice() == ResumeDialog::Cancel) return false;
+    const bool ownConfig = dialog.choice() == ResumeDialog::ResumeWithCheckpointConfig;
+    const config::LoadedConfig loaded = ownConfig ? *check.checkpointConfig : *check.config;
+    session::SessionOptions options;
+    options.dbPath = m_dbPath.toStdString();
+    options.resumeFrom = check.folder;
+    options.allowConfigChange = dialog.choice() == ResumeDialog::ResumeAnyway;
+    QString error;
+    if (!m_controller->start(loaded, options, &error)) {
+        m_logDock->append(int(session::LogLine::Level::Error), error);
+        return false;
+    }
+    m_trainingTab->continueLiveRun(runId, m_store.get(), check.step,
+                                   double(session::deriveFacts(loaded.config).tokensPerStep));
     m_tabs->setCurrentWidget(m_trainingTab);
     updateActions();
     return true;

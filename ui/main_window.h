@@ -37,6 +37,9 @@ public:
     bool openConfig(const QString& path);
     // Starts training the document's config; false (with the reason in the log) if it cannot.
     bool startRun();
+    // Continues a stopped or finished run from its newest checkpoint after the resume dialog
+    // (resume_dialog.h) says it can; false when refused or cancelled.
+    bool resumeRun(int64_t runId);
     // Shows a tab by name: config, training, wafer or samples.
     bool showTab(const QString& name);
     // Renders the whole window (charts replotted first) into a PNG.
@@ -55,7 +58,9 @@ public:
     store::RunStore* runStore() const { return m_store.get(); }
     QAction* runAction() const { return m_run; }
     QAction* pauseAction() const { return m_pause; }
-    QAction* resumeAction() const { return m_resume; }
+    QAction* continueAction() const { return m_continue; }    // un-pause
+    QAction* resumeRunAction() const { return m_resumeRun; }  // from a checkpoint
+    QAction* checkpointAction() const { return m_checkpoint; }
     QAction* stopAction() const { return m_stop; }
 
 protected:
@@ -89,7 +94,8 @@ private:
     LogDock* m_logDock;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
-    QAction *m_run, *m_pause, *m_resume, *m_stop;
+    QAction *m_run, *m_pause, *m_continue, *m_stop;
+    QAction *m_resumeRun, *m_checkpoint;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
 };
 

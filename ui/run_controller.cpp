@@ -72,6 +72,10 @@ void RunController::stop() {
     m_session->requestStop();
 }
 
+void RunController::requestCheckpoint() {
+    if (m_session) m_session->requestCheckpoint();
+}
+
 void RunController::drainNow() {
     if (!m_session) return;
     m_wakePending->store(false);

@@ -31,6 +31,8 @@ public:
     void pause();
     void resume();
     void stop();
+    // Writes a checkpoint after the step in flight; the log then names the folder.
+    void requestCheckpoint();
     bool isActive() const { return m_session != nullptr; }
     session::RunState state() const { return m_state; }
     // Drains queued events now (normally the 33 ms timer does).

@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 #include <map>
 
+#include "engine/session/checkpoints.h"
 #include "engine/store/run_store.h"
 
 namespace ws::ui {
@@ -33,6 +34,22 @@ QColor statusColor(const QString& status) {
         return QColor(0xe5, 0x39, 0x35);
     }
     return QColor(0x9e, 0x9e, 0x9e);
+}
+
+// Read from the folder, not the store: pruned or copied-in checkpoints show as they are on disk.
+std::vector<std::pair<int64_t, std::filesystem::path>> checkpointsOf(const std::string& modelDir) {
+    if (modelDir.empty()) return {};
+    return session::listCheckpoints(modelDir);
+}
+
+QString checkpointSummary(const std::string& modelDir) {
+    const auto found = checkpointsOf(modelDir);
+    if (found.empty()) return QObject::tr("no checkpoints");
+    QStringList steps;
+    for (const auto& [step, folder] : found) steps << QString::number(step);
+    return QObject::tr("checkpoints at step %1 (newest: %2)")
+        .arg(steps.join(QStringLiteral(", ")),
+             QString::fromStdString(found.back().second.string()));
 }
 
 }  // namespace
@@ -159,10 +176,11 @@ void RunsDock::refresh() {
                 item->setText(kCreated, created.isValid() ? created.toLocalTime().toString(
                                                                 QStringLiteral("MM-dd HH:mm"))
                                                           : QString::fromStdString(run.created));
-                item->setToolTip(kName, tr("Run %1 · %2 · %3\n%4")
+                item->setToolTip(kName, tr("Run %1 · %2 · %3\n%4\n%5")
                                             .arg(run.id)
                                             .arg(QString::fromStdString(run.kind), status,
-                                                 QString::fromStdString(run.modelDir)));
+                                                 QString::fromStdString(run.modelDir),
+                                                 checkpointSummary(run.modelDir)));
                 items[run.id] = item;
                 if (run.sweepId) {
                     children.emplace_back(item, *run.sweepId);
@@ -237,6 +255,15 @@ bool RunsDock::deleteRun(int64_t id) {
     return true;
 }
 
+bool RunsDock::canResume(int64_t id) const {
+    if (!m_store) return false;
+    auto info = m_store->getRun(id);
+    // "running" is not excluded: a killed process leaves that status behind. A run that really
+    // is training elsewhere is refused when the session takes its folder's lock.
+    if (!info.ok() || info->kind == "sweep") return false;
+    return !checkpointsOf(info->modelDir).empty();
+}
+
 void RunsDock::showContextMenu(const QPoint& pos) {
     QTreeWidgetItem* item = m_tree->itemAt(pos);
     if (!item || !m_store) return;
@@ -252,6 +279,19 @@ void RunsDock::showContextMenu(const QPoint& pos) {
         QDesktopServices::openUrl(QUrl::fromLocalFile(QString::fromStdString(dir)));
     });
     folder->setEnabled(!info->modelDir.empty());
+    QMenu* checkpoints = menu.addMenu(tr("Checkpoints"));
+    for (const auto& [step, path] : checkpointsOf(info->modelDir)) {
+        checkpoints->addAction(tr("Open checkpoint-%1 folder").arg(step), this,
+                               [dir = QString::fromStdString(path.string())] {
+                                   QDesktopServices::openUrl(QUrl::fromLocalFile(dir));
+                               });
+    }
+    checkpoints->setEnabled(!checkpoints->isEmpty());
+    QAction* resume =
+        menu.addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("Resume run…"), this,
+                       [this, id] { emit resumeRequested(id); });
+    resume->setEnabled(canResume(id));
+    resume->setToolTip(tr("Continue this run from its newest checkpoint"));
     menu.addSeparator();
     menu.addAction(tr("Rename…"), this, [this, id, name] {
         bool ok = false;

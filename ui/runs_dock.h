@@ -1,7 +1,9 @@
 // RunsDock: the Runs panel. Every run and sweep in the run store as a tree (sweep -> trials),
 // with a status icon, final loss and date; a filter box; multi-select to overlay runs in the
 // Training tab; a context menu to rename, delete (after confirmation), open the run's config or
-// its folder. Reads the store synchronously (it is small and local); GUI thread only.
+// its folder, resume it from its newest checkpoint; each run's checkpoints are listed in its
+// tooltip and in a "Checkpoints" submenu that opens their folders. Reads the store synchronously
+// (it is small and local); GUI thread only.
 #pragma once
 
 #include <QDockWidget>
@@ -34,11 +36,14 @@ public:
 
     bool renameRun(int64_t id, const QString& name);
     bool deleteRun(int64_t id);  // no confirmation: the context menu asks first
+    // A run (not a sweep) with a checkpoint folder to continue from.
+    bool canResume(int64_t id) const;
 
 signals:
     void selectionChanged(const std::vector<int64_t>& runIds);
     void openConfigRequested(const QString& yaml, const QString& runName);
     void errorOccurred(const QString& message);
+    void resumeRequested(int64_t runId);
 
 private:
     void applyFilter();

@@ -1,48 +1,64 @@
 // SamplesTab: see samples_tab.h.
 #include "ui/samples_tab.h"
 
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QTextCursor>
-#include <QTimer>
+#include <QSplitter>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <mutex>
 
-#include "engine/sample/generator.h"
-#include "engine/sample/load_model.h"
+#include "ui/sample_stream.h"
 
 namespace ws::ui {
+namespace {
 
-// What the worker and the GUI share; the worker never touches widgets.
-struct SamplesTab::Shared {
-    std::mutex mutex;
-    std::string pending;  // text generated but not yet shown
-    bool done = false;
-    bool ok = false;
-    std::string message;  // the error when !ok
-    size_t tokens = 0;
-    double tokensPerSecond = 0;
-    bool cancelled = false;
-    std::atomic<bool> cancel{false};
-    std::atomic<bool> wakePending{false};
-};
+// "run-3/checkpoint-40" or "run-3": enough to tell two panes apart.
+QString shortModelName(const QString& path) {
+    QFileInfo info(path.trimmed());
+    if (info.fileName().endsWith(QLatin1String(".safetensors"))) info = QFileInfo(info.path());
+    const QString name = info.fileName();
+    if (name.startsWith(QLatin1String("checkpoint-"))) {
+        return QFileInfo(info.path()).fileName() + '/' + name;
+    }
+    return name.isEmpty() ? path : name;
+}
+
+}  // namespace
 
 SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     m_model = new QLineEdit(this);
     m_model->setObjectName(QStringLiteral("samplesModel"));
     m_model->setPlaceholderText(
-        tr("a run folder or its model.safetensors (select a run, or train one)"));
-    auto* browse = new QToolButton(this);
-    browse->setText(tr("Browse…"));
+        tr("a run folder, a checkpoint-<step> folder or a .safetensors file (select a run, or "
+           "train one)"));
+    m_compareModel = new QLineEdit(this);
+    m_compareModel->setObjectName(QStringLiteral("samplesCompareModel"));
+    m_compareModel->setPlaceholderText(
+        tr("optional: a second model, sampled side by side with the same prompt and seed"));
+    m_compareModel->setClearButtonEnabled(true);
+    auto browseButton = [this](QLineEdit* target, const QString& text) {
+        auto* button = new QToolButton(this);
+        button->setText(text);
+        button->setPopupMode(QToolButton::InstantPopup);
+        auto* menu = new QMenu(button);
+        menu->addAction(tr("Run or checkpoint folder…"), this,
+                        [this, target] { chooseModel(target, false); });
+        menu->addAction(tr("Weights file (.safetensors)…"), this,
+                        [this, target] { chooseModel(target, true); });
+        button->setMenu(menu);
+        return button;
+    };
     m_prompt = new QPlainTextEdit(this);
     m_prompt->setObjectName(QStringLiteral("samplesPrompt"));
     m_prompt->setPlainText(QStringLiteral("And God said"));
@@ -60,22 +76,26 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     m_length->setRange(1, 10000);
     m_length->setValue(300);
     m_length->setSuffix(tr(" tokens"));
+    m_seed = new QSpinBox(this);
+    m_seed->setRange(0, 1'000'000'000);
+    m_seed->setValue(0);
+    m_seed->setToolTip(
+        tr("The random stream's seed: the same seed and settings give the same "
+           "text from the same model, so two models are compared fairly"));
     m_generate = new QPushButton(tr("Generate"), this);
     m_generate->setDefault(true);
     m_stop = new QPushButton(tr("Stop"), this);
     m_stop->setEnabled(false);
-    m_output = new QPlainTextEdit(this);
-    m_output->setObjectName(QStringLiteral("samplesOutput"));
-    m_output->setReadOnly(true);
-    m_output->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_status = new QLabel(this);
-    m_status->setForegroundRole(QPalette::PlaceholderText);
 
     auto* modelRow = new QHBoxLayout;
     modelRow->addWidget(m_model, 1);
-    modelRow->addWidget(browse);
+    modelRow->addWidget(browseButton(m_model, tr("Browse…")));
+    auto* compareRow = new QHBoxLayout;
+    compareRow->addWidget(m_compareModel, 1);
+    compareRow->addWidget(browseButton(m_compareModel, tr("Compare with…")));
     auto* form = new QFormLayout;
     form->addRow(tr("Weights"), modelRow);
+    form->addRow(tr("Compare"), compareRow);
     form->addRow(tr("Prompt"), m_prompt);
     auto* knobs = new QHBoxLayout;
     knobs->setSpacing(8);
@@ -87,32 +107,76 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     knobs->addSpacing(12);
     knobs->addWidget(new QLabel(tr("Length"), this));
     knobs->addWidget(m_length);
+    knobs->addSpacing(12);
+    knobs->addWidget(new QLabel(tr("Seed"), this));
+    knobs->addWidget(m_seed);
     knobs->addStretch(1);
     knobs->addWidget(m_generate);
     knobs->addWidget(m_stop);
     form->addRow(QString(), knobs);
+
+    m_panes = new QSplitter(Qt::Horizontal, this);
+    m_panes->setChildrenCollapsible(false);
+    m_a = makePane(QStringLiteral("samplesOutput"));
+    m_b = makePane(QStringLiteral("samplesCompareOutput"));
+    m_panes->addWidget(m_a.box);
+    m_panes->addWidget(m_b.box);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(10, 10, 10, 6);
     layout->addLayout(form);
-    layout->addWidget(m_output, 1);
-    layout->addWidget(m_status);
+    layout->addWidget(m_panes, 1);
 
-    m_drainTimer = new QTimer(this);
-    m_drainTimer->setSingleShot(true);
-    m_drainTimer->setInterval(33);
-    connect(m_drainTimer, &QTimer::timeout, this, &SamplesTab::drain);
     connect(m_generate, &QPushButton::clicked, this, &SamplesTab::generate);
     connect(m_stop, &QPushButton::clicked, this, &SamplesTab::stop);
-    connect(browse, &QToolButton::clicked, this, [this] {
-        const QString path =
-            QFileDialog::getExistingDirectory(this, tr("Run folder"), m_model->text());
-        if (!path.isEmpty()) m_model->setText(path);
-    });
+    connect(m_model, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
+    connect(m_compareModel, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
+    updatePanes();
 }
 
-SamplesTab::~SamplesTab() {
-    if (m_shared) m_shared->cancel = true;
-    if (m_worker.joinable()) m_worker.join();
+SamplesTab::Pane SamplesTab::makePane(const QString& objectName) {
+    Pane pane;
+    pane.box = new QWidget(this);
+    auto* layout = new QVBoxLayout(pane.box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    pane.title = new QLabel(pane.box);
+    QFont bold = pane.title->font();
+    bold.setBold(true);
+    pane.title->setFont(bold);
+    pane.output = new QPlainTextEdit(pane.box);
+    pane.output->setObjectName(objectName);
+    pane.output->setReadOnly(true);
+    pane.output->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    pane.status = new QLabel(pane.box);
+    pane.status->setForegroundRole(QPalette::PlaceholderText);
+    pane.status->setWordWrap(true);
+    layout->addWidget(pane.title);
+    layout->addWidget(pane.output, 1);
+    layout->addWidget(pane.status);
+    pane.stream = new SampleStream(pane.output, pane.status, this);
+    connect(pane.stream, &SampleStream::finished, this, &SamplesTab::onStreamFinished);
+    return pane;
+}
+
+SamplesTab::~SamplesTab() = default;  // the streams cancel and join their workers
+
+void SamplesTab::updatePanes() {
+    const bool comparing = !m_compareModel->text().trimmed().isEmpty();
+    m_b.box->setVisible(comparing);
+    m_a.title->setVisible(comparing);
+    m_a.title->setText(shortModelName(m_model->text()));
+    m_b.title->setText(shortModelName(m_compareModel->text()));
+    m_a.title->setToolTip(m_model->text());
+    m_b.title->setToolTip(m_compareModel->text());
+}
+
+void SamplesTab::chooseModel(QLineEdit* target, bool file) {
+    const QString start = target->text().isEmpty() ? m_model->text() : target->text();
+    const QString path =
+        file ? QFileDialog::getOpenFileName(this, tr("Weights file"), start,
+                                            tr("safetensors (*.safetensors);;All files (*)"))
+             : QFileDialog::getExistingDirectory(this, tr("Run or checkpoint folder"), start);
+    if (!path.isEmpty()) target->setText(QDir::toNativeSeparators(path));
 }
 
 void SamplesTab::setModelPath(const QString& path) {
@@ -121,120 +185,68 @@ void SamplesTab::setModelPath(const QString& path) {
 QString SamplesTab::modelPath() const {
     return m_model->text();
 }
+void SamplesTab::setCompareModelPath(const QString& path) {
+    m_compareModel->setText(path);
+}
+QString SamplesTab::compareModelPath() const {
+    return m_compareModel->text();
+}
 void SamplesTab::setPrompt(const QString& prompt) {
     m_prompt->setPlainText(prompt);
 }
 void SamplesTab::setLength(int tokens) {
     m_length->setValue(tokens);
 }
+void SamplesTab::setSeed(int seed) {
+    m_seed->setValue(seed);
+}
 QString SamplesTab::output() const {
-    return m_output->toPlainText();
+    return m_a.output->toPlainText();
+}
+QString SamplesTab::compareOutput() const {
+    return m_b.output->toPlainText();
+}
+bool SamplesTab::isGenerating() const {
+    return m_running > 0;
 }
 
 bool SamplesTab::generate() {
-    if (m_worker.joinable() || m_model->text().trimmed().isEmpty()) {
-        if (!m_worker.joinable()) m_status->setText(tr("Choose the weights to sample from first."));
+    if (m_running > 0) return false;
+    if (m_model->text().trimmed().isEmpty()) {
+        m_a.status->setText(tr("Choose the weights to sample from first."));
         return false;
     }
     sample::SamplingOptions options;
     options.temperature = m_temperature->value();
     options.topK = m_topK->value();
     options.maxTokens = m_length->value();
+    options.seed = uint64_t(m_seed->value());
     const std::string prompt = m_prompt->toPlainText().toStdString();
-    const std::filesystem::path path = m_model->text().trimmed().toStdString();
-    m_output->setPlainText(m_prompt->toPlainText());
-    m_status->setText(tr("Loading %1…").arg(m_model->text()));
-    m_generate->setEnabled(false);
-    m_stop->setEnabled(true);
-
-    auto shared = std::make_shared<Shared>();
-    m_shared = shared;
-    SamplesTab* self = this;  // the destructor joins the worker before `this` goes
-    auto wake = [shared, self] {
-        if (shared->wakePending.exchange(true)) return;
-        QMetaObject::invokeMethod(
-            self,
-            [self] {
-                if (!self->m_drainTimer->isActive()) self->m_drainTimer->start();
-            },
-            Qt::QueuedConnection);
-    };
-    m_worker = std::thread([shared, wake, path, prompt, options] {
-        auto finish = [&](bool ok, std::string message) {
-            std::lock_guard lock(shared->mutex);
-            shared->done = true;
-            shared->ok = ok;
-            shared->message = std::move(message);
-        };
-
-        auto model = sample::loadModel(path);
-        if (!model.ok()) {
-            finish(false, model.error().message);
-            wake();
-            return;
-        }
-        sample::Generator generator(*model);
-        auto result = generator.generate(
-            prompt, options,
-            [&](const sample::TokenEvent& e) {
-                {
-                    std::lock_guard lock(shared->mutex);
-                    shared->pending += e.text;
-                }
-                wake();
-            },
-            &shared->cancel);
-        if (!result.ok()) {
-            finish(false, result.error().message);
-        } else {
-            {
-                std::lock_guard lock(shared->mutex);
-                shared->tokens = result->tokens.size();
-                shared->tokensPerSecond = result->tokensPerSecond();
-                shared->cancelled = result->stop == sample::StopReason::Cancelled;
-            }
-            finish(true, {});
-        }
-        wake();
-    });
-    return true;
+    m_allOk = true;
+    m_messages.clear();
+    // Both in parallel: each stream loads its own model on its own worker.
+    if (m_a.stream->start(m_model->text().trimmed().toStdString(), prompt, options)) ++m_running;
+    const QString compare = m_compareModel->text().trimmed();
+    if (!compare.isEmpty() && m_b.stream->start(compare.toStdString(), prompt, options)) {
+        ++m_running;
+    }
+    m_generate->setEnabled(m_running == 0);
+    m_stop->setEnabled(m_running > 0);
+    return m_running > 0;
 }
 
 void SamplesTab::stop() {
-    if (m_shared) m_shared->cancel = true;
+    m_a.stream->cancel();
+    m_b.stream->cancel();
 }
 
-void SamplesTab::drain() {
-    if (!m_shared) return;
-    m_shared->wakePending = false;
-    std::string text;
-    bool done = false;
-    {
-        std::lock_guard lock(m_shared->mutex);
-        text.swap(m_shared->pending);
-        done = m_shared->done;
-    }
-    if (!text.empty()) {
-        QTextCursor cursor(m_output->document());
-        cursor.movePosition(QTextCursor::End);
-        cursor.insertText(QString::fromStdString(text));
-        m_output->ensureCursorVisible();
-    }
-    if (done) onWorkerDone();
-}
-
-void SamplesTab::onWorkerDone() {
-    if (m_worker.joinable()) m_worker.join();  // it has finished: only its return is left
-    const bool ok = m_shared->ok;
-    const QString message = ok ? tr("%1 tokens at %2 tokens/s%3")
-                                     .arg(m_shared->tokens)
-                                     .arg(m_shared->tokensPerSecond, 0, 'f', 0)
-                                     .arg(m_shared->cancelled ? tr(", stopped") : QString())
-                               : tr("Error: %1").arg(QString::fromStdString(m_shared->message));
-    m_status->setText(message);
+void SamplesTab::onStreamFinished(bool ok, const QString& message) {
+    m_allOk = m_allOk && ok;
+    m_messages << message;
+    if (--m_running > 0) return;
     m_generate->setEnabled(true);
     m_stop->setEnabled(false);
-    emit finished(ok, message);
+    emit finished(m_allOk, m_messages.join(QStringLiteral("; ")));
 }
 
 }  // namespace ws::ui

@@ -20,6 +20,7 @@
 #include <QToolButton>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "engine/config/config_yaml.h"
 #include "engine/session/model_facts.h"
@@ -164,6 +165,30 @@ void TrainingTab::setOptions(const ChartPanel::Options& options) {
     scheduleRedraw();
 }
 
+namespace {
+
+// A stored run's series up to step `lastStep` (metrics above it are dropped).
+RunSeries loadStoredRun(store::RunStore& store, const store::RunInfo& info, int64_t lastStep) {
+    RunSeries run;
+    run.runId = info.id;
+    run.name = info.name;
+    run.tokensPerStep = tokensPerStepOf(info.configYaml);
+    double wall0 = std::nan("");
+    for (const char* key : {kLoss, kEvalLoss, kLearningRate, kGradNorm, kTokensPerSec}) {
+        auto points = store.metrics(info.id, key);
+        if (!points.ok() || points->empty()) continue;
+        // Wall time counts from the run's first logged point (loss comes first).
+        if (std::isnan(wall0)) wall0 = points->front().wallTime;
+        MetricSeries& s = run.metrics[key];
+        for (const auto& p : *points) {
+            if (p.step <= lastStep) s.append(double(p.step), p.wallTime - wall0, p.value);
+        }
+    }
+    return run;
+}
+
+}  // namespace
+
 void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
     RunSeries live;
     live.runId = 0;
@@ -171,8 +196,28 @@ void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
     live.tokensPerStep = tokensPerStep;
     m_runs[0] = std::move(live);
     m_liveWallStart = -1;
+    m_liveWallOffset = 0;
     m_curvesDirty = true;
     for (auto* p : m_panels) p->followData();
+    scheduleRedraw();
+}
+
+void TrainingTab::continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
+                                  double tokensPerStep) {
+    beginLiveRun(tr("run %1 (now)").arg(runId), tokensPerStep);
+    if (!store) return;
+    auto info = store->getRun(runId);
+    if (!info.ok()) return;
+    RunSeries live = loadStoredRun(*store, *info, fromStep);
+    live.runId = 0;
+    live.name = info->name + tr(" (now)").toStdString();
+    live.tokensPerStep = tokensPerStep;
+    for (const auto& [key, series] : live.metrics) {
+        if (!series.wall.empty()) m_liveWallOffset = std::max(m_liveWallOffset, series.wall.back());
+    }
+    m_runs.erase(runId);  // drawn as the live run until it ends, then adopted back
+    m_runs[0] = std::move(live);
+    m_curvesDirty = true;
     scheduleRedraw();
 }
 
@@ -182,7 +227,7 @@ void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
     auto& series = it->second.metrics;
     for (const auto& m : metrics) {
         const double step = double(m.step);
-        const double wall = m.elapsedSec;
+        const double wall = m_liveWallOffset + m.elapsedSec;
         series[kLoss].append(step, wall, m.loss);
         series[kLearningRate].append(step, wall, m.learningRate);
         series[kGradNorm].append(step, wall, m.gradNorm);
@@ -224,20 +269,7 @@ void TrainingTab::setOverlayRuns(const std::vector<int64_t>& runIds, store::RunS
             if (!info.ok()) continue;
             // The run training now is already drawn live (as id 0 until it ends).
             if (info->status == "running" && m_runs.count(0)) continue;
-            RunSeries run;
-            run.runId = id;
-            run.name = info->name;
-            run.tokensPerStep = tokensPerStepOf(info->configYaml);
-            double wall0 = std::nan("");
-            for (const char* key : {kLoss, kEvalLoss, kLearningRate, kGradNorm, kTokensPerSec}) {
-                auto points = store->metrics(id, key);
-                if (!points.ok() || points->empty()) continue;
-                // Wall time counts from the run's first logged point (loss comes first).
-                if (std::isnan(wall0)) wall0 = points->front().wallTime;
-                MetricSeries& s = run.metrics[key];
-                for (const auto& p : *points) s.append(double(p.step), p.wallTime - wall0, p.value);
-            }
-            m_runs[id] = std::move(run);
+            m_runs[id] = loadStoredRun(*store, *info, std::numeric_limits<int64_t>::max());
         }
     }
     m_curvesDirty = true;

@@ -32,6 +32,10 @@ public:
 
     // The run being trained now: clears its series and names it.
     void beginLiveRun(const QString& name, double tokensPerStep);
+    // A resumed run: the live series starts as stored run `runId` up to `fromStep` (the
+    // checkpoint's step), so the new points continue the same curves.
+    void continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
+                         double tokensPerStep);
     void appendLive(const std::vector<session::StepMetrics>& metrics);
     // Once the store has numbered the live run, it becomes that run (no duplicate on selection).
     void adoptLiveRun(int64_t runId);
@@ -71,6 +75,7 @@ private:
     bool m_curvesDirty = true;
     bool m_syncingRange = false;
     double m_liveWallStart = -1;
+    double m_liveWallOffset = 0;  // a resumed run's wall time before the resume
 };
 
 }  // namespace ws::ui

@@ -8,6 +8,7 @@
 
 #include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
+#include "engine/session/checkpoints.h"
 #include "engine/session/weights_io.h"
 #include "engine/tokenizer/file_io.h"
 
@@ -89,6 +90,12 @@ Result<config::Config> loadRunConfig(const fs::path& folder,
     return std::move(parsed)->config;
 }
 
+bool hasTokenizerFiles(const fs::path& folder) {
+    std::error_code ec;
+    return fs::exists(folder / "tokenizer.json", ec) || fs::exists(folder / "vocab.json", ec) ||
+           fs::exists(folder / "merges.txt", ec);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path& folder) {
@@ -164,7 +171,13 @@ Result<LoadedModel> loadModel(const fs::path& path) {
         }
     }
 
-    auto tok = loadFolderTokenizer(m.folder);
+    // A training checkpoint (checkpoint-<step>/ inside a run folder) holds weights and optimizer
+    // state only; its tokenizer is the run's, one folder up.
+    fs::path tokenizerFolder = m.folder;
+    if (session::checkpointStep(m.folder) && !hasTokenizerFiles(m.folder)) {
+        tokenizerFolder = m.folder.parent_path();
+    }
+    auto tok = loadFolderTokenizer(tokenizerFolder);
     if (!tok.ok()) return tok.error();
     if ((*tok)->vocabSize() > m.shape.vocab) {
         return Error{fmt::format(

@@ -1,5 +1,7 @@
 // Loading a trained model for generation: a run folder as `wafer train` writes it
-// (model.safetensors, config.yaml, the tokenizer's files), or a model.safetensors inside one.
+// (model.safetensors, config.yaml, the tokenizer's files), or a model.safetensors inside one, or
+// one of the run's training checkpoints (checkpoint-<step>/, whose weights carry their config in
+// the metadata and whose tokenizer is the run folder's, one level up).
 //
 // The config comes from the folder's config.yaml, else from the safetensors metadata key
 // config_yaml (which every file Wafer Studio writes carries), else from a Hugging Face GPT-2
@@ -37,7 +39,7 @@ struct LoadedModel {
     int64_t step = -1;                  // training step the weights are from (-1: unknown)
 };
 
-// path: a run folder or a .safetensors file inside one.
+// path: a run folder, a checkpoint-<step> folder, or a .safetensors file inside either.
 Result<LoadedModel> loadModel(const std::filesystem::path& path);
 
 // The tokenizer a run folder holds (see above), without the model.

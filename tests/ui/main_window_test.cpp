@@ -142,13 +142,13 @@ private slots:
 
         m_window->pauseAction()->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Paused, 20000);
-        QVERIFY(m_window->resumeAction()->isEnabled());
+        QVERIFY(m_window->continueAction()->isEnabled());
         const size_t pausedAt = livePoints(training, "loss");
         const int64_t waferStep = m_window->waferTab()->shownStep();
         QTest::qWait(400);
         QCOMPARE(livePoints(training, "loss"), pausedAt);        // paused: no new steps
         QCOMPARE(m_window->waferTab()->shownStep(), waferStep);  // the Wafer tab stays put
-        m_window->resumeAction()->trigger();
+        m_window->continueAction()->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") > pausedAt + 5, 60000);
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-training.png")));
         m_window->showTab("wafer");

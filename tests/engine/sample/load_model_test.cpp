@@ -59,6 +59,32 @@ TEST(LoadModel, ConfigFromTheMetadataWhenConfigYamlIsMissing) {
     EXPECT_EQ(loaded->shape.layers, 2);
 }
 
+TEST(LoadModel, LoadsACheckpointFolderWithTheRunsTokenizer) {
+    // checkpoint-<step>/ holds model.safetensors (config in its metadata) but no tokenizer or
+    // config.yaml: those are the run folder's, one level up.
+    TempDir dir("sample");
+    const LoadedModel m = tinyModel(tinyShape());
+    writeRunFolder(dir / "run", m);
+    fs::create_directories(dir / "run" / "checkpoint-3");
+    fs::copy_file(dir / "run" / "model.safetensors",
+                  dir / "run" / "checkpoint-3" / "model.safetensors");
+    for (const fs::path& p :
+         {dir / "run" / "checkpoint-3", dir / "run" / "checkpoint-3" / "model.safetensors"}) {
+        auto loaded = loadModel(p);
+        ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+        EXPECT_EQ(loaded->params, m.params);
+        EXPECT_EQ(loaded->tokenizer->kind(), "byte");
+        EXPECT_EQ(loaded->folder, dir / "run" / "checkpoint-3");
+    }
+    // Any other folder without a tokenizer still fails, naming it.
+    fs::create_directories(dir / "loose");
+    fs::copy_file(dir / "run" / "model.safetensors", dir / "loose" / "model.safetensors");
+    expectError(dir / "loose", (dir / "loose").string(), "tokenizer");
+    // And a checkpoint whose run folder lost its tokenizer names the run folder.
+    fs::remove(dir / "run" / "tokenizer.json");
+    expectError(dir / "run" / "checkpoint-3", (dir / "run").string(), "tokenizer");
+}
+
 TEST(LoadModel, LoadsABpeTokenizer) {
     TempDir dir("sample");
     writeRunFolder(dir / "run", tinyModel(tinyShape(300)));
