@@ -159,6 +159,7 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     wafer::StepInput in;
     in.shape = model::GptShape::fromConfig(cfg.model);
     in.seqLen = cfg.trainInput.maxSequenceLength;
+    in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     // Uniform static sparsity of the block matmuls (--sparsity: all four; else the config's
     // model.sparsity and its targets): every column keeps (1 - level) of its weights, what
     // magnitude pruning of typical weights gives on average.

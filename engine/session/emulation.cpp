@@ -17,6 +17,7 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.seqLen = cfg.trainInput.maxSequenceLength;
     in.microBatch = microBatch;
     in.perBlockSparsity = std::move(perBlockSparsity);
+    in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     auto prediction = wafer::predictStep(*spec, in);
     if (!prediction.ok()) return prediction.error();
     return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());

@@ -198,6 +198,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     const size_t n = order.size();
     std::vector<double> inStart(n), inEnd(n), compStart(n), compEnd(n);
     double outEnd = 0, updEnd = 0, lastReduceEnd = 0;
+    std::vector<std::pair<size_t, double>> deferredUpdates;  // (order index, update seconds)
     using streaming::SpanKind;
     std::vector<TimelineSpan> spans, sharedSpans;  // per system / SwarmX and MemoryX
     auto span = [&](SpanKind k, const Step& st, Pass pass, double a, double b) {
@@ -254,13 +255,24 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             out.reduceS += treeLatency;
             if (order[i].lastMicro) {
                 const double uS = p.ops.gradientValues / updateRate;
-                const double uStart = std::max(updEnd, oStart + treeLatency);
-                updEnd = std::max(uStart + uS, reduceEnd);
-                span(SpanKind::Update, order[i], pass, uStart, updEnd);
                 out.optimizerS += uS;
+                if (in.updatesAfterNorm) {
+                    deferredUpdates.push_back({i, uS});
+                } else {
+                    const double uStart = std::max(updEnd, oStart + treeLatency);
+                    updEnd = std::max(uStart + uS, reduceEnd);
+                    span(SpanKind::Update, order[i], pass, uStart, updEnd);
+                }
             }
         }
         out.layers.push_back(std::move(t));
+    }
+    // Global-norm clipping: the norm needs every layer's gradient, so MemoryX updates the
+    // layers one after another once the last reduce has landed.
+    for (const auto& [i, uS] : deferredUpdates) {
+        const double uStart = std::max(updEnd, lastReduceEnd);
+        updEnd = uStart + uS;
+        span(SpanKind::Update, order[i], Pass::Backward, uStart, updEnd);
     }
     out.stepS = std::max(updEnd, compEnd[n - 1]);
     // Wafer time per pass: each phase from the end of the one before (its wait included).

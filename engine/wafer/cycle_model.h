@@ -42,6 +42,9 @@ struct StepInput {
     // Each block's own sparsity (L entries, e.g. from magnitude pruning of real weights): every
     // block is then planned, and framed, on its own. Empty: `sparsity` for all blocks.
     std::vector<BlockSparsity> perBlockSparsity = {};
+    // Global-norm gradient clipping (optimizer.max_gradient_norm > 0): no layer can be updated
+    // before every gradient is in, so the updates run after the backward pass, not beside it.
+    bool updatesAfterNorm = false;
 };
 
 struct PredictOptions {

@@ -36,6 +36,7 @@ Result<ValidationReport> validateCerebrasGpt(const WaferSpec& spec) {
         in.shape.maxPositions = 2048;
         in.batchPerSystem = m.batch;
         in.seqLen = 2048;
+        in.updatesAfterNorm = true;  // Cerebras-GPT clipped the global gradient norm at 1.0
         row.streamingHidden = true;
         double tokensPerS1 = 0;
         for (int n : rep.systems) {

@@ -175,6 +175,26 @@ TEST(CycleModel, TooManyRowsForSramAreChunkedNotRefused) {
         EXPECT_LE(l.tileSramBytes, kTileSramShare * double(spec.sramBytesPerCore));
 }
 
+TEST(CycleModel, ClippingMovesTheUpdatesAfterTheLastGradient) {
+    const WaferSpec spec = teaching();
+    StepInput in{nano(), 16, 128, 2, nullptr};
+    auto beside = predictStep(spec, in, {.frames = false});
+    in.updatesAfterNorm = true;
+    auto after = predictStep(spec, in, {.frames = false});
+    ASSERT_TRUE(beside.ok() && after.ok());
+    double lastReduceEnd = 0, firstUpdateBeside = 1e9, firstUpdateAfter = 1e9;
+    for (const auto& s : after->spans) {
+        if (s.kind == SpanKind::Reduce) lastReduceEnd = std::max(lastReduceEnd, s.endS);
+        if (s.kind == SpanKind::Update) firstUpdateAfter = std::min(firstUpdateAfter, s.startS);
+    }
+    for (const auto& s : beside->spans)
+        if (s.kind == SpanKind::Update) firstUpdateBeside = std::min(firstUpdateBeside, s.startS);
+    EXPECT_LT(firstUpdateBeside, lastReduceEnd);  // without clipping: beside the backward
+    EXPECT_GE(firstUpdateAfter, lastReduceEnd);   // with clipping: once every gradient is in
+    EXPECT_GT(after->stepS, beside->stepS);
+    EXPECT_DOUBLE_EQ(after->optimizerS, beside->optimizerS);  // the same work, later
+}
+
 TEST(CycleModel, MicroBatchesStreamWeightsPerPassAndUpdateOnce) {
     const WaferSpec spec = teaching();
     StepInput whole{nano(), 64, 128, 1, nullptr};
