@@ -62,7 +62,7 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
     for (const auto& group : m_groups) {
         const size_t lo = std::max(begin, group.offset);
         const size_t hi = std::min(end, group.offset + group.size);
-        if (lo >= hi) continue;
+        if (lo >= hi || group.frozen) continue;
         const double groupLr = lr * group.lrScale;
         const double decay = group.decay ? c.weightDecay : 0.0;
         const auto n = static_cast<std::ptrdiff_t>(hi - lo);

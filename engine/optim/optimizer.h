@@ -20,6 +20,9 @@ struct ParamGroup {
     size_t size = 0;
     bool decay = true;     // weight decay applies (not to biases and LayerNorm parameters)
     double lrScale = 1.0;  // per-group learning-rate multiplier (μP hidden weights use 1/m)
+    // Fine-tuning's frozen tensors: skipped entirely (no update, no decay, no moment update), so
+    // they stay bit-identical; an LR multiplier of 0 could still turn -0.0 into +0.0.
+    bool frozen = false;
 };
 
 // L2 norm of a buffer, accumulated in double over a fixed chunking so the result does not depend
