@@ -164,7 +164,12 @@ Result<LoadedModel> loadModel(const fs::path& path) {
         }
     }
 
-    auto tok = loadFolderTokenizer(m.folder);
+    // A checkpoint-<step> folder holds no tokenizer: the run folder around it does.
+    const fs::path parent = m.folder.parent_path();
+    const bool checkpointFolder = m.folder.filename().string().starts_with("checkpoint-") &&
+                                  !fs::exists(m.folder / "tokenizer.json", ec) &&
+                                  !fs::exists(m.folder / "vocab.json", ec);
+    auto tok = loadFolderTokenizer(checkpointFolder ? parent : m.folder);
     if (!tok.ok()) return tok.error();
     if ((*tok)->vocabSize() > m.shape.vocab) {
         return Error{fmt::format(
