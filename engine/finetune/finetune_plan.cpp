@@ -61,7 +61,7 @@ Result<Base> loadBase(const interop::ModelRef& ref) {
             if (!bpe.ok()) return bpe.error();
             base.tokenizer = std::move(bpe).value();
         }
-        base.weights = hf->weightsFile;
+        base.weights = fs::absolute(hf->weightsFile).lexically_normal();
         base.description = "Hugging Face folder " + ref.path.string();
         base.notes = hf->notes;
         return base;
