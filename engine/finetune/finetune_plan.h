@@ -59,8 +59,9 @@ struct FinetuneSummary {
     double estimatedSeconds = 0.0;
 };
 
-// The effective training throughput the time estimate assumes (FLOP/s), measured for the
-// gpt-nano shape with `wafer train` on a 2-core machine of the kind in REFERENCE.md.
+// The effective training throughput the time estimate assumes (FLOP/s). Not a measurement of
+// this machine: the shipped base model's training (gpt-nano, 5.4 MFLOP per token) ran at 1.4e10
+// on the 2-core machine of REFERENCE.md while other builds shared it; an idle run is faster.
 inline constexpr double kAssumedCpuFlops = 2.0e10;
 
 struct FinetunePlan {
