@@ -295,6 +295,12 @@ hf_import_export)
         || fail "$name: import -> export -> import changed tensors"
   done
   expect_in "ignored 4 attention buffer" "$("$wafer" import "$tmp/hf16" --out "$tmp/again")"
+  # A Hugging Face folder is a fine-tune base as it is, no import needed.
+  for i in $(seq 1 40); do echo "the theme of the thing is in the rest at the end $i"; done >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$tmp/hf16" --data "$tmp/new.txt" --max-steps 3 --db "$db" \
+        --set train_input.batch_size=2) || fail "finetune of an HF folder exit $? $out"
+  expect_in "fine-tune Hugging Face folder" "$out"
+  expect_in "peak lr 6e-05" "$out"
   out=$("$wafer" sample "$tmp/hf16-ours" --prompt "the " --max-tokens 8 --seed 1) || fail "sample exit $?"
   ;;
 hf_byte_export)
@@ -307,7 +313,20 @@ hf_byte_export)
   out=$("$wafer" import "$tmp/exported" --out "$tmp/back" --json) || fail "import exit $? $out"
   expect_in '"tokenizer":"byte"' "$out"
   /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$tmp/model/model.safetensors" \
-      "$tmp/back/model.safetensors" || fail "round trip changed tensors" ;;
+      "$tmp/back/model.safetensors" || fail "round trip changed tensors"
+  # A checkpoint folder exports too (its tokenizer is the run folder's).
+  "$wafer" export "$tmp/model/checkpoint-2" --format hf --out "$tmp/from-checkpoint" >/dev/null \
+      || fail "checkpoint export exit $?"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$tmp/model/model.safetensors" \
+      "$tmp/from-checkpoint/model.safetensors" || fail "checkpoint export differs"
+  # A fine-tune of run 1 by id links to it as its parent.
+  for i in $(seq 1 30); do echo "new words for an old model, line $i"; done >"$tmp/new.txt"
+  "$wafer" finetune --base 1 --db "$db" --data "$tmp/new.txt" --max-steps 2 --json \
+      --set train_input.max_sequence_length=32 --set runconfig.model_dir="$tmp/ft" >/dev/null \
+      || fail "finetune exit $?"
+  out=$("$wafer" runs show 2 --db "$db") || fail "runs show exit $?"
+  expect_in "kind     finetune" "$out"
+  expect_in "parent   run 1" "$out" ;;
 hf_refusals)
   hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
   refused() {  # refused FOLDER NEEDLE: import must exit 1 naming the problem, creating nothing
