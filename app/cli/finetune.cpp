@@ -69,6 +69,9 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
             100 * s.validationFraction, s.maxSteps, s.tokensPerStep, s.stepsPerEpoch,
             s.peakLearningRate, s.basePeakLearningRate, roughDuration(s.estimatedSeconds));
     }
+    if (!common.json) {
+        for (const auto& note : plan->config.warnings) std::cout << "note: " << note << "\n";
+    }
     if (opt.dryRun) {
         if (!common.json) std::cout << config::saveConfigYaml(plan->config.config);
         return 0;

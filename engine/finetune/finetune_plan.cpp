@@ -48,8 +48,12 @@ void useByteTokenizer(config::Config& c) {
 Result<Base> loadBase(const interop::ModelRef& ref) {
     std::error_code ec;
     Base base;
-    if (fs::is_directory(ref.path, ec) && interop::looksLikeHfFolder(ref.path)) {
-        auto hf = interop::inspectHfFolder(ref.path);
+    // A Hugging Face folder, or the model.safetensors inside one: checked as an import would.
+    const fs::path folder = fs::is_directory(ref.path, ec) ? ref.path : ref.path.parent_path();
+    const bool hfWeights =
+        fs::is_directory(ref.path, ec) || ref.path.filename() == "model.safetensors";
+    if (hfWeights && interop::looksLikeHfFolder(folder.empty() ? "." : folder)) {
+        auto hf = interop::inspectHfFolder(folder.empty() ? "." : folder);
         if (!hf.ok()) return hf.error();
         base.config = interop::importedRunConfig(*hf);
         if (hf->byteTokenizer) {
@@ -62,7 +66,7 @@ Result<Base> loadBase(const interop::ModelRef& ref) {
             base.tokenizer = std::move(bpe).value();
         }
         base.weights = fs::absolute(hf->weightsFile).lexically_normal();
-        base.description = "Hugging Face folder " + ref.path.string();
+        base.description = "Hugging Face folder " + hf->folder.string();
         base.notes = hf->notes;
         return base;
     }
@@ -74,10 +78,10 @@ Result<Base> loadBase(const interop::ModelRef& ref) {
     if (base.tokenizer->kind() == "byte") {
         useByteTokenizer(base.config);
     } else {
-        const fs::path folder = fs::exists(loaded->folder / "vocab.json", ec)
-                                    ? loaded->folder
-                                    : loaded->folder.parent_path();
-        useBpeFiles(base.config, folder / "vocab.json", folder / "merges.txt");
+        const fs::path tokenizerFolder = fs::exists(loaded->folder / "vocab.json", ec)
+                                             ? loaded->folder
+                                             : loaded->folder.parent_path();
+        useBpeFiles(base.config, tokenizerFolder / "vocab.json", tokenizerFolder / "merges.txt");
     }
     base.description =
         ref.runId ? fmt::format("run {} ({})", *ref.runId, ref.path.string()) : ref.path.string();
