@@ -49,7 +49,7 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
         if (!it->is_string() || it->get<std::string>() != "gpt2") {
             return keyError("model_type",
                             fmt::format("is {}; only the GPT-2 architecture (model_type \"gpt2\": "
-                                        "GPT-2, Cerebras-GPT) can be imported",
+                                        "GPT-2, Cerebras-GPT) is supported",
                                         it->dump()));
         }
     }
@@ -58,7 +58,7 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
             if (!a.is_string() || !a.get<std::string>().starts_with("GPT2")) {
                 return keyError("architectures",
                                 fmt::format("lists {}; only GPT2LMHeadModel / GPT2Model "
-                                            "checkpoints can be imported",
+                                            "checkpoints are supported",
                                             a.dump()));
             }
         }
