@@ -60,6 +60,11 @@ public:
         updateRange(params, grads, 0, m_totalSize, lr, gradScale, step);
     }
 
+    // Global L2 norm of the gradients of the parameters this optimizer updates: frozen groups do
+    // not count (as parameters without requires_grad in PyTorch), so freezing layers does not
+    // change how hard the rest is clipped. With nothing frozen it is globalNorm(grads, totalSize).
+    double gradientNorm(const float* grads) const;
+
     const std::vector<ParamGroup>& groups() const { return m_groups; }
     // State in the parameters' layout; empty spans when the rule keeps no such state.
     std::span<float> firstMoment() {

@@ -57,6 +57,16 @@ TEST(Optimizer, FrozenGroupsStayBitIdenticalEvenForNegativeZero) {
     EXPECT_NE(params[3], before[3]);
 }
 
+TEST(Optimizer, GradientNormLeavesFrozenGroupsOut) {
+    const config::OptimizerConfig c;
+    const std::vector<float> grads = {3.0f, 4.0f, 12.0f};
+    const optim::Optimizer all(c, {{0, 2, true, 1.0, false}, {2, 1, true, 1.0, false}}, 3);
+    EXPECT_EQ(all.gradientNorm(grads.data()), optim::globalNorm(grads.data(), 3));
+    EXPECT_DOUBLE_EQ(all.gradientNorm(grads.data()), 13.0);
+    const optim::Optimizer frozen(c, {{0, 2, true, 1.0, false}, {2, 1, true, 1.0, true}}, 3);
+    EXPECT_DOUBLE_EQ(frozen.gradientNorm(grads.data()), 5.0);
+}
+
 // A base run trained by a real session, then the fine-tune plan and run built on it.
 class FinetuneRun : public ::testing::Test {
 protected:
