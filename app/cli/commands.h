@@ -23,5 +23,7 @@ void addPredictCommands(CLI::App& app, CommonOptions& common,
                         int& exitCode);  // + validate-emulator
 void addCoordCheckCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode);  // import, export
+void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 
 }  // namespace ws::cli

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
     ws::cli::addSweepCommand(app, common, exitCode);
     ws::cli::addPredictCommands(app, common, exitCode);
     ws::cli::addCoordCheckCommand(app, common, exitCode);
+    ws::cli::addInteropCommands(app, common, exitCode);
+    ws::cli::addFinetuneCommand(app, common, exitCode);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -34,6 +34,7 @@ nlohmann::json summaryJson(const session::RunSummary& s) {
             {"steps", s.steps},
             {"final_loss", number(s.finalLoss)},
             {"final_eval_loss", number(s.finalEvalLoss)},
+            {"initial_eval_loss", number(s.initialEvalLoss)},
             {"tokens_per_s", s.tokensPerSec},
             {"elapsed_s", s.elapsedSec},
             {"parameters", s.parameterCount},

@@ -9,6 +9,12 @@
 
 namespace ws::cli {
 
+struct CommonOptions;
+
+// Starts `session` and shows it until it ends: a live progress line (or JSON lines), Ctrl-C stops
+// it cleanly, then the summary. Returns the exit code (commands.h). Shared by train and finetune.
+int driveSession(session::Session& session, const CommonOptions& common);
+
 // Prints "wafer: error: <message>" on stderr; returns exit code 1.
 int fail(const std::string& message);
 // A JSON number, or null for NaN/Inf (JSON has no NaN).

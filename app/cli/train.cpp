@@ -68,8 +68,12 @@ int runTrain(const TrainOptions& opt, const CommonOptions& common) {
     sessionOptions.runName = opt.name;
     auto created = session::Session::create(std::move(loaded).value(), sessionOptions);
     if (!created.ok()) return fail(created.error().message);
-    auto& session = **created;
+    return driveSession(**created, common);
+}
 
+}  // namespace
+
+int driveSession(session::Session& session, const CommonOptions& common) {
     std::signal(SIGINT, onInterrupt);
     const bool tty = !common.json && isatty(STDOUT_FILENO);
     bool progressLineOpen = false;
@@ -140,13 +144,16 @@ int runTrain(const TrainOptions& opt, const CommonOptions& common) {
         std::cout << summaryJson(summary).dump() << std::endl;
     } else if (summary.state != session::RunState::Failed) {
         std::cout << fmt::format(
-            "{} after {} steps in {}: loss {:.4f}, eval loss {} (unigram baseline {:.3f}), "
+            "{} after {} steps in {}: loss {:.4f}, eval loss {} ({}unigram baseline {:.3f}), "
             "{:.0f} tokens/s, {} parameters\n"
             "run {} | model: {}\n",
             session::runStateName(summary.state), summary.steps, formatDuration(summary.elapsedSec),
             summary.finalLoss,
             std::isnan(summary.finalEvalLoss) ? std::string("-")
                                               : fmt::format("{:.4f}", summary.finalEvalLoss),
+            std::isnan(summary.initialEvalLoss)
+                ? std::string()
+                : fmt::format("{:.4f} before training; ", summary.initialEvalLoss),
             summary.unigramEntropyNats, summary.tokensPerSec, summary.parameterCount, summary.runId,
             (summary.modelDir / "model.safetensors").string());
     }
@@ -159,8 +166,6 @@ int runTrain(const TrainOptions& opt, const CommonOptions& common) {
             return 0;
     }
 }
-
-}  // namespace
 
 void addTrainCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto opt = std::make_shared<TrainOptions>();

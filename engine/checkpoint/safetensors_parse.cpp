@@ -164,8 +164,10 @@ Result<ParsedSafetensors> parseSafetensors(std::span<const std::byte> bytes,
             }
             continue;
         }
+        // Clang before 16 cannot capture a structured binding in a lambda (the fuzz build).
+        const std::string& tensorName = name;
         auto tensorFail = [&](const std::string& what) {
-            return fail(fmt::format("tensor '{}': {}", name, what));
+            return fail(fmt::format("tensor '{}': {}", tensorName, what));
         };
         if (!entry.is_object()) return tensorFail("the entry is not an object");
         const auto dtypeIt = entry.find("dtype");

@@ -257,6 +257,9 @@ struct OptimizerConfig {
     bool correctBias = true;
     double maxGradientNorm = 0.0;
     LearningRate learningRate;
+    // Fine-tuning (ours): frozen tensors are never updated (see optim::ParamGroup::frozen).
+    bool freezeEmbeddings = false;  // wte, wpe (and so the tied output layer)
+    int freezeBlocks = 0;           // the first K transformer blocks h.0 .. h.{K-1}
 
     bool operator==(const OptimizerConfig&) const = default;
 
@@ -286,6 +289,14 @@ struct OptimizerConfig {
         v.field(learningRate,
                 {.key = "learning_rate",
                  .help = "A number, or a list of {scheduler: Linear|Cosine|Constant, ...} pieces"});
+        v.field(freezeEmbeddings,
+                {.key = "freeze_embeddings",
+                 .help = "Fine-tuning: never update the token and position embeddings (with "
+                         "tied embeddings this freezes the output layer too)"});
+        v.field(freezeBlocks, {.key = "freeze_blocks",
+                               .help = "Fine-tuning: never update the first N transformer blocks",
+                               .unit = "blocks",
+                               .min = 0});
     }
 };
 

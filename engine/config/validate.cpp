@@ -242,6 +242,11 @@ std::vector<std::string> validate(const Config& config) {
             "e.g. a = -2 * std and b = 2 * std");
 
     checkMup(model, errors);
+    if (config.optimizer.freezeBlocks > model.numHiddenLayers)
+        errors.push_back("optimizer.freeze_blocks (" +
+                         std::to_string(config.optimizer.freezeBlocks) +
+                         ") is more than model.num_hidden_layers (" +
+                         std::to_string(model.numHiddenLayers) + "); freeze at most every block");
 
     const OptimizerConfig& optimizer = config.optimizer;
     if (optimizer.optimizerType == "adamw") {

@@ -54,6 +54,19 @@ Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGro
       m_adam(config.optimizerType == "adamw"),
       m_state(external) {}
 
+double Optimizer::gradientNorm(const float* grads) const {
+    const bool anyFrozen =
+        std::any_of(m_groups.begin(), m_groups.end(), [](const ParamGroup& g) { return g.frozen; });
+    if (!anyFrozen) return globalNorm(grads, m_totalSize);
+    double sumSquares = 0.0;
+    for (const auto& g : m_groups) {
+        if (g.frozen) continue;
+        const double n = globalNorm(grads + g.offset, g.size);
+        sumSquares += n * n;
+    }
+    return std::sqrt(sumSquares);
+}
+
 void Optimizer::updateRange(float* params, const float* grads, size_t begin, size_t end, double lr,
                             double gradScale, int64_t step) {
     assert(step >= 1);
@@ -62,7 +75,7 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
     for (const auto& group : m_groups) {
         const size_t lo = std::max(begin, group.offset);
         const size_t hi = std::min(end, group.offset + group.size);
-        if (lo >= hi) continue;
+        if (lo >= hi || group.frozen) continue;
         const double groupLr = lr * group.lrScale;
         const double decay = group.decay ? c.weightDecay : 0.0;
         const auto n = static_cast<std::ptrdiff_t>(hi - lo);

@@ -20,6 +20,9 @@ struct ParamGroup {
     size_t size = 0;
     bool decay = true;     // weight decay applies (not to biases and LayerNorm parameters)
     double lrScale = 1.0;  // per-group learning-rate multiplier (μP hidden weights use 1/m)
+    // Fine-tuning's frozen tensors: skipped entirely (no update, no decay, no moment update), so
+    // they stay bit-identical; an LR multiplier of 0 could still turn -0.0 into +0.0.
+    bool frozen = false;
 };
 
 // L2 norm of a buffer, accumulated in double over a fixed chunking so the result does not depend
@@ -56,6 +59,11 @@ public:
     void update(float* params, const float* grads, double lr, double gradScale, int64_t step) {
         updateRange(params, grads, 0, m_totalSize, lr, gradScale, step);
     }
+
+    // Global L2 norm of the gradients of the parameters this optimizer updates: frozen groups do
+    // not count (as parameters without requires_grad in PyTorch), so freezing layers does not
+    // change how hard the rest is clipped. With nothing frozen it is globalNorm(grads, totalSize).
+    double gradientNorm(const float* grads) const;
 
     const std::vector<ParamGroup>& groups() const { return m_groups; }
     // State in the parameters' layout; empty spans when the rule keeps no such state.

@@ -8,6 +8,7 @@
 
 #include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
+#include "engine/interop/hf_config.h"
 #include "engine/session/checkpoints.h"
 #include "engine/session/weights_io.h"
 #include "engine/tokenizer/file_io.h"
@@ -18,43 +19,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A Hugging Face GPT-2 folder's config.json (GPT2Config keys), for checkpoints downloaded from
-// the Hub (GPT-2, Cerebras-GPT) that carry no Wafer Studio config.
+// A Hugging Face GPT-2 folder's config.json, checked as `wafer import` checks it.
 Result<config::Config> configFromHuggingFace(const fs::path& file) {
-    auto text = tokenizer::readWholeFile(file);
-    if (!text.ok()) return text.error();
-    const auto j = nlohmann::json::parse(*text, nullptr, false);
-    if (!j.is_object()) return Error{file.string() + ": not a JSON object"};
-    const std::string type = j.value("model_type", std::string("gpt2"));
-    if (type != "gpt2") {
-        return Error{
-            fmt::format("{}: model_type \"{}\" is not GPT-2; only GPT-2-architecture "
-                        "checkpoints (GPT-2, Cerebras-GPT) can be loaded",
-                        file.string(), type)};
-    }
-    const std::string activation = j.value("activation_function", std::string("gelu_new"));
-    if (activation != "gelu_new" && activation != "gelu_pytorch_tanh") {
-        return Error{
-            fmt::format("{}: activation_function \"{}\" is not GPT-2's tanh GELU "
-                        "(gelu_new), which is the only one the engine computes",
-                        file.string(), activation)};
-    }
-    auto integer = [&](const char* key, int fallback) {
-        const auto it = j.find(key);
-        return it != j.end() && it->is_number_integer() ? it->get<int>() : fallback;
-    };
+    auto hf = interop::readHfConfig(file);
+    if (!hf.ok()) return hf.error();
     config::Config c;
-    config::ModelConfig& m = c.model;
-    m.vocabSize = integer("vocab_size", 50257);
-    m.hiddenSize = integer("n_embd", 768);
-    m.numHiddenLayers = integer("n_layer", 12);
-    m.numHeads = integer("n_head", 12);
-    m.filterSize = integer("n_inner", 4 * m.hiddenSize);  // null in GPT-2's files: 4 x n_embd
-    m.maxPositionEmbeddings = integer("n_positions", integer("n_ctx", 1024));
-    m.layerNormEpsilon = j.value("layer_norm_epsilon", 1e-5);
-    m.shareEmbeddingWeights = j.value("tie_word_embeddings", true);
-    m.dropoutRate = 0.0;
-    m.attentionDropoutRate = 0.0;
+    c.model = std::move(hf->model);
     return c;
 }
 

@@ -9,7 +9,8 @@
 // Cerebras-GPT folder from the Hub (model.safetensors, config.json, vocab.json, merges.txt) loads
 // as it is. The tokenizer comes from the folder:
 // tokenizer.json {"type": "byte"} for the byte tokenizer, vocab.json + merges.txt for byte-level
-// BPE (GPT-2 format). The weights must match the config's shape tensor for tensor.
+// BPE (GPT-2 format); a checkpoint-<step> folder's tokenizer is its run folder's. The weights must
+// match the config's shape tensor for tensor.
 //
 // Failure contract: every problem (missing file, unreadable config, shape mismatch, tokenizer
 // larger than the model's vocabulary, ...) comes back as an Error naming the file and the fix.

@@ -19,6 +19,7 @@
 #include "engine/session/checkpoint_keeper.h"
 #include "engine/session/emulation.h"
 #include "engine/session/folder_lock.h"
+#include "engine/session/param_groups.h"
 #include "engine/session/resume.h"
 #include "engine/session/weights_io.h"
 #include "engine/store/run_store.h"
@@ -163,6 +164,7 @@ void Session::log(LogLine::Level level, std::string message) {
 
 void Session::run() {
     m_summary.finalEvalLoss = kNaN;
+    m_summary.initialEvalLoss = kNaN;
     setState(RunState::Preparing);
     Status status = prepareAndTrain();
     if (!status.ok()) {
@@ -271,9 +273,20 @@ Status Session::prepareAndTrain() {
                             ? std::string("every block matrix")
                             : fmt::format("{}", fmt::join(cfg.model.sparsity.targets, ", "))));
     }
-    std::vector<optim::ParamGroup> groups;
-    for (const auto& t : s.table->tensors())
-        groups.push_back({t.offset, t.size, t.decay, t.lrScale});
+    std::vector<optim::ParamGroup> groups = parameterGroups(*s.table, cfg.optimizer);
+    if (cfg.optimizer.freezeEmbeddings || cfg.optimizer.freezeBlocks > 0) {
+        size_t frozen = 0;
+        for (const auto& g : groups) frozen += g.frozen ? g.size : 0;
+        log(LogLine::Level::Info,
+            fmt::format(
+                "frozen: {}{}{} ({} of {} parameters are never updated)",
+                cfg.optimizer.freezeEmbeddings ? "the embeddings" : "",
+                cfg.optimizer.freezeEmbeddings && cfg.optimizer.freezeBlocks > 0 ? " and " : "",
+                cfg.optimizer.freezeBlocks > 0
+                    ? fmt::format("the first {} block(s)", cfg.optimizer.freezeBlocks)
+                    : std::string(),
+                frozen, s.table->totalSize()));
+    }
     optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize(),
                                s.memoryx->optimizerState());
 
@@ -345,6 +358,7 @@ Status Session::prepareAndTrain() {
         newRun.configYaml = config::saveConfigYaml(cfg);
         newRun.configHash = config::hashConfig(cfg);
         newRun.kind = m_options.kind;
+        newRun.parentRun = m_options.parentRun;
         if (placement) newRun.parentRun = placement->parentRun;
         newRun.sweepId = m_options.sweepId;
         auto id = s.store->createRun(newRun);
@@ -454,6 +468,12 @@ Status Session::prepareAndTrain() {
     RunState endState = RunState::Finished;
     std::string endDetail;
     checkpoints.atStart(step);
+    if (m_options.evaluateAtStart && !resume) {
+        m_summary.initialEvalLoss = evaluate();
+        s.metric(step, "eval_loss", m_summary.initialEvalLoss, wallStart);
+        log(LogLine::Level::Info,
+            fmt::format("eval loss before training: {:.4f}", m_summary.initialEvalLoss));
+    }
     while (step < maxSteps) {
         if (m_options.stopAfterStep >= 0 && step >= m_options.stopAfterStep) m_stopRequested = true;
         if (m_stopRequested) {

@@ -26,7 +26,9 @@ struct SessionOptions {
     std::filesystem::path dbPath;    // empty: userDataDir()/runs.sqlite; run folders go beside it
     std::filesystem::path cacheDir;  // empty: userCacheDir()
     std::string runName;             // empty: "<model name> <date time>"
-    std::string kind = "train";
+    std::string kind = "train";      // "finetune" for wafer finetune (finetune/finetune_plan.h)
+    // The run this one builds on (a fine-tune's base run), recorded as parent_run in the store.
+    std::optional<int64_t> parentRun;
     bool recordInStore = true;  // false: no run store (tests, benchmarks)
     // A checkpoint folder to resume from (resume.h resolves run ids and model folders to one):
     // weights, optimizer state and the step come from it, so the run continues exactly. The
@@ -38,15 +40,19 @@ struct SessionOptions {
     // run stays resumable. For stepping through a run in slices (teaching mode, tests).
     int64_t stopAfterStep = -1;
     std::optional<int64_t> sweepId;  // a sweep trial: the run of kind "sweep" it belongs to
+    // Evaluate the starting weights before the first step (fine-tuning: the base model's loss on
+    // the new held-out text), logged and recorded as eval_loss at step 0.
+    bool evaluateAtStart = false;
 };
 
 struct RunSummary {
     int64_t runId = -1;
     RunState state = RunState::Preparing;
     int64_t steps = 0;
-    double finalLoss = 0.0;      // mean over the last log window
-    double finalEvalLoss = 0.0;  // NaN when never evaluated
-    double tokensPerSec = 0.0;   // whole-run average
+    double finalLoss = 0.0;        // mean over the last log window
+    double finalEvalLoss = 0.0;    // NaN when never evaluated
+    double initialEvalLoss = 0.0;  // NaN unless SessionOptions::evaluateAtStart
+    double tokensPerSec = 0.0;     // whole-run average
     double elapsedSec = 0.0;
     int64_t parameterCount = 0;
     // Loss of the best context-free guess (the training split's unigram entropy): a model that

@@ -295,7 +295,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     d.streamer->finish();
 
     StepResult result;
-    result.gradNorm = optim::globalNorm(d.memoryx.gradients(), m_table.totalSize());
+    result.gradNorm = d.optimizer.gradientNorm(d.memoryx.gradients());
     if (clip) {
         // Phase two: the norm is known only now; update every layer in MemoryX.
         const double scale = optim::clipFactor(result.gradNorm, maxGradientNorm);

@@ -11,11 +11,11 @@
 // each layer is updated as soon as its last micro-batch's gradient is reduced.
 //
 // Equivalence: with one system and one micro-batch a step performs exactly the plain path's
-// arithmetic (Gpt::forward/backward, globalNorm over the whole gradient buffer, Optimizer
-// updates), so weights are bit-identical; with N systems or M micro-batches the gradient is the
-// same mean, summed in a different (fixed) order.
-// Thread-safety: one step at a time; systems compute on their own threads, MemoryX work runs on
-// its own thread, and spans are reported from all of them.
+// arithmetic (Gpt::forward/backward, Optimizer::gradientNorm (globalNorm over the whole
+// gradient buffer unless fine-tuning freezes tensors), Optimizer updates), so weights are
+// bit-identical; with N systems or M micro-batches the gradient is the same mean, summed in a
+// different (fixed) order. Thread-safety: one step at a time; systems compute on their own threads,
+// MemoryX work runs on its own thread, and spans are reported from all of them.
 #pragma once
 
 #include <atomic>

@@ -361,6 +361,125 @@ coord_check_errors)
         2>&1); code=$?
   [[ $code -eq 1 ]] || fail "invalid config: expected exit 1, got $code"
   expect_in "mup_base_hidden_size (64) is larger than model.hidden_size (32)" "$out" ;;
+hf_import_export)
+  # Hugging Face folders written by an independent writer (tests/app/hf_tool.py: Python's
+  # standard library, safetensors laid out by hand) in fp16, bf16 and fp32, imported, exported
+  # back, read by the independent reader, and imported again: every tensor the same.
+  hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
+  $hf write "$tmp/hf16" --dtype F16 --prefix --buffers || fail "writer"
+  $hf write "$tmp/hf-bf16" --dtype BF16 --seed 2 || fail "writer"
+  $hf write "$tmp/hf32" --dtype F32 --untied --inner 40 --seed 3 || fail "writer"
+  for name in hf16 hf-bf16 hf32; do
+    out=$("$wafer" import "$tmp/$name" --out "$tmp/$name-ours") || fail "import $name exit $? $out"
+    expect_in "model folder: $tmp/$name-ours" "$out"
+    $hf compare "$tmp/$name" "$tmp/$name-ours/model.safetensors" || fail "$name: imported tensors differ"
+    out=$("$wafer" export "$tmp/$name-ours" --format hf --out "$tmp/$name-export") \
+        || fail "export $name exit $? $out"
+    expect_in "tokenizer: GPT-2 BPE" "$out"
+    grep -q '"GPT2LMHeadModel"' "$tmp/$name-export/config.json" || fail "no architectures"
+    $hf compare "$tmp/$name" "$tmp/$name-export/model.safetensors" || fail "$name: exported tensors differ"
+    cmp -s "$tmp/$name/vocab.json" "$tmp/$name-export/vocab.json" || \
+      python3 -c "import json,sys; sys.exit(json.load(open('$tmp/$name/vocab.json')) != json.load(open('$tmp/$name-export/vocab.json')))" \
+      || fail "$name: vocab.json changed"
+    "$wafer" import "$tmp/$name-export" --out "$tmp/$name-back" >/dev/null || fail "re-import $name"
+    $hf same-values "$tmp/$name-ours/model.safetensors" "$tmp/$name-back/model.safetensors" \
+        || fail "$name: import -> export -> import changed tensors"
+  done
+  expect_in "ignored 4 attention buffer" "$("$wafer" import "$tmp/hf16" --out "$tmp/again")"
+  # A Hugging Face folder is a fine-tune base as it is, no import needed.
+  for i in $(seq 1 40); do echo "the theme of the thing is in the rest at the end $i"; done >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$tmp/hf16" --data "$tmp/new.txt" --max-steps 3 --db "$db" \
+        --set train_input.batch_size=2) || fail "finetune of an HF folder exit $? $out"
+  expect_in "fine-tune Hugging Face folder" "$out"
+  expect_in "peak lr 6e-05" "$out"
+  out=$("$wafer" sample "$tmp/hf16-ours" --prompt "the " --max-tokens 8 --seed 1) || fail "sample exit $?"
+  ;;
+hf_byte_export)
+  # A byte-tokenizer run exports a vocab.json of the 256 byte symbols, and imports back as byte.
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" "${tiny_args[@]}" \
+      --set "runconfig.model_dir=$tmp/model" >/dev/null 2>&1 || fail "train exit $?"
+  out=$("$wafer" export 1 --db "$db" --format hf --out "$tmp/exported") || fail "export exit $? $out"
+  expect_in "256 byte symbols" "$out"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" check-byte-vocab "$tmp/exported" || fail "byte vocab"
+  out=$("$wafer" import "$tmp/exported" --out "$tmp/back" --json) || fail "import exit $? $out"
+  expect_in '"tokenizer":"byte"' "$out"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$tmp/model/model.safetensors" \
+      "$tmp/back/model.safetensors" || fail "round trip changed tensors"
+  # A checkpoint folder exports too (its tokenizer is the run folder's).
+  "$wafer" export "$tmp/model/checkpoint-2" --format hf --out "$tmp/from-checkpoint" >/dev/null \
+      || fail "checkpoint export exit $?"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$tmp/model/model.safetensors" \
+      "$tmp/from-checkpoint/model.safetensors" || fail "checkpoint export differs"
+  # A fine-tune of run 1 by id links to it as its parent.
+  for i in $(seq 1 30); do echo "new words for an old model, line $i"; done >"$tmp/new.txt"
+  "$wafer" finetune --base 1 --db "$db" --data "$tmp/new.txt" --max-steps 2 --json \
+      --set train_input.max_sequence_length=32 --set runconfig.model_dir="$tmp/ft" >/dev/null \
+      || fail "finetune exit $?"
+  out=$("$wafer" runs show 2 --db "$db") || fail "runs show exit $?"
+  expect_in "kind     finetune" "$out"
+  expect_in "parent   run 1" "$out" ;;
+hf_refusals)
+  hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
+  refused() {  # refused FOLDER NEEDLE: import must exit 1 naming the problem, creating nothing
+    out=$("$wafer" import "$1" --out "$tmp/out" 2>&1); code=$?
+    [[ $code -eq 1 ]] || fail "expected exit 1 for $1, got $code: $out"
+    expect_in "$2" "$out"
+    [[ ! -e $tmp/out ]] || fail "an output folder was left behind"
+  }
+  $hf write "$tmp/a" && rm "$tmp/a/vocab.json"
+  refused "$tmp/a" "vocab.json is missing"
+  $hf write "$tmp/b" && printf '{"model_type": "gpt2", "n_embd": 16,' >"$tmp/b/config.json"
+  refused "$tmp/b" "config.json: not valid JSON"
+  $hf write "$tmp/c" && printf '{"model_type": "gpt2", "_name_or_path": "caf\xe9"}' >"$tmp/c/config.json"
+  refused "$tmp/c" "not UTF-8"
+  $hf write "$tmp/d" --activation relu
+  refused "$tmp/d" '"activation_function" is "relu"'
+  $hf write "$tmp/e" && sed -i 's/"n_embd": 16/"n_embd": 32/; s/"n_inner": null/"n_inner": 64/' "$tmp/e/config.json"
+  refused "$tmp/e" "has shape"
+  $hf write "$tmp/f" && sed -i 's/"n_layer": 2/"n_layer": 3/' "$tmp/f/config.json"
+  refused "$tmp/f" "h.2.ln_1.weight (or transformer.h.2.ln_1.weight) is missing"
+  $hf write "$tmp/g" && sed -i 's/"model_type": "gpt2"/"model_type": "llama"/' "$tmp/g/config.json"
+  refused "$tmp/g" "model_type"
+  $hf write "$tmp/h" && head -c 200 "$tmp/h/model.safetensors" >"$tmp/h/x" && mv "$tmp/h/x" "$tmp/h/model.safetensors"
+  refused "$tmp/h" "model.safetensors"
+  mkdir -p "$tmp/busy" && touch "$tmp/busy/mine"
+  $hf write "$tmp/ok"
+  out=$("$wafer" import "$tmp/ok" --out "$tmp/busy" 2>&1) && fail "a non-empty --out must be refused"
+  expect_in "nothing is overwritten" "$out"
+  out=$("$wafer" export 42 --db "$db" --format hf --out "$tmp/x" 2>&1) && fail "unknown run must fail"
+  expect_in "run 42" "$out" ;;
+finetune_base)
+  # The shipped base model fine-tuned briefly on new text lowers the eval loss on its held-out
+  # slice; frozen embeddings and blocks stay bit-identical; the run is of kind finetune.
+  base="$src/resources/base-model"
+  [[ -f $base/model.safetensors ]] || fail "no shipped base model in $base"
+  for i in $(seq 1 40); do
+    echo "Wafer Studio streams the weights of each layer from MemoryX onto the wafer, layer $i."
+    echo "Activations stay on the wafer while gradients stream back out to MemoryX."
+  done >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --dry-run --json --db "$db") \
+      || fail "dry run exit $? $out"
+  expect_in '"event":"finetune_plan"' "$out"
+  expect_in '"tokenizer":"byte"' "$out"
+  out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --max-steps 30 --json --db "$db" \
+        --freeze-embeddings --freeze-blocks 2 --set "runconfig.model_dir=$tmp/ft") \
+      || fail "finetune exit $? $out"
+  summary=$(tail -1 <<<"$out")
+  python3 - "$summary" <<'PY' || fail "eval loss did not fall: $summary"
+import json, sys
+s = json.loads(sys.argv[1])
+print("before %.4f after %.4f" % (s["initial_eval_loss"], s["final_eval_loss"]))
+sys.exit(0 if s["final_eval_loss"] < s["initial_eval_loss"] - 0.05 else 1)
+PY
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$base/model.safetensors" \
+      "$tmp/ft/model.safetensors" --names wte.weight,wpe.weight \
+      || fail "frozen embeddings changed"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$base/model.safetensors" \
+      "$tmp/ft/model.safetensors" --prefix h.0.,h.1. || fail "frozen blocks changed"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$base/model.safetensors" \
+      "$tmp/ft/model.safetensors" --prefix h.3. >/dev/null 2>&1 && fail "block 3 did not train"
+  out=$("$wafer" runs show 1 --db "$db") || fail "runs show exit $?"
+  expect_in "finetune" "$out" ;;
 *)
   fail "unknown case" ;;
 esac

@@ -68,6 +68,7 @@ inline std::string tinyConfigYaml(const model::GptShape& s) {
            "\n  filter_size: " + std::to_string(s.ffn) +
            "\n  vocab_size: " + std::to_string(s.vocab) +
            "\n  max_position_embeddings: " + std::to_string(s.maxPositions) +
+           "\n  share_embedding_weights: " + (s.tiedEmbedding ? "true" : "false") +
            "\ntrain_input:\n  tokenizer: {type: byte}\n";
 }
 

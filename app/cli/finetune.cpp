@@ -1,0 +1,126 @@
+// `wafer finetune --base MODEL --data TEXT... [--set ...] [--freeze-embeddings]
+// [--freeze-blocks K]`: fine-tunes a base model (run id, run or checkpoint folder, model file,
+// Hugging Face folder) on new text with the defaults of engine/finetune/finetune_plan.h, as a run
+// of kind "finetune" whose parent is the base run. --dry-run prints the plan and its config.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/output.h"
+#include "engine/finetune/finetune_plan.h"
+#include "engine/session/session.h"
+
+namespace ws::cli {
+namespace {
+
+struct FinetuneOptions {
+    finetune::FinetuneRequest request;
+    int64_t maxSteps = -1;
+    int threads = -1;
+    std::string name;
+    bool dryRun = false;
+};
+
+std::string roughDuration(double seconds) {
+    if (!std::isfinite(seconds)) return "?";
+    if (seconds < 90) return fmt::format("~{:.0f} s", std::max(1.0, seconds));
+    if (seconds < 5400) return fmt::format("~{:.0f} min", seconds / 60);
+    return fmt::format("~{:.1f} h", seconds / 3600);
+}
+
+int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
+    opt.request.dbPath = common.dbPath;
+    if (opt.maxSteps >= 0)
+        opt.request.overrides.push_back(fmt::format("runconfig.max_steps={}", opt.maxSteps));
+    if (opt.threads >= 0)
+        opt.request.overrides.push_back(fmt::format("runconfig.num_threads={}", opt.threads));
+    auto plan = finetune::planFinetune(opt.request);
+    if (!plan.ok()) return fail(plan.error().message);
+    const auto& s = plan->summary;
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "finetune_plan"},
+                                    {"base", s.baseDescription},
+                                    {"tokenizer", s.tokenizerKind},
+                                    {"data_bytes", s.dataBytes},
+                                    {"tokens", s.tokens},
+                                    {"train_tokens", s.trainTokens},
+                                    {"held_out_tokens", s.heldOutTokens},
+                                    {"steps_per_epoch", s.stepsPerEpoch},
+                                    {"max_steps", s.maxSteps},
+                                    {"peak_lr", s.peakLearningRate},
+                                    {"base_peak_lr", s.basePeakLearningRate},
+                                    {"parameters", s.parameters},
+                                    {"frozen_parameters", s.frozenParameters},
+                                    {"estimated_s", number(s.estimatedSeconds)}}
+                         .dump()
+                  << std::endl;
+    } else {
+        std::cout << fmt::format(
+            "fine-tune {} ({} parameters{})\n"
+            "data: {} bytes -> {} tokens ({} tokenizer); {} to train on, {} held out ({:.0f}%)\n"
+            "plan: {} steps of {} tokens ({} per epoch), peak lr {:.3g} (base {:.3g}), "
+            "estimated {} on this CPU\n",
+            s.baseDescription, s.parameters,
+            s.frozenParameters > 0 ? fmt::format(", {} frozen", s.frozenParameters) : "",
+            s.dataBytes, s.tokens, s.tokenizerKind, s.trainTokens, s.heldOutTokens,
+            100 * s.validationFraction, s.maxSteps, s.tokensPerStep, s.stepsPerEpoch,
+            s.peakLearningRate, s.basePeakLearningRate, roughDuration(s.estimatedSeconds));
+    }
+    if (!common.json) {
+        for (const auto& note : plan->config.warnings) std::cout << "note: " << note << "\n";
+    }
+    if (opt.dryRun) {
+        if (!common.json) std::cout << config::saveConfigYaml(plan->config.config);
+        return 0;
+    }
+    session::SessionOptions options;
+    options.dbPath = common.dbPath;
+    options.runName = opt.name;
+    options.kind = "finetune";
+    options.parentRun = plan->parentRun;
+    options.evaluateAtStart = true;
+    auto created = session::Session::create(std::move(plan->config), options);
+    if (!created.ok()) return fail(created.error().message);
+    return driveSession(**created, common);
+}
+
+}  // namespace
+
+void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
+    auto opt = std::make_shared<FinetuneOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "finetune",
+        "Fine-tune a trained or imported model on new text (keeps its architecture "
+        "and tokenizer)");
+    cmd->add_option("--base", opt->request.base,
+                    "Base model: a run id, a run folder, a checkpoint-<step> folder, a "
+                    "model.safetensors, or a Hugging Face GPT-2 folder")
+        ->required();
+    cmd->add_option("--data", opt->request.dataFiles, "Text files or folders of text files")
+        ->required();
+    cmd->add_flag("--freeze-embeddings", opt->request.freezeEmbeddings,
+                  "Never update the token and position embeddings (tied: the output layer too)");
+    cmd->add_option("--freeze-blocks", opt->request.freezeBlocks,
+                    "Never update the first K transformer blocks")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--epochs", opt->request.epochs,
+                    "Passes over the new text that set max_steps (default 3)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--set", opt->request.overrides,
+                    "Override a value of the fine-tune config, e.g. --set "
+                    "train_input.batch_size=4 (repeatable; applied last)");
+    cmd->add_option("--max-steps", opt->maxSteps, "Train this many steps (runconfig.max_steps)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--threads", opt->threads, "CPU threads (runconfig.num_threads; 0 = all)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--dry-run", opt->dryRun, "Print the plan and its config; do not train");
+    cmd->add_option("--name", opt->name, "Name of the run in the run store");
+    cmd->add_option("--db", common.dbPath, "Run store (SQLite file)");
+    cmd->add_flag("--json", common.json, "One JSON object per log step on stdout");
+    cmd->callback([opt, &common, &exitCode] { exitCode = runFinetune(*opt, common); });
+}
+
+}  // namespace ws::cli

@@ -1,0 +1,119 @@
+// `wafer import HF_FOLDER [--out DIR]` and `wafer export RUN_ID_OR_FOLDER --format hf --out DIR`:
+// Hugging Face GPT-2 folders in and out (engine/interop/hf_import.h, hf_export.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/output.h"
+#include "engine/core/paths.h"
+#include "engine/interop/hf_export.h"
+#include "engine/interop/hf_import.h"
+#include "engine/interop/model_ref.h"
+
+namespace ws::cli {
+namespace {
+
+struct ImportOptions {
+    std::string folder;
+    std::string out;
+};
+
+int runImport(const ImportOptions& opt, const CommonOptions& common) {
+    const std::filesystem::path source(opt.folder);
+    std::filesystem::path out(opt.out);
+    if (out.empty()) {
+        const std::string name = std::filesystem::absolute(source).lexically_normal().filename();
+        out = userDataDir() / "models" / (name.empty() ? std::string("imported") : name);
+    }
+    auto imported = interop::importHuggingFace(source, out);
+    if (!imported.ok()) return fail(imported.error().message);
+    const auto& r = *imported;
+    std::vector<std::string> dtypes;
+    for (const auto& [dtype, count] : r.source.dtypeCounts)
+        dtypes.push_back(fmt::format("{} x {}", count, dtype));
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "imported"},
+                                    {"out", r.outDir.string()},
+                                    {"parameters", r.parameters},
+                                    {"tokenizer", r.source.byteTokenizer ? "byte" : "bpe"},
+                                    {"notes", r.source.notes}}
+                         .dump()
+                  << std::endl;
+        return 0;
+    }
+    const auto& m = r.source.model;
+    std::cout << fmt::format(
+        "imported {}: {} parameters ({} layers x {} wide, {} heads, vocab {}, {} positions; "
+        "tensors {}), tokenizer {} ({} tokens)\n",
+        source.string(), r.parameters, m.numHiddenLayers, m.hiddenSize, m.numHeads, m.vocabSize,
+        m.maxPositionEmbeddings, fmt::join(dtypes, ", "),
+        r.source.byteTokenizer ? "byte" : "GPT-2 BPE", r.source.tokenizerVocab);
+    for (const auto& note : r.source.notes) std::cout << "note: " << note << "\n";
+    std::cout << fmt::format("model folder: {}\n", r.outDir.string());
+    return 0;
+}
+
+struct ExportOptions {
+    std::string source;
+    std::string format = "hf";
+    std::string out;
+};
+
+int runExport(const ExportOptions& opt, const CommonOptions& common) {
+    auto ref = interop::resolveModelRef(opt.source, common.dbPath);
+    if (!ref.ok()) return fail(ref.error().message);
+    auto exported = interop::exportHuggingFace(ref->path, opt.out);
+    if (!exported.ok()) return fail(exported.error().message);
+    const auto& r = *exported;
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "exported"},
+                                    {"out", r.outDir.string()},
+                                    {"source", r.source.string()},
+                                    {"parameters", r.parameters},
+                                    {"tokenizer", r.tokenizerKind}}
+                         .dump()
+                  << std::endl;
+        return 0;
+    }
+    std::cout << fmt::format(
+        "exported {} ({} parameters) as a Hugging Face GPT-2 folder: {}\n"
+        "files: model.safetensors (fp32), config.json (GPT2LMHeadModel), vocab.json, "
+        "merges.txt, tokenizer_config.json\n"
+        "tokenizer: {}\n",
+        r.source.string(), r.parameters, r.outDir.string(), r.tokenizerNote);
+    return 0;
+}
+
+}  // namespace
+
+void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
+    auto imp = std::make_shared<ImportOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "import",
+        "Import a Hugging Face GPT-2 / Cerebras-GPT folder (model.safetensors, config.json, "
+        "vocab.json, merges.txt) as a Wafer Studio model folder");
+    cmd->add_option("folder", imp->folder, "The Hugging Face folder")->required();
+    cmd->add_option("--out", imp->out,
+                    "Model folder to create (default: <data dir>/models/<folder name>)");
+    cmd->add_flag("--json", common.json, "One JSON object on stdout");
+    cmd->callback([imp, &common, &exitCode] { exitCode = runImport(*imp, common); });
+
+    auto exp = std::make_shared<ExportOptions>();
+    CLI::App* ecmd =
+        app.add_subcommand("export", "Export a run or model folder as a Hugging Face GPT-2 folder");
+    ecmd->add_option("source", exp->source,
+                     "A run id, a run folder, a checkpoint-<step> folder or a model.safetensors")
+        ->required();
+    ecmd->add_option("--format", exp->format, "Output format (hf: Hugging Face GPT-2)")
+        ->check(CLI::IsMember({"hf"}));
+    ecmd->add_option("--out", exp->out, "Folder to create (must not exist or be empty)")
+        ->required();
+    ecmd->add_option("--db", common.dbPath, "Run store (SQLite file) for run ids");
+    ecmd->add_flag("--json", common.json, "One JSON object on stdout");
+    ecmd->callback([exp, &common, &exitCode] { exitCode = runExport(*exp, common); });
+}
+
+}  // namespace ws::cli

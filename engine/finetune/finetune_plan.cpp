@@ -1,0 +1,211 @@
+// planFinetune (see finetune_plan.h).
+#include "engine/finetune/finetune_plan.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "engine/data/corpus.h"
+#include "engine/interop/hf_import.h"
+#include "engine/interop/model_ref.h"
+#include "engine/model/parameters.h"
+#include "engine/sample/load_model.h"
+#include "engine/session/model_facts.h"
+#include "engine/session/param_groups.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace ws::finetune {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Base {
+    config::Config config;
+    std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
+    fs::path weights;
+    std::string description;
+    std::vector<std::string> notes;
+};
+
+void useBpeFiles(config::Config& c, const fs::path& vocab, const fs::path& merges) {
+    for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
+        input->tokenizer.type = "bpe";
+        input->tokenizer.vocabFile = fs::absolute(vocab).lexically_normal().string();
+        input->tokenizer.mergesFile = fs::absolute(merges).lexically_normal().string();
+    }
+}
+
+void useByteTokenizer(config::Config& c) {
+    for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
+        input->tokenizer = config::TokenizerConfig{};
+        input->tokenizer.type = "byte";
+    }
+}
+
+Result<Base> loadBase(const interop::ModelRef& ref) {
+    std::error_code ec;
+    Base base;
+    // A Hugging Face folder, or the model.safetensors inside one: checked as an import would.
+    const fs::path folder = fs::is_directory(ref.path, ec) ? ref.path : ref.path.parent_path();
+    const bool hfWeights =
+        fs::is_directory(ref.path, ec) || ref.path.filename() == "model.safetensors";
+    if (hfWeights && interop::looksLikeHfFolder(folder.empty() ? "." : folder)) {
+        auto hf = interop::inspectHfFolder(folder.empty() ? "." : folder);
+        if (!hf.ok()) return hf.error();
+        base.config = interop::importedRunConfig(*hf);
+        if (hf->byteTokenizer) {
+            useByteTokenizer(base.config);
+            base.tokenizer = tokenizer::makeByteTokenizer();
+        } else {
+            useBpeFiles(base.config, hf->vocabFile, hf->mergesFile);
+            auto bpe = tokenizer::loadGpt2Bpe(hf->vocabFile, hf->mergesFile);
+            if (!bpe.ok()) return bpe.error();
+            base.tokenizer = std::move(bpe).value();
+        }
+        base.weights = fs::absolute(hf->weightsFile).lexically_normal();
+        base.description = "Hugging Face folder " + hf->folder.string();
+        base.notes = hf->notes;
+        return base;
+    }
+    auto loaded = sample::loadModel(ref.path);
+    if (!loaded.ok()) return loaded.error();
+    base.config = loaded->config;
+    base.tokenizer = loaded->tokenizer;
+    base.weights = fs::absolute(loaded->weightsFile).lexically_normal();
+    if (base.tokenizer->kind() == "byte") {
+        useByteTokenizer(base.config);
+    } else {
+        const fs::path tokenizerFolder = fs::exists(loaded->folder / "vocab.json", ec)
+                                             ? loaded->folder
+                                             : loaded->folder.parent_path();
+        useBpeFiles(base.config, tokenizerFolder / "vocab.json", tokenizerFolder / "merges.txt");
+    }
+    base.description =
+        ref.runId ? fmt::format("run {} ({})", *ref.runId, ref.path.string()) : ref.path.string();
+    if (loaded->step >= 0) base.description += fmt::format(", step {}", loaded->step);
+    return base;
+}
+
+Status applyOverrides(config::Config& c, const std::vector<std::string>& overrides) {
+    for (const auto& o : overrides) {
+        if (Status st = config::applyOverride(c, o); !st.ok()) return st;
+    }
+    return Status::success();
+}
+
+}  // namespace
+
+double peakLearningRate(const config::LearningRate& lr) {
+    if (lr.schedule.empty()) return lr.constant;
+    double peak = 0.0;
+    for (const auto& piece : lr.schedule) {
+        peak = std::max({peak, piece.initialLearningRate, piece.endLearningRate,
+                         piece.scheduler == "Constant" ? piece.learningRate : 0.0});
+    }
+    return peak;
+}
+
+Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
+    if (request.dataFiles.empty()) return Error{"no text to fine-tune on: give --data FILE..."};
+    if (request.epochs < 1)
+        return Error{fmt::format("epochs is {}; it must be at least 1", request.epochs)};
+    auto ref = interop::resolveModelRef(request.base, request.dbPath);
+    if (!ref.ok()) return Error{"--base: " + ref.error().message};
+    auto base = loadBase(*ref);
+    if (!base.ok()) return Error{"--base: " + base.error().message};
+    config::Config c = base->config;
+
+    // The user's batch and sequence length (if overridden) shape every derived number below.
+    config::Config shaped = c;
+    if (Status st = applyOverrides(shaped, request.overrides); !st.ok()) return st.error();
+    const int T = std::min(shaped.trainInput.maxSequenceLength, c.model.maxPositionEmbeddings);
+    const int B = shaped.trainInput.batchSize;
+
+    std::vector<std::string> data;
+    for (const auto& f : request.dataFiles) data.push_back(fs::absolute(f).lexically_normal());
+    auto text = data::readCorpus(data);
+    if (!text.ok()) return Error{"--data: " + text.error().message};
+    FinetunePlan plan;
+    plan.summary.dataBytes = int64_t(text->size());
+    plan.summary.tokens = int64_t(base->tokenizer->encode(*text).size());
+    plan.summary.tokenizerKind = base->tokenizer->kind();
+    FinetuneSummary& sum = plan.summary;
+    const int64_t tokens = sum.tokens;
+    // A held-out slice of at least one window (T + 1 tokens) and a training slice of at least 2.
+    double fraction = std::max(0.1, double(T + 2) / double(std::max<int64_t>(tokens, 1)));
+    if (fraction > 0.5 || tokens < 2 * (T + 2)) {
+        return Error{fmt::format(
+            "--data: the new text is {} tokens ({} bytes); fine-tuning with sequences of {} "
+            "tokens needs at least {} (a held-out window and training windows). Add text, or "
+            "lower the sequence length with --set train_input.max_sequence_length=N",
+            tokens, sum.dataBytes, T, 2 * (T + 2))};
+    }
+    sum.validationFraction = fraction;
+    sum.heldOutTokens = int64_t(std::llround(double(tokens) * fraction));
+    sum.trainTokens = tokens - sum.heldOutTokens;
+    sum.tokensPerStep = int64_t(B) * T;
+    sum.stepsPerEpoch =
+        std::max<int64_t>(1, (sum.trainTokens + sum.tokensPerStep - 1) / sum.tokensPerStep);
+    sum.maxSteps = std::clamp<int64_t>(request.epochs * sum.stepsPerEpoch, 10, 5000);
+    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
+    sum.peakLearningRate = sum.basePeakLearningRate / 10.0;
+    sum.baseDescription = base->description;
+
+    c.trainInput.dataDir = data;
+    c.trainInput.validationFraction = fraction;
+    c.trainInput.maxSequenceLength = T;
+    c.evalInput.dataDir.clear();
+    c.evalInput.maxSequenceLength = T;
+    const int64_t windows = std::max<int64_t>(1, (sum.heldOutTokens - 1) / T);
+    c.evalInput.batchSize = int(std::min<int64_t>(c.evalInput.batchSize, windows));
+    c.runconfig.evalSteps = int(std::clamp<int64_t>(windows / c.evalInput.batchSize, 1, 50));
+    c.runconfig.maxSteps = sum.maxSteps;
+    c.runconfig.evalFrequency = int(std::max<int64_t>(1, sum.maxSteps / 10));
+    c.runconfig.logSteps = int(std::clamp<int64_t>(sum.maxSteps / 20, 1, 10));
+    c.runconfig.checkpointPath = base->weights.string();
+    c.runconfig.modelDir.clear();
+    c.runconfig.checkpointSteps = 0;
+    c.runconfig.saveInitialCheckpoint = false;
+    const int64_t warmup = std::clamp<int64_t>(sum.maxSteps / 10, 1, 100);
+    config::SchedulerConfig warm, decay;
+    warm.scheduler = "Linear";
+    warm.initialLearningRate = 0.0;
+    warm.endLearningRate = sum.peakLearningRate;
+    warm.totalIters = warmup;
+    decay.scheduler = "Cosine";
+    decay.initialLearningRate = sum.peakLearningRate;
+    decay.endLearningRate = sum.peakLearningRate / 10.0;
+    decay.totalIters = 0;
+    c.optimizer.learningRate.schedule = {warm, decay};
+    c.optimizer.freezeEmbeddings = request.freezeEmbeddings;
+    c.optimizer.freezeBlocks = request.freezeBlocks;
+    if (Status st = applyOverrides(c, request.overrides); !st.ok()) return st.error();
+    if (auto errors = config::validate(c); !errors.empty()) {
+        return Error{
+            fmt::format("the fine-tune config is not valid:\n{}", fmt::join(errors, "\n"))};
+    }
+    // Overrides may have changed the schedule or the length: report what will run.
+    sum.maxSteps = c.runconfig.maxSteps;
+    sum.peakLearningRate = peakLearningRate(c.optimizer.learningRate);
+
+    const model::ParameterTable table(model::GptShape::fromConfig(c.model));
+    sum.parameters = int64_t(table.totalSize());
+    for (const auto& g : session::parameterGroups(table, c.optimizer)) {
+        if (g.frozen) sum.frozenParameters += int64_t(g.size);
+    }
+    const double flopsPerToken = session::deriveFacts(c).trainingFlopsPerToken;
+    sum.estimatedSecondsPerEpoch = double(sum.trainTokens) * flopsPerToken / kAssumedCpuFlops;
+    sum.estimatedSeconds =
+        double(sum.maxSteps) * double(sum.tokensPerStep) * flopsPerToken / kAssumedCpuFlops;
+
+    plan.config.config = std::move(c);
+    plan.config.warnings = base->notes;
+    plan.baseWeights = base->weights;
+    plan.parentRun = ref->runId;
+    return plan;
+}
+
+}  // namespace ws::finetune

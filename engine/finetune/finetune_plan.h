@@ -1,0 +1,79 @@
+// Fine-tuning plans: from a base model (a run id, a run or checkpoint folder, a model.safetensors,
+// a Hugging Face GPT-2 folder), new text files and a few options, the config of a training run
+// that keeps the base's architecture and tokenizer and starts from its weights, with fine-tune
+// defaults:
+//   - learning rate: a tenth of the base's peak (Hugging Face bases: 6e-5, a tenth of GPT-2 /
+//     Cerebras-GPT's 6e-4), linear warmup over 10% of the steps (at most 100), then a cosine
+//     decay to a tenth of that;
+//   - evaluation on a held-out slice at the end of the new text (10%, raised up to 50% when the
+//     text is too short for one window), every tenth of the run, over up to 50 batches;
+//   - max_steps: `epochs` passes over the training slice (default 3), at least 10 and at most
+//     5000 steps;
+//   - batch and sequence length of the base (sequence length capped at its positions);
+//   - optional freezing (optimizer.freeze_embeddings / freeze_blocks; frozen tensors stay
+//     bit-identical, session/param_groups.h);
+//   - `overrides` ("key=value", as --set) applied last, so every default can be changed.
+// The plan's summary is what the GUI wizard shows before Run. Errors name the file or key.
+// Thread-safety: planFinetune is a free function; it reads files and tokenizes the new text.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config/config_yaml.h"
+#include "engine/core/result.h"
+
+namespace ws::finetune {
+
+struct FinetuneRequest {
+    std::string base;                    // see the header comment
+    std::vector<std::string> dataFiles;  // text files and/or folders of text files
+    bool freezeEmbeddings = false;
+    int freezeBlocks = 0;
+    int epochs = 3;
+    std::vector<std::string> overrides;  // "key.path=value", applied last
+    std::filesystem::path dbPath;        // run store for run ids (empty: the default one)
+};
+
+struct FinetuneSummary {
+    std::string baseDescription;  // "run 12 (gpt-nano ...)", "Hugging Face folder ...", a path
+    std::string tokenizerKind;    // "byte" | "bpe"
+    int64_t dataBytes = 0;
+    int64_t tokens = 0;
+    int64_t trainTokens = 0;
+    int64_t heldOutTokens = 0;
+    double validationFraction = 0.0;
+    int64_t tokensPerStep = 0;
+    int64_t stepsPerEpoch = 0;
+    int64_t maxSteps = 0;
+    double basePeakLearningRate = 0.0;
+    double peakLearningRate = 0.0;
+    int64_t parameters = 0;
+    int64_t frozenParameters = 0;
+    // Rough wall-clock estimate on this machine's CPU: training FLOPs per token at an assumed
+    // effective rate (kAssumedCpuFlops); the run itself reports the measured tokens/s.
+    double estimatedSecondsPerEpoch = 0.0;
+    double estimatedSeconds = 0.0;
+};
+
+// The effective training throughput the time estimate assumes (FLOP/s). Not a measurement of
+// this machine: the shipped base model's training (gpt-nano, 5.4 MFLOP per token) ran at 1.4e10
+// on the 2-core machine of REFERENCE.md while other builds shared it; an idle run is faster.
+inline constexpr double kAssumedCpuFlops = 2.0e10;
+
+struct FinetunePlan {
+    config::LoadedConfig config;        // ready for session::Session::create
+    std::filesystem::path baseWeights;  // the model.safetensors training starts from
+    std::optional<int64_t> parentRun;   // the base's run when given as a run id
+    FinetuneSummary summary;
+};
+
+Result<FinetunePlan> planFinetune(const FinetuneRequest& request);
+
+// The peak learning rate of a schedule (its largest value anywhere).
+double peakLearningRate(const config::LearningRate& lr);
+
+}  // namespace ws::finetune

@@ -1,0 +1,235 @@
+// GPT2Config <-> ModelConfig (see hf_config.h).
+#include "engine/interop/hf_config.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/tokenizer/byte_level.h"
+#include "engine/tokenizer/file_io.h"
+
+namespace ws::interop {
+namespace {
+
+using nlohmann::json;
+
+// Byte offset of the first byte that is not part of valid UTF-8, or npos.
+size_t firstInvalidUtf8(std::string_view text) {
+    for (size_t at = 0; at < text.size();) {
+        const auto unit = tokenizer::decodeUtf8(text.substr(at));
+        if (!unit.valid) return at;
+        at += size_t(unit.length);
+    }
+    return std::string_view::npos;
+}
+
+}  // namespace
+
+Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem::path& file) {
+    const std::string where = file.string();
+    if (const size_t bad = firstInvalidUtf8(text); bad != std::string_view::npos) {
+        return Error{
+            fmt::format("{}: not UTF-8 text (invalid byte 0x{:02x} at offset {}); a "
+                        "config.json is UTF-8 JSON",
+                        where, uint8_t(text[bad]), bad)};
+    }
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        return Error{fmt::format("{}: not valid JSON (at byte {}): {}", where, e.byte, e.what())};
+    }
+    if (!j.is_object()) return Error{where + ": expected a JSON object (a GPT2Config)"};
+
+    HfModelConfig out;
+    auto keyError = [&](const char* key, std::string_view what) {
+        return Error{fmt::format("{}: \"{}\" {}", where, key, what)};
+    };
+    if (auto it = j.find("model_type"); it != j.end()) {
+        if (!it->is_string() || it->get<std::string>() != "gpt2") {
+            return keyError("model_type",
+                            fmt::format("is {}; only the GPT-2 architecture (model_type \"gpt2\": "
+                                        "GPT-2, Cerebras-GPT) is supported",
+                                        it->dump()));
+        }
+    }
+    if (auto it = j.find("architectures"); it != j.end() && it->is_array()) {
+        for (const auto& a : *it) {
+            if (!a.is_string() || !a.get<std::string>().starts_with("GPT2")) {
+                return keyError("architectures",
+                                fmt::format("lists {}; only GPT2LMHeadModel / GPT2Model "
+                                            "checkpoints are supported",
+                                            a.dump()));
+            }
+        }
+    } else if (j.find("model_type") == j.end()) {
+        return Error{where +
+                     ": neither model_type nor architectures is set; is this a Hugging Face "
+                     "GPT-2 config.json?"};
+    }
+
+    // Keys whose non-default values change the computation in ways the engine does not do.
+    auto boolKey = [&](const char* key, bool fallback) -> Result<bool> {
+        const auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return fallback;
+        if (!it->is_boolean()) return keyError(key, "must be true or false");
+        return it->get<bool>();
+    };
+    for (auto [key, fallback, needed, why] :
+         {std::tuple{"scale_attn_weights", true, true,
+                     "false (unscaled attention scores) is not supported"},
+          std::tuple{"scale_attn_by_inverse_layer_idx", false, false,
+                     "true (scores divided by the layer index) is not supported"},
+          std::tuple{"add_cross_attention", false, false,
+                     "true (encoder-decoder cross attention) is not supported"}}) {
+        auto value = boolKey(key, fallback);
+        if (!value.ok()) return value.error();
+        if (*value != needed) return keyError(key, why);
+    }
+
+    auto intKey = [&](const char* key, int fallback) -> Result<int> {
+        const auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return fallback;
+        if (!it->is_number_integer() || it->get<int64_t>() < 1 ||
+            it->get<int64_t>() > (int64_t(1) << 30)) {
+            return keyError(key, fmt::format("is {}; it must be a positive integer", it->dump()));
+        }
+        return it->get<int>();
+    };
+    auto numberKey = [&](const char* key, double fallback, double lo, double hi) -> Result<double> {
+        const auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return fallback;
+        if (!it->is_number() || it->get<double>() < lo || it->get<double>() > hi) {
+            return keyError(
+                key, fmt::format("is {}; it must be a number in [{}, {}]", it->dump(), lo, hi));
+        }
+        return it->get<double>();
+    };
+    config::ModelConfig& m = out.model;
+    m.name = "gpt2";
+    if (auto it = j.find("_name_or_path"); it != j.end() && it->is_string() && !it->empty())
+        m.name = it->get<std::string>();
+    struct IntField {
+        const char* key;
+        int fallback;
+        int* target;
+    };
+    for (auto [key, fallback, target] :
+         {IntField{"vocab_size", 50257, &m.vocabSize}, IntField{"n_embd", 768, &m.hiddenSize},
+          IntField{"n_layer", 12, &m.numHiddenLayers}, IntField{"n_head", 12, &m.numHeads}}) {
+        auto v = intKey(key, fallback);
+        if (!v.ok()) return v.error();
+        *target = *v;
+    }
+    auto positions = intKey("n_positions", 0);
+    if (!positions.ok()) return positions.error();
+    auto ctx = intKey("n_ctx", 1024);
+    if (!ctx.ok()) return ctx.error();
+    m.maxPositionEmbeddings = *positions > 0 ? *positions : *ctx;
+    auto inner = intKey("n_inner", 4 * m.hiddenSize);  // null in GPT-2's files: 4 x n_embd
+    if (!inner.ok()) return inner.error();
+    m.filterSize = *inner;
+    if (m.hiddenSize % m.numHeads != 0) {
+        return keyError("n_head",
+                        fmt::format("({}) does not divide n_embd ({})", m.numHeads, m.hiddenSize));
+    }
+    auto eps = numberKey("layer_norm_epsilon", 1e-5, 0.0, 1.0);
+    if (!eps.ok()) return eps.error();
+    m.layerNormEpsilon = *eps;
+    auto tied = boolKey("tie_word_embeddings", true);
+    if (!tied.ok()) return tied.error();
+    m.shareEmbeddingWeights = *tied;
+    auto resid = numberKey("resid_pdrop", 0.1, 0.0, 0.99);
+    auto embd = numberKey("embd_pdrop", 0.1, 0.0, 0.99);
+    auto attn = numberKey("attn_pdrop", 0.1, 0.0, 0.99);
+    if (!resid.ok()) return resid.error();
+    if (!embd.ok()) return embd.error();
+    if (!attn.ok()) return attn.error();
+    m.dropoutRate = *resid;
+    m.attentionDropoutRate = *attn;
+    if (*embd != *resid) {
+        out.notes.push_back(fmt::format(
+            "embd_pdrop {} differs from resid_pdrop {}; the engine has one rate for both "
+            "(model.dropout_rate = {})",
+            *embd, *resid, *resid));
+    }
+    if (auto range = numberKey("initializer_range", 0.02, 0.0, 10.0); range.ok()) {
+        m.initializer.std = m.embeddingInitializer.std = *range;
+        m.initializer.a = m.embeddingInitializer.a = -2 * *range;
+        m.initializer.b = m.embeddingInitializer.b = 2 * *range;
+    }
+
+    std::string activation = "gelu_new";
+    if (auto it = j.find("activation_function"); it != j.end()) {
+        if (!it->is_string()) return keyError("activation_function", "must be a string");
+        activation = it->get<std::string>();
+    }
+    if (activation == "gelu") {
+        out.notes.push_back(
+            "activation_function \"gelu\" (exact erf GELU) is computed as GPT-2's tanh "
+            "approximation, which differs by at most 4.8e-4 per activation; logits will differ "
+            "slightly from the original's");
+    } else if (activation != "gelu_new" && activation != "gelu_pytorch_tanh" &&
+               activation != "gelu_fast") {
+        return keyError("activation_function",
+                        fmt::format("is \"{}\"; the engine computes GPT-2's tanh GELU "
+                                    "(gelu_new, gelu_pytorch_tanh, gelu_fast; gelu is accepted "
+                                    "as a close approximation)",
+                                    activation));
+    }
+    m.nonlinearity = "gelu";
+    return out;
+}
+
+Result<HfModelConfig> readHfConfig(const std::filesystem::path& file) {
+    auto text = tokenizer::readWholeFile(file);
+    if (!text.ok()) return text.error();
+    return parseHfConfig(*text, file);
+}
+
+Status checkHfExportable(const config::ModelConfig& m) {
+    auto refuse = [](std::string_view key, std::string_view value) {
+        return Error{fmt::format(
+            "model.{} is {}, which Hugging Face's GPT2Config cannot express; GPT-2 tooling would "
+            "compute a different model. Only standard-parameterization models export",
+            key, value)};
+    };
+    if (m.mupEnabled()) return refuse("mup_base_hidden_size", std::to_string(m.mupBaseHiddenSize));
+    if (m.embeddingsScale != 1.0)
+        return refuse("embeddings_scale", fmt::format("{}", m.embeddingsScale));
+    if (m.scaleQkDotByD) return refuse("scale_qk_dot_by_d", "true");
+    if (m.attentionLogitsAlpha != 1.0)
+        return refuse("attention_logits_alpha", fmt::format("{}", m.attentionLogitsAlpha));
+    return Status::success();
+}
+
+std::string hfConfigJson(const config::ModelConfig& m, std::optional<int> eosTokenId) {
+    json j = {
+        {"architectures", {"GPT2LMHeadModel"}},
+        {"model_type", "gpt2"},
+        {"activation_function", "gelu_new"},
+        {"vocab_size", m.vocabSize},
+        {"n_embd", m.hiddenSize},
+        {"n_layer", m.numHiddenLayers},
+        {"n_head", m.numHeads},
+        {"n_inner", m.filterSize},
+        {"n_positions", m.maxPositionEmbeddings},
+        {"n_ctx", m.maxPositionEmbeddings},
+        {"layer_norm_epsilon", m.layerNormEpsilon},
+        {"tie_word_embeddings", m.shareEmbeddingWeights},
+        {"resid_pdrop", m.dropoutRate},
+        {"embd_pdrop", m.dropoutRate},
+        {"attn_pdrop", m.attentionDropoutRate},
+        {"initializer_range", m.initializer.std},
+        {"scale_attn_weights", true},
+        {"scale_attn_by_inverse_layer_idx", false},
+        {"reorder_and_upcast_attn", false},
+        {"use_cache", true},
+        {"torch_dtype", "float32"},
+    };
+    j["bos_token_id"] = eosTokenId ? json(*eosTokenId) : json(nullptr);
+    j["eos_token_id"] = eosTokenId ? json(*eosTokenId) : json(nullptr);
+    return j.dump(2) + "\n";
+}
+
+}  // namespace ws::interop

@@ -1,0 +1,136 @@
+// Our model folder -> Hugging Face GPT-2 folder (see hf_export.h).
+#include "engine/interop/hf_export.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "engine/checkpoint/safetensors.h"
+#include "engine/interop/hf_config.h"
+#include "engine/sample/load_model.h"
+#include "engine/tokenizer/bpe_tokenizer.h"
+#include "engine/tokenizer/byte_level.h"
+#include "engine/tokenizer/file_io.h"
+
+namespace ws::interop {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kEndOfText = "<|endoftext|>";
+
+Status writeByteVocabulary(const fs::path& dir) {
+    nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+    for (int b = 0; b < 256; ++b) vocab[tokenizer::bytesToByteLevel(std::string(1, char(b)))] = b;
+    if (Status st = tokenizer::writeFileAtomically(dir / "vocab.json", vocab.dump() + "\n");
+        !st.ok()) {
+        return st;
+    }
+    // transformers skips the first line of merges.txt unconditionally: keep the version header.
+    return tokenizer::writeFileAtomically(dir / "merges.txt", "#version: 0.2\n");
+}
+
+std::optional<int> endOfTextId(const tokenizer::Tokenizer& tok) {
+    const auto* bpe = dynamic_cast<const tokenizer::BpeTokenizer*>(&tok);
+    if (!bpe) return std::nullopt;
+    for (int32_t id = 0; id < bpe->vocabSize(); ++id) {
+        if (bpe->token(id).key == kEndOfText) return id;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path& outDir) {
+    std::error_code ec;
+    if (fs::exists(outDir, ec) && !(fs::is_directory(outDir, ec) && fs::is_empty(outDir, ec))) {
+        return Error{
+            fmt::format("{}: already exists and is not an empty folder; nothing is "
+                        "overwritten, choose another --out",
+                        outDir.string())};
+    }
+    auto loaded = sample::loadModel(modelPath);
+    if (!loaded.ok()) return loaded.error();
+    const sample::LoadedModel& m = *loaded;
+    if (Status st = checkHfExportable(m.config.model); !st.ok()) {
+        return Error{fmt::format("{}: {}", m.weightsFile.string(), st.error().message)};
+    }
+    const model::ParameterTable table(m.shape);
+
+    ExportResult result;
+    result.source = m.weightsFile;
+    result.parameters = table.totalSize();
+    result.tokenizerKind = m.tokenizer->kind();
+    const std::optional<int> eos = endOfTextId(*m.tokenizer);
+
+    const fs::path target = fs::absolute(outDir, ec).lexically_normal();
+    const fs::path temp =
+        target.parent_path() / fmt::format(".{}.export-{}", target.filename().string(), ::getpid());
+    fs::remove_all(temp, ec);
+    fs::create_directories(temp, ec);
+    if (ec) return Error{fmt::format("cannot create {}: {}", temp.string(), ec.message())};
+
+    auto build = [&]() -> Status {
+        std::vector<checkpoint::TensorView> views;
+        for (const auto& t : table.tensors()) {
+            const std::string name = t.name == "lm_head.weight" ? t.name : "transformer." + t.name;
+            views.push_back({name, checkpoint::DType::F32, t.shape, m.params.data() + t.offset,
+                             t.size * sizeof(float)});
+        }
+        const std::map<std::string, std::string> metadata = {{"format", "pt"}};
+        if (Status st = checkpoint::writeSafetensors(temp / "model.safetensors", views, metadata);
+            !st.ok()) {
+            return st;
+        }
+        if (Status st = tokenizer::writeFileAtomically(temp / "config.json",
+                                                       hfConfigJson(m.config.model, eos));
+            !st.ok()) {
+            return st;
+        }
+        if (result.tokenizerKind == "byte") {
+            if (Status st = writeByteVocabulary(temp); !st.ok()) return st;
+            result.tokenizerNote =
+                "byte tokenizer as a GPT-2 vocab.json of the 256 byte symbols (id = byte value) "
+                "with no merges: GPT2Tokenizer gives exactly our token ids; it has no "
+                "<|endoftext|>, so bos/eos/unk are unset";
+        } else {
+            if (Status st = m.tokenizer->save(temp); !st.ok()) return st;
+            result.tokenizerNote =
+                eos ? fmt::format(
+                          "GPT-2 BPE vocab.json + merges.txt ({} tokens, <|endoftext|> "
+                          "= {})",
+                          m.tokenizer->vocabSize(), *eos)
+                    : fmt::format(
+                          "GPT-2 BPE vocab.json + merges.txt ({} tokens; no "
+                          "<|endoftext|>, so bos/eos/unk are unset)",
+                          m.tokenizer->vocabSize());
+        }
+        nlohmann::ordered_json tc = {
+            {"tokenizer_class", "GPT2Tokenizer"},
+            {"model_max_length", m.config.model.maxPositionEmbeddings},
+            {"add_prefix_space", false},
+            {"clean_up_tokenization_spaces", false},
+        };
+        for (const char* key : {"bos_token", "eos_token", "unk_token"}) {
+            tc[key] = eos ? nlohmann::ordered_json(kEndOfText) : nlohmann::ordered_json(nullptr);
+        }
+        return tokenizer::writeFileAtomically(temp / "tokenizer_config.json", tc.dump(2) + "\n");
+    };
+    if (Status st = build(); !st.ok()) {
+        fs::remove_all(temp, ec);
+        return st.error();
+    }
+    if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty folder checked above
+    fs::rename(temp, target, ec);
+    if (ec) {
+        fs::remove_all(temp, ec);
+        return Error{fmt::format("cannot move the exported model into {}: {}", target.string(),
+                                 ec.message())};
+    }
+    result.outDir = target;
+    return result;
+}
+
+}  // namespace ws::interop

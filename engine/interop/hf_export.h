@@ -1,0 +1,35 @@
+// Exporting one of our models as a Hugging Face GPT-2 folder that transformers'
+// GPT2LMHeadModel.from_pretrained and GPT2Tokenizer.from_pretrained load:
+//   model.safetensors      fp32, GPT2LMHeadModel names (transformer.h.0.attn.c_attn.weight as
+//                          (in, out), ...; lm_head.weight only when untied), metadata format "pt"
+//   config.json            GPT2Config, architectures ["GPT2LMHeadModel"], activation gelu_new
+//   vocab.json, merges.txt the tokenizer in GPT-2's format, and tokenizer_config.json
+// The byte tokenizer exports exactly: a vocab.json of the 256 byte symbols with id = byte value
+// and no merges makes GPT-2's byte-level BPE produce one token per byte, the same ids ours does.
+// Such a vocabulary has no "<|endoftext|>", so bos/eos/unk are null there (as they are for a BPE
+// trained here); generation then stops at max_new_tokens, not at an end-of-text token.
+// Models GPT2Config cannot express (μP) are refused (hf_config.h). The folder is built beside its
+// final place and renamed in whole; an existing non-empty folder is refused.
+// Thread-safety: a free function over its arguments.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "engine/core/result.h"
+
+namespace ws::interop {
+
+struct ExportResult {
+    std::filesystem::path outDir;
+    std::filesystem::path source;  // the model.safetensors exported
+    size_t parameters = 0;
+    std::string tokenizerKind;  // "byte" | "bpe"
+    std::string tokenizerNote;  // what the exported tokenizer files are
+};
+
+// modelPath: a run folder, a checkpoint-<step> folder or a model.safetensors (sample::loadModel).
+Result<ExportResult> exportHuggingFace(const std::filesystem::path& modelPath,
+                                       const std::filesystem::path& outDir);
+
+}  // namespace ws::interop

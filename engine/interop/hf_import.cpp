@@ -1,0 +1,281 @@
+// Hugging Face GPT-2 folder -> our model folder (see hf_import.h).
+#include "engine/interop/hf_import.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <regex>
+
+#include "engine/checkpoint/safetensors.h"
+#include "engine/config/config_yaml.h"
+#include "engine/interop/hf_config.h"
+#include "engine/session/weights_io.h"
+#include "engine/tokenizer/bpe_tokenizer.h"
+#include "engine/tokenizer/file_io.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace ws::interop {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kPrefix = "transformer.";
+
+std::string canonicalName(std::string_view name) {
+    if (name.starts_with(kPrefix)) name.remove_prefix(kPrefix.size());
+    return std::string(name);
+}
+
+bool isAttentionBuffer(const std::string& canonical) {
+    static const std::regex buffer(R"(h\.\d+\.attn\.(bias|masked_bias))");
+    return std::regex_match(canonical, buffer);
+}
+
+// canonical name -> name in the file, after checking there is nothing we do not understand.
+Result<std::map<std::string, std::string>> mapTensors(const checkpoint::SafetensorsFile& file,
+                                                      const model::ParameterTable& table,
+                                                      std::vector<std::string>& notes) {
+    std::map<std::string, std::string> byCanonical;
+    int buffers = 0;
+    for (const std::string& name : file.names()) {
+        const std::string canonical = canonicalName(name);
+        if (isAttentionBuffer(canonical)) {
+            ++buffers;
+            continue;
+        }
+        if (!table.find(canonical) && canonical != "lm_head.weight") {
+            return Error{fmt::format(
+                "{}: tensor {} is not part of a GPT-2 language model (GPT2LMHeadModel); this "
+                "file holds another head or architecture, which cannot be imported",
+                file.path().string(), name)};
+        }
+        if (auto [it, fresh] = byCanonical.emplace(canonical, name); !fresh) {
+            return Error{fmt::format("{}: tensor {} is stored twice (as {} and {})",
+                                     file.path().string(), canonical, it->second, name)};
+        }
+    }
+    if (buffers > 0) {
+        notes.push_back(fmt::format(
+            "ignored {} attention buffer tensor(s) (attn.bias / attn.masked_bias: the causal "
+            "mask constants, not weights)",
+            buffers));
+    }
+    for (const auto& t : table.tensors()) {
+        const auto it = byCanonical.find(t.name);
+        if (it == byCanonical.end()) {
+            return Error{fmt::format(
+                "{}: tensor {} (or transformer.{}) is missing; config.json describes a model "
+                "with it (n_layer {}, tie_word_embeddings {})",
+                file.path().string(), t.name, t.name, table.shape().layers,
+                table.shape().tiedEmbedding)};
+        }
+        const auto* info = file.find(it->second);
+        if (info->shape != t.shape) {
+            const bool transposed = t.shape.size() == 2 && info->shape.size() == 2 &&
+                                    info->shape[0] == t.shape[1] && info->shape[1] == t.shape[0];
+            return Error{fmt::format(
+                "{}: tensor {} has shape [{}] but config.json implies [{}]{}", file.path().string(),
+                it->second, fmt::join(info->shape, ", "), fmt::join(t.shape, ", "),
+                transposed ? "; it looks transposed (nn.Linear's (out, in) layout), while GPT-2 "
+                             "stores Conv1D weights as (in, out)"
+                           : "; the weights do not belong to this config.json")};
+        }
+    }
+    return byCanonical;
+}
+
+Status copyFile(const fs::path& from, const fs::path& to) {
+    std::error_code ec;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+        return Error{
+            fmt::format("cannot copy {} to {}: {}", from.string(), to.string(), ec.message())};
+    }
+    return Status::success();
+}
+
+}  // namespace
+
+bool looksLikeHfFolder(const fs::path& folder) {
+    std::error_code ec;
+    return fs::exists(folder / "config.json", ec) && !fs::exists(folder / "config.yaml", ec);
+}
+
+Result<HfFolder> inspectHfFolder(const fs::path& folder) {
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) {
+        return Error{
+            fmt::format("{}: not a folder; give the folder holding model.safetensors, "
+                        "config.json, vocab.json and merges.txt",
+                        folder.string())};
+    }
+    HfFolder hf;
+    hf.folder = folder;
+    hf.weightsFile = folder / "model.safetensors";
+    hf.configFile = folder / "config.json";
+    hf.vocabFile = folder / "vocab.json";
+    hf.mergesFile = folder / "merges.txt";
+    for (const fs::path& f : {hf.configFile, hf.weightsFile, hf.vocabFile, hf.mergesFile}) {
+        if (fs::exists(f, ec)) continue;
+        std::string hint;
+        if (f == hf.weightsFile && fs::exists(folder / "pytorch_model.bin", ec)) {
+            hint =
+                " (only pytorch_model.bin is here: pickle files are not read; convert it to "
+                "safetensors with the Hugging Face tooling first)";
+        } else if (f != hf.weightsFile && f != hf.configFile &&
+                   fs::exists(folder / "tokenizer.json", ec)) {
+            hint =
+                " (only a fast-tokenizer tokenizer.json is here; save the slow GPT2Tokenizer "
+                "files vocab.json + merges.txt too)";
+        }
+        return Error{
+            fmt::format("{}: {} is missing; a Hugging Face GPT-2 folder holds "
+                        "model.safetensors, config.json, vocab.json and merges.txt{}",
+                        folder.string(), f.filename().string(), hint)};
+    }
+    auto cfg = readHfConfig(hf.configFile);
+    if (!cfg.ok()) return cfg.error();
+    hf.model = std::move(cfg->model);
+    hf.notes = std::move(cfg->notes);
+    const model::GptShape shape = model::GptShape::fromConfig(hf.model);
+    if (Status st = shape.validate(); !st.ok()) {
+        return Error{
+            fmt::format("{}: not a usable model: {}", hf.configFile.string(), st.error().message)};
+    }
+
+    auto bpe = tokenizer::BpeTokenizer::load(hf.vocabFile, hf.mergesFile);
+    if (!bpe.ok()) return bpe.error();
+    hf.tokenizerVocab = (*bpe)->vocabSize();
+    if (hf.tokenizerVocab > hf.model.vocabSize) {
+        return Error{fmt::format(
+            "{}: the tokenizer has {} tokens but config.json's vocab_size is {}; the tokenizer "
+            "files do not belong to this model",
+            hf.vocabFile.string(), hf.tokenizerVocab, hf.model.vocabSize)};
+    }
+    hf.byteTokenizer = (*bpe)->merges().empty() && hf.tokenizerVocab == 256;
+    for (int b = 0; b < 256 && hf.byteTokenizer; ++b) {
+        hf.byteTokenizer = (*bpe)->byteToken(uint8_t(b)) == b;
+    }
+
+    auto file = checkpoint::SafetensorsFile::open(hf.weightsFile);
+    if (!file.ok()) return file.error();
+    const model::ParameterTable table(shape);
+    auto mapped = mapTensors(*file, table, hf.notes);
+    if (!mapped.ok()) return mapped.error();
+    for (const auto& [canonical, name] : *mapped) {
+        const auto* info = file->find(name);
+        if (info->dtype != checkpoint::DType::F32 && info->dtype != checkpoint::DType::F16 &&
+            info->dtype != checkpoint::DType::BF16 && info->dtype != checkpoint::DType::F64) {
+            return Error{
+                fmt::format("{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 "
+                            "weights can be imported (quantized files cannot)",
+                            hf.weightsFile.string(), name, dtypeName(info->dtype))};
+        }
+        ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
+    }
+    if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
+        hf.notes.push_back(
+            "lm_head.weight is ignored: config.json ties it to wte.weight "
+            "(tie_word_embeddings), as transformers does when loading");
+    }
+    return hf;
+}
+
+Result<std::vector<float>> readHfWeights(const HfFolder& hf, const model::ParameterTable& table) {
+    auto file = checkpoint::SafetensorsFile::open(hf.weightsFile);
+    if (!file.ok()) return file.error();
+    std::vector<std::string> ignored;
+    auto mapped = mapTensors(*file, table, ignored);
+    if (!mapped.ok()) return mapped.error();
+    std::vector<float> params(table.totalSize());
+    for (const auto& t : table.tensors()) {
+        auto values = file->readAsFloat(mapped->at(t.name));
+        if (!values.ok()) return values.error();
+        std::copy(values->begin(), values->end(), params.begin() + ptrdiff_t(t.offset));
+    }
+    return params;
+}
+
+config::Config importedRunConfig(const HfFolder& hf) {
+    config::Config c;
+    c.model = hf.model;
+    c.optimizer.optimizerType = "adamw";
+    c.optimizer.betas = {0.9, 0.95};
+    c.optimizer.weightDecay = 0.1;
+    c.optimizer.maxGradientNorm = 1.0;
+    c.optimizer.learningRate.constant = 6e-4;
+    for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
+        input->batchSize = 8;
+        input->maxSequenceLength = std::min(128, hf.model.maxPositionEmbeddings);
+        if (hf.byteTokenizer) {
+            input->tokenizer.type = "byte";
+        } else {
+            input->tokenizer.type = "bpe";
+            input->tokenizer.vocabFile = "vocab.json";
+            input->tokenizer.mergesFile = "merges.txt";
+        }
+    }
+    return c;
+}
+
+Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path& outDir) {
+    std::error_code ec;
+    if (fs::exists(outDir, ec) && !(fs::is_directory(outDir, ec) && fs::is_empty(outDir, ec))) {
+        return Error{
+            fmt::format("{}: already exists and is not an empty folder; nothing is "
+                        "overwritten, choose another --out",
+                        outDir.string())};
+    }
+    auto hf = inspectHfFolder(hfFolder);
+    if (!hf.ok()) return hf.error();
+    const model::ParameterTable table(model::GptShape::fromConfig(hf->model));
+    auto params = readHfWeights(*hf, table);
+    if (!params.ok()) return params.error();
+    const config::Config cfg = importedRunConfig(*hf);
+
+    // Build the folder beside its final place, then rename it in whole.
+    const fs::path target = fs::absolute(outDir, ec).lexically_normal();
+    const fs::path temp =
+        target.parent_path() / fmt::format(".{}.import-{}", target.filename().string(), ::getpid());
+    fs::remove_all(temp, ec);
+    fs::create_directories(temp, ec);
+    if (ec) {
+        return Error{fmt::format("cannot create {}: {}", temp.string(), ec.message())};
+    }
+    auto build = [&]() -> Status {
+        if (Status st =
+                session::saveWeights(temp / "model.safetensors", table, params->data(), cfg, 0);
+            !st.ok()) {
+            return st;
+        }
+        if (Status st =
+                tokenizer::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
+            !st.ok()) {
+            return st;
+        }
+        if (hf->byteTokenizer) return tokenizer::makeByteTokenizer()->save(temp);
+        if (Status st = copyFile(hf->vocabFile, temp / "vocab.json"); !st.ok()) return st;
+        return copyFile(hf->mergesFile, temp / "merges.txt");
+    };
+    if (Status st = build(); !st.ok()) {
+        fs::remove_all(temp, ec);
+        return st.error();
+    }
+    if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty folder checked above
+    fs::rename(temp, target, ec);
+    if (ec) {
+        fs::remove_all(temp, ec);
+        return Error{fmt::format("cannot move the imported model into {}: {}", target.string(),
+                                 ec.message())};
+    }
+    ImportResult result;
+    result.outDir = target;
+    result.source = std::move(hf).value();
+    result.parameters = table.totalSize();
+    return result;
+}
+
+}  // namespace ws::interop

@@ -1,0 +1,19 @@
+// The optimizer's parameter groups of a model: one per tensor, carrying its weight-decay flag and
+// μP learning-rate multiplier, and marked frozen when fine-tuning freezes it
+// (optimizer.freeze_embeddings: wte, wpe; optimizer.freeze_blocks = K: h.0 .. h.{K-1}).
+// A frozen tensor is never touched by the optimizer, so it stays bit-identical to the base model.
+// Thread-safe: a pure function.
+#pragma once
+
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/model/parameters.h"
+#include "engine/optim/optimizer.h"
+
+namespace ws::session {
+
+std::vector<optim::ParamGroup> parameterGroups(const model::ParameterTable& table,
+                                               const config::OptimizerConfig& optimizer);
+
+}  // namespace ws::session

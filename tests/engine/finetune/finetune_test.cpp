@@ -1,0 +1,176 @@
+// Fine-tuning: frozen parameter groups never change (bit for bit), the plan keeps the base's
+// architecture and tokenizer with fine-tune defaults, and a planned run trains from the base.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "../session/session_test_util.h"
+#include "engine/finetune/finetune_plan.h"
+#include "engine/optim/optimizer.h"
+#include "engine/sample/load_model.h"
+#include "engine/session/param_groups.h"
+#include "engine/session/session.h"
+
+namespace ws::finetune {
+namespace {
+
+namespace fs = std::filesystem;
+using session::testing::TempDir;
+
+TEST(ParamGroups, FreezeEmbeddingsAndFirstBlocks) {
+    config::ModelConfig m;
+    m.vocabSize = 256;
+    m.hiddenSize = 16;
+    m.numHiddenLayers = 3;
+    m.numHeads = 2;
+    m.filterSize = 32;
+    m.maxPositionEmbeddings = 8;
+    const model::ParameterTable table(model::GptShape::fromConfig(m));
+    config::OptimizerConfig o;
+    o.freezeEmbeddings = true;
+    o.freezeBlocks = 2;
+    const auto groups = session::parameterGroups(table, o);
+    ASSERT_EQ(groups.size(), table.tensors().size());
+    for (size_t i = 0; i < groups.size(); ++i) {
+        const std::string& name = table.tensors()[i].name;
+        const bool expected = name.starts_with("wte") || name.starts_with("wpe") ||
+                              name.starts_with("h.0.") || name.starts_with("h.1.");
+        EXPECT_EQ(groups[i].frozen, expected) << name;
+    }
+    o = {};
+    for (const auto& g : session::parameterGroups(table, o)) EXPECT_FALSE(g.frozen);
+}
+
+TEST(Optimizer, FrozenGroupsStayBitIdenticalEvenForNegativeZero) {
+    config::OptimizerConfig c;
+    c.weightDecay = 0.1;
+    std::vector<float> params = {-0.0f, 1.5f, -2.0f, 0.25f};
+    const std::vector<float> grads = {-0.5f, 0.5f, 1.0f, -1.0f};
+    optim::Optimizer opt(c, {{0, 2, true, 1.0, true}, {2, 2, true, 1.0, false}}, 4);
+    const std::vector<float> before = params;
+    for (int step = 1; step <= 3; ++step) opt.update(params.data(), grads.data(), 1e-2, 1.0, step);
+    EXPECT_EQ(std::memcmp(params.data(), before.data(), 2 * sizeof(float)), 0);
+    EXPECT_TRUE(std::signbit(params[0]));
+    EXPECT_NE(params[2], before[2]);
+    EXPECT_NE(params[3], before[3]);
+}
+
+TEST(Optimizer, GradientNormLeavesFrozenGroupsOut) {
+    const config::OptimizerConfig c;
+    const std::vector<float> grads = {3.0f, 4.0f, 12.0f};
+    const optim::Optimizer all(c, {{0, 2, true, 1.0, false}, {2, 1, true, 1.0, false}}, 3);
+    EXPECT_EQ(all.gradientNorm(grads.data()), optim::globalNorm(grads.data(), 3));
+    EXPECT_DOUBLE_EQ(all.gradientNorm(grads.data()), 13.0);
+    const optim::Optimizer frozen(c, {{0, 2, true, 1.0, false}, {2, 1, true, 1.0, true}}, 3);
+    EXPECT_DOUBLE_EQ(frozen.gradientNorm(grads.data()), 5.0);
+}
+
+// A base run trained by a real session, then the fine-tune plan and run built on it.
+class FinetuneRun : public ::testing::Test {
+protected:
+    void SetUp() override {
+        session::testing::writeCorpus(m_tmp.path());
+        auto cfg = session::testing::tinyConfig(m_tmp.path(), 20);  // into m_tmp / "model"
+        session::SessionOptions o;
+        o.recordInStore = false;
+        o.cacheDir = m_tmp / "cache";
+        auto s = session::Session::create(std::move(cfg), o);
+        ASSERT_TRUE(s.ok()) << s.error().message;
+        (*s)->run();
+        ASSERT_EQ((*s)->summary().state, session::RunState::Finished) << (*s)->summary().detail;
+        std::ofstream text(m_tmp / "new.txt");
+        for (int i = 0; i < 60; ++i)
+            text << "a wafer streams weights layer by layer, " << i << "\n";
+    }
+    TempDir m_tmp{"finetune"};
+};
+
+TEST_F(FinetuneRun, PlanKeepsTheBaseAndSetsFinetuneDefaults) {
+    FinetuneRequest r;
+    r.base = (m_tmp / "model").string();
+    r.dataFiles = {(m_tmp / "new.txt").string()};
+    auto plan = planFinetune(r);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const auto& c = plan->config.config;
+    EXPECT_EQ(c.model.hiddenSize, 32);
+    EXPECT_EQ(c.trainInput.tokenizer.type, "byte");
+    EXPECT_EQ(fs::path(c.runconfig.checkpointPath),
+              fs::absolute(m_tmp / "model" / "model.safetensors"));
+    EXPECT_DOUBLE_EQ(plan->summary.basePeakLearningRate, 0.003);
+    EXPECT_DOUBLE_EQ(plan->summary.peakLearningRate, 0.0003);
+    ASSERT_EQ(c.optimizer.learningRate.schedule.size(), 2u);
+    EXPECT_EQ(c.optimizer.learningRate.schedule[0].scheduler, "Linear");
+    EXPECT_EQ(c.optimizer.learningRate.schedule[1].scheduler, "Cosine");
+    const auto& s = plan->summary;
+    EXPECT_GT(s.tokens, 2000);
+    EXPECT_EQ(s.tokens, s.trainTokens + s.heldOutTokens);
+    EXPECT_GE(s.heldOutTokens, 33);
+    EXPECT_EQ(s.maxSteps, std::max<int64_t>(10, 3 * s.stepsPerEpoch));
+    EXPECT_GT(s.estimatedSeconds, 0.0);
+
+    r.overrides = {"runconfig.max_steps=7", "optimizer.learning_rate=0.001"};
+    auto overridden = planFinetune(r);
+    ASSERT_TRUE(overridden.ok()) << overridden.error().message;
+    EXPECT_EQ(overridden->summary.maxSteps, 7);
+    EXPECT_DOUBLE_EQ(overridden->summary.peakLearningRate, 0.001);
+}
+
+TEST_F(FinetuneRun, RefusesTooLittleTextAndUnknownBases) {
+    std::ofstream(m_tmp / "tiny.txt") << "too short";
+    FinetuneRequest r;
+    r.base = (m_tmp / "model").string();
+    r.dataFiles = {(m_tmp / "tiny.txt").string()};
+    auto plan = planFinetune(r);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_NE(plan.error().message.find("needs at least"), std::string::npos);
+    r.base = (m_tmp / "nowhere").string();
+    plan = planFinetune(r);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_NE(plan.error().message.find("nowhere"), std::string::npos);
+}
+
+TEST_F(FinetuneRun, FrozenTensorsStayBitIdenticalAndTheRestTrains) {
+    FinetuneRequest r;
+    r.base = (m_tmp / "model").string();
+    r.dataFiles = {(m_tmp / "new.txt").string()};
+    r.freezeEmbeddings = true;
+    r.freezeBlocks = 1;
+    r.overrides = {"runconfig.max_steps=6", "runconfig.model_dir=" + (m_tmp / "ft").string(),
+                   "runconfig.num_threads=1"};
+    auto plan = planFinetune(r);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_GT(plan->summary.frozenParameters, 0);
+    session::SessionOptions o;
+    o.recordInStore = false;
+    o.cacheDir = m_tmp / "cache";
+    o.evaluateAtStart = true;
+    auto s = session::Session::create(std::move(plan->config), o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    (*s)->run();
+    ASSERT_EQ((*s)->summary().state, session::RunState::Finished) << (*s)->summary().detail;
+    EXPECT_FALSE(std::isnan((*s)->summary().initialEvalLoss));
+
+    auto base = sample::loadModel(m_tmp / "model");
+    auto tuned = sample::loadModel(m_tmp / "ft");
+    ASSERT_TRUE(base.ok() && tuned.ok());
+    const model::ParameterTable table(base->shape);
+    int frozenChecked = 0, trainedChanged = 0;
+    for (const auto& t : table.tensors()) {
+        const bool frozen = t.layerIndex <= model::ParameterTable::blockLayer(0);
+        const bool same = std::memcmp(base->params.data() + t.offset,
+                                      tuned->params.data() + t.offset, t.size * 4) == 0;
+        if (frozen) {
+            EXPECT_TRUE(same) << t.name;
+            ++frozenChecked;
+        } else if (!same) {
+            ++trainedChanged;
+        }
+    }
+    EXPECT_EQ(frozenChecked, 2 + 12);
+    EXPECT_GT(trainedChanged, 10);
+}
+
+}  // namespace
+}  // namespace ws::finetune
