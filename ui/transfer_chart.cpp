@@ -119,10 +119,20 @@ void TransferChart::setParametrizations(const std::vector<std::string>& names) {
         ticker->setTickStep(1.0);
         ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
         plot->xAxis->setTicker(ticker);
+        // The legend in a row of its own above the axes: inside, it hides points somewhere on
+        // every μTransfer curve (low rates top left, optima bottom, divergence top right).
         plot->legend->setVisible(true);
-        plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignLeft);
+        plot->axisRect()->insetLayout()->take(plot->legend);
+        plot->plotLayout()->insertRow(2);
+        plot->plotLayout()->addElement(2, 0, plot->legend);
+        plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+        plot->legend->setWrap(4);
+        plot->plotLayout()->setRowStretchFactor(2, 0.001);
+        plot->plotLayout()->setRowStretchFactor(1, 0.001);
         plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
         applySweepPlotTheme(plot);
+        plot->legend->setBorderPen(Qt::NoPen);
+        plot->legend->setBrush(Qt::NoBrush);
         title->setTextColor(plot->palette().color(QPalette::Text));
         note->setTextColor(plot->palette().color(QPalette::Text));
         m_layout->addWidget(plot, 1);
