@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -17,6 +18,11 @@
 #include <cmath>
 #include <memory>
 
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QSpinBox>
+#include "engine/config/config_yaml.h"
+#include "engine/store/run_store.h"
 #include "ui/config_document.h"
 #include "ui/main_window.h"
 #include "ui/runs_dock.h"
@@ -25,6 +31,7 @@
 #include "ui/sweep_table.h"
 #include "ui/sweeps_tab.h"
 #include "ui/transfer_chart.h"
+#include "ui/transfer_dialog.h"
 
 using namespace ws::ui;
 
@@ -153,6 +160,27 @@ private slots:
         tab->views()->setCurrentWidget(heatmap);
         QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-heatmap.png"))));
 
+        // μTransfer from the μP panel's narrowest width: the dialog writes a valid wide config.
+        double proxyWidth = 0.0;
+        const double best = tab->proxyBestLog2Lr(&proxyWidth);
+        QVERIFY(std::isfinite(best));
+        QCOMPARE(proxyWidth, 16.0);
+        QVERIFY(tab->transferButton()->isEnabled());
+        QVERIFY(tab->mupProxy());
+        TransferDialog dialog(*tab->mupProxy(), int(proxyWidth), best,
+                              m_dir->filePath(QStringLiteral("target.yaml")));
+        dialog.targetWidth()->setValue(128);
+        QVERIFY2(dialog.problem().isEmpty(), qPrintable(dialog.problem()));
+        QString error;
+        QVERIFY2(dialog.writeConfig(&error), qPrintable(error));
+        auto target = ws::config::loadConfigFile(dialog.outputPath().toStdString());
+        QVERIFY2(target.ok(), target.ok() ? "" : target.error().message.c_str());
+        QCOMPARE(target->config.model.hiddenSize, 128);
+        QCOMPARE(target->config.model.mupBaseHiddenSize, 16);
+        QCOMPARE(target->config.model.mupBaseFilterSize, 32);
+        dialog.targetWidth()->setValue(8);  // narrower than the proxy: refused, with the reason
+        QVERIFY(dialog.problem().contains(QStringLiteral("narrower")));
+
         // Selecting the stored sweep in Runs shows it again, from the store.
         tab->beginSweep({});
         QCOMPARE(tab->results().size(), size_t(0));
@@ -160,6 +188,36 @@ private slots:
         sweepItem->setSelected(true);
         QCOMPARE(tab->results().size(), size_t(12));
         QCOMPARE(chart->curveCount(0) + chart->curveCount(1), 4);
+    }
+
+    void stopLeavesTheSweepResumable() {
+        QVERIFY(openSweep(tinySweepYaml({}).replace(QStringLiteral("  parallel_trials: 2\n"),
+                                                    QStringLiteral("  parallel_trials: 1\n"))));
+        SweepController* sweeps = m_window->sweepController();
+        QSignalSpy done(sweeps, &SweepController::finished);
+        QSignalSpy oneDone(sweeps, &SweepController::trialFinished);
+        QVERIFY(m_window->startSweep());
+        QVERIFY(oneDone.wait(60000));
+        m_window->stopAction()->trigger();
+        QVERIFY(done.wait(60000));
+        const auto stopped = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
+        QCOMPARE(QString::fromStdString(stopped.status), QStringLiteral("stopped"));
+        QVERIFY(stopped.trials.size() < 12);
+        QVERIFY(!m_window->stopAction()->isEnabled());
+        QVERIFY(m_window->runSweepAction()->isEnabled());
+        // Resume Run on the stopped sweep continues it; the Sweeps tab ends with all 12.
+        m_window->runsDock()->selectRuns({stopped.sweepRunId});
+        QVERIFY(m_window->resumeRunAction()->isEnabled());
+        m_window->resumeRunAction()->trigger();
+        QVERIFY(sweeps->isActive());
+        QVERIFY(done.wait(120000));
+        const auto resumed = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
+        QCOMPARE(QString::fromStdString(resumed.status), QStringLiteral("finished"));
+        QCOMPARE(resumed.sweepRunId, stopped.sweepRunId);
+        QCOMPARE(m_window->sweepsTab()->results().size(), size_t(12));
+        QCOMPARE(m_window->sweepsTab()->chart()->pointCount(0) +
+                     m_window->sweepsTab()->chart()->pointCount(1),
+                 12);
     }
 
     void largePlanAsksFirstAndPlanningErrorsAreShown() {
