@@ -82,12 +82,11 @@ TransferChart::TransferChart(QWidget* parent) : QWidget(parent) {
     m_layout = new QHBoxLayout(this);
     m_layout->setContentsMargins(0, 0, 0, 0);
     m_layout->setSpacing(4);
-    setParametrizations({""});
 }
 
 void TransferChart::setParametrizations(const std::vector<std::string>& names) {
     const std::vector<std::string> wanted = names.empty() ? std::vector<std::string>{""} : names;
-    if (wanted == m_names && !m_panels.empty()) {
+    if (wanted == m_names) {
         setResults({}, {});
         return;
     }
