@@ -9,6 +9,7 @@
 #include <QMessageBox>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTextDocumentFragment>
 #include <cmath>
 
 #include "engine/session/events.h"
@@ -16,6 +17,7 @@
 #include "engine/sweep/space.h"
 #include "ui/config_document.h"
 #include "ui/config_tab.h"
+#include "ui/coord_check_view.h"
 #include "ui/log_dock.h"
 #include "ui/main_window.h"
 #include "ui/run_controller.h"
@@ -81,6 +83,25 @@ void MainWindow::wireSweeps() {
                               .arg(dialog.targetWidth()->value())
                               .arg(dialog.log2Lr()->value()));
         if (maybeSave()) openConfig(dialog.outputPath());
+    });
+    // The coord check runs on the Config tab's config (its sweep: section, if any, ignored).
+    CoordCheckView* coord = m_sweepsTab->coordCheck();
+    connect(coord, &CoordCheckView::runRequested, this, [this, coord] {
+        m_configTab->applyPendingYaml();
+        if (!m_document->canRun()) {
+            m_tabs->setCurrentWidget(m_configTab);
+            return;
+        }
+        config::Config base = m_document->config();
+        base.sweep.reset();
+        mup::CoordCheckOptions options;
+        options.threshold = 0.3;  // as `wafer coord-check` (coord_check.h says why)
+        coord->runOn(base, options);
+    });
+    connect(coord, &CoordCheckView::finished, this, [this](bool ok, const QString& message) {
+        m_logDock->append(
+            int(ok ? session::LogLine::Level::Info : session::LogLine::Level::Error),
+            tr("coord check: %1").arg(QTextDocumentFragment::fromHtml(message).toPlainText()));
     });
     // A sweep selected in Runs (while none is running) is shown in the Sweeps tab.
     connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {

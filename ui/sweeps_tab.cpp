@@ -17,6 +17,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
+#include "ui/coord_check_view.h"
 #include "ui/sweep_heatmap.h"
 #include "ui/sweep_points.h"
 #include "ui/sweep_table.h"
@@ -75,6 +76,8 @@ SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     m_heatmap = new SweepHeatmap(m_views);
     m_views->addTab(m_table, tr("Trials"));
     m_views->addTab(m_heatmap, tr("Heatmap"));
+    m_coordCheck = new CoordCheckView(m_views);
+    m_views->addTab(m_coordCheck, tr("Coord Check"));
     split->addWidget(m_chart);
     split->addWidget(m_views);
     split->setStretchFactor(0, 3);

@@ -1,7 +1,8 @@
 // SweepsTab: the studio's view of one sweep, live or stored. On top the μTransfer chart
 // (transfer_chart.h); below, tabs with the trial table (sweep_table.h) and the width x LR
-// heatmap (sweep_heatmap.h). Trials are added as they finish; the views redraw on a ~40 ms
-// coalescing timer, so a burst of finished trials costs one redraw. GUI thread only.
+// heatmap (sweep_heatmap.h), and the μP coord check (coord_check_view.h). Trials are added as they
+// finish; the views redraw on a ~40 ms coalescing timer, so a burst of finished trials costs one
+// redraw. GUI thread only.
 #pragma once
 
 #include <QWidget>
@@ -21,6 +22,7 @@ class RunStore;
 
 namespace ws::ui {
 
+class CoordCheckView;
 class SweepHeatmap;
 class SweepTable;
 class TransferChart;
@@ -52,6 +54,7 @@ public:
     SweepTable* table() const { return m_table; }
     SweepHeatmap* heatmap() const { return m_heatmap; }
     QTabWidget* views() const { return m_views; }
+    CoordCheckView* coordCheck() const { return m_coordCheck; }
     QPushButton* transferButton() const { return m_transferButton; }
 
 signals:
@@ -64,6 +67,7 @@ private:
     TransferChart* m_chart;
     SweepTable* m_table;
     SweepHeatmap* m_heatmap;
+    CoordCheckView* m_coordCheck;
     QTabWidget* m_views;
     QLabel* m_header;
     QProgressBar* m_progress;

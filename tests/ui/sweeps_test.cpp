@@ -4,6 +4,7 @@
 // heatmap has a cell per width and rate, and the Runs dock shows the sweep with its trials as
 // children. A plan above sweep.max_trials asks first; a planning error is shown, not swallowed;
 // diverged trials are drawn as markers. Screenshots go to $WAFER_TEST_ARTIFACTS.
+#include <qcustomplot.h>
 #include <QAction>
 #include <QDir>
 #include <QFile>
@@ -24,6 +25,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/store/run_store.h"
 #include "ui/config_document.h"
+#include "ui/coord_check_view.h"
 #include "ui/main_window.h"
 #include "ui/runs_dock.h"
 #include "ui/sweep_controller.h"
@@ -253,6 +255,40 @@ private slots:
         QCOMPARE(chart->pointCount(0), 0);
         QCOMPARE(chart->divergedMarkerCount(0), 6);
         QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-diverged.png"))));
+    }
+
+    void coordCheckPlotsOnePanelPerStepWithAVerdict() {
+        // Synthetic points: μP flat, SP's output logits growing like sqrt(width).
+        std::vector<ws::mup::CoordPoint> points;
+        for (auto p : {ws::mup::Parametrization::Standard, ws::mup::Parametrization::Mup})
+            for (int step = 1; step <= 5; ++step)
+                for (int w : {32, 64, 128, 256})
+                    for (std::string_view layer : ws::mup::kLayerTypes) {
+                        const bool grows = p == ws::mup::Parametrization::Standard &&
+                                           layer == std::string_view("output_logits");
+                        points.push_back({p, w, step, layer, grows ? std::sqrt(double(w)) : 1.0});
+                    }
+        CoordCheckView* view = m_window->sweepsTab()->coordCheck();
+        view->setResult(ws::mup::judge(points, 0.3));
+        QCOMPARE(view->panelCount(), 3);            // first, middle and last step
+        QCOMPARE(view->panel(0)->graphCount(), 8);  // 4 layer types x SP, μP
+        QCOMPARE(view->panel(0)->graph(0)->dataCount(), 4);
+        QVERIFY2(view->verdictText().contains(QStringLiteral("PASS")),
+                 qPrintable(view->verdictText()));
+
+        // A real, small check of the μP base preset through the button's path.
+        QVERIFY(m_window->openConfig(QStringLiteral(WAFER_SOURCE_DIR "/presets/mup-base.yaml")));
+        ws::mup::CoordCheckOptions options;
+        options.widths = {32, 64};
+        options.steps = 2;
+        QSignalSpy done(view, &CoordCheckView::finished);
+        QVERIFY(view->runOn(m_window->document()->config(), options));
+        QVERIFY(done.wait(120000));
+        QVERIFY2(done.first().at(0).toBool(), qPrintable(done.first().at(1).toString()));
+        QCOMPARE(view->panelCount(), 2);
+        m_window->showTab(QStringLiteral("sweeps"));
+        m_window->sweepsTab()->views()->setCurrentWidget(view);
+        QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-coord-check.png"))));
     }
 
 private:
