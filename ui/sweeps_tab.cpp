@@ -82,6 +82,9 @@ SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     split->addWidget(m_views);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    // The chart is the point of the tab: a long trial table must not squeeze it to a strip.
+    m_chart->setMinimumHeight(300);
+    split->setSizes({600, 400});
     layout->addWidget(split, 1);
 
     m_redrawTimer = new QTimer(this);
