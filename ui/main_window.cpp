@@ -29,6 +29,8 @@
 #include "ui/runs_dock.h"
 #include "ui/samples_tab.h"
 #include "ui/status_panel.h"
+#include "ui/sweep_controller.h"
+#include "ui/sweeps_tab.h"
 #include "ui/training_tab.h"
 #include "ui/wafer_tab.h"
 #include "ui/yaml_editor.h"
@@ -58,6 +60,9 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     m_tabs->addTab(m_waferTab, tr("Wafer"));
     m_samplesTab = new SamplesTab(m_tabs);
     m_tabs->addTab(m_samplesTab, tr("Samples"));
+    m_sweepsTab = new SweepsTab(m_tabs);
+    m_tabs->addTab(m_sweepsTab, tr("Sweeps"));
+    m_sweeps = new SweepController(this);
     setCentralWidget(m_tabs);
 
     m_runsDock = new RunsDock(this);
@@ -134,6 +139,8 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         m_logDock->append(int(session::LogLine::Level::Error), message);
     });
 
+    wireSweeps();
+
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
@@ -163,6 +170,10 @@ void MainWindow::createActions() {
     m_run = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
     m_run->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_Return)});
     m_run->setToolTip(tr("Train the current config (F5)"));
+    m_runSweep =
+        new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Run S&weep"), this);
+    m_runSweep->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F5));
+    m_runSweep->setToolTip(tr("Run the sweep: section of the current config (Ctrl+F5)"));
     m_pause = new QAction(s->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
     m_pause->setShortcut(QKeySequence(Qt::Key_F6));
     m_pause->setToolTip(tr("Pause after the current step (F6)"));
@@ -182,18 +193,21 @@ void MainWindow::createActions() {
     m_resumeRun->setShortcut(QKeySequence(Qt::Key_F8));
     m_resumeRun->setToolTip(
         tr("Continue the run selected in Runs from its newest checkpoint (F8)"));
-    for (QAction* a : {m_run, m_pause, m_continue, m_stop}) toolbar->addAction(a);
+    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stop}) toolbar->addAction(a);
     toolbar->addSeparator();
     for (QAction* a : {m_checkpoint, m_resumeRun}) toolbar->addAction(a);
     connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
     connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
     connect(m_continue, &QAction::triggered, m_controller, &RunController::resume);
     connect(m_stop, &QAction::triggered, m_controller, &RunController::stop);
+    connect(m_stop, &QAction::triggered, m_sweeps, &SweepController::stop);
+    connect(m_runSweep, &QAction::triggered, this, &MainWindow::startSweep);
     connect(m_checkpoint, &QAction::triggered, m_controller, &RunController::requestCheckpoint);
     connect(m_resumeRun, &QAction::triggered, this, [this] {
         const auto ids = m_runsDock->selectedRunIds();
         if (ids.size() == 1) resumeRun(ids.front());
     });
+    m_resumeRun->setToolTip(tr("Continue the run or stopped sweep selected in Runs (F8)"));
 
     m_open = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
     m_open->setShortcut(QKeySequence::Open);
@@ -245,14 +259,15 @@ void MainWindow::createMenus() {
     edit->addAction(m_undo);
     edit->addAction(m_redo);
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    for (QAction* a : {m_run, m_pause, m_continue, m_stop}) run->addAction(a);
+    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stop}) run->addAction(a);
     run->addSeparator();
     for (QAction* a : {m_checkpoint, m_resumeRun}) run->addAction(a);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_runsDock->toggleViewAction());
     view->addAction(m_logDock->toggleViewAction());
     view->addSeparator();
-    const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples")};
+    const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples"),
+                               tr("S&weeps")};
     for (int i = 0; i < names.size(); ++i) {
         QAction* a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
@@ -261,18 +276,25 @@ void MainWindow::createMenus() {
 
 void MainWindow::updateActions() {
     const bool active = m_controller->isActive();
+    const bool sweeping = m_sweeps->isActive();
     const session::RunState state = m_controller->state();
     const bool paused = state == session::RunState::Paused;
-    m_run->setEnabled(!active && m_document->canRun());
+    m_run->setEnabled(!active && !sweeping && m_document->canRun());
+    const bool hasSweep = m_document->canRun() && m_document->config().sweep.has_value();
+    m_runSweep->setEnabled(!active && !sweeping && hasSweep);
+    m_runSweep->setToolTip(hasSweep ? tr("Run the sweep: section of the current config (Ctrl+F5)")
+                                    : tr("The current config has no sweep: section (see the "
+                                         "sweep-lr-width preset)"));
     m_run->setToolTip(m_document->canRun() ? tr("Train the current config (F5)")
                                            : tr("Fix the problems listed in the Config tab first"));
     m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);
     m_continue->setEnabled(active && paused);
-    m_stop->setEnabled(active);
+    m_stop->setEnabled(active || sweeping);
     m_checkpoint->setEnabled(active && state == session::RunState::Running);
     const auto selected = m_runsDock->selectedRunIds();
-    m_resumeRun->setEnabled(!active && selected.size() == 1 &&
-                            m_runsDock->canResume(selected.front()));
+    m_resumeRun->setEnabled(
+        !active && !sweeping && selected.size() == 1 &&
+        (m_runsDock->canResume(selected.front()) || isStoppedSweep(selected.front())));
 }
 
 void MainWindow::updateTitle() {
@@ -291,6 +313,11 @@ bool MainWindow::openConfig(const QString& path) {
 }
 
 bool MainWindow::startRun() {
+    if (m_sweeps->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("a sweep is running; stop it before starting a run"));
+        return false;
+    }
     m_configTab->applyPendingYaml();
     if (!m_document->canRun()) {
         m_tabs->setCurrentWidget(m_configTab);
@@ -314,7 +341,8 @@ bool MainWindow::startRun() {
 }
 
 bool MainWindow::resumeRun(int64_t runId) {
-    if (m_controller->isActive()) {
+    if (isStoppedSweep(runId)) return resumeSweep(runId);
+    if (m_controller->isActive() || m_sweeps->isActive()) {
         m_logDock->append(int(session::LogLine::Level::Error),
                           tr("a run is training; stop it before resuming run %1").arg(runId));
         return false;
@@ -349,6 +377,7 @@ bool MainWindow::showTab(const QString& name) {
                       : n == QLatin1String("training") ? 1
                       : n == QLatin1String("wafer")    ? 2
                       : n == QLatin1String("samples")  ? 3
+                      : n == QLatin1String("sweeps")   ? 4
                                                        : -1;
     if (index < 0) return false;
     m_tabs->setCurrentIndex(index);
@@ -361,6 +390,7 @@ bool MainWindow::saveScreenshot(const QString& path) {
     QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
     m_trainingTab->redrawNow();
     m_waferTab->redrawNow();
+    m_sweepsTab->redrawNow();
     for (auto* panel : m_trainingTab->panels()) panel->replot(QCustomPlot::rpImmediateRefresh);
     return grab().save(path, "PNG");
 }
@@ -435,6 +465,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         return;
     }
     m_controller->stop();
+    m_sweeps->stop();
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());

@@ -1,11 +1,12 @@
-// MainWindow: the studio's thin shell. It builds the tabs (Config, Training, Wafer, Samples), the
-// Runs and Log docks, the status bar, menus and toolbar, and wires them to one ConfigDocument, one
-// RunController and the run store; the behaviour lives in those pieces. Window layout, recent
-// files and the last tab are kept with QSettings. A dropped text file or folder becomes the
-// training data (train_input.data_dir). GUI thread only.
+// MainWindow: the studio's thin shell. It builds the tabs (Config, Training, Wafer, Samples,
+// Sweeps), the Runs and Log docks, the status bar, menus and toolbar, and wires them to one
+// ConfigDocument, one RunController, one SweepController and the run store; the behaviour lives in
+// those pieces. Window layout, recent files and the last tab are kept with QSettings. A dropped
+// text file or folder becomes the training data (train_input.data_dir). GUI thread only.
 #pragma once
 
 #include <QMainWindow>
+#include <functional>
 #include <memory>
 
 #include "engine/store/run_store.h"
@@ -24,6 +25,8 @@ class RunController;
 class RunsDock;
 class SamplesTab;
 class StatusPanel;
+class SweepController;
+class SweepsTab;
 class TrainingTab;
 class WaferTab;
 
@@ -40,7 +43,17 @@ public:
     // Continues a stopped or finished run from its newest checkpoint after the resume dialog
     // (resume_dialog.h) says it can; false when refused or cancelled.
     bool resumeRun(int64_t runId);
-    // Shows a tab by name: config, training, wafer or samples.
+    // Plans the sweep of the document's config (its sweep: section, or a sweep file whose
+    // sweep.base names the config) and runs it; a plan above sweep.max_trials is confirmed
+    // first. False (the planning errors in the Log and the Sweeps tab) if it cannot start.
+    bool startSweep();
+    // Continues the stopped sweep stored as run `sweepRunId`.
+    bool resumeSweep(int64_t sweepRunId);
+    // Replaces the confirmation dialog (tests): gets the plan's message, returns the answer.
+    void setSweepConfirmer(std::function<bool(const QString&)> confirm) {
+        m_confirmSweep = std::move(confirm);
+    }
+    // Shows a tab by name: config, training, wafer, samples or sweeps.
     bool showTab(const QString& name);
     // Renders the whole window (charts replotted first) into a PNG.
     bool saveScreenshot(const QString& path);
@@ -50,6 +63,9 @@ public:
     TrainingTab* trainingTab() const { return m_trainingTab; }
     SamplesTab* samplesTab() const { return m_samplesTab; }
     WaferTab* waferTab() const { return m_waferTab; }
+    SweepsTab* sweepsTab() const { return m_sweepsTab; }
+    SweepController* sweepController() const { return m_sweeps; }
+    QAction* runSweepAction() const { return m_runSweep; }
     RunsDock* runsDock() const { return m_runsDock; }
     LogDock* logDock() const { return m_logDock; }
     RunController* controller() const { return m_controller; }
@@ -80,6 +96,9 @@ private:
     bool saveAs();
     void openDialog();
     void newFromPreset(const QString& path);
+    void wireSweeps();
+    bool isStoppedSweep(int64_t runId) const;
+    void reportSweepError(const QString& message);
 
     QString m_dbPath;
     std::unique_ptr<store::RunStore> m_store;
@@ -90,11 +109,14 @@ private:
     TrainingTab* m_trainingTab;
     SamplesTab* m_samplesTab;
     WaferTab* m_waferTab;
+    SweepsTab* m_sweepsTab;
+    SweepController* m_sweeps;
+    std::function<bool(const QString&)> m_confirmSweep;
     RunsDock* m_runsDock;
     LogDock* m_logDock;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
-    QAction *m_run, *m_pause, *m_continue, *m_stop;
+    QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stop;
     QAction *m_resumeRun, *m_checkpoint;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
 };

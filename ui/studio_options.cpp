@@ -17,21 +17,26 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
         QStringLiteral("YAML config to open (default: the gpt-nano preset)"),
         QStringLiteral("[CONFIG]"));
     const QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Start training at once."));
+    const QCommandLineOption runSweep(
+        QStringLiteral("sweep"),
+        QStringLiteral("Start the config's sweep at once; with --screenshot, save it and quit "
+                       "when the sweep ends."));
     const QCommandLineOption quit(
         QStringLiteral("quit-after-steps"),
         QStringLiteral("After N steps: save the screenshot, stop and quit."), QStringLiteral("N"));
     const QCommandLineOption shot(QStringLiteral("screenshot"),
                                   QStringLiteral("PNG file for the window screenshot."),
                                   QStringLiteral("FILE.png"));
-    const QCommandLineOption tab(QStringLiteral("tab"),
-                                 QStringLiteral("Tab to show: config, training, wafer or samples."),
-                                 QStringLiteral("NAME"));
+    const QCommandLineOption tab(
+        QStringLiteral("tab"),
+        QStringLiteral("Tab to show: config, training, wafer, samples or sweeps."),
+        QStringLiteral("NAME"));
     const QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Run store (SQLite file)."),
                                 QStringLiteral("PATH"));
     const QCommandLineOption set(QStringLiteral("set"),
                                  QStringLiteral("Override a config value (repeatable)."),
                                  QStringLiteral("key.path=value"));
-    parser.addOptions({run, quit, shot, tab, db, set});
+    parser.addOptions({run, runSweep, quit, shot, tab, db, set});
     if (!parser.parse(arguments)) {
         error = parser.errorText();
         return false;
@@ -52,6 +57,11 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
     }
     options.configPath = positional.value(0);
     options.run = parser.isSet(run);
+    options.sweep = parser.isSet(runSweep);
+    if (options.run && options.sweep) {
+        error = QStringLiteral("--run and --sweep exclude each other: a run or a sweep");
+        return false;
+    }
     if (parser.isSet(quit)) {
         bool ok = false;
         options.quitAfterSteps = parser.value(quit).toInt(&ok);
@@ -65,8 +75,8 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
     options.tab = parser.value(tab).toLower();
     if (!options.tab.isEmpty() && options.tab != QLatin1String("config") &&
         options.tab != QLatin1String("training") && options.tab != QLatin1String("wafer") &&
-        options.tab != QLatin1String("samples")) {
-        error = QStringLiteral("--tab must be config, training, wafer or samples, got '%1'")
+        options.tab != QLatin1String("samples") && options.tab != QLatin1String("sweeps")) {
+        error = QStringLiteral("--tab must be config, training, wafer, samples or sweeps, got '%1'")
                     .arg(options.tab);
         return false;
     }

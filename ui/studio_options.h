@@ -1,6 +1,7 @@
 // StudioOptions: the wafer-studio command line, parsed without side effects so tests can feed
 // it argument lists.
-//   wafer-studio [CONFIG] [--run] [--quit-after-steps N] [--screenshot FILE.png] [--tab NAME]
+//   wafer-studio [CONFIG] [--run | --sweep] [--quit-after-steps N] [--screenshot FILE.png] [--tab
+//   NAME]
 //                [--db PATH] [--set key.path=value]...
 // Thread-safety: pure function.
 #pragma once
@@ -13,9 +14,10 @@ namespace ws::ui {
 struct StudioOptions {
     QString configPath;      // empty: the default preset (presets/gpt-nano.yaml)
     bool run = false;        // start training at once
+    bool sweep = false;      // start the config's sweep at once (screenshot + quit at its end)
     int quitAfterSteps = 0;  // > 0: after that many steps, screenshot (if asked) and quit 0
     QString screenshotPath;
-    QString tab;            // config | training | wafer (case-insensitive)
+    QString tab;            // config | training | wafer | samples | sweeps (case-insensitive)
     QString dbPath;         // empty: the user's run store
     QStringList overrides;  // --set key.path=value
 };

@@ -14,6 +14,7 @@
 #include "ui/main_window.h"
 #include "ui/run_controller.h"
 #include "ui/studio_options.h"
+#include "ui/sweep_controller.h"
 
 namespace {
 
@@ -47,6 +48,33 @@ void armQuitAfterSteps(ws::ui::MainWindow& window, const ws::ui::StudioOptions& 
                          }
                          QCoreApplication::exit(*shotTaken ? 0 : 1);
                      });
+}
+
+// Drives --sweep: starts the sweep; when it ends, screenshot (if asked) and quit 0 when it
+// finished (1 when it failed or could not start).
+void armSweep(ws::ui::MainWindow& window, const ws::ui::StudioOptions& options) {
+    window.setSweepConfirmer([](const QString& message) {
+        std::fprintf(stderr, "wafer-studio: %s (confirmed by --sweep)\n", qPrintable(message));
+        return true;
+    });
+    QObject::connect(window.sweepController(), &ws::ui::SweepController::finished, &window,
+                     [&window, options](const ws::sweep::SweepOutcome& outcome) {
+                         if (options.screenshotPath.isEmpty()) return;
+                         if (!options.tab.isEmpty()) window.showTab(options.tab);
+                         const bool shot = window.saveScreenshot(options.screenshotPath);
+                         if (!shot)
+                             std::fprintf(stderr, "wafer-studio: cannot write screenshot %s\n",
+                                          qPrintable(options.screenshotPath));
+                         QCoreApplication::exit(shot && outcome.status == "finished" ? 0 : 1);
+                     });
+    QTimer::singleShot(0, &window, [&window, options] {
+        if (!window.startSweep()) {
+            std::fprintf(stderr,
+                         "wafer-studio: cannot start the sweep (see the Sweeps tab and "
+                         "the log)\n");
+            if (!options.screenshotPath.isEmpty()) QCoreApplication::exit(1);
+        }
+    });
 }
 
 }  // namespace
@@ -92,7 +120,9 @@ int main(int argc, char** argv) {
     window.show();
 
     if (options.quitAfterSteps > 0) armQuitAfterSteps(window, options);
-    if (options.run) {
+    if (options.sweep) {
+        armSweep(window, options);
+    } else if (options.run) {
         QTimer::singleShot(0, &window, [&window, &options] {
             if (!window.startRun()) {
                 std::fprintf(stderr,

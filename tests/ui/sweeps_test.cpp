@@ -1,0 +1,319 @@
+// The Sweeps tab end to end, offscreen: a tiny μTransfer sweep (2 widths x 3 learning rates x
+// sp/mup, 6 steps) started with Run Sweep fills the chart as trials finish (one curve per width,
+// one panel per parametrization, a point per rate), the trial table sorts by any column, the
+// heatmap has a cell per width and rate, and the Runs dock shows the sweep with its trials as
+// children. A plan above sweep.max_trials asks first; a planning error is shown, not swallowed;
+// diverged trials are drawn as markers. Screenshots go to $WAFER_TEST_ARTIFACTS.
+#include <qcustomplot.h>
+#include <QAction>
+#include <QDir>
+#include <QFile>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeWidget>
+#include <cmath>
+#include <memory>
+
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QSpinBox>
+#include "engine/config/config_yaml.h"
+#include "engine/store/run_store.h"
+#include "ui/config_document.h"
+#include "ui/coord_check_view.h"
+#include "ui/main_window.h"
+#include "ui/runs_dock.h"
+#include "ui/sweep_controller.h"
+#include "ui/sweep_heatmap.h"
+#include "ui/sweep_table.h"
+#include "ui/sweeps_tab.h"
+#include "ui/transfer_chart.h"
+#include "ui/transfer_dialog.h"
+
+using namespace ws::ui;
+
+namespace {
+
+QString artifactPath(const QString& name) {
+    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
+    if (dir.isEmpty()) dir = QDir::tempPath();
+    QDir().mkpath(dir);
+    return dir + '/' + name;
+}
+
+// A 1-layer byte-level GPT small enough that 12 trials of 6 steps take a few seconds.
+QString tinySweepYaml(const QString& sweepExtra) {
+    return QStringLiteral(
+               "model:\n  name: tiny-sweep\n  hidden_size: 16\n  num_hidden_layers: 1\n"
+               "  num_heads: 2\n  filter_size: 32\n  vocab_size: 256\n"
+               "  max_position_embeddings: 16\n"
+               "optimizer:\n  learning_rate: 0.003\n  betas: [0.9, 0.95]\n"
+               "  max_gradient_norm: 1.0\n"
+               "train_input:\n  data_dir: corpus\n  batch_size: 2\n  max_sequence_length: 16\n"
+               "eval_input:\n  batch_size: 2\n"
+               "runconfig:\n  max_steps: 6\n  eval_frequency: 0\n  eval_steps: 0\n"
+               "  log_steps: 1\n  seed: 3\n"
+               "wafer:\n  emulate: false\n"
+               "sweep:\n  parallel_trials: 2\n  final_loss_steps: 3\n  max_steps: 6\n"
+               "  parameters:\n    model.hidden_size: {values: [16, 32]}\n"
+               "    optimizer.learning_rate: {log2_range: {min: -9, max: -7, step: 1}}\n"
+               "  parametrization: [sp, mup]\n"
+               "  parametrizations:\n    sp: {}\n"
+               "    mup: {model.mup_base_hidden_size: 16, model.mup_base_filter_size: 32}\n") +
+           sweepExtra;
+}
+
+}  // namespace
+
+class SweepsTest : public QObject {
+    Q_OBJECT
+private slots:
+    void init() {
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+        QDir(m_dir->path()).mkpath(QStringLiteral("corpus"));
+        QFile corpus(m_dir->filePath(QStringLiteral("corpus/text.txt")));
+        QVERIFY(corpus.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 200; ++i)
+            corpus.write(QStringLiteral("the quick brown fox jumps over the lazy dog number %1.\n")
+                             .arg(i % 7)
+                             .toUtf8());
+        corpus.close();
+        m_window = std::make_unique<MainWindow>(m_dir->filePath(QStringLiteral("runs.sqlite")));
+        m_window->resize(1500, 950);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+    }
+    void cleanup() { m_window.reset(); }
+
+    void runSweepFillsTheChartTableHeatmapAndRunsTree() {
+        QVERIFY(openSweep(tinySweepYaml({})));
+        QVERIFY(m_window->runSweepAction()->isEnabled());
+        SweepsTab* tab = m_window->sweepsTab();
+        // Trials reach the tab one by one while the sweep runs, not all at the end.
+        std::vector<size_t> seen;
+        connect(m_window->sweepController(), &SweepController::trialFinished, tab,
+                [&seen, tab] { seen.push_back(tab->results().size()); });
+        QSignalSpy done(m_window->sweepController(), &SweepController::finished);
+        m_window->runSweepAction()->trigger();
+        QVERIFY(m_window->sweepController()->isActive());
+        QCOMPARE(m_window->tabs()->currentWidget(), tab);
+        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(m_window->stopAction()->isEnabled());
+        QVERIFY(done.wait(180000));
+        const auto outcome = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
+        QCOMPARE(QString::fromStdString(outcome.status), QStringLiteral("finished"));
+        QCOMPARE(seen.size(), size_t(12));
+        for (size_t i = 0; i < seen.size(); ++i) QCOMPARE(seen[i], i + 1);
+
+        // The chart: sp | mup, two widths each, three rates per width.
+        TransferChart* chart = tab->chart();
+        QCOMPARE(chart->panelCount(), 2);
+        for (int p = 0; p < 2; ++p) {
+            QCOMPARE(chart->curveCount(p), 2);
+            QCOMPARE(chart->pointCount(p) + chart->divergedMarkerCount(p), 6);
+            QVERIFY2(chart->panelNote(p).contains(QStringLiteral("drift")),
+                     qPrintable(chart->panelNote(p)));
+            QVERIFY(chart->panelNote(p).contains(QStringLiteral("regret")));
+        }
+
+        // The table: 12 rows, sortable by final loss (numbers, ascending) and by trial.
+        SweepTable* table = tab->table();
+        QCOMPARE(table->rowCount(), 12);
+        const int lossCol = table->column(QStringLiteral("final loss"));
+        const int statusCol = table->column(QStringLiteral("status"));
+        QVERIFY(lossCol > 0 && statusCol > 0);
+        QVERIFY(table->column(QStringLiteral("learning_rate")) > 0);
+        QVERIFY(table->column(QStringLiteral("hidden_size")) > 0);
+        table->sortByColumn(lossCol, Qt::AscendingOrder);
+        double previous = -1.0;
+        for (int r = 0; r < table->rowCount(); ++r) {
+            QCOMPARE(table->item(r, statusCol)->text(), QStringLiteral("finished"));
+            const double loss = table->item(r, lossCol)->text().toDouble();
+            QVERIFY2(loss >= previous, qPrintable(QStringLiteral("row %1").arg(r)));
+            previous = loss;
+        }
+        table->sortByColumn(0, Qt::DescendingOrder);
+        QCOMPARE(table->item(0, 0)->text(), QStringLiteral("11"));
+        QCOMPARE(table->item(11, 0)->text(), QStringLiteral("0"));
+
+        // The heatmap: one map per parametrization, a value in every width x rate cell.
+        SweepHeatmap* heatmap = tab->heatmap();
+        QCOMPARE(heatmap->mapCount(), 2);
+        for (int m = 0; m < 2; ++m)
+            for (int w = 0; w < 2; ++w)
+                for (int l = 0; l < 3; ++l) QVERIFY(std::isfinite(heatmap->cell(m, w, l)));
+
+        // Runs: the sweep is a parent item with its 12 trials as children.
+        QTreeWidget* tree = m_window->runsDock()->tree();
+        QTreeWidgetItem* sweepItem = nullptr;
+        for (int i = 0; i < tree->topLevelItemCount(); ++i)
+            if (tree->topLevelItem(i)->childCount() > 0) sweepItem = tree->topLevelItem(i);
+        QVERIFY(sweepItem);
+        QCOMPARE(sweepItem->childCount(), 12);
+        QCOMPARE(sweepItem->text(1), QStringLiteral("finished"));
+
+        QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-chart.png"))));
+        tab->views()->setCurrentWidget(heatmap);
+        QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-heatmap.png"))));
+
+        // μTransfer from the μP panel's narrowest width: the dialog writes a valid wide config.
+        double proxyWidth = 0.0;
+        const double best = tab->proxyBestLog2Lr(&proxyWidth);
+        QVERIFY(std::isfinite(best));
+        QCOMPARE(proxyWidth, 16.0);
+        QVERIFY(tab->transferButton()->isEnabled());
+        QVERIFY(tab->mupProxy());
+        TransferDialog dialog(*tab->mupProxy(), int(proxyWidth), best,
+                              m_dir->filePath(QStringLiteral("target.yaml")));
+        dialog.targetWidth()->setValue(128);
+        QVERIFY2(dialog.problem().isEmpty(), qPrintable(dialog.problem()));
+        QString error;
+        QVERIFY2(dialog.writeConfig(&error), qPrintable(error));
+        auto target = ws::config::loadConfigFile(dialog.outputPath().toStdString());
+        QVERIFY2(target.ok(), target.ok() ? "" : target.error().message.c_str());
+        QCOMPARE(target->config.model.hiddenSize, 128);
+        QCOMPARE(target->config.model.mupBaseHiddenSize, 16);
+        QCOMPARE(target->config.model.mupBaseFilterSize, 32);
+        dialog.targetWidth()->setValue(8);  // narrower than the proxy: refused, with the reason
+        QVERIFY(dialog.problem().contains(QStringLiteral("narrower")));
+
+        // Selecting the stored sweep in Runs shows it again, from the store.
+        tab->beginSweep({});
+        QCOMPARE(tab->results().size(), size_t(0));
+        tree->clearSelection();
+        sweepItem->setSelected(true);
+        QCOMPARE(tab->results().size(), size_t(12));
+        QCOMPARE(chart->curveCount(0) + chart->curveCount(1), 4);
+    }
+
+    void stopLeavesTheSweepResumable() {
+        QVERIFY(openSweep(tinySweepYaml({}).replace(QStringLiteral("  parallel_trials: 2\n"),
+                                                    QStringLiteral("  parallel_trials: 1\n"))));
+        SweepController* sweeps = m_window->sweepController();
+        QSignalSpy done(sweeps, &SweepController::finished);
+        QSignalSpy oneDone(sweeps, &SweepController::trialFinished);
+        QVERIFY(m_window->startSweep());
+        QVERIFY(oneDone.wait(60000));
+        m_window->stopAction()->trigger();
+        QVERIFY(done.wait(60000));
+        const auto stopped = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
+        QCOMPARE(QString::fromStdString(stopped.status), QStringLiteral("stopped"));
+        QVERIFY(stopped.trials.size() < 12);
+        QVERIFY(!m_window->stopAction()->isEnabled());
+        QVERIFY(m_window->runSweepAction()->isEnabled());
+        // Resume Run on the stopped sweep continues it; the Sweeps tab ends with all 12.
+        m_window->runsDock()->selectRuns({stopped.sweepRunId});
+        QVERIFY(m_window->resumeRunAction()->isEnabled());
+        m_window->resumeRunAction()->trigger();
+        QVERIFY(sweeps->isActive());
+        QVERIFY(done.wait(120000));
+        const auto resumed = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
+        QCOMPARE(QString::fromStdString(resumed.status), QStringLiteral("finished"));
+        QCOMPARE(resumed.sweepRunId, stopped.sweepRunId);
+        QCOMPARE(m_window->sweepsTab()->results().size(), size_t(12));
+        QCOMPARE(m_window->sweepsTab()->chart()->pointCount(0) +
+                     m_window->sweepsTab()->chart()->pointCount(1),
+                 12);
+    }
+
+    void largePlanAsksFirstAndPlanningErrorsAreShown() {
+        QVERIFY(openSweep(tinySweepYaml(QStringLiteral("  max_trials: 4\n"))));
+        QString asked;
+        m_window->setSweepConfirmer([&asked](const QString& message) {
+            asked = message;
+            return false;
+        });
+        QVERIFY(!m_window->startSweep());
+        QVERIFY2(asked.contains(QStringLiteral("12")), qPrintable(asked));
+        QVERIFY(!m_window->sweepController()->isActive());
+
+        QVERIFY(openSweep(tinySweepYaml({}).replace(QStringLiteral("model.hidden_size: {"),
+                                                    QStringLiteral("model.hiden_size: {"))));
+        QVERIFY(!m_window->startSweep());
+        const QString header =
+            m_window->sweepsTab()->findChild<QLabel*>(QStringLiteral("SweepHeader"))->text();
+        QVERIFY2(header.contains(QStringLiteral("hiden_size")), qPrintable(header));
+        QVERIFY2(header.contains(QStringLiteral("did you mean")), qPrintable(header));
+    }
+
+    void divergedTrialsAreDrawnNotDropped() {
+        // Every loss is above 1 nat from the first step: every trial diverges.
+        QVERIFY(openSweep(tinySweepYaml(QStringLiteral("  max_loss: 1.0\n"))
+                              .replace(QStringLiteral("  parametrization: [sp, mup]\n"),
+                                       QStringLiteral("  parametrization: [sp]\n"))));
+        QSignalSpy done(m_window->sweepController(), &SweepController::finished);
+        QVERIFY(m_window->startSweep());
+        QVERIFY(done.wait(120000));
+        TransferChart* chart = m_window->sweepsTab()->chart();
+        QCOMPARE(chart->panelCount(), 1);
+        QCOMPARE(chart->pointCount(0), 0);
+        QCOMPARE(chart->divergedMarkerCount(0), 6);
+        QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-diverged.png"))));
+    }
+
+    void coordCheckPlotsOnePanelPerStepWithAVerdict() {
+        // Synthetic points: μP flat, SP's output logits growing like sqrt(width).
+        std::vector<ws::mup::CoordPoint> points;
+        for (auto p : {ws::mup::Parametrization::Standard, ws::mup::Parametrization::Mup})
+            for (int step = 1; step <= 5; ++step)
+                for (int w : {32, 64, 128, 256})
+                    for (std::string_view layer : ws::mup::kLayerTypes) {
+                        const bool grows = p == ws::mup::Parametrization::Standard &&
+                                           layer == std::string_view("output_logits");
+                        points.push_back({p, w, step, layer, grows ? std::sqrt(double(w)) : 1.0});
+                    }
+        CoordCheckView* view = m_window->sweepsTab()->coordCheck();
+        view->setResult(ws::mup::judge(points, 0.3));
+        QCOMPARE(view->panelCount(), 3);            // first, middle and last step
+        QCOMPARE(view->panel(0)->graphCount(), 8);  // 4 layer types x SP, μP
+        QCOMPARE(view->panel(0)->graph(0)->dataCount(), 4);
+        QVERIFY2(view->verdictText().contains(QStringLiteral("PASS")),
+                 qPrintable(view->verdictText()));
+
+        // A real, small check of the μP base preset through the button's path.
+        QVERIFY(m_window->openConfig(QStringLiteral(WAFER_SOURCE_DIR "/presets/mup-base.yaml")));
+        ws::mup::CoordCheckOptions options;
+        options.widths = {32, 64};
+        options.steps = 2;
+        QSignalSpy done(view, &CoordCheckView::finished);
+        QVERIFY(view->runOn(m_window->document()->config(), options));
+        QVERIFY(done.wait(120000));
+        QVERIFY2(done.first().at(0).toBool(), qPrintable(done.first().at(1).toString()));
+        QCOMPARE(view->panelCount(), 2);
+        m_window->showTab(QStringLiteral("sweeps"));
+        m_window->sweepsTab()->views()->setCurrentWidget(view);
+        QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-coord-check.png"))));
+    }
+
+private:
+    bool openSweep(const QString& yaml) {
+        const QString path = m_dir->filePath(QStringLiteral("tiny-sweep.yaml"));
+        QFile file(path);
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
+        file.write(yaml.toUtf8());
+        file.close();
+        return m_window->openConfig(path);
+    }
+
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+int main(int argc, char** argv) {
+    QTemporaryDir home;  // keep the user's settings, run store and caches out of the test
+    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"})
+        qputenv(var, (home.path() + '/' + var).toUtf8());
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName("WaferStudioTest");
+    qRegisterMetaType<ws::sweep::SweepOutcome>();
+    SweepsTest test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "sweeps_test.moc"

@@ -1,0 +1,87 @@
+// SweepsTab: the studio's view of one sweep, live or stored. On top the μTransfer chart
+// (transfer_chart.h); below, tabs with the trial table (sweep_table.h) and the width x LR
+// heatmap (sweep_heatmap.h), and the μP coord check (coord_check_view.h). Trials are added as they
+// finish; the views redraw on a ~40 ms coalescing timer, so a burst of finished trials costs one
+// redraw. GUI thread only.
+#pragma once
+
+#include <QWidget>
+#include <map>
+
+#include "engine/sweep/runner.h"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QTimer;
+
+namespace ws::store {
+class RunStore;
+}
+
+namespace ws::ui {
+
+class CoordCheckView;
+class SweepHeatmap;
+class SweepTable;
+class TransferChart;
+
+class SweepsTab : public QWidget {
+    Q_OBJECT
+public:
+    explicit SweepsTab(QWidget* parent = nullptr);
+
+    void beginSweep(const sweep::SweepPlan& plan);
+    void noteTrialStarted(const sweep::TrialStarted& trial);
+    void noteProgress(const std::vector<sweep::TrialProgress>& batch);
+    void addResult(const sweep::TrialResult& result);
+    void endSweep(const sweep::SweepOutcome& outcome);
+    // Shows a sweep recorded in the store (run of kind "sweep"); false with `error` if it cannot.
+    bool showStoredSweep(store::RunStore* store, int64_t sweepRunId, QString* error = nullptr);
+    void redrawNow();
+    void showError(const QString& message);  // planning errors, in red above the chart
+
+    std::vector<sweep::TrialResult> results() const;
+    // The μP optimum: the best log2 learning rate of the sweep's narrowest width under "mup"
+    // (the proxy), NaN when there is none yet. `width` receives that width.
+    double proxyBestLog2Lr(double* width) const;
+    // The config of the sweep's μP trials (its "mup" bundle applied), for μTransfer; nullptr
+    // when the sweep has no mup parametrization.
+    const config::Config* mupProxy() const { return m_hasBase ? &m_base : nullptr; }
+
+    TransferChart* chart() const { return m_chart; }
+    SweepTable* table() const { return m_table; }
+    SweepHeatmap* heatmap() const { return m_heatmap; }
+    QTabWidget* views() const { return m_views; }
+    CoordCheckView* coordCheck() const { return m_coordCheck; }
+    QPushButton* transferButton() const { return m_transferButton; }
+
+signals:
+    void transferRequested();
+
+private:
+    void scheduleRedraw();
+    void updateHeader();
+
+    TransferChart* m_chart;
+    SweepTable* m_table;
+    SweepHeatmap* m_heatmap;
+    CoordCheckView* m_coordCheck;
+    QTabWidget* m_views;
+    QLabel* m_header;
+    QProgressBar* m_progress;
+    QPushButton* m_transferButton;
+    QTimer* m_redrawTimer;
+    std::vector<std::string> m_parametrizations;
+    std::map<int, sweep::TrialResult> m_results;
+    std::map<int, sweep::TrialProgress> m_running;
+    std::vector<sweep::ParametrizationTransfer> m_transfer;
+    config::Config m_base;
+    bool m_hasBase = false;
+    size_t m_planned = 0;
+    QString m_title;
+    QString m_state;
+};
+
+}  // namespace ws::ui
