@@ -19,6 +19,7 @@ namespace ws::ui {
 
 class ConfigDocument;
 class ConfigTab;
+class FinetuneWizard;
 class LogDock;
 class RunController;
 class RunsDock;
@@ -40,6 +41,9 @@ public:
     // Continues a stopped or finished run from its newest checkpoint after the resume dialog
     // (resume_dialog.h) says it can; false when refused or cancelled.
     bool resumeRun(int64_t runId);
+    // Opens the fine-tune wizard (window-modal, returns at once); its Run starts a run of kind
+    // "finetune", puts its config in the Config tab and sets Samples to compare it with the base.
+    FinetuneWizard* openFinetuneWizard();
     // Shows a tab by name: config, training, wafer or samples.
     bool showTab(const QString& name);
     // Renders the whole window (charts replotted first) into a PNG.
@@ -62,6 +66,7 @@ public:
     QAction* resumeRunAction() const { return m_resumeRun; }  // from a checkpoint
     QAction* checkpointAction() const { return m_checkpoint; }
     QAction* stopAction() const { return m_stop; }
+    QAction* finetuneAction() const { return m_finetune; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -95,7 +100,7 @@ private:
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
     QAction *m_run, *m_pause, *m_continue, *m_stop;
-    QAction *m_resumeRun, *m_checkpoint;
+    QAction *m_resumeRun, *m_checkpoint, *m_finetune;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
 };
 
