@@ -290,7 +290,7 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
     m_maxSteps->setSpecialValueText(tr("from epochs"));
     m_warmup = new QSpinBox(page);
     m_warmup->setRange(0, 1'000'000);
-    m_warmup->setSuffix(tr(" steps"));
+    m_warmup->setSuffix(tr(" step(s)"));
     m_freezeEmbeddings =
         new QCheckBox(tr("Freeze the embeddings (token and position; tied output too)"), page);
     m_freezeBlocks = new QSpinBox(page);
@@ -405,6 +405,8 @@ void FinetuneWizard::inspectBase() {
         if (!facts.ok()) {
             m_baseInfo->setText(errorText(QString::fromStdString(facts.error().message)));
         } else {
+            if (m_shipped->isChecked())
+                facts->kind = tr("shipped with Wafer Studio, pretrained on the bundled corpus");
             const config::ModelConfig& m = facts->config.model;
             const int64_t params = session::deriveFacts(facts->config).parameters;
             m_baseInfo->setText(

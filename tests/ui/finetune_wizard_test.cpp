@@ -145,6 +145,16 @@ private slots:
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-finetune-samples.png")));
         m_window->showTab("training");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-finetune-training.png")));
+
+        // The fine-tuned run is now a base to choose: listed with its steps and final loss.
+        FinetuneWizard* again = m_window->openFinetuneWizard();
+        QVERIFY(again->useRun(run->id));
+        QVERIFY2(again->baseOk(), qPrintable(again->baseInfo()));
+        QVERIFY2(again->baseInfo().contains(QStringLiteral("run %1").arg(run->id)),
+                 qPrintable(again->baseInfo()));
+        QCOMPARE(again->baseRef(), QString::number(run->id));
+        saveWizard(again, "finetune-wizard-1-runs.png");
+        again->reject();
     }
 
     void emptyOrMissingFileShowsTheErrorAndBlocksNext() {
