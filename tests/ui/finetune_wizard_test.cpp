@@ -7,10 +7,14 @@
 #include <QAbstractButton>
 #include <QApplication>
 #include <QDir>
+#include <QDropEvent>
 #include <QFile>
+#include <QFileInfo>
+#include <QMimeData>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrl>
 #include <memory>
 
 #include "engine/finetune/finetune_plan.h"
@@ -162,7 +166,17 @@ private slots:
         QVERIFY(writeFile(empty, {}));
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         wizard->next();
-        wizard->addDataPaths({empty});
+        // Dropped on the page, as from a file manager.
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(empty)});
+        QWidget* page = wizard->currentPage();
+        QDragEnterEvent enter(QPoint(20, 20), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(page, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(20, 20), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(page, &drop);
+        QCOMPARE(wizard->dataPaths(), QStringList{QFileInfo(empty).absoluteFilePath()});
         QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
         QVERIFY(!wizard->plan().has_value());
         QVERIFY(!wizard->planError().isEmpty());
