@@ -543,6 +543,10 @@ void FinetuneWizard::onPlanned(uint64_t generation, Result<finetune::FinetunePla
         } else {
             m_plan.reset();
             m_planError = QString::fromStdString(result.error().message);
+            // The engine names the CLI's options; here the page is the context.
+            for (const QString& option : {QStringLiteral("--data: "), QStringLiteral("--base: ")}) {
+                if (m_planError.startsWith(option)) m_planError.remove(0, option.size());
+            }
         }
     }
     if (m_pending) {
