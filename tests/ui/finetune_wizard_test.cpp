@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QMimeData>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -195,6 +196,36 @@ private slots:
         QVERIFY(!wizard->baseOk());
         QVERIFY(!wizard->button(QWizard::NextButton)->isEnabled());
         saveWizard(wizard, "finetune-wizard-1-error.png");
+        wizard->reject();
+    }
+
+    void huggingFaceFolderIsUsedInPlace() {
+        // Written by the independent writer the CLI tests use (Python standard library only).
+        const QString hf = m_dir->filePath("hf");
+        QProcess writer;
+        writer.start(
+            QStringLiteral("/usr/bin/python3"),
+            {QStringLiteral(WAFER_SOURCE_DIR "/tests/app/hf_tool.py"), QStringLiteral("write"), hf,
+             QStringLiteral("--dtype"), QStringLiteral("F16")});
+        if (!writer.waitForStarted()) QSKIP("python3 is not available");
+        QVERIFY(writer.waitForFinished(60000));
+        QVERIFY2(writer.exitCode() == 0, writer.readAllStandardError().constData());
+        const QString data = m_dir->filePath("lighthouse.txt");
+        QVERIFY(writeFile(data, newText()));
+        FinetuneWizard* wizard = m_window->openFinetuneWizard();
+        wizard->useFolder(hf);
+        QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
+        QVERIFY2(wizard->baseInfo().contains("Hugging Face"), qPrintable(wizard->baseInfo()));
+        QVERIFY2(wizard->baseInfo().contains("2 layers × width 16"),
+                 qPrintable(wizard->baseInfo()));
+        saveWizard(wizard, "finetune-wizard-1-hf.png");
+        wizard->next();
+        wizard->addDataPaths({data});
+        QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
+        QVERIFY2(wizard->plan().has_value(), qPrintable(wizard->planError()));
+        QCOMPARE(QString::fromStdString(wizard->plan()->summary.tokenizerKind),
+                 QStringLiteral("bpe"));
+        QCOMPARE(wizard->choice().basePath, QFileInfo(hf).absoluteFilePath());
         wizard->reject();
     }
 
