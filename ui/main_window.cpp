@@ -23,6 +23,7 @@
 #include "engine/session/model_facts.h"
 #include "ui/config_document.h"
 #include "ui/config_tab.h"
+#include "ui/finetune_wizard.h"
 #include "ui/log_dock.h"
 #include "ui/resume_dialog.h"
 #include "ui/run_controller.h"
@@ -195,7 +196,11 @@ void MainWindow::createActions() {
         tr("Continue the run selected in Runs from its newest checkpoint (F8)"));
     for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stop}) toolbar->addAction(a);
     toolbar->addSeparator();
-    for (QAction* a : {m_checkpoint, m_resumeRun}) toolbar->addAction(a);
+    m_finetune =
+        new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("&Fine-tune…"), this);
+    m_finetune->setToolTip(tr("Fine-tune a base model on your own text"));
+    for (QAction* a : {m_checkpoint, m_resumeRun, m_finetune}) toolbar->addAction(a);
+    connect(m_finetune, &QAction::triggered, this, &MainWindow::openFinetuneWizard);
     connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
     connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
     connect(m_continue, &QAction::triggered, m_controller, &RunController::resume);
@@ -262,6 +267,8 @@ void MainWindow::createMenus() {
     for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stop}) run->addAction(a);
     run->addSeparator();
     for (QAction* a : {m_checkpoint, m_resumeRun}) run->addAction(a);
+    run->addSeparator();
+    run->addAction(m_finetune);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_runsDock->toggleViewAction());
     view->addAction(m_logDock->toggleViewAction());
@@ -290,6 +297,7 @@ void MainWindow::updateActions() {
     m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);
     m_continue->setEnabled(active && paused);
     m_stop->setEnabled(active || sweeping);
+    m_finetune->setEnabled(!active && !sweeping);
     m_checkpoint->setEnabled(active && state == session::RunState::Running);
     const auto selected = m_runsDock->selectedRunIds();
     m_resumeRun->setEnabled(
@@ -369,6 +377,37 @@ bool MainWindow::resumeRun(int64_t runId) {
     m_tabs->setCurrentWidget(m_trainingTab);
     updateActions();
     return true;
+}
+
+FinetuneWizard* MainWindow::openFinetuneWizard() {
+    auto* wizard = new FinetuneWizard(m_store.get(), m_dbPath, this);
+    wizard->setAttribute(Qt::WA_DeleteOnClose);
+    connect(wizard, &QDialog::accepted, this, [this, wizard] {
+        FinetuneChoice choice = wizard->choice();
+        if (!maybeSave()) return;
+        m_document->setYaml(QString::fromStdString(config::saveConfigYaml(choice.config.config)));
+        session::SessionOptions options;
+        options.dbPath = m_dbPath.toStdString();
+        options.runName = choice.runName.toStdString();
+        options.kind = "finetune";
+        options.parentRun = choice.parentRun;
+        options.evaluateAtStart = true;  // the base's held-out loss is the curve's first point
+        QString error;
+        if (!m_controller->start(choice.config, options, &error)) {
+            m_logDock->append(int(session::LogLine::Level::Error), error);
+            return;
+        }
+        const config::Config& c = choice.config.config;
+        m_waferTab->beginRun(c);
+        m_trainingTab->beginLiveRun(QString::fromStdString(c.model.name) + tr(" fine-tune (now)"),
+                                    double(session::deriveFacts(c).tokensPerStep));
+        // When the run finishes, Samples gets its model: base and fine-tuned side by side.
+        if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);
+        m_tabs->setCurrentWidget(m_trainingTab);
+        updateActions();
+    });
+    wizard->open();
+    return wizard;
 }
 
 bool MainWindow::showTab(const QString& name) {

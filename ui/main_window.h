@@ -20,6 +20,7 @@ namespace ws::ui {
 
 class ConfigDocument;
 class ConfigTab;
+class FinetuneWizard;
 class LogDock;
 class RunController;
 class RunsDock;
@@ -53,6 +54,9 @@ public:
     void setSweepConfirmer(std::function<bool(const QString&)> confirm) {
         m_confirmSweep = std::move(confirm);
     }
+    // Opens the fine-tune wizard (window-modal, returns at once); its Run starts a run of kind
+    // "finetune", puts its config in the Config tab and sets Samples to compare it with the base.
+    FinetuneWizard* openFinetuneWizard();
     // Shows a tab by name: config, training, wafer, samples or sweeps.
     bool showTab(const QString& name);
     // Renders the whole window (charts replotted first) into a PNG.
@@ -78,6 +82,7 @@ public:
     QAction* resumeRunAction() const { return m_resumeRun; }  // from a checkpoint
     QAction* checkpointAction() const { return m_checkpoint; }
     QAction* stopAction() const { return m_stop; }
+    QAction* finetuneAction() const { return m_finetune; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -117,7 +122,7 @@ private:
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
     QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stop;
-    QAction *m_resumeRun, *m_checkpoint;
+    QAction *m_resumeRun, *m_checkpoint, *m_finetune;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
 };
 

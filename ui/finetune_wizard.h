@@ -1,0 +1,145 @@
+// FinetuneWizard: point-and-click fine-tuning in three pages, over engine/finetune's planFinetune
+// (the same plan `wafer finetune` runs): (1) the base model — the shipped one, a previous run from
+// the run store, or a run / checkpoint / Hugging Face GPT-2 folder (used in place), with its size
+// and tokenizer or the reason it cannot be used; (2) the text to fine-tune on (dropped or picked
+// files and folders), with the plan's token count, held-out split and time per epoch; (3) the
+// plan's hyperparameters, editable, with the live time estimate and whether the activations fit
+// the wafer. Planning reads and tokenizes the text, so it runs on the wizard's own thread pool and
+// the newest request wins; the GUI never waits on it (the destructor does, for a job in flight).
+// Finish hands back choice(): the config to train, its parent run and the base to compare with.
+// GUI thread only.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QThreadPool>
+#include <QWizard>
+#include <cstdint>
+#include <optional>
+
+#include "engine/finetune/finetune_plan.h"
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QRadioButton;
+class QSpinBox;
+class QTimer;
+class QTreeWidget;
+class QWizardPage;
+
+namespace ws::store {
+class RunStore;
+}
+
+namespace ws::ui {
+
+// What Finish starts: the plan's config with page 3's edits, ready for RunController::start.
+struct FinetuneChoice {
+    config::LoadedConfig config;
+    std::optional<int64_t> parentRun;  // the base run when a run was chosen
+    QString basePath;                  // the base as SamplesTab loads it (for "Compare with")
+    QString runName;                   // empty: the store names it
+};
+
+class FinetuneWizard : public QWizard {
+    Q_OBJECT
+public:
+    enum PageId { BasePage = 0, DataPage = 1, SettingsPage = 2 };
+
+    // `store` may be null (no previous runs to offer); `dbPath` empty: the default store.
+    FinetuneWizard(store::RunStore* store, const QString& dbPath, QWidget* parent = nullptr);
+    ~FinetuneWizard() override;  // waits for a planning job in flight
+
+    // The base model shipped with the app (appDataDir()/resources/base-model).
+    static QString shippedBaseModel();
+
+    // Page 1, as the user would choose it.
+    void useShippedBase();
+    bool useRun(int64_t runId);  // false when the run is not in the list
+    void useFolder(const QString& path);
+    QString baseRef() const;  // what planFinetune gets as its base ("" if none chosen)
+    bool baseOk() const { return m_baseOk; }
+    QString baseInfo() const;  // the facts or the error shown under the choice
+
+    // Page 2.
+    void addDataPaths(const QStringList& paths);
+    void clearData();
+    QStringList dataPaths() const;
+
+    // Page 3 (0 max steps: from epochs).
+    void setEpochs(int epochs);
+    void setMaxSteps(int steps);
+    void setFreezeEmbeddings(bool freeze);
+    void setFreezeBlocks(int blocks);
+    void setLearningRate(double lr);
+    void setWarmupSteps(int steps);
+    void setOverrides(const QString& overrides);  // "key=value" separated by spaces, as --set
+    void setRunName(const QString& name);
+
+    // The newest finished plan, if it succeeded; its error otherwise.
+    bool isPlanning() const { return m_running || m_pending; }
+    const std::optional<finetune::FinetunePlan>& plan() const { return m_plan; }
+    QString planError() const { return m_planError; }
+    QString dataSummary() const;       // page 2's summary text
+    QString settingsEstimate() const;  // page 3's estimate text
+    FinetuneChoice choice() const;
+
+signals:
+    void planFinished();  // a planning job ended (plan() or planError() is current)
+
+private:
+    QWizardPage* makeBasePage();
+    QWizardPage* makeDataPage();
+    QWizardPage* makeSettingsPage();
+    void reloadRuns();
+    void inspectBase();
+    void schedulePlan();
+    void startPlan();
+    void onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result);
+    void showPlan();
+    void refreshComplete();
+    finetune::FinetuneRequest request() const;
+
+    store::RunStore* m_store;
+    QString m_dbPath;
+    QThreadPool m_pool;
+    QTimer* m_planTimer;
+    uint64_t m_generation = 0;
+    bool m_running = false;
+    bool m_pending = false;
+    std::optional<finetune::FinetunePlan> m_plan;
+    QString m_planError;
+    bool m_baseOk = false;
+    QString m_basePath;  // resolved path of the chosen base
+    int m_baseLayers = 0;
+
+    // Page 1
+    QWizardPage* m_basePage;
+    QRadioButton* m_shipped;
+    QRadioButton* m_fromRun;
+    QRadioButton* m_fromFolder;
+    QTreeWidget* m_runs;
+    QLineEdit* m_folder;
+    QLabel* m_baseInfo;
+    // Page 2
+    QWizardPage* m_dataPage;
+    QListWidget* m_files;
+    QLabel* m_summary;
+    // Page 3
+    QWizardPage* m_settingsPage;
+    QLineEdit* m_learningRate;
+    QSpinBox* m_epochs;
+    QSpinBox* m_maxSteps;
+    QSpinBox* m_warmup;
+    QCheckBox* m_freezeEmbeddings;
+    QSpinBox* m_freezeBlocks;
+    QLineEdit* m_overrides;
+    QLineEdit* m_runName;
+    QLabel* m_estimate;
+    bool m_lrEdited = false;
+    bool m_warmupEdited = false;
+};
+
+}  // namespace ws::ui
