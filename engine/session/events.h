@@ -3,17 +3,13 @@
 // time and never blocks the engine. Thread-safe: any number of producers and consumers.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "engine/core/event_queue.h"
 #include "engine/streaming/spans.h"
 #include "engine/wafer/cycle_model.h"
 
@@ -68,22 +64,7 @@ struct EmulatedStep {
 using Event =
     std::variant<StepMetrics, LogLine, StateChange, PrepareProgress, streaming::Span, EmulatedStep>;
 
-class EventQueue {
-public:
-    void push(Event event);
-    // Moves every queued event into `out` (appending); returns how many.
-    size_t drain(std::vector<Event>& out);
-    // Waits up to `timeout` for at least one event, then drains.
-    size_t waitAndDrain(std::vector<Event>& out, std::chrono::milliseconds timeout);
-    // Called (on the producer's thread) after each push; a GUI uses it to post one queued
-    // wake-up. Set it before the session starts.
-    void setNotify(std::function<void()> notify);
-
-private:
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    std::deque<Event> m_events;
-    std::function<void()> m_notify;
-};
+// The session's event queue (core/event_queue.h): thread-safe, drained in whole batches.
+using EventQueue = ws::EventQueue<Event>;
 
 }  // namespace ws::session

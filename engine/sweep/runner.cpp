@@ -115,41 +115,6 @@ std::string defaultSweepName() {
 
 }  // namespace
 
-// ---- SweepEventQueue ----
-
-void SweepEventQueue::push(SweepEvent event) {
-    std::function<void()> notify;
-    {
-        std::lock_guard lock(m_mutex);
-        m_events.push_back(std::move(event));
-        notify = m_notify;
-    }
-    m_cv.notify_all();
-    if (notify) notify();
-}
-
-size_t SweepEventQueue::drain(std::vector<SweepEvent>& out) {
-    std::lock_guard lock(m_mutex);
-    const size_t n = m_events.size();
-    for (auto& e : m_events) out.push_back(std::move(e));
-    m_events.clear();
-    return n;
-}
-
-size_t SweepEventQueue::waitAndDrain(std::vector<SweepEvent>& out,
-                                     std::chrono::milliseconds timeout) {
-    {
-        std::unique_lock lock(m_mutex);
-        m_cv.wait_for(lock, timeout, [this] { return !m_events.empty(); });
-    }
-    return drain(out);
-}
-
-void SweepEventQueue::setNotify(std::function<void()> notify) {
-    std::lock_guard lock(m_mutex);
-    m_notify = std::move(notify);
-}
-
 // ---- SweepRunner ----
 
 struct SweepRunner::Shared {

@@ -14,9 +14,7 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -27,6 +25,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/core/event_queue.h"
 #include "engine/core/result.h"
 #include "engine/sweep/results.h"
 #include "engine/sweep/space.h"
@@ -66,20 +65,8 @@ struct SweepDone {
 
 using SweepEvent = std::variant<TrialStarted, TrialProgress, TrialFinished, SweepLog, SweepDone>;
 
-// Thread-safe queue of sweep events, drained by a front end (as session::EventQueue).
-class SweepEventQueue {
-public:
-    void push(SweepEvent event);
-    size_t drain(std::vector<SweepEvent>& out);
-    size_t waitAndDrain(std::vector<SweepEvent>& out, std::chrono::milliseconds timeout);
-    void setNotify(std::function<void()> notify);  // before the runner starts
-
-private:
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    std::deque<SweepEvent> m_events;
-    std::function<void()> m_notify;
-};
+// Thread-safe queue of sweep events, drained by a front end (core/event_queue.h).
+using SweepEventQueue = EventQueue<SweepEvent>;
 
 struct RunnerOptions {
     std::filesystem::path dbPath;    // empty: userDataDir()/runs.sqlite
