@@ -25,7 +25,7 @@ struct CoordCheckCliOptions {
     std::vector<std::string> overrides;
     std::string widths = "32,64,128,256";
     int steps = 10;
-    double threshold = 0.3;
+    double threshold = mup::CoordCheckOptions{}.threshold;  // the engine's default
     std::string outPath;
 };
 

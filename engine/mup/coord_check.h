@@ -46,8 +46,8 @@ inline constexpr std::string_view kLayerTypes[] = {"embedding", "attn_logits", "
 
 struct CoordCheckOptions {
     std::vector<int> widths = {32, 64, 128, 256};
-    int steps = 10;           // training steps; activations are recorded in each step's forward
-    double threshold = 0.25;  // μP passes when every |slope| is below this
+    int steps = 10;          // training steps; activations are recorded in each step's forward
+    double threshold = 0.3;  // μP passes when every |slope| is below this (see above)
     std::filesystem::path cacheDir;  // tokenizer/token cache; empty = the user cache folder
 };
 
