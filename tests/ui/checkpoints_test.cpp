@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "engine/session/checkpoints.h"
+#include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/log_dock.h"
 #include "ui/main_window.h"
@@ -34,12 +35,7 @@ using namespace ws::ui;
 namespace {
 const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
 
-QString artifactPath(const QString& name) {
-    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
-    if (dir.isEmpty()) dir = QDir::tempPath();
-    QDir().mkpath(dir);
-    return dir + '/' + name;
-}
+using ws::testing::artifactPath;
 
 std::vector<double> liveSteps(const TrainingTab* tab) {
     const auto it = tab->runs().find(0);
@@ -280,14 +276,6 @@ private:
 };
 
 int main(int argc, char** argv) {
-    QTemporaryDir home;
-    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        qputenv(var, (home.path() + '/' + var).toUtf8());
-    }
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("WaferStudioTest");
-    CheckpointsTest test;
-    return QTest::qExec(&test, argc, argv);
+    return ws::testing::runIsolatedGuiTest<CheckpointsTest>(argc, argv);
 }
 #include "checkpoints_test.moc"

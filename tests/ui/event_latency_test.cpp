@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/main_window.h"
 #include "ui/run_controller.h"
@@ -88,13 +89,6 @@ private:
 };
 
 int main(int argc, char** argv) {
-    QTemporaryDir home;
-    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        qputenv(var, (home.path() + '/' + var).toUtf8());
-    }
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    EventLatencyTest test;
-    return QTest::qExec(&test, argc, argv);
+    return ws::testing::runIsolatedGuiTest<EventLatencyTest>(argc, argv);
 }
 #include "event_latency_test.moc"

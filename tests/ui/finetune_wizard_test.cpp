@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "engine/finetune/finetune_plan.h"
+#include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/finetune_wizard.h"
 #include "ui/main_window.h"
@@ -29,12 +30,7 @@ using namespace ws::ui;
 
 namespace {
 
-QString artifactPath(const QString& name) {
-    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
-    if (dir.isEmpty()) dir = QDir::tempPath();
-    QDir().mkpath(dir);
-    return dir + '/' + name;
-}
+using ws::testing::artifactPath;
 
 bool writeFile(const QString& path, const QByteArray& text) {
     QFile f(path);
@@ -235,15 +231,7 @@ private:
 };
 
 int main(int argc, char** argv) {
-    QTemporaryDir home;
-    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        qputenv(var, (home.path() + '/' + var).toUtf8());
-    }
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("WaferStudioTest");
-    FinetuneWizardTest test;
-    return QTest::qExec(&test, argc, argv);
+    return ws::testing::runIsolatedGuiTest<FinetuneWizardTest>(argc, argv);
 }
 
 #include "finetune_wizard_test.moc"

@@ -20,6 +20,7 @@
 #include <QUrl>
 #include <memory>
 
+#include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/config_form.h"
 #include "ui/config_tab.h"
@@ -39,12 +40,7 @@ using namespace ws::ui;
 namespace {
 const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
 
-QString artifactPath(const QString& name) {
-    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
-    if (dir.isEmpty()) dir = QDir::tempPath();
-    QDir().mkpath(dir);
-    return dir + '/' + name;
-}
+using ws::testing::artifactPath;
 
 void commitLine(QLineEdit* line, const QString& text) {
     line->setFocus();
@@ -240,15 +236,6 @@ private:
 };
 
 int main(int argc, char** argv) {
-    // Keep the user's settings, run store and caches out of the test.
-    QTemporaryDir home;
-    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        qputenv(var, (home.path() + '/' + var).toUtf8());
-    }
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("WaferStudioTest");
-    MainWindowTest test;
-    return QTest::qExec(&test, argc, argv);
+    return ws::testing::runIsolatedGuiTest<MainWindowTest>(argc, argv);
 }
 #include "main_window_test.moc"

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "engine/optim/schedule.h"
+#include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/config_form.h"
 #include "ui/config_tab.h"
@@ -29,12 +30,7 @@ using namespace ws::ui;
 namespace {
 const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
 
-QString artifactPath(const QString& name) {
-    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
-    if (dir.isEmpty()) dir = QDir::tempPath();
-    QDir().mkpath(dir);
-    return dir + '/' + name;
-}
+using ws::testing::artifactPath;
 
 int columnOf(QTableWidget* table, const QString& header) {
     for (int c = 0; c < table->columnCount(); ++c) {
@@ -162,14 +158,6 @@ private:
 };
 
 int main(int argc, char** argv) {
-    QTemporaryDir home;
-    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"}) {
-        qputenv(var, (home.path() + '/' + var).toUtf8());
-    }
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("WaferStudioTest");
-    ScheduleEditorTest test;
-    return QTest::qExec(&test, argc, argv);
+    return ws::testing::runIsolatedGuiTest<ScheduleEditorTest>(argc, argv);
 }
 #include "schedule_editor_test.moc"

@@ -24,6 +24,7 @@
 #include <QSpinBox>
 #include "engine/config/config_yaml.h"
 #include "engine/store/run_store.h"
+#include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/coord_check_view.h"
 #include "ui/main_window.h"
@@ -39,12 +40,7 @@ using namespace ws::ui;
 
 namespace {
 
-QString artifactPath(const QString& name) {
-    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
-    if (dir.isEmpty()) dir = QDir::tempPath();
-    QDir().mkpath(dir);
-    return dir + '/' + name;
-}
+using ws::testing::artifactPath;
 
 // A 1-layer byte-level GPT small enough that 12 trials of 6 steps take a few seconds.
 QString tinySweepYaml(const QString& sweepExtra) {
@@ -306,14 +302,7 @@ private:
 };
 
 int main(int argc, char** argv) {
-    QTemporaryDir home;  // keep the user's settings, run store and caches out of the test
-    for (const char* var : {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"})
-        qputenv(var, (home.path() + '/' + var).toUtf8());
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName("WaferStudioTest");
     qRegisterMetaType<ws::sweep::SweepOutcome>();
-    SweepsTest test;
-    return QTest::qExec(&test, argc, argv);
+    return ws::testing::runIsolatedGuiTest<SweepsTest>(argc, argv);
 }
 #include "sweeps_test.moc"

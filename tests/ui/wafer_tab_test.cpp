@@ -15,6 +15,7 @@
 
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
+#include "support/gui_test.h"
 #include "ui/cluster_diagram.h"
 #include "ui/timeline_view.h"
 #include "ui/utilization_map.h"
@@ -25,12 +26,7 @@ using ws::streaming::SpanKind;
 
 namespace {
 
-QString artifactPath(const QString& name) {
-    QString dir = qEnvironmentVariable("WAFER_TEST_ARTIFACTS");
-    if (dir.isEmpty()) dir = QDir::tempPath();
-    QDir().mkpath(dir);
-    return dir + '/' + name;
-}
+using ws::testing::artifactPath;
 
 ws::model::GptShape smallShape() {
     ws::model::GptShape shape;
