@@ -1,4 +1,4 @@
-// wafer_sweep_bench: what the μTransfer preset (presets/sweep-lr-width.yaml) costs here. Runs one
+// wafer_sweep_bench: what the μTransfer preset (presets/mup-sweep.yaml) costs here. Runs one
 // trial per width (sp, one learning rate, one seed, --steps steps) twice in the same run: with
 // the preset's parallel_trials (the cores shared out, one thread each on 2 cores) and, as the
 // reference, one trial at a time with every core. Prints wall time and trial count of both, the
@@ -37,7 +37,7 @@ struct Measured {
 };
 
 ws::Result<Measured> runOnce(const Options& o, int parallel, const fs::path& dir) {
-    const fs::path preset = fs::path(WAFER_PRESETS_DIR) / "sweep-lr-width.yaml";
+    const fs::path preset = fs::path(WAFER_PRESETS_DIR) / "mup-sweep.yaml";
     auto loaded = sweep::loadSweepFile(
         preset,
         {"sweep.parametrization=[sp]", "sweep.seeds=1", fmt::format("sweep.max_steps={}", o.steps),

@@ -291,7 +291,7 @@ void MainWindow::updateActions() {
     m_runSweep->setEnabled(!active && !sweeping && hasSweep);
     m_runSweep->setToolTip(hasSweep ? tr("Run the sweep: section of the current config (Ctrl+F5)")
                                     : tr("The current config has no sweep: section (see the "
-                                         "sweep-lr-width preset)"));
+                                         "mup-sweep preset)"));
     m_run->setToolTip(m_document->canRun() ? tr("Train the current config (F5)")
                                            : tr("Fix the problems listed in the Config tab first"));
     m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);

@@ -139,7 +139,7 @@ bool MainWindow::startSweep() {
     if (!sweepSection) {
         reportSweepError(
             tr("the config has no sweep: section; open a sweep (e.g. the "
-               "sweep-lr-width preset) or add one"));
+               "mup-sweep preset) or add one"));
         return false;
     }
     if (!sweepSection->base.empty()) {

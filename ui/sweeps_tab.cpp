@@ -50,7 +50,7 @@ SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     layout->setContentsMargins(6, 6, 6, 6);
     auto* top = new QHBoxLayout;
     m_header = new QLabel(tr("No sweep yet: open a config with a sweep: section (e.g. the "
-                             "sweep-lr-width preset) and choose Run ▸ Run Sweep."),
+                             "mup-sweep preset) and choose Run ▸ Run Sweep."),
                           this);
     m_header->setObjectName(QStringLiteral("SweepHeader"));
     m_header->setWordWrap(true);

@@ -168,7 +168,7 @@ int runSweep(const SweepOptions& opt, const CommonOptions& common) {
         created = sweep::SweepRunner::resume(opt.resume, runnerOptions);
     } else {
         if (opt.sweepPath.empty())
-            return fail("give a sweep file (e.g. presets/sweep-lr-width.yaml) or --resume ID");
+            return fail("give a sweep file (e.g. presets/mup-sweep.yaml) or --resume ID");
         auto loaded = sweep::loadSweepFile(opt.sweepPath, opt.overrides);
         if (!loaded.ok()) return fail(loaded.error().message);
         auto plan = sweep::planSweep(*loaded);
@@ -273,7 +273,7 @@ void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto opt = std::make_shared<SweepOptions>();
     CLI::App* cmd = app.add_subcommand(
         "sweep", "Run a hyperparameter sweep (a config with a sweep: section, or a sweep file)");
-    cmd->add_option("sweep", opt->sweepPath, "Sweep YAML (see presets/sweep-lr-width.yaml)")
+    cmd->add_option("sweep", opt->sweepPath, "Sweep YAML (see presets/mup-sweep.yaml)")
         ->check(CLI::ExistingFile);
     cmd->add_option("--set", opt->overrides,
                     "Override a value of the base config or the sweep, e.g. --set "

@@ -178,7 +178,7 @@ Result<config::LoadedConfig> loadSweepFile(const std::filesystem::path& path,
     if (!file.ok()) return file.error();
     if (!file->config.sweep)
         return Error{path.string() +
-                     ": no sweep: section; add one (see presets/sweep-lr-width.yaml) or give "
+                     ": no sweep: section; add one (see presets/mup-sweep.yaml) or give "
                      "a sweep file whose sweep.base names the config to sweep over"};
     config::LoadedConfig combined = std::move(file).value();
     if (!combined.config.sweep->base.empty()) {
@@ -218,7 +218,7 @@ Result<config::LoadedConfig> loadSweepFile(const std::filesystem::path& path,
 
 Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
     if (!definition.config.sweep)
-        return Error{"the config has no sweep: section (see presets/sweep-lr-width.yaml)"};
+        return Error{"the config has no sweep: section (see presets/mup-sweep.yaml)"};
     SweepPlan plan;
     plan.definition = definition;
     plan.sweep = *definition.config.sweep;

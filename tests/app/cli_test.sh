@@ -293,7 +293,7 @@ sweep_errors)
   [[ $code -eq 1 ]] || fail "expected exit 1 for a bad key, got $code: $out"
   expect_in "sweep.parameters.model.hiden_size" "$out"
   expect_in "did you mean model.hidden_size" "$out"
-  out=$("$wafer" sweep "$src/presets/sweep-lr-width.yaml" --db "$db" \
+  out=$("$wafer" sweep "$src/presets/mup-sweep.yaml" --db "$db" \
         --set sweep.parametrization=[sp] --set sweep.max_trials=10 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "expected exit 1 without --yes, got $code: $out"
   expect_in "96 trials" "$out"

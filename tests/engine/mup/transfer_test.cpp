@@ -13,10 +13,11 @@ namespace ws::mup {
 namespace {
 
 config::Config proxyConfig() {
-    auto loaded =
-        config::loadConfigFile(WAFER_PRESETS_DIR "/sweep-lr-width.yaml",
-                               {"model.mup_base_hidden_size=32", "model.mup_base_filter_size=128",
-                                "model.embeddings_scale=10.0", "model.scale_qk_dot_by_d=true"});
+    auto loaded = config::loadConfigFile(
+        WAFER_PRESETS_DIR "/mup-sweep.yaml",
+        {"model.hidden_size=32", "model.num_heads=2", "model.filter_size=128",
+         "model.mup_base_hidden_size=32", "model.mup_base_filter_size=128",
+         "model.embeddings_scale=10.0", "model.scale_qk_dot_by_d=true"});
     EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().message);
     return loaded->config;
 }

@@ -289,7 +289,7 @@ namespace {
 
 // The μTransfer preset plans with its sp half (the mup bundle needs μP's model.mup_* fields).
 TEST(SweepPreset, TheLrWidthPresetPlansItsSpHalf) {
-    auto loaded = loadSweepFile(std::filesystem::path(WAFER_PRESETS_DIR) / "sweep-lr-width.yaml",
+    auto loaded = loadSweepFile(std::filesystem::path(WAFER_PRESETS_DIR) / "mup-sweep.yaml",
                                 {"sweep.parametrization=[sp]"});
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     auto plan = planSweep(*loaded);
@@ -309,8 +309,8 @@ TEST(SweepPreset, TheLrWidthPresetPlansItsSpHalf) {
         log2Lrs.insert(log2Value(t.param("optimizer.learning_rate")));
     }
     EXPECT_GE(log2Lrs.size(), 7u);
-    EXPECT_EQ(plan->trials.front().config.config.model.hiddenSize, 32);
-    EXPECT_EQ(plan->trials[31].config.config.model.hiddenSize, 256);
+    EXPECT_EQ(plan->trials.front().config.config.model.hiddenSize, 16);
+    EXPECT_EQ(plan->trials[31].config.config.model.hiddenSize, 128);
     EXPECT_EQ(plan->trials.back().seed, plan->trials.front().seed + 2);
 }
 
