@@ -410,6 +410,20 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
     return wizard;
 }
 
+bool MainWindow::openStoredRun(int64_t runId) {
+    auto run = m_store ? m_store->getRun(runId) : Result<store::RunInfo>(Error{"no run store"});
+    if (!run.ok()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("cannot open run %1: %2")
+                              .arg(runId)
+                              .arg(QString::fromStdString(run.error().message)));
+        return false;
+    }
+    m_runsDock->selectRuns({runId});
+    if (run->kind == "sweep") m_tabs->setCurrentWidget(m_sweepsTab);
+    return true;
+}
+
 bool MainWindow::showTab(const QString& name) {
     const QString n = name.toLower();
     const int index = n == QLatin1String("config")     ? 0

@@ -57,6 +57,9 @@ public:
     // Opens the fine-tune wizard (window-modal, returns at once); its Run starts a run of kind
     // "finetune", puts its config in the Config tab and sets Samples to compare it with the base.
     FinetuneWizard* openFinetuneWizard();
+    // Selects stored run `runId` in Runs, as a click would (a sweep is shown in the Sweeps tab);
+    // false with the reason in the log when the store has no such run.
+    bool openStoredRun(int64_t runId);
     // Shows a tab by name: config, training, wafer, samples or sweeps.
     bool showTab(const QString& name);
     // Renders the whole window (charts replotted first) into a PNG.

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "engine/session/events.h"
+#include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 #include "engine/sweep/space.h"
 #include "ui/config_document.h"
@@ -198,8 +199,9 @@ bool MainWindow::resumeSweep(int64_t sweepRunId) {
 bool MainWindow::isStoppedSweep(int64_t runId) const {
     if (!m_store) return false;
     auto run = m_store->getRun(runId);
-    return run.ok() && run->kind == "sweep" && run->status != "finished" &&
-           run->status != "running";
+    if (!run.ok() || run->kind != "sweep") return false;
+    const std::string status = session::shownRunStatus(run->status, run->modelDir);
+    return status != "finished" && status != "running";  // stopped, failed or interrupted
 }
 
 }  // namespace ws::ui

@@ -18,6 +18,7 @@
 #include <map>
 
 #include "engine/session/checkpoints.h"
+#include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 
 namespace ws::ui {
@@ -30,6 +31,7 @@ QColor statusColor(const QString& status) {
     if (status == QLatin1String("running")) return QColor(0x1e, 0x88, 0xe5);
     if (status == QLatin1String("finished")) return QColor(0x43, 0xa0, 0x47);
     if (status == QLatin1String("stopped")) return QColor(0xfb, 0x8c, 0x00);
+    if (status == QLatin1String("interrupted")) return QColor(0x8d, 0x6e, 0x63);
     if (status == QLatin1String("diverged") || status == QLatin1String("failed")) {
         return QColor(0xe5, 0x39, 0x35);
     }
@@ -158,10 +160,16 @@ void RunsDock::refresh() {
             std::vector<std::pair<QTreeWidgetItem*, int64_t>> children;
             for (const auto& run : *runs) {
                 auto* item = new QTreeWidgetItem;
-                const QString status = QString::fromStdString(run.status);
+                const QString status =
+                    QString::fromStdString(session::shownRunStatus(run.status, run.modelDir));
                 item->setText(kName, QString::fromStdString(run.name));
                 item->setIcon(kName, statusIcon(status));
                 item->setText(kStatus, status);
+                if (status == QLatin1String("interrupted"))
+                    item->setToolTip(kStatus,
+                                     tr("The process training it ended without recording its end "
+                                        "(killed or crashed). Resume Run continues it from its "
+                                        "newest checkpoint."));
                 item->setData(kName, kIdRole, qint64(run.id));
                 const auto summary =
                     QJsonDocument::fromJson(QByteArray::fromStdString(run.summaryJson)).object();

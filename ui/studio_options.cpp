@@ -36,7 +36,12 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
     const QCommandLineOption set(QStringLiteral("set"),
                                  QStringLiteral("Override a config value (repeatable)."),
                                  QStringLiteral("key.path=value"));
-    parser.addOptions({run, runSweep, quit, shot, tab, db, set});
+    const QCommandLineOption openRun(
+        QStringLiteral("open-run"),
+        QStringLiteral("Select stored run ID as if clicked in Runs (a sweep shows in the Sweeps "
+                       "tab); with --screenshot and without --run/--sweep, save it and quit."),
+        QStringLiteral("ID"));
+    parser.addOptions({run, runSweep, quit, shot, tab, db, openRun, set});
     if (!parser.parse(arguments)) {
         error = parser.errorText();
         return false;
@@ -81,6 +86,15 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
         return false;
     }
     options.dbPath = parser.value(db);
+    if (parser.isSet(openRun)) {
+        bool ok = false;
+        options.openRunId = parser.value(openRun).toLongLong(&ok);
+        if (!ok || options.openRunId < 0) {
+            error = QStringLiteral("--open-run needs a run id (see `wafer runs list`), got '%1'")
+                        .arg(parser.value(openRun));
+            return false;
+        }
+    }
     options.overrides = parser.values(set);
     return true;
 }

@@ -2,7 +2,7 @@
 // it argument lists.
 //   wafer-studio [CONFIG] [--run | --sweep] [--quit-after-steps N] [--screenshot FILE.png] [--tab
 //   NAME]
-//                [--db PATH] [--set key.path=value]...
+//                [--db PATH] [--open-run ID] [--set key.path=value]...
 // Thread-safety: pure function.
 #pragma once
 
@@ -19,6 +19,7 @@ struct StudioOptions {
     QString screenshotPath;
     QString tab;            // config | training | wafer | samples | sweeps (case-insensitive)
     QString dbPath;         // empty: the user's run store
+    qint64 openRunId = -1;  // >= 0: select this stored run (a sweep shows in the Sweeps tab)
     QStringList overrides;  // --set key.path=value
 };
 

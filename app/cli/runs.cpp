@@ -9,6 +9,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/core/paths.h"
+#include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 
 namespace ws::cli {
@@ -23,7 +24,7 @@ Result<std::unique_ptr<store::RunStore>> openStore(const CommonOptions& common) 
 nlohmann::json runJson(const store::RunInfo& r) {
     nlohmann::json j = {{"id", r.id},
                         {"name", r.name},
-                        {"status", r.status},
+                        {"status", session::shownRunStatus(r.status, r.modelDir)},
                         {"created", r.created},
                         {"kind", r.kind},
                         {"model_dir", r.modelDir},
@@ -55,12 +56,13 @@ int listRuns(const CommonOptions& common) {
         std::cout << "no runs yet: train one with `wafer train presets/gpt-nano.yaml`\n";
         return 0;
     }
-    std::cout << fmt::format("{:>5}  {:<30}  {:<9}  {:<20}  {:>6}  {:>9}  {:>9}\n", "id", "name",
+    std::cout << fmt::format("{:>5}  {:<30}  {:<11}  {:<20}  {:>6}  {:>9}  {:>9}\n", "id", "name",
                              "status", "created", "steps", "loss", "eval");
     for (const auto& r : *runs) {
-        std::cout << fmt::format("{:>5}  {:<30.30}  {:<9}  {:<20.20}  {:>6}  {:>9}  {:>9}\n", r.id,
-                                 r.name, r.status, r.created, summaryField(r, "steps"),
-                                 summaryField(r, "final_loss"), summaryField(r, "final_eval_loss"));
+        std::cout << fmt::format("{:>5}  {:<30.30}  {:<11}  {:<20.20}  {:>6}  {:>9}  {:>9}\n", r.id,
+                                 r.name, session::shownRunStatus(r.status, r.modelDir), r.created,
+                                 summaryField(r, "steps"), summaryField(r, "final_loss"),
+                                 summaryField(r, "final_eval_loss"));
     }
     return 0;
 }
@@ -95,8 +97,9 @@ int showRun(const CommonOptions& common, int64_t id) {
         return 0;
     }
     std::cout << fmt::format("run {}: {}\nstatus   {}\ncreated  {}\nkind     {}\nfolder   {}\n",
-                             run->id, run->name, run->status, run->created, run->kind,
-                             run->modelDir);
+                             run->id, run->name,
+                             session::shownRunStatus(run->status, run->modelDir), run->created,
+                             run->kind, run->modelDir);
     if (run->parentRun) std::cout << fmt::format("parent   run {}\n", *run->parentRun);
     std::cout << "final metrics:\n";
     for (const auto& [key, value] : *last)

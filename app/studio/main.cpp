@@ -116,6 +116,11 @@ int main(int argc, char** argv) {
             if (options.quitAfterSteps > 0) return 2;
         }
     }
+    if (options.openRunId >= 0 && !window.openStoredRun(options.openRunId)) {
+        std::fprintf(stderr, "wafer-studio: there is no run %lld in the run store\n",
+                     static_cast<long long>(options.openRunId));
+        if (!options.screenshotPath.isEmpty()) return 2;
+    }
     if (!options.tab.isEmpty()) window.showTab(options.tab);
     window.show();
 

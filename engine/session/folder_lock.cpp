@@ -32,12 +32,28 @@ Result<FolderLock> FolderLock::acquire(const std::filesystem::path& folder) {
     return FolderLock(fd);
 }
 
+bool FolderLock::isHeld(const std::filesystem::path& folder) {
+    const int fd = ::open((folder / ".wafer.lock").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    // flock locks belong to the open file description, so this probe conflicts with a lock held
+    // through any other descriptor, in this process too.
+    const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);  // releases the probe's own lock, if it got one
+    return held;
+}
+
 FolderLock::FolderLock(FolderLock&& other) noexcept : m_fd(other.m_fd) {
     other.m_fd = -1;
 }
 
 FolderLock::~FolderLock() {
     if (m_fd >= 0) ::close(m_fd);  // closing the descriptor releases the flock
+}
+
+std::string shownRunStatus(std::string_view storedStatus, const std::filesystem::path& runFolder) {
+    if (storedStatus == "running" && !runFolder.empty() && !FolderLock::isHeld(runFolder))
+        return "interrupted";
+    return std::string(storedStatus);
 }
 
 }  // namespace ws::session

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
+#include <string_view>
 
 #include "engine/core/result.h"
 
@@ -16,6 +18,9 @@ class FolderLock {
 public:
     // Refuses, naming the folder, when another session (in any process) holds it.
     static Result<FolderLock> acquire(const std::filesystem::path& folder);
+    // Whether a session (in any process, this one included) holds `folder` now. A folder that
+    // has no lock file is not held. Probes without creating anything.
+    static bool isHeld(const std::filesystem::path& folder);
 
     FolderLock(FolderLock&& other) noexcept;
     FolderLock& operator=(FolderLock&&) = delete;
@@ -26,5 +31,11 @@ private:
     explicit FolderLock(int fd) : m_fd(fd) {}
     int m_fd = -1;
 };
+
+// The status to show for a stored run: the store's, except that a run recorded as "running"
+// whose folder no session holds was killed (SIGKILL, a crash, power loss) before it could record
+// its end; it is shown as "interrupted", and Resume continues it from its newest checkpoint.
+// Runs without a folder keep their stored status.
+std::string shownRunStatus(std::string_view storedStatus, const std::filesystem::path& runFolder);
 
 }  // namespace ws::session

@@ -11,6 +11,7 @@
 
 #include "engine/config/text_format.h"
 #include "engine/core/paths.h"
+#include "engine/session/folder_lock.h"
 #include "engine/session/session.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
@@ -121,7 +122,37 @@ struct SweepRunner::Shared {
     std::unique_ptr<store::RunStore> store;
     std::optional<AshaScheduler> asha;
     int64_t sweepRunId = -1;
+    // The sweep's folder (beside the store's runs/), locked while this runner drives the sweep:
+    // a second process resuming the same sweep is refused instead of running its trials twice,
+    // and a killed sweep shows as interrupted (session::shownRunStatus).
+    std::optional<session::FolderLock> lock;
 };
+
+namespace {
+
+Result<session::FolderLock> lockSweepFolder(store::RunStore& store, int64_t sweepRunId,
+                                            const fs::path& db) {
+    auto run = store.getRun(sweepRunId);
+    if (!run.ok()) return run.error();
+    fs::path folder = run->modelDir;
+    if (folder.empty()) {
+        folder = db.parent_path() / "runs" / fmt::format("sweep-{}", sweepRunId);
+        if (Status st = store.setModelDir(sweepRunId, folder); !st.ok()) return st.error();
+    }
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec)
+        return Error{
+            fmt::format("cannot create the sweep's folder {}: {}", folder.string(), ec.message())};
+    if (session::FolderLock::isHeld(folder))
+        return Error{fmt::format(
+            "sweep {} is running in another process (its folder {} is locked); stop it there "
+            "first, or wait for it to end",
+            sweepRunId, folder.string())};
+    return session::FolderLock::acquire(folder);
+}
+
+}  // namespace
 
 // One running trial. Its session's events are handled on the session's threads (onTrialEvents),
 // under `mutex`.
@@ -204,7 +235,9 @@ void SweepRunner::run() {
         m_outcome.status = "failed";
         m_outcome.detail = status.error().message;
     }
-    if (m_shared->store && m_shared->sweepRunId >= 0) {
+    // A resume refused because another process drives the sweep leaves its record alone.
+    const bool ownsRecord = m_shared->lock.has_value() || !m_resumeId;
+    if (m_shared->store && m_shared->sweepRunId >= 0 && ownsRecord) {
         size_t counts[6] = {};
         for (const auto& t : m_outcome.trials) ++counts[size_t(t.status)];
         (void)m_shared->store->setStatus(m_shared->sweepRunId, m_outcome.status);
@@ -218,6 +251,7 @@ void SweepRunner::run() {
                 m_outcome.elapsedSec));
         m_shared->store->flush();
     }
+    m_shared->lock.reset();  // the sweep's record is final: it may be resumed from now on
     m_events.push(SweepDone{m_outcome.status, m_outcome.detail});
 }
 
@@ -238,6 +272,9 @@ Status SweepRunner::runSweep() {
         sh.sweepRunId = *m_resumeId;
         auto records = store::sweepTrials(*sh.store, sh.sweepRunId);
         if (!records.ok()) return records.error();
+        auto lock = lockSweepFolder(*sh.store, sh.sweepRunId, db);
+        if (!lock.ok()) return lock.error();
+        sh.lock.emplace(std::move(lock).value());
         for (const auto& r : *records) {
             if (r.trial < 0 || size_t(r.trial) >= m_plan.trials.size() ||
                 r.pointKey != m_plan.trials[size_t(r.trial)].pointKey())
@@ -279,6 +316,9 @@ Status SweepRunner::runSweep() {
         auto id = sh.store->createRun(run);
         if (!id.ok()) return id.error();
         sh.sweepRunId = *id;
+        auto lock = lockSweepFolder(*sh.store, sh.sweepRunId, db);
+        if (!lock.ok()) return lock.error();
+        sh.lock.emplace(std::move(lock).value());
         (void)sh.store->setStatus(sh.sweepRunId, "running");
     }
     m_outcome.sweepRunId = sh.sweepRunId;

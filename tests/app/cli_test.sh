@@ -96,6 +96,29 @@ sigint)
   [[ -s "$tmp/model/model.safetensors" ]] || fail "no weights after a stop"
   list=$("$wafer" runs list --json --db "$db")
   expect_in '"status":"stopped"' "$list" ;;
+sigkill)
+  # A killed run cannot record its end; `runs list` shows it "interrupted" (running, with nobody
+  # holding its folder) instead of "running" forever, and `train --resume` continues it.
+  "$wafer" train "$src/presets/gpt-nano.yaml" --json --db "$db" "${tiny_args[@]}" \
+      --max-steps 1000000 --set runconfig.checkpoint_steps=2 \
+      --set "runconfig.model_dir=$tmp/model" >"$tmp/out.jsonl" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do
+    ls "$tmp/model"/checkpoint-* >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ls "$tmp/model"/checkpoint-* >/dev/null 2>&1 || { kill -9 $pid; fail "no checkpoint within 60 s"; }
+  list=$("$wafer" runs list --db "$db")
+  expect_in "running" "$list"
+  kill -9 $pid
+  wait $pid
+  list=$("$wafer" runs list --db "$db")
+  expect_in "interrupted" "$list"
+  expect_in '"status":"interrupted"' "$("$wafer" runs list --json --db "$db")"
+  expect_in "interrupted" "$("$wafer" runs show 1 --db "$db")"
+  out=$("$wafer" train --resume 1 --max-steps 12 --allow-config-change --json --db "$db" 2>&1) \
+      || fail "resume exit $? $out"
+  expect_in '"status":"finished"' "$("$wafer" runs list --json --db "$db")" ;;
 sample)
   # Train 3 steps of the tiny config, then sample 20 tokens by run id (JSON) and by folder (text).
   "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 3 --json --db "$db" "${tiny_args[@]}" \

@@ -461,6 +461,28 @@ TEST_F(CheckpointRefusal, RunStillTrainingInTheFolderIsNotTouched) {
     expectNothingChanged(before);  // status, metrics and files of the live run stay as they are
 }
 
+// A run the store says is "running" is shown as interrupted once no session holds its folder
+// (the kernel dropped a killed process's lock); the probe neither creates nor keeps a lock.
+TEST_F(CheckpointRefusal, ARunningRunWhoseFolderNobodyHoldsIsShownInterrupted) {
+    const auto folder = m_dir.path() / "model";
+    EXPECT_FALSE(FolderLock::isHeld(m_dir.path() / "no-such-folder"));
+    EXPECT_FALSE(std::filesystem::exists(m_dir.path() / "no-such-folder"));
+    {
+        auto held = FolderLock::acquire(folder);
+        ASSERT_TRUE(held.ok()) << held.error().message;
+        EXPECT_TRUE(FolderLock::isHeld(folder));  // through another descriptor of this process
+        EXPECT_TRUE(FolderLock::isHeld(folder));  // probing twice does not take it over
+        EXPECT_EQ(shownRunStatus("running", folder), "running");
+    }
+    EXPECT_FALSE(FolderLock::isHeld(folder));
+    EXPECT_EQ(shownRunStatus("running", folder), "interrupted");
+    EXPECT_EQ(shownRunStatus("finished", folder), "finished");
+    EXPECT_EQ(shownRunStatus("stopped", folder), "stopped");
+    EXPECT_EQ(shownRunStatus("running", {}), "running");  // no folder: nothing to judge by
+    auto again = FolderLock::acquire(folder);             // the probes left nothing behind
+    EXPECT_TRUE(again.ok());
+}
+
 TEST_F(CheckpointRefusal, ResolvesRunIdsAndFoldersToTheNewestCheckpoint) {
     auto byRun = resolveResumeTarget(std::to_string(m_runId), m_dir.path() / "runs.sqlite");
     ASSERT_TRUE(byRun.ok()) << byRun.error().message;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
 #include "support/temp_dir.h"
@@ -252,6 +253,57 @@ TEST(SweepRunner, AStoppedSweepResumesWithoutRerunningFinishedTrials) {
     auto notASweep = SweepRunner::resume(again.trials[0].runId, optionsIn(dir));
     ASSERT_FALSE(notASweep.ok());
     EXPECT_NE(notASweep.error().message.find("not a sweep"), std::string::npos);
+}
+
+// A sweep holds its folder while it runs. One whose process was killed shows as interrupted and
+// resumes; one still driven by another process (its folder locked) is refused, and its record is
+// left as that process keeps it.
+TEST(SweepRunner, AKilledSweepResumesAndALiveOneIsNotRunTwice) {
+    TempDir dir("sweep_lock");
+    writeCorpus(dir.path());
+    auto plan =
+        planSweep(tinySweep(dir.path(), "  parameters:\n    optimizer.learning_rate: [0.002]\n"));
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    auto first = SweepRunner::create(std::move(plan).value(), optionsIn(dir));
+    ASSERT_TRUE(first.ok());
+    runToEnd(**first);
+    const int64_t sweepId = (*first)->outcome().sweepRunId;
+    ASSERT_EQ((*first)->outcome().status, "finished");
+
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto info = (*store)->getRun(sweepId);
+    ASSERT_TRUE(info.ok());
+    const std::filesystem::path folder = info->modelDir;
+    ASSERT_FALSE(folder.empty()) << "the sweep records its folder";
+    EXPECT_TRUE(std::filesystem::is_directory(folder));
+    EXPECT_FALSE(session::FolderLock::isHeld(folder)) << "released when the sweep ended";
+
+    // What a killed process leaves: "running" in the store, nobody holding the folder.
+    ASSERT_TRUE((*store)->setStatus(sweepId, "running").ok());
+    EXPECT_EQ(session::shownRunStatus("running", folder), "interrupted");
+
+    {
+        auto other = session::FolderLock::acquire(folder);  // another process drives it
+        ASSERT_TRUE(other.ok());
+        auto resumed = SweepRunner::resume(sweepId, optionsIn(dir));
+        ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+        const auto events = runToEnd(**resumed);
+        EXPECT_EQ((*resumed)->outcome().status, "failed");
+        EXPECT_NE((*resumed)->outcome().detail.find("running in another process"),
+                  std::string::npos)
+            << (*resumed)->outcome().detail;
+        auto after = (*store)->getRun(sweepId);
+        ASSERT_TRUE(after.ok());
+        EXPECT_EQ(after->status, "running");  // untouched: the live sweep owns its record
+    }
+    auto resumed = SweepRunner::resume(sweepId, optionsIn(dir));
+    ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+    runToEnd(**resumed);
+    EXPECT_EQ((*resumed)->outcome().status, "finished");
+    auto after = (*store)->getRun(sweepId);
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(after->status, "finished");
 }
 
 }  // namespace
