@@ -19,12 +19,20 @@
 #include "engine/store/sweep_records.h"
 #include "ui/coord_check_view.h"
 #include "ui/sweep_heatmap.h"
+#include "ui/sweep_parallel_coords.h"
 #include "ui/sweep_points.h"
 #include "ui/sweep_table.h"
 #include "ui/transfer_chart.h"
 
 namespace ws::ui {
 namespace {
+
+// The swept keys in the order the sweep declares them: the parallel-coordinates axes.
+std::vector<std::string> sweptKeys(const config::SweepConfig& sweep) {
+    std::vector<std::string> keys;
+    for (const auto& axis : sweep.parameters.axes) keys.push_back(axis.key);
+    return keys;
+}
 
 // The config a μP trial ran: the sweep's base with its "mup" bundle applied (the proxy's μP
 // fields, e.g. embeddings_scale), for μTransfer. False when the sweep has no mup bundle.
@@ -76,6 +84,8 @@ SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     m_heatmap = new SweepHeatmap(m_views);
     m_views->addTab(m_table, tr("Trials"));
     m_views->addTab(m_heatmap, tr("Heatmap"));
+    m_parallel = new SweepParallelCoords(m_views);
+    m_views->addTab(m_parallel, tr("Parallel Coordinates"));
     m_coordCheck = new CoordCheckView(m_views);
     m_views->addTab(m_coordCheck, tr("Coord Check"));
     split->addWidget(m_chart);
@@ -98,6 +108,7 @@ void SweepsTab::beginSweep(const sweep::SweepPlan& plan) {
     m_running.clear();
     m_transfer.clear();
     m_parametrizations = plan.sweep.parametrization;
+    m_keys = sweptKeys(plan.sweep);
     m_planned = plan.trials.size();
     m_hasBase = mupProxyConfig(plan.definition.config, m_base);
     m_title = tr("Sweep of %1: %2 trials (%3 points × %4 seeds), %5 at a time")
@@ -164,8 +175,12 @@ bool SweepsTab::showStoredSweep(store::RunStore* store, int64_t sweepRunId, QStr
     m_running.clear();
     m_hasBase = false;
     std::vector<std::string> names;
+    m_keys.clear();
     if (auto cfg = config::parseConfig(run->configYaml, "sweep", {}); cfg.ok()) {
-        if (cfg->config.sweep) names = cfg->config.sweep->parametrization;
+        if (cfg->config.sweep) {
+            names = cfg->config.sweep->parametrization;
+            m_keys = sweptKeys(*cfg->config.sweep);
+        }
         m_hasBase = mupProxyConfig(cfg->config, m_base);
     }
     std::vector<sweep::TrialResult> trials;
@@ -233,12 +248,15 @@ void SweepsTab::redrawNow() {
     const std::vector<SweepPanelData> panels = groupSweepPoints(trials, m_parametrizations);
     m_chart->setResults(panels, m_transfer);
     m_heatmap->setResults(panels);
+    m_parallel->setResults(trials, m_keys);
     m_transferButton->setEnabled(m_hasBase && std::isfinite(proxyBestLog2Lr(nullptr)));
     updateHeader();
     for (int i = 0; i < m_chart->panelCount(); ++i)
         m_chart->panel(i)->replot(QCustomPlot::rpImmediateRefresh);
     for (int i = 0; i < m_heatmap->mapCount(); ++i)
         m_heatmap->plot(i)->replot(QCustomPlot::rpImmediateRefresh);
+    // Hundreds of polylines: drawn when its tab is in front (it catches up when shown).
+    if (m_parallel->isVisible()) m_parallel->plot()->replot(QCustomPlot::rpImmediateRefresh);
 }
 
 void SweepsTab::showError(const QString& message) {

@@ -1,6 +1,7 @@
 // SweepsTab: the studio's view of one sweep, live or stored. On top the μTransfer chart
 // (transfer_chart.h); below, tabs with the trial table (sweep_table.h) and the width x LR
-// heatmap (sweep_heatmap.h), and the μP coord check (coord_check_view.h). Trials are added as they
+// heatmap (sweep_heatmap.h), the parallel coordinates over every swept key
+// (sweep_parallel_coords.h), and the μP coord check (coord_check_view.h). Trials are added as they
 // finish; the views redraw on a ~40 ms coalescing timer, so a burst of finished trials costs one
 // redraw. GUI thread only.
 #pragma once
@@ -24,6 +25,7 @@ namespace ws::ui {
 
 class CoordCheckView;
 class SweepHeatmap;
+class SweepParallelCoords;
 class SweepTable;
 class TransferChart;
 
@@ -53,6 +55,7 @@ public:
     TransferChart* chart() const { return m_chart; }
     SweepTable* table() const { return m_table; }
     SweepHeatmap* heatmap() const { return m_heatmap; }
+    SweepParallelCoords* parallelCoords() const { return m_parallel; }
     QTabWidget* views() const { return m_views; }
     CoordCheckView* coordCheck() const { return m_coordCheck; }
     QPushButton* transferButton() const { return m_transferButton; }
@@ -67,6 +70,7 @@ private:
     TransferChart* m_chart;
     SweepTable* m_table;
     SweepHeatmap* m_heatmap;
+    SweepParallelCoords* m_parallel;
     CoordCheckView* m_coordCheck;
     QTabWidget* m_views;
     QLabel* m_header;
@@ -74,6 +78,7 @@ private:
     QPushButton* m_transferButton;
     QTimer* m_redrawTimer;
     std::vector<std::string> m_parametrizations;
+    std::vector<std::string> m_keys;  // swept keys, in the sweep's order
     std::map<int, sweep::TrialResult> m_results;
     std::map<int, sweep::TrialProgress> m_running;
     std::vector<sweep::ParametrizationTransfer> m_transfer;

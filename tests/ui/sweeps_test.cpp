@@ -1,9 +1,10 @@
 // The Sweeps tab end to end, offscreen: a tiny μTransfer sweep (2 widths x 3 learning rates x
 // sp/mup, 6 steps) started with Run Sweep fills the chart as trials finish (one curve per width,
 // one panel per parametrization, a point per rate), the trial table sorts by any column, the
-// heatmap has a cell per width and rate, and the Runs dock shows the sweep with its trials as
-// children. A plan above sweep.max_trials asks first; a planning error is shown, not swallowed;
-// diverged trials are drawn as markers. Screenshots go to $WAFER_TEST_ARTIFACTS.
+// heatmap has a cell per width and rate, the parallel coordinates a line per trial, and the Runs
+// dock shows the sweep with its trials as children. A plan above sweep.max_trials asks first; a
+// planning error is shown, not swallowed; diverged trials are drawn as markers. Screenshots go to
+// $WAFER_TEST_ARTIFACTS.
 #include <qcustomplot.h>
 #include <QAction>
 #include <QDir>
@@ -31,6 +32,7 @@
 #include "ui/runs_dock.h"
 #include "ui/sweep_controller.h"
 #include "ui/sweep_heatmap.h"
+#include "ui/sweep_parallel_coords.h"
 #include "ui/sweep_table.h"
 #include "ui/sweeps_tab.h"
 #include "ui/transfer_chart.h"
@@ -145,6 +147,14 @@ private slots:
             for (int w = 0; w < 2; ++w)
                 for (int l = 0; l < 3; ++l) QVERIFY(std::isfinite(heatmap->cell(m, w, l)));
 
+        // Parallel coordinates: width, rate, parametrization and loss; a line per trial.
+        SweepParallelCoords* parallel = tab->parallelCoords();
+        QCOMPARE(parallel->axisCount(), 4);
+        QCOMPARE(parallel->axisName(0), QStringLiteral("model.hidden_size"));
+        QCOMPARE(parallel->axisName(1), QStringLiteral("optimizer.learning_rate"));
+        QCOMPARE(parallel->axisName(2), QStringLiteral("parametrization"));
+        QCOMPARE(parallel->lineCount(), 12);
+
         // Runs: the sweep is a parent item with its 12 trials as children.
         QTreeWidget* tree = m_window->runsDock()->tree();
         QTreeWidgetItem* sweepItem = nullptr;
@@ -157,6 +167,8 @@ private slots:
         QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-chart.png"))));
         tab->views()->setCurrentWidget(heatmap);
         QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-heatmap.png"))));
+        tab->views()->setCurrentWidget(parallel);
+        QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-parallel.png"))));
 
         // μTransfer from the μP panel's narrowest width: the dialog writes a valid wide config.
         double proxyWidth = 0.0;

@@ -1,0 +1,90 @@
+// SweepParallelCoords: a parallel-coordinates view of a sweep over any number of keys. One
+// vertical axis per swept key (plus parametrization and seed when they vary) and a last axis
+// "final loss"; each settled trial is a polyline across them, coloured by its final loss. Keys
+// whose values are all powers of two (learning rates, widths, heads) sit on a log2 scale, other
+// numbers on a linear one, strings evenly spaced by name. Diverged trials are drawn, grey and
+// dashed, ending at the top of the loss axis ("diverged"); pruned trials are drawn faint; the best
+// trials are drawn last, so they are on top. GUI thread only.
+#pragma once
+
+#include <QWidget>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/sweep/results.h"
+
+class QCPColorScale;
+class QCPCurve;
+class QCPTextElement;
+class QCustomPlot;
+class QMouseEvent;
+class QResizeEvent;
+class QShowEvent;
+
+namespace ws::ui {
+
+class SweepParallelCoords : public QWidget {
+    Q_OBJECT
+public:
+    enum class AxisScale { Log2, Linear, Categorical };
+
+    explicit SweepParallelCoords(QWidget* parent = nullptr);
+
+    // Redraws from the trials so far. `keys` are the swept keys in the sweep's order (empty:
+    // every key the trials carry); parametrization and seed get an axis of their own when they
+    // vary. Running, stopped and failed trials are left out: they have no result to place.
+    void setResults(const std::vector<sweep::TrialResult>& trials,
+                    const std::vector<std::string>& keys);
+
+    // Axes left to right, the last one "final loss" (none while the view is empty).
+    int axisCount() const { return int(m_axes.size()); }
+    QString axisName(int i) const;  // the key ("model.hidden_size") or "final loss"
+    AxisScale axisScale(int i) const;
+    // Where a value sits on axis i, 0 (bottom) to 1 (top); NaN when the axis does not know it.
+    double axisPosition(int i, const std::string& value) const;
+    int lineCount() const { return int(m_lines.size()); }
+    // The polyline of a trial (by TrialResult::trial), nullptr when it is not drawn.
+    QCPCurve* lineOf(int trial) const;
+    // Why the view is empty ("" when it shows trials).
+    QString emptyText() const { return m_emptyText; }
+    QCustomPlot* plot() const { return m_plot; }
+
+protected:
+    void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
+private:
+    struct Axis {
+        std::string key;
+        AxisScale scale = AxisScale::Linear;
+        double lo = 0.0, hi = 1.0;            // of the scale's coordinate (log2 for Log2)
+        std::vector<std::string> categories;  // Categorical: in order of appearance
+    };
+    struct Line {
+        QCPCurve* curve = nullptr;
+        size_t result = 0;  // index into m_trials
+    };
+
+    void rebuild();
+    void drawAxis(int i, const std::vector<std::pair<double, QString>>& ticks);
+    void showEmpty(const QString& text);
+    void replotIfShown();
+    QFont tickFont() const;
+    void showTrialTip(QMouseEvent* event);
+    std::string valueOf(const sweep::TrialResult& t, const std::string& key) const;
+
+    QCustomPlot* m_plot;
+    QCPColorScale* m_scale;
+    QCPTextElement* m_caption;
+    std::vector<sweep::TrialResult> m_trials;  // the drawn ones
+    std::vector<std::string> m_keys;
+    std::vector<Axis> m_axes;
+    std::vector<Line> m_lines;
+    std::map<int, size_t> m_lineOfTrial;
+    QString m_emptyText;
+    int m_builtForHeight = 0;  // the plot's height when the tick labels were chosen
+    bool m_stale = false;      // redrawn while hidden: replot when shown
+};
+
+}  // namespace ws::ui
