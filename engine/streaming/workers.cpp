@@ -1,5 +1,7 @@
 #include "engine/streaming/workers.h"
 
+#include "engine/tensor/threads.h"
+
 namespace ws::streaming {
 
 SystemWorkers::SystemWorkers(int systems) {
@@ -30,6 +32,7 @@ void SystemWorkers::run(const std::function<void(int)>& body) {
 }
 
 void SystemWorkers::loop(int system) {
+    tensor::flushDenormalsOnThisThread();
     unsigned seen = 0;
     std::unique_lock lock(m_mutex);
     for (;;) {
@@ -46,6 +49,7 @@ void SystemWorkers::loop(int system) {
 
 SerialQueue::SerialQueue() {
     m_thread = std::thread([this] {
+        tensor::flushDenormalsOnThisThread();  // MemoryX's optimizer updates run here
         std::unique_lock lock(m_mutex);
         for (;;) {
             m_cv.wait(lock, [&] { return m_stop || !m_jobs.empty(); });

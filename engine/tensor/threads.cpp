@@ -15,6 +15,11 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE__) || defined(__x86_64__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#endif
+
 namespace ws::tensor {
 namespace {
 
@@ -108,6 +113,7 @@ public:
 
 private:
     void workerLoop(int index, unsigned seen) {
+        flushDenormalsOnThisThread();
         t_inRegion = true;
         for (;;) {
             unsigned g = waitChange(m_generation, seen);
@@ -152,7 +158,15 @@ void pinLibraryThreadsOnce() {
 }
 }  // namespace detail
 
+void flushDenormalsOnThisThread() {
+#if defined(__SSE__) || defined(__x86_64__)
+    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#endif
+}
+
 void setComputeThreads(int n) {
+    flushDenormalsOnThisThread();
     detail::pinLibraryThreadsOnce();
     g_threads.store(n > 0 ? n : allCores(), std::memory_order_relaxed);
 }
