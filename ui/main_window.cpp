@@ -150,7 +150,7 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         // First start: a slim log and a runs list wide enough for names and losses. Applied
         // once the window has its size, or the docks keep their minimum sizes.
         QTimer::singleShot(0, this, [this] {
-            resizeDocks({m_runsDock}, {300}, Qt::Horizontal);
+            resizeDocks({m_runsDock}, {380}, Qt::Horizontal);
             resizeDocks({m_logDock}, {130}, Qt::Vertical);
         });
     }

@@ -184,7 +184,8 @@ void RunsDock::refresh() {
                 item->setText(kCreated, created.isValid() ? created.toLocalTime().toString(
                                                                 QStringLiteral("MM-dd HH:mm"))
                                                           : QString::fromStdString(run.created));
-                item->setToolTip(kName, tr("Run %1 · %2 · %3\n%4\n%5")
+                item->setToolTip(kName, tr("%1\nRun %2 · %3 · %4\n%5\n%6")
+                                            .arg(QString::fromStdString(run.name))
                                             .arg(run.id)
                                             .arg(QString::fromStdString(run.kind), status,
                                                  QString::fromStdString(run.modelDir),
@@ -198,6 +199,11 @@ void RunsDock::refresh() {
             }
             for (auto [item, parent] : children) {
                 if (auto it = items.find(parent); it != items.end()) {
+                    // A trial is named "<sweep name> #N: values"; under its sweep, "#N: values"
+                    // is what tells the trials apart (the tooltip keeps the whole name).
+                    const QString prefix = it->second->text(kName) + QLatin1Char(' ');
+                    if (item->text(kName).startsWith(prefix))
+                        item->setText(kName, item->text(kName).mid(prefix.size()));
                     it->second->addChild(item);
                     it->second->setExpanded(true);
                 } else {

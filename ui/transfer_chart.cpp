@@ -12,7 +12,7 @@ namespace ws::ui {
 namespace {
 
 const QString kCurvePrefix = QStringLiteral("width ");
-const QString kDivergedName = QStringLiteral("diverged");
+const QString kDivergedName = QStringLiteral("diverged-marker");  // graphs kept out of the legend
 
 QString driftText(const sweep::ParametrizationTransfer& t) {
     QString drift = std::isnan(t.driftSteps)
@@ -113,7 +113,7 @@ void TransferChart::setParametrizations(const std::vector<std::string>& names) {
         plot->plotLayout()->addElement(1, 0, note);
         m_notes.push_back(note);
         plot->xAxis->setLabel(tr("log2(learning rate)"));
-        plot->yAxis->setLabel(tr("final training loss (seed mean, band min–max)"));
+        plot->yAxis->setLabel(tr("final loss (seed mean, min–max)"));
         auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
         ticker->setTickStep(1.0);
         ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
@@ -240,7 +240,7 @@ void TransferChart::setResults(const std::vector<SweepPanelData>& panels,
             }
             // One legend entry explains the triangles (the markers themselves stay out of it).
             QCPGraph* key = plot->addGraph();
-            key->setName(tr("diverged (drawn at the top)"));
+            key->setName(tr("diverged"));  // short: it shares the first legend column
             key->setLineStyle(QCPGraph::lsNone);
             key->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangle, text, text, 9));
         }

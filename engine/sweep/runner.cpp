@@ -91,10 +91,15 @@ std::map<int64_t, double> parseRungJson(const std::string& text) {
     return out;
 }
 
-std::string describeValues(const std::vector<TrialParam>& params, int64_t seed) {
+// "hidden_size=64 learning_rate=0.0078125 parametrization=mup seed=2": short keys, so a trial's run name stays
+// readable in a narrow runs list (the full keys are in its config).
+std::string describeValues(const TrialSpec& spec) {
     std::string out;
-    for (const auto& p : params) out += p.key + "=" + p.value + " ";
-    return out + "seed=" + std::to_string(seed);
+    for (const auto& p : spec.params) {
+        const size_t dot = p.key.rfind('.');
+        out += (dot == std::string::npos ? p.key : p.key.substr(dot + 1)) + "=" + p.value + " ";
+    }
+    return out + "seed=" + std::to_string(spec.seed);
 }
 
 // The ASHA competition a trial belongs to: its values of the group_by keys.
@@ -359,8 +364,7 @@ Status SweepRunner::runSweep() {
             session::SessionOptions so;
             so.dbPath = db;
             so.cacheDir = m_options.cacheDir;
-            so.runName = fmt::format("{} #{}: {}", runName, spec.index,
-                                     describeValues(spec.params, spec.seed));
+            so.runName = fmt::format("{} #{}: {}", runName, spec.index, describeValues(spec));
             so.kind = "sweep-trial";
             so.sweepId = sh.sweepRunId;
             auto a = std::make_unique<Active>();
