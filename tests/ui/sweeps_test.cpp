@@ -215,7 +215,20 @@ private slots:
         QVERIFY(stopped.trials.size() < 12);
         QVERIFY(!m_window->stopAction()->isEnabled());
         QVERIFY(m_window->runSweepAction()->isEnabled());
-        // Resume Run on the stopped sweep continues it; the Sweeps tab ends with all 12.
+        // What a killed studio would leave: "running" in the store and nobody holding the
+        // sweep's folder. Runs shows it interrupted, and it resumes like a stopped sweep.
+        {
+            auto other = ws::store::RunStore::open(
+                m_dir->filePath(QStringLiteral("runs.sqlite")).toStdString());
+            QVERIFY(other.ok());
+            QVERIFY((*other)->setStatus(stopped.sweepRunId, "running").ok());
+        }
+        m_window->runsDock()->refresh();
+        const auto interrupted = m_window->runsDock()->tree()->findItems(
+            QStringLiteral("interrupted"), Qt::MatchExactly | Qt::MatchRecursive, 1);
+        QCOMPARE(interrupted.size(), 1);
+        QVERIFY(!interrupted.front()->toolTip(1).isEmpty());
+        // Resume Run on the sweep continues it; the Sweeps tab ends with all 12.
         m_window->runsDock()->selectRuns({stopped.sweepRunId});
         QVERIFY(m_window->resumeRunAction()->isEnabled());
         m_window->resumeRunAction()->trigger();
