@@ -177,11 +177,17 @@ void MainWindow::createActions() {
     m_runSweep->setToolTip(tr("Run the sweep: section of the current config (Ctrl+F5)"));
     m_pause = new QAction(s->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
     m_pause->setShortcut(QKeySequence(Qt::Key_F6));
-    m_pause->setToolTip(tr("Pause after the current step (F6)"));
+    m_pause->setToolTip(tr("Pause between two layers (F6)"));
     // "Continue" un-pauses; "Resume Run" continues a stopped run from a checkpoint.
     m_continue = new QAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("&Continue"), this);
     m_continue->setShortcut(QKeySequence(Qt::Key_F7));
     m_continue->setToolTip(tr("Continue the paused run (F7)"));
+    m_stepLayer =
+        new QAction(s->standardIcon(QStyle::SP_MediaSkipForward), tr("Step &Layer"), this);
+    m_stepLayer->setShortcut(QKeySequence(Qt::Key_F10));
+    m_stepLayer->setToolTip(
+        tr("While paused: run one more layer phase (one layer's forward or backward pass, with "
+           "its weights streamed in) and pause again; the Wafer tab shows it (F10)"));
     m_stop = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
     m_stop->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
     m_stop->setToolTip(tr("Stop after the current step; the weights so far are saved (Shift+F5)"));
@@ -194,7 +200,8 @@ void MainWindow::createActions() {
     m_resumeRun->setShortcut(QKeySequence(Qt::Key_F8));
     m_resumeRun->setToolTip(
         tr("Continue the run selected in Runs from its newest checkpoint (F8)"));
-    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stop}) toolbar->addAction(a);
+    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
+        toolbar->addAction(a);
     toolbar->addSeparator();
     m_finetune =
         new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("&Fine-tune…"), this);
@@ -203,6 +210,7 @@ void MainWindow::createActions() {
     connect(m_finetune, &QAction::triggered, this, &MainWindow::openFinetuneWizard);
     connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
     connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
+    connect(m_stepLayer, &QAction::triggered, m_controller, &RunController::stepLayer);
     connect(m_continue, &QAction::triggered, m_controller, &RunController::resume);
     connect(m_stop, &QAction::triggered, m_controller, &RunController::stop);
     connect(m_stop, &QAction::triggered, m_sweeps, &SweepController::stop);
@@ -264,7 +272,8 @@ void MainWindow::createMenus() {
     edit->addAction(m_undo);
     edit->addAction(m_redo);
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stop}) run->addAction(a);
+    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
+        run->addAction(a);
     run->addSeparator();
     for (QAction* a : {m_checkpoint, m_resumeRun}) run->addAction(a);
     run->addSeparator();
@@ -296,6 +305,7 @@ void MainWindow::updateActions() {
                                            : tr("Fix the problems listed in the Config tab first"));
     m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);
     m_continue->setEnabled(active && paused);
+    m_stepLayer->setEnabled(active && paused);
     m_stop->setEnabled(active || sweeping);
     m_finetune->setEnabled(!active && !sweeping);
     m_checkpoint->setEnabled(active && state == session::RunState::Running);

@@ -82,6 +82,7 @@ public:
     QAction* runAction() const { return m_run; }
     QAction* pauseAction() const { return m_pause; }
     QAction* continueAction() const { return m_continue; }    // un-pause
+    QAction* stepLayerAction() const { return m_stepLayer; }  // one layer phase while paused
     QAction* resumeRunAction() const { return m_resumeRun; }  // from a checkpoint
     QAction* checkpointAction() const { return m_checkpoint; }
     QAction* stopAction() const { return m_stop; }
@@ -124,7 +125,7 @@ private:
     LogDock* m_logDock;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
-    QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stop;
+    QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stepLayer, *m_stop;
     QAction *m_resumeRun, *m_checkpoint, *m_finetune;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
 };

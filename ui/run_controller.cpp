@@ -66,6 +66,10 @@ void RunController::resume() {
     if (m_session) m_session->setPaused(false);
 }
 
+void RunController::stepLayer() {
+    if (m_session) m_session->stepOnePhase();
+}
+
 void RunController::stop() {
     if (!m_session) return;
     m_session->setPaused(false);

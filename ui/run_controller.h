@@ -30,6 +30,8 @@ public:
     bool start(config::LoadedConfig config, session::SessionOptions options, QString* error);
     void pause();
     void resume();
+    // While paused: one more layer phase, then paused again (Session::stepOnePhase).
+    void stepLayer();
     void stop();
     // Writes a checkpoint after the step in flight; the log then names the folder.
     void requestCheckpoint();

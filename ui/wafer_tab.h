@@ -12,6 +12,7 @@
 
 #include <QWidget>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "engine/config/config.h"
@@ -60,6 +61,8 @@ public:
     Emulation emulation() const { return m_emulation; }
     QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
     int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
+    // The layer phase just computed (layer -1: none yet in this step); Step Layer advances it.
+    std::pair<int, bool> followedPhase() const { return {m_followLayer, m_followBackward}; }
     bool isLive() const { return m_live; }
     void showStep(int64_t step);  // scrub (leaves Live)
     void goLive();

@@ -453,14 +453,23 @@ Status Session::prepareAndTrain() {
     // be abandoned without touching MemoryX).
     streaming::StepHooks hooks;
     hooks.cancel = &m_stopRequested;
+    // Stepping while paused: each stepOnePhase() lets one layer visit through, and the next
+    // pause point pauses again without leaving the Paused state.
+    auto takePhaseStep = [this] {
+        int n = m_phaseSteps.load();
+        while (n > 0 && !m_phaseSteps.compare_exchange_weak(n, n - 1)) {
+        }
+        return n > 0;
+    };
     hooks.pausePoint = [&] {
         if (!m_paused || m_stopRequested) return;
         const auto pausedAt = Clock::now();
-        setState(RunState::Paused);
-        while (m_paused && !m_stopRequested) {
+        if (m_state.load() != RunState::Paused) setState(RunState::Paused);
+        bool stepping = false;
+        while (m_paused && !m_stopRequested && !(stepping = takePhaseStep())) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
-        setState(RunState::Running);
+        if (!stepping) setState(RunState::Running);
         windowStart += Clock::now() - pausedAt;  // paused time is not training time
     };
 

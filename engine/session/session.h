@@ -2,10 +2,11 @@
 // data (corpus -> tokenizer -> token cache), builds the model's parameters, trains on its own
 // worker thread, records everything in the run store and publishes events (events.h).
 // Thread-safety: create/start/wait from one controlling thread; requestStop, requestCheckpoint,
-// setPaused, state and events() from any thread. Stop and pause act between layers (a step stopped
-// before MemoryX's first update is dropped whole, a later one completes); a stop leaves the final
-// weights, a final checkpoint (checkpoints.h), the metrics produced so far and a "stopped" status
-// behind. Never aborts on bad input: failures become a Failed state with a message.
+// setPaused, stepOnePhase, state and events() from any thread. Stop and pause act between layers (a
+// step stopped before MemoryX's first update is dropped whole, a later one completes); a stop
+// leaves the final weights, a final checkpoint (checkpoints.h), the metrics produced so far and a
+// "stopped" status behind. Never aborts on bad input: failures become a Failed state with a
+// message.
 #pragma once
 
 #include <atomic>
@@ -78,7 +79,17 @@ public:
     void requestStop() { m_stopRequested = true; }
     // Writes a checkpoint after the step in flight (the "checkpoint now" command).
     void requestCheckpoint() { m_checkpointRequested = true; }
-    void setPaused(bool paused) { m_paused = paused; }
+    void setPaused(bool paused) {
+        if (!paused) m_phaseSteps = 0;
+        m_paused = paused;
+    }
+    // While paused: lets exactly one more layer phase run (one layer's forward or backward pass
+    // of one micro-batch, with its stream-in, reduce and update), then the run is paused again -
+    // the teaching "Step Layer" command. Repeated calls queue up; Continue clears them. The state
+    // stays Paused throughout. No effect while running.
+    void stepOnePhase() {
+        if (m_paused) ++m_phaseSteps;
+    }
     RunState state() const { return m_state.load(); }
 
     EventQueue& events() { return m_events; }
@@ -100,6 +111,7 @@ private:
     std::thread m_thread;
     std::atomic<bool> m_stopRequested{false};
     std::atomic<bool> m_paused{false};
+    std::atomic<int> m_phaseSteps{0};  // layer phases to let through while paused
     std::atomic<bool> m_checkpointRequested{false};
     std::atomic<RunState> m_state{RunState::Preparing};
 };

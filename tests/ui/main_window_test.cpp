@@ -144,7 +144,19 @@ private slots:
         QTest::qWait(400);
         QCOMPARE(livePoints(training, "loss"), pausedAt);        // paused: no new steps
         QCOMPARE(m_window->waferTab()->shownStep(), waferStep);  // the Wafer tab stays put
+        // Step Layer: one more layer phase runs, the Wafer tab follows it, the run stays paused.
+        QVERIFY(m_window->stepLayerAction()->isEnabled());
+        for (int i = 0; i < 3; ++i) {
+            const auto phase = m_window->waferTab()->followedPhase();
+            m_window->stepLayerAction()->trigger();
+            QTRY_VERIFY_WITH_TIMEOUT(m_window->waferTab()->followedPhase() != phase, 20000);
+            QCOMPARE(controller->state(), ws::session::RunState::Paused);
+        }
+        m_window->showTab("wafer");
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-wafer-step.png")));
+        m_window->showTab("training");
         m_window->continueAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!m_window->stepLayerAction()->isEnabled(), 20000);
         QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") > pausedAt + 5, 60000);
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-training.png")));
         m_window->showTab("wafer");

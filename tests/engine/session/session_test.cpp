@@ -273,6 +273,69 @@ TEST(Session, PublishesStreamingSpans) {
     EXPECT_EQ(streamIns, 7);  // 4 forward + 3 backward (the embedding backward needs no weights)
 }
 
+// The teaching "Step Layer": while paused, each stepOnePhase() lets exactly one layer visit (one
+// forward or backward compute span) through, in the executor's order, and the run stays paused;
+// Continue then runs on.
+TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(tinyConfig(dir.path(), 100000), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    Session& s = **session;
+    s.stepOnePhase();   // not paused: ignored
+    s.setPaused(true);  // pauses at the first layer visit
+    s.start();
+    std::vector<streaming::Span> computed;
+    // Collects compute spans for `wait` (the whole of it: other events, such as the loader's
+    // prefetch spans, do not end the wait early).
+    auto drainCompute = [&](std::chrono::milliseconds wait) {
+        const auto deadline = std::chrono::steady_clock::now() + wait;
+        for (auto now = std::chrono::steady_clock::now(); now < deadline;
+             now = std::chrono::steady_clock::now()) {
+            std::vector<Event> events;
+            s.events().waitAndDrain(
+                events, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
+            for (const auto& e : events)
+                if (const auto* span = std::get_if<streaming::Span>(&e))
+                    if (span->kind == streaming::SpanKind::Forward ||
+                        span->kind == streaming::SpanKind::Backward)
+                        computed.push_back(*span);
+        }
+    };
+    for (int i = 0; i < 600 && s.state() != RunState::Paused; ++i)
+        drainCompute(std::chrono::milliseconds(50));  // up to 30 s to prepare
+    ASSERT_EQ(s.state(), RunState::Paused);
+    drainCompute(std::chrono::milliseconds(200));
+    EXPECT_TRUE(computed.empty()) << "paused before the first layer";
+
+    // Embeddings, 2 blocks and the head forward, then the head's backward.
+    const std::vector<std::pair<int, bool>> expected = {
+        {0, false}, {1, false}, {2, false}, {3, false}, {3, true}};
+    for (size_t i = 0; i < expected.size(); ++i) {
+        s.stepOnePhase();
+        for (int k = 0; k < 200 && computed.size() <= i; ++k)
+            drainCompute(std::chrono::milliseconds(50));
+        ASSERT_EQ(computed.size(), i + 1) << "one phase per step command";
+        EXPECT_EQ(computed[i].layer, expected[i].first) << i;
+        EXPECT_EQ(computed[i].kind == streaming::SpanKind::Backward, expected[i].second) << i;
+        EXPECT_EQ(computed[i].step, 0);  // the first step (0-based)
+        // A tiny layer takes well under a millisecond: had the run not paused again, more
+        // phases would have arrived by now.
+        drainCompute(std::chrono::milliseconds(200));
+        EXPECT_EQ(computed.size(), i + 1) << "the run must pause again after one phase";
+        EXPECT_EQ(s.state(), RunState::Paused);
+    }
+    s.setPaused(false);  // Continue: runs on through the step and beyond
+    for (int k = 0; k < 600 && (computed.empty() || computed.back().step < 3); ++k)
+        drainCompute(std::chrono::milliseconds(50));
+    EXPECT_GE(computed.back().step, 3);
+    s.requestStop();
+    s.wait();
+    EXPECT_EQ(s.summary().state, RunState::Stopped);
+}
+
 TEST(Session, UnwritableMemoryXPathIsAClearError) {
     TempDir dir;
     writeCorpus(dir.path());
