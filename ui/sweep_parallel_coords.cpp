@@ -194,7 +194,9 @@ double SweepParallelCoords::axisPosition(int i, const std::string& value) const 
     }
     double v = 0.0;
     if (!parseNumber(value, v)) return std::nan("");
-    const double c = a.scale == AxisScale::Log2 ? std::log2(v) : v;
+    const double c = a.scale == AxisScale::Log2    ? std::log2(v)
+                     : a.scale == AxisScale::Log10 ? std::log10(v)
+                                                   : v;
     if (!std::isfinite(c)) return std::nan("");
     return a.hi > a.lo ? (c - a.lo) / (a.hi - a.lo) : 0.5;
 }
@@ -255,9 +257,11 @@ void SweepParallelCoords::rebuild() {
         }
         if (a.categories.empty()) continue;
         if (numeric) {
-            a.scale = powers ? AxisScale::Log2 : AxisScale::Linear;
-            a.lo = powers ? std::log2(lo) : lo;
-            a.hi = powers ? std::log2(hi) : hi;
+            // A decade or more of positive values would crowd into one end of a linear axis.
+            const bool decades = lo > 0 && hi >= 10 * lo;
+            a.scale = powers ? AxisScale::Log2 : decades ? AxisScale::Log10 : AxisScale::Linear;
+            a.lo = powers ? std::log2(lo) : decades ? std::log10(lo) : lo;
+            a.hi = powers ? std::log2(hi) : decades ? std::log10(hi) : hi;
             a.categories.clear();
         } else {
             a.scale = AxisScale::Categorical;

@@ -27,7 +27,9 @@ namespace ws::ui {
 class SweepParallelCoords : public QWidget {
     Q_OBJECT
 public:
-    enum class AxisScale { Log2, Linear, Categorical };
+    // Log2: every value a power of two; Log10: positive values spanning a decade or more (e.g.
+    // learning rates 1e-4 ... 1e-2); Linear: other numbers; Categorical: text.
+    enum class AxisScale { Log2, Log10, Linear, Categorical };
 
     explicit SweepParallelCoords(QWidget* parent = nullptr);
 

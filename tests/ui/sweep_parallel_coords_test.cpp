@@ -212,6 +212,18 @@ private slots:
         QVERIFY(view.emptyText().isEmpty());
         QVERIFY(scaleShown());
         QVERIFY(view.plot()->findChildren<QCPColorScale*>().at(0)->visible());
+        // Learning rates over decades that are not powers of two: a log10 axis, so 1e-4, 1e-3
+        // and 1e-2 are evenly spaced instead of crowding at the bottom.
+        auto decades = trials;
+        const char* rates[] = {"0.0001", "0.001", "0.01"};
+        for (size_t i = 0; i < decades.size(); ++i)
+            decades[i].params[0] = {"optimizer.learning_rate", rates[i % 3]};
+        view.setResults(decades, {"optimizer.learning_rate", "scheduler.kind"});
+        QCOMPARE(view.axisScale(0), SweepParallelCoords::AxisScale::Log10);
+        QCOMPARE(view.axisPosition(0, "0.0001"), 0.0);
+        QVERIFY(std::abs(view.axisPosition(0, "0.001") - 0.5) < 1e-12);
+        QCOMPARE(view.axisPosition(0, "0.01"), 1.0);
+        QVERIFY(hasLabel(view.plot(), QStringLiteral("0.001")));
         // No keys given: the trials' own keys, in order.
         view.setResults(trials, {});
         QCOMPARE(view.axisCount(), 3);
