@@ -595,7 +595,7 @@ Status Session::prepareAndTrain() {
     }
     log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
     // A diverged run's weights are not worth resuming from; every other end is.
-    if (endState != RunState::Diverged) checkpoints.atEnd(step);
+    if (endState != RunState::Diverged && m_options.finalCheckpoint) checkpoints.atEnd(step);
     setState(endState, endDetail);
     return Status::success();
 }

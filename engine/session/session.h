@@ -41,6 +41,10 @@ struct SessionOptions {
     // run stays resumable. For stepping through a run in slices (teaching mode, tests).
     int64_t stopAfterStep = -1;
     std::optional<int64_t> sweepId;  // a sweep trial: the run of kind "sweep" it belongs to
+    // The checkpoint a finished or stopped run writes at its end (checkpoint_keeper.h). Sweep
+    // trials skip it: a stopped trial runs again from scratch, the weights are in
+    // model.safetensors, and the optimizer state would triple a sweep's disk use.
+    bool finalCheckpoint = true;
     // Evaluate the starting weights before the first step (fine-tuning: the base model's loss on
     // the new held-out text), logged and recorded as eval_loss at step 0.
     bool evaluateAtStart = false;

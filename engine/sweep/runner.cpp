@@ -91,8 +91,8 @@ std::map<int64_t, double> parseRungJson(const std::string& text) {
     return out;
 }
 
-// "hidden_size=64 learning_rate=0.0078125 parametrization=mup seed=2": short keys, so a trial's run name stays
-// readable in a narrow runs list (the full keys are in its config).
+// "hidden_size=64 learning_rate=0.0078125 parametrization=mup seed=2": short keys, so a trial's run
+// name stays readable in a narrow runs list (the full keys are in its config).
 std::string describeValues(const TrialSpec& spec) {
     std::string out;
     for (const auto& p : spec.params) {
@@ -366,6 +366,7 @@ Status SweepRunner::runSweep() {
             so.cacheDir = m_options.cacheDir;
             so.runName = fmt::format("{} #{}: {}", runName, spec.index, describeValues(spec));
             so.kind = "sweep-trial";
+            so.finalCheckpoint = false;  // a stopped trial reruns; keep a sweep's disk use small
             so.sweepId = sh.sweepRunId;
             auto a = std::make_unique<Active>();
             a->spec = &spec;

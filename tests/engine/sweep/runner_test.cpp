@@ -112,6 +112,13 @@ TEST(SweepRunner, ATinyGridRecordsEveryTrialAsARunOfTheSweep) {
         ++trials;
         EXPECT_EQ(r.sweepId, out.sweepRunId);
         EXPECT_EQ(r.status, "finished");
+        // Its weights, but no end-of-run checkpoint (a stopped trial reruns from scratch).
+        EXPECT_TRUE(
+            std::filesystem::exists(std::filesystem::path(r.modelDir) / "model.safetensors"))
+            << r.modelDir;
+        for (const auto& entry : std::filesystem::directory_iterator(r.modelDir))
+            EXPECT_EQ(entry.path().filename().string().rfind("checkpoint-", 0), std::string::npos)
+                << entry.path();
     }
     EXPECT_EQ(trials, 4);
     auto records = store::sweepTrials(**store, out.sweepRunId);
