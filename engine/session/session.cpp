@@ -372,7 +372,7 @@ Status Session::prepareAndTrain() {
         s.modelDir = cfg.runconfig.modelDir;
     } else {
         // Beside the run store that numbers the run, so two stores never share a folder.
-        s.modelDir = db.parent_path() / "runs" /
+        s.modelDir = store::RunStore::runsFolderFor(db) /
                      (s.runId >= 0 ? fmt::format("run-{}", s.runId) : std::string("scratch"));
     }
     std::error_code ec;

@@ -113,6 +113,11 @@ struct RunStore::Impl {
 RunStore::RunStore(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 RunStore::~RunStore() = default;
 
+fs::path RunStore::runsFolderFor(const fs::path& dbPath) {
+    const std::string stem = dbPath.stem().string();
+    return dbPath.parent_path() / (stem == "runs" ? std::string("runs") : stem + "-runs");
+}
+
 fs::path RunStore::defaultPath() {
     return userDataDir() / "runs.sqlite";
 }

@@ -81,6 +81,10 @@ public:
     // belongs to another application, a schema newer than this build knows.
     static Result<std::unique_ptr<RunStore>> open(const std::filesystem::path& dbPath);
     static std::filesystem::path defaultPath();  // userDataDir()/runs.sqlite
+    // Where the runs a store numbers keep their folders (run-<id>, sweep-<id>): "runs" beside
+    // runs.sqlite, "<name>-runs" beside any other store file, so that two stores in one folder
+    // (--db a.sqlite, --db b.sqlite) never write into each other's run-1.
+    static std::filesystem::path runsFolderFor(const std::filesystem::path& dbPath);
 
     ~RunStore();  // flushes everything queued, then closes
     RunStore(const RunStore&) = delete;

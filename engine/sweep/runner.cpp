@@ -141,7 +141,7 @@ Result<session::FolderLock> lockSweepFolder(store::RunStore& store, int64_t swee
     if (!run.ok()) return run.error();
     fs::path folder = run->modelDir;
     if (folder.empty()) {
-        folder = db.parent_path() / "runs" / fmt::format("sweep-{}", sweepRunId);
+        folder = store::RunStore::runsFolderFor(db) / fmt::format("sweep-{}", sweepRunId);
         if (Status st = store.setModelDir(sweepRunId, folder); !st.ok()) return st.error();
     }
     std::error_code ec;

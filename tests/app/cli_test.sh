@@ -96,6 +96,16 @@ sigint)
   [[ -s "$tmp/model/model.safetensors" ]] || fail "no weights after a stop"
   list=$("$wafer" runs list --json --db "$db")
   expect_in '"status":"stopped"' "$list" ;;
+two_stores)
+  # Two run stores in one folder number their runs independently; their run folders must not
+  # collide (each store's runs live in its own <name>-runs folder).
+  for store in a b; do
+    "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$tmp/$store.sqlite" \
+        "${tiny_args[@]}" >/dev/null 2>&1 || fail "train into $store.sqlite: exit $?"
+  done
+  [[ -s "$tmp/a-runs/run-1/model.safetensors" ]] || fail "no $tmp/a-runs/run-1/model.safetensors"
+  [[ -s "$tmp/b-runs/run-1/model.safetensors" ]] || fail "no $tmp/b-runs/run-1/model.safetensors"
+  expect_in "$tmp/a-runs/run-1" "$("$wafer" runs show 1 --db "$tmp/a.sqlite")" ;;
 sigkill)
   # A killed run cannot record its end; `runs list` shows it "interrupted" (running, with nobody
   # holding its folder) instead of "running" forever, and `train --resume` continues it.

@@ -55,6 +55,17 @@ int64_t countRows(const std::filesystem::path& db, const std::string& sql) {
     return raw.execAndGet(sql).getInt64();
 }
 
+// Two stores in one folder never share run folders: run 1 of a.sqlite and run 1 of b.sqlite
+// would otherwise both write runs/run-1.
+TEST(RunStore, EachStoreFileHasItsOwnRunsFolder) {
+    EXPECT_EQ(RunStore::runsFolderFor("/data/runs.sqlite"), std::filesystem::path("/data/runs"));
+    EXPECT_EQ(RunStore::runsFolderFor("/data/a.sqlite"), std::filesystem::path("/data/a-runs"));
+    EXPECT_EQ(RunStore::runsFolderFor("/data/b.db"), std::filesystem::path("/data/b-runs"));
+    EXPECT_NE(RunStore::runsFolderFor("/data/a.sqlite"), RunStore::runsFolderFor("/data/b.sqlite"));
+    EXPECT_EQ(RunStore::runsFolderFor(RunStore::defaultPath()),
+              RunStore::defaultPath().parent_path() / "runs");
+}
+
 TEST(RunStore, CreatesAndReadsRuns) {
     TempDir dir("store_crud");
     auto store = openOrDie(dir / "runs.sqlite");
