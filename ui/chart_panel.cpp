@@ -308,7 +308,8 @@ QString ChartPanel::valuesAt(double x) const {
 }
 
 void ChartPanel::mousePressEvent(QMouseEvent* event) {
-    m_follow = false;
+    // A right click opens the context menu; only a drag or a click stops following the data.
+    if (event->button() != Qt::RightButton) m_follow = false;
     QCustomPlot::mousePressEvent(event);
 }
 

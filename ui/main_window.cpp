@@ -95,8 +95,16 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
             [this](const std::vector<session::StepMetrics>& batch) {
                 m_trainingTab->appendLive(batch);
                 m_statusPanel->showMetrics(batch.back());
-                m_waferTab->showMetrics(batch.back());
             });
+    connect(m_controller, &RunController::metrics, m_waferTab, &WaferTab::appendMetrics);
+    // Drill-down: a chart point of the run trained here opens that step on the Wafer tab
+    // (StepMetrics steps count from 1, the Wafer tab's from 0).
+    m_trainingTab->setStepInspector(
+        [this](int64_t step) { return m_waferTab->history().find(step - 1) != nullptr; });
+    connect(m_trainingTab, &TrainingTab::inspectStepRequested, this, [this](int64_t step) {
+        m_tabs->setCurrentWidget(m_waferTab);
+        m_waferTab->showStep(step - 1);
+    });
     connect(m_controller, &RunController::spans, m_waferTab, &WaferTab::appendSpans);
     connect(m_controller, &RunController::emulatedStep, m_waferTab, &WaferTab::addEmulatedStep);
     connect(m_controller, &RunController::logLine, m_logDock, &LogDock::append);

@@ -25,6 +25,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/session/model_facts.h"
 #include "engine/store/run_store.h"
+#include "ui/wafer_history.h"
 
 namespace ws::ui {
 namespace {
@@ -134,6 +135,13 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
                 if (other != panel) other->setCrosshair(x, visible);
             }
         });
+        panel->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(panel, &QWidget::customContextMenuRequested, this,
+                [this, panel](const QPoint& pos) {
+                    QMenu* menu = chartMenu(panel->xAxis->pixelToCoord(pos.x()), panel);
+                    menu->setAttribute(Qt::WA_DeleteOnClose);
+                    menu->popup(panel->mapToGlobal(pos));
+                });
         // Zoom and pan one chart, and the others follow along x.
         connect(panel, &ChartPanel::userChangedXRange, this, [this, panel](const QCPRange& r) {
             if (m_syncingRange) return;
@@ -197,6 +205,7 @@ void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
     m_runs[0] = std::move(live);
     m_liveWallStart = -1;
     m_liveWallOffset = 0;
+    m_waferRunId = 0;
     m_curvesDirty = true;
     for (auto* p : m_panels) p->followData();
     scheduleRedraw();
@@ -245,6 +254,7 @@ void TrainingTab::adoptLiveRun(int64_t runId) {
     m_runs.erase(it);
     run.runId = runId;
     m_runs[runId] = std::move(run);
+    if (m_waferRunId == 0) m_waferRunId = runId;
     m_curvesDirty = true;
     scheduleRedraw();
 }
@@ -275,6 +285,55 @@ void TrainingTab::setOverlayRuns(const std::vector<int64_t>& runIds, store::RunS
     m_curvesDirty = true;
     for (auto* p : m_panels) p->followData();
     scheduleRedraw();
+}
+
+void TrainingTab::setStepInspector(std::function<bool(int64_t)> canInspect) {
+    m_canInspect = std::move(canInspect);
+}
+
+int64_t TrainingTab::stepAt(double x) const {
+    const auto run = m_runs.find(m_waferRunId);
+    if (run == m_runs.end() || !std::isfinite(x)) return -1;
+    const auto loss = run->second.metrics.find(kLoss);
+    if (loss == run->second.metrics.end() || loss->second.size() == 0) return -1;
+    // The run's own points map any x axis back to steps (wall time is not linear in steps).
+    const MetricSeries& series = loss->second;
+    const std::vector<double> xs = series.xs(m_options.xAxis, run->second.tokensPerStep);
+    const auto it = std::lower_bound(xs.begin(), xs.end(), x);
+    size_t at = size_t(it - xs.begin());
+    if (at == xs.size() || (at > 0 && x - xs[at - 1] < xs[at] - x)) --at;
+    return int64_t(std::llround(series.step[at]));
+}
+
+QMenu* TrainingTab::chartMenu(double x, QWidget* parent) {
+    auto* menu = new QMenu(parent);
+    menu->setToolTipsVisible(true);
+    const int64_t step = stepAt(x);
+    QAction* inspect = menu->addAction(step >= 1 ? tr("Inspect step %1 on the Wafer tab").arg(step)
+                                                 : tr("Inspect this step on the Wafer tab"));
+    inspect->setObjectName(QStringLiteral("inspectStep"));
+    if (step < 1) {
+        inspect->setEnabled(false);
+        inspect->setToolTip(
+            tr("Only the run trained in this window can be inspected step by "
+               "step; it has no points here."));
+    } else if (!canInspect(step)) {
+        inspect->setEnabled(false);
+        inspect->setToolTip(tr("The Wafer tab no longer holds step %1: it keeps the last %2 "
+                               "steps of the run trained in this window.")
+                                .arg(step)
+                                .arg(WaferHistory::kMaxSteps));
+    } else {
+        inspect->setToolTip(tr("Show this step's heatmap, timeline and gradient norm per layer"));
+        connect(inspect, &QAction::triggered, this, [this, step] { inspectStep(step); });
+    }
+    return menu;
+}
+
+bool TrainingTab::inspectStep(int64_t step) {
+    if (!canInspect(step)) return false;
+    emit inspectStepRequested(step);
+    return true;
 }
 
 void TrainingTab::scheduleRedraw() {

@@ -1,11 +1,14 @@
 // TrainingTab: the Training tab. Four live charts (train + eval loss, learning rate, gradient
 // norm, tokens/s) over the run being trained and every run selected in the Runs dock, with an
 // EMA smoothing slider, log-y, x as step / tokens / wall time, a synced crosshair, and export to
-// PNG, PDF and CSV. New points are appended as they arrive and drawn by one coalesced redraw
-// (40 ms single-shot timer), so a burst of events costs one replot. GUI thread only.
+// PNG, PDF and CSV. A chart's context menu drills down from a point of the run trained in this
+// window (a loss spike, say) to that step on the Wafer tab. New points are appended as they arrive
+// and drawn by one coalesced redraw (40 ms single-shot timer), so a burst of events costs one
+// replot. GUI thread only.
 #pragma once
 
 #include <QWidget>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -16,6 +19,7 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QMenu;
 class QSlider;
 class QTimer;
 
@@ -56,12 +60,29 @@ public:
     bool exportSvg(const QString& path);  // vector charts
     bool exportCsv(const QString& path) const;
 
+    // Drill-down. The Wafer tab keeps the recent steps of the run trained in this window (the
+    // live run, and the stored run it becomes); `canInspect(step)` (1-based) says whether it
+    // still holds a step. Unset: nothing can be inspected.
+    void setStepInspector(std::function<bool(int64_t step)> canInspect);
+    // The step of that run nearest x on the charts' x axis (step, tokens or wall time, mapped
+    // back through the run's own points); -1 when the run has no points here.
+    int64_t stepAt(double x) const;
+    // The charts' context menu at x: "Inspect step k on the Wafer tab", disabled with a tooltip
+    // saying why when it cannot. The caller owns the menu.
+    QMenu* chartMenu(double x, QWidget* parent);
+    // Emits inspectStepRequested(step) if the Wafer tab holds it; returns whether it did.
+    bool inspectStep(int64_t step);
+
+signals:
+    void inspectStepRequested(int64_t step);  // 1-based, as StepMetrics::step
+
 private:
     bool paintCharts(QPaintDevice* device, const QRectF& page);
     void scheduleRedraw();
     void rebuildCurves();
     void exportDialog();
     QColor colorFor(int64_t runId) const;
+    bool canInspect(int64_t step) const { return m_canInspect && step >= 1 && m_canInspect(step); }
 
     std::map<int64_t, RunSeries> m_runs;
     std::vector<ChartPanel*> m_panels;
@@ -76,6 +97,8 @@ private:
     bool m_syncingRange = false;
     double m_liveWallStart = -1;
     double m_liveWallOffset = 0;  // a resumed run's wall time before the resume
+    int64_t m_waferRunId = -1;    // the run the Wafer tab shows: 0 while live, then its id
+    std::function<bool(int64_t)> m_canInspect;
 };
 
 }  // namespace ws::ui

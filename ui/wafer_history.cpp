@@ -87,6 +87,15 @@ void WaferHistory::addSpans(const std::vector<streaming::Span>& spans) {
     enforceCap();
 }
 
+void WaferHistory::addMetrics(const session::StepMetrics& metrics) {
+    const int64_t step = metrics.step - 1;
+    if (step < 0 || (m_dropped > 0 && step < firstStep())) return;
+    StepRecord& record = recordFor(step);
+    record.gradNorm = metrics.gradNorm;
+    record.layerGradNorms = metrics.layerGradNorms;
+    enforceCap();
+}
+
 void WaferHistory::enforceCap() {
     // Never drop the newest step: it is the one being drawn live.
     while (m_steps.size() > 1 && (m_steps.size() > kMaxSteps || m_spanCount > kMaxSpans)) {

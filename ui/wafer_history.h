@@ -1,12 +1,14 @@
 // WaferHistory: what the Wafer tab has seen of a run, step by step, so a teacher can scrub back
-// to any recent step. Each step keeps its emulated prediction (shared: a static config's steps
-// all point at one StepPrediction) and its streamed spans in a compact form (times relative to
-// the step, 32 bytes a span). Memory is capped: the oldest steps are dropped beyond kMaxSteps
-// steps or kMaxSpans spans in all. Plain data, no widgets; GUI thread only (not synchronised).
+// to any recent step. Each step keeps its gradient norms (global and per layer), its emulated
+// prediction (shared: a static config's steps all point at one StepPrediction) and its streamed
+// spans in a compact form (times relative to the step, 32 bytes a span). Memory is capped: the
+// oldest steps are dropped beyond kMaxSteps steps or kMaxSpans spans in all. Plain data, no
+// widgets; GUI thread only (not synchronised).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +42,10 @@ struct StepRecord {
     double realOrigin = 0;      // wall seconds (executor clock) of the step's first span
     std::shared_ptr<const wafer::StepPrediction> prediction;  // null: not emulated
     std::vector<RecordedSpan> spans;                          // in arrival order
+    // From the step's StepMetrics (empty / NaN until they arrive, after the step's spans):
+    // the global gradient norm and (layers + 2) each ParameterTable layer's, before clipping.
+    double gradNorm = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> layerGradNorms;
 };
 
 // "embeddings", "h.3" (block index from 0, as the parameter names), "head" for ParameterTable
@@ -60,6 +66,9 @@ public:
     void clear();
     void addEmulatedStep(const session::EmulatedStep& step);
     void addSpans(const std::vector<streaming::Span>& spans);
+    // Keeps the step's gradient norms (StepMetrics::step is 1-based: record step - 1). Metrics
+    // of a step already dropped are ignored.
+    void addMetrics(const session::StepMetrics& metrics);
 
     bool empty() const { return m_steps.empty(); }
     size_t size() const { return m_steps.size(); }

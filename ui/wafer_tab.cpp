@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "ui/cluster_diagram.h"
+#include "ui/layer_norm_chart.h"
 #include "ui/utilization_map.h"
 
 namespace ws::ui {
@@ -208,9 +209,22 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     top->addWidget(m_diagram);
     top->setStretchFactor(0, 3);
     top->setStretchFactor(1, 2);
-    m_timeline = new TimelineView(vertical);
+    // The per-layer gradient norms sit under the diagram, beside the timeline: under the
+    // diagram itself they would make the top row taller than the default window allows and
+    // squeeze the heatmap and the timeline's lanes; the timeline can spare some width.
+    auto* bottom = new QSplitter(Qt::Horizontal, vertical);
+    m_timeline = new TimelineView(bottom);
+    m_layerNorms = new LayerNormChart(bottom);
+    bottom->addWidget(m_timeline);
+    bottom->addWidget(m_layerNorms);
+    bottom->setStretchFactor(0, 5);
+    bottom->setStretchFactor(1, 2);
+    // Start at those proportions: the size hints alone leave the diagram and the bar chart at
+    // their minimum widths, clipping the diagram's labels and the chart's title.
+    top->setSizes({3000, 2000});
+    bottom->setSizes({5000, 2000});
     vertical->addWidget(top);
-    vertical->addWidget(m_timeline);
+    vertical->addWidget(bottom);
     vertical->setStretchFactor(0, 3);
     vertical->setStretchFactor(1, 2);
     layout->addWidget(vertical, 1);
@@ -310,8 +324,12 @@ void WaferTab::addEmulatedStep(const session::EmulatedStep& step) {
     scheduleRedraw();
 }
 
-void WaferTab::showMetrics(const session::StepMetrics& metrics) {
-    if (metrics.tokensPerSec > 0) m_realTokensPerS = metrics.tokensPerSec;
+void WaferTab::appendMetrics(const std::vector<session::StepMetrics>& batch) {
+    if (batch.empty()) return;
+    for (const auto& m : batch) {
+        if (m.tokensPerSec > 0) m_realTokensPerS = m.tokensPerSec;
+        m_history.addMetrics(m);
+    }
     scheduleRedraw();
 }
 
@@ -569,6 +587,14 @@ void WaferTab::redrawNow() {
     const bool timelineChanged =
         m_timeline->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
                             prediction ? m_clock : TimelineView::Clock::Real, highlightLayer);
+    // Norms arrive with the step's metrics, after its spans: while following the run, show the
+    // newest step that has them rather than "not measured yet" for most of every step.
+    const StepRecord* normsRecord = record;
+    if (m_live && record && record->layerGradNorms.empty()) {
+        const StepRecord* previous = m_history.find(record->step - 1);
+        if (previous && !previous->layerGradNorms.empty()) normsRecord = previous;
+    }
+    m_layerNorms->setStep(normsRecord, m_numBlocks);
     m_map->replotTimed();  // only when its frame or titles changed
     if (timelineChanged) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
 }

@@ -2,7 +2,8 @@
 // a summary of the cycle model's prediction (step time, tokens/s, MFU, where the time goes,
 // whether weight streaming hides behind compute) beside the real CPU's tokens/s; the per-core
 // utilization heatmap of the layer phase that just ran (or a chosen phase, or the whole step);
-// the MemoryX -> SwarmX -> systems diagram with this step's traffic; and the step's timeline.
+// the MemoryX -> SwarmX -> systems diagram with this step's traffic; the step's gradient norm
+// per layer; and the step's timeline.
 // A step slider scrubs back over the last WaferHistory::kMaxSteps steps; Live follows the run
 // again. Events are recorded as they arrive and drawn by one coalesced redraw (40 ms
 // single-shot timer), only while the tab is visible. Says plainly when there is nothing to
@@ -32,6 +33,7 @@ class QTimer;
 namespace ws::ui {
 
 class ClusterDiagram;
+class LayerNormChart;
 class TimeSplitBar;
 class UtilizationMap;
 
@@ -46,7 +48,8 @@ public:
     void beginRun(const config::Config& config);
     void appendSpans(const std::vector<streaming::Span>& spans);
     void addEmulatedStep(const session::EmulatedStep& step);
-    void showMetrics(const session::StepMetrics& metrics);
+    // Every step's metrics: real tokens/s and the gradient norms kept for scrubbing.
+    void appendMetrics(const std::vector<session::StepMetrics>& batch);
     // Log lines tell why the emulator could not plan a run ("emulator off for this run: ...").
     void noteLog(int level, const QString& message);
     void setRunState(session::RunState state);
@@ -58,6 +61,7 @@ public:
     UtilizationMap* utilizationMap() const { return m_map; }
     TimelineView* timeline() const { return m_timeline; }
     ClusterDiagram* diagram() const { return m_diagram; }
+    LayerNormChart* layerNormChart() const { return m_layerNorms; }
     Emulation emulation() const { return m_emulation; }
     QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
     int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
@@ -114,6 +118,7 @@ private:
     QComboBox* m_clockChoice;
     UtilizationMap* m_map;
     ClusterDiagram* m_diagram;
+    LayerNormChart* m_layerNorms;
     TimelineView* m_timeline;
     QTimer* m_redrawTimer;
 };

@@ -67,6 +67,32 @@ double Optimizer::gradientNorm(const float* grads) const {
     return std::sqrt(sumSquares);
 }
 
+std::vector<double> Optimizer::rangeGradientNorms(const float* grads,
+                                                  std::span<const BufferRange> ranges) const {
+    const bool anyFrozen =
+        std::any_of(m_groups.begin(), m_groups.end(), [](const ParamGroup& g) { return g.frozen; });
+    std::vector<double> norms;
+    norms.reserve(ranges.size());
+    for (const auto& r : ranges) {
+        // One parallel pass per range in the common case instead of one per tensor.
+        if (!anyFrozen) {
+            norms.push_back(globalNorm(grads + r.offset, r.size));
+            continue;
+        }
+        // Only the unfrozen groups' part of the range counts, as in gradientNorm.
+        double sumSquares = 0.0;
+        for (const auto& g : m_groups) {
+            const size_t lo = std::max(r.offset, g.offset);
+            const size_t hi = std::min(r.offset + r.size, g.offset + g.size);
+            if (lo >= hi || g.frozen) continue;
+            const double n = globalNorm(grads + lo, hi - lo);
+            sumSquares += n * n;
+        }
+        norms.push_back(std::sqrt(sumSquares));
+    }
+    return norms;
+}
+
 void Optimizer::updateRange(float* params, const float* grads, size_t begin, size_t end, double lr,
                             double gradScale, int64_t step) {
     assert(step >= 1);

@@ -28,6 +28,12 @@ struct ParamGroup {
 // L2 norm of a buffer, accumulated in double over a fixed chunking so the result does not depend
 // on the thread count.
 double globalNorm(const float* values, size_t count);
+// A contiguous range of the parameter buffer (a model layer's slice, say).
+struct BufferRange {
+    size_t offset = 0;
+    size_t size = 0;
+};
+
 // Factor to multiply gradients by so their global norm is at most maxNorm (1 when maxNorm <= 0).
 double clipFactor(double norm, double maxNorm);
 
@@ -64,6 +70,12 @@ public:
     // not count (as parameters without requires_grad in PyTorch), so freezing layers does not
     // change how hard the rest is clipped. With nothing frozen it is globalNorm(grads, totalSize).
     double gradientNorm(const float* grads) const;
+    // L2 norm of each range's gradients, counting only what gradientNorm counts (frozen groups
+    // contribute 0), so for ranges that tile the buffer the squares sum to gradientNorm()² up to
+    // rounding. Costs one more read of those gradients; front ends use it to show which layer a
+    // spike comes from.
+    std::vector<double> rangeGradientNorms(const float* grads,
+                                           std::span<const BufferRange> ranges) const;
 
     const std::vector<ParamGroup>& groups() const { return m_groups; }
     // State in the parameters' layout; empty spans when the rule keeps no such state.

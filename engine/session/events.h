@@ -25,7 +25,11 @@ struct StepMetrics {
     double loss = 0.0;      // mean training cross-entropy of this step's batch (nats/token)
     double evalLoss = 0.0;  // mean validation loss, NaN unless evaluated after this step
     double learningRate = 0.0;
-    double gradNorm = 0.0;      // global L2 norm before clipping
+    double gradNorm = 0.0;  // global L2 norm before clipping
+    // (layers + 2) L2 norm of each ParameterTable layer's gradient before clipping: embeddings,
+    // h.0 ... h.{L-1}, head. Their squares sum to gradNorm². Kept in memory by front ends only
+    // (the run store records gradNorm alone: L + 2 more keys per step would swamp it).
+    std::vector<double> layerGradNorms;
     double tokensPerSec = 0.0;  // over the last log window
     int64_t tokensSeen = 0;
     double elapsedSec = 0.0;  // wall time since training started

@@ -521,6 +521,7 @@ Status Session::prepareAndTrain() {
         m.evalLoss = kNaN;
         m.learningRate = lr;
         m.gradNorm = norm;
+        m.layerGradNorms = result.layerGradNorms;
         m.tokensSeen = step * tokensPerStep;
         m.elapsedSec = secondsSince(trainStart);
         const double windowSec = secondsSince(windowStart);

@@ -58,6 +58,7 @@ struct StreamingExecutor::Impl {
     SystemWorkers workers;
     SerialQueue memoryxQueue;
     std::vector<float> reduceScratch;
+    std::vector<optim::BufferRange> layerRanges;  // (layers) each layer's slice, for its norm
 
     std::mutex statsMutex;
     StreamingStats stats;
@@ -180,6 +181,7 @@ StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBat
         d.grads.emplace_back(m_table.totalSize(), 0.0f);
     }
     d.losses.assign(size_t(options.systems), 0.0);
+    for (const auto& layer : m_table.layers()) d.layerRanges.push_back({layer.offset, layer.size});
     d.streamer = std::make_unique<WeightStreamer>(
         memoryx.weights(), options.systems, std::max(1, options.weightBufferLayers), slotFloats,
         d.epoch, [&d](const Span& span) { d.report(span); });
@@ -296,6 +298,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
 
     StepResult result;
     result.gradNorm = d.optimizer.gradientNorm(d.memoryx.gradients());
+    result.layerGradNorms = d.optimizer.rangeGradientNorms(d.memoryx.gradients(), d.layerRanges);
     if (clip) {
         // Phase two: the norm is known only now; update every layer in MemoryX.
         const double scale = optim::clipFactor(result.gradNorm, maxGradientNorm);

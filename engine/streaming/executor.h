@@ -38,8 +38,11 @@ struct StreamingOptions {
 };
 
 struct StepResult {
-    double loss = 0.0;       // mean over the global batch
-    double gradNorm = 0.0;   // global L2 norm of the reduced gradient, before clipping
+    double loss = 0.0;      // mean over the global batch
+    double gradNorm = 0.0;  // global L2 norm of the reduced gradient, before clipping
+    // (layers) L2 norm of each ParameterTable layer's reduced gradient, before clipping; their
+    // squares sum to gradNorm² (up to rounding). Empty for a cancelled step.
+    std::vector<double> layerGradNorms;
     bool cancelled = false;  // stopped between layers before any update: MemoryX is unchanged
 };
 

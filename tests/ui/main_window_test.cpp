@@ -3,12 +3,13 @@
 // train a short run and watch loss points arrive, pause, resume, stop, and find the run in the
 // store with its metrics; a dropped folder becomes the training data. Screenshots of each tab
 // are saved as artifacts ($WAFER_TEST_ARTIFACTS); the Wafer tab receives the run's emulated
-// steps and spans.
+// steps and spans, and a chart point drills down to that step on the Wafer tab.
 #include <QAction>
 #include <QCheckBox>
 #include <QDir>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMimeData>
 #include <QSettings>
 #include <QSignalSpy>
@@ -24,6 +25,7 @@
 #include "ui/config_document.h"
 #include "ui/config_form.h"
 #include "ui/config_tab.h"
+#include "ui/layer_norm_chart.h"
 #include "ui/log_dock.h"
 #include "ui/main_window.h"
 #include "ui/run_controller.h"
@@ -240,6 +242,76 @@ private slots:
         QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
         QApplication::sendEvent(m_window.get(), &drop);
         QVERIFY(m_window->document()->fieldValue("train_input.data_dir").contains(m_dir->path()));
+    }
+
+    // Drill-down: a point of the Training tab's charts opens that step on the Wafer tab, whose
+    // bar chart shows the step's per-layer gradient norms as the run reported them.
+    void chartPointOpensThatStepOnTheWaferTab() {
+        TrainingTab* training = m_window->trainingTab();
+        WaferTab* wafer = m_window->waferTab();
+        {  // Nothing trained in this window yet: nothing to inspect, and the menu says so.
+            std::unique_ptr<QMenu> menu(training->chartMenu(3, training));
+            QAction* inspect = menu->findChild<QAction*>("inspectStep");
+            QVERIFY(inspect && !inspect->isEnabled());
+            QVERIFY(!inspect->toolTip().isEmpty());
+        }
+        ConfigDocument* doc = m_window->document();
+        QVERIFY(doc->setField("runconfig.max_steps", "40"));  // past the 30-step warm-up
+        std::vector<ws::session::StepMetrics> reported;
+        connect(m_window->controller(), &RunController::metrics, this,
+                [&](const std::vector<ws::session::StepMetrics>& batch) {
+                    reported.insert(reported.end(), batch.begin(), batch.end());
+                });
+        QSignalSpy finished(m_window->controller(), &RunController::finished);
+        m_window->runAction()->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 120000);
+        QCOMPARE(reported.size(), size_t(40));
+        training->redrawNow();
+        wafer->redrawNow();
+        const int numBlocks = 4;  // gpt-nano
+        QCOMPARE(wafer->history().size(), size_t(40));
+
+        // Right-click at x = step 5 on the loss chart: the menu offers step 5, and triggering it
+        // shows Wafer tab step 4 (0-based) with step 5's norms.
+        const int64_t k = 5;
+        std::unique_ptr<QMenu> menu(training->chartMenu(double(k), training->lossPanel()));
+        QAction* inspect = menu->findChild<QAction*>("inspectStep");
+        QVERIFY(inspect);
+        QVERIFY(inspect->isEnabled());
+        QVERIFY2(inspect->text().contains("step 5"), qPrintable(inspect->text()));
+        QSignalSpy requested(training, &TrainingTab::inspectStepRequested);
+        inspect->trigger();
+        QCOMPARE(requested.size(), 1);
+        QCOMPARE(requested.front().at(0).toLongLong(), k);
+        QCOMPARE(m_window->tabs()->currentWidget(), wafer);
+        QVERIFY(!wafer->isLive());
+        QCOMPARE(wafer->shownStep(), k - 1);
+        wafer->redrawNow();
+        const ws::session::StepMetrics& m = reported[size_t(k - 1)];
+        QCOMPARE(m.step, k);
+        QCOMPARE(m.layerGradNorms.size(), size_t(numBlocks + 2));
+        LayerNormChart* chart = wafer->layerNormChart();
+        QCOMPARE(chart->barCount(), numBlocks + 2);
+        for (int l = 0; l < numBlocks + 2; ++l)
+            QCOMPARE(chart->barValue(l), m.layerGradNorms[size_t(l)]);
+        QVERIFY(chart->barLabel(0) == "embeddings" || chart->barLabel(0) == "emb");
+        QCOMPARE(chart->barLabel(numBlocks + 1), QString("head"));
+        QVERIFY2(chart->titleText().contains("step 5"), qPrintable(chart->titleText()));
+        QVERIFY(m_window->saveScreenshot(artifactPath("studio-wafer-drilldown.png")));
+
+        // Tokens and wall time on the x axis map back to the same step.
+        ChartPanel::Options options = training->options();
+        options.xAxis = XAxisKind::Tokens;
+        training->setOptions(options);
+        const auto& live = training->runs().begin()->second;
+        QCOMPARE(training->stepAt(double(k) * live.tokensPerStep), k);
+        options.xAxis = XAxisKind::WallTime;
+        training->setOptions(options);
+        QCOMPARE(training->stepAt(live.metrics.at("loss").wall[size_t(k - 1)]), k);
+        // Steps the Wafer tab does not hold cannot be inspected.
+        QVERIFY(!training->inspectStep(0));
+        QVERIFY(!training->inspectStep(41));
+        QCOMPARE(requested.size(), 1);
     }
 
 private:

@@ -2,9 +2,9 @@
 // the teaching wafer for a small GPT, two systems) and spans made from its schedule, as a run
 // publishes them: the heatmap holds the chosen frame's values, the timeline has one bar per span
 // in the right lane, scrubbing back shows the earlier step, Live follows the newest again, the
-// history is capped, and the empty states say why there is nothing to draw. Also prints how
-// long a WSE-2 display frame (at most 256 x 256 cells) (WSE-2) takes to set and replot (a figure,
-// not a pass/fail).
+// history is capped, the gradient norm per layer follows the shown step, and the empty states
+// say why there is nothing to draw. Also prints how long a WSE-2 display frame (at most
+// 256 x 256 cells) takes to set and replot (a figure, not a pass/fail).
 #include <QComboBox>
 #include <QDir>
 #include <QPushButton>
@@ -17,6 +17,7 @@
 #include "engine/wafer/spec.h"
 #include "support/gui_test.h"
 #include "ui/cluster_diagram.h"
+#include "ui/layer_norm_chart.h"
 #include "ui/timeline_view.h"
 #include "ui/utilization_map.h"
 #include "ui/wafer_tab.h"
@@ -251,6 +252,73 @@ private slots:
         tab.redrawNow();
         QVERIFY(tab.isLive());
         QCOMPARE(tab.shownStep(), int64_t(3));
+    }
+
+    // The gradient norm per layer: one bar per layer with the step's recorded norms, for a
+    // scrubbed step and (while its own norms have not arrived) the newest measured step live.
+    void layerNormChartShowsTheShownStep() {
+        const auto p = predict("teaching-16x16", 2);
+        WaferTab tab;
+        tab.resize(1300, 850);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        tab.beginRun(configFor(true, 2));
+        tab.setRunState(ws::session::RunState::Running);
+        const int numBlocks = 2;
+        auto normsOf = [](int64_t step) {
+            // Spread over decades, as real per-layer norms are (embeddings small, head large).
+            return std::vector<double>{2e-3 * double(step + 1), 0.05, 0.08 + 0.01 * double(step),
+                                       1.5};
+        };
+        for (int64_t step = 0; step < 3; ++step) {
+            tab.addEmulatedStep({step, double(step) * p->stepS, p});
+            tab.appendSpans(spansOf(*p, step, 2000));
+            ws::session::StepMetrics m;
+            m.step = step + 1;  // StepMetrics count from 1
+            m.layerGradNorms = normsOf(step);
+            double sumSquares = 0;
+            for (double n : m.layerGradNorms) sumSquares += n * n;
+            m.gradNorm = std::sqrt(sumSquares);
+            tab.appendMetrics({m});
+        }
+        // Step 4 (0-based 3) has begun but has no metrics yet.
+        tab.addEmulatedStep({3, 3 * p->stepS, p});
+        tab.appendSpans(spansOf(*p, 3, 2000));
+        tab.redrawNow();
+        LayerNormChart* chart = tab.layerNormChart();
+        QVERIFY(tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(3));
+        QCOMPARE(chart->barCount(), numBlocks + 2);
+        QCOMPARE(chart->barValue(3), 1.5);
+        QCOMPARE(chart->barValue(0), normsOf(2)[0]);  // the newest measured step
+        QVERIFY2(chart->titleText().contains("step 3"), qPrintable(chart->titleText()));
+
+        tab.showStep(1);  // scrub to the second step
+        tab.redrawNow();
+        QCOMPARE(tab.history().find(1)->layerGradNorms, normsOf(1));
+        QCOMPARE(chart->barCount(), numBlocks + 2);
+        const QStringList names = {"embeddings", "h.0", "h.1", "head"};
+        for (int l = 0; l < numBlocks + 2; ++l) {
+            QCOMPARE(chart->barValue(l), normsOf(1)[size_t(l)]);
+            // Names the layer ("emb" when "embeddings" does not fit under its bar).
+            QVERIFY2(chart->barLabel(l) == names[l] || (l == 0 && chart->barLabel(l) == "emb"),
+                     qPrintable(chart->barLabel(l)));
+        }
+        const double global = tab.history().find(1)->gradNorm;
+        QVERIFY2(chart->titleText().contains("step 2") &&
+                     chart->titleText().contains(QString::number(global, 'g', 3)),
+                 qPrintable(chart->titleText()));
+        // Hover names every layer with its norm, however thin the axis labels are.
+        QVERIFY2(chart->toolTip().contains("embeddings: 0.004") &&
+                     chart->toolTip().contains("head: 1.5"),
+                 qPrintable(chart->toolTip()));
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-layer-norms.png")));
+
+        // A step without metrics scrubbed to says so rather than showing another step's bars.
+        tab.showStep(3);
+        tab.redrawNow();
+        QCOMPARE(chart->barCount(), 0);
+        QVERIFY2(chart->titleText().contains("not measured"), qPrintable(chart->titleText()));
     }
 
     void historyKeepsTheLastStepsOnly() {

@@ -220,6 +220,48 @@ TEST(Session, SystemsMicroBatchesAndFileMemoryXTrainTheSameModel) {
     EXPECT_TRUE(std::filesystem::exists(store));
 }
 
+// The drill-down chart shows each layer's share of a step's gradient norm: one norm per
+// ParameterTable layer (embeddings, blocks, head) whose squares add up to the global norm, with
+// an untied head, several systems and micro-batches, and frozen layers (which count as 0, as in
+// the global norm that clipping uses).
+TEST(Session, PerLayerGradientNormsAddUpToTheGlobalNorm) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    constexpr size_t numBlocks = 2;  // tinyConfig's num_hidden_layers
+    const std::vector<std::vector<std::string>> variants = {
+        {},
+        {"model.share_embedding_weights=false"},
+        {"runconfig.num_csx=2", "train_input.micro_batch_size=1"},
+        {"optimizer.freeze_embeddings=true", "optimizer.freeze_blocks=1"}};
+    for (const auto& overrides : variants) {
+        const bool frozen = overrides.size() == 2 && overrides[0].starts_with("optimizer.freeze");
+        auto options = optionsIn(dir);
+        options.recordInStore = false;
+        auto session = Session::create(tinyConfig(dir.path(), 4, overrides), options);
+        ASSERT_TRUE(session.ok()) << session.error().message;
+        const auto steps = stepsOf(runToEnd(**session));
+        ASSERT_EQ(steps.size(), 4u);
+        for (const auto& m : steps) {
+            SCOPED_TRACE(::testing::Message()
+                         << "step " << m.step << " variant #" << (&overrides - variants.data()));
+            ASSERT_EQ(m.layerGradNorms.size(), numBlocks + 2);
+            double sumSquares = 0.0;
+            for (size_t l = 0; l < m.layerGradNorms.size(); ++l) {
+                const double n = m.layerGradNorms[l];
+                EXPECT_TRUE(std::isfinite(n));
+                if (frozen && l <= 1) {
+                    EXPECT_EQ(n, 0.0) << "frozen layer " << l;  // embeddings and h.0
+                } else {
+                    EXPECT_GT(n, 0.0) << "layer " << l;
+                }
+                sumSquares += n * n;
+            }
+            EXPECT_GT(m.gradNorm, 0.0);
+            EXPECT_NEAR(std::sqrt(sumSquares), m.gradNorm, 1e-5 * m.gradNorm);
+        }
+    }
+}
+
 TEST(Session, StepThatCannotFitTheWaferIsRefusedWithTheNumbers) {
     TempDir dir;
     writeCorpus(dir.path());
