@@ -154,6 +154,17 @@ private slots:
             QTRY_VERIFY_WITH_TIMEOUT(m_window->waferTab()->followedPhase() != phase, 20000);
             QCOMPARE(controller->state(), ws::session::RunState::Paused);
         }
+        // On to the head's forward pass (the picture for the README: mid-step, the backward
+        // pass's first weights streaming in).
+        const int head = m_window->document()->config().model.numHiddenLayers + 1;
+        for (int i = 0; i < 4 * (head + 1) &&
+                        m_window->waferTab()->followedPhase() != std::pair<int, bool>(head, false);
+             ++i) {
+            const auto phase = m_window->waferTab()->followedPhase();
+            m_window->stepLayerAction()->trigger();
+            QTRY_VERIFY_WITH_TIMEOUT(m_window->waferTab()->followedPhase() != phase, 20000);
+        }
+        QCOMPARE(m_window->waferTab()->followedPhase(), std::make_pair(head, false));
         m_window->showTab("wafer");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-wafer-step.png")));
         m_window->showTab("training");
