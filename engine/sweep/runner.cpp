@@ -127,8 +127,8 @@ struct SweepRunner::Shared {
     std::unique_ptr<store::RunStore> store;
     std::optional<AshaScheduler> asha;
     int64_t sweepRunId = -1;
-    // The sweep's folder (beside the store's runs/), locked while this runner drives the sweep:
-    // a second process resuming the same sweep is refused instead of running its trials twice,
+    // The sweep's folder (sweep-<id> in the store's runs folder), locked while this runner drives
+    // it: a second process resuming the same sweep is refused instead of running its trials twice,
     // and a killed sweep shows as interrupted (session::shownRunStatus).
     std::optional<session::FolderLock> lock;
 };
@@ -275,11 +275,12 @@ Status SweepRunner::runSweep() {
     std::vector<bool> settled(m_plan.trials.size(), false);
     if (m_resumeId) {
         sh.sweepRunId = *m_resumeId;
-        auto records = store::sweepTrials(*sh.store, sh.sweepRunId);
-        if (!records.ok()) return records.error();
+        // Ours before its records are read: another process may still be adding to them.
         auto lock = lockSweepFolder(*sh.store, sh.sweepRunId, db);
         if (!lock.ok()) return lock.error();
         sh.lock.emplace(std::move(lock).value());
+        auto records = store::sweepTrials(*sh.store, sh.sweepRunId);
+        if (!records.ok()) return records.error();
         for (const auto& r : *records) {
             if (r.trial < 0 || size_t(r.trial) >= m_plan.trials.size() ||
                 r.pointKey != m_plan.trials[size_t(r.trial)].pointKey())
