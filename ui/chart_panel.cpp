@@ -5,6 +5,7 @@
 #include <QToolTip>
 #include <cmath>
 #include <limits>
+#include "ui/plot_theme.h"
 
 namespace ws::ui {
 namespace {
@@ -58,25 +59,8 @@ ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* par
 
 void ChartPanel::applyTheme() {
     // Follow the system palette so the charts read in light and dark themes.
-    const QPalette pal = palette();
-    const QColor base = pal.color(QPalette::Base);
-    const QColor text = pal.color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlpha(40);
-    QColor subGrid = text;
-    subGrid.setAlpha(16);
-    setBackground(pal.color(QPalette::Window));
-    axisRect()->setBackground(base);
-    for (QCPAxis* axis : {xAxis, yAxis}) {
-        axis->setBasePen(QPen(grid));
-        axis->setTickPen(QPen(grid));
-        axis->setSubTickPen(QPen(grid));
-        axis->setTickLabelColor(text);
-        axis->setLabelColor(text);
-        axis->grid()->setPen(QPen(subGrid, 1, Qt::SolidLine));  // dotted lines draw slowly
-        axis->grid()->setSubGridPen(Qt::NoPen);
-        axis->grid()->setZeroLinePen(Qt::NoPen);
-    }
+    const PlotColors c = applyPlotPalette(this);
+    const QColor text = c.text, base = c.base, grid = c.grid;
     m_title->setTextColor(text);
     legend->setTextColor(text);
     legend->setBorderPen(QPen(grid));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include "ui/plot_theme.h"
 
 namespace ws::ui {
 namespace {
@@ -53,23 +54,7 @@ LayerNormChart::LayerNormChart(QWidget* parent) : QCustomPlot(parent) {
 
 void LayerNormChart::applyTheme() {
     // Follow the system palette, as the Training tab's charts do.
-    const QPalette pal = palette();
-    const QColor text = pal.color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlpha(40);
-    QColor subGrid = text;
-    subGrid.setAlpha(16);
-    setBackground(pal.color(QPalette::Window));
-    axisRect()->setBackground(pal.color(QPalette::Base));
-    for (QCPAxis* axis : {xAxis, yAxis}) {
-        axis->setBasePen(QPen(grid));
-        axis->setTickPen(QPen(grid));
-        axis->setSubTickPen(QPen(grid));
-        axis->setTickLabelColor(text);
-        axis->setLabelColor(text);
-        axis->grid()->setPen(QPen(subGrid, 1, Qt::SolidLine));
-        axis->grid()->setSubGridPen(Qt::NoPen);
-    }
+    const QColor text = applyPlotPalette(this).text;
     xAxis->grid()->setVisible(false);
     m_title->setTextColor(text);
 }

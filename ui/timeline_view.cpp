@@ -4,6 +4,7 @@
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
+#include "ui/plot_theme.h"
 
 namespace ws::ui {
 namespace {
@@ -215,19 +216,8 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
 }
 
 void TimelineView::applyTheme() {
-    const QPalette pal = palette();
-    const QColor text = pal.color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlpha(40);
-    setBackground(pal.color(QPalette::Window));
-    axisRect()->setBackground(pal.color(QPalette::Base));
-    for (QCPAxis* axis : {xAxis, yAxis}) {
-        axis->setBasePen(QPen(grid));
-        axis->setTickPen(QPen(grid));
-        axis->setSubTickPen(QPen(grid));
-        axis->setTickLabelColor(text);
-        axis->setLabelColor(text);
-    }
+    const PlotColors c = applyPlotPalette(this);
+    const QColor text = c.text, grid = c.grid;
     xAxis->grid()->setPen(QPen(grid, 1, Qt::SolidLine));
     xAxis->grid()->setZeroLinePen(Qt::NoPen);
     m_title->setTextColor(text);

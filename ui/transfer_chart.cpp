@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include "ui/plot_theme.h"
 
 namespace ws::ui {
 namespace {
@@ -53,24 +54,8 @@ QColor widthColor(int rank) {
 }
 
 void applySweepPlotTheme(QCustomPlot* plot) {
-    const QPalette pal = plot->palette();
-    const QColor base = pal.color(QPalette::Base);
-    const QColor text = pal.color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlpha(40);
-    QColor subGrid = text;
-    subGrid.setAlpha(16);
-    plot->setBackground(pal.color(QPalette::Window));
-    plot->axisRect()->setBackground(base);
-    for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
-        axis->setBasePen(QPen(grid));
-        axis->setTickPen(QPen(grid));
-        axis->setSubTickPen(QPen(grid));
-        axis->setTickLabelColor(text);
-        axis->setLabelColor(text);
-        axis->grid()->setPen(QPen(subGrid, 1, Qt::SolidLine));
-        axis->grid()->setSubGridPen(Qt::NoPen);
-    }
+    const PlotColors c = applyPlotPalette(plot);
+    const QColor text = c.text, base = c.base, grid = c.grid;
     plot->legend->setTextColor(text);
     plot->legend->setBorderPen(QPen(grid));
     QColor legendBack = base;
