@@ -2,13 +2,13 @@
 #include "engine/interop/hf_export.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "engine/checkpoint/safetensors.h"
 #include "engine/interop/hf_config.h"
+#include "engine/interop/output_folder.h"
 #include "engine/sample/load_model.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/byte_level.h"
@@ -44,13 +44,7 @@ std::optional<int> endOfTextId(const tokenizer::Tokenizer& tok) {
 }  // namespace
 
 Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path& outDir) {
-    std::error_code ec;
-    if (fs::exists(outDir, ec) && !(fs::is_directory(outDir, ec) && fs::is_empty(outDir, ec))) {
-        return Error{
-            fmt::format("{}: already exists and is not an empty folder; nothing is "
-                        "overwritten, choose another --out",
-                        outDir.string())};
-    }
+    if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
     auto loaded = sample::loadModel(modelPath);
     if (!loaded.ok()) return loaded.error();
     const sample::LoadedModel& m = *loaded;
@@ -65,14 +59,7 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
     result.tokenizerKind = m.tokenizer->kind();
     const std::optional<int> eos = endOfTextId(*m.tokenizer);
 
-    const fs::path target = fs::absolute(outDir, ec).lexically_normal();
-    const fs::path temp =
-        target.parent_path() / fmt::format(".{}.export-{}", target.filename().string(), ::getpid());
-    fs::remove_all(temp, ec);
-    fs::create_directories(temp, ec);
-    if (ec) return Error{fmt::format("cannot create {}: {}", temp.string(), ec.message())};
-
-    auto build = [&]() -> Status {
+    auto build = [&](const fs::path& temp) -> Status {
         std::vector<checkpoint::TensorView> views;
         for (const auto& t : table.tensors()) {
             const std::string name = t.name == "lm_head.weight" ? t.name : "transformer." + t.name;
@@ -118,18 +105,9 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
         }
         return tokenizer::writeFileAtomically(temp / "tokenizer_config.json", tc.dump(2) + "\n");
     };
-    if (Status st = build(); !st.ok()) {
-        fs::remove_all(temp, ec);
-        return st.error();
-    }
-    if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty folder checked above
-    fs::rename(temp, target, ec);
-    if (ec) {
-        fs::remove_all(temp, ec);
-        return Error{fmt::format("cannot move the exported model into {}: {}", target.string(),
-                                 ec.message())};
-    }
-    result.outDir = target;
+    auto target = buildOutputFolder(outDir, "export", build);
+    if (!target.ok()) return target.error();
+    result.outDir = *target;
     return result;
 }
 

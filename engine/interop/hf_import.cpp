@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
 #include "engine/interop/hf_config.h"
+#include "engine/interop/output_folder.h"
 #include "engine/session/weights_io.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/file_io.h"
@@ -222,13 +222,7 @@ config::Config importedRunConfig(const HfFolder& hf) {
 }
 
 Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path& outDir) {
-    std::error_code ec;
-    if (fs::exists(outDir, ec) && !(fs::is_directory(outDir, ec) && fs::is_empty(outDir, ec))) {
-        return Error{
-            fmt::format("{}: already exists and is not an empty folder; nothing is "
-                        "overwritten, choose another --out",
-                        outDir.string())};
-    }
+    if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
     auto hf = inspectHfFolder(hfFolder);
     if (!hf.ok()) return hf.error();
     const model::ParameterTable table(model::GptShape::fromConfig(hf->model));
@@ -236,16 +230,7 @@ Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path&
     if (!params.ok()) return params.error();
     const config::Config cfg = importedRunConfig(*hf);
 
-    // Build the folder beside its final place, then rename it in whole.
-    const fs::path target = fs::absolute(outDir, ec).lexically_normal();
-    const fs::path temp =
-        target.parent_path() / fmt::format(".{}.import-{}", target.filename().string(), ::getpid());
-    fs::remove_all(temp, ec);
-    fs::create_directories(temp, ec);
-    if (ec) {
-        return Error{fmt::format("cannot create {}: {}", temp.string(), ec.message())};
-    }
-    auto build = [&]() -> Status {
+    auto build = [&](const fs::path& temp) -> Status {
         if (Status st =
                 session::saveWeights(temp / "model.safetensors", table, params->data(), cfg, 0);
             !st.ok()) {
@@ -260,19 +245,10 @@ Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path&
         if (Status st = copyFile(hf->vocabFile, temp / "vocab.json"); !st.ok()) return st;
         return copyFile(hf->mergesFile, temp / "merges.txt");
     };
-    if (Status st = build(); !st.ok()) {
-        fs::remove_all(temp, ec);
-        return st.error();
-    }
-    if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty folder checked above
-    fs::rename(temp, target, ec);
-    if (ec) {
-        fs::remove_all(temp, ec);
-        return Error{fmt::format("cannot move the imported model into {}: {}", target.string(),
-                                 ec.message())};
-    }
+    auto target = buildOutputFolder(outDir, "import", build);
+    if (!target.ok()) return target.error();
     ImportResult result;
-    result.outDir = target;
+    result.outDir = *target;
     result.source = std::move(hf).value();
     result.parameters = table.totalSize();
     return result;
