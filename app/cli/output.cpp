@@ -1,9 +1,33 @@
 #include "app/cli/output.h"
 
+#include <csignal>
+
 #include <cmath>
 #include <iostream>
 
 namespace ws::cli {
+
+namespace {
+
+std::atomic<bool> g_ctrlC{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+extern "C" void onCtrlC(int) {
+    g_ctrlC = true;
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+}  // namespace
+
+std::atomic<bool>& catchCtrlC() {
+    g_ctrlC = false;
+    std::signal(SIGINT, onCtrlC);
+    return g_ctrlC;
+}
+
+void restoreCtrlC() {
+    std::signal(SIGINT, SIG_DFL);
+}
 
 int fail(const std::string& message) {
     std::cerr << "wafer: error: " << message << "\n";

@@ -2,6 +2,7 @@
 // (keys: event, step, loss, eval_loss, lr, grad_norm, tokens_per_s, tokens_seen, elapsed_s).
 #pragma once
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -14,6 +15,12 @@ struct CommonOptions;
 // Starts `session` and shows it until it ends: a live progress line (or JSON lines), Ctrl-C stops
 // it cleanly, then the summary. Returns the exit code (commands.h). Shared by train and finetune.
 int driveSession(session::Session& session, const CommonOptions& common);
+
+// Ctrl-C while a command runs: catchCtrlC() clears the returned flag and installs a handler
+// that sets it (the command then stops cleanly) and lets a second Ctrl-C end the process at once;
+// restoreCtrlC() puts the default back. One flag for the process: one command runs at a time.
+std::atomic<bool>& catchCtrlC();
+void restoreCtrlC();
 
 // Prints "wafer: error: <message>" on stderr; returns exit code 1.
 int fail(const std::string& message);

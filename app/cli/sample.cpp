@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -19,14 +18,6 @@
 
 namespace ws::cli {
 namespace {
-
-std::atomic<bool> g_cancel{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
-
-extern "C" void onSampleInterrupt(int) {
-    g_cancel = true;
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
 
 struct SampleOptions {
     std::string model;  // run id or folder / model.safetensors
@@ -103,10 +94,9 @@ int runSample(const SampleOptions& opt, const CommonOptions& common) {
             std::cout << e.text << std::flush;
         }
     };
-    g_cancel = false;
-    std::signal(SIGINT, onSampleInterrupt);
-    auto result = generator.generate(opt.prompt, opt.sampling, onToken, &g_cancel);
-    std::signal(SIGINT, SIG_DFL);
+    std::atomic<bool>& cancel = catchCtrlC();
+    auto result = generator.generate(opt.prompt, opt.sampling, onToken, &cancel);
+    restoreCtrlC();
     if (!result.ok()) {
         if (!common.json) std::cout << "\n";
         return fail(result.error().message);

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <csignal>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -19,13 +18,6 @@
 
 namespace ws::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void onSweepInterrupt(int) {
-    g_interrupted = true;
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
 
 struct SweepOptions {
     std::string sweepPath;
@@ -187,7 +179,7 @@ int runSweep(const SweepOptions& opt, const CommonOptions& common) {
                                  plan.sweep.parallelTrials)
                   << table.header() << "\n";
     }
-    std::signal(SIGINT, onSweepInterrupt);
+    std::atomic<bool>& interrupted = catchCtrlC();
     runner.start();
     std::map<int, sweep::TrialProgress> running;
     bool footerOpen = false;
@@ -198,7 +190,7 @@ int runSweep(const SweepOptions& opt, const CommonOptions& common) {
     bool done = false;
     auto lastFooter = std::chrono::steady_clock::now();
     while (!done) {
-        if (g_interrupted.exchange(false)) {
+        if (interrupted.exchange(false)) {
             runner.requestStop();
             std::cerr << "\nstopping the sweep (Ctrl-C again to quit at once)\n";
         }
@@ -237,7 +229,7 @@ int runSweep(const SweepOptions& opt, const CommonOptions& common) {
         }
     }
     runner.wait();
-    std::signal(SIGINT, SIG_DFL);
+    restoreCtrlC();
     clearFooter();
     const sweep::SweepOutcome& out = runner.outcome();
     if (common.json) {

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -19,13 +18,6 @@
 
 namespace ws::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void onInterrupt(int) {
-    g_interrupted = true;
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
 
 std::string formatDuration(double seconds) {
     if (!std::isfinite(seconds) || seconds < 0) return "--:--";
@@ -74,14 +66,14 @@ int runTrain(const TrainOptions& opt, const CommonOptions& common) {
 }  // namespace
 
 int driveSession(session::Session& session, const CommonOptions& common) {
-    std::signal(SIGINT, onInterrupt);
+    std::atomic<bool>& interrupted = catchCtrlC();
     const bool tty = !common.json && isatty(STDOUT_FILENO);
     bool progressLineOpen = false;
     session.start();
     std::vector<session::Event> events;
     bool done = false;
     while (!done) {
-        if (g_interrupted.exchange(false)) {
+        if (interrupted.exchange(false)) {
             session.requestStop();
             std::cerr << "\nstopping (between layers; Ctrl-C again to quit at once)\n";
         }
@@ -137,7 +129,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
         }
     }
     session.wait();
-    std::signal(SIGINT, SIG_DFL);
+    restoreCtrlC();
     if (progressLineOpen) std::cout << "\n";
     const auto& summary = session.summary();
     if (common.json) {
