@@ -13,18 +13,14 @@ namespace ws::config {
 
 namespace detail {
 
-namespace {
-
-// open + body + close; spelled out because GCC 12 at -O3 reports a false -Wrestrict for
-// "[" + std::string(...) (GCC bug 105329).
+// Spelled out because GCC 12 at -O3 reports a false -Wrestrict for "[" + std::string(...)
+// (GCC bug 105329).
 std::string enclose(char open, const std::string& body, char close) {
     std::string out(1, open);
     out += body;
     out += close;
     return out;
 }
-
-}  // namespace
 
 std::string formatFlow(const std::string& value) {
     return quoteYaml(value);

@@ -24,6 +24,8 @@ std::string formatFlow(const LearningRate& value);
 std::string formatFlow(const std::vector<int64_t>& value);
 std::string formatFlow(const SweepParameters& value);
 std::string formatFlow(const OverrideBundles& value);
+// open + body + close, e.g. enclose('[', "1, 2", ']').
+std::string enclose(char open, const std::string& body, char close);
 // A YAML scalar as text that reads back as the same scalar: numbers and booleans plain, the rest
 // double-quoted.
 std::string formatScalar(const std::string& text);

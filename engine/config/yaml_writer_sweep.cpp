@@ -9,13 +9,6 @@ namespace ws::config::detail {
 
 namespace {
 
-std::string enclose(char open, const std::string& body, char close) {
-    std::string out(1, open);
-    out += body;
-    out += close;
-    return out;
-}
-
 std::string formatRange(const SweepRange& range) {
     return "{min: " + formatDouble(range.min) + ", max: " + formatDouble(range.max) +
            ", step: " + formatDouble(range.step) + "}";
