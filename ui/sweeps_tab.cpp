@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "engine/config/config_yaml.h"
+#include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
 #include "ui/coord_check_view.h"
@@ -211,7 +212,7 @@ bool SweepsTab::showStoredSweep(store::RunStore* store, int64_t sweepRunId, QStr
                   .arg(sweepRunId)
                   .arg(QString::fromStdString(run->name))
                   .arg(trials.size());
-    m_state = QString::fromStdString(run->status);
+    m_state = QString::fromStdString(session::shownRunStatus(run->status, run->modelDir));
     m_chart->setParametrizations(names);
     m_table->setTrials(trials);
     redrawNow();
