@@ -25,5 +25,6 @@ void addCoordCheckCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode);  // import, export
 void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode);  // check, recover
 
 }  // namespace ws::cli

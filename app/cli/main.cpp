@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     ws::cli::addCoordCheckCommand(app, common, exitCode);
     ws::cli::addInteropCommands(app, common, exitCode);
     ws::cli::addFinetuneCommand(app, common, exitCode);
+    ws::cli::addStoreCommand(app, common, exitCode);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

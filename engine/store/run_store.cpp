@@ -16,7 +16,9 @@
 
 #include "engine/core/hash.h"
 #include "engine/core/paths.h"
+#include "engine/store/ofd_locks.h"
 #include "engine/store/schema.h"
+#include "engine/store/store_recovery.h"
 #include "engine/store/time_format.h"
 #include "engine/store/write_queue.h"
 
@@ -126,6 +128,8 @@ const fs::path& RunStore::path() const {
 }
 
 Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
+    // Before the first connection: SQLite's locks must not depend on what else the process opens.
+    detail::useOpenFileDescriptionLocks();
     auto impl = std::make_unique<Impl>();
     impl->path = dbPath;
     impl->name = dbPath.string();
@@ -140,6 +144,11 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
         return Error{fmt::format("run store {} is a folder; give the path of a file", name)};
     }
 
+    // SQLite takes an empty file for a new database: one emptied by accident must not be.
+    if (fs::is_regular_file(dbPath, ec) && fs::file_size(dbPath, ec) == 0) {
+        if (StoreHealth health = checkStore(dbPath); health.state == StoreHealth::State::Damaged)
+            return Error{damagedStoreAdvice(dbPath, health)};
+    }
     std::unique_ptr<SQLite::Database> db;
     try {
         db = std::make_unique<SQLite::Database>(name, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
@@ -156,10 +165,10 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
     } catch (const SQLite::Exception& e) {
         if ((e.getErrorCode() & 0xff) == SQLITE_NOTADB ||
             (e.getErrorCode() & 0xff) == SQLITE_CORRUPT) {
-            return Error{
-                fmt::format("run store {} is not an SQLite database or is corrupted "
-                            "({}); move it away or choose another run store file",
-                            name, e.what())};
+            db.reset();
+            StoreHealth health = checkStore(dbPath);
+            if (health.problem.empty()) health.problem = e.what();
+            return Error{damagedStoreAdvice(dbPath, health)};
         }
         return Error{fmt::format("cannot read run store {}: {}", name, e.what())};
     }
@@ -179,6 +188,13 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
             std::make_unique<SQLite::Database>(name, SQLite::OPEN_READONLY, kBusyTimeoutMs);
     } catch (const std::exception& e) {
         return Error{fmt::format("cannot open run store {} for reading: {}", name, e.what())};
+    }
+    // A verified copy at most kBackupMaxAge old, the route back if the file is ever damaged.
+    // Taking it reads every page, so it also finds damage that opening did not: such a store is
+    // refused, never written to. Any other failure (a full disk) leaves the older backup in place.
+    if (Status backedUp = refreshBackup(dbPath); !backedUp) {
+        if (StoreHealth health = checkStore(dbPath); health.state == StoreHealth::State::Damaged)
+            return Error{damagedStoreAdvice(dbPath, health)};
     }
     impl->writer = std::make_unique<detail::WriteQueue>(std::move(db), name);
     return std::unique_ptr<RunStore>(new RunStore(std::move(impl)));

@@ -1,0 +1,118 @@
+// `wafer store check|backup|recover`: the run store file's health, its verified backup, and the
+// two ways back from a damaged store (SQLite's .recover, or the last good backup).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "app/cli/output.h"
+#include "engine/store/run_store.h"
+#include "engine/store/store_recovery.h"
+
+namespace ws::cli {
+namespace {
+
+std::filesystem::path storePath(const CommonOptions& common) {
+    return common.dbPath.empty() ? store::RunStore::defaultPath()
+                                 : std::filesystem::path(common.dbPath);
+}
+
+nlohmann::json backupJson(const std::optional<store::BackupInfo>& backup) {
+    if (!backup) return nullptr;
+    return {{"path", backup->path.string()}, {"taken", backup->taken}, {"runs", backup->runs}};
+}
+
+int checkCommand(const CommonOptions& common) {
+    const auto path = storePath(common);
+    const store::StoreHealth health = store::checkStore(path);
+    const char* state = health.state == store::StoreHealth::State::Missing   ? "missing"
+                        : health.state == store::StoreHealth::State::Healthy ? "healthy"
+                                                                             : "damaged";
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "store_check"},
+                                    {"path", path.string()},
+                                    {"state", state},
+                                    {"problem", health.problem},
+                                    {"backup", backupJson(health.backup)}}
+                         .dump()
+                  << "\n";
+    } else if (health.state == store::StoreHealth::State::Damaged) {
+        std::cout << store::damagedStoreAdvice(path, health) << "\n";
+    } else {
+        std::cout << fmt::format("run store {}: {}\n", path.string(), state);
+        if (health.backup) {
+            std::cout << fmt::format("backup {}: taken {}, {} runs\n", health.backup->path.string(),
+                                     health.backup->taken, health.backup->runs);
+        }
+    }
+    return health.state == store::StoreHealth::State::Damaged ? 1 : 0;
+}
+
+int backupCommand(const CommonOptions& common) {
+    const auto path = storePath(common);
+    if (!std::filesystem::exists(path)) {
+        return fail(fmt::format("there is no run store at {} to back up", path.string()));
+    }
+    if (Status s = store::backupStore(path); !s) return fail(s.error().message);
+    const auto backup = store::checkStore(path).backup;
+    if (common.json) {
+        std::cout
+            << nlohmann::json{{"event", "store_backup"}, {"backup", backupJson(backup)}}.dump()
+            << "\n";
+    } else {
+        std::cout << fmt::format("backed up {} to {} ({} runs)\n", path.string(),
+                                 store::backupPathFor(path).string(), backup ? backup->runs : 0);
+    }
+    return 0;
+}
+
+int recoverCommand(const CommonOptions& common, bool fromBackup) {
+    const auto path = storePath(common);
+    auto report = store::recoverStore(
+        path, fromBackup ? store::RecoveryMethod::Backup : store::RecoveryMethod::Salvage);
+    if (!report.ok()) return fail(report.error().message);
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "store_recovered"},
+                                    {"path", path.string()},
+                                    {"method", fromBackup ? "backup" : "salvage"},
+                                    {"damaged_kept_at", report->damagedKeptAt.string()},
+                                    {"runs", report->runs},
+                                    {"metrics", report->metrics}}
+                         .dump()
+                  << "\n";
+    } else {
+        std::cout << fmt::format(
+            "recovered {} ({}): {} runs, {} metric rows\nthe damaged file is kept at {}\n",
+            path.string(), fromBackup ? "from its backup" : "salvaged with SQLite's .recover",
+            report->runs, report->metrics, report->damagedKeptAt.string());
+    }
+    return 0;
+}
+
+}  // namespace
+
+void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
+    CLI::App* storeCmd =
+        app.add_subcommand("store", "Check, back up or recover the run store file");
+    storeCmd->require_subcommand(1);
+    auto fromBackup = std::make_shared<bool>(false);
+
+    CLI::App* check =
+        storeCmd->add_subcommand("check", "Is the store readable? (exit 1 when damaged)");
+    check->callback([&common, &exitCode] { exitCode = checkCommand(common); });
+    CLI::App* backup = storeCmd->add_subcommand(
+        "backup", "Write a verified copy to <store>.backup now (also done on open, every 6 h)");
+    backup->callback([&common, &exitCode] { exitCode = backupCommand(common); });
+    CLI::App* recover = storeCmd->add_subcommand(
+        "recover", "Replace a damaged store by what SQLite's .recover salvages (or its backup)");
+    recover->add_flag("--from-backup", *fromBackup, "Restore the last good backup instead");
+    recover->callback(
+        [fromBackup, &common, &exitCode] { exitCode = recoverCommand(common, *fromBackup); });
+    for (CLI::App* sub : {storeCmd, check, backup, recover}) {
+        sub->add_option("--db", common.dbPath, "Run store (SQLite file)");
+        sub->add_flag("--json", common.json, "One JSON object per line");
+    }
+}
+
+}  // namespace ws::cli

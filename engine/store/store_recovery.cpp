@@ -1,0 +1,409 @@
+// Damage detection, verified backups and recovery of the run store (see store_recovery.h).
+#include "engine/store/store_recovery.h"
+
+#include <SQLiteCpp/Backup.h>
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <vector>
+
+#include "engine/store/ofd_locks.h"
+#include "engine/store/schema.h"
+#include "engine/store/time_format.h"
+
+namespace ws::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path withSuffix(const fs::path& p, const std::string& suffix) {
+    return fs::path(p.string() + suffix);
+}
+
+std::string fileTimeIso(const fs::path& p) {
+    std::error_code ec;
+    const auto t = fs::last_write_time(p, ec);
+    if (ec) return "";
+    return detail::isoUtc(std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+                              std::chrono::file_clock::to_sys(t)),
+                          false);
+}
+
+// fsync a file or a folder so that a following rename (or the rename just made) is durable.
+bool syncPath(const fs::path& p) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool ok = ::fsync(fd) == 0;
+    ::close(fd);
+    return ok;
+}
+
+// "ok", or the first problem quick_check (or opening) reports.
+std::string quickCheck(SQLite::Database& db) {
+    SQLite::Statement check(db, "PRAGMA quick_check(1)");
+    return check.executeStep() ? check.getColumn(0).getString() : "quick_check returned nothing";
+}
+
+int64_t countRows(SQLite::Database& db, const char* table) {
+    if (!db.tableExists(table)) return 0;
+    return db.execAndGet(fmt::format("SELECT count(*) FROM {}", table)).getInt64();
+}
+
+std::optional<BackupInfo> readBackup(const fs::path& db) {
+    const fs::path path = backupPathFor(db);
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return std::nullopt;
+    BackupInfo info;
+    info.path = path;
+    info.taken = fileTimeIso(path);
+    try {
+        SQLite::Database backup(path.string(), SQLite::OPEN_READONLY);
+        info.runs = countRows(backup, "runs");
+    } catch (const std::exception&) {
+        return std::nullopt;  // not usable as a backup
+    }
+    return info;
+}
+
+// SQLite's "file is not a database" often means only the 100-byte header's magic or page size
+// was overwritten; a copy with them restored lets SQLite read the rest.
+void repairHeader(const fs::path& copy) {
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    unsigned char header[18] = {};
+    f.read(reinterpret_cast<char*>(header), sizeof header);
+    if (!f) return;
+    static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+    const unsigned pageSize = unsigned(header[16]) << 8 | header[17];
+    const bool sizeOk = pageSize == 1 || (pageSize >= 512 && (pageSize & (pageSize - 1)) == 0);
+    if (std::memcmp(header, kMagic, 16) == 0 && sizeOk) return;
+    f.seekp(0);
+    f.write(kMagic, 16);
+    if (!sizeOk) {
+        const unsigned char defaultSize[2] = {0x10, 0x00};  // 4096, SQLite's default
+        f.write(reinterpret_cast<const char*>(defaultSize), 2);
+    }
+}
+
+// Copies the rows of `table` that can still be read: forward in rowid order until a damaged page
+// stops the scan, then past the damage by probing ever larger rowid jumps, then backward from the
+// end. Rows are inserted with their rowids, so each is copied once whichever scan finds it.
+int64_t salvageRows(SQLite::Database& from, SQLite::Database& to, const std::string& table) {
+    std::string names, placeholders = "?";  // rowid first
+    int columns = 0;
+    {
+        SQLite::Statement probe(from, fmt::format("SELECT * FROM \"{}\" LIMIT 0", table));
+        columns = probe.getColumnCount();
+        for (int c = 0; c < columns; ++c) {
+            names += fmt::format(",\"{}\"", probe.getColumnName(c));
+            placeholders += ",?";
+        }
+    }
+    SQLite::Statement insert(to, fmt::format("INSERT OR IGNORE INTO \"{}\"(rowid{}) VALUES({})",
+                                             table, names, placeholders));
+    int64_t copied = 0;
+    // Scans from `after` in `order`; returns the last rowid read (or `after` if none).
+    auto scan = [&](int64_t after, bool descending) {
+        int64_t last = after;
+        try {
+            SQLite::Statement rows(
+                from, fmt::format("SELECT rowid, * FROM \"{}\" WHERE rowid {} ? ORDER BY rowid {}",
+                                  table, descending ? "<" : ">", descending ? "DESC" : "ASC"));
+            rows.bind(1, after);
+            while (rows.executeStep()) {
+                last = rows.getColumn(0).getInt64();
+                insert.reset();
+                insert.clearBindings();
+                for (int c = 0; c <= columns; ++c) {
+                    const SQLite::Column value = rows.getColumn(c);
+                    switch (value.getType()) {
+                        case SQLITE_INTEGER:
+                            insert.bind(c + 1, value.getInt64());
+                            break;
+                        case SQLITE_FLOAT:
+                            insert.bind(c + 1, value.getDouble());
+                            break;
+                        case SQLITE_TEXT:
+                            insert.bind(c + 1, value.getString());
+                            break;
+                        case SQLITE_BLOB:
+                            insert.bind(c + 1, value.getBlob(), value.getBytes());
+                            break;
+                        default:
+                            insert.bind(c + 1);
+                            break;
+                    }
+                }
+                copied += insert.exec();
+            }
+        } catch (const std::exception&) {
+            // A damaged page: the rows before it are copied; the caller probes past it.
+        }
+        return last;
+    };
+    int64_t forward = scan(std::numeric_limits<int64_t>::min(), false);
+    for (int64_t jump = 1; jump > 0 && jump < (int64_t(1) << 40); jump *= 2) {
+        const int64_t resumed = scan(forward + jump, false);
+        if (resumed > forward + jump) forward = resumed, jump = 1;
+    }
+    scan(std::numeric_limits<int64_t>::max(), true);
+    return copied;
+}
+
+// Rebuilds the damaged store's schema in `work`/recovered.sqlite from a header-repaired copy and
+// copies every row SQLite can still read (SQLite's own .recover needs the sqlite_dbpage table,
+// which Debian's library is built without).
+Result<fs::path> salvageInto(const fs::path& db, const fs::path& work) {
+    // Work on copies: opening the damaged file itself could checkpoint its WAL into it.
+    const fs::path copy = work / "damaged.sqlite";
+    std::error_code ec;
+    fs::copy_file(db, copy, ec);
+    if (!ec && fs::exists(withSuffix(db, "-wal")))
+        fs::copy_file(withSuffix(db, "-wal"), withSuffix(copy, "-wal"), ec);
+    if (ec)
+        return Error{fmt::format("cannot copy {} to salvage it: {}", db.string(), ec.message())};
+    repairHeader(copy);
+    const fs::path recovered = work / "recovered.sqlite";
+    try {
+        SQLite::Database from(copy.string(), SQLite::OPEN_READWRITE);
+        std::vector<std::pair<std::string, std::string>> tables, others;  // name, sql
+        SQLite::Statement schema(from,
+                                 "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL "
+                                 "AND name NOT LIKE 'sqlite_%'");
+        while (schema.executeStep()) {
+            auto& list = schema.getColumn(0).getString() == "table" ? tables : others;
+            list.emplace_back(schema.getColumn(1).getString(), schema.getColumn(2).getString());
+        }
+        if (std::none_of(tables.begin(), tables.end(),
+                         [](const auto& t) { return t.first == "runs"; })) {
+            return Error{fmt::format("{} has no runs table left to salvage; restore the backup",
+                                     db.string())};
+        }
+        SQLite::Database to(recovered.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+        SQLite::Transaction transaction(to);
+        for (const auto& [name, sql] : tables) {
+            to.exec(sql);
+            salvageRows(from, to, name);
+        }
+        for (const auto& [name, sql] : others) to.exec(sql);  // indexes rebuilt from the rows
+        const int version = from.execAndGet("PRAGMA user_version").getInt();
+        to.exec(fmt::format("PRAGMA user_version = {}", version));
+        to.exec(fmt::format("PRAGMA application_id = {}", detail::kApplicationId));
+        transaction.commit();
+        const std::string check = quickCheck(to);
+        if (check != "ok") {
+            return Error{
+                fmt::format("the salvaged copy of {} fails quick_check: {}", db.string(), check)};
+        }
+    } catch (const std::exception& e) {
+        return Error{
+            fmt::format("SQLite cannot read what is left of {} ({}); restore the backup instead",
+                        db.string(), e.what())};
+    }
+    return recovered;
+}
+
+std::string runsText(int64_t n) {
+    return fmt::format("{} run{}", n, n == 1 ? "" : "s");
+}
+
+std::string compactUtcNow() {
+    std::string iso = detail::isoUtc(std::chrono::system_clock::now(), false);
+    std::erase(iso, '-');
+    std::erase(iso, ':');
+    return iso;  // 20261201T041500Z
+}
+
+}  // namespace
+
+fs::path backupPathFor(const fs::path& db) {
+    return withSuffix(db, ".backup");
+}
+
+StoreHealth checkStore(const fs::path& db) {
+    detail::useOpenFileDescriptionLocks();
+    StoreHealth health;
+    health.backup = readBackup(db);
+    std::error_code ec;
+    if (!fs::exists(db, ec)) return health;
+    health.state = StoreHealth::State::Healthy;
+    if (fs::file_size(db, ec) == 0 && !fs::exists(withSuffix(db, "-wal"))) {
+        if (health.backup && health.backup->runs > 0) {
+            health.state = StoreHealth::State::Damaged;
+            health.problem = fmt::format("the file is empty, but its backup holds {}",
+                                         runsText(health.backup->runs));
+        }
+        return health;
+    }
+    try {
+        SQLite::Database store(db.string(), SQLite::OPEN_READONLY);
+        const std::string check = quickCheck(store);
+        if (check != "ok") {
+            health.state = StoreHealth::State::Damaged;
+            health.problem = check;
+        }
+    } catch (const std::exception& e) {
+        health.state = StoreHealth::State::Damaged;
+        health.problem = e.what();
+    }
+    return health;
+}
+
+Status backupStore(const fs::path& db) {
+    detail::useOpenFileDescriptionLocks();
+    const fs::path target = backupPathFor(db);
+    const fs::path temp = withSuffix(target, fmt::format(".tmp-{}", ::getpid()));
+    std::error_code ec;
+    fs::remove(temp, ec);
+    try {
+        SQLite::Database source(db.string(), SQLite::OPEN_READONLY);
+        {
+            SQLite::Database copy(temp.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+            SQLite::Backup backup(copy, source);
+            backup.executeStep(-1);
+        }
+        SQLite::Database copy(temp.string(), SQLite::OPEN_READONLY);
+        const std::string check = quickCheck(copy);
+        if (check != "ok") {
+            fs::remove(temp, ec);
+            return Error{fmt::format("run store {} is damaged ({}); the backup {} was kept",
+                                     db.string(), check, target.string())};
+        }
+    } catch (const std::exception& e) {
+        fs::remove(temp, ec);
+        return Error{fmt::format("cannot back up run store {} to {}: {}", db.string(),
+                                 target.string(), e.what())};
+    }
+    if (!syncPath(temp)) {
+        fs::remove(temp, ec);
+        return Error{fmt::format("cannot write the backup {} (fsync failed)", temp.string())};
+    }
+    fs::rename(temp, target, ec);
+    if (ec) {
+        fs::remove(temp, ec);
+        return Error{
+            fmt::format("cannot put the backup in place at {}: {}", target.string(), ec.message())};
+    }
+    syncPath(target.parent_path().empty() ? fs::path(".") : target.parent_path());
+    return {};
+}
+
+Status refreshBackup(const fs::path& db, std::chrono::seconds maxAge) {
+    std::error_code ec;
+    const auto taken = fs::last_write_time(backupPathFor(db), ec);
+    if (!ec && fs::file_time_type::clock::now() - taken < maxAge) return {};
+    return backupStore(db);
+}
+
+Result<RecoveryReport> recoverStore(const fs::path& db, RecoveryMethod method) {
+    const StoreHealth health = checkStore(db);
+    if (health.state == StoreHealth::State::Missing) {
+        return Error{fmt::format("there is no run store at {} to recover", db.string())};
+    }
+    if (health.state == StoreHealth::State::Healthy) {
+        return Error{fmt::format(
+            "run store {} passes SQLite's quick_check: nothing to recover{}", db.string(),
+            method == RecoveryMethod::Backup
+                ? " (restoring the backup would lose the runs recorded since it was taken)"
+                : "")};
+    }
+    if (method == RecoveryMethod::Backup && !health.backup) {
+        return Error{fmt::format("run store {} has no backup ({}); salvage it instead", db.string(),
+                                 backupPathFor(db).string())};
+    }
+    const fs::path work = withSuffix(db, ".recovering");
+    std::error_code ec;
+    fs::remove_all(work, ec);
+    fs::create_directories(work, ec);
+    if (ec) return Error{fmt::format("cannot create {}: {}", work.string(), ec.message())};
+    auto cleanup = [&] { fs::remove_all(work, ec); };
+
+    fs::path recovered;
+    if (method == RecoveryMethod::Salvage) {
+        auto salvaged = salvageInto(db, work);
+        if (!salvaged.ok()) {
+            cleanup();
+            return salvaged.error();
+        }
+        recovered = *salvaged;
+    } else {
+        recovered = work / "restored.sqlite";
+        fs::copy_file(health.backup->path, recovered, ec);
+        if (ec) {
+            cleanup();
+            return Error{fmt::format("cannot copy the backup {}: {}", health.backup->path.string(),
+                                     ec.message())};
+        }
+    }
+    RecoveryReport report;
+    try {
+        SQLite::Database out(recovered.string(), SQLite::OPEN_READONLY);
+        report.runs = countRows(out, "runs");
+        report.metrics = countRows(out, "metrics");
+    } catch (const std::exception& e) {
+        cleanup();
+        return Error{fmt::format("the recovered store cannot be read: {}", e.what())};
+    }
+    syncPath(recovered);
+
+    // Keep the damaged files, under one name, then move the recovered store into place.
+    report.damagedKeptAt = withSuffix(db, ".damaged-" + compactUtcNow());
+    fs::rename(db, report.damagedKeptAt, ec);
+    if (ec) {
+        cleanup();
+        return Error{
+            fmt::format("cannot move the damaged store {} aside: {}", db.string(), ec.message())};
+    }
+    for (const char* side : {"-wal", "-shm", "-journal"}) {
+        if (fs::exists(withSuffix(db, side)))
+            fs::rename(withSuffix(db, side), withSuffix(report.damagedKeptAt, side), ec);
+    }
+    fs::rename(recovered, db, ec);
+    if (ec) {
+        const std::string why = ec.message();
+        fs::rename(report.damagedKeptAt, db, ec);  // put the damaged one back: nothing lost
+        cleanup();
+        return Error{
+            fmt::format("cannot move the recovered store into place at {}: {}", db.string(), why)};
+    }
+    syncPath(db.parent_path().empty() ? fs::path(".") : db.parent_path());
+    cleanup();
+    return report;
+}
+
+std::string damagedStoreAdvice(const fs::path& db, const StoreHealth& health) {
+    // A file that never was an SQLite database is more likely a wrong path than a damaged store.
+    char magic[16] = {};
+    std::ifstream(db, std::ios::binary).read(magic, sizeof magic);
+    const bool sqliteFile = std::memcmp(magic, "SQLite format 3", 16) == 0;
+    std::string text =
+        sqliteFile || health.backup
+            ? fmt::format("The run store {} is damaged ({}). It has not been changed.\n",
+                          db.string(), health.problem)
+            : fmt::format(
+                  "{} is not an SQLite database ({}); it has not been changed. If you "
+                  "meant another run store, check the path; if this was one:\n",
+                  db.string(), health.problem);
+    text += fmt::format("- Salvage what SQLite can still read: `wafer store recover --db {}`",
+                        db.string());
+    if (health.backup) {
+        text += fmt::format(
+            "\n- Or restore the last good backup, taken {} with {}: "
+            "`wafer store recover --db {} --from-backup`",
+            health.backup->taken, runsText(health.backup->runs), db.string());
+    }
+    text += "\nEither way the damaged file is kept beside it as " + db.filename().string() +
+            ".damaged-<time>.";
+    return text;
+}
+
+}  // namespace ws::store

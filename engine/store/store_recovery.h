@@ -1,0 +1,67 @@
+// Damage detection, backups and recovery for the run store file.
+//
+// A run store holds every run's history, so a damaged one is never overwritten or silently
+// replaced by an empty list. RunStore::open refuses a damaged file with a message naming these
+// routes; the CLI (`wafer store check|backup|recover`) and the studio's recovery dialog call them:
+// - checkStore: reads the file (never writes) and says whether it is healthy, and what the last
+//   good backup holds;
+// - backupStore: copies the store with SQLite's online backup into "<store>.backup", but only after
+//   the copy passes `PRAGMA quick_check`, so the backup is always a good one. RunStore::open keeps
+//   it fresh (at most kBackupMaxAge old);
+// - recoverStore: salvages what SQLite can still read (the sqlite3 shell's `.recover`) or restores
+//   the backup. The damaged file (and its -wal, -shm) is kept beside the store as
+//   "<store>.damaged-<UTC time>", and the recovered file is moved into place atomically.
+//
+// Thread-safety: free functions; safe to call from any thread. Failure contract: Errors name the
+// file and the fix; on any failure the store file is left exactly as it was.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "engine/core/result.h"
+
+namespace ws::store {
+
+inline constexpr std::chrono::hours kBackupMaxAge{6};
+
+struct BackupInfo {
+    std::filesystem::path path;
+    std::string taken;  // ISO-8601 UTC of its last write
+    int64_t runs = 0;
+};
+
+struct StoreHealth {
+    enum class State { Missing, Healthy, Damaged };
+    State state = State::Missing;
+    std::string problem;  // for Damaged: what SQLite said
+    std::optional<BackupInfo> backup;
+};
+
+std::filesystem::path backupPathFor(const std::filesystem::path& db);  // "<db>.backup"
+
+// Never writes to `db`.
+StoreHealth checkStore(const std::filesystem::path& db);
+
+// Writes a verified copy of `db` to backupPathFor(db). An Error when the copy does not pass
+// quick_check (the store is damaged: the previous backup is kept) or cannot be written.
+Status backupStore(const std::filesystem::path& db);
+// backupStore when the backup is missing or older than `maxAge`; otherwise nothing.
+Status refreshBackup(const std::filesystem::path& db, std::chrono::seconds maxAge = kBackupMaxAge);
+
+enum class RecoveryMethod { Salvage, Backup };
+
+struct RecoveryReport {
+    std::filesystem::path damagedKeptAt;  // where the damaged file now is
+    int64_t runs = 0, metrics = 0;        // what the recovered store holds
+};
+
+Result<RecoveryReport> recoverStore(const std::filesystem::path& db, RecoveryMethod method);
+
+// The paragraph shown when a store is damaged: what happened and the commands that recover it.
+std::string damagedStoreAdvice(const std::filesystem::path& db, const StoreHealth& health);
+
+}  // namespace ws::store

@@ -1,0 +1,174 @@
+// A damaged run store is refused, named and never changed; it can be salvaged with SQLite's
+// .recover or restored from the verified backup that opening the store keeps fresh.
+#include <gtest/gtest.h>
+
+#include <SQLiteCpp/Database.h>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "engine/core/hash.h"
+#include "engine/store/run_store.h"
+#include "engine/store/store_recovery.h"
+#include "support/temp_dir.h"
+
+namespace ws::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ws::testing::TempDir;
+
+void addRun(const fs::path& db, const std::string& name, int points) {
+    auto opened = RunStore::open(db);
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    NewRun run;
+    run.name = name;
+    auto id = (*opened)->createRun(run);
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    for (int step = 1; step <= points; ++step) (*opened)->logMetric(*id, step, "loss", 2.0, step);
+    (*opened)->flush();
+}
+
+// Overwrites `count` bytes at `offset` (after the store has been closed and checkpointed).
+void scribble(const fs::path& file, std::streamoff offset, size_t count) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(offset);
+    const std::string junk(count, '\x5a');
+    f.write(junk.data(), std::streamsize(junk.size()));
+}
+
+std::string fileHash(const fs::path& file) {
+    auto hash = sha256File(file);
+    return hash.ok() ? *hash : hash.error().message;
+}
+
+TEST(StoreRecovery, OpeningTakesAVerifiedBackup) {
+    TempDir dir("store_backup");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "first", 10);
+    const StoreHealth health = checkStore(db);
+    EXPECT_EQ(health.state, StoreHealth::State::Healthy);
+    ASSERT_TRUE(health.backup.has_value());
+    EXPECT_EQ(health.backup->path, backupPathFor(db));
+    // The first open backed up the empty new store; `backupStore` takes the current one.
+    ASSERT_TRUE(backupStore(db).ok());
+    EXPECT_EQ(checkStore(db).backup->runs, 1);
+}
+
+TEST(StoreRecovery, ADamagedStoreIsRefusedWithTheRoutesBackAndLeftUntouched) {
+    TempDir dir("store_damaged");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "kept", 10);
+    ASSERT_TRUE(backupStore(db).ok());
+    scribble(db, 0, 16);  // the "SQLite format 3" magic
+    const std::string before = fileHash(db);
+
+    auto opened = RunStore::open(db);
+    ASSERT_FALSE(opened.ok());
+    const std::string& message = opened.error().message;
+    EXPECT_NE(message.find("is damaged"), std::string::npos) << message;
+    EXPECT_NE(message.find("has not been changed"), std::string::npos) << message;
+    EXPECT_NE(message.find("wafer store recover --db " + db.string()), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("--from-backup"), std::string::npos) << message;
+    EXPECT_NE(message.find("with 1 run:"), std::string::npos) << message;
+    EXPECT_EQ(fileHash(db), before);
+    EXPECT_EQ(checkStore(db).state, StoreHealth::State::Damaged);
+}
+
+TEST(StoreRecovery, TheBackupIsRestoredAndTheDamagedFileKept) {
+    TempDir dir("store_restore");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "one", 10);
+    addRun(db, "two", 10);
+    ASSERT_TRUE(backupStore(db).ok());
+    addRun(db, "three (after the backup)", 10);
+    scribble(db, 0, 16);
+    const std::string damaged = fileHash(db);
+
+    auto report = recoverStore(db, RecoveryMethod::Backup);
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    EXPECT_EQ(report->runs, 2);
+    EXPECT_EQ(report->metrics, 20);
+    EXPECT_EQ(fileHash(report->damagedKeptAt), damaged);
+    auto reopened = RunStore::open(db);
+    ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+    auto runs = (*reopened)->listRuns();
+    ASSERT_TRUE(runs.ok());
+    ASSERT_EQ(runs->size(), 2u);
+    EXPECT_EQ((*runs)[1].name, "one");
+}
+
+TEST(StoreRecovery, SalvageKeepsTheRowsSqliteCanStillRead) {
+    TempDir dir("store_salvage");
+    const fs::path db = dir / "runs.sqlite";
+    for (int i = 0; i < 3; ++i) addRun(db, "run " + std::to_string(i), 2000);
+    int pageSize = 0, pages = 0;
+    {
+        SQLite::Database check(db.string(), SQLite::OPEN_READONLY);
+        pageSize = check.execAndGet("PRAGMA page_size").getInt();
+        pages = check.execAndGet("PRAGMA page_count").getInt();
+    }
+    ASSERT_GT(pages, 20);
+    // Wreck one page in the middle (metric rows), as a torn or misplaced write would.
+    scribble(db, std::streamoff(pageSize) * (pages / 2), size_t(pageSize));
+    ASSERT_EQ(checkStore(db).state, StoreHealth::State::Damaged);
+    // Opening finds damage below the first pages when the backup is due (it reads every page).
+    const std::string backupBefore = fileHash(backupPathFor(db));
+    fs::last_write_time(backupPathFor(db),
+                        fs::file_time_type::clock::now() - kBackupMaxAge - std::chrono::hours(1));
+    auto refused = RunStore::open(db);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("is damaged"), std::string::npos);
+    EXPECT_EQ(fileHash(backupPathFor(db)), backupBefore) << "a damaged store replaced the backup";
+
+    auto report = recoverStore(db, RecoveryMethod::Salvage);
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    EXPECT_EQ(report->runs, 3);
+    EXPECT_GT(report->metrics, 5000);  // one page of 6000 rows lost at most
+    EXPECT_TRUE(fs::exists(report->damagedKeptAt));
+    EXPECT_EQ(checkStore(db).state, StoreHealth::State::Healthy);
+    auto reopened = RunStore::open(db);
+    ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+    EXPECT_EQ((*reopened)->listRuns()->size(), 3u);
+}
+
+TEST(StoreRecovery, SalvageReadsPastAnOverwrittenHeader) {
+    TempDir dir("store_header");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "a", 50);
+    addRun(db, "b", 50);
+    scribble(db, 0, 18);  // "file is not a database": magic and page size gone
+    auto report = recoverStore(db, RecoveryMethod::Salvage);
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    EXPECT_EQ(report->runs, 2);
+    EXPECT_EQ(report->metrics, 100);
+    auto reopened = RunStore::open(db);
+    ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+    EXPECT_EQ((*reopened)->metrics(1, "loss")->size(), 50u);
+}
+
+TEST(StoreRecovery, AHealthyStoreIsNotRecoveredOver) {
+    TempDir dir("store_healthy");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "fine", 5);
+    auto report = recoverStore(db, RecoveryMethod::Backup);
+    ASSERT_FALSE(report.ok());
+    EXPECT_NE(report.error().message.find("nothing to recover"), std::string::npos);
+}
+
+TEST(StoreRecovery, AnEmptiedFileWhoseBackupHoldsRunsIsDamaged) {
+    TempDir dir("store_emptied");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "precious", 5);
+    ASSERT_TRUE(backupStore(db).ok());
+    fs::resize_file(db, 0);
+    fs::remove(db.string() + "-wal");
+    const StoreHealth health = checkStore(db);
+    EXPECT_EQ(health.state, StoreHealth::State::Damaged);
+    EXPECT_NE(health.problem.find("holds 1 run"), std::string::npos) << health.problem;
+    EXPECT_FALSE(RunStore::open(db).ok());
+}
+
+}  // namespace
+}  // namespace ws::store
