@@ -21,15 +21,18 @@
 
 #include "engine/core/paths.h"
 #include "engine/session/model_facts.h"
+#include "engine/store/store_recovery.h"
 #include "ui/config_document.h"
 #include "ui/config_tab.h"
 #include "ui/finetune_wizard.h"
+#include "ui/help_browser.h"
 #include "ui/log_dock.h"
 #include "ui/resume_dialog.h"
 #include "ui/run_controller.h"
 #include "ui/runs_dock.h"
 #include "ui/samples_tab.h"
 #include "ui/status_panel.h"
+#include "ui/store_recovery_dialog.h"
 #include "ui/sweep_controller.h"
 #include "ui/sweeps_tab.h"
 #include "ui/training_tab.h"
@@ -86,6 +89,22 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     } else {
         m_logDock->append(int(session::LogLine::Level::Error),
                           QString::fromStdString(opened.error().message));
+        // A damaged store is never shown as an empty list: the user is told and offered the
+        // routes back once the window is up.
+        if (store::StoreHealth health = store::checkStore(db);
+            health.state == store::StoreHealth::State::Damaged) {
+            QTimer::singleShot(0, this, [this, db, health] {
+                if (!offerStoreRecovery(this, db, health)) return;
+                auto reopened = store::RunStore::open(db);
+                if (!reopened.ok()) {
+                    m_logDock->append(int(session::LogLine::Level::Error),
+                                      QString::fromStdString(reopened.error().message));
+                    return;
+                }
+                m_store = std::move(reopened).value();
+                m_runsDock->setStore(m_store.get());
+            });
+        }
     }
 
     // Wiring: document -> actions/title; controller -> charts, status, log, runs.
@@ -296,6 +315,23 @@ void MainWindow::createMenus() {
         QAction* a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
     }
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* guide = help->addAction(tr("Wafer Studio &Guide"), this, [this] { showHelp({}); });
+    guide->setShortcut(QKeySequence::HelpContents);
+    QMenu* sections = help->addMenu(tr("Guide &Sections"));
+    for (const QString& section : helpMenuSections())
+        sections->addAction(section, this, [this, section] { showHelp(section); });
+    help->addSeparator();
+    help->addAction(tr("&About Wafer Studio"), this, [this] { showAboutBox(this); });
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+HelpBrowser* MainWindow::showHelp(const QString& section) {
+    if (!m_help) m_help = new HelpBrowser(this);
+    m_help->show();
+    m_help->raise();
+    if (!section.isEmpty()) m_help->showSection(section);
+    return m_help;
 }
 
 void MainWindow::updateActions() {

@@ -21,6 +21,7 @@ namespace ws::ui {
 class ConfigDocument;
 class ConfigTab;
 class FinetuneWizard;
+class HelpBrowser;
 class LogDock;
 class RunController;
 class RunsDock;
@@ -62,6 +63,8 @@ public:
     bool openStoredRun(int64_t runId);
     // Shows a tab by name: config, training, wafer, samples or sweeps.
     bool showTab(const QString& name);
+    // Opens the guide (the README) at `section` (a heading's start; empty: where it was).
+    HelpBrowser* showHelp(const QString& section);
     // Renders the whole window (charts replotted first) into a PNG.
     bool saveScreenshot(const QString& path);
 
@@ -125,6 +128,7 @@ private:
     LogDock* m_logDock;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
+    HelpBrowser* m_help = nullptr;
     QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stepLayer, *m_stop;
     QAction *m_resumeRun, *m_checkpoint, *m_finetune;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;

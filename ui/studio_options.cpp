@@ -3,6 +3,8 @@
 
 #include <QCommandLineParser>
 
+#include "wafer/version.h"
+
 namespace ws::ui {
 
 bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QString& error,
@@ -51,7 +53,7 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
         return false;
     }
     if (parser.isSet(QStringLiteral("version"))) {
-        helpText = QStringLiteral("wafer-studio");
+        helpText = QStringLiteral("wafer-studio %1 (%2)").arg(WAFER_VERSION, WAFER_GIT_REVISION);
         return false;
     }
     const QStringList positional = parser.positionalArguments();

@@ -1,5 +1,5 @@
 // `wafer store check|backup|recover`: the run store file's health, its verified backup, and the
-// two ways back from a damaged store (SQLite's .recover, or the last good backup).
+// two ways back from a damaged store (salvage the readable rows, or the last good backup).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -61,8 +61,9 @@ int backupCommand(const CommonOptions& common) {
             << nlohmann::json{{"event", "store_backup"}, {"backup", backupJson(backup)}}.dump()
             << "\n";
     } else {
-        std::cout << fmt::format("backed up {} to {} ({} runs)\n", path.string(),
-                                 store::backupPathFor(path).string(), backup ? backup->runs : 0);
+        const int64_t runs = backup ? backup->runs : 0;
+        std::cout << fmt::format("backed up {} to {} ({} run{})\n", path.string(),
+                                 store::backupPathFor(path).string(), runs, runs == 1 ? "" : "s");
     }
     return 0;
 }
@@ -83,9 +84,9 @@ int recoverCommand(const CommonOptions& common, bool fromBackup) {
                   << "\n";
     } else {
         std::cout << fmt::format(
-            "recovered {} ({}): {} runs, {} metric rows\nthe damaged file is kept at {}\n",
-            path.string(), fromBackup ? "from its backup" : "salvaged with SQLite's .recover",
-            report->runs, report->metrics, report->damagedKeptAt.string());
+            "recovered {} ({}): {} run{}, {} metric rows\nthe damaged file is kept at {}\n",
+            path.string(), fromBackup ? "from its backup" : "salvaged row by row", report->runs,
+            report->runs == 1 ? "" : "s", report->metrics, report->damagedKeptAt.string());
     }
     return 0;
 }
@@ -105,7 +106,7 @@ void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
         "backup", "Write a verified copy to <store>.backup now (also done on open, every 6 h)");
     backup->callback([&common, &exitCode] { exitCode = backupCommand(common); });
     CLI::App* recover = storeCmd->add_subcommand(
-        "recover", "Replace a damaged store by what SQLite's .recover salvages (or its backup)");
+        "recover", "Replace a damaged store by every row SQLite can still read (or its backup)");
     recover->add_flag("--from-backup", *fromBackup, "Restore the last good backup instead");
     recover->callback(
         [fromBackup, &common, &exitCode] { exitCode = recoverCommand(common, *fromBackup); });

@@ -80,23 +80,28 @@ void armSweep(ws::ui::MainWindow& window, const ws::ui::StudioOptions& options) 
 }  // namespace
 
 int main(int argc, char** argv) {
+    // The command line is read before any window system is needed, so that --help, --version and
+    // usage errors work without a display (a QApplication aborts without one).
+    ws::ui::StudioOptions options;
+    {
+        QCoreApplication probe(argc, argv);
+        QCoreApplication::setApplicationName(QStringLiteral("wafer-studio"));
+        QString error, help;
+        if (!ws::ui::parseStudioOptions(QCoreApplication::arguments(), options, error, help)) {
+            if (error.isEmpty()) {
+                std::printf("%s\n", qPrintable(help));
+                return 0;
+            }
+            std::fprintf(stderr, "wafer-studio: %s (see --help)\n", qPrintable(error));
+            return 2;
+        }
+    }
     QApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("WaferStudio"));
     QApplication::setApplicationName(QStringLiteral("wafer-studio"));
     QApplication::setApplicationDisplayName(QStringLiteral("Wafer Studio"));
-
-    ws::ui::StudioOptions options;
-    QString error, help;
-    if (!ws::ui::parseStudioOptions(QCoreApplication::arguments(), options, error, help)) {
-        if (error.isEmpty()) {
-            std::printf("%s\n", qPrintable(help));
-            return 0;
-        }
-        std::fprintf(stderr, "wafer-studio: %s (see --help)\n", qPrintable(error));
-        return 2;
-    }
     QString configPath = options.configPath;
     if (configPath.isEmpty()) {
         configPath =

@@ -189,7 +189,7 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
     } catch (const std::exception& e) {
         return Error{fmt::format("cannot open run store {} for reading: {}", name, e.what())};
     }
-    // A verified copy at most kBackupMaxAge old, the route back if the file is ever damaged.
+    // A verified recent copy (see refreshBackup), the route back if the file is ever damaged.
     // Taking it reads every page, so it also finds damage that opening did not: such a store is
     // refused, never written to. Any other failure (a full disk) leaves the older backup in place.
     if (Status backedUp = refreshBackup(dbPath); !backedUp) {

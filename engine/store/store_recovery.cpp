@@ -297,10 +297,23 @@ Status backupStore(const fs::path& db) {
     return {};
 }
 
-Status refreshBackup(const fs::path& db, std::chrono::seconds maxAge) {
+Status refreshBackup(const fs::path& db) {
     std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
     const auto taken = fs::last_write_time(backupPathFor(db), ec);
-    if (!ec && fs::file_time_type::clock::now() - taken < maxAge) return {};
+    if (!ec) {
+        auto changed = fs::last_write_time(db, ec);
+        if (const auto wal = fs::last_write_time(withSuffix(db, "-wal"), ec); !ec)
+            changed = std::max(changed, wal);
+        const auto age = now - taken;
+        if (age < kBackupMinInterval || (age < kBackupMaxAge && changed <= taken)) return {};
+    }
+    try {
+        SQLite::Database store(db.string(), SQLite::OPEN_READONLY);
+        if (countRows(store, "runs") == 0) return {};  // nothing to lose yet
+    } catch (const std::exception&) {
+        // Unreadable: backupStore reports it.
+    }
     return backupStore(db);
 }
 

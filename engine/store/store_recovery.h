@@ -7,8 +7,9 @@
 //   good backup holds;
 // - backupStore: copies the store with SQLite's online backup into "<store>.backup", but only after
 //   the copy passes `PRAGMA quick_check`, so the backup is always a good one. RunStore::open keeps
-//   it fresh (at most kBackupMaxAge old);
-// - recoverStore: salvages what SQLite can still read (the sqlite3 shell's `.recover`) or restores
+//   it fresh through refreshBackup;
+// - recoverStore: salvages every row SQLite can still read (SQLite's .recover route, done in
+//   process: Debian's sqlite3 shell lacks the sqlite_dbpage table .recover needs) or restores
 //   the backup. The damaged file (and its -wal, -shm) is kept beside the store as
 //   "<store>.damaged-<UTC time>", and the recovered file is moved into place atomically.
 //
@@ -26,6 +27,10 @@
 
 namespace ws::store {
 
+// A backup is retaken when the store has changed since it and it is older than
+// kBackupMinInterval, and in any case once it is older than kBackupMaxAge (which also re-reads
+// every page of a store that did not change, finding damage early).
+inline constexpr std::chrono::minutes kBackupMinInterval{10};
 inline constexpr std::chrono::hours kBackupMaxAge{6};
 
 struct BackupInfo {
@@ -49,8 +54,9 @@ StoreHealth checkStore(const std::filesystem::path& db);
 // Writes a verified copy of `db` to backupPathFor(db). An Error when the copy does not pass
 // quick_check (the store is damaged: the previous backup is kept) or cannot be written.
 Status backupStore(const std::filesystem::path& db);
-// backupStore when the backup is missing or older than `maxAge`; otherwise nothing.
-Status refreshBackup(const std::filesystem::path& db, std::chrono::seconds maxAge = kBackupMaxAge);
+// backupStore when the store holds runs and its backup is missing, older than kBackupMaxAge, or
+// older than kBackupMinInterval and older than the store's last change; otherwise nothing.
+Status refreshBackup(const std::filesystem::path& db);
 
 enum class RecoveryMethod { Salvage, Backup };
 

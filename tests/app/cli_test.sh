@@ -24,6 +24,38 @@ case "$case_name" in
 version)
   out=$("$wafer" --version) || fail "exit $?"
   expect_in "wafer 0." "$out" ;;
+studio_help_without_display)
+  # wafer-studio answers --help, --version and usage errors with no display at all.
+  studio="$(dirname "$wafer")/wafer-studio"
+  [[ -x "$studio" ]] || { echo "no wafer-studio in this build: skipped"; exit 0; }
+  nodisplay=(env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM)
+  out=$("${nodisplay[@]}" "$studio" --version 2>&1) || fail "--version: exit $? $out"
+  expect_in "wafer-studio 0." "$out"
+  out=$("${nodisplay[@]}" "$studio" --help 2>&1) || fail "--help: exit $? $out"
+  expect_in "--open-run" "$out"
+  out=$("${nodisplay[@]}" "$studio" --no-such-flag 2>&1); code=$?
+  [[ $code -eq 2 ]] || fail "expected exit 2 for a bad flag, got $code: $out"
+  expect_in "no-such-flag" "$out" ;;
+store_recover)
+  # A damaged store is refused by every command with the routes back; `wafer store recover`
+  # salvages it and keeps the damaged file.
+  db="$tmp/runs.sqlite"
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" --name keepme \
+      "${tiny_args[@]}" >/dev/null 2>&1 || fail "train exit $?"
+  printf 'garbage garbage!' | dd of="$db" bs=1 seek=0 conv=notrunc status=none
+  out=$("$wafer" runs list --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "runs list on a damaged store: expected exit 1, got $code: $out"
+  expect_in "is damaged" "$out"
+  expect_in "wafer store recover --db $db" "$out"
+  out=$("$wafer" store check --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "store check: expected exit 1, got $code: $out"
+  out=$("$wafer" store recover --db "$db" 2>&1) || fail "store recover: exit $? $out"
+  expect_in "1 run," "$out"
+  ls "$tmp" | grep -q '^runs.sqlite.damaged-' || fail "the damaged file was not kept: $(ls "$tmp")"
+  out=$("$wafer" runs list --db "$db" 2>&1) || fail "runs list after recovery: exit $? $out"
+  expect_in "keepme" "$out"
+  out=$("$wafer" store check --db "$db" 2>&1) || fail "store check after recovery: exit $? $out"
+  expect_in "healthy" "$out" ;;
 help)
   out=$("$wafer" --help) || fail "exit $?"
   for word in train validate runs; do expect_in "$word" "$out"; done ;;

@@ -42,17 +42,26 @@ std::string fileHash(const fs::path& file) {
     return hash.ok() ? *hash : hash.error().message;
 }
 
-TEST(StoreRecovery, OpeningTakesAVerifiedBackup) {
+void ageBackup(const fs::path& db, std::chrono::seconds by) {
+    fs::last_write_time(backupPathFor(db), fs::last_write_time(backupPathFor(db)) - by);
+}
+
+TEST(StoreRecovery, OpeningKeepsAVerifiedBackupOfAStoreWithRuns) {
     TempDir dir("store_backup");
     const fs::path db = dir / "runs.sqlite";
-    addRun(db, "first", 10);
-    const StoreHealth health = checkStore(db);
+    addRun(db, "first", 10);  // the store was empty when opened: nothing to back up yet
+    EXPECT_FALSE(checkStore(db).backup.has_value());
+    addRun(db, "second", 10);  // opened with one run: backed up
+    StoreHealth health = checkStore(db);
     EXPECT_EQ(health.state, StoreHealth::State::Healthy);
     ASSERT_TRUE(health.backup.has_value());
     EXPECT_EQ(health.backup->path, backupPathFor(db));
-    // The first open backed up the empty new store; `backupStore` takes the current one.
-    ASSERT_TRUE(backupStore(db).ok());
+    EXPECT_EQ(health.backup->runs, 1);
+    addRun(db, "third", 10);  // changed, but the backup is minutes old: kept
     EXPECT_EQ(checkStore(db).backup->runs, 1);
+    ageBackup(db, kBackupMinInterval + std::chrono::minutes(1));
+    addRun(db, "fourth", 10);  // changed since a backup older than the interval: retaken
+    EXPECT_EQ(checkStore(db).backup->runs, 3);
 }
 
 TEST(StoreRecovery, ADamagedStoreIsRefusedWithTheRoutesBackAndLeftUntouched) {
@@ -115,8 +124,7 @@ TEST(StoreRecovery, SalvageKeepsTheRowsSqliteCanStillRead) {
     ASSERT_EQ(checkStore(db).state, StoreHealth::State::Damaged);
     // Opening finds damage below the first pages when the backup is due (it reads every page).
     const std::string backupBefore = fileHash(backupPathFor(db));
-    fs::last_write_time(backupPathFor(db),
-                        fs::file_time_type::clock::now() - kBackupMaxAge - std::chrono::hours(1));
+    ageBackup(db, kBackupMaxAge + std::chrono::hours(1));
     auto refused = RunStore::open(db);
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message.find("is damaged"), std::string::npos);
