@@ -3,11 +3,14 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QRegularExpression>
 #include <QSaveFile>
 #include <algorithm>
+
+#include "engine/config/yaml_patch.h"
 
 namespace ws::ui {
 namespace {
@@ -66,6 +69,7 @@ bool ConfigDocument::loadFile(const QString& path) {
         return false;
     }
     m_filePath = QFileInfo(path).absoluteFilePath();
+    m_untitledName.clear();
     m_baseDir = QFileInfo(path).absolutePath().toStdString();
     m_fieldProblems.clear();
     m_yaml = QString::fromUtf8(file.readAll());
@@ -76,7 +80,58 @@ bool ConfigDocument::loadFile(const QString& path) {
     return m_parsed;
 }
 
+bool ConfigDocument::loadUntitledCopy(const QString& path, const QString& name) {
+    if (!loadFile(path)) {
+        if (m_filePath != QFileInfo(path).absoluteFilePath()) return false;  // unreadable
+        m_filePath.clear();  // its problems are shown, but it is still not the file to save
+        m_untitledName = name;
+        emit fileChanged();
+        return false;
+    }
+    m_filePath.clear();
+    m_untitledName = name;
+    emit fileChanged();
+    return true;
+}
+
+void ConfigDocument::setUntitled(const QString& yaml, const QString& name, const QString& baseDir) {
+    m_filePath.clear();
+    m_untitledName = name;
+    m_baseDir = baseDir.toStdString();
+    m_fieldProblems.clear();
+    m_yaml = yaml;
+    reparse();
+    m_modified = false;
+    emit fileChanged();
+    emit changed();
+}
+
+QString ConfigDocument::displayName() const {
+    if (!m_filePath.isEmpty()) return QFileInfo(m_filePath).fileName();
+    return (m_untitledName.isEmpty() ? tr("config") : m_untitledName) + tr(" — untitled");
+}
+
+QString ConfigDocument::suggestedFileName() const {
+    if (!m_filePath.isEmpty()) return QFileInfo(m_filePath).fileName();
+    QString name = QString::fromStdString(m_config.model.name);
+    name.replace(QRegularExpression(QStringLiteral(R"([^\w.-]+)")), QStringLiteral("-"));
+    return (name.isEmpty() ? QStringLiteral("config") : name) + QStringLiteral(".yaml");
+}
+
 bool ConfigDocument::saveFile(const QString& path) {
+    const QString folder = QFileInfo(path).absolutePath();
+    if (!m_baseDir.empty() && QDir(QString::fromStdString(m_baseDir.string())) != QDir(folder)) {
+        // "data_dir: ../resources/corpus" written next to a preset means nothing elsewhere.
+        const QString moved =
+            fromStd(config::absolutizeConfigPaths(m_yaml.toStdString(), m_baseDir));
+        if (moved != m_yaml) {
+            m_yaml = moved;
+            emit note(tr("relative paths were written as absolute paths, so that %1 names the "
+                         "same files from its new folder")
+                          .arg(QFileInfo(path).fileName()));
+            emit changed();
+        }
+    }
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Text) || file.write(m_yaml.toUtf8()) < 0 ||
         !file.commit()) {
@@ -86,7 +141,8 @@ bool ConfigDocument::saveFile(const QString& path) {
         return false;
     }
     m_filePath = QFileInfo(path).absoluteFilePath();
-    m_baseDir = QFileInfo(path).absolutePath().toStdString();
+    m_untitledName.clear();
+    m_baseDir = folder.toStdString();
     m_modified = false;
     emit fileChanged();
     return true;
@@ -118,8 +174,12 @@ bool ConfigDocument::setField(const QString& path, const QString& yamlValue) {
         return false;
     }
     if (!(edited == m_config)) {
+        // Only the changed values are rewritten: the user's comments and key order stay.
+        const config::YamlPatch patch =
+            config::patchConfigYaml(m_yaml.toStdString(), m_config, edited, m_baseDir);
+        if (patch.regenerated) emit note(tr("%1: %2").arg(path, fromStd(patch.note)));
         m_config = edited;
-        m_yaml = fromStd(config::saveConfigYaml(m_config));
+        m_yaml = fromStd(patch.text);
         m_parsed = true;
         setModified(true);
     }

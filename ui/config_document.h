@@ -2,7 +2,10 @@
 // Config that parsed. The form and the YAML view edit it through setField()/setYaml(); both read
 // it back, so they stay in sync. Problems (parse errors, rejected field values, validate() rules)
 // are kept with the key path and YAML line they belong to, for inline display; canRun() is false
-// while there is any. Thread-safety: GUI thread only. Never throws: bad input becomes a Problem.
+// while there is any. A form edit patches the YAML text in place (engine/config/yaml_patch.h), so
+// the user's comments and key order stay. A document is either a file or untitled (a preset's
+// copy, a fine-tune's config, a run's config): an untitled one has no file to save over.
+// Thread-safety: GUI thread only. Never throws: bad input becomes a Problem.
 #pragma once
 
 #include <QObject>
@@ -29,7 +32,15 @@ public:
 
     // Loads a YAML file; on failure the document keeps the file's text and shows its problems.
     bool loadFile(const QString& path);
-    bool saveFile(const QString& path);  // writes the YAML text as it is; false + problem on error
+    // Loads a file's text as an untitled document named `name` ("gpt-nano (preset)"): saving
+    // asks for a file; relative paths in it still resolve against the file's folder.
+    bool loadUntitledCopy(const QString& path, const QString& name);
+    // Replaces the document with `yaml` as an untitled document named `name`; relative paths
+    // resolve against `baseDir` (empty: left as written). Not modified until edited.
+    void setUntitled(const QString& yaml, const QString& name, const QString& baseDir = {});
+    // Writes the YAML text; saved into another folder, its relative paths are first made
+    // absolute so they still name the same files. False + problem on error.
+    bool saveFile(const QString& path);
     // Replaces the text (YAML view edits, drops); re-parses and re-validates.
     void setYaml(const QString& yaml);
     // Applies "path=value" (value in YAML syntax). A rejected value is kept as a field problem
@@ -39,7 +50,12 @@ public:
     const QString& yaml() const { return m_yaml; }
     const config::Config& config() const { return m_config; }  // the last config that parsed
     config::LoadedConfig loadedConfig() const;
-    QString filePath() const { return m_filePath; }
+    QString filePath() const { return m_filePath; }  // empty while untitled
+    bool isUntitled() const { return m_filePath.isEmpty(); }
+    // "gpt-nano.yaml", or "gpt-nano (preset) — untitled" for an untitled document.
+    QString displayName() const;
+    // A file name to offer when an untitled document is first saved ("gpt-nano.yaml").
+    QString suggestedFileName() const;
     bool isModified() const { return m_modified; }
     void setModified(bool modified);
 
@@ -52,8 +68,9 @@ public:
     static const QStringList& knownPaths();
 
 signals:
-    void changed();      // text, config or problems changed
-    void fileChanged();  // path or modified flag changed
+    void changed();                     // text, config or problems changed
+    void fileChanged();                 // path or modified flag changed
+    void note(const QString& message);  // something the user should read in the log
 
 private:
     void reparse();
@@ -63,6 +80,7 @@ private:
 
     QString m_yaml;
     QString m_filePath;
+    QString m_untitledName;  // shown while m_filePath is empty
     std::filesystem::path m_baseDir;
     config::Config m_config;
     std::vector<std::string> m_warnings;

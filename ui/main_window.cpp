@@ -13,6 +13,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -43,6 +44,17 @@ namespace ws::ui {
 namespace {
 
 constexpr int kMaxRecentFiles = 8;
+
+QString presetsDir() {
+    return QString::fromStdString((ws::appDataDir() / "presets").string());
+}
+
+// Canonical when the path exists (symlinks and ".." resolved), else clean absolute.
+QString canonicalOrAbsolute(const QString& path) {
+    const QFileInfo info(path);
+    const QString canonical = info.canonicalFilePath();
+    return canonical.isEmpty() ? QDir::cleanPath(info.absoluteFilePath()) : canonical;
+}
 
 }  // namespace
 
@@ -110,6 +122,9 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     // Wiring: document -> actions/title; controller -> charts, status, log, runs.
     connect(m_document, &ConfigDocument::changed, this, &MainWindow::updateActions);
     connect(m_document, &ConfigDocument::fileChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &ConfigDocument::note, this, [this](const QString& message) {
+        m_logDock->append(int(session::LogLine::Level::Info), message);
+    });
     connect(m_controller, &RunController::metrics, this,
             [this](const std::vector<session::StepMetrics>& batch) {
                 m_trainingTab->appendLive(batch);
@@ -158,9 +173,10 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     connect(m_runsDock, &RunsDock::selectionChanged, this, &MainWindow::updateActions);
     connect(m_runsDock, &RunsDock::resumeRequested, this, &MainWindow::resumeRun);
     connect(m_runsDock, &RunsDock::openConfigRequested, this,
-            [this](const QString& yaml, const QString&) {
+            [this](const QString& yaml, const QString& runName) {
                 if (!maybeSave()) return;
-                m_document->setYaml(yaml);
+                // Its own untitled document: saving must not write it over the open file.
+                m_document->setUntitled(yaml, tr("config of %1").arg(runName));
                 m_tabs->setCurrentWidget(m_configTab);
             });
     connect(m_runsDock, &RunsDock::errorOccurred, this, [this](const QString& message) {
@@ -360,15 +376,21 @@ void MainWindow::updateActions() {
 }
 
 void MainWindow::updateTitle() {
-    const QString path = m_document->filePath();
-    setWindowFilePath(path);
+    setWindowFilePath(m_document->filePath());
     setWindowModified(m_document->isModified());
-    setWindowTitle(QStringLiteral("%1[*] — Wafer Studio")
-                       .arg(path.isEmpty() ? tr("untitled") : QFileInfo(path).fileName()));
+    setWindowTitle(QStringLiteral("%1[*] — Wafer Studio").arg(m_document->displayName()));
+}
+
+bool MainWindow::isShippedPreset(const QString& path) {
+    const QString dir = canonicalOrAbsolute(presetsDir());
+    return canonicalOrAbsolute(path).startsWith(dir + QLatin1Char('/'));
 }
 
 bool MainWindow::openConfig(const QString& path) {
-    const bool ok = m_document->loadFile(path);
+    const bool ok = isShippedPreset(path)
+                        ? m_document->loadUntitledCopy(
+                              path, tr("%1 (preset)").arg(QFileInfo(path).completeBaseName()))
+                        : m_document->loadFile(path);
     addRecentFile(path);
     updateTitle();
     return ok;
@@ -439,7 +461,10 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
     connect(wizard, &QDialog::accepted, this, [this, wizard] {
         FinetuneChoice choice = wizard->choice();
         if (!maybeSave()) return;
-        m_document->setYaml(QString::fromStdString(config::saveConfigYaml(choice.config.config)));
+        // Its own untitled document: a later Save must not write it over the open file.
+        m_document->setUntitled(
+            QString::fromStdString(config::saveConfigYaml(choice.config.config)),
+            tr("finetune of %1").arg(QString::fromStdString(choice.config.config.model.name)));
         session::SessionOptions options;
         options.dbPath = m_dbPath.toStdString();
         options.runName = choice.runName.toStdString();
@@ -502,28 +527,72 @@ bool MainWindow::saveScreenshot(const QString& path) {
     return grab().save(path, "PNG");
 }
 
+QMessageBox::StandardButton MainWindow::ask(const QString& title, const QString& text,
+                                            QMessageBox::StandardButtons buttons,
+                                            QMessageBox::StandardButton defaultButton) {
+    if (m_ask) return m_ask(title, text, buttons, defaultButton);
+    QMessageBox box(QMessageBox::Question, title, text, buttons, this);
+    box.setDefaultButton(defaultButton);
+    return QMessageBox::StandardButton(box.exec());
+}
+
 bool MainWindow::maybeSave() {
     if (!m_document->isModified()) return true;
-    const auto answer = QMessageBox::question(
-        this, tr("Unsaved changes"), tr("The config has unsaved changes. Save them first?"),
-        QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    const auto answer =
+        ask(tr("Unsaved changes"),
+            tr("“%1” has unsaved changes. Save them first?").arg(m_document->displayName()),
+            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
     if (answer == QMessageBox::Save) return save();
     return answer == QMessageBox::Discard;
 }
 
 bool MainWindow::save() {
     m_configTab->applyPendingYaml();
-    if (m_document->filePath().isEmpty()) return saveAs();
+    // An untitled document (a preset's copy, a fine-tune's config) has no file of its own yet.
+    if (m_document->isUntitled() || isShippedPreset(m_document->filePath())) return saveAs();
     return m_document->saveFile(m_document->filePath());
+}
+
+QString MainWindow::suggestedSavePath() const {
+    if (!m_document->isUntitled() && !isShippedPreset(m_document->filePath()))
+        return m_document->filePath();
+    // The last folder saved into, else the user's documents: never the shipped presets.
+    QString dir = QSettings().value(QStringLiteral("lastSaveDir")).toString();
+    if (dir.isEmpty() || !QFileInfo(dir).isDir() || isShippedPreset(dir + "/x.yaml"))
+        dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (dir.isEmpty()) dir = QDir::homePath();
+    return QDir(dir).filePath(m_document->suggestedFileName());
 }
 
 bool MainWindow::saveAs() {
     m_configTab->applyPendingYaml();
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Save config as"), m_document->filePath(), tr("YAML config (*.yaml *.yml)"));
+    const QString suggested = suggestedSavePath();
+    const QString path = m_chooseSaveFile
+                             ? m_chooseSaveFile(suggested)
+                             : QFileDialog::getSaveFileName(this, tr("Save config as"), suggested,
+                                                            tr("YAML config (*.yaml *.yml)"));
     if (path.isEmpty()) return false;
+    if (isShippedPreset(path)) {
+        // The presets ship with the app: overwriting one changes every later "New from Preset".
+        const auto answer = ask(tr("Shipped preset"),
+                                tr("%1 is in the shipped presets folder (%2). Writing there "
+                                   "changes the preset for every later launch and New from "
+                                   "Preset. Save there anyway?")
+                                    .arg(QFileInfo(path).fileName(), presetsDir()),
+                                QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Cancel);
+        if (answer != QMessageBox::Save) {
+            m_logDock->append(
+                int(session::LogLine::Level::Info),
+                tr("not saved: %1 is a shipped preset; choose another folder").arg(path));
+            return false;
+        }
+    }
     const bool ok = m_document->saveFile(path);
-    if (ok) addRecentFile(path);
+    if (ok) {
+        QSettings().setValue(QStringLiteral("lastSaveDir"), QFileInfo(path).absolutePath());
+        addRecentFile(path);
+        updateTitle();
+    }
     return ok;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QMessageBox>
 #include <functional>
 #include <memory>
 
@@ -39,7 +40,11 @@ public:
     explicit MainWindow(const QString& dbPath = {}, QWidget* parent = nullptr);
     ~MainWindow() override;
 
+    // Opens a config file; a shipped preset (appDataDir()/presets) opens as an untitled copy,
+    // so that saving never writes over it.
     bool openConfig(const QString& path);
+    // True for files inside the shipped presets folder.
+    static bool isShippedPreset(const QString& path);
     // Starts training the document's config; false (with the reason in the log) if it cannot.
     bool startRun();
     // Continues a stopped or finished run from its newest checkpoint after the resume dialog
@@ -56,7 +61,8 @@ public:
         m_confirmSweep = std::move(confirm);
     }
     // Opens the fine-tune wizard (window-modal, returns at once); its Run starts a run of kind
-    // "finetune", puts its config in the Config tab and sets Samples to compare it with the base.
+    // "finetune", puts its config in the Config tab as an untitled document ("finetune of
+    // <base>") and sets Samples to compare it with the base.
     FinetuneWizard* openFinetuneWizard();
     // Selects stored run `runId` in Runs, as a click would (a sweep is shown in the Sweeps tab);
     // false with the reason in the log when the store has no such run.
@@ -90,6 +96,18 @@ public:
     QAction* checkpointAction() const { return m_checkpoint; }
     QAction* stopAction() const { return m_stop; }
     QAction* finetuneAction() const { return m_finetune; }
+    QAction* saveAction() const { return m_save; }
+    QAction* saveAsAction() const { return m_saveAs; }
+
+    // Replace the modal questions and the save-file dialog (tests). The asker gets the title,
+    // the text, the buttons and the default button and returns the button pressed; the chooser
+    // gets the suggested path and returns the chosen one (empty: cancelled).
+    using Asker = std::function<QMessageBox::StandardButton(
+        const QString&, const QString&, QMessageBox::StandardButtons, QMessageBox::StandardButton)>;
+    void setAsker(Asker ask) { m_ask = std::move(ask); }
+    void setSaveFileChooser(std::function<QString(const QString&)> choose) {
+        m_chooseSaveFile = std::move(choose);
+    }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -106,6 +124,10 @@ private:
     bool maybeSave();
     bool save();
     bool saveAs();
+    QString suggestedSavePath() const;
+    QMessageBox::StandardButton ask(const QString& title, const QString& text,
+                                    QMessageBox::StandardButtons buttons,
+                                    QMessageBox::StandardButton defaultButton);
     void openDialog();
     void newFromPreset(const QString& path);
     void wireSweeps();
@@ -124,6 +146,8 @@ private:
     SweepsTab* m_sweepsTab;
     SweepController* m_sweeps;
     std::function<bool(const QString&)> m_confirmSweep;
+    Asker m_ask;
+    std::function<QString(const QString&)> m_chooseSaveFile;
     RunsDock* m_runsDock;
     LogDock* m_logDock;
     StatusPanel* m_statusPanel;

@@ -144,7 +144,8 @@ bool MainWindow::startSweep() {
         return false;
     }
     if (!sweepSection->base.empty()) {
-        if (m_document->isModified() && !save()) return false;
+        // The engine reads the saved file; an untitled document is saved (Save As) first.
+        if ((m_document->isModified() || m_document->isUntitled()) && !save()) return false;
         definition = sweep::loadSweepFile(m_document->filePath().toStdString());
     } else {
         definition = m_document->loadedConfig();

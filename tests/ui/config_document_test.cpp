@@ -1,7 +1,12 @@
 // Tests of the config document behind the Config tab: the nano preset loads, a field edit
 // rewrites the YAML and a YAML edit changes the field, problems carry their key path and YAML
-// line, and a rejected or inconsistent value blocks Run until it is fixed.
+// line, and a rejected or inconsistent value blocks Run until it is fixed. A field edit keeps the
+// file's comments; an untitled copy has no file path; saving elsewhere keeps paths meaningful.
+#include <QDir>
+#include <QFile>
 #include <QRegularExpression>
+#include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "ui/config_document.h"
@@ -67,6 +72,52 @@ private slots:
         QCOMPARE(doc.config().model.hiddenSize, 128);
         QVERIFY(doc.setField("model.hidden_size", "128"));
         QVERIFY(doc.canRun());
+    }
+
+    void fieldEditKeepsCommentsAndOrder() {
+        ConfigDocument doc;
+        QVERIFY(doc.loadFile(kNano));
+        const QString original = doc.yaml();
+        QSignalSpy notes(&doc, &ConfigDocument::note);
+        QVERIFY(doc.setField("model.hidden_size", "192"));
+        QVERIFY(doc.setField("optimizer.betas", "[0.8, 0.99]"));
+        QCOMPARE(notes.count(), 0);  // patched, not regenerated
+        const QStringList before = original.split('\n');
+        const QStringList after = doc.yaml().split('\n');
+        QCOMPARE(after.size(), before.size());
+        int differing = 0;
+        for (qsizetype i = 0; i < before.size(); ++i) differing += before[i] != after[i];
+        QCOMPARE(differing, 2);
+        QVERIFY(doc.yaml().contains("    betas: [0.8, 0.99]\n"));
+        QVERIFY(doc.yaml().contains("data_dir: ../resources/corpus   # a folder of .txt files"));
+    }
+
+    void untitledCopyHasNoFileAndSavesWithAbsolutePaths() {
+        ConfigDocument doc;
+        QVERIFY(doc.loadUntitledCopy(kNano, "gpt-nano (preset)"));
+        QVERIFY(doc.isUntitled());
+        QVERIFY(doc.filePath().isEmpty());
+        QVERIFY(!doc.isModified());
+        QVERIFY(doc.canRun());  // its relative data_dir still resolves next to the preset
+        QCOMPARE(doc.displayName(), QString("gpt-nano (preset) — untitled"));
+        QCOMPARE(doc.suggestedFileName(), QString("gpt-nano.yaml"));
+
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath("copy.yaml");
+        QVERIFY(doc.saveFile(path));
+        QVERIFY(!doc.isUntitled());
+        QCOMPARE(doc.displayName(), QString("copy.yaml"));
+        ConfigDocument reread;
+        QVERIFY(reread.loadFile(path));
+        QVERIFY(reread.canRun());
+        QCOMPARE(reread.config().trainInput.dataDir.front(),
+                 QDir::cleanPath(WAFER_SOURCE_DIR "/resources/corpus").toStdString());
+
+        doc.setUntitled("model:\n    hidden_size: 64\n", "finetune of x");
+        QVERIFY(doc.isUntitled());
+        QCOMPARE(doc.displayName(), QString("finetune of x — untitled"));
+        QCOMPARE(doc.config().model.hiddenSize, 64);
     }
 
     void yamlErrorsCarryTheirLine() {
