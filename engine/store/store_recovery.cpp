@@ -268,8 +268,12 @@ Status backupStore(const fs::path& db) {
         SQLite::Database source(db.string(), SQLite::OPEN_READONLY);
         {
             SQLite::Database copy(temp.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-            SQLite::Backup backup(copy, source);
-            backup.executeStep(-1);
+            {
+                SQLite::Backup backup(copy, source);
+                backup.executeStep(-1);
+            }
+            // The copy inherits WAL mode from the store's header; a backup is one plain file.
+            copy.execAndGet("PRAGMA journal_mode = DELETE");
         }
         SQLite::Database copy(temp.string(), SQLite::OPEN_READONLY);
         const std::string check = quickCheck(copy);
@@ -283,6 +287,7 @@ Status backupStore(const fs::path& db) {
         return Error{fmt::format("cannot back up run store {} to {}: {}", db.string(),
                                  target.string(), e.what())};
     }
+    for (const char* side : {"-wal", "-shm"}) fs::remove(withSuffix(temp, side), ec);
     if (!syncPath(temp)) {
         fs::remove(temp, ec);
         return Error{fmt::format("cannot write the backup {} (fsync failed)", temp.string())};
