@@ -118,6 +118,7 @@ private slots:
         QVERIFY(doc->setField("train_input.max_sequence_length", "2048"));
         QVERIFY(m_window->runAction()->isEnabled());  // fits a WSE-2
         auto* spec = qobject_cast<QComboBox*>(form->editorFor("wafer.spec"));
+        QVERIFY(spec);
         const int teaching = spec->findText("teaching-16x16");
         spec->setCurrentIndex(teaching);
         emit spec->activated(teaching);
