@@ -270,12 +270,16 @@ void ConfigForm::refresh() {
         // frame (a style sheet border would replace the whole style of the widget).
         QPalette pal = palette();
         if (hasProblem) {
-            const QColor base = pal.color(QPalette::Base);
             const QColor red(0xe5, 0x39, 0x35);
-            pal.setColor(QPalette::Base,
-                         QColor::fromRgbF(0.8f * base.redF() + 0.2f * red.redF(),
-                                          0.8f * base.greenF() + 0.2f * red.greenF(),
-                                          0.8f * base.blueF() + 0.2f * red.blueF()));
+            const auto tint = [&](QPalette::ColorRole role) {
+                const QColor c = pal.color(role);
+                pal.setColor(role, QColor::fromRgbF(0.8f * c.redF() + 0.2f * red.redF(),
+                                                    0.8f * c.greenF() + 0.2f * red.greenF(),
+                                                    0.8f * c.blueF() + 0.2f * red.blueF()));
+            };
+            tint(QPalette::Base);
+            // A non-editable combo box (wafer.spec) draws as a button, not on Base.
+            if (qobject_cast<QComboBox*>(row.editor)) tint(QPalette::Button);
         }
         row.editor->setPalette(pal);
         const QString value = m_document->fieldValue(path);
