@@ -9,6 +9,10 @@
 #include <QRegularExpression>
 #include <QSaveFile>
 #include <algorithm>
+#include <cmath>
+
+#include "engine/wafer/run_fit.h"
+#include "engine/wafer/spec.h"
 
 #include "engine/config/yaml_patch.h"
 
@@ -39,7 +43,34 @@ void collectValues(const YAML::Node& node, const std::string& prefix,
     out[fromStd(prefix)] = fromStd(emitter.c_str());
 }
 
+// The declared type of every field path ("int", "double", ...), for the wording of rejected values.
+QString fieldType(const QString& path) {
+    static const std::map<QString, QString> types = [] {
+        std::map<QString, QString> map;
+        for (const auto& f : config::describeFields()) map[fromStd(f.path)] = fromStd(f.type);
+        return map;
+    }();
+    const auto it = types.find(path);
+    return it == types.end() ? QString() : it->second;
+}
+
 }  // namespace
+
+QString ConfigDocument::fieldLabel(const QString& path) {
+    // Words of the key with the abbreviations people say aloud spelled out.
+    static const std::map<QString, QString> words = {
+        {"num", "number of"}, {"csx", "CSX"},         {"mup", "μP"},     {"fp16", "FP16"},
+        {"sram", "SRAM"},     {"bpe", "BPE"},         {"lr", "LR"},      {"qk", "QK"},
+        {"ffn", "FFN"},       {"memoryx", "MemoryX"}, {"dir", "folder"}, {"id", "ID"}};
+    QStringList parts = path.section('.', -1).split('_', Qt::SkipEmptyParts);
+    for (QString& part : parts) {
+        const auto it = words.find(part);
+        if (it != words.end()) part = it->second;
+    }
+    QString label = parts.join(' ');
+    if (!label.isEmpty() && label[0].isLower()) label[0] = label[0].toUpper();
+    return label;
+}
 
 ConfigDocument::ConfigDocument(QObject* parent) : QObject(parent) {
     m_yaml = fromStd(config::saveConfigYaml(m_config));
@@ -168,7 +199,8 @@ bool ConfigDocument::setField(const QString& path, const QString& yamlValue) {
     config::Config edited = m_config;
     const Status status = config::applyOverride(edited, (path + "=" + yamlValue).toStdString());
     if (!status.ok()) {
-        m_fieldProblems[path] = fromStd(status.error().message);
+        m_fieldProblems[path] =
+            rejectedValueMessage(path, yamlValue, fromStd(status.error().message));
         revalidate();
         emit changed();
         return false;
@@ -238,6 +270,60 @@ void ConfigDocument::revalidate() {
     for (const auto& message : config::validate(m_config)) {
         m_problems.push_back(problemFromMessage(fromStd(message)));
     }
+    checkWafer();
+}
+
+void ConfigDocument::checkWafer() {
+    // The engine's own pre-training checks, so Run is disabled by the message the run would fail
+    // with. The fit only means something for a consistent config; the spec always does.
+    Status status = Status::success();
+    if (m_problems.empty()) {
+        if (auto fit = wafer::fitOnWafer(m_config); !fit.ok()) status = fit.error();
+    } else if (auto spec = wafer::specForConfig(m_config); !spec.ok()) {
+        status = spec.error();
+    }
+    if (status.ok()) return;
+    const QString message = fromStd(status.error().message);
+    ConfigProblem problem = problemFromMessage(message);
+    // Messages about one key start with it ("wafer.spec: ...", "runconfig.num_csx: ..."); the
+    // fit's message is about the wafer as a whole: the SRAM override if set, else the spec.
+    if (problem.path.isEmpty() || !message.startsWith(problem.path)) {
+        problem.path = m_config.wafer.sramBytes > 0 ? QStringLiteral("wafer.sram_bytes")
+                                                    : QStringLiteral("wafer.spec");
+        problem.line = lineOfPath(problem.path);
+    }
+    m_problems.push_back(problem);
+}
+
+QString ConfigDocument::rejectedValueMessage(const QString& path, const QString& yamlValue,
+                                             const QString& engineMessage) const {
+    // Said the way the form names the field: the GUI has no --set, so the override's wording
+    // ("--set runconfig.max_steps=2OO: runconfig.max_steps: ...") would only confuse.
+    const QString subject = tr("%1 (%2): ").arg(fieldLabel(path), path);
+    const QString type = fieldType(path);
+    const QString typed =
+        yamlValue.trimmed() == QLatin1String("\"\"") ? QString() : yamlValue.trimmed();
+    const bool integer = type == QLatin1String("int") || type == QLatin1String("int64");
+    if (integer || type == QLatin1String("double")) {
+        if (typed.isEmpty())
+            return subject + (integer ? tr("needs a value: a whole number")
+                                      : tr("needs a value: a number (e.g. 0.5, 3e-4)"));
+        bool number = false;
+        const double value = typed.toDouble(&number);
+        // Numbers that parse (and whole ones, for integers: "1e3" is fine) keep the engine's
+        // message below, which gives the range.
+        if (integer && (!number || value != std::floor(value)))
+            return subject + tr("'%1' is not a whole number").arg(typed);
+        if (!number) return subject + tr("'%1' is not a number (e.g. 0.5, 3e-4)").arg(typed);
+    }
+    const QString overridePrefix = QStringLiteral("--set %1=%2: ").arg(path, yamlValue);
+    QStringList details;
+    for (QString line : engineMessage.split('\n', Qt::SkipEmptyParts)) {
+        if (line.startsWith(overridePrefix)) line.remove(0, overridePrefix.size());
+        if (line.startsWith(path + QStringLiteral(": "))) line.remove(0, path.size() + 2);
+        details << line;
+    }
+    return subject + details.join(QStringLiteral("\n") + subject);
 }
 
 ConfigProblem ConfigDocument::problemFromMessage(const QString& message) const {

@@ -1,7 +1,8 @@
 // ConfigDocument: the config being edited in the studio, held both as YAML text and as the last
 // Config that parsed. The form and the YAML view edit it through setField()/setYaml(); both read
-// it back, so they stay in sync. Problems (parse errors, rejected field values, validate() rules)
-// are kept with the key path and YAML line they belong to, for inline display; canRun() is false
+// it back, so they stay in sync. Problems (parse errors, rejected field values, validate() rules,
+// and the wafer checks a run makes before training: wafer.spec, num_csx, the fit of a step) are
+// kept with the key path and YAML line they belong to, for inline display; canRun() is false
 // while there is any. A form edit patches the YAML text in place (engine/config/yaml_patch.h), so
 // the user's comments and key order stay. A document is either a file or untitled (a preset's
 // copy, a fine-tune's config, a run's config): an untitled one has no file to save over.
@@ -66,6 +67,8 @@ public:
 
     // Every field path the form knows, longest first (for finding the path a message names).
     static const QStringList& knownPaths();
+    // The name the form gives a field: "runconfig.max_steps" -> "Max steps".
+    static QString fieldLabel(const QString& path);
 
 signals:
     void changed();                     // text, config or problems changed
@@ -75,6 +78,9 @@ signals:
 private:
     void reparse();
     void revalidate();
+    void checkWafer();
+    QString rejectedValueMessage(const QString& path, const QString& yamlValue,
+                                 const QString& engineMessage) const;
     int lineOfPath(const QString& path) const;
     ConfigProblem problemFromMessage(const QString& message) const;
 

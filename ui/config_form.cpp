@@ -1,15 +1,21 @@
 // ConfigForm: see config_form.h.
 #include "ui/config_form.h"
 
+#include <QAbstractScrollArea>
+#include <QAbstractSpinBox>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpressionValidator>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
+#include "engine/wafer/spec.h"
 #include "ui/schedule_editor.h"
 
 namespace ws::ui {
@@ -49,6 +55,38 @@ QString tooltipFor(const config::FieldDescription& f) {
     tip +=
         QObject::tr("<br>Default: %1").arg(QString::fromStdString(f.defaultValue).toHtmlEscaped());
     return tip;
+}
+
+// The characters a number field may hold, so letters cannot be typed or pasted. Any text of these
+// characters is Acceptable (a malformed number such as "1e" still commits and gets the
+// document's message instead of silently never committing, as an Intermediate state would).
+QValidator* numberValidator(const QString& type, QObject* parent) {
+    QString pattern;
+    if (type == QLatin1String("int") || type == QLatin1String("int64"))
+        pattern = QStringLiteral(R"([-+]?[0-9]*)");
+    else if (type == QLatin1String("double"))
+        pattern = QStringLiteral(R"([-+]?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?)");
+    else if (type == QLatin1String("double[2]") || type == QLatin1String("int64[]"))
+        pattern = QStringLiteral(R"([-+0-9.eE\[\], ]*)");
+    if (pattern.isEmpty()) return nullptr;
+    return new QRegularExpressionValidator(QRegularExpression(pattern), parent);
+}
+
+// Every form field whose key path `message` names as a whole key (not "model.name" inside
+// "model.name_x"), so a rule about two fields shows under both, e.g. hidden_size and num_heads.
+QStringList pathsNamedIn(const QString& message, const QStringList& fields) {
+    QStringList named;
+    for (const QString& path : fields) {
+        for (qsizetype at = message.indexOf(path); at >= 0; at = message.indexOf(path, at + 1)) {
+            const qsizetype end = at + path.size();
+            const auto partOfKey = [](QChar c) { return c.isLetterOrNumber() || c == '_'; };
+            if (end < message.size() && partOfKey(message[end])) continue;
+            if (at > 0 && (partOfKey(message[at - 1]) || message[at - 1] == '.')) continue;
+            named << path;
+            break;
+        }
+    }
+    return named;
 }
 
 }  // namespace
@@ -109,9 +147,13 @@ void ConfigForm::build() {
             auto* box = new QCheckBox(this);
             connect(box, &QCheckBox::toggled, this, [this, path] { commit(path); });
             editor = box;
-        } else if (!f.choices.empty()) {
+        } else if (!f.choices.empty() || path == QLatin1String("wafer.spec")) {
             auto* combo = new QComboBox(this);
-            for (const auto& c : f.choices) combo->addItem(QString::fromStdString(c));
+            // wafer.spec's choices are the spec files the engine finds, not a declared list.
+            const std::vector<std::string> choices =
+                f.choices.empty() ? wafer::knownSpecNames()
+                                  : std::vector<std::string>(f.choices.begin(), f.choices.end());
+            for (const auto& c : choices) combo->addItem(QString::fromStdString(c));
             connect(combo, &QComboBox::activated, this, [this, path] { commit(path); });
             editor = combo;
         } else if (type == QLatin1String("learning_rate")) {
@@ -122,6 +164,7 @@ void ConfigForm::build() {
             editor = schedule;
         } else {
             auto* line = new QLineEdit(this);
+            line->setValidator(numberValidator(type, line));
             connect(line, &QLineEdit::editingFinished, this, [this, path] { commit(path); });
             editor = line;
         }
@@ -146,7 +189,7 @@ void ConfigForm::build() {
             unit->setForegroundRole(QPalette::PlaceholderText);
             editorLine->addWidget(unit);
         }
-        auto* label = new QLabel(key, this);
+        auto* label = new QLabel(ConfigDocument::fieldLabel(path), this);
         label->setToolTip(editor->toolTip());
         form->addRow(label, cell);
         // The error gets its own row under the field, so the form layout sizes its wrapped text.
@@ -156,6 +199,39 @@ void ConfigForm::build() {
         m_rows[path] = row;
     }
     outer->addStretch(1);
+    guardWheel();
+}
+
+void ConfigForm::guardWheel() {
+    // Scrolling the form over a combo or spin box must scroll, not change the value (one notch
+    // silently changed an initializer): such fields take the wheel only once focused by a click
+    // or Tab. Called again after refreshes, which may create the schedule table's combos.
+    const auto guard = [this](QWidget* w) {
+        w->setFocusPolicy(Qt::StrongFocus);
+        w->installEventFilter(this);  // installing twice keeps one filter
+    };
+    for (auto* combo : findChildren<QComboBox*>()) guard(combo);
+    for (auto* spin : findChildren<QAbstractSpinBox*>()) guard(spin);
+}
+
+bool ConfigForm::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Wheel) {
+        auto* widget = qobject_cast<QWidget*>(watched);
+        if (widget && !widget->hasFocus()) {
+            // Handed to the scroll area around the form (not a nearer one, such as the schedule
+            // table's), explicitly: Qt does not pass synthesized wheel events on to parents.
+            for (QWidget* w = parentWidget(); w; w = w->parentWidget()) {
+                if (auto* area = qobject_cast<QAbstractScrollArea*>(w)) {
+                    QCoreApplication::sendEvent(area->viewport(), event);
+                    event->accept();
+                    return true;
+                }
+            }
+            event->ignore();  // no scroll area: let Qt offer it to the parents
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 QWidget* ConfigForm::editorFor(const QString& path) const {
@@ -171,8 +247,18 @@ QLabel* ConfigForm::errorLabelFor(const QString& path) const {
 void ConfigForm::refresh() {
     m_refreshing = true;
     std::map<QString, QStringList> problemsByPath;
+    QStringList fields;
+    for (const auto& [path, row] : m_rows) fields << path;
+    QStringList rejected;  // fields whose typed value was refused (ConfigDocument's wording)
     for (const auto& p : m_document->problems()) {
-        if (!p.path.isEmpty()) problemsByPath[p.path] << p.message;
+        if (p.message.startsWith(
+                QStringLiteral("%1 (%2): ").arg(ConfigDocument::fieldLabel(p.path), p.path)))
+            rejected << p.path;
+        // Under the field the problem is located at and every other field it names: the user
+        // may fix either (hidden_size % num_heads), and must see it where the message points.
+        QStringList paths = pathsNamedIn(p.message, fields);
+        if (!p.path.isEmpty() && !paths.contains(p.path)) paths << p.path;
+        for (const QString& path : paths) problemsByPath[path] << p.message;
     }
     for (auto& [path, row] : m_rows) {
         const auto problems = problemsByPath.find(path);
@@ -184,29 +270,43 @@ void ConfigForm::refresh() {
         // frame (a style sheet border would replace the whole style of the widget).
         QPalette pal = palette();
         if (hasProblem) {
-            const QColor base = pal.color(QPalette::Base);
             const QColor red(0xe5, 0x39, 0x35);
-            pal.setColor(QPalette::Base,
-                         QColor::fromRgbF(0.8f * base.redF() + 0.2f * red.redF(),
-                                          0.8f * base.greenF() + 0.2f * red.greenF(),
-                                          0.8f * base.blueF() + 0.2f * red.blueF()));
+            const auto tint = [&](QPalette::ColorRole role) {
+                const QColor c = pal.color(role);
+                pal.setColor(role, QColor::fromRgbF(0.8f * c.redF() + 0.2f * red.redF(),
+                                                    0.8f * c.greenF() + 0.2f * red.greenF(),
+                                                    0.8f * c.blueF() + 0.2f * red.blueF()));
+            };
+            tint(QPalette::Base);
+            // A non-editable combo box (wafer.spec) draws as a button, not on Base.
+            if (qobject_cast<QComboBox*>(row.editor)) tint(QPalette::Button);
         }
         row.editor->setPalette(pal);
         const QString value = m_document->fieldValue(path);
         if (auto* box = qobject_cast<QCheckBox*>(row.editor)) {
             box->setChecked(value == QLatin1String("true"));
         } else if (auto* combo = qobject_cast<QComboBox*>(row.editor)) {
-            const int index = combo->findText(value, Qt::MatchFixedString);
+            // A value that is not one of the choices (a misspelt or a file path wafer.spec) is
+            // shown as it is, as an extra last item, with its error under the field.
+            const int extra = combo->findData(true, Qt::UserRole);
+            if (extra >= 0 && combo->itemText(extra) != value) combo->removeItem(extra);
+            int index = combo->findText(value, Qt::MatchFixedString);
+            if (index < 0 && !value.isEmpty()) {
+                combo->addItem(value, true);
+                index = combo->count() - 1;
+            }
             if (index >= 0) combo->setCurrentIndex(index);
         } else if (auto* schedule = qobject_cast<ScheduleEditor*>(row.editor)) {
             const config::Config& config = m_document->config();
             schedule->setSchedule(config.optimizer.learningRate, config.runconfig.maxSteps);
         } else if (auto* line = qobject_cast<QLineEdit*>(row.editor)) {
-            // Keep a rejected value on screen so the user sees what the error is about.
-            if (!hasProblem || line->text().isEmpty()) line->setText(value);
+            // Keep a rejected value on screen so the user sees what the error is about (only
+            // then: a field that merely shares another field's problem shows its new value).
+            if (!rejected.contains(path) || line->text().isEmpty()) line->setText(value);
         }
     }
     m_refreshing = false;
+    guardWheel();
     wrapErrors();
 }
 

@@ -1,7 +1,9 @@
 // ConfigForm: the Config tab's form, generated from ws::config::describeFields() (the same
 // declarations that drive YAML load/save), one group per section, tooltips from the help text
 // and unit, choices as combo boxes. Edits go to the ConfigDocument as "path=value" overrides;
-// the document's problems show inline under the field they name. GUI thread only.
+// the document's problems show inline under every field they name. Number fields take only
+// number characters; combo and spin boxes take the mouse wheel only when focused, so scrolling
+// the form never changes a value. GUI thread only.
 #pragma once
 
 #include <QWidget>
@@ -27,6 +29,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     struct Row {
@@ -39,6 +42,7 @@ private:
     void refresh();
     void wrapErrors();
     void commit(const QString& path);
+    void guardWheel();
 
     ConfigDocument* m_document;
     std::map<QString, Row> m_rows;

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPointer>
+#include <QRegularExpressionValidator>
 #include <QStackedWidget>
 #include <QTableWidget>
 #include <QTimer>
@@ -159,6 +160,10 @@ ScheduleEditor::ScheduleEditor(QWidget* parent) : QWidget(parent) {
     m_constant = new QLineEdit(this);
     m_constant->setObjectName(QStringLiteral("constantLearningRate"));
     m_constant->setToolTip(tr("The learning rate of every step"));
+    // Number characters only (1e-4 included), like the form's other number fields.
+    m_constant->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral(R"([-+]?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?)")),
+        m_constant));
     auto* constantPage = new QWidget(this);
     auto* constantLayout = new QHBoxLayout(constantPage);
     constantLayout->setContentsMargins(0, 0, 0, 0);

@@ -28,6 +28,7 @@
 #include "engine/tensor/threads.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/wafer/emulated_time.h"
+#include "engine/wafer/run_fit.h"
 #include "engine/wafer/sparsity.h"
 #include "engine/wafer/spec.h"
 
@@ -66,30 +67,6 @@ std::string shortDuration(double seconds) {
 
 std::string jsonNumber(double v) {
     return std::isfinite(v) ? fmt::format("{}", v) : "null";
-}
-
-// The wafer's SRAM (from its spec unless wafer.sram_bytes overrides it) against the weight buffer
-// and one micro-batch's activations per system.
-Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::GptShape& shape,
-                                        const model::ParameterTable& table) {
-    int64_t sram = cfg.wafer.sramBytes;
-    if (sram <= 0) {
-        auto spec = wafer::specForConfig(cfg);
-        if (!spec.ok()) return spec.error();
-        sram = spec->cores() * spec->sramBytesPerCore;
-    }
-    size_t largest = streaming::largestLayerSize(table);
-    if (shape.tiedEmbedding) {
-        largest = std::max(largest, table.layers().back().size + table.find("wte.weight")->size);
-    }
-    streaming::FitInput in;
-    in.shape = shape;
-    in.seqLen = cfg.trainInput.maxSequenceLength;
-    in.perSystemBatch = cfg.trainInput.batchSize / cfg.runconfig.numCsx;
-    in.microBatchSetting = cfg.trainInput.microBatchSize;
-    in.sramBytes = sram;
-    in.weightBufferBytes = int64_t(largest * sizeof(float)) * cfg.wafer.weightBufferLayers;
-    return streaming::chooseMicroBatch(in);
 }
 
 }  // namespace
@@ -291,7 +268,8 @@ Status Session::prepareAndTrain() {
                                s.memoryx->optimizerState());
 
     // --- The wafer: does a step fit, with which micro-batch; then the streamed executor.
-    auto fit = fitOnWafer(cfg, shape, *s.table);
+    // wafer::fitOnWafer is also the Config tab's live check, so the GUI shows this very message.
+    auto fit = wafer::fitOnWafer(cfg, shape, *s.table);
     if (!fit.ok()) return fit.error();
     streaming::StreamingOptions streamingOptions;
     streamingOptions.systems = cfg.runconfig.numCsx;

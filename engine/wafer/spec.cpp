@@ -6,12 +6,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <variant>
 #include <vector>
 
+#include "engine/config/text_format.h"
 #include "engine/core/paths.h"
 
 namespace ws::wafer {
@@ -215,6 +218,43 @@ Result<WaferSpec> loadWaferSpecFile(const std::filesystem::path& path) {
     return parseWaferSpec(text, path.string());
 }
 
+namespace {
+
+// Letters and digits only, lower case: "teaching-16x16" -> "teaching16x16".
+std::string alphanumeric(std::string_view text) {
+    std::string out;
+    for (char c : text)
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// The spec a misspelt name most likely meant: a near typo ("wse22"), or the same name without
+// its punctuation or its tail ("teaching16", "WSE-3").
+std::optional<std::string> closestSpecName(const std::string& name,
+                                           const std::vector<std::string>& names) {
+    if (auto closest = config::detail::closestMatch(name, names)) return closest;
+    const std::string typed = alphanumeric(name);
+    if (typed.size() < 3) return std::nullopt;
+    for (const std::string& candidate : names)
+        if (alphanumeric(candidate).starts_with(typed)) return candidate;
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> knownSpecNames() {
+    namespace fs = std::filesystem;
+    const fs::path dir = appDataDir() / "presets" / "wafers";
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+        if (it->path().extension() == ".yaml") names.push_back(it->path().stem().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 Result<WaferSpec> loadWaferSpec(std::string_view nameOrPath) {
     namespace fs = std::filesystem;
     const std::string s(nameOrPath);
@@ -224,15 +264,13 @@ Result<WaferSpec> loadWaferSpec(std::string_view nameOrPath) {
     const fs::path file = dir / (s + ".yaml");
     std::error_code ec;
     if (fs::exists(file, ec)) return loadWaferSpecFile(file);
-    std::vector<std::string> names;
-    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec))
-        if (it->path().extension() == ".yaml") names.push_back(it->path().stem().string());
-    std::sort(names.begin(), names.end());
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    return Error{fmt::format("no wafer spec named \"{}\" in {}; available: {}", s, dir.string(),
-                             list.empty() ? "none" : list)};
+    const std::vector<std::string> names = knownSpecNames();
+    std::string hint;
+    if (auto closest = closestSpecName(s, names))
+        hint = fmt::format("did you mean \"{}\"? ", *closest);
+    return Error{fmt::format("no wafer spec named \"{}\" in {}; {}available: {}", s, dir.string(),
+                             hint,
+                             names.empty() ? "none" : config::detail::joinStrings(names, ", "))};
 }
 
 Status overrideField(WaferSpec& spec, std::string_view keyEqualsValue) {

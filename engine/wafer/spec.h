@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/config/config.h"
 #include "engine/core/result.h"
@@ -62,8 +63,11 @@ Result<WaferSpec> loadWaferSpecFile(const std::filesystem::path& path);
 // The same for text in memory; `sourceName` prefixes messages.
 Result<WaferSpec> parseWaferSpec(std::string_view yamlText, std::string_view sourceName);
 // A name ("wse2") finds appDataDir()/presets/wafers/<name>.yaml; anything with a '/' or ending
-// in .yaml is a path. The error lists the specs that exist.
+// in .yaml is a path. The error lists the specs that exist, with a "did you mean" for a typo.
 Result<WaferSpec> loadWaferSpec(std::string_view nameOrPath);
+// The names loadWaferSpec() finds (appDataDir()/presets/wafers/*.yaml), sorted: the choices of
+// wafer.spec. Empty if the folder is missing.
+std::vector<std::string> knownSpecNames();
 
 // One override "wafer.grid_rows=64" / "cluster.max_systems=4" (the config's wafer:/cluster:
 // sections use these keys). The value is a number; the result is validated again.

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/store/run_store.h"
+#include "engine/wafer/run_fit.h"
 #include "session_test_util.h"
 
 namespace ws::session {
@@ -274,6 +275,47 @@ TEST(Session, StepThatCannotFitTheWaferIsRefusedWithTheNumbers) {
     EXPECT_NE(summary.detail.find("max_sequence_length"), std::string::npos) << summary.detail;
     EXPECT_NE(summary.detail.find("micro_batch_size 1 does not fit"), std::string::npos);
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "runs.sqlite"));  // nothing recorded
+}
+
+// The Config tab checks the fit live with wafer::fitOnWafer; the run must refuse with the very
+// same message, or the two would drift apart.
+TEST(Session, WaferFitCheckGivesTheMessageTheRunFailsWith) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    for (const std::string& override :
+         {std::string("wafer.sram_bytes=200000"), std::string("wafer.spec=teaching16")}) {
+        auto options = optionsIn(dir);
+        options.recordInStore = false;
+        config::LoadedConfig loaded = tinyConfig(dir.path(), 2, {override});
+        const auto checked = wafer::fitOnWafer(loaded.config);
+        ASSERT_FALSE(checked.ok()) << override;
+        auto session = Session::create(std::move(loaded), options);
+        ASSERT_TRUE(session.ok()) << session.error().message;
+        runToEnd(**session);
+        EXPECT_EQ((*session)->summary().state, RunState::Failed);
+        EXPECT_EQ((*session)->summary().detail, checked.error().message) << override;
+    }
+    // The tiny model fits the default wafer: the check passes with the micro-batch it trains.
+    const auto fits = wafer::fitOnWafer(tinyConfig(dir.path(), 2).config);
+    ASSERT_TRUE(fits.ok()) << fits.error().message;
+    EXPECT_EQ(fits->microBatch, 4);
+}
+
+TEST(Session, MisspeltWaferSpecIsRefusedWithTheSpecItMeant) {
+    TempDir dir;
+    // Even with wafer.sram_bytes replacing the spec's SRAM, a spec that does not exist is an error.
+    for (const auto& overrides :
+         {std::vector<std::string>{"wafer.spec=teaching16"},
+          std::vector<std::string>{"wafer.spec=teaching16", "wafer.sram_bytes=100000000"}}) {
+        const auto checked = wafer::fitOnWafer(tinyConfig(dir.path(), 2, overrides).config);
+        ASSERT_FALSE(checked.ok());
+        EXPECT_NE(checked.error().message.find("wafer.spec: no wafer spec named \"teaching16\""),
+                  std::string::npos)
+            << checked.error().message;
+        EXPECT_NE(checked.error().message.find("did you mean \"teaching-16x16\"?"),
+                  std::string::npos)
+            << checked.error().message;
+    }
 }
 
 TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {

@@ -61,6 +61,22 @@ TEST(WaferSpec, FindsPresetsByName) {
     EXPECT_NE(missing.error().message.find("wse2"), std::string::npos);  // lists what exists
 }
 
+TEST(WaferSpec, KnownNamesAndDidYouMeanForATypo) {
+    EXPECT_EQ(knownSpecNames(), (std::vector<std::string>{"teaching-16x16", "wse2", "wse3"}));
+    for (const auto& [typed, meant] : {std::pair{"teaching16", "teaching-16x16"},
+                                       std::pair{"WSE-3", "wse3"}, std::pair{"wse22", "wse2"}}) {
+        auto missing = loadWaferSpec(typed);
+        ASSERT_FALSE(missing.ok()) << typed;
+        EXPECT_NE(missing.error().message.find(std::string("did you mean \"") + meant + "\"?"),
+                  std::string::npos)
+            << missing.error().message;
+    }
+    auto unrelated = loadWaferSpec("banana");
+    ASSERT_FALSE(unrelated.ok());
+    EXPECT_EQ(unrelated.error().message.find("did you mean"), std::string::npos)
+        << unrelated.error().message;
+}
+
 TEST(WaferSpec, RejectsZeroAndNegativeSizesWithTheirLine) {
     auto zero = parseWaferSpec(replaced(kValid, "grid_rows: 4", "grid_rows: 0"), "s.yaml");
     ASSERT_FALSE(zero.ok());

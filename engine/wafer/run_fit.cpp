@@ -1,0 +1,45 @@
+// fitOnWafer (see run_fit.h).
+#include "engine/wafer/run_fit.h"
+
+#include <algorithm>
+
+#include "engine/config/validate.h"
+#include "engine/streaming/executor.h"
+#include "engine/wafer/spec.h"
+
+namespace ws::wafer {
+
+Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::GptShape& shape,
+                                        const model::ParameterTable& table) {
+    // The spec is loaded even when wafer.sram_bytes replaces its SRAM: a misspelt wafer.spec is
+    // an error in the config either way (the emulator reads the spec too).
+    auto spec = specForConfig(cfg);
+    if (!spec.ok()) return spec.error();
+    const int64_t sram =
+        cfg.wafer.sramBytes > 0 ? cfg.wafer.sramBytes : spec->cores() * spec->sramBytesPerCore;
+    size_t largest = streaming::largestLayerSize(table);
+    if (shape.tiedEmbedding) {
+        largest = std::max(largest, table.layers().back().size + table.find("wte.weight")->size);
+    }
+    streaming::FitInput in;
+    in.shape = shape;
+    in.seqLen = cfg.trainInput.maxSequenceLength;
+    in.perSystemBatch = cfg.trainInput.batchSize / cfg.runconfig.numCsx;
+    in.microBatchSetting = cfg.trainInput.microBatchSize;
+    in.sramBytes = sram;
+    in.weightBufferBytes = int64_t(largest * sizeof(float)) * cfg.wafer.weightBufferLayers;
+    return streaming::chooseMicroBatch(in);
+}
+
+Result<streaming::FitResult> fitOnWafer(const config::Config& cfg) {
+    if (const auto problems = config::validate(cfg); !problems.empty()) {
+        std::string message = "the config has problems:";
+        for (const auto& p : problems) message += "\n  - " + p;
+        return Error{message};
+    }
+    const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    const model::ParameterTable table(shape);
+    return fitOnWafer(cfg, shape, table);
+}
+
+}  // namespace ws::wafer
