@@ -12,7 +12,7 @@ namespace ws::data {
 namespace {
 
 constexpr std::string_view kExportAsText = "export it as plain text (.txt) first";
-constexpr std::string_view kNotAProgram = "it is a program, not text: give a text file instead";
+constexpr std::string_view kNotAProgram = "give the text file you meant instead";
 constexpr std::string_view kUnpack = "unpack it and give the text files inside";
 constexpr std::string_view kNoText = "give a plain text (UTF-8) file instead";
 
