@@ -161,6 +161,8 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     connect(m_generate, &QPushButton::clicked, this, &SamplesTab::generate);
     connect(m_stop, &QPushButton::clicked, this, &SamplesTab::stop);
     connect(m_model, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
+    // The note speaks of one model (a fine-tune's result): another model makes it stale.
+    connect(m_model, &QLineEdit::textChanged, this, [this] { setNote({}); });
     connect(m_compareModel, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
     updatePanes();
 }

@@ -48,7 +48,7 @@ public:
     // Titles the panes: returns a name for a model path, or "" to fall back to the folder name.
     void setModelNamer(std::function<QString(const QString& path)> namer);
     QString paneTitle(int pane) const;  // 0: the model, 1: the one compared with
-    // A line above the panes (a fine-tune's result); empty hides it.
+    // A line above the panes (a fine-tune's result) until the model changes; empty hides it.
     void setNote(const QString& note);
     QString note() const;
     void setLength(int tokens);

@@ -131,13 +131,19 @@ private slots:
         // The step count is explained from epochs, data size, batch and sequence length.
         const QString explained =
             QStringLiteral(
-                "%1 steps = 3 epochs × %2 steps per epoch (%3 training tokens ÷ "
-                "2,048 tokens per step: 16 sequences × 128 tokens, rounded up)")
-                .arg(want.maxSteps)
+                "3 epochs × %1 steps per epoch (%2 training tokens ÷ 2,048 tokens per "
+                "step: 16 sequences × 128 tokens, rounded up)")
                 .arg(want.stepsPerEpoch)
                 .arg(english.toString(qlonglong(want.trainTokens)));
         QVERIFY2(wizard->settingsEstimate().contains(explained),
                  qPrintable(wizard->settingsEstimate() + "\nwanted: " + explained));
+        // A few KB of text is fewer steps than the minimum: the estimate says it was raised.
+        QVERIFY(3 * want.stepsPerEpoch < ws::finetune::kMinSteps);
+        QVERIFY2(
+            wizard->settingsEstimate().contains(QStringLiteral("= %1, raised to the minimum of %2")
+                                                    .arg(3 * want.stepsPerEpoch)
+                                                    .arg(ws::finetune::kMinSteps)),
+            qPrintable(wizard->settingsEstimate()));
         saveWizard(wizard, "finetune-wizard-3-explained.png");
         wizard->setMaxSteps(6);
         wizard->setOverrides("runconfig.log_steps=1");
