@@ -134,7 +134,8 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         if (m_finetuneRunning) {
             m_finetuneRunning = false;
             if (s.state != session::RunState::Failed) {
-                // The fine-tune's before/after, where the user looks next: log, status, Samples.
+                // The fine-tune's before/after, where the user looks next: the Log and Samples
+                // (the status bar's left is the run panel's, so a message there stays hidden).
                 const QString change = QString::fromStdString(
                     finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
                 const QString line =
@@ -143,7 +144,6 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
                         .arg(s.steps)
                         .arg(change);
                 m_logDock->append(int(session::LogLine::Level::Info), line);
-                statusBar()->showMessage(line);
                 m_samplesTab->setNote(
                     tr("%1. Generate shows the fine-tuned model beside its base, continuing "
                        "words of your held-out text.")
