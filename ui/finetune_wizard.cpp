@@ -30,6 +30,8 @@
 #include <functional>
 
 #include "engine/core/paths.h"
+#include "engine/data/corpus.h"
+#include "engine/data/text_check.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/model_ref.h"
 #include "engine/model/parameters.h"
@@ -131,6 +133,20 @@ Status checkTextFiles(const std::vector<std::string>& paths) {
             return Error{"cannot read '" + p + "': " + file.errorString().toStdString()};
     }
     return Status::success();
+}
+
+// The files of `paths` (as data loading lists them) that do not look like plain text, each as a
+// sentence naming it and what it looks like. Missing paths are left to planFinetune's message.
+QStringList findNonTextFiles(const std::vector<std::string>& paths) {
+    QStringList found;
+    auto files = data::listCorpusFiles(paths);
+    if (!files.ok()) return found;
+    for (const auto& file : *files) {
+        auto what = data::checkTextFile(file);
+        if (what.ok() && what->has_value())
+            found << QString::fromStdString(data::nonTextMessage(file, **what));
+    }
+    return found;
 }
 
 }  // namespace
@@ -236,6 +252,10 @@ QWizardPage* FinetuneWizard::makeDataPage() {
     auto* addFiles = new QPushButton(tr("Add Files…"), page);
     auto* addFolder = new QPushButton(tr("Add Folder…"), page);
     auto* remove = new QPushButton(tr("Remove"), page);
+    m_allowBinary =
+        new QCheckBox(tr("Train on it anyway (the model learns its bytes as they are)"), page);
+    m_allowBinary->setObjectName(QStringLiteral("allowBinary"));
+    m_allowBinary->hide();  // shown when a file does not look like text
     m_summary = new QLabel(page);
     m_summary->setObjectName(QStringLiteral("dataSummary"));
     m_summary->setWordWrap(true);
@@ -251,8 +271,10 @@ QWizardPage* FinetuneWizard::makeDataPage() {
     row->addStretch(1);
     layout->addLayout(row);
     layout->addWidget(m_summary);
+    layout->addWidget(m_allowBinary);
 
     page->complete = [this] { return !isPlanning() && m_plan.has_value(); };
+    connect(m_allowBinary, &QCheckBox::toggled, this, &FinetuneWizard::schedulePlan);
     page->dropped = [this](const QStringList& paths) { addDataPaths(paths); };
     connect(addFiles, &QPushButton::clicked, this, [this] {
         addDataPaths(QFileDialog::getOpenFileNames(this, tr("Text files"), {},
@@ -274,7 +296,7 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
     m_settingsPage = page;
     page->setTitle(tr("3. Hyperparameters"));
     page->setSubTitle(
-        tr("Fine-tune defaults: a tenth of the base's learning rate, a short "
+        tr("Fine-tune defaults: a third of the base's learning rate, a short "
            "warmup, then a cosine decay. Run starts training."));
     m_learningRate = new QLineEdit(page);
     m_learningRate->setObjectName(QStringLiteral("learningRate"));
@@ -288,6 +310,10 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
     m_maxSteps = new QSpinBox(page);
     m_maxSteps->setRange(0, 10'000'000);
     m_maxSteps->setSpecialValueText(tr("from epochs"));
+    m_epochs->setToolTip(
+        tr("Passes over the training part of your text. Steps = epochs × steps per epoch, where "
+           "a step trains on batch size × sequence length tokens; Max steps, when set, wins."));
+    m_maxSteps->setToolTip(tr("Train exactly this many steps instead (epochs then do not count)"));
     m_warmup = new QSpinBox(page);
     m_warmup->setRange(0, 1'000'000);
     m_warmup->setSuffix(tr(" step(s)"));
@@ -327,7 +353,10 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
         if (m_warmup->hasFocus()) m_warmupEdited = true;
     });
     connect(m_epochs, &QSpinBox::valueChanged, this, &FinetuneWizard::schedulePlan);
-    connect(m_maxSteps, &QSpinBox::valueChanged, this, &FinetuneWizard::schedulePlan);
+    connect(m_maxSteps, &QSpinBox::valueChanged, this, [this](int steps) {
+        m_epochs->setEnabled(steps == 0);
+        schedulePlan();
+    });
     connect(m_freezeEmbeddings, &QCheckBox::toggled, this, &FinetuneWizard::schedulePlan);
     connect(m_freezeBlocks, &QSpinBox::valueChanged, this, &FinetuneWizard::schedulePlan);
     connect(m_overrides, &QLineEdit::editingFinished, this, &FinetuneWizard::schedulePlan);
@@ -452,6 +481,13 @@ QStringList FinetuneWizard::dataPaths() const {
     return paths;
 }
 
+void FinetuneWizard::setAllowBinary(bool allow) {
+    m_allowBinary->setChecked(allow);
+}
+bool FinetuneWizard::allowBinary() const {
+    return m_allowBinary->isChecked();
+}
+
 void FinetuneWizard::setEpochs(int epochs) {
     m_epochs->setValue(epochs);
 }
@@ -488,6 +524,7 @@ finetune::FinetuneRequest FinetuneWizard::request() const {
     r.freezeEmbeddings = m_freezeEmbeddings->isChecked();
     r.freezeBlocks = m_freezeBlocks->value();
     r.epochs = m_epochs->value();
+    r.allowBinary = m_allowBinary->isChecked();
     if (m_maxSteps->value() > 0)
         r.overrides.push_back("runconfig.max_steps=" + std::to_string(m_maxSteps->value()));
     for (const QString& o : m_overrides->text().split(' ', Qt::SkipEmptyParts))
@@ -507,6 +544,8 @@ void FinetuneWizard::startPlan() {
     m_pending = false;
     if (!m_baseOk || m_files->count() == 0) {
         m_plan.reset();
+        m_nonText.clear();
+        m_allowBinary->setVisible(m_allowBinary->isChecked());
         m_planError = m_baseOk ? tr("Add text files or folders to fine-tune on.")
                                : tr("Choose a base model that loads (page 1).");
         showPlan();
@@ -520,23 +559,32 @@ void FinetuneWizard::startPlan() {
     // this job, so `this` outlives it.
     m_pool.start([this, generation, r = std::move(r)] {
         Result<finetune::FinetunePlan> result = Error{""};
-        if (Status st = checkTextFiles(r.dataFiles); !st.ok())
+        QStringList nonText = findNonTextFiles(r.dataFiles);
+        if (Status st = checkTextFiles(r.dataFiles); !st.ok()) {
             result = st.error();
-        else
+        } else if (!nonText.isEmpty() && !r.allowBinary) {
+            result = Error{tr("%1\nRemove it, or tick “Train on it anyway” below.")
+                               .arg(nonText.join('\n'))
+                               .toStdString()};
+        } else {
             result = finetune::planFinetune(r);
+        }
         QMetaObject::invokeMethod(
             this,
-            [this, generation, result = std::move(result)]() mutable {
-                onPlanned(generation, std::move(result));
+            [this, generation, result = std::move(result), nonText]() mutable {
+                onPlanned(generation, std::move(result), nonText);
             },
             Qt::QueuedConnection);
     });
     showPlan();
 }
 
-void FinetuneWizard::onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result) {
+void FinetuneWizard::onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result,
+                               QStringList nonText) {
     m_running = false;
     if (generation == m_generation) {
+        m_nonText = std::move(nonText);
+        m_allowBinary->setVisible(!m_nonText.isEmpty() || m_allowBinary->isChecked());
         if (result.ok()) {
             m_plan = std::move(result).value();
             m_planError.clear();
@@ -575,16 +623,27 @@ void FinetuneWizard::showPlan() {
     } else {
         const finetune::FinetuneSummary& s = m_plan->summary;
         const config::Config& c = m_plan->config.config;
-        m_summary->setText(tr("<b>%1 tokens</b> (%2 bytes, %3 tokenizer)<br>"
-                              "training on %4 tokens, %5 held out (%6%) to evaluate<br>"
-                              "one epoch: %7 steps of %8 tokens, estimated <b>%9</b> on this CPU")
-                               .arg(grouped(s.tokens), grouped(s.dataBytes),
-                                    QString::fromStdString(s.tokenizerKind), grouped(s.trainTokens),
-                                    grouped(s.heldOutTokens))
-                               .arg(100 * s.validationFraction, 0, 'f', 0)
-                               .arg(s.stepsPerEpoch)
-                               .arg(s.tokensPerStep)
-                               .arg(roughDuration(s.estimatedSecondsPerEpoch)));
+        QString warning;
+        if (!m_nonText.isEmpty()) {
+            warning = QStringLiteral("<br><span style='color:#b26a00'>%1</span>")
+                          .arg(tr("Training on it anyway: %1")
+                                   .arg(m_nonText.join(QStringLiteral("; ")))
+                                   .toHtmlEscaped());
+        }
+        m_summary->setText(
+            tr("<b>%1 tokens</b> (%2 bytes, %3 tokenizer)<br>"
+               "training on %4 tokens, %5 held out (%6%) to evaluate<br>"
+               "one epoch: %7 of %8 tokens (%9 sequences × %10 tokens), "
+               "estimated <b>%11</b> on this CPU%12")
+                .arg(grouped(s.tokens), grouped(s.dataBytes),
+                     QString::fromStdString(s.tokenizerKind), grouped(s.trainTokens),
+                     grouped(s.heldOutTokens))
+                .arg(100 * s.validationFraction, 0, 'f', 0)
+                .arg(s.stepsPerEpoch == 1 ? tr("1 step") : tr("%1 steps").arg(s.stepsPerEpoch),
+                     grouped(s.tokensPerStep))
+                .arg(s.batchSize)
+                .arg(s.sequenceLength)
+                .arg(roughDuration(s.estimatedSecondsPerEpoch), warning));
         // Defaults follow the plan until the user edits them.
         if (!m_lrEdited) m_learningRate->setText(QString::number(s.peakLearningRate, 'g', 3));
         if (!m_warmupEdited && !c.optimizer.learningRate.schedule.empty())
@@ -606,12 +665,12 @@ void FinetuneWizard::showPlan() {
             fit = errorText(QString::fromStdString(spec.error().message));
         }
         m_estimate->setText(
-            tr("<b>%1 steps</b> (%2 per epoch), estimated <b>%3</b> on this CPU<br>"
+            tr("<b>%1 steps</b>, estimated <b>%2</b> on this CPU<br>%3<br>"
                "training %4 of %5 parameters%6<br>%7")
                 .arg(s.maxSteps)
-                .arg(s.stepsPerEpoch)
-                .arg(roughDuration(s.estimatedSeconds), grouped(s.parameters - s.frozenParameters),
-                     grouped(s.parameters),
+                .arg(roughDuration(s.estimatedSeconds),
+                     QString::fromStdString(finetune::explainSteps(s)).toHtmlEscaped(),
+                     grouped(s.parameters - s.frozenParameters), grouped(s.parameters),
                      s.frozenParameters > 0 ? tr(" (%1 frozen)").arg(grouped(s.frozenParameters))
                                             : QString(),
                      fit));
@@ -631,6 +690,7 @@ FinetuneChoice FinetuneWizard::choice() const {
     choice.parentRun = m_plan->parentRun;
     choice.basePath = m_basePath;
     choice.runName = m_runName->text().trimmed();
+    choice.samplePrompt = QString::fromStdString(m_plan->summary.samplePrompt);
     auto& schedule = choice.config.config.optimizer.learningRate.schedule;
     // The plan's shape (finetune_plan.h): linear warmup, then cosine to a tenth of the peak.
     if ((m_lrEdited || m_warmupEdited) && schedule.size() == 2) {

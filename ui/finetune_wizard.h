@@ -2,11 +2,13 @@
 // (the same plan `wafer finetune` runs): (1) the base model — the shipped one, a previous run from
 // the run store, or a run / checkpoint / Hugging Face GPT-2 folder (used in place), with its size
 // and tokenizer or the reason it cannot be used; (2) the text to fine-tune on (dropped or picked
-// files and folders), with the plan's token count, held-out split and time per epoch; (3) the
-// plan's hyperparameters, editable, with the live time estimate and whether the activations fit
-// the wafer. Planning reads and tokenizes the text, so it runs on the wizard's own thread pool and
-// the newest request wins; the GUI never waits on it (the destructor does, for a job in flight).
-// Finish hands back choice(): the config to train, its parent run and the base to compare with.
+// files and folders), with the plan's token count, held-out split and time per epoch, and a
+// warning naming any file that does not look like text (used only when the user ticks "Train on
+// it anyway"); (3) the plan's hyperparameters, editable, with how the step count follows from
+// epochs and data, the live time estimate and whether the activations fit the wafer. Planning
+// reads and tokenizes the text, so it runs on the wizard's own thread pool and the newest request
+// wins; the GUI never waits on it (the destructor does, for a job in flight). Finish hands back
+// choice(): the config to train, its parent run, the base to compare with and a sample prompt.
 // GUI thread only.
 #pragma once
 
@@ -41,6 +43,7 @@ struct FinetuneChoice {
     std::optional<int64_t> parentRun;  // the base run when a run was chosen
     QString basePath;                  // the base as SamplesTab loads it (for "Compare with")
     QString runName;                   // empty: the store names it
+    QString samplePrompt;              // words of the held-out text, for the Samples tab
 };
 
 class FinetuneWizard : public QWizard {
@@ -67,6 +70,11 @@ public:
     void addDataPaths(const QStringList& paths);
     void clearData();
     QStringList dataPaths() const;
+    // Files of the data that do not look like plain text ("'x.pdf' looks like a PDF document,
+    // ..."), as the newest plan found them; they block Next unless allowed.
+    QStringList nonTextFiles() const { return m_nonText; }
+    void setAllowBinary(bool allow);
+    bool allowBinary() const;
 
     // Page 3 (0 max steps: from epochs).
     void setEpochs(int epochs);
@@ -97,7 +105,7 @@ private:
     void inspectBase();
     void schedulePlan();
     void startPlan();
-    void onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result);
+    void onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result, QStringList nonText);
     void showPlan();
     void refreshComplete();
     finetune::FinetuneRequest request() const;
@@ -126,7 +134,9 @@ private:
     // Page 2
     QWizardPage* m_dataPage;
     QListWidget* m_files;
+    QCheckBox* m_allowBinary;
     QLabel* m_summary;
+    QStringList m_nonText;
     // Page 3
     QWizardPage* m_settingsPage;
     QLineEdit* m_learningRate;

@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include "engine/core/paths.h"
+#include "engine/finetune/finetune_plan.h"
 #include "engine/session/model_facts.h"
 #include "engine/store/store_recovery.h"
 #include "ui/config_document.h"
@@ -76,6 +77,13 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     m_tabs->addTab(m_waferTab, tr("Wafer"));
     m_samplesTab = new SamplesTab(m_tabs);
     m_tabs->addTab(m_samplesTab, tr("Samples"));
+    // Panes are titled as the Runs dock names the runs; the shipped base is no run.
+    m_samplesTab->setModelNamer([this](const QString& path) {
+        const QFileInfo shipped(FinetuneWizard::shippedBaseModel());
+        if (shipped.exists() && QFileInfo(path).canonicalFilePath() == shipped.canonicalFilePath())
+            return tr("shipped base model");
+        return runTitleForModel(path, m_store.get());
+    });
     m_sweepsTab = new SweepsTab(m_tabs);
     m_tabs->addTab(m_sweepsTab, tr("Sweeps"));
     m_sweeps = new SweepController(this);
@@ -157,6 +165,25 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         if (!s.modelDir.empty())
             m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
         m_runsDock->refresh();
+        if (m_finetuneRunning) {
+            m_finetuneRunning = false;
+            if (s.state != session::RunState::Failed) {
+                // The fine-tune's before/after, where the user looks next: the Log and Samples
+                // (the status bar's left is the run panel's, so a message there stays hidden).
+                const QString change = QString::fromStdString(
+                    finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
+                const QString line =
+                    tr("Fine-tune %1 after %2 steps: %3")
+                        .arg(QString::fromStdString(session::runStateName(s.state)))
+                        .arg(s.steps)
+                        .arg(change);
+                m_logDock->append(int(session::LogLine::Level::Info), line);
+                m_samplesTab->setNote(
+                    tr("%1. Generate shows the fine-tuned model beside its base, continuing "
+                       "words of your held-out text.")
+                        .arg(line));
+            }
+        }
         if (!s.detail.empty()) {
             m_logDock->append(int(session::LogLine::Level::Info), QString::fromStdString(s.detail));
         }
@@ -480,8 +507,12 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         m_waferTab->beginRun(c);
         m_trainingTab->beginLiveRun(QString::fromStdString(c.model.name) + tr(" fine-tune (now)"),
                                     double(session::deriveFacts(c).tokensPerStep));
-        // When the run finishes, Samples gets its model: base and fine-tuned side by side.
+        // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
+        // a prompt of the user's own held-out text.
         if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);
+        if (!choice.samplePrompt.isEmpty()) m_samplesTab->setPrompt(choice.samplePrompt);
+        m_samplesTab->setNote({});
+        m_finetuneRunning = true;
         m_tabs->setCurrentWidget(m_trainingTab);
         updateActions();
     });

@@ -153,6 +153,7 @@ private:
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
     HelpBrowser* m_help = nullptr;
+    bool m_finetuneRunning = false;  // the run in flight came from the Fine-tune wizard
     QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stepLayer, *m_stop;
     QAction *m_resumeRun, *m_checkpoint, *m_finetune;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;

@@ -18,6 +18,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "engine/store/run_store.h"
 #include "ui/sample_stream.h"
 
 namespace ws::ui {
@@ -35,6 +36,29 @@ QString shortModelName(const QString& path) {
 }
 
 }  // namespace
+
+QString runTitleForModel(const QString& path, const store::RunStore* store) {
+    if (!store || path.trimmed().isEmpty()) return {};
+    QFileInfo info(path.trimmed());
+    if (info.fileName().endsWith(QLatin1String(".safetensors"))) info = QFileInfo(info.path());
+    QString step;
+    if (info.fileName().startsWith(QLatin1String("checkpoint-"))) {
+        step = info.fileName().mid(int(qstrlen("checkpoint-")));
+        info = QFileInfo(info.path());
+    }
+    if (!info.exists()) return {};
+    const QString folder = info.canonicalFilePath();
+    auto runs = store->listRuns();
+    if (!runs.ok()) return {};
+    for (const store::RunInfo& run : *runs) {
+        if (run.modelDir.empty()) continue;
+        const QFileInfo runFolder(QString::fromStdString(run.modelDir));
+        if (!runFolder.exists() || runFolder.canonicalFilePath() != folder) continue;
+        const QString name = QString::fromStdString(run.name);
+        return step.isEmpty() ? name : QObject::tr("%1 · step %2").arg(name, step);
+    }
+    return {};
+}
 
 SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     m_model = new QLineEdit(this);
@@ -115,6 +139,13 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     knobs->addWidget(m_stop);
     form->addRow(QString(), knobs);
 
+    m_note = new QLabel(this);
+    m_note->setObjectName(QStringLiteral("samplesNote"));
+    m_note->setWordWrap(true);
+    m_note->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_note->setStyleSheet(
+        QStringLiteral("QLabel { background: #e8f5e9; border: 1px solid #a5d6a7; padding: 6px; }"));
+    m_note->hide();
     m_panes = new QSplitter(Qt::Horizontal, this);
     m_panes->setChildrenCollapsible(false);
     m_a = makePane(QStringLiteral("samplesOutput"));
@@ -124,11 +155,14 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(10, 10, 10, 6);
     layout->addLayout(form);
+    layout->addWidget(m_note);
     layout->addWidget(m_panes, 1);
 
     connect(m_generate, &QPushButton::clicked, this, &SamplesTab::generate);
     connect(m_stop, &QPushButton::clicked, this, &SamplesTab::stop);
     connect(m_model, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
+    // The note speaks of one model (a fine-tune's result): another model makes it stale.
+    connect(m_model, &QLineEdit::textChanged, this, [this] { setNote({}); });
     connect(m_compareModel, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
     updatePanes();
 }
@@ -164,8 +198,12 @@ void SamplesTab::updatePanes() {
     const bool comparing = !m_compareModel->text().trimmed().isEmpty();
     m_b.box->setVisible(comparing);
     m_a.title->setVisible(comparing);
-    m_a.title->setText(shortModelName(m_model->text()));
-    m_b.title->setText(shortModelName(m_compareModel->text()));
+    const auto title = [this](const QString& path) {
+        const QString name = m_namer ? m_namer(path.trimmed()) : QString();
+        return name.isEmpty() ? shortModelName(path) : name;
+    };
+    m_a.title->setText(title(m_model->text()));
+    m_b.title->setText(title(m_compareModel->text()));
     m_a.title->setToolTip(m_model->text());
     m_b.title->setToolTip(m_compareModel->text());
 }
@@ -193,6 +231,23 @@ QString SamplesTab::compareModelPath() const {
 }
 void SamplesTab::setPrompt(const QString& prompt) {
     m_prompt->setPlainText(prompt);
+}
+QString SamplesTab::prompt() const {
+    return m_prompt->toPlainText();
+}
+void SamplesTab::setModelNamer(std::function<QString(const QString&)> namer) {
+    m_namer = std::move(namer);
+    updatePanes();
+}
+QString SamplesTab::paneTitle(int pane) const {
+    return (pane == 0 ? m_a : m_b).title->text();
+}
+void SamplesTab::setNote(const QString& note) {
+    m_note->setText(note);
+    m_note->setVisible(!note.isEmpty());
+}
+QString SamplesTab::note() const {
+    return m_note->text();
 }
 void SamplesTab::setLength(int tokens) {
     m_length->setValue(tokens);

@@ -3,10 +3,13 @@
 // seed, streamed token by token (SampleStream: a worker thread per generation, the GUI never
 // blocks). "Compare with" names a second model: both then generate from the same prompt, seed and
 // settings in parallel, in two panes side by side (base vs fine-tuned, early vs late checkpoint).
+// The panes are titled with run names (as in the Runs dock) when a namer knows the model, and a
+// note above them can carry a fine-tune's before/after result.
 // GUI thread only.
 #pragma once
 
 #include <QWidget>
+#include <functional>
 
 class QDoubleSpinBox;
 class QLabel;
@@ -16,9 +19,18 @@ class QPushButton;
 class QSpinBox;
 class QSplitter;
 
+namespace ws::store {
+class RunStore;
+}
+
 namespace ws::ui {
 
 class SampleStream;
+
+// The title of the run a model path belongs to, as the Runs dock names it: "my fine-tune" for a
+// run folder or its model.safetensors, "my fine-tune · step 40" for a checkpoint-40 folder.
+// Empty when no run of `store` (may be null) has that folder.
+QString runTitleForModel(const QString& path, const store::RunStore* store);
 
 class SamplesTab : public QWidget {
     Q_OBJECT
@@ -32,6 +44,13 @@ public:
     void setCompareModelPath(const QString& path);
     QString compareModelPath() const;
     void setPrompt(const QString& prompt);
+    QString prompt() const;
+    // Titles the panes: returns a name for a model path, or "" to fall back to the folder name.
+    void setModelNamer(std::function<QString(const QString& path)> namer);
+    QString paneTitle(int pane) const;  // 0: the model, 1: the one compared with
+    // A line above the panes (a fine-tune's result) until the model changes; empty hides it.
+    void setNote(const QString& note);
+    QString note() const;
     void setLength(int tokens);
     void setSeed(int seed);
     bool generate();  // false if already generating or nothing to generate from
@@ -66,7 +85,9 @@ private:
     QSpinBox* m_seed;
     QPushButton* m_generate;
     QPushButton* m_stop;
+    QLabel* m_note;
     QSplitter* m_panes;
+    std::function<QString(const QString&)> m_namer;
     Pane m_a, m_b;
     int m_running = 0;
     bool m_allOk = true;

@@ -31,6 +31,13 @@ std::string roughDuration(double seconds) {
     return fmt::format("~{:.1f} h", seconds / 3600);
 }
 
+// 'text' for a POSIX shell, so the printed command can be pasted as it is.
+std::string shellQuoted(const std::string& text) {
+    std::string quoted = "'";
+    for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
 int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
     opt.request.dbPath = common.dbPath;
     if (opt.maxSteps >= 0)
@@ -49,7 +56,10 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
                                     {"train_tokens", s.trainTokens},
                                     {"held_out_tokens", s.heldOutTokens},
                                     {"steps_per_epoch", s.stepsPerEpoch},
+                                    {"epochs", s.epochs},
                                     {"max_steps", s.maxSteps},
+                                    {"steps_explained", finetune::explainSteps(s)},
+                                    {"sample_prompt", s.samplePrompt},
                                     {"peak_lr", s.peakLearningRate},
                                     {"base_peak_lr", s.basePeakLearningRate},
                                     {"parameters", s.parameters},
@@ -61,13 +71,13 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
         std::cout << fmt::format(
             "fine-tune {} ({} parameters{})\n"
             "data: {} bytes -> {} tokens ({} tokenizer); {} to train on, {} held out ({:.0f}%)\n"
-            "plan: {} steps of {} tokens ({} per epoch), peak lr {:.3g} (base {:.3g}), "
-            "estimated {} on this CPU\n",
+            "steps: {}\n"
+            "plan: peak lr {:.3g} (base {:.3g}), estimated {} on this CPU\n",
             s.baseDescription, s.parameters,
             s.frozenParameters > 0 ? fmt::format(", {} frozen", s.frozenParameters) : "",
             s.dataBytes, s.tokens, s.tokenizerKind, s.trainTokens, s.heldOutTokens,
-            100 * s.validationFraction, s.maxSteps, s.tokensPerStep, s.stepsPerEpoch,
-            s.peakLearningRate, s.basePeakLearningRate, roughDuration(s.estimatedSeconds));
+            100 * s.validationFraction, finetune::explainSteps(s), s.peakLearningRate,
+            s.basePeakLearningRate, roughDuration(s.estimatedSeconds));
     }
     if (!common.json) {
         for (const auto& note : plan->config.warnings) std::cout << "note: " << note << "\n";
@@ -82,9 +92,23 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
     options.kind = "finetune";
     options.parentRun = plan->parentRun;
     options.evaluateAtStart = true;
+    const std::string prompt = s.samplePrompt;
     auto created = session::Session::create(std::move(plan->config), options);
     if (!created.ok()) return fail(created.error().message);
-    return driveSession(**created, common);
+    const int code = driveSession(**created, common);
+    const session::RunSummary& result = (*created)->summary();
+    // JSON: the summary object driveSession printed last carries both losses already.
+    if (!common.json && result.state != session::RunState::Failed) {
+        std::cout << "fine-tune result: "
+                  << finetune::describeEvalChange(result.initialEvalLoss, result.finalEvalLoss)
+                  << "\n";
+        if (!result.modelDir.empty()) {
+            std::cout << fmt::format(
+                "compare: wafer sample {} --prompt {} (words of your held-out text)\n",
+                shellQuoted(result.modelDir.string()), shellQuoted(prompt));
+        }
+    }
+    return code;
 }
 
 }  // namespace
@@ -109,6 +133,9 @@ void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     cmd->add_option("--epochs", opt->request.epochs,
                     "Passes over the new text that set max_steps (default 3)")
         ->check(CLI::PositiveNumber);
+    cmd->add_flag("--allow-binary", opt->request.allowBinary,
+                  "Train on data files that do not look like plain text (executables, PDF, "
+                  "DOCX, images, archives) instead of refusing them");
     cmd->add_option("--set", opt->request.overrides,
                     "Override a value of the fine-tune config, e.g. --set "
                     "train_input.batch_size=4 (repeatable; applied last)");

@@ -326,6 +326,9 @@ struct TokenizerConfig {
 struct InputConfig {
     std::string dataProcessor = "TextFileDataProcessor";
     std::vector<std::string> dataDir;  // text files and/or folders of text files
+    // Read data files that do not look like plain text (data/text_check.h) instead of refusing
+    // them: the user insisted.
+    bool allowBinary = false;
     int batchSize = 8;
     int maxSequenceLength = 128;
     bool shuffle = false;
@@ -348,6 +351,10 @@ struct InputConfig {
                                             "GptTfRecordsProcessor"}});
         v.field(dataDir, {.key = "data_dir",
                           .help = "A text file, a folder of text files, or a list of them"});
+        v.field(allowBinary,
+                {.key = "allow_binary",
+                 .help = "Read data files that do not look like plain text (executables, PDF, "
+                         "DOCX, images, archives) instead of refusing them"});
         v.field(batchSize, {.key = "batch_size",
                             .help = "Sequences per step (global batch)",
                             .unit = "sequences",

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "engine/data/text_check.h"
+
 namespace ws::data {
 namespace fs = std::filesystem;
 
@@ -106,7 +108,8 @@ Result<std::vector<fs::path>> listCorpusFiles(const std::vector<std::string>& da
     return files;
 }
 
-Result<std::string> readCorpus(const std::vector<std::string>& dataDir) {
+Result<std::string> readCorpus(const std::vector<std::string>& dataDir,
+                               const CorpusOptions& options) {
     auto files = listCorpusFiles(dataDir);
     if (!files.ok()) return files.error();
     std::string corpus;
@@ -119,8 +122,13 @@ Result<std::string> readCorpus(const std::vector<std::string>& dataDir) {
         std::ostringstream text;
         text << in.rdbuf();
         if (in.bad()) return Error{fmt::format("read error in '{}'", file.string())};
+        std::string content = std::move(text).str();
+        if (!options.allowNonText) {
+            if (auto what = checkText(content))
+                return Error{nonTextMessage(file, *what, options.allowHint)};
+        }
         if (i > 0) corpus += kCorpusFileSeparator;
-        corpus += std::move(text).str();
+        corpus += content;
     }
     if (corpus.size() == kCorpusFileSeparator.size() * (files->size() - 1)) {
         return Error{fmt::format(

@@ -13,9 +13,12 @@
 // - A file reached twice (named and inside a named folder) is read once, at its first place.
 // - Files are joined with kCorpusFileSeparator ("\n\n") so one file's last line never runs into
 //   the next file's first.
+// - Every file's content must look like plain text (text_check.h): an executable, a PDF, a DOCX,
+//   an image or an archive is refused, naming the file and what it looks like, unless
+//   CorpusOptions::allowNonText (the user insisted).
 // Errors name the entry and the fix: empty list, missing path, folder without text files,
-// unreadable file, no text at all. Files are only read; nothing is written beside them.
-// Thread-safety: free functions without shared state.
+// unreadable file, a file that is not text, no text at all. Files are only read; nothing is written
+// beside them. Thread-safety: free functions without shared state.
 #pragma once
 
 #include <filesystem>
@@ -32,6 +35,13 @@ inline constexpr std::string_view kCorpusFileSeparator = "\n\n";
 // The files readCorpus() reads, in its order.
 Result<std::vector<std::filesystem::path>> listCorpusFiles(const std::vector<std::string>& dataDir);
 
-Result<std::string> readCorpus(const std::vector<std::string>& dataDir);
+struct CorpusOptions {
+    bool allowNonText = false;  // read files that do not look like text (text_check.h) anyway
+    // Appended to the refusal of such a file: how the user can insist.
+    std::string allowHint = "set train_input.allow_binary: true to train on it anyway";
+};
+
+Result<std::string> readCorpus(const std::vector<std::string>& dataDir,
+                               const CorpusOptions& options = {});
 
 }  // namespace ws::data

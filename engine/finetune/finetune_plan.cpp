@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <memory>
 
@@ -126,7 +127,10 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
 
     std::vector<std::string> data;
     for (const auto& f : request.dataFiles) data.push_back(fs::absolute(f).lexically_normal());
-    auto text = data::readCorpus(data);
+    data::CorpusOptions corpusOptions;
+    corpusOptions.allowNonText = request.allowBinary;
+    corpusOptions.allowHint = "pass --allow-binary to train on it anyway";
+    auto text = data::readCorpus(data, corpusOptions);
     if (!text.ok()) return Error{"--data: " + text.error().message};
     FinetunePlan plan;
     plan.summary.dataBytes = int64_t(text->size());
@@ -146,15 +150,22 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     sum.validationFraction = fraction;
     sum.heldOutTokens = int64_t(std::llround(double(tokens) * fraction));
     sum.trainTokens = tokens - sum.heldOutTokens;
+    sum.samplePrompt =
+        promptFromText(*text, size_t(std::llround(double(text->size()) * (1.0 - fraction))));
+    sum.batchSize = B;
+    sum.sequenceLength = T;
     sum.tokensPerStep = int64_t(B) * T;
     sum.stepsPerEpoch =
         std::max<int64_t>(1, (sum.trainTokens + sum.tokensPerStep - 1) / sum.tokensPerStep);
-    sum.maxSteps = std::clamp<int64_t>(request.epochs * sum.stepsPerEpoch, 10, 5000);
+    sum.epochs = request.epochs;
+    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
+    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
     sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
-    sum.peakLearningRate = sum.basePeakLearningRate / 10.0;
+    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor;
     sum.baseDescription = base->description;
 
     c.trainInput.dataDir = data;
+    c.trainInput.allowBinary = request.allowBinary;
     c.trainInput.validationFraction = fraction;
     c.trainInput.maxSequenceLength = T;
     c.evalInput.dataDir.clear();
@@ -188,6 +199,10 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
             fmt::format("the fine-tune config is not valid:\n{}", fmt::join(errors, "\n"))};
     }
     // Overrides may have changed the schedule or the length: report what will run.
+    sum.maxStepsSet =
+        sum.maxSteps != c.runconfig.maxSteps ||
+        std::any_of(request.overrides.begin(), request.overrides.end(),
+                    [](const std::string& o) { return o.starts_with("runconfig.max_steps="); });
     sum.maxSteps = c.runconfig.maxSteps;
     sum.peakLearningRate = peakLearningRate(c.optimizer.learningRate);
 
@@ -206,6 +221,107 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     plan.baseWeights = base->weights;
     plan.parentRun = ref->runId;
     return plan;
+}
+
+namespace {
+
+// 4427 -> "4,427" (counts are never negative).
+std::string grouped(int64_t n) {
+    const std::string digits = std::to_string(n);
+    std::string text;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+        text += digits[i];
+    }
+    return text;
+}
+
+std::string plural(int64_t n, std::string_view word) {
+    return fmt::format("{} {}{}", grouped(n), word, n == 1 ? "" : "s");
+}
+
+bool isSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+}  // namespace
+
+std::string explainSteps(const FinetuneSummary& s) {
+    const std::string perEpoch = fmt::format(
+        "{} per epoch ({} training tokens ÷ {} tokens per step: {} × {} tokens, rounded up)",
+        plural(s.stepsPerEpoch, "step"), grouped(s.trainTokens), grouped(s.tokensPerStep),
+        plural(s.batchSize, "sequence"), grouped(s.sequenceLength));
+    if (s.maxStepsSet) {
+        return fmt::format("{} as set by max_steps ({} would give {}; {})",
+                           plural(s.maxSteps, "step"), plural(s.epochs, "epoch"),
+                           plural(s.stepsFromEpochs, "step"), perEpoch);
+    }
+    std::string text = fmt::format("{} = {} × {}", plural(s.maxSteps, "step"),
+                                   plural(s.epochs, "epoch"), perEpoch);
+    if (s.stepsFromEpochs < s.maxSteps) {
+        text = fmt::format("{}: {} × {} = {}, raised to the minimum of {}",
+                           plural(s.maxSteps, "step"), plural(s.epochs, "epoch"), perEpoch,
+                           grouped(s.stepsFromEpochs), grouped(s.maxSteps));
+    } else if (s.stepsFromEpochs > s.maxSteps) {
+        text = fmt::format("{}: {} × {} = {}, capped at {}", plural(s.maxSteps, "step"),
+                           plural(s.epochs, "epoch"), perEpoch, grouped(s.stepsFromEpochs),
+                           grouped(s.maxSteps));
+    }
+    return text;
+}
+
+std::string describeEvalChange(double before, double after) {
+    const auto value = [](double v) {
+        return std::isfinite(v) ? fmt::format("{:.3f}", v) : std::string("not measured");
+    };
+    std::string text = fmt::format("eval loss on the held-out end of your text {} → {}",
+                                   value(before), value(after));
+    if (std::isfinite(before) && std::isfinite(after) && before > 0) {
+        const double change = (after - before) / before;
+        text += change <= 0
+                    ? fmt::format(" ({:.0f}% lower)", -100 * change)
+                    : fmt::format(" ({:.0f}% higher: the model got worse on it)", 100 * change);
+    }
+    return text;
+}
+
+std::string promptFromText(std::string_view text, size_t from) {
+    // Sentence or line starts: after a newline, or after ". ", "! ", "? " before a capital.
+    const auto startsSentence = [&](size_t i) {
+        if (i >= text.size() || isSpace(text[i])) return false;
+        if (i == 0) return true;
+        if (text[i - 1] == '\n') return true;
+        if (i >= 2 && text[i - 1] == ' ' &&
+            (text[i - 2] == '.' || text[i - 2] == '!' || text[i - 2] == '?'))
+            return std::isupper(static_cast<unsigned char>(text[i])) != 0;
+        return false;
+    };
+    // The first few words of the sentence at `i`, within its line; empty when too short to say
+    // anything about style (a lone "}" or a heading of one word).
+    const auto wordsAt = [&](size_t i) {
+        constexpr int kWords = 6;
+        size_t end = i;
+        int words = 0;
+        while (end < text.size() && text[end] != '\n' && words < kWords) {
+            while (end < text.size() && text[end] != '\n' && !isSpace(text[end])) ++end;
+            ++words;
+            while (end < text.size() && text[end] != '\n' && isSpace(text[end]) && words < kWords)
+                ++end;
+        }
+        std::string prompt(text.substr(i, end - i));
+        while (!prompt.empty() && isSpace(prompt.back())) prompt.pop_back();
+        return words >= 3 ? prompt : std::string();
+    };
+    for (size_t start : {std::min(from, text.size()), size_t(0)}) {
+        for (size_t i = start; i < text.size(); ++i) {
+            if (!startsSentence(i)) continue;
+            if (std::string prompt = wordsAt(i); !prompt.empty()) return prompt;
+        }
+    }
+    size_t cut = std::min<size_t>(text.size(), 24);
+    while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80)
+        --cut;  // never split a UTF-8 character
+    return std::string(text.substr(0, cut));
 }
 
 }  // namespace ws::finetune

@@ -164,7 +164,7 @@ Status Session::prepareAndTrain() {
     auto progress = [this](double fraction, std::string_view what) {
         m_events.push(PrepareProgress{fraction, std::string(what)});
     };
-    auto corpus = data::readCorpus(cfg.trainInput.dataDir);
+    auto corpus = data::readCorpus(cfg.trainInput.dataDir, {cfg.trainInput.allowBinary});
     if (!corpus.ok()) return Error{"train_input.data_dir: " + corpus.error().message};
     auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, *corpus, cacheDir);
     if (!tok.ok()) return Error{"train_input.tokenizer: " + tok.error().message};
@@ -192,7 +192,9 @@ Status Session::prepareAndTrain() {
                     m_summary.unigramEntropyNats));
     const data::Dataset* evalData = &*s.dataset;
     if (separateEval) {
-        auto evalCorpus = data::readCorpus(cfg.evalInput.dataDir);
+        auto evalCorpus = data::readCorpus(
+            cfg.evalInput.dataDir, {cfg.evalInput.allowBinary,
+                                    "set eval_input.allow_binary: true to evaluate on it anyway"});
         if (!evalCorpus.ok()) return Error{"eval_input.data_dir: " + evalCorpus.error().message};
         auto evalCache = data::TokenCache::build(*evalCorpus, *s.tokenizer, cacheDir, progress);
         if (!evalCache.ok()) return evalCache.error();

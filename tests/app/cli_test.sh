@@ -458,7 +458,7 @@ hf_import_export)
   out=$("$wafer" finetune --base "$tmp/hf16" --data "$tmp/new.txt" --max-steps 3 --db "$db" \
         --set train_input.batch_size=2) || fail "finetune of an HF folder exit $? $out"
   expect_in "fine-tune Hugging Face folder" "$out"
-  expect_in "peak lr 6e-05" "$out"
+  expect_in "peak lr 0.0002" "$out"
   out=$("$wafer" sample "$tmp/hf16-ours" --prompt "the " --max-tokens 8 --seed 1) || fail "sample exit $?"
   ;;
 hf_byte_export)
@@ -546,7 +546,32 @@ PY
   /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$base/model.safetensors" \
       "$tmp/ft/model.safetensors" --prefix h.3. >/dev/null 2>&1 && fail "block 3 did not train"
   out=$("$wafer" runs show 1 --db "$db") || fail "runs show exit $?"
-  expect_in "finetune" "$out" ;;
+  expect_in "finetune" "$out"
+  # Text output: how the steps follow from the data, and the before/after at the end.
+  out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --max-steps 4 --db "$db" \
+        --set runconfig.eval_frequency=2) || fail "finetune exit $? $out"
+  expect_in "steps: 4 steps as set by max_steps" "$out"
+  expect_in "tokens per step: 16 sequences × 128 tokens" "$out"
+  grep -Eq "^fine-tune result: eval loss on the held-out end of your text [0-9.]+ → [0-9.]+ \([0-9]+% (lower|higher)" <<<"$out" \
+      || fail "no before/after line in: $out"
+  expect_in "compare: wafer sample " "$out"
+  expect_in "--prompt '" "$out" ;;
+finetune_binary)
+  # An executable given as text is refused, naming the file and what it is; --allow-binary insists.
+  cp /bin/true "$tmp/notes.txt"
+  out=$("$wafer" finetune --base "$src/resources/base-model" --data "$tmp/notes.txt" --dry-run \
+        --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for an ELF file, got $code: $out"
+  expect_in "notes.txt' looks like an ELF executable or library, not plain text" "$out"
+  expect_in "pass --allow-binary to train on it anyway" "$out"
+  out=$("$wafer" finetune --base "$src/resources/base-model" --data "$tmp/notes.txt" --dry-run \
+        --allow-binary --db "$db" 2>&1) || fail "--allow-binary: exit $? $out"
+  expect_in "allow_binary: true" "$out"
+  # wafer train refuses it too, naming the config key that insists.
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1 --db "$db" "${tiny_args[@]}" \
+        --set "train_input.data_dir=$tmp/notes.txt" 2>&1) && fail "train on an ELF file must fail"
+  expect_in "looks like an ELF executable" "$out"
+  expect_in "train_input.allow_binary: true" "$out" ;;
 *)
   fail "unknown case" ;;
 esac

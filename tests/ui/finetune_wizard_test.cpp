@@ -1,9 +1,12 @@
 // The fine-tune wizard, offscreen: with the shipped base model and a text file the test writes,
 // page 2's numbers are planFinetune's; Run (Finish) trains a run of kind "finetune" (max steps
 // lowered on page 3) that shows in the Training tab and the run store, puts its config in the
-// Config tab, and leaves the Samples tab comparing the fine-tuned model with the base. An empty
-// or missing file shows its error and keeps Next disabled. Screenshots of each page and of the
-// comparison go to $WAFER_TEST_ARTIFACTS.
+// Config tab, and leaves the Samples tab comparing the fine-tuned model with the base: panes
+// titled with the run names, a prompt taken from the held-out end of the user's text, and the
+// before/after eval loss in a note and the log. Page 3 explains how the step count
+// follows from epochs and data. An empty or missing file shows its error and keeps Next disabled;
+// a dropped PDF is named as one and used only once "Train on it anyway" is ticked. Screenshots of
+// each page and of the comparison go to $WAFER_TEST_ARTIFACTS.
 #include <QAbstractButton>
 #include <QApplication>
 #include <QDir>
@@ -22,6 +25,7 @@
 #include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/finetune_wizard.h"
+#include "ui/log_dock.h"
 #include "ui/main_window.h"
 #include "ui/run_controller.h"
 #include "ui/samples_tab.h"
@@ -46,6 +50,19 @@ QByteArray newText() {
         text += QByteArray::number(i % 7 + 2) + " ships passed, the lamp burned all night.\n";
     }
     return text;
+}
+
+// Drops local files on a wizard page, as a file manager would.
+void dropOn(QWidget* page, const QStringList& paths) {
+    QMimeData mime;
+    QList<QUrl> urls;
+    for (const QString& p : paths) urls << QUrl::fromLocalFile(p);
+    mime.setUrls(urls);
+    QDragEnterEvent enter(QPoint(20, 20), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(page, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(20, 20), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(page, &drop);
 }
 
 void saveWizard(FinetuneWizard* wizard, const QString& name) {
@@ -110,14 +127,37 @@ private slots:
 
         wizard->next();
         QCOMPARE(wizard->currentId(), int(FinetuneWizard::SettingsPage));
+        // The step count is explained from epochs, data size, batch and sequence length.
+        const QString explained =
+            QStringLiteral(
+                "3 epochs × %1 steps per epoch (%2 training tokens ÷ 2,048 tokens per "
+                "step: 16 sequences × 128 tokens, rounded up)")
+                .arg(want.stepsPerEpoch)
+                .arg(english.toString(qlonglong(want.trainTokens)));
+        QVERIFY2(wizard->settingsEstimate().contains(explained),
+                 qPrintable(wizard->settingsEstimate() + "\nwanted: " + explained));
+        // A few KB of text is fewer steps than the minimum: the estimate says it was raised.
+        QVERIFY(3 * want.stepsPerEpoch < ws::finetune::kMinSteps);
+        QVERIFY2(
+            wizard->settingsEstimate().contains(QStringLiteral("= %1, raised to the minimum of %2")
+                                                    .arg(3 * want.stepsPerEpoch)
+                                                    .arg(ws::finetune::kMinSteps)),
+            qPrintable(wizard->settingsEstimate()));
+        saveWizard(wizard, "finetune-wizard-3-explained.png");
         wizard->setMaxSteps(6);
         wizard->setOverrides("runconfig.log_steps=1");
         wizard->setRunName("lighthouse");
         QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
         QVERIFY2(wizard->plan().has_value(), qPrintable(wizard->planError()));
         QCOMPARE(wizard->plan()->summary.maxSteps, int64_t(6));
-        QVERIFY(wizard->settingsEstimate().contains("6 steps"));
+        QVERIFY2(wizard->settingsEstimate().contains("6 steps as set by max_steps"),
+                 qPrintable(wizard->settingsEstimate()));
         QVERIFY(wizard->button(QWizard::FinishButton)->isEnabled());
+        const QString prompt = wizard->choice().samplePrompt;
+        // Words from the held-out end of the text: the last tenth, never trained on.
+        const QByteArray text = newText();
+        QVERIFY2(!prompt.isEmpty() && text.indexOf(prompt.toUtf8(), text.size() * 8 / 10) >= 0,
+                 qPrintable(prompt));
         saveWizard(wizard, "finetune-wizard-3-settings.png");
 
         QSignalSpy finished(m_window->controller(), &RunController::finished);
@@ -135,7 +175,30 @@ private slots:
         SamplesTab* samples = m_window->samplesTab();
         QCOMPARE(samples->modelPath(), QString::fromStdString(run->modelDir));
         QCOMPARE(samples->compareModelPath(), FinetuneWizard::shippedBaseModel());
-        samples->setPrompt("The lighthouse keeper");
+        // The prompt comes from the user's text; the panes carry run names, not folder names.
+        QCOMPARE(samples->prompt(), prompt);
+        QCOMPARE(samples->paneTitle(0), QStringLiteral("lighthouse"));
+        QCOMPARE(samples->paneTitle(1), QStringLiteral("shipped base model"));
+        const QStringList checkpoints =
+            QDir(QString::fromStdString(run->modelDir))
+                .entryList({QStringLiteral("checkpoint-*")}, QDir::Dirs);
+        QVERIFY(!checkpoints.isEmpty());
+        samples->setCompareModelPath(QString::fromStdString(run->modelDir) + '/' +
+                                     checkpoints.front());
+        QCOMPARE(samples->paneTitle(1), QStringLiteral("lighthouse · step ") +
+                                            checkpoints.front().mid(int(qstrlen("checkpoint-"))));
+        samples->setCompareModelPath(FinetuneWizard::shippedBaseModel());
+        // Before → after, in the Samples tab and the log.
+        const auto& result = finished.front().front().value<ws::session::RunSummary>();
+        const QString change = QString::fromStdString(
+            ws::finetune::describeEvalChange(result.initialEvalLoss, result.finalEvalLoss));
+        QVERIFY2(change.contains(QString::number(result.initialEvalLoss, 'f', 3) + " → " +
+                                 QString::number(result.finalEvalLoss, 'f', 3)),
+                 qPrintable(change));
+        QVERIFY2(samples->note().contains(change), qPrintable(samples->note()));
+        QVERIFY2(
+            m_window->logDock()->text().contains("Fine-tune finished after 6 steps: " + change),
+            qPrintable(m_window->logDock()->text()));
         samples->setLength(80);
         QSignalSpy generated(samples, &SamplesTab::finished);
         m_window->showTab("samples");
@@ -192,6 +255,41 @@ private slots:
         QVERIFY(!wizard->baseOk());
         QVERIFY(!wizard->button(QWizard::NextButton)->isEnabled());
         saveWizard(wizard, "finetune-wizard-1-error.png");
+        wizard->reject();
+    }
+
+    void droppedPdfIsNamedAndUsedOnlyWhenAllowed() {
+        const QString pdf = m_dir->filePath("report.pdf");
+        QVERIFY(QFile::copy(
+            QStringLiteral(WAFER_SOURCE_DIR "/tests/engine/data/fixtures/report.pdf"), pdf));
+        const QString data = m_dir->filePath("lighthouse.txt");
+        QVERIFY(writeFile(data, newText()));
+        FinetuneWizard* wizard = m_window->openFinetuneWizard();
+        wizard->next();
+        QWidget* allow = wizard->findChild<QWidget*>(QStringLiteral("allowBinary"));
+        QVERIFY(allow && allow->isHidden());
+        dropOn(wizard->currentPage(), {data, pdf});
+        QCOMPARE(wizard->dataPaths().size(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
+        QVERIFY(!wizard->plan().has_value());
+        QCOMPARE(wizard->nonTextFiles().size(), 1);
+        const QString summary = wizard->dataSummary();
+        QVERIFY2(summary.contains("report.pdf' looks like a PDF document, not plain text: "
+                                  "export it as plain text (.txt) first"),
+                 qPrintable(summary));
+        QVERIFY2(summary.contains("Train on it anyway"), qPrintable(summary));
+        QVERIFY(allow->isVisible());
+        QVERIFY(!wizard->button(QWizard::NextButton)->isEnabled());
+        saveWizard(wizard, "finetune-wizard-2-pdf.png");
+
+        wizard->setAllowBinary(true);  // the user insists
+        QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
+        QVERIFY2(wizard->plan().has_value(), qPrintable(wizard->planError()));
+        QVERIFY(wizard->plan()->config.config.trainInput.allowBinary);
+        QVERIFY2(wizard->dataSummary().contains("Training on it anyway"),
+                 qPrintable(wizard->dataSummary()));
+        QVERIFY(wizard->button(QWizard::NextButton)->isEnabled());
+        saveWizard(wizard, "finetune-wizard-2-pdf-allowed.png");
         wizard->reject();
     }
 

@@ -1,10 +1,13 @@
 // Fine-tuning: frozen parameter groups never change (bit for bit), the plan keeps the base's
-// architecture and tokenizer with fine-tune defaults, and a planned run trains from the base.
+// architecture and tokenizer with fine-tune defaults, and a planned run trains from the base; the
+// defaults adapt the shipped base model to a few KB of modern prose by a clear margin on its
+// held-out end; the plan explains its step count and proposes a prompt from the held-out text.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 
 #include "../session/session_test_util.h"
 #include "engine/finetune/finetune_plan.h"
@@ -99,7 +102,7 @@ TEST_F(FinetuneRun, PlanKeepsTheBaseAndSetsFinetuneDefaults) {
     EXPECT_EQ(fs::path(c.runconfig.checkpointPath),
               fs::absolute(m_tmp / "model" / "model.safetensors"));
     EXPECT_DOUBLE_EQ(plan->summary.basePeakLearningRate, 0.003);
-    EXPECT_DOUBLE_EQ(plan->summary.peakLearningRate, 0.0003);
+    EXPECT_DOUBLE_EQ(plan->summary.peakLearningRate, 0.003 / kLearningRateDivisor);
     ASSERT_EQ(c.optimizer.learningRate.schedule.size(), 2u);
     EXPECT_EQ(c.optimizer.learningRate.schedule[0].scheduler, "Linear");
     EXPECT_EQ(c.optimizer.learningRate.schedule[1].scheduler, "Cosine");
@@ -107,7 +110,7 @@ TEST_F(FinetuneRun, PlanKeepsTheBaseAndSetsFinetuneDefaults) {
     EXPECT_GT(s.tokens, 2000);
     EXPECT_EQ(s.tokens, s.trainTokens + s.heldOutTokens);
     EXPECT_GE(s.heldOutTokens, 33);
-    EXPECT_EQ(s.maxSteps, std::max<int64_t>(10, 3 * s.stepsPerEpoch));
+    EXPECT_EQ(s.maxSteps, std::max<int64_t>(kMinSteps, kDefaultEpochs * s.stepsPerEpoch));
     EXPECT_GT(s.estimatedSeconds, 0.0);
 
     r.overrides = {"runconfig.max_steps=7", "optimizer.learning_rate=0.001"};
@@ -170,6 +173,87 @@ TEST_F(FinetuneRun, FrozenTensorsStayBitIdenticalAndTheRestTrains) {
     }
     EXPECT_EQ(frozenChecked, 2 + 12);
     EXPECT_GT(trainedChanged, 10);
+}
+
+TEST(FinetuneText, ExplainStepsSaysWhereTheCountComesFrom) {
+    FinetuneSummary s;
+    s.trainTokens = 4427;
+    s.batchSize = 16;
+    s.sequenceLength = 128;
+    s.tokensPerStep = 2048;
+    s.stepsPerEpoch = 3;
+    s.epochs = 3;
+    s.stepsFromEpochs = 9;
+    s.maxSteps = 9;
+    EXPECT_EQ(explainSteps(s),
+              "9 steps = 3 epochs × 3 steps per epoch (4,427 training tokens ÷ 2,048 tokens per "
+              "step: 16 sequences × 128 tokens, rounded up)");
+    s.maxSteps = 10;
+    EXPECT_TRUE(explainSteps(s).starts_with("10 steps: 3 epochs × 3 steps per epoch ("))
+        << explainSteps(s);
+    EXPECT_NE(explainSteps(s).find("= 9, raised to the minimum of 10"), std::string::npos);
+    s.maxStepsSet = true;
+    s.maxSteps = 7;
+    EXPECT_TRUE(
+        explainSteps(s).starts_with("7 steps as set by max_steps (3 epochs would give 9 "
+                                    "steps; 3 steps per epoch ("))
+        << explainSteps(s);
+}
+
+TEST(FinetuneText, DescribeEvalChange) {
+    EXPECT_EQ(describeEvalChange(2.0, 1.5),
+              "eval loss on the held-out end of your text 2.000 → 1.500 (25% lower)");
+    EXPECT_NE(describeEvalChange(2.0, 2.2).find("10% higher"), std::string::npos);
+    EXPECT_EQ(describeEvalChange(std::nan(""), 1.5),
+              "eval loss on the held-out end of your text not measured → 1.500");
+}
+
+TEST(FinetuneText, PromptComesFromASentenceStartInTheHeldOutEnd) {
+    const std::string text =
+        "First line of the training part.\nIt goes on for a while. Then it ends here.\n}\n"
+        "x\nHeld out: the part the model never saw. The bikes are ready for pickup today.";
+    const size_t heldOut = text.find("Held out");
+    EXPECT_EQ(promptFromText(text, heldOut), "Held out: the part the model");
+    // From the middle of a sentence: the next sentence start, within its line.
+    EXPECT_EQ(promptFromText(text, heldOut + 3), "The bikes are ready for pickup");
+    // Too short lines ("}", "x") are skipped; past the end: the text's first sentence.
+    EXPECT_EQ(promptFromText(text, text.find("}")), "Held out: the part the model");
+    EXPECT_EQ(promptFromText(text, text.size()), "First line of the training part.");
+    EXPECT_EQ(promptFromText("Größe über alles, sagte der Mechaniker", 0),
+              "Größe über alles, sagte der Mechaniker");
+}
+
+// The shipped base model (resources/base-model, pretrained on the King James Bible) fine-tuned
+// with the defaults on 4.9 KB of modern English prose it never saw (bike shop notes): its loss on
+// the held-out end of that text falls by a clear margin. This is the run README "Fine-tuning"
+// reports; on 2 cores it takes about a minute.
+TEST(FinetuneDefaults, AdaptTheShippedBaseToNewProse) {
+    TempDir tmp{"finetune-defaults"};
+    FinetuneRequest r;
+    r.base = WAFER_BASE_MODEL_DIR;
+    r.dataFiles = {WAFER_FINETUNE_FIXTURES "/bike_shop_notes.txt"};
+    r.overrides = {"runconfig.model_dir=" + (tmp / "ft").string()};
+    auto plan = planFinetune(r);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const FinetuneSummary& s = plan->summary;
+    EXPECT_EQ(s.samplePrompt, "A chain wears out");
+    std::cout << explainSteps(s) << ", peak lr " << s.peakLearningRate << "\n";
+    session::SessionOptions o;
+    o.recordInStore = false;
+    o.cacheDir = tmp / "cache";
+    o.evaluateAtStart = true;
+    auto session = session::Session::create(std::move(plan->config), o);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    (*session)->run();
+    const session::RunSummary& result = (*session)->summary();
+    ASSERT_EQ(result.state, session::RunState::Finished) << result.detail;
+    std::cout << describeEvalChange(result.initialEvalLoss, result.finalEvalLoss) << "\n";
+    ASSERT_TRUE(std::isfinite(result.initialEvalLoss) && std::isfinite(result.finalEvalLoss));
+    // Measured (README "Fine-tuning"): 2.269 -> 1.892 (17% lower) with these defaults; the old
+    // ones (a tenth of the base's LR, 10 steps) reached only 2.082 (8%).
+    constexpr double kMinRelativeFall = 0.10;
+    EXPECT_LT(result.finalEvalLoss, result.initialEvalLoss * (1.0 - kMinRelativeFall))
+        << describeEvalChange(result.initialEvalLoss, result.finalEvalLoss);
 }
 
 }  // namespace
