@@ -422,6 +422,8 @@ void TrainingTab::redrawNow() {
 
 bool TrainingTab::exportPng(const QString& path) {
     redrawNow();
+    // redraw() queues its replot; the grab below must see this data, not the last frame.
+    for (auto* p : m_panels) p->replot(QCustomPlot::rpImmediateRefresh);
     // The charts only: the toolbar above them (smoothing, log scale, Export…) is not a figure.
     QRect charts;
     for (const ChartPanel* p : m_panels) charts |= p->geometry();

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "support/gui_test.h"
 #include "ui/training_tab.h"
 
 using namespace ws::ui;
@@ -138,6 +139,8 @@ private slots:
         const QString readout = loss->valuesAt(149000);
         QVERIFY2(readout.contains("tokens seen 149k"), qPrintable(readout));
         QVERIFY2(!readout.contains("e+"), qPrintable(readout));
+        for (ChartPanel* p : tab.panels()) p->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(tab.grab().save(ws::testing::artifactPath("charts-tokens-axis.png")));
     }
 
     void logScaleIsTheLossChartsUnlessAChartChoosesIt() {
@@ -212,6 +215,8 @@ private slots:
         // The y range comes from the data, not from the break.
         QVERIFY(std::isfinite(loss->yAxis->range().lower));
         QVERIFY(std::isfinite(loss->yAxis->range().upper));
+        for (ChartPanel* p : tab.panels()) p->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(tab.grab().save(ws::testing::artifactPath("charts-wall-time-pause.png")));
         // A steady run has no pause to break at.
         QVERIFY(findTimeGaps(makeRun(2, "steady", 100, false).metrics[kLoss].wall).empty());
     }
@@ -225,6 +230,8 @@ private slots:
         QTemporaryDir dir;
         const QString png = dir.filePath("charts.png");
         QVERIFY(tab.exportPng(png));
+        QFile::remove(ws::testing::artifactPath("charts-export.png"));
+        QFile::copy(png, ws::testing::artifactPath("charts-export.png"));
         const QImage image(png);
         QVERIFY(!image.isNull());
         QRect charts;
