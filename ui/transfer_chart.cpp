@@ -2,9 +2,9 @@
 #include "ui/transfer_chart.h"
 
 #include <qcustomplot.h>
-#include <QEvent>
 #include <QFontMetrics>
 #include <QHBoxLayout>
+#include <QResizeEvent>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -119,7 +119,6 @@ void TransferChart::setParametrizations(const std::vector<std::string>& names) {
         plot->plotLayout()->addElement(1, 0, note);
         m_notes.push_back(note);
         m_noteTexts.emplace_back();
-        plot->installEventFilter(this);
         plot->xAxis->setLabel(tr("log2(learning rate)"));
         plot->yAxis->setLabel(tr("final loss (seed mean, min–max)"));
         auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
@@ -297,20 +296,23 @@ QString TransferChart::panelNoteShown(int i) const {
 
 void TransferChart::wrapNote(size_t i) {
     QCustomPlot* plot = m_panels[i];
-    // A little short of the panel's width: the text element keeps a margin on each side.
-    const int width = std::max(plot->width() - 24, 80);
-    const QString wrapped = wrapToWidth(m_noteTexts[i], QFontMetrics(m_notes[i]->font()), width);
+    // The panel's share of the chart's width, a little short for the text's margins. Not the
+    // panel's own width: the text's size sets the panel's minimum, so a note wrapped to a wide
+    // panel would keep that panel wide and squeeze its neighbour.
+    const int panels = int(m_panels.size());
+    const int share = (width() - m_layout->spacing() * (panels - 1)) / std::max(panels, 1);
+    const int wrapWidth = std::max(share - 24, 80);
+    const QString wrapped =
+        wrapToWidth(m_noteTexts[i], QFontMetrics(m_notes[i]->font()), wrapWidth);
     if (wrapped == m_notes[i]->text()) return;
     m_notes[i]->setText(wrapped);
+    plot->updateGeometry();  // its minimum size follows the text
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-bool TransferChart::eventFilter(QObject* watched, QEvent* event) {
-    if (event->type() == QEvent::Resize) {
-        for (size_t i = 0; i < m_panels.size(); ++i)
-            if (m_panels[i] == watched) wrapNote(i);
-    }
-    return QWidget::eventFilter(watched, event);
+void TransferChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    for (size_t i = 0; i < m_panels.size(); ++i) wrapNote(i);
 }
 
 }  // namespace ws::ui

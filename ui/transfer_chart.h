@@ -53,7 +53,7 @@ public:
     QString panelNoteShown(int i) const;
 
 protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;  // panels' resizes: rewrap
+    void resizeEvent(QResizeEvent* event) override;  // rewraps the notes
 
 private:
     void wrapNote(size_t i);

@@ -280,6 +280,14 @@ private slots:
         QVERIFY2(shown.count('\n') > chart.panelNote(0).count('\n'), qPrintable(shown));
         for (const QString& line : shown.split('\n'))
             QVERIFY2(metrics.horizontalAdvance(line) <= panel->width(), qPrintable(line));
+        // The note does not widen its panel at its neighbour's expense.
+        QApplication::processEvents();  // the layout request after the rewrap
+        QVERIFY2(std::abs(chart.panel(0)->width() - chart.panel(1)->width()) <= 2,
+                 qPrintable(QStringLiteral("%1 vs %2")
+                                .arg(chart.panel(0)->width())
+                                .arg(chart.panel(1)->width())));
+        for (int p = 0; p < chart.panelCount(); ++p)
+            chart.panel(p)->replot(QCustomPlot::rpImmediateRefresh);
         // Every word is still there.
         QCOMPARE(shown.simplified(), chart.panelNote(0).simplified());
         QVERIFY(chart.grab().save(artifactPath(QStringLiteral("sweeps-long-note.png"))));
