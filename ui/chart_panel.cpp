@@ -2,6 +2,7 @@
 #include "ui/chart_panel.h"
 
 #include <QElapsedTimer>
+#include <QLocale>
 #include <QToolTip>
 #include <cmath>
 #include <limits>
@@ -18,11 +19,74 @@ QString formatValue(double v) {
     if (std::isnan(v)) return QStringLiteral("NaN");
     if (std::isinf(v)) return v > 0 ? QStringLiteral("+Inf") : QStringLiteral("-Inf");
     const double a = std::fabs(v);
-    if (a != 0 && (a < 1e-3 || a >= 1e5)) return QString::number(v, 'e', 3);
+    if (a >= 1e5) return humanNumber(v, 4);  // 123.4k tokens/s, as the axis reads
+    if (a != 0 && a < 1e-3) return QString::number(v, 'e', 3);
     return QString::number(v, 'g', 5);
 }
 
 }  // namespace
+
+QString humanNumber(double v, int significant) {
+    if (!std::isfinite(v)) return formatValue(v);
+    significant = std::max(significant, 1);
+    static const char* const kSuffix[] = {"", "k", "M", "B", "T"};
+    const double a = std::fabs(v);
+    if (a < 1000) return QString::number(v, 'g', std::max(significant, 6));
+    int unit = std::min(int(std::floor(std::log10(a) / 3)), 4);
+    for (;;) {
+        const double scaled = v / std::pow(1000.0, unit);
+        const int digits = int(std::floor(std::log10(std::fabs(scaled)))) + 1;  // 1 to 3
+        QString text = QString::number(scaled, 'f', std::max(significant - digits, 0));
+        // Rounding can carry into the next unit (999,999 -> "1000k"): say "1M" instead.
+        if (std::fabs(text.toDouble()) >= 1000 && unit < 4) {
+            ++unit;
+            continue;
+        }
+        if (text.contains('.')) {
+            while (text.endsWith('0')) text.chop(1);
+            if (text.endsWith('.')) text.chop(1);
+        }
+        return text + QLatin1String(kSuffix[unit]);
+    }
+}
+
+QStringList humanTickLabels(const QVector<double>& ticks) {
+    double largest = 0;
+    for (double t : ticks) largest = std::max(largest, std::fabs(t));
+    if (largest < 1000) return {};
+    // The value a label reads as ("100.25k" -> 100250), to check that a label says its tick.
+    auto readBack = [](QString label) {
+        static const QString kSuffixes = QStringLiteral("kMBT");
+        double scale = 1;
+        if (!label.isEmpty() && kSuffixes.contains(label.back())) {
+            scale = std::pow(1000.0, double(kSuffixes.indexOf(label.back()) + 1));
+            label.chop(1);
+        }
+        return label.toDouble() * scale;
+    };
+    for (int significant = 3;; ++significant) {
+        QStringList labels;
+        bool exact = true;
+        for (double t : ticks) {
+            // A tick computed as 0 can come out as 1e-12; it reads "0".
+            const double tick = std::fabs(t) < 1e-9 * largest ? 0.0 : t;
+            labels << humanNumber(tick, significant);
+            exact = exact && std::fabs(readBack(labels.back()) - tick) <= 1e-9 * largest;
+        }
+        // Ticks are round numbers: the fewest digits that say each one exactly, up to the
+        // digits a double holds.
+        if (exact || significant >= 15) return labels;
+    }
+}
+
+QVector<QString> HumanAxisTicker::createLabelVector(const QVector<double>& ticks,
+                                                    const QLocale& locale, QChar formatChar,
+                                                    int precision) {
+    const QStringList labels = humanTickLabels(ticks);
+    if (labels.isEmpty())
+        return QCPAxisTicker::createLabelVector(ticks, locale, formatChar, precision);
+    return QVector<QString>(labels.begin(), labels.end());
+}
 
 ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* parent)
     : QCustomPlot(parent), m_yLabel(yLabel) {
@@ -32,6 +96,8 @@ ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* par
                                  QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
     plotLayout()->addElement(0, 0, m_title);
     yAxis->setLabel(yLabel);
+    xAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
+    yAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     axisRect()->setRangeZoom(Qt::Horizontal);
@@ -132,7 +198,16 @@ void ChartPanel::setOptions(const Options& options) {
         yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
     } else {
         yAxis->setScaleType(QCPAxis::stLinear);
-        yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        yAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
+    }
+    // Steps and tokens read 50k, 1.2M; seconds stay plain (1500 s, not "1.5k").
+    if (axisChanged || !m_xTickerSet) {
+        if (m_options.xAxis == XAxisKind::WallTime) {
+            xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        } else {
+            xAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
+        }
+        m_xTickerSet = true;
     }
     xAxis->setLabel(xLabel());
     if (axisChanged) m_follow = true;
@@ -176,6 +251,9 @@ void ChartPanel::redraw() {
             } else {
                 g.smoothY = values;
             }
+            // Only the wall-time axis has pauses in it; steps and tokens run on without gaps.
+            g.gaps =
+                m_options.xAxis == XAxisKind::WallTime ? findTimeGaps(g.x) : std::vector<TimeGap>{};
             g.preparedSize = size;
             g.preparedAxis = m_options.xAxis;
             g.preparedSmoothing = m_options.smoothing;
@@ -205,9 +283,11 @@ void ChartPanel::redraw() {
             const std::vector<double>& values = c.series ? c.series->value : kEmpty;
             const bool smoothing = m_options.smoothing > 0 && !c.markers && c.smoothed;
             decimateMinMax(g.x, g.smoothY, range.lower, range.upper, buckets, smooth);
+            breakAtGaps(g.gaps, smooth);
             g.smooth->setData(toQVector(smooth.x), toQVector(smooth.y), true);
             if (smoothing) {
                 decimateMinMax(g.x, values, range.lower, range.upper, buckets, raw);
+                breakAtGaps(g.gaps, raw);
                 g.raw->setData(toQVector(raw.x), toQVector(raw.y), true);
             } else {
                 raw = smooth;
@@ -223,7 +303,7 @@ void ChartPanel::redraw() {
             g.hasExtent = false;
             for (const auto* d : {&raw, &smooth}) {
                 for (double v : d->y) {
-                    if (m_options.logY && v <= 0) continue;
+                    if (std::isnan(v) || (m_options.logY && v <= 0)) continue;  // NaN: a pause
                     if (!g.hasExtent) {
                         g.lastFiniteMin = g.lastFiniteMax = v;
                         g.hasExtent = true;
@@ -269,9 +349,24 @@ void ChartPanel::setCrosshair(double x, bool visible) {
     m_crosshair->layer()->replot();
 }
 
+QString ChartPanel::formatX(double x) const {
+    if (!std::isfinite(x)) return formatValue(x);
+    QLocale locale;
+    locale.setNumberOptions(QLocale::DefaultNumberOptions);  // the C locale omits the commas
+    switch (m_options.xAxis) {
+        case XAxisKind::Step:  // whole steps, grouped digits (149,000)
+            return locale.toString(qlonglong(std::llround(x)));
+        case XAxisKind::Tokens:
+            return humanNumber(x, 3);
+        case XAxisKind::WallTime:
+            return QString::number(x, 'f', std::fabs(x) < 100 ? 1 : 0);
+    }
+    return formatValue(x);
+}
+
 QString ChartPanel::valuesAt(double x) const {
     QStringList lines;
-    lines << QStringLiteral("<b>%1 %2</b>").arg(xLabel(), formatValue(x));
+    lines << QStringLiteral("<b>%1 %2</b>").arg(xLabel(), formatX(x));
     for (size_t i = 0; i < m_curves.size(); ++i) {
         const Curve& c = m_curves[i];
         const Graphs& g = m_graphs[i];

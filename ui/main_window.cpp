@@ -22,7 +22,9 @@
 
 #include "engine/core/paths.h"
 #include "engine/finetune/finetune_plan.h"
+#include "engine/session/folder_lock.h"
 #include "engine/session/model_facts.h"
+#include "engine/store/run_store.h"
 #include "engine/store/store_recovery.h"
 #include "ui/config_document.h"
 #include "ui/config_tab.h"
@@ -161,7 +163,7 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
                 updateActions();
             });
     connect(m_controller, &RunController::finished, this, [this](const session::RunSummary& s) {
-        if (s.runId > 0) m_trainingTab->adoptLiveRun(s.runId);
+        m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
         if (!s.modelDir.empty())
             m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
         m_runsDock->refresh();
@@ -198,7 +200,22 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         }
     });
     connect(m_runsDock, &RunsDock::selectionChanged, this, &MainWindow::updateActions);
+    // The status bar follows the selection while nothing trains: the run selected, or nothing.
+    connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
+        if (m_controller->isActive() || m_sweeps->isActive()) return;
+        auto run = ids.size() == 1 && m_store ? m_store->getRun(ids.front())
+                                              : Result<store::RunInfo>(Error{"no single run"});
+        if (!run.ok()) {
+            m_statusPanel->clear();
+            return;
+        }
+        m_statusPanel->showStoredRun(
+            tr("run %1 “%2”").arg(run->id).arg(QString::fromStdString(run->name)),
+            QString::fromStdString(session::shownRunStatus(run->status, run->modelDir)),
+            run->summaryJson);
+    });
     connect(m_runsDock, &RunsDock::resumeRequested, this, &MainWindow::resumeRun);
+    m_runsDock->setResumeCheck([this](int64_t id) { return canResumeNow(id); });
     connect(m_runsDock, &RunsDock::openConfigRequested, this,
             [this](const QString& yaml, const QString& runName) {
                 if (!maybeSave()) return;
@@ -397,9 +414,12 @@ void MainWindow::updateActions() {
     m_finetune->setEnabled(!active && !sweeping);
     m_checkpoint->setEnabled(active && state == session::RunState::Running);
     const auto selected = m_runsDock->selectedRunIds();
-    m_resumeRun->setEnabled(
-        !active && !sweeping && selected.size() == 1 &&
-        (m_runsDock->canResume(selected.front()) || isStoppedSweep(selected.front())));
+    m_resumeRun->setEnabled(selected.size() == 1 && canResumeNow(selected.front()));
+}
+
+bool MainWindow::canResumeNow(int64_t runId) const {
+    if (m_controller->isActive() || m_sweeps->isActive()) return false;
+    return m_runsDock->canResume(runId) || isStoppedSweep(runId);
 }
 
 void MainWindow::updateTitle() {
@@ -444,8 +464,7 @@ bool MainWindow::startRun() {
         return false;
     }
     m_waferTab->beginRun(loaded.config);
-    m_trainingTab->beginLiveRun(QString::fromStdString(loaded.config.model.name) + tr(" (now)"),
-                                tokensPerStep);
+    m_trainingTab->beginLiveRun(QString::fromStdString(loaded.config.model.name), tokensPerStep);
     m_tabs->setCurrentWidget(m_trainingTab);
     updateActions();
     return true;
@@ -505,7 +524,7 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         }
         const config::Config& c = choice.config.config;
         m_waferTab->beginRun(c);
-        m_trainingTab->beginLiveRun(QString::fromStdString(c.model.name) + tr(" fine-tune (now)"),
+        m_trainingTab->beginLiveRun(QString::fromStdString(c.model.name) + tr(" fine-tune"),
                                     double(session::deriveFacts(c).tokensPerStep));
         // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
         // a prompt of the user's own held-out text.

@@ -132,6 +132,9 @@ private:
     void newFromPreset(const QString& path);
     void wireSweeps();
     bool isStoppedSweep(int64_t runId) const;
+    // Whether run `runId` can be resumed now: the one rule of the toolbar's Resume Run and the
+    // Runs dock's "Resume run…" (a run with a checkpoint or a stopped sweep, nothing training).
+    bool canResumeNow(int64_t runId) const;
     void reportSweepError(const QString& message);
 
     QString m_dbPath;

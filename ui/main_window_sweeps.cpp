@@ -23,6 +23,7 @@
 #include "ui/main_window.h"
 #include "ui/run_controller.h"
 #include "ui/runs_dock.h"
+#include "ui/status_panel.h"
 #include "ui/sweep_controller.h"
 #include "ui/sweeps_tab.h"
 #include "ui/transfer_dialog.h"
@@ -35,24 +36,39 @@ void MainWindow::wireSweeps() {
                                      QMessageBox::Yes | QMessageBox::Cancel,
                                      QMessageBox::Cancel) == QMessageBox::Yes;
     };
-    connect(m_sweeps, &SweepController::started, this, [this](const sweep::SweepPlan& plan) {
-        m_sweepsTab->beginSweep(plan);
-        updateActions();
-    });
+    // The status bar shows the sweep (trials done, ETA) from its start, not the last run's step.
+    auto showSweepStatus = [this](const QString& state) {
+        m_statusPanel->showSweep(state, m_sweepsTab->results().size(), m_sweepsTab->plannedTrials(),
+                                 m_sweepsTab->etaSeconds());
+    };
+    connect(m_sweeps, &SweepController::started, this,
+            [this, showSweepStatus](const sweep::SweepPlan& plan) {
+                m_sweepsTab->beginSweep(plan);
+                showSweepStatus(tr("Sweep running"));
+                updateActions();
+            });
     connect(m_sweeps, &SweepController::trialStarted, this,
             [this](const sweep::TrialStarted& trial) {
                 m_sweepsTab->noteTrialStarted(trial);
                 m_runsDock->refresh();  // the trial's run now exists
             });
-    connect(m_sweeps, &SweepController::trialProgress, m_sweepsTab, &SweepsTab::noteProgress);
+    connect(m_sweeps, &SweepController::trialProgress, this,
+            [this, showSweepStatus](const std::vector<sweep::TrialProgress>& batch) {
+                m_sweepsTab->noteProgress(batch);
+                showSweepStatus(tr("Sweep running"));
+            });
     connect(m_sweeps, &SweepController::trialFinished, this,
-            [this](const sweep::TrialResult& result) {
+            [this, showSweepStatus](const sweep::TrialResult& result) {
                 m_sweepsTab->addResult(result);
+                showSweepStatus(tr("Sweep running"));
                 m_runsDock->refresh();
             });
     connect(m_sweeps, &SweepController::logLine, m_logDock, &LogDock::append);
     connect(m_sweeps, &SweepController::finished, this, [this](const sweep::SweepOutcome& out) {
         m_sweepsTab->endSweep(out);
+        m_statusPanel->showSweep(tr("Sweep %1").arg(QString::fromStdString(out.status)),
+                                 m_sweepsTab->results().size(), m_sweepsTab->plannedTrials(),
+                                 std::nan(""));
         m_runsDock->refresh();
         QString message = tr("sweep %1 %2 in %3 s (%4 trials with a result)")
                               .arg(out.sweepRunId)

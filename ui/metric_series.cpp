@@ -130,4 +130,43 @@ void decimateMinMax(std::span<const double> x, std::span<const double> y, double
     flush();
 }
 
+std::vector<TimeGap> findTimeGaps(std::span<const double> wall) {
+    std::vector<TimeGap> gaps;
+    if (wall.size() < 3) return gaps;
+    std::vector<double> intervals;
+    intervals.reserve(wall.size() - 1);
+    for (size_t i = 1; i < wall.size(); ++i) intervals.push_back(wall[i] - wall[i - 1]);
+    std::vector<double> sorted = intervals;
+    auto mid = sorted.begin() + ptrdiff_t(sorted.size() / 2);
+    std::nth_element(sorted.begin(), mid, sorted.end());
+    const double threshold = std::max(kPauseFactor * *mid, kMinPauseSec);
+    for (size_t i = 0; i < intervals.size(); ++i) {
+        if (intervals[i] > threshold) gaps.push_back({wall[i], wall[i + 1]});
+    }
+    return gaps;
+}
+
+void breakAtGaps(std::span<const TimeGap> gaps, Decimated& d) {
+    if (gaps.empty() || d.x.size() < 2) return;
+    std::vector<double> x, y;
+    x.reserve(d.x.size() + gaps.size());
+    y.reserve(d.y.size() + gaps.size());
+    size_t g = 0;
+    x.push_back(d.x[0]);
+    y.push_back(d.y[0]);
+    for (size_t i = 1; i < d.x.size(); ++i) {
+        // Decimated points are points of the series, so a gap lies between two of them exactly
+        // when it starts at or after the first and ends at or before the second.
+        while (g < gaps.size() && gaps[g].from < d.x[i - 1]) ++g;
+        if (g < gaps.size() && gaps[g].to <= d.x[i]) {
+            x.push_back(0.5 * (gaps[g].from + gaps[g].to));
+            y.push_back(std::numeric_limits<double>::quiet_NaN());
+        }
+        x.push_back(d.x[i]);
+        y.push_back(d.y[i]);
+    }
+    d.x = std::move(x);
+    d.y = std::move(y);
+}
+
 }  // namespace ws::ui

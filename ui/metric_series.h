@@ -56,4 +56,20 @@ struct Decimated {
 void decimateMinMax(std::span<const double> x, std::span<const double> y, double xLo, double xHi,
                     int buckets, Decimated& out);
 
+// A stretch of wall time with no points: a pause, or the time between a stop and its resume.
+struct TimeGap {
+    double from = 0, to = 0;  // the wall times of the points either side
+};
+
+// The gaps of a sorted wall-time series that no training filled: an interval between two points
+// longer than kPauseFactor times the median interval and than kMinPauseSec. Judged from the data
+// alone, so stored runs (which keep no pause events) break the same way as the live one.
+inline constexpr double kPauseFactor = 10.0;
+inline constexpr double kMinPauseSec = 2.0;
+std::vector<TimeGap> findTimeGaps(std::span<const double> wall);
+
+// Inserts a NaN point between two consecutive points of `d` that lie on either side of a gap,
+// so the chart's line breaks there instead of drawing a straight stretch across the pause.
+void breakAtGaps(std::span<const TimeGap> gaps, Decimated& d);
+
 }  // namespace ws::ui

@@ -16,6 +16,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 #include <map>
+#include <memory>
 
 #include "engine/session/checkpoints.h"
 #include "engine/session/folder_lock.h"
@@ -280,20 +281,26 @@ bool RunsDock::canResume(int64_t id) const {
 
 void RunsDock::showContextMenu(const QPoint& pos) {
     QTreeWidgetItem* item = m_tree->itemAt(pos);
-    if (!item || !m_store) return;
-    const int64_t id = item->data(kName, kIdRole).toLongLong();
+    if (!item) return;
+    std::unique_ptr<QMenu> menu(contextMenu(item->data(kName, kIdRole).toLongLong(), this));
+    if (menu) menu->exec(m_tree->viewport()->mapToGlobal(pos));
+}
+
+QMenu* RunsDock::contextMenu(int64_t id, QWidget* parent) {
+    if (!m_store) return nullptr;
     auto info = m_store->getRun(id);
-    if (!info.ok()) return;
+    if (!info.ok()) return nullptr;
     const QString name = QString::fromStdString(info->name);
-    QMenu menu(this);
-    menu.addAction(tr("Open config in editor"), this, [this, yaml = info->configYaml, name] {
+    auto* menu = new QMenu(parent);
+    menu->setToolTipsVisible(true);
+    menu->addAction(tr("Open config in editor"), this, [this, yaml = info->configYaml, name] {
         emit openConfigRequested(QString::fromStdString(yaml), name);
     });
-    QAction* folder = menu.addAction(tr("Open folder"), this, [dir = info->modelDir] {
+    QAction* folder = menu->addAction(tr("Open folder"), this, [dir = info->modelDir] {
         QDesktopServices::openUrl(QUrl::fromLocalFile(QString::fromStdString(dir)));
     });
     folder->setEnabled(!info->modelDir.empty());
-    QMenu* checkpoints = menu.addMenu(tr("Checkpoints"));
+    QMenu* checkpoints = menu->addMenu(tr("Checkpoints"));
     for (const auto& [step, path] : checkpointsOf(info->modelDir)) {
         checkpoints->addAction(tr("Open checkpoint-%1 folder").arg(step), this,
                                [dir = QString::fromStdString(path.string())] {
@@ -302,18 +309,21 @@ void RunsDock::showContextMenu(const QPoint& pos) {
     }
     checkpoints->setEnabled(!checkpoints->isEmpty());
     QAction* resume =
-        menu.addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("Resume run…"), this,
-                       [this, id] { emit resumeRequested(id); });
-    resume->setEnabled(canResume(id));
-    resume->setToolTip(tr("Continue this run from its newest checkpoint"));
-    menu.addSeparator();
-    menu.addAction(tr("Rename…"), this, [this, id, name] {
+        menu->addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("Resume run…"), this,
+                        [this, id] { emit resumeRequested(id); });
+    resume->setObjectName(QStringLiteral("resumeRun"));
+    resume->setEnabled(m_resumeCheck ? m_resumeCheck(id) : canResume(id));
+    resume->setToolTip(info->kind == "sweep"
+                           ? tr("Continue this sweep: the trials without a result run again")
+                           : tr("Continue this run from its newest checkpoint"));
+    menu->addSeparator();
+    menu->addAction(tr("Rename…"), this, [this, id, name] {
         bool ok = false;
         const QString newName = QInputDialog::getText(this, tr("Rename run"), tr("Name:"),
                                                       QLineEdit::Normal, name, &ok);
         if (ok && !newName.trimmed().isEmpty()) renameRun(id, newName.trimmed());
     });
-    menu.addAction(
+    menu->addAction(
         style()->standardIcon(QStyle::SP_TrashIcon), tr("Delete…"), this, [this, id, name] {
             const auto answer = QMessageBox::question(
                 this, tr("Delete run"),
@@ -324,7 +334,7 @@ void RunsDock::showContextMenu(const QPoint& pos) {
                 QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
             if (answer == QMessageBox::Yes) deleteRun(id);
         });
-    menu.exec(m_tree->viewport()->mapToGlobal(pos));
+    return menu;
 }
 
 }  // namespace ws::ui

@@ -8,9 +8,11 @@
 
 #include <QDockWidget>
 #include <QIcon>
+#include <functional>
 #include <vector>
 
 class QLineEdit;
+class QMenu;
 class QTreeWidget;
 class QTreeWidgetItem;
 
@@ -38,6 +40,12 @@ public:
     bool deleteRun(int64_t id);  // no confirmation: the context menu asks first
     // A run (not a sweep) with a checkpoint folder to continue from.
     bool canResume(int64_t id) const;
+    // Whether "Resume run…" is enabled for run `id`: the main window sets the predicate its
+    // own Resume Run uses (stopped sweeps too, nothing while training), so the two never
+    // disagree. Unset: canResume.
+    void setResumeCheck(std::function<bool(int64_t)> check) { m_resumeCheck = std::move(check); }
+    // The context menu of run `id` (nullptr if the store has no such run); the caller owns it.
+    QMenu* contextMenu(int64_t id, QWidget* parent);
 
 signals:
     void selectionChanged(const std::vector<int64_t>& runIds);
@@ -53,6 +61,7 @@ private:
     QLineEdit* m_filter;
     QTreeWidget* m_tree;
     bool m_refreshing = false;
+    std::function<bool(int64_t)> m_resumeCheck;
 };
 
 }  // namespace ws::ui

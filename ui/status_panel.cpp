@@ -2,12 +2,14 @@
 #include "ui/status_panel.h"
 
 #include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QProgressBar>
 #include <cmath>
 
 namespace ws::ui {
-namespace {
+
 QString formatDuration(double seconds) {
     if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
     const auto s = qint64(seconds + 0.5);
@@ -19,7 +21,6 @@ QString formatDuration(double seconds) {
     }
     return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
-}  // namespace
 
 StatusPanel::StatusPanel(QWidget* parent) : QWidget(parent) {
     m_state = new QLabel(tr("Ready"), this);
@@ -63,6 +64,8 @@ void StatusPanel::showState(session::RunState state, const QString& detail) {
     m_state->setText(QStringLiteral("<b>%1</b>").arg(text));
     m_state->setToolTip(detail);
     if (state == session::RunState::Preparing) {
+        // A new run: the figures shown so far belong to another one.
+        for (QLabel* l : {m_step, m_loss, m_speed, m_eta}) l->clear();
         m_progress->setRange(0, 0);  // busy indicator until the first step
     } else if (state != session::RunState::Running && state != session::RunState::Paused) {
         m_eta->clear();  // the run is over: nothing left to estimate
@@ -76,8 +79,60 @@ void StatusPanel::showPreparing(double fraction, const QString& what) {
     m_progress->setValue(int(fraction * 1000));
 }
 
+void StatusPanel::clear() {
+    m_state->setText(tr("Ready"));
+    m_state->setToolTip(QString());
+    for (QLabel* l : {m_step, m_loss, m_speed, m_eta}) l->clear();
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+}
+
+void StatusPanel::showStoredRun(const QString& name, const QString& status,
+                                const std::string& summaryJson) {
+    clear();
+    QString shown = status;
+    if (!shown.isEmpty()) shown[0] = shown[0].toUpper();
+    m_state->setText(
+        QStringLiteral("<b>%1</b> %2").arg(shown.toHtmlEscaped(), name.toHtmlEscaped()));
+    const QJsonObject summary =
+        QJsonDocument::fromJson(QByteArray::fromStdString(summaryJson)).object();
+    if (summary.contains(QLatin1String("steps")))
+        m_step->setText(tr("step %1").arg(summary.value(QLatin1String("steps")).toInteger()));
+    const QJsonValue loss = summary.value(QLatin1String("final_loss"));
+    if (loss.isDouble()) m_loss->setText(tr("loss %1").arg(loss.toDouble(), 0, 'f', 4));
+    const QJsonValue speed = summary.value(QLatin1String("tokens_per_s"));
+    if (speed.isDouble()) m_speed->setText(tr("%1 tok/s").arg(speed.toDouble(), 0, 'f', 0));
+    const QJsonValue took = summary.value(QLatin1String("elapsed_s"));
+    if (took.isDouble()) m_eta->setText(tr("took %1").arg(formatDuration(took.toDouble())));
+    if (status == QLatin1String("finished")) m_progress->setValue(1);
+}
+
+void StatusPanel::showSweep(const QString& state, size_t done, size_t planned, double etaSeconds) {
+    m_state->setText(QStringLiteral("<b>%1</b>").arg(state.toHtmlEscaped()));
+    m_state->setToolTip(QString());
+    m_step->setText(tr("trials %1 / %2").arg(done).arg(planned));
+    m_loss->clear();
+    m_speed->clear();
+    m_eta->setText(std::isnan(etaSeconds) ? QString()
+                                          : tr("ETA %1").arg(formatDuration(etaSeconds)));
+    m_progress->setRange(0, int(std::max<size_t>(planned, 1)));
+    m_progress->setValue(int(done));
+}
+
 QString StatusPanel::stepText() const {
     return m_step->text();
+}
+
+QString StatusPanel::stateText() const {
+    return m_state->text();
+}
+
+QString StatusPanel::lossText() const {
+    return m_loss->text();
+}
+
+QString StatusPanel::etaText() const {
+    return m_eta->text();
 }
 
 }  // namespace ws::ui

@@ -91,9 +91,15 @@ void SweepController::drainNow() {
         } else if (const auto* f = std::get_if<sweep::TrialFinished>(&event)) {
             emit trialFinished(f->result);
         } else if (const auto* l = std::get_if<sweep::SweepLog>(&event)) {
+            QString message = QString::fromStdString(l->message);
+            // The engine names no command: in the studio a sweep resumes from the Run menu.
+            if (l->resumableSweepRunId >= 0)
+                message += tr("; resume it with Run ▸ Resume Run… (F8) with sweep %1 selected "
+                              "in Runs")
+                               .arg(l->resumableSweepRunId);
             emit logLine(
                 int(l->warning ? session::LogLine::Level::Warning : session::LogLine::Level::Info),
-                QString::fromStdString(l->message));
+                message);
         } else if (std::holds_alternative<sweep::SweepDone>(event)) {
             m_ended = true;
         }

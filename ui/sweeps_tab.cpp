@@ -12,13 +12,17 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "engine/config/config_yaml.h"
 #include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
+#include "engine/sweep/space.h"
 #include "ui/coord_check_view.h"
+#include "ui/status_panel.h"
 #include "ui/sweep_heatmap.h"
 #include "ui/sweep_parallel_coords.h"
 #include "ui/sweep_points.h"
@@ -52,6 +56,18 @@ bool mupProxyConfig(config::Config cfg, config::Config& out) {
 }
 
 }  // namespace
+
+double sweepEtaSeconds(const std::vector<double>& durations, size_t notStarted, double runningLeft,
+                       size_t running, int parallel) {
+    if (durations.empty()) return std::nan("");
+    double mean = 0;
+    for (double d : durations) mean += d;
+    mean /= double(durations.size());
+    // Trials run side by side until fewer are left than run at once.
+    const size_t lanes =
+        std::max<size_t>(1, std::min<size_t>(size_t(std::max(parallel, 1)), notStarted + running));
+    return mean * (double(notStarted) + runningLeft) / double(lanes);
+}
 
 SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("SweepsTab"));
@@ -108,6 +124,10 @@ void SweepsTab::beginSweep(const sweep::SweepPlan& plan) {
     m_results.clear();
     m_running.clear();
     m_transfer.clear();
+    m_startedAt.clear();
+    m_durations.clear();
+    m_clock.start();
+    m_parallelTrials = plan.sweep.parallelTrials;
     m_parametrizations = plan.sweep.parametrization;
     m_keys = sweptKeys(plan.sweep);
     m_planned = plan.trials.size();
@@ -126,6 +146,7 @@ void SweepsTab::beginSweep(const sweep::SweepPlan& plan) {
 
 void SweepsTab::noteTrialStarted(const sweep::TrialStarted& trial) {
     m_running[trial.trial] = {trial.trial, 0, trial.maxSteps, std::nan("")};
+    if (m_clock.isValid()) m_startedAt[trial.trial] = double(m_clock.elapsed()) / 1000.0;
     m_table->markStarted(trial);
     updateHeader();
 }
@@ -142,13 +163,21 @@ void SweepsTab::noteProgress(const std::vector<sweep::TrialProgress>& batch) {
 
 void SweepsTab::addResult(const sweep::TrialResult& result) {
     m_running.erase(result.trial);
+    // Only trials started here have a duration (a resumed sweep first replays earlier results).
+    if (auto started = m_startedAt.find(result.trial); started != m_startedAt.end()) {
+        m_durations.push_back(double(m_clock.elapsed()) / 1000.0 - started->second);
+        m_startedAt.erase(started);
+    }
     m_results[result.trial] = result;
     m_table->setResult(result);
+    updateHeader();  // the tally and ETA at once; the charts on the coalescing timer
     scheduleRedraw();
 }
 
 void SweepsTab::endSweep(const sweep::SweepOutcome& outcome) {
     m_running.clear();
+    m_startedAt.clear();
+    m_clock.invalidate();
     for (const auto& t : outcome.trials) {
         if (!m_results.count(t.trial)) m_table->setResult(t);
         m_results[t.trial] = t;
@@ -174,15 +203,23 @@ bool SweepsTab::showStoredSweep(store::RunStore* store, int64_t sweepRunId, QStr
     }
     m_results.clear();
     m_running.clear();
+    m_startedAt.clear();
+    m_durations.clear();
+    m_clock.invalidate();
     m_hasBase = false;
     std::vector<std::string> names;
     m_keys.clear();
+    // The store holds a row per trial that started; the sweep's size is its plan's (every
+    // point, seed and parametrization), planned again from the stored definition as a resume
+    // would.
+    std::optional<sweep::SweepPlan> plan;
     if (auto cfg = config::parseConfig(run->configYaml, "sweep", {}); cfg.ok()) {
         if (cfg->config.sweep) {
             names = cfg->config.sweep->parametrization;
             m_keys = sweptKeys(*cfg->config.sweep);
         }
         m_hasBase = mupProxyConfig(cfg->config, m_base);
+        if (auto planned = sweep::planSweep(*cfg); planned.ok()) plan = std::move(planned).value();
     }
     std::vector<sweep::TrialResult> trials;
     for (const auto& r : *rows) {
@@ -207,16 +244,36 @@ bool SweepsTab::showStoredSweep(store::RunStore* store, int64_t sweepRunId, QStr
         m_results[t.trial] = t;
     }
     m_parametrizations = names;
-    m_planned = trials.size();
+    m_planned = std::max(trials.size(), plan ? plan->trials.size() : size_t(0));
     m_title = tr("Sweep %1 “%2”: %3 trials")
                   .arg(sweepRunId)
                   .arg(QString::fromStdString(run->name))
-                  .arg(trials.size());
+                  .arg(m_planned);
+    if (plan) {
+        m_title += tr(" (%1 points × %2 seeds)").arg(plan->points).arg(plan->sweep.seeds);
+        if (trials.size() < m_planned) m_title += tr(", %1 started").arg(trials.size());
+    }
     m_state = QString::fromStdString(session::shownRunStatus(run->status, run->modelDir));
     m_chart->setParametrizations(names);
     m_table->setTrials(trials);
     redrawNow();
     return true;
+}
+
+double SweepsTab::etaSeconds() const {
+    if (!m_clock.isValid() || m_planned == 0) return std::nan("");
+    double runningLeft = 0;
+    for (const auto& [trial, p] : m_running)
+        runningLeft +=
+            p.maxSteps > 0 ? 1.0 - std::clamp(double(p.step) / double(p.maxSteps), 0.0, 1.0) : 1.0;
+    const size_t settled = m_results.size() + m_running.size();
+    const size_t notStarted = m_planned > settled ? m_planned - settled : 0;
+    return sweepEtaSeconds(m_durations, notStarted, runningLeft, m_running.size(),
+                           m_parallelTrials);
+}
+
+QString SweepsTab::headerText() const {
+    return m_header->text();
 }
 
 std::vector<sweep::TrialResult> SweepsTab::results() const {
@@ -274,6 +331,8 @@ void SweepsTab::updateHeader() {
     for (const auto& [status, n] : counts)
         tally << QStringLiteral("%1 %2").arg(n).arg(QString::fromStdString(status));
     if (!m_running.empty()) tally << tr("%1 running").arg(m_running.size());
+    if (const double eta = etaSeconds(); !std::isnan(eta))
+        tally << tr("ETA %1").arg(formatDuration(eta));
     m_header->setText(
         QStringLiteral("<b>%1</b><br>%2 — %3")
             .arg(m_title.toHtmlEscaped(), m_state.toHtmlEscaped(),

@@ -3,11 +3,15 @@
 // heatmap (sweep_heatmap.h), the parallel coordinates over every swept key
 // (sweep_parallel_coords.h), and the μP coord check (coord_check_view.h). Trials are added as they
 // finish; the views redraw on a ~40 ms coalescing timer, so a burst of finished trials costs one
-// redraw. GUI thread only.
+// redraw. The header counts every trial the sweep plans (all points, seeds and
+// parametrizations, also for a stored sweep that stopped early) and, while a sweep runs, an ETA
+// from the durations of the trials finished so far. GUI thread only.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QWidget>
 #include <map>
+#include <vector>
 
 #include "engine/sweep/runner.h"
 
@@ -29,6 +33,12 @@ class SweepParallelCoords;
 class SweepTable;
 class TransferChart;
 
+// Seconds left in a sweep: the mean duration of the trials finished so far (`durations`) times
+// the work left (the trials not started, plus the unfinished share `runningLeft` of the
+// `running` ones, 0..1 each) over the trials that run at once. NaN until a trial has finished.
+double sweepEtaSeconds(const std::vector<double>& durations, size_t notStarted, double runningLeft,
+                       size_t running, int parallel);
+
 class SweepsTab : public QWidget {
     Q_OBJECT
 public:
@@ -45,6 +55,10 @@ public:
     void showError(const QString& message);  // planning errors, in red above the chart
 
     std::vector<sweep::TrialResult> results() const;
+    size_t plannedTrials() const { return m_planned; }  // every trial of the sweep
+    // The running sweep's ETA in seconds (sweepEtaSeconds); NaN when none runs or none finished.
+    double etaSeconds() const;
+    QString headerText() const;
     // The μP optimum: the best log2 learning rate of the sweep's narrowest width under "mup"
     // (the proxy), NaN when there is none yet. `width` receives that width.
     double proxyBestLog2Lr(double* width) const;
@@ -85,6 +99,10 @@ private:
     config::Config m_base;
     bool m_hasBase = false;
     size_t m_planned = 0;
+    int m_parallelTrials = 1;
+    QElapsedTimer m_clock;              // started with the sweep
+    std::map<int, double> m_startedAt;  // trial -> m_clock seconds, trials started here
+    std::vector<double> m_durations;    // seconds of the trials started and finished here
     QString m_title;
     QString m_state;
 };

@@ -54,8 +54,11 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
     m_smoothing->setToolTip(tr("EMA smoothing weight; the raw values stay visible, faint, behind"));
     m_smoothingValue = new QLabel(QStringLiteral("0.60"), this);
     m_smoothingValue->setMinimumWidth(32);
-    m_logY = new QCheckBox(tr("Log scale"), this);
+    m_logY = new QCheckBox(tr("Log scale (loss)"), this);
     m_logY->setObjectName(QStringLiteral("logY"));
+    m_logY->setToolTip(
+        tr("Log y for the loss chart; right-click any chart to set its own scale (the learning "
+           "rate stays linear unless chosen there)"));
     m_xAxis = new QComboBox(this);
     m_xAxis->setObjectName(QStringLiteral("xAxis"));
     m_xAxis->addItem(tr("Step"), int(XAxisKind::Step));
@@ -91,6 +94,7 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
     grid->setContentsMargins(6, 0, 6, 6);
     grid->setSpacing(6);
     for (int i = 0; i < 4; ++i) grid->addWidget(m_panels[size_t(i)], i / 2, i % 2);
+    m_panelLogY.assign(m_panels.size(), false);
     grid->setRowStretch(0, 3);
     grid->setRowStretch(1, 2);
 
@@ -129,7 +133,6 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
     connect(exportButton, &QToolButton::clicked, this, &TrainingTab::exportDialog);
 
     for (ChartPanel* panel : m_panels) {
-        panel->setOptions(m_options);
         connect(panel, &ChartPanel::crosshairMoved, this, [this, panel](double x, bool visible) {
             for (auto* other : m_panels) {
                 if (other != panel) other->setCrosshair(x, visible);
@@ -155,6 +158,7 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
         });
     }
     m_options.smoothing = 0.6;
+    applyPanelOptions();
     rebuildCurves();
 }
 
@@ -169,7 +173,26 @@ QColor TrainingTab::colorFor(int64_t runId) const {
 
 void TrainingTab::setOptions(const ChartPanel::Options& options) {
     m_options = options;
-    for (auto* p : m_panels) p->setOptions(options);
+    m_panelLogY[0] = options.logY;
+    applyPanelOptions();
+}
+
+void TrainingTab::setPanelLogY(size_t panel, bool logY) {
+    m_panelLogY.at(panel) = logY;
+    if (panel == 0) {
+        m_options.logY = logY;
+        const QSignalBlocker block(m_logY);
+        m_logY->setChecked(logY);
+    }
+    applyPanelOptions();
+}
+
+void TrainingTab::applyPanelOptions() {
+    for (size_t i = 0; i < m_panels.size(); ++i) {
+        ChartPanel::Options o = m_options;
+        o.logY = m_panelLogY[i];
+        m_panels[i]->setOptions(o);
+    }
     scheduleRedraw();
 }
 
@@ -206,6 +229,7 @@ void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
     m_liveWallStart = -1;
     m_liveWallOffset = 0;
     m_waferRunId = 0;
+    m_trainingNow = true;
     m_curvesDirty = true;
     for (auto* p : m_panels) p->followData();
     scheduleRedraw();
@@ -213,13 +237,13 @@ void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
 
 void TrainingTab::continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
                                   double tokensPerStep) {
-    beginLiveRun(tr("run %1 (now)").arg(runId), tokensPerStep);
+    beginLiveRun(tr("run %1").arg(runId), tokensPerStep);
     if (!store) return;
     auto info = store->getRun(runId);
     if (!info.ok()) return;
     RunSeries live = loadStoredRun(*store, *info, fromStep);
     live.runId = 0;
-    live.name = info->name + tr(" (now)").toStdString();
+    live.name = info->name;
     live.tokensPerStep = tokensPerStep;
     for (const auto& [key, series] : live.metrics) {
         if (!series.wall.empty()) m_liveWallOffset = std::max(m_liveWallOffset, series.wall.back());
@@ -248,6 +272,11 @@ void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
 }
 
 void TrainingTab::adoptLiveRun(int64_t runId) {
+    if (m_trainingNow) {
+        m_trainingNow = false;  // ended, numbered or not: no longer "(now)"
+        m_curvesDirty = true;
+        scheduleRedraw();
+    }
     auto it = m_runs.find(0);
     if (it == m_runs.end() || runId <= 0) return;
     RunSeries run = std::move(it->second);
@@ -327,6 +356,17 @@ QMenu* TrainingTab::chartMenu(double x, QWidget* parent) {
         inspect->setToolTip(tr("Show this step's heatmap, timeline and gradient norm per layer"));
         connect(inspect, &QAction::triggered, this, [this, step] { inspectStep(step); });
     }
+    const auto panel = std::find(m_panels.begin(), m_panels.end(), parent);
+    if (panel != m_panels.end()) {
+        menu->addSeparator();
+        const size_t index = size_t(panel - m_panels.begin());
+        QAction* log = menu->addAction(tr("Log scale"));
+        log->setObjectName(QStringLiteral("logScale"));
+        log->setCheckable(true);
+        log->setChecked(m_panelLogY[index]);
+        log->setToolTip(tr("Log y for this chart only"));
+        connect(log, &QAction::toggled, this, [this, index](bool on) { setPanelLogY(index, on); });
+    }
     return menu;
 }
 
@@ -345,7 +385,8 @@ void TrainingTab::rebuildCurves() {
     const bool several = m_runs.size() > 1;
     for (const auto& [id, run] : m_runs) {
         const QColor color = colorFor(id);
-        const QString name = QString::fromStdString(run.name);
+        QString name = QString::fromStdString(run.name);
+        if (id == 0 && m_trainingNow) name += tr(" (now)");
         auto series = [&](const char* key) -> const MetricSeries* {
             const auto it = run.metrics.find(key);
             return it == run.metrics.end() ? nullptr : &it->second;
@@ -381,8 +422,12 @@ void TrainingTab::redrawNow() {
 
 bool TrainingTab::exportPng(const QString& path) {
     redrawNow();
-    QWidget* area = m_panels.front()->parentWidget();
-    const QPixmap pixmap = area->grab(area->rect());
+    // redraw() queues its replot; the grab below must see this data, not the last frame.
+    for (auto* p : m_panels) p->replot(QCustomPlot::rpImmediateRefresh);
+    // The charts only: the toolbar above them (smoothing, log scale, Export…) is not a figure.
+    QRect charts;
+    for (const ChartPanel* p : m_panels) charts |= p->geometry();
+    const QPixmap pixmap = grab(charts);
     return pixmap.save(path, "PNG");
 }
 

@@ -1,10 +1,12 @@
 // TrainingTab: the Training tab. Four live charts (train + eval loss, learning rate, gradient
 // norm, tokens/s) over the run being trained and every run selected in the Runs dock, with an
-// EMA smoothing slider, log-y, x as step / tokens / wall time, a synced crosshair, and export to
-// PNG, PDF and CSV. A chart's context menu drills down from a point of the run trained in this
-// window (a loss spike, say) to that step on the Wafer tab. New points are appended as they arrive
-// and drawn by one coalesced redraw (40 ms single-shot timer), so a burst of events costs one
-// replot. GUI thread only.
+// EMA smoothing slider, log-y (the toolbar's for the loss chart; every chart's own in its context
+// menu), x as step / tokens / wall time, a synced crosshair, and export to PNG (the charts only,
+// not the controls), PDF and CSV. The run being trained is labelled "(now)" until it ends. A
+// chart's context menu drills down from a point of the run trained in this window (a loss spike,
+// say) to that step on the Wafer tab. New points are appended as they arrive and drawn by one
+// coalesced redraw (40 ms single-shot timer), so a burst of events costs one replot. GUI thread
+// only.
 #pragma once
 
 #include <QWidget>
@@ -34,15 +36,17 @@ class TrainingTab : public QWidget {
 public:
     explicit TrainingTab(QWidget* parent = nullptr);
 
-    // The run being trained now: clears its series and names it.
+    // The run being trained now: clears its series and names it (the charts add "(now)").
     void beginLiveRun(const QString& name, double tokensPerStep);
     // A resumed run: the live series starts as stored run `runId` up to `fromStep` (the
     // checkpoint's step), so the new points continue the same curves.
     void continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
                          double tokensPerStep);
     void appendLive(const std::vector<session::StepMetrics>& metrics);
-    // Once the store has numbered the live run, it becomes that run (no duplicate on selection).
+    // The live run has ended: it loses its "(now)", and once the store has numbered it
+    // (runId > 0) it becomes that run (no duplicate on selection).
     void adoptLiveRun(int64_t runId);
+    bool isTrainingNow() const { return m_trainingNow; }
     // Shows exactly these stored runs beside the live one (loads metrics the first time).
     void setOverlayRuns(const std::vector<int64_t>& runIds, store::RunStore* store);
     // Adds a run's series directly (benchmarks, tests, imported data).
@@ -51,11 +55,15 @@ public:
     const std::map<int64_t, RunSeries>& runs() const { return m_runs; }
     std::vector<ChartPanel*> panels() const { return m_panels; }
     ChartPanel* lossPanel() const { return m_panels.front(); }
+    // options.logY is the loss chart's scale (the toolbar's "Log scale"); the other charts keep
+    // their own, linear until chosen in their context menu.
     void setOptions(const ChartPanel::Options& options);
     const ChartPanel::Options& options() const { return m_options; }
+    void setPanelLogY(size_t panel, bool logY);
+    bool panelLogY(size_t panel) const { return m_panelLogY.at(panel); }
 
     void redrawNow();  // rebuild curves if needed, redraw every panel and replot at once
-    bool exportPng(const QString& path);
+    bool exportPng(const QString& path);  // the four charts as on screen, without the toolbar
     bool exportPdf(const QString& path);  // vector charts, A4 landscape
     bool exportSvg(const QString& path);  // vector charts
     bool exportCsv(const QString& path) const;
@@ -68,7 +76,8 @@ public:
     // back through the run's own points); -1 when the run has no points here.
     int64_t stepAt(double x) const;
     // The charts' context menu at x: "Inspect step k on the Wafer tab", disabled with a tooltip
-    // saying why when it cannot. The caller owns the menu.
+    // saying why when it cannot; when `parent` is one of the charts, also its "Log scale"
+    // toggle. The caller owns the menu.
     QMenu* chartMenu(double x, QWidget* parent);
     // Emits inspectStepRequested(step) if the Wafer tab holds it; returns whether it did.
     bool inspectStep(int64_t step);
@@ -80,6 +89,7 @@ private:
     bool paintCharts(QPaintDevice* device, const QRectF& page);
     void scheduleRedraw();
     void rebuildCurves();
+    void applyPanelOptions();
     void exportDialog();
     QColor colorFor(int64_t runId) const;
     bool canInspect(int64_t step) const { return m_canInspect && step >= 1 && m_canInspect(step); }
@@ -87,6 +97,7 @@ private:
     std::map<int64_t, RunSeries> m_runs;
     std::vector<ChartPanel*> m_panels;
     ChartPanel::Options m_options;
+    std::vector<bool> m_panelLogY;  // per chart; [0] (loss) follows m_options.logY
     QSlider* m_smoothing;
     QLabel* m_smoothingValue;
     QCheckBox* m_logY;
@@ -98,6 +109,7 @@ private:
     double m_liveWallStart = -1;
     double m_liveWallOffset = 0;  // a resumed run's wall time before the resume
     int64_t m_waferRunId = -1;    // the run the Wafer tab shows: 0 while live, then its id
+    bool m_trainingNow = false;   // run 0 is being trained (labelled "(now)")
     std::function<bool(int64_t)> m_canInspect;
 };
 

@@ -2,7 +2,9 @@
 #include "ui/transfer_chart.h"
 
 #include <qcustomplot.h>
+#include <QFontMetrics>
 #include <QHBoxLayout>
+#include <QResizeEvent>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -53,6 +55,24 @@ QColor widthColor(int rank) {
     return colors[size_t(std::max(rank, 0)) % std::size(colors)];
 }
 
+QString wrapToWidth(const QString& text, const QFontMetrics& metrics, int width) {
+    QStringList out;
+    for (QString line : text.split('\n')) {
+        while (metrics.horizontalAdvance(line) > width) {
+            int cut = -1;  // the last space with what is before it fitting
+            for (int i = int(line.size()) - 1; i > 0 && cut < 0; --i) {
+                if (line[i] == ' ' && metrics.horizontalAdvance(line.left(i).trimmed()) <= width)
+                    cut = i;
+            }
+            if (cut < 0) break;
+            out << line.left(cut).trimmed();
+            line = line.mid(cut).trimmed();
+        }
+        out << line;
+    }
+    return out.join('\n');
+}
+
 void applySweepPlotTheme(QCustomPlot* plot) {
     const PlotColors c = applyPlotPalette(plot);
     const QColor text = c.text, base = c.base, grid = c.grid;
@@ -78,6 +98,7 @@ void TransferChart::setParametrizations(const std::vector<std::string>& names) {
     for (QCustomPlot* p : m_panels) delete p;
     m_panels.clear();
     m_notes.clear();
+    m_noteTexts.clear();
     m_names = wanted;
     for (const auto& name : m_names) {
         auto* plot = new QCustomPlot(this);
@@ -97,6 +118,7 @@ void TransferChart::setParametrizations(const std::vector<std::string>& names) {
         note->setTextFlags(Qt::AlignCenter);
         plot->plotLayout()->addElement(1, 0, note);
         m_notes.push_back(note);
+        m_noteTexts.emplace_back();
         plot->xAxis->setLabel(tr("log2(learning rate)"));
         plot->yAxis->setLabel(tr("final loss (seed mean, min–max)"));
         auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
@@ -232,10 +254,10 @@ void TransferChart::setResults(const std::vector<SweepPanelData>& panels,
         if (std::isfinite(xLo)) plot->xAxis->setRange(xLo - 0.5, xHi + 0.5);
         plot->yAxis->setRange(yLo - 0.08 * span, top + 0.1 * span);
 
-        m_notes[i]->setText(analysis
-                                ? driftText(*analysis)
-                                : (data && !data->curves.empty() ? tr("drift —   regret —")
-                                                                 : tr("no finished trials yet")));
+        m_noteTexts[i] = analysis ? driftText(*analysis)
+                                  : (data && !data->curves.empty() ? tr("drift —   regret —")
+                                                                   : tr("no finished trials yet"));
+        wrapNote(i);
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
 }
@@ -265,7 +287,32 @@ int TransferChart::divergedMarkerCount(int i) const {
 }
 
 QString TransferChart::panelNote(int i) const {
+    return m_noteTexts.at(size_t(i));
+}
+
+QString TransferChart::panelNoteShown(int i) const {
     return m_notes.at(size_t(i))->text();
+}
+
+void TransferChart::wrapNote(size_t i) {
+    QCustomPlot* plot = m_panels[i];
+    // The panel's share of the chart's width, a little short for the text's margins. Not the
+    // panel's own width: the text's size sets the panel's minimum, so a note wrapped to a wide
+    // panel would keep that panel wide and squeeze its neighbour.
+    const int panels = int(m_panels.size());
+    const int share = (width() - m_layout->spacing() * (panels - 1)) / std::max(panels, 1);
+    const int wrapWidth = std::max(share - 24, 80);
+    const QString wrapped =
+        wrapToWidth(m_noteTexts[i], QFontMetrics(m_notes[i]->font()), wrapWidth);
+    if (wrapped == m_notes[i]->text()) return;
+    m_notes[i]->setText(wrapped);
+    plot->updateGeometry();  // its minimum size follows the text
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TransferChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    for (size_t i = 0; i < m_panels.size(); ++i) wrapNote(i);
 }
 
 }  // namespace ws::ui

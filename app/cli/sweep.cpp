@@ -211,7 +211,11 @@ int runSweep(const SweepOptions& opt, const CommonOptions& common) {
                 }
             } else if (const auto* l = std::get_if<sweep::SweepLog>(&event)) {
                 clearFooter();
-                std::cerr << (l->warning ? "warning: " : "") << l->message << "\n";
+                std::cerr << (l->warning ? "warning: " : "") << l->message;
+                if (l->resumableSweepRunId >= 0)
+                    std::cerr << "; resume it with: wafer sweep --resume " << l->resumableSweepRunId
+                              << (common.dbPath.empty() ? "" : " --db " + common.dbPath);
+                std::cerr << "\n";
             } else if (std::holds_alternative<sweep::SweepDone>(event)) {
                 done = true;
             }

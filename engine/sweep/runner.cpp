@@ -347,10 +347,8 @@ Status SweepRunner::runSweep() {
         if (m_stopRequested && !stopping) {
             stopping = true;
             for (auto& a : active) a->session->requestStop();
-            m_events.push(SweepLog{false,
-                                   "stopping the sweep: running trials stop between "
-                                   "layers; resume it with --resume " +
-                                       std::to_string(sh.sweepRunId)});
+            m_events.push(SweepLog{false, "stopping the sweep: running trials stop between layers",
+                                   sh.sweepRunId});
         }
         while (!stopping && !pending.empty() && int(active.size()) < parallel) {
             const TrialSpec& spec = *pending.front();

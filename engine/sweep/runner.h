@@ -56,6 +56,10 @@ struct TrialFinished {
 struct SweepLog {
     bool warning = false;
     std::string message;
+    // Set on the message announcing a stop: the sweep run that continues it. The engine names
+    // no command; each front end says how to resume in its own terms (the CLI's --resume, the
+    // studio's Run menu).
+    int64_t resumableSweepRunId = -1;
 };
 
 struct SweepDone {

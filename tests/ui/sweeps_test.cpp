@@ -3,14 +3,17 @@
 // one panel per parametrization, a point per rate), the trial table sorts by any column, the
 // heatmap has a cell per width and rate, the parallel coordinates a line per trial, and the Runs
 // dock shows the sweep with its trials as children. A plan above sweep.max_trials asks first; a
-// planning error is shown, not swallowed; diverged trials are drawn as markers. Screenshots go to
-// $WAFER_TEST_ARTIFACTS.
+// planning error is shown, not swallowed; diverged trials are drawn as markers. While a sweep runs
+// the header and the status bar show an ETA; a stopped sweep is resumable from the Runs dock's
+// menu exactly when from the toolbar, its header counts every planned trial, and the log says how
+// to resume it in the studio's words. Screenshots go to $WAFER_TEST_ARTIFACTS.
 #include <qcustomplot.h>
 #include <QAction>
 #include <QDir>
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -28,8 +31,10 @@
 #include "support/gui_test.h"
 #include "ui/config_document.h"
 #include "ui/coord_check_view.h"
+#include "ui/log_dock.h"
 #include "ui/main_window.h"
 #include "ui/runs_dock.h"
+#include "ui/status_panel.h"
 #include "ui/sweep_controller.h"
 #include "ui/sweep_heatmap.h"
 #include "ui/sweep_parallel_coords.h"
@@ -93,12 +98,34 @@ private slots:
         QVERIFY(openSweep(tinySweepYaml({})));
         QVERIFY(m_window->runSweepAction()->isEnabled());
         SweepsTab* tab = m_window->sweepsTab();
-        // Trials reach the tab one by one while the sweep runs, not all at the end.
+        StatusPanel* status = m_window->statusPanel();
+        // Trials reach the tab one by one while the sweep runs, not all at the end; from the
+        // first one on, the header and the status bar estimate the time left.
         std::vector<size_t> seen;
-        connect(m_window->sweepController(), &SweepController::trialFinished, tab,
-                [&seen, tab] { seen.push_back(tab->results().size()); });
+        double firstEta = std::nan("");
+        QString firstHeader, firstStatusEta, firstStatusStep;
+        connect(m_window->sweepController(), &SweepController::trialFinished, tab, [&, tab] {
+            seen.push_back(tab->results().size());
+            if (seen.size() == 1) {
+                firstEta = tab->etaSeconds();
+                firstHeader = tab->headerText();
+                firstStatusEta = status->etaText();
+                firstStatusStep = status->stepText();
+            }
+        });
         QSignalSpy done(m_window->sweepController(), &SweepController::finished);
+        // The status bar still shows the last run's figures; a sweep starting replaces them.
+        ws::session::StepMetrics last;
+        last.step = 77;
+        last.maxSteps = 100;
+        last.loss = 2.5;
+        status->showMetrics(last);
+        QCOMPARE(status->stepText(), QStringLiteral("step 77 / 100"));
         m_window->runSweepAction()->trigger();
+        QCOMPARE(status->stepText(), QStringLiteral("trials 0 / 12"));
+        QVERIFY2(status->stateText().contains(QStringLiteral("Sweep running")),
+                 qPrintable(status->stateText()));
+        QVERIFY(status->lossText().isEmpty());
         QVERIFY(m_window->sweepController()->isActive());
         QCOMPARE(m_window->tabs()->currentWidget(), tab);
         QVERIFY(!m_window->runAction()->isEnabled());
@@ -108,6 +135,15 @@ private slots:
         QCOMPARE(QString::fromStdString(outcome.status), QStringLiteral("finished"));
         QCOMPARE(seen.size(), size_t(12));
         for (size_t i = 0; i < seen.size(); ++i) QCOMPARE(seen[i], i + 1);
+        QVERIFY2(std::isfinite(firstEta) && firstEta > 0, qPrintable(QString::number(firstEta)));
+        QVERIFY2(firstHeader.contains(QStringLiteral("ETA ")), qPrintable(firstHeader));
+        QVERIFY2(firstStatusEta.startsWith(QStringLiteral("ETA ")), qPrintable(firstStatusEta));
+        QCOMPARE(firstStatusStep, QStringLiteral("trials 1 / 12"));
+        // Over: no ETA left, the count complete.
+        QVERIFY(std::isnan(tab->etaSeconds()));
+        QVERIFY(!tab->headerText().contains(QStringLiteral("ETA")));
+        QCOMPARE(status->stepText(), QStringLiteral("trials 12 / 12"));
+        QVERIFY(status->etaText().isEmpty());
 
         // The chart: sp | mup, two widths each, three rates per width.
         TransferChart* chart = tab->chart();
@@ -198,6 +234,72 @@ private slots:
         sweepItem->setSelected(true);
         QCOMPARE(tab->results().size(), size_t(12));
         QCOMPARE(chart->curveCount(0) + chart->curveCount(1), 4);
+        QVERIFY2(tab->headerText().contains(QStringLiteral(": 12 trials (12 points × 1 seeds)")),
+                 qPrintable(tab->headerText()));
+
+        // The status bar follows the selection: a trial's own figures, then nothing.
+        tree->clearSelection();
+        QCOMPARE(status->stateText(), QStringLiteral("Ready"));
+        QVERIFY(status->stepText().isEmpty());
+        sweepItem->child(0)->setSelected(true);
+        QVERIFY2(status->stateText().contains(QStringLiteral("Finished")),
+                 qPrintable(status->stateText()));
+        QCOMPARE(status->stepText(), QStringLiteral("step 6"));
+        QVERIFY2(status->lossText().startsWith(QStringLiteral("loss ")),
+                 qPrintable(status->lossText()));
+    }
+
+    void longPanelNotesWrapToThePanel() {
+        TransferChart chart;
+        chart.resize(2 * 420, 400);  // two panels about as wide as at the default window size
+        chart.setParametrizations({"sp", "mup"});
+        ws::sweep::ParametrizationTransfer sp;
+        sp.parametrization = "sp";
+        sp.driftSteps = 3;
+        sp.note =
+            "the widest model has no finished trial at the narrowest model's best learning rate "
+            "(pruned or not run)";
+        for (double w : {16.0, 32.0, 64.0, 128.0}) {
+            ws::sweep::WidthOptimum o;
+            o.width = w;
+            o.bestLog2Lr = -7;
+            sp.widths.push_back(o);
+        }
+        chart.setResults({}, {sp});
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        QCPTextElement* note = nullptr;
+        QCustomPlot* panel = chart.panel(0);
+        for (int i = 0; i < panel->plotLayout()->elementCount(); ++i)
+            if (auto* t = qobject_cast<QCPTextElement*>(panel->plotLayout()->elementAt(i));
+                t && t->objectName() != QStringLiteral("title"))
+                note = t;
+        QVERIFY(note);
+        const QFontMetrics metrics(note->font());
+        const QString shown = chart.panelNoteShown(0);
+        QVERIFY2(shown.count('\n') > chart.panelNote(0).count('\n'), qPrintable(shown));
+        for (const QString& line : shown.split('\n'))
+            QVERIFY2(metrics.horizontalAdvance(line) <= panel->width(), qPrintable(line));
+        // The note does not widen its panel at its neighbour's expense.
+        QApplication::processEvents();  // the layout request after the rewrap
+        QVERIFY2(std::abs(chart.panel(0)->width() - chart.panel(1)->width()) <= 2,
+                 qPrintable(QStringLiteral("%1 vs %2")
+                                .arg(chart.panel(0)->width())
+                                .arg(chart.panel(1)->width())));
+        for (int p = 0; p < chart.panelCount(); ++p)
+            chart.panel(p)->replot(QCustomPlot::rpImmediateRefresh);
+        // Every word is still there.
+        QCOMPARE(shown.simplified(), chart.panelNote(0).simplified());
+        QVERIFY(chart.grab().save(artifactPath(QStringLiteral("sweeps-long-note.png"))));
+    }
+
+    void etaIsTheMeanTrialTimeOverTheWorkLeft() {
+        QVERIFY(std::isnan(sweepEtaSeconds({}, 10, 0, 0, 2)));  // nothing finished: unknown
+        // Mean 15 s; 4 trials not started and half of one running, 2 at a time.
+        QCOMPARE(sweepEtaSeconds({10, 20}, 4, 0.5, 1, 2), 15.0 * 4.5 / 2);
+        // The last trial runs alone however many could run at once.
+        QCOMPARE(sweepEtaSeconds({10, 20}, 0, 0.5, 1, 4), 15.0 * 0.5);
+        QCOMPARE(sweepEtaSeconds({10, 20}, 0, 0, 0, 2), 0.0);
     }
 
     void stopLeavesTheSweepResumable() {
@@ -215,6 +317,31 @@ private slots:
         QVERIFY(stopped.trials.size() < 12);
         QVERIFY(!m_window->stopAction()->isEnabled());
         QVERIFY(m_window->runSweepAction()->isEnabled());
+        // The log says how to resume in the studio's words, not the CLI's.
+        const QString log = m_window->logDock()->text();
+        QVERIFY2(log.contains(QStringLiteral("resume it with Run ▸ Resume Run… (F8)")),
+                 qPrintable(log));
+        QVERIFY2(!log.contains(QStringLiteral("--resume")), qPrintable(log));
+        QVERIFY2(m_window->statusPanel()->stateText().contains(QStringLiteral("Sweep stopped")),
+                 qPrintable(m_window->statusPanel()->stateText()));
+        // Shown from the store, the stopped sweep counts all 12 planned trials, not the rows
+        // of the trials that started.
+        m_window->runsDock()->selectRuns({stopped.sweepRunId});
+        SweepsTab* tab = m_window->sweepsTab();
+        QCOMPARE(tab->plannedTrials(), size_t(12));
+        QVERIFY2(tab->headerText().contains(QStringLiteral(": 12 trials")),
+                 qPrintable(tab->headerText()));
+        QVERIFY2(tab->headerText().contains(QStringLiteral("started")),
+                 qPrintable(tab->headerText()));
+        // The Runs dock's "Resume run…" is enabled exactly when the toolbar's Resume Run is.
+        auto dockResume = [this](int64_t id) {
+            std::unique_ptr<QMenu> menu(m_window->runsDock()->contextMenu(id, nullptr));
+            QAction* resume =
+                menu ? menu->findChild<QAction*>(QStringLiteral("resumeRun")) : nullptr;
+            return resume && resume->isEnabled();
+        };
+        QVERIFY(m_window->resumeRunAction()->isEnabled());
+        QVERIFY(dockResume(stopped.sweepRunId));
         // What a killed studio would leave: "running" in the store and nobody holding the
         // sweep's folder. Runs shows it interrupted, and it resumes like a stopped sweep.
         {
@@ -233,6 +360,8 @@ private slots:
         QVERIFY(m_window->resumeRunAction()->isEnabled());
         m_window->resumeRunAction()->trigger();
         QVERIFY(sweeps->isActive());
+        QVERIFY(!m_window->resumeRunAction()->isEnabled());
+        QVERIFY(!dockResume(stopped.sweepRunId));  // nothing resumes while a sweep runs
         QVERIFY(done.wait(120000));
         const auto resumed = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
         QCOMPARE(QString::fromStdString(resumed.status), QStringLiteral("finished"));

@@ -227,6 +227,17 @@ TEST(SweepRunner, AStoppedSweepResumesWithoutRerunningFinishedTrials) {
     const SweepOutcome& out = runner.outcome();
     EXPECT_EQ(out.status, "stopped");
     const int64_t sweepId = out.sweepRunId;
+    // The stop is announced with the sweep to resume, in no front end's words (no CLI flag).
+    std::vector<SweepEvent> rest;
+    runner.events().drain(rest);
+    const SweepLog* stopping = nullptr;
+    for (const auto& e : rest)
+        if (const auto* l = std::get_if<SweepLog>(&e); l && l->resumableSweepRunId >= 0)
+            stopping = l;
+    ASSERT_NE(stopping, nullptr);
+    EXPECT_EQ(stopping->resumableSweepRunId, sweepId);
+    EXPECT_NE(stopping->message.find("stopping the sweep"), std::string::npos);
+    EXPECT_EQ(stopping->message.find("--resume"), std::string::npos) << stopping->message;
     int settledBefore = 0;
     for (const auto& t : out.trials) settledBefore += isSettled(t.status);
     ASSERT_GE(settledBefore, 1);
