@@ -140,6 +140,24 @@ RunsDock::RunsDock(QWidget* parent) : QDockWidget(tr("Runs"), parent) {
     for (int c : {kStatus, kLoss, kCreated}) {
         m_tree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     }
+    // The name gets the room: the status is the name's icon and the date is in the tooltip, so
+    // those columns start hidden (the header's context menu shows them again). With them shown
+    // a 290 px dock (what a 1400 px window leaves beside the Wafer tab) had "gpt…256".
+    m_tree->setColumnHidden(kStatus, true);
+    m_tree->setColumnHidden(kCreated, true);
+    m_tree->header()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_tree->header(), &QWidget::customContextMenuRequested, this,
+            [this](const QPoint& pos) {
+                QMenu menu(this);
+                for (int c : {kStatus, kLoss, kCreated}) {
+                    QAction* show = menu.addAction(m_tree->headerItem()->text(c));
+                    show->setCheckable(true);
+                    show->setChecked(!m_tree->isColumnHidden(c));
+                    connect(show, &QAction::toggled, this,
+                            [this, c](bool on) { m_tree->setColumnHidden(c, !on); });
+                }
+                menu.exec(m_tree->header()->mapToGlobal(pos));
+            });
     auto* layout = new QVBoxLayout(content);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->setSpacing(4);
@@ -325,13 +343,14 @@ void RunsDock::fillItem(QTreeWidgetItem* item, const store::RunInfo& run, const 
                                 ? created.toLocalTime().toString(QStringLiteral("MM-dd HH:mm"))
                                 : QString::fromStdString(run.created));
     // The whole name, however narrow the column: names are elided in the middle, and the
-    // tooltip (on every column but a status that explains itself) says everything.
-    const QString tip =
-        tr("%1\nRun %2 · %3 · %4\n%5\n%6")
-            .arg(name)
-            .arg(run.id)
-            .arg(QString::fromStdString(run.kind), status, QString::fromStdString(run.modelDir),
-                 checkpointSummary(run.modelDir));
+    // tooltip (on every column but a status that explains itself) says everything, including
+    // the columns hidden by default.
+    QString tip = tr("%1\nRun %2 · %3 · %4 · created %5\n%6\n%7")
+                      .arg(name)
+                      .arg(run.id)
+                      .arg(QString::fromStdString(run.kind), status, item->text(kCreated),
+                           QString::fromStdString(run.modelDir), checkpointSummary(run.modelDir));
+    if (status == QLatin1String("interrupted")) tip += '\n' + item->toolTip(kStatus);
     for (int column : {kName, kLoss, kCreated}) item->setToolTip(column, tip);
     if (item->toolTip(kStatus).isEmpty()) item->setToolTip(kStatus, tip);
 }

@@ -350,6 +350,23 @@ private slots:
         // width (the Wafer tab's timeline) leaves less.
         QVERIFY(dock->sizeHint().width() >= 440);
         QTest::qWait(50);
+        // In the window's default layout every trial's label and the runs' names show whole
+        // (status and date columns start hidden; the icon and the tooltip carry them).
+        QVERIFY(tree->isColumnHidden(1) && tree->isColumnHidden(3));
+        QVERIFY(item->toolTip(0).contains("finished") && item->toolTip(0).contains("created"));
+        for (int64_t id : {m_ids.trials[0], m_ids.trials[1], m_ids.trials[2], m_ids.trials[3],
+                           m_ids.wide, m_ids.stopped}) {
+            QTreeWidgetItem* t = itemOf(tree, id);
+            const QRect cell = tree->visualItemRect(t);
+            const int room =
+                cell.width() - tree->style()->pixelMetric(QStyle::PM_SmallIconSize) - 12;
+            const int needed = tree->fontMetrics().horizontalAdvance(t->text(0));
+            QVERIFY2(room >= needed, qPrintable(QString("'%1' needs %2 px, has %3 (dock %4 px)")
+                                                    .arg(t->text(0))
+                                                    .arg(needed)
+                                                    .arg(room)
+                                                    .arg(dock->width())));
+        }
         QVERIFY(dock->grab().save(artifactPath("runs-dock-names.png")));
     }
 
