@@ -36,6 +36,7 @@
 #include "ui/runs_dock.h"
 #include "ui/samples_tab.h"
 #include "ui/status_panel.h"
+#include "ui/store_follower.h"
 #include "ui/store_recovery_dialog.h"
 #include "ui/sweep_controller.h"
 #include "ui/sweeps_tab.h"
@@ -229,6 +230,17 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
 
     wireSweeps();
 
+    // Runs written by other processes (`wafer train --db`, sweeps) appear, change status and
+    // grow on the charts while the studio is open.
+    m_follower = new StoreFollower(this);
+    m_follower->setTailRequests([this] { return m_trainingTab->followRequests(); });
+    connect(m_follower, &StoreFollower::runsChanged, m_runsDock, &RunsDock::showRuns);
+    connect(m_follower, &StoreFollower::metricsArrived, m_trainingTab, &TrainingTab::appendStored);
+    connect(m_follower, &StoreFollower::readFailed, this, [this](const QString& message) {
+        m_logDock->append(int(session::LogLine::Level::Error), message);
+    });
+    m_follower->setStore(m_store.get());
+
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
@@ -237,7 +249,7 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         // First start: a slim log and a runs list wide enough for names and losses. Applied
         // once the window has its size, or the docks keep their minimum sizes.
         QTimer::singleShot(0, this, [this] {
-            resizeDocks({m_runsDock}, {380}, Qt::Horizontal);
+            resizeDocks({m_runsDock}, {440}, Qt::Horizontal);
             resizeDocks({m_logDock}, {130}, Qt::Vertical);
         });
     }
@@ -247,7 +259,9 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    m_follower->stop();  // its poll reads m_store, which goes before the child objects
+}
 
 void MainWindow::createActions() {
     auto* toolbar = addToolBar(tr("Run"));

@@ -28,6 +28,7 @@ class RunController;
 class RunsDock;
 class SamplesTab;
 class StatusPanel;
+class StoreFollower;
 class SweepController;
 class SweepsTab;
 class TrainingTab;
@@ -88,6 +89,8 @@ public:
     StatusPanel* statusPanel() const { return m_statusPanel; }
     QTabWidget* tabs() const { return m_tabs; }
     store::RunStore* runStore() const { return m_store.get(); }
+    // Follows the store while other processes write to it (store_follower.h).
+    StoreFollower* storeFollower() const { return m_follower; }
     QAction* runAction() const { return m_run; }
     QAction* pauseAction() const { return m_pause; }
     QAction* continueAction() const { return m_continue; }    // un-pause
@@ -152,6 +155,7 @@ private:
     Asker m_ask;
     std::function<QString(const QString&)> m_chooseSaveFile;
     RunsDock* m_runsDock;
+    StoreFollower* m_follower;
     LogDock* m_logDock;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;

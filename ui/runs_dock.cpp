@@ -15,6 +15,7 @@
 #include <QTreeWidget>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -54,6 +55,15 @@ QString checkpointSummary(const std::string& modelDir) {
         .arg(steps.join(QStringLiteral(", ")),
              QString::fromStdString(found.back().second.string()));
 }
+
+// The dock's content, asking for room for a run's name beside its status, loss and date: the
+// main window lays a new dock out at its size hint, and a tree's default (256 px) left the
+// names a few letters wide ("gpt-na…").
+class RunsContent : public QWidget {
+public:
+    using QWidget::QWidget;
+    QSize sizeHint() const override { return {440, QWidget::sizeHint().height()}; }
+};
 
 }  // namespace
 
@@ -110,7 +120,7 @@ QIcon statusIcon(const QString& status) {
 
 RunsDock::RunsDock(QWidget* parent) : QDockWidget(tr("Runs"), parent) {
     setObjectName(QStringLiteral("RunsDock"));
-    auto* content = new QWidget(this);
+    auto* content = new RunsContent(this);
     m_filter = new QLineEdit(content);
     m_filter->setObjectName(QStringLiteral("runsFilter"));
     m_filter->setPlaceholderText(tr("Filter runs…"));
@@ -120,6 +130,8 @@ RunsDock::RunsDock(QWidget* parent) : QDockWidget(tr("Runs"), parent) {
     m_tree->setHeaderLabels({tr("Run"), tr("Status"), tr("Loss"), tr("Created")});
     m_tree->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_tree->setMinimumWidth(220);
+    // "gpt-nano … lr=3e-3" tells runs apart where "gpt-nano-…" does not; the tooltip has it all.
+    m_tree->setTextElideMode(Qt::ElideMiddle);
     m_tree->setRootIsDecorated(true);
     m_tree->setUniformRowHeights(true);
     m_tree->setAlternatingRowColors(true);
@@ -129,6 +141,24 @@ RunsDock::RunsDock(QWidget* parent) : QDockWidget(tr("Runs"), parent) {
     for (int c : {kStatus, kLoss, kCreated}) {
         m_tree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     }
+    // The name gets the room: the status is the name's icon and the date is in the tooltip, so
+    // those columns start hidden (the header's context menu shows them again). With them shown
+    // a 290 px dock (what a 1400 px window leaves beside the Wafer tab) had "gpt…256".
+    m_tree->setColumnHidden(kStatus, true);
+    m_tree->setColumnHidden(kCreated, true);
+    m_tree->header()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_tree->header(), &QWidget::customContextMenuRequested, this,
+            [this](const QPoint& pos) {
+                QMenu menu(this);
+                for (int c : {kStatus, kLoss, kCreated}) {
+                    QAction* show = menu.addAction(m_tree->headerItem()->text(c));
+                    show->setCheckable(true);
+                    show->setChecked(!m_tree->isColumnHidden(c));
+                    connect(show, &QAction::toggled, this,
+                            [this, c](bool on) { m_tree->setColumnHidden(c, !on); });
+                }
+                menu.exec(m_tree->header()->mapToGlobal(pos));
+            });
     auto* layout = new QVBoxLayout(content);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->setSpacing(4);
@@ -149,73 +179,181 @@ void RunsDock::setStore(store::RunStore* store) {
 }
 
 void RunsDock::refresh() {
-    const std::vector<int64_t> selected = selectedRunIds();
-    m_refreshing = true;
-    m_tree->clear();
-    if (m_store) {
-        auto runs = m_store->listRuns();
-        if (!runs.ok()) {
-            emit errorOccurred(QString::fromStdString(runs.error().message));
-        } else {
-            std::map<int64_t, QTreeWidgetItem*> items;
-            std::vector<std::pair<QTreeWidgetItem*, int64_t>> children;
-            for (const auto& run : *runs) {
-                auto* item = new QTreeWidgetItem;
-                const QString status =
-                    QString::fromStdString(session::shownRunStatus(run.status, run.modelDir));
-                item->setText(kName, QString::fromStdString(run.name));
-                item->setIcon(kName, statusIcon(status));
-                item->setText(kStatus, status);
-                if (status == QLatin1String("interrupted"))
-                    item->setToolTip(kStatus,
-                                     tr("The process training it ended without recording its end "
-                                        "(killed or crashed). Resume Run continues it from its "
-                                        "newest checkpoint."));
-                item->setData(kName, kIdRole, qint64(run.id));
-                const auto summary =
-                    QJsonDocument::fromJson(QByteArray::fromStdString(run.summaryJson)).object();
-                if (summary.contains(QLatin1String("final_loss")) &&
-                    summary.value(QLatin1String("final_loss")).isDouble()) {
-                    item->setText(
-                        kLoss, QString::number(
-                                   summary.value(QLatin1String("final_loss")).toDouble(), 'f', 3));
-                }
-                const QDateTime created =
-                    QDateTime::fromString(QString::fromStdString(run.created), Qt::ISODateWithMs);
-                item->setText(kCreated, created.isValid() ? created.toLocalTime().toString(
-                                                                QStringLiteral("MM-dd HH:mm"))
-                                                          : QString::fromStdString(run.created));
-                item->setToolTip(kName, tr("%1\nRun %2 · %3 · %4\n%5\n%6")
-                                            .arg(QString::fromStdString(run.name))
-                                            .arg(run.id)
-                                            .arg(QString::fromStdString(run.kind), status,
-                                                 QString::fromStdString(run.modelDir),
-                                                 checkpointSummary(run.modelDir)));
-                items[run.id] = item;
-                if (run.sweepId) {
-                    children.emplace_back(item, *run.sweepId);
-                } else {
-                    m_tree->addTopLevelItem(item);
-                }
+    if (!m_store) {
+        showRuns({});
+        return;
+    }
+    auto runs = m_store->listRuns();
+    if (!runs.ok()) {
+        emit errorOccurred(QString::fromStdString(runs.error().message));
+        return;
+    }
+    showRuns(*runs);
+}
+
+namespace {
+
+int64_t idOf(const QTreeWidgetItem* item) {
+    return item->data(kName, kIdRole).toLongLong();
+}
+
+// A trial is named "<sweep name> #N: key=value ... seed=S" (sweep/runner.cpp). Under its sweep
+// the prefix is dropped, and so are the key=value parts every trial of the sweep shares: what is
+// left is what tells the trials apart ("#3: learning_rate=0.004 hidden_size=128").
+std::map<int64_t, QString> trialLabels(const std::vector<store::RunInfo>& runs) {
+    std::map<int64_t, QString> sweepNames;
+    for (const auto& run : runs) {
+        if (run.kind == "sweep") sweepNames[run.id] = QString::fromStdString(run.name);
+    }
+    struct Trial {
+        int64_t id;
+        QString head;        // "#N"
+        QStringList values;  // "key=value" parts
+    };
+    std::map<int64_t, std::vector<Trial>> bySweep;
+    std::map<int64_t, QString> labels;
+    for (const auto& run : runs) {
+        if (!run.sweepId || !sweepNames.count(*run.sweepId)) continue;
+        QString name = QString::fromStdString(run.name);
+        const QString prefix = sweepNames[*run.sweepId] + QLatin1Char(' ');
+        if (name.startsWith(prefix)) name = name.mid(prefix.size());
+        labels[run.id] = name;
+        const qsizetype colon = name.indexOf(QLatin1String(": "));
+        if (!name.startsWith(QLatin1Char('#')) || colon < 0) continue;
+        bySweep[*run.sweepId].push_back(
+            {run.id, name.left(colon), name.mid(colon + 2).split(' ', Qt::SkipEmptyParts)});
+    }
+    for (const auto& [sweep, trials] : bySweep) {
+        if (trials.size() < 2) continue;
+        QStringList shared = trials.front().values;
+        for (const Trial& t : trials) {
+            shared.erase(std::remove_if(shared.begin(), shared.end(),
+                                        [&](const QString& v) { return !t.values.contains(v); }),
+                         shared.end());
+        }
+        for (const Trial& t : trials) {
+            QStringList own;
+            for (const QString& v : t.values) {
+                if (!shared.contains(v)) own << v;
             }
-            for (auto [item, parent] : children) {
-                if (auto it = items.find(parent); it != items.end()) {
-                    // A trial is named "<sweep name> #N: values"; under its sweep, "#N: values"
-                    // is what tells the trials apart (the tooltip keeps the whole name).
-                    const QString prefix = it->second->text(kName) + QLatin1Char(' ');
-                    if (item->text(kName).startsWith(prefix))
-                        item->setText(kName, item->text(kName).mid(prefix.size()));
-                    it->second->addChild(item);
-                    it->second->setExpanded(true);
-                } else {
-                    m_tree->addTopLevelItem(item);
-                }
-            }
+            labels[t.id] = own.isEmpty() ? t.head : t.head + QStringLiteral(": ") + own.join(' ');
         }
     }
+    return labels;
+}
+
+// Puts `item` under `parent` (nullptr: top level) among siblings kept newest (highest id) first.
+void place(QTreeWidget* tree, QTreeWidgetItem* item, QTreeWidgetItem* parent) {
+    const int64_t id = idOf(item);
+    const int count = parent ? parent->childCount() : tree->topLevelItemCount();
+    int at = 0;
+    while (at < count) {
+        const QTreeWidgetItem* sibling = parent ? parent->child(at) : tree->topLevelItem(at);
+        if (idOf(sibling) < id) break;
+        ++at;
+    }
+    if (parent) {
+        parent->insertChild(at, item);
+    } else {
+        tree->insertTopLevelItem(at, item);
+    }
+}
+
+}  // namespace
+
+void RunsDock::showRuns(const std::vector<store::RunInfo>& runs) {
+    // Updated in place, not rebuilt: the selection, the expanded sweeps, the current item and the
+    // scroll position stay as the user left them while other processes add runs.
+    std::vector<int64_t> before = selectedRunIds();
+    m_refreshing = true;
+    std::map<int64_t, QTreeWidgetItem*> items;
+    for (QTreeWidgetItemIterator it(m_tree); *it; ++it) items[idOf(*it)] = *it;
+    std::map<int64_t, const store::RunInfo*> listed;
+    for (const auto& run : runs) listed[run.id] = &run;
+    // Runs that are gone: their children (trials of a deleted sweep) are placed again below.
+    for (auto it = items.begin(); it != items.end();) {
+        if (listed.count(it->first)) {
+            ++it;
+            continue;
+        }
+        QTreeWidgetItem* gone = it->second;
+        for (QTreeWidgetItem* child : gone->takeChildren()) {
+            if (listed.count(idOf(child))) m_tree->addTopLevelItem(child);
+        }
+        delete gone;
+        it = items.erase(it);
+    }
+    const std::map<int64_t, QString> labels = trialLabels(runs);
+    std::vector<std::pair<QTreeWidgetItem*, int64_t>> placement;  // item, parent id (or 0)
+    for (const auto& run : runs) {
+        QTreeWidgetItem*& item = items[run.id];
+        if (!item) {
+            item = new QTreeWidgetItem;
+            item->setData(kName, kIdRole, qint64(run.id));
+        }
+        const auto label = labels.find(run.id);
+        fillItem(item, run, label != labels.end() ? label->second : QString());
+        placement.emplace_back(item, run.sweepId && listed.count(*run.sweepId) ? *run.sweepId : 0);
+    }
+    // Top level first (sweeps are there), then each trial under its sweep.
+    std::stable_partition(placement.begin(), placement.end(),
+                          [](const auto& p) { return p.second == 0; });
+    for (auto [item, parentId] : placement) {
+        QTreeWidgetItem* parent = parentId ? items[parentId] : nullptr;
+        if (item->parent() == parent && (parent || m_tree->indexOfTopLevelItem(item) >= 0))
+            continue;
+        if (QTreeWidgetItem* old = item->parent()) {
+            old->removeChild(item);
+        } else if (const int index = m_tree->indexOfTopLevelItem(item); index >= 0) {
+            m_tree->takeTopLevelItem(index);
+        }
+        const bool firstChild = parent && parent->childCount() == 0;
+        place(m_tree, item, parent);
+        // A sweep opens when its first trial arrives; after that it stays as the user left it.
+        if (firstChild) parent->setExpanded(true);
+    }
     applyFilter();
-    selectRuns(selected);
+    selectRuns(before);
     m_refreshing = false;
+    std::vector<int64_t> after = selectedRunIds();
+    std::sort(before.begin(), before.end());
+    std::sort(after.begin(), after.end());
+    if (after != before) emit selectionChanged(selectedRunIds());  // a selected run was deleted
+}
+
+void RunsDock::fillItem(QTreeWidgetItem* item, const store::RunInfo& run, const QString& label) {
+    const QString status =
+        QString::fromStdString(session::shownRunStatus(run.status, run.modelDir));
+    const QString name = QString::fromStdString(run.name);
+    item->setText(kName, label.isEmpty() ? name : label);
+    item->setIcon(kName, statusIcon(status));
+    item->setText(kStatus, status);
+    item->setToolTip(kStatus, status == QLatin1String("interrupted")
+                                  ? tr("The process training it ended without recording its end "
+                                       "(killed or crashed). Resume Run continues it from its "
+                                       "newest checkpoint.")
+                                  : QString());
+    const auto summary =
+        QJsonDocument::fromJson(QByteArray::fromStdString(run.summaryJson)).object();
+    const QJsonValue finalLoss = summary.value(QLatin1String("final_loss"));
+    item->setText(kLoss,
+                  finalLoss.isDouble() ? QString::number(finalLoss.toDouble(), 'f', 3) : QString());
+    const QDateTime created =
+        QDateTime::fromString(QString::fromStdString(run.created), Qt::ISODateWithMs);
+    item->setText(kCreated, created.isValid()
+                                ? created.toLocalTime().toString(QStringLiteral("MM-dd HH:mm"))
+                                : QString::fromStdString(run.created));
+    // The whole name, however narrow the column: names are elided in the middle, and the
+    // tooltip (on every column but a status that explains itself) says everything, including
+    // the columns hidden by default.
+    QString tip = tr("%1\nRun %2 · %3 · %4 · created %5\n%6\n%7")
+                      .arg(name)
+                      .arg(run.id)
+                      .arg(QString::fromStdString(run.kind), status, item->text(kCreated),
+                           QString::fromStdString(run.modelDir), checkpointSummary(run.modelDir));
+    if (status == QLatin1String("interrupted")) tip += '\n' + item->toolTip(kStatus);
+    for (int column : {kName, kLoss, kCreated}) item->setToolTip(column, tip);
+    if (item->toolTip(kStatus).isEmpty()) item->setToolTip(kStatus, tip);
 }
 
 std::vector<int64_t> RunsDock::selectedRunIds() const {
@@ -265,8 +403,7 @@ bool RunsDock::deleteRun(int64_t id) {
         emit errorOccurred(QString::fromStdString(status.error().message));
         return false;
     }
-    refresh();
-    emit selectionChanged(selectedRunIds());
+    refresh();  // says selectionChanged if the run was selected
     return true;
 }
 

@@ -18,7 +18,8 @@ class QTreeWidgetItem;
 
 namespace ws::store {
 class RunStore;
-}
+struct RunInfo;
+}  // namespace ws::store
 
 namespace ws::ui {
 
@@ -32,6 +33,9 @@ public:
 
     void setStore(store::RunStore* store);  // not owned; nullptr empties the list
     void refresh();                         // re-reads the store, keeping the selection
+    // Shows these runs (newest first), updating the tree in place: the selection, expanded
+    // sweeps and scroll position stay; selectionChanged only if a selected run disappeared.
+    void showRuns(const std::vector<store::RunInfo>& runs);
     std::vector<int64_t> selectedRunIds() const;
     void selectRuns(const std::vector<int64_t>& ids);
     QTreeWidget* tree() const { return m_tree; }
@@ -55,6 +59,7 @@ signals:
 
 private:
     void applyFilter();
+    void fillItem(QTreeWidgetItem* item, const store::RunInfo& run, const QString& label);
     void showContextMenu(const QPoint& pos);
 
     store::RunStore* m_store = nullptr;

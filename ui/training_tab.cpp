@@ -198,14 +198,19 @@ void TrainingTab::applyPanelOptions() {
 
 namespace {
 
-// A stored run's series up to step `lastStep` (metrics above it are dropped).
-RunSeries loadStoredRun(store::RunStore& store, const store::RunInfo& info, int64_t lastStep) {
+// The metric keys a stored run is drawn from (loss first: the wall time counts from it).
+constexpr const char* kStoredKeys[] = {kLoss, kEvalLoss, kLearningRate, kGradNorm, kTokensPerSec};
+
+// A stored run's series up to step `lastStep` (metrics above it are dropped). `wallOrigin`, if
+// given, receives the wall time its x axis counts from (NaN while the run has no points).
+RunSeries loadStoredRun(store::RunStore& store, const store::RunInfo& info, int64_t lastStep,
+                        double* wallOrigin = nullptr) {
     RunSeries run;
     run.runId = info.id;
     run.name = info.name;
     run.tokensPerStep = tokensPerStepOf(info.configYaml);
     double wall0 = std::nan("");
-    for (const char* key : {kLoss, kEvalLoss, kLearningRate, kGradNorm, kTokensPerSec}) {
+    for (const char* key : kStoredKeys) {
         auto points = store.metrics(info.id, key);
         if (!points.ok() || points->empty()) continue;
         // Wall time counts from the run's first logged point (loss comes first).
@@ -215,6 +220,7 @@ RunSeries loadStoredRun(store::RunStore& store, const store::RunInfo& info, int6
             if (p.step <= lastStep) s.append(double(p.step), p.wallTime - wall0, p.value);
         }
     }
+    if (wallOrigin) *wallOrigin = wall0;
     return run;
 }
 
@@ -230,9 +236,8 @@ void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
     m_liveWallOffset = 0;
     m_waferRunId = 0;
     m_trainingNow = true;
-    m_curvesDirty = true;
+    runsChanged();
     for (auto* p : m_panels) p->followData();
-    scheduleRedraw();
 }
 
 void TrainingTab::continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
@@ -249,9 +254,9 @@ void TrainingTab::continueLiveRun(int64_t runId, store::RunStore* store, int64_t
         if (!series.wall.empty()) m_liveWallOffset = std::max(m_liveWallOffset, series.wall.back());
     }
     m_runs.erase(runId);  // drawn as the live run until it ends, then adopted back
+    m_wallOrigin.erase(runId);
     m_runs[0] = std::move(live);
-    m_curvesDirty = true;
-    scheduleRedraw();
+    runsChanged();
 }
 
 void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
@@ -284,21 +289,20 @@ void TrainingTab::adoptLiveRun(int64_t runId) {
     run.runId = runId;
     m_runs[runId] = std::move(run);
     if (m_waferRunId == 0) m_waferRunId = runId;
-    m_curvesDirty = true;
-    scheduleRedraw();
+    runsChanged();
 }
 
 void TrainingTab::addRun(RunSeries run) {
     const int64_t id = run.runId;
     m_runs[id] = std::move(run);
-    m_curvesDirty = true;
-    scheduleRedraw();
+    runsChanged();
 }
 
 void TrainingTab::setOverlayRuns(const std::vector<int64_t>& runIds, store::RunStore* store) {
     for (auto it = m_runs.begin(); it != m_runs.end();) {
         const bool keep =
             it->first == 0 || std::find(runIds.begin(), runIds.end(), it->first) != runIds.end();
+        if (!keep) m_wallOrigin.erase(it->first);
         it = keep ? std::next(it) : m_runs.erase(it);
     }
     if (store) {
@@ -308,11 +312,50 @@ void TrainingTab::setOverlayRuns(const std::vector<int64_t>& runIds, store::RunS
             if (!info.ok()) continue;
             // The run training now is already drawn live (as id 0 until it ends).
             if (info->status == "running" && m_runs.count(0)) continue;
-            m_runs[id] = loadStoredRun(*store, *info, std::numeric_limits<int64_t>::max());
+            m_runs[id] = loadStoredRun(*store, *info, std::numeric_limits<int64_t>::max(),
+                                       &m_wallOrigin[id]);
         }
     }
-    m_curvesDirty = true;
+    runsChanged();
     for (auto* p : m_panels) p->followData();
+}
+
+std::vector<StoreFollower::Tail> TrainingTab::followRequests() const {
+    std::vector<StoreFollower::Tail> tails;
+    for (const auto& [id, run] : m_runs) {
+        if (id <= 0 || !m_wallOrigin.count(id)) continue;  // live, or not from the store
+        for (const char* key : kStoredKeys) {
+            const auto it = run.metrics.find(key);
+            const bool any = it != run.metrics.end() && it->second.size() > 0;
+            tails.push_back({id,
+                             key,
+                             any ? int64_t(std::llround(it->second.step.back()))
+                                 : std::numeric_limits<int64_t>::min(),
+                             {}});
+        }
+    }
+    return tails;
+}
+
+void TrainingTab::appendStored(const std::vector<StoreFollower::Tail>& tails) {
+    bool any = false;
+    for (const auto& tail : tails) {
+        const auto run = m_runs.find(tail.runId);
+        const auto origin = m_wallOrigin.find(tail.runId);
+        if (run == m_runs.end() || origin == m_wallOrigin.end() || tail.points.empty()) continue;
+        // Wall time counts from the run's first logged point, as when it was loaded whole.
+        if (std::isnan(origin->second)) origin->second = tail.points.front().wallTime;
+        MetricSeries& series = run->second.metrics[tail.key];
+        // The series may have been reloaded since the poll asked: only what it lacks is added.
+        const double last = series.size() ? series.step.back() : -HUGE_VAL;
+        for (const auto& p : tail.points) {
+            if (double(p.step) <= last) continue;
+            series.append(double(p.step), p.wallTime - origin->second, p.value);
+            any = true;
+        }
+    }
+    if (!any) return;
+    m_curvesDirty = true;  // a key may have appeared (eval loss at the first evaluation)
     scheduleRedraw();
 }
 
@@ -374,6 +417,13 @@ bool TrainingTab::inspectStep(int64_t step) {
     if (!canInspect(step)) return false;
     emit inspectStepRequested(step);
     return true;
+}
+
+void TrainingTab::runsChanged() {
+    // The panels point into m_runs: they get the new curves before anything can draw them
+    // (followData() redraws at once, and so does a mouse move over a chart), never after.
+    rebuildCurves();
+    scheduleRedraw();
 }
 
 void TrainingTab::scheduleRedraw() {

@@ -17,6 +17,7 @@
 
 #include "engine/session/events.h"
 #include "ui/chart_panel.h"
+#include "ui/store_follower.h"
 
 class QCheckBox;
 class QComboBox;
@@ -51,6 +52,11 @@ public:
     void setOverlayRuns(const std::vector<int64_t>& runIds, store::RunStore* store);
     // Adds a run's series directly (benchmarks, tests, imported data).
     void addRun(RunSeries run);
+    // Following the store (store_follower.h): the metric tails of the shown stored runs above
+    // their last drawn step, and the rows a poll read for them, appended (a run another process
+    // trains grows on the charts).
+    std::vector<StoreFollower::Tail> followRequests() const;
+    void appendStored(const std::vector<StoreFollower::Tail>& tails);
 
     const std::map<int64_t, RunSeries>& runs() const { return m_runs; }
     std::vector<ChartPanel*> panels() const { return m_panels; }
@@ -88,6 +94,9 @@ signals:
 private:
     bool paintCharts(QPaintDevice* device, const QRectF& page);
     void scheduleRedraw();
+    // After m_runs gained, lost or replaced a run: the charts' curves are rebuilt at once, so
+    // no panel keeps a pointer into a series that was erased (issue 12, item 2).
+    void runsChanged();
     void rebuildCurves();
     void applyPanelOptions();
     void exportDialog();
@@ -95,6 +104,7 @@ private:
     bool canInspect(int64_t step) const { return m_canInspect && step >= 1 && m_canInspect(step); }
 
     std::map<int64_t, RunSeries> m_runs;
+    std::map<int64_t, double> m_wallOrigin;  // stored runs: the wall time their x counts from
     std::vector<ChartPanel*> m_panels;
     ChartPanel::Options m_options;
     std::vector<bool> m_panelLogY;  // per chart; [0] (loss) follows m_options.logY

@@ -471,4 +471,36 @@ Status RunStore::readWith(const std::function<Status(SQLite::Database&)>& fn) co
     return m_impl->read([&](SQLite::Database& db) -> Status { return fn(db); });
 }
 
+// --- Following the store live (see run_store.h) ---
+
+Result<int64_t> RunStore::dataVersion() const {
+    return m_impl->read([&](SQLite::Database& db) -> Result<int64_t> {
+        // SQLite bumps it for commits by any other connection, in this process or another.
+        return db.execAndGet("PRAGMA data_version").getInt64();
+    });
+}
+
+Result<std::vector<MetricPoint>> RunStore::metricsAfter(int64_t run, std::string_view key,
+                                                        int64_t afterStep) const {
+    const std::string keyText(key);
+    return m_impl->read([&](SQLite::Database& db) -> Result<std::vector<MetricPoint>> {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        // A range of the (run, key, step) index: the cost is the new rows, not the run's.
+        SQLite::Statement query(db,
+                                "SELECT step, value, special, wall_time FROM metrics WHERE run "
+                                "= ? AND key = ? AND step > ? ORDER BY step, rowid");
+        query.bind(1, run);
+        query.bind(2, keyText);
+        query.bind(3, afterStep);
+        std::vector<MetricPoint> points;
+        while (query.executeStep()) {
+            const auto wall = query.getColumn(3);
+            points.push_back(
+                {query.getColumn(0).getInt64(), decodeValue(query.getColumn(1), query.getColumn(2)),
+                 wall.isNull() ? std::numeric_limits<double>::quiet_NaN() : wall.getDouble()});
+        }
+        return points;
+    });
+}
+
 }  // namespace ws::store

@@ -136,6 +136,15 @@ public:
     Status writeWith(const std::function<Status(SQLite::Database&)>& fn);
     Status readWith(const std::function<Status(SQLite::Database&)>& fn) const;
 
+    // Following the store live (a studio beside `wafer train --db`). dataVersion() is cheap
+    // (no table is read): it changes whenever any other connection, this store's own writer
+    // thread or another process, has committed since the last call. Poll it and re-read only
+    // when it moved. metricsAfter() is metrics() limited to steps above `afterStep`, for
+    // appending what a running run logged since the last read.
+    Result<int64_t> dataVersion() const;
+    Result<std::vector<MetricPoint>> metricsAfter(int64_t run, std::string_view key,
+                                                  int64_t afterStep) const;
+
 private:
     struct Impl;
     explicit RunStore(std::unique_ptr<Impl> impl);
