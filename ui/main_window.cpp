@@ -105,6 +105,7 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     const std::filesystem::path db = m_dbPath.isEmpty()
                                          ? store::RunStore::defaultPath()
                                          : std::filesystem::path(m_dbPath.toStdString());
+    m_storePath = db;
     auto opened = store::RunStore::open(db);
     if (opened.ok()) {
         m_store = std::move(opened).value();
@@ -114,20 +115,7 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
                           QString::fromStdString(opened.error().message));
         // A damaged store is never shown as an empty list: the user is told and offered the
         // routes back once the window is up.
-        if (store::StoreHealth health = store::checkStore(db);
-            health.state == store::StoreHealth::State::Damaged) {
-            QTimer::singleShot(0, this, [this, db, health] {
-                if (!offerStoreRecovery(this, db, health)) return;
-                auto reopened = store::RunStore::open(db);
-                if (!reopened.ok()) {
-                    m_logDock->append(int(session::LogLine::Level::Error),
-                                      QString::fromStdString(reopened.error().message));
-                    return;
-                }
-                m_store = std::move(reopened).value();
-                m_runsDock->setStore(m_store.get());
-            });
-        }
+        QTimer::singleShot(0, this, [this] { offerRecoveryIfDamaged(); });
     }
 
     // Wiring: document -> actions/title; controller -> charts, status, log, runs.
@@ -238,6 +226,7 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     connect(m_follower, &StoreFollower::metricsArrived, m_trainingTab, &TrainingTab::appendStored);
     connect(m_follower, &StoreFollower::readFailed, this, [this](const QString& message) {
         m_logDock->append(int(session::LogLine::Level::Error), message);
+        offerRecoveryIfDamaged();  // damaged under the studio (by another program)
     });
     m_follower->setStore(m_store.get());
 
@@ -398,6 +387,34 @@ void MainWindow::createMenus() {
     help->addSeparator();
     help->addAction(tr("&About Wafer Studio"), this, [this] { showAboutBox(this); });
     help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::offerRecoveryIfDamaged() {
+    if (m_offeringRecovery) return;
+    const store::StoreHealth health = store::checkStore(m_storePath);
+    if (health.state != store::StoreHealth::State::Damaged) return;
+    if (m_controller->isActive() || m_sweeps->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          QString::fromStdString(store::damagedStoreAdvice(m_storePath, health)));
+        return;  // its run holds the store: recovery is offered once it has ended
+    }
+    m_offeringRecovery = true;
+    // Let go of the damaged file first: nothing may write to it while it is replaced.
+    m_follower->stop();
+    m_runsDock->setStore(nullptr);
+    m_store.reset();
+    const bool recovered = offerStoreRecovery(this, m_storePath, health);
+    m_offeringRecovery = false;
+    if (!recovered) return;
+    auto reopened = store::RunStore::open(m_storePath);
+    if (!reopened.ok()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          QString::fromStdString(reopened.error().message));
+        return;
+    }
+    m_store = std::move(reopened).value();
+    m_runsDock->setStore(m_store.get());
+    m_follower->setStore(m_store.get());
 }
 
 HelpBrowser* MainWindow::showHelp(const QString& section) {

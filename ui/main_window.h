@@ -135,12 +135,17 @@ private:
     void newFromPreset(const QString& path);
     void wireSweeps();
     bool isStoppedSweep(int64_t runId) const;
+    // When the store file is damaged (found at start or by a failed read): the recovery dialog
+    // (store_recovery_dialog.h), then the recovered store is opened and followed again.
+    void offerRecoveryIfDamaged();
     // Whether run `runId` can be resumed now: the one rule of the toolbar's Resume Run and the
     // Runs dock's "Resume run…" (a run with a checkpoint or a stopped sweep, nothing training).
     bool canResumeNow(int64_t runId) const;
     void reportSweepError(const QString& message);
 
     QString m_dbPath;
+    std::filesystem::path m_storePath;  // m_dbPath, or the user's run store
+    bool m_offeringRecovery = false;
     std::unique_ptr<store::RunStore> m_store;
     ConfigDocument* m_document;
     RunController* m_controller;
