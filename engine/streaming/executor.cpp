@@ -316,6 +316,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
         } catch (...) {  // the queue's own error, if any, adds nothing to the first
         }
         d.streamer->finish();
+        d.accountOverlap();
         throw;
     }
     d.streamer->finish();
