@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "engine/config/describe.h"
+#include "engine/config/modelzoo_compat.h"
 #include "engine/config/modelzoo_keys.h"
 #include "engine/config/text_format.h"
 #include "engine/config/yaml_reader.h"
@@ -352,7 +353,9 @@ Result<LoadedConfig> parseConfig(std::string_view yamlText, std::string_view sou
     }
 
     LoadedConfig loaded;
+    detail::markSequenceLengthUnset(loaded.config);
     detail::readSection(root, loaded.config, "", ctx);
+    if (ctx.errors.empty()) detail::translateLegacyMup(loaded.config, ctx);
     if (!ctx.errors.empty()) return joinErrors(ctx.errors);
 
     resolveInputPaths(loaded.config.trainInput, baseDir);
@@ -367,6 +370,7 @@ Result<LoadedConfig> parseConfig(std::string_view yamlText, std::string_view sou
                             overrideCtx.warnings.end());
     }
     if (!ctx.errors.empty()) return joinErrors(ctx.errors);
+    detail::resolveSequenceLength(loaded.config, ctx);
     // ModelZoo warns the same way: these two only shape μP's logit multiplier.
     const ModelConfig& model = loaded.config.model;
     if (!model.mupEnabled() && (model.outputLogitsAlpha != 1.0 || !model.scaleOutputLogitsByD))

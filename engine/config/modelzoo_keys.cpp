@@ -38,8 +38,6 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"model", "weight_initialization_seed", "runconfig.seed seeds the initialization"},
     {"model", "use_vsl", "variable sequence length training is not implemented yet", "false"},
     {"model", "fixed_sparse_attention", "attention is always dense"},
-    {"model", "output_logits_scale",
-     "the muP key of ModelZoo before 2.3; set mup_base_hidden_size and output_logits_alpha"},
     // optimizer
     {"optimizer", "loss_scaling_factor", "no loss scaling is needed with bfloat16 or fp32"},
     {"optimizer", "initial_loss_scale", "no loss scaling is needed with bfloat16 or fp32"},
@@ -47,9 +45,6 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"optimizer", "log_summaries", "metrics are always recorded in the run store"},
     {"optimizer", "ws_summary", kNotEmulated},
     {"optimizer", "disable_lr_steps_reset", "schedule pieces always run one after the other"},
-    {"optimizer", "adjust_learning_rate",
-     "muP per-layer learning rates follow from model.mup_base_hidden_size and "
-     "mup_base_filter_size"},
     // one piece of optimizer.learning_rate
     {"schedule", "alpha",
      "set end_learning_rate instead (end_learning_rate = alpha * initial_learning_rate)"},
@@ -71,7 +66,10 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"runconfig", "use_appliance_data", kNotEmulated},
     {"runconfig", "execution_strategy", "training always streams weights", "weight_streaming"},
     {"runconfig", "precision_opt_level", kNotEmulated},
-    {"runconfig", "use_cs_grad_accum", "gradient accumulation is not implemented"},
+    {"runconfig", "use_cs_grad_accum",
+     "gradient accumulation follows train_input.micro_batch_size (auto: a step is split into "
+     "micro-batches whose gradients accumulate whenever the whole batch does not fit the "
+     "wafer)"},
     {"runconfig", "show_debug_metrics", kNotEmulated},
     {"runconfig", "validate_only", "use `wafer validate` instead"},
     {"runconfig", "compile_only", kNotEmulated},

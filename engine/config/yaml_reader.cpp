@@ -111,6 +111,30 @@ std::vector<std::string> sectionsDeclaring(std::string_view key) {
     return sections;
 }
 
+// Whether two values of one repeated key mean the same: equal text, equal numbers ("150000" and
+// "1.5e5"), or lists/sections that are equal element by element.
+bool sameValue(const YAML::Node& a, const YAML::Node& b) {
+    if (a.Type() != b.Type()) return false;
+    if (a.IsNull()) return true;
+    if (a.IsScalar()) {
+        if (a.Scalar() == b.Scalar()) return true;
+        const std::optional<double> x = parseDouble(a.Scalar());
+        const std::optional<double> y = parseDouble(b.Scalar());
+        return x && y && *x == *y;
+    }
+    return YAML::Dump(a) == YAML::Dump(b);
+}
+
+// A repeated key's value in a message: the scalar in quotes, or "a list" / "a section" shown as
+// flow YAML when short.
+std::string describeValue(const YAML::Node& node) {
+    if (node.IsScalar() || node.IsNull()) return describeFound(node);
+    YAML::Emitter out;
+    out << YAML::Flow << node;
+    const std::string flow = out.c_str();
+    return flow.size() <= 60 ? flow : describeFound(node);
+}
+
 }  // namespace
 
 std::string ReadContext::where(const YAML::Mark& mark) const {
@@ -332,14 +356,27 @@ MapReader::MapReader(const YAML::Node& map, std::string path, ReadContext& ctx)
         const std::string key = keyNode.Scalar();
         bool duplicate = false;
         for (const Entry& entry : m_entries) {
-            if (entry.key == key) {
+            if (entry.key != key) continue;
+            duplicate = true;
+            // PyYAML, ModelZoo's loader, keeps the last value silently, and real ModelZoo files
+            // repeat keys (gpt2/configs/params_gpt2_small_ws.yaml: `steps: 150000` twice). A
+            // repeat that agrees changes nothing, so the file loads; one that disagrees would
+            // make us pick a value the author may not have meant, so it stays an error.
+            const std::string first = std::to_string(entry.keyNode.Mark().line + 1);
+            const std::string second = std::to_string(keyNode.Mark().line + 1);
+            if (sameValue(entry.value, it->second)) {
+                m_ctx.warn(keyNode.Mark(), childPath(m_path, key),
+                           "this key appears twice in the same section (lines " + first + " and " +
+                               second + ") with the same value " + describeValue(it->second) +
+                               "; read once, delete one of them");
+            } else {
                 m_ctx.error(keyNode.Mark(), childPath(m_path, key),
-                            "this key appears twice in the same section (first at line " +
-                                std::to_string(entry.keyNode.Mark().line + 1) +
-                                "); keep one of them");
-                duplicate = true;
-                break;
+                            "this key appears twice in the same section with different values: " +
+                                describeValue(entry.value) + " at line " + first + ", " +
+                                describeValue(it->second) + " at line " + second +
+                                "; keep the one you mean");
             }
+            break;
         }
         if (!duplicate) m_entries.push_back({key, keyNode, it->second, false});
     }
@@ -425,11 +462,71 @@ void MapReader::reportUnusedKeys() {
     }
 }
 
+namespace {
+
+// An older muP key's number (> 0); overrides cannot give it, since the translation needs the
+// whole file (an override of the current keys does the same job).
+std::optional<ReadContext::LegacyMupKey> readLegacyMupKey(const YAML::Node& node,
+                                                          const std::string& path,
+                                                          ReadContext& ctx) {
+    if (ctx.merging) {
+        ctx.error(ctx.keyMark, path,
+                  "ModelZoo's older muP key cannot be set by an override; set "
+                  "model.mup_base_hidden_size, model.mup_base_filter_size and "
+                  "model.output_logits_alpha instead");
+        return std::nullopt;
+    }
+    const FieldInfo positive{.key = "", .help = {}, .min = 0};
+    double value = 0.0;
+    const size_t errorsBefore = ctx.errors.size();
+    readValue(node, value, positive, path, ctx);
+    if (ctx.errors.size() != errorsBefore) return std::nullopt;
+    if (value <= 0) {
+        ctx.error(ctx.markOf(node), path,
+                  "expected a number > 0, found " + describeFound(node) +
+                      " (a muP multiplier; 1 means the base width)");
+        return std::nullopt;
+    }
+    return ReadContext::LegacyMupKey{value, ctx.keyMark};
+}
+
+}  // namespace
+
+void beforeRead(ModelConfig& /*model*/, MapReader& reader) {
+    ReadContext& ctx = reader.context();
+    if (std::optional<YAML::Node> node = reader.takeKey("output_logits_scale"))
+        ctx.outputLogitsScale =
+            readLegacyMupKey(*node, childPath(reader.path(), "output_logits_scale"), ctx);
+}
+
 void beforeRead(OptimizerConfig& optimizer, MapReader& reader) {
+    ReadContext& ctx = reader.context();
+    if (std::optional<YAML::Node> adjust = reader.takeKey("adjust_learning_rate")) {
+        const std::string path = childPath(reader.path(), "adjust_learning_rate");
+        if (!adjust->IsMap()) {
+            ctx.error(
+                ctx.markOf(*adjust), path,
+                "expected a section like {decoder_kernel: 0.333}, found " + describeFound(*adjust));
+        } else {
+            for (auto it = adjust->begin(); it != adjust->end(); ++it) {
+                const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+                ctx.keyMark = it->first.Mark();
+                if (key == "decoder_kernel") {
+                    ctx.decoderKernel = readLegacyMupKey(it->second, childPath(path, key), ctx);
+                    continue;
+                }
+                // Other layer types (ModelZoo knows "embedding") have no muP meaning here;
+                // training without them would silently train a different model.
+                ctx.error(it->first.Mark(), childPath(path, displayKey(key)),
+                          "only decoder_kernel (muP's learning-rate factor for the hidden "
+                          "layers, read as model.mup_base_hidden_size) can be translated; "
+                          "delete this entry or describe the model with the mup_base_* keys");
+            }
+        }
+    }
     const bool hasBeta1 = reader.has(FieldInfo{.key = "beta1", .help = {}});
     const bool hasBeta2 = reader.has(FieldInfo{.key = "beta2", .help = {}});
     if (!hasBeta1 && !hasBeta2) return;
-    ReadContext& ctx = reader.context();
     const FieldInfo range{.key = "betas", .help = {}, .min = 0, .max = 1};
     const bool conflict = reader.has(FieldInfo{.key = "betas", .help = {}});
     for (size_t i = 0; i < 2; ++i) {

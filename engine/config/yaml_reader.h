@@ -28,6 +28,14 @@ struct ReadContext {
     // yaml-cpp marks an empty value ("hidden_size:") at the next token, often the next line;
     // messages about such values point at their key instead.
     YAML::Mark keyMark = YAML::Mark::null_mark();
+    // ModelZoo's older muP keys, kept by the model/optimizer hooks until the whole file is read:
+    // they span two sections and become mup_base_* keys (modelzoo_compat.h).
+    struct LegacyMupKey {
+        double value = 0.0;
+        YAML::Mark mark = YAML::Mark::null_mark();
+    };
+    std::optional<LegacyMupKey> outputLogitsScale;  // model.output_logits_scale
+    std::optional<LegacyMupKey> decoderKernel;      // optimizer.adjust_learning_rate.decoder_kernel
 
     std::string where(const YAML::Mark& mark) const;
     YAML::Mark markOf(const YAML::Node& node) const {
@@ -117,8 +125,11 @@ template <class S>
 void beforeRead(S&, MapReader&) {}
 template <class S>
 void afterRead(S&, MapReader&) {}
-// ModelZoo's Cerebras-GPT files spell betas as beta1/beta2.
+// ModelZoo's Cerebras-GPT files spell betas as beta1/beta2, and their older muP files carry
+// adjust_learning_rate: {decoder_kernel: ...} (kept in ReadContext::decoderKernel).
 void beforeRead(OptimizerConfig& optimizer, MapReader& reader);
+// The older muP files' model.output_logits_scale (kept in ReadContext::outputLogitsScale).
+void beforeRead(ModelConfig& model, MapReader& reader);
 // A Linear/Cosine piece without initial/end learning rate is a typo, not a zero.
 void afterRead(SchedulerConfig& piece, MapReader& reader);
 

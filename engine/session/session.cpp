@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
+#include <new>
 
 #include "engine/config/validate.h"
 #include "engine/core/paths.h"
@@ -67,6 +68,22 @@ std::string shortDuration(double seconds) {
 
 std::string jsonNumber(double v) {
     return std::isfinite(v) ? fmt::format("{}", v) : "null";
+}
+
+// The largest divisor of the evaluation batch that is no larger than a training micro-batch.
+int evalMicroBatch(int evalBatch, int trainMicroBatch) {
+    for (int m = std::min(evalBatch, trainMicroBatch); m > 1; --m)
+        if (evalBatch % m == 0) return m;
+    return 1;
+}
+
+// What a run tells the user when memory runs out: where, and what to lower.
+std::string outOfMemoryMessage(const std::string& activity) {
+    return fmt::format(
+        "out of memory while {}: this computer could not allocate it. The run stopped here; its "
+        "metrics and checkpoints so far are kept. Lower train_input.batch_size (or "
+        "micro_batch_size), max_sequence_length or eval_input.batch_size, or use a smaller model",
+        activity.empty() ? std::string("preparing the run") : activity);
 }
 
 }  // namespace
@@ -143,7 +160,19 @@ void Session::run() {
     m_summary.finalEvalLoss = kNaN;
     m_summary.initialEvalLoss = kNaN;
     setState(RunState::Preparing);
-    Status status = prepareAndTrain();
+    // Nothing may abort the process that hosts the engine (the studio above all): an allocation
+    // that fails anywhere in the run, or any other exception, ends the run as failed. Metrics
+    // already queued and checkpoints already written stay; unwinding releases the rest.
+    Status status = Status::success();
+    try {
+        status = prepareAndTrain();
+    } catch (const std::bad_alloc&) {
+        status = Error{outOfMemoryMessage(m_activity)};
+    } catch (const std::exception& e) {
+        status =
+            Error{fmt::format("internal error while {}: {}",
+                              m_activity.empty() ? "preparing the run" : m_activity, e.what())};
+    }
     if (!status.ok()) {
         log(LogLine::Level::Error, status.error().message);
         setState(RunState::Failed, status.error().message);
@@ -159,6 +188,7 @@ Status Session::prepareAndTrain() {
     const fs::path cacheDir = m_options.cacheDir.empty() ? userCacheDir() : m_options.cacheDir;
     tensor::setComputeThreads(cfg.runconfig.numThreads);
     for (const auto& w : m_config.warnings) log(LogLine::Level::Warning, w);
+    m_activity = "reading and tokenizing the corpus";
 
     // --- Data: corpus -> tokenizer -> token cache -> train/validation windows.
     auto progress = [this](double fraction, std::string_view what) {
@@ -216,6 +246,8 @@ Status Session::prepareAndTrain() {
         if (!plan.ok()) return plan.error();
         resume.emplace(std::move(plan).value());
     }
+    m_activity = fmt::format("allocating MemoryX ({} parameters with their optimizer state)",
+                             s.table->totalSize());
     auto memoryx = streaming::MemoryX::create(cfg.memoryx, s.table->totalSize(),
                                               optim::Optimizer::stateCopies(cfg.optimizer),
                                               streaming::largestLayerSize(*s.table));
@@ -298,6 +330,10 @@ Status Session::prepareAndTrain() {
                                              prediction.error().message);
         }
     }
+    m_activity = fmt::format(
+        "allocating the training activations ({} system(s) x micro-batch {} x {} tokens, {:.1f} "
+        "MiB per system)",
+        streamingOptions.systems, fit->microBatch, T, double(fit->activationBytes) / (1 << 20));
     streaming::StreamingExecutor executor(shape, B, T, streamingOptions, *s.memoryx, optimizer,
                                           [this, &emulatedClock](const streaming::Span& span) {
                                               if (!emulatedClock) return m_events.push(span);
@@ -312,9 +348,24 @@ Status Session::prepareAndTrain() {
                     s.memoryx->fileBacked() ? s.memoryx->path().string() : std::string("RAM"),
                     double(s.memoryx->bytes()) / (1 << 20),
                     double(fit->activationBytes) / (1 << 20)));
+    // Evaluation runs forward on the host in micro-batches no larger than a training micro-batch,
+    // whose memory the fit above has accepted: ModelZoo's eval batches (120 x 2048 tokens for
+    // Cerebras-GPT) need tens of GB of activations at once, and eval has no backward to
+    // accumulate, so splitting it only changes the order of a sum.
     const int evalB = cfg.evalInput.batchSize;
-    model::Gpt<float> evalGpt(shape, evalB, T);
+    const int evalMicro = evalMicroBatch(evalB, fit->microBatch);
+    m_activity =
+        fmt::format("allocating the evaluation activations ({} sequences of {} tokens, {:.1f} MiB)",
+                    evalMicro, T, double(evalMicro) * double(fit->bytesPerSequence) / (1 << 20));
+    model::Gpt<float> evalGpt(shape, evalMicro, T);
+    if (evalMicro < evalB) {
+        log(LogLine::Level::Info,
+            fmt::format("evaluation: eval_input.batch_size {} in {} micro-batches of {} sequences "
+                        "(no more than a training micro-batch's memory)",
+                        evalB, evalB / evalMicro, evalMicro));
+    }
 
+    m_activity = "opening the run store and the run folder";
     const int64_t maxSteps = cfg.runconfig.maxSteps;
     const optim::LearningRateSchedule schedule(cfg.optimizer.learningRate, maxSteps);
 
@@ -417,14 +468,21 @@ Status Session::prepareAndTrain() {
     const bool dropout = shape.dropout > 0.0 || shape.attnDropout > 0.0;
 
     // Evaluation reads MemoryX's weights directly (forward only, not streamed).
-    auto evaluate = [&]() -> double {
+    auto evaluate = [&](int64_t afterStep) -> double {
         const int64_t available = evalData->validationBatches(evalB, T);
         const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
         if (batches <= 0) return kNaN;
+        m_activity = fmt::format("evaluating the weights after step {}", afterStep);
         double sum = 0.0;
+        const size_t microTokens = size_t(evalMicro) * size_t(T);
         for (int64_t i = 0; i < batches; ++i) {
             evalData->validationBatch(i, evalB, T, evalInputs.data(), evalTargets.data());
-            sum += evalGpt.forward(weights, evalInputs.data(), evalTargets.data(), false, 0);
+            // Equal micro-batches: the batch's mean loss is the mean of theirs.
+            double batchSum = 0.0;
+            for (int m = 0; m < evalB / evalMicro; ++m)
+                batchSum += evalGpt.forward(weights, evalInputs.data() + m * microTokens,
+                                            evalTargets.data() + m * microTokens, false, 0);
+            sum += batchSum / double(evalB / evalMicro);
         }
         return sum / double(batches);
     };
@@ -458,7 +516,7 @@ Status Session::prepareAndTrain() {
     std::string endDetail;
     checkpoints.atStart(step);
     if (m_options.evaluateAtStart && !resume) {
-        m_summary.initialEvalLoss = evaluate();
+        m_summary.initialEvalLoss = evaluate(step);
         s.metric(step, "eval_loss", m_summary.initialEvalLoss, wallStart);
         log(LogLine::Level::Info,
             fmt::format("eval loss before training: {:.4f}", m_summary.initialEvalLoss));
@@ -470,6 +528,8 @@ Status Session::prepareAndTrain() {
             endDetail = fmt::format("stopped by request after step {}", step);
             break;
         }
+        m_activity = fmt::format("training step {}", step + 1);
+        if (step + 1 == m_options.failAllocationAtStep) throw std::bad_alloc();
         s.dataset->trainBatch(step, B, T, cfg.trainInput.shuffle,
                               static_cast<uint64_t>(cfg.trainInput.shuffleSeed), inputs.data(),
                               targets.data());
@@ -509,7 +569,7 @@ Status Session::prepareAndTrain() {
         const int freq = cfg.runconfig.evalFrequency;
         const bool last = step == maxSteps;
         if ((freq > 0 && step % freq == 0) || (last && cfg.runconfig.evalSteps > 0)) {
-            m.evalLoss = evaluate();
+            m.evalLoss = evaluate(step);
             m_summary.finalEvalLoss = m.evalLoss;
         }
         m.logStep = step % cfg.runconfig.logSteps == 0 || last;
@@ -532,7 +592,10 @@ Status Session::prepareAndTrain() {
             endDetail = fmt::format("loss became {} at step {}", loss, step);
             break;
         }
-        if (step < maxSteps) checkpoints.afterStep(step, m_checkpointRequested.exchange(false));
+        if (step < maxSteps) {
+            m_activity = fmt::format("writing the checkpoint of step {}", step);
+            checkpoints.afterStep(step, m_checkpointRequested.exchange(false));
+        }
     }
 
     {
@@ -550,7 +613,7 @@ Status Session::prepareAndTrain() {
     // checkpoint) still reports where its weights stand.
     if (std::isnan(m_summary.finalEvalLoss) && endState != RunState::Diverged &&
         cfg.runconfig.evalSteps > 0) {
-        m_summary.finalEvalLoss = evaluate();
+        m_summary.finalEvalLoss = evaluate(step);
         if (step > 0) s.metric(step, "eval_loss", m_summary.finalEvalLoss, wallClockNow());
     }
 
@@ -561,6 +624,7 @@ Status Session::prepareAndTrain() {
                                  ? double((step - startStep) * tokensPerStep) / m_summary.elapsedSec
                                  : 0.0;
     m_summary.finalLoss = windowSteps > 0 ? windowLossSum / windowSteps : lastWindowLoss;
+    m_activity = "writing the final weights and checkpoint";
     if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, weights, cfg, step);
         !st.ok()) {
         return st;

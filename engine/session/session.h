@@ -5,8 +5,9 @@
 // setPaused, stepOnePhase, state and events() from any thread. Stop and pause act between layers (a
 // step stopped before MemoryX's first update is dropped whole, a later one completes); a stop
 // leaves the final weights, a final checkpoint (checkpoints.h), the metrics produced so far and a
-// "stopped" status behind. Never aborts on bad input: failures become a Failed state with a
-// message.
+// "stopped" status behind. Never aborts: bad input, a failed allocation anywhere in the run (out
+// of memory) or any other exception become a Failed state with a message; the metrics and
+// checkpoints written before it stay.
 #pragma once
 
 #include <atomic>
@@ -48,6 +49,9 @@ struct SessionOptions {
     // Evaluate the starting weights before the first step (fine-tuning: the base model's loss on
     // the new held-out text), logged and recorded as eval_loss at step 0.
     bool evaluateAtStart = false;
+    // Tests of the out-of-memory path: step N (1-based) throws std::bad_alloc at its start, as an
+    // allocation failing inside it would (-1: never).
+    int64_t failAllocationAtStep = -1;
 };
 
 struct RunSummary {
@@ -118,6 +122,8 @@ private:
     std::atomic<int> m_phaseSteps{0};  // layer phases to let through while paused
     std::atomic<bool> m_checkpointRequested{false};
     std::atomic<RunState> m_state{RunState::Preparing};
+    // What the worker is doing ("training step 12"), for the message when memory runs out.
+    std::string m_activity;
 };
 
 }  // namespace ws::session

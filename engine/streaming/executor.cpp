@@ -236,64 +236,89 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     };
 
     int v = 0;
-    for (int m = 0; m < d.micros; ++m) {
-        d.memoryxQueue.waitIdle();  // the previous micro-batch's reduces read the grad buffers
-        auto rows = [&](int s) { return size_t(s * d.perSystem + m * d.micro) * size_t(d.T); };
-        // --- forward
-        for (int l = 0; l <= head; ++l, ++v) {
-            if (cancelNow(m, false)) return abandon(v);
-            d.streamer->acquire(v);
-            d.workers.run([&](int s) {
-                auto& gpt = *d.gpts[size_t(s)];
-                const float* w = d.streamer->slot(v, s);
-                const double t0 = d.now();
-                if (l == 0) {
-                    const bool first = s == 0 && m == 0;
-                    gpt.beginStep(true, first ? dropoutSeed
-                                              : model::rng::deriveKey(dropoutSeed,
-                                                                      uint64_t(s * d.micros + m)));
-                    gpt.embedForward(w, inputs + rows(s));
-                } else if (l == head) {
-                    const float* wte =
-                        m_table.shape().tiedEmbedding ? w + d.layer(head).size : nullptr;
-                    d.losses[size_t(s)] += gpt.headForward(w, wte, targets + rows(s));
-                } else {
-                    gpt.blockForward(l - 1, w);
-                }
-                d.report(Span{step, m, s, l, SpanKind::Forward, 0, t0, d.now()});
-            });
-            d.streamer->release(v);
+    bool holding = false;  // visit v is acquired and not yet released
+    try {
+        for (int m = 0; m < d.micros; ++m) {
+            d.memoryxQueue.waitIdle();  // the previous micro-batch's reduces read the grad buffers
+            auto rows = [&](int s) { return size_t(s * d.perSystem + m * d.micro) * size_t(d.T); };
+            // --- forward
+            for (int l = 0; l <= head; ++l, ++v) {
+                if (cancelNow(m, false)) return abandon(v);
+                d.streamer->acquire(v);
+                holding = true;
+                d.workers.run([&](int s) {
+                    auto& gpt = *d.gpts[size_t(s)];
+                    const float* w = d.streamer->slot(v, s);
+                    const double t0 = d.now();
+                    if (l == 0) {
+                        const bool first = s == 0 && m == 0;
+                        gpt.beginStep(true, first ? dropoutSeed
+                                                  : model::rng::deriveKey(
+                                                        dropoutSeed, uint64_t(s * d.micros + m)));
+                        gpt.embedForward(w, inputs + rows(s));
+                    } else if (l == head) {
+                        const float* wte =
+                            m_table.shape().tiedEmbedding ? w + d.layer(head).size : nullptr;
+                        d.losses[size_t(s)] += gpt.headForward(w, wte, targets + rows(s));
+                    } else {
+                        gpt.blockForward(l - 1, w);
+                    }
+                    d.report(Span{step, m, s, l, SpanKind::Forward, 0, t0, d.now()});
+                });
+                d.streamer->release(v);
+                holding = false;
+            }
+            // --- backward
+            for (auto& g : d.grads) std::fill(g.begin(), g.end(), 0.0f);
+            for (int l = head; l >= 0; --l, ++v) {
+                if (cancelNow(m, true)) return abandon(v);
+                d.streamer->acquire(v);
+                holding = true;
+                d.workers.run([&](int s) {
+                    auto& gpt = *d.gpts[size_t(s)];
+                    float* g = d.grads[size_t(s)].data();
+                    const float* w = d.streamer->slot(v, s);
+                    const double t0 = d.now();
+                    if (l == head) {
+                        const bool tied = m_table.shape().tiedEmbedding;
+                        gpt.headBackward(w, tied ? w + d.layer(head).size : nullptr,
+                                         g + d.layer(head).offset,
+                                         tied ? g + d.wteOffset() : nullptr);
+                    } else if (l == 0) {
+                        gpt.embedBackward(g + d.layer(0).offset);
+                    } else {
+                        gpt.blockBackward(l - 1, w, g + d.layer(l).offset);
+                    }
+                    d.report(Span{step, m, s, l, SpanKind::Backward, 0, t0, d.now()});
+                });
+                d.streamer->release(v);
+                holding = false;
+                const auto& slice = d.layer(l);
+                const bool last = m == d.micros - 1;
+                d.memoryxQueue.post([&d, step, m, l, slice, last, clip, lr, updateCount] {
+                    d.reduceLayer(step, m, l, slice.offset, slice.size, last, !clip, lr,
+                                  updateCount);
+                });
+            }
         }
-        // --- backward
-        for (auto& g : d.grads) std::fill(g.begin(), g.end(), 0.0f);
-        for (int l = head; l >= 0; --l, ++v) {
-            if (cancelNow(m, true)) return abandon(v);
-            d.streamer->acquire(v);
-            d.workers.run([&](int s) {
-                auto& gpt = *d.gpts[size_t(s)];
-                float* g = d.grads[size_t(s)].data();
-                const float* w = d.streamer->slot(v, s);
-                const double t0 = d.now();
-                if (l == head) {
-                    const bool tied = m_table.shape().tiedEmbedding;
-                    gpt.headBackward(w, tied ? w + d.layer(head).size : nullptr,
-                                     g + d.layer(head).offset, tied ? g + d.wteOffset() : nullptr);
-                } else if (l == 0) {
-                    gpt.embedBackward(g + d.layer(0).offset);
-                } else {
-                    gpt.blockBackward(l - 1, w, g + d.layer(l).offset);
-                }
-                d.report(Span{step, m, s, l, SpanKind::Backward, 0, t0, d.now()});
-            });
-            d.streamer->release(v);
-            const auto& slice = d.layer(l);
-            const bool last = m == d.micros - 1;
-            d.memoryxQueue.post([&d, step, m, l, slice, last, clip, lr, updateCount] {
-                d.reduceLayer(step, m, l, slice.offset, slice.size, last, !clip, lr, updateCount);
-            });
+        d.memoryxQueue.waitIdle();
+    } catch (...) {
+        // A failure inside the step (an allocation, usually): leave the weight loader and
+        // MemoryX's queue idle, as a cancel would, before the error unwinds the step whose
+        // visits they reference. MemoryX may hold a partial update; the run ends failed.
+        if (holding) d.streamer->release(v++);
+        for (int j = v; j < int(visits.size()); ++j) {
+            d.streamer->acquire(j);
+            d.streamer->release(j);
         }
+        try {
+            d.memoryxQueue.waitIdle();
+        } catch (...) {  // the queue's own error, if any, adds nothing to the first
+        }
+        d.streamer->finish();
+        d.accountOverlap();
+        throw;
     }
-    d.memoryxQueue.waitIdle();
     d.streamer->finish();
 
     StepResult result;

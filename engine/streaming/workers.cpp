@@ -1,5 +1,8 @@
 #include "engine/streaming/workers.h"
 
+#include <exception>
+#include <utility>
+
 #include "engine/tensor/threads.h"
 
 namespace ws::streaming {
@@ -25,10 +28,20 @@ void SystemWorkers::run(const std::function<void(int)>& body) {
         ++m_generation;
     }
     m_cv.notify_all();
-    body(0);
+    std::exception_ptr error;
+    try {
+        body(0);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    // Every system finishes before anything propagates: they all use the caller's body.
     std::unique_lock lock(m_mutex);
     m_cv.wait(lock, [&] { return m_pending == 0; });
     m_body = nullptr;
+    if (!error) error = std::exchange(m_error, nullptr);
+    m_error = nullptr;
+    lock.unlock();
+    if (error) std::rethrow_exception(error);
 }
 
 void SystemWorkers::loop(int system) {
@@ -41,8 +54,14 @@ void SystemWorkers::loop(int system) {
         seen = m_generation;
         const auto* body = m_body;
         lock.unlock();
-        (*body)(system);
+        std::exception_ptr error;
+        try {
+            (*body)(system);
+        } catch (...) {
+            error = std::current_exception();
+        }
         lock.lock();
+        if (error && !m_error) m_error = error;
         if (--m_pending == 0) m_cv.notify_all();
     }
 }
@@ -58,8 +77,14 @@ SerialQueue::SerialQueue() {
             m_jobs.pop_front();
             m_busy = true;
             lock.unlock();
-            job();
+            std::exception_ptr error;
+            try {
+                job();
+            } catch (...) {
+                error = std::current_exception();
+            }
             lock.lock();
+            if (error && !m_error) m_error = error;
             m_busy = false;
             m_cv.notify_all();
         }
@@ -69,6 +94,8 @@ SerialQueue::SerialQueue() {
 SerialQueue::~SerialQueue() {
     {
         std::lock_guard lock(m_mutex);
+        // Jobs still queued belong to a step that failed and unwound; they must not run.
+        m_jobs.clear();
         m_stop = true;
     }
     m_cv.notify_all();
@@ -86,6 +113,10 @@ void SerialQueue::post(std::function<void()> job) {
 void SerialQueue::waitIdle() {
     std::unique_lock lock(m_mutex);
     m_cv.wait(lock, [&] { return m_jobs.empty() && !m_busy; });
+    if (std::exception_ptr error = std::exchange(m_error, nullptr)) {
+        lock.unlock();
+        std::rethrow_exception(error);
+    }
 }
 
 }  // namespace ws::streaming

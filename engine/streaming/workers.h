@@ -1,12 +1,15 @@
 // Two small thread helpers of the executor. SystemWorkers runs one function per emulated system
 // in parallel (system 0 on the caller's thread) and returns when all are done. SerialQueue runs
 // posted jobs one after another on its own thread (MemoryX's reduce and update work), so they
-// overlap the systems' compute; waitIdle() is the synchronisation point.
+// overlap the systems' compute; waitIdle() is the synchronisation point. An exception thrown by a
+// body or job (std::bad_alloc above all) is not lost and does not terminate: run() rethrows it
+// after every system finished, waitIdle() after the queue ran dry.
 // Thread-safety: run() from one thread at a time; post()/waitIdle() from any thread.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -32,6 +35,7 @@ private:
     unsigned m_generation = 0;
     int m_pending = 0;
     bool m_stop = false;
+    std::exception_ptr m_error;  // the first body that threw in this run()
     std::vector<std::thread> m_threads;
 };
 
@@ -51,6 +55,7 @@ private:
     std::deque<std::function<void()>> m_jobs;
     bool m_busy = false;
     bool m_stop = false;
+    std::exception_ptr m_error;  // the first job that threw since the last waitIdle()
     std::thread m_thread;
 };
 

@@ -281,6 +281,15 @@ cerebras_111m_few_steps)
         --set "runconfig.model_dir=$tmp/model") || fail "exit $? $out"
   expect_in '"parameters":111050496' "$out"
   expect_in '"status":"finished"' "$out" ;;
+cerebras_111m_out_of_memory)
+  # Issue 12, 4b: this exact command died with std::bad_alloc (exit 134). Under a 4 GB address
+  # space limit the 111M model's memory cannot be had; the run must end as a clear failure.
+  out=$( (ulimit -v 4194304; "$wafer" train "$src/presets/cerebras-gpt-111m.yaml" --max-steps 2 \
+        --set train_input.batch_size=1) 2>&1); code=$?
+  [[ $code -ne 134 ]] || fail "aborted (exit 134): $out"
+  [[ $code -eq 1 ]] || fail "expected exit 1, got $code: $out"
+  expect_in "out of memory while allocating" "$out"
+  expect_in "Lower train_input.batch_size" "$out" ;;
 sweep_json)
   # A 2 x 2 sweep file over gpt-nano made tiny: one JSON object per finished trial, keyed by config
   # key, then a summary; the trials are runs of the sweep in the store. 4 trials exceed

@@ -3,7 +3,9 @@
 // ModelZoo-layout params files in fixtures/.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include "config_test_util.h"
 #include "engine/config/config_yaml.h"
@@ -175,13 +177,38 @@ TEST(ConfigLoad, MalformedYamlGivesLineAndColumn) {
               "list");
 }
 
-TEST(ConfigLoad, DuplicateKeysAndTwoSpellingsOfOneKeyAreErrors) {
+TEST(ConfigLoad, DuplicateKeysWithDifferentValuesAndTwoSpellingsOfOneKeyAreErrors) {
     EXPECT_EQ(parseError("model:\n    hidden_size: 64\n    hidden_size: 128\n"),
               "test.yaml:3:5: model.hidden_size: this key appears twice in the same section "
-              "(first at line 2); keep one of them");
+              "with different values: \"64\" at line 2, \"128\" at line 3; keep the one you "
+              "mean");
+    EXPECT_EQ(parseError("optimizer:\n    betas: [0.9, 0.95]\n    betas: [0.9, 0.99]\n"),
+              "test.yaml:3:5: optimizer.betas: this key appears twice in the same section with "
+              "different values: [0.9, 0.95] at line 2, [0.9, 0.99] at line 3; keep the one "
+              "you mean");
     EXPECT_EQ(parseError("optimizer:\n    weight_decay: 0.1\n    weight_decay_rate: 0.2\n"),
               "test.yaml:3:5: optimizer.weight_decay_rate: `weight_decay` and "
               "`weight_decay_rate` are two names of the same setting; keep only `weight_decay`");
+}
+
+TEST(ConfigLoad, ARepeatedKeyWithTheSameValueLoadsWithAWarningNamingBothLines) {
+    auto loaded = parseText(
+        "model:\n"
+        "    hidden_size: 64\n"
+        "    num_heads: 4\n"
+        "    hidden_size: 6.4e1\n"  // the same number written differently
+        "optimizer:\n"
+        "    betas: [0.9, 0.95]\n"
+        "    betas: [0.9, 0.95]\n");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->config.model.hiddenSize, 64);
+    ASSERT_EQ(loaded->warnings.size(), 2u);
+    EXPECT_EQ(loaded->warnings[0],
+              "test.yaml:4:5: model.hidden_size: this key appears twice in the same section "
+              "(lines 2 and 4) with the same value \"6.4e1\"; read once, delete one of them");
+    EXPECT_EQ(loaded->warnings[1],
+              "test.yaml:7:5: optimizer.betas: this key appears twice in the same section "
+              "(lines 6 and 7) with the same value [0.9, 0.95]; read once, delete one of them");
 }
 
 TEST(ConfigLoad, AliasesAreAccepted) {
@@ -428,6 +455,159 @@ TEST(ConfigLoad, CerebrasGpt111mLoadsWithOlderSpellings) {
           "model.use_bfloat16", "optimizer.log_summaries", "runconfig.execution_strategy"})
         EXPECT_TRUE(anyContains(loaded->warnings, key)) << key;
     EXPECT_TRUE(validate(c).empty()) << validate(c).front();
+}
+
+// The real file repeats `steps: 150000` in its second schedule piece (issue: it was refused).
+TEST(ConfigLoad, ModelZooGpt2SmallWsWithARepeatedKeyLoads) {
+    auto loaded = loadConfigFile(fixture("modelzoo_params_gpt2_small_ws.yaml"));
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    const Config& c = loaded->config;
+    ASSERT_EQ(c.optimizer.learningRate.schedule.size(), 2u);
+    EXPECT_EQ(c.optimizer.learningRate.schedule[1].totalIters, 150000);
+    EXPECT_EQ(c.trainInput.maxSequenceLength, 2048);
+    EXPECT_TRUE(anyContains(loaded->warnings,
+                            "modelzoo_params_gpt2_small_ws.yaml:64:9: "
+                            "optimizer.learning_rate[1].steps: this key appears twice in the "
+                            "same section (lines 63 and 64) with the same value \"150000\""));
+    EXPECT_TRUE(validate(c).empty()) << validate(c).front();
+}
+
+// Cerebras-GPT 111M muP as ModelZoo 1.9 wrote it: the older muP keys become the current ones.
+TEST(ConfigLoad, ModelZooOlderMupKeysTranslateToTheCurrentOnes) {
+    auto loaded = loadConfigFile(fixture("modelzoo_cerebras_gpt_111m_mup.yaml"));
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    const ModelConfig& m = loaded->config.model;
+    EXPECT_TRUE(m.mupEnabled());
+    EXPECT_EQ(m.mupBaseHiddenSize, 256);  // 768 x 1/3
+    EXPECT_EQ(m.mupBaseFilterSize, 1024);
+    EXPECT_EQ(m.outputLogitsAlpha, 1.0);  // logits x 1/3 = alpha / m with m = 3
+    EXPECT_TRUE(m.scaleOutputLogitsByD);
+    EXPECT_EQ(m.embeddingsScale, 10.0);
+    EXPECT_TRUE(m.scaleQkDotByD);
+    // Under mup_base_hidden_size the engine divides these by sqrt(m) again; the translation
+    // multiplies them back so the weights start with the stds the file gives.
+    const double sqrtM = std::sqrt(3.0);
+    EXPECT_NEAR(m.initializer.std / sqrtM, 0.02, 1e-12);
+    EXPECT_NEAR(m.initializer.b / sqrtM, 0.04, 1e-12);
+    ASSERT_TRUE(m.outputLayerInitializer.has_value());
+    EXPECT_NEAR(m.outputLayerInitializer->std / sqrtM, 0.004472135954999579, 1e-12);
+    EXPECT_EQ(m.embeddingInitializer.std, 0.02);  // embeddings are not rescaled under muP
+
+    // The same model written with the current keys loads to the same config.
+    std::ostringstream read;
+    read << std::ifstream(fixture("modelzoo_cerebras_gpt_111m_mup.yaml")).rdbuf();
+    std::string text = read.str();
+    auto replace = [&text](const std::string& from, const std::string& to) {
+        const size_t at = text.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+    };
+    replace("    output_logits_scale: 0.3333333333333333\n",
+            "    mup_base_hidden_size: 256\n    mup_base_filter_size: 1024\n"
+            "    output_logits_alpha: 1.0\n");
+    replace("    adjust_learning_rate:\n        decoder_kernel: 0.3333333333333333\n", "");
+    replace("        std: 0.02\n        a: -0.04\n        b: 0.04\n    output_layer_initializer",
+            "        std: 0.0346410161514\n        a: -0.0692820323028\n"
+            "        b: 0.0692820323028\n    output_layer_initializer");
+    replace(
+        "        std: 0.004472135954999579\n        a: -0.008944271909999158\n"
+        "        b: 0.008944271909999158\n",
+        "        std: 0.00774596669241\n        a: -0.0154919333848\n"
+        "        b: 0.0154919333848\n");
+    auto modern =
+        parseConfig(text, "modern.yaml", std::filesystem::path(WAFER_CONFIG_FIXTURES_DIR));
+    ASSERT_TRUE(modern.ok()) << modern.error().message;
+    EXPECT_EQ(loaded->config, modern->config);
+    EXPECT_FALSE(anyContains(modern->warnings, "muP"));
+
+    // Said once, where the older key is, with the numbers.
+    EXPECT_TRUE(anyContains(
+        loaded->warnings,
+        "modelzoo_cerebras_gpt_111m_mup.yaml:92:9: optimizer.adjust_learning_rate."
+        "decoder_kernel: ModelZoo's older muP keys read as the current ones: decoder_kernel "
+        "0.333333 (= base width / hidden_size) gives model.mup_base_hidden_size 256 and "
+        "mup_base_filter_size 1024 (width multiplier m = 3); model.output_logits_scale 0.333333 "
+        "(= output_logits_alpha / m) gives output_logits_alpha 1; model.initializer and "
+        "output_layer_initializer are multiplied by sqrt(m) = 1.73205"))
+        << ::testing::PrintToString(loaded->warnings);
+    EXPECT_FALSE(anyContains(loaded->warnings, "output_logits_scale: ModelZoo setting not"));
+    EXPECT_FALSE(anyContains(loaded->warnings, "adjust_learning_rate: ModelZoo setting not"));
+    // use_cs_grad_accum: micro-batches do accumulate gradients now.
+    EXPECT_TRUE(anyContains(loaded->warnings,
+                            "runconfig.use_cs_grad_accum: ModelZoo setting not implemented by "
+                            "Wafer Studio, ignored: gradient accumulation follows "
+                            "train_input.micro_batch_size"));
+    EXPECT_FALSE(anyContains(loaded->warnings, "gradient accumulation is not implemented"));
+    // No max_sequence_length: ModelZoo reads it from the HDF5 files; here the model's context.
+    EXPECT_EQ(loaded->config.trainInput.maxSequenceLength, 2048);
+    EXPECT_TRUE(anyContains(
+        loaded->warnings,
+        "train_input.max_sequence_length: not given; ModelZoo's GptHDF5DataProcessor takes it "
+        "from its HDF5 files, which Wafer Studio does not read, so the model's context is used: "
+        "model.max_position_embeddings = 2048 tokens per sequence"));
+    EXPECT_TRUE(validate(loaded->config).empty()) << validate(loaded->config).front();
+}
+
+TEST(ConfigLoad, OlderMupKeysThatCannotBeTranslatedExactlyAreRefused) {
+    const std::string model = "model:\n    hidden_size: 768\n    filter_size: 3072\n";
+    EXPECT_EQ(parseError(model + "    output_logits_scale: 0.5\n"),
+              "test.yaml:4:5: model.output_logits_scale: ModelZoo's older muP logit multiplier "
+              "needs optimizer.adjust_learning_rate.decoder_kernel too: Wafer Studio scales the "
+              "logits only under muP, whose width multiplier m it takes from decoder_kernel (= "
+              "base width / hidden_size). Add adjust_learning_rate: {decoder_kernel: ...}, or "
+              "write model.mup_base_hidden_size, mup_base_filter_size and output_logits_alpha "
+              "instead");
+    EXPECT_EQ(parseError(model + "optimizer:\n    adjust_learning_rate:\n"
+                                 "        decoder_kernel: 0.3\n"),
+              "test.yaml:6:9: optimizer.adjust_learning_rate.decoder_kernel: decoder_kernel 0.3 "
+              "is muP's base width / hidden_size, but it gives a base width of 768 x 0.3 = "
+              "230.4 and a base MLP width of 3072 x 0.3 = 921.6; both must be whole numbers: "
+              "write model.mup_base_hidden_size and mup_base_filter_size instead");
+    EXPECT_EQ(parseError(model + "    mup_base_hidden_size: 256\n    mup_base_filter_size: 1024\n"
+                                 "optimizer:\n    adjust_learning_rate:\n"
+                                 "        decoder_kernel: 0.5\n"),
+              "test.yaml:8:9: optimizer.adjust_learning_rate.decoder_kernel: the file describes "
+              "muP twice, with ModelZoo's older keys (model.output_logits_scale, "
+              "optimizer.adjust_learning_rate) and the current ones (model.mup_base_hidden_size, "
+              "mup_base_filter_size, output_logits_alpha); keep the current ones and delete the "
+              "older");
+    EXPECT_EQ(parseError("optimizer:\n    adjust_learning_rate:\n        embedding: 0.5\n"),
+              "test.yaml:3:9: optimizer.adjust_learning_rate.embedding: only decoder_kernel "
+              "(muP's learning-rate factor for the hidden layers, read as "
+              "model.mup_base_hidden_size) can be translated; delete this entry or describe the "
+              "model with the mup_base_* keys");
+    // Without the logits key the logits stay as they were (alpha = m cancels the 1 / m).
+    auto loaded = parseText(model +
+                            "optimizer:\n    adjust_learning_rate:\n"
+                            "        decoder_kernel: 0.25\n");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->config.model.mupBaseHiddenSize, 192);
+    EXPECT_EQ(loaded->config.model.outputLogitsAlpha, 4.0);
+}
+
+TEST(ConfigLoad, MissingSequenceLengthIsChosenVisiblyForModelZooDataProcessors) {
+    // Wafer Studio's own text reader keeps the documented default without a note.
+    auto plain = parseText("train_input:\n    batch_size: 4\n");
+    ASSERT_TRUE(plain.ok()) << plain.error().message;
+    EXPECT_EQ(plain->config.trainInput.maxSequenceLength, 128);
+    EXPECT_EQ(plain->config.evalInput.maxSequenceLength, 128);
+    EXPECT_TRUE(plain->warnings.empty());
+    // Another ModelZoo processor: the default, said.
+    auto text = parseText("train_input:\n    data_processor: GptTextDataProcessor\n");
+    ASSERT_TRUE(text.ok()) << text.error().message;
+    EXPECT_EQ(text->config.trainInput.maxSequenceLength, 128);
+    EXPECT_EQ(text->warnings,
+              std::vector<std::string>{
+                  "test.yaml: train_input.max_sequence_length: not given; using the default of "
+                  "128 tokens per sequence. Set train_input.max_sequence_length to choose"});
+    // An override that gives it is not "not given".
+    auto overridden = parseText(
+        "model:\n    max_position_embeddings: 512\n"
+        "train_input:\n    data_processor: GptHDF5DataProcessor\n",
+        {"train_input.max_sequence_length=256"});
+    ASSERT_TRUE(overridden.ok()) << overridden.error().message;
+    EXPECT_EQ(overridden->config.trainInput.maxSequenceLength, 256);
+    EXPECT_TRUE(overridden->warnings.empty());
 }
 
 }  // namespace

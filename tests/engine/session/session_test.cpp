@@ -339,6 +339,76 @@ TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {
     EXPECT_TRUE(sawMicro);
 }
 
+// Issue 12, 4b: ModelZoo's eval batch (120 x 2048 tokens) was allocated whole and killed the
+// process. An eval batch larger than a training micro-batch is evaluated in micro-batches of at
+// most that size, with the same loss as evaluating it whole.
+TEST(Session, EvalBatchLargerThanATrainingMicroBatchIsEvaluatedInMicroBatches) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto evalLoss = [&](const std::vector<std::string>& extra, std::vector<Event>& events) {
+        std::vector<std::string> overrides = {"train_input.batch_size=8",
+                                              "eval_input.batch_size=8"};
+        overrides.insert(overrides.end(), extra.begin(), extra.end());
+        auto options = optionsIn(dir);
+        options.recordInStore = false;
+        // max_steps 0: the starting weights (same seed) are evaluated once at the end.
+        auto session = Session::create(tinyConfig(dir.path(), 0, overrides), options);
+        EXPECT_TRUE(session.ok());
+        events = runToEnd(**session);
+        EXPECT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+        return (*session)->summary().finalEvalLoss;
+    };
+    auto logged = [](const std::vector<Event>& events, std::string_view text) {
+        for (const auto& e : events)
+            if (const auto* line = std::get_if<LogLine>(&e))
+                if (line->message.find(text) != std::string::npos) return true;
+        return false;
+    };
+    std::vector<Event> wholeEvents, splitEvents;
+    const double whole = evalLoss({}, wholeEvents);  // the wafer takes all 8 sequences at once
+    // Room for about two sequences' activations: training runs micro-batches of 2, and so does
+    // the evaluation of its 8 sequences.
+    const double split = evalLoss({"wafer.sram_bytes=500000"}, splitEvents);
+    ASSERT_TRUE(std::isfinite(whole));
+    EXPECT_NEAR(split, whole, 1e-5 * std::abs(whole));
+    EXPECT_FALSE(logged(wholeEvents, "evaluation: eval_input.batch_size"));
+    EXPECT_TRUE(logged(splitEvents,
+                       "evaluation: eval_input.batch_size 8 in 4 micro-batches of 2 sequences"));
+}
+
+// No allocation failure escapes a run as an abort: the run ends failed with a message that says
+// where memory ran out and what to lower, and what it recorded before stays.
+TEST(Session, OutOfMemoryInsideARunEndsItFailedAndKeepsMetricsAndCheckpoints) {
+    TempDir dir;
+    writeCorpus(dir.path());
+    auto options = optionsIn(dir);
+    options.failAllocationAtStep = 3;
+    auto session =
+        Session::create(tinyConfig(dir.path(), 5, {"runconfig.checkpoint_steps=2"}), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto events = runToEnd(**session);
+    const RunSummary& summary = (*session)->summary();
+    ASSERT_EQ(summary.state, RunState::Failed);
+    EXPECT_EQ(summary.detail.rfind("out of memory while training step 3: this computer could not "
+                                   "allocate it. The run stopped here; its metrics and "
+                                   "checkpoints so far are kept. Lower train_input.batch_size",
+                                   0),
+              0u)
+        << summary.detail;
+    EXPECT_EQ(stepsOf(events).size(), 2u);
+
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto run = (*store)->getRun(summary.runId);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->status, "failed");
+    auto losses = (*store)->metrics(summary.runId, "loss");
+    ASSERT_TRUE(losses.ok());
+    ASSERT_EQ(losses->size(), 2u);  // steps 1 and 2
+    EXPECT_EQ(losses->back().step, 2);
+    EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "model" / "checkpoint-2"));
+}
+
 TEST(Session, PublishesStreamingSpans) {
     TempDir dir;
     writeCorpus(dir.path());

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <mutex>
+#include <new>
 
 #include "engine/model/parameters.h"
 #include "streaming_test_util.h"
@@ -265,6 +266,35 @@ TEST(StreamingExecutor, CancelBeforeAnyUpdateLeavesMemoryXUntouched) {
                 EXPECT_TRUE(rig.snapshot() == fresh.snapshot());
             }
         }
+    }
+}
+
+// An allocation failing inside a step (between layers, or inside a layer's compute while its
+// weights are on the wafer) reaches the caller; the weight loader is not left waiting, and the
+// executor steps on afterwards exactly like a fresh one (the failure came before any update).
+TEST(StreamingExecutor, AnExceptionInsideAStepReachesTheCallerAndTheExecutorStaysUsable) {
+    for (const bool insideLayer : {false, true}) {
+        Rig rig(0.0);
+        bool armed = true;
+        StreamingExecutor exec(
+            smallShape(), kB, kT, StreamingOptions{}, *rig.mx, *rig.opt, [&](const Span& span) {
+                if (armed && insideLayer && span.kind == SpanKind::Forward && span.layer == 2)
+                    throw std::bad_alloc();
+            });
+        int calls = 0;
+        StepHooks hooks;
+        hooks.pausePoint = [&] {
+            if (armed && !insideLayer && calls++ == 3) throw std::bad_alloc();
+        };
+        EXPECT_THROW(exec.step(0, rig.in.data(), rig.out.data(), 1e-2, 0.0, 1, 0, hooks),
+                     std::bad_alloc)
+            << insideLayer;
+        armed = false;
+        Rig fresh(0.0);
+        const auto a = exec.step(0, rig.in.data(), rig.out.data(), 1e-2, 0.0, 1, 0);
+        const auto b = fresh.exec->step(0, fresh.in.data(), fresh.out.data(), 1e-2, 0.0, 1, 0);
+        EXPECT_EQ(a.loss, b.loss) << insideLayer;
+        EXPECT_TRUE(rig.snapshot() == fresh.snapshot()) << insideLayer;
     }
 }
 
