@@ -393,24 +393,7 @@ Result<RunInfo> RunStore::getRun(int64_t run) const {
 }
 
 Result<std::vector<MetricPoint>> RunStore::metrics(int64_t run, std::string_view key) const {
-    const std::string keyText(key);
-    return m_impl->read([&](SQLite::Database& db) -> Result<std::vector<MetricPoint>> {
-        if (!runExists(db, run)) return m_impl->noRun(run);
-        // (run, key, step) is the index; rowid breaks ties in logging order.
-        SQLite::Statement query(db,
-                                "SELECT step, value, special, wall_time FROM metrics WHERE run "
-                                "= ? AND key = ? ORDER BY step, rowid");
-        query.bind(1, run);
-        query.bind(2, keyText);
-        std::vector<MetricPoint> points;
-        while (query.executeStep()) {
-            const auto wall = query.getColumn(3);
-            points.push_back(
-                {query.getColumn(0).getInt64(), decodeValue(query.getColumn(1), query.getColumn(2)),
-                 wall.isNull() ? std::numeric_limits<double>::quiet_NaN() : wall.getDouble()});
-        }
-        return points;
-    });
+    return metricsAfter(run, key, std::numeric_limits<int64_t>::min());
 }
 
 Result<std::map<std::string, double>> RunStore::lastMetrics(int64_t run) const {

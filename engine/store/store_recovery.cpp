@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/store/ofd_locks.h"
+#include "engine/store/run_store.h"
 #include "engine/store/schema.h"
 #include "engine/store/time_format.h"
 
@@ -403,8 +404,11 @@ std::string damagedStoreAdvice(const fs::path& db, const StoreHealth& health) {
     char magic[16] = {};
     std::ifstream(db, std::ios::binary).read(magic, sizeof magic);
     const bool sqliteFile = std::memcmp(magic, "SQLite format 3", 16) == 0;
+    std::error_code ec;
+    const bool usedAsStore = health.backup || fs::is_directory(RunStore::runsFolderFor(db), ec) ||
+                             fs::exists(withSuffix(db, "-wal"), ec);
     std::string text =
-        sqliteFile || health.backup
+        sqliteFile || usedAsStore
             ? fmt::format("The run store {} is damaged ({}). It has not been changed.\n",
                           db.string(), health.problem)
             : fmt::format(
