@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QLineEdit>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -16,6 +17,14 @@ inline QString artifactPath(const QString& name) {
     if (dir.isEmpty()) dir = QDir::tempPath();
     QDir().mkpath(dir);
     return dir + '/' + name;
+}
+
+// Types `text` into a form's line edit as a user does (focus, select all, type, Return).
+inline void commitLine(QLineEdit* line, const QString& text) {
+    line->setFocus();
+    line->selectAll();
+    QTest::keyClicks(line, text);
+    QTest::keyClick(line, Qt::Key_Return);
 }
 
 template <class Test>

@@ -30,12 +30,7 @@ const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
 
 using ws::testing::artifactPath;
 
-void commitLine(QLineEdit* line, const QString& text) {
-    line->setFocus();
-    line->selectAll();
-    QTest::keyClicks(line, text);
-    QTest::keyClick(line, Qt::Key_Return);
-}
+using ws::testing::commitLine;
 
 // The full text of a field's inline error ("" when hidden).
 QString errorText(ConfigForm* form, const QString& path) {

@@ -44,12 +44,7 @@ const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
 
 using ws::testing::artifactPath;
 
-void commitLine(QLineEdit* line, const QString& text) {
-    line->setFocus();
-    line->selectAll();
-    QTest::keyClicks(line, text);
-    QTest::keyClick(line, Qt::Key_Return);
-}
+using ws::testing::commitLine;
 
 size_t livePoints(const TrainingTab* tab, const char* key) {
     for (const auto& [id, run] : tab->runs()) {

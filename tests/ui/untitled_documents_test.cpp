@@ -50,12 +50,7 @@ QStringList commentLines(const QString& text) {
     return out;
 }
 
-void commitLine(QLineEdit* line, const QString& text) {
-    line->setFocus();
-    line->selectAll();
-    QTest::keyClicks(line, text);
-    QTest::keyClick(line, Qt::Key_Return);
-}
+using ws::testing::commitLine;
 
 struct Question {
     QString title, text;
