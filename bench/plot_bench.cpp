@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "ui/training_tab.h"
+#include "ui/training/training_tab.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
-#include "ui/utilization_map.h"
-#include "ui/wafer_tab.h"
+#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/wafer_tab.h"
 
 namespace {
 

@@ -8,13 +8,13 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "app/studio/studio_options.h"
 #include "engine/core/paths.h"
-#include "ui/config_document.h"
-#include "ui/log_dock.h"
-#include "ui/main_window.h"
-#include "ui/run_controller.h"
-#include "ui/studio_options.h"
-#include "ui/sweep_controller.h"
+#include "ui/config/config_document.h"
+#include "ui/shell/log_dock.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/run_controller.h"
+#include "ui/sweeps/sweep_controller.h"
 
 namespace {
 

@@ -1,0 +1,264 @@
+// The Config form's checks, offscreen in the main window: wafer.spec is a choice of the known
+// specs and a misspelt one (from the YAML view) is a field error with a "did you mean"; a model
+// that cannot fit the wafer shows the engine's own fit message on the field and disables Run
+// until fixed; rejected values are worded with the form's field names (no CLI "--set"); number
+// fields take no letters; a hidden_size / num_heads mismatch shows under num_heads; the mouse
+// wheel over an unfocused combo box scrolls the form instead of changing the value.
+#include <QAction>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+#include <memory>
+
+#include "engine/wafer/run_fit.h"
+#include "support/gui_test.h"
+#include "ui/config/config_document.h"
+#include "ui/config/config_form.h"
+#include "ui/config/config_tab.h"
+#include "ui/config/yaml_editor.h"
+#include "ui/shell/main_window.h"
+
+using namespace ws::ui;
+
+namespace {
+const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
+
+using ws::testing::artifactPath;
+
+using ws::testing::commitLine;
+
+// The full text of a field's inline error ("" when hidden).
+QString errorText(ConfigForm* form, const QString& path) {
+    QLabel* label = form->errorLabelFor(path);
+    if (!label || !label->isVisible()) return {};
+    return label->property("fullText").toString();
+}
+
+// Scrolls the form so the field and its error are in view (for the screenshots).
+void showField(ConfigForm* form, const QString& path) {
+    auto* area = qobject_cast<QScrollArea*>(form->parentWidget()->parentWidget());
+    area->ensureWidgetVisible(form->errorLabelFor(path), 50, 150);
+    QApplication::processEvents();
+}
+
+bool hasProblemAt(const ConfigDocument* doc, const QString& path, const QString& part) {
+    for (const auto& p : doc->problems())
+        if (p.path == path && p.line > 0 && p.message.contains(part)) return true;
+    return false;
+}
+}  // namespace
+
+class ConfigFormTest : public QObject {
+    Q_OBJECT
+private slots:
+    void init() {
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
+        m_window->resize(1400, 900);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window->openConfig(kNano));
+        m_window->showTab("config");
+        QVERIFY(m_window->runAction()->isEnabled());
+    }
+    void cleanup() { m_window.reset(); }
+
+    void waferSpecIsAChoiceAndATypoIsAFieldError() {
+        ConfigTab* tab = m_window->configTab();
+        ConfigForm* form = tab->form();
+        auto* spec = qobject_cast<QComboBox*>(form->editorFor("wafer.spec"));
+        QVERIFY(spec);
+        QStringList items;
+        for (int i = 0; i < spec->count(); ++i) items << spec->itemText(i);
+        QCOMPARE(items, QStringList({"teaching-16x16", "wse2", "wse3"}));
+        QCOMPARE(spec->currentText(), QString("wse2"));
+
+        // Typed in the YAML view, as the user did.
+        tab->yamlEditor()->setPlainText(tab->yamlEditor()->toPlainText() +
+                                        "\nwafer:\n  spec: teaching16\n");
+        tab->applyPendingYaml();
+        const QString error = errorText(form, "wafer.spec");
+        QVERIFY2(error.contains("no wafer spec named \"teaching16\""), qPrintable(error));
+        QVERIFY2(error.contains("did you mean \"teaching-16x16\"?"), qPrintable(error));
+        QVERIFY(hasProblemAt(m_window->document(), "wafer.spec", "did you mean"));
+        QVERIFY(!tab->yamlEditor()->extraSelections().isEmpty());  // marked in the YAML view
+        QCOMPARE(spec->currentText(), QString("teaching16"));      // shown as written
+        QVERIFY(!m_window->runAction()->isEnabled());
+        showField(form, "wafer.spec");
+        QVERIFY(m_window->saveScreenshot(artifactPath("config-form-spec-typo.png")));
+
+        // Choosing the spec it meant fixes it.
+        const int meant = spec->findText("teaching-16x16");
+        spec->setCurrentIndex(meant);
+        emit spec->activated(meant);
+        QVERIFY2(errorText(form, "wafer.spec").isEmpty(),
+                 qPrintable(errorText(form, "wafer.spec")));
+        QCOMPARE(m_window->document()->config().wafer.spec, std::string("teaching-16x16"));
+        QCOMPARE(spec->findText("teaching16"), -1);  // the misspelt extra item is gone
+        QVERIFY(m_window->runAction()->isEnabled());
+    }
+
+    void modelThatDoesNotFitTheWaferDisablesRun() {
+        ConfigForm* form = m_window->configTab()->form();
+        ConfigDocument* doc = m_window->document();
+        // 2048-token sequences on the teaching wafer: the attention scores of one sequence
+        // alone outgrow its 12 MiB of SRAM.
+        QVERIFY(doc->setField("model.max_position_embeddings", "2048"));
+        QVERIFY(doc->setField("train_input.max_sequence_length", "2048"));
+        QVERIFY(m_window->runAction()->isEnabled());  // fits a WSE-2
+        auto* spec = qobject_cast<QComboBox*>(form->editorFor("wafer.spec"));
+        QVERIFY(spec);
+        const int teaching = spec->findText("teaching-16x16");
+        spec->setCurrentIndex(teaching);
+        emit spec->activated(teaching);
+
+        const auto engine = ws::wafer::fitOnWafer(doc->config());
+        QVERIFY(!engine.ok());
+        const QString message = QString::fromStdString(engine.error().message);
+        QVERIFY2(message.contains("even micro_batch_size 1 does not fit"), qPrintable(message));
+        QCOMPARE(errorText(form, "wafer.spec"), message);  // the engine's words, on the field
+        QVERIFY(hasProblemAt(doc, "wafer.spec", "does not fit"));
+        QVERIFY(!m_window->runAction()->isEnabled());
+        showField(form, "wafer.spec");
+        QVERIFY(m_window->saveScreenshot(artifactPath("config-form-does-not-fit.png")));
+
+        // Back to a bigger wafer: Run is enabled again.
+        const int wse3 = spec->findText("wse3");
+        spec->setCurrentIndex(wse3);
+        emit spec->activated(wse3);
+        QVERIFY(errorText(form, "wafer.spec").isEmpty());
+        QVERIFY(m_window->runAction()->isEnabled());
+
+        // An SRAM override that is too small: the error is on that field.
+        auto* sram = qobject_cast<QLineEdit*>(form->editorFor("wafer.sram_bytes"));
+        QVERIFY(sram);
+        commitLine(sram, "200000");
+        QVERIFY2(errorText(form, "wafer.sram_bytes").contains("does not fit"),
+                 qPrintable(errorText(form, "wafer.sram_bytes")));
+        QVERIFY(!m_window->runAction()->isEnabled());
+        commitLine(sram, "0");
+        QVERIFY(errorText(form, "wafer.sram_bytes").isEmpty());
+        QVERIFY(m_window->runAction()->isEnabled());
+    }
+
+    void rejectedValuesAreWordedWithTheFormsFieldNames() {
+        ConfigForm* form = m_window->configTab()->form();
+        ConfigDocument* doc = m_window->document();
+        // As a paste into the document would arrive (the field itself takes no letters).
+        QVERIFY(!doc->setField("runconfig.max_steps", "2OO"));
+        QCOMPARE(errorText(form, "runconfig.max_steps"),
+                 QString("Max steps (runconfig.max_steps): '2OO' is not a whole number"));
+        showField(form, "runconfig.max_steps");
+        QVERIFY(m_window->saveScreenshot(artifactPath("config-form-max-steps.png")));
+        QVERIFY(!m_window->runAction()->isEnabled());
+
+        auto* maxSteps = qobject_cast<QLineEdit*>(form->editorFor("runconfig.max_steps"));
+        commitLine(maxSteps, "-5");  // a number, out of range: the engine's rule, form's name
+        const QString range = errorText(form, "runconfig.max_steps");
+        QVERIFY2(range.startsWith("Max steps (runconfig.max_steps): "), qPrintable(range));
+        QVERIFY2(range.contains("-5"), qPrintable(range));
+        QVERIFY2(!range.contains("--set"), qPrintable(range));
+        for (const auto& p : doc->problems())
+            QVERIFY2(!p.message.contains("--set"), qPrintable(p.message));
+
+        auto* weightDecay = qobject_cast<QLineEdit*>(form->editorFor("optimizer.weight_decay"));
+        QVERIFY(weightDecay);
+        QVERIFY(!doc->setField("optimizer.weight_decay", "0.1x"));
+        QCOMPARE(errorText(form, "optimizer.weight_decay"),
+                 QString("Weight decay (optimizer.weight_decay): '0.1x' is not a number "
+                         "(e.g. 0.5, 3e-4)"));
+        commitLine(maxSteps, "200");
+        commitLine(weightDecay, "0.01");
+        QVERIFY(m_window->runAction()->isEnabled());
+    }
+
+    void numberFieldsTakeNoLetters() {
+        ConfigForm* form = m_window->configTab()->form();
+        auto* maxSteps = qobject_cast<QLineEdit*>(form->editorFor("runconfig.max_steps"));
+        commitLine(maxSteps, "2OO");  // letter O for zero, as typed by the user
+        QCOMPARE(maxSteps->text(), QString("2"));
+        QCOMPARE(m_window->document()->config().runconfig.maxSteps, int64_t(2));
+
+        auto* weightDecay = qobject_cast<QLineEdit*>(form->editorFor("optimizer.weight_decay"));
+        weightDecay->setFocus();
+        weightDecay->selectAll();
+        QTest::keyClicks(weightDecay, "1e-4");  // floats keep their exponent
+        QCOMPARE(weightDecay->text(), QString("1e-4"));
+        QTest::keyClick(weightDecay, Qt::Key_Return);
+        QCOMPARE(m_window->document()->config().optimizer.weightDecay, 1e-4);
+        const QString shown = weightDecay->text();
+        weightDecay->selectAll();
+        QTest::keyClicks(weightDecay, "abc");
+        QCOMPARE(weightDecay->text(), shown);  // no letter got in
+        QVERIFY(m_window->runAction()->isEnabled());
+    }
+
+    void headsThatDoNotDivideTheWidthShowUnderNumHeads() {
+        ConfigForm* form = m_window->configTab()->form();
+        auto* heads = qobject_cast<QLineEdit*>(form->editorFor("model.num_heads"));
+        commitLine(heads, "5");
+        const QString error = errorText(form, "model.num_heads");
+        QVERIFY2(error.contains("not divisible by model.num_heads (5)"), qPrintable(error));
+        QVERIFY(!errorText(form, "model.hidden_size").isEmpty());  // the other fix, too
+        showField(form, "model.num_heads");
+        QVERIFY(m_window->saveScreenshot(artifactPath("config-form-num-heads.png")));
+        QVERIFY(!m_window->runAction()->isEnabled());
+        commitLine(heads, "4");
+        QVERIFY(errorText(form, "model.num_heads").isEmpty());
+        QVERIFY(errorText(form, "model.hidden_size").isEmpty());
+        QVERIFY(m_window->runAction()->isEnabled());
+    }
+
+    void wheelOverAnUnfocusedComboScrollsTheForm() {
+        ConfigForm* form = m_window->configTab()->form();
+        auto* area = qobject_cast<QScrollArea*>(form->parentWidget()->parentWidget());
+        QVERIFY(area);
+        QScrollBar* bar = area->verticalScrollBar();
+        QVERIFY(bar->maximum() > 0);
+        auto* combo = qobject_cast<QComboBox*>(form->editorFor("model.initializer.name"));
+        QVERIFY(combo);
+        QVERIFY(combo->count() > 1);
+        combo->setCurrentIndex(0);
+        const QString value = m_window->document()->fieldValue("model.initializer.name");
+        bar->setValue(0);
+        m_window->activateWindow();  // focus is only real in the active window
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        m_window->configTab()->yamlEditor()->setFocus();
+        QVERIFY(!combo->hasFocus());
+
+        const auto wheel = [combo] {
+            const QPointF at(combo->width() / 2.0, combo->height() / 2.0);
+            QWheelEvent event(at, combo->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(combo, &event);
+        };
+        wheel();
+        QCOMPARE(combo->currentIndex(), 0);
+        QCOMPARE(m_window->document()->fieldValue("model.initializer.name"), value);
+        QVERIFY2(bar->value() > 0, "the form did not scroll");
+
+        // Once focused (clicked or tabbed to), the wheel changes it as usual.
+        combo->setFocus();
+        QVERIFY(combo->hasFocus());
+        const int scrolled = bar->value();
+        wheel();
+        QCOMPARE(combo->currentIndex(), 1);
+        QCOMPARE(bar->value(), scrolled);
+        QCOMPARE(combo->focusPolicy(), Qt::StrongFocus);
+    }
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+int main(int argc, char** argv) {
+    return ws::testing::runIsolatedGuiTest<ConfigFormTest>(argc, argv);
+}
+#include "config_form_test.moc"

@@ -1,0 +1,292 @@
+// The parallel-coordinates view of a sweep, offscreen, from synthetic trials (no training): one
+// axis per swept key plus parametrization and final loss, log2 placement for powers of two,
+// categories evenly spaced, a line per settled trial with diverged ones grey, dashed and at the
+// top of the loss axis, pruned ones faint, the best on top, a tooltip naming a hovered trial; the
+// empty states; 500 trials in a redraw budget; and the Sweeps tab feeding it after the heatmap.
+// Screenshots go to $WAFER_TEST_ARTIFACTS (sweep_parallel_coords*.png).
+#include <qcustomplot.h>
+#include <QElapsedTimer>
+#include <QMouseEvent>
+#include <QTabWidget>
+#include <QTest>
+#include <QToolTip>
+#include <cmath>
+
+#include "support/gui_test.h"
+#include "ui/sweeps/sweep_heatmap.h"
+#include "ui/sweeps/sweep_parallel_coords.h"
+#include "ui/sweeps/sweeps_tab.h"
+
+using namespace ws::ui;
+using ws::sweep::TrialResult;
+using ws::sweep::TrialStatus;
+
+namespace {
+
+using ws::testing::artifactPath;
+
+const std::vector<std::string> kKeys = {"model.hidden_size", "optimizer.learning_rate",
+                                        "model.num_heads"};
+constexpr int kDivergedTrial = 13;
+constexpr int kPrunedTrial = 17;
+
+std::string number(double v) {
+    return QString::number(v, 'g', 17).toStdString();
+}
+
+// 20 settled trials over width x rate x heads x {sp, mup}: a loss bowl around 2^-8 that μP
+// deepens with width, one diverged trial (NaN) and one pruned at an early rung.
+std::vector<TrialResult> syntheticTrials(int count = 20) {
+    std::vector<TrialResult> trials;
+    for (int i = 0; i < count; ++i) {
+        TrialResult t;
+        t.trial = i;
+        const double width = 32 << (i % 3);
+        const int exponent = -10 + (i * 7) % 5;
+        const int heads = 2 << ((i / 2) % 3);
+        t.parametrization = i % 2 ? "mup" : "sp";
+        t.params = {{"model.hidden_size", number(width)},
+                    {"optimizer.learning_rate", number(std::exp2(exponent))},
+                    {"model.num_heads", number(heads)},
+                    {"parametrization", t.parametrization}};
+        t.seed = 7;
+        t.status = TrialStatus::Finished;
+        t.steps = 100;
+        const double bowl = 0.12 * (exponent + 8) * (exponent + 8);
+        t.finalLoss = 2.1 + bowl - (i % 2 ? 0.08 : 0.02) * std::log2(width / 32) + 0.01 * (i % 7) +
+                      0.04 * (heads == 8);
+        if (i == kDivergedTrial) {
+            t.status = TrialStatus::Diverged;
+            t.finalLoss = std::nan("");
+            t.reason = "loss is NaN at step 41";
+        } else if (i == kPrunedTrial) {
+            t.status = TrialStatus::Pruned;
+            t.finalLoss = std::nan("");
+            t.rungLosses = {{25, 3.35}};
+            t.reason = "below the top third at rung 25";
+        }
+        trials.push_back(t);
+    }
+    return trials;
+}
+
+bool hasLabel(QCustomPlot* plot, const QString& text) {
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (auto* label = qobject_cast<QCPItemText*>(plot->item(i)); label && label->text() == text)
+            return true;
+    return false;
+}
+
+double lastValue(QCPCurve* curve) {
+    return (curve->data()->constEnd() - 1)->value;
+}
+
+}  // namespace
+
+class SweepParallelCoordsTest : public QObject {
+    Q_OBJECT
+private slots:
+    void threeKeySweepHasAnAxisPerKeyAndALinePerTrial() {
+        SweepParallelCoords view;
+        view.resize(1100, 480);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto trials = syntheticTrials();
+        TrialResult running;  // still training: no result to place, so no line
+        running.trial = 20;
+        running.params = trials[0].params;
+        trials.push_back(running);
+        view.setResults(trials, kKeys);
+
+        // The keys in the sweep's order, parametrization (it varies, seed does not), loss.
+        QCOMPARE(view.axisCount(), 5);
+        const QStringList names = {"model.hidden_size", "optimizer.learning_rate",
+                                   "model.num_heads", "parametrization", "final loss"};
+        for (int i = 0; i < 5; ++i) QCOMPARE(view.axisName(i), names[i]);
+        using Scale = SweepParallelCoords::AxisScale;
+        QCOMPARE(view.axisScale(0), Scale::Log2);
+        QCOMPARE(view.axisScale(1), Scale::Log2);
+        QCOMPARE(view.axisScale(2), Scale::Log2);
+        QCOMPARE(view.axisScale(3), Scale::Categorical);
+        QCOMPARE(view.lineCount(), 20);
+        QVERIFY(view.lineOf(20) == nullptr);
+        QVERIFY(view.emptyText().isEmpty());
+
+        // Powers of two are evenly spaced by exponent: 64 halfway between 32 and 128 (a linear
+        // axis would put it at a third), rates rising one step per doubling.
+        QCOMPARE(view.axisPosition(0, "32"), 0.0);
+        QCOMPARE(view.axisPosition(0, "64"), 0.5);
+        QCOMPARE(view.axisPosition(0, "128"), 1.0);
+        double previous = -1.0;
+        for (int e = -10; e <= -6; ++e) {
+            const double y = view.axisPosition(1, number(std::exp2(e)));
+            QVERIFY2(y > previous, qPrintable(QStringLiteral("2^%1 at %2").arg(e).arg(y)));
+            QVERIFY(std::abs(y - (e + 10) / 4.0) < 1e-12);
+            previous = y;
+        }
+        QCOMPARE(view.axisPosition(3, "sp"), 0.0);
+        QCOMPARE(view.axisPosition(3, "mup"), 1.0);
+        QVERIFY(std::isnan(view.axisPosition(3, "ntk")));
+        // Tick labels as the other sweep views write them, and the categories by their titles.
+        QCustomPlot* plot = view.plot();
+        for (const char* label : {"32", "128", "2^-10", "2^-6", "8", "SP", "μP", "diverged"})
+            QVERIFY2(hasLabel(plot, QString::fromUtf8(label)), label);
+
+        // The diverged trial is drawn: grey, dashed, ending at the top of the loss axis.
+        QCPCurve* diverged = view.lineOf(kDivergedTrial);
+        QVERIFY(diverged);
+        QCOMPARE(diverged->pen().style(), Qt::DashLine);
+        QCOMPARE(diverged->data()->size(), 5);
+        QCOMPARE(lastValue(diverged), 1.0);
+        QCOMPARE((diverged->data()->constEnd() - 1)->key, 4.0);
+        // Finished trials are solid and below it; the pruned one sits at its rung loss, faint.
+        QCPCurve* best = nullptr;
+        double bestLoss = INFINITY;
+        for (const auto& t : trials) {
+            if (t.status != TrialStatus::Finished) continue;
+            QCPCurve* line = view.lineOf(t.trial);
+            QVERIFY(line);
+            QCOMPARE(line->pen().style(), Qt::SolidLine);
+            QVERIFY(lastValue(line) < 0.9);
+            QVERIFY(line->pen().color().alpha() > 150);
+            if (t.finalLoss < bestLoss) {
+                bestLoss = t.finalLoss;
+                best = line;
+            }
+        }
+        QCPCurve* pruned = view.lineOf(kPrunedTrial);
+        QVERIFY(pruned);
+        QVERIFY(pruned->pen().color().alpha() < 80);
+        QVERIFY(lastValue(pruned) > 0.0 && lastValue(pruned) < 0.9);
+        // The best trial is drawn last, on top of the pile, and in its own colour.
+        QCOMPARE(plot->plottable(plot->plottableCount() - 1), best);
+        QVERIFY(best->pen().color().rgb() != view.lineOf(0)->pen().color().rgb());
+
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(view.grab().save(artifactPath(QStringLiteral("sweep_parallel_coords.png"))));
+
+        // Hovering a line names its trial: halfway along the diverged line's first segment.
+        const auto first = diverged->data()->constBegin();
+        const QPointF at(plot->xAxis->coordToPixel(0.5),
+                         plot->yAxis->coordToPixel((first->value + (first + 1)->value) / 2));
+        QMouseEvent move(QEvent::MouseMove, at, plot->mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                         Qt::NoModifier);
+        QApplication::sendEvent(plot, &move);
+        QTRY_VERIFY2(QToolTip::text().contains(QStringLiteral("trial 13")),
+                     qPrintable(QToolTip::text()));
+        QVERIFY(QToolTip::text().contains(QStringLiteral("diverged")));
+    }
+
+    void twoKeySweepIsShownAndFewerKeysExplainThemselves() {
+        SweepParallelCoords view;
+        view.resize(800, 400);
+        QCOMPARE(view.axisCount(), 0);
+        QVERIFY(view.emptyText().contains(QStringLiteral("No finished trials")));
+        // Without lines the colour scale means nothing: it is neither laid out nor drawn.
+        auto scaleShown = [&view] {
+            const auto scales = view.plot()->findChildren<QCPColorScale*>();
+            if (scales.size() != 1) return true;  // a stray second scale: fail either way
+            const bool laidOut = view.plot()->plotLayout()->hasElement(1, 1) &&
+                                 view.plot()->plotLayout()->element(1, 1) == scales[0];
+            return laidOut || scales[0]->visible();
+        };
+        QVERIFY(!scaleShown());
+
+        // Two keys, no parametrization: still a useful picture.
+        std::vector<TrialResult> trials;
+        for (int i = 0; i < 6; ++i) {
+            TrialResult t;
+            t.trial = i;
+            t.status = TrialStatus::Finished;
+            t.finalLoss = 3.0 - 0.1 * i;
+            t.params = {{"model.hidden_size", number(48 + 16 * (i % 3))},  // not powers of two
+                        {"scheduler.kind", i < 3 ? "cosine" : "linear"}};
+            trials.push_back(t);
+        }
+        view.setResults(trials, {"model.hidden_size", "scheduler.kind"});
+        QCOMPARE(view.axisCount(), 3);
+        QCOMPARE(view.axisScale(0), SweepParallelCoords::AxisScale::Linear);
+        QCOMPARE(view.axisScale(1), SweepParallelCoords::AxisScale::Categorical);
+        QCOMPARE(view.axisPosition(0, "64"), 0.5);
+        QCOMPARE(view.lineCount(), 6);
+        QVERIFY(view.emptyText().isEmpty());
+        QVERIFY(scaleShown());
+        QVERIFY(view.plot()->findChildren<QCPColorScale*>().at(0)->visible());
+        // Learning rates over decades that are not powers of two: a log10 axis, so 1e-4, 1e-3
+        // and 1e-2 are evenly spaced instead of crowding at the bottom.
+        auto decades = trials;
+        const char* rates[] = {"0.0001", "0.001", "0.01"};
+        for (size_t i = 0; i < decades.size(); ++i)
+            decades[i].params[0] = {"optimizer.learning_rate", rates[i % 3]};
+        view.setResults(decades, {"optimizer.learning_rate", "scheduler.kind"});
+        QCOMPARE(view.axisScale(0), SweepParallelCoords::AxisScale::Log10);
+        QCOMPARE(view.axisPosition(0, "0.0001"), 0.0);
+        QVERIFY(std::abs(view.axisPosition(0, "0.001") - 0.5) < 1e-12);
+        QCOMPARE(view.axisPosition(0, "0.01"), 1.0);
+        QVERIFY(hasLabel(view.plot(), QStringLiteral("0.001")));
+        // No keys given: the trials' own keys, in order.
+        view.setResults(trials, {});
+        QCOMPARE(view.axisCount(), 3);
+        QCOMPARE(view.axisName(1), QStringLiteral("scheduler.kind"));
+
+        // One key: said so, nothing half-drawn.
+        for (auto& t : trials) t.params.resize(1);
+        view.setResults(trials, {"model.hidden_size"});
+        QCOMPARE(view.axisCount(), 0);
+        QCOMPARE(view.lineCount(), 0);
+        QVERIFY2(view.emptyText().contains(QStringLiteral("two or more keys")),
+                 qPrintable(view.emptyText()));
+        QVERIFY(hasLabel(view.plot(), view.emptyText()));
+        QVERIFY(!scaleShown());
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.grab().save(artifactPath(QStringLiteral("sweep_parallel_coords_empty.png"))));
+    }
+
+    void fiveHundredTrialsRedrawWithinBudget() {
+        SweepParallelCoords view;
+        view.resize(1100, 480);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto trials = syntheticTrials(500);
+        // A second seed axis: seeds vary here, so they get an axis of their own.
+        for (auto& t : trials) t.seed = t.trial % 4;
+        QElapsedTimer timer;
+        timer.start();
+        view.setResults(trials, kKeys);
+        const qint64 built = timer.elapsed();
+        view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const qint64 ms = timer.elapsed();
+        qInfo("500 trials: setResults %lld ms, replot %lld ms", static_cast<long long>(built),
+              static_cast<long long>(ms - built));
+        QCOMPARE(view.lineCount(), 500);
+        QCOMPARE(view.axisCount(), 6);
+        QCOMPARE(view.axisName(4), QStringLiteral("seed"));
+        // A live sweep redraws on every finished trial (coalesced to 40 ms): it must not stall.
+        QVERIFY2(ms < 1500, qPrintable(QString::number(ms)));
+        QVERIFY(view.grab().save(artifactPath(QStringLiteral("sweep_parallel_coords_500.png"))));
+    }
+
+    void sweepsTabFeedsItAfterTheHeatmap() {
+        SweepsTab tab;
+        tab.resize(1200, 900);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        QTabWidget* views = tab.views();
+        const int heatmap = views->indexOf(tab.heatmap());
+        const int parallel = views->indexOf(tab.parallelCoords());
+        QCOMPARE(parallel, heatmap + 1);
+        QCOMPARE(views->tabText(parallel), QStringLiteral("Parallel Coordinates"));
+        for (const auto& t : syntheticTrials()) tab.addResult(t);
+        tab.redrawNow();
+        QCOMPARE(tab.parallelCoords()->lineCount(), 20);
+        QCOMPARE(tab.parallelCoords()->axisCount(), 5);
+        views->setCurrentIndex(parallel);
+        QVERIFY(tab.grab().save(artifactPath(QStringLiteral("sweep_parallel_coords_tab.png"))));
+    }
+};
+
+int main(int argc, char** argv) {
+    return ws::testing::runIsolatedGuiTest<SweepParallelCoordsTest>(argc, argv);
+}
+#include "sweep_parallel_coords_test.moc"

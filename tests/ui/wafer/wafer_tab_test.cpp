@@ -1,0 +1,411 @@
+// Tests of the Wafer tab, offscreen, fed a real cycle-model prediction (wafer::predictStep on
+// the teaching wafer for a small GPT, two systems) and spans made from its schedule, as a run
+// publishes them: the heatmap holds the chosen frame's values, the timeline has one bar per span
+// in the right lane, scrubbing back shows the earlier step, Live follows the newest again, the
+// history is capped, the gradient norm per layer follows the shown step, and the empty states
+// say why there is nothing to draw. Also prints how long a WSE-2 display frame (at most
+// 256 x 256 cells) takes to set and replot (a figure, not a pass/fail).
+#include <QComboBox>
+#include <QDir>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTest>
+#include <cmath>
+#include <map>
+
+#include "engine/wafer/cycle_model.h"
+#include "engine/wafer/spec.h"
+#include "support/gui_test.h"
+#include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/layer_norm_chart.h"
+#include "ui/wafer/timeline_view.h"
+#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/wafer_tab.h"
+
+using namespace ws::ui;
+using ws::streaming::SpanKind;
+
+namespace {
+
+using ws::testing::artifactPath;
+
+ws::model::GptShape smallShape() {
+    ws::model::GptShape shape;
+    shape.vocab = 64;
+    shape.channels = 64;
+    shape.layers = 2;
+    shape.heads = 2;
+    shape.ffn = 256;
+    shape.maxPositions = 32;
+    return shape;
+}
+
+std::shared_ptr<const ws::wafer::StepPrediction> predict(const char* spec, int systems) {
+    auto loaded = ws::wafer::loadWaferSpecFile(std::string(WAFER_SOURCE_DIR "/presets/wafers/") +
+                                               spec + ".yaml");
+    if (!loaded.ok()) qFatal("%s", loaded.error().message.c_str());
+    ws::wafer::StepInput input;
+    input.shape = smallShape();
+    input.batchPerSystem = 2;
+    input.seqLen = 32;
+    input.numSystems = systems;
+    auto p = ws::wafer::predictStep(*loaded, input);
+    if (!p.ok()) qFatal("%s", p.error().message.c_str());
+    return std::make_shared<const ws::wafer::StepPrediction>(std::move(p).value());
+}
+
+ws::config::Config configFor(bool emulate, int systems) {
+    ws::config::Config c;
+    c.model.numHiddenLayers = 2;
+    c.runconfig.numCsx = systems;
+    c.wafer.spec = "teaching-16x16";
+    c.wafer.emulate = emulate;
+    return c;
+}
+
+// The spans a run publishes for `step`, from the schedule (real time = emulated time + 1 s).
+std::vector<ws::streaming::Span> spansOf(const ws::wafer::StepPrediction& p, int64_t step,
+                                         int64_t bytes) {
+    std::vector<ws::streaming::Span> out;
+    const double t0 = double(step) * p.stepS;
+    for (const auto& t : p.spans) {
+        ws::streaming::Span s;
+        s.step = step;
+        s.micro = t.micro;
+        s.system = t.system;
+        s.layer = t.layer;
+        s.kind = t.kind;
+        s.backwardPass = t.backwardPass;
+        const bool moves = t.kind != SpanKind::Forward && t.kind != SpanKind::Backward;
+        s.bytes = moves ? bytes : 0;
+        s.emuStart = t0 + t.startS;
+        s.emuEnd = t0 + t.endS;
+        s.start = 1.0 + s.emuStart;
+        s.end = 1.0 + s.emuEnd;
+        out.push_back(s);
+    }
+    // Spans arrive as work ends.
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.emuEnd < b.emuEnd; });
+    return out;
+}
+
+int laneOfPlanned(const ws::wafer::TimelineSpan& t) {
+    switch (t.kind) {
+        case SpanKind::Update:
+            return 0;
+        case SpanKind::Reduce:
+            return 1;
+        case SpanKind::StreamIn:
+            return 2 + 3 * t.system;
+        case SpanKind::Forward:
+        case SpanKind::Backward:
+            return 2 + 3 * t.system + 1;
+        case SpanKind::StreamOut:
+            return 2 + 3 * t.system + 2;
+    }
+    return -1;
+}
+
+}  // namespace
+
+class WaferTabTest : public QObject {
+    Q_OBJECT
+private slots:
+    void heatmapTimelineAndScrubbing() {
+        const auto p = predict("teaching-16x16", 2);
+        QCOMPARE(p->numSystems, 2);
+        WaferTab tab;
+        tab.resize(1300, 850);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        tab.beginRun(configFor(true, 2));
+        tab.setRunState(ws::session::RunState::Running);
+        // Three whole steps, step 0 moving different bytes, then half of step 3.
+        for (int64_t step = 0; step < 3; ++step) {
+            tab.addEmulatedStep({step, double(step) * p->stepS, p});
+            tab.appendSpans(spansOf(*p, step, step == 0 ? 1000 : 2000));
+        }
+        tab.addEmulatedStep({3, 3 * p->stepS, p});
+        auto partial = spansOf(*p, 3, 2000);
+        partial.resize(partial.size() / 2);
+        tab.appendSpans(partial);
+        tab.redrawNow();
+        QVERIFY(tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(3));
+        QCOMPARE(tab.emulation(), WaferTab::Emulation::On);
+        QVERIFY(tab.noticeText().isEmpty());
+
+        // Following the run: the heatmap shows the phase of the latest compute span.
+        const ws::streaming::Span* lastCompute = nullptr;
+        for (const auto& s : partial)
+            if (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward) lastCompute = &s;
+        QVERIFY(lastCompute);
+        QCOMPARE(tab.utilizationMap()->frame(),
+                 p->frameFor(lastCompute->layer, lastCompute->kind == SpanKind::Backward));
+        QVERIFY(tab.utilizationMap()->titleText().contains("just computed"));
+        QVERIFY(!tab.diagram()->inFlightText().isEmpty());
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-live.png")));
+
+        // A chosen phase: h.0 backward; the map holds that frame's values, cell by cell.
+        tab.setPhase(1 * 2 + 1);
+        tab.redrawNow();
+        const ws::wafer::UtilizationFrame* frame = p->frameFor(1, true);
+        QVERIFY(frame);
+        QCOMPARE(tab.utilizationMap()->frame(), frame);
+        QCOMPARE(frame->rows, 16);
+        for (int r = 0; r < frame->rows; ++r) {
+            for (int c = 0; c < frame->cols; ++c) {
+                const double want = frame->busy[size_t(r * frame->cols + c)];
+                QVERIFY2(std::abs(tab.utilizationMap()->cellValue(r, c) - want) < 1e-6,
+                         qPrintable(QString("cell %1,%2").arg(r).arg(c)));
+            }
+        }
+        const QString title = tab.utilizationMap()->titleText();
+        QVERIFY2(title.contains("h.0 backward on teaching-16x16 (16 x 16 cores)"),
+                 qPrintable(title));
+        QVERIFY2(title.contains(QString("mean %1 %").arg(100.0 * frame->mean, 0, 'f', 1)),
+                 qPrintable(title));
+        tab.setPhase(-1);  // whole step
+        tab.redrawNow();
+        QCOMPARE(tab.utilizationMap()->frame(), p->frameFor(-1, false));
+
+        // The timeline of the step in progress: lanes MemoryX, SwarmX, 3 per system; planned
+        // ghosts for the whole schedule, bars only for the spans that arrived.
+        TimelineView* timeline = tab.timeline();
+        QVERIFY(!timeline->compact());
+        QCOMPARE(timeline->laneCount(), 2 + 3 * 2);
+        QCOMPARE(timeline->plannedCount(), int(p->spans.size()));
+        int drawn = 0;
+        for (int lane = 0; lane < timeline->laneCount(); ++lane) drawn += timeline->barCount(lane);
+        QCOMPARE(drawn, int(partial.size()));
+
+        // Scrub back to step 1 (0-based 0): a whole step, one bar per planned span per lane.
+        tab.showStep(0);
+        tab.redrawNow();
+        QVERIFY(!tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(0));
+        std::map<int, int> expected;
+        for (const auto& t : p->spans) ++expected[laneOfPlanned(t)];
+        QVERIFY(expected[1] > 0);  // two systems: SwarmX really reduces
+        for (int lane = 0; lane < timeline->laneCount(); ++lane) {
+            QVERIFY2(timeline->barCount(lane) == expected[lane],
+                     qPrintable(QString("lane %1 (%2): %3 bars, want %4")
+                                    .arg(lane)
+                                    .arg(timeline->laneNames()[lane])
+                                    .arg(timeline->barCount(lane))
+                                    .arg(expected[lane])));
+        }
+        QVERIFY(timeline->xAxis->label().contains("emulated"));
+        // The diagram counts step 0's own traffic (1000 bytes a span there).
+        int64_t streamIns = 0;
+        for (const auto& t : p->spans) streamIns += t.kind == SpanKind::StreamIn && t.system == 0;
+        QCOMPARE(tab.diagram()->traffic().weightsDown, streamIns * 1000);
+        QVERIFY(tab.diagram()->inFlightText().contains("complete"));
+        // Hovering a bar names it.
+        QString hover;
+        for (int x = 0; x < timeline->width() && hover.isEmpty(); x += 3) {
+            hover = timeline->describeAt(
+                QPointF(x, timeline->yAxis->coordToPixel(2 + 1)));  // system 0 compute
+        }
+        QVERIFY2(hover.contains("forward") || hover.contains("backward"), qPrintable(hover));
+        QVERIFY(hover.contains("emulated"));
+
+        // Wall time instead of emulated time.
+        tab.setClock(TimelineView::Clock::Real);
+        tab.redrawNow();
+        QVERIFY(timeline->xAxis->label().contains("real CPU"));
+        QCOMPARE(timeline->plannedCount(), 0);
+
+        // Too short for three lanes per system: one row per system, the same bars.
+        tab.setClock(TimelineView::Clock::Emulated);
+        timeline->resize(timeline->width(), 160);
+        tab.redrawNow();
+        QVERIFY(timeline->compact());
+        QCOMPARE(timeline->laneCount(), 2 + 2);
+        QCOMPARE(timeline->barCount(2), expected[2] + expected[3] + expected[4]);
+        QCOMPARE(timeline->barCount(3), expected[5] + expected[6] + expected[7]);
+
+        // The controls a teacher uses: the step box scrubs, Live follows again, the phase list
+        // names each layer phase of the prediction.
+        auto* spin = tab.findChild<QSpinBox*>("waferStepSpin");
+        auto* live = tab.findChild<QPushButton*>("waferLive");
+        auto* phases = tab.findChild<QComboBox*>("waferPhase");
+        QVERIFY(spin && live && phases);
+        tab.goLive();
+        tab.redrawNow();
+        QCOMPARE(spin->maximum(), 4);  // steps shown 1-based
+        QVERIFY(live->isChecked());
+        spin->setValue(2);
+        QVERIFY(!tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(1));
+        tab.redrawNow();
+        QVERIFY(!live->isChecked());
+        live->click();
+        QVERIFY(tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(3));
+        QVERIFY(phases->findText("h.1 backward") >= 0);
+        QVERIFY(phases->findText("embeddings forward") >= 0);
+
+        // Live again: the newest step.
+        tab.goLive();
+        tab.redrawNow();
+        QVERIFY(tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(3));
+    }
+
+    // The gradient norm per layer: one bar per layer with the step's recorded norms, for a
+    // scrubbed step and (while its own norms have not arrived) the newest measured step live.
+    void layerNormChartShowsTheShownStep() {
+        const auto p = predict("teaching-16x16", 2);
+        WaferTab tab;
+        tab.resize(1300, 850);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        tab.beginRun(configFor(true, 2));
+        tab.setRunState(ws::session::RunState::Running);
+        const int numBlocks = 2;
+        auto normsOf = [](int64_t step) {
+            // Spread over decades, as real per-layer norms are (embeddings small, head large).
+            return std::vector<double>{2e-3 * double(step + 1), 0.05, 0.08 + 0.01 * double(step),
+                                       1.5};
+        };
+        for (int64_t step = 0; step < 3; ++step) {
+            tab.addEmulatedStep({step, double(step) * p->stepS, p});
+            tab.appendSpans(spansOf(*p, step, 2000));
+            ws::session::StepMetrics m;
+            m.step = step + 1;  // StepMetrics count from 1
+            m.layerGradNorms = normsOf(step);
+            double sumSquares = 0;
+            for (double n : m.layerGradNorms) sumSquares += n * n;
+            m.gradNorm = std::sqrt(sumSquares);
+            tab.appendMetrics({m});
+        }
+        // Step 4 (0-based 3) has begun but has no metrics yet.
+        tab.addEmulatedStep({3, 3 * p->stepS, p});
+        tab.appendSpans(spansOf(*p, 3, 2000));
+        tab.redrawNow();
+        LayerNormChart* chart = tab.layerNormChart();
+        QVERIFY(tab.isLive());
+        QCOMPARE(tab.shownStep(), int64_t(3));
+        QCOMPARE(chart->barCount(), numBlocks + 2);
+        QCOMPARE(chart->barValue(3), 1.5);
+        QCOMPARE(chart->barValue(0), normsOf(2)[0]);  // the newest measured step
+        QVERIFY2(chart->titleText().contains("step 3"), qPrintable(chart->titleText()));
+
+        tab.showStep(1);  // scrub to the second step
+        tab.redrawNow();
+        QCOMPARE(tab.history().find(1)->layerGradNorms, normsOf(1));
+        QCOMPARE(chart->barCount(), numBlocks + 2);
+        const QStringList names = {"embeddings", "h.0", "h.1", "head"};
+        for (int l = 0; l < numBlocks + 2; ++l) {
+            QCOMPARE(chart->barValue(l), normsOf(1)[size_t(l)]);
+            // Names the layer ("emb" when "embeddings" does not fit under its bar).
+            QVERIFY2(chart->barLabel(l) == names[l] || (l == 0 && chart->barLabel(l) == "emb"),
+                     qPrintable(chart->barLabel(l)));
+        }
+        const double global = tab.history().find(1)->gradNorm;
+        QVERIFY2(chart->titleText().contains("step 2") &&
+                     chart->titleText().contains(QString::number(global, 'g', 3)),
+                 qPrintable(chart->titleText()));
+        // Hover names every layer with its norm, however thin the axis labels are.
+        QVERIFY2(chart->toolTip().contains("embeddings: 0.004") &&
+                     chart->toolTip().contains("head: 1.5"),
+                 qPrintable(chart->toolTip()));
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-layer-norms.png")));
+
+        // A step without metrics scrubbed to says so rather than showing another step's bars.
+        tab.showStep(3);
+        tab.redrawNow();
+        QCOMPARE(chart->barCount(), 0);
+        QVERIFY2(chart->titleText().contains("not measured"), qPrintable(chart->titleText()));
+    }
+
+    void historyKeepsTheLastStepsOnly() {
+        WaferHistory history;
+        const size_t steps = WaferHistory::kMaxSteps + 100;
+        for (size_t s = 0; s < steps; ++s) {
+            ws::streaming::Span span;
+            span.step = int64_t(s);
+            span.kind = SpanKind::Forward;
+            history.addSpans({span, span});
+        }
+        QCOMPARE(history.size(), WaferHistory::kMaxSteps);
+        QCOMPARE(history.firstStep(), int64_t(100));
+        QCOMPARE(history.droppedSteps(), int64_t(100));
+        QCOMPARE(history.spanCount(), 2 * WaferHistory::kMaxSteps);
+        QVERIFY(history.find(99) == nullptr);
+        QVERIFY(history.find(100) != nullptr);
+    }
+
+    void emptyStatesSayWhy() {
+        WaferTab tab;
+        tab.resize(1000, 800);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        QVERIFY2(tab.noticeText().contains("No run"), qPrintable(tab.noticeText()));
+
+        // Emulator switched off: real-time timeline only, and the tab says so.
+        tab.beginRun(configFor(false, 1));
+        QVERIFY2(tab.noticeText().contains("emulator is off"), qPrintable(tab.noticeText()));
+        ws::streaming::Span span;
+        span.step = 0;
+        span.system = 0;
+        span.kind = SpanKind::Forward;
+        span.start = 0.5;
+        span.end = 0.75;
+        tab.appendSpans({span});
+        tab.redrawNow();
+        QCOMPARE(tab.emulation(), WaferTab::Emulation::Off);
+        QVERIFY(tab.utilizationMap()->frame() == nullptr);
+        QVERIFY(tab.utilizationMap()->titleText().contains("emulator is off"));
+        QVERIFY(tab.timeline()->xAxis->label().contains("real CPU"));
+        QCOMPARE(tab.timeline()->barCount(tab.timeline()->compact() ? 2 : 2 + 1), 1);
+
+        // The emulator could not plan the config: the reason from the log is shown.
+        tab.beginRun(configFor(true, 1));
+        QVERIFY(tab.noticeText().isEmpty());
+        tab.noteLog(1,
+                    "emulator off for this run (training is unaffected): h.0 attn does not "
+                    "fit a core's SRAM");
+        tab.appendSpans({span});
+        tab.redrawNow();
+        QCOMPARE(tab.emulation(), WaferTab::Emulation::NotPlanned);
+        QVERIFY2(tab.noticeText().contains("could not plan") &&
+                     tab.noticeText().contains("does not fit a core's SRAM"),
+                 qPrintable(tab.noticeText()));
+        QVERIFY(tab.utilizationMap()->frame() == nullptr);
+    }
+
+    void wse2FrameReplotTime() {
+        // WSE-2's 750 x 994 cores arrive averaged to 256 x 256 display cells.
+        const auto p = predict("wse2", 1);
+        const ws::wafer::UtilizationFrame* frame = p->frameFor(-1, false);
+        QVERIFY(frame);
+        QVERIFY(frame->rows <= 256 && frame->rows >= 128);
+        QVERIFY(frame->cols <= 256 && frame->cols >= 128);
+        UtilizationMap map;
+        map.resize(700, 600);
+        map.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&map));
+        double worst = 0, total = 0;
+        const int rounds = 10;
+        for (int i = 0; i < rounds; ++i) {
+            // Alternate two frames so every round really sets 65,536 cells.
+            const auto* f = p->frameFor(i % 2 ? 1 : -1, false);
+            map.showFrame(p, f);
+            map.replotTimed();
+            worst = std::max(worst, map.lastFrameMs());
+            total += map.lastFrameMs();
+        }
+        qInfo("%d x %d WSE-2 frame: set + replot %.2f ms mean, %.2f ms worst (%d rounds)",
+              frame->rows, frame->cols, total / rounds, worst, rounds);
+        QVERIFY(map.titleText().contains("750 x 994 cores"));
+        QVERIFY(
+            map.titleText().contains(QString("%1 x %2 cells").arg(frame->rows).arg(frame->cols)));
+        QVERIFY(map.grab().save(artifactPath("wafer-heatmap-wse2.png")));
+    }
+};
+
+QTEST_MAIN(WaferTabTest)
+#include "wafer_tab_test.moc"

@@ -1,0 +1,52 @@
+// ConfigForm: the Config tab's form, generated from ws::config::describeFields() (the same
+// declarations that drive YAML load/save), one group per section, tooltips from the help text
+// and unit, choices as combo boxes. Edits go to the ConfigDocument as "path=value" overrides;
+// the document's problems show inline under every field they name. Number fields take only
+// number characters; combo and spin boxes take the mouse wheel only when focused, so scrolling
+// the form never changes a value. GUI thread only.
+#pragma once
+
+#include <QWidget>
+#include <map>
+
+#include "ui/config/config_document.h"
+
+class QFormLayout;
+class QLabel;
+
+namespace ws::ui {
+
+class ConfigForm : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConfigForm(ConfigDocument* document, QWidget* parent = nullptr);
+
+    // The editor widget of a field (QLineEdit, QComboBox, QCheckBox or, for
+    // optimizer.learning_rate, a ScheduleEditor), or nullptr.
+    QWidget* editorFor(const QString& path) const;
+    // The inline error label of a field (hidden when the field has no problem), or nullptr.
+    QLabel* errorLabelFor(const QString& path) const;
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    struct Row {
+        QString type;
+        QWidget* editor = nullptr;
+        QLabel* error = nullptr;
+        QFormLayout* form = nullptr;  // holds the error's row
+    };
+    void build();
+    void refresh();
+    void wrapErrors();
+    void commit(const QString& path);
+    void guardWheel();
+
+    ConfigDocument* m_document;
+    std::map<QString, Row> m_rows;
+    bool m_refreshing = false;
+};
+
+}  // namespace ws::ui

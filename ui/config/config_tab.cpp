@@ -1,0 +1,138 @@
+// ConfigTab: see config_tab.h.
+#include "ui/config/config_tab.h"
+
+#include <QLabel>
+#include <QListWidget>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "engine/session/model_facts.h"
+#include "ui/config/config_form.h"
+#include "ui/config/yaml_editor.h"
+
+namespace ws::ui {
+namespace {
+
+QString humanCount(double n) {
+    if (n >= 1e12) return QString::number(n / 1e12, 'f', 2) + " T";
+    if (n >= 1e9) return QString::number(n / 1e9, 'f', 2) + " G";
+    if (n >= 1e6) return QString::number(n / 1e6, 'f', 2) + " M";
+    if (n >= 1e3) return QString::number(n / 1e3, 'f', 1) + " k";
+    return QString::number(n, 'f', 0);
+}
+
+QString humanBytes(double bytes) {
+    if (bytes >= double(1ll << 40))
+        return QString::number(bytes / double(1ll << 40), 'f', 2) + " TiB";
+    if (bytes >= double(1 << 30)) return QString::number(bytes / double(1 << 30), 'f', 2) + " GiB";
+    if (bytes >= double(1 << 20)) return QString::number(bytes / double(1 << 20), 'f', 1) + " MiB";
+    return QString::number(bytes / 1024.0, 'f', 1) + " KiB";
+}
+
+}  // namespace
+
+ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
+    : QWidget(parent), m_document(document) {
+    m_form = new ConfigForm(document, this);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(m_form);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    m_yaml = new YamlEditor(this);
+    m_yaml->setPlainText(document->yaml());
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(scroll);
+    splitter->addWidget(m_yaml);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+
+    m_facts = new QLabel(this);
+    m_facts->setObjectName(QStringLiteral("configFacts"));
+    m_facts->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_facts->setWordWrap(true);
+    m_facts->setContentsMargins(10, 6, 10, 6);
+    m_facts->setAutoFillBackground(true);
+    m_facts->setBackgroundRole(QPalette::AlternateBase);
+
+    m_problems = new QListWidget(this);
+    m_problems->setObjectName(QStringLiteral("configProblems"));
+    m_problems->setWordWrap(true);
+    connect(m_problems, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        if (const int line = item->data(Qt::UserRole).toInt(); line > 0) m_yaml->goToLine(line);
+    });
+    connect(m_problems, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+        if (const int line = item->data(Qt::UserRole).toInt(); line > 0) m_yaml->goToLine(line);
+    });
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_facts);
+    layout->addWidget(splitter, 1);
+    layout->addWidget(m_problems);
+
+    m_yamlDebounce = new QTimer(this);
+    m_yamlDebounce->setSingleShot(true);
+    m_yamlDebounce->setInterval(300);
+    connect(m_yamlDebounce, &QTimer::timeout, this, &ConfigTab::applyPendingYaml);
+    connect(m_yaml, &QPlainTextEdit::textChanged, this, [this] {
+        if (!m_updatingYaml) m_yamlDebounce->start();
+    });
+    connect(document, &ConfigDocument::changed, this, &ConfigTab::onDocumentChanged);
+    onDocumentChanged();
+}
+
+void ConfigTab::applyPendingYaml() {
+    m_yamlDebounce->stop();
+    m_document->setYaml(m_yaml->toPlainText());
+}
+
+void ConfigTab::onDocumentChanged() {
+    if (m_yaml->toPlainText() != m_document->yaml()) {
+        m_updatingYaml = true;
+        m_yaml->replaceText(m_document->yaml());
+        m_updatingYaml = false;
+    }
+    m_yaml->showProblems(m_document->problems());
+
+    m_problems->clear();
+    for (const auto& p : m_document->problems()) {
+        auto* item = new QListWidgetItem(
+            style()->standardIcon(QStyle::SP_MessageBoxCritical),
+            p.line > 0 ? tr("line %1: %2").arg(p.line).arg(p.message) : p.message, m_problems);
+        item->setData(Qt::UserRole, p.line);
+    }
+    m_problems->setVisible(!m_document->problems().empty());
+    const int rows = std::min(int(m_document->problems().size()), 4);
+    m_problems->setFixedHeight(rows * (m_problems->fontMetrics().height() + 8) + 8);
+
+    const config::Config& c = m_document->config();
+    const session::ModelFacts facts = session::deriveFacts(c);
+    const double memory = double(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes);
+    QString text = tr("<b>%1</b> &nbsp; %2 layers × %3 wide &nbsp;·&nbsp; <b>%4</b> parameters "
+                      "&nbsp;·&nbsp; %5FLOP per token &nbsp;·&nbsp; %6 tokens per step "
+                      "&nbsp;·&nbsp; MemoryX: %7 (weights %8, gradients %9, optimizer %10)")
+                       .arg(QString::fromStdString(c.model.name).toHtmlEscaped())
+                       .arg(c.model.numHiddenLayers)
+                       .arg(c.model.hiddenSize)
+                       .arg(humanCount(double(facts.parameters)))
+                       .arg(humanCount(facts.trainingFlopsPerToken))
+                       .arg(humanCount(double(facts.tokensPerStep)))
+                       .arg(humanBytes(memory))
+                       .arg(humanBytes(double(facts.weightBytes)))
+                       .arg(humanBytes(double(facts.gradientBytes)))
+                       .arg(humanBytes(double(facts.optimizerBytes)));
+    if (!m_document->canRun()) {
+        text +=
+            tr(" &nbsp;·&nbsp; <span style='color:#e53935'><b>%n problem(s): Run is "
+               "disabled</b></span>",
+               nullptr, int(m_document->problems().size()));
+    }
+    m_facts->setText(text);
+}
+
+}  // namespace ws::ui

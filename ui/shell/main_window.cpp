@@ -1,0 +1,757 @@
+// MainWindow: see main_window.h. Wiring only; each behaviour lives in its own class.
+#include "ui/shell/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "engine/core/paths.h"
+#include "engine/finetune/finetune_plan.h"
+#include "engine/session/folder_lock.h"
+#include "engine/session/model_facts.h"
+#include "engine/store/run_store.h"
+#include "engine/store/store_recovery.h"
+#include "ui/common/status_panel.h"
+#include "ui/common/store_follower.h"
+#include "ui/config/config_document.h"
+#include "ui/config/config_tab.h"
+#include "ui/config/yaml_editor.h"
+#include "ui/samples/finetune_wizard.h"
+#include "ui/samples/samples_tab.h"
+#include "ui/shell/help_browser.h"
+#include "ui/shell/log_dock.h"
+#include "ui/shell/resume_dialog.h"
+#include "ui/shell/run_controller.h"
+#include "ui/shell/runs_dock.h"
+#include "ui/shell/store_recovery_dialog.h"
+#include "ui/sweeps/sweep_controller.h"
+#include "ui/sweeps/sweeps_tab.h"
+#include "ui/training/training_tab.h"
+#include "ui/wafer/wafer_tab.h"
+
+namespace ws::ui {
+namespace {
+
+constexpr int kMaxRecentFiles = 8;
+
+QString presetsDir() {
+    return QString::fromStdString((ws::appDataDir() / "presets").string());
+}
+
+// Canonical when the path exists (symlinks and ".." resolved), else clean absolute.
+QString canonicalOrAbsolute(const QString& path) {
+    const QFileInfo info(path);
+    const QString canonical = info.canonicalFilePath();
+    return canonical.isEmpty() ? QDir::cleanPath(info.absoluteFilePath()) : canonical;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
+    : QMainWindow(parent), m_dbPath(dbPath) {
+    setObjectName(QStringLiteral("MainWindow"));
+    setAcceptDrops(true);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+    m_document = new ConfigDocument(this);
+    m_controller = new RunController(this);
+
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    m_configTab = new ConfigTab(m_document, m_tabs);
+    m_trainingTab = new TrainingTab(m_tabs);
+    m_tabs->addTab(m_configTab, tr("Config"));
+    m_tabs->addTab(m_trainingTab, tr("Training"));
+    m_waferTab = new WaferTab(m_tabs);
+    m_tabs->addTab(m_waferTab, tr("Wafer"));
+    m_samplesTab = new SamplesTab(m_tabs);
+    m_tabs->addTab(m_samplesTab, tr("Samples"));
+    // Panes are titled as the Runs dock names the runs; the shipped base is no run.
+    m_samplesTab->setModelNamer([this](const QString& path) {
+        const QFileInfo shipped(FinetuneWizard::shippedBaseModel());
+        if (shipped.exists() && QFileInfo(path).canonicalFilePath() == shipped.canonicalFilePath())
+            return tr("shipped base model");
+        return runTitleForModel(path, m_store.get());
+    });
+    m_sweepsTab = new SweepsTab(m_tabs);
+    m_tabs->addTab(m_sweepsTab, tr("Sweeps"));
+    m_sweeps = new SweepController(this);
+    setCentralWidget(m_tabs);
+
+    m_runsDock = new RunsDock(this);
+    addDockWidget(Qt::LeftDockWidgetArea, m_runsDock);
+    m_logDock = new LogDock(this);
+    addDockWidget(Qt::BottomDockWidgetArea, m_logDock);
+    m_statusPanel = new StatusPanel(this);
+    statusBar()->addPermanentWidget(m_statusPanel, 1);
+
+    createActions();
+    createMenus();
+
+    const std::filesystem::path db = m_dbPath.isEmpty()
+                                         ? store::RunStore::defaultPath()
+                                         : std::filesystem::path(m_dbPath.toStdString());
+    m_storePath = db;
+    auto opened = store::RunStore::open(db);
+    if (opened.ok()) {
+        m_store = std::move(opened).value();
+        m_runsDock->setStore(m_store.get());
+    } else {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          QString::fromStdString(opened.error().message));
+        // A damaged store is never shown as an empty list: the user is told and offered the
+        // routes back once the window is up.
+        QTimer::singleShot(0, this, [this] { offerRecoveryIfDamaged(); });
+    }
+
+    // Wiring: document -> actions/title; controller -> charts, status, log, runs.
+    connect(m_document, &ConfigDocument::changed, this, &MainWindow::updateActions);
+    connect(m_document, &ConfigDocument::fileChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &ConfigDocument::note, this, [this](const QString& message) {
+        m_logDock->append(int(session::LogLine::Level::Info), message);
+    });
+    connect(m_controller, &RunController::metrics, this,
+            [this](const std::vector<session::StepMetrics>& batch) {
+                m_trainingTab->appendLive(batch);
+                m_statusPanel->showMetrics(batch.back());
+            });
+    connect(m_controller, &RunController::metrics, m_waferTab, &WaferTab::appendMetrics);
+    // Drill-down: a chart point of the run trained here opens that step on the Wafer tab
+    // (StepMetrics steps count from 1, the Wafer tab's from 0).
+    m_trainingTab->setStepInspector(
+        [this](int64_t step) { return m_waferTab->history().find(step - 1) != nullptr; });
+    connect(m_trainingTab, &TrainingTab::inspectStepRequested, this, [this](int64_t step) {
+        m_tabs->setCurrentWidget(m_waferTab);
+        m_waferTab->showStep(step - 1);
+    });
+    connect(m_controller, &RunController::spans, m_waferTab, &WaferTab::appendSpans);
+    connect(m_controller, &RunController::emulatedStep, m_waferTab, &WaferTab::addEmulatedStep);
+    connect(m_controller, &RunController::logLine, m_logDock, &LogDock::append);
+    connect(m_controller, &RunController::logLine, m_waferTab, &WaferTab::noteLog);
+    connect(m_controller, &RunController::prepareProgress, m_statusPanel,
+            &StatusPanel::showPreparing);
+    connect(m_controller, &RunController::stateChanged, this,
+            [this](session::RunState state, const QString& detail) {
+                m_statusPanel->showState(state, detail);
+                m_waferTab->setRunState(state);
+                if (state == session::RunState::Running) m_runsDock->refresh();
+                updateActions();
+            });
+    connect(m_controller, &RunController::finished, this, [this](const session::RunSummary& s) {
+        m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
+        if (!s.modelDir.empty())
+            m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
+        m_runsDock->refresh();
+        if (m_finetuneRunning) {
+            m_finetuneRunning = false;
+            if (s.state != session::RunState::Failed) {
+                // The fine-tune's before/after, where the user looks next: the Log and Samples
+                // (the status bar's left is the run panel's, so a message there stays hidden).
+                const QString change = QString::fromStdString(
+                    finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
+                const QString line =
+                    tr("Fine-tune %1 after %2 steps: %3")
+                        .arg(QString::fromStdString(session::runStateName(s.state)))
+                        .arg(s.steps)
+                        .arg(change);
+                m_logDock->append(int(session::LogLine::Level::Info), line);
+                m_samplesTab->setNote(
+                    tr("%1. Generate shows the fine-tuned model beside its base, continuing "
+                       "words of your held-out text.")
+                        .arg(line));
+            }
+        }
+        if (!s.detail.empty()) {
+            m_logDock->append(int(session::LogLine::Level::Info), QString::fromStdString(s.detail));
+        }
+        updateActions();
+    });
+    connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
+        m_trainingTab->setOverlayRuns(ids, m_store.get());
+        if (ids.size() == 1 && m_store) {
+            if (auto run = m_store->getRun(ids.front()); run.ok() && !run->modelDir.empty()) {
+                m_samplesTab->setModelPath(QString::fromStdString(run->modelDir));
+            }
+        }
+    });
+    connect(m_runsDock, &RunsDock::selectionChanged, this, &MainWindow::updateActions);
+    // The status bar follows the selection while nothing trains: the run selected, or nothing.
+    connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
+        if (m_controller->isActive() || m_sweeps->isActive()) return;
+        auto run = ids.size() == 1 && m_store ? m_store->getRun(ids.front())
+                                              : Result<store::RunInfo>(Error{"no single run"});
+        if (!run.ok()) {
+            m_statusPanel->clear();
+            return;
+        }
+        m_statusPanel->showStoredRun(
+            tr("run %1 “%2”").arg(run->id).arg(QString::fromStdString(run->name)),
+            QString::fromStdString(session::shownRunStatus(run->status, run->modelDir)),
+            run->summaryJson);
+    });
+    connect(m_runsDock, &RunsDock::resumeRequested, this, &MainWindow::resumeRun);
+    m_runsDock->setResumeCheck([this](int64_t id) { return canResumeNow(id); });
+    connect(m_runsDock, &RunsDock::openConfigRequested, this,
+            [this](const QString& yaml, const QString& runName) {
+                if (!maybeSave()) return;
+                // Its own untitled document: saving must not write it over the open file.
+                m_document->setUntitled(yaml, tr("config of %1").arg(runName));
+                m_tabs->setCurrentWidget(m_configTab);
+            });
+    connect(m_runsDock, &RunsDock::errorOccurred, this, [this](const QString& message) {
+        m_logDock->append(int(session::LogLine::Level::Error), message);
+    });
+
+    wireSweeps();
+
+    // Runs written by other processes (`wafer train --db`, sweeps) appear, change status and
+    // grow on the charts while the studio is open.
+    m_follower = new StoreFollower(this);
+    m_follower->setTailRequests([this] { return m_trainingTab->followRequests(); });
+    connect(m_follower, &StoreFollower::runsChanged, m_runsDock, &RunsDock::showRuns);
+    connect(m_follower, &StoreFollower::metricsArrived, m_trainingTab, &TrainingTab::appendStored);
+    connect(m_follower, &StoreFollower::readFailed, this, [this](const QString& message) {
+        m_logDock->append(int(session::LogLine::Level::Error), message);
+        offerRecoveryIfDamaged();  // damaged under the studio (by another program)
+    });
+    m_follower->setStore(m_store.get());
+
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    if (!settings.contains(QStringLiteral("window/state"))) {
+        resize(1400, 900);
+        // First start: a slim log and a runs list wide enough for names and losses. Applied
+        // once the window has its size, or the docks keep their minimum sizes.
+        QTimer::singleShot(0, this, [this] {
+            resizeDocks({m_runsDock}, {440}, Qt::Horizontal);
+            resizeDocks({m_logDock}, {130}, Qt::Vertical);
+        });
+    }
+    m_tabs->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
+    rebuildRecentMenu();
+    updateActions();
+    updateTitle();
+}
+
+MainWindow::~MainWindow() {
+    m_follower->stop();  // its poll reads m_store, which goes before the child objects
+}
+
+void MainWindow::createActions() {
+    auto* toolbar = addToolBar(tr("Run"));
+    toolbar->setObjectName(QStringLiteral("RunToolBar"));
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toolbar->setMovable(false);
+    QStyle* s = style();
+    m_run = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
+    m_run->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_Return)});
+    m_run->setToolTip(tr("Train the current config (F5)"));
+    m_runSweep =
+        new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Run S&weep"), this);
+    m_runSweep->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F5));
+    m_runSweep->setToolTip(tr("Run the sweep: section of the current config (Ctrl+F5)"));
+    m_pause = new QAction(s->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
+    m_pause->setShortcut(QKeySequence(Qt::Key_F6));
+    m_pause->setToolTip(tr("Pause between two layers (F6)"));
+    // "Continue" un-pauses; "Resume Run" continues a stopped run from a checkpoint.
+    m_continue = new QAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("&Continue"), this);
+    m_continue->setShortcut(QKeySequence(Qt::Key_F7));
+    m_continue->setToolTip(tr("Continue the paused run (F7)"));
+    m_stepLayer =
+        new QAction(s->standardIcon(QStyle::SP_MediaSkipForward), tr("Step &Layer"), this);
+    m_stepLayer->setShortcut(QKeySequence(Qt::Key_F10));
+    m_stepLayer->setToolTip(
+        tr("While paused: run one more layer phase (one layer's forward or backward pass, with "
+           "its weights streamed in) and pause again; the Wafer tab shows it (F10)"));
+    m_stop = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
+    m_stop->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+    m_stop->setToolTip(tr("Stop after the current step; the weights so far are saved (Shift+F5)"));
+    m_checkpoint =
+        new QAction(s->standardIcon(QStyle::SP_DriveHDIcon), tr("Check&point Now"), this);
+    m_checkpoint->setShortcut(QKeySequence(Qt::Key_F9));
+    m_checkpoint->setToolTip(
+        tr("Write a checkpoint after the current step; the Log names its folder (F9)"));
+    m_resumeRun = new QAction(s->standardIcon(QStyle::SP_BrowserReload), tr("Resume R&un…"), this);
+    m_resumeRun->setShortcut(QKeySequence(Qt::Key_F8));
+    m_resumeRun->setToolTip(
+        tr("Continue the run selected in Runs from its newest checkpoint (F8)"));
+    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
+        toolbar->addAction(a);
+    toolbar->addSeparator();
+    m_finetune =
+        new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("&Fine-tune…"), this);
+    m_finetune->setToolTip(tr("Fine-tune a base model on your own text"));
+    for (QAction* a : {m_checkpoint, m_resumeRun, m_finetune}) toolbar->addAction(a);
+    connect(m_finetune, &QAction::triggered, this, &MainWindow::openFinetuneWizard);
+    connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
+    connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
+    connect(m_stepLayer, &QAction::triggered, m_controller, &RunController::stepLayer);
+    connect(m_continue, &QAction::triggered, m_controller, &RunController::resume);
+    connect(m_stop, &QAction::triggered, m_controller, &RunController::stop);
+    connect(m_stop, &QAction::triggered, m_sweeps, &SweepController::stop);
+    connect(m_runSweep, &QAction::triggered, this, &MainWindow::startSweep);
+    connect(m_checkpoint, &QAction::triggered, m_controller, &RunController::requestCheckpoint);
+    connect(m_resumeRun, &QAction::triggered, this, [this] {
+        const auto ids = m_runsDock->selectedRunIds();
+        if (ids.size() == 1) resumeRun(ids.front());
+    });
+    m_resumeRun->setToolTip(tr("Continue the run or stopped sweep selected in Runs (F8)"));
+
+    m_open = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
+    m_open->setShortcut(QKeySequence::Open);
+    connect(m_open, &QAction::triggered, this, &MainWindow::openDialog);
+    m_save = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
+    m_save->setShortcut(QKeySequence::Save);
+    connect(m_save, &QAction::triggered, this, &MainWindow::save);
+    m_saveAs = new QAction(tr("Save &As…"), this);
+    m_saveAs->setShortcut(QKeySequence::SaveAs);
+    connect(m_saveAs, &QAction::triggered, this, &MainWindow::saveAs);
+    m_quit = new QAction(tr("&Quit"), this);
+    m_quit->setShortcut(QKeySequence::Quit);
+    connect(m_quit, &QAction::triggered, this, &QWidget::close);
+    YamlEditor* editor = m_configTab->yamlEditor();
+    m_undo = new QAction(tr("&Undo"), this);
+    m_undo->setShortcut(QKeySequence::Undo);
+    m_undo->setEnabled(false);
+    connect(m_undo, &QAction::triggered, editor, &QPlainTextEdit::undo);
+    connect(editor, &QPlainTextEdit::undoAvailable, m_undo, &QAction::setEnabled);
+    m_redo = new QAction(tr("&Redo"), this);
+    m_redo->setShortcut(QKeySequence::Redo);
+    m_redo->setEnabled(false);
+    connect(m_redo, &QAction::triggered, editor, &QPlainTextEdit::redo);
+    connect(editor, &QPlainTextEdit::redoAvailable, m_redo, &QAction::setEnabled);
+    // The editor has its own Ctrl+Z while focused; the menu actions cover the form too.
+    for (QAction* a : {m_undo, m_redo}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_configTab->addAction(m_undo);
+    m_configTab->addAction(m_redo);
+}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QMenu* presets = file->addMenu(tr("&New from Preset"));
+    const QDir presetDir(QString::fromStdString((appDataDir() / "presets").string()));
+    for (const QFileInfo& info :
+         presetDir.entryInfoList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name)) {
+        presets->addAction(info.completeBaseName(), this,
+                           [this, path = info.absoluteFilePath()] { newFromPreset(path); });
+    }
+    presets->setEnabled(!presets->isEmpty());
+    file->addAction(m_open);
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    file->addSeparator();
+    file->addAction(m_save);
+    file->addAction(m_saveAs);
+    file->addSeparator();
+    file->addAction(m_quit);
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(m_undo);
+    edit->addAction(m_redo);
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
+        run->addAction(a);
+    run->addSeparator();
+    for (QAction* a : {m_checkpoint, m_resumeRun}) run->addAction(a);
+    run->addSeparator();
+    run->addAction(m_finetune);
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_runsDock->toggleViewAction());
+    view->addAction(m_logDock->toggleViewAction());
+    view->addSeparator();
+    const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples"),
+                               tr("S&weeps")};
+    for (int i = 0; i < names.size(); ++i) {
+        QAction* a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+    }
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* guide = help->addAction(tr("Wafer Studio &Guide"), this, [this] { showHelp({}); });
+    guide->setShortcut(QKeySequence::HelpContents);
+    QMenu* sections = help->addMenu(tr("Guide &Sections"));
+    for (const QString& section : helpMenuSections())
+        sections->addAction(section, this, [this, section] { showHelp(section); });
+    help->addSeparator();
+    help->addAction(tr("&About Wafer Studio"), this, [this] { showAboutBox(this); });
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::offerRecoveryIfDamaged() {
+    if (m_offeringRecovery) return;
+    const store::StoreHealth health = store::checkStore(m_storePath);
+    if (health.state != store::StoreHealth::State::Damaged) return;
+    if (m_controller->isActive() || m_sweeps->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          QString::fromStdString(store::damagedStoreAdvice(m_storePath, health)));
+        return;  // its run holds the store: recovery is offered once it has ended
+    }
+    m_offeringRecovery = true;
+    // Let go of the damaged file first: nothing may write to it while it is replaced.
+    m_follower->stop();
+    m_runsDock->setStore(nullptr);
+    m_store.reset();
+    const bool recovered = offerStoreRecovery(this, m_storePath, health);
+    m_offeringRecovery = false;
+    if (!recovered) return;
+    auto reopened = store::RunStore::open(m_storePath);
+    if (!reopened.ok()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          QString::fromStdString(reopened.error().message));
+        return;
+    }
+    m_store = std::move(reopened).value();
+    m_runsDock->setStore(m_store.get());
+    m_follower->setStore(m_store.get());
+}
+
+HelpBrowser* MainWindow::showHelp(const QString& section) {
+    if (!m_help) m_help = new HelpBrowser(this);
+    m_help->show();
+    m_help->raise();
+    if (!section.isEmpty()) m_help->showSection(section);
+    return m_help;
+}
+
+void MainWindow::updateActions() {
+    const bool active = m_controller->isActive();
+    const bool sweeping = m_sweeps->isActive();
+    const session::RunState state = m_controller->state();
+    const bool paused = state == session::RunState::Paused;
+    m_run->setEnabled(!active && !sweeping && m_document->canRun());
+    const bool hasSweep = m_document->canRun() && m_document->config().sweep.has_value();
+    m_runSweep->setEnabled(!active && !sweeping && hasSweep);
+    m_runSweep->setToolTip(hasSweep ? tr("Run the sweep: section of the current config (Ctrl+F5)")
+                                    : tr("The current config has no sweep: section (see the "
+                                         "mup-sweep preset)"));
+    m_run->setToolTip(m_document->canRun() ? tr("Train the current config (F5)")
+                                           : tr("Fix the problems listed in the Config tab first"));
+    m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);
+    m_continue->setEnabled(active && paused);
+    m_stepLayer->setEnabled(active && paused);
+    m_stop->setEnabled(active || sweeping);
+    m_finetune->setEnabled(!active && !sweeping);
+    m_checkpoint->setEnabled(active && state == session::RunState::Running);
+    const auto selected = m_runsDock->selectedRunIds();
+    m_resumeRun->setEnabled(selected.size() == 1 && canResumeNow(selected.front()));
+}
+
+bool MainWindow::canResumeNow(int64_t runId) const {
+    if (m_controller->isActive() || m_sweeps->isActive()) return false;
+    return m_runsDock->canResume(runId) || isStoppedSweep(runId);
+}
+
+void MainWindow::updateTitle() {
+    setWindowFilePath(m_document->filePath());
+    setWindowModified(m_document->isModified());
+    setWindowTitle(QStringLiteral("%1[*] — Wafer Studio").arg(m_document->displayName()));
+}
+
+bool MainWindow::isShippedPreset(const QString& path) {
+    const QString dir = canonicalOrAbsolute(presetsDir());
+    return canonicalOrAbsolute(path).startsWith(dir + QLatin1Char('/'));
+}
+
+bool MainWindow::openConfig(const QString& path) {
+    const bool ok = isShippedPreset(path)
+                        ? m_document->loadUntitledCopy(
+                              path, tr("%1 (preset)").arg(QFileInfo(path).completeBaseName()))
+                        : m_document->loadFile(path);
+    addRecentFile(path);
+    updateTitle();
+    return ok;
+}
+
+bool MainWindow::startRun() {
+    if (m_sweeps->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("a sweep is running; stop it before starting a run"));
+        return false;
+    }
+    m_configTab->applyPendingYaml();
+    if (!m_document->canRun()) {
+        m_tabs->setCurrentWidget(m_configTab);
+        return false;
+    }
+    session::SessionOptions options;
+    options.dbPath = m_dbPath.toStdString();
+    QString error;
+    const config::LoadedConfig loaded = m_document->loadedConfig();
+    const double tokensPerStep = double(session::deriveFacts(loaded.config).tokensPerStep);
+    if (!m_controller->start(loaded, options, &error)) {
+        m_logDock->append(int(session::LogLine::Level::Error), error);
+        return false;
+    }
+    m_waferTab->beginRun(loaded.config);
+    m_trainingTab->beginLiveRun(QString::fromStdString(loaded.config.model.name), tokensPerStep);
+    m_tabs->setCurrentWidget(m_trainingTab);
+    updateActions();
+    return true;
+}
+
+bool MainWindow::resumeRun(int64_t runId) {
+    if (isStoppedSweep(runId)) return resumeSweep(runId);
+    if (m_controller->isActive() || m_sweeps->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("a run is training; stop it before resuming run %1").arg(runId));
+        return false;
+    }
+    m_configTab->applyPendingYaml();
+    std::optional<config::LoadedConfig> editorConfig;
+    if (m_document->canRun()) editorConfig = m_document->loadedConfig();
+    const ResumeCheck check = checkResume(m_store.get(), runId, editorConfig);
+    ResumeDialog dialog(check, this);
+    if (dialog.exec() != QDialog::Accepted || dialog.choice() == ResumeDialog::Cancel) return false;
+    const bool ownConfig = dialog.choice() == ResumeDialog::ResumeWithCheckpointConfig;
+    const config::LoadedConfig loaded = ownConfig ? *check.checkpointConfig : *check.config;
+    session::SessionOptions options;
+    options.dbPath = m_dbPath.toStdString();
+    options.resumeFrom = check.folder;
+    options.allowConfigChange = dialog.choice() == ResumeDialog::ResumeAnyway;
+    QString error;
+    if (!m_controller->start(loaded, options, &error)) {
+        m_logDock->append(int(session::LogLine::Level::Error), error);
+        return false;
+    }
+    m_trainingTab->continueLiveRun(runId, m_store.get(), check.step,
+                                   double(session::deriveFacts(loaded.config).tokensPerStep));
+    m_tabs->setCurrentWidget(m_trainingTab);
+    updateActions();
+    return true;
+}
+
+FinetuneWizard* MainWindow::openFinetuneWizard() {
+    auto* wizard = new FinetuneWizard(m_store.get(), m_dbPath, this);
+    wizard->setAttribute(Qt::WA_DeleteOnClose);
+    connect(wizard, &QDialog::accepted, this, [this, wizard] {
+        FinetuneChoice choice = wizard->choice();
+        if (!maybeSave()) return;
+        // Its own untitled document: a later Save must not write it over the open file.
+        m_document->setUntitled(
+            QString::fromStdString(config::saveConfigYaml(choice.config.config)),
+            tr("finetune of %1").arg(QString::fromStdString(choice.config.config.model.name)));
+        session::SessionOptions options;
+        options.dbPath = m_dbPath.toStdString();
+        options.runName = choice.runName.toStdString();
+        options.kind = "finetune";
+        options.parentRun = choice.parentRun;
+        options.evaluateAtStart = true;  // the base's held-out loss is the curve's first point
+        QString error;
+        if (!m_controller->start(choice.config, options, &error)) {
+            m_logDock->append(int(session::LogLine::Level::Error), error);
+            return;
+        }
+        const config::Config& c = choice.config.config;
+        m_waferTab->beginRun(c);
+        m_trainingTab->beginLiveRun(QString::fromStdString(c.model.name) + tr(" fine-tune"),
+                                    double(session::deriveFacts(c).tokensPerStep));
+        // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
+        // a prompt of the user's own held-out text.
+        if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);
+        if (!choice.samplePrompt.isEmpty()) m_samplesTab->setPrompt(choice.samplePrompt);
+        m_samplesTab->setNote({});
+        m_finetuneRunning = true;
+        m_tabs->setCurrentWidget(m_trainingTab);
+        updateActions();
+    });
+    wizard->open();
+    return wizard;
+}
+
+bool MainWindow::openStoredRun(int64_t runId) {
+    auto run = m_store ? m_store->getRun(runId) : Result<store::RunInfo>(Error{"no run store"});
+    if (!run.ok()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("cannot open run %1: %2")
+                              .arg(runId)
+                              .arg(QString::fromStdString(run.error().message)));
+        return false;
+    }
+    m_runsDock->selectRuns({runId});
+    if (run->kind == "sweep") m_tabs->setCurrentWidget(m_sweepsTab);
+    return true;
+}
+
+bool MainWindow::showTab(const QString& name) {
+    const QString n = name.toLower();
+    const int index = n == QLatin1String("config")     ? 0
+                      : n == QLatin1String("training") ? 1
+                      : n == QLatin1String("wafer")    ? 2
+                      : n == QLatin1String("samples")  ? 3
+                      : n == QLatin1String("sweeps")   ? 4
+                                                       : -1;
+    if (index < 0) return false;
+    m_tabs->setCurrentIndex(index);
+    return true;
+}
+
+bool MainWindow::saveScreenshot(const QString& path) {
+    // Pending layout requests first, so the picture shows the settled window.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents);
+    m_trainingTab->redrawNow();
+    m_waferTab->redrawNow();
+    m_sweepsTab->redrawNow();
+    for (auto* panel : m_trainingTab->panels()) panel->replot(QCustomPlot::rpImmediateRefresh);
+    return grab().save(path, "PNG");
+}
+
+QMessageBox::StandardButton MainWindow::ask(const QString& title, const QString& text,
+                                            QMessageBox::StandardButtons buttons,
+                                            QMessageBox::StandardButton defaultButton) {
+    if (m_ask) return m_ask(title, text, buttons, defaultButton);
+    QMessageBox box(QMessageBox::Question, title, text, buttons, this);
+    box.setDefaultButton(defaultButton);
+    return QMessageBox::StandardButton(box.exec());
+}
+
+bool MainWindow::maybeSave() {
+    if (!m_document->isModified()) return true;
+    const auto answer =
+        ask(tr("Unsaved changes"),
+            tr("“%1” has unsaved changes. Save them first?").arg(m_document->displayName()),
+            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Save) return save();
+    return answer == QMessageBox::Discard;
+}
+
+bool MainWindow::save() {
+    m_configTab->applyPendingYaml();
+    // An untitled document (a preset's copy, a fine-tune's config) has no file of its own yet.
+    if (m_document->isUntitled() || isShippedPreset(m_document->filePath())) return saveAs();
+    return m_document->saveFile(m_document->filePath());
+}
+
+QString MainWindow::suggestedSavePath() const {
+    if (!m_document->isUntitled() && !isShippedPreset(m_document->filePath()))
+        return m_document->filePath();
+    // The last folder saved into, else the user's documents: never the shipped presets.
+    QString dir = QSettings().value(QStringLiteral("lastSaveDir")).toString();
+    if (dir.isEmpty() || !QFileInfo(dir).isDir() || isShippedPreset(dir + "/x.yaml"))
+        dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (dir.isEmpty()) dir = QDir::homePath();
+    return QDir(dir).filePath(m_document->suggestedFileName());
+}
+
+bool MainWindow::saveAs() {
+    m_configTab->applyPendingYaml();
+    const QString suggested = suggestedSavePath();
+    const QString path = m_chooseSaveFile
+                             ? m_chooseSaveFile(suggested)
+                             : QFileDialog::getSaveFileName(this, tr("Save config as"), suggested,
+                                                            tr("YAML config (*.yaml *.yml)"));
+    if (path.isEmpty()) return false;
+    if (isShippedPreset(path)) {
+        // The presets ship with the app: overwriting one changes every later "New from Preset".
+        const auto answer = ask(tr("Shipped preset"),
+                                tr("%1 is in the shipped presets folder (%2). Writing there "
+                                   "changes the preset for every later launch and New from "
+                                   "Preset. Save there anyway?")
+                                    .arg(QFileInfo(path).fileName(), presetsDir()),
+                                QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Cancel);
+        if (answer != QMessageBox::Save) {
+            m_logDock->append(
+                int(session::LogLine::Level::Info),
+                tr("not saved: %1 is a shipped preset; choose another folder").arg(path));
+            return false;
+        }
+    }
+    const bool ok = m_document->saveFile(path);
+    if (ok) {
+        QSettings().setValue(QStringLiteral("lastSaveDir"), QFileInfo(path).absolutePath());
+        addRecentFile(path);
+        updateTitle();
+    }
+    return ok;
+}
+
+void MainWindow::openDialog() {
+    if (!maybeSave()) return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open config"), QFileInfo(m_document->filePath()).absolutePath(),
+        tr("YAML config (*.yaml *.yml);;All files (*)"));
+    if (!path.isEmpty()) openConfig(path);
+}
+
+void MainWindow::newFromPreset(const QString& path) {
+    if (!maybeSave()) return;
+    openConfig(path);
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QSettings settings;
+    QStringList files = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    files.removeAll(absolute);
+    files.prepend(absolute);
+    while (files.size() > kMaxRecentFiles) files.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), files);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    if (!m_recentMenu) return;
+    m_recentMenu->clear();
+    const QStringList files = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& f : files) {
+        m_recentMenu
+            ->addAction(QFileInfo(f).fileName(), this,
+                        [this, f] {
+                            if (maybeSave()) openConfig(f);
+                        })
+            ->setToolTip(f);
+    }
+    m_recentMenu->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    m_controller->stop();
+    m_sweeps->stop();
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        for (const QUrl& url : event->mimeData()->urls()) {
+            if (!url.isLocalFile()) return;
+        }
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    QStringList entries;
+    for (const QUrl& url : event->mimeData()->urls()) {
+        QString path = url.toLocalFile();
+        path.replace('\\', QStringLiteral("\\\\")).replace('"', QStringLiteral("\\\""));
+        entries << '"' + path + '"';
+    }
+    if (entries.isEmpty()) return;
+    m_document->setField(QStringLiteral("train_input.data_dir"), '[' + entries.join(", ") + ']');
+    m_logDock->append(int(session::LogLine::Level::Info),
+                      tr("training data set to %1 (train_input.data_dir)").arg(entries.join(", ")));
+    m_tabs->setCurrentWidget(m_configTab);
+    event->acceptProposedAction();
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,433 @@
+// ChartPanel: see chart_panel.h.
+#include "ui/training/chart_panel.h"
+
+#include <QElapsedTimer>
+#include <QLocale>
+#include <QToolTip>
+#include <cmath>
+#include <limits>
+#include "ui/common/plot_theme.h"
+
+namespace ws::ui {
+namespace {
+
+QVector<double> toQVector(const std::vector<double>& v) {
+    return QVector<double>(v.begin(), v.end());
+}
+
+QString formatValue(double v) {
+    if (std::isnan(v)) return QStringLiteral("NaN");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("+Inf") : QStringLiteral("-Inf");
+    const double a = std::fabs(v);
+    if (a >= 1e5) return humanNumber(v, 4);  // 123.4k tokens/s, as the axis reads
+    if (a != 0 && a < 1e-3) return QString::number(v, 'e', 3);
+    return QString::number(v, 'g', 5);
+}
+
+}  // namespace
+
+QString humanNumber(double v, int significant) {
+    if (!std::isfinite(v)) return formatValue(v);
+    significant = std::max(significant, 1);
+    static const char* const kSuffix[] = {"", "k", "M", "B", "T"};
+    const double a = std::fabs(v);
+    if (a < 1000) return QString::number(v, 'g', std::max(significant, 6));
+    int unit = std::min(int(std::floor(std::log10(a) / 3)), 4);
+    for (;;) {
+        const double scaled = v / std::pow(1000.0, unit);
+        const int digits = int(std::floor(std::log10(std::fabs(scaled)))) + 1;  // 1 to 3
+        QString text = QString::number(scaled, 'f', std::max(significant - digits, 0));
+        // Rounding can carry into the next unit (999,999 -> "1000k"): say "1M" instead.
+        if (std::fabs(text.toDouble()) >= 1000 && unit < 4) {
+            ++unit;
+            continue;
+        }
+        if (text.contains('.')) {
+            while (text.endsWith('0')) text.chop(1);
+            if (text.endsWith('.')) text.chop(1);
+        }
+        return text + QLatin1String(kSuffix[unit]);
+    }
+}
+
+QStringList humanTickLabels(const QVector<double>& ticks) {
+    double largest = 0;
+    for (double t : ticks) largest = std::max(largest, std::fabs(t));
+    if (largest < 1000) return {};
+    // The value a label reads as ("100.25k" -> 100250), to check that a label says its tick.
+    auto readBack = [](QString label) {
+        static const QString kSuffixes = QStringLiteral("kMBT");
+        double scale = 1;
+        if (!label.isEmpty() && kSuffixes.contains(label.back())) {
+            scale = std::pow(1000.0, double(kSuffixes.indexOf(label.back()) + 1));
+            label.chop(1);
+        }
+        return label.toDouble() * scale;
+    };
+    for (int significant = 3;; ++significant) {
+        QStringList labels;
+        bool exact = true;
+        for (double t : ticks) {
+            // A tick computed as 0 can come out as 1e-12; it reads "0".
+            const double tick = std::fabs(t) < 1e-9 * largest ? 0.0 : t;
+            labels << humanNumber(tick, significant);
+            exact = exact && std::fabs(readBack(labels.back()) - tick) <= 1e-9 * largest;
+        }
+        // Ticks are round numbers: the fewest digits that say each one exactly, up to the
+        // digits a double holds.
+        if (exact || significant >= 15) return labels;
+    }
+}
+
+QVector<QString> HumanAxisTicker::createLabelVector(const QVector<double>& ticks,
+                                                    const QLocale& locale, QChar formatChar,
+                                                    int precision) {
+    const QStringList labels = humanTickLabels(ticks);
+    if (labels.isEmpty())
+        return QCPAxisTicker::createLabelVector(ticks, locale, formatChar, precision);
+    return QVector<QString>(labels.begin(), labels.end());
+}
+
+ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* parent)
+    : QCustomPlot(parent), m_yLabel(yLabel) {
+    setObjectName(title);
+    plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(this, title,
+                                 QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
+    plotLayout()->addElement(0, 0, m_title);
+    yAxis->setLabel(yLabel);
+    xAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
+    yAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
+    axisRect()->setRangeZoom(Qt::Horizontal);
+    setNoAntialiasingOnDrag(true);
+    // Many long overlaid runs: the fast polyline path and no antialiasing for the faint raw
+    // lines keep a replot inside a frame (bench/plot_bench.cpp).
+    setPlottingHint(QCP::phFastPolylines, true);
+    legend->setVisible(false);
+    legend->setBrush(QBrush(QColor(255, 255, 255, 0)));
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    m_crosshair = new QCPItemStraightLine(this);
+    // On the buffered overlay layer: moving it redraws only that layer, never the curves.
+    m_crosshair->setLayer(QStringLiteral("overlay"));
+    layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
+    m_crosshair->setVisible(false);
+    m_crosshair->setSelectable(false);
+    setMinimumSize(260, 180);
+    applyTheme();
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& r) {
+                if (m_inRedraw) return;
+                emit userChangedXRange(r);
+            });
+}
+
+void ChartPanel::applyTheme() {
+    // Follow the system palette so the charts read in light and dark themes.
+    const PlotColors c = applyPlotPalette(this);
+    const QColor text = c.text, base = c.base, grid = c.grid;
+    m_title->setTextColor(text);
+    legend->setTextColor(text);
+    legend->setBorderPen(QPen(grid));
+    QColor legendBack = base;
+    legendBack.setAlpha(220);
+    legend->setBrush(legendBack);
+    m_crosshair->setPen(QPen(text, 1, Qt::DashLine));
+    for (size_t i = 0; i < m_graphs.size() && i < m_curves.size(); ++i)
+        m_graphs[i].raw->setPen(QPen(faintOf(m_curves[i].color), 1));
+}
+
+// The raw values' colour: the curve's colour a quarter of the way from the chart's background,
+// mixed here rather than drawn with alpha (blending every pixel of 20 long overlaid runs
+// costs more than the rest of the chart).
+QColor ChartPanel::faintOf(const QColor& color) const {
+    const QColor base = palette().color(QPalette::Base);
+    constexpr double kShare = 0.25;
+    auto mix = [](double a, double b) { return int(std::lround(b + kShare * (a - b))); };
+    return QColor(mix(color.red(), base.red()), mix(color.green(), base.green()),
+                  mix(color.blue(), base.blue()));
+}
+
+void ChartPanel::setCurves(std::vector<Curve> curves) {
+    clearGraphs();
+    m_curves = std::move(curves);
+    m_graphs.assign(m_curves.size(), {});
+    bool anyLegend = false;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        Graphs& g = m_graphs[i];
+        g.raw = addGraph();
+        g.raw->setPen(QPen(faintOf(c.color), 1));
+        g.raw->setAntialiased(false);
+        g.raw->removeFromLegend();
+        g.smooth = addGraph();
+        QPen pen(c.color, c.dashed ? 1.6 : 2.0);
+        if (c.dashed) pen.setStyle(Qt::DashLine);
+        g.smooth->setPen(pen);
+        g.smooth->setName(c.name);
+        if (c.markers) g.smooth->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+        if (!c.inLegend) g.smooth->removeFromLegend();
+        anyLegend = anyLegend || c.inLegend;
+        g.diverged = addGraph();
+        g.diverged->setLineStyle(QCPGraph::lsNone);
+        g.diverged->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted,
+                                                    QColor(0xe5, 0x39, 0x35),
+                                                    QColor(0xe5, 0x39, 0x35), 11));
+        g.diverged->setName(tr("%1 diverged (NaN/Inf)").arg(c.name));
+        g.diverged->removeFromLegend();
+    }
+    legend->setVisible(anyLegend && m_curves.size() > 1);
+    // Antialiasing and wide pens cost more than they give once many runs overlap: thin aliased
+    // lines draw several times faster (bench/plot_bench.cpp).
+    for (const Graphs& g : m_graphs) {
+        g.smooth->setAntialiased(!crowded());
+        if (crowded()) {
+            QPen pen = g.smooth->pen();
+            pen.setWidthF(1.0);
+            g.smooth->setPen(pen);
+        }
+    }
+}
+
+void ChartPanel::setOptions(const Options& options) {
+    const bool axisChanged = options.xAxis != m_options.xAxis;
+    m_options = options;
+    if (m_options.logY) {
+        yAxis->setScaleType(QCPAxis::stLogarithmic);
+        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    } else {
+        yAxis->setScaleType(QCPAxis::stLinear);
+        yAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
+    }
+    // Steps and tokens read 50k, 1.2M; seconds stay plain (1500 s, not "1.5k").
+    if (axisChanged || !m_xTickerSet) {
+        if (m_options.xAxis == XAxisKind::WallTime) {
+            xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        } else {
+            xAxis->setTicker(QSharedPointer<HumanAxisTicker>::create());
+        }
+        m_xTickerSet = true;
+    }
+    xAxis->setLabel(xLabel());
+    if (axisChanged) m_follow = true;
+    for (Graphs& g : m_graphs) g.decimatedBuckets = -1;
+}
+
+QString ChartPanel::xLabel() const {
+    switch (m_options.xAxis) {
+        case XAxisKind::Step:
+            return tr("step");
+        case XAxisKind::Tokens:
+            return tr("tokens seen");
+        case XAxisKind::WallTime:
+            return tr("wall time (s)");
+    }
+    return {};
+}
+
+void ChartPanel::followData() {
+    m_follow = true;
+    redraw();
+}
+
+void ChartPanel::redraw() {
+    QElapsedTimer timer;
+    timer.start();
+    m_inRedraw = true;
+    // 1. x values and smoothing, recomputed only for series that grew or options that changed.
+    double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        Graphs& g = m_graphs[i];
+        const size_t size = c.series ? c.series->size() : 0;
+        if (size != g.preparedSize || g.preparedAxis != m_options.xAxis ||
+            g.preparedSmoothing != m_options.smoothing) {
+            g.x = c.series ? c.series->xs(m_options.xAxis, c.tokensPerStep) : std::vector<double>{};
+            static const std::vector<double> kEmpty;
+            const std::vector<double>& values = c.series ? c.series->value : kEmpty;
+            if (m_options.smoothing > 0 && !c.markers && c.smoothed) {
+                emaSmooth(values, m_options.smoothing, g.smoothY);
+            } else {
+                g.smoothY = values;
+            }
+            // Only the wall-time axis has pauses in it; steps and tokens run on without gaps.
+            g.gaps =
+                m_options.xAxis == XAxisKind::WallTime ? findTimeGaps(g.x) : std::vector<TimeGap>{};
+            g.preparedSize = size;
+            g.preparedAxis = m_options.xAxis;
+            g.preparedSmoothing = m_options.smoothing;
+            g.decimatedBuckets = -1;  // data changed: decimate again
+        }
+        if (!g.x.empty()) {
+            xMin = std::min(xMin, g.x.front());
+            xMax = std::max(xMax, g.x.back());
+        }
+    }
+    if (m_follow && xMin <= xMax) {
+        const double pad = xMax > xMin ? 0.0 : 1.0;
+        xAxis->setRange(xMin - pad, xMax + pad);
+    }
+    const QCPRange range = xAxis->range();
+    // One min/max bucket per pixel column; two columns once many runs overlap (spikes still
+    // show, as a column two pixels wide), which halves what the painter has to draw.
+    const int buckets = std::max(axisRect()->width() / (crowded() ? 2 : 1), 50);
+    // 2. Decimate raw and smoothed values for the visible range (skipped when nothing changed).
+    Decimated raw, smooth;
+    double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        Graphs& g = m_graphs[i];
+        if (g.decimatedBuckets != buckets || g.decimatedRange != range) {
+            static const std::vector<double> kEmpty;
+            const std::vector<double>& values = c.series ? c.series->value : kEmpty;
+            const bool smoothing = m_options.smoothing > 0 && !c.markers && c.smoothed;
+            decimateMinMax(g.x, g.smoothY, range.lower, range.upper, buckets, smooth);
+            breakAtGaps(g.gaps, smooth);
+            g.smooth->setData(toQVector(smooth.x), toQVector(smooth.y), true);
+            if (smoothing) {
+                decimateMinMax(g.x, values, range.lower, range.upper, buckets, raw);
+                breakAtGaps(g.gaps, raw);
+                g.raw->setData(toQVector(raw.x), toQVector(raw.y), true);
+            } else {
+                raw = smooth;
+                g.raw->data()->clear();
+            }
+            // Divergence markers sit on the last finite value (or the plot's top when none).
+            QVector<double> dx, dy;
+            for (size_t k = 0; k < raw.divergeX.size(); ++k) {
+                dx << raw.divergeX[k];
+                dy << raw.divergeY[k];
+            }
+            g.diverged->setData(dx, dy, true);
+            g.hasExtent = false;
+            for (const auto* d : {&raw, &smooth}) {
+                for (double v : d->y) {
+                    if (std::isnan(v) || (m_options.logY && v <= 0)) continue;  // NaN: a pause
+                    if (!g.hasExtent) {
+                        g.lastFiniteMin = g.lastFiniteMax = v;
+                        g.hasExtent = true;
+                    }
+                    g.lastFiniteMin = std::min(g.lastFiniteMin, v);
+                    g.lastFiniteMax = std::max(g.lastFiniteMax, v);
+                }
+            }
+            g.decimatedRange = range;
+            g.decimatedBuckets = buckets;
+        }
+        if (g.hasExtent) {
+            yLo = std::min(yLo, g.lastFiniteMin);
+            yHi = std::max(yHi, g.lastFiniteMax);
+        }
+    }
+    for (size_t i = 0; i < m_graphs.size(); ++i) {
+        QCPGraph* d = m_graphs[i].diverged;
+        for (auto it = d->data()->begin(); it != d->data()->end(); ++it) {
+            if (std::isnan(it->value)) it->value = std::isfinite(yHi) ? yHi : 1.0;
+        }
+    }
+    if (m_follow && yLo <= yHi) {
+        if (m_options.logY) {
+            yAxis->setRange(yLo / 1.15, yHi * 1.15);
+        } else {
+            const double pad =
+                yHi > yLo ? 0.06 * (yHi - yLo) : std::max(std::fabs(yHi) * 0.1, 1e-9);
+            yAxis->setRange(yLo - pad, yHi + pad);
+        }
+    }
+    m_inRedraw = false;
+    replot(QCustomPlot::rpQueuedReplot);
+    m_lastRedrawMs = double(timer.nsecsElapsed()) / 1e6;
+}
+
+void ChartPanel::setCrosshair(double x, bool visible) {
+    m_crosshair->setVisible(visible);
+    if (visible) {
+        m_crosshair->point1->setCoords(x, 0);
+        m_crosshair->point2->setCoords(x, 1);
+    }
+    m_crosshair->layer()->replot();
+}
+
+QString ChartPanel::formatX(double x) const {
+    if (!std::isfinite(x)) return formatValue(x);
+    QLocale locale;
+    locale.setNumberOptions(QLocale::DefaultNumberOptions);  // the C locale omits the commas
+    switch (m_options.xAxis) {
+        case XAxisKind::Step:  // whole steps, grouped digits (149,000)
+            return locale.toString(qlonglong(std::llround(x)));
+        case XAxisKind::Tokens:
+            return humanNumber(x, 3);
+        case XAxisKind::WallTime:
+            return QString::number(x, 'f', std::fabs(x) < 100 ? 1 : 0);
+    }
+    return formatValue(x);
+}
+
+QString ChartPanel::valuesAt(double x) const {
+    QStringList lines;
+    lines << QStringLiteral("<b>%1 %2</b>").arg(xLabel(), formatX(x));
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        const Curve& c = m_curves[i];
+        const Graphs& g = m_graphs[i];
+        if (!c.series || g.x.empty()) continue;
+        auto it = std::lower_bound(g.x.begin(), g.x.end(), x);
+        size_t at = size_t(it - g.x.begin());
+        if (at == g.x.size() || (at > 0 && std::fabs(g.x[at - 1] - x) < std::fabs(g.x[at] - x))) {
+            --at;
+        }
+        const double raw = c.series->value[at];
+        QString line = QStringLiteral("<span style='color:%1'>■</span> %2: <b>%3</b>")
+                           .arg(c.color.name(), c.name.toHtmlEscaped(), formatValue(g.smoothY[at]));
+        if (g.smoothY[at] != raw || !std::isfinite(raw))
+            line += tr(" (raw %1)").arg(formatValue(raw));
+        lines << line;
+    }
+    return lines.join(QStringLiteral("<br>"));
+}
+
+void ChartPanel::mousePressEvent(QMouseEvent* event) {
+    // A right click opens the context menu; only a drag or a click stops following the data.
+    if (event->button() != Qt::RightButton) m_follow = false;
+    QCustomPlot::mousePressEvent(event);
+}
+
+void ChartPanel::wheelEvent(QWheelEvent* event) {
+    m_follow = false;
+    QCustomPlot::wheelEvent(event);
+}
+
+void ChartPanel::mouseDoubleClickEvent(QMouseEvent* event) {
+    QCustomPlot::mouseDoubleClickEvent(event);
+    followData();
+}
+
+void ChartPanel::mouseMoveEvent(QMouseEvent* event) {
+    QCustomPlot::mouseMoveEvent(event);
+    const QPointF pos = event->position();
+    const bool inside = axisRect()->rect().contains(pos.toPoint());
+    const double x = xAxis->pixelToCoord(pos.x());
+    setCrosshair(x, inside);
+    emit crosshairMoved(x, inside);
+    if (inside && !m_curves.empty()) {
+        QToolTip::showText(event->globalPosition().toPoint(), valuesAt(x), this);
+    } else {
+        QToolTip::hideText();
+    }
+}
+
+void ChartPanel::leaveEvent(QEvent* event) {
+    QCustomPlot::leaveEvent(event);
+    setCrosshair(0, false);
+    emit crosshairMoved(0, false);
+}
+
+void ChartPanel::changeEvent(QEvent* event) {
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        applyTheme();
+        replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+}  // namespace ws::ui

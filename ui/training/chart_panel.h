@@ -1,0 +1,119 @@
+// ChartPanel: one live QCustomPlot chart of one or two metrics for several runs. Each curve is
+// drawn smoothed (EMA) over its raw values (faint), decimated per pixel with min/max buckets so
+// spikes stay visible, and non-finite values (a diverging run) appear as red markers rather
+// than gaps. Drag pans, wheel zooms, double-click returns to following the data; a crosshair
+// shows the value of every visible curve under the mouse. Large numbers read as people write
+// them (50k tokens, 1.2M, 3B) on the axes and in the crosshair, and on the wall-time axis a pause
+// (a gap in the data, metric_series.h) breaks the line. GUI thread only; the series it points
+// at must outlive the next setCurves().
+#pragma once
+
+#include <qcustomplot.h>
+
+#include <QString>
+#include <vector>
+
+#include "ui/training/metric_series.h"
+
+namespace ws::ui {
+
+// `v` with a k/M/B/T suffix from 1000 up, at most `significant` significant digits and no
+// trailing zeros: 50000 -> "50k", 1200000 -> "1.2M", 3e9 -> "3B", 149321 -> "149k" (3 digits).
+// Below 1000 the plain number ("750", "0.25").
+QString humanNumber(double v, int significant = 3);
+
+// Tick labels for one axis: humanNumber with the fewest significant digits (3 or more) that
+// say every tick exactly ("100k", "100.25k", "100.5k"); empty when every tick is below 1000 (the
+// axis' own labels are used then).
+QStringList humanTickLabels(const QVector<double>& ticks);
+
+// An axis ticker whose labels are humanTickLabels.
+class HumanAxisTicker : public QCPAxisTicker {
+protected:
+    QVector<QString> createLabelVector(const QVector<double>& ticks, const QLocale& locale,
+                                       QChar formatChar, int precision) override;
+};
+
+class ChartPanel : public QCustomPlot {
+    Q_OBJECT
+public:
+    struct Curve {
+        QString name;
+        QColor color;
+        const MetricSeries* series = nullptr;
+        double tokensPerStep = 1;
+        bool dashed = false;   // eval loss beside train loss
+        bool markers = false;  // sparse series (eval points)
+        bool inLegend = true;
+        bool smoothed = true;  // false: drawn as it is (a schedule, not a noisy measurement)
+    };
+    struct Options {
+        XAxisKind xAxis = XAxisKind::Step;
+        double smoothing = 0.6;  // EMA weight in [0, 0.99]; 0 draws raw only
+        bool logY = false;
+    };
+
+    ChartPanel(const QString& title, const QString& yLabel, QWidget* parent = nullptr);
+
+    void setCurves(std::vector<Curve> curves);  // rebuilds the graphs; call redraw() after
+    void setOptions(const Options& options);
+    // Recomputes smoothing and decimation for the current x range and replots once.
+    void redraw();
+    // Follows the data again (autoscale both axes on every redraw) after the user zoomed.
+    void followData();
+    bool followsData() const { return m_follow; }
+    void setCrosshair(double x, bool visible);  // driven by the panel under the mouse
+    // Text of the crosshair tooltip at x (every visible curve's value there), for tests too.
+    QString valuesAt(double x) const;
+    // The crosshair's x as the axis reads it: a whole step, human tokens, seconds.
+    QString formatX(double x) const;
+    double lastRedrawMs() const { return m_lastRedrawMs; }
+
+signals:
+    void crosshairMoved(double x, bool visible);
+    void userChangedXRange(const QCPRange& range);
+
+protected:
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+    void changeEvent(QEvent* event) override;  // follows a light/dark palette switch
+
+private:
+    bool crowded() const { return m_curves.size() > 6; }
+    QColor faintOf(const QColor& color) const;
+    struct Graphs {
+        QCPGraph* raw = nullptr;
+        QCPGraph* smooth = nullptr;
+        QCPGraph* diverged = nullptr;
+        std::vector<double> x;        // full x of the series on the current axis kind
+        std::vector<double> smoothY;  // full smoothed values
+        std::vector<TimeGap> gaps;    // pauses to break the line at (wall-time axis only)
+        // What x/smoothY and the graphs' data were computed from; unchanged inputs skip the
+        // work, so a replot of many long runs only redraws what changed.
+        size_t preparedSize = size_t(-1);
+        XAxisKind preparedAxis = XAxisKind::Step;
+        double preparedSmoothing = -1;
+        QCPRange decimatedRange;
+        int decimatedBuckets = -1;
+        double lastFiniteMin = 0, lastFiniteMax = 0;  // y extent of the decimated data
+        bool hasExtent = false;
+    };
+    void applyTheme();
+    QString xLabel() const;
+
+    QString m_yLabel;
+    QCPTextElement* m_title = nullptr;
+    std::vector<Curve> m_curves;
+    std::vector<Graphs> m_graphs;
+    Options m_options;
+    QCPItemStraightLine* m_crosshair = nullptr;
+    bool m_follow = true;
+    bool m_inRedraw = false;
+    bool m_xTickerSet = false;
+    double m_lastRedrawMs = 0;
+};
+
+}  // namespace ws::ui

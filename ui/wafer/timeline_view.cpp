@@ -1,0 +1,452 @@
+// TimelineView: see timeline_view.h.
+#include "ui/wafer/timeline_view.h"
+
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+#include "ui/common/plot_theme.h"
+
+namespace ws::ui {
+namespace {
+using streaming::SpanKind;
+
+constexpr int kLaneMemoryX = 0;
+constexpr int kLaneSwarmX = 1;
+constexpr int kFirstSystemLane = 2;
+constexpr double kBarHalfHeight = 0.36;
+
+int laneOf(const RecordedSpan& s) {
+    switch (s.kind()) {
+        case SpanKind::Update:
+            return kLaneMemoryX;
+        case SpanKind::Reduce:
+            return kLaneSwarmX;
+        case SpanKind::StreamIn:
+            return s.system < 0 ? kLaneSwarmX : kFirstSystemLane + 3 * s.system;
+        case SpanKind::Forward:
+        case SpanKind::Backward:
+            return kFirstSystemLane + 3 * std::max(0, int(s.system)) + 1;
+        case SpanKind::StreamOut:
+            return s.system < 0 ? kLaneSwarmX : kFirstSystemLane + 3 * s.system + 2;
+    }
+    return kLaneSwarmX;
+}
+
+// Where a span's bar sits: its lane (row) and the bar's centre and half height in lane units.
+// Compact: one row per system, stream-in / compute / stream-out as three thin bands in it.
+struct Placement {
+    int lane = 0;
+    double y = 0;
+    double half = kBarHalfHeight;
+};
+
+Placement placementOf(const RecordedSpan& s, bool compact) {
+    if (!compact) {
+        const int lane = laneOf(s);
+        return {lane, double(lane), kBarHalfHeight};
+    }
+    const int full = laneOf(s);
+    if (full < kFirstSystemLane) return {full, double(full), kBarHalfHeight};
+    const int system = (full - kFirstSystemLane) / 3;
+    const int band = (full - kFirstSystemLane) % 3;  // 0 in, 1 compute, 2 out
+    const int lane = kFirstSystemLane + system;
+    return {lane, lane + (band - 1) * 0.29, 0.13};
+}
+
+QString formatBytes(double bytes) {
+    if (bytes >= 1e9) return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2);
+    if (bytes >= 1e6) return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 2);
+    if (bytes >= 1e3) return QStringLiteral("%1 kB").arg(bytes / 1e3, 0, 'f', 1);
+    return QStringLiteral("%1 B").arg(bytes, 0, 'f', 0);
+}
+
+QString formatSeconds(double s) {
+    if (s < 0) return QObject::tr("not timed");
+    if (s < 1e-6) return QStringLiteral("%1 ns").arg(s * 1e9, 0, 'f', 1);
+    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 2);
+    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 3);
+    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
+}
+
+}  // namespace
+
+// One kind's bars (or the planned schedule's ghosts), drawn as rectangles on lane rows.
+class GanttBars : public QCPAbstractPlottable {
+public:
+    struct Bar {
+        double start = 0, end = 0;  // axis units
+        int lane = 0;
+        double y = 0, half = kBarHalfHeight;  // centre and half height, lane units
+        bool highlight = false;
+        RecordedSpan span;
+    };
+
+    GanttBars(QCPAxis* key, QCPAxis* value) : QCPAbstractPlottable(key, value) {
+        setSelectable(QCP::stNone);
+    }
+    std::vector<Bar> bars;
+    QPen highlightPen;
+
+    double selectTest(const QPointF&, bool, QVariant*) const override { return -1; }
+    QCPRange getKeyRange(bool& found, QCP::SignDomain) const override {
+        found = !bars.empty();
+        QCPRange r(0, 0);
+        for (const auto& b : bars) {
+            r.lower = std::min(r.lower, b.start);
+            r.upper = std::max(r.upper, b.end);
+        }
+        return r;
+    }
+    QCPRange getValueRange(bool& found, QCP::SignDomain, const QCPRange&) const override {
+        found = !bars.empty();
+        QCPRange r(0, 0);
+        for (const auto& b : bars) r.upper = std::max(r.upper, b.y + b.half);
+        return r;
+    }
+
+protected:
+    void draw(QCPPainter* painter) override {
+        QCPAxis* key = mKeyAxis.data();
+        QCPAxis* value = mValueAxis.data();
+        if (bars.empty() || !key || !value) return;
+        painter->setAntialiasing(false);
+        const QCPRange keys = key->range();
+        // Bars at least one pixel wide, so the shortest spans stay visible at any zoom.
+        auto rectOf = [&](const Bar& b) {
+            const double x0 = key->coordToPixel(b.start);
+            const double x1 = key->coordToPixel(b.end);
+            const double y0 = value->coordToPixel(b.y - b.half);
+            const double y1 = value->coordToPixel(b.y + b.half);
+            QRectF r(QPointF(std::min(x0, x1), std::min(y0, y1)),
+                     QPointF(std::max(x0, x1), std::max(y0, y1)));
+            if (r.width() < 1) r.setWidth(1);
+            return r;
+        };
+        painter->setPen(mPen);
+        painter->setBrush(mBrush);
+        for (const auto& b : bars) {
+            if (b.end < keys.lower || b.start > keys.upper) continue;
+            painter->drawRect(rectOf(b));
+        }
+        painter->setBrush(Qt::NoBrush);
+        painter->setPen(highlightPen);
+        for (const auto& b : bars) {
+            if (!b.highlight || b.end < keys.lower || b.start > keys.upper) continue;
+            painter->drawRect(rectOf(b).adjusted(-1, -1, 1, 1));
+        }
+    }
+    void drawLegendIcon(QCPPainter* painter, const QRectF& rect) const override {
+        painter->setPen(mPen);
+        painter->setBrush(mBrush);
+        painter->drawRect(rect.adjusted(1, 2, -1, -2));
+    }
+};
+
+QColor TimelineView::kindColor(SpanKind kind) {
+    // Tableau 10: distinct in light and dark themes.
+    switch (kind) {
+        case SpanKind::StreamIn:
+            return QColor(78, 121, 167);
+        case SpanKind::Forward:
+            return QColor(89, 161, 79);
+        case SpanKind::Backward:
+            return QColor(242, 142, 43);
+        case SpanKind::StreamOut:
+            return QColor(176, 122, 161);
+        case SpanKind::Reduce:
+            return QColor(225, 87, 89);
+        case SpanKind::Update:
+            return QColor(118, 183, 178);
+    }
+    return Qt::gray;
+}
+
+QString TimelineView::kindLabel(SpanKind kind) {
+    switch (kind) {
+        case SpanKind::StreamIn:
+            return tr("stream-in (weights)");
+        case SpanKind::Forward:
+            return tr("forward");
+        case SpanKind::Backward:
+            return tr("backward");
+        case SpanKind::StreamOut:
+            return tr("stream-out (gradients)");
+        case SpanKind::Reduce:
+            return tr("SwarmX reduce");
+        case SpanKind::Update:
+            return tr("MemoryX update");
+    }
+    return {};
+}
+
+TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
+    setObjectName(QStringLiteral("timelineView"));
+    setMinimumHeight(200);
+    setNoAntialiasingOnDrag(true);
+    plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
+    plotLayout()->addElement(0, 0, m_title);
+    m_planned = new GanttBars(xAxis, yAxis);
+    m_planned->setName(tr("planned (not yet run)"));
+    for (int k = 0; k < 6; ++k) {
+        const auto kind = SpanKind(k);
+        auto* bars = new GanttBars(xAxis, yAxis);
+        bars->setName(kindLabel(kind));
+        bars->setBrush(kindColor(kind));
+        bars->setPen(QPen(kindColor(kind).darker(130), 0));
+        m_kinds[size_t(k)] = bars;
+    }
+    m_planned->removeFromLegend();
+    legend->setVisible(true);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    legend->setWrap(7);
+    // The legend sits in its own row under the chart, never over the bars.
+    axisRect()->insetLayout()->take(legend);
+    plotLayout()->addElement(2, 0, legend);
+    plotLayout()->setRowStretchFactor(2, 0.001);
+    legend->setMargins(QMargins(4, 2, 4, 2));
+    yAxis->setRangeReversed(true);
+    yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    yAxis->grid()->setVisible(false);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal);
+    axisRect()->setRangeZoom(Qt::Horizontal);
+    applyTheme();
+    setStep(nullptr, 1, 0, Clock::Emulated, -1);
+}
+
+void TimelineView::applyTheme() {
+    const PlotColors c = applyPlotPalette(this);
+    const QColor text = c.text, grid = c.grid;
+    xAxis->grid()->setPen(QPen(grid, 1, Qt::SolidLine));
+    xAxis->grid()->setZeroLinePen(Qt::NoPen);
+    m_title->setTextColor(text);
+    legend->setTextColor(text);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    QColor ghost = text;
+    ghost.setAlpha(70);
+    QColor ghostFill = text;
+    ghostFill.setAlpha(18);
+    m_planned->setPen(QPen(ghost, 0, Qt::SolidLine));
+    m_planned->setBrush(ghostFill);
+    for (auto* bars : m_kinds) bars->highlightPen = QPen(text, 2);
+}
+
+void TimelineView::changeEvent(QEvent* event) {
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyTheme();
+        replot(rpQueuedReplot);
+    }
+}
+
+bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBlocks, Clock clock,
+                           int highlightLayer) {
+    // A live view calls this on every redraw; rebuild only when what it shows changed.
+    const Shown shown{record ? record->step : -1,
+                      record ? record->spans.size() : 0,
+                      record ? record->prediction.get() : nullptr,
+                      numSystems,
+                      numBlocks,
+                      clock,
+                      highlightLayer,
+                      height()};
+    if (shown == m_shown) return false;
+    m_shown = shown;
+    numSystems = std::max(1, numSystems);
+    m_numBlocks = numBlocks;
+    if (clock != m_clock || !record || record->step != m_shownStep) m_userZoomed = false;
+    m_clock = clock;
+    m_shownStep = record ? record->step : -1;
+
+    // Lanes.
+    // Three lanes per system while each gets ~16 px; otherwise one row per system; and only
+    // as many systems as get ~14 px rows (the rest are named in the title).
+    const double available = std::max(0, height() - 130);
+    m_compact = available / (kFirstSystemLane + 3 * numSystems) < 16;
+    const int totalSystems = numSystems;
+    if (m_compact) {
+        numSystems = std::clamp(int(available / 14) - kFirstSystemLane, 1, numSystems);
+    }
+    m_laneNames.clear();
+    m_laneNames << tr("MemoryX update");
+    m_laneNames << (numSystems == 1 && clock == Clock::Emulated ? tr("SwarmX (1 system: no reduce)")
+                                                                : tr("SwarmX reduce"));
+    for (int s = 0; s < numSystems; ++s) {
+        if (m_compact) {
+            m_laneNames << tr("system %1 (in / compute / out)").arg(s);
+        } else {
+            m_laneNames << tr("system %1 stream-in").arg(s) << tr("system %1 compute").arg(s)
+                        << tr("system %1 stream-out").arg(s);
+        }
+    }
+    auto ticker = yAxis->ticker().staticCast<QCPAxisTickerText>();
+    ticker->clear();
+    for (int i = 0; i < m_laneNames.size(); ++i) ticker->addTick(i, m_laneNames[i]);
+    yAxis->setRange(-0.6, m_laneNames.size() - 0.4);
+    m_barsPerLane.assign(size_t(m_laneNames.size()), 0);
+
+    // Time unit from the step's length on this clock.
+    double lengthS = 0;
+    if (record) {
+        if (clock == Clock::Emulated && record->prediction) lengthS = record->prediction->stepS;
+        for (const auto& s : record->spans) {
+            lengthS = std::max(lengthS, double(clock == Clock::Emulated ? s.emuEnd : s.realEnd));
+        }
+    }
+    m_unitScale = lengthS < 2e-3 ? 1e6 : lengthS < 2.0 ? 1e3 : 1.0;
+    const QString unit = m_unitScale == 1e6 ? tr("µs") : m_unitScale == 1e3 ? tr("ms") : tr("s");
+
+    for (auto* bars : m_kinds) bars->bars.clear();
+    m_planned->bars.clear();
+    m_untimed = 0;
+    if (record) {
+        for (const auto& s : record->spans) {
+            const double a = clock == Clock::Emulated ? s.emuStart : s.realStart;
+            const double b = clock == Clock::Emulated ? s.emuEnd : s.realEnd;
+            if (clock == Clock::Emulated && !s.emulated()) {
+                ++m_untimed;
+                continue;
+            }
+            const Placement at = placementOf(s, m_compact);
+            const int lane = at.lane;
+            if (lane >= m_laneNames.size()) continue;  // a system beyond the lanes: not drawn
+            GanttBars::Bar bar{a * m_unitScale, b * m_unitScale,           lane, at.y,
+                               at.half,         s.layer == highlightLayer, s};
+            m_kinds[size_t(s.kindCode) % 6]->bars.push_back(bar);
+            ++m_barsPerLane[size_t(lane)];
+        }
+        if (clock == Clock::Emulated && record->prediction) {
+            for (const auto& p : record->prediction->spans) {
+                RecordedSpan s;
+                s.emuStart = float(p.startS);
+                s.emuEnd = float(p.endS);
+                s.micro = int16_t(p.micro);
+                s.layer = int16_t(p.layer);
+                s.system = int16_t(p.system);
+                s.kindCode = uint8_t(p.kind);
+                s.backwardPass = p.backwardPass;
+                const Placement at = placementOf(s, m_compact);
+                if (at.lane >= m_laneNames.size()) continue;
+                m_planned->bars.push_back({p.startS * m_unitScale, p.endS * m_unitScale, at.lane,
+                                           at.y, at.half, false, s});
+            }
+        }
+    }
+    m_extent = lengthS * m_unitScale;
+
+    if (!record) {
+        m_title->setText(tr("Timeline: no step recorded yet"));
+    } else if (clock == Clock::Emulated) {
+        m_title->setText(
+            record->prediction
+                ? tr("Step %1 on the emulated %2 (%3 spans run, planned schedule faint behind)")
+                      .arg(record->step + 1)
+                      .arg(QString::fromStdString(record->prediction->waferName))
+                      .arg(record->spans.size() - size_t(m_untimed))
+                : tr("Step %1: no emulated time (the emulator is off)").arg(record->step + 1));
+    } else {
+        m_title->setText(tr("Step %1 on this computer's CPU (real wall time, %2 spans)")
+                             .arg(record->step + 1)
+                             .arg(record->spans.size()));
+    }
+    if (numSystems < totalSystems) {
+        m_title->setText(m_title->text() +
+                         tr(" · systems 0-%1 of %2 shown (a taller timeline shows more)")
+                             .arg(numSystems - 1)
+                             .arg(totalSystems));
+    }
+    xAxis->setLabel(clock == Clock::Emulated
+                        ? tr("emulated time within the step (%1)").arg(unit)
+                        : tr("real CPU wall time within the step (%1)").arg(unit));
+    if (!m_userZoomed) fitTime();
+    return true;
+}
+
+void TimelineView::fitTime() {
+    const double extent = m_extent > 0 ? m_extent : 1.0;
+    xAxis->setRange(-0.01 * extent, 1.01 * extent);
+}
+
+int TimelineView::barCount(int lane) const {
+    return lane >= 0 && lane < int(m_barsPerLane.size()) ? m_barsPerLane[size_t(lane)] : 0;
+}
+
+int TimelineView::plannedCount() const {
+    return int(m_planned->bars.size());
+}
+
+QString TimelineView::describeAt(const QPointF& pos) const {
+    const double key = xAxis->pixelToCoord(pos.x());
+    const double value = yAxis->pixelToCoord(pos.y());
+
+    const double slack = std::abs(xAxis->pixelToCoord(pos.x() + 2) - key);  // 2 px
+    const GanttBars::Bar* hit = nullptr;
+    bool planned = false;
+    for (const auto* bars : m_kinds) {
+        for (const auto& b : bars->bars) {
+            if (std::abs(value - b.y) <= b.half && b.start - slack <= key && key <= b.end + slack)
+                hit = &b;
+        }
+    }
+    if (!hit) {
+        for (const auto& b : m_planned->bars) {
+            if (std::abs(value - b.y) <= b.half && b.start <= key && key <= b.end) {
+                hit = &b;
+                planned = true;
+            }
+        }
+    }
+    if (!hit) return {};
+    const RecordedSpan& s = hit->span;
+    QString what = QString::fromStdString(layerName(s.layer, m_numBlocks)) + QStringLiteral(" · ") +
+                   kindLabel(s.kind());
+    if (s.kind() == SpanKind::StreamIn)
+        what += s.backwardPass ? tr(" for backward") : tr(" for forward");
+    QStringList lines{what};
+    lines << (s.system >= 0 ? tr("system %1, micro-batch %2").arg(s.system).arg(s.micro)
+                            : tr("SwarmX / MemoryX, micro-batch %1").arg(s.micro));
+    if (planned) {
+        lines << tr("planned: emulated %1, starting at %2")
+                     .arg(formatSeconds(double(s.emuEnd - s.emuStart)),
+                          formatSeconds(double(s.emuStart)))
+              << tr("(not run yet in this step)");
+    } else {
+        lines << tr("emulated: %1")
+                     .arg(s.emulated() ? formatSeconds(double(s.emuEnd - s.emuStart)) +
+                                             tr(" from %1").arg(formatSeconds(double(s.emuStart)))
+                                       : tr("not on the emulated machine"));
+        lines << tr("real CPU: %1").arg(formatSeconds(double(s.realEnd - s.realStart)));
+        if (s.bytes > 0) lines << tr("moved: %1").arg(formatBytes(double(s.bytes)));
+    }
+    return lines.join('\n');
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+    QCustomPlot::mouseMoveEvent(event);
+    const QString text = describeAt(event->position());
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+    m_userZoomed = true;
+    QCustomPlot::mousePressEvent(event);
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+    m_userZoomed = true;
+    QCustomPlot::wheelEvent(event);
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* event) {
+    QCustomPlot::mouseDoubleClickEvent(event);
+    m_userZoomed = false;
+    fitTime();
+    replot(rpQueuedReplot);
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,225 @@
+// UtilizationMap: see utilization_map.h.
+#include "ui/wafer/utilization_map.h"
+
+#include <QElapsedTimer>
+#include <QToolTip>
+#include <cmath>
+#include <limits>
+
+namespace ws::ui {
+
+QCPColorGradient busyGradient() {
+    QCPColorGradient g;
+    g.clearColorStops();
+    // matplotlib's viridis at nine stops.
+    const QColor stops[] = {QColor(68, 1, 84),    QColor(71, 44, 122),  QColor(59, 81, 139),
+                            QColor(44, 113, 142), QColor(33, 144, 141), QColor(39, 173, 129),
+                            QColor(92, 200, 99),  QColor(170, 220, 50), QColor(253, 231, 37)};
+    for (int i = 0; i < 9; ++i) g.setColorStopAt(i / 8.0, stops[i]);
+    g.setLevelCount(256);
+    return g;
+}
+
+UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
+    setObjectName(QStringLiteral("utilizationMap"));
+    setMinimumSize(320, 260);
+    setNoAntialiasingOnDrag(true);
+    plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
+    plotLayout()->addElement(0, 0, m_title);
+    plotLayout()->insertRow(1);
+    m_stats = new QCPTextElement(this, QString(), QFont(font().family(), 9));
+    plotLayout()->addElement(1, 0, m_stats);
+
+    xAxis->setLabel(tr("core column"));
+    yAxis->setLabel(tr("core row"));
+    yAxis->setRangeReversed(true);  // row 0 at the top, as the wafer is drawn
+    for (QCPAxis* axis : {xAxis, yAxis}) {
+        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+        ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);  // whole cores only
+        axis->setTicker(ticker);
+    }
+
+    m_map = new QCPColorMap(xAxis, yAxis);
+    m_map->setInterpolate(false);
+    m_map->setTightBoundary(false);
+    m_scale = new QCPColorScale(this);
+    plotLayout()->addElement(2, 1, m_scale);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->axis()->setLabel(tr("busy (% of the phase's time)"));
+    m_scale->setDataRange(QCPRange(0, 100));
+    m_scale->setGradient(busyGradient());
+    m_map->setColorScale(m_scale);
+    m_map->setGradient(busyGradient());
+    m_map->setDataRange(QCPRange(0, 100));
+    // The scale's height follows the plot's axis rect.
+    auto* group = new QCPMarginGroup(this);
+    axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+    applyTheme();
+    showNothing(tr("No utilization frame yet"));
+}
+
+void UtilizationMap::applyTheme() {
+    const QPalette pal = palette();
+    const QColor text = pal.color(QPalette::Text);
+    QColor grid = text;
+    grid.setAlpha(60);
+    setBackground(pal.color(QPalette::Window));
+    axisRect()->setBackground(pal.color(QPalette::Base));
+    for (QCPAxis* axis : {xAxis, yAxis, xAxis2, yAxis2, m_scale->axis()}) {
+        axis->setBasePen(QPen(grid));
+        axis->setTickPen(QPen(grid));
+        axis->setSubTickPen(QPen(grid));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setVisible(false);
+    }
+    m_title->setTextColor(text);
+    m_stats->setTextColor(text);
+}
+
+void UtilizationMap::changeEvent(QEvent* event) {
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyTheme();
+        replot(rpQueuedReplot);
+    }
+}
+
+void UtilizationMap::showNothing(const QString& emptyTitle) {
+    if (!m_frame && m_title->text() == emptyTitle && m_stats->text().isEmpty()) return;
+    m_stale = true;
+    m_owner.reset();
+    m_frame = nullptr;
+    m_map->data()->clear();
+    m_map->setVisible(false);
+    m_title->setText(emptyTitle);
+    m_stats->setText(QString());
+    xAxis->setRange(-0.5, 15.5);
+    yAxis->setRange(-0.5, 15.5);
+}
+
+void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owner,
+                               const wafer::UtilizationFrame* frame, const QString& phase,
+                               const QString& note) {
+    if (!frame || !owner) {
+        showNothing(note.isEmpty() ? tr("No utilization frame for this phase") : note);
+        return;
+    }
+    const QString title = tr("%1 on %2 (%3 x %4 cores)")
+                              .arg(!phase.isEmpty()         ? phase
+                                   : frame->label == "step" ? tr("whole step")
+                                                            : QString::fromStdString(frame->label),
+                                   QString::fromStdString(owner->waferName))
+                              .arg(frame->gridRows)
+                              .arg(frame->gridCols);
+    if (m_title->text() != title) m_stale = true;
+    m_title->setText(title);
+    QString stats = (note.isEmpty() ? QString() : note + QStringLiteral("  ·  ")) +
+                    tr("busy: mean %1 %, min %2 %, max %3 %")
+                        .arg(100.0 * frame->mean, 0, 'f', 1)
+                        .arg(100.0 * frame->min, 0, 'f', 1)
+                        .arg(100.0 * frame->max, 0, 'f', 1);
+    if (frame->rows != frame->gridRows || frame->cols != frame->gridCols) {
+        stats += '\n' + tr("shown as %1 x %2 cells, each the mean of the cores it covers")
+                            .arg(frame->rows)
+                            .arg(frame->cols);
+    }
+    if (stats != m_stats->text()) m_stale = true;
+    m_stats->setText(stats);
+    applyColourRange(frame);
+    if (frame == m_frame) return;  // same immutable frame: the cells are already set
+    m_stale = true;
+
+    QElapsedTimer timer;
+    timer.start();
+    m_owner = std::move(owner);
+    m_frame = frame;
+    const int rows = frame->rows, cols = frame->cols;
+    // Display cell centres in core coordinates (cells cover several cores on big grids).
+    const double sx = double(frame->gridCols) / cols, sy = double(frame->gridRows) / rows;
+    auto* data = m_map->data();
+    data->setSize(cols, rows);
+    data->setRange(QCPRange(0.5 * sx - 0.5, (cols - 0.5) * sx - 0.5),
+                   QCPRange(0.5 * sy - 0.5, (rows - 0.5) * sy - 0.5));
+    const float* busy = frame->busy.data();
+    for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) data->setCell(c, r, 100.0 * double(busy[r * cols + c]));
+    }
+    m_map->setVisible(true);
+    xAxis->setRange(-0.5, frame->gridCols - 0.5);
+    yAxis->setRange(-0.5, frame->gridRows - 0.5);
+    // Ticks on whole cores: 1, 2, 5 x 10^k, about six along each axis.
+    for (auto [axis, extent] : {std::pair{xAxis, frame->gridCols}, {yAxis, frame->gridRows}}) {
+        if (auto fixed = axis->ticker().dynamicCast<QCPAxisTickerFixed>()) {
+            const double raw = std::max(1.0, extent / 6.0);
+            const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+            const double step = raw / decade < 2   ? decade
+                                : raw / decade < 5 ? 2 * decade
+                                                   : 5 * decade;
+            fixed->setTickStep(step);
+        }
+    }
+    m_setDataMs = double(timer.nsecsElapsed()) / 1e6;
+}
+
+void UtilizationMap::setFitColours(bool fit) {
+    if (fit != m_fitColours) m_stale = true;
+    m_fitColours = fit;
+    applyColourRange(m_frame);
+}
+
+void UtilizationMap::applyColourRange(const wafer::UtilizationFrame* frame) {
+    // 0-100 % compares phases; fitted to the frame's own min-max it shows small imbalances.
+    QCPRange range(0, 100);
+    if (m_fitColours && frame && frame->max > frame->min)
+        range = QCPRange(100.0 * frame->min, 100.0 * frame->max);
+    m_scale->setDataRange(range);
+    m_scale->axis()->setLabel(m_fitColours ? tr("busy (%, colours fitted to this frame)")
+                                           : tr("busy (% of the phase's time)"));
+}
+
+QString UtilizationMap::titleText() const {
+    return m_title->text() + '\n' + m_stats->text();
+}
+
+double UtilizationMap::cellValue(int row, int col) const {
+    if (!m_frame || row < 0 || col < 0 || row >= m_frame->rows || col >= m_frame->cols)
+        return std::numeric_limits<double>::quiet_NaN();
+    return m_map->data()->cell(col, row) / 100.0;
+}
+
+void UtilizationMap::replotTimed() {
+    if (!m_stale) return;  // nothing changed since the last replot: the buffer is current
+    m_stale = false;
+    QElapsedTimer timer;
+    timer.start();
+    replot(rpQueuedRefresh);  // draws into the buffer now; the widget repaints from it
+    m_lastFrameMs = m_setDataMs + double(timer.nsecsElapsed()) / 1e6;
+    m_setDataMs = 0;
+}
+
+void UtilizationMap::mouseMoveEvent(QMouseEvent* event) {
+    QCustomPlot::mouseMoveEvent(event);
+    if (!m_frame) return;
+    const double col = xAxis->pixelToCoord(event->position().x());
+    const double row = yAxis->pixelToCoord(event->position().y());
+    const int c = int(std::floor((col + 0.5) * m_frame->cols / m_frame->gridCols));
+    const int r = int(std::floor((row + 0.5) * m_frame->rows / m_frame->gridRows));
+    if (r < 0 || c < 0 || r >= m_frame->rows || c >= m_frame->cols) {
+        QToolTip::hideText();
+        return;
+    }
+    const bool cells = m_frame->rows != m_frame->gridRows || m_frame->cols != m_frame->gridCols;
+    const QString where = cells ? tr("cell %1, %2 (mean of its cores)").arg(r).arg(c)
+                                : tr("core row %1, column %2").arg(r).arg(c);
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       tr("%1\nbusy %2 % of %3")
+                           .arg(where)
+                           .arg(100.0 * m_frame->busy[size_t(r * m_frame->cols + c)], 0, 'f', 1)
+                           .arg(QString::fromStdString(m_frame->label)),
+                       this);
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,602 @@
+// WaferTab: see wafer_tab.h.
+#include "ui/wafer/wafer_tab.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QSettings>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/layer_norm_chart.h"
+#include "ui/wafer/utilization_map.h"
+
+namespace ws::ui {
+namespace {
+
+constexpr int kFollowPhase = -2;
+constexpr int kWholeStep = -1;
+
+QString seconds(double s) {
+    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
+    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 2);
+    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
+}
+
+QString rate(double perS) {
+    if (perS >= 1e9) return QStringLiteral("%1 G").arg(perS / 1e9, 0, 'f', 2);
+    if (perS >= 1e6) return QStringLiteral("%1 M").arg(perS / 1e6, 0, 'f', 2);
+    if (perS >= 1e3) return QStringLiteral("%1 k").arg(perS / 1e3, 0, 'f', 1);
+    return QStringLiteral("%1 ").arg(perS, 0, 'f', 0);
+}
+
+}  // namespace
+
+// Where the predicted step time goes, as one stacked bar with a legend beneath.
+class TimeSplitBar : public QWidget {
+public:
+    explicit TimeSplitBar(QWidget* parent) : QWidget(parent) {
+        setMinimumHeight(2 * fontMetrics().height() + 12);
+        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    }
+    void setSplit(const wafer::TimeSplit* split) {
+        m_parts.clear();
+        if (split) {
+            m_parts = {{tr("compute"), split->compute, QColor(89, 161, 79)},
+                       {tr("waiting for weights"), split->streaming, QColor(78, 121, 167)},
+                       {tr("fabric + fill"), split->fabric, QColor(237, 201, 72)},
+                       {tr("SwarmX reduce"), split->reduce, QColor(225, 87, 89)},
+                       {tr("bubble"), split->bubble, QColor(186, 176, 172)}};
+        }
+        QStringList tips;
+        for (const auto& p : m_parts) tips << QStringLiteral("%1: %2").arg(p.name, seconds(p.s));
+        setToolTip(tips.join('\n'));
+        update();
+    }
+    QSize sizeHint() const override { return {420, minimumHeight()}; }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        const QColor text = palette().color(QPalette::WindowText);
+        double total = 0;
+        for (const auto& part : m_parts) total += std::max(0.0, part.s);
+        const int barH = fontMetrics().height() - 2;
+        const QRectF bar(0, 2, width() - 1, barH);
+        if (total <= 0) {
+            p.setPen(text);
+            p.drawText(rect(), Qt::AlignLeft | Qt::AlignVCenter, tr("time split: no prediction"));
+            return;
+        }
+        double x = 0;
+        for (const auto& part : m_parts) {
+            const double w = bar.width() * std::max(0.0, part.s) / total;
+            p.fillRect(QRectF(x, bar.top(), w, bar.height()), part.color);
+            x += w;
+        }
+        p.setPen(QPen(text, 0.5));
+        p.drawRect(bar);
+        // Legend: swatch, name, percentage.
+        double lx = 0;
+        const double ly = bar.bottom() + 4;
+        const int sw = fontMetrics().height() - 6;
+        for (const auto& part : m_parts) {
+            const QString label = QStringLiteral("%1 %2 %").arg(part.name).arg(
+                100.0 * std::max(0.0, part.s) / total, 0, 'f', 1);
+            const int lw = fontMetrics().horizontalAdvance(label);
+            if (lx + sw + 4 + lw > width()) break;
+            p.fillRect(QRectF(lx, ly + 3, sw, sw), part.color);
+            p.setPen(text);
+            p.drawText(QPointF(lx + sw + 4, ly + fontMetrics().ascent()), label);
+            lx += sw + 4 + lw + 14;
+        }
+    }
+
+private:
+    struct Part {
+        QString name;
+        double s = 0;
+        QColor color;
+    };
+    std::vector<Part> m_parts;
+};
+
+WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("waferTab"));
+    m_stack = new QStackedWidget(this);
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(m_stack);
+
+    // Page 0: the empty state.
+    auto* emptyPage = new QWidget(m_stack);
+    m_emptyLabel = new QLabel(emptyPage);
+    m_emptyLabel->setObjectName(QStringLiteral("waferNotice"));
+    m_emptyLabel->setWordWrap(true);
+    m_emptyLabel->setAlignment(Qt::AlignCenter);
+    m_emptyLabel->setTextFormat(Qt::RichText);
+    m_emptyLabel->setFixedWidth(600);
+    auto* emptyLayout = new QVBoxLayout(emptyPage);
+    emptyLayout->addStretch(1);
+    emptyLayout->addWidget(m_emptyLabel, 0, Qt::AlignHCenter);
+    emptyLayout->addStretch(2);
+    m_stack->addWidget(emptyPage);
+
+    // Page 1: the views.
+    auto* page = new QWidget(m_stack);
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(8, 6, 8, 4);
+    layout->setSpacing(4);
+    m_banner = new QLabel(page);
+    m_banner->setObjectName(QStringLiteral("waferBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setStyleSheet(
+        QStringLiteral("QLabel { background: #fff3cd; color: #5c4400; border: 1px solid #e0c060; "
+                       "border-radius: 4px; padding: 4px 8px; }"));
+    m_banner->hide();
+    layout->addWidget(m_banner);
+
+    m_summary = new QLabel(page);
+    m_summary->setObjectName(QStringLiteral("waferSummary"));
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setWordWrap(true);
+    layout->addWidget(m_summary);
+    m_realSummary = new QLabel(page);
+    m_realSummary->setObjectName(QStringLiteral("waferRealSummary"));
+    layout->addWidget(m_realSummary);
+    auto* splitRow = new QHBoxLayout;
+    m_splitLabel = new QLabel(tr("Where the predicted step time goes:"), page);
+    splitRow->addWidget(m_splitLabel, 0, Qt::AlignTop);
+    m_split = new TimeSplitBar(page);
+    splitRow->addWidget(m_split, 1);
+    layout->addLayout(splitRow);
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Step:"), page));
+    m_stepSlider = new QSlider(Qt::Horizontal, page);
+    m_stepSlider->setObjectName(QStringLiteral("waferStepSlider"));
+    m_stepSlider->setToolTip(tr("Scrub back over the recorded steps"));
+    controls->addWidget(m_stepSlider, 1);
+    m_stepSpin = new QSpinBox(page);
+    m_stepSpin->setObjectName(QStringLiteral("waferStepSpin"));
+    m_stepSpin->setKeyboardTracking(false);
+    controls->addWidget(m_stepSpin);
+    m_liveButton = new QPushButton(tr("Live"), page);
+    m_liveButton->setObjectName(QStringLiteral("waferLive"));
+    m_liveButton->setCheckable(true);
+    m_liveButton->setChecked(true);
+    m_liveButton->setToolTip(tr("Follow the step being trained"));
+    controls->addWidget(m_liveButton);
+    m_stepInfo = new QLabel(page);
+    m_stepInfo->setObjectName(QStringLiteral("waferStepInfo"));
+    m_stepInfo->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);  // never clipped
+    controls->addWidget(m_stepInfo);
+    controls->addSpacing(16);
+    controls->addWidget(new QLabel(tr("Heatmap:"), page));
+    m_phase = new QComboBox(page);
+    m_phase->setObjectName(QStringLiteral("waferPhase"));
+    m_phase->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    controls->addWidget(m_phase);
+    m_fitColours = new QCheckBox(tr("fit colours"), page);
+    m_fitColours->setObjectName(QStringLiteral("waferFitColours"));
+    m_fitColours->setToolTip(
+        tr("Stretch the colour scale over the shown frame's min-max busy fraction, so small "
+           "imbalances between cores show (the default scale is 0-100 %)"));
+    controls->addWidget(m_fitColours);
+    controls->addSpacing(16);
+    controls->addWidget(new QLabel(tr("Timeline clock:"), page));
+    m_clockChoice = new QComboBox(page);
+    m_clockChoice->setObjectName(QStringLiteral("waferClock"));
+    m_clockChoice->addItem(tr("emulated wafer"), int(TimelineView::Clock::Emulated));
+    m_clockChoice->addItem(tr("real CPU wall time"), int(TimelineView::Clock::Real));
+    controls->addWidget(m_clockChoice);
+    layout->addLayout(controls);
+
+    auto* vertical = new QSplitter(Qt::Vertical, page);
+    auto* top = new QSplitter(Qt::Horizontal, vertical);
+    m_map = new UtilizationMap(top);
+    m_diagram = new ClusterDiagram(top);
+    top->addWidget(m_map);
+    top->addWidget(m_diagram);
+    top->setStretchFactor(0, 3);
+    top->setStretchFactor(1, 2);
+    // The per-layer gradient norms sit under the diagram, beside the timeline: under the
+    // diagram itself they would make the top row taller than the default window allows and
+    // squeeze the heatmap and the timeline's lanes; the timeline can spare some width.
+    auto* bottom = new QSplitter(Qt::Horizontal, vertical);
+    m_timeline = new TimelineView(bottom);
+    m_layerNorms = new LayerNormChart(bottom);
+    bottom->addWidget(m_timeline);
+    bottom->addWidget(m_layerNorms);
+    bottom->setStretchFactor(0, 5);
+    bottom->setStretchFactor(1, 2);
+    // Start at those proportions: the size hints alone leave the diagram and the bar chart at
+    // their minimum widths, clipping the diagram's labels and the chart's title.
+    top->setSizes({3000, 2000});
+    bottom->setSizes({5000, 2000});
+    vertical->addWidget(top);
+    vertical->addWidget(bottom);
+    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(1, 2);
+    layout->addWidget(vertical, 1);
+    m_stack->addWidget(page);
+
+    m_redrawTimer = new QTimer(this);
+    m_redrawTimer->setSingleShot(true);
+    m_redrawTimer->setInterval(40);
+    connect(m_redrawTimer, &QTimer::timeout, this, [this] {
+        if (isVisible()) redrawNow();
+    });
+
+    connect(m_stepSlider, &QSlider::valueChanged, this, [this](int v) {
+        if (m_stepSlider->isSliderDown() || v - 1 != m_shownStep) showStep(int64_t(v) - 1);
+    });
+    connect(m_stepSpin, qOverload<int>(&QSpinBox::valueChanged), this, [this](int v) {
+        if (v - 1 != m_shownStep) showStep(int64_t(v) - 1);
+    });
+    connect(m_liveButton, &QPushButton::toggled, this, [this](bool on) {
+        if (on)
+            goLive();
+        else if (m_live)
+            showStep(m_shownStep);
+    });
+    connect(m_phase, qOverload<int>(&QComboBox::activated), this,
+            [this](int index) { setPhase(m_phase->itemData(index).toInt()); });
+    connect(m_fitColours, &QCheckBox::toggled, this, [this](bool on) {
+        m_map->setFitColours(on);
+        QSettings().setValue(QStringLiteral("wafer/fitColours"), on);
+        scheduleRedraw();
+    });
+    connect(m_clockChoice, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+        setClock(TimelineView::Clock(m_clockChoice->itemData(index).toInt()));
+        QSettings().setValue(QStringLiteral("wafer/clock"), int(m_clock));
+    });
+
+    // The colour scale and the clock persist (QSettings), so a lesson reopens as it was left; the
+    // phase does not (the next run may have other layers).
+    QSettings settings;
+    m_fitColours->setChecked(settings.value(QStringLiteral("wafer/fitColours"), false).toBool());
+    m_clock = TimelineView::Clock(
+        settings.value(QStringLiteral("wafer/clock"), int(TimelineView::Clock::Emulated)).toInt());
+    m_clockChoice->setCurrentIndex(std::max(0, m_clockChoice->findData(int(m_clock))));
+    rebuildPhaseChoices(nullptr);
+    updateNotices();
+}
+
+void WaferTab::beginRun(const config::Config& config) {
+    m_history.clear();
+    m_numBlocks = config.model.numHiddenLayers;
+    m_numSystems = std::max(1, config.runconfig.numCsx);
+    m_emulation = config.wafer.emulate ? Emulation::Waiting : Emulation::Off;
+    m_notPlannedReason.clear();
+    m_shownStep = -1;
+    m_live = true;
+    m_followLayer = -1;
+    m_realTokensPerS = 0;
+    m_runState = session::RunState::Preparing;
+    rebuildPhaseChoices(nullptr);
+    updateNotices();
+    scheduleRedraw();
+}
+
+void WaferTab::appendSpans(const std::vector<streaming::Span>& spans) {
+    if (spans.empty()) return;
+    m_history.addSpans(spans);
+    // The layer phase to follow: the newest step's latest compute span. Spans arrive as work
+    // ends, so this is the phase that just finished (the next one is already running).
+    const int64_t newest = m_history.lastStep();
+    for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+        if (it->step == newest && (it->kind == streaming::SpanKind::Forward ||
+                                   it->kind == streaming::SpanKind::Backward)) {
+            m_followLayer = it->layer;
+            m_followBackward = it->kind == streaming::SpanKind::Backward;
+            break;
+        }
+    }
+    // Spans but no emulated step: the emulator did not plan this run.
+    if (m_emulation == Emulation::Waiting && !m_history.latestPrediction()) {
+        m_emulation = Emulation::NotPlanned;
+        updateNotices();
+    }
+    if (m_live) m_shownStep = newest;
+    scheduleRedraw();
+}
+
+void WaferTab::addEmulatedStep(const session::EmulatedStep& step) {
+    m_history.addEmulatedStep(step);
+    if (m_emulation != Emulation::On) {
+        m_emulation = Emulation::On;
+        updateNotices();
+    }
+    if (m_live) {
+        m_shownStep = m_history.lastStep();
+        m_followLayer = -1;  // a new step: nothing computing yet
+    }
+    scheduleRedraw();
+}
+
+void WaferTab::appendMetrics(const std::vector<session::StepMetrics>& batch) {
+    if (batch.empty()) return;
+    for (const auto& m : batch) {
+        if (m.tokensPerSec > 0) m_realTokensPerS = m.tokensPerSec;
+        m_history.addMetrics(m);
+    }
+    scheduleRedraw();
+}
+
+void WaferTab::noteLog(int, const QString& message) {
+    static const QString kMarker = QStringLiteral("emulator off for this run");
+    const qsizetype at = message.indexOf(kMarker);
+    if (at < 0) return;
+    m_notPlannedReason = message.mid(at);
+    if (m_emulation == Emulation::Waiting || m_emulation == Emulation::NotPlanned) {
+        m_emulation = Emulation::NotPlanned;
+        updateNotices();
+        scheduleRedraw();
+    }
+}
+
+void WaferTab::setRunState(session::RunState state) {
+    m_runState = state;
+    scheduleRedraw();
+}
+
+void WaferTab::showStep(int64_t step) {
+    if (m_history.empty()) return;
+    m_live = false;
+    m_shownStep = std::clamp(step, m_history.firstStep(), m_history.lastStep());
+    scheduleRedraw();
+    updateStepControls();
+}
+
+void WaferTab::goLive() {
+    m_live = true;
+    m_shownStep = m_history.lastStep();
+    scheduleRedraw();
+    updateStepControls();
+}
+
+void WaferTab::setPhase(int phaseCode) {
+    m_phaseCode = phaseCode;
+    const int index = m_phase->findData(phaseCode);
+    if (index >= 0) m_phase->setCurrentIndex(index);
+    scheduleRedraw();
+}
+
+void WaferTab::setClock(TimelineView::Clock clock) {
+    m_clock = clock;
+    m_clockChoice->setCurrentIndex(m_clockChoice->findData(int(clock)));
+    scheduleRedraw();
+}
+
+void WaferTab::scheduleRedraw() {
+    m_dirty = true;
+    if (!m_redrawTimer->isActive()) m_redrawTimer->start();
+}
+
+void WaferTab::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (m_dirty) scheduleRedraw();
+}
+
+void WaferTab::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    scheduleRedraw();
+}
+
+void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
+    if (prediction == m_phaseChoicesFor && m_phase->count() > 0) return;
+    m_phaseChoicesFor = prediction;
+    m_phase->clear();
+    m_phase->addItem(tr("follow the run (latest layer)"), kFollowPhase);
+    m_phase->addItem(tr("whole step"), kWholeStep);
+    if (prediction) {
+        const int layers = int(prediction->forwardFrame.size());
+        for (int backward = 0; backward < 2; ++backward) {
+            for (int i = 0; i < layers; ++i) {
+                // Backward runs from the head down, as the step does.
+                const int layer = backward ? layers - 1 - i : i;
+                const auto* frame = prediction->frameFor(layer, backward);
+                if (!frame || frame == prediction->frameFor(-1, false)) continue;
+                m_phase->addItem(phaseName(layer, backward), layer * 2 + backward);
+            }
+        }
+    }
+    const int index = m_phase->findData(m_phaseCode);
+    m_phase->setCurrentIndex(index >= 0 ? index : 0);
+    if (index < 0) m_phaseCode = kFollowPhase;
+}
+
+QString WaferTab::phaseName(int layer, bool backward) const {
+    return QString::fromStdString(layerName(layer, m_numBlocks)) +
+           (backward ? tr(" backward") : tr(" forward"));
+}
+
+void WaferTab::updateStepControls() {
+    const bool any = !m_history.empty();
+    const int first = any ? int(m_history.firstStep()) + 1 : 0;
+    const int last = any ? int(m_history.lastStep()) + 1 : 0;
+    const int shown = m_shownStep >= 0 ? int(m_shownStep) + 1 : 0;
+    for (QWidget* w : std::initializer_list<QWidget*>{m_stepSlider, m_stepSpin, m_liveButton})
+        w->setEnabled(any);
+    {
+        const QSignalBlocker b1(m_stepSlider), b2(m_stepSpin), b3(m_liveButton);
+        m_stepSlider->setRange(first, last);
+        m_stepSlider->setValue(shown);
+        m_stepSpin->setRange(first, last);
+        m_stepSpin->setValue(shown);
+        m_liveButton->setChecked(m_live);
+    }
+    QString info;
+    if (any) {
+        info = tr("of %1 – %2").arg(first).arg(last);
+        if (m_history.droppedSteps() > 0)
+            info += tr(" (the last %1 steps are kept)").arg(m_history.size());
+        if (m_runState == session::RunState::Paused) info += tr(" · paused");
+    }
+    m_stepInfo->setText(info);
+    m_stepInfo->setToolTip(tr("The tab keeps the spans of the last %1 steps of this run "
+                              "(at most %2 spans); older steps are dropped.")
+                               .arg(WaferHistory::kMaxSteps)
+                               .arg(WaferHistory::kMaxSpans));
+}
+
+void WaferTab::updateSummary(const StepRecord* record) {
+    const wafer::StepPrediction* p = record && record->prediction
+                                         ? record->prediction.get()
+                                         : m_history.latestPrediction().get();
+    if (p) {
+        m_summary->setText(
+            tr("<b>Predicted on %1 × %2 system(s):</b> step %3 · %4tokens/s · MFU %5 % · "
+               "weight streaming %6")
+                .arg(QString::fromStdString(p->waferName))
+                .arg(p->numSystems)
+                .arg(seconds(p->stepS), rate(p->tokensPerS))
+                .arg(100.0 * p->mfu, 0, 'f', 1)
+                .arg(p->weightStreamingHidden ? tr("<b>hidden</b> behind compute")
+                                              : tr("<b>not hidden</b> (the step waits for "
+                                                   "weights)")));
+        m_split->setSplit(&p->split);
+        m_split->show();
+        m_splitLabel->show();
+    } else {
+        m_summary->setText(m_emulation == Emulation::Off
+                               ? tr("<b>No prediction:</b> the emulator is off for this run")
+                               : tr("<b>No prediction</b> for this run"));
+        m_split->setSplit(nullptr);
+        m_split->hide();  // nothing to split: no empty bar
+        m_splitLabel->hide();
+    }
+    const QString aside = p ? tr("the model really trains; only the wafer's time is emulated")
+                            : tr("the model really trains; nothing is emulated");
+    m_realSummary->setText(
+        m_realTokensPerS > 0
+            ? tr("Real training on this CPU: %1tokens/s (%2)").arg(rate(m_realTokensPerS), aside)
+            : tr("Real training on this CPU: tokens/s not measured yet"));
+}
+
+QString WaferTab::noticeText() const {
+    if (m_stack->currentIndex() == 0) return m_emptyLabel->text();
+    return m_banner->isHidden() ? QString() : m_banner->text();
+}
+
+void WaferTab::updateNotices() {
+    if (m_emulation == Emulation::NoRun) {
+        m_emptyLabel->setText(
+            tr("<h3>No run to show yet</h3><p>Press <b>Run</b> to train the config. While it "
+               "trains, this tab shows the emulated wafer-scale cluster step by step: the "
+               "per-core utilization of each layer as it runs, the weights streaming from "
+               "MemoryX through SwarmX to each system and the gradients coming back, and the "
+               "step's timeline.</p><p>The emulator follows <tt>wafer.spec</tt> and "
+               "<tt>runconfig.num_csx</tt>; <tt>wafer predict CONFIG</tt> gives the same "
+               "prediction from the command line.</p><p>Runs in the Runs dock are not replayed "
+               "here: the tab keeps the steps of the run trained in this window.</p>"));
+        // A centred word-wrapped label gets no height-for-width on its own.
+        m_emptyLabel->setMinimumHeight(m_emptyLabel->heightForWidth(m_emptyLabel->width()));
+        m_stack->setCurrentIndex(0);
+        return;
+    }
+    m_stack->setCurrentIndex(1);
+    QString banner;
+    if (m_emulation == Emulation::Off) {
+        banner =
+            tr("The emulator is off for this run (wafer.emulate: false): there are no "
+               "utilization frames and no emulated times. The model trains as usual; the "
+               "timeline shows the real CPU's wall time of each span.");
+    } else if (m_emulation == Emulation::NotPlanned) {
+        banner = tr("The emulator could not plan this config, so it is off for this run "
+                    "(training is unaffected; the timeline shows real CPU wall time). %1")
+                     .arg(m_notPlannedReason.isEmpty() ? tr("See the Log for why.")
+                                                       : m_notPlannedReason);
+    }
+    m_banner->setText(banner);
+    m_banner->setVisible(!banner.isEmpty());
+    // Without the emulator, wall time is the only clock (the choice is kept for the next run).
+    const bool emulated = m_emulation == Emulation::On || m_emulation == Emulation::Waiting;
+    m_clockChoice->setCurrentIndex(
+        m_clockChoice->findData(int(emulated ? m_clock : TimelineView::Clock::Real)));
+    m_clockChoice->setEnabled(emulated);
+}
+
+void WaferTab::redrawNow() {
+    m_redrawTimer->stop();
+    m_dirty = false;
+    if (m_live) m_shownStep = m_history.lastStep();
+    updateStepControls();
+    const StepRecord* record = m_shownStep >= 0 ? m_history.find(m_shownStep) : nullptr;
+    const bool newest = record && record->step == m_history.lastStep();
+    const bool running = m_runState == session::RunState::Running ||
+                         m_runState == session::RunState::Paused ||
+                         m_runState == session::RunState::Preparing;
+    const bool inProgress = newest && running;
+    updateSummary(record);
+
+    // Heatmap: the chosen phase, or the layer that just ran, or the whole step.
+    const auto& prediction = record && record->prediction
+                                 ? record->prediction
+                                 : std::shared_ptr<const wafer::StepPrediction>();
+    rebuildPhaseChoices(prediction ? prediction.get() : m_phaseChoicesFor);
+    int highlightLayer = -1;
+    const wafer::UtilizationFrame* frame = nullptr;
+    QString note, phase;
+    if (prediction) {
+        if (m_phaseCode == kFollowPhase) {
+            if (inProgress && m_followLayer >= 0 && !stepComplete(*record, m_numBlocks)) {
+                frame = prediction->frameFor(m_followLayer, m_followBackward);
+                highlightLayer = m_followLayer;
+                phase = phaseName(m_followLayer, m_followBackward);
+                note = tr("just computed");
+            } else {
+                frame = prediction->frameFor(-1, false);
+                note = !inProgress                          ? tr("whole step")
+                       : stepComplete(*record, m_numBlocks) ? tr("step complete")
+                                                            : tr("step starting");
+            }
+        } else if (m_phaseCode == kWholeStep) {
+            frame = prediction->frameFor(-1, false);
+        } else {
+            highlightLayer = m_phaseCode / 2;
+            frame = prediction->frameFor(highlightLayer, m_phaseCode % 2 == 1);
+            phase = phaseName(highlightLayer, m_phaseCode % 2 == 1);
+        }
+        m_map->showFrame(prediction, frame, phase, note);
+    } else {
+        m_map->showNothing(m_emulation == Emulation::NoRun || m_emulation == Emulation::Waiting
+                               ? tr("No utilization frame yet")
+                               : tr("No utilization frames: the emulator is off for this run"));
+    }
+    // The wafers in the diagram use the heatmap's colours.
+    double colourLow = 0, colourHigh = 1;
+    if (frame && m_fitColours->isChecked() && frame->max > frame->min) {
+        colourLow = frame->min;
+        colourHigh = frame->max;
+    }
+    m_diagram->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
+                       prediction ? prediction->treeDepth : 0,
+                       prediction ? QString::fromStdString(prediction->waferName) : QString(),
+                       frame, inProgress, colourLow, colourHigh);
+    const bool timelineChanged =
+        m_timeline->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
+                            prediction ? m_clock : TimelineView::Clock::Real, highlightLayer);
+    // Norms arrive with the step's metrics, after its spans: while following the run, show the
+    // newest step that has them rather than "not measured yet" for most of every step.
+    const StepRecord* normsRecord = record;
+    if (m_live && record && record->layerGradNorms.empty()) {
+        const StepRecord* previous = m_history.find(record->step - 1);
+        if (previous && !previous->layerGradNorms.empty()) normsRecord = previous;
+    }
+    m_layerNorms->setStep(normsRecord, m_numBlocks);
+    m_map->replotTimed();  // only when its frame or titles changed
+    if (timelineChanged) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,126 @@
+// WaferTab: the Wafer tab. What the emulated wafer-scale cluster does in each training step:
+// a summary of the cycle model's prediction (step time, tokens/s, MFU, where the time goes,
+// whether weight streaming hides behind compute) beside the real CPU's tokens/s; the per-core
+// utilization heatmap of the layer phase that just ran (or a chosen phase, or the whole step);
+// the MemoryX -> SwarmX -> systems diagram with this step's traffic; the step's gradient norm
+// per layer; and the step's timeline.
+// A step slider scrubs back over the last WaferHistory::kMaxSteps steps; Live follows the run
+// again. Events are recorded as they arrive and drawn by one coalesced redraw (40 ms
+// single-shot timer), only while the tab is visible. Says plainly when there is nothing to
+// show: no run yet, the emulator switched off, or a config the emulator could not plan.
+// GUI thread only.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/session/events.h"
+#include "ui/common/wafer_history.h"
+#include "ui/wafer/timeline_view.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QStackedWidget;
+class QTimer;
+
+namespace ws::ui {
+
+class ClusterDiagram;
+class LayerNormChart;
+class TimeSplitBar;
+class UtilizationMap;
+
+class WaferTab : public QWidget {
+    Q_OBJECT
+public:
+    enum class Emulation { NoRun, Waiting, On, Off, NotPlanned };
+
+    explicit WaferTab(QWidget* parent = nullptr);
+
+    // A new run of `config` starts: forget the previous one.
+    void beginRun(const config::Config& config);
+    void appendSpans(const std::vector<streaming::Span>& spans);
+    void addEmulatedStep(const session::EmulatedStep& step);
+    // Every step's metrics: real tokens/s and the gradient norms kept for scrubbing.
+    void appendMetrics(const std::vector<session::StepMetrics>& batch);
+    // Log lines tell why the emulator could not plan a run ("emulator off for this run: ...").
+    void noteLog(int level, const QString& message);
+    void setRunState(session::RunState state);
+
+    void redrawNow();  // draw now (tests, screenshots), visible or not
+
+    // Views and state, for the main window and tests.
+    const WaferHistory& history() const { return m_history; }
+    UtilizationMap* utilizationMap() const { return m_map; }
+    TimelineView* timeline() const { return m_timeline; }
+    ClusterDiagram* diagram() const { return m_diagram; }
+    LayerNormChart* layerNormChart() const { return m_layerNorms; }
+    Emulation emulation() const { return m_emulation; }
+    QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
+    int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
+    // The layer phase just computed (layer -1: none yet in this step); Step Layer advances it.
+    std::pair<int, bool> followedPhase() const { return {m_followLayer, m_followBackward}; }
+    bool isLive() const { return m_live; }
+    void showStep(int64_t step);  // scrub (leaves Live)
+    void goLive();
+    // Heatmap phase: follow the run's latest layer (-2), the whole step (-1), or layer*2+backward.
+    void setPhase(int phaseCode);
+    void setClock(TimelineView::Clock clock);
+
+protected:
+    void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;  // the timeline may switch lane layout
+
+private:
+    void scheduleRedraw();
+    void rebuildPhaseChoices(const wafer::StepPrediction* prediction);
+    void updateStepControls();
+    void updateSummary(const StepRecord* record);
+    void updateNotices();
+    QString phaseName(int layer, bool backward) const;  // "h.2 backward"
+
+    WaferHistory m_history;
+    Emulation m_emulation = Emulation::NoRun;
+    QString m_notPlannedReason;
+    int m_numBlocks = 0;
+    int m_numSystems = 1;
+    int64_t m_shownStep = -1;
+    bool m_live = true;
+    int m_phaseCode = -2;
+    TimelineView::Clock m_clock = TimelineView::Clock::Emulated;
+    int m_followLayer = -1;  // the newest step's latest compute span
+    bool m_followBackward = false;
+    double m_realTokensPerS = 0;
+    session::RunState m_runState = session::RunState::Finished;
+    const wafer::StepPrediction* m_phaseChoicesFor = nullptr;
+    bool m_dirty = true;
+
+    QStackedWidget* m_stack;
+    QLabel* m_emptyLabel;
+    QLabel* m_banner;
+    QLabel* m_summary;
+    QLabel* m_realSummary;
+    TimeSplitBar* m_split;
+    QLabel* m_splitLabel;
+    QSlider* m_stepSlider;
+    QSpinBox* m_stepSpin;
+    QPushButton* m_liveButton;
+    QLabel* m_stepInfo;
+    QComboBox* m_phase;
+    QCheckBox* m_fitColours;
+    QComboBox* m_clockChoice;
+    UtilizationMap* m_map;
+    ClusterDiagram* m_diagram;
+    LayerNormChart* m_layerNorms;
+    TimelineView* m_timeline;
+    QTimer* m_redrawTimer;
+};
+
+}  // namespace ws::ui
