@@ -7,6 +7,7 @@
 #include "engine/store/run_store.h"
 #include "engine/wafer/run_fit.h"
 #include "session_test_util.h"
+#include "support/wait_until.h"
 
 namespace ws::session {
 namespace {
@@ -89,10 +90,16 @@ TEST(Session, StopRequestEndsAfterCurrentStepAndKeepsOutputs) {
     (*session)->start();
     std::vector<Event> events;
     int64_t seen = 0;
-    while (seen < 3) {
-        (*session)->events().waitAndDrain(events, std::chrono::milliseconds(50));
-        seen = static_cast<int64_t>(stepsOf(events).size());
-    }
+    const bool threeSteps = ws::testing::waitUntil(
+        std::chrono::seconds(60),
+        [&] {
+            (*session)->events().waitAndDrain(events, std::chrono::milliseconds(50));
+            seen = static_cast<int64_t>(stepsOf(events).size());
+            return seen >= 3;
+        },
+        std::chrono::milliseconds(0));
+    if (!threeSteps) (*session)->requestStop();  // end the worker before failing
+    ASSERT_TRUE(threeSteps) << "only " << seen << " steps within 60 s";
     (*session)->requestStop();
     (*session)->wait();
     const auto& summary = (*session)->summary();
@@ -442,26 +449,27 @@ TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
     s.setPaused(true);  // pauses at the first layer visit
     s.start();
     std::vector<streaming::Span> computed;
-    // Collects compute spans for `wait` (the whole of it: other events, such as the loader's
-    // prefetch spans, do not end the wait early).
-    auto drainCompute = [&](std::chrono::milliseconds wait) {
-        const auto deadline = std::chrono::steady_clock::now() + wait;
-        for (auto now = std::chrono::steady_clock::now(); now < deadline;
-             now = std::chrono::steady_clock::now()) {
-            std::vector<Event> events;
-            s.events().waitAndDrain(
-                events, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
-            for (const auto& e : events)
-                if (const auto* span = std::get_if<streaming::Span>(&e))
-                    if (span->kind == streaming::SpanKind::Forward ||
-                        span->kind == streaming::SpanKind::Backward)
-                        computed.push_back(*span);
-        }
+    // Moves the compute spans out of the queue (other events, such as the loader's prefetch
+    // spans, are not layer phases).
+    auto takeCompute = [&] {
+        std::vector<Event> events;
+        s.events().drain(events);
+        for (const auto& e : events)
+            if (const auto* span = std::get_if<streaming::Span>(&e))
+                if (span->kind == streaming::SpanKind::Forward ||
+                    span->kind == streaming::SpanKind::Backward)
+                    computed.push_back(*span);
     };
-    for (int i = 0; i < 600 && s.state() != RunState::Paused; ++i)
-        drainCompute(std::chrono::milliseconds(50));  // up to 30 s to prepare
-    ASSERT_EQ(s.state(), RunState::Paused);
-    drainCompute(std::chrono::milliseconds(200));
+    // The worker publishes a layer's compute span before it reaches the next pause point, and
+    // runs no layer while it stands there: once it has stopped `n` times, every phase it ran is
+    // in the queue and no other can follow until the next command. No sleep decides this.
+    auto waitForPauseStop = [&](int64_t n) {
+        return ws::testing::waitUntil(std::chrono::seconds(30),
+                                      [&] { return s.pauseStops() >= n; });
+    };
+    ASSERT_TRUE(waitForPauseStop(1)) << "never paused; state " << runStateName(s.state());
+    EXPECT_EQ(s.state(), RunState::Paused);
+    takeCompute();
     EXPECT_TRUE(computed.empty()) << "paused before the first layer";
 
     // Embeddings, 2 blocks and the head forward, then the head's backward.
@@ -469,22 +477,22 @@ TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
         {0, false}, {1, false}, {2, false}, {3, false}, {3, true}};
     for (size_t i = 0; i < expected.size(); ++i) {
         s.stepOnePhase();
-        for (int k = 0; k < 200 && computed.size() <= i; ++k)
-            drainCompute(std::chrono::milliseconds(50));
+        ASSERT_TRUE(waitForPauseStop(int64_t(i) + 2)) << "no pause after phase " << i;
+        takeCompute();
         ASSERT_EQ(computed.size(), i + 1) << "one phase per step command";
+        EXPECT_EQ(s.pauseStops(), int64_t(i) + 2) << "the run must pause again after one phase";
         EXPECT_EQ(computed[i].layer, expected[i].first) << i;
         EXPECT_EQ(computed[i].kind == streaming::SpanKind::Backward, expected[i].second) << i;
         EXPECT_EQ(computed[i].step, 0);  // the first step (0-based)
-        // A tiny layer takes well under a millisecond: had the run not paused again, more
-        // phases would have arrived by now.
-        drainCompute(std::chrono::milliseconds(200));
-        EXPECT_EQ(computed.size(), i + 1) << "the run must pause again after one phase";
         EXPECT_EQ(s.state(), RunState::Paused);
     }
     s.setPaused(false);  // Continue: runs on through the step and beyond
-    for (int k = 0; k < 600 && (computed.empty() || computed.back().step < 3); ++k)
-        drainCompute(std::chrono::milliseconds(50));
-    EXPECT_GE(computed.back().step, 3);
+    const bool ranOn = ws::testing::waitUntil(std::chrono::seconds(30), [&] {
+        takeCompute();
+        return computed.back().step >= 3;
+    });
+    EXPECT_TRUE(ranOn) << "Continue did not reach step 3; last span of step "
+                       << computed.back().step;
     s.requestStop();
     s.wait();
     EXPECT_EQ(s.summary().state, RunState::Stopped);

@@ -126,7 +126,12 @@ TEST(StreamingExecutor, MupStreamedEqualsPlainBitForBit) {
 // float32 sums of a few terms differ by a few ulp per step; over 4 Adam steps at lr 1e-2 the
 // weights may drift by ~1e-6 relative, far below the 1e-4 that a wrong shard or scale would give
 // (each of those changes weights by about lr = 1e-2).
+// Sizes first: a run that lost steps or weights must not pass by comparing only its prefix.
 void expectClose(const Trajectory& a, const Trajectory& b) {
+    ASSERT_EQ(a.losses.size(), b.losses.size()) << "the runs took different numbers of steps";
+    ASSERT_EQ(a.norms.size(), b.norms.size()) << "the runs reported different numbers of norms";
+    ASSERT_EQ(a.weights.size(), b.weights.size()) << "the runs have different weight counts";
+    ASSERT_FALSE(a.weights.empty()) << "no weights to compare";
     for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_NEAR(a.losses[i], b.losses[i], 1e-5);
     double worst = 0.0;
     for (size_t i = 0; i < a.weights.size(); ++i) {

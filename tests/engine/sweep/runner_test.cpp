@@ -13,6 +13,7 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace ws::sweep {
 namespace {
@@ -213,17 +214,23 @@ TEST(SweepRunner, AStoppedSweepResumesWithoutRerunningFinishedTrials) {
     // Stop as soon as the first trial has finished.
     runner.start();
     bool stopped = false;
-    while (!stopped) {
-        std::vector<SweepEvent> events;
-        runner.events().waitAndDrain(events, std::chrono::milliseconds(50));
-        for (const auto& e : events) {
-            if (std::holds_alternative<TrialFinished>(e)) {
-                runner.requestStop();
-                stopped = true;
+    const bool trialFinished = ws::testing::waitUntil(
+        std::chrono::seconds(120),
+        [&] {
+            std::vector<SweepEvent> events;
+            runner.events().waitAndDrain(events, std::chrono::milliseconds(50));
+            for (const auto& e : events) {
+                if (std::holds_alternative<TrialFinished>(e)) {
+                    runner.requestStop();
+                    stopped = true;
+                }
             }
-        }
-    }
+            return stopped;
+        },
+        std::chrono::milliseconds(0));
+    if (!trialFinished) runner.requestStop();  // end the sweep before failing
     runner.wait();
+    ASSERT_TRUE(trialFinished) << "no trial finished within 120 s";
     const SweepOutcome& out = runner.outcome();
     EXPECT_EQ(out.status, "stopped");
     const int64_t sweepId = out.sweepRunId;
