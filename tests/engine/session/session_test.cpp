@@ -13,18 +13,10 @@ namespace ws::session {
 namespace {
 using namespace testing;
 
-SessionOptions optionsIn(const TempDir& dir) {
-    SessionOptions o;
-    o.dbPath = dir.path() / "runs.sqlite";
-    o.cacheDir = dir.path() / "cache";
-    o.runName = "test run";
-    return o;
-}
-
 TEST(Session, TrainsRecordsAndWritesWeights) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto session = Session::create(tinyConfig(dir.path(), 20), optionsIn(dir));
+    writeTinyCorpus(dir.path());
+    auto session = Session::create(tinyConfig(dir.path(), 20), sessionOptionsIn(dir));
     ASSERT_TRUE(session.ok()) << session.error().message;
     const auto steps = stepsOf(runToEnd(**session));
     const auto& summary = (*session)->summary();
@@ -54,10 +46,10 @@ TEST(Session, TrainsRecordsAndWritesWeights) {
 
 TEST(Session, SameSeedGivesBitIdenticalLosses) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     std::vector<double> first, second;
     for (auto* losses : {&first, &second}) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(tinyConfig(dir.path(), 8), options);
         ASSERT_TRUE(session.ok());
@@ -69,10 +61,10 @@ TEST(Session, SameSeedGivesBitIdenticalLosses) {
 
 TEST(Session, DifferentSeedGivesDifferentLosses) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     std::vector<double> a, b;
     for (auto [losses, seed] : {std::pair{&a, "1"}, std::pair{&b, "2"}}) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(
             tinyConfig(dir.path(), 3, {std::string("runconfig.seed=") + seed}), options);
@@ -84,8 +76,8 @@ TEST(Session, DifferentSeedGivesDifferentLosses) {
 
 TEST(Session, StopRequestEndsAfterCurrentStepAndKeepsOutputs) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto session = Session::create(tinyConfig(dir.path(), 100000), optionsIn(dir));
+    writeTinyCorpus(dir.path());
+    auto session = Session::create(tinyConfig(dir.path(), 100000), sessionOptionsIn(dir));
     ASSERT_TRUE(session.ok());
     (*session)->start();
     std::vector<Event> events;
@@ -117,8 +109,8 @@ TEST(Session, StopRequestEndsAfterCurrentStepAndKeepsOutputs) {
 
 TEST(Session, CheckpointPathInitialisesFromSavedWeights) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto trained = Session::create(tinyConfig(dir.path(), 10), options);
     ASSERT_TRUE(trained.ok());
@@ -140,8 +132,8 @@ TEST(Session, CheckpointPathInitialisesFromSavedWeights) {
 // Each variant must still learn: loss after 20 steps well below the first step's.
 void expectLearns(const std::vector<std::string>& overrides) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 20, overrides), options);
     ASSERT_TRUE(session.ok()) << session.error().message;
@@ -173,8 +165,8 @@ TEST(Session, MupModelLearnsAndLogsItsMultipliers) {
         "optimizer.learning_rate=0.01"};
     expectLearns(mup);
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 1, mup), options);
     ASSERT_TRUE(session.ok()) << session.error().message;
@@ -189,13 +181,13 @@ TEST(Session, MupModelLearnsAndLogsItsMultipliers) {
 
 TEST(Session, SeparateEvalCorpusIsUsedWhole) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     std::filesystem::create_directories(dir.path() / "held-out");
     {
         std::ofstream out(dir.path() / "held-out" / "eval.txt");
         for (int i = 0; i < 40; ++i) out << "a lazy dog sleeps under the quick brown fox.\n";
     }
-    auto options = optionsIn(dir);
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(
         tinyConfig(dir.path(), 5, {"eval_input.data_dir=" + (dir.path() / "held-out").string()}),
@@ -210,9 +202,9 @@ TEST(Session, SeparateEvalCorpusIsUsedWhole) {
 // executor tests pin the tolerance; here the whole session path is exercised end to end).
 TEST(Session, SystemsMicroBatchesAndFileMemoryXTrainTheSameModel) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto finalLoss = [&](const std::vector<std::string>& overrides) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(tinyConfig(dir.path(), 6, overrides), options);
         EXPECT_TRUE(session.ok()) << session.error().message;
@@ -234,7 +226,7 @@ TEST(Session, SystemsMicroBatchesAndFileMemoryXTrainTheSameModel) {
 // the global norm that clipping uses).
 TEST(Session, PerLayerGradientNormsAddUpToTheGlobalNorm) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     constexpr size_t numBlocks = 2;  // tinyConfig's num_hidden_layers
     const std::vector<std::vector<std::string>> variants = {
         {},
@@ -243,7 +235,7 @@ TEST(Session, PerLayerGradientNormsAddUpToTheGlobalNorm) {
         {"optimizer.freeze_embeddings=true", "optimizer.freeze_blocks=1"}};
     for (const auto& overrides : variants) {
         const bool frozen = overrides.size() == 2 && overrides[0].starts_with("optimizer.freeze");
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(tinyConfig(dir.path(), 4, overrides), options);
         ASSERT_TRUE(session.ok()) << session.error().message;
@@ -272,8 +264,8 @@ TEST(Session, PerLayerGradientNormsAddUpToTheGlobalNorm) {
 
 TEST(Session, StepThatCannotFitTheWaferIsRefusedWithTheNumbers) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     auto session = Session::create(tinyConfig(dir.path(), 5, {"wafer.sram_bytes=200000"}), options);
     ASSERT_TRUE(session.ok());
     runToEnd(**session);
@@ -288,10 +280,10 @@ TEST(Session, StepThatCannotFitTheWaferIsRefusedWithTheNumbers) {
 // same message, or the two would drift apart.
 TEST(Session, WaferFitCheckGivesTheMessageTheRunFailsWith) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     for (const std::string& override :
          {std::string("wafer.sram_bytes=200000"), std::string("wafer.spec=teaching16")}) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         config::LoadedConfig loaded = tinyConfig(dir.path(), 2, {override});
         const auto checked = wafer::fitOnWafer(loaded.config);
@@ -327,8 +319,8 @@ TEST(Session, MisspeltWaferSpecIsRefusedWithTheSpecItMeant) {
 
 TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     // Room for the weight buffer and about two sequences' activations.
     auto session = Session::create(tinyConfig(dir.path(), 2, {"wafer.sram_bytes=500000"}), options);
@@ -351,12 +343,12 @@ TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {
 // most that size, with the same loss as evaluating it whole.
 TEST(Session, EvalBatchLargerThanATrainingMicroBatchIsEvaluatedInMicroBatches) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto evalLoss = [&](const std::vector<std::string>& extra, std::vector<Event>& events) {
         std::vector<std::string> overrides = {"train_input.batch_size=8",
                                               "eval_input.batch_size=8"};
         overrides.insert(overrides.end(), extra.begin(), extra.end());
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         // max_steps 0: the starting weights (same seed) are evaluated once at the end.
         auto session = Session::create(tinyConfig(dir.path(), 0, overrides), options);
@@ -387,8 +379,8 @@ TEST(Session, EvalBatchLargerThanATrainingMicroBatchIsEvaluatedInMicroBatches) {
 // where memory ran out and what to lower, and what it recorded before stays.
 TEST(Session, OutOfMemoryInsideARunEndsItFailedAndKeepsMetricsAndCheckpoints) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.failAllocationAtStep = 3;
     auto session =
         Session::create(tinyConfig(dir.path(), 5, {"runconfig.checkpoint_steps=2"}), options);
@@ -418,8 +410,8 @@ TEST(Session, OutOfMemoryInsideARunEndsItFailedAndKeepsMetricsAndCheckpoints) {
 
 TEST(Session, PublishesStreamingSpans) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 1), options);
     ASSERT_TRUE(session.ok());
@@ -439,8 +431,8 @@ TEST(Session, PublishesStreamingSpans) {
 // Continue then runs on.
 TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 100000), options);
     ASSERT_TRUE(session.ok()) << session.error().message;
@@ -500,8 +492,8 @@ TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
 
 TEST(Session, UnwritableMemoryXPathIsAClearError) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(
         tinyConfig(dir.path(), 2,
@@ -516,7 +508,7 @@ TEST(Session, UnwritableMemoryXPathIsAClearError) {
 
 TEST(Session, MissingCorpusFailsWithThePath) {
     TempDir dir;  // no corpus written
-    auto options = optionsIn(dir);
+    auto options = sessionOptionsIn(dir);
     auto session = Session::create(tinyConfig(dir.path(), 5), options);
     ASSERT_TRUE(session.ok());
     runToEnd(**session);
@@ -527,9 +519,9 @@ TEST(Session, MissingCorpusFailsWithThePath) {
 
 TEST(Session, InvalidConfigIsRefusedBeforeAnythingRuns) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto session =
-        Session::create(tinyConfig(dir.path(), 5, {"model.num_heads=3"}), optionsIn(dir));
+        Session::create(tinyConfig(dir.path(), 5, {"model.num_heads=3"}), sessionOptionsIn(dir));
     ASSERT_FALSE(session.ok());
     EXPECT_NE(session.error().message.find("num_heads"), std::string::npos)
         << session.error().message;
