@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_machine.h"
 #include "engine/config/config_yaml.h"
 #include "engine/session/session.h"
 
@@ -61,6 +62,7 @@ Result<Measured> trainOnce(bool emulate, int steps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     const int steps = argc > 1 ? std::atoi(argv[1]) : 60;
     const int rounds = argc > 2 ? std::atoi(argv[2]) : 3;
     std::vector<double> on, off;

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "bench_machine.h"
 #include "ui/training/training_tab.h"
 
 namespace {
@@ -78,6 +79,7 @@ double timeCrosshair(ws::ui::TrainingTab& tab, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     std::mt19937 rng(7);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_machine.h"
 #include "engine/model/gpt.h"
 #include "engine/model/parameters.h"
 #include "engine/model/random.h"
@@ -120,6 +121,7 @@ void oneRowProduct(int C, int F) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     bool quick = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {

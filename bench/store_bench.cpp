@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_machine.h"
 #include "engine/store/run_store.h"
 
 namespace {
@@ -99,6 +100,7 @@ double directRowsPerSecond(const fs::path& db, int64_t run, int64_t rows, bool p
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     const int64_t rows = argc > 1 ? std::max<int64_t>(1000, std::atoll(argv[1])) : 1'000'000;
     const int64_t sampled = std::min<int64_t>(rows, 200'000);
     const fs::path dir = fs::temp_directory_path() / fmt::format("wafer_store_bench_{}", getpid());

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_machine.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/optimizer.h"
 #include "engine/streaming/executor.h"
@@ -151,6 +152,7 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     int rounds = 5, stepsPerRound = 4;
     std::string fileDir;
     for (int i = 1; i < argc; ++i) {

@@ -22,6 +22,7 @@
 #include <thread>
 #include <variant>
 
+#include "bench_machine.h"
 #include "engine/sweep/runner.h"
 #include "engine/sweep/space.h"
 
@@ -155,6 +156,7 @@ ws::Result<Full> runFullPreset(const Options& o, const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     Options o;
     for (int i = 1; i < argc; ++i) {
         auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };

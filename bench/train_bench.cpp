@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_machine.h"
 #include "engine/model/gpt.h"
 #include "engine/model/parameters.h"
 #include "engine/model/random.h"
@@ -259,6 +260,7 @@ void comparePytorch(const std::string& python, const BenchShape& bs, const Optio
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     Options opt;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];

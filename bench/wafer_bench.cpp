@@ -14,6 +14,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench_machine.h"
 #include "engine/model/gpt.h"
 #include "engine/wafer/cycle_model.h"
 
@@ -47,6 +48,7 @@ ws::model::GptShape shape(int C, int L, int NH, int V, int maxT) {
 }  // namespace
 
 int main() {
+    ws::bench::printMachine();
     auto wse2 = ws::wafer::loadWaferSpec("wse2");
     auto teaching = ws::wafer::loadWaferSpec("teaching-16x16");
     if (!wse2.ok() || !teaching.ok()) {

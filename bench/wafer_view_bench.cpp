@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench_machine.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
 #include "ui/wafer/utilization_map.h"
@@ -73,6 +74,7 @@ Timing timeFrames(const std::shared_ptr<const ws::wafer::StepPrediction>& p, int
 }  // namespace
 
 int main(int argc, char** argv) {
+    ws::bench::printMachine();
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     constexpr int kRounds = 21;

@@ -503,6 +503,7 @@ Status Session::prepareAndTrain() {
         if (!m_paused || m_stopRequested) return;
         const auto pausedAt = Clock::now();
         if (m_state.load() != RunState::Paused) setState(RunState::Paused);
+        ++m_pauseStops;
         bool stepping = false;
         while (m_paused && !m_stopRequested && !(stepping = takePhaseStep())) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));

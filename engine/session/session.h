@@ -99,6 +99,10 @@ public:
         if (m_paused) ++m_phaseSteps;
     }
     RunState state() const { return m_state.load(); }
+    // How often the worker has stopped at a pause point while paused (once per pause, and again
+    // after each stepOnePhase): a caller can wait for "paused again" instead of guessing with a
+    // sleep. Once it has moved, no layer runs until the next step command or Continue.
+    int64_t pauseStops() const { return m_pauseStops.load(); }
 
     EventQueue& events() { return m_events; }
     const config::Config& config() const { return m_config.config; }
@@ -120,6 +124,7 @@ private:
     std::atomic<bool> m_stopRequested{false};
     std::atomic<bool> m_paused{false};
     std::atomic<int> m_phaseSteps{0};  // layer phases to let through while paused
+    std::atomic<int64_t> m_pauseStops{0};
     std::atomic<bool> m_checkpointRequested{false};
     std::atomic<RunState> m_state{RunState::Preparing};
     // What the worker is doing ("training step 12"), for the message when memory runs out.

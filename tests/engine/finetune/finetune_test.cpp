@@ -15,6 +15,7 @@
 #include "engine/sample/load_model.h"
 #include "engine/session/param_groups.h"
 #include "engine/session/session.h"
+#include "support/test_shapes.h"
 
 namespace ws::finetune {
 namespace {
@@ -23,13 +24,7 @@ namespace fs = std::filesystem;
 using session::testing::TempDir;
 
 TEST(ParamGroups, FreezeEmbeddingsAndFirstBlocks) {
-    config::ModelConfig m;
-    m.vocabSize = 256;
-    m.hiddenSize = 16;
-    m.numHiddenLayers = 3;
-    m.numHeads = 2;
-    m.filterSize = 32;
-    m.maxPositionEmbeddings = 8;
+    const config::ModelConfig m = ws::testing::modelConfig(256, 16, 3, 2, 32, 8);
     const model::ParameterTable table(model::GptShape::fromConfig(m));
     config::OptimizerConfig o;
     o.freezeEmbeddings = true;
@@ -74,7 +69,7 @@ TEST(Optimizer, GradientNormLeavesFrozenGroupsOut) {
 class FinetuneRun : public ::testing::Test {
 protected:
     void SetUp() override {
-        session::testing::writeCorpus(m_tmp.path());
+        session::testing::writeTinyCorpus(m_tmp.path());
         auto cfg = session::testing::tinyConfig(m_tmp.path(), 20);  // into m_tmp / "model"
         session::SessionOptions o;
         o.recordInStore = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/interop/hf_config.h"
+#include "support/test_shapes.h"
 
 namespace ws::interop {
 namespace {
@@ -66,13 +67,7 @@ TEST(HfConfig, Refusals) {
 }
 
 TEST(HfConfig, WrittenConfigReadsBack) {
-    config::ModelConfig m;
-    m.vocabSize = 256;
-    m.hiddenSize = 48;
-    m.numHiddenLayers = 3;
-    m.numHeads = 6;
-    m.filterSize = 100;
-    m.maxPositionEmbeddings = 64;
+    config::ModelConfig m = ws::testing::modelConfig(256, 48, 3, 6, 100, 64);
     m.shareEmbeddingWeights = false;
     m.layerNormEpsilon = 1e-6;
     auto r = parse(hfConfigJson(m, std::nullopt));

@@ -13,6 +13,7 @@
 #include "engine/sample/load_model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "support/temp_dir.h"
+#include "support/test_shapes.h"
 
 namespace ws::interop {
 namespace {
@@ -20,8 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using sample::testing::randomParams;
 using sample::testing::tinyModel;
-using sample::testing::tinyShape;
 using sample::testing::writeRunFolder;
+using ws::testing::samplingShape;
 
 struct HfFolderSpec {
     checkpoint::DType dtype = checkpoint::DType::F16;
@@ -79,15 +80,7 @@ std::vector<float> writeHfFolder(const fs::path& dir, const model::GptShape& s,
     }
     EXPECT_TRUE(
         checkpoint::writeSafetensors(dir / "model.safetensors", views, {{"format", "pt"}}).ok());
-    config::ModelConfig m;
-    m.vocabSize = s.vocab;
-    m.hiddenSize = s.channels;
-    m.numHiddenLayers = s.layers;
-    m.numHeads = s.heads;
-    m.filterSize = s.ffn;
-    m.maxPositionEmbeddings = s.maxPositions;
-    m.shareEmbeddingWeights = s.tiedEmbedding;
-    std::string json = hfConfigJson(m, std::nullopt);
+    std::string json = hfConfigJson(ws::testing::modelConfigOf(s), std::nullopt);
     const std::string from = "\"gelu_new\"";
     json.replace(json.find(from), from.size(), "\"" + spec.activation + "\"");
     std::ofstream(dir / "config.json") << json;
@@ -99,7 +92,7 @@ std::vector<float> writeHfFolder(const fs::path& dir, const model::GptShape& s,
 
 TEST(HfImport, Fp16WithPrefixBuffersAndTiedHead) {
     testing::TempDir tmp("hf-import");
-    const auto shape = tinyShape(262, 16);
+    const auto shape = samplingShape(262, 16);
     const auto expected = writeHfFolder(tmp / "hf", shape, {});
     auto imported = importHuggingFace(tmp / "hf", tmp / "ours");
     ASSERT_TRUE(imported.ok()) << imported.error().message;
@@ -119,7 +112,7 @@ TEST(HfImport, Fp16WithPrefixBuffersAndTiedHead) {
 
 TEST(HfImport, Bf16WithoutPrefix) {
     testing::TempDir tmp("hf-import");
-    const auto shape = tinyShape(262, 16, /*tied=*/false);
+    const auto shape = samplingShape(262, 16, /*tied=*/false);
     HfFolderSpec spec;
     spec.dtype = checkpoint::DType::BF16;
     spec.prefix = false;
@@ -137,7 +130,7 @@ TEST(HfExport, RoundTripThroughImportIsExact) {
     testing::TempDir tmp("hf-export");
     for (bool tied : {true, false}) {
         const fs::path run = tmp / (tied ? "run-tied" : "run-untied");
-        const auto model = tinyModel(tinyShape(256, 24, tied), 3);
+        const auto model = tinyModel(samplingShape(256, 24, tied), 3);
         writeRunFolder(run, model);
         auto exported = exportHuggingFace(run, run.string() + "-hf");
         ASSERT_TRUE(exported.ok()) << exported.error().message;
@@ -161,7 +154,7 @@ TEST(HfExport, RoundTripThroughImportIsExact) {
 
 TEST(HfExport, ByteVocabularyEncodesLikeTheByteTokenizer) {
     testing::TempDir tmp("hf-export");
-    writeRunFolder(tmp / "run", tinyModel(tinyShape(), 1));
+    writeRunFolder(tmp / "run", tinyModel(samplingShape(), 1));
     ASSERT_TRUE(exportHuggingFace(tmp / "run", tmp / "hf").ok());
     auto bpe = tokenizer::loadGpt2Bpe(tmp / "hf" / "vocab.json", tmp / "hf" / "merges.txt");
     ASSERT_TRUE(bpe.ok()) << bpe.error().message;
@@ -173,7 +166,7 @@ TEST(HfExport, ByteVocabularyEncodesLikeTheByteTokenizer) {
 
 TEST(HfExport, RefusesAnExistingFolderAndMup) {
     testing::TempDir tmp("hf-export");
-    writeRunFolder(tmp / "run", tinyModel(tinyShape(), 1));
+    writeRunFolder(tmp / "run", tinyModel(samplingShape(), 1));
     fs::create_directories(tmp / "busy");
     std::ofstream(tmp / "busy" / "keep.txt") << "mine";
     auto r = exportHuggingFace(tmp / "run", tmp / "busy");
@@ -185,7 +178,7 @@ TEST(HfExport, RefusesAnExistingFolderAndMup) {
 void expectImportRefused(const HfFolderSpec& spec, const std::string& needle,
                          const std::function<void(const fs::path&)>& damage = {}) {
     testing::TempDir tmp("hf-refuse");
-    writeHfFolder(tmp / "hf", tinyShape(262, 16), spec);
+    writeHfFolder(tmp / "hf", samplingShape(262, 16), spec);
     if (damage) damage(tmp / "hf");
     auto r = importHuggingFace(tmp / "hf", tmp / "out");
     ASSERT_FALSE(r.ok()) << needle;

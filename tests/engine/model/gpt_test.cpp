@@ -13,34 +13,18 @@
 
 #include "engine/model/random.h"
 #include "gradcheck.h"
+#include "support/test_shapes.h"
 
 namespace ws::model {
 namespace {
 
 using testing::expectGradientMatches;
 
-GptShape tinyShape(bool tied) {
-    GptShape s;
-    s.vocab = 11;
-    s.channels = 8;
-    s.layers = 2;
-    s.heads = 2;
-    s.ffn = 32;
-    s.maxPositions = 8;
-    s.tiedEmbedding = tied;
-    s.lnEps = 1e-5;
-    return s;
-}
+using ws::testing::gptShape;
+using ws::testing::gradcheckShape;
 
 config::ModelConfig configFor(const GptShape& s, double stdev) {
-    config::ModelConfig m;
-    m.vocabSize = s.vocab;
-    m.hiddenSize = s.channels;
-    m.numHiddenLayers = s.layers;
-    m.numHeads = s.heads;
-    m.filterSize = s.ffn;
-    m.maxPositionEmbeddings = s.maxPositions;
-    m.shareEmbeddingWeights = s.tiedEmbedding;
+    config::ModelConfig m = ws::testing::modelConfigOf(s);
     m.embeddingInitializer = {"normal", 0.0, stdev, -1, 1};
     m.initializer = {"normal", 0.0, stdev, -1, 1};
     return m;
@@ -95,22 +79,22 @@ void checkWholeModelGradient(GptShape shape, bool training) {
 }
 
 TEST(GptGradcheck, WholeModelTiedHead) {
-    checkWholeModelGradient(tinyShape(true), false);
+    checkWholeModelGradient(gradcheckShape(true), false);
 }
 
 TEST(GptGradcheck, WholeModelUntiedHead) {
-    checkWholeModelGradient(tinyShape(false), false);
+    checkWholeModelGradient(gradcheckShape(false), false);
 }
 
 TEST(GptGradcheck, WholeModelWithDropoutMasksFixedBySeed) {
-    GptShape s = tinyShape(true);
+    GptShape s = gradcheckShape(true);
     s.dropout = 0.2;
     s.attnDropout = 0.25;
     checkWholeModelGradient(s, true);
 }
 
 TEST(GptTest, FloatForwardAgreesWithDouble) {
-    const GptShape s = tinyShape(false);
+    const GptShape s = gradcheckShape(false);
     const int B = 2, T = 7;
     Gpt<float> f(s, B, T);
     Gpt<double> d(s, B, T);
@@ -138,14 +122,7 @@ TEST(GptTest, FloatForwardAgreesWithDouble) {
 }
 
 GptShape mediumShape() {
-    GptShape s;
-    s.vocab = 97;
-    s.channels = 64;
-    s.layers = 2;
-    s.heads = 4;
-    s.ffn = 256;
-    s.maxPositions = 96;
-    s.tiedEmbedding = true;
+    GptShape s = gptShape(97, 64, 2, 4, 256, 96);
     s.dropout = 0.1;
     s.attnDropout = 0.1;
     return s;
@@ -220,7 +197,7 @@ TEST(GptTest, PerLayerEntryPointsOnSeparateBuffersMatchTheFullStep) {
 }
 
 TEST(GptTest, BackwardAccumulatesIntoGrads) {
-    const GptShape s = tinyShape(true);
+    const GptShape s = gradcheckShape(true);
     Gpt<double> gpt(s, 2, 5);
     const std::vector<double> p = convert<double>(initialWeights(s, 0.3, 13));
     const auto in = tokens(10, s.vocab, 9), tg = tokens(10, s.vocab, 10);
@@ -235,7 +212,7 @@ TEST(GptTest, BackwardAccumulatesIntoGrads) {
 }
 
 TEST(GptTest, LogitsWithoutTargetsAndActivationNames) {
-    const GptShape s = tinyShape(true);
+    const GptShape s = gradcheckShape(true);
     Gpt<float> gpt(s, 2, 6);
     const std::vector<float> p = initialWeights(s, 0.3, 14);
     const auto in = tokens(12, s.vocab, 11), tg = tokens(12, s.vocab, 12);
@@ -316,13 +293,7 @@ TEST(GptTest, Bf16ModeRoundsWeightsAndActivationsButNotTheResidualStream) {
 }
 
 TEST(GptTest, TinyModelOverfitsARepeatedSequence) {
-    GptShape s;
-    s.vocab = 16;
-    s.channels = 32;
-    s.layers = 2;
-    s.heads = 4;
-    s.ffn = 128;
-    s.maxPositions = 32;
+    const GptShape s = gptShape(16, 32, 2, 4, 128, 32);
     const int B = 2, T = 24;
     Gpt<float> gpt(s, B, T);
     std::vector<float> p(gpt.table().totalSize());

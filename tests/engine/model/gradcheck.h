@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +26,12 @@ inline constexpr double kAbsoluteFloor = 1e-9;
 inline double expectGradientMatches(std::vector<double>& x, const std::vector<double>& analytic,
                                     const std::function<double()>& loss, const std::string& what,
                                     std::vector<size_t> indices = {}) {
+    // Sizes first: a gradient buffer shorter than x would be read past its end below.
+    if (analytic.size() != x.size()) {
+        ADD_FAILURE() << what << ": " << analytic.size() << " analytic gradients for " << x.size()
+                      << " inputs";
+        return std::numeric_limits<double>::infinity();
+    }
     if (indices.empty()) {
         indices.resize(x.size());
         for (size_t i = 0; i < x.size(); ++i) indices[i] = i;

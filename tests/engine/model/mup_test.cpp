@@ -10,6 +10,7 @@
 #include "engine/model/gpt.h"
 #include "engine/model/random.h"
 #include "gradcheck.h"
+#include "support/test_shapes.h"
 
 namespace ws::model {
 namespace {
@@ -193,14 +194,7 @@ TEST(MupRules, MupAtWidthMultiplierOneIsExactlyStandardParameterization) {
 // Finite differences through every μP multiplier at once (m_d = 4, m_emb, alpha / m logits,
 // alpha / d_head scores), with a tied and an untied head and with dropout.
 void checkMupGradient(bool tied, double dropout) {
-    GptShape s;
-    s.vocab = 11;
-    s.channels = 8;
-    s.layers = 2;
-    s.heads = 2;
-    s.ffn = 32;
-    s.maxPositions = 8;
-    s.tiedEmbedding = tied;
+    GptShape s = ws::testing::gradcheckShape(tied);
     s.dropout = dropout;
     s.attnDropout = dropout;
     s.mup = true;

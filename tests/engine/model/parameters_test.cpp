@@ -8,6 +8,8 @@
 #include <cmath>
 #include <vector>
 
+#include "support/test_shapes.h"
+
 namespace ws::model {
 namespace {
 
@@ -119,13 +121,7 @@ double truncatedStd(double sigma, double k) {
 }
 
 TEST(InitTest, StatisticsFollowTheInitializers) {
-    config::ModelConfig cfg;
-    cfg.vocabSize = 1000;
-    cfg.hiddenSize = 128;
-    cfg.numHiddenLayers = 8;
-    cfg.numHeads = 4;
-    cfg.filterSize = 512;
-    cfg.maxPositionEmbeddings = 256;
+    config::ModelConfig cfg = ws::testing::modelConfig(1000, 128, 8, 4, 512, 256);
     cfg.embeddingInitializer = {"normal", 0.0, 0.05, -1, 1};
     cfg.initializer = {"truncated_normal", 0.0, 0.02, -0.04, 0.04};
     const GptShape shape = GptShape::fromConfig(cfg);
@@ -167,13 +163,7 @@ TEST(InitTest, StatisticsFollowTheInitializers) {
 }
 
 TEST(InitTest, SeedDeterminesWeightsAndExplicitOutputInitializerWins) {
-    config::ModelConfig cfg;
-    cfg.vocabSize = 50;
-    cfg.hiddenSize = 16;
-    cfg.numHiddenLayers = 2;
-    cfg.numHeads = 2;
-    cfg.filterSize = 64;
-    cfg.maxPositionEmbeddings = 8;
+    config::ModelConfig cfg = ws::testing::modelConfig(50, 16, 2, 2, 64, 8);
     const ParameterTable table(GptShape::fromConfig(cfg));
     std::vector<float> a(table.totalSize()), b(table.totalSize()), c(table.totalSize());
     initParameters(table, cfg, 7, a.data());
@@ -198,13 +188,7 @@ TEST(InitTest, SeedDeterminesWeightsAndExplicitOutputInitializerWins) {
 }
 
 TEST(InitTest, TruncationFarFromTheMeanTerminatesInsideTheBounds) {
-    config::ModelConfig cfg;
-    cfg.vocabSize = 10;
-    cfg.hiddenSize = 4;
-    cfg.numHiddenLayers = 1;
-    cfg.numHeads = 1;
-    cfg.filterSize = 8;
-    cfg.maxPositionEmbeddings = 4;
+    config::ModelConfig cfg = ws::testing::modelConfig(10, 4, 1, 1, 8, 4);
     cfg.initializer = {"truncated_normal", 0.0, 0.02, 5.0, 6.0};  // unreachable interval
     const ParameterTable table(GptShape::fromConfig(cfg));
     std::vector<float> p(table.totalSize());

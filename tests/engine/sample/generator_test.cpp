@@ -14,8 +14,8 @@
 namespace ws::sample {
 namespace {
 
+using testing::samplingShape;
 using testing::tinyModel;
-using testing::tinyShape;
 
 SamplingOptions greedy(int maxTokens) {
     SamplingOptions o;
@@ -44,7 +44,7 @@ std::vector<int32_t> referenceGreedy(const LoadedModel& m, std::vector<int32_t> 
 }
 
 TEST(Generator, GreedyEqualsFullForwardGreedy) {
-    const LoadedModel m = tinyModel(tinyShape(256, 64));
+    const LoadedModel m = tinyModel(samplingShape(256, 64));
     Generator g(m);
     auto r = g.generate("The quick", greedy(30));
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -59,7 +59,7 @@ TEST(Generator, GreedyEqualsFullForwardGreedy) {
 }
 
 TEST(Generator, SlidingWindowPastMaxPositionsMatchesReference) {
-    const LoadedModel m = tinyModel(tinyShape(256, 12));
+    const LoadedModel m = tinyModel(samplingShape(256, 12));
     Generator g(m);
     auto r = g.generate("0123456789", greedy(25));
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -69,7 +69,7 @@ TEST(Generator, SlidingWindowPastMaxPositionsMatchesReference) {
 }
 
 TEST(Generator, PromptLongerThanTheWindowKeepsItsEnd) {
-    const LoadedModel m = tinyModel(tinyShape(256, 12));
+    const LoadedModel m = tinyModel(samplingShape(256, 12));
     Generator g(m);
     auto r = g.generate("a prompt that is longer than twelve bytes", greedy(5));
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -79,7 +79,7 @@ TEST(Generator, PromptLongerThanTheWindowKeepsItsEnd) {
 }
 
 TEST(Generator, SameSeedSameTextOtherSeedOtherText) {
-    const LoadedModel m = tinyModel(tinyShape());
+    const LoadedModel m = tinyModel(samplingShape());
     Generator g(m);
     SamplingOptions o;
     o.temperature = 1.0;
@@ -98,7 +98,7 @@ TEST(Generator, SameSeedSameTextOtherSeedOtherText) {
 }
 
 TEST(Generator, TopKOneEqualsGreedy) {
-    const LoadedModel m = tinyModel(tinyShape());
+    const LoadedModel m = tinyModel(samplingShape());
     Generator g(m);
     SamplingOptions o;
     o.temperature = 1.3;
@@ -112,7 +112,7 @@ TEST(Generator, TopKOneEqualsGreedy) {
 }
 
 TEST(Generator, CancelFromTheCallbackStopsPromptly) {
-    const LoadedModel m = tinyModel(tinyShape());
+    const LoadedModel m = tinyModel(samplingShape());
     Generator g(m);
     std::atomic<bool> cancel{false};
     int events = 0;
@@ -151,7 +151,7 @@ bool splitsCharacter(const std::string& s, size_t cut) {
 // A random byte-level model emits arbitrary bytes: no piece boundary splits a character that the
 // following bytes complete, and the pieces concatenate to the decoded tokens.
 TEST(Generator, PiecesEndOnCharacterBoundariesAndConcatenateToTheText) {
-    const LoadedModel m = tinyModel(tinyShape(), 21);
+    const LoadedModel m = tinyModel(samplingShape(), 21);
     Generator g(m);
     SamplingOptions o;
     o.temperature = 1.5;
@@ -175,7 +175,7 @@ TEST(Generator, PiecesEndOnCharacterBoundariesAndConcatenateToTheText) {
 }
 
 TEST(Generator, BadInputFailsBeforeAnyToken) {
-    const LoadedModel m = tinyModel(tinyShape());
+    const LoadedModel m = tinyModel(samplingShape());
     Generator g(m);
     int events = 0;
     auto count = [&](const TokenEvent&) { ++events; };

@@ -16,7 +16,7 @@ namespace ws::sample {
 namespace {
 
 using testing::randomParams;
-using testing::tinyShape;
+using testing::samplingShape;
 
 std::vector<int32_t> randomTokens(int n, int vocab, uint64_t seed) {
     std::vector<int32_t> t(static_cast<size_t>(n));
@@ -59,16 +59,16 @@ void expectTokenByTokenMatches(const model::GptShape& s, double tolerance) {
 }
 
 TEST(KvDecoder, TokenByTokenMatchesFullForwardAtEveryPosition) {
-    expectTokenByTokenMatches(tinyShape(), 1e-4);
+    expectTokenByTokenMatches(samplingShape(), 1e-4);
 }
 
 TEST(KvDecoder, UntiedHeadMatchesFullForward) {
-    expectTokenByTokenMatches(tinyShape(97, 16, false), 1e-4);
+    expectTokenByTokenMatches(samplingShape(97, 16, false), 1e-4);
 }
 
 // A μP model samples with the multipliers it trained with (embeddings, logits, 1/d_head scores).
 TEST(KvDecoder, MupMultipliersMatchFullForward) {
-    auto s = tinyShape();
+    auto s = samplingShape();
     s.mup = true;
     s.widthMult = 4.0;
     s.ffnWidthMult = 4.0;
@@ -84,7 +84,7 @@ TEST(KvDecoder, MupMultipliersMatchFullForward) {
 
 TEST(KvDecoder, PrefillLongerThanARowBlockMatchesFullForward) {
     // 150 positions: the prefill's attention runs in blocks of 64 query rows.
-    const auto s = tinyShape(50, 150);
+    const auto s = samplingShape(50, 150);
     const auto params = randomParams(s, 4);
     const auto tokens = randomTokens(150, s.vocab, 6);
     const auto ref = referenceLogits(s, params, tokens);
@@ -97,7 +97,7 @@ TEST(KvDecoder, PrefillLongerThanARowBlockMatchesFullForward) {
 }
 
 TEST(KvDecoder, PrefillThenSingleTokensMatchesFullForward) {
-    const auto s = tinyShape();
+    const auto s = samplingShape();
     const auto params = randomParams(s, 7);
     const auto tokens = randomTokens(s.maxPositions, s.vocab, 8);
     const auto ref = referenceLogits(s, params, tokens);
@@ -117,7 +117,7 @@ TEST(KvDecoder, PrefillThenSingleTokensMatchesFullForward) {
 }
 
 TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
-    auto s = tinyShape();
+    auto s = samplingShape();
     s.bf16 = true;
     const auto params = randomParams(s, 9);
     const auto tokens = randomTokens(s.maxPositions, s.vocab, 10);
@@ -140,7 +140,7 @@ TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
 }
 
 TEST(KvDecoder, CancelLeavesTheCacheAsItWas) {
-    const auto s = tinyShape();
+    const auto s = samplingShape();
     const auto params = randomParams(s, 11);
     const auto tokens = randomTokens(6, s.vocab, 12);
     const auto ref = referenceLogits(s, params, tokens);

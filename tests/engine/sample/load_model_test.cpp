@@ -17,8 +17,8 @@ namespace ws::sample {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::samplingShape;
 using testing::tinyModel;
-using testing::tinyShape;
 using testing::writeRunFolder;
 using ws::testing::TempDir;
 
@@ -31,7 +31,7 @@ void expectError(const fs::path& path, const std::string& part1, const std::stri
 
 TEST(LoadModel, LoadsARunFolderOrItsWeightsFile) {
     TempDir dir("sample");
-    const LoadedModel m = tinyModel(tinyShape());
+    const LoadedModel m = tinyModel(samplingShape());
     writeRunFolder(dir / "run", m);
     for (const fs::path& p : {dir / "run", dir / "run" / "model.safetensors"}) {
         auto loaded = loadModel(p);
@@ -52,7 +52,7 @@ TEST(LoadModel, LoadsARunFolderOrItsWeightsFile) {
 
 TEST(LoadModel, ConfigFromTheMetadataWhenConfigYamlIsMissing) {
     TempDir dir("sample");
-    writeRunFolder(dir / "run", tinyModel(tinyShape()));
+    writeRunFolder(dir / "run", tinyModel(samplingShape()));
     fs::remove(dir / "run" / "config.yaml");
     auto loaded = loadModel(dir / "run");
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
@@ -63,7 +63,7 @@ TEST(LoadModel, LoadsACheckpointFolderWithTheRunsTokenizer) {
     // checkpoint-<step>/ holds model.safetensors (config in its metadata) but no tokenizer or
     // config.yaml: those are the run folder's, one level up.
     TempDir dir("sample");
-    const LoadedModel m = tinyModel(tinyShape());
+    const LoadedModel m = tinyModel(samplingShape());
     writeRunFolder(dir / "run", m);
     fs::create_directories(dir / "run" / "checkpoint-3");
     fs::copy_file(dir / "run" / "model.safetensors",
@@ -87,7 +87,7 @@ TEST(LoadModel, LoadsACheckpointFolderWithTheRunsTokenizer) {
 
 TEST(LoadModel, LoadsABpeTokenizer) {
     TempDir dir("sample");
-    writeRunFolder(dir / "run", tinyModel(tinyShape(300)));
+    writeRunFolder(dir / "run", tinyModel(samplingShape(300)));
     fs::remove(dir / "run" / "tokenizer.json");
     auto bpe = tokenizer::trainBpe("the theme of the thesis, then there they were", 270);
     ASSERT_TRUE(bpe.ok());
@@ -103,7 +103,7 @@ TEST(LoadModel, LoadsABpeTokenizer) {
 // shape in config.json.
 TEST(LoadModel, LoadsAHuggingFaceGpt2Folder) {
     TempDir dir("sample");
-    const LoadedModel m = tinyModel(tinyShape(256, 24, false));
+    const LoadedModel m = tinyModel(samplingShape(256, 24, false));
     const fs::path run = dir / "hf";
     fs::create_directories(run);
     const model::ParameterTable table(m.shape);
@@ -137,28 +137,28 @@ TEST(LoadModel, ErrorsNameTheFileAndTheFix) {
     fs::create_directories(dir / "empty");
     expectError(dir / "empty", "no model.safetensors", "empty");
 
-    writeRunFolder(dir / "notok", tinyModel(tinyShape()));
+    writeRunFolder(dir / "notok", tinyModel(samplingShape()));
     fs::remove(dir / "notok" / "tokenizer.json");
     expectError(dir / "notok", "no tokenizer files", "vocab.json");
 
     // config.yaml says 64 channels, the weights have 32.
-    writeRunFolder(dir / "shape", tinyModel(tinyShape()));
+    writeRunFolder(dir / "shape", tinyModel(samplingShape()));
     {
-        auto other = tinyShape();
+        auto other = samplingShape();
         other.channels = 64;
         std::ofstream(dir / "shape" / "config.yaml") << testing::tinyConfigYaml(other);
     }
     expectError(dir / "shape", "model.safetensors", "shape");
 
-    writeRunFolder(dir / "badyaml", tinyModel(tinyShape()));
+    writeRunFolder(dir / "badyaml", tinyModel(samplingShape()));
     std::ofstream(dir / "badyaml" / "config.yaml") << "model:\n  hiden_size: 3\n";
     expectError(dir / "badyaml", "config.yaml", "hidden_size");
 
     // A tokenizer bigger than the model's vocabulary belongs to another model.
-    writeRunFolder(dir / "vocab", tinyModel(tinyShape(100)));
+    writeRunFolder(dir / "vocab", tinyModel(samplingShape(100)));
     expectError(dir / "vocab", "256 tokens", "100");
 
-    writeRunFolder(dir / "garbage", tinyModel(tinyShape()));
+    writeRunFolder(dir / "garbage", tinyModel(samplingShape()));
     std::ofstream(dir / "garbage" / "model.safetensors") << "not a safetensors file";
     expectError(dir / "garbage", "model.safetensors", "");
 }

@@ -15,20 +15,11 @@
 #include "engine/sample/load_model.h"
 #include "engine/session/weights_io.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "support/test_shapes.h"
 
 namespace ws::sample::testing {
 
-inline model::GptShape tinyShape(int vocab = 256, int maxT = 24, bool tied = true) {
-    model::GptShape s;
-    s.vocab = vocab;
-    s.channels = 32;
-    s.layers = 2;
-    s.heads = 4;
-    s.ffn = 64;
-    s.maxPositions = maxT;
-    s.tiedEmbedding = tied;
-    return s;
-}
+using ::ws::testing::samplingShape;
 
 // Every parameter random (LayerNorm gains around 1), large enough that the logits are far from
 // uniform, so greedy and sampled continuations actually depend on the context.
@@ -48,13 +39,7 @@ inline std::vector<float> randomParams(const model::GptShape& s, uint64_t seed) 
 
 inline LoadedModel tinyModel(const model::GptShape& s, uint64_t seed = 1) {
     LoadedModel m;
-    m.config.model.vocabSize = s.vocab;
-    m.config.model.hiddenSize = s.channels;
-    m.config.model.numHiddenLayers = s.layers;
-    m.config.model.numHeads = s.heads;
-    m.config.model.filterSize = s.ffn;
-    m.config.model.maxPositionEmbeddings = s.maxPositions;
-    m.config.model.shareEmbeddingWeights = s.tiedEmbedding;
+    m.config.model = ::ws::testing::modelConfigOf(s);
     m.shape = s;
     m.tokenizer = tokenizer::makeByteTokenizer();
     m.params = randomParams(s, seed);

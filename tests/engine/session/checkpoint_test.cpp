@@ -36,10 +36,10 @@ const std::vector<std::string> kRichOverrides = {
     "runconfig.checkpoint_steps=3",
 };
 
+// The shared options, but runs keep the session's own names ("<model name> <date time>").
 SessionOptions optionsIn(const TempDir& dir) {
-    SessionOptions o;
-    o.dbPath = dir.path() / "runs.sqlite";
-    o.cacheDir = dir.path() / "cache";
+    SessionOptions o = sessionOptionsIn(dir);
+    o.runName.clear();
     return o;
 }
 
@@ -90,7 +90,7 @@ void expectSameTensors(const fs::path& a, const fs::path& b) {
 
 TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
     TempDir dir("ckpt_exact");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     constexpr int kSteps = 10;
     const RunSummary whole = train(richConfig(dir, kSteps, "whole"), optionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
@@ -150,7 +150,7 @@ TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
 
 TEST(Checkpoint, ResumeInAnotherFolderStartsALinkedRunThatStillMatches) {
     TempDir dir("ckpt_linked");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     const RunSummary whole = train(richConfig(dir, 6, "whole"), optionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
     auto resuming = optionsIn(dir);
@@ -175,7 +175,7 @@ TEST(Checkpoint, ResumeInAnotherFolderStartsALinkedRunThatStillMatches) {
 
 TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {
     TempDir dir("ckpt_keep");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     const RunSummary run =
         train(richConfig(dir, 7, "model",
                          {"runconfig.checkpoint_steps=2", "runconfig.max_checkpoints=2"}),
@@ -203,7 +203,7 @@ TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {
 
 TEST(Checkpoint, CheckpointNowWritesAfterTheStepInFlight) {
     TempDir dir("ckpt_now");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto session = Session::create(richConfig(dir, 3, "model", {"runconfig.checkpoint_steps=0"}),
                                    optionsIn(dir));
     ASSERT_TRUE(session.ok()) << session.error().message;
@@ -218,7 +218,7 @@ TEST(Checkpoint, CheckpointNowWritesAfterTheStepInFlight) {
 // Also without a run store (SessionOptions::recordInStore false, as tests and benchmarks run).
 TEST(Checkpoint, SgdMomentumStateRoundTripsWithoutARunStore) {
     TempDir dir("ckpt_sgd");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     const std::vector<std::string> sgd = {"optimizer.optimizer_type=sgd", "optimizer.momentum=0.9"};
     auto noStore = [&] {
         auto o = optionsIn(dir);
@@ -247,7 +247,7 @@ TEST(Checkpoint, SgdMomentumStateRoundTripsWithoutARunStore) {
 class CheckpointRefusal : public ::testing::Test {
 protected:
     void SetUp() override {
-        writeCorpus(m_dir.path());
+        writeTinyCorpus(m_dir.path());
         auto options = optionsIn(m_dir);
         options.stopAfterStep = 4;
         const RunSummary run = train(richConfig(m_dir, 10, "model"), options);

@@ -17,7 +17,7 @@ using streaming::SpanKind;
 
 TEST(SessionEmulation, EveryStepAndSpanCarriesEmulatedTime) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(
@@ -72,7 +72,7 @@ TEST(SessionEmulation, EveryStepAndSpanCarriesEmulatedTime) {
 
 TEST(SessionEmulation, SwitchedOffPublishesNoEmulatedTime) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 2, {"wafer.emulate=false"}), options);
@@ -92,7 +92,7 @@ TEST(SessionEmulation, SwitchedOffPublishesNoEmulatedTime) {
 
 TEST(SessionEmulation, StaticSparsityStaysZeroAndShowsAsImbalancePerBlock) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto cfg = tinyConfig(dir.path(), 4,

@@ -7,23 +7,16 @@
 #include "engine/store/run_store.h"
 #include "engine/wafer/run_fit.h"
 #include "session_test_util.h"
+#include "support/wait_until.h"
 
 namespace ws::session {
 namespace {
 using namespace testing;
 
-SessionOptions optionsIn(const TempDir& dir) {
-    SessionOptions o;
-    o.dbPath = dir.path() / "runs.sqlite";
-    o.cacheDir = dir.path() / "cache";
-    o.runName = "test run";
-    return o;
-}
-
 TEST(Session, TrainsRecordsAndWritesWeights) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto session = Session::create(tinyConfig(dir.path(), 20), optionsIn(dir));
+    writeTinyCorpus(dir.path());
+    auto session = Session::create(tinyConfig(dir.path(), 20), sessionOptionsIn(dir));
     ASSERT_TRUE(session.ok()) << session.error().message;
     const auto steps = stepsOf(runToEnd(**session));
     const auto& summary = (*session)->summary();
@@ -53,10 +46,10 @@ TEST(Session, TrainsRecordsAndWritesWeights) {
 
 TEST(Session, SameSeedGivesBitIdenticalLosses) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     std::vector<double> first, second;
     for (auto* losses : {&first, &second}) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(tinyConfig(dir.path(), 8), options);
         ASSERT_TRUE(session.ok());
@@ -68,10 +61,10 @@ TEST(Session, SameSeedGivesBitIdenticalLosses) {
 
 TEST(Session, DifferentSeedGivesDifferentLosses) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     std::vector<double> a, b;
     for (auto [losses, seed] : {std::pair{&a, "1"}, std::pair{&b, "2"}}) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(
             tinyConfig(dir.path(), 3, {std::string("runconfig.seed=") + seed}), options);
@@ -83,16 +76,22 @@ TEST(Session, DifferentSeedGivesDifferentLosses) {
 
 TEST(Session, StopRequestEndsAfterCurrentStepAndKeepsOutputs) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto session = Session::create(tinyConfig(dir.path(), 100000), optionsIn(dir));
+    writeTinyCorpus(dir.path());
+    auto session = Session::create(tinyConfig(dir.path(), 100000), sessionOptionsIn(dir));
     ASSERT_TRUE(session.ok());
     (*session)->start();
     std::vector<Event> events;
     int64_t seen = 0;
-    while (seen < 3) {
-        (*session)->events().waitAndDrain(events, std::chrono::milliseconds(50));
-        seen = static_cast<int64_t>(stepsOf(events).size());
-    }
+    const bool threeSteps = ws::testing::waitUntil(
+        std::chrono::seconds(60),
+        [&] {
+            (*session)->events().waitAndDrain(events, std::chrono::milliseconds(50));
+            seen = static_cast<int64_t>(stepsOf(events).size());
+            return seen >= 3;
+        },
+        std::chrono::milliseconds(0));
+    if (!threeSteps) (*session)->requestStop();  // end the worker before failing
+    ASSERT_TRUE(threeSteps) << "only " << seen << " steps within 60 s";
     (*session)->requestStop();
     (*session)->wait();
     const auto& summary = (*session)->summary();
@@ -110,8 +109,8 @@ TEST(Session, StopRequestEndsAfterCurrentStepAndKeepsOutputs) {
 
 TEST(Session, CheckpointPathInitialisesFromSavedWeights) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto trained = Session::create(tinyConfig(dir.path(), 10), options);
     ASSERT_TRUE(trained.ok());
@@ -133,8 +132,8 @@ TEST(Session, CheckpointPathInitialisesFromSavedWeights) {
 // Each variant must still learn: loss after 20 steps well below the first step's.
 void expectLearns(const std::vector<std::string>& overrides) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 20, overrides), options);
     ASSERT_TRUE(session.ok()) << session.error().message;
@@ -166,8 +165,8 @@ TEST(Session, MupModelLearnsAndLogsItsMultipliers) {
         "optimizer.learning_rate=0.01"};
     expectLearns(mup);
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 1, mup), options);
     ASSERT_TRUE(session.ok()) << session.error().message;
@@ -182,13 +181,13 @@ TEST(Session, MupModelLearnsAndLogsItsMultipliers) {
 
 TEST(Session, SeparateEvalCorpusIsUsedWhole) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     std::filesystem::create_directories(dir.path() / "held-out");
     {
         std::ofstream out(dir.path() / "held-out" / "eval.txt");
         for (int i = 0; i < 40; ++i) out << "a lazy dog sleeps under the quick brown fox.\n";
     }
-    auto options = optionsIn(dir);
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(
         tinyConfig(dir.path(), 5, {"eval_input.data_dir=" + (dir.path() / "held-out").string()}),
@@ -203,9 +202,9 @@ TEST(Session, SeparateEvalCorpusIsUsedWhole) {
 // executor tests pin the tolerance; here the whole session path is exercised end to end).
 TEST(Session, SystemsMicroBatchesAndFileMemoryXTrainTheSameModel) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto finalLoss = [&](const std::vector<std::string>& overrides) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(tinyConfig(dir.path(), 6, overrides), options);
         EXPECT_TRUE(session.ok()) << session.error().message;
@@ -227,7 +226,7 @@ TEST(Session, SystemsMicroBatchesAndFileMemoryXTrainTheSameModel) {
 // the global norm that clipping uses).
 TEST(Session, PerLayerGradientNormsAddUpToTheGlobalNorm) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     constexpr size_t numBlocks = 2;  // tinyConfig's num_hidden_layers
     const std::vector<std::vector<std::string>> variants = {
         {},
@@ -236,7 +235,7 @@ TEST(Session, PerLayerGradientNormsAddUpToTheGlobalNorm) {
         {"optimizer.freeze_embeddings=true", "optimizer.freeze_blocks=1"}};
     for (const auto& overrides : variants) {
         const bool frozen = overrides.size() == 2 && overrides[0].starts_with("optimizer.freeze");
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         auto session = Session::create(tinyConfig(dir.path(), 4, overrides), options);
         ASSERT_TRUE(session.ok()) << session.error().message;
@@ -265,8 +264,8 @@ TEST(Session, PerLayerGradientNormsAddUpToTheGlobalNorm) {
 
 TEST(Session, StepThatCannotFitTheWaferIsRefusedWithTheNumbers) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     auto session = Session::create(tinyConfig(dir.path(), 5, {"wafer.sram_bytes=200000"}), options);
     ASSERT_TRUE(session.ok());
     runToEnd(**session);
@@ -281,10 +280,10 @@ TEST(Session, StepThatCannotFitTheWaferIsRefusedWithTheNumbers) {
 // same message, or the two would drift apart.
 TEST(Session, WaferFitCheckGivesTheMessageTheRunFailsWith) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     for (const std::string& override :
          {std::string("wafer.sram_bytes=200000"), std::string("wafer.spec=teaching16")}) {
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         config::LoadedConfig loaded = tinyConfig(dir.path(), 2, {override});
         const auto checked = wafer::fitOnWafer(loaded.config);
@@ -320,8 +319,8 @@ TEST(Session, MisspeltWaferSpecIsRefusedWithTheSpecItMeant) {
 
 TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     // Room for the weight buffer and about two sequences' activations.
     auto session = Session::create(tinyConfig(dir.path(), 2, {"wafer.sram_bytes=500000"}), options);
@@ -344,12 +343,12 @@ TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {
 // most that size, with the same loss as evaluating it whole.
 TEST(Session, EvalBatchLargerThanATrainingMicroBatchIsEvaluatedInMicroBatches) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto evalLoss = [&](const std::vector<std::string>& extra, std::vector<Event>& events) {
         std::vector<std::string> overrides = {"train_input.batch_size=8",
                                               "eval_input.batch_size=8"};
         overrides.insert(overrides.end(), extra.begin(), extra.end());
-        auto options = optionsIn(dir);
+        auto options = sessionOptionsIn(dir);
         options.recordInStore = false;
         // max_steps 0: the starting weights (same seed) are evaluated once at the end.
         auto session = Session::create(tinyConfig(dir.path(), 0, overrides), options);
@@ -380,8 +379,8 @@ TEST(Session, EvalBatchLargerThanATrainingMicroBatchIsEvaluatedInMicroBatches) {
 // where memory ran out and what to lower, and what it recorded before stays.
 TEST(Session, OutOfMemoryInsideARunEndsItFailedAndKeepsMetricsAndCheckpoints) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.failAllocationAtStep = 3;
     auto session =
         Session::create(tinyConfig(dir.path(), 5, {"runconfig.checkpoint_steps=2"}), options);
@@ -411,8 +410,8 @@ TEST(Session, OutOfMemoryInsideARunEndsItFailedAndKeepsMetricsAndCheckpoints) {
 
 TEST(Session, PublishesStreamingSpans) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 1), options);
     ASSERT_TRUE(session.ok());
@@ -432,8 +431,8 @@ TEST(Session, PublishesStreamingSpans) {
 // Continue then runs on.
 TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(tinyConfig(dir.path(), 100000), options);
     ASSERT_TRUE(session.ok()) << session.error().message;
@@ -442,26 +441,27 @@ TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
     s.setPaused(true);  // pauses at the first layer visit
     s.start();
     std::vector<streaming::Span> computed;
-    // Collects compute spans for `wait` (the whole of it: other events, such as the loader's
-    // prefetch spans, do not end the wait early).
-    auto drainCompute = [&](std::chrono::milliseconds wait) {
-        const auto deadline = std::chrono::steady_clock::now() + wait;
-        for (auto now = std::chrono::steady_clock::now(); now < deadline;
-             now = std::chrono::steady_clock::now()) {
-            std::vector<Event> events;
-            s.events().waitAndDrain(
-                events, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
-            for (const auto& e : events)
-                if (const auto* span = std::get_if<streaming::Span>(&e))
-                    if (span->kind == streaming::SpanKind::Forward ||
-                        span->kind == streaming::SpanKind::Backward)
-                        computed.push_back(*span);
-        }
+    // Moves the compute spans out of the queue (other events, such as the loader's prefetch
+    // spans, are not layer phases).
+    auto takeCompute = [&] {
+        std::vector<Event> events;
+        s.events().drain(events);
+        for (const auto& e : events)
+            if (const auto* span = std::get_if<streaming::Span>(&e))
+                if (span->kind == streaming::SpanKind::Forward ||
+                    span->kind == streaming::SpanKind::Backward)
+                    computed.push_back(*span);
     };
-    for (int i = 0; i < 600 && s.state() != RunState::Paused; ++i)
-        drainCompute(std::chrono::milliseconds(50));  // up to 30 s to prepare
-    ASSERT_EQ(s.state(), RunState::Paused);
-    drainCompute(std::chrono::milliseconds(200));
+    // The worker publishes a layer's compute span before it reaches the next pause point, and
+    // runs no layer while it stands there: once it has stopped `n` times, every phase it ran is
+    // in the queue and no other can follow until the next command. No sleep decides this.
+    auto waitForPauseStop = [&](int64_t n) {
+        return ws::testing::waitUntil(std::chrono::seconds(30),
+                                      [&] { return s.pauseStops() >= n; });
+    };
+    ASSERT_TRUE(waitForPauseStop(1)) << "never paused; state " << runStateName(s.state());
+    EXPECT_EQ(s.state(), RunState::Paused);
+    takeCompute();
     EXPECT_TRUE(computed.empty()) << "paused before the first layer";
 
     // Embeddings, 2 blocks and the head forward, then the head's backward.
@@ -469,22 +469,22 @@ TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
         {0, false}, {1, false}, {2, false}, {3, false}, {3, true}};
     for (size_t i = 0; i < expected.size(); ++i) {
         s.stepOnePhase();
-        for (int k = 0; k < 200 && computed.size() <= i; ++k)
-            drainCompute(std::chrono::milliseconds(50));
+        ASSERT_TRUE(waitForPauseStop(int64_t(i) + 2)) << "no pause after phase " << i;
+        takeCompute();
         ASSERT_EQ(computed.size(), i + 1) << "one phase per step command";
+        EXPECT_EQ(s.pauseStops(), int64_t(i) + 2) << "the run must pause again after one phase";
         EXPECT_EQ(computed[i].layer, expected[i].first) << i;
         EXPECT_EQ(computed[i].kind == streaming::SpanKind::Backward, expected[i].second) << i;
         EXPECT_EQ(computed[i].step, 0);  // the first step (0-based)
-        // A tiny layer takes well under a millisecond: had the run not paused again, more
-        // phases would have arrived by now.
-        drainCompute(std::chrono::milliseconds(200));
-        EXPECT_EQ(computed.size(), i + 1) << "the run must pause again after one phase";
         EXPECT_EQ(s.state(), RunState::Paused);
     }
     s.setPaused(false);  // Continue: runs on through the step and beyond
-    for (int k = 0; k < 600 && (computed.empty() || computed.back().step < 3); ++k)
-        drainCompute(std::chrono::milliseconds(50));
-    EXPECT_GE(computed.back().step, 3);
+    const bool ranOn = ws::testing::waitUntil(std::chrono::seconds(30), [&] {
+        takeCompute();
+        return computed.back().step >= 3;
+    });
+    EXPECT_TRUE(ranOn) << "Continue did not reach step 3; last span of step "
+                       << computed.back().step;
     s.requestStop();
     s.wait();
     EXPECT_EQ(s.summary().state, RunState::Stopped);
@@ -492,8 +492,8 @@ TEST(Session, PausedRunStepsOneLayerPhaseAtATime) {
 
 TEST(Session, UnwritableMemoryXPathIsAClearError) {
     TempDir dir;
-    writeCorpus(dir.path());
-    auto options = optionsIn(dir);
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
     options.recordInStore = false;
     auto session = Session::create(
         tinyConfig(dir.path(), 2,
@@ -508,7 +508,7 @@ TEST(Session, UnwritableMemoryXPathIsAClearError) {
 
 TEST(Session, MissingCorpusFailsWithThePath) {
     TempDir dir;  // no corpus written
-    auto options = optionsIn(dir);
+    auto options = sessionOptionsIn(dir);
     auto session = Session::create(tinyConfig(dir.path(), 5), options);
     ASSERT_TRUE(session.ok());
     runToEnd(**session);
@@ -519,9 +519,9 @@ TEST(Session, MissingCorpusFailsWithThePath) {
 
 TEST(Session, InvalidConfigIsRefusedBeforeAnythingRuns) {
     TempDir dir;
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto session =
-        Session::create(tinyConfig(dir.path(), 5, {"model.num_heads=3"}), optionsIn(dir));
+        Session::create(tinyConfig(dir.path(), 5, {"model.num_heads=3"}), sessionOptionsIn(dir));
     ASSERT_FALSE(session.ok());
     EXPECT_NE(session.error().message.find("num_heads"), std::string::npos)
         << session.error().message;

@@ -10,19 +10,13 @@
 #include "engine/config/config_yaml.h"
 #include "engine/session/session.h"
 #include "support/temp_dir.h"
+#include "support/test_shapes.h"
 
 namespace ws::session::testing {
 
 using ws::testing::TempDir;
 
-// A few KB of repetitive English so that a tiny model learns something in a few steps.
-inline void writeCorpus(const std::filesystem::path& dir) {
-    std::filesystem::create_directories(dir / "corpus");
-    std::ofstream out(dir / "corpus" / "text.txt");
-    for (int i = 0; i < 200; ++i) {
-        out << "the quick brown fox jumps over the lazy dog number " << (i % 7) << ".\n";
-    }
-}
+using ws::testing::writeTinyCorpus;
 
 inline std::string tinyConfigYaml(int maxSteps) {
     return "model:\n"

@@ -11,7 +11,7 @@ namespace ws::streaming::crash {
 constexpr int kBatch = 8, kSeq = 16;
 
 inline model::GptShape shape() {
-    model::GptShape s = testing::smallShape();
+    model::GptShape s = testing::streamingShape();
     s.channels = 64;
     s.ffn = 256;
     s.heads = 4;

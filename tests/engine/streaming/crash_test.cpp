@@ -104,11 +104,16 @@ TEST(MemoryXCrash, KilledMidTrainingLeavesOnlyWholeLayers) {
         const pid_t pid = spawn("train", store, &out);
         char line[64];
         int steps = 0;
-        while (steps < 3 + 4 * attempt && std::fgets(line, sizeof line, out)) ++steps;
-        // Kill at a point inside a step that differs between attempts.
+        const int printedSteps = 3 + 4 * attempt;
+        while (steps < printedSteps && std::fgets(line, sizeof line, out)) ++steps;
+        EXPECT_EQ(steps, printedSteps) << "the child stopped before step " << printedSteps;
+        // The sleep is the test's way to choose where the kill lands: somewhere inside the next
+        // step, a different place each attempt (the child has no pause point to wait on, and
+        // one would change what is being tested). What is asserted is a real event: the child
+        // was still training when it died by this SIGKILL, and the store holds a whole step.
         std::this_thread::sleep_for(std::chrono::microseconds(700 * attempt + 150));
         ::kill(pid, SIGKILL);
-        EXPECT_EQ(waitKilled(pid), SIGKILL);
+        EXPECT_EQ(waitKilled(pid), SIGKILL) << "the child had ended before the kill";
         std::fclose(out);
         ASSERT_LT(steps, kReplaySteps);
         auto mx = MemoryX::open(store);

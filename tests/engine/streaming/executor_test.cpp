@@ -79,7 +79,7 @@ class StreamedEqualsPlain : public ::testing::TestWithParam<std::tuple<bool, dou
 
 TEST_P(StreamedEqualsPlain, BitForBitWithOneSystem) {
     const auto [tied, maxNorm, bufferLayers] = GetParam();
-    const auto shape = smallShape(tied);
+    const auto shape = streamingShape(tied);
     const auto plain = trainPlain(shape, maxNorm);
     StreamingOptions options;
     options.weightBufferLayers = bufferLayers;
@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(TiedClipBuffer, StreamedEqualsPlain,
 // μP: the multipliers live in the shape and the per-layer LRs in the optimizer groups, which the
 // streamed update applies per layer; still bit-for-bit the plain step.
 model::GptShape mupShape(bool tied) {
-    model::GptShape s = smallShape(tied);
+    model::GptShape s = streamingShape(tied);
     s.mup = true;
     s.widthMult = 4.0;  // a 16-wide model on a base of 4
     s.ffnWidthMult = 2.0;
@@ -118,7 +118,7 @@ TEST(StreamingExecutor, MupStreamedEqualsPlainBitForBit) {
         EXPECT_EQ(streamed.norms, plain.norms);
         EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
         // and μP really changed the run
-        EXPECT_NE(plain.losses, trainPlain(smallShape(tied), 0.5).losses);
+        EXPECT_NE(plain.losses, trainPlain(streamingShape(tied), 0.5).losses);
     }
 }
 
@@ -126,7 +126,12 @@ TEST(StreamingExecutor, MupStreamedEqualsPlainBitForBit) {
 // float32 sums of a few terms differ by a few ulp per step; over 4 Adam steps at lr 1e-2 the
 // weights may drift by ~1e-6 relative, far below the 1e-4 that a wrong shard or scale would give
 // (each of those changes weights by about lr = 1e-2).
+// Sizes first: a run that lost steps or weights must not pass by comparing only its prefix.
 void expectClose(const Trajectory& a, const Trajectory& b) {
+    ASSERT_EQ(a.losses.size(), b.losses.size()) << "the runs took different numbers of steps";
+    ASSERT_EQ(a.norms.size(), b.norms.size()) << "the runs reported different numbers of norms";
+    ASSERT_EQ(a.weights.size(), b.weights.size()) << "the runs have different weight counts";
+    ASSERT_FALSE(a.weights.empty()) << "no weights to compare";
     for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_NEAR(a.losses[i], b.losses[i], 1e-5);
     double worst = 0.0;
     for (size_t i = 0; i < a.weights.size(); ++i) {
@@ -136,14 +141,14 @@ void expectClose(const Trajectory& a, const Trajectory& b) {
 }
 
 TEST(StreamingExecutor, FourSystemsMatchOneSystem) {
-    const auto shape = smallShape();
+    const auto shape = streamingShape();
     StreamingOptions one, four;
     four.systems = 4;
     expectClose(trainStreamed(shape, 0.5, one), trainStreamed(shape, 0.5, four));
 }
 
 TEST(StreamingExecutor, MicroBatchesMatchOneBigBatch) {
-    const auto shape = smallShape(false);
+    const auto shape = streamingShape(false);
     StreamingOptions whole, micro;
     micro.microBatch = 2;  // 4 micro-batches of 2 sequences
     expectClose(trainStreamed(shape, 0.0, whole), trainStreamed(shape, 0.0, micro));
@@ -154,7 +159,7 @@ TEST(StreamingExecutor, MicroBatchesMatchOneBigBatch) {
 }
 
 TEST(StreamingExecutor, WaferNeverHoldsMoreThanItsBuffer) {
-    const auto shape = smallShape();
+    const auto shape = streamingShape();
     for (int k : {1, 2, 3}) {
         StreamingOptions options;
         options.weightBufferLayers = k;
@@ -172,7 +177,7 @@ TEST(StreamingExecutor, WaferNeverHoldsMoreThanItsBuffer) {
 }
 
 TEST(StreamingExecutor, ReportsEverySpanWithBytes) {
-    const auto shape = smallShape();
+    const auto shape = streamingShape();
     StreamingOptions options;
     options.systems = 2;
     std::vector<Span> spans;
@@ -208,7 +213,7 @@ TEST(StreamingExecutor, ReportsEverySpanWithBytes) {
 
 // A fresh RAM MemoryX with an executor around it, for the cancel tests.
 struct Rig {
-    model::ParameterTable table{smallShape()};
+    model::ParameterTable table{streamingShape()};
     std::unique_ptr<MemoryX> mx;
     std::unique_ptr<optim::Optimizer> opt;
     std::unique_ptr<StreamingExecutor> exec;
@@ -221,8 +226,8 @@ struct Rig {
                                                  mx->optimizerState());
         StreamingOptions o;
         o.microBatch = micro;
-        exec = std::make_unique<StreamingExecutor>(smallShape(), kB, kT, o, *mx, *opt);
-        batch(0, kB, kT, smallShape().vocab, in, out);
+        exec = std::make_unique<StreamingExecutor>(streamingShape(), kB, kT, o, *mx, *opt);
+        batch(0, kB, kT, streamingShape().vocab, in, out);
     }
     std::vector<float> snapshot() const {
         // Weights and both Adam moments (gradients are scratch and may change).
@@ -277,7 +282,7 @@ TEST(StreamingExecutor, AnExceptionInsideAStepReachesTheCallerAndTheExecutorStay
         Rig rig(0.0);
         bool armed = true;
         StreamingExecutor exec(
-            smallShape(), kB, kT, StreamingOptions{}, *rig.mx, *rig.opt, [&](const Span& span) {
+            streamingShape(), kB, kT, StreamingOptions{}, *rig.mx, *rig.opt, [&](const Span& span) {
                 if (armed && insideLayer && span.kind == SpanKind::Forward && span.layer == 2)
                     throw std::bad_alloc();
             });
@@ -309,7 +314,7 @@ TEST(StreamingExecutor, PausePointSitsBetweenEveryLayer) {
 
 TEST(Activations, BytesPerSequenceMatchTheModel) {
     for (bool tied : {true, false}) {
-        const auto shape = smallShape(tied);
+        const auto shape = streamingShape(tied);
         model::Gpt<float> gpt(shape, 1, 12);
         const auto& last = gpt.activationSlices().back();
         EXPECT_EQ(activationBytesPerSequence(shape, 12),

@@ -10,7 +10,7 @@ namespace {
 
 FitInput input(const std::string& setting, int64_t sramInSequences) {
     FitInput in;
-    in.shape = testing::smallShape();
+    in.shape = testing::streamingShape();
     in.seqLen = 8;
     in.perSystemBatch = 12;
     in.microBatchSetting = setting;

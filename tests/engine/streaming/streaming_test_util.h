@@ -7,21 +7,11 @@
 
 #include "engine/model/gpt.h"
 #include "engine/optim/optimizer.h"
+#include "support/test_shapes.h"
 
 namespace ws::streaming::testing {
 
-inline model::GptShape smallShape(bool tied = true) {
-    model::GptShape s;
-    s.vocab = 37;
-    s.channels = 16;
-    s.layers = 3;
-    s.heads = 2;
-    s.ffn = 32;
-    s.maxPositions = 16;
-    s.tiedEmbedding = tied;
-    s.lnEps = 1e-5;
-    return s;
-}
+using ::ws::testing::streamingShape;
 
 inline config::OptimizerConfig adamw(double maxNorm) {
     config::OptimizerConfig c;

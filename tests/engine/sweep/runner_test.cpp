@@ -13,18 +13,15 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
 #include "support/temp_dir.h"
+#include "support/test_shapes.h"
+#include "support/wait_until.h"
 
 namespace ws::sweep {
 namespace {
 
 using ws::testing::TempDir;
 
-void writeCorpus(const std::filesystem::path& dir) {
-    std::filesystem::create_directories(dir / "corpus");
-    std::ofstream out(dir / "corpus" / "text.txt");
-    for (int i = 0; i < 200; ++i)
-        out << "the quick brown fox jumps over the lazy dog number " << (i % 7) << ".\n";
-}
+using ws::testing::writeTinyCorpus;
 
 config::LoadedConfig tinySweep(const std::filesystem::path& dir, const std::string& sweepYaml) {
     const std::string yaml =
@@ -61,7 +58,7 @@ std::vector<SweepEvent> runToEnd(SweepRunner& runner) {
 
 TEST(SweepRunner, ATinyGridRecordsEveryTrialAsARunOfTheSweep) {
     TempDir dir("sweep_grid");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto plan = planSweep(tinySweep(dir.path(),
                                     "  parallel_trials: 2\n  final_loss_steps: 3\n"
                                     "  parameters:\n    model.hidden_size: [16, 32]\n"
@@ -132,7 +129,7 @@ TEST(SweepRunner, ATinyGridRecordsEveryTrialAsARunOfTheSweep) {
 
 TEST(SweepRunner, ALossAboveTheBoundMarksTheTrialDivergedAndKeepsIt) {
     TempDir dir("sweep_diverge");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto plan = planSweep(tinySweep(dir.path(),
                                     "  max_loss: 5.0\n"
                                     "  parameters:\n    optimizer.learning_rate: [0.003, 0.3]\n"));
@@ -158,7 +155,7 @@ TEST(SweepRunner, ALossAboveTheBoundMarksTheTrialDivergedAndKeepsIt) {
 
 TEST(SweepRunner, AFailingTrialIsRecordedAndTheSweepGoesOn) {
     TempDir dir("sweep_fail");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     // A corpus folder that does not exist fails its trial while it prepares (validation does not
     // touch the file system); the other trial trains.
     auto plan = planSweep(tinySweep(dir.path(), "  parameters:\n    train_input.data_dir: [" +
@@ -178,7 +175,7 @@ TEST(SweepRunner, AFailingTrialIsRecordedAndTheSweepGoesOn) {
 
 TEST(SweepRunner, AshaStopsTheWorseTrialExactlyAtItsRung) {
     TempDir dir("sweep_asha");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     // One at a time, so the arrival order is the trial order; a tiny learning rate learns
     // nothing in 2 steps, the larger one does.
     auto plan = planSweep(tinySweep(dir.path(),
@@ -202,7 +199,7 @@ TEST(SweepRunner, AshaStopsTheWorseTrialExactlyAtItsRung) {
 
 TEST(SweepRunner, AStoppedSweepResumesWithoutRerunningFinishedTrials) {
     TempDir dir("sweep_resume");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto plan = planSweep(tinySweep(dir.path(),
                                     "  parameters:\n    optimizer.learning_rate: [0.001, 0.002, "
                                     "0.004]\n"));
@@ -213,17 +210,23 @@ TEST(SweepRunner, AStoppedSweepResumesWithoutRerunningFinishedTrials) {
     // Stop as soon as the first trial has finished.
     runner.start();
     bool stopped = false;
-    while (!stopped) {
-        std::vector<SweepEvent> events;
-        runner.events().waitAndDrain(events, std::chrono::milliseconds(50));
-        for (const auto& e : events) {
-            if (std::holds_alternative<TrialFinished>(e)) {
-                runner.requestStop();
-                stopped = true;
+    const bool trialFinished = ws::testing::waitUntil(
+        std::chrono::seconds(120),
+        [&] {
+            std::vector<SweepEvent> events;
+            runner.events().waitAndDrain(events, std::chrono::milliseconds(50));
+            for (const auto& e : events) {
+                if (std::holds_alternative<TrialFinished>(e)) {
+                    runner.requestStop();
+                    stopped = true;
+                }
             }
-        }
-    }
+            return stopped;
+        },
+        std::chrono::milliseconds(0));
+    if (!trialFinished) runner.requestStop();  // end the sweep before failing
     runner.wait();
+    ASSERT_TRUE(trialFinished) << "no trial finished within 120 s";
     const SweepOutcome& out = runner.outcome();
     EXPECT_EQ(out.status, "stopped");
     const int64_t sweepId = out.sweepRunId;
@@ -278,7 +281,7 @@ TEST(SweepRunner, AStoppedSweepResumesWithoutRerunningFinishedTrials) {
 // left as that process keeps it.
 TEST(SweepRunner, AKilledSweepResumesAndALiveOneIsNotRunTwice) {
     TempDir dir("sweep_lock");
-    writeCorpus(dir.path());
+    writeTinyCorpus(dir.path());
     auto plan =
         planSweep(tinySweep(dir.path(), "  parameters:\n    optimizer.learning_rate: [0.002]\n"));
     ASSERT_TRUE(plan.ok()) << plan.error().message;

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "engine/wafer/cycle_model.h"
+#include "support/test_shapes.h"
 
 namespace ws::wafer {
 namespace {
@@ -19,16 +20,7 @@ WaferSpec teaching() {
     return *s;
 }
 
-model::GptShape nano() {  // presets/gpt-nano.yaml's shape
-    model::GptShape s;
-    s.vocab = 256;
-    s.channels = 128;
-    s.layers = 4;
-    s.heads = 4;
-    s.ffn = 512;
-    s.maxPositions = 128;
-    return s;
-}
+using ws::testing::nanoShape;
 
 const WaferOp& findOp(const LayerOps& l, const std::string& name) {
     for (const auto& op : l.ops)
@@ -38,7 +30,7 @@ const WaferOp& findOp(const LayerOps& l, const std::string& name) {
 
 TEST(CycleModel, MatmulCyclesAreTheTileOverFmacRate) {
     const WaferSpec spec = teaching();
-    LayerOps block = blockOps(nano(), 2, 64, Pass::Forward, spec, nullptr);
+    LayerOps block = blockOps(nanoShape(), 2, 64, Pass::Forward, spec, nullptr);
     ASSERT_TRUE(planLayer(block, spec).ok());
     const WaferOp& qkv = findOp(block, "qkv");  // X[128, 128] . W[128, 384] + bias
     // Busiest core: its tile x (K FMACs + 1 bias add) / (4 FMACs x efficiency 0.5).
@@ -54,7 +46,7 @@ TEST(CycleModel, MatmulCyclesAreTheTileOverFmacRate) {
 TEST(CycleModel, FramesAgreeWithPerCoreCycles) {
     const WaferSpec spec = teaching();
     for (Pass pass : {Pass::Forward, Pass::Backward}) {
-        LayerOps block = blockOps(nano(), 64, 128, pass, spec, nullptr);  // chunked, folded
+        LayerOps block = blockOps(nanoShape(), 64, 128, pass, spec, nullptr);  // chunked, folded
         ASSERT_TRUE(planLayer(block, spec).ok());
         const std::vector<float> busy = coreBusyCycles(block, spec);
         for (int r = 0; r < 16; ++r)
@@ -68,7 +60,7 @@ TEST(CycleModel, FramesAgreeWithPerCoreCycles) {
 
 TEST(CycleModel, FabricCyclesAreTheBusiestLinkOverItsWidth) {
     const WaferSpec spec = teaching();
-    LayerOps block = blockOps(nano(), 2, 64, Pass::Forward, spec, nullptr);
+    LayerOps block = blockOps(nanoShape(), 2, 64, Pass::Forward, spec, nullptr);
     ASSERT_TRUE(planLayer(block, spec).ok());
     const WaferOp& fc = findOp(block, "fc");  // X panels of K = 128 16-bit values per row
     const double rowBytes = double(fc.mapping.m.block) * 128 * 2;
@@ -78,7 +70,7 @@ TEST(CycleModel, FabricCyclesAreTheBusiestLinkOverItsWidth) {
 }
 
 TEST(CycleModel, TimeSplitAddsUpAndFramesAreFractions) {
-    StepInput in{nano(), 8, 128, 1, nullptr};
+    StepInput in{nanoShape(), 8, 128, 1, nullptr};
     auto p = predictStep(teaching(), in);
     ASSERT_TRUE(p.ok()) << p.error().message;
     EXPECT_EQ(p->layers.size(), size_t(2 * (4 + 2)));
@@ -122,14 +114,14 @@ TEST(CycleModel, TimeSplitAddsUpAndFramesAreFractions) {
 
 TEST(CycleModel, SmallBatchesAreBoundByTheWeightStream) {
     const WaferSpec spec = teaching();
-    auto tiny = predictStep(spec, {nano(), 1, 8, 1, nullptr}, {.frames = false});
+    auto tiny = predictStep(spec, {nanoShape(), 1, 8, 1, nullptr}, {.frames = false});
     ASSERT_TRUE(tiny.ok()) << tiny.error().message;
     EXPECT_FALSE(tiny->weightStreamingHidden);
     EXPECT_EQ(tiny->layers[1].binding, Binding::WeightStream);  // h.0 forward
     EXPECT_GT(tiny->split.streaming, tiny->split.compute);
     // Prefetch hides the stream once a layer computes longer than its weights take to arrive:
     // each streamed weight must meet ~peak / I/O bandwidth / efficiency ~ 90k tokens here.
-    auto big = predictStep(spec, {nano(), 1024, 128, 1, nullptr}, {.frames = false});
+    auto big = predictStep(spec, {nanoShape(), 1024, 128, 1, nullptr}, {.frames = false});
     ASSERT_TRUE(big.ok()) << big.error().message;
     EXPECT_TRUE(big->weightStreamingHidden);
     EXPECT_NE(big->layers[1].binding, Binding::WeightStream);
@@ -137,8 +129,8 @@ TEST(CycleModel, SmallBatchesAreBoundByTheWeightStream) {
 
 TEST(CycleModel, MoreSystemsAddOnlyTreeLatency) {
     const WaferSpec spec = teaching();
-    auto one = predictStep(spec, {nano(), 16, 128, 1, nullptr}, {.frames = false});
-    auto sixteen = predictStep(spec, {nano(), 16, 128, 16, nullptr}, {.frames = false});
+    auto one = predictStep(spec, {nanoShape(), 16, 128, 1, nullptr}, {.frames = false});
+    auto sixteen = predictStep(spec, {nanoShape(), 16, 128, 16, nullptr}, {.frames = false});
     ASSERT_TRUE(one.ok() && sixteen.ok());
     EXPECT_EQ(sixteen->treeDepth, 2);
     EXPECT_GT(sixteen->stepS, one->stepS);
@@ -150,22 +142,22 @@ TEST(CycleModel, MoreSystemsAddOnlyTreeLatency) {
 
 TEST(CycleModel, ErrorsComeBeforeAnyWork) {
     WaferSpec spec = teaching();
-    auto tooMany = predictStep(spec, {nano(), 1, 8, 17, nullptr});
+    auto tooMany = predictStep(spec, {nanoShape(), 1, 8, 17, nullptr});
     ASSERT_FALSE(tooMany.ok());
     EXPECT_NE(tooMany.error().message.find("SwarmX limit"), std::string::npos);
     spec.sramBytesPerCore = 64;
-    auto noRoom = predictStep(spec, {nano(), 1, 8, 1, nullptr});
+    auto noRoom = predictStep(spec, {nanoShape(), 1, 8, 1, nullptr});
     ASSERT_FALSE(noRoom.ok());
     EXPECT_NE(noRoom.error().message.find("cannot fit its tile"), std::string::npos);
     spec = teaching();
-    EXPECT_FALSE(predictStep(spec, {nano(), 1, 256, 1, nullptr}).ok());  // T > positions
+    EXPECT_FALSE(predictStep(spec, {nanoShape(), 1, 256, 1, nullptr}).ok());  // T > positions
     spec.gridRows = 0;
-    EXPECT_FALSE(predictStep(spec, {nano(), 1, 8, 1, nullptr}).ok());
+    EXPECT_FALSE(predictStep(spec, {nanoShape(), 1, 8, 1, nullptr}).ok());
 }
 
 TEST(CycleModel, TooManyRowsForSramAreChunkedNotRefused) {
     WaferSpec spec = teaching();
-    auto p = predictStep(spec, {nano(), 64, 128, 1, nullptr}, {.frames = false});
+    auto p = predictStep(spec, {nanoShape(), 64, 128, 1, nullptr}, {.frames = false});
     ASSERT_TRUE(p.ok()) << p.error().message;
     int64_t maxChunks = 1;
     for (const auto& l : p->layers)
@@ -177,7 +169,7 @@ TEST(CycleModel, TooManyRowsForSramAreChunkedNotRefused) {
 
 TEST(CycleModel, ClippingMovesTheUpdatesAfterTheLastGradient) {
     const WaferSpec spec = teaching();
-    StepInput in{nano(), 16, 128, 2, nullptr};
+    StepInput in{nanoShape(), 16, 128, 2, nullptr};
     auto beside = predictStep(spec, in, {.frames = false});
     in.updatesAfterNorm = true;
     auto after = predictStep(spec, in, {.frames = false});
@@ -197,7 +189,7 @@ TEST(CycleModel, ClippingMovesTheUpdatesAfterTheLastGradient) {
 
 TEST(CycleModel, MicroBatchesStreamWeightsPerPassAndUpdateOnce) {
     const WaferSpec spec = teaching();
-    StepInput whole{nano(), 64, 128, 1, nullptr};
+    StepInput whole{nanoShape(), 64, 128, 1, nullptr};
     StepInput micro = whole;
     micro.microBatch = 16;
     auto a = predictStep(spec, whole, {.frames = false});
@@ -220,13 +212,13 @@ TEST(CycleModel, MicroBatchesStreamWeightsPerPassAndUpdateOnce) {
     micro.microBatch = 48;  // does not divide 64
     EXPECT_FALSE(predictStep(spec, micro).ok());
     // auto: the largest divisor of the batch whose activations fit the SRAM.
-    const int fit = largestFittingMicroBatch(spec, nano(), 64, 128);
+    const int fit = largestFittingMicroBatch(spec, nanoShape(), 64, 128);
     EXPECT_EQ(64 % fit, 0);
-    EXPECT_TRUE(activationFit(spec, nano(), fit, 128).fits);
+    EXPECT_TRUE(activationFit(spec, nanoShape(), fit, 128).fits);
     if (fit < 64) {
         int next = fit + 1;
         while (64 % next) ++next;
-        EXPECT_FALSE(activationFit(spec, nano(), next, 128).fits);
+        EXPECT_FALSE(activationFit(spec, nanoShape(), next, 128).fits);
     }
 }
 
@@ -248,13 +240,13 @@ TEST(Utilization, DownsampleAveragesToTheDisplaySize) {
 
 TEST(ActivationFit, CountsWhatBackwardKeeps) {
     const WaferSpec spec = teaching();
-    const ActivationFit f = activationFit(spec, nano(), 2, 64);
+    const ActivationFit f = activationFit(spec, nanoShape(), 2, 64);
     // 34 bytes per token and channel per block + the embedding output.
     EXPECT_DOUBLE_EQ(f.storedBytes, 2.0 * 64 * 128 * (34 * 4 + 2));
     EXPECT_DOUBLE_EQ(f.availableBytes, 256.0 * 49152);
     EXPECT_TRUE(f.fits);
     EXPECT_GE(f.maxSequences, 2);
-    EXPECT_FALSE(activationFit(spec, nano(), 64, 128).fits);
+    EXPECT_FALSE(activationFit(spec, nanoShape(), 64, 128).fits);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ std::vector<float> randomMatrix(int rows, int cols, uint32_t seed) {
 template <class A, class B>
 void expectWithinBound(const std::vector<float>& got, int M, int K, int N, A a, B b,
                        const char* what) {
+    ASSERT_EQ(got.size(), size_t(M) * N) << what << ": the result is not M x N";
     const double u = std::ldexp(1.0, -24);
     const double gamma = K * u / (1 - K * u);
     for (int i = 0; i < M; ++i)

@@ -6,6 +6,7 @@
 
 #include "engine/wafer/grid_mapping.h"
 #include "engine/wafer/layer_ops.h"
+#include "support/test_shapes.h"
 
 namespace ws::wafer {
 namespace {
@@ -82,13 +83,7 @@ TEST(GridMapping, CausalTilesCountEveryPairOnceAndBalance) {
     spec.computeEfficiency = 1;
     spec.sramBytesPerCore = 1 << 20;
     spec.fabricBytesPerCycle = 4;
-    model::GptShape s;
-    s.vocab = 64;
-    s.channels = 32;
-    s.layers = 1;
-    s.heads = 4;
-    s.ffn = 128;
-    s.maxPositions = 64;
+    const model::GptShape s = ws::testing::gptShape(64, 32, 1, 4, 128, 64);
     LayerOps block = blockOps(s, 2, 64, Pass::Forward, spec, nullptr);
     ASSERT_TRUE(planLayer(block, spec).ok());
     const WaferOp* att = nullptr;
