@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -66,8 +67,23 @@ std::string shortDuration(double seconds) {
     return fmt::format("{:.3g} s", seconds);
 }
 
-std::string jsonNumber(double v) {
-    return std::isfinite(v) ? fmt::format("{}", v) : "null";
+// The run's summary as the store keeps it (store::RunInfo::summaryJson): one line, these keys in
+// this order, a number that is not finite as null. Items read `"key": value`, the layout readers
+// of the text (tests) look for.
+std::string storedSummaryJson(const RunSummary& s) {
+    nlohmann::ordered_json summary;
+    summary["steps"] = s.steps;
+    summary["final_loss"] = s.finalLoss;
+    summary["final_eval_loss"] = s.finalEvalLoss;
+    summary["tokens_per_s"] = s.tokensPerSec;
+    summary["elapsed_s"] = s.elapsedSec;
+    summary["parameters"] = s.parameterCount;
+    std::string line;
+    for (const auto& item : summary.items()) {
+        line += line.empty() ? "{" : ", ";
+        line += nlohmann::json(item.key()).dump() + ": " + item.value().dump();
+    }
+    return line + "}";
 }
 
 // The largest divisor of the evaluation batch that is no larger than a training micro-batch.
@@ -103,6 +119,64 @@ struct Session::Impl {
 
     void metric(int64_t step, const char* key, double value, double wall) {
         if (store) store->logMetric(runId, step, key, value, wall);
+    }
+};
+
+// What the preparation phases build for the training loop, in the order they build it. One lives
+// on the worker thread for one prepareAndTrain: the folder lock, the executor with its activations
+// and the optimizer go when the run ends; what outlives the run is in Impl.
+struct Session::Prepared {
+    // prepareData
+    int B = 0;                                // sequences per step
+    int T = 0;                                // tokens per sequence
+    const data::Dataset* evalData = nullptr;  // the held-out split, or eval_input's own corpus
+    // prepareMemoryX
+    model::GptShape shape;
+    std::optional<ResumePlan> resume;
+    int stateCopies = 0;       // optimizer state buffers per parameter
+    float* weights = nullptr;  // MemoryX's master weights
+    // applySparsity, buildOptimizer
+    std::optional<wafer::StaticSparsity> sparsity;
+    std::optional<optim::Optimizer> optimizer;
+    int64_t maxSteps = 0;
+    std::optional<optim::LearningRateSchedule> schedule;
+    // prepareWafer, startEmulator, prepareEvaluation
+    streaming::FitResult fit;
+    std::optional<wafer::SpanClock> emulatedClock;
+    std::optional<streaming::StreamingExecutor> executor;
+    int evalMicro = 1;  // sequences per evaluation forward pass
+    std::optional<model::Gpt<float>> evalGpt;
+    std::vector<int32_t> evalInputs, evalTargets;  // (eval batch, T)
+    // openRunRecord, claimModelFolder, startRunFolder
+    fs::path db;  // the run store's file; default run folders go beside it
+    std::optional<ResumePlacement> placement;
+    std::optional<FolderLock> folderLock;  // held until training ends
+    int64_t startStep = 0;
+    std::optional<CheckpointKeeper> checkpoints;
+
+    int64_t tokensPerStep() const { return int64_t(B) * T; }
+};
+
+// The training loop's running figures: where it is, the current log window and how it ended.
+struct Session::Progress {
+    streaming::StepHooks hooks;            // pause and stop between layers
+    std::vector<int32_t> inputs, targets;  // (B, T) the step's batch
+    Clock::time_point trainStart;
+    double wallStart = 0.0;  // the wall clock at trainStart, for the store's metric times
+    // The log window: tokens/s and the logged loss are over the steps since its start.
+    Clock::time_point windowStart;
+    int64_t windowTokens = 0;
+    double windowLossSum = 0.0;
+    int windowSteps = 0;
+    double lastWindowLoss = kNaN;
+    int64_t step = 0;  // steps done
+    RunState endState = RunState::Finished;
+    std::string endDetail;
+
+    bool end(RunState state, std::string detail) {
+        endState = state;
+        endDetail = std::move(detail);
+        return false;
     }
 };
 
@@ -182,15 +256,32 @@ void Session::run() {
     }
 }
 
+// The run, phase by phase. Each phase returns its first error and leaves what it built in `p`.
 Status Session::prepareAndTrain() {
+    tensor::setComputeThreads(m_config.config.runconfig.numThreads);
+    for (const auto& w : m_config.warnings) log(LogLine::Level::Warning, w);
+    Prepared p;
+    if (Status st = prepareData(p); !st.ok()) return st;
+    if (Status st = prepareMemoryX(p); !st.ok()) return st;
+    if (Status st = applySparsity(p); !st.ok()) return st;
+    buildOptimizer(p);
+    if (Status st = prepareWafer(p); !st.ok()) return st;
+    prepareEvaluation(p);
+    if (Status st = openRunRecord(p); !st.ok()) return st;
+    if (Status st = claimModelFolder(p); !st.ok()) return st;
+    if (Status st = startRunFolder(p); !st.ok()) return st;
+    Progress progress;
+    runTrainingLoop(p, progress);
+    finishTraining(p, progress);
+    return writeOutputs(p, progress);
+}
+
+// Data: corpus -> tokenizer -> token cache -> train/validation windows.
+Status Session::prepareData(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     const fs::path cacheDir = m_options.cacheDir.empty() ? userCacheDir() : m_options.cacheDir;
-    tensor::setComputeThreads(cfg.runconfig.numThreads);
-    for (const auto& w : m_config.warnings) log(LogLine::Level::Warning, w);
     m_activity = "reading and tokenizing the corpus";
-
-    // --- Data: corpus -> tokenizer -> token cache -> train/validation windows.
     auto progress = [this](double fraction, std::string_view what) {
         m_events.push(PrepareProgress{fraction, std::string(what)});
     };
@@ -207,11 +298,11 @@ Status Session::prepareAndTrain() {
         fmt::format("corpus: {} bytes -> {} tokens ({} tokenizer, vocab {}){}", corpus->size(),
                     s.trainCache->size(), s.tokenizer->kind(), s.tokenizer->vocabSize(),
                     s.trainCache->reused() ? ", token cache reused" : ""));
-    const int B = cfg.trainInput.batchSize;
-    const int T = cfg.trainInput.maxSequenceLength;
+    p.B = cfg.trainInput.batchSize;
+    p.T = cfg.trainInput.maxSequenceLength;
     const bool separateEval = !cfg.evalInput.dataDir.empty();
-    auto dataset = data::Dataset::create(*s.trainCache,
-                                         separateEval ? 0.0 : cfg.trainInput.validationFraction, T);
+    auto dataset = data::Dataset::create(
+        *s.trainCache, separateEval ? 0.0 : cfg.trainInput.validationFraction, p.T);
     if (!dataset.ok()) return dataset.error();
     s.dataset.emplace(std::move(dataset).value());
     m_summary.unigramEntropyNats = s.dataset->unigramEntropyNats();
@@ -220,31 +311,43 @@ Status Session::prepareAndTrain() {
                     "(the loss of a model that ignores context)",
                     s.dataset->trainTokens(), s.dataset->validationTokens(),
                     m_summary.unigramEntropyNats));
-    const data::Dataset* evalData = &*s.dataset;
-    if (separateEval) {
-        auto evalCorpus = data::readCorpus(
-            cfg.evalInput.dataDir, {cfg.evalInput.allowBinary,
-                                    "set eval_input.allow_binary: true to evaluate on it anyway"});
-        if (!evalCorpus.ok()) return Error{"eval_input.data_dir: " + evalCorpus.error().message};
-        auto evalCache = data::TokenCache::build(*evalCorpus, *s.tokenizer, cacheDir, progress);
-        if (!evalCache.ok()) return evalCache.error();
-        s.evalCache.emplace(std::move(evalCache).value());
-        auto evalDataset = data::Dataset::create(*s.evalCache, 1.0, T);
-        if (!evalDataset.ok()) return Error{"eval_input.data_dir: " + evalDataset.error().message};
-        s.evalDataset.emplace(std::move(evalDataset).value());
-        evalData = &*s.evalDataset;
-    }
+    p.evalData = &*s.dataset;
+    return separateEval ? prepareEvalData(p, cacheDir) : Status::success();
+}
 
-    // --- MemoryX: master weights and optimizer state, from the initializers or a checkpoint.
-    const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
-    s.table = std::make_unique<model::ParameterTable>(shape);
+// eval_input.data_dir given: the evaluation reads all of its own corpus, in the run's tokenizer.
+Status Session::prepareEvalData(Prepared& p, const fs::path& cacheDir) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    auto progress = [this](double fraction, std::string_view what) {
+        m_events.push(PrepareProgress{fraction, std::string(what)});
+    };
+    auto evalCorpus = data::readCorpus(
+        cfg.evalInput.dataDir,
+        {cfg.evalInput.allowBinary, "set eval_input.allow_binary: true to evaluate on it anyway"});
+    if (!evalCorpus.ok()) return Error{"eval_input.data_dir: " + evalCorpus.error().message};
+    auto evalCache = data::TokenCache::build(*evalCorpus, *s.tokenizer, cacheDir, progress);
+    if (!evalCache.ok()) return evalCache.error();
+    s.evalCache.emplace(std::move(evalCache).value());
+    auto evalDataset = data::Dataset::create(*s.evalCache, 1.0, p.T);
+    if (!evalDataset.ok()) return Error{"eval_input.data_dir: " + evalDataset.error().message};
+    s.evalDataset.emplace(std::move(evalDataset).value());
+    p.evalData = &*s.evalDataset;
+    return Status::success();
+}
+
+// MemoryX: master weights and optimizer state, from the initializers or a checkpoint.
+Status Session::prepareMemoryX(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    p.shape = model::GptShape::fromConfig(cfg.model);
+    s.table = std::make_unique<model::ParameterTable>(p.shape);
     m_summary.parameterCount = static_cast<int64_t>(s.table->totalSize());
     // A resume is verified before MemoryX exists, so a refusal creates no store file.
-    std::optional<ResumePlan> resume;
     if (!m_options.resumeFrom.empty()) {
         auto plan = planResume(m_options.resumeFrom, cfg, m_options.allowConfigChange);
         if (!plan.ok()) return plan.error();
-        resume.emplace(std::move(plan).value());
+        p.resume.emplace(std::move(plan).value());
     }
     m_activity = fmt::format("allocating MemoryX ({} parameters with their optimizer state)",
                              s.table->totalSize());
@@ -253,37 +356,54 @@ Status Session::prepareAndTrain() {
                                               streaming::largestLayerSize(*s.table));
     if (!memoryx.ok()) return memoryx.error();
     s.memoryx = std::move(memoryx).value();
-    float* weights = s.memoryx->weights();
-    const int stateCopies = optim::Optimizer::stateCopies(cfg.optimizer);
-    if (resume) {
-        if (Status st = loadCheckpointTensors(resume->checkpoint, *s.table, weights,
-                                              s.memoryx->optimizerState(), stateCopies);
-            !st.ok()) {
-            return st;
-        }
-    } else if (!cfg.runconfig.checkpointPath.empty()) {
-        if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, weights); !st.ok()) {
+    p.weights = s.memoryx->weights();
+    p.stateCopies = optim::Optimizer::stateCopies(cfg.optimizer);
+    return loadStartingWeights(p);
+}
+
+// The weights (and optimizer state) training starts from: the checkpoint resumed from,
+// runconfig.checkpoint_path, or the initializers.
+Status Session::loadStartingWeights(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    if (p.resume) {
+        return loadCheckpointTensors(p.resume->checkpoint, *s.table, p.weights,
+                                     s.memoryx->optimizerState(), p.stateCopies);
+    }
+    if (!cfg.runconfig.checkpointPath.empty()) {
+        if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, p.weights); !st.ok()) {
             return st;
         }
         log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
-    } else {
-        model::initParameters(*s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed),
-                              weights);
+        return Status::success();
     }
-    // Static sparsity: prune once, here, and keep the pruned weights at zero after every step.
-    std::optional<wafer::StaticSparsity> sparsity;
-    if (cfg.model.sparsity.level > 0) {
-        auto pruned = wafer::StaticSparsity::prune(*s.table, weights, cfg.model.sparsity.level,
-                                                   cfg.model.sparsity.targets);
-        if (!pruned.ok()) return pruned.error();
-        sparsity.emplace(std::move(pruned).value());
-        log(LogLine::Level::Info,
-            fmt::format("sparsity: {} weights pruned to zero by magnitude ({:.0f}% of {})",
-                        sparsity->prunedCount(), 100.0 * cfg.model.sparsity.level,
-                        cfg.model.sparsity.targets.empty()
-                            ? std::string("every block matrix")
-                            : fmt::format("{}", fmt::join(cfg.model.sparsity.targets, ", "))));
-    }
+    model::initParameters(*s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed),
+                          p.weights);
+    return Status::success();
+}
+
+// Static sparsity: prune once, here, and keep the pruned weights at zero after every step.
+Status Session::applySparsity(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    if (cfg.model.sparsity.level <= 0) return Status::success();
+    auto pruned = wafer::StaticSparsity::prune(*m_impl->table, p.weights, cfg.model.sparsity.level,
+                                               cfg.model.sparsity.targets);
+    if (!pruned.ok()) return pruned.error();
+    p.sparsity.emplace(std::move(pruned).value());
+    log(LogLine::Level::Info,
+        fmt::format("sparsity: {} weights pruned to zero by magnitude ({:.0f}% of {})",
+                    p.sparsity->prunedCount(), 100.0 * cfg.model.sparsity.level,
+                    cfg.model.sparsity.targets.empty()
+                        ? std::string("every block matrix")
+                        : fmt::format("{}", fmt::join(cfg.model.sparsity.targets, ", "))));
+    return Status::success();
+}
+
+// The update: parameter groups (frozen ones included), the optimizer over MemoryX's state and the
+// learning-rate schedule.
+void Session::buildOptimizer(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
     std::vector<optim::ParamGroup> groups = parameterGroups(*s.table, cfg.optimizer);
     if (cfg.optimizer.freezeEmbeddings || cfg.optimizer.freezeBlocks > 0) {
         size_t frozen = 0;
@@ -298,112 +418,135 @@ Status Session::prepareAndTrain() {
                     : std::string(),
                 frozen, s.table->totalSize()));
     }
-    optim::Optimizer optimizer(cfg.optimizer, groups, s.table->totalSize(),
-                               s.memoryx->optimizerState());
+    p.optimizer.emplace(cfg.optimizer, std::move(groups), s.table->totalSize(),
+                        s.memoryx->optimizerState());
+    p.maxSteps = cfg.runconfig.maxSteps;
+    p.schedule.emplace(cfg.optimizer.learningRate, p.maxSteps);
+}
 
-    // --- The wafer: does a step fit, with which micro-batch; then the streamed executor.
-    // wafer::fitOnWafer is also the Config tab's live check, so the GUI shows this very message.
-    auto fit = wafer::fitOnWafer(cfg, shape, *s.table);
+// The wafer: does a step fit, with which micro-batch; then the streamed executor.
+// wafer::fitOnWafer is also the Config tab's live check, so the GUI shows this very message.
+Status Session::prepareWafer(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    auto fit = wafer::fitOnWafer(cfg, p.shape, *s.table);
     if (!fit.ok()) return fit.error();
+    p.fit = *fit;
     streaming::StreamingOptions streamingOptions;
     streamingOptions.systems = cfg.runconfig.numCsx;
-    streamingOptions.microBatch = fit->microBatch;
+    streamingOptions.microBatch = p.fit.microBatch;
     streamingOptions.weightBufferLayers = cfg.wafer.weightBufferLayers;
-    // The emulator: one step's schedule on the emulated machine gives every span its time.
-    std::optional<wafer::SpanClock> emulatedClock;
-    if (cfg.wafer.emulate) {
-        auto prediction =
-            predictRunStep(cfg, shape, fit->microBatch,
-                           sparsity ? sparsity->blocks() : std::vector<wafer::BlockSparsity>{});
-        if (prediction.ok()) {
-            emulatedClock.emplace(std::move(prediction).value());
-            const auto& p = *emulatedClock->prediction();
-            log(LogLine::Level::Info,
-                fmt::format("emulated {}: {} system(s), {} per step, {:.3g} tokens/s, MFU "
-                            "{:.1f}%; weight streaming {}",
-                            p.waferName, p.numSystems, shortDuration(p.stepS), p.tokensPerS,
-                            100.0 * p.mfu,
-                            p.weightStreamingHidden ? "hidden behind compute"
-                                                    : "not hidden (the step waits for weights)"));
-        } else {
-            log(LogLine::Level::Warning, "emulator off for this run (training is unaffected): " +
-                                             prediction.error().message);
-        }
-    }
+    startEmulator(p);
     m_activity = fmt::format(
         "allocating the training activations ({} system(s) x micro-batch {} x {} tokens, {:.1f} "
         "MiB per system)",
-        streamingOptions.systems, fit->microBatch, T, double(fit->activationBytes) / (1 << 20));
-    streaming::StreamingExecutor executor(shape, B, T, streamingOptions, *s.memoryx, optimizer,
-                                          [this, &emulatedClock](const streaming::Span& span) {
-                                              if (!emulatedClock) return m_events.push(span);
-                                              streaming::Span timed = span;
-                                              emulatedClock->attach(timed);
-                                              m_events.push(timed);
-                                          });
+        streamingOptions.systems, p.fit.microBatch, p.T, double(p.fit.activationBytes) / (1 << 20));
+    p.executor.emplace(p.shape, p.B, p.T, streamingOptions, *s.memoryx, *p.optimizer,
+                       [this, &clock = p.emulatedClock](const streaming::Span& span) {
+                           if (!clock) return m_events.push(span);
+                           streaming::Span timed = span;
+                           clock->attach(timed);
+                           m_events.push(timed);
+                       });
     log(LogLine::Level::Info,
         fmt::format("streaming: {} system(s) x {} micro-batch(es) of {} sequences; MemoryX in {} "
                     "({:.1f} MiB); activations {:.1f} MiB per system",
-                    streamingOptions.systems, executor.microBatches(), fit->microBatch,
+                    streamingOptions.systems, p.executor->microBatches(), p.fit.microBatch,
                     s.memoryx->fileBacked() ? s.memoryx->path().string() : std::string("RAM"),
                     double(s.memoryx->bytes()) / (1 << 20),
-                    double(fit->activationBytes) / (1 << 20)));
-    // Evaluation runs forward on the host in micro-batches no larger than a training micro-batch,
-    // whose memory the fit above has accepted: ModelZoo's eval batches (120 x 2048 tokens for
-    // Cerebras-GPT) need tens of GB of activations at once, and eval has no backward to
-    // accumulate, so splitting it only changes the order of a sum.
-    const int evalB = cfg.evalInput.batchSize;
-    const int evalMicro = evalMicroBatch(evalB, fit->microBatch);
-    m_activity =
-        fmt::format("allocating the evaluation activations ({} sequences of {} tokens, {:.1f} MiB)",
-                    evalMicro, T, double(evalMicro) * double(fit->bytesPerSequence) / (1 << 20));
-    model::Gpt<float> evalGpt(shape, evalMicro, T);
-    if (evalMicro < evalB) {
+                    double(p.fit.activationBytes) / (1 << 20)));
+    return Status::success();
+}
+
+// The emulator: one step's schedule on the emulated machine gives every span its time. A run
+// the emulator cannot predict trains without it.
+void Session::startEmulator(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    if (!cfg.wafer.emulate) return;
+    auto prediction =
+        predictRunStep(cfg, p.shape, p.fit.microBatch,
+                       p.sparsity ? p.sparsity->blocks() : std::vector<wafer::BlockSparsity>{});
+    if (!prediction.ok()) {
+        log(LogLine::Level::Warning,
+            "emulator off for this run (training is unaffected): " + prediction.error().message);
+        return;
+    }
+    p.emulatedClock.emplace(std::move(prediction).value());
+    const auto& e = *p.emulatedClock->prediction();
+    log(LogLine::Level::Info,
+        fmt::format("emulated {}: {} system(s), {} per step, {:.3g} tokens/s, MFU {:.1f}%; weight "
+                    "streaming {}",
+                    e.waferName, e.numSystems, shortDuration(e.stepS), e.tokensPerS, 100.0 * e.mfu,
+                    e.weightStreamingHidden ? "hidden behind compute"
+                                            : "not hidden (the step waits for weights)"));
+}
+
+// Evaluation runs forward on the host in micro-batches no larger than a training micro-batch,
+// whose memory the fit has accepted: ModelZoo's eval batches (120 x 2048 tokens for
+// Cerebras-GPT) need tens of GB of activations at once, and eval has no backward to
+// accumulate, so splitting it only changes the order of a sum.
+void Session::prepareEvaluation(Prepared& p) {
+    const int evalB = m_config.config.evalInput.batchSize;
+    p.evalMicro = evalMicroBatch(evalB, p.fit.microBatch);
+    m_activity = fmt::format(
+        "allocating the evaluation activations ({} sequences of {} tokens, {:.1f} MiB)",
+        p.evalMicro, p.T, double(p.evalMicro) * double(p.fit.bytesPerSequence) / (1 << 20));
+    p.evalGpt.emplace(p.shape, p.evalMicro, p.T);
+    if (p.evalMicro < evalB) {
         log(LogLine::Level::Info,
             fmt::format("evaluation: eval_input.batch_size {} in {} micro-batches of {} sequences "
                         "(no more than a training micro-batch's memory)",
-                        evalB, evalB / evalMicro, evalMicro));
+                        evalB, evalB / p.evalMicro, p.evalMicro));
     }
+    p.evalInputs.resize(size_t(evalB) * p.T);
+    p.evalTargets.resize(size_t(evalB) * p.T);
+}
 
+// The run's record: the run store, where a resumed run goes in it, and a new run's row.
+Status Session::openRunRecord(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
     m_activity = "opening the run store and the run folder";
-    const int64_t maxSteps = cfg.runconfig.maxSteps;
-    const optim::LearningRateSchedule schedule(cfg.optimizer.learningRate, maxSteps);
-
-    // --- The run's record and output folder.
-    const fs::path db = m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
+    p.db = m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
     if (m_options.recordInStore) {
-        auto opened = store::RunStore::open(db);
+        auto opened = store::RunStore::open(p.db);
         if (!opened.ok()) return opened.error();
         s.store = std::move(opened).value();
     }
-    std::optional<ResumePlacement> placement;
-    if (resume) {
-        auto placed = placeResumedRun(s.store.get(), *resume, cfg);
+    if (p.resume) {
+        auto placed = placeResumedRun(s.store.get(), *p.resume, cfg);
         if (!placed.ok()) return placed.error();
-        placement = std::move(placed).value();
+        p.placement = std::move(placed).value();
     }
-    const bool continuing = placement && placement->continueRun;
-    if (s.store && !continuing) {
-        store::NewRun newRun;
-        newRun.name = m_options.runName.empty() ? defaultRunName(cfg) : m_options.runName;
-        newRun.configYaml = config::saveConfigYaml(cfg);
-        newRun.configHash = config::hashConfig(cfg);
-        newRun.kind = m_options.kind;
-        newRun.parentRun = m_options.parentRun;
-        if (placement) newRun.parentRun = placement->parentRun;
-        newRun.sweepId = m_options.sweepId;
-        auto id = s.store->createRun(newRun);
-        if (!id.ok()) return id.error();
-        s.runId = *id;
-        m_summary.runId = s.runId;
-    }
-    if (placement && !placement->modelDir.empty()) {
-        s.modelDir = placement->modelDir;
+    const bool continuing = p.placement && p.placement->continueRun;
+    if (!s.store || continuing) return Status::success();
+    store::NewRun newRun;
+    newRun.name = m_options.runName.empty() ? defaultRunName(cfg) : m_options.runName;
+    newRun.configYaml = config::saveConfigYaml(cfg);
+    newRun.configHash = config::hashConfig(cfg);
+    newRun.kind = m_options.kind;
+    newRun.parentRun = m_options.parentRun;
+    if (p.placement) newRun.parentRun = p.placement->parentRun;
+    newRun.sweepId = m_options.sweepId;
+    auto id = s.store->createRun(newRun);
+    if (!id.ok()) return id.error();
+    s.runId = *id;
+    m_summary.runId = s.runId;
+    return Status::success();
+}
+
+// The run's output folder: chosen, created and locked. A continued run takes up its record only
+// once the folder is ours.
+Status Session::claimModelFolder(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    if (p.placement && !p.placement->modelDir.empty()) {
+        s.modelDir = p.placement->modelDir;
     } else if (!cfg.runconfig.modelDir.empty()) {
         s.modelDir = cfg.runconfig.modelDir;
     } else {
         // Beside the run store that numbers the run, so two stores never share a folder.
-        s.modelDir = store::RunStore::runsFolderFor(db) /
+        s.modelDir = store::RunStore::runsFolderFor(p.db) /
                      (s.runId >= 0 ? fmt::format("run-{}", s.runId) : std::string("scratch"));
     }
     std::error_code ec;
@@ -412,36 +555,43 @@ Status Session::prepareAndTrain() {
         return Error{fmt::format("cannot create runconfig.model_dir {}: {}", s.modelDir.string(),
                                  ec.message())};
     }
-    // Held until training ends; a continued run is only touched once its folder is ours.
     auto folderLock = FolderLock::acquire(s.modelDir);
     if (!folderLock.ok()) return folderLock.error();
-    const int64_t startStep = resume ? resume->checkpoint.state.globalStep : 0;
-    if (continuing) {
-        s.runId = *placement->continueRun;
+    p.folderLock.emplace(std::move(folderLock).value());
+    p.startStep = p.resume ? p.resume->checkpoint.state.globalStep : 0;
+    if (p.placement && p.placement->continueRun) {
+        s.runId = *p.placement->continueRun;
         m_summary.runId = s.runId;
-        if (Status st = s.store->truncateAfter(s.runId, startStep); !st.ok()) return st;
+        if (Status st = s.store->truncateAfter(s.runId, p.startStep); !st.ok()) return st;
     }
     m_summary.modelDir = s.modelDir;
     if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
-    if (resume) {
-        if (Status st = checkNoNewerCheckpoint(s.modelDir, startStep); !st.ok()) return st;
-        for (LogLine& line : describeResume(*resume, *placement, s.runId)) {
+    if (p.resume) {
+        if (Status st = checkNoNewerCheckpoint(s.modelDir, p.startStep); !st.ok()) return st;
+        for (LogLine& line : describeResume(*p.resume, *p.placement, s.runId)) {
             log(line.level, std::move(line.message));
         }
     }
-    CheckpointKeeper checkpoints(
-        cfg, s.modelDir, *s.table, *s.memoryx, stateCopies, schedule, s.store.get(), s.runId,
-        resume ? startStep : -1,
+    return Status::success();
+}
+
+// The checkpoint keeper, the files a model folder holds beside its weights (config.yaml, the
+// tokenizer), and the model as the run log describes it.
+Status Session::startRunFolder(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    p.checkpoints.emplace(
+        cfg, s.modelDir, *s.table, *s.memoryx, p.stateCopies, *p.schedule, s.store.get(), s.runId,
+        p.resume ? p.startStep : -1,
         [this](LogLine::Level level, std::string message) { log(level, std::move(message)); });
-    {
-        std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
-        if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;
-    }
+    std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
+    if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;
+    const model::GptShape& shape = p.shape;
     log(LogLine::Level::Info,
         fmt::format("model: {} parameters, {} layers x {} wide; batch {} x {} tokens; {} steps; "
                     "lr {}",
-                    s.table->totalSize(), shape.layers, shape.channels, B, T, maxSteps,
-                    schedule.describe()));
+                    s.table->totalSize(), shape.layers, shape.channels, p.B, p.T, p.maxSteps,
+                    p.schedule->describe()));
     if (shape.mup) {
         log(LogLine::Level::Info,
             fmt::format("muP: width multiplier m = {:.4g} (base {}), MLP m_ffn = {:.4g}; hidden "
@@ -451,46 +601,35 @@ Status Session::prepareAndTrain() {
                         1.0 / shape.widthMult, 1.0 / shape.ffnWidthMult, shape.embeddingsScale,
                         shape.outputLogitsScale, shape.attentionScale<double>()));
     }
+    return Status::success();
+}
 
-    // --- Training loop.
+// The training loop: from the start step (after evaluating the starting weights when asked)
+// until max_steps, a stop, or a loss that is not finite.
+void Session::runTrainingLoop(Prepared& p, Progress& r) {
     setState(RunState::Running);
-    std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
-    std::vector<int32_t> evalInputs(size_t(evalB) * T), evalTargets(size_t(evalB) * T);
-    const auto trainStart = Clock::now();
-    const double wallStart = wallClockNow();
-    auto windowStart = trainStart;
-    int64_t windowTokens = 0;
-    double windowLossSum = 0.0;
-    int windowSteps = 0;
-    double lastWindowLoss = kNaN;
-    const int64_t tokensPerStep = int64_t(B) * T;
-    const uint64_t seed = static_cast<uint64_t>(cfg.runconfig.seed);
-    const bool dropout = shape.dropout > 0.0 || shape.attnDropout > 0.0;
+    r.inputs.resize(size_t(p.B) * p.T);
+    r.targets.resize(size_t(p.B) * p.T);
+    r.trainStart = Clock::now();
+    r.wallStart = wallClockNow();
+    r.windowStart = r.trainStart;
+    setPauseHooks(r);
+    r.step = p.startStep;
+    p.checkpoints->atStart(r.step);
+    if (m_options.evaluateAtStart && !p.resume) {
+        m_summary.initialEvalLoss = evaluate(p, r.step);
+        m_impl->metric(r.step, "eval_loss", m_summary.initialEvalLoss, r.wallStart);
+        log(LogLine::Level::Info,
+            fmt::format("eval loss before training: {:.4f}", m_summary.initialEvalLoss));
+    }
+    while (r.step < p.maxSteps && trainStep(p, r)) {
+    }
+}
 
-    // Evaluation reads MemoryX's weights directly (forward only, not streamed).
-    auto evaluate = [&](int64_t afterStep) -> double {
-        const int64_t available = evalData->validationBatches(evalB, T);
-        const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
-        if (batches <= 0) return kNaN;
-        m_activity = fmt::format("evaluating the weights after step {}", afterStep);
-        double sum = 0.0;
-        const size_t microTokens = size_t(evalMicro) * size_t(T);
-        for (int64_t i = 0; i < batches; ++i) {
-            evalData->validationBatch(i, evalB, T, evalInputs.data(), evalTargets.data());
-            // Equal micro-batches: the batch's mean loss is the mean of theirs.
-            double batchSum = 0.0;
-            for (int m = 0; m < evalB / evalMicro; ++m)
-                batchSum += evalGpt.forward(weights, evalInputs.data() + m * microTokens,
-                                            evalTargets.data() + m * microTokens, false, 0);
-            sum += batchSum / double(evalB / evalMicro);
-        }
-        return sum / double(batches);
-    };
-
-    // Pause and stop act between layers (see StreamingExecutor::step for when a step can still
-    // be abandoned without touching MemoryX).
-    streaming::StepHooks hooks;
-    hooks.cancel = &m_stopRequested;
+// Pause and stop act between layers (see StreamingExecutor::step for when a step can still be
+// abandoned without touching MemoryX).
+void Session::setPauseHooks(Progress& r) {
+    r.hooks.cancel = &m_stopRequested;
     // Stepping while paused: each stepOnePhase() lets one layer visit through, and the next
     // pause point pauses again without leaving the Paused state.
     auto takePhaseStep = [this] {
@@ -499,7 +638,7 @@ Status Session::prepareAndTrain() {
         }
         return n > 0;
     };
-    hooks.pausePoint = [&] {
+    r.hooks.pausePoint = [this, takePhaseStep, &windowStart = r.windowStart] {
         if (!m_paused || m_stopRequested) return;
         const auto pausedAt = Clock::now();
         if (m_state.load() != RunState::Paused) setState(RunState::Paused);
@@ -511,138 +650,161 @@ Status Session::prepareAndTrain() {
         if (!stepping) setState(RunState::Running);
         windowStart += Clock::now() - pausedAt;  // paused time is not training time
     };
+}
 
-    int64_t step = startStep;
-    RunState endState = RunState::Finished;
-    std::string endDetail;
-    checkpoints.atStart(step);
-    if (m_options.evaluateAtStart && !resume) {
-        m_summary.initialEvalLoss = evaluate(step);
-        s.metric(step, "eval_loss", m_summary.initialEvalLoss, wallStart);
-        log(LogLine::Level::Info,
-            fmt::format("eval loss before training: {:.4f}", m_summary.initialEvalLoss));
+// One training step: its batch, the streamed forward, backward and update, then its metrics and
+// checkpoint. False when the run ends here (stopped, or the loss is not finite).
+bool Session::trainStep(Prepared& p, Progress& r) {
+    const config::Config& cfg = m_config.config;
+    if (m_options.stopAfterStep >= 0 && r.step >= m_options.stopAfterStep) m_stopRequested = true;
+    if (m_stopRequested) {
+        return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }
-    while (step < maxSteps) {
-        if (m_options.stopAfterStep >= 0 && step >= m_options.stopAfterStep) m_stopRequested = true;
-        if (m_stopRequested) {
-            endState = RunState::Stopped;
-            endDetail = fmt::format("stopped by request after step {}", step);
-            break;
-        }
-        m_activity = fmt::format("training step {}", step + 1);
-        if (step + 1 == m_options.failAllocationAtStep) throw std::bad_alloc();
-        s.dataset->trainBatch(step, B, T, cfg.trainInput.shuffle,
-                              static_cast<uint64_t>(cfg.trainInput.shuffleSeed), inputs.data(),
-                              targets.data());
-        const double lr = schedule.at(step);
-        if (emulatedClock) {
-            m_events.push(
-                EmulatedStep{step, emulatedClock->stepStart(step), emulatedClock->prediction()});
-        }
-        const streaming::StepResult result = executor.step(
-            step, inputs.data(), targets.data(), lr, cfg.optimizer.maxGradientNorm, step + 1,
-            dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(step)) : 0, hooks);
-        if (result.cancelled) {
-            endState = RunState::Stopped;
-            endDetail = fmt::format("stopped by request after step {}", step);
-            break;
-        }
-        if (sparsity) sparsity->reapply(weights);
-        const double loss = result.loss;
-        const double norm = result.gradNorm;
-        ++step;
-        windowTokens += tokensPerStep;
-        windowLossSum += loss;
-        ++windowSteps;
-
-        StepMetrics m;
-        m.step = step;
-        m.maxSteps = maxSteps;
-        m.loss = loss;
-        m.evalLoss = kNaN;
-        m.learningRate = lr;
-        m.gradNorm = norm;
-        m.layerGradNorms = result.layerGradNorms;
-        m.tokensSeen = step * tokensPerStep;
-        m.elapsedSec = secondsSince(trainStart);
-        const double windowSec = secondsSince(windowStart);
-        m.tokensPerSec = windowSec > 0 ? double(windowTokens) / windowSec : 0.0;
-        const int freq = cfg.runconfig.evalFrequency;
-        const bool last = step == maxSteps;
-        if ((freq > 0 && step % freq == 0) || (last && cfg.runconfig.evalSteps > 0)) {
-            m.evalLoss = evaluate(step);
-            m_summary.finalEvalLoss = m.evalLoss;
-        }
-        m.logStep = step % cfg.runconfig.logSteps == 0 || last;
-        const double wall = wallStart + m.elapsedSec;
-        s.metric(step, "loss", loss, wall);
-        s.metric(step, "lr", lr, wall);
-        s.metric(step, "grad_norm", norm, wall);
-        if (!std::isnan(m.evalLoss)) s.metric(step, "eval_loss", m.evalLoss, wall);
-        if (m.logStep) {
-            s.metric(step, "tokens_per_s", m.tokensPerSec, wall);
-            lastWindowLoss = windowLossSum / windowSteps;
-            windowLossSum = 0.0;
-            windowSteps = 0;
-            windowStart = Clock::now();
-            windowTokens = 0;
-        }
-        m_events.push(m);
-        if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
-            endState = RunState::Diverged;
-            endDetail = fmt::format("loss became {} at step {}", loss, step);
-            break;
-        }
-        if (step < maxSteps) {
-            m_activity = fmt::format("writing the checkpoint of step {}", step);
-            checkpoints.afterStep(step, m_checkpointRequested.exchange(false));
-        }
+    m_activity = fmt::format("training step {}", r.step + 1);
+    if (r.step + 1 == m_options.failAllocationAtStep) throw std::bad_alloc();
+    m_impl->dataset->trainBatch(r.step, p.B, p.T, cfg.trainInput.shuffle,
+                                static_cast<uint64_t>(cfg.trainInput.shuffleSeed), r.inputs.data(),
+                                r.targets.data());
+    const double lr = p.schedule->at(r.step);
+    if (p.emulatedClock) {
+        m_events.push(EmulatedStep{r.step, p.emulatedClock->stepStart(r.step),
+                                   p.emulatedClock->prediction()});
     }
-
-    {
-        const auto st = executor.stats();
-        log(LogLine::Level::Info,
-            fmt::format("streaming: {:.1f} MiB of weights streamed in, {:.1f} MiB of gradients "
-                        "out; at most {} layer(s) on a wafer at once; {:.0f}% of stream-in time "
-                        "hidden behind compute",
-                        double(st.bytesStreamedIn) / (1 << 20),
-                        double(st.bytesStreamedOut) / (1 << 20), st.maxResidentLayers,
-                        st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
+    const uint64_t seed = static_cast<uint64_t>(cfg.runconfig.seed);
+    const bool dropout = p.shape.dropout > 0.0 || p.shape.attnDropout > 0.0;
+    const streaming::StepResult result = p.executor->step(
+        r.step, r.inputs.data(), r.targets.data(), lr, cfg.optimizer.maxGradientNorm, r.step + 1,
+        dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(r.step)) : 0, r.hooks);
+    if (result.cancelled) {
+        return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }
+    if (p.sparsity) p.sparsity->reapply(p.weights);
+    const double loss = result.loss;
+    ++r.step;
+    r.windowTokens += p.tokensPerStep();
+    r.windowLossSum += loss;
+    ++r.windowSteps;
 
+    StepMetrics m;
+    m.step = r.step;
+    m.maxSteps = p.maxSteps;
+    m.loss = loss;
+    m.evalLoss = kNaN;
+    m.learningRate = lr;
+    m.gradNorm = result.gradNorm;
+    m.layerGradNorms = result.layerGradNorms;
+    recordStep(p, r, m);
+    if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
+        return r.end(RunState::Diverged, fmt::format("loss became {} at step {}", loss, r.step));
+    }
+    if (r.step < p.maxSteps) {
+        m_activity = fmt::format("writing the checkpoint of step {}", r.step);
+        p.checkpoints->afterStep(r.step, m_checkpointRequested.exchange(false));
+    }
+    return true;
+}
+
+// A step's figures: throughput, the evaluation when it is due, the store's metrics, the log
+// window, and the StepMetrics event.
+void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
+    const config::Config& cfg = m_config.config;
+    const int64_t step = r.step;
+    m.tokensSeen = step * p.tokensPerStep();
+    m.elapsedSec = secondsSince(r.trainStart);
+    const double windowSec = secondsSince(r.windowStart);
+    m.tokensPerSec = windowSec > 0 ? double(r.windowTokens) / windowSec : 0.0;
+    const int freq = cfg.runconfig.evalFrequency;
+    const bool last = step == p.maxSteps;
+    if ((freq > 0 && step % freq == 0) || (last && cfg.runconfig.evalSteps > 0)) {
+        m.evalLoss = evaluate(p, step);
+        m_summary.finalEvalLoss = m.evalLoss;
+    }
+    m.logStep = step % cfg.runconfig.logSteps == 0 || last;
+    const double wall = r.wallStart + m.elapsedSec;
+    Impl& s = *m_impl;
+    s.metric(step, "loss", m.loss, wall);
+    s.metric(step, "lr", m.learningRate, wall);
+    s.metric(step, "grad_norm", m.gradNorm, wall);
+    if (!std::isnan(m.evalLoss)) s.metric(step, "eval_loss", m.evalLoss, wall);
+    if (m.logStep) {
+        s.metric(step, "tokens_per_s", m.tokensPerSec, wall);
+        r.lastWindowLoss = r.windowLossSum / r.windowSteps;
+        r.windowLossSum = 0.0;
+        r.windowSteps = 0;
+        r.windowStart = Clock::now();
+        r.windowTokens = 0;
+    }
+    m_events.push(m);
+}
+
+// The mean loss over up to runconfig.eval_steps evaluation batches (NaN when there are none).
+// Evaluation reads MemoryX's weights directly (forward only, not streamed).
+double Session::evaluate(Prepared& p, int64_t afterStep) {
+    const config::Config& cfg = m_config.config;
+    const int evalB = cfg.evalInput.batchSize;
+    const int T = p.T;
+    const int64_t available = p.evalData->validationBatches(evalB, T);
+    const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
+    if (batches <= 0) return kNaN;
+    m_activity = fmt::format("evaluating the weights after step {}", afterStep);
+    double sum = 0.0;
+    const size_t microTokens = size_t(p.evalMicro) * size_t(T);
+    for (int64_t i = 0; i < batches; ++i) {
+        p.evalData->validationBatch(i, evalB, T, p.evalInputs.data(), p.evalTargets.data());
+        // Equal micro-batches: the batch's mean loss is the mean of theirs.
+        double batchSum = 0.0;
+        for (int m = 0; m < evalB / p.evalMicro; ++m)
+            batchSum += p.evalGpt->forward(p.weights, p.evalInputs.data() + m * microTokens,
+                                           p.evalTargets.data() + m * microTokens, false, 0);
+        sum += batchSum / double(evalB / p.evalMicro);
+    }
+    return sum / double(batches);
+}
+
+// After the loop: what streaming moved, and where the weights stand when no evaluation has said
+// so yet.
+void Session::finishTraining(Prepared& p, Progress& r) {
+    const config::Config& cfg = m_config.config;
+    const auto st = p.executor->stats();
+    log(LogLine::Level::Info,
+        fmt::format("streaming: {:.1f} MiB of weights streamed in, {:.1f} MiB of gradients "
+                    "out; at most {} layer(s) on a wafer at once; {:.0f}% of stream-in time "
+                    "hidden behind compute",
+                    double(st.bytesStreamedIn) / (1 << 20), double(st.bytesStreamedOut) / (1 << 20),
+                    st.maxResidentLayers,
+                    st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
     // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
     // checkpoint) still reports where its weights stand.
-    if (std::isnan(m_summary.finalEvalLoss) && endState != RunState::Diverged &&
+    if (std::isnan(m_summary.finalEvalLoss) && r.endState != RunState::Diverged &&
         cfg.runconfig.evalSteps > 0) {
-        m_summary.finalEvalLoss = evaluate(step);
-        if (step > 0) s.metric(step, "eval_loss", m_summary.finalEvalLoss, wallClockNow());
+        m_summary.finalEvalLoss = evaluate(p, r.step);
+        if (r.step > 0)
+            m_impl->metric(r.step, "eval_loss", m_summary.finalEvalLoss, wallClockNow());
     }
+}
 
-    // --- Outputs: final weights in Hugging Face GPT-2 layout, summary in the store.
-    m_summary.steps = step;
-    m_summary.elapsedSec = secondsSince(trainStart);
-    m_summary.tokensPerSec = m_summary.elapsedSec > 0
-                                 ? double((step - startStep) * tokensPerStep) / m_summary.elapsedSec
-                                 : 0.0;
-    m_summary.finalLoss = windowSteps > 0 ? windowLossSum / windowSteps : lastWindowLoss;
+// Outputs: final weights in Hugging Face GPT-2 layout, the summary in the store, the final
+// checkpoint, and the state the run ended in.
+Status Session::writeOutputs(Prepared& p, Progress& r) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    m_summary.steps = r.step;
+    m_summary.elapsedSec = secondsSince(r.trainStart);
+    m_summary.tokensPerSec =
+        m_summary.elapsedSec > 0
+            ? double((r.step - p.startStep) * p.tokensPerStep()) / m_summary.elapsedSec
+            : 0.0;
+    m_summary.finalLoss = r.windowSteps > 0 ? r.windowLossSum / r.windowSteps : r.lastWindowLoss;
     m_activity = "writing the final weights and checkpoint";
-    if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, weights, cfg, step);
+    if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, p.weights, cfg, r.step);
         !st.ok()) {
         return st;
     }
-    if (s.store) {
-        (void)s.store->setSummary(
-            s.runId,
-            fmt::format(
-                R"({{"steps": {}, "final_loss": {}, "final_eval_loss": {}, "tokens_per_s": {}, "elapsed_s": {}, "parameters": {}}})",
-                step, jsonNumber(m_summary.finalLoss), jsonNumber(m_summary.finalEvalLoss),
-                jsonNumber(m_summary.tokensPerSec), jsonNumber(m_summary.elapsedSec),
-                m_summary.parameterCount));
-    }
+    if (s.store) (void)s.store->setSummary(s.runId, storedSummaryJson(m_summary));
     log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
     // A diverged run's weights are not worth resuming from; every other end is.
-    if (endState != RunState::Diverged && m_options.finalCheckpoint) checkpoints.atEnd(step);
-    setState(endState, endDetail);
+    if (r.endState != RunState::Diverged && m_options.finalCheckpoint) p.checkpoints->atEnd(r.step);
+    setState(r.endState, r.endDetail);
     return Status::success();
 }
 

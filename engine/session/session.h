@@ -114,6 +114,31 @@ private:
     void log(LogLine::Level level, std::string message);
     Status prepareAndTrain();
 
+    // The phases of prepareAndTrain, in the order it runs them (session.cpp). `Prepared` holds
+    // what the preparation builds for the loop, `Progress` the loop's running figures; both live
+    // for one prepareAndTrain, on the worker thread.
+    struct Prepared;
+    struct Progress;
+    Status prepareData(Prepared& p);
+    Status prepareEvalData(Prepared& p, const std::filesystem::path& cacheDir);
+    Status prepareMemoryX(Prepared& p);
+    Status loadStartingWeights(Prepared& p);
+    Status applySparsity(Prepared& p);
+    void buildOptimizer(Prepared& p);
+    Status prepareWafer(Prepared& p);
+    void startEmulator(Prepared& p);
+    void prepareEvaluation(Prepared& p);
+    Status openRunRecord(Prepared& p);
+    Status claimModelFolder(Prepared& p);
+    Status startRunFolder(Prepared& p);
+    void runTrainingLoop(Prepared& p, Progress& r);
+    void setPauseHooks(Progress& r);
+    bool trainStep(Prepared& p, Progress& r);
+    void recordStep(Prepared& p, Progress& r, StepMetrics& m);
+    double evaluate(Prepared& p, int64_t afterStep);
+    void finishTraining(Prepared& p, Progress& r);
+    Status writeOutputs(Prepared& p, Progress& r);
+
     struct Impl;
     std::unique_ptr<Impl> m_impl;
     config::LoadedConfig m_config;
