@@ -11,8 +11,8 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/core/paths.h"
+#include "engine/modelio/load_model.h"
 #include "engine/sample/generator.h"
-#include "engine/sample/load_model.h"
 #include "engine/store/run_store.h"
 #include "engine/tensor/threads.h"
 
@@ -67,9 +67,9 @@ int runSample(const SampleOptions& opt, const CommonOptions& common) {
     if (opt.threads >= 0) tensor::setComputeThreads(opt.threads);
     auto path = resolveModel(opt.model, common);
     if (!path.ok()) return fail(path.error().message);
-    auto loaded = sample::loadModel(*path);
+    auto loaded = modelio::loadModel(*path);
     if (!loaded.ok()) return fail(loaded.error().message);
-    const sample::LoadedModel& model = *loaded;
+    const modelio::LoadedModel& model = *loaded;
     sample::Generator generator(model);
 
     if (common.json) {

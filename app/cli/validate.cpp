@@ -7,7 +7,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/config/validate.h"
-#include "engine/session/model_facts.h"
+#include "engine/model/model_facts.h"
 
 namespace ws::cli {
 namespace {
@@ -33,7 +33,7 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
     if (!loaded.ok()) return fail(loaded.error().message);
     const auto& cfg = loaded->config;
     const auto problems = config::validate(cfg);
-    const auto facts = session::deriveFacts(cfg);
+    const auto facts = model::deriveFacts(cfg);
     if (common.json) {
         nlohmann::json j = {{"event", "validate"},
                             {"config", opt.configPath},

@@ -1,4 +1,5 @@
-// AtomicFileWriter (see atomic_file.h): temp file + fsync + rename + fsync of the folder.
+// AtomicFileWriter (see atomic_file.h): temp file + fsync + rename + fsync of the folder, and
+// the whole-file helpers built on it.
 #include "engine/checkpoint/atomic_file.h"
 
 #include <fcntl.h>
@@ -10,6 +11,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 namespace ws::checkpoint {
@@ -144,6 +147,28 @@ Status AtomicFileWriter::commit() {
     }
     ::close(dirFd);
     return {};
+}
+
+Status writeFileAtomically(const std::filesystem::path& path, std::string_view contents) {
+    auto writer = AtomicFileWriter::create(path);
+    if (!writer.ok()) return writer.error();
+    if (Status st = writer->write(contents.data(), contents.size()); !st.ok()) return st;
+    return writer->commit();
+}
+
+Result<std::string> readWholeFile(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return Error{fmt::format("'{}' does not exist", path.string())};
+    if (std::filesystem::is_directory(path, ec)) {
+        return Error{fmt::format("'{}' is a folder, expected a file", path.string())};
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Error{fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno))};
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad()) return Error{fmt::format("read error in '{}'", path.string())};
+    return std::move(buffer).str();
 }
 
 }  // namespace ws::checkpoint

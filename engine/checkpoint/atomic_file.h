@@ -1,13 +1,19 @@
-// AtomicFileWriter: writes a file so that readers only ever see the old complete file or the new
-// complete file. Bytes go to a temp file in the target's folder (same file system, so rename is
-// atomic); commit() fsyncs it, renames it over the target and fsyncs the folder so the rename
-// survives a power loss. Destroying an uncommitted writer (an error, an exception) removes the
-// temp file. Not thread-safe: one writer per file, used by one thread.
+// The engine's one crash-safe file writer. AtomicFileWriter writes a file so that readers only
+// ever see the old complete file or the new complete file. Bytes go to a temp file in the
+// target's folder (same file system, so rename is atomic); commit() fsyncs it, renames it over
+// the target and fsyncs the folder so the rename survives a power loss. Destroying an uncommitted
+// writer (an error, an exception) removes the temp file. writeFileAtomically is the same for a
+// small file held in memory (vocab.json, config.json, ...), readWholeFile its reading side.
+// Errors name the file and the system's reason.
+// Thread-safety: one AtomicFileWriter per file, used by one thread; the free functions are
+// thread-safe (concurrent writers of one path each leave a complete file, the last rename wins).
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/core/result.h"
@@ -43,5 +49,11 @@ private:
     bool m_failed = false;
     std::vector<std::byte> m_buffer;  // pending bytes, capacity kBufferBytes
 };
+
+// `contents` as the whole of `path`, through an AtomicFileWriter (the folder must exist).
+Status writeFileAtomically(const std::filesystem::path& path, std::string_view contents);
+
+// The whole file as bytes; an error says whether it is missing, a folder or unreadable.
+Result<std::string> readWholeFile(const std::filesystem::path& path);
 
 }  // namespace ws::checkpoint

@@ -1,4 +1,4 @@
-// planFinetune (see finetune_plan.h).
+// inspectBase and planFinetune (see finetune_plan.h).
 #include "engine/finetune/finetune_plan.h"
 
 #include <fmt/format.h>
@@ -12,9 +12,9 @@
 #include "engine/data/corpus.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/model_ref.h"
+#include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
-#include "engine/sample/load_model.h"
-#include "engine/session/model_facts.h"
+#include "engine/modelio/load_model.h"
 #include "engine/session/param_groups.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -22,14 +22,6 @@ namespace ws::finetune {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Base {
-    config::Config config;
-    std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
-    fs::path weights;
-    std::string description;
-    std::vector<std::string> notes;
-};
 
 void useBpeFiles(config::Config& c, const fs::path& vocab, const fs::path& merges) {
     for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
@@ -46,13 +38,26 @@ void useByteTokenizer(config::Config& c) {
     }
 }
 
-Result<Base> loadBase(const interop::ModelRef& ref) {
+Status applyOverrides(config::Config& c, const std::vector<std::string>& overrides) {
+    for (const auto& o : overrides) {
+        if (Status st = config::applyOverride(c, o); !st.ok()) return st;
+    }
+    return Status::success();
+}
+
+}  // namespace
+
+Result<BaseModel> inspectBase(std::string_view refText, const fs::path& dbPath) {
+    auto ref = interop::resolveModelRef(refText, dbPath);
+    if (!ref.ok()) return ref.error();
     std::error_code ec;
-    Base base;
+    BaseModel base;
+    base.path = ref->path;
+    base.runId = ref->runId;
     // A Hugging Face folder, or the model.safetensors inside one: checked as an import would.
-    const fs::path folder = fs::is_directory(ref.path, ec) ? ref.path : ref.path.parent_path();
+    const fs::path folder = fs::is_directory(ref->path, ec) ? ref->path : ref->path.parent_path();
     const bool hfWeights =
-        fs::is_directory(ref.path, ec) || ref.path.filename() == "model.safetensors";
+        fs::is_directory(ref->path, ec) || ref->path.filename() == "model.safetensors";
     if (hfWeights && interop::looksLikeHfFolder(folder.empty() ? "." : folder)) {
         auto hf = interop::inspectHfFolder(folder.empty() ? "." : folder);
         if (!hf.ok()) return hf.error();
@@ -67,37 +72,30 @@ Result<Base> loadBase(const interop::ModelRef& ref) {
             base.tokenizer = std::move(bpe).value();
         }
         base.weights = fs::absolute(hf->weightsFile).lexically_normal();
+        base.huggingFace = true;
         base.description = "Hugging Face folder " + hf->folder.string();
         base.notes = hf->notes;
+        base.parameters = model::deriveFacts(base.config).parameters;
         return base;
     }
-    auto loaded = sample::loadModel(ref.path);
-    if (!loaded.ok()) return loaded.error();
-    base.config = loaded->config;
-    base.tokenizer = loaded->tokenizer;
-    base.weights = fs::absolute(loaded->weightsFile).lexically_normal();
+    auto info = modelio::loadModelInfo(ref->path);
+    if (!info.ok()) return info.error();
+    base.config = info->config;
+    base.tokenizer = info->tokenizer;
+    base.weights = fs::absolute(info->weightsFile).lexically_normal();
+    base.step = info->step;
+    base.parameters = info->facts.parameters;
     if (base.tokenizer->kind() == "byte") {
         useByteTokenizer(base.config);
     } else {
-        const fs::path tokenizerFolder = fs::exists(loaded->folder / "vocab.json", ec)
-                                             ? loaded->folder
-                                             : loaded->folder.parent_path();
-        useBpeFiles(base.config, tokenizerFolder / "vocab.json", tokenizerFolder / "merges.txt");
+        useBpeFiles(base.config, info->tokenizerFolder / "vocab.json",
+                    info->tokenizerFolder / "merges.txt");
     }
-    base.description =
-        ref.runId ? fmt::format("run {} ({})", *ref.runId, ref.path.string()) : ref.path.string();
-    if (loaded->step >= 0) base.description += fmt::format(", step {}", loaded->step);
+    base.description = ref->runId ? fmt::format("run {} ({})", *ref->runId, ref->path.string())
+                                  : ref->path.string();
+    if (info->step >= 0) base.description += fmt::format(", step {}", info->step);
     return base;
 }
-
-Status applyOverrides(config::Config& c, const std::vector<std::string>& overrides) {
-    for (const auto& o : overrides) {
-        if (Status st = config::applyOverride(c, o); !st.ok()) return st;
-    }
-    return Status::success();
-}
-
-}  // namespace
 
 double peakLearningRate(const config::LearningRate& lr) {
     if (lr.schedule.empty()) return lr.constant;
@@ -113,9 +111,7 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     if (request.dataFiles.empty()) return Error{"no text to fine-tune on: give --data FILE..."};
     if (request.epochs < 1)
         return Error{fmt::format("epochs is {}; it must be at least 1", request.epochs)};
-    auto ref = interop::resolveModelRef(request.base, request.dbPath);
-    if (!ref.ok()) return Error{"--base: " + ref.error().message};
-    auto base = loadBase(*ref);
+    auto base = inspectBase(request.base, request.dbPath);
     if (!base.ok()) return Error{"--base: " + base.error().message};
     config::Config c = base->config;
 
@@ -211,7 +207,7 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     for (const auto& g : session::parameterGroups(table, c.optimizer)) {
         if (g.frozen) sum.frozenParameters += int64_t(g.size);
     }
-    const double flopsPerToken = session::deriveFacts(c).trainingFlopsPerToken;
+    const double flopsPerToken = model::deriveFacts(c).trainingFlopsPerToken;
     sum.estimatedSecondsPerEpoch = double(sum.trainTokens) * flopsPerToken / kAssumedCpuFlops;
     sum.estimatedSeconds =
         double(sum.maxSteps) * double(sum.tokensPerStep) * flopsPerToken / kAssumedCpuFlops;
@@ -219,7 +215,7 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     plan.config.config = std::move(c);
     plan.config.warnings = base->notes;
     plan.baseWeights = base->weights;
-    plan.parentRun = ref->runId;
+    plan.parentRun = base->runId;
     return plan;
 }
 

@@ -13,12 +13,15 @@
 //   - optional freezing (optimizer.freeze_embeddings / freeze_blocks; frozen tensors stay
 //     bit-identical, session/param_groups.h);
 //   - `overrides` ("key=value", as --set) applied last, so every default can be changed.
-// The plan's summary is what the GUI wizard shows before Run. Errors name the file or key.
-// Thread-safety: planFinetune is a free function; it reads files and tokenizes the new text.
+// The plan's summary is what the GUI wizard shows before Run; inspectBase is the plan's check of
+// the base alone, which the wizard's first page shows. Errors name the file or key.
+// Thread-safety: free functions; planFinetune reads files and tokenizes the new text,
+// inspectBase reads the base's config, tokenizer and weights header (never its tensors).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +29,10 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/core/result.h"
+
+namespace ws::tokenizer {
+class Tokenizer;
+}
 
 namespace ws::finetune {
 
@@ -82,6 +89,25 @@ struct FinetuneSummary {
 // this machine: the shipped base model's training (gpt-nano, 5.4 MFLOP per token) ran at 1.4e10
 // on the 2-core machine of REFERENCE.md while other builds shared it; an idle run is faster.
 inline constexpr double kAssumedCpuFlops = 2.0e10;
+
+// The base model a request names (FinetuneRequest::base), checked as planFinetune checks it:
+// through modelio::loadModelInfo, or for a Hugging Face folder (or the model.safetensors in one)
+// as `wafer import` inspects it. No tensor data is read.
+struct BaseModel {
+    config::Config config;  // the base's, its tokenizer named by absolute paths (bpe) or "byte"
+    std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
+    std::filesystem::path path;     // the base as resolved (a run id: its folder or checkpoint)
+    std::filesystem::path weights;  // the model.safetensors training starts from (absolute)
+    std::optional<int64_t> runId;   // when given as a run id
+    bool huggingFace = false;       // a Hugging Face folder, used in place
+    int64_t step = -1;              // the training step of the weights (-1: unknown)
+    int64_t parameters = 0;
+    std::string description;         // as FinetuneSummary::baseDescription
+    std::vector<std::string> notes;  // what reading a Hugging Face config approximated
+};
+
+// `ref` and `dbPath` as FinetuneRequest::base and ::dbPath.
+Result<BaseModel> inspectBase(std::string_view ref, const std::filesystem::path& dbPath);
 
 struct FinetunePlan {
     config::LoadedConfig config;        // ready for session::Session::create

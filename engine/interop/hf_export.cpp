@@ -6,13 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "engine/checkpoint/atomic_file.h"
 #include "engine/checkpoint/safetensors.h"
-#include "engine/interop/hf_config.h"
 #include "engine/interop/output_folder.h"
-#include "engine/sample/load_model.h"
+#include "engine/modelio/hf_config.h"
+#include "engine/modelio/load_model.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/byte_level.h"
-#include "engine/tokenizer/file_io.h"
 
 namespace ws::interop {
 namespace fs = std::filesystem;
@@ -24,12 +24,12 @@ constexpr std::string_view kEndOfText = "<|endoftext|>";
 Status writeByteVocabulary(const fs::path& dir) {
     nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
     for (int b = 0; b < 256; ++b) vocab[tokenizer::bytesToByteLevel(std::string(1, char(b)))] = b;
-    if (Status st = tokenizer::writeFileAtomically(dir / "vocab.json", vocab.dump() + "\n");
+    if (Status st = checkpoint::writeFileAtomically(dir / "vocab.json", vocab.dump() + "\n");
         !st.ok()) {
         return st;
     }
     // transformers skips the first line of merges.txt unconditionally: keep the version header.
-    return tokenizer::writeFileAtomically(dir / "merges.txt", "#version: 0.2\n");
+    return checkpoint::writeFileAtomically(dir / "merges.txt", "#version: 0.2\n");
 }
 
 std::optional<int> endOfTextId(const tokenizer::Tokenizer& tok) {
@@ -45,10 +45,10 @@ std::optional<int> endOfTextId(const tokenizer::Tokenizer& tok) {
 
 Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path& outDir) {
     if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
-    auto loaded = sample::loadModel(modelPath);
+    auto loaded = modelio::loadModel(modelPath);
     if (!loaded.ok()) return loaded.error();
-    const sample::LoadedModel& m = *loaded;
-    if (Status st = checkHfExportable(m.config.model); !st.ok()) {
+    const modelio::LoadedModel& m = *loaded;
+    if (Status st = modelio::checkHfExportable(m.config.model); !st.ok()) {
         return Error{fmt::format("{}: {}", m.weightsFile.string(), st.error().message)};
     }
     const model::ParameterTable table(m.shape);
@@ -71,8 +71,8 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
             !st.ok()) {
             return st;
         }
-        if (Status st = tokenizer::writeFileAtomically(temp / "config.json",
-                                                       hfConfigJson(m.config.model, eos));
+        if (Status st = checkpoint::writeFileAtomically(temp / "config.json",
+                                                        modelio::hfConfigJson(m.config.model, eos));
             !st.ok()) {
             return st;
         }
@@ -103,7 +103,7 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
         for (const char* key : {"bos_token", "eos_token", "unk_token"}) {
             tc[key] = eos ? nlohmann::ordered_json(kEndOfText) : nlohmann::ordered_json(nullptr);
         }
-        return tokenizer::writeFileAtomically(temp / "tokenizer_config.json", tc.dump(2) + "\n");
+        return checkpoint::writeFileAtomically(temp / "tokenizer_config.json", tc.dump(2) + "\n");
     };
     auto target = buildOutputFolder(outDir, "export", build);
     if (!target.ok()) return target.error();

@@ -8,8 +8,8 @@
 // and no merges makes GPT-2's byte-level BPE produce one token per byte, the same ids ours does.
 // Such a vocabulary has no "<|endoftext|>", so bos/eos/unk are null there (as they are for a BPE
 // trained here); generation then stops at max_new_tokens, not at an end-of-text token.
-// Models GPT2Config cannot express (μP) are refused (hf_config.h). The folder is built beside its
-// final place and renamed in whole; an existing non-empty folder is refused.
+// Models GPT2Config cannot express (μP) are refused (modelio/hf_config.h). The folder is built
+// beside its final place and renamed in whole; an existing non-empty folder is refused.
 // Thread-safety: a free function over its arguments.
 #pragma once
 
@@ -28,7 +28,7 @@ struct ExportResult {
     std::string tokenizerNote;  // what the exported tokenizer files are
 };
 
-// modelPath: a run folder, a checkpoint-<step> folder or a model.safetensors (sample::loadModel).
+// modelPath: a run folder, a checkpoint-<step> folder or a model.safetensors (modelio::loadModel).
 Result<ExportResult> exportHuggingFace(const std::filesystem::path& modelPath,
                                        const std::filesystem::path& outDir);
 

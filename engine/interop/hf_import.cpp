@@ -8,13 +8,13 @@
 #include <cstring>
 #include <regex>
 
+#include "engine/checkpoint/atomic_file.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
-#include "engine/interop/hf_config.h"
 #include "engine/interop/output_folder.h"
-#include "engine/session/weights_io.h"
+#include "engine/modelio/hf_config.h"
+#include "engine/modelio/weights_io.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
-#include "engine/tokenizer/file_io.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace ws::interop {
@@ -136,7 +136,7 @@ Result<HfFolder> inspectHfFolder(const fs::path& folder) {
                         "model.safetensors, config.json, vocab.json and merges.txt{}",
                         folder.string(), f.filename().string(), hint)};
     }
-    auto cfg = readHfConfig(hf.configFile);
+    auto cfg = modelio::readHfConfig(hf.configFile);
     if (!cfg.ok()) return cfg.error();
     hf.model = std::move(cfg->model);
     hf.notes = std::move(cfg->notes);
@@ -232,12 +232,12 @@ Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path&
 
     auto build = [&](const fs::path& temp) -> Status {
         if (Status st =
-                session::saveWeights(temp / "model.safetensors", table, params->data(), cfg, 0);
+                modelio::saveWeights(temp / "model.safetensors", table, params->data(), cfg, 0);
             !st.ok()) {
             return st;
         }
         if (Status st =
-                tokenizer::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
+                checkpoint::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
             !st.ok()) {
             return st;
         }

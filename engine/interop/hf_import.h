@@ -2,7 +2,7 @@
 // config.json + vocab.json + merges.txt, as save_pretrained writes them.
 //
 // inspectHfFolder() checks everything before any data is read: the four files exist, config.json
-// is a GPT-2 config the engine computes (hf_config.h), the tokenizer loads and fits the
+// is a GPT-2 config the engine computes (modelio/hf_config.h), the tokenizer loads and fits the
 // vocabulary, and the safetensors header holds exactly the tensors of that shape (names with or
 // without "transformer.", Conv1D weights (in, out); a tied lm_head.weight may be absent; the
 // attention buffers attn.bias / attn.masked_bias are ignored with a note; any other tensor is

@@ -13,7 +13,7 @@
 namespace ws::interop {
 
 struct ModelRef {
-    std::filesystem::path path;    // folder or file, as sample::loadModel takes it
+    std::filesystem::path path;    // folder or file, as modelio::loadModel takes it
     std::optional<int64_t> runId;  // when given as a run id
 };
 

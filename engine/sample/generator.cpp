@@ -21,7 +21,7 @@ bool isSet(const std::atomic<bool>* flag) {
 }
 }  // namespace
 
-Generator::Generator(const LoadedModel& model)
+Generator::Generator(const modelio::LoadedModel& model)
     : m_model(model), m_decoder(model.shape, model.params.data()) {}
 
 Result<GenerationResult> Generator::generate(std::string_view prompt,

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/modelio/load_model.h"
 #include "engine/sample/kv_decoder.h"
-#include "engine/sample/load_model.h"
 #include "engine/sample/sampler.h"
 
 namespace ws::sample {
@@ -65,7 +65,7 @@ struct GenerationResult {
 class Generator {
 public:
     // model must outlive the generator.
-    explicit Generator(const LoadedModel& model);
+    explicit Generator(const modelio::LoadedModel& model);
 
     // Fails (before any callback) on bad options or an empty prompt; otherwise returns what was
     // generated, with stop == Cancelled if the flag was set.
@@ -79,7 +79,7 @@ public:
                                             const std::atomic<bool>* cancel = nullptr);
 
 private:
-    const LoadedModel& m_model;
+    const modelio::LoadedModel& m_model;
     KvDecoder m_decoder;
 };
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "engine/session/checkpoints.h"
+#include "engine/modelio/checkpoints.h"
 #include "engine/store/run_store.h"
 
 namespace ws::session {
@@ -55,9 +55,11 @@ void CheckpointKeeper::atEnd(int64_t step) {
 }
 
 void CheckpointKeeper::write(int64_t step) {
-    const TrainerState state = TrainerState::forRun(m_config, step, m_runId, m_schedule.at(step));
-    auto written = writeCheckpoint(m_modelDir, m_table, m_memoryx.weights(),
-                                   m_memoryx.optimizerState(), m_stateCopies, m_config, state);
+    const modelio::TrainerState state =
+        modelio::TrainerState::forRun(m_config, step, m_runId, m_schedule.at(step));
+    auto written =
+        modelio::writeCheckpoint(m_modelDir, m_table, m_memoryx.weights(),
+                                 m_memoryx.optimizerState(), m_stateCopies, m_config, state);
     if (!written.ok()) {
         m_log(LogLine::Level::Error,
               fmt::format("checkpoint at step {} not written: {}", step, written.error().message));
@@ -79,7 +81,7 @@ void CheckpointKeeper::write(int64_t step) {
 void CheckpointKeeper::prune(int64_t newest) {
     const int keep = m_config.runconfig.maxCheckpoints;
     if (keep <= 0) return;
-    auto existing = listCheckpoints(m_modelDir);
+    auto existing = modelio::listCheckpoints(m_modelDir);
     if (existing.size() <= size_t(keep)) return;
     const size_t excess = existing.size() - size_t(keep);
     for (size_t i = 0; i < excess; ++i) {

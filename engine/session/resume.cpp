@@ -20,7 +20,7 @@ fs::path sameFileKey(const fs::path& path) {
 }
 
 Result<fs::path> newestCheckpointIn(const fs::path& modelDir, const std::string& what) {
-    const auto found = listCheckpoints(modelDir);
+    const auto found = modelio::listCheckpoints(modelDir);
     if (found.empty()) {
         return Error{
             fmt::format("{} has no checkpoint folder (checkpoint-<step>) in {}; set "
@@ -41,7 +41,8 @@ Result<fs::path> resolveResumeTarget(std::string_view target, const fs::path& db
     const fs::path asPath{std::string(target)};
     std::error_code ec;
     if (fs::is_directory(asPath, ec)) {
-        if (fs::exists(asPath / kTrainerStateFile, ec) || checkpointStep(asPath)) return asPath;
+        if (fs::exists(asPath / modelio::kTrainerStateFile, ec) || modelio::checkpointStep(asPath))
+            return asPath;
         return newestCheckpointIn(asPath, "folder " + asPath.string());
     }
     if (!allDigits(target)) {
@@ -73,7 +74,7 @@ Result<fs::path> resolveResumeTarget(std::string_view target, const fs::path& db
 
 Result<config::LoadedConfig> resumeConfig(const fs::path& checkpointFolder,
                                           const std::vector<std::string>& overrides) {
-    auto model = checkpoint::SafetensorsFile::open(checkpointFolder / kModelFile);
+    auto model = checkpoint::SafetensorsFile::open(checkpointFolder / modelio::kModelFile);
     if (!model.ok()) return model.error();
     const auto& meta = model->metadata();
     const auto yaml = meta.find("config_yaml");
@@ -87,15 +88,15 @@ Result<config::LoadedConfig> resumeConfig(const fs::path& checkpointFolder,
 
 Result<ResumePlan> planResume(const fs::path& folder, const config::Config& config,
                               bool allowConfigChange) {
-    auto opened = openCheckpoint(folder);
+    auto opened = modelio::openCheckpoint(folder);
     if (!opened.ok()) return opened.error();
     ResumePlan plan{std::move(opened).value(), {}, {}};
-    const TrainerState& state = plan.checkpoint.state;
-    const fs::path stateFile = folder / kTrainerStateFile;
+    const modelio::TrainerState& state = plan.checkpoint.state;
+    const fs::path stateFile = folder / modelio::kTrainerStateFile;
 
     // The positions trainer_state.json records must be those its config implies.
-    const TrainerState expected = TrainerState::forRun(plan.checkpoint.config, state.globalStep,
-                                                       state.runId, state.nextLearningRate);
+    const modelio::TrainerState expected = modelio::TrainerState::forRun(
+        plan.checkpoint.config, state.globalStep, state.runId, state.nextLearningRate);
     if (expected.batchSize != state.batchSize || expected.sequenceLength != state.sequenceLength ||
         expected.shuffle != state.shuffle || expected.shuffleSeed != state.shuffleSeed ||
         expected.seed != state.seed || expected.dropoutStreamKey != state.dropoutStreamKey ||
@@ -103,14 +104,14 @@ Result<ResumePlan> planResume(const fs::path& folder, const config::Config& conf
         return Error{fmt::format(
             "{}: data_loader/rng/optimizer entries do not match the config stored in {}; the file "
             "was edited or comes from another run",
-            stateFile.string(), kModelFile)};
+            stateFile.string(), modelio::kModelFile)};
     }
 
     if (config::hashConfig(config) != state.configHash) {
         std::vector<std::string> material;
-        for (std::string& line : configDifferences(plan.checkpoint.config, config)) {
+        for (std::string& line : modelio::configDifferences(plan.checkpoint.config, config)) {
             const std::string key = line.substr(0, line.find(':'));
-            if (keyKeepsResumeExact(key)) {
+            if (modelio::keyKeepsResumeExact(key)) {
                 plan.notes.push_back(std::move(line));
             } else {
                 material.push_back(std::move(line));
@@ -125,7 +126,7 @@ Result<ResumePlan> planResume(const fs::path& folder, const config::Config& conf
                 "Resuming would not continue the run exactly. Resume with the checkpoint's own "
                 "config (no config file, no --set of these keys), or pass --allow-config-change "
                 "(SessionOptions::allowConfigChange) to continue with the new values anyway",
-                folder.string(), state.configHash.substr(0, 12), kTrainerStateFile, list)};
+                folder.string(), state.configHash.substr(0, 12), modelio::kTrainerStateFile, list)};
         }
         plan.warnings = std::move(material);
     }
@@ -163,7 +164,7 @@ std::vector<LogLine> describeResume(const ResumePlan& plan, const ResumePlacemen
 }
 
 Status checkNoNewerCheckpoint(const fs::path& modelDir, int64_t step) {
-    for (const auto& [existing, path] : listCheckpoints(modelDir)) {
+    for (const auto& [existing, path] : modelio::listCheckpoints(modelDir)) {
         if (existing > step) {
             return Error{fmt::format(
                 "{} already holds {}, newer than the step-{} checkpoint being resumed; continuing "
@@ -177,7 +178,7 @@ Status checkNoNewerCheckpoint(const fs::path& modelDir, int64_t step) {
 
 Result<ResumePlacement> placeResumedRun(store::RunStore* store, const ResumePlan& plan,
                                         const config::Config& config) {
-    const CheckpointContents& checkpoint = plan.checkpoint;
+    const modelio::CheckpointContents& checkpoint = plan.checkpoint;
     const int64_t step = checkpoint.state.globalStep;
     ResumePlacement placement;
     placement.modelDir = config.runconfig.modelDir;

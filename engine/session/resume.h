@@ -1,4 +1,4 @@
-// Resuming a run from a checkpoint folder (checkpoints.h): finding the folder a user means
+// Resuming a run from a checkpoint folder (modelio/checkpoints.h): finding the folder a user means
 // ("--resume 12" or a path), the config to resume with, and the checks that make a resume exact
 // or refuse it with the reason. Used by Session (SessionOptions::resumeFrom) and the CLI.
 //
@@ -20,7 +20,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/core/result.h"
-#include "engine/session/checkpoints.h"
+#include "engine/modelio/checkpoints.h"
 #include "engine/session/events.h"
 
 namespace ws::store {
@@ -40,7 +40,7 @@ Result<config::LoadedConfig> resumeConfig(const std::filesystem::path& checkpoin
                                           const std::vector<std::string>& overrides = {});
 
 struct ResumePlan {
-    CheckpointContents checkpoint;
+    modelio::CheckpointContents checkpoint;
     std::vector<std::string> notes;     // config differences that keep the resume exact
     std::vector<std::string> warnings;  // differences accepted with allowConfigChange
 };

@@ -16,6 +16,8 @@
 #include "engine/data/dataset.h"
 #include "engine/model/gpt.h"
 #include "engine/model/random.h"
+#include "engine/modelio/checkpoints.h"
+#include "engine/modelio/weights_io.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
 #include "engine/session/checkpoint_keeper.h"
@@ -23,7 +25,6 @@
 #include "engine/session/folder_lock.h"
 #include "engine/session/param_groups.h"
 #include "engine/session/resume.h"
-#include "engine/session/weights_io.h"
 #include "engine/store/run_store.h"
 #include "engine/streaming/executor.h"
 #include "engine/streaming/fit.h"
@@ -367,11 +368,12 @@ Status Session::loadStartingWeights(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     if (p.resume) {
-        return loadCheckpointTensors(p.resume->checkpoint, *s.table, p.weights,
-                                     s.memoryx->optimizerState(), p.stateCopies);
+        return modelio::loadCheckpointTensors(p.resume->checkpoint, *s.table, p.weights,
+                                              s.memoryx->optimizerState(), p.stateCopies);
     }
     if (!cfg.runconfig.checkpointPath.empty()) {
-        if (Status st = loadWeights(cfg.runconfig.checkpointPath, *s.table, p.weights); !st.ok()) {
+        if (Status st = modelio::loadWeights(cfg.runconfig.checkpointPath, *s.table, p.weights);
+            !st.ok()) {
             return st;
         }
         log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
@@ -796,7 +798,8 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
             : 0.0;
     m_summary.finalLoss = r.windowSteps > 0 ? r.windowLossSum / r.windowSteps : r.lastWindowLoss;
     m_activity = "writing the final weights and checkpoint";
-    if (Status st = saveWeights(s.modelDir / "model.safetensors", *s.table, p.weights, cfg, r.step);
+    if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, p.weights, cfg,
+                                         r.step);
         !st.ok()) {
         return st;
     }

@@ -4,9 +4,9 @@
 // Thread-safety: create/start/wait from one controlling thread; requestStop, requestCheckpoint,
 // setPaused, stepOnePhase, state and events() from any thread. Stop and pause act between layers (a
 // step stopped before MemoryX's first update is dropped whole, a later one completes); a stop
-// leaves the final weights, a final checkpoint (checkpoints.h), the metrics produced so far and a
-// "stopped" status behind. Never aborts: bad input, a failed allocation anywhere in the run (out
-// of memory) or any other exception become a Failed state with a message; the metrics and
+// leaves the final weights, a final checkpoint (modelio/checkpoints.h), the metrics produced so far
+// and a "stopped" status behind. Never aborts: bad input, a failed allocation anywhere in the run
+// (out of memory) or any other exception become a Failed state with a message; the metrics and
 // checkpoints written before it stay.
 #pragma once
 

@@ -7,9 +7,9 @@
 
 #include <atomic>
 
+#include "engine/checkpoint/atomic_file.h"
 #include "engine/core/hash.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
-#include "engine/tokenizer/file_io.h"
 
 namespace ws::tokenizer {
 namespace fs = std::filesystem;
@@ -46,7 +46,7 @@ public:
         if (ec) {
             return Error{fmt::format("cannot create folder '{}': {}", dir.string(), ec.message())};
         }
-        return writeFileAtomically(dir / "tokenizer.json", "{\"type\": \"byte\"}\n");
+        return checkpoint::writeFileAtomically(dir / "tokenizer.json", "{\"type\": \"byte\"}\n");
     }
 };
 

@@ -8,7 +8,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "engine/session/model_facts.h"
+#include "engine/model/model_facts.h"
 #include "ui/config/config_form.h"
 #include "ui/config/yaml_editor.h"
 
@@ -111,7 +111,7 @@ void ConfigTab::onDocumentChanged() {
     m_problems->setFixedHeight(rows * (m_problems->fontMetrics().height() + 8) + 8);
 
     const config::Config& c = m_document->config();
-    const session::ModelFacts facts = session::deriveFacts(c);
+    const model::ModelFacts facts = model::deriveFacts(c);
     const double memory = double(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes);
     QString text = tr("<b>%1</b> &nbsp; %2 layers × %3 wide &nbsp;·&nbsp; <b>%4</b> parameters "
                       "&nbsp;·&nbsp; %5FLOP per token &nbsp;·&nbsp; %6 tokens per step "

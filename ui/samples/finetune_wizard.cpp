@@ -32,12 +32,9 @@
 #include "engine/core/paths.h"
 #include "engine/data/corpus.h"
 #include "engine/data/text_check.h"
-#include "engine/interop/hf_import.h"
-#include "engine/interop/model_ref.h"
 #include "engine/model/parameters.h"
-#include "engine/sample/load_model.h"
-#include "engine/session/model_facts.h"
 #include "engine/store/run_store.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
 
@@ -84,40 +81,13 @@ QString grouped(int64_t n) {
     return QLocale(QLocale::English).toString(qlonglong(n));
 }
 
-struct BaseFacts {
-    config::Config config;
-    QString tokenizer;
-    QString kind;  // "Hugging Face folder", "run folder", ...
-    int64_t step = -1;
-};
-
-// What the base is, read the way planFinetune reads it (engine/finetune/finetune_plan.cpp).
-Result<BaseFacts> describeBase(const std::string& ref, const std::filesystem::path& dbPath) {
-    auto resolved = interop::resolveModelRef(ref, dbPath);
-    if (!resolved.ok()) return resolved.error();
-    std::error_code ec;
-    BaseFacts facts;
-    if (std::filesystem::is_directory(resolved->path, ec) &&
-        interop::looksLikeHfFolder(resolved->path)) {
-        auto hf = interop::inspectHfFolder(resolved->path);
-        if (!hf.ok()) return hf.error();
-        facts.config = interop::importedRunConfig(*hf);
-        facts.tokenizer = hf->byteTokenizer
-                              ? QStringLiteral("byte")
-                              : QStringLiteral("GPT-2 BPE, %1 tokens").arg(hf->tokenizerVocab);
-        facts.kind = QStringLiteral("Hugging Face GPT-2 folder (used in place)");
-        return facts;
-    }
-    auto loaded = sample::loadModel(resolved->path);
-    if (!loaded.ok()) return loaded.error();
-    facts.config = loaded->config;
-    const auto& tok = *loaded->tokenizer;
-    facts.tokenizer = tok.kind() == "bpe" ? QStringLiteral("BPE, %1 tokens").arg(tok.vocabSize())
-                                          : QString::fromStdString(tok.kind());
-    facts.kind = resolved->runId ? QStringLiteral("run %1").arg(*resolved->runId)
-                                 : QStringLiteral("model folder");
-    facts.step = loaded->step;
-    return facts;
+// The base's tokenizer in a few words: "byte", "BPE, 270 tokens", "GPT-2 BPE, 50257 tokens".
+QString tokenizerText(const finetune::BaseModel& base) {
+    const tokenizer::Tokenizer& tok = *base.tokenizer;
+    if (tok.kind() != "bpe") return QString::fromStdString(tok.kind());
+    return (base.huggingFace ? QStringLiteral("GPT-2 BPE, %1 tokens")
+                             : QStringLiteral("BPE, %1 tokens"))
+        .arg(tok.vocabSize());
 }
 
 // planFinetune reports a missing path, but text that is too short only as a token count: an empty
@@ -429,32 +399,33 @@ void FinetuneWizard::inspectBase() {
         m_baseInfo->setText(m_fromRun->isChecked() ? tr("Choose a run in the list.")
                                                    : tr("Choose a folder."));
     } else {
-        const std::filesystem::path db = m_dbPath.toStdString();
-        auto facts = describeBase(ref.toStdString(), db);
-        if (!facts.ok()) {
-            m_baseInfo->setText(errorText(QString::fromStdString(facts.error().message)));
+        // The plan's own check of the base: config, tokenizer and weights header, no tensors.
+        auto base = finetune::inspectBase(ref.toStdString(), m_dbPath.toStdString());
+        if (!base.ok()) {
+            m_baseInfo->setText(errorText(QString::fromStdString(base.error().message)));
         } else {
-            if (m_shipped->isChecked())
-                facts->kind = tr("shipped with Wafer Studio, pretrained on the bundled corpus");
-            const config::ModelConfig& m = facts->config.model;
-            const int64_t params = session::deriveFacts(facts->config).parameters;
+            const QString kind =
+                m_shipped->isChecked()
+                    ? tr("shipped with Wafer Studio, pretrained on the bundled corpus")
+                : base->huggingFace ? QStringLiteral("Hugging Face GPT-2 folder (used in place)")
+                : base->runId       ? QStringLiteral("run %1").arg(*base->runId)
+                                    : QStringLiteral("model folder");
+            const config::ModelConfig& m = base->config.model;
             m_baseInfo->setText(
                 tr("<b>%1</b> — %2<br>%3 parameters: %4 layers × width %5, %6 heads, %7 "
                    "positions<br>tokenizer: %8%9")
-                    .arg(QString::fromStdString(m.name).toHtmlEscaped(), facts->kind,
-                         grouped(params))
+                    .arg(QString::fromStdString(m.name).toHtmlEscaped(), kind,
+                         grouped(base->parameters))
                     .arg(m.numHiddenLayers)
                     .arg(m.hiddenSize)
                     .arg(m.numHeads)
                     .arg(m.maxPositionEmbeddings)
-                    .arg(facts->tokenizer, facts->step >= 0
-                                               ? tr(", weights of step %1").arg(facts->step)
-                                               : QString()));
+                    .arg(tokenizerText(*base),
+                         base->step >= 0 ? tr(", weights of step %1").arg(base->step) : QString()));
             m_baseOk = true;
             m_baseLayers = m.numHiddenLayers;
             m_freezeBlocks->setMaximum(m.numHiddenLayers);
-            if (auto resolved = interop::resolveModelRef(ref.toStdString(), db); resolved.ok())
-                m_basePath = QString::fromStdString(resolved->path.string());
+            m_basePath = QString::fromStdString(base->path.string());
         }
     }
     static_cast<Page*>(m_basePage)->changed();

@@ -1,11 +1,12 @@
 // FinetuneWizard: point-and-click fine-tuning in three pages, over engine/finetune's planFinetune
 // (the same plan `wafer finetune` runs): (1) the base model — the shipped one, a previous run from
 // the run store, or a run / checkpoint / Hugging Face GPT-2 folder (used in place), with its size
-// and tokenizer or the reason it cannot be used; (2) the text to fine-tune on (dropped or picked
-// files and folders), with the plan's token count, held-out split and time per epoch, and a
-// warning naming any file that does not look like text (used only when the user ticks "Train on
-// it anyway"); (3) the plan's hyperparameters, editable, with how the step count follows from
-// epochs and data, the live time estimate and whether the activations fit the wafer. Planning
+// and tokenizer or the reason it cannot be used (finetune::inspectBase, the plan's own check,
+// which reads no weights); (2) the text to fine-tune on (dropped or picked files and folders),
+// with the plan's token count, held-out split and time per epoch, and a warning naming any file
+// that does not look like text (used only when the user ticks "Train on it anyway"); (3) the
+// plan's hyperparameters, editable, with how the step count follows from epochs and data, the
+// live time estimate and whether the activations fit the wafer. Planning
 // reads and tokenizes the text, so it runs on the wizard's own thread pool and the newest request
 // wins; the GUI never waits on it (the destructor does, for a job in flight). Finish hands back
 // choice(): the config to train, its parent run, the base to compare with and a sample prompt.

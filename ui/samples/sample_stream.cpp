@@ -8,8 +8,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "engine/modelio/load_model.h"
 #include "engine/sample/generator.h"
-#include "engine/sample/load_model.h"
 
 namespace ws::ui {
 
@@ -65,7 +65,7 @@ bool SampleStream::start(const std::filesystem::path& model, const std::string& 
             shared->ok = ok;
             shared->message = std::move(message);
         };
-        auto loaded = sample::loadModel(model);
+        auto loaded = modelio::loadModel(model);
         if (!loaded.ok()) {
             finish(false, loaded.error().message);
             wake();

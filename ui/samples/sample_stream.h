@@ -1,5 +1,5 @@
 // SampleStream: one text generation from one model, streamed into one output pane without
-// blocking the GUI. A worker thread loads the model (engine/sample/load_model.h) and generates;
+// blocking the GUI. A worker thread loads the model (engine/modelio/load_model.h) and generates;
 // it only appends text under a lock and posts one queued wake-up, and the GUI drains the batch at
 // most every 33 ms. Several streams (the Samples tab's side-by-side compare) run in parallel,
 // each on its own worker. GUI thread only, except the worker's hook.

@@ -22,8 +22,8 @@
 
 #include "engine/core/paths.h"
 #include "engine/finetune/finetune_plan.h"
+#include "engine/model/model_facts.h"
 #include "engine/session/folder_lock.h"
-#include "engine/session/model_facts.h"
 #include "engine/store/run_store.h"
 #include "engine/store/store_recovery.h"
 #include "ui/common/status_panel.h"
@@ -489,7 +489,7 @@ bool MainWindow::startRun() {
     options.dbPath = m_dbPath.toStdString();
     QString error;
     const config::LoadedConfig loaded = m_document->loadedConfig();
-    const double tokensPerStep = double(session::deriveFacts(loaded.config).tokensPerStep);
+    const double tokensPerStep = double(model::deriveFacts(loaded.config).tokensPerStep);
     if (!m_controller->start(loaded, options, &error)) {
         m_logDock->append(int(session::LogLine::Level::Error), error);
         return false;
@@ -526,7 +526,7 @@ bool MainWindow::resumeRun(int64_t runId) {
         return false;
     }
     m_trainingTab->continueLiveRun(runId, m_store.get(), check.step,
-                                   double(session::deriveFacts(loaded.config).tokensPerStep));
+                                   double(model::deriveFacts(loaded.config).tokensPerStep));
     m_tabs->setCurrentWidget(m_trainingTab);
     updateActions();
     return true;
@@ -556,7 +556,7 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         const config::Config& c = choice.config.config;
         m_waferTab->beginRun(c);
         m_trainingTab->beginLiveRun(QString::fromStdString(c.model.name) + tr(" fine-tune"),
-                                    double(session::deriveFacts(c).tokensPerStep));
+                                    double(model::deriveFacts(c).tokensPerStep));
         // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
         // a prompt of the user's own held-out text.
         if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);

@@ -66,7 +66,7 @@ ResumeCheck checkResume(store::RunStore* store, int64_t runId,
     c.usesEditorConfig = false;
     if (editorConfig) {
         const auto differences =
-            session::configDifferences(c.checkpointConfig->config, editorConfig->config);
+            modelio::configDifferences(c.checkpointConfig->config, editorConfig->config);
         c.usesEditorConfig = std::none_of(differences.begin(), differences.end(), isModelKey);
     }
     c.config = c.usesEditorConfig ? *editorConfig : *c.checkpointConfig;

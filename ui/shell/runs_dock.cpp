@@ -19,7 +19,7 @@
 #include <map>
 #include <memory>
 
-#include "engine/session/checkpoints.h"
+#include "engine/modelio/checkpoints.h"
 #include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 
@@ -43,7 +43,7 @@ QColor statusColor(const QString& status) {
 // Read from the folder, not the store: pruned or copied-in checkpoints show as they are on disk.
 std::vector<std::pair<int64_t, std::filesystem::path>> checkpointsOf(const std::string& modelDir) {
     if (modelDir.empty()) return {};
-    return session::listCheckpoints(modelDir);
+    return modelio::listCheckpoints(modelDir);
 }
 
 QString checkpointSummary(const std::string& modelDir) {

@@ -23,7 +23,7 @@
 #include <limits>
 
 #include "engine/config/config_yaml.h"
-#include "engine/session/model_facts.h"
+#include "engine/model/model_facts.h"
 #include "engine/store/run_store.h"
 #include "ui/common/wafer_history.h"
 
@@ -40,7 +40,7 @@ const QColor kPalette[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b),
 double tokensPerStepOf(const std::string& configYaml) {
     auto parsed = config::parseConfig(configYaml, "run config", {});
     if (!parsed.ok()) return 1.0;
-    return double(session::deriveFacts(parsed->config).tokensPerStep);
+    return double(model::deriveFacts(parsed->config).tokensPerStep);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 
 #include "../session/session_test_util.h"
 #include "engine/finetune/finetune_plan.h"
+#include "engine/modelio/load_model.h"
 #include "engine/optim/optimizer.h"
-#include "engine/sample/load_model.h"
 #include "engine/session/param_groups.h"
 #include "engine/session/session.h"
 #include "support/test_shapes.h"
@@ -150,8 +150,8 @@ TEST_F(FinetuneRun, FrozenTensorsStayBitIdenticalAndTheRestTrains) {
     ASSERT_EQ((*s)->summary().state, session::RunState::Finished) << (*s)->summary().detail;
     EXPECT_FALSE(std::isnan((*s)->summary().initialEvalLoss));
 
-    auto base = sample::loadModel(m_tmp / "model");
-    auto tuned = sample::loadModel(m_tmp / "ft");
+    auto base = modelio::loadModel(m_tmp / "model");
+    auto tuned = modelio::loadModel(m_tmp / "ft");
     ASSERT_TRUE(base.ok() && tuned.ok());
     const model::ParameterTable table(base->shape);
     int frozenChecked = 0, trainedChanged = 0;

@@ -7,10 +7,10 @@
 
 #include "../sample/sample_test_util.h"
 #include "engine/checkpoint/safetensors.h"
-#include "engine/interop/hf_config.h"
 #include "engine/interop/hf_export.h"
 #include "engine/interop/hf_import.h"
-#include "engine/sample/load_model.h"
+#include "engine/modelio/hf_config.h"
+#include "engine/modelio/load_model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
@@ -80,7 +80,7 @@ std::vector<float> writeHfFolder(const fs::path& dir, const model::GptShape& s,
     }
     EXPECT_TRUE(
         checkpoint::writeSafetensors(dir / "model.safetensors", views, {{"format", "pt"}}).ok());
-    std::string json = hfConfigJson(ws::testing::modelConfigOf(s), std::nullopt);
+    std::string json = modelio::hfConfigJson(ws::testing::modelConfigOf(s), std::nullopt);
     const std::string from = "\"gelu_new\"";
     json.replace(json.find(from), from.size(), "\"" + spec.activation + "\"");
     std::ofstream(dir / "config.json") << json;
@@ -101,7 +101,7 @@ TEST(HfImport, Fp16WithPrefixBuffersAndTiedHead) {
     ASSERT_FALSE(imported->source.notes.empty());
     EXPECT_NE(imported->source.notes[0].find("attention buffer"), std::string::npos);
 
-    auto loaded = sample::loadModel(tmp / "ours");
+    auto loaded = modelio::loadModel(tmp / "ours");
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     EXPECT_EQ(loaded->params, expected);
     EXPECT_EQ(loaded->tokenizer->kind(), "bpe");
@@ -120,7 +120,7 @@ TEST(HfImport, Bf16WithoutPrefix) {
     const auto expected = writeHfFolder(tmp / "hf", shape, spec);
     auto imported = importHuggingFace(tmp / "hf", tmp / "ours");
     ASSERT_TRUE(imported.ok()) << imported.error().message;
-    auto loaded = sample::loadModel(tmp / "ours");
+    auto loaded = modelio::loadModel(tmp / "ours");
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     EXPECT_EQ(loaded->params, expected);
     EXPECT_FALSE(loaded->config.model.shareEmbeddingWeights);
@@ -144,7 +144,7 @@ TEST(HfExport, RoundTripThroughImportIsExact) {
         auto imported = importHuggingFace(run.string() + "-hf", run.string() + "-back");
         ASSERT_TRUE(imported.ok()) << imported.error().message;
         EXPECT_TRUE(imported->source.byteTokenizer);  // the byte tokenizer comes back as itself
-        auto back = sample::loadModel(run.string() + "-back");
+        auto back = modelio::loadModel(run.string() + "-back");
         ASSERT_TRUE(back.ok()) << back.error().message;
         EXPECT_EQ(back->params, model.params);
         EXPECT_EQ(back->tokenizer->kind(), "byte");

@@ -1,5 +1,6 @@
 // Generator: greedy generation equals a greedy loop over full Gpt<float> forwards (also past the
-// context window), determinism per seed, cancellation from the callback, UTF-8 pieces, errors.
+// context window), determinism per seed, cancellation from the callback, UTF-8 pieces, errors;
+// a model loaded from its run folder generates as the one in memory.
 #include "engine/sample/generator.h"
 
 #include <gtest/gtest.h>
@@ -10,10 +11,12 @@
 
 #include "engine/model/gpt.h"
 #include "sample_test_util.h"
+#include "support/temp_dir.h"
 
 namespace ws::sample {
 namespace {
 
+using modelio::LoadedModel;
 using testing::samplingShape;
 using testing::tinyModel;
 
@@ -76,6 +79,20 @@ TEST(Generator, PromptLongerThanTheWindowKeepsItsEnd) {
     EXPECT_EQ(r->promptTokensUsed, 12);
     const std::vector<int32_t> tail(r->promptTokens.end() - 12, r->promptTokens.end());
     EXPECT_EQ(r->tokens, referenceGreedy(m, tail, 5));
+}
+
+TEST(Generator, ALoadedRunFolderGeneratesAsTheModelInMemory) {
+    ws::testing::TempDir dir("sample");
+    const LoadedModel m = tinyModel(samplingShape());
+    testing::writeRunFolder(dir / "run", m);
+    for (const std::filesystem::path& p : {dir / "run", dir / "run" / "model.safetensors"}) {
+        auto loaded = modelio::loadModel(p);
+        ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+        auto a = Generator(*loaded).generate("abc", greedy(10));
+        auto b = Generator(m).generate("abc", greedy(10));
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_EQ(a->tokens, b->tokens);
+    }
 }
 
 TEST(Generator, SameSeedSameTextOtherSeedOtherText) {

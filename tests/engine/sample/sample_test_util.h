@@ -12,8 +12,8 @@
 #include "engine/config/config_yaml.h"
 #include "engine/model/parameters.h"
 #include "engine/model/random.h"
-#include "engine/sample/load_model.h"
-#include "engine/session/weights_io.h"
+#include "engine/modelio/load_model.h"
+#include "engine/modelio/weights_io.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "support/test_shapes.h"
 
@@ -37,8 +37,8 @@ inline std::vector<float> randomParams(const model::GptShape& s, uint64_t seed) 
     return p;
 }
 
-inline LoadedModel tinyModel(const model::GptShape& s, uint64_t seed = 1) {
-    LoadedModel m;
+inline modelio::LoadedModel tinyModel(const model::GptShape& s, uint64_t seed = 1) {
+    modelio::LoadedModel m;
     m.config.model = ::ws::testing::modelConfigOf(s);
     m.shape = s;
     m.tokenizer = tokenizer::makeByteTokenizer();
@@ -58,13 +58,13 @@ inline std::string tinyConfigYaml(const model::GptShape& s) {
 }
 
 // Writes dir/{model.safetensors, config.yaml, tokenizer.json} for model m (byte tokenizer).
-inline void writeRunFolder(const std::filesystem::path& dir, const LoadedModel& m) {
+inline void writeRunFolder(const std::filesystem::path& dir, const modelio::LoadedModel& m) {
     std::filesystem::create_directories(dir);
     auto cfg = config::parseConfig(tinyConfigYaml(m.shape), "tiny.yaml", dir);
     ASSERT_TRUE(cfg.ok()) << cfg.error().message;
     const model::ParameterTable table(m.shape);
     ASSERT_TRUE(
-        session::saveWeights(dir / "model.safetensors", table, m.params.data(), cfg->config, 3)
+        modelio::saveWeights(dir / "model.safetensors", table, m.params.data(), cfg->config, 3)
             .ok());
     std::ofstream(dir / "config.yaml") << config::saveConfigYaml(cfg->config);
     ASSERT_TRUE(m.tokenizer->save(dir).ok());

@@ -11,7 +11,7 @@
 
 #include "engine/checkpoint/safetensors.h"
 #include "engine/core/hash.h"
-#include "engine/session/checkpoints.h"
+#include "engine/modelio/checkpoints.h"
 #include "engine/session/folder_lock.h"
 #include "engine/session/resume.h"
 #include "engine/session/session.h"
@@ -22,6 +22,7 @@
 namespace ws::session {
 namespace {
 using namespace testing;
+using namespace ws::modelio;  // the checkpoint folder and weights files
 namespace fs = std::filesystem;
 
 // Dropout, shuffled windows and a warmup + cosine schedule: every piece of state a resume must

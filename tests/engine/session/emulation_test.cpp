@@ -7,12 +7,13 @@
 #include <tuple>
 
 #include "engine/model/parameters.h"
-#include "engine/session/weights_io.h"
+#include "engine/modelio/weights_io.h"
 #include "session_test_util.h"
 
 namespace ws::session {
 namespace {
 using namespace testing;
+using namespace ws::modelio;  // loadWeights
 using streaming::SpanKind;
 
 TEST(SessionEmulation, EveryStepAndSpanCarriesEmulatedTime) {

@@ -19,7 +19,7 @@
 #include <functional>
 #include <memory>
 
-#include "engine/session/checkpoints.h"
+#include "engine/modelio/checkpoints.h"
 #include "support/gui_test.h"
 #include "ui/config/config_document.h"
 #include "ui/samples/samples_tab.h"
@@ -91,7 +91,7 @@ private slots:
         QVERIFY(runs.ok() && runs->size() == 1);
         const int64_t runId = runs->front().id;
         const std::filesystem::path modelDir = runs->front().modelDir;
-        const auto written = ws::session::listCheckpoints(modelDir);
+        const auto written = ws::modelio::listCheckpoints(modelDir);
         QCOMPARE(written.size(), size_t(1));
         QVERIFY(m_window->logDock()->text().contains(
             QString::fromStdString(written.front().second.string())));
@@ -100,7 +100,7 @@ private slots:
         QSignalSpy finished(controller, &RunController::finished);
         m_window->stopAction()->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
-        const auto afterStop = ws::session::listCheckpoints(modelDir);
+        const auto afterStop = ws::modelio::listCheckpoints(modelDir);
         QVERIFY(!afterStop.empty());
         const int64_t stoppedAt = afterStop.back().first;
         QVERIFY(stoppedAt >= written.front().first);
@@ -190,7 +190,7 @@ private slots:
             QVERIFY(dialog->anywayButton());
             dialog->anywayButton()->click();
         });
-        const int64_t stoppedAt = ws::session::listCheckpoints(runs->front().modelDir).back().first;
+        const int64_t stoppedAt = ws::modelio::listCheckpoints(runs->front().modelDir).back().first;
         QVERIFY(m_window->resumeRun(runId));
         QTRY_VERIFY_WITH_TIMEOUT(
             !liveSteps(m_window->trainingTab()).empty() &&
@@ -204,10 +204,10 @@ private slots:
         QVERIFY(runs.ok() && runs->size() == 1);
 
         // A damaged checkpoint: refused, naming the file; nothing to force.
-        const auto checkpoints = ws::session::listCheckpoints(runs->front().modelDir);
+        const auto checkpoints = ws::modelio::listCheckpoints(runs->front().modelDir);
         QVERIFY(!checkpoints.empty());
         QFile model(
-            QString::fromStdString((checkpoints.back().second / ws::session::kModelFile).string()));
+            QString::fromStdString((checkpoints.back().second / ws::modelio::kModelFile).string()));
         QVERIFY(model.open(QIODevice::ReadWrite));
         model.seek(model.size() / 2);
         model.write("damaged");

@@ -1,14 +1,14 @@
 // GPT2Config <-> ModelConfig (see hf_config.h).
-#include "engine/interop/hf_config.h"
+#include "engine/modelio/hf_config.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint/atomic_file.h"
 #include "engine/tokenizer/byte_level.h"
-#include "engine/tokenizer/file_io.h"
 
-namespace ws::interop {
+namespace ws::modelio {
 namespace {
 
 using nlohmann::json;
@@ -182,7 +182,7 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
 }
 
 Result<HfModelConfig> readHfConfig(const std::filesystem::path& file) {
-    auto text = tokenizer::readWholeFile(file);
+    auto text = checkpoint::readWholeFile(file);
     if (!text.ok()) return text.error();
     return parseHfConfig(*text, file);
 }
@@ -232,4 +232,4 @@ std::string hfConfigJson(const config::ModelConfig& m, std::optional<int> eosTok
     return j.dump(2) + "\n";
 }
 
-}  // namespace ws::interop
+}  // namespace ws::modelio

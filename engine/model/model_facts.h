@@ -1,13 +1,14 @@
 // Facts derived from a config before anything runs: parameter count, training FLOPs per token,
 // and the memory the weights and optimizer state need (what MemoryX will hold). Shared by
-// `wafer validate`, the run summary and, later, the GUI's live config facts. Pure functions.
+// `wafer validate`, the GUI's config facts, the fine-tune plan and modelio's ModelInfo.
+// Pure functions.
 #pragma once
 
 #include <cstdint>
 
 #include "engine/config/config.h"
 
-namespace ws::session {
+namespace ws::model {
 
 struct ModelFacts {
     int64_t parameters = 0;            // every trained scalar, position embeddings included
@@ -21,4 +22,4 @@ struct ModelFacts {
 
 ModelFacts deriveFacts(const config::Config& config);
 
-}  // namespace ws::session
+}  // namespace ws::model

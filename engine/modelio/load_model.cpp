@@ -1,19 +1,20 @@
-// loadModel (see load_model.h): config, tokenizer, weights, each failure naming the file.
-#include "engine/sample/load_model.h"
+// loadModelInfo / loadModel (see load_model.h): config, tokenizer, weights header, weights, each
+// failure naming the file.
+#include "engine/modelio/load_model.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "engine/checkpoint/atomic_file.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
-#include "engine/interop/hf_config.h"
-#include "engine/session/checkpoints.h"
-#include "engine/session/weights_io.h"
-#include "engine/tokenizer/file_io.h"
+#include "engine/modelio/checkpoints.h"
+#include "engine/modelio/hf_config.h"
+#include "engine/modelio/weights_io.h"
 
-namespace ws::sample {
+namespace ws::modelio {
 
 namespace fs = std::filesystem;
 
@@ -21,7 +22,7 @@ namespace {
 
 // A Hugging Face GPT-2 folder's config.json, checked as `wafer import` checks it.
 Result<config::Config> configFromHuggingFace(const fs::path& file) {
-    auto hf = interop::readHfConfig(file);
+    auto hf = readHfConfig(file);
     if (!hf.ok()) return hf.error();
     config::Config c;
     c.model = std::move(hf->model);
@@ -84,7 +85,7 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
         return std::move(bpe).value();
     }
     if (fs::exists(byteFile, ec)) {
-        auto text = tokenizer::readWholeFile(byteFile);
+        auto text = checkpoint::readWholeFile(byteFile);
         if (!text.ok()) return text.error();
         const auto json = nlohmann::json::parse(*text, nullptr, false);
         if (json.is_object() && json.value("type", std::string()) == "byte") {
@@ -101,9 +102,11 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
         folder.string())};
 }
 
-Result<LoadedModel> loadModel(const fs::path& path) {
+namespace {
+
+// loadModelInfo, keeping the weights file open for loadModel.
+Result<checkpoint::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
     std::error_code ec;
-    LoadedModel m;
     if (fs::is_directory(path, ec)) {
         m.folder = path;
         m.weightsFile = path / "model.safetensors";
@@ -143,11 +146,11 @@ Result<LoadedModel> loadModel(const fs::path& path) {
 
     // A training checkpoint (checkpoint-<step>/ inside a run folder) holds weights and optimizer
     // state only; its tokenizer is the run's, one folder up.
-    fs::path tokenizerFolder = m.folder;
-    if (session::checkpointStep(m.folder) && !hasTokenizerFiles(m.folder)) {
-        tokenizerFolder = m.folder.parent_path();
+    m.tokenizerFolder = m.folder;
+    if (checkpointStep(m.folder) && !hasTokenizerFiles(m.folder)) {
+        m.tokenizerFolder = m.folder.parent_path();
     }
-    auto tok = loadFolderTokenizer(tokenizerFolder);
+    auto tok = loadFolderTokenizer(m.tokenizerFolder);
     if (!tok.ok()) return tok.error();
     if ((*tok)->vocabSize() > m.shape.vocab) {
         return Error{fmt::format(
@@ -157,12 +160,30 @@ Result<LoadedModel> loadModel(const fs::path& path) {
     }
     m.tokenizer = std::shared_ptr<const tokenizer::Tokenizer>(std::move(tok).value());
 
-    const model::ParameterTable table(m.shape);
-    m.params.resize(table.totalSize());
-    if (Status st = session::loadWeights(m.weightsFile, table, m.params.data()); !st.ok()) {
-        return st.error();
+    if (auto names = matchWeights(*file, model::ParameterTable(m.shape)); !names.ok()) {
+        return names.error();
     }
+    m.facts = model::deriveFacts(m.config);
+    return file;
+}
+
+}  // namespace
+
+Result<ModelInfo> loadModelInfo(const fs::path& path) {
+    ModelInfo m;
+    auto file = openModel(path, m);
+    if (!file.ok()) return file.error();
     return m;
 }
 
-}  // namespace ws::sample
+Result<LoadedModel> loadModel(const fs::path& path) {
+    LoadedModel m;
+    auto file = openModel(path, m);
+    if (!file.ok()) return file.error();
+    const model::ParameterTable table(m.shape);
+    m.params.resize(table.totalSize());
+    if (Status st = readWeights(*file, table, m.params.data()); !st.ok()) return st.error();
+    return m;
+}
+
+}  // namespace ws::modelio

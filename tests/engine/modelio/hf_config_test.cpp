@@ -2,10 +2,10 @@
 // refusals (wrong architecture or activation, bad types, invalid JSON, non-UTF-8 bytes).
 #include <gtest/gtest.h>
 
-#include "engine/interop/hf_config.h"
+#include "engine/modelio/hf_config.h"
 #include "support/test_shapes.h"
 
-namespace ws::interop {
+namespace ws::modelio {
 namespace {
 
 Result<HfModelConfig> parse(const std::string& text) {
@@ -94,4 +94,4 @@ TEST(HfConfig, MupModelsAreNotExportable) {
 }
 
 }  // namespace
-}  // namespace ws::interop
+}  // namespace ws::modelio

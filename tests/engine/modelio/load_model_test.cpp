@@ -1,36 +1,41 @@
-// loadModel: a run folder as training writes it loads (folder or file path) and generates the
-// same as the in-memory model; each broken folder fails with a message naming the file and fix.
-#include "engine/sample/load_model.h"
+// loadModel: a run folder as training writes it loads (folder or file path) with the weights as
+// written; each broken folder fails with a message naming the file and fix. loadModelInfo gives
+// the same as loadModel without the weights, and fails the same way on every broken folder.
+// (That a loaded model generates as the one in memory is sample's generator_test.)
+#include "engine/modelio/load_model.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "../sample/sample_test_util.h"
 #include "engine/checkpoint/safetensors.h"
-#include "engine/sample/generator.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "sample_test_util.h"
 #include "support/temp_dir.h"
 
-namespace ws::sample {
+namespace ws::modelio {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::samplingShape;
-using testing::tinyModel;
-using testing::writeRunFolder;
+using sample::testing::tinyModel;
+using sample::testing::writeRunFolder;
+using ::ws::testing::samplingShape;
 using ws::testing::TempDir;
 
+// Both loaders refuse `path` with the same message, holding both parts.
 void expectError(const fs::path& path, const std::string& part1, const std::string& part2) {
     auto r = loadModel(path);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find(part1), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find(part2), std::string::npos) << r.error().message;
+    auto info = loadModelInfo(path);
+    ASSERT_FALSE(info.ok()) << path;
+    EXPECT_EQ(info.error().message, r.error().message);
 }
 
 TEST(LoadModel, LoadsARunFolderOrItsWeightsFile) {
-    TempDir dir("sample");
+    TempDir dir("modelio");
     const LoadedModel m = tinyModel(samplingShape());
     writeRunFolder(dir / "run", m);
     for (const fs::path& p : {dir / "run", dir / "run" / "model.safetensors"}) {
@@ -40,18 +45,62 @@ TEST(LoadModel, LoadsARunFolderOrItsWeightsFile) {
         EXPECT_EQ(loaded->shape.channels, 32);
         EXPECT_EQ(loaded->tokenizer->kind(), "byte");
         EXPECT_EQ(loaded->step, 3);
-        SamplingOptions o;
-        o.temperature = 0.0;
-        o.maxTokens = 10;
-        auto a = Generator(*loaded).generate("abc", o);
-        auto b = Generator(m).generate("abc", o);
-        ASSERT_TRUE(a.ok() && b.ok());
-        EXPECT_EQ(a->tokens, b->tokens);
     }
 }
 
+TEST(LoadModelInfo, IsLoadModelWithoutTheWeights) {
+    TempDir dir("modelio");
+    writeRunFolder(dir / "run", tinyModel(samplingShape()));
+    fs::create_directories(dir / "run" / "checkpoint-3");
+    fs::copy_file(dir / "run" / "model.safetensors",
+                  dir / "run" / "checkpoint-3" / "model.safetensors");
+    for (const fs::path& p :
+         {dir / "run", dir / "run" / "model.safetensors", dir / "run" / "checkpoint-3"}) {
+        auto info = loadModelInfo(p);
+        ASSERT_TRUE(info.ok()) << info.error().message;
+        auto loaded = loadModel(p);
+        ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+        EXPECT_EQ(info->folder, loaded->folder);
+        EXPECT_EQ(info->weightsFile, loaded->weightsFile);
+        EXPECT_EQ(info->tokenizerFolder, loaded->tokenizerFolder);
+        EXPECT_EQ(info->step, loaded->step);
+        EXPECT_EQ(info->shape.channels, loaded->shape.channels);
+        EXPECT_EQ(info->shape.layers, loaded->shape.layers);
+        EXPECT_EQ(info->tokenizer->identity(), loaded->tokenizer->identity());
+        EXPECT_EQ(config::saveConfigYaml(info->config), config::saveConfigYaml(loaded->config));
+        // Facts of the config: the parameter count is the number of weights loadModel reads.
+        EXPECT_EQ(info->facts.parameters, int64_t(loaded->params.size()));
+    }
+    EXPECT_EQ(loadModelInfo(dir / "run" / "checkpoint-3")->tokenizerFolder, dir / "run");
+    EXPECT_EQ(loadModelInfo(dir / "run")->tokenizerFolder, dir / "run");
+}
+
+// It reads the header, not the tensors: a tensor of the right name and shape but a dtype no
+// float can be read from gives its info, while loadModel, which reads it, refuses it. (A header
+// that does not fit the config's shape is refused by both: ErrorsNameTheFileAndTheFix.)
+TEST(LoadModelInfo, ChecksTheHeaderWithoutReadingTensors) {
+    TempDir dir("modelio");
+    const LoadedModel m = tinyModel(samplingShape());
+    writeRunFolder(dir / "run", m);
+    const model::ParameterTable table(m.shape);
+    std::vector<checkpoint::TensorView> views;
+    for (const auto& t : table.tensors()) {
+        views.push_back({t.name,
+                         t.name == "wpe.weight" ? checkpoint::DType::I32 : checkpoint::DType::F32,
+                         t.shape, m.params.data() + t.offset, t.size * sizeof(float)});
+    }
+    ASSERT_TRUE(checkpoint::writeSafetensors(dir / "run" / "model.safetensors", views, {}).ok());
+    auto info = loadModelInfo(dir / "run");
+    ASSERT_TRUE(info.ok()) << info.error().message;
+    EXPECT_EQ(info->facts.parameters, int64_t(table.totalSize()));
+    auto loaded = loadModel(dir / "run");
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_NE(loaded.error().message.find("wpe.weight"), std::string::npos)
+        << loaded.error().message;
+}
+
 TEST(LoadModel, ConfigFromTheMetadataWhenConfigYamlIsMissing) {
-    TempDir dir("sample");
+    TempDir dir("modelio");
     writeRunFolder(dir / "run", tinyModel(samplingShape()));
     fs::remove(dir / "run" / "config.yaml");
     auto loaded = loadModel(dir / "run");
@@ -62,7 +111,7 @@ TEST(LoadModel, ConfigFromTheMetadataWhenConfigYamlIsMissing) {
 TEST(LoadModel, LoadsACheckpointFolderWithTheRunsTokenizer) {
     // checkpoint-<step>/ holds model.safetensors (config in its metadata) but no tokenizer or
     // config.yaml: those are the run folder's, one level up.
-    TempDir dir("sample");
+    TempDir dir("modelio");
     const LoadedModel m = tinyModel(samplingShape());
     writeRunFolder(dir / "run", m);
     fs::create_directories(dir / "run" / "checkpoint-3");
@@ -86,7 +135,7 @@ TEST(LoadModel, LoadsACheckpointFolderWithTheRunsTokenizer) {
 }
 
 TEST(LoadModel, LoadsABpeTokenizer) {
-    TempDir dir("sample");
+    TempDir dir("modelio");
     writeRunFolder(dir / "run", tinyModel(samplingShape(300)));
     fs::remove(dir / "run" / "tokenizer.json");
     auto bpe = tokenizer::trainBpe("the theme of the thesis, then there they were", 270);
@@ -102,7 +151,7 @@ TEST(LoadModel, LoadsABpeTokenizer) {
 // A Hugging Face GPT-2 folder: tensors named "transformer.*", no config in the metadata, the
 // shape in config.json.
 TEST(LoadModel, LoadsAHuggingFaceGpt2Folder) {
-    TempDir dir("sample");
+    TempDir dir("modelio");
     const LoadedModel m = tinyModel(samplingShape(256, 24, false));
     const fs::path run = dir / "hf";
     fs::create_directories(run);
@@ -132,7 +181,7 @@ TEST(LoadModel, LoadsAHuggingFaceGpt2Folder) {
 }
 
 TEST(LoadModel, ErrorsNameTheFileAndTheFix) {
-    TempDir dir("sample");
+    TempDir dir("modelio");
     expectError(dir / "nope", "nope", "run folder");
     fs::create_directories(dir / "empty");
     expectError(dir / "empty", "no model.safetensors", "empty");
@@ -146,7 +195,7 @@ TEST(LoadModel, ErrorsNameTheFileAndTheFix) {
     {
         auto other = samplingShape();
         other.channels = 64;
-        std::ofstream(dir / "shape" / "config.yaml") << testing::tinyConfigYaml(other);
+        std::ofstream(dir / "shape" / "config.yaml") << sample::testing::tinyConfigYaml(other);
     }
     expectError(dir / "shape", "model.safetensors", "shape");
 
@@ -164,4 +213,4 @@ TEST(LoadModel, ErrorsNameTheFileAndTheFix) {
 }
 
 }  // namespace
-}  // namespace ws::sample
+}  // namespace ws::modelio

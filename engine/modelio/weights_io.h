@@ -1,18 +1,19 @@
 // Model weights <-> a safetensors file in Hugging Face GPT-2's tensor names and layouts
 // (wte.weight, h.0.attn.c_attn.weight as (in, out), ...), with the run's config YAML in the
 // metadata, so files exchange with the wider ecosystem without renaming. Training checkpoints
-// (optimizer state, trainer state) build on this: see checkpoints.h. Thread-safe: pure functions.
+// (optimizer state, trainer state) build on this: see checkpoints.h. Thread-safety: pure functions.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config.h"
 #include "engine/core/result.h"
 #include "engine/model/parameters.h"
 
-namespace ws::session {
+namespace ws::modelio {
 
 // Writes atomically (temporary file, fsync, rename): an existing file is never half-replaced.
 // `sha256Out`, when given, receives the SHA-256 of the bytes written (for the run store).
@@ -27,4 +28,13 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    float* params);
 
-}  // namespace ws::session
+// The same from a file already opened.
+Status readWeights(const checkpoint::SafetensorsFile& file, const model::ParameterTable& table,
+                   float* params);
+
+// The check loadWeights makes before it reads a value, from the header alone: every tensor of
+// `table` present with its shape. Gives the name each has in the file, in table order.
+Result<std::vector<std::string>> matchWeights(const checkpoint::SafetensorsFile& file,
+                                              const model::ParameterTable& table);
+
+}  // namespace ws::modelio

@@ -18,7 +18,7 @@
 #include "engine/config/config.h"
 #include "engine/core/result.h"
 
-namespace ws::interop {
+namespace ws::modelio {
 
 struct HfModelConfig {
     config::ModelConfig model;
@@ -40,4 +40,4 @@ Status checkHfExportable(const config::ModelConfig& model);
 // "<|endoftext|>" when the tokenizer has it (also used as bos), else null in the file.
 std::string hfConfigJson(const config::ModelConfig& model, std::optional<int> eosTokenId);
 
-}  // namespace ws::interop
+}  // namespace ws::modelio

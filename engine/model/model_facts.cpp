@@ -1,12 +1,13 @@
-#include "engine/session/model_facts.h"
+// deriveFacts (see model_facts.h).
+#include "engine/model/model_facts.h"
 
 #include "engine/model/parameters.h"
 
-namespace ws::session {
+namespace ws::model {
 
 ModelFacts deriveFacts(const config::Config& config) {
-    const model::GptShape shape = model::GptShape::fromConfig(config.model);
-    const model::ParameterTable table(shape);
+    const GptShape shape = GptShape::fromConfig(config.model);
+    const ParameterTable table(shape);
     ModelFacts f;
     f.parameters = static_cast<int64_t>(table.totalSize());
     for (const auto& t : table.tensors()) {
@@ -25,4 +26,4 @@ ModelFacts deriveFacts(const config::Config& config) {
     return f;
 }
 
-}  // namespace ws::session
+}  // namespace ws::model

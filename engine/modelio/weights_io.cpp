@@ -1,13 +1,14 @@
-#include "engine/session/weights_io.h"
+// saveWeights / loadWeights (see weights_io.h).
+#include "engine/modelio/weights_io.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
 
-namespace ws::session {
+namespace ws::modelio {
 
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    const float* params, const config::Config& config, int64_t step,
@@ -27,11 +28,11 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
     return checkpoint::writeSafetensors(file, views, metadata, sha256Out);
 }
 
-Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
-                   float* params) {
-    auto opened = checkpoint::SafetensorsFile::open(file);
-    if (!opened.ok()) return opened.error();
-    const auto& st = *opened;
+Result<std::vector<std::string>> matchWeights(const checkpoint::SafetensorsFile& st,
+                                              const model::ParameterTable& table) {
+    const std::filesystem::path& file = st.path();
+    std::vector<std::string> names;
+    names.reserve(table.tensors().size());
     for (const auto& t : table.tensors()) {
         std::string name = t.name;
         if (!st.find(name) && st.find("transformer." + name)) name = "transformer." + name;
@@ -48,11 +49,28 @@ Status loadWeights(const std::filesystem::path& file, const model::ParameterTabl
                 "set model.* to the checkpoint's shape",
                 file.string(), t.name, fmt::join(info->shape, ", "), fmt::join(t.shape, ", "))};
         }
-        auto values = st.readAsFloat(name);
+        names.push_back(std::move(name));
+    }
+    return names;
+}
+
+Status readWeights(const checkpoint::SafetensorsFile& st, const model::ParameterTable& table,
+                   float* params) {
+    auto names = matchWeights(st, table);
+    if (!names.ok()) return names.error();
+    for (size_t i = 0; i < table.tensors().size(); ++i) {
+        auto values = st.readAsFloat((*names)[i]);
         if (!values.ok()) return values.error();
-        std::copy(values->begin(), values->end(), params + t.offset);
+        std::copy(values->begin(), values->end(), params + table.tensors()[i].offset);
     }
     return Status::success();
 }
 
-}  // namespace ws::session
+Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
+                   float* params) {
+    auto opened = checkpoint::SafetensorsFile::open(file);
+    if (!opened.ok()) return opened.error();
+    return readWeights(*opened, table, params);
+}
+
+}  // namespace ws::modelio

@@ -31,7 +31,7 @@
 #include "engine/model/parameters.h"
 #include "engine/optim/optimizer.h"
 
-namespace ws::session {
+namespace ws::modelio {
 
 inline constexpr const char* kModelFile = "model.safetensors";
 inline constexpr const char* kOptimizerFile = "optimizer.safetensors";
@@ -111,4 +111,4 @@ std::vector<std::string> configDifferences(const config::Config& a, const config
 // (logging, evaluation, checkpoint cadence, where MemoryX lives, ...).
 bool keyKeepsResumeExact(const std::string& key);
 
-}  // namespace ws::session
+}  // namespace ws::modelio

@@ -1,5 +1,5 @@
 // Checkpoint folders: writing (atomic), opening (verified), loading tensors, config differences.
-#include "engine/session/checkpoints.h"
+#include "engine/modelio/checkpoints.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,9 +15,9 @@
 #include "engine/config/yaml_writer.h"
 #include "engine/core/hash.h"
 #include "engine/model/random.h"
-#include "engine/session/weights_io.h"
+#include "engine/modelio/weights_io.h"
 
-namespace ws::session {
+namespace ws::modelio {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -540,4 +540,4 @@ bool keyKeepsResumeExact(const std::string& key) {
     return false;
 }
 
-}  // namespace ws::session
+}  // namespace ws::modelio
