@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -13,43 +12,19 @@
 
 #include "engine/config/validate.h"
 #include "engine/core/paths.h"
-#include "engine/data/dataset.h"
-#include "engine/model/gpt.h"
-#include "engine/model/random.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
-#include "engine/optim/optimizer.h"
-#include "engine/optim/schedule.h"
-#include "engine/session/checkpoint_keeper.h"
 #include "engine/session/emulation.h"
-#include "engine/session/folder_lock.h"
 #include "engine/session/param_groups.h"
-#include "engine/session/resume.h"
-#include "engine/store/run_store.h"
-#include "engine/streaming/executor.h"
-#include "engine/streaming/fit.h"
 #include "engine/tensor/threads.h"
-#include "engine/tokenizer/tokenizer.h"
-#include "engine/wafer/emulated_time.h"
 #include "engine/wafer/run_fit.h"
-#include "engine/wafer/sparsity.h"
 #include "engine/wafer/spec.h"
 
+#include "engine/session/session_state.h"
+
 namespace ws::session {
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double secondsSince(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double wallClockNow() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string defaultRunName(const config::Config& c) {
     const std::time_t now = std::time(nullptr);
@@ -66,25 +41,6 @@ std::string shortDuration(double seconds) {
     if (seconds < 1e-3) return fmt::format("{:.3g} µs", seconds * 1e6);
     if (seconds < 1.0) return fmt::format("{:.3g} ms", seconds * 1e3);
     return fmt::format("{:.3g} s", seconds);
-}
-
-// The run's summary as the store keeps it (store::RunInfo::summaryJson): one line, these keys in
-// this order, a number that is not finite as null. Items read `"key": value`, the layout readers
-// of the text (tests) look for.
-std::string storedSummaryJson(const RunSummary& s) {
-    nlohmann::ordered_json summary;
-    summary["steps"] = s.steps;
-    summary["final_loss"] = s.finalLoss;
-    summary["final_eval_loss"] = s.finalEvalLoss;
-    summary["tokens_per_s"] = s.tokensPerSec;
-    summary["elapsed_s"] = s.elapsedSec;
-    summary["parameters"] = s.parameterCount;
-    std::string line;
-    for (const auto& item : summary.items()) {
-        line += line.empty() ? "{" : ", ";
-        line += nlohmann::json(item.key()).dump() + ": " + item.value().dump();
-    }
-    return line + "}";
 }
 
 // The largest divisor of the evaluation batch that is no larger than a training micro-batch.
@@ -104,82 +60,6 @@ std::string outOfMemoryMessage(const std::string& activity) {
 }
 
 }  // namespace
-
-// Everything the run builds once prepared; lives on the worker thread.
-struct Session::Impl {
-    std::unique_ptr<store::RunStore> store;
-    int64_t runId = -1;
-    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-    std::optional<data::TokenCache> trainCache;
-    std::optional<data::Dataset> dataset;
-    std::optional<data::TokenCache> evalCache;  // eval_input.data_dir given: its own corpus
-    std::optional<data::Dataset> evalDataset;
-    std::unique_ptr<model::ParameterTable> table;
-    std::unique_ptr<streaming::MemoryX> memoryx;  // master weights and optimizer state
-    fs::path modelDir;
-
-    void metric(int64_t step, const char* key, double value, double wall) {
-        if (store) store->logMetric(runId, step, key, value, wall);
-    }
-};
-
-// What the preparation phases build for the training loop, in the order they build it. One lives
-// on the worker thread for one prepareAndTrain: the folder lock, the executor with its activations
-// and the optimizer go when the run ends; what outlives the run is in Impl.
-struct Session::Prepared {
-    // prepareData
-    int B = 0;                                // sequences per step
-    int T = 0;                                // tokens per sequence
-    const data::Dataset* evalData = nullptr;  // the held-out split, or eval_input's own corpus
-    // prepareMemoryX
-    model::GptShape shape;
-    std::optional<ResumePlan> resume;
-    int stateCopies = 0;       // optimizer state buffers per parameter
-    float* weights = nullptr;  // MemoryX's master weights
-    // applySparsity, buildOptimizer
-    std::optional<wafer::StaticSparsity> sparsity;
-    std::optional<optim::Optimizer> optimizer;
-    int64_t maxSteps = 0;
-    std::optional<optim::LearningRateSchedule> schedule;
-    // prepareWafer, startEmulator, prepareEvaluation
-    streaming::FitResult fit;
-    std::optional<wafer::SpanClock> emulatedClock;
-    std::optional<streaming::StreamingExecutor> executor;
-    int evalMicro = 1;  // sequences per evaluation forward pass
-    std::optional<model::Gpt<float>> evalGpt;
-    std::vector<int32_t> evalInputs, evalTargets;  // (eval batch, T)
-    // openRunRecord, claimModelFolder, startRunFolder
-    fs::path db;  // the run store's file; default run folders go beside it
-    std::optional<ResumePlacement> placement;
-    std::optional<FolderLock> folderLock;  // held until training ends
-    int64_t startStep = 0;
-    std::optional<CheckpointKeeper> checkpoints;
-
-    int64_t tokensPerStep() const { return int64_t(B) * T; }
-};
-
-// The training loop's running figures: where it is, the current log window and how it ended.
-struct Session::Progress {
-    streaming::StepHooks hooks;            // pause and stop between layers
-    std::vector<int32_t> inputs, targets;  // (B, T) the step's batch
-    Clock::time_point trainStart;
-    double wallStart = 0.0;  // the wall clock at trainStart, for the store's metric times
-    // The log window: tokens/s and the logged loss are over the steps since its start.
-    Clock::time_point windowStart;
-    int64_t windowTokens = 0;
-    double windowLossSum = 0.0;
-    int windowSteps = 0;
-    double lastWindowLoss = kNaN;
-    int64_t step = 0;  // steps done
-    RunState endState = RunState::Finished;
-    std::string endDetail;
-
-    bool end(RunState state, std::string detail) {
-        endState = state;
-        endDetail = std::move(detail);
-        return false;
-    }
-};
 
 Result<std::unique_ptr<Session>> Session::create(config::LoadedConfig config,
                                                  SessionOptions options) {
@@ -603,211 +483,6 @@ Status Session::startRunFolder(Prepared& p) {
                         1.0 / shape.widthMult, 1.0 / shape.ffnWidthMult, shape.embeddingsScale,
                         shape.outputLogitsScale, shape.attentionScale<double>()));
     }
-    return Status::success();
-}
-
-// The training loop: from the start step (after evaluating the starting weights when asked)
-// until max_steps, a stop, or a loss that is not finite.
-void Session::runTrainingLoop(Prepared& p, Progress& r) {
-    setState(RunState::Running);
-    r.inputs.resize(size_t(p.B) * p.T);
-    r.targets.resize(size_t(p.B) * p.T);
-    r.trainStart = Clock::now();
-    r.wallStart = wallClockNow();
-    r.windowStart = r.trainStart;
-    setPauseHooks(r);
-    r.step = p.startStep;
-    p.checkpoints->atStart(r.step);
-    if (m_options.evaluateAtStart && !p.resume) {
-        m_summary.initialEvalLoss = evaluate(p, r.step);
-        m_impl->metric(r.step, "eval_loss", m_summary.initialEvalLoss, r.wallStart);
-        log(LogLine::Level::Info,
-            fmt::format("eval loss before training: {:.4f}", m_summary.initialEvalLoss));
-    }
-    while (r.step < p.maxSteps && trainStep(p, r)) {
-    }
-}
-
-// Pause and stop act between layers (see StreamingExecutor::step for when a step can still be
-// abandoned without touching MemoryX).
-void Session::setPauseHooks(Progress& r) {
-    r.hooks.cancel = &m_stopRequested;
-    // Stepping while paused: each stepOnePhase() lets one layer visit through, and the next
-    // pause point pauses again without leaving the Paused state.
-    auto takePhaseStep = [this] {
-        int n = m_phaseSteps.load();
-        while (n > 0 && !m_phaseSteps.compare_exchange_weak(n, n - 1)) {
-        }
-        return n > 0;
-    };
-    r.hooks.pausePoint = [this, takePhaseStep, &windowStart = r.windowStart] {
-        if (!m_paused || m_stopRequested) return;
-        const auto pausedAt = Clock::now();
-        if (m_state.load() != RunState::Paused) setState(RunState::Paused);
-        ++m_pauseStops;
-        bool stepping = false;
-        while (m_paused && !m_stopRequested && !(stepping = takePhaseStep())) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        if (!stepping) setState(RunState::Running);
-        windowStart += Clock::now() - pausedAt;  // paused time is not training time
-    };
-}
-
-// One training step: its batch, the streamed forward, backward and update, then its metrics and
-// checkpoint. False when the run ends here (stopped, or the loss is not finite).
-bool Session::trainStep(Prepared& p, Progress& r) {
-    const config::Config& cfg = m_config.config;
-    if (m_options.stopAfterStep >= 0 && r.step >= m_options.stopAfterStep) m_stopRequested = true;
-    if (m_stopRequested) {
-        return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
-    }
-    m_activity = fmt::format("training step {}", r.step + 1);
-    if (r.step + 1 == m_options.failAllocationAtStep) throw std::bad_alloc();
-    m_impl->dataset->trainBatch(r.step, p.B, p.T, cfg.trainInput.shuffle,
-                                static_cast<uint64_t>(cfg.trainInput.shuffleSeed), r.inputs.data(),
-                                r.targets.data());
-    const double lr = p.schedule->at(r.step);
-    if (p.emulatedClock) {
-        m_events.push(EmulatedStep{r.step, p.emulatedClock->stepStart(r.step),
-                                   p.emulatedClock->prediction()});
-    }
-    const uint64_t seed = static_cast<uint64_t>(cfg.runconfig.seed);
-    const bool dropout = p.shape.dropout > 0.0 || p.shape.attnDropout > 0.0;
-    const streaming::StepResult result = p.executor->step(
-        r.step, r.inputs.data(), r.targets.data(), lr, cfg.optimizer.maxGradientNorm, r.step + 1,
-        dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(r.step)) : 0, r.hooks);
-    if (result.cancelled) {
-        return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
-    }
-    if (p.sparsity) p.sparsity->reapply(p.weights);
-    const double loss = result.loss;
-    ++r.step;
-    r.windowTokens += p.tokensPerStep();
-    r.windowLossSum += loss;
-    ++r.windowSteps;
-
-    StepMetrics m;
-    m.step = r.step;
-    m.maxSteps = p.maxSteps;
-    m.loss = loss;
-    m.evalLoss = kNaN;
-    m.learningRate = lr;
-    m.gradNorm = result.gradNorm;
-    m.layerGradNorms = result.layerGradNorms;
-    recordStep(p, r, m);
-    if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
-        return r.end(RunState::Diverged, fmt::format("loss became {} at step {}", loss, r.step));
-    }
-    if (r.step < p.maxSteps) {
-        m_activity = fmt::format("writing the checkpoint of step {}", r.step);
-        p.checkpoints->afterStep(r.step, m_checkpointRequested.exchange(false));
-    }
-    return true;
-}
-
-// A step's figures: throughput, the evaluation when it is due, the store's metrics, the log
-// window, and the StepMetrics event.
-void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
-    const config::Config& cfg = m_config.config;
-    const int64_t step = r.step;
-    m.tokensSeen = step * p.tokensPerStep();
-    m.elapsedSec = secondsSince(r.trainStart);
-    const double windowSec = secondsSince(r.windowStart);
-    m.tokensPerSec = windowSec > 0 ? double(r.windowTokens) / windowSec : 0.0;
-    const int freq = cfg.runconfig.evalFrequency;
-    const bool last = step == p.maxSteps;
-    if ((freq > 0 && step % freq == 0) || (last && cfg.runconfig.evalSteps > 0)) {
-        m.evalLoss = evaluate(p, step);
-        m_summary.finalEvalLoss = m.evalLoss;
-    }
-    m.logStep = step % cfg.runconfig.logSteps == 0 || last;
-    const double wall = r.wallStart + m.elapsedSec;
-    Impl& s = *m_impl;
-    s.metric(step, "loss", m.loss, wall);
-    s.metric(step, "lr", m.learningRate, wall);
-    s.metric(step, "grad_norm", m.gradNorm, wall);
-    if (!std::isnan(m.evalLoss)) s.metric(step, "eval_loss", m.evalLoss, wall);
-    if (m.logStep) {
-        s.metric(step, "tokens_per_s", m.tokensPerSec, wall);
-        r.lastWindowLoss = r.windowLossSum / r.windowSteps;
-        r.windowLossSum = 0.0;
-        r.windowSteps = 0;
-        r.windowStart = Clock::now();
-        r.windowTokens = 0;
-    }
-    m_events.push(m);
-}
-
-// The mean loss over up to runconfig.eval_steps evaluation batches (NaN when there are none).
-// Evaluation reads MemoryX's weights directly (forward only, not streamed).
-double Session::evaluate(Prepared& p, int64_t afterStep) {
-    const config::Config& cfg = m_config.config;
-    const int evalB = cfg.evalInput.batchSize;
-    const int T = p.T;
-    const int64_t available = p.evalData->validationBatches(evalB, T);
-    const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
-    if (batches <= 0) return kNaN;
-    m_activity = fmt::format("evaluating the weights after step {}", afterStep);
-    double sum = 0.0;
-    const size_t microTokens = size_t(p.evalMicro) * size_t(T);
-    for (int64_t i = 0; i < batches; ++i) {
-        p.evalData->validationBatch(i, evalB, T, p.evalInputs.data(), p.evalTargets.data());
-        // Equal micro-batches: the batch's mean loss is the mean of theirs.
-        double batchSum = 0.0;
-        for (int m = 0; m < evalB / p.evalMicro; ++m)
-            batchSum += p.evalGpt->forward(p.weights, p.evalInputs.data() + m * microTokens,
-                                           p.evalTargets.data() + m * microTokens, false, 0);
-        sum += batchSum / double(evalB / p.evalMicro);
-    }
-    return sum / double(batches);
-}
-
-// After the loop: what streaming moved, and where the weights stand when no evaluation has said
-// so yet.
-void Session::finishTraining(Prepared& p, Progress& r) {
-    const config::Config& cfg = m_config.config;
-    const auto st = p.executor->stats();
-    log(LogLine::Level::Info,
-        fmt::format("streaming: {:.1f} MiB of weights streamed in, {:.1f} MiB of gradients "
-                    "out; at most {} layer(s) on a wafer at once; {:.0f}% of stream-in time "
-                    "hidden behind compute",
-                    double(st.bytesStreamedIn) / (1 << 20), double(st.bytesStreamedOut) / (1 << 20),
-                    st.maxResidentLayers,
-                    st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
-    // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
-    // checkpoint) still reports where its weights stand.
-    if (std::isnan(m_summary.finalEvalLoss) && r.endState != RunState::Diverged &&
-        cfg.runconfig.evalSteps > 0) {
-        m_summary.finalEvalLoss = evaluate(p, r.step);
-        if (r.step > 0)
-            m_impl->metric(r.step, "eval_loss", m_summary.finalEvalLoss, wallClockNow());
-    }
-}
-
-// Outputs: final weights in Hugging Face GPT-2 layout, the summary in the store, the final
-// checkpoint, and the state the run ended in.
-Status Session::writeOutputs(Prepared& p, Progress& r) {
-    const config::Config& cfg = m_config.config;
-    Impl& s = *m_impl;
-    m_summary.steps = r.step;
-    m_summary.elapsedSec = secondsSince(r.trainStart);
-    m_summary.tokensPerSec =
-        m_summary.elapsedSec > 0
-            ? double((r.step - p.startStep) * p.tokensPerStep()) / m_summary.elapsedSec
-            : 0.0;
-    m_summary.finalLoss = r.windowSteps > 0 ? r.windowLossSum / r.windowSteps : r.lastWindowLoss;
-    m_activity = "writing the final weights and checkpoint";
-    if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, p.weights, cfg,
-                                         r.step);
-        !st.ok()) {
-        return st;
-    }
-    if (s.store) (void)s.store->setSummary(s.runId, storedSummaryJson(m_summary));
-    log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
-    // A diverged run's weights are not worth resuming from; every other end is.
-    if (r.endState != RunState::Diverged && m_options.finalCheckpoint) p.checkpoints->atEnd(r.step);
-    setState(r.endState, r.endDetail);
     return Status::success();
 }
 

@@ -1,0 +1,115 @@
+// Session internals shared by session.cpp (lifecycle and the preparation phases) and
+// session_loop.cpp (the training loop and the run's outputs): what a run keeps (Impl), what the
+// preparation phases build (Prepared) and the loop's running figures (Progress). Not a public
+// header: only the session's own sources include it. Thread-safety: all of it lives on the
+// session's worker thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/data/dataset.h"
+#include "engine/data/token_cache.h"
+#include "engine/model/gpt.h"
+#include "engine/optim/optimizer.h"
+#include "engine/optim/schedule.h"
+#include "engine/session/checkpoint_keeper.h"
+#include "engine/session/folder_lock.h"
+#include "engine/session/resume.h"
+#include "engine/session/session.h"
+#include "engine/store/run_store.h"
+#include "engine/streaming/executor.h"
+#include "engine/streaming/fit.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/wafer/emulated_time.h"
+#include "engine/wafer/sparsity.h"
+
+namespace ws::session {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Everything the run builds once prepared; lives on the worker thread.
+struct Session::Impl {
+    std::unique_ptr<store::RunStore> store;
+    int64_t runId = -1;
+    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    std::optional<data::TokenCache> trainCache;
+    std::optional<data::Dataset> dataset;
+    std::optional<data::TokenCache> evalCache;  // eval_input.data_dir given: its own corpus
+    std::optional<data::Dataset> evalDataset;
+    std::unique_ptr<model::ParameterTable> table;
+    std::unique_ptr<streaming::MemoryX> memoryx;  // master weights and optimizer state
+    fs::path modelDir;
+
+    void metric(int64_t step, const char* key, double value, double wall) {
+        if (store) store->logMetric(runId, step, key, value, wall);
+    }
+};
+
+// What the preparation phases build for the training loop, in the order they build it. One lives
+// on the worker thread for one prepareAndTrain: the folder lock, the executor with its activations
+// and the optimizer go when the run ends; what outlives the run is in Impl.
+struct Session::Prepared {
+    // prepareData
+    int B = 0;                                // sequences per step
+    int T = 0;                                // tokens per sequence
+    const data::Dataset* evalData = nullptr;  // the held-out split, or eval_input's own corpus
+    // prepareMemoryX
+    model::GptShape shape;
+    std::optional<ResumePlan> resume;
+    int stateCopies = 0;       // optimizer state buffers per parameter
+    float* weights = nullptr;  // MemoryX's master weights
+    // applySparsity, buildOptimizer
+    std::optional<wafer::StaticSparsity> sparsity;
+    std::optional<optim::Optimizer> optimizer;
+    int64_t maxSteps = 0;
+    std::optional<optim::LearningRateSchedule> schedule;
+    // prepareWafer, startEmulator, prepareEvaluation
+    streaming::FitResult fit;
+    std::optional<wafer::SpanClock> emulatedClock;
+    std::optional<streaming::StreamingExecutor> executor;
+    int evalMicro = 1;  // sequences per evaluation forward pass
+    std::optional<model::Gpt<float>> evalGpt;
+    std::vector<int32_t> evalInputs, evalTargets;  // (eval batch, T)
+    // openRunRecord, claimModelFolder, startRunFolder
+    fs::path db;  // the run store's file; default run folders go beside it
+    std::optional<ResumePlacement> placement;
+    std::optional<FolderLock> folderLock;  // held until training ends
+    int64_t startStep = 0;
+    std::optional<CheckpointKeeper> checkpoints;
+
+    int64_t tokensPerStep() const { return int64_t(B) * T; }
+};
+
+// The training loop's running figures: where it is, the current log window and how it ended.
+struct Session::Progress {
+    streaming::StepHooks hooks;            // pause and stop between layers
+    std::vector<int32_t> inputs, targets;  // (B, T) the step's batch
+    Clock::time_point trainStart;
+    double wallStart = 0.0;  // the wall clock at trainStart, for the store's metric times
+    // The log window: tokens/s and the logged loss are over the steps since its start.
+    Clock::time_point windowStart;
+    int64_t windowTokens = 0;
+    double windowLossSum = 0.0;
+    int windowSteps = 0;
+    double lastWindowLoss = kNaN;
+    int64_t step = 0;  // steps done
+    RunState endState = RunState::Finished;
+    std::string endDetail;
+
+    bool end(RunState state, std::string detail) {
+        endState = state;
+        endDetail = std::move(detail);
+        return false;
+    }
+};
+
+}  // namespace ws::session
