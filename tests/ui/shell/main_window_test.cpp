@@ -45,6 +45,7 @@ const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
 
 using ws::testing::artifactPath;
 
+using ws::streaming::SpanKind;
 using ws::testing::commitLine;
 
 size_t livePoints(const TrainingTab* tab, const char* key) {
@@ -129,23 +130,45 @@ private slots:
         QVERIFY(m_window.action("stopAction")->isEnabled());
         QVERIFY(!m_window.action("runAction")->isEnabled());
 
+        WaferTab* wafer = m_window.find<WaferTab>("waferTab");
+        QAction* stepLayer = m_window.action("stepLayerAction");
         m_window.action("pauseAction")->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Paused, 20000);
         QVERIFY(m_window.action("continueAction")->isEnabled());
-        WaferTab* wafer = m_window.find<WaferTab>("waferTab");
+        // Paused: the engine reports Paused from its pause point, after everything it did before,
+        // and waits there. All it does next reaches the window as spans: from here on they may
+        // only be the layer phases Step Layer lets through, one forward or backward pass each.
+        int computeSpans = 0;  // passes the engine ran since it paused
+        QObject counting;      // the count's connection ends with this scope
+        connect(controller, &RunController::spans, &counting,
+                [&](const std::vector<ws::streaming::Span>& batch) {
+                    for (const auto& span : batch)
+                        computeSpans +=
+                            span.kind == SpanKind::Forward || span.kind == SpanKind::Backward;
+                });
+        QSignalSpy metricsWhilePaused(controller, &RunController::metrics);
         const size_t pausedAt = livePoints(training, "loss");
         const int64_t waferStep = wafer->shownStep();
-        QTest::qWait(400);
+        controller->drainNow();  // anything still queued behind the Paused state
+        QCOMPARE(computeSpans, 0);
+        QCOMPARE(metricsWhilePaused.count(), 0);
         QCOMPARE(livePoints(training, "loss"), pausedAt);  // paused: no new steps
         QCOMPARE(wafer->shownStep(), waferStep);           // the Wafer tab stays put
-        // Step Layer: one more layer phase runs, the Wafer tab follows it, the run stays paused.
-        QAction* stepLayer = m_window.action("stepLayerAction");
+        // Step Layer: exactly one more layer phase per press, the Wafer tab follows it, the run
+        // stays paused.
         QVERIFY(stepLayer->isEnabled());
-        for (int i = 0; i < 3; ++i) {
+        int presses = 0;
+        auto stepOneLayer = [&] {
             const auto phase = wafer->followedPhase();
             stepLayer->trigger();
+            ++presses;
             QTRY_VERIFY_WITH_TIMEOUT(wafer->followedPhase() != phase, 20000);
+            QCOMPARE(computeSpans, presses);
             QCOMPARE(controller->state(), ws::session::RunState::Paused);
+        };
+        for (int i = 0; i < 3; ++i) {
+            stepOneLayer();
+            if (QTest::currentTestFailed()) return;
         }
         // On to the head's forward pass (the picture for the README: mid-step, the backward
         // pass's first weights streaming in).
@@ -153,9 +176,8 @@ private slots:
         for (int i = 0;
              i < 4 * (head + 1) && wafer->followedPhase() != std::pair<int, bool>(head, false);
              ++i) {
-            const auto phase = wafer->followedPhase();
-            stepLayer->trigger();
-            QTRY_VERIFY_WITH_TIMEOUT(wafer->followedPhase() != phase, 20000);
+            stepOneLayer();
+            if (QTest::currentTestFailed()) return;
         }
         QCOMPARE(wafer->followedPhase(), std::make_pair(head, false));
         m_window->showTab("wafer");
