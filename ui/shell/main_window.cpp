@@ -69,16 +69,42 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_document = new ConfigDocument(this);
     m_controller = new RunController(this);
+    createTabs();
+    m_sweeps = new SweepController(this);
+    setCentralWidget(m_tabs);
+    createDocks();
+    createActions();
+    nameActions();
+    createMenus();
+    openStore();
 
+    // Wiring: document -> actions/title; controller -> charts, status, log, runs.
+    wireDocument();
+    wireRunController();
+    wireRunsDock();
+    wireSweeps();
+    followStore();
+
+    restoreWindowState();
+    rebuildRecentMenu();
+    updateActions();
+    updateTitle();
+}
+
+void MainWindow::createTabs() {
     m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("mainTabs"));
     m_tabs->setDocumentMode(true);
     m_configTab = new ConfigTab(m_document, m_tabs);
+    m_configTab->setObjectName(QStringLiteral("configTab"));
     m_trainingTab = new TrainingTab(m_tabs);
+    m_trainingTab->setObjectName(QStringLiteral("trainingTab"));
     m_tabs->addTab(m_configTab, tr("Config"));
     m_tabs->addTab(m_trainingTab, tr("Training"));
-    m_waferTab = new WaferTab(m_tabs);
+    m_waferTab = new WaferTab(m_tabs);  // "waferTab"
     m_tabs->addTab(m_waferTab, tr("Wafer"));
     m_samplesTab = new SamplesTab(m_tabs);
+    m_samplesTab->setObjectName(QStringLiteral("samplesTab"));
     m_tabs->addTab(m_samplesTab, tr("Samples"));
     // Panes are titled as the Runs dock names the runs; the shipped base is no run.
     m_samplesTab->setModelNamer([this](const QString& path) {
@@ -87,21 +113,21 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
             return tr("shipped base model");
         return runTitleForModel(path, m_store.get());
     });
-    m_sweepsTab = new SweepsTab(m_tabs);
+    m_sweepsTab = new SweepsTab(m_tabs);  // "SweepsTab"
     m_tabs->addTab(m_sweepsTab, tr("Sweeps"));
-    m_sweeps = new SweepController(this);
-    setCentralWidget(m_tabs);
+}
 
-    m_runsDock = new RunsDock(this);
+void MainWindow::createDocks() {
+    m_runsDock = new RunsDock(this);  // "RunsDock"
     addDockWidget(Qt::LeftDockWidgetArea, m_runsDock);
-    m_logDock = new LogDock(this);
+    m_logDock = new LogDock(this);  // "LogDock"
     addDockWidget(Qt::BottomDockWidgetArea, m_logDock);
     m_statusPanel = new StatusPanel(this);
+    m_statusPanel->setObjectName(QStringLiteral("statusPanel"));
     statusBar()->addPermanentWidget(m_statusPanel, 1);
+}
 
-    createActions();
-    createMenus();
-
+void MainWindow::openStore() {
     const std::filesystem::path db = m_dbPath.isEmpty()
                                          ? store::RunStore::defaultPath()
                                          : std::filesystem::path(m_dbPath.toStdString());
@@ -117,13 +143,17 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         // routes back once the window is up.
         QTimer::singleShot(0, this, [this] { offerRecoveryIfDamaged(); });
     }
+}
 
-    // Wiring: document -> actions/title; controller -> charts, status, log, runs.
+void MainWindow::wireDocument() {
     connect(m_document, &ConfigDocument::changed, this, &MainWindow::updateActions);
     connect(m_document, &ConfigDocument::fileChanged, this, &MainWindow::updateTitle);
     connect(m_document, &ConfigDocument::note, this, [this](const QString& message) {
         m_logDock->append(int(session::LogLine::Level::Info), message);
     });
+}
+
+void MainWindow::wireRunController() {
     connect(m_controller, &RunController::metrics, this,
             [this](const std::vector<session::StepMetrics>& batch) {
                 m_trainingTab->appendLive(batch);
@@ -151,35 +181,38 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
                 if (state == session::RunState::Running) m_runsDock->refresh();
                 updateActions();
             });
-    connect(m_controller, &RunController::finished, this, [this](const session::RunSummary& s) {
-        m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
-        if (!s.modelDir.empty())
-            m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
-        m_runsDock->refresh();
-        if (m_finetuneRunning) {
-            m_finetuneRunning = false;
-            if (s.state != session::RunState::Failed) {
-                // The fine-tune's before/after, where the user looks next: the Log and Samples
-                // (the status bar's left is the run panel's, so a message there stays hidden).
-                const QString change = QString::fromStdString(
-                    finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
-                const QString line =
-                    tr("Fine-tune %1 after %2 steps: %3")
-                        .arg(QString::fromStdString(session::runStateName(s.state)))
-                        .arg(s.steps)
-                        .arg(change);
-                m_logDock->append(int(session::LogLine::Level::Info), line);
-                m_samplesTab->setNote(
-                    tr("%1. Generate shows the fine-tuned model beside its base, continuing "
-                       "words of your held-out text.")
-                        .arg(line));
-            }
+    connect(m_controller, &RunController::finished, this, &MainWindow::onRunFinished);
+}
+
+void MainWindow::onRunFinished(const session::RunSummary& s) {
+    m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
+    if (!s.modelDir.empty())
+        m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
+    m_runsDock->refresh();
+    if (m_finetuneRunning) {
+        m_finetuneRunning = false;
+        if (s.state != session::RunState::Failed) {
+            // The fine-tune's before/after, where the user looks next: the Log and Samples
+            // (the status bar's left is the run panel's, so a message there stays hidden).
+            const QString change = QString::fromStdString(
+                finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
+            const QString line = tr("Fine-tune %1 after %2 steps: %3")
+                                     .arg(QString::fromStdString(session::runStateName(s.state)))
+                                     .arg(s.steps)
+                                     .arg(change);
+            m_logDock->append(int(session::LogLine::Level::Info), line);
+            m_samplesTab->setNote(tr("%1. Generate shows the fine-tuned model beside its base, "
+                                     "continuing words of your held-out text.")
+                                      .arg(line));
         }
-        if (!s.detail.empty()) {
-            m_logDock->append(int(session::LogLine::Level::Info), QString::fromStdString(s.detail));
-        }
-        updateActions();
-    });
+    }
+    if (!s.detail.empty()) {
+        m_logDock->append(int(session::LogLine::Level::Info), QString::fromStdString(s.detail));
+    }
+    updateActions();
+}
+
+void MainWindow::wireRunsDock() {
     connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
         m_trainingTab->setOverlayRuns(ids, m_store.get());
         if (ids.size() == 1 && m_store) {
@@ -215,12 +248,13 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     connect(m_runsDock, &RunsDock::errorOccurred, this, [this](const QString& message) {
         m_logDock->append(int(session::LogLine::Level::Error), message);
     });
+}
 
-    wireSweeps();
-
+void MainWindow::followStore() {
     // Runs written by other processes (`wafer train --db`, sweeps) appear, change status and
     // grow on the charts while the studio is open.
     m_follower = new StoreFollower(this);
+    m_follower->setObjectName(QStringLiteral("storeFollower"));
     m_follower->setTailRequests([this] { return m_trainingTab->followRequests(); });
     connect(m_follower, &StoreFollower::runsChanged, m_runsDock, &RunsDock::showRuns);
     connect(m_follower, &StoreFollower::metricsArrived, m_trainingTab, &TrainingTab::appendStored);
@@ -229,7 +263,9 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         offerRecoveryIfDamaged();  // damaged under the studio (by another program)
     });
     m_follower->setStore(m_store.get());
+}
 
+void MainWindow::restoreWindowState() {
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
@@ -243,9 +279,6 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
         });
     }
     m_tabs->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
-    rebuildRecentMenu();
-    updateActions();
-    updateTitle();
 }
 
 MainWindow::~MainWindow() {
@@ -339,6 +372,26 @@ void MainWindow::createActions() {
     for (QAction* a : {m_undo, m_redo}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     m_configTab->addAction(m_undo);
     m_configTab->addAction(m_redo);
+}
+
+void MainWindow::nameActions() {
+    // For findChild (tests, accessibility tools); main_window.h lists them.
+    const std::pair<QAction*, const char*> named[] = {{m_run, "runAction"},
+                                                      {m_runSweep, "runSweepAction"},
+                                                      {m_pause, "pauseAction"},
+                                                      {m_continue, "continueAction"},
+                                                      {m_stepLayer, "stepLayerAction"},
+                                                      {m_stop, "stopAction"},
+                                                      {m_checkpoint, "checkpointAction"},
+                                                      {m_resumeRun, "resumeRunAction"},
+                                                      {m_finetune, "finetuneAction"},
+                                                      {m_open, "openAction"},
+                                                      {m_save, "saveAction"},
+                                                      {m_saveAs, "saveAsAction"},
+                                                      {m_undo, "undoAction"},
+                                                      {m_redo, "redoAction"},
+                                                      {m_quit, "quitAction"}};
+    for (const auto& [action, name] : named) action->setObjectName(QLatin1String(name));
 }
 
 void MainWindow::createMenus() {
@@ -474,6 +527,29 @@ bool MainWindow::openConfig(const QString& path) {
     return ok;
 }
 
+bool MainWindow::launchRun(const config::LoadedConfig& config, session::SessionOptions options,
+                           const LiveCurve& curve) {
+    options.dbPath = m_dbPath.toStdString();
+    const double tokensPerStep = double(model::deriveFacts(config.config).tokensPerStep);
+    QString error;
+    if (!m_controller->start(config, options, &error)) {
+        m_logDock->append(int(session::LogLine::Level::Error), error);
+        return false;
+    }
+    if (curve.continuesRun >= 0) {
+        // The stored curve up to the checkpoint, then the live points; the Wafer tab is left as
+        // it was (a resumed run has always been started this way).
+        m_trainingTab->continueLiveRun(curve.continuesRun, m_store.get(), curve.fromStep,
+                                       tokensPerStep);
+    } else {
+        m_waferTab->beginRun(config.config);
+        m_trainingTab->beginLiveRun(curve.title, tokensPerStep);
+    }
+    m_tabs->setCurrentWidget(m_trainingTab);
+    updateActions();
+    return true;
+}
+
 bool MainWindow::startRun() {
     if (m_sweeps->isActive()) {
         m_logDock->append(int(session::LogLine::Level::Error),
@@ -485,20 +561,8 @@ bool MainWindow::startRun() {
         m_tabs->setCurrentWidget(m_configTab);
         return false;
     }
-    session::SessionOptions options;
-    options.dbPath = m_dbPath.toStdString();
-    QString error;
     const config::LoadedConfig loaded = m_document->loadedConfig();
-    const double tokensPerStep = double(model::deriveFacts(loaded.config).tokensPerStep);
-    if (!m_controller->start(loaded, options, &error)) {
-        m_logDock->append(int(session::LogLine::Level::Error), error);
-        return false;
-    }
-    m_waferTab->beginRun(loaded.config);
-    m_trainingTab->beginLiveRun(QString::fromStdString(loaded.config.model.name), tokensPerStep);
-    m_tabs->setCurrentWidget(m_trainingTab);
-    updateActions();
-    return true;
+    return launchRun(loaded, {}, {QString::fromStdString(loaded.config.model.name)});
 }
 
 bool MainWindow::resumeRun(int64_t runId) {
@@ -515,21 +579,11 @@ bool MainWindow::resumeRun(int64_t runId) {
     ResumeDialog dialog(check, this);
     if (dialog.exec() != QDialog::Accepted || dialog.choice() == ResumeDialog::Cancel) return false;
     const bool ownConfig = dialog.choice() == ResumeDialog::ResumeWithCheckpointConfig;
-    const config::LoadedConfig loaded = ownConfig ? *check.checkpointConfig : *check.config;
     session::SessionOptions options;
-    options.dbPath = m_dbPath.toStdString();
     options.resumeFrom = check.folder;
     options.allowConfigChange = dialog.choice() == ResumeDialog::ResumeAnyway;
-    QString error;
-    if (!m_controller->start(loaded, options, &error)) {
-        m_logDock->append(int(session::LogLine::Level::Error), error);
-        return false;
-    }
-    m_trainingTab->continueLiveRun(runId, m_store.get(), check.step,
-                                   double(model::deriveFacts(loaded.config).tokensPerStep));
-    m_tabs->setCurrentWidget(m_trainingTab);
-    updateActions();
-    return true;
+    return launchRun(ownConfig ? *check.checkpointConfig : *check.config, options,
+                     {{}, runId, check.step});
 }
 
 FinetuneWizard* MainWindow::openFinetuneWizard() {
@@ -538,33 +592,24 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
     connect(wizard, &QDialog::accepted, this, [this, wizard] {
         FinetuneChoice choice = wizard->choice();
         if (!maybeSave()) return;
+        const config::Config& c = choice.config.config;
         // Its own untitled document: a later Save must not write it over the open file.
-        m_document->setUntitled(
-            QString::fromStdString(config::saveConfigYaml(choice.config.config)),
-            tr("finetune of %1").arg(QString::fromStdString(choice.config.config.model.name)));
+        m_document->setUntitled(QString::fromStdString(config::saveConfigYaml(c)),
+                                tr("finetune of %1").arg(QString::fromStdString(c.model.name)));
         session::SessionOptions options;
-        options.dbPath = m_dbPath.toStdString();
         options.runName = choice.runName.toStdString();
         options.kind = "finetune";
         options.parentRun = choice.parentRun;
         options.evaluateAtStart = true;  // the base's held-out loss is the curve's first point
-        QString error;
-        if (!m_controller->start(choice.config, options, &error)) {
-            m_logDock->append(int(session::LogLine::Level::Error), error);
+        if (!launchRun(choice.config, options,
+                       {QString::fromStdString(c.model.name) + tr(" fine-tune")}))
             return;
-        }
-        const config::Config& c = choice.config.config;
-        m_waferTab->beginRun(c);
-        m_trainingTab->beginLiveRun(QString::fromStdString(c.model.name) + tr(" fine-tune"),
-                                    double(model::deriveFacts(c).tokensPerStep));
         // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
         // a prompt of the user's own held-out text.
         if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);
         if (!choice.samplePrompt.isEmpty()) m_samplesTab->setPrompt(choice.samplePrompt);
         m_samplesTab->setNote({});
         m_finetuneRunning = true;
-        m_tabs->setCurrentWidget(m_trainingTab);
-        updateActions();
     });
     wizard->open();
     return wizard;

@@ -17,6 +17,14 @@ class QLabel;
 class QMenu;
 class QTabWidget;
 
+namespace ws::config {
+struct LoadedConfig;
+}
+namespace ws::session {
+struct RunSummary;
+struct SessionOptions;
+}  // namespace ws::session
+
 namespace ws::ui {
 
 class ConfigDocument;
@@ -75,32 +83,19 @@ public:
     // Renders the whole window (charts replotted first) into a PNG.
     bool saveScreenshot(const QString& path);
 
+    // The pieces tests and app/studio drive directly. Widgets and actions are found by object
+    // name instead (findChild): the tabs "configTab", "trainingTab", "waferTab", "samplesTab",
+    // "SweepsTab" in "mainTabs"; "RunsDock", "LogDock", "statusPanel", "storeFollower"; the
+    // actions "runAction", "runSweepAction", "pauseAction", "continueAction" (un-pause),
+    // "stepLayerAction" (one layer phase while paused), "stopAction", "checkpointAction",
+    // "resumeRunAction" (from a checkpoint), "finetuneAction", "saveAction", "saveAsAction".
     ConfigDocument* document() const { return m_document; }
-    ConfigTab* configTab() const { return m_configTab; }
-    TrainingTab* trainingTab() const { return m_trainingTab; }
-    SamplesTab* samplesTab() const { return m_samplesTab; }
-    WaferTab* waferTab() const { return m_waferTab; }
-    SweepsTab* sweepsTab() const { return m_sweepsTab; }
-    SweepController* sweepController() const { return m_sweeps; }
-    QAction* runSweepAction() const { return m_runSweep; }
-    RunsDock* runsDock() const { return m_runsDock; }
-    LogDock* logDock() const { return m_logDock; }
     RunController* controller() const { return m_controller; }
-    StatusPanel* statusPanel() const { return m_statusPanel; }
-    QTabWidget* tabs() const { return m_tabs; }
+    SweepController* sweepController() const { return m_sweeps; }
     store::RunStore* runStore() const { return m_store.get(); }
-    // Follows the store while other processes write to it (store_follower.h).
-    StoreFollower* storeFollower() const { return m_follower; }
-    QAction* runAction() const { return m_run; }
-    QAction* pauseAction() const { return m_pause; }
-    QAction* continueAction() const { return m_continue; }    // un-pause
-    QAction* stepLayerAction() const { return m_stepLayer; }  // one layer phase while paused
-    QAction* resumeRunAction() const { return m_resumeRun; }  // from a checkpoint
-    QAction* checkpointAction() const { return m_checkpoint; }
-    QAction* stopAction() const { return m_stop; }
-    QAction* finetuneAction() const { return m_finetune; }
-    QAction* saveAction() const { return m_save; }
-    QAction* saveAsAction() const { return m_saveAs; }
+    // Kept for the event-loop latency check (tests/ui/shell/event_latency_test.cpp, moving to
+    // bench/); everything else finds the tab as "trainingTab".
+    TrainingTab* trainingTab() const { return m_trainingTab; }
 
     // Replace the modal questions and the save-file dialog (tests). The asker gets the title,
     // the text, the buttons and the default button and returns the button pressed; the chooser
@@ -118,7 +113,29 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // What the Training tab draws for a run being launched: a new live curve titled `title`, or
+    // the stored run `continuesRun` continued from its checkpoint at `fromStep`.
+    struct LiveCurve {
+        QString title;
+        int64_t continuesRun = -1;
+        int64_t fromStep = 0;
+    };
+    // The one way a run starts (Run, Resume Run, the Fine-tune wizard): the controller trains
+    // `config` into the window's run store, the Training tab draws it live and comes to the
+    // front. False with the reason in the Log.
+    bool launchRun(const config::LoadedConfig& config, session::SessionOptions options,
+                   const LiveCurve& curve);
+    void createTabs();
+    void createDocks();
+    void openStore();
+    void wireDocument();
+    void wireRunController();
+    void onRunFinished(const session::RunSummary& summary);
+    void wireRunsDock();
+    void followStore();
+    void restoreWindowState();
     void createActions();
+    void nameActions();
     void createMenus();
     void updateActions();
     void updateTitle();

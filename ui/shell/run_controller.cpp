@@ -1,8 +1,6 @@
 // RunController: see run_controller.h.
 #include "ui/shell/run_controller.h"
 
-#include <QTimer>
-
 namespace ws::ui {
 namespace {
 bool isTerminal(session::RunState s) {
@@ -11,22 +9,16 @@ bool isTerminal(session::RunState s) {
 }
 }  // namespace
 
-RunController::RunController(QObject* parent) : QObject(parent) {
-    m_drainTimer = new QTimer(this);
-    m_drainTimer->setSingleShot(true);
-    m_drainTimer->setInterval(33);
-    connect(m_drainTimer, &QTimer::timeout, this, &RunController::drainNow);
-}
+RunController::RunController(QObject* parent)
+    : QObject(parent),
+      m_pump(
+          this, [this] { drainNow(); }, [this] { onWorkerJoined(); }) {}
 
-RunController::~RunController() {
-    if (m_session) m_session->requestStop();
-    if (m_joiner.joinable()) m_joiner.join();
-    m_session.reset();  // joins the worker if the joiner never started
-}
+RunController::~RunController() = default;  // the pump stops a running session and joins it
 
 bool RunController::start(config::LoadedConfig config, session::SessionOptions options,
                           QString* error) {
-    if (m_session) {
+    if (m_pump.worker()) {
         if (error) *error = tr("a run is already active; stop it first");
         return false;
     }
@@ -35,56 +27,40 @@ bool RunController::start(config::LoadedConfig config, session::SessionOptions o
         if (error) *error = QString::fromStdString(created.error().message);
         return false;
     }
-    m_session = std::move(created).value();
-    m_ended = false;
-    m_joinStarted = false;
+    m_pump.adopt(std::move(created).value());
     m_state = session::RunState::Preparing;
-    // One queued wake-up per drain: the flag stays set until the GUI has drained.
-    auto pending = std::make_shared<std::atomic<bool>>(false);
-    m_wakePending = pending;
-    // `this` as the context: Qt drops the queued call if the controller is gone, and the
-    // session (hence this hook) never outlives the controller.
-    RunController* self = this;
-    m_session->events().setNotify([pending, self] {
-        if (pending->exchange(true)) return;
-        QMetaObject::invokeMethod(
-            self, [self] { self->scheduleDrain(); }, Qt::QueuedConnection);
-    });
-    m_session->start();
+    m_pump.worker()->start();
     return true;
 }
 
-void RunController::scheduleDrain() {
-    if (!m_drainTimer->isActive()) m_drainTimer->start();
-}
-
 void RunController::pause() {
-    if (m_session) m_session->setPaused(true);
+    if (auto* session = m_pump.worker()) session->setPaused(true);
 }
 
 void RunController::resume() {
-    if (m_session) m_session->setPaused(false);
+    if (auto* session = m_pump.worker()) session->setPaused(false);
 }
 
 void RunController::stepLayer() {
-    if (m_session) m_session->stepOnePhase();
+    if (auto* session = m_pump.worker()) session->stepOnePhase();
 }
 
 void RunController::stop() {
-    if (!m_session) return;
-    m_session->setPaused(false);
-    m_session->requestStop();
+    auto* session = m_pump.worker();
+    if (!session) return;
+    session->setPaused(false);
+    session->requestStop();
 }
 
 void RunController::requestCheckpoint() {
-    if (m_session) m_session->requestCheckpoint();
+    if (auto* session = m_pump.worker()) session->requestCheckpoint();
 }
 
 void RunController::drainNow() {
-    if (!m_session) return;
-    m_wakePending->store(false);
+    if (!m_pump.worker()) return;
     std::vector<session::Event> events;
-    m_session->events().drain(events);
+    m_pump.takeEvents(events);
+    bool ended = false;
     std::vector<session::StepMetrics> batch;
     std::vector<streaming::Span> spanBatch;
     for (auto& event : events) {
@@ -123,32 +99,20 @@ void RunController::drainNow() {
         } else if (const auto* s = std::get_if<session::StateChange>(&event)) {
             m_state = s->state;
             emit stateChanged(s->state, QString::fromStdString(s->detail));
-            if (isTerminal(s->state)) m_ended = true;
+            if (isTerminal(s->state)) ended = true;
         } else if (const auto* p = std::get_if<session::PrepareProgress>(&event)) {
             emit prepareProgress(p->fraction, QString::fromStdString(p->what));
         }
     }
     if (!spanBatch.empty()) emit spans(spanBatch);
     if (!batch.empty()) emit metrics(batch);
-    if (m_ended && !m_joinStarted) {
-        m_joinStarted = true;
-        // The worker is past its last event (a store flush at most): join it off the GUI thread.
-        session::Session* s = m_session.get();
-        RunController* self = this;  // the destructor joins this thread before `this` goes
-        m_joiner = std::thread([s, self] {
-            s->wait();
-            QMetaObject::invokeMethod(
-                self, [self] { self->onWorkerJoined(); }, Qt::QueuedConnection);
-        });
-    }
+    if (ended) m_pump.joinWhenDone();
 }
 
 void RunController::onWorkerJoined() {
-    if (m_joiner.joinable()) m_joiner.join();
-    if (!m_session) return;
     drainNow();  // anything pushed after the terminal state (nothing today, but cheap)
-    const session::RunSummary summary = m_session->summary();
-    m_session.reset();
+    const session::RunSummary summary = m_pump.worker()->summary();
+    m_pump.reset();
     emit finished(summary);
 }
 

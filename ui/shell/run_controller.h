@@ -1,21 +1,17 @@
 // RunController: owns the training Session the studio runs and carries its events to the GUI
-// thread. The engine's worker thread only sets an atomic flag and posts one queued wake-up; the
-// GUI then drains the whole batch at most every 33 ms (coalescing timer) and emits it as a few
-// signals (metrics and spans in batches). Pause, resume and stop set the engine's atomic flags
-// directly, so the GUI never waits on the engine; the finished worker is joined on a helper thread.
-// GUI thread only (except the notify hook, which is thread-safe).
+// thread through an EnginePump (engine_pump.h): the engine's worker thread only sets an atomic flag
+// and posts one queued wake-up; the GUI then drains the whole batch at most every 33 ms and emits
+// it as a few signals (metrics and spans in batches). Pause, resume and stop set the engine's
+// atomic flags directly, so the GUI never waits on the engine; the finished worker is joined on a
+// helper thread. GUI thread only (except the pump's notify hook, which is thread-safe).
 #pragma once
 
 #include <QObject>
 #include <QString>
-#include <atomic>
-#include <memory>
-#include <thread>
 #include <vector>
 
 #include "engine/session/session.h"
-
-class QTimer;
+#include "ui/common/engine_pump.h"
 
 namespace ws::ui {
 
@@ -35,7 +31,7 @@ public:
     void stop();
     // Writes a checkpoint after the step in flight; the log then names the folder.
     void requestCheckpoint();
-    bool isActive() const { return m_session != nullptr; }
+    bool isActive() const { return m_pump.worker() != nullptr; }
     session::RunState state() const { return m_state; }
     // Drains queued events now (normally the 33 ms timer does).
     void drainNow();
@@ -53,16 +49,10 @@ signals:
     void finished(const ws::session::RunSummary& summary);
 
 private:
-    void scheduleDrain();
     void onWorkerJoined();
 
-    std::unique_ptr<session::Session> m_session;
-    std::shared_ptr<std::atomic<bool>> m_wakePending;
-    QTimer* m_drainTimer;
-    std::thread m_joiner;
+    EnginePump<session::Session> m_pump;
     session::RunState m_state = session::RunState::Finished;
-    bool m_ended = false;
-    bool m_joinStarted = false;
 };
 
 }  // namespace ws::ui

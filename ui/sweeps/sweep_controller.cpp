@@ -1,32 +1,23 @@
 // SweepController: see sweep_controller.h.
 #include "ui/sweeps/sweep_controller.h"
 
-#include <QTimer>
-
 #include "engine/session/events.h"
 
 namespace ws::ui {
 
-SweepController::SweepController(QObject* parent) : QObject(parent) {
-    m_drainTimer = new QTimer(this);
-    m_drainTimer->setSingleShot(true);
-    m_drainTimer->setInterval(33);
-    connect(m_drainTimer, &QTimer::timeout, this, &SweepController::drainNow);
-}
+SweepController::SweepController(QObject* parent)
+    : QObject(parent),
+      m_pump(
+          this, [this] { drainNow(); }, [this] { onWorkerJoined(); }) {}
 
-SweepController::~SweepController() {
-    if (m_runner) m_runner->requestStop();
-    if (m_joiner.joinable()) m_joiner.join();
-    if (m_runner) m_runner->wait();
-    m_runner.reset();
-}
+SweepController::~SweepController() = default;  // the pump stops a running sweep and joins it
 
 Result<sweep::SweepPlan> SweepController::plan(const config::LoadedConfig& definition) {
     return sweep::planSweep(definition);
 }
 
 bool SweepController::start(sweep::SweepPlan plan, sweep::RunnerOptions options, QString* error) {
-    if (m_runner) {
+    if (m_pump.worker()) {
         if (error) *error = tr("a sweep is already running; stop it first");
         return false;
     }
@@ -34,7 +25,7 @@ bool SweepController::start(sweep::SweepPlan plan, sweep::RunnerOptions options,
 }
 
 bool SweepController::resume(int64_t sweepRunId, sweep::RunnerOptions options, QString* error) {
-    if (m_runner) {
+    if (m_pump.worker()) {
         if (error) *error = tr("a sweep is already running; stop it first");
         return false;
     }
@@ -46,35 +37,21 @@ bool SweepController::adopt(Result<std::unique_ptr<sweep::SweepRunner>> created,
         if (error) *error = QString::fromStdString(created.error().message);
         return false;
     }
-    m_runner = std::move(created).value();
-    m_ended = false;
-    m_joinStarted = false;
-    auto pending = std::make_shared<std::atomic<bool>>(false);
-    m_wakePending = pending;
-    SweepController* self = this;  // the runner (hence this hook) never outlives the controller
-    m_runner->events().setNotify([pending, self] {
-        if (pending->exchange(true)) return;
-        QMetaObject::invokeMethod(
-            self, [self] { self->scheduleDrain(); }, Qt::QueuedConnection);
-    });
-    emit started(m_runner->plan());
-    m_runner->start();
+    m_pump.adopt(std::move(created).value());
+    emit started(m_pump.worker()->plan());
+    m_pump.worker()->start();
     return true;
 }
 
-void SweepController::scheduleDrain() {
-    if (!m_drainTimer->isActive()) m_drainTimer->start();
-}
-
 void SweepController::stop() {
-    if (m_runner) m_runner->requestStop();
+    if (auto* runner = m_pump.worker()) runner->requestStop();
 }
 
 void SweepController::drainNow() {
-    if (!m_runner) return;
-    m_wakePending->store(false);
+    if (!m_pump.worker()) return;
     std::vector<sweep::SweepEvent> events;
-    m_runner->events().drain(events);
+    m_pump.takeEvents(events);
+    bool ended = false;
     std::vector<sweep::TrialProgress> progress;
     auto flushProgress = [&] {
         if (!progress.empty()) emit trialProgress(progress);
@@ -101,28 +78,17 @@ void SweepController::drainNow() {
                 int(l->warning ? session::LogLine::Level::Warning : session::LogLine::Level::Info),
                 message);
         } else if (std::holds_alternative<sweep::SweepDone>(event)) {
-            m_ended = true;
+            ended = true;
         }
     }
     flushProgress();
-    if (m_ended && !m_joinStarted) {
-        m_joinStarted = true;
-        sweep::SweepRunner* r = m_runner.get();
-        SweepController* self = this;  // the destructor joins this thread before `this` goes
-        m_joiner = std::thread([r, self] {
-            r->wait();
-            QMetaObject::invokeMethod(
-                self, [self] { self->onWorkerJoined(); }, Qt::QueuedConnection);
-        });
-    }
+    if (ended) m_pump.joinWhenDone();
 }
 
 void SweepController::onWorkerJoined() {
-    if (m_joiner.joinable()) m_joiner.join();
-    if (!m_runner) return;
     drainNow();
-    const sweep::SweepOutcome outcome = m_runner->outcome();
-    m_runner.reset();
+    const sweep::SweepOutcome outcome = m_pump.worker()->outcome();
+    m_pump.reset();
     emit finished(outcome);
 }
 

@@ -1,21 +1,19 @@
 // SweepController: owns the SweepRunner the studio runs (engine/sweep/runner.h) and carries its
-// events to the GUI thread, like RunController does for one Session: the runner's threads only
-// set an atomic flag and post one queued wake-up; the GUI drains the whole SweepEventQueue at
-// most every 33 ms and re-emits the batch as signals. Stop sets the runner's atomic flag (the
-// stopped trials run again when the sweep is resumed); the finished runner is joined on a helper
-// thread, so the GUI never waits on the engine. GUI thread only (except the notify hook).
+// events to the GUI thread through the same EnginePump (engine_pump.h) RunController uses for one
+// Session: the runner's threads only set an atomic flag and post one queued wake-up; the GUI
+// drains the whole SweepEventQueue at most every 33 ms and re-emits the batch as signals. Stop
+// sets the runner's atomic flag (the stopped trials run again when the sweep is resumed); the
+// finished runner is joined on a helper thread, so the GUI never waits on the engine. GUI thread
+// only (except the pump's notify hook).
 #pragma once
 
 #include <QObject>
 #include <QString>
-#include <atomic>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "engine/sweep/runner.h"
-
-class QTimer;
+#include "ui/common/engine_pump.h"
 
 namespace ws::ui {
 
@@ -34,8 +32,10 @@ public:
     // Continues the stopped sweep stored as run `sweepRunId`.
     bool resume(int64_t sweepRunId, sweep::RunnerOptions options, QString* error);
     void stop();
-    bool isActive() const { return m_runner != nullptr; }
-    const sweep::SweepPlan* currentPlan() const { return m_runner ? &m_runner->plan() : nullptr; }
+    bool isActive() const { return m_pump.worker() != nullptr; }
+    const sweep::SweepPlan* currentPlan() const {
+        return m_pump.worker() ? &m_pump.worker()->plan() : nullptr;
+    }
     void drainNow();  // normally the 33 ms timer does
 
 signals:
@@ -49,15 +49,9 @@ signals:
 
 private:
     bool adopt(Result<std::unique_ptr<sweep::SweepRunner>> created, QString* error);
-    void scheduleDrain();
     void onWorkerJoined();
 
-    std::unique_ptr<sweep::SweepRunner> m_runner;
-    std::shared_ptr<std::atomic<bool>> m_wakePending;
-    QTimer* m_drainTimer;
-    std::thread m_joiner;
-    bool m_ended = false;
-    bool m_joinStarted = false;
+    EnginePump<sweep::SweepRunner> m_pump;
 };
 
 }  // namespace ws::ui

@@ -227,6 +227,21 @@ void SweepParallelCoords::showEmpty(const QString& text) {
     label->setFont(QFont(font().family(), font().pointSize() + 1));
 }
 
+// Where the loss axis puts losses: finite ones (pruned trials at their last rung) bottom to top,
+// diverged trials above them all. Colours span the finished trials' losses only, so a pruned
+// trial's early, high loss does not wash out the differences between the finished ones.
+struct SweepParallelCoords::LossRange {
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    double colorLo = lo, colorHi = -lo;
+    bool anyDiverged = false;
+    bool anyLoss() const { return std::isfinite(lo); }
+    double top() const { return anyDiverged ? kLossTopWithDiverged : 1.0; }
+    double position(double l) const { return hi > lo ? (l - lo) / (hi - lo) * top() : top() * 0.5; }
+    QCPRange colorRange() const {
+        return QCPRange(colorLo, colorHi > colorLo ? colorHi : colorLo + 1e-3);
+    }
+};
+
 void SweepParallelCoords::rebuild() {
     m_plot->clearPlottables();
     m_plot->clearItems();
@@ -234,8 +249,48 @@ void SweepParallelCoords::rebuild() {
     m_lines.clear();
     m_lineOfTrial.clear();
     m_emptyText.clear();
+    buildKeyAxes();
+    // A view of one key is a scatter the μTransfer chart draws better; say so instead.
+    if (m_axes.size() < 2 || m_trials.empty()) {
+        const QString why =
+            m_trials.empty() ? tr("No finished trials yet: a line appears per trial as it ends.")
+            : m_axes.empty()
+                ? tr("No swept values to show.")
+                : tr("Parallel coordinates need a sweep over two or more keys; this one sweeps "
+                     "only %1.")
+                      .arg(QString::fromStdString(m_axes[0].key));
+        m_axes.clear();
+        showEmpty(why);
+        replotIfShown();
+        return;
+    }
+    const LossRange loss = lossRange();
+    {
+        Axis lossAxis;
+        lossAxis.key = kLossAxis;
+        lossAxis.lo = loss.lo;
+        lossAxis.hi = loss.hi;
+        m_axes.push_back(lossAxis);
+    }
+    nameAxes();
+    drawAxes(loss);
+    const bool dark = m_plot->palette().color(QPalette::Base).lightness() < 128;
+    QCPColorGradient gradient = lossGradient(dark);
+    drawLines(loss, gradient);
+    QStringList key{tr("One line per trial, coloured by final loss")};
+    if (loss.anyDiverged) key << tr("grey dashed: diverged");
+    if (std::any_of(m_trials.begin(), m_trials.end(),
+                    [](const auto& t) { return t.status == sweep::TrialStatus::Pruned; }))
+        key << tr("faint grey: pruned (at its last rung's loss)");
+    key << tr("hover a line for its values");
+    m_caption->setText(key.join(QStringLiteral("  ·  ")));
+    m_scale->setGradient(gradient);
+    m_scale->setDataRange(loss.colorRange());
+    replotIfShown();
+}
 
-    // One axis per key with a value in some drawn trial; its scale from the values it holds.
+// One axis per key with a value in some drawn trial; its scale from the values it holds.
+void SweepParallelCoords::buildKeyAxes() {
     for (const auto& key : m_keys) {
         Axis a;
         a.key = key;
@@ -268,59 +323,34 @@ void SweepParallelCoords::rebuild() {
         }
         m_axes.push_back(std::move(a));
     }
-    // A view of one key is a scatter the μTransfer chart draws better; say so instead.
-    if (m_axes.size() < 2 || m_trials.empty()) {
-        const QString why =
-            m_trials.empty() ? tr("No finished trials yet: a line appears per trial as it ends.")
-            : m_axes.empty()
-                ? tr("No swept values to show.")
-                : tr("Parallel coordinates need a sweep over two or more keys; this one sweeps "
-                     "only %1.")
-                      .arg(QString::fromStdString(m_axes[0].key));
-        m_axes.clear();
-        showEmpty(why);
-        replotIfShown();
-        return;
-    }
+}
 
-    // The loss axis: finite losses (pruned ones at their last rung) bottom to top, diverged
-    // trials above them all. Colours span the finished trials' losses only, so a pruned
-    // trial's early, high loss does not wash out the differences between the finished ones.
-    double lossLo = std::numeric_limits<double>::infinity(), lossHi = -lossLo;
-    double colorLo = lossLo, colorHi = -lossLo;
-    bool anyDiverged = false;
+SweepParallelCoords::LossRange SweepParallelCoords::lossRange() const {
+    LossRange r;
     for (const auto& t : m_trials) {
         if (isDiverged(t)) {
-            anyDiverged = true;
+            r.anyDiverged = true;
             continue;
         }
         const double l = placedLoss(t);
         if (!std::isfinite(l)) continue;
-        lossLo = std::min(lossLo, l);
-        lossHi = std::max(lossHi, l);
+        r.lo = std::min(r.lo, l);
+        r.hi = std::max(r.hi, l);
         if (t.status == sweep::TrialStatus::Finished) {
-            colorLo = std::min(colorLo, l);
-            colorHi = std::max(colorHi, l);
+            r.colorLo = std::min(r.colorLo, l);
+            r.colorHi = std::max(r.colorHi, l);
         }
     }
-    if (!std::isfinite(colorLo)) {
-        colorLo = lossLo;
-        colorHi = lossHi;
+    if (!std::isfinite(r.colorLo)) {
+        r.colorLo = r.lo;
+        r.colorHi = r.hi;
     }
-    const bool anyLoss = std::isfinite(lossLo);
-    const double lossTop = anyDiverged ? kLossTopWithDiverged : 1.0;
-    auto lossPosition = [&](double l) {
-        return lossHi > lossLo ? (l - lossLo) / (lossHi - lossLo) * lossTop : lossTop * 0.5;
-    };
-    {
-        Axis loss;
-        loss.key = kLossAxis;
-        loss.lo = lossLo;
-        loss.hi = lossHi;
-        m_axes.push_back(loss);
-    }
+    return r;
+}
 
-    // Axis names along the bottom: the last part of the key, its section under it.
+// Axis names along the bottom (the last part of the key, its section under it) and the colour
+// scale beside the loss axis.
+void SweepParallelCoords::nameAxes() {
     const int n = int(m_axes.size());
     auto names = QSharedPointer<QCPAxisTickerText>::create();
     for (int i = 0; i < n; ++i) {
@@ -337,58 +367,19 @@ void SweepParallelCoords::rebuild() {
         m_plot->plotLayout()->addElement(1, 1, m_scale);
         m_scale->setVisible(true);
     }
+}
 
-    // Each axis: its line, ticks and labels, as many labels as fit the height it has now.
+// Each axis: its line, ticks and labels, as many labels as fit the height it has now; the
+// "diverged" mark at the top of the loss axis.
+void SweepParallelCoords::drawAxes(const LossRange& loss) {
+    const int n = int(m_axes.size());
     m_builtForHeight = m_plot->height();
     const double axisPixels = std::max(120, m_builtForHeight - kNonAxisHeight);
     const double minGap =
         (QFontMetrics(tickFont()).height() + 8) * 1.1 / axisPixels;  // y spans 1.1
-    for (int i = 0; i < n; ++i) {
-        const Axis& a = m_axes[size_t(i)];
-        std::vector<std::pair<double, QString>> ticks;
-        if (i == n - 1) {
-            if (anyLoss) {
-                QVector<double> at;
-                QVector<QString> labels;
-                QCPAxisTicker ticker;
-                ticker.setTickCount(4);
-                const double pad = lossHi > lossLo ? 0.0 : 0.5;
-                ticker.generate(QCPRange(lossLo - pad, lossHi + pad), locale(), 'g', 4, at, nullptr,
-                                &labels);
-                // The extremes always (the best loss is the number one looks for), round
-                // values between them where they do not crowd the extremes.
-                ticks.push_back({lossPosition(lossLo), shortNumber(lossLo)});
-                if (lossHi > lossLo) {
-                    for (int k = 0; k < at.size(); ++k)
-                        if (at[k] > lossLo && at[k] < lossHi)
-                            ticks.push_back({lossPosition(at[k]), labels[k]});
-                    ticks.push_back({lossPosition(lossHi), shortNumber(lossHi)});
-                }
-            }
-        } else if (a.scale == AxisScale::Categorical) {
-            for (const auto& c : a.categories)
-                ticks.push_back({axisPosition(i, c), a.key == sweep::kParametrizationKey
-                                                         ? parametrizationTitle(c)
-                                                         : QString::fromStdString(c)});
-        } else {
-            // Every value a trial has (a sweep's grid is short); thinned where they crowd.
-            std::vector<double> values;
-            for (const auto& t : m_trials) {
-                double v = 0.0;
-                if (parseNumber(valueOf(t, a.key), v)) values.push_back(v);
-            }
-            std::sort(values.begin(), values.end());
-            values.erase(std::unique(values.begin(), values.end()), values.end());
-            for (double v : values) {
-                const QString label =
-                    a.scale == AxisScale::Log2 ? log2Label(std::log2(v)) : shortNumber(v);
-                ticks.push_back(
-                    {axisPosition(i, QString::number(v, 'g', 17).toStdString()), label});
-            }
-        }
-        drawAxis(i, thinLabels(ticks, minGap));
-    }
-    if (anyDiverged) {
+    for (int i = 0; i < n; ++i)
+        drawAxis(i, thinLabels(i == n - 1 ? lossTicks(loss) : keyTicks(i), minGap));
+    if (loss.anyDiverged) {
         auto* label = new QCPItemText(m_plot);
         label->position->setCoords(n - 1, 1.0);
         label->setLayer(QStringLiteral("axes"));
@@ -402,9 +393,59 @@ void SweepParallelCoords::rebuild() {
         back.setAlpha(215);
         label->setBrush(back);
     }
+}
 
-    // The lines: pruned first (faint), then diverged, then finished from worst to best, so the
-    // best trials are on top of the pile.
+std::vector<std::pair<double, QString>> SweepParallelCoords::lossTicks(
+    const LossRange& loss) const {
+    std::vector<std::pair<double, QString>> ticks;
+    if (!loss.anyLoss()) return ticks;
+    QVector<double> at;
+    QVector<QString> labels;
+    QCPAxisTicker ticker;
+    ticker.setTickCount(4);
+    const double pad = loss.hi > loss.lo ? 0.0 : 0.5;
+    ticker.generate(QCPRange(loss.lo - pad, loss.hi + pad), locale(), 'g', 4, at, nullptr, &labels);
+    // The extremes always (the best loss is the number one looks for), round values between
+    // them where they do not crowd the extremes.
+    ticks.push_back({loss.position(loss.lo), shortNumber(loss.lo)});
+    if (loss.hi > loss.lo) {
+        for (int k = 0; k < at.size(); ++k)
+            if (at[k] > loss.lo && at[k] < loss.hi)
+                ticks.push_back({loss.position(at[k]), labels[k]});
+        ticks.push_back({loss.position(loss.hi), shortNumber(loss.hi)});
+    }
+    return ticks;
+}
+
+std::vector<std::pair<double, QString>> SweepParallelCoords::keyTicks(int i) const {
+    const Axis& a = m_axes[size_t(i)];
+    std::vector<std::pair<double, QString>> ticks;
+    if (a.scale == AxisScale::Categorical) {
+        for (const auto& c : a.categories)
+            ticks.push_back({axisPosition(i, c), a.key == sweep::kParametrizationKey
+                                                     ? parametrizationTitle(c)
+                                                     : QString::fromStdString(c)});
+        return ticks;
+    }
+    // Every value a trial has (a sweep's grid is short); thinned where they crowd.
+    std::vector<double> values;
+    for (const auto& t : m_trials) {
+        double v = 0.0;
+        if (parseNumber(valueOf(t, a.key), v)) values.push_back(v);
+    }
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    for (double v : values) {
+        const QString label = a.scale == AxisScale::Log2 ? log2Label(std::log2(v)) : shortNumber(v);
+        ticks.push_back({axisPosition(i, QString::number(v, 'g', 17).toStdString()), label});
+    }
+    return ticks;
+}
+
+// The lines: pruned first (faint), then diverged, then finished from worst to best, so the best
+// trials are on top of the pile.
+void SweepParallelCoords::drawLines(const LossRange& loss, QCPColorGradient& gradient) {
+    const int n = int(m_axes.size());
     std::vector<size_t> order(m_trials.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     auto rank = [&](size_t i) {
@@ -421,9 +462,7 @@ void SweepParallelCoords::rebuild() {
         return sortLoss(a) > sortLoss(b);
     });
     const QColor text = m_plot->palette().color(QPalette::Text);
-    const bool dark = m_plot->palette().color(QPalette::Base).lightness() < 128;
-    QCPColorGradient gradient = lossGradient(dark);
-    const QCPRange colorRange(colorLo, colorHi > colorLo ? colorHi : colorLo + 1e-3);
+    const QCPRange colorRange = loss.colorRange();
     // Many trials: thinner, more transparent lines, so dense bundles still show their shape.
     const bool crowded = m_trials.size() > 120;
     // Antialiasing hundreds of translucent polylines costs more than a live redraw may; in a
@@ -443,11 +482,11 @@ void SweepParallelCoords::rebuild() {
             ys.push_back(y);
         }
         const bool diverged = isDiverged(t);
-        const double loss = placedLoss(t);
-        if (diverged || std::isfinite(loss)) {
+        const double placed = placedLoss(t);
+        if (diverged || std::isfinite(placed)) {
             along.push_back(n - 1);
             xs.push_back(n - 1);
-            ys.push_back(diverged ? 1.0 : lossPosition(loss));
+            ys.push_back(diverged ? 1.0 : loss.position(placed));
         }
         curve->setData(along, xs, ys, true);
         QPen pen;
@@ -461,7 +500,7 @@ void SweepParallelCoords::rebuild() {
             grey.setAlpha(crowded ? 30 : 55);
             pen = QPen(grey, 1.0);
         } else {
-            QColor c = gradient.color(loss, colorRange);
+            QColor c = gradient.color(placed, colorRange);
             c.setAlpha(crowded ? 110 : 200);
             pen = QPen(c, crowded ? 1.0 : 1.8);
         }
@@ -469,16 +508,6 @@ void SweepParallelCoords::rebuild() {
         m_lineOfTrial[t.trial] = m_lines.size();
         m_lines.push_back({curve, idx});
     }
-    QStringList key{tr("One line per trial, coloured by final loss")};
-    if (anyDiverged) key << tr("grey dashed: diverged");
-    if (std::any_of(m_trials.begin(), m_trials.end(),
-                    [](const auto& t) { return t.status == sweep::TrialStatus::Pruned; }))
-        key << tr("faint grey: pruned (at its last rung's loss)");
-    key << tr("hover a line for its values");
-    m_caption->setText(key.join(QStringLiteral("  ·  ")));
-    m_scale->setGradient(gradient);
-    m_scale->setDataRange(colorRange);
-    replotIfShown();
 }
 
 void SweepParallelCoords::replotIfShown() {

@@ -10,10 +10,12 @@
 #include <QWidget>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/sweep/results.h"
 
+class QCPColorGradient;
 class QCPColorScale;
 class QCPCurve;
 class QCPTextElement;
@@ -68,7 +70,16 @@ private:
         size_t result = 0;  // index into m_trials
     };
 
+    struct LossRange;  // where the loss axis puts losses, and their colours (the .cpp)
+
     void rebuild();
+    void buildKeyAxes();
+    LossRange lossRange() const;
+    void nameAxes();
+    void drawAxes(const LossRange& loss);
+    std::vector<std::pair<double, QString>> lossTicks(const LossRange& loss) const;
+    std::vector<std::pair<double, QString>> keyTicks(int i) const;
+    void drawLines(const LossRange& loss, QCPColorGradient& gradient);
     void drawAxis(int i, const std::vector<std::pair<double, QString>>& ticks);
     void showEmpty(const QString& text);
     void replotIfShown();

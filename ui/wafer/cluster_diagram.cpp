@@ -144,161 +144,207 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
     update();
 }
 
-void ClusterDiagram::paintEvent(QPaintEvent*) {
-    QPainter p(this);
-    p.setRenderHint(QPainter::Antialiasing);
-    const QPalette pal = palette();
-    const QColor text = pal.color(QPalette::Text);
-    const QColor base = pal.color(QPalette::Base);
-    QColor faint = text;
-    faint.setAlpha(60);
-    p.fillRect(rect(), base);
-    const QFont normal = font();
-    QFont bold = normal;
-    bold.setBold(true);
-    const QFontMetrics fm(normal);
-    const int line = fm.height();
-
-    if (!m_hasRecord) {
-        p.setPen(text);
-        p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
-                   tr("MemoryX → SwarmX → systems: no step to show yet"));
-        return;
+// One paint's colours, fonts and rows: title, MemoryX, arrows, the SwarmX tree, arrows, systems,
+// caption, in flight.
+struct ClusterDiagram::Paint {
+    Paint(const QWidget& widget, int treeDepth)
+        : text(widget.palette().color(QPalette::Text)),
+          base(widget.palette().color(QPalette::Base)),
+          normal(widget.font()),
+          bold(boldOf(widget.font())),
+          fm(normal),
+          line(fm.height()),
+          w(widget.width()),
+          h(widget.height()),
+          levels(std::max(1, treeDepth)),
+          titleH(line + 6),
+          memH(2 * line + 10),
+          levelH(line + 10),
+          arrowGap(2 * line + 14),
+          footH(line + 8),
+          memY(margin + titleH),
+          treeTop(memY + memH + arrowGap),
+          sysY(treeTop + levels * levelH + 26),
+          sysH(std::max(3.0 * line, h - sysY - (line + 4) - footH - margin)) {
+        faint = text;
+        faint.setAlpha(60);
+    }
+    static QFont boldOf(QFont font) {
+        font.setBold(true);
+        return font;
+    }
+    QPen boxPen(bool active, const QColor& c) const {
+        return active ? QPen(c, 3) : QPen(faint.darker(100), 1);
     }
 
+    const QColor text, base;
+    QColor faint;
+    const QFont normal, bold;
+    const QFontMetrics fm;
+    const int line;
     const QColor down = TimelineView::kindColor(SpanKind::StreamIn);
     const QColor up = TimelineView::kindColor(SpanKind::StreamOut);
     const QColor compute = TimelineView::kindColor(SpanKind::Forward);
     const QColor update = TimelineView::kindColor(SpanKind::Update);
-    auto boxPen = [&](bool active, const QColor& c) {
-        return active ? QPen(c, 3) : QPen(faint.darker(100), 1);
-    };
+    const double w, h;
+    static constexpr double margin = 10;
+    const int levels;
+    const double titleH, memH, levelH, arrowGap, footH;
+    const double memY, treeTop, sysY, sysH;
+};
 
-    const double w = width(), h = height();
-    const double margin = 10;
-    // Rows: title, MemoryX, arrows, the SwarmX tree, arrows, systems, caption, in flight.
-    const int levels = std::max(1, m_treeDepth);
-    const double titleH = line + 6;
-    const double memH = 2 * line + 10;
-    const double levelH = line + 10;
-    const double arrowGap = 2 * line + 14;
-    const double footH = line + 8;
-    const double memY = margin + titleH;
-    const double treeTop = memY + memH + arrowGap;
-    const double sysY = treeTop + levels * levelH + 26;
-    const double sysH = std::max(3.0 * line, h - sysY - (line + 4) - footH - margin);
-    p.setFont(bold);
-    p.setPen(text);
-    p.drawText(QRectF(margin, margin, w - 2 * margin, titleH), Qt::AlignLeft | Qt::AlignTop,
-               tr("Cluster traffic this step"));
+void ClusterDiagram::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    const Paint k(*this, m_treeDepth);
+    p.fillRect(rect(), k.base);
+    if (!m_hasRecord) {
+        p.setPen(k.text);
+        p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
+                   tr("MemoryX → SwarmX → systems: no step to show yet"));
+        return;
+    }
+    p.setFont(k.bold);
+    p.setPen(k.text);
+    p.drawText(QRectF(k.margin, k.margin, k.w - 2 * k.margin, k.titleH),
+               Qt::AlignLeft | Qt::AlignTop, tr("Cluster traffic this step"));
+    const QRectF mem = drawMemoryX(p, k);
+    const QRectF swarm = drawSwarmTree(p, k);
+    const std::vector<QRectF> systems = drawSystems(p, k);
+    drawTraffic(p, k, mem, swarm, systems);
+    // What is in flight.
+    p.setFont(k.bold);
+    p.setPen(k.text);
+    p.drawText(QRectF(k.margin, k.h - k.margin - k.footH, k.w - 2 * k.margin, k.footH),
+               Qt::AlignHCenter | Qt::AlignVCenter, tr("latest: %1").arg(m_inFlight));
+}
 
-    // MemoryX.
+QRectF ClusterDiagram::drawMemoryX(QPainter& p, const Paint& k) const {
     const QString memText = tr("weights + optimizer · %1 / %2 layers updated")
                                 .arg(m_traffic.updatedLayers)
                                 .arg(m_traffic.plannedUpdates);
-    const double memW =
-        std::min(w - 2 * margin, std::max(w * 0.5, double(fm.horizontalAdvance(memText)) + 24));
-    const QRectF mem(w / 2 - memW / 2, memY, memW, memH);
-    p.setPen(boxPen(m_active == Active::Update, update));
-    p.setBrush(base.lighter(103));
+    const double memW = std::min(k.w - 2 * k.margin,
+                                 std::max(k.w * 0.5, double(k.fm.horizontalAdvance(memText)) + 24));
+    const QRectF mem(k.w / 2 - memW / 2, k.memY, memW, k.memH);
+    p.setPen(k.boxPen(m_active == Active::Update, k.update));
+    p.setBrush(k.base.lighter(103));
     p.drawRoundedRect(mem, 6, 6);
-    p.setPen(text);
-    p.setFont(bold);
+    p.setPen(k.text);
+    p.setFont(k.bold);
     p.drawText(mem.adjusted(6, 4, -6, 0), Qt::AlignHCenter | Qt::AlignTop, tr("MemoryX"));
-    p.setFont(normal);
+    p.setFont(k.normal);
     p.drawText(mem.adjusted(6, 0, -6, -4), Qt::AlignHCenter | Qt::AlignBottom, memText);
+    return mem;
+}
 
-    // SwarmX tree: one row of nodes per level (fan-out up to 4), at least one node.
+// One row of nodes per level (fan-out up to 4), at least one node; returns the tree's bounds.
+QRectF ClusterDiagram::drawSwarmTree(QPainter& p, const Paint& k) const {
     QRectF swarmBounds;
     const QString swarmLabel = m_numSystems == 1
                                    ? tr("SwarmX (1 system: broadcast only, no reduce)")
                                    : tr("SwarmX tree, depth %1").arg(m_treeDepth);
+    const int levels = k.levels;
     for (int level = 0; level < levels; ++level) {
         const int fromBottom = levels - level;  // 1 = the level next to the systems
         const int nodes = std::max(
             1, int(std::ceil(m_numSystems / std::pow(4.0, std::max(0, fromBottom - 1)) / 4.0)));
         const int drawn = std::min(nodes, 8);
-        double nodeW = std::min(110.0, (w * 0.7) / drawn - 6);
+        double nodeW = std::min(110.0, (k.w * 0.7) / drawn - 6);
         if (levels == 1 && drawn == 1) {  // the one node carries the label inside
-            nodeW = std::min(w - 2 * margin,
-                             double(QFontMetrics(bold).horizontalAdvance(swarmLabel)) + 20);
+            nodeW = std::min(k.w - 2 * k.margin,
+                             double(QFontMetrics(k.bold).horizontalAdvance(swarmLabel)) + 20);
         }
         const double rowW = drawn * (nodeW + 6) - 6;
-        const double y = treeTop + level * levelH;
+        const double y = k.treeTop + level * k.levelH;
         for (int i = 0; i < drawn; ++i) {
-            const QRectF node(w / 2 - rowW / 2 + i * (nodeW + 6), y, nodeW, levelH - 4);
-            p.setPen(boxPen(m_active == Active::Down || m_active == Active::Up,
-                            m_active == Active::Up ? up : down));
-            p.setBrush(base.lighter(103));
+            const QRectF node(k.w / 2 - rowW / 2 + i * (nodeW + 6), y, nodeW, k.levelH - 4);
+            p.setPen(k.boxPen(m_active == Active::Down || m_active == Active::Up,
+                              m_active == Active::Up ? k.up : k.down));
+            p.setBrush(k.base.lighter(103));
             p.drawRoundedRect(node, 4, 4);
             swarmBounds = swarmBounds.isNull() ? node : swarmBounds.united(node);
         }
     }
-    p.setPen(text);
-    p.setFont(bold);
+    p.setPen(k.text);
+    p.setFont(k.bold);
     p.drawText(swarmBounds, Qt::AlignCenter, levels == 1 ? swarmLabel : QString());
-    p.setFont(normal);
+    p.setFont(k.normal);
     if (levels > 1) {  // left of the tree, where the rows leave room
-        p.drawText(QRectF(margin, swarmBounds.top(), swarmBounds.left() - margin - 6,
+        p.drawText(QRectF(k.margin, swarmBounds.top(), swarmBounds.left() - k.margin - 6,
                           swarmBounds.height()),
                    Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap, swarmLabel);
     }
+    return swarmBounds;
+}
 
-    // Systems with their wafers: as many as fit at ~64 px each (at most 8), the last box
-    // standing for the rest.
+// Systems with their wafers: as many as fit at ~64 px each (at most 8), the last box standing
+// for the rest. Returns the boxes drawn.
+std::vector<QRectF> ClusterDiagram::drawSystems(QPainter& p, const Paint& k) {
+    const double w = k.w, margin = k.margin;
     const int fitting = std::max(1, int((w - 2 * margin + 8) / (64 + 8)));
     const int drawnSystems = std::min({m_numSystems, 8, fitting});
     const double sysW = std::min(170.0, (w - 2 * margin) / drawnSystems - 8);
     const double sysRowW = drawnSystems * (sysW + 8) - 8;
     std::vector<QRectF> systems;
     for (int s = 0; s < drawnSystems; ++s) {
-        const QRectF box(w / 2 - sysRowW / 2 + s * (sysW + 8), sysY, sysW, sysH);
+        const QRectF box(w / 2 - sysRowW / 2 + s * (sysW + 8), k.sysY, sysW, k.sysH);
         systems.push_back(box);
-        p.setPen(boxPen(m_active == Active::Compute, compute));
-        p.setBrush(base.lighter(103));
+        p.setPen(k.boxPen(m_active == Active::Compute, k.compute));
+        p.setBrush(k.base.lighter(103));
         p.drawRoundedRect(box, 6, 6);
-        p.setPen(text);
+        p.setPen(k.text);
         const bool rest = drawnSystems < m_numSystems && s == drawnSystems - 1;
-        const bool narrow = sysW < fm.horizontalAdvance(tr("system 00")) + 8;
+        const bool narrow = sysW < k.fm.horizontalAdvance(tr("system 00")) + 8;
         const QString name =
             rest ? (narrow ? tr("…%1").arg(m_numSystems) : tr("… %1 systems").arg(m_numSystems))
             : narrow ? tr("sys %1").arg(s)
                      : tr("system %1").arg(s);
         p.drawText(box.adjusted(4, 2, -4, 0), Qt::AlignHCenter | Qt::AlignTop, name);
-        // The wafer's own aspect (WSE-2's grid is 750 x 994 cores), fitted into the box.
-        const double aspect = m_thumbFrame && m_thumbFrame->gridRows > 0
-                                  ? double(m_thumbFrame->gridCols) / m_thumbFrame->gridRows
-                                  : 1.0;
-        const double maxW = box.width() - 12, maxH = box.height() - line - 10;
-        const double waferW = std::min(maxW, maxH * aspect);
-        const double waferH = waferW / aspect;
-        const QRectF wafer(box.center().x() - waferW / 2, box.top() + line + 4, waferW, waferH);
-        if (!m_thumbnail.isNull()) {
-            // Scaled once per size (nearest cell, as the heatmap draws it), not on every paint.
-            const QSize size = wafer.size().toSize();
-            if (m_scaledThumbnail.size() != size) {
-                m_scaledThumbnail = QPixmap::fromImage(
-                    m_thumbnail.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation));
-            }
-            p.drawPixmap(wafer.topLeft(), m_scaledThumbnail);
-        } else {
-            p.setBrush(faint);
-            p.setPen(Qt::NoPen);
-            p.drawRect(wafer);
-        }
+        drawWaferThumbnail(p, k, box);
     }
     if (!m_waferName.isEmpty() && !systems.empty()) {
-        p.setPen(text);
-        p.drawText(QRectF(margin, sysY + sysH + 2, w - 2 * margin, line),
+        p.setPen(k.text);
+        p.drawText(QRectF(margin, k.sysY + k.sysH + 2, w - 2 * margin, k.line),
                    Qt::AlignHCenter | Qt::AlignTop,
                    tr("each system: one %1 wafer (its frame drawn inside)").arg(m_waferName));
     }
+    return systems;
+}
 
-    // Arrows: weights down on the left, gradients up on the right.
+void ClusterDiagram::drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& box) {
+    // The wafer's own aspect (WSE-2's grid is 750 x 994 cores), fitted into the box.
+    const double aspect = m_thumbFrame && m_thumbFrame->gridRows > 0
+                              ? double(m_thumbFrame->gridCols) / m_thumbFrame->gridRows
+                              : 1.0;
+    const double maxW = box.width() - 12, maxH = box.height() - k.line - 10;
+    const double waferW = std::min(maxW, maxH * aspect);
+    const double waferH = waferW / aspect;
+    const QRectF wafer(box.center().x() - waferW / 2, box.top() + k.line + 4, waferW, waferH);
+    if (!m_thumbnail.isNull()) {
+        // Scaled once per size (nearest cell, as the heatmap draws it), not on every paint.
+        const QSize size = wafer.size().toSize();
+        if (m_scaledThumbnail.size() != size) {
+            m_scaledThumbnail = QPixmap::fromImage(
+                m_thumbnail.scaled(size, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+        }
+        p.drawPixmap(wafer.topLeft(), m_scaledThumbnail);
+    } else {
+        p.setBrush(k.faint);
+        p.setPen(Qt::NoPen);
+        p.drawRect(wafer);
+    }
+}
+
+// Arrows, weights down on the left and gradients up on the right, with the bytes beside them.
+void ClusterDiagram::drawTraffic(QPainter& p, const Paint& k, const QRectF& mem,
+                                 const QRectF& swarmBounds,
+                                 const std::vector<QRectF>& systems) const {
     auto arrowColor = [&](bool active, QColor c) {
         if (!active) c.setAlpha(110);
         return c;
     };
+    const QColor down = k.down, up = k.up;
+    const double w = k.w, margin = k.margin;
     const bool downActive = m_active == Active::Down;
     const bool upActive = m_active == Active::Up;
     const double leftX = swarmBounds.center().x() - std::min(40.0, swarmBounds.width() / 4);
@@ -321,14 +367,14 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
     // Traffic labels beside the top arrows.
     const double labelY = mem.bottom() + 2;
     const double labelH = swarmBounds.top() - mem.bottom() - 4;
-    p.setFont(downActive ? bold : normal);
+    p.setFont(downActive ? k.bold : k.normal);
     p.setPen(down.darker(downActive ? 110 : 100));
     p.drawText(QRectF(margin, labelY, leftX - margin - 8, labelH),
                Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
                tr("weights ↓ %1\nbroadcast to %2 system(s)")
                    .arg(bytesText(double(m_traffic.weightsDown)))
                    .arg(m_numSystems));
-    p.setFont(upActive ? bold : normal);
+    p.setFont(upActive ? k.bold : k.normal);
     p.setPen(up.darker(upActive ? 110 : 100));
     p.drawText(QRectF(rightX + 8, labelY, w - rightX - 8 - margin, labelH),
                Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
@@ -337,12 +383,6 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
                          .arg(bytesText(double(m_traffic.gradientsUp) / m_numSystems),
                               bytesText(double(m_traffic.reducedBytes)))
                    : tr("gradients ↑ %1").arg(bytesText(double(m_traffic.gradientsUp))));
-
-    // What is in flight.
-    p.setFont(bold);
-    p.setPen(text);
-    p.drawText(QRectF(margin, h - margin - footH, w - 2 * margin, footH),
-               Qt::AlignHCenter | Qt::AlignVCenter, tr("latest: %1").arg(m_inFlight));
 }
 
 }  // namespace ws::ui

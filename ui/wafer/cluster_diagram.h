@@ -9,10 +9,14 @@
 
 #include <QImage>
 #include <QPixmap>
+#include <QRectF>
 #include <QWidget>
 #include <cstdint>
+#include <vector>
 
 #include "ui/common/wafer_history.h"
+
+class QPainter;
 
 namespace ws::ui {
 
@@ -44,6 +48,14 @@ protected:
 
 private:
     enum class Active { None, Down, Compute, Up, Update };
+    struct Paint;  // one paint's colours, fonts and rows (cluster_diagram.cpp)
+    QRectF drawMemoryX(QPainter& p, const Paint& k) const;
+    QRectF drawSwarmTree(QPainter& p, const Paint& k) const;
+    std::vector<QRectF> drawSystems(QPainter& p, const Paint& k);
+    void drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& box);  // caches the scaling
+    void drawTraffic(QPainter& p, const Paint& k, const QRectF& mem, const QRectF& swarmBounds,
+                     const std::vector<QRectF>& systems) const;
+
     Traffic m_traffic;
     QString m_inFlight;
     QString m_waferName;

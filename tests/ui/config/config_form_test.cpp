@@ -17,6 +17,7 @@
 
 #include "engine/wafer/run_fit.h"
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -57,20 +58,15 @@ class ConfigFormTest : public QObject {
     Q_OBJECT
 private slots:
     void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dir->isValid());
-        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window.open());
         QVERIFY(m_window->openConfig(kNano));
         m_window->showTab("config");
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
     }
-    void cleanup() { m_window.reset(); }
+    void cleanup() { m_window.close(); }
 
     void waferSpecIsAChoiceAndATypoIsAFieldError() {
-        ConfigTab* tab = m_window->configTab();
+        ConfigTab* tab = m_window.find<ConfigTab>("configTab");
         ConfigForm* form = tab->form();
         auto* spec = qobject_cast<QComboBox*>(form->editorFor("wafer.spec"));
         QVERIFY(spec);
@@ -89,7 +85,7 @@ private slots:
         QVERIFY(hasProblemAt(m_window->document(), "wafer.spec", "did you mean"));
         QVERIFY(!tab->yamlEditor()->extraSelections().isEmpty());  // marked in the YAML view
         QCOMPARE(spec->currentText(), QString("teaching16"));      // shown as written
-        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(!m_window.action("runAction")->isEnabled());
         showField(form, "wafer.spec");
         QVERIFY(m_window->saveScreenshot(artifactPath("config-form-spec-typo.png")));
 
@@ -101,17 +97,17 @@ private slots:
                  qPrintable(errorText(form, "wafer.spec")));
         QCOMPARE(m_window->document()->config().wafer.spec, std::string("teaching-16x16"));
         QCOMPARE(spec->findText("teaching16"), -1);  // the misspelt extra item is gone
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
     }
 
     void modelThatDoesNotFitTheWaferDisablesRun() {
-        ConfigForm* form = m_window->configTab()->form();
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
         ConfigDocument* doc = m_window->document();
         // 2048-token sequences on the teaching wafer: the attention scores of one sequence
         // alone outgrow its 12 MiB of SRAM.
         QVERIFY(doc->setField("model.max_position_embeddings", "2048"));
         QVERIFY(doc->setField("train_input.max_sequence_length", "2048"));
-        QVERIFY(m_window->runAction()->isEnabled());  // fits a WSE-2
+        QVERIFY(m_window.action("runAction")->isEnabled());  // fits a WSE-2
         auto* spec = qobject_cast<QComboBox*>(form->editorFor("wafer.spec"));
         QVERIFY(spec);
         const int teaching = spec->findText("teaching-16x16");
@@ -124,7 +120,7 @@ private slots:
         QVERIFY2(message.contains("even micro_batch_size 1 does not fit"), qPrintable(message));
         QCOMPARE(errorText(form, "wafer.spec"), message);  // the engine's words, on the field
         QVERIFY(hasProblemAt(doc, "wafer.spec", "does not fit"));
-        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(!m_window.action("runAction")->isEnabled());
         showField(form, "wafer.spec");
         QVERIFY(m_window->saveScreenshot(artifactPath("config-form-does-not-fit.png")));
 
@@ -133,7 +129,7 @@ private slots:
         spec->setCurrentIndex(wse3);
         emit spec->activated(wse3);
         QVERIFY(errorText(form, "wafer.spec").isEmpty());
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
 
         // An SRAM override that is too small: the error is on that field.
         auto* sram = qobject_cast<QLineEdit*>(form->editorFor("wafer.sram_bytes"));
@@ -141,14 +137,14 @@ private slots:
         commitLine(sram, "200000");
         QVERIFY2(errorText(form, "wafer.sram_bytes").contains("does not fit"),
                  qPrintable(errorText(form, "wafer.sram_bytes")));
-        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(!m_window.action("runAction")->isEnabled());
         commitLine(sram, "0");
         QVERIFY(errorText(form, "wafer.sram_bytes").isEmpty());
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
     }
 
     void rejectedValuesAreWordedWithTheFormsFieldNames() {
-        ConfigForm* form = m_window->configTab()->form();
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
         ConfigDocument* doc = m_window->document();
         // As a paste into the document would arrive (the field itself takes no letters).
         QVERIFY(!doc->setField("runconfig.max_steps", "2OO"));
@@ -156,7 +152,7 @@ private slots:
                  QString("Max steps (runconfig.max_steps): '2OO' is not a whole number"));
         showField(form, "runconfig.max_steps");
         QVERIFY(m_window->saveScreenshot(artifactPath("config-form-max-steps.png")));
-        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(!m_window.action("runAction")->isEnabled());
 
         auto* maxSteps = qobject_cast<QLineEdit*>(form->editorFor("runconfig.max_steps"));
         commitLine(maxSteps, "-5");  // a number, out of range: the engine's rule, form's name
@@ -175,11 +171,11 @@ private slots:
                          "(e.g. 0.5, 3e-4)"));
         commitLine(maxSteps, "200");
         commitLine(weightDecay, "0.01");
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
     }
 
     void numberFieldsTakeNoLetters() {
-        ConfigForm* form = m_window->configTab()->form();
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
         auto* maxSteps = qobject_cast<QLineEdit*>(form->editorFor("runconfig.max_steps"));
         commitLine(maxSteps, "2OO");  // letter O for zero, as typed by the user
         QCOMPARE(maxSteps->text(), QString("2"));
@@ -196,11 +192,11 @@ private slots:
         weightDecay->selectAll();
         QTest::keyClicks(weightDecay, "abc");
         QCOMPARE(weightDecay->text(), shown);  // no letter got in
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
     }
 
     void headsThatDoNotDivideTheWidthShowUnderNumHeads() {
-        ConfigForm* form = m_window->configTab()->form();
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
         auto* heads = qobject_cast<QLineEdit*>(form->editorFor("model.num_heads"));
         commitLine(heads, "5");
         const QString error = errorText(form, "model.num_heads");
@@ -208,15 +204,15 @@ private slots:
         QVERIFY(!errorText(form, "model.hidden_size").isEmpty());  // the other fix, too
         showField(form, "model.num_heads");
         QVERIFY(m_window->saveScreenshot(artifactPath("config-form-num-heads.png")));
-        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(!m_window.action("runAction")->isEnabled());
         commitLine(heads, "4");
         QVERIFY(errorText(form, "model.num_heads").isEmpty());
         QVERIFY(errorText(form, "model.hidden_size").isEmpty());
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
     }
 
     void wheelOverAnUnfocusedComboScrollsTheForm() {
-        ConfigForm* form = m_window->configTab()->form();
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
         auto* area = qobject_cast<QScrollArea*>(form->parentWidget()->parentWidget());
         QVERIFY(area);
         QScrollBar* bar = area->verticalScrollBar();
@@ -229,7 +225,7 @@ private slots:
         bar->setValue(0);
         m_window->activateWindow();  // focus is only real in the active window
         QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
-        m_window->configTab()->yamlEditor()->setFocus();
+        m_window.find<ConfigTab>("configTab")->yamlEditor()->setFocus();
         QVERIFY(!combo->hasFocus());
 
         const auto wheel = [combo] {
@@ -254,8 +250,7 @@ private slots:
     }
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
 };
 
 int main(int argc, char** argv) {

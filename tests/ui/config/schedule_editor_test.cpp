@@ -18,6 +18,7 @@
 
 #include "engine/optim/schedule.h"
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -54,18 +55,14 @@ class ScheduleEditorTest : public QObject {
     Q_OBJECT
 private slots:
     void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window.open());
         QVERIFY(m_window->openConfig(kNano));
         m_window->showTab("config");
         m_editor = qobject_cast<ScheduleEditor*>(
-            m_window->configTab()->form()->editorFor("optimizer.learning_rate"));
+            m_window.find<ConfigTab>("configTab")->form()->editorFor("optimizer.learning_rate"));
         QVERIFY(m_editor);
     }
-    void cleanup() { m_window.reset(); }
+    void cleanup() { m_window.close(); }
 
     void piecesEditAndSyncBothWays() {
         ConfigDocument* doc = m_window->document();
@@ -81,14 +78,17 @@ private slots:
         // Form -> YAML.
         table->item(0, iters)->setText("40");
         QCOMPARE(doc->config().optimizer.learningRate.schedule[0].totalIters, int64_t(40));
-        QVERIFY(m_window->configTab()->yamlEditor()->toPlainText().contains("total_iters: 40"));
+        QVERIFY(m_window.find<ConfigTab>("configTab")
+                    ->yamlEditor()
+                    ->toPlainText()
+                    .contains("total_iters: 40"));
         QVERIFY(doc->isModified());
         // Not a number: the cell goes back to the piece's value, the YAML is untouched.
         table->item(0, iters)->setText("soon");
         QCOMPARE(table->item(0, iters)->text(), QString("40"));
 
         // YAML -> form.
-        replaceYaml(m_window->configTab(), "total_iters: 40", "total_iters: 50");
+        replaceYaml(m_window.find<ConfigTab>("configTab"), "total_iters: 40", "total_iters: 50");
         QCOMPARE(table->item(0, iters)->text(), QString("50"));
 
         // Add (after the selected piece), reorder, change a kind, remove.
@@ -114,8 +114,10 @@ private slots:
         m_editor->modeBox()->setCurrentIndex(0);
         emit m_editor->modeBox()->activated(0);
         QVERIFY(doc->config().optimizer.learningRate.schedule.empty());
-        QVERIFY(m_window->configTab()->yamlEditor()->toPlainText().contains(
-            QRegularExpression("learning_rate: 0\\.003\\b")));
+        QVERIFY(m_window.find<ConfigTab>("configTab")
+                    ->yamlEditor()
+                    ->toPlainText()
+                    .contains(QRegularExpression("learning_rate: 0\\.003\\b")));
         m_editor->constantEdit()->setText("0.002");
         emit m_editor->constantEdit()->editingFinished();
         QCOMPARE(doc->config().optimizer.learningRate.constant, 0.002);
@@ -142,9 +144,9 @@ private slots:
         QVERIFY(doc->setField("runconfig.max_steps", "600"));
 
         // The screenshot: the optimizer section scrolled into view.
-        auto* scroll = m_window->configTab()->findChild<QScrollArea*>();
+        auto* scroll = m_window.find<ConfigTab>("configTab")->findChild<QScrollArea*>();
         QVERIFY(scroll);
-        QWidget* form = m_window->configTab()->form();
+        QWidget* form = m_window.find<ConfigTab>("configTab")->form();
         QWidget* top = form->findChild<QWidget*>("optimizer.optimizer_type");
         QVERIFY(top);
         scroll->verticalScrollBar()->setValue(top->mapTo(form, QPoint(0, 0)).y() - 48);
@@ -152,8 +154,7 @@ private slots:
     }
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
     ScheduleEditor* m_editor = nullptr;
 };
 

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -63,12 +64,7 @@ class UntitledDocumentsTest : public QObject {
     Q_OBJECT
 private slots:
     void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dir->isValid());
-        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window.open());
         m_questions.clear();
         m_suggested.clear();
         // Every question is answered with its default button, as pressing Enter would.
@@ -84,7 +80,7 @@ private slots:
         });
         m_nextChoice.clear();
     }
-    void cleanup() { m_window.reset(); }
+    void cleanup() { m_window.close(); }
 
     void presetOpensUntitledAndCtrlSAsksInsteadOfWritingIt() {
         const QByteArray preset = readBytes(kNano);
@@ -97,7 +93,7 @@ private slots:
                  qPrintable(m_window->windowTitle()));
 
         // A form edit patches the YAML view: every comment of the preset stays.
-        ConfigTab* tab = m_window->configTab();
+        ConfigTab* tab = m_window.find<ConfigTab>("configTab");
         auto* hidden = qobject_cast<QLineEdit*>(tab->form()->editorFor("model.hidden_size"));
         QVERIFY(hidden);
         commitLine(hidden, "192");
@@ -122,7 +118,7 @@ private slots:
 
         // Choosing the preset itself is refused unless confirmed (the default is Cancel).
         m_nextChoice = kNano;
-        m_window->saveAction()->trigger();
+        m_window.action("saveAction")->trigger();
         QCOMPARE(m_questions.size(), size_t(1));
         QCOMPARE(m_questions.front().defaultButton, QMessageBox::Cancel);
         QVERIFY(m_questions.front().text.contains("shipped presets folder"));
@@ -130,9 +126,9 @@ private slots:
         QVERIFY(doc->isUntitled());
 
         // A folder of the user's: written with its comments, relative paths made absolute.
-        const QString mine = m_dir->filePath("mine.yaml");
+        const QString mine = m_window.filePath("mine.yaml");
         m_nextChoice = mine;
-        m_window->saveAction()->trigger();
+        m_window.action("saveAction")->trigger();
         QCOMPARE(readBytes(kNano), preset);
         QCOMPARE(doc->filePath(), QFileInfo(mine).absoluteFilePath());
         QVERIFY(!doc->isModified());
@@ -150,7 +146,7 @@ private slots:
 
         // Ctrl+S on a titled document saves in place, without asking.
         QVERIFY(doc->setField("runconfig.max_steps", "42"));
-        m_window->saveAction()->trigger();
+        m_window.action("saveAction")->trigger();
         QCOMPARE(m_suggested.size(), 3);
         QVERIFY(readBytes(mine).contains("max_steps: 42"));
 
@@ -169,21 +165,21 @@ private slots:
         QVERIFY(doc->isUntitled());
         QVERIFY(!doc->isModified());
         m_nextChoice.clear();
-        m_window->saveAction()->trigger();
+        m_window.action("saveAction")->trigger();
         QCOMPARE(m_suggested.size(), 4);
         QCOMPARE(m_suggested.back(),
-                 QFileInfo(m_dir->filePath("gpt-nano.yaml")).absoluteFilePath());
+                 QFileInfo(m_window.filePath("gpt-nano.yaml")).absoluteFilePath());
         QCOMPARE(readBytes(kNano), preset);
     }
 
     void finetuneConfigIsItsOwnUntitledDocument() {
-        const QString mine = m_dir->filePath("mine.yaml");
+        const QString mine = m_window.filePath("mine.yaml");
         QVERIFY(writeBytes(mine, readBytes(kNano)));
         QVERIFY(m_window->openConfig(mine));
         const QByteArray original = readBytes(mine);
         QVERIFY(!m_window->document()->isUntitled());
 
-        const QString data = m_dir->filePath("lighthouse.txt");
+        const QString data = m_window.filePath("lighthouse.txt");
         QByteArray text;
         for (int i = 0; i < 60; ++i)
             text += "The lighthouse keeper wrote: wind from the west, the lamp burned.\n";
@@ -219,24 +215,24 @@ private slots:
         QCOMPARE(m_questions.front().defaultButton, QMessageBox::Save);
         QCOMPARE(m_suggested.size(), 1);
         QVERIFY(m_suggested.front() != QFileInfo(mine).absoluteFilePath());
-        m_window->saveAction()->trigger();
+        m_window.action("saveAction")->trigger();
         QCOMPARE(m_suggested.size(), 2);
         QCOMPARE(readBytes(mine), original);
 
         // A stored run's config opened from the Runs dock is untitled too.
         QVERIFY(m_window->openConfig(mine));
         QCOMPARE(m_window->document()->filePath(), QFileInfo(mine).absoluteFilePath());
-        emit m_window->runsDock()->openConfigRequested(doc->yaml(), QStringLiteral("run 1"));
+        emit m_window.find<RunsDock>("RunsDock")
+            ->openConfigRequested(doc->yaml(), QStringLiteral("run 1"));
         QVERIFY(doc->isUntitled());
         QCOMPARE(doc->displayName(), QStringLiteral("config of run 1 — untitled"));
         QVERIFY(doc->setField("runconfig.max_steps", "11"));
-        m_window->saveAction()->trigger();
+        m_window.action("saveAction")->trigger();
         QCOMPARE(readBytes(mine), original);
     }
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
     std::vector<Question> m_questions;
     QStringList m_suggested;
     QString m_nextChoice;

@@ -23,6 +23,7 @@
 
 #include "engine/finetune/finetune_plan.h"
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
@@ -75,20 +76,13 @@ void saveWizard(FinetuneWizard* wizard, const QString& name) {
 class FinetuneWizardTest : public QObject {
     Q_OBJECT
 private slots:
-    void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dir->isValid());
-        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
-    }
-    void cleanup() { m_window.reset(); }
+    void init() { QVERIFY(m_window.open()); }
+    void cleanup() { m_window.close(); }
 
     void shippedBaseFinetunesAndComparesWithTheBase() {
-        const QString data = m_dir->filePath("lighthouse.txt");
+        const QString data = m_window.filePath("lighthouse.txt");
         QVERIFY(writeFile(data, newText()));
-        QVERIFY(m_window->finetuneAction()->isEnabled());
+        QVERIFY(m_window.action("finetuneAction")->isEnabled());
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         QVERIFY(wizard->isVisible());
         QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
@@ -105,7 +99,7 @@ private slots:
         ws::finetune::FinetuneRequest request;
         request.base = FinetuneWizard::shippedBaseModel().toStdString();
         request.dataFiles = {data.toStdString()};
-        request.dbPath = m_dir->filePath("runs.sqlite").toStdString();
+        request.dbPath = m_window.filePath("runs.sqlite").toStdString();
         auto expected = ws::finetune::planFinetune(request);
         QVERIFY2(expected.ok(), expected.ok() ? "" : expected.error().message.c_str());
         const auto& want = expected->summary;
@@ -172,7 +166,7 @@ private slots:
         QCOMPARE(QString::fromStdString(run->name), QStringLiteral("lighthouse"));
         QVERIFY(QString::fromStdString(run->summaryJson).contains("\"steps\": 6"));
 
-        SamplesTab* samples = m_window->samplesTab();
+        SamplesTab* samples = m_window.find<SamplesTab>("samplesTab");
         QCOMPARE(samples->modelPath(), QString::fromStdString(run->modelDir));
         QCOMPARE(samples->compareModelPath(), FinetuneWizard::shippedBaseModel());
         // The prompt comes from the user's text; the panes carry run names, not folder names.
@@ -196,9 +190,9 @@ private slots:
                                  QString::number(result.finalEvalLoss, 'f', 3)),
                  qPrintable(change));
         QVERIFY2(samples->note().contains(change), qPrintable(samples->note()));
-        QVERIFY2(
-            m_window->logDock()->text().contains("Fine-tune finished after 6 steps: " + change),
-            qPrintable(m_window->logDock()->text()));
+        QVERIFY2(m_window.find<LogDock>("LogDock")->text().contains(
+                     "Fine-tune finished after 6 steps: " + change),
+                 qPrintable(m_window.find<LogDock>("LogDock")->text()));
         samples->setLength(80);
         QSignalSpy generated(samples, &SamplesTab::finished);
         m_window->showTab("samples");
@@ -222,7 +216,7 @@ private slots:
     }
 
     void emptyOrMissingFileShowsTheErrorAndBlocksNext() {
-        const QString empty = m_dir->filePath("empty.txt");
+        const QString empty = m_window.filePath("empty.txt");
         QVERIFY(writeFile(empty, {}));
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         wizard->next();
@@ -245,13 +239,13 @@ private slots:
         saveWizard(wizard, "finetune-wizard-2-error.png");
 
         wizard->clearData();
-        wizard->addDataPaths({m_dir->filePath("missing.txt")});
+        wizard->addDataPaths({m_window.filePath("missing.txt")});
         QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
         QVERIFY2(wizard->dataSummary().contains("missing.txt"), qPrintable(wizard->dataSummary()));
         QVERIFY(!wizard->button(QWizard::NextButton)->isEnabled());
 
         wizard->back();
-        wizard->useFolder(m_dir->path());  // no model in it
+        wizard->useFolder(m_window.dirPath());  // no model in it
         QVERIFY(!wizard->baseOk());
         QVERIFY(!wizard->button(QWizard::NextButton)->isEnabled());
         saveWizard(wizard, "finetune-wizard-1-error.png");
@@ -259,10 +253,10 @@ private slots:
     }
 
     void droppedPdfIsNamedAndUsedOnlyWhenAllowed() {
-        const QString pdf = m_dir->filePath("report.pdf");
+        const QString pdf = m_window.filePath("report.pdf");
         QVERIFY(QFile::copy(
             QStringLiteral(WAFER_SOURCE_DIR "/tests/engine/data/fixtures/report.pdf"), pdf));
-        const QString data = m_dir->filePath("lighthouse.txt");
+        const QString data = m_window.filePath("lighthouse.txt");
         QVERIFY(writeFile(data, newText()));
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         wizard->next();
@@ -295,7 +289,7 @@ private slots:
 
     void huggingFaceFolderIsUsedInPlace() {
         // Written by the independent writer the CLI tests use (Python standard library only).
-        const QString hf = m_dir->filePath("hf");
+        const QString hf = m_window.filePath("hf");
         QProcess writer;
         writer.start(
             QStringLiteral("/usr/bin/python3"),
@@ -304,7 +298,7 @@ private slots:
         if (!writer.waitForStarted()) QSKIP("python3 is not available");
         QVERIFY(writer.waitForFinished(60000));
         QVERIFY2(writer.exitCode() == 0, writer.readAllStandardError().constData());
-        const QString data = m_dir->filePath("lighthouse.txt");
+        const QString data = m_window.filePath("lighthouse.txt");
         QVERIFY(writeFile(data, newText()));
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         wizard->useFolder(hf);
@@ -324,8 +318,7 @@ private slots:
     }
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
 };
 
 int main(int argc, char** argv) {

@@ -21,6 +21,7 @@
 
 #include "engine/modelio/checkpoints.h"
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/log_dock.h"
@@ -64,50 +65,44 @@ class CheckpointsTest : public QObject {
     Q_OBJECT
 private slots:
     void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dir->isValid());
-        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window.open());
         QVERIFY(m_window->openConfig(kNano));
         ConfigDocument* doc = m_window->document();
         QVERIFY(doc->setField("runconfig.max_steps", "3000"));
         QVERIFY(doc->setField("runconfig.log_steps", "1"));
         QVERIFY(doc->setField("train_input.batch_size", "4"));
     }
-    void cleanup() { m_window.reset(); }
+    void cleanup() { m_window.close(); }
 
     void checkpointNowThenResumeContinuesTheSameRun() {
         RunController* controller = m_window->controller();
-        TrainingTab* training = m_window->trainingTab();
-        QVERIFY(!m_window->checkpointAction()->isEnabled());
-        m_window->runAction()->trigger();
+        TrainingTab* training = m_window.find<TrainingTab>("trainingTab");
+        QVERIFY(!m_window.action("checkpointAction")->isEnabled());
+        m_window.action("runAction")->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(liveSteps(training).size() >= 5, 120000);
-        QTRY_VERIFY(m_window->checkpointAction()->isEnabled());
-        m_window->checkpointAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(m_window->logDock()->text().contains("checkpoint: wrote"), 60000);
+        QTRY_VERIFY(m_window.action("checkpointAction")->isEnabled());
+        m_window.action("checkpointAction")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_window.find<LogDock>("LogDock")->text().contains("checkpoint: wrote"), 60000);
         auto runs = m_window->runStore()->listRuns();
         QVERIFY(runs.ok() && runs->size() == 1);
         const int64_t runId = runs->front().id;
         const std::filesystem::path modelDir = runs->front().modelDir;
         const auto written = ws::modelio::listCheckpoints(modelDir);
         QCOMPARE(written.size(), size_t(1));
-        QVERIFY(m_window->logDock()->text().contains(
+        QVERIFY(m_window.find<LogDock>("LogDock")->text().contains(
             QString::fromStdString(written.front().second.string())));
         QVERIFY(std::filesystem::exists(written.front().second / "model.safetensors"));
 
-        QSignalSpy finished(controller, &RunController::finished);
-        m_window->stopAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QVERIFY(m_window.stopRun(60000));
         const auto afterStop = ws::modelio::listCheckpoints(modelDir);
         QVERIFY(!afterStop.empty());
         const int64_t stoppedAt = afterStop.back().first;
         QVERIFY(stoppedAt >= written.front().first);
 
         // Select it: Resume Run becomes possible; the dialog says what will happen.
-        m_window->runsDock()->selectRuns({runId});
-        QTRY_VERIFY(m_window->resumeRunAction()->isEnabled());
+        m_window.find<RunsDock>("RunsDock")->selectRuns({runId});
+        QTRY_VERIFY(m_window.action("resumeRunAction")->isEnabled());
         QString shown;
         whenDialogShows([&shown](ResumeDialog* dialog) {
             shown = dialog->message();
@@ -115,16 +110,15 @@ private slots:
             QVERIFY(dialog->resumeButton());
             dialog->resumeButton()->click();
         });
-        m_window->resumeRunAction()->trigger();
+        m_window.action("resumeRunAction")->trigger();
         QVERIFY2(shown.contains("Continue"), qPrintable(shown));
         QVERIFY(controller->isActive());
         // The live curve starts with the stored points and carries on past the checkpoint.
         QVERIFY(!liveSteps(training).empty());
         QTRY_VERIFY_WITH_TIMEOUT(liveSteps(training).back() >= double(stoppedAt + 5), 120000);
-        QSignalSpy finishedAgain(controller, &RunController::finished);
-        m_window->stopAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finishedAgain.isEmpty(), 60000);
-        QVERIFY(m_window->logDock()->text().contains(QString("continuing run %1").arg(runId)));
+        QVERIFY(m_window.stopRun(60000));
+        QVERIFY(m_window.find<LogDock>("LogDock")->text().contains(
+            QString("continuing run %1").arg(runId)));
         m_window->showTab("training");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-training-resumed.png")));
 
@@ -142,7 +136,7 @@ private slots:
 
         // Samples: the run's final weights beside its early checkpoint folder, same prompt and
         // seed, generated in parallel.
-        SamplesTab* samples = m_window->samplesTab();
+        SamplesTab* samples = m_window.find<SamplesTab>("samplesTab");
         samples->setModelPath(QString::fromStdString(modelDir.string()));
         samples->setCompareModelPath(QString::fromStdString(written.front().second.string()));
         samples->setPrompt("And the");
@@ -161,11 +155,10 @@ private slots:
     }
 
     void refusedResumeShowsWhy() {
-        m_window->runAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(liveSteps(m_window->trainingTab()).size() >= 3, 120000);
-        QSignalSpy finished(m_window->controller(), &RunController::finished);
-        m_window->stopAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        m_window.action("runAction")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(liveSteps(m_window.find<TrainingTab>("trainingTab")).size() >= 3,
+                                 120000);
+        QVERIFY(m_window.stopRun(60000));
         auto runs = m_window->runStore()->listRuns();
         QVERIFY(runs.ok() && runs->size() == 1);
         const int64_t runId = runs->front().id;
@@ -192,14 +185,12 @@ private slots:
         });
         const int64_t stoppedAt = ws::modelio::listCheckpoints(runs->front().modelDir).back().first;
         QVERIFY(m_window->resumeRun(runId));
-        QTRY_VERIFY_WITH_TIMEOUT(
-            !liveSteps(m_window->trainingTab()).empty() &&
-                liveSteps(m_window->trainingTab()).back() >= double(stoppedAt + 2),
-            120000);
-        QSignalSpy finishedAgain(m_window->controller(), &RunController::finished);
-        m_window->stopAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finishedAgain.isEmpty(), 60000);
-        QVERIFY(m_window->logDock()->text().contains("no longer continues exactly"));
+        QTRY_VERIFY_WITH_TIMEOUT(!liveSteps(m_window.find<TrainingTab>("trainingTab")).empty() &&
+                                     liveSteps(m_window.find<TrainingTab>("trainingTab")).back() >=
+                                         double(stoppedAt + 2),
+                                 120000);
+        QVERIFY(m_window.stopRun(60000));
+        QVERIFY(m_window.find<LogDock>("LogDock")->text().contains("no longer continues exactly"));
         runs = m_window->runStore()->listRuns();
         QVERIFY(runs.ok() && runs->size() == 1);
 
@@ -228,15 +219,13 @@ private slots:
     void finishedRunTrainsFurtherAfterRaisingMaxSteps() {
         ConfigDocument* doc = m_window->document();
         QVERIFY(doc->setField("runconfig.max_steps", "6"));
-        QSignalSpy finished(m_window->controller(), &RunController::finished);
-        m_window->runAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 120000);
+        QVERIFY(m_window.runToEnd(120000));
         auto runs = m_window->runStore()->listRuns();
         QVERIFY(runs.ok() && runs->size() == 1);
         QCOMPARE(runs->front().status, std::string("finished"));
         const int64_t runId = runs->front().id;
-        m_window->runsDock()->selectRuns({runId});
-        QTRY_VERIFY(m_window->resumeRunAction()->isEnabled());
+        m_window.find<RunsDock>("RunsDock")->selectRuns({runId});
+        QTRY_VERIFY(m_window.action("resumeRunAction")->isEnabled());
 
         // At its last step: the dialog says how to go on and offers nothing to start.
         QString shown;
@@ -271,8 +260,7 @@ private slots:
     }
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
 };
 
 int main(int argc, char** argv) {

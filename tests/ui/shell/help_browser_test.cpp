@@ -7,6 +7,7 @@
 #include <QTextBrowser>
 
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/shell/help_browser.h"
 #include "ui/shell/main_window.h"
 #include "wafer/version.h"
@@ -28,10 +29,10 @@ void HelpBrowserTest::everyMenuSectionExistsInTheReadme() {
 }
 
 void HelpBrowserTest::helpMenuOpensTheGuideAtASection() {
-    ws::ui::MainWindow window;
-    window.show();
+    ws::testing::StudioWindow window;
+    QVERIFY(window.open());
     QMenu* help = nullptr;
-    for (QAction* a : window.menuBar()->actions())
+    for (QAction* a : window->menuBar()->actions())
         if (a->text() == "&Help") help = a->menu();
     QVERIFY(help);
     QAction* configReference = nullptr;
@@ -39,8 +40,7 @@ void HelpBrowserTest::helpMenuOpensTheGuideAtASection() {
         if (a->text() == "Config reference") configReference = a;
     QVERIFY(configReference);
     configReference->trigger();
-    auto* browser = window.findChild<ws::ui::HelpBrowser*>("helpBrowser");
-    QVERIFY(browser);
+    auto* browser = window.find<ws::ui::HelpBrowser>("helpBrowser");
     QTRY_VERIFY(browser->isVisible());
     QCOMPARE(browser->currentSection(), QString("Config reference"));
     auto* text = browser->findChild<QTextBrowser*>();

@@ -22,6 +22,7 @@
 #include <memory>
 
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -44,6 +45,7 @@ const QString kNano = QStringLiteral(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
 
 using ws::testing::artifactPath;
 
+using ws::streaming::SpanKind;
 using ws::testing::commitLine;
 
 size_t livePoints(const TrainingTab* tab, const char* key) {
@@ -60,18 +62,13 @@ class MainWindowTest : public QObject {
     Q_OBJECT
 private slots:
     void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dir->isValid());
-        m_window = std::make_unique<MainWindow>(m_dir->filePath("runs.sqlite"));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window.open());
         QVERIFY(m_window->openConfig(kNano));
     }
-    void cleanup() { m_window.reset(); }
+    void cleanup() { m_window.close(); }
 
     void formEditChangesYamlAndBack() {
-        ConfigTab* tab = m_window->configTab();
+        ConfigTab* tab = m_window.find<ConfigTab>("configTab");
         auto* hidden = qobject_cast<QLineEdit*>(tab->form()->editorFor("model.hidden_size"));
         QVERIFY(hidden);
         QCOMPARE(hidden->text(), QString("128"));
@@ -95,15 +92,15 @@ private slots:
     }
 
     void invalidValueShowsInlineErrorAndDisablesRun() {
-        ConfigForm* form = m_window->configTab()->form();
-        QVERIFY(m_window->runAction()->isEnabled());
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
+        QVERIFY(m_window.action("runAction")->isEnabled());
         auto* heads = qobject_cast<QLineEdit*>(form->editorFor("model.num_heads"));
         commitLine(heads, "5");
         QLabel* error = form->errorLabelFor("model.num_heads");
         QLabel* hiddenError = form->errorLabelFor("model.hidden_size");
         QVERIFY(error->isVisible() || hiddenError->isVisible());
-        QVERIFY(!m_window->runAction()->isEnabled());
-        QVERIFY(!m_window->configTab()->yamlEditor()->extraSelections().isEmpty());
+        QVERIFY(!m_window.action("runAction")->isEnabled());
+        QVERIFY(!m_window.find<ConfigTab>("configTab")->yamlEditor()->extraSelections().isEmpty());
         m_window->showTab("config");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-config-invalid.png")));
         QVERIFY(!m_window->startRun());
@@ -114,8 +111,8 @@ private slots:
         commitLine(hidden, "128");
         commitLine(heads, "4");
         QVERIFY(!error->isVisible());
-        QVERIFY(m_window->runAction()->isEnabled());
-        QVERIFY(m_window->configTab()->yamlEditor()->extraSelections().isEmpty());
+        QVERIFY(m_window.action("runAction")->isEnabled());
+        QVERIFY(m_window.find<ConfigTab>("configTab")->yamlEditor()->extraSelections().isEmpty());
     }
 
     void trainPauseResumeStopAndFindTheRun() {
@@ -124,64 +121,84 @@ private slots:
         QVERIFY(doc->setField("runconfig.log_steps", "5"));
         m_window->showTab("config");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-config.png")));
-        m_window->runAction()->trigger();
+        m_window.action("runAction")->trigger();
         RunController* controller = m_window->controller();
         QVERIFY(controller->isActive());
-        TrainingTab* training = m_window->trainingTab();
-        QCOMPARE(m_window->tabs()->currentWidget(), training);
+        TrainingTab* training = m_window.find<TrainingTab>("trainingTab");
+        QCOMPARE(m_window.find<QTabWidget>("mainTabs")->currentWidget(), training);
         QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") >= 25, 120000);
-        QVERIFY(m_window->stopAction()->isEnabled());
-        QVERIFY(!m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("stopAction")->isEnabled());
+        QVERIFY(!m_window.action("runAction")->isEnabled());
 
-        m_window->pauseAction()->trigger();
+        WaferTab* wafer = m_window.find<WaferTab>("waferTab");
+        QAction* stepLayer = m_window.action("stepLayerAction");
+        m_window.action("pauseAction")->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Paused, 20000);
-        QVERIFY(m_window->continueAction()->isEnabled());
+        QVERIFY(m_window.action("continueAction")->isEnabled());
+        // Paused: the engine reports Paused from its pause point, after everything it did before,
+        // and waits there. All it does next reaches the window as spans: from here on they may
+        // only be the layer phases Step Layer lets through, one forward or backward pass each.
+        int computeSpans = 0;  // passes the engine ran since it paused
+        QObject counting;      // the count's connection ends with this scope
+        connect(controller, &RunController::spans, &counting,
+                [&](const std::vector<ws::streaming::Span>& batch) {
+                    for (const auto& span : batch)
+                        computeSpans +=
+                            span.kind == SpanKind::Forward || span.kind == SpanKind::Backward;
+                });
+        QSignalSpy metricsWhilePaused(controller, &RunController::metrics);
         const size_t pausedAt = livePoints(training, "loss");
-        const int64_t waferStep = m_window->waferTab()->shownStep();
-        QTest::qWait(400);
-        QCOMPARE(livePoints(training, "loss"), pausedAt);        // paused: no new steps
-        QCOMPARE(m_window->waferTab()->shownStep(), waferStep);  // the Wafer tab stays put
-        // Step Layer: one more layer phase runs, the Wafer tab follows it, the run stays paused.
-        QVERIFY(m_window->stepLayerAction()->isEnabled());
-        for (int i = 0; i < 3; ++i) {
-            const auto phase = m_window->waferTab()->followedPhase();
-            m_window->stepLayerAction()->trigger();
-            QTRY_VERIFY_WITH_TIMEOUT(m_window->waferTab()->followedPhase() != phase, 20000);
+        const int64_t waferStep = wafer->shownStep();
+        controller->drainNow();  // anything still queued behind the Paused state
+        QCOMPARE(computeSpans, 0);
+        QCOMPARE(metricsWhilePaused.count(), 0);
+        QCOMPARE(livePoints(training, "loss"), pausedAt);  // paused: no new steps
+        QCOMPARE(wafer->shownStep(), waferStep);           // the Wafer tab stays put
+        // Step Layer: exactly one more layer phase per press, the Wafer tab follows it, the run
+        // stays paused.
+        QVERIFY(stepLayer->isEnabled());
+        int presses = 0;
+        auto stepOneLayer = [&] {
+            const auto phase = wafer->followedPhase();
+            stepLayer->trigger();
+            ++presses;
+            QTRY_VERIFY_WITH_TIMEOUT(wafer->followedPhase() != phase, 20000);
+            QCOMPARE(computeSpans, presses);
             QCOMPARE(controller->state(), ws::session::RunState::Paused);
+        };
+        for (int i = 0; i < 3; ++i) {
+            stepOneLayer();
+            if (QTest::currentTestFailed()) return;
         }
         // On to the head's forward pass (the picture for the README: mid-step, the backward
         // pass's first weights streaming in).
         const int head = m_window->document()->config().model.numHiddenLayers + 1;
-        for (int i = 0; i < 4 * (head + 1) &&
-                        m_window->waferTab()->followedPhase() != std::pair<int, bool>(head, false);
+        for (int i = 0;
+             i < 4 * (head + 1) && wafer->followedPhase() != std::pair<int, bool>(head, false);
              ++i) {
-            const auto phase = m_window->waferTab()->followedPhase();
-            m_window->stepLayerAction()->trigger();
-            QTRY_VERIFY_WITH_TIMEOUT(m_window->waferTab()->followedPhase() != phase, 20000);
+            stepOneLayer();
+            if (QTest::currentTestFailed()) return;
         }
-        QCOMPARE(m_window->waferTab()->followedPhase(), std::make_pair(head, false));
+        QCOMPARE(wafer->followedPhase(), std::make_pair(head, false));
         m_window->showTab("wafer");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-wafer-step.png")));
         m_window->showTab("training");
-        m_window->continueAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!m_window->stepLayerAction()->isEnabled(), 20000);
+        m_window.action("continueAction")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!m_window.action("stepLayerAction")->isEnabled(), 20000);
         QTRY_VERIFY_WITH_TIMEOUT(livePoints(training, "loss") > pausedAt + 5, 60000);
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-training.png")));
         m_window->showTab("wafer");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-wafer.png")));
         // The Wafer tab got the run's emulated steps and spans through the controller.
-        WaferTab* wafer = m_window->waferTab();
         QCOMPARE(wafer->emulation(), WaferTab::Emulation::On);
         QVERIFY(wafer->history().size() >= 5);
         QVERIFY(wafer->history().latestPrediction() != nullptr);
         QVERIFY(wafer->utilizationMap()->frame() != nullptr);
         QVERIFY(wafer->timeline()->barCount(3) > 0);  // system 0's compute lane
 
-        QSignalSpy finished(controller, &RunController::finished);
-        m_window->stopAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        QVERIFY(m_window.stopRun(60000));
         QVERIFY(!controller->isActive());
-        QVERIFY(m_window->runAction()->isEnabled());
+        QVERIFY(m_window.action("runAction")->isEnabled());
         const size_t points = [&] {
             for (const auto& [id, run] : training->runs()) return run.metrics.at("loss").size();
             return size_t(0);
@@ -198,17 +215,17 @@ private slots:
         QVERIFY(training->runs().count(runs->front().id));  // the live run became run N
 
         // It is listed in the Runs dock; selecting it overlays it without a duplicate.
-        QTreeWidget* tree = m_window->runsDock()->tree();
+        QTreeWidget* tree = m_window.find<RunsDock>("RunsDock")->tree();
         QCOMPARE(tree->topLevelItemCount(), 1);
         QCOMPARE(tree->topLevelItem(0)->text(1), QString("stopped"));
-        m_window->runsDock()->selectRuns({runs->front().id});
+        m_window.find<RunsDock>("RunsDock")->selectRuns({runs->front().id});
         QTRY_COMPARE(training->runs().size(), size_t(1));
-        QVERIFY(m_window->logDock()->text().contains("corpus:"));
+        QVERIFY(m_window.find<LogDock>("LogDock")->text().contains("corpus:"));
         m_window->showTab("training");
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-training-finished.png")));
 
         // Samples: text from the run's weights, streamed into the tab, without blocking.
-        SamplesTab* samples = m_window->samplesTab();
+        SamplesTab* samples = m_window.find<SamplesTab>("samplesTab");
         QCOMPARE(samples->modelPath(), QString::fromStdString(runs->front().modelDir));
         samples->setPrompt("And the");
         samples->setLength(40);
@@ -222,10 +239,10 @@ private slots:
         QVERIFY(m_window->saveScreenshot(artifactPath("studio-samples.png")));
 
         // Export the data.
-        const QString csv = m_dir->filePath("metrics.csv");
+        const QString csv = m_window.filePath("metrics.csv");
         QVERIFY(training->exportCsv(csv));
         QVERIFY(QFileInfo(csv).size() > 100);
-        QVERIFY(training->exportPng(m_dir->filePath("charts.png")));
+        QVERIFY(training->exportPng(m_window.filePath("charts.png")));
         QVERIFY(training->exportPdf(artifactPath("studio-training-charts.pdf")));
         QVERIFY(QFileInfo(artifactPath("studio-training-charts.pdf")).size() > 1000);
         // SVG is vectors: the loss curve is a path, the axis labels are text.
@@ -240,21 +257,22 @@ private slots:
 
     void droppedFolderBecomesTrainingData() {
         QMimeData mime;
-        mime.setUrls({QUrl::fromLocalFile(m_dir->path())});
+        mime.setUrls({QUrl::fromLocalFile(m_window.dirPath())});
         QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton,
                               Qt::NoModifier);
         QApplication::sendEvent(m_window.get(), &enter);
         QVERIFY(enter.isAccepted());
         QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
         QApplication::sendEvent(m_window.get(), &drop);
-        QVERIFY(m_window->document()->fieldValue("train_input.data_dir").contains(m_dir->path()));
+        QVERIFY(
+            m_window->document()->fieldValue("train_input.data_dir").contains(m_window.dirPath()));
     }
 
     // Drill-down: a point of the Training tab's charts opens that step on the Wafer tab, whose
     // bar chart shows the step's per-layer gradient norms as the run reported them.
     void chartPointOpensThatStepOnTheWaferTab() {
-        TrainingTab* training = m_window->trainingTab();
-        WaferTab* wafer = m_window->waferTab();
+        TrainingTab* training = m_window.find<TrainingTab>("trainingTab");
+        WaferTab* wafer = m_window.find<WaferTab>("waferTab");
         {  // Nothing trained in this window yet: nothing to inspect, and the menu says so.
             std::unique_ptr<QMenu> menu(training->chartMenu(3, training));
             QAction* inspect = menu->findChild<QAction*>("inspectStep");
@@ -268,9 +286,7 @@ private slots:
                 [&](const std::vector<ws::session::StepMetrics>& batch) {
                     reported.insert(reported.end(), batch.begin(), batch.end());
                 });
-        QSignalSpy finished(m_window->controller(), &RunController::finished);
-        m_window->runAction()->trigger();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 120000);
+        QVERIFY(m_window.runToEnd(120000));
         QCOMPARE(reported.size(), size_t(40));
         training->redrawNow();
         wafer->redrawNow();
@@ -289,7 +305,7 @@ private slots:
         inspect->trigger();
         QCOMPARE(requested.size(), 1);
         QCOMPARE(requested.front().at(0).toLongLong(), k);
-        QCOMPARE(m_window->tabs()->currentWidget(), wafer);
+        QCOMPARE(m_window.find<QTabWidget>("mainTabs")->currentWidget(), wafer);
         QVERIFY(!wafer->isLive());
         QCOMPARE(wafer->shownStep(), k - 1);
         wafer->redrawNow();
@@ -321,8 +337,7 @@ private slots:
     }
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
 };
 
 int main(int argc, char** argv) {

@@ -25,6 +25,7 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/common/store_follower.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
@@ -170,22 +171,18 @@ class RunsDockTest : public QObject {
     Q_OBJECT
 private slots:
     void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dir->isValid());
-        m_path = m_dir->filePath("runs.sqlite").toStdString();
+        QVERIFY(m_window.makeFolder());
+        m_path = m_window.filePath("runs.sqlite").toStdString();
         m_ids = fillStore(m_path);
         // The studio starts on the store, as after a restart.
-        m_window = std::make_unique<MainWindow>(QString::fromStdString(m_path.string()));
-        m_window->resize(1400, 900);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window.open({1400, 900}, QString::fromStdString(m_path.string())));
         m_window->showTab("training");
     }
-    void cleanup() { m_window.reset(); }
+    void cleanup() { m_window.close(); }
 
     void switchingBetweenStoredRunsKeepsTheChartsValid() {
-        QTreeWidget* tree = m_window->runsDock()->tree();
-        TrainingTab* training = m_window->trainingTab();
+        QTreeWidget* tree = m_window.find<RunsDock>("RunsDock")->tree();
+        TrainingTab* training = m_window.find<TrainingTab>("trainingTab");
         QCOMPARE(tree->topLevelItemCount(), 4);  // three runs and the sweep (trials under it)
 
         // A run trained and stopped in this window just now: it becomes a stored run too.
@@ -194,10 +191,10 @@ private slots:
         QVERIFY(m_window->document()->setField("runconfig.log_steps", "2"));
         RunController* controller = m_window->controller();
         QSignalSpy finished(controller, &RunController::finished);
-        m_window->runAction()->trigger();
+        m_window.action("runAction")->trigger();
         m_window->showTab("training");
         QTRY_VERIFY_WITH_TIMEOUT(pointsOf(training, 0, kLoss) >= 6, 120000);
-        m_window->stopAction()->trigger();
+        m_window.action("stopAction")->trigger();
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
         auto listed = m_window->runStore()->listRuns();
         QVERIFY(listed.ok());
@@ -227,7 +224,8 @@ private slots:
         for (int round = 0; round < 6; ++round) {
             for (const auto& [id, modifiers] : clicks) {
                 clickRun(tree, id, modifiers);
-                std::vector<int64_t> selected = m_window->runsDock()->selectedRunIds();
+                std::vector<int64_t> selected =
+                    m_window.find<RunsDock>("RunsDock")->selectedRunIds();
                 std::sort(selected.begin(), selected.end());
                 QCOMPARE(shownIds(training), selected);  // exactly the selection, no stale run
                 QTest::mouseMove(loss, loss->rect().center());
@@ -247,9 +245,9 @@ private slots:
     }
 
     void runsWrittenElsewhereAppearAndGrow() {
-        QTreeWidget* tree = m_window->runsDock()->tree();
-        TrainingTab* training = m_window->trainingTab();
-        StoreFollower* follower = m_window->storeFollower();
+        QTreeWidget* tree = m_window.find<RunsDock>("RunsDock")->tree();
+        TrainingTab* training = m_window.find<TrainingTab>("trainingTab");
+        StoreFollower* follower = m_window.find<StoreFollower>("storeFollower");
         QVERIFY(follower);
         QCOMPARE(follower->interval(), 1000);  // the studio's pace; the test need not wait
         follower->setInterval(50);
@@ -276,7 +274,8 @@ private slots:
         QCOMPARE(itemOf(tree, *cliRun)->text(1), QString("running"));
         QCOMPARE(tree->indexOfTopLevelItem(itemOf(tree, *cliRun)), 0);  // newest first
         // The user's selection and collapsed sweep are as they were.
-        QCOMPARE(m_window->runsDock()->selectedRunIds(), std::vector<int64_t>{m_ids.wide});
+        QCOMPARE(m_window.find<RunsDock>("RunsDock")->selectedRunIds(),
+                 std::vector<int64_t>{m_ids.wide});
         QVERIFY(!itemOf(tree, m_ids.sweep)->isExpanded());
         QCOMPARE(shownIds(training), std::vector<int64_t>{m_ids.wide});
 
@@ -301,7 +300,7 @@ private slots:
         QVERIFY(cli.setStatus(*cliRun, "finished").ok());
         QTRY_COMPARE_WITH_TIMEOUT(itemOf(tree, *cliRun)->text(1), QString("finished"), 10000);
         QCOMPARE(itemOf(tree, *cliRun)->text(2), QString("2.345"));
-        std::vector<int64_t> selected = m_window->runsDock()->selectedRunIds();
+        std::vector<int64_t> selected = m_window.find<RunsDock>("RunsDock")->selectedRunIds();
         std::sort(selected.begin(), selected.end());
         QCOMPARE(selected, (std::vector<int64_t>{m_ids.wide, *cliRun}));
 
@@ -326,7 +325,7 @@ private slots:
     }
 
     void longNamesStayReadable() {
-        RunsDock* dock = m_window->runsDock();
+        RunsDock* dock = m_window.find<RunsDock>("RunsDock");
         QTreeWidget* tree = dock->tree();
         // Names are elided in the middle: the start and the distinguishing end both show.
         QCOMPARE(tree->textElideMode(), Qt::ElideMiddle);
@@ -371,10 +370,9 @@ private slots:
     }
 
 private:
-    std::unique_ptr<QTemporaryDir> m_dir;
     std::filesystem::path m_path;
     Ids m_ids;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
 };
 
 int main(int argc, char** argv) {

@@ -29,6 +29,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/store/run_store.h"
 #include "support/gui_test.h"
+#include "support/studio_window.h"
 #include "ui/common/status_panel.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/log_dock.h"
@@ -77,28 +78,24 @@ class SweepsTest : public QObject {
     Q_OBJECT
 private slots:
     void init() {
-        m_dir = std::make_unique<QTemporaryDir>();
-        QVERIFY(m_dir->isValid());
-        QDir(m_dir->path()).mkpath(QStringLiteral("corpus"));
-        QFile corpus(m_dir->filePath(QStringLiteral("corpus/text.txt")));
+        QVERIFY(m_window.makeFolder());
+        QDir(m_window.dirPath()).mkpath(QStringLiteral("corpus"));
+        QFile corpus(m_window.filePath(QStringLiteral("corpus/text.txt")));
         QVERIFY(corpus.open(QIODevice::WriteOnly));
         for (int i = 0; i < 200; ++i)
             corpus.write(QStringLiteral("the quick brown fox jumps over the lazy dog number %1.\n")
                              .arg(i % 7)
                              .toUtf8());
         corpus.close();
-        m_window = std::make_unique<MainWindow>(m_dir->filePath(QStringLiteral("runs.sqlite")));
-        m_window->resize(1500, 950);
-        m_window->show();
-        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QVERIFY(m_window.open({1500, 950}));
     }
-    void cleanup() { m_window.reset(); }
+    void cleanup() { m_window.close(); }
 
     void runSweepFillsTheChartTableHeatmapAndRunsTree() {
         QVERIFY(openSweep(tinySweepYaml({})));
-        QVERIFY(m_window->runSweepAction()->isEnabled());
-        SweepsTab* tab = m_window->sweepsTab();
-        StatusPanel* status = m_window->statusPanel();
+        QVERIFY(m_window.action("runSweepAction")->isEnabled());
+        SweepsTab* tab = m_window.find<SweepsTab>("SweepsTab");
+        StatusPanel* status = m_window.find<StatusPanel>("statusPanel");
         // Trials reach the tab one by one while the sweep runs, not all at the end; from the
         // first one on, the header and the status bar estimate the time left.
         std::vector<size_t> seen;
@@ -121,15 +118,15 @@ private slots:
         last.loss = 2.5;
         status->showMetrics(last);
         QCOMPARE(status->stepText(), QStringLiteral("step 77 / 100"));
-        m_window->runSweepAction()->trigger();
+        m_window.action("runSweepAction")->trigger();
         QCOMPARE(status->stepText(), QStringLiteral("trials 0 / 12"));
         QVERIFY2(status->stateText().contains(QStringLiteral("Sweep running")),
                  qPrintable(status->stateText()));
         QVERIFY(status->lossText().isEmpty());
         QVERIFY(m_window->sweepController()->isActive());
-        QCOMPARE(m_window->tabs()->currentWidget(), tab);
-        QVERIFY(!m_window->runAction()->isEnabled());
-        QVERIFY(m_window->stopAction()->isEnabled());
+        QCOMPARE(m_window.find<QTabWidget>("mainTabs")->currentWidget(), tab);
+        QVERIFY(!m_window.action("runAction")->isEnabled());
+        QVERIFY(m_window.action("stopAction")->isEnabled());
         QVERIFY(done.wait(180000));
         const auto outcome = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
         QCOMPARE(QString::fromStdString(outcome.status), QStringLiteral("finished"));
@@ -192,7 +189,7 @@ private slots:
         QCOMPARE(parallel->lineCount(), 12);
 
         // Runs: the sweep is a parent item with its 12 trials as children.
-        QTreeWidget* tree = m_window->runsDock()->tree();
+        QTreeWidget* tree = m_window.find<RunsDock>("RunsDock")->tree();
         QTreeWidgetItem* sweepItem = nullptr;
         for (int i = 0; i < tree->topLevelItemCount(); ++i)
             if (tree->topLevelItem(i)->childCount() > 0) sweepItem = tree->topLevelItem(i);
@@ -214,7 +211,7 @@ private slots:
         QVERIFY(tab->transferButton()->isEnabled());
         QVERIFY(tab->mupProxy());
         TransferDialog dialog(*tab->mupProxy(), int(proxyWidth), best,
-                              m_dir->filePath(QStringLiteral("target.yaml")));
+                              m_window.filePath(QStringLiteral("target.yaml")));
         dialog.targetWidth()->setValue(128);
         QVERIFY2(dialog.problem().isEmpty(), qPrintable(dialog.problem()));
         QString error;
@@ -310,24 +307,26 @@ private slots:
         QSignalSpy oneDone(sweeps, &SweepController::trialFinished);
         QVERIFY(m_window->startSweep());
         QVERIFY(oneDone.wait(60000));
-        m_window->stopAction()->trigger();
+        m_window.action("stopAction")->trigger();
         QVERIFY(done.wait(60000));
         const auto stopped = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
         QCOMPARE(QString::fromStdString(stopped.status), QStringLiteral("stopped"));
         QVERIFY(stopped.trials.size() < 12);
-        QVERIFY(!m_window->stopAction()->isEnabled());
-        QVERIFY(m_window->runSweepAction()->isEnabled());
+        QVERIFY(!m_window.action("stopAction")->isEnabled());
+        QVERIFY(m_window.action("runSweepAction")->isEnabled());
         // The log says how to resume in the studio's words, not the CLI's.
-        const QString log = m_window->logDock()->text();
+        const QString log = m_window.find<LogDock>("LogDock")->text();
         QVERIFY2(log.contains(QStringLiteral("resume it with Run ▸ Resume Run… (F8)")),
                  qPrintable(log));
         QVERIFY2(!log.contains(QStringLiteral("--resume")), qPrintable(log));
-        QVERIFY2(m_window->statusPanel()->stateText().contains(QStringLiteral("Sweep stopped")),
-                 qPrintable(m_window->statusPanel()->stateText()));
+        QVERIFY2(m_window.find<StatusPanel>("statusPanel")
+                     ->stateText()
+                     .contains(QStringLiteral("Sweep stopped")),
+                 qPrintable(m_window.find<StatusPanel>("statusPanel")->stateText()));
         // Shown from the store, the stopped sweep counts all 12 planned trials, not the rows
         // of the trials that started.
-        m_window->runsDock()->selectRuns({stopped.sweepRunId});
-        SweepsTab* tab = m_window->sweepsTab();
+        m_window.find<RunsDock>("RunsDock")->selectRuns({stopped.sweepRunId});
+        SweepsTab* tab = m_window.find<SweepsTab>("SweepsTab");
         QCOMPARE(tab->plannedTrials(), size_t(12));
         QVERIFY2(tab->headerText().contains(QStringLiteral(": 12 trials")),
                  qPrintable(tab->headerText()));
@@ -335,40 +334,43 @@ private slots:
                  qPrintable(tab->headerText()));
         // The Runs dock's "Resume run…" is enabled exactly when the toolbar's Resume Run is.
         auto dockResume = [this](int64_t id) {
-            std::unique_ptr<QMenu> menu(m_window->runsDock()->contextMenu(id, nullptr));
+            std::unique_ptr<QMenu> menu(
+                m_window.find<RunsDock>("RunsDock")->contextMenu(id, nullptr));
             QAction* resume =
                 menu ? menu->findChild<QAction*>(QStringLiteral("resumeRun")) : nullptr;
             return resume && resume->isEnabled();
         };
-        QVERIFY(m_window->resumeRunAction()->isEnabled());
+        QVERIFY(m_window.action("resumeRunAction")->isEnabled());
         QVERIFY(dockResume(stopped.sweepRunId));
         // What a killed studio would leave: "running" in the store and nobody holding the
         // sweep's folder. Runs shows it interrupted, and it resumes like a stopped sweep.
         {
             auto other = ws::store::RunStore::open(
-                m_dir->filePath(QStringLiteral("runs.sqlite")).toStdString());
+                m_window.filePath(QStringLiteral("runs.sqlite")).toStdString());
             QVERIFY(other.ok());
             QVERIFY((*other)->setStatus(stopped.sweepRunId, "running").ok());
         }
-        m_window->runsDock()->refresh();
-        const auto interrupted = m_window->runsDock()->tree()->findItems(
-            QStringLiteral("interrupted"), Qt::MatchExactly | Qt::MatchRecursive, 1);
+        m_window.find<RunsDock>("RunsDock")->refresh();
+        const auto interrupted = m_window.find<RunsDock>("RunsDock")
+                                     ->tree()
+                                     ->findItems(QStringLiteral("interrupted"),
+                                                 Qt::MatchExactly | Qt::MatchRecursive, 1);
         QCOMPARE(interrupted.size(), 1);
         QVERIFY(!interrupted.front()->toolTip(1).isEmpty());
         // Resume Run on the sweep continues it; the Sweeps tab ends with all 12.
-        m_window->runsDock()->selectRuns({stopped.sweepRunId});
-        QVERIFY(m_window->resumeRunAction()->isEnabled());
-        m_window->resumeRunAction()->trigger();
+        m_window.find<RunsDock>("RunsDock")->selectRuns({stopped.sweepRunId});
+        QVERIFY(m_window.action("resumeRunAction")->isEnabled());
+        m_window.action("resumeRunAction")->trigger();
         QVERIFY(sweeps->isActive());
-        QVERIFY(!m_window->resumeRunAction()->isEnabled());
+        QVERIFY(!m_window.action("resumeRunAction")->isEnabled());
         QVERIFY(!dockResume(stopped.sweepRunId));  // nothing resumes while a sweep runs
         QVERIFY(done.wait(120000));
         const auto resumed = done.takeFirst().at(0).value<ws::sweep::SweepOutcome>();
         QCOMPARE(QString::fromStdString(resumed.status), QStringLiteral("finished"));
         QCOMPARE(resumed.sweepRunId, stopped.sweepRunId);
-        QCOMPARE(m_window->sweepsTab()->results().size(), size_t(12));
-        QCOMPARE(m_window->sweepsTab()->chart()->pointCount(0) +
-                     m_window->sweepsTab()->chart()->pointCount(1),
+        QCOMPARE(m_window.find<SweepsTab>("SweepsTab")->results().size(), size_t(12));
+        QCOMPARE(m_window.find<SweepsTab>("SweepsTab")->chart()->pointCount(0) +
+                     m_window.find<SweepsTab>("SweepsTab")->chart()->pointCount(1),
                  12);
     }
 
@@ -386,8 +388,9 @@ private slots:
         QVERIFY(openSweep(tinySweepYaml({}).replace(QStringLiteral("model.hidden_size: {"),
                                                     QStringLiteral("model.hiden_size: {"))));
         QVERIFY(!m_window->startSweep());
-        const QString header =
-            m_window->sweepsTab()->findChild<QLabel*>(QStringLiteral("SweepHeader"))->text();
+        const QString header = m_window.find<SweepsTab>("SweepsTab")
+                                   ->findChild<QLabel*>(QStringLiteral("SweepHeader"))
+                                   ->text();
         QVERIFY2(header.contains(QStringLiteral("hiden_size")), qPrintable(header));
         QVERIFY2(header.contains(QStringLiteral("did you mean")), qPrintable(header));
     }
@@ -400,7 +403,7 @@ private slots:
         QSignalSpy done(m_window->sweepController(), &SweepController::finished);
         QVERIFY(m_window->startSweep());
         QVERIFY(done.wait(120000));
-        TransferChart* chart = m_window->sweepsTab()->chart();
+        TransferChart* chart = m_window.find<SweepsTab>("SweepsTab")->chart();
         QCOMPARE(chart->panelCount(), 1);
         QCOMPARE(chart->pointCount(0), 0);
         QCOMPARE(chart->divergedMarkerCount(0), 6);
@@ -418,7 +421,7 @@ private slots:
                                            layer == std::string_view("output_logits");
                         points.push_back({p, w, step, layer, grows ? std::sqrt(double(w)) : 1.0});
                     }
-        CoordCheckView* view = m_window->sweepsTab()->coordCheck();
+        CoordCheckView* view = m_window.find<SweepsTab>("SweepsTab")->coordCheck();
         view->setResult(ws::mup::judge(points, 0.3));
         QCOMPARE(view->panelCount(), 3);            // first, middle and last step
         QCOMPARE(view->panel(0)->graphCount(), 8);  // 4 layer types x SP, μP
@@ -437,13 +440,13 @@ private slots:
         QVERIFY2(done.first().at(0).toBool(), qPrintable(done.first().at(1).toString()));
         QCOMPARE(view->panelCount(), 2);
         m_window->showTab(QStringLiteral("sweeps"));
-        m_window->sweepsTab()->views()->setCurrentWidget(view);
+        m_window.find<SweepsTab>("SweepsTab")->views()->setCurrentWidget(view);
         QVERIFY(m_window->saveScreenshot(artifactPath(QStringLiteral("sweeps-coord-check.png"))));
     }
 
 private:
     bool openSweep(const QString& yaml) {
-        const QString path = m_dir->filePath(QStringLiteral("tiny-sweep.yaml"));
+        const QString path = m_window.filePath(QStringLiteral("tiny-sweep.yaml"));
         QFile file(path);
         if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return false;
         file.write(yaml.toUtf8());
@@ -451,8 +454,7 @@ private:
         return m_window->openConfig(path);
     }
 
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<MainWindow> m_window;
+    ws::testing::StudioWindow m_window;
 };
 
 int main(int argc, char** argv) {
