@@ -93,9 +93,6 @@ public:
     RunController* controller() const { return m_controller; }
     SweepController* sweepController() const { return m_sweeps; }
     store::RunStore* runStore() const { return m_store.get(); }
-    // Kept for the event-loop latency check (tests/ui/shell/event_latency_test.cpp, moving to
-    // bench/); everything else finds the tab as "trainingTab".
-    TrainingTab* trainingTab() const { return m_trainingTab; }
 
     // Replace the modal questions and the save-file dialog (tests). The asker gets the title,
     // the text, the buttons and the default button and returns the button pressed; the chooser

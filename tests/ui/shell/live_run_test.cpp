@@ -17,7 +17,7 @@ using namespace ws::ui;
 namespace {
 
 size_t stepsCharted(const MainWindow& window) {
-    const auto& runs = window.trainingTab()->runs();
+    const auto& runs = window.findChild<TrainingTab*>("trainingTab")->runs();
     const auto live = runs.find(0);  // the live run's series
     if (live == runs.end()) return 0;
     const auto loss = live->second.metrics.find("loss");
