@@ -28,6 +28,7 @@ int checkCommand(const CommonOptions& common) {
     const store::StoreHealth health = store::checkStore(path);
     const char* state = health.state == store::StoreHealth::State::Missing   ? "missing"
                         : health.state == store::StoreHealth::State::Healthy ? "healthy"
+                        : health.state == store::StoreHealth::State::Busy    ? "busy"
                                                                              : "damaged";
     if (common.json) {
         std::cout << nlohmann::json{{"event", "store_check"},
@@ -39,6 +40,11 @@ int checkCommand(const CommonOptions& common) {
                   << "\n";
     } else if (health.state == store::StoreHealth::State::Damaged) {
         std::cout << store::damagedStoreAdvice(path, health) << "\n";
+    } else if (health.state == store::StoreHealth::State::Busy) {
+        std::cout << fmt::format(
+            "run store {}: busy, not checked: another program held it locked for {} s ({}); try "
+            "again when its runs have started\n",
+            path.string(), store::kBusyWait.count() / 1000, health.problem);
     } else {
         std::cout << fmt::format("run store {}: {}\n", path.string(), state);
         if (health.backup) {
@@ -46,7 +52,11 @@ int checkCommand(const CommonOptions& common) {
                                      health.backup->taken, health.backup->runs);
         }
     }
-    return health.state == store::StoreHealth::State::Damaged ? 1 : 0;
+    // Busy is not a verdict: the check did not run.
+    return health.state == store::StoreHealth::State::Healthy ||
+                   health.state == store::StoreHealth::State::Missing
+               ? 0
+               : 1;
 }
 
 int backupCommand(const CommonOptions& common) {

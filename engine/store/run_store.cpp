@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <thread>
 
 #include "engine/core/hash.h"
 #include "engine/core/paths.h"
@@ -172,15 +174,27 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
         }
         return Error{fmt::format("cannot read run store {}: {}", name, e.what())};
     }
-    try {
-        // WAL: readers (the GUI, `wafer runs`) never block the writer. synchronous=FULL makes
-        // each batch commit durable, and costs one fsync per batch, not per row.
-        const std::string mode = db->execAndGet("PRAGMA journal_mode = WAL").getString();
-        (void)mode;  // a file system without WAL support keeps a rollback journal: still correct
-        db->exec("PRAGMA synchronous = FULL");
-        db->exec("PRAGMA foreign_keys = ON");
-    } catch (const std::exception& e) {
-        return Error{fmt::format("cannot configure run store {}: {}", name, e.what())};
+    // WAL: readers (the GUI, `wafer runs`) never block the writer. synchronous=FULL makes each
+    // batch commit durable, and costs one fsync per batch, not per row. Turning WAL on needs the
+    // file to itself, and SQLite answers "locked" at once (no busy wait) while another connection
+    // opens the same new store: that is retried until kBusyTimeoutMs.
+    for (const auto deadline =
+             std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+         ;) {
+        try {
+            const std::string mode = db->execAndGet("PRAGMA journal_mode = WAL").getString();
+            (void)mode;  // a file system without WAL support keeps a rollback journal: correct
+            db->exec("PRAGMA synchronous = FULL");
+            db->exec("PRAGMA foreign_keys = ON");
+            break;
+        } catch (const SQLite::Exception& e) {
+            const int code = e.getErrorCode() & 0xff;
+            if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+                std::chrono::steady_clock::now() >= deadline) {
+                return Error{fmt::format("cannot configure run store {}: {}", name, e.what())};
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
     }
     if (Status s = detail::migrate(*db, detail::migrations(), name); !s) return s.error();
     try {

@@ -1,6 +1,7 @@
 // Run store schema v1 and the migration runner (see schema.h).
 #include "engine/store/schema.h"
 
+#include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <fmt/format.h>
 
@@ -99,14 +100,20 @@ struct SchemaState {
     int tables = 0;
 };
 
+// One statement, so one snapshot: read piecewise, a store another process is creating at that
+// moment could show its tables but not yet its application_id (and be refused as foreign).
 SchemaState readSchemaState(SQLite::Database& db) {
+    SQLite::Statement read(db,
+                           "SELECT (SELECT user_version FROM pragma_user_version), "
+                           "(SELECT application_id FROM pragma_application_id), "
+                           "(SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name "
+                           "NOT LIKE 'sqlite_%')");
     SchemaState state;
-    state.version = db.execAndGet("PRAGMA user_version").getInt();
-    state.applicationId = db.execAndGet("PRAGMA application_id").getInt();
-    state.tables = db.execAndGet(
-                         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT "
-                         "LIKE 'sqlite_%'")
-                       .getInt();
+    if (read.executeStep()) {
+        state.version = read.getColumn(0).getInt();
+        state.applicationId = read.getColumn(1).getInt();
+        state.tables = read.getColumn(2).getInt();
+    }
     return state;
 }
 

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "engine/store/ofd_locks.h"
@@ -53,6 +54,17 @@ bool syncPath(const fs::path& p) {
 std::string quickCheck(SQLite::Database& db) {
     SQLite::Statement check(db, "PRAGMA quick_check(1)");
     return check.executeStep() ? check.getColumn(0).getString() : "quick_check returned nothing";
+}
+
+// A read-only connection that waits up to kBusyWait for another connection's lock (without it, a
+// store being opened or written by another process at that moment reads as "database is locked").
+SQLite::Database openReadOnly(const fs::path& db) {
+    return SQLite::Database(db.string(), SQLite::OPEN_READONLY, int(kBusyWait.count()));
+}
+
+bool isBusy(const SQLite::Exception& e) {
+    const int code = e.getErrorCode() & 0xff;
+    return code == SQLITE_BUSY || code == SQLITE_LOCKED;
 }
 
 int64_t countRows(SQLite::Database& db, const char* table) {
@@ -246,12 +258,15 @@ StoreHealth checkStore(const fs::path& db) {
         return health;
     }
     try {
-        SQLite::Database store(db.string(), SQLite::OPEN_READONLY);
+        SQLite::Database store = openReadOnly(db);
         const std::string check = quickCheck(store);
         if (check != "ok") {
             health.state = StoreHealth::State::Damaged;
             health.problem = check;
         }
+    } catch (const SQLite::Exception& e) {
+        health.state = isBusy(e) ? StoreHealth::State::Busy : StoreHealth::State::Damaged;
+        health.problem = e.what();
     } catch (const std::exception& e) {
         health.state = StoreHealth::State::Damaged;
         health.problem = e.what();
@@ -266,12 +281,18 @@ Status backupStore(const fs::path& db) {
     std::error_code ec;
     fs::remove(temp, ec);
     try {
-        SQLite::Database source(db.string(), SQLite::OPEN_READONLY);
+        SQLite::Database source = openReadOnly(db);
         {
             SQLite::Database copy(temp.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
             {
+                // BUSY/LOCKED come back as a result, not an exception: an unfinished copy must
+                // never replace the previous backup.
                 SQLite::Backup backup(copy, source);
-                backup.executeStep(-1);
+                if (const int rc = backup.executeStep(-1); rc != SQLITE_DONE) {
+                    throw std::runtime_error(
+                        fmt::format("the copy stopped before the end ({}); the store is in use",
+                                    sqlite3_errstr(rc)));
+                }
             }
             // The copy inherits WAL mode from the store's header; a backup is one plain file.
             copy.execAndGet("PRAGMA journal_mode = DELETE");
@@ -315,7 +336,7 @@ Status refreshBackup(const fs::path& db) {
         if (age < kBackupMinInterval || (age < kBackupMaxAge && changed <= taken)) return {};
     }
     try {
-        SQLite::Database store(db.string(), SQLite::OPEN_READONLY);
+        SQLite::Database store = openReadOnly(db);
         if (countRows(store, "runs") == 0) return {};  // nothing to lose yet
     } catch (const std::exception&) {
         // Unreadable: backupStore reports it.
@@ -327,6 +348,12 @@ Result<RecoveryReport> recoverStore(const fs::path& db, RecoveryMethod method) {
     const StoreHealth health = checkStore(db);
     if (health.state == StoreHealth::State::Missing) {
         return Error{fmt::format("there is no run store at {} to recover", db.string())};
+    }
+    if (health.state == StoreHealth::State::Busy) {
+        return Error{fmt::format(
+            "run store {} is in use: another program held it locked for {} s ({}). Nothing was "
+            "changed; stop the runs or the studio using it and try again",
+            db.string(), kBusyWait.count() / 1000, health.problem)};
     }
     if (health.state == StoreHealth::State::Healthy) {
         return Error{fmt::format(

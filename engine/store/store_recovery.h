@@ -33,6 +33,9 @@ namespace ws::store {
 inline constexpr std::chrono::minutes kBackupMinInterval{10};
 inline constexpr std::chrono::hours kBackupMaxAge{6};
 
+// How long a check, backup or recovery waits for another connection's lock before giving up.
+inline constexpr std::chrono::milliseconds kBusyWait{5000};
+
 struct BackupInfo {
     std::filesystem::path path;
     std::string taken;  // ISO-8601 UTC of its last write
@@ -40,9 +43,12 @@ struct BackupInfo {
 };
 
 struct StoreHealth {
-    enum class State { Missing, Healthy, Damaged };
+    // Busy: another connection (a run opening the store, converting it to WAL, a sweep's other
+    // trial) held a lock for longer than kBusyWait, so nothing could be read; nothing is known to
+    // be wrong with the file, and it is never treated as damaged.
+    enum class State { Missing, Healthy, Busy, Damaged };
     State state = State::Missing;
-    std::string problem;  // for Damaged: what SQLite said
+    std::string problem;  // for Damaged and Busy: what SQLite said
     std::optional<BackupInfo> backup;
 };
 

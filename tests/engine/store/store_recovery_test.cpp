@@ -5,7 +5,10 @@
 #include <SQLiteCpp/Database.h>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "engine/core/hash.h"
 #include "engine/store/run_store.h"
@@ -176,6 +179,98 @@ TEST(StoreRecovery, AnEmptiedFileWhoseBackupHoldsRunsIsDamaged) {
     EXPECT_EQ(health.state, StoreHealth::State::Damaged);
     EXPECT_NE(health.problem.find("holds 1 run"), std::string::npos) << health.problem;
     EXPECT_FALSE(RunStore::open(db).ok());
+}
+
+// Another connection holding the store's exclusive lock (as one does while it opens a new store
+// and turns WAL on) until `release` is called.
+class ExclusiveHolder {
+public:
+    explicit ExclusiveHolder(const fs::path& db)
+        : m_db(std::in_place, db.string(), SQLite::OPEN_READWRITE) {
+        m_db->exec("PRAGMA locking_mode = EXCLUSIVE");
+        m_db->exec("BEGIN EXCLUSIVE");
+        m_db->exec("CREATE TABLE lock_probe(x)");
+    }
+    // In WAL mode an exclusive-mode connection keeps its lock until it closes.
+    void release() {
+        if (!m_db) return;
+        m_db->exec("ROLLBACK");
+        m_db.reset();
+    }
+
+private:
+    std::optional<SQLite::Database> m_db;
+};
+
+// A sweep's trials open one store at once: a lock held by another connection is waited for,
+// and one held longer than kBusyWait is "busy", never "damaged" (which once failed a trial with
+// "The run store ... is damaged (database is locked)").
+TEST(StoreRecovery, ALockedStoreIsBusyNotDamagedAndIsNotRecoveredOver) {
+    TempDir dir("store_locked");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "kept", 5);
+    addRun(db, "kept too", 5);
+    const std::string before = fileHash(db);
+    ExclusiveHolder holder(db);
+    const StoreHealth health = checkStore(db);
+    EXPECT_EQ(health.state, StoreHealth::State::Busy) << health.problem;
+    EXPECT_NE(health.problem.find("locked"), std::string::npos) << health.problem;
+    auto report = recoverStore(db, RecoveryMethod::Salvage);
+    ASSERT_FALSE(report.ok());
+    EXPECT_NE(report.error().message.find("in use"), std::string::npos) << report.error().message;
+    holder.release();
+    EXPECT_EQ(checkStore(db).state, StoreHealth::State::Healthy);
+    EXPECT_EQ(fileHash(db), before);
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+        EXPECT_EQ(entry.path().filename().string().find(".damaged-"), std::string::npos)
+            << entry.path();
+}
+
+TEST(StoreRecovery, ALockReleasedWithinTheWaitIsWaitedFor) {
+    TempDir dir("store_lock_wait");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "kept", 5);
+    ExclusiveHolder holder(db);
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the other side's work
+        holder.release();
+    });
+    const StoreHealth health = checkStore(db);
+    releaser.join();
+    EXPECT_EQ(health.state, StoreHealth::State::Healthy) << health.problem;
+}
+
+// Two trials opening a store that does not exist yet, at the same moment, many times over: both
+// get it, and it stays one healthy store holding both runs.
+TEST(StoreRecovery, StoresOpenedAtOnceByTwoThreadsBothOpen) {
+    TempDir dir("store_open_race");
+    for (int round = 0; round < 20; ++round) {
+        const fs::path db = dir / ("runs-" + std::to_string(round) + ".sqlite");
+        std::vector<std::string> errors(2);
+        std::vector<std::thread> openers;
+        for (int t = 0; t < 2; ++t) {
+            openers.emplace_back([&, t] {
+                auto opened = RunStore::open(db);
+                if (!opened.ok()) {
+                    errors[size_t(t)] = opened.error().message;
+                    return;
+                }
+                NewRun run;
+                run.name = "opener " + std::to_string(t);
+                if (auto id = (*opened)->createRun(run); !id.ok())
+                    errors[size_t(t)] = id.error().message;
+                (*opened)->flush();
+            });
+        }
+        for (auto& o : openers) o.join();
+        EXPECT_EQ(errors[0], "") << "round " << round;
+        EXPECT_EQ(errors[1], "") << "round " << round;
+        auto reopened = RunStore::open(db);
+        ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+        auto runs = (*reopened)->listRuns();
+        ASSERT_TRUE(runs.ok());
+        EXPECT_EQ(runs->size(), 2u) << "round " << round;
+    }
 }
 
 }  // namespace
