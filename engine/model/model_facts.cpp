@@ -2,6 +2,7 @@
 #include "engine/model/model_facts.h"
 
 #include "engine/model/parameters.h"
+#include "engine/tensor/matmul.h"
 
 namespace ws::model {
 
@@ -24,6 +25,13 @@ ModelFacts deriveFacts(const config::Config& config) {
     f.optimizerBytes = f.parameters * 4 * stateCopies;
     f.tokensPerStep = int64_t(config.trainInput.batchSize) * config.trainInput.maxSequenceLength;
     return f;
+}
+
+std::string precisionDescription(const config::Config& config) {
+    if (!GptShape::fromConfig(config.model).bf16) return {};
+    return tensor::bf16PathDescription() +
+           ": bf16 weights and matmuls with fp32 accumulation; fp32 master weights, gradients "
+           "and optimizer state";
 }
 
 }  // namespace ws::model
