@@ -85,6 +85,9 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
         m_bf16Weights.assign(std::max(largest, headWithWte), 0);
         m_bf16Packed.assign(m_bf16Weights.size(), 0);
     }
+    const size_t Cs = size_t(C), Fs = size_t(F);
+    m_blockMatrices = {MatrixRange{m_off.qkvw, Cs * 3 * Cs}, MatrixRange{m_off.attprojw, Cs * Cs},
+                       MatrixRange{m_off.fcw, Cs * Fs}, MatrixRange{m_off.fcprojw, Fs * Cs}};
 }
 
 template <typename Real>
@@ -116,21 +119,49 @@ uint64_t Gpt<Real>::dropoutKey(int layerIndex, int site) const {
 }
 
 template <typename Real>
-const Real* Gpt<Real>::computeWeights(const Real* params, size_t count, size_t scratchOffset) {
+const Real* Gpt<Real>::computeWeights(const Real* params, size_t count, size_t scratchOffset,
+                                      std::span<const MatrixRange> matrices) {
     if constexpr (std::is_same_v<Real, float>) {
         if (shape().bf16) {
-            // Packed once here for the bf16 matmuls, and unpacked for everything else (the same
-            // RNE rounding as roundToBf16).
-            uint16_t* packed = m_bf16Packed.data() + scratchOffset;
+            // Matrices only as packed bf16 bits (the matmuls read nothing else); the rest
+            // (LayerNorm gains, biases, embedding rows) as bf16-valued floats. Same RNE rounding.
             float* dst = m_bf16Weights.data() + scratchOffset;
-            tensor::floatToBf16(params, packed, count);
-            tensor::bf16ToFloat(packed, dst, count);
+            uint16_t* packed = m_bf16Packed.data() + scratchOffset;
+            size_t done = 0;
+            const auto roundRange = [&](size_t end) {
+                if (end <= done) return;
+                std::copy(params + done, params + end, dst + done);
+                tensor::roundToBf16(dst + done, end - done);
+            };
+            for (const MatrixRange& m : matrices) {
+                roundRange(m.offset);
+                tensor::floatToBf16(params + m.offset, packed + m.offset, m.size);
+                done = m.offset + m.size;
+            }
+            roundRange(count);
             return dst;
         }
     }
     (void)count;
     (void)scratchOffset;
+    (void)matrices;
     return params;
+}
+
+template <typename Real>
+const Real* Gpt<Real>::headWeights(const Real* headParams, const Real* wte, const Real** W) {
+    const GptShape& s = shape();
+    const size_t C = size_t(s.channels), VC = size_t(s.vocab) * C;
+    const size_t headSize = m_table.layers()[size_t(m_table.headLayer())].size;
+    if (s.tiedEmbedding) {
+        const MatrixRange whole[] = {{0, VC}};
+        *W = computeWeights(wte, VC, headSize, whole);
+        return computeWeights(headParams, headSize, 0);
+    }
+    const MatrixRange lmHead[] = {{2 * C, VC}};  // after ln_f's gain and bias
+    const Real* w = computeWeights(headParams, headSize, 0, lmHead);
+    *W = w + 2 * C;
+    return w;
 }
 
 template <typename Real>
@@ -191,7 +222,7 @@ void Gpt<Real>::blockForward(int layer, const Real* blockParams) {
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
-    const Real* w = computeWeights(blockParams, m_off.size, 0);
+    const Real* w = computeWeights(blockParams, m_off.size, 0, m_blockMatrices);
     const BlockActs& a = m_blocks[size_t(layer)];
     const Real* input = blockInput(layer);
 
@@ -232,10 +263,9 @@ template <typename Real>
 Real Gpt<Real>::headForward(const Real* headParams, const Real* wte, const int32_t* targets) {
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, V = s.vocab;
-    const LayerSlice& head = m_table.layers()[size_t(m_table.headLayer())];
-    const Real* w = computeWeights(headParams, head.size, 0);
     // The output projection W (V,C): tied to wte, or lm_head.weight right after ln_f.
-    const Real* W = s.tiedEmbedding ? computeWeights(wte, size_t(V) * C, head.size) : w + 2 * C;
+    const Real* W = nullptr;
+    const Real* w = headWeights(headParams, wte, &W);
     const Real* last = blockInput(s.layers);
 
     ops::layerNormForward(act(m_lnf), act(m_lnfMean), act(m_lnfRstd), last, w, w + C, N, C,
@@ -259,18 +289,19 @@ void Gpt<Real>::headBackward(const Real* headParams, const Real* wte, Real* head
     assert(m_haveTargets && "headBackward needs a forward with targets");
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, V = s.vocab;
-    const LayerSlice& head = m_table.layers()[size_t(m_table.headLayer())];
-    const Real* w = computeWeights(headParams, head.size, 0);
-    const Real* W = s.tiedEmbedding ? computeWeights(wte, size_t(V) * C, head.size) : w + 2 * C;
+    const Real* W = nullptr;
+    const Real* w = headWeights(headParams, wte, &W);
     Real* dW = s.tiedEmbedding ? dWte : headGrads + 2 * C;
 
     Real* dlogits = act(m_logits);  // in place: the logits are not needed any more
     ops::crossEntropyBackward(dlogits, act(m_logits), act(m_lse), m_targets.data(), Real(1) / N, N,
                               V);
     const Real logitScale = Real(s.outputLogitsScale);  // logits = scale · ln_f · Wᵀ
-    precisionGemm<Real>(bf16(), Trans::No, Trans::No, N, C, V, logitScale, dlogits, nullptr, V, W,
-                        packedWeight(W), C, Real(0), m_dln.data(), C);
-    precisionGemm<Real>(bf16(), Trans::Yes, Trans::No, V, C, N, logitScale, dlogits, nullptr, V,
+    // bf16: dlogits feeds both products, so it is packed once.
+    const uint16_t* dlogitsBf16 = packOnceForBf16(bf16(), dlogits, size_t(N) * V);
+    precisionGemm<Real>(bf16(), Trans::No, Trans::No, N, C, V, logitScale, dlogits, dlogitsBf16, V,
+                        W, packedWeight(W), C, Real(0), m_dln.data(), C);
+    precisionGemm<Real>(bf16(), Trans::Yes, Trans::No, V, C, N, logitScale, dlogits, dlogitsBf16, V,
                         act(m_lnf), nullptr, C, Real(1), dW, C);
     std::fill(m_dres.begin(), m_dres.end(), Real(0));
     ops::layerNormBackward(m_dres.data(), headGrads, headGrads + C, m_dln.data(),
@@ -284,7 +315,7 @@ void Gpt<Real>::blockBackward(int layer, const Real* blockParams, Real* blockGra
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
-    const Real* w = computeWeights(blockParams, m_off.size, 0);
+    const Real* w = computeWeights(blockParams, m_off.size, 0, m_blockMatrices);
     Real* g = blockGrads;
     const BlockActs& a = m_blocks[size_t(layer)];
     Real* dres = m_dres.data();  // holds d(residual_mlp) on entry, d(block input) on exit

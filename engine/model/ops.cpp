@@ -139,13 +139,15 @@ void linearForward(Real* out, const Real* inp, const Real* weight, const Real* b
 template <typename Real>
 void linearBackward(Real* dinp, bool accumulateDinp, Real* dweight, Real* dbias, const Real* dout,
                     const Real* inp, const Real* weight, int N, int IN, int OUT, MatmulMode mode) {
+    // bf16: dout feeds both products, so it is packed once.
+    const uint16_t* doutBf16 = packOnceForBf16(mode.bf16, dout, size_t(N) * OUT);
     if (dinp) {
-        precisionGemm<Real>(mode.bf16, Trans::No, Trans::Yes, N, IN, OUT, Real(1), dout, nullptr,
+        precisionGemm<Real>(mode.bf16, Trans::No, Trans::Yes, N, IN, OUT, Real(1), dout, doutBf16,
                             OUT, weight, mode.weightBf16, OUT, accumulateDinp ? Real(1) : Real(0),
                             dinp, IN);
     }
     precisionGemm<Real>(mode.bf16, Trans::Yes, Trans::No, IN, OUT, N, Real(1), inp, nullptr, IN,
-                        dout, nullptr, OUT, Real(1), dweight, OUT);
+                        dout, doutBf16, OUT, Real(1), dweight, OUT);
     if (dbias) addColumnSums(dbias, dout, N, OUT);
 }
 

@@ -6,9 +6,12 @@
 // Thread-safety: as tensor::matmul.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
+#include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
 
 namespace ws::model {
@@ -26,6 +29,24 @@ void precisionGemm(bool bf16, tensor::Trans ta, tensor::Trans tb, int M, int N, 
     (void)Abf16;
     (void)Bbf16;
     tensor::matmul<Real>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// bf16 mode: src (count floats, e.g. a gradient used by two products) packed to bf16 bits once, in
+// a per-thread buffer valid until the next call on this thread; null when not bf16 (or double).
+template <typename Real>
+const uint16_t* packOnceForBf16(bool bf16, const Real* src, size_t count) {
+    if constexpr (std::is_same_v<Real, float>) {
+        if (bf16) {
+            thread_local std::vector<uint16_t> packed;
+            if (packed.size() < count) packed.resize(count);
+            tensor::floatToBf16(src, packed.data(), count);
+            return packed.data();
+        }
+    }
+    (void)bf16;
+    (void)src;
+    (void)count;
+    return nullptr;
 }
 
 }  // namespace ws::model
