@@ -27,9 +27,14 @@ ModelFacts deriveFacts(const config::Config& config) {
     return f;
 }
 
+std::string precisionPath(const config::Config& config) {
+    return GptShape::fromConfig(config.model).bf16 ? tensor::bf16PathDescription() : std::string();
+}
+
 std::string precisionDescription(const config::Config& config) {
-    if (!GptShape::fromConfig(config.model).bf16) return {};
-    return tensor::bf16PathDescription() +
+    const std::string path = precisionPath(config);
+    if (path.empty()) return {};
+    return path +
            ": bf16 weights and matmuls with fp32 accumulation; fp32 master weights, gradients "
            "and optimizer state";
 }

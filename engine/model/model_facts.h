@@ -23,6 +23,8 @@ struct ModelFacts {
 
 ModelFacts deriveFacts(const config::Config& config);
 
+// The bf16 path this machine runs (tensor::bf16PathDescription()) in bf16 mode; "" for fp32.
+std::string precisionPath(const config::Config& config);
 // How the model computes: "" for fp32; in bf16 mode (mixed_precision with fp16_type bfloat16) the
 // bf16 path this machine runs (tensor::bf16PathDescription()) and what stays fp32.
 std::string precisionDescription(const config::Config& config);
