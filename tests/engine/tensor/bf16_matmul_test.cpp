@@ -224,8 +224,14 @@ TEST(Bf16Matmul, AShapeOneDnnRefusesGetsAMessageNamingIt) {
     EXPECT_NE(error.find("oneDNN could not create a bf16 matmul for M=-3 N=4 K=5"),
               std::string::npos)
         << error;
-    EXPECT_TRUE(
-        detail::prepareOneDnnBf16(Trans::No, Trans::Yes, 8, 8, 8, 1.0f, 8, 8, 1.0f, 8).empty());
+    // Where the CPU has bf16 instructions an ordinary shape is accepted. Elsewhere oneDNN 2.6 may
+    // have no bf16 matmul at all (with DNNL_MAX_CPU_ISA=AVX2 it refuses every shape), and the
+    // backend never asks it: it takes the emulated path.
+    if (bf16Path() != Bf16Path::Emulated) {
+        const std::string ok =
+            detail::prepareOneDnnBf16(Trans::No, Trans::Yes, 8, 8, 8, 1.0f, 8, 8, 1.0f, 8);
+        EXPECT_TRUE(ok.empty()) << ok;
+    }
 }
 
 TEST(Bf16Matmul, PathIsNamed) {
