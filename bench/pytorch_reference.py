@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The same GPT-2 training step as wafer_train_bench, in plain PyTorch (fp32, eager, AdamW).
+"""The same GPT-2 training step as wafer_train_bench, in plain PyTorch (eager, AdamW): fp32, or
+with --precision bf16 the forward under torch.autocast("cpu", dtype=torch.bfloat16) (fp32 master
+weights and optimizer, bf16 matmuls; the backward follows autocast's casts).
 
 Run by wafer_train_bench as a child process with OMP_WAIT_POLICY=PASSIVE (without it PyTorch's
 OpenMP threads spin against OpenBLAS's and it runs ~1.6x slower here). Prints a line
@@ -81,6 +83,7 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -95,7 +98,8 @@ def main():
     for step in range(args.warmup + args.steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = model(idx, tgt)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "bf16"):
+            loss = model(idx, tgt)
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
@@ -106,7 +110,8 @@ def main():
             t_bwd += t2 - t1
             t_opt += t3 - t2
     per_step = (t_fwd + t_bwd + t_opt) / args.steps
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, loss {loss.item():.3f}")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.precision}, "
+          f"loss {loss.item():.3f}")
     print(f"step {per_step * 1e3:.1f} ms = forward {t_fwd / args.steps * 1e3:.1f} + backward "
           f"{t_bwd / args.steps * 1e3:.1f} + AdamW {t_opt / args.steps * 1e3:.1f}")
     print(f"tokens_per_s={args.batch * args.seq / per_step:.1f}")

@@ -3,6 +3,9 @@
 // same run: tokens/s, achieved GFLOP/s (llm.c count), the sgemm throughput of that shape's own
 // big GEMMs through every backend (the "peak"), the ratio, and then PyTorch's tokens/s on the
 // same model (bench/pytorch_reference.py, run as a child process) and our speed-up over it.
+// --precision bf16 times the model's bf16 mode (GptShape::bf16: oneDNN bf16 matmuls) right after
+// the fp32 step in the same run and prints the ratio, plus the bf16 GEMM beside sgemm on the
+// same shapes and the bf16 path oneDNN chose; PyTorch then runs under bf16 autocast.
 // Not run by CTest; see --help.
 #include <cblas.h>
 
@@ -21,6 +24,7 @@
 #include "engine/model/gpt.h"
 #include "engine/model/parameters.h"
 #include "engine/model/random.h"
+#include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
 
@@ -61,6 +65,7 @@ struct Options {
     int batch = 4, seqLen = 256, steps = 0, warmup = 1, threads = 0;
     bool pytorch = true;
     std::string backend = "openblas";
+    std::string precision = "fp32";  // fp32, or bf16 (timed beside fp32)
     std::string script = std::string(WAFER_BENCH_DIR) + "/pytorch_reference.py";
 };
 
@@ -68,8 +73,9 @@ void usage() {
     std::printf(
         "usage: wafer_train_bench [--shape small|gpt2|all] [--steps N] [--warmup N]\n"
         "                         [--threads N] [--backend openblas|eigen] [--batch B] [--seq T]\n"
-        "                         [--no-pytorch] [--pytorch-script FILE]\n"
+        "                         [--precision fp32|bf16] [--no-pytorch] [--pytorch-script FILE]\n"
         "Times training steps (forward, backward, AdamW) and compares with sgemm and PyTorch.\n"
+        "--precision bf16 also times bf16 mode in the same run and prints bf16 / fp32.\n"
         "Default steps: 10 for small, 3 for gpt2.\n");
 }
 
@@ -94,7 +100,7 @@ struct GemmPeak {
     std::string where;
 };
 
-GemmPeak measureSgemmPeak(const model::GptShape& s, int tokens, int threads) {
+GemmPeak measureSgemmPeak(const model::GptShape& s, int tokens, int threads, bool bf16) {
     struct Case {
         const char* name;
         int M, N, K;
@@ -121,8 +127,24 @@ GemmPeak measureSgemmPeak(const model::GptShape& s, int tokens, int threads) {
                             B, c.N, 0.0f, C, c.N);
             });
         openblas_set_num_threads(1);
-        std::printf("    %s  openblas (engine) %6.1f   openblas (own pool) %6.1f   eigen %6.1f\n",
+        std::printf("    %s  openblas (engine) %6.1f   openblas (own pool) %6.1f   eigen %6.1f",
                     c.name, blasPartitioned, blasOwnPool, eigen);
+        if (bf16) {
+            // The bf16 backend with the weight pre-packed, as the model hands it over.
+            std::vector<uint16_t> packed;
+            const double onednn =
+                gemmGflops(c.M, c.N, c.K, [&](const float* A, const float* B, float* C) {
+                    if (packed.empty()) {
+                        packed.resize(size_t(c.K) * c.N);
+                        tensor::floatToBf16(B, packed.data(), packed.size());
+                    }
+                    tensor::matmulBf16(tensor::Trans::No, tensor::Trans::No, c.M, c.N, c.K, 1.0f, A,
+                                       nullptr, c.K, nullptr, packed.data(), c.N, 0.0f, C, c.N);
+                });
+            std::printf("   bf16 (engine) %6.1f = %.2fx openblas", onednn,
+                        onednn / blasPartitioned);
+        }
+        std::printf("\n");
         for (auto [v, w] : {std::pair{blasPartitioned, "openblas (engine)"},
                             {blasOwnPool, "openblas (own pool)"},
                             {eigen, "eigen"}}) {
@@ -166,61 +188,86 @@ struct StepResult {
     double tokensPerSecond = 0, gflops = 0;
 };
 
-StepResult benchShape(const BenchShape& bs, const Options& opt, int threads) {
-    const model::GptShape shape = model::GptShape::fromConfig(bs.model);
-    const int B = opt.batch, T = opt.seqLen;
-    const int steps = opt.steps > 0 ? opt.steps : (bs.key == "gpt2" ? 3 : 10);
-    std::printf("\n== %s, B=%d T=%d, %d threads, matmul backend %s\n", bs.label.c_str(), B, T,
-                threads, opt.backend.c_str());
-    if (Status st = shape.validate(B, T); !st.ok()) {
-        std::printf("  invalid shape: %s\n", st.error().message.c_str());
-        return {};
-    }
-    const GemmPeak peak = measureSgemmPeak(shape, B * T, threads);
-
-    model::Gpt<float> gpt(shape, B, T);
-    const model::ParameterTable& table = gpt.table();
-    std::vector<float> params(table.totalSize()), grads(table.totalSize());
-    model::initParameters(table, bs.model, 1, params.data());
-    std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        inputs[i] = int32_t(model::rng::bits(3, i) % uint64_t(shape.vocab));
-        targets[i] = int32_t(model::rng::bits(4, i) % uint64_t(shape.vocab));
-    }
-    AdamW adam(table);
-    double tForward = 0, tBackward = 0, tOptim = 0;
-    float loss = 0;
-    for (int step = 0; step < opt.warmup + steps; ++step) {
-        const auto t0 = Clock::now();
-        std::fill(grads.begin(), grads.end(), 0.0f);
-        loss = gpt.forward(params.data(), inputs.data(), targets.data(), true, uint64_t(step));
-        const auto t1 = Clock::now();
-        gpt.backward(params.data(), grads.data());
-        const auto t2 = Clock::now();
-        adam.step(params.data(), grads.data(), 1e-4f);
-        const auto t3 = Clock::now();
-        if (step >= opt.warmup) {
-            tForward += seconds(t0, t1);
-            tBackward += seconds(t1, t2);
-            tOptim += seconds(t2, t3);
+// One model in one precision with its own weights, gradients and AdamW state, stepped on fixed
+// random tokens; the step's phases are summed after the warm-up steps.
+class Trainer {
+public:
+    Trainer(const BenchShape& bs, const Options& opt, bool bf16)
+        : m_bf16(bf16),
+          m_shape(shapeOf(bs, bf16)),
+          m_B(opt.batch),
+          m_T(opt.seqLen),
+          m_gpt(m_shape, m_B, m_T),
+          m_params(m_gpt.table().totalSize()),
+          m_grads(m_params.size()),
+          m_adam(m_gpt.table()) {
+        model::initParameters(m_gpt.table(), bs.model, 1, m_params.data());
+        m_inputs.resize(size_t(m_B) * m_T);
+        m_targets.resize(m_inputs.size());
+        for (size_t i = 0; i < m_inputs.size(); ++i) {
+            m_inputs[i] = int32_t(model::rng::bits(3, i) % uint64_t(m_shape.vocab));
+            m_targets[i] = int32_t(model::rng::bits(4, i) % uint64_t(m_shape.vocab));
         }
     }
-    const double perStep = (tForward + tBackward + tOptim) / steps;
-    const double flops = model::trainingFlopsPerStep(shape, B, T);
-    StepResult r{B * T / perStep, flops / perStep / 1e9};
-    std::printf(
-        "  parameters %zu, FLOPs/step %.1f G (llm.c count: (6N + 6LCT) BT), last loss %.3f\n",
-        table.totalSize(), flops / 1e9, double(loss));
-    std::printf(
-        "  step %.1f ms = forward %.1f + backward %.1f + AdamW %.1f  (mean of %d after %d "
-        "warm-up)\n",
-        perStep * 1e3, tForward / steps * 1e3, tBackward / steps * 1e3, tOptim / steps * 1e3, steps,
-        opt.warmup);
-    std::printf("  ours: %.0f tokens/s, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f (%s)\n",
-                r.tokensPerSecond, r.gflops, 100.0 * r.gflops / peak.best, peak.best,
-                peak.where.c_str());
-    return r;
-}
+
+    void step(int index, bool timed) {
+        const auto t0 = Clock::now();
+        std::fill(m_grads.begin(), m_grads.end(), 0.0f);
+        m_loss = m_gpt.forward(m_params.data(), m_inputs.data(), m_targets.data(), true,
+                               uint64_t(index));
+        const auto t1 = Clock::now();
+        m_gpt.backward(m_params.data(), m_grads.data());
+        const auto t2 = Clock::now();
+        m_adam.step(m_params.data(), m_grads.data(), 1e-4f);
+        const auto t3 = Clock::now();
+        if (!timed) return;
+        m_forward += seconds(t0, t1);
+        m_backward += seconds(t1, t2);
+        m_optim += seconds(t2, t3);
+        ++m_timed;
+    }
+
+    StepResult report(const Options& opt, const GemmPeak& peak) const {
+        const double n = std::max(1, m_timed);
+        const double perStep = (m_forward + m_backward + m_optim) / n;
+        const double flops = model::trainingFlopsPerStep(m_shape, m_B, m_T);
+        const StepResult r{m_B * m_T / perStep, flops / perStep / 1e9};
+        std::printf("  -- %s: %s\n", m_bf16 ? "bf16" : "fp32",
+                    m_bf16 ? tensor::bf16PathDescription().c_str()
+                           : ("matmul backend " + opt.backend).c_str());
+        std::printf(
+            "  parameters %zu, FLOPs/step %.1f G (llm.c count: (6N + 6LCT) BT), last loss %.3f\n",
+            m_params.size(), flops / 1e9, double(m_loss));
+        std::printf(
+            "  step %.1f ms = forward %.1f + backward %.1f + AdamW %.1f  (mean of %d after %d "
+            "warm-up)\n",
+            perStep * 1e3, m_forward / n * 1e3, m_backward / n * 1e3, m_optim / n * 1e3, m_timed,
+            opt.warmup);
+        std::printf(
+            "  ours (%s): %.0f tokens/s, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f (%s)\n",
+            m_bf16 ? "bf16" : "fp32", r.tokensPerSecond, r.gflops, 100.0 * r.gflops / peak.best,
+            peak.best, peak.where.c_str());
+        return r;
+    }
+
+private:
+    static model::GptShape shapeOf(const BenchShape& bs, bool bf16) {
+        model::GptShape shape = model::GptShape::fromConfig(bs.model);
+        shape.bf16 = bf16;
+        return shape;
+    }
+
+    bool m_bf16;
+    model::GptShape m_shape;
+    int m_B, m_T;
+    model::Gpt<float> m_gpt;
+    std::vector<float> m_params, m_grads;
+    AdamW m_adam;
+    std::vector<int32_t> m_inputs, m_targets;
+    double m_forward = 0, m_backward = 0, m_optim = 0;
+    int m_timed = 0;
+    float m_loss = 0;
+};
 
 std::string pythonWithTorch() {
     for (const char* py : {"/usr/bin/python3", "python3"}) {
@@ -233,11 +280,11 @@ std::string pythonWithTorch() {
 void comparePytorch(const std::string& python, const BenchShape& bs, const Options& opt,
                     int threads, const StepResult& ours) {
     const int steps = opt.steps > 0 ? opt.steps : (bs.key == "gpt2" ? 3 : 10);
-    const std::string cmd = "OMP_WAIT_POLICY=PASSIVE " + python + " '" + opt.script + "' --shape " +
-                            bs.key + " --batch " + std::to_string(opt.batch) + " --seq " +
-                            std::to_string(opt.seqLen) + " --steps " + std::to_string(steps) +
-                            " --warmup " + std::to_string(opt.warmup) + " --threads " +
-                            std::to_string(threads) + " 2>&1";
+    const std::string cmd =
+        "OMP_WAIT_POLICY=PASSIVE " + python + " '" + opt.script + "' --shape " + bs.key +
+        " --precision " + opt.precision + " --batch " + std::to_string(opt.batch) + " --seq " +
+        std::to_string(opt.seqLen) + " --steps " + std::to_string(steps) + " --warmup " +
+        std::to_string(opt.warmup) + " --threads " + std::to_string(threads) + " 2>&1";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
     if (!pipe) {
         std::printf("  pytorch: could not start %s\n", cmd.c_str());
@@ -250,8 +297,10 @@ void comparePytorch(const std::string& python, const BenchShape& bs, const Optio
         if (const char* at = std::strstr(line, "tokens_per_s=")) theirs = std::atof(at + 13);
     }
     if (theirs > 0) {
-        std::printf("  => ours %.0f vs PyTorch %.0f tokens/s: %.2fx\n", ours.tokensPerSecond,
-                    theirs, ours.tokensPerSecond / theirs);
+        std::printf("  => ours (%s) %.0f vs PyTorch (%s) %.0f tokens/s: %.2fx\n",
+                    opt.precision.c_str(), ours.tokensPerSecond,
+                    opt.precision == "bf16" ? "bf16 autocast" : "fp32", theirs,
+                    ours.tokensPerSecond / theirs);
     } else {
         std::printf("  pytorch: no tokens_per_s line in its output\n");
     }
@@ -285,6 +334,8 @@ int main(int argc, char** argv) {
             opt.seqLen = std::atoi(next().c_str());
         else if (a == "--backend")
             opt.backend = next();
+        else if (a == "--precision")
+            opt.precision = next();
         else if (a == "--no-pytorch")
             opt.pytorch = false;
         else if (a == "--pytorch-script")
@@ -299,6 +350,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "unknown --backend %s (openblas or eigen)\n", opt.backend.c_str());
         return 2;
     }
+    if (opt.precision != "fp32" && opt.precision != "bf16") {
+        std::fprintf(stderr, "unknown --precision %s (fp32 or bf16)\n", opt.precision.c_str());
+        return 2;
+    }
+    const bool bf16 = opt.precision == "bf16";
+    if (bf16) std::printf("bf16 matmuls: %s\n", tensor::bf16PathDescription().c_str());
     std::vector<BenchShape> shapes;
     if (opt.shape == "small" || opt.shape == "all") shapes.push_back(smallShape());
     if (opt.shape == "gpt2" || opt.shape == "all") shapes.push_back(gpt2Shape());
@@ -312,7 +369,31 @@ int main(int argc, char** argv) {
     const std::string python = opt.pytorch ? pythonWithTorch() : std::string();
     if (opt.pytorch && python.empty()) std::printf("PyTorch not importable: comparison skipped\n");
     for (const BenchShape& bs : shapes) {
-        const StepResult r = benchShape(bs, opt, threads);
+        const model::GptShape shape = model::GptShape::fromConfig(bs.model);
+        std::printf("\n== %s, B=%d T=%d, %d threads\n", bs.label.c_str(), opt.batch, opt.seqLen,
+                    threads);
+        if (Status st = shape.validate(opt.batch, opt.seqLen); !st.ok()) {
+            std::printf("  invalid shape: %s\n", st.error().message.c_str());
+            continue;
+        }
+        const GemmPeak peak = measureSgemmPeak(shape, opt.batch * opt.seqLen, threads, bf16);
+        // With bf16 the two precisions take turns step by step, so a machine whose load changes
+        // during the run slows both alike.
+        const int steps = opt.steps > 0 ? opt.steps : (bs.key == "gpt2" ? 3 : 10);
+        std::vector<std::unique_ptr<Trainer>> trainers;
+        trainers.push_back(std::make_unique<Trainer>(bs, opt, false));
+        if (bf16) trainers.push_back(std::make_unique<Trainer>(bs, opt, true));
+        for (int step = 0; step < opt.warmup + steps; ++step) {
+            for (auto& t : trainers) t->step(step, step >= opt.warmup);
+        }
+        const StepResult fp32 = trainers.front()->report(opt, peak);
+        StepResult r = fp32;
+        if (bf16) {
+            r = trainers.back()->report(opt, peak);
+            std::printf(
+                "  => bf16 %.0f vs fp32 %.0f tokens/s (same run, steps interleaved): %.2fx\n",
+                r.tokensPerSecond, fp32.tokensPerSecond, r.tokensPerSecond / fp32.tokensPerSecond);
+        }
         if (!python.empty() && r.tokensPerSecond > 0) comparePytorch(python, bs, opt, threads, r);
     }
     return 0;

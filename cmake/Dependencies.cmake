@@ -18,6 +18,13 @@ endif()
 add_library(wafer_openblas INTERFACE)
 target_link_libraries(wafer_openblas INTERFACE ${OPENBLAS_LIBRARY})
 target_include_directories(wafer_openblas SYSTEM INTERFACE ${OPENBLAS_INCLUDE_DIR})
+# oneDNN (Debian libdnnl-dev, OpenMP runtime): the bf16 matmul backend. Found as a plain library:
+# its CMake package drags in OpenCL for the GPU engine, which we do not use.
+find_library(DNNL_LIBRARY NAMES dnnl REQUIRED)
+find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp REQUIRED)
+add_library(wafer_dnnl INTERFACE)
+target_link_libraries(wafer_dnnl INTERFACE ${DNNL_LIBRARY})
+target_include_directories(wafer_dnnl SYSTEM INTERFACE ${DNNL_INCLUDE_DIR})
 if(WAFER_BUILD_GUI)
   find_package(Qt6 REQUIRED COMPONENTS Widgets Test PrintSupport Svg)
   find_package(QCustomPlotQt6 REQUIRED)

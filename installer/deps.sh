@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
   libsqlite3-dev libsqlitecpp-dev sqlite3 libyaml-cpp-dev libeigen3-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libssl-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth
 )

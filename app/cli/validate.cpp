@@ -34,6 +34,7 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
     const auto& cfg = loaded->config;
     const auto problems = config::validate(cfg);
     const auto facts = model::deriveFacts(cfg);
+    const std::string precision = model::precisionDescription(cfg);  // "" under fp32
     if (common.json) {
         nlohmann::json j = {{"event", "validate"},
                             {"config", opt.configPath},
@@ -47,6 +48,7 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                             {"gradient_bytes", facts.gradientBytes},
                             {"optimizer_bytes", facts.optimizerBytes},
                             {"tokens_per_step", facts.tokensPerStep}};
+        if (!precision.empty()) j["precision"] = precision;
         std::cout << j.dump() << std::endl;
         return problems.empty() ? 0 : 1;
     }
@@ -71,6 +73,7 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
         facts.tokensPerStep, bytes(facts.weightBytes), bytes(facts.gradientBytes),
         bytes(facts.optimizerBytes),
         bytes(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes));
+    if (!precision.empty()) std::cout << "precision   " << precision << "\n";
     if (m.mupEnabled())
         std::cout << fmt::format(
             "muP         width multiplier {:.4g} (base {}), MLP {:.4g} (base {}); hidden LR x "

@@ -12,6 +12,7 @@
 
 #include "engine/model/element_kernels.h"
 #include "engine/model/ops.h"
+#include "engine/model/precision_gemm.h"
 #include "engine/model/random.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
@@ -41,6 +42,14 @@ struct DropoutMask {
     }
 };
 
+// One product of a (batch, head) pair, in the model's precision (no operand is pre-packed).
+template <typename Real>
+void gemm(bool bf16, Trans ta, Trans tb, int M, int N, int K, Real alpha, const Real* A, int lda,
+          const Real* B, int ldb, Real beta, Real* C, int ldc) {
+    precisionGemm<Real>(bf16, ta, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, beta, C,
+                        ldc);
+}
+
 int64_t attentionWork(int B, int T, int C) {
     return int64_t{B} * T * T * C;
 }
@@ -49,7 +58,7 @@ int64_t attentionWork(int B, int T, int C) {
 
 template <typename Real>
 void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int C, int NH,
-                      Real scale, double dropout, uint64_t key) {
+                      Real scale, double dropout, uint64_t key, bool bf16) {
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
     const DropoutMask mask(dropout, key);
     const int threads = tensor::threadsForWork(attentionWork(B, T, C));
@@ -65,8 +74,8 @@ void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int
             for (int r0 = 0; r0 < T; r0 += kRowBlock) {
                 const int rows = std::min(kRowBlock, T - r0), cols = r0 + rows;
                 Real* Pb = P + size_t(r0) * T;
-                tensor::matmul<Real>(Trans::No, Trans::Yes, rows, cols, hs, scale,
-                                     q + size_t(r0) * ld, ld, k, ld, Real(0), Pb, T);
+                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, scale, q + size_t(r0) * ld,
+                           ld, k, ld, Real(0), Pb, T);
                 kernels::causalSoftmaxRows(Pb, rows, r0 + 1, T);
                 const Real* weights = Pb;
                 if (mask.active) {
@@ -76,8 +85,8 @@ void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int
                     }
                     weights = dropped.data();
                 }
-                tensor::matmul<Real>(Trans::No, Trans::No, rows, hs, cols, Real(1), weights, T, v,
-                                     ld, Real(0), o + size_t(r0) * C, C);
+                gemm<Real>(bf16, Trans::No, Trans::No, rows, hs, cols, Real(1), weights, T, v, ld,
+                           Real(0), o + size_t(r0) * C, C);
             }
         }
     });
@@ -85,7 +94,7 @@ void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int
 
 template <typename Real>
 void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* probs, int B,
-                       int T, int C, int NH, Real scale, double dropout, uint64_t key) {
+                       int T, int C, int NH, Real scale, double dropout, uint64_t key, bool bf16) {
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
     const DropoutMask mask(dropout, key);
     const int threads = tensor::threadsForWork(attentionWork(B, T, C));
@@ -111,8 +120,8 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
                 const Real* Pb = P + size_t(r0) * T;
                 const Real* dOb = dO + size_t(r0) * C;
                 // d(dropped probs) = dO · vᵀ, and dv += (dropped probs)ᵀ · dO.
-                tensor::matmul<Real>(Trans::No, Trans::Yes, rows, cols, hs, Real(1), dOb, C, v, ld,
-                                     Real(0), dS.data(), T);
+                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, Real(1), dOb, C, v, ld,
+                           Real(0), dS.data(), T);
                 const Real* weights = Pb;
                 if (mask.active) {
                     for (int i = 0; i < rows; ++i) {
@@ -123,8 +132,8 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
                     }
                     weights = dropped.data();
                 }
-                tensor::matmul<Real>(Trans::Yes, Trans::No, cols, hs, rows, Real(1), weights, T,
-                                     dOb, C, Real(1), dv, ld);
+                gemm<Real>(bf16, Trans::Yes, Trans::No, cols, hs, rows, Real(1), weights, T, dOb, C,
+                           Real(1), dv, ld);
                 // Softmax backward: dS = P ∘ (dP - rowsum(P ∘ dP)); zero above the diagonal.
                 for (int i = 0; i < rows; ++i) {
                     const int len = r0 + i + 1;
@@ -138,22 +147,22 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
                     std::fill(d + len, d + cols, Real(0));
                 }
                 // Scores were scale · q · kᵀ: dq = scale · dS · k, dk += scale · dSᵀ · q.
-                tensor::matmul<Real>(Trans::No, Trans::No, rows, hs, cols, scale, dS.data(), T, k,
-                                     ld, Real(0), dq + size_t(r0) * ld, ld);
-                tensor::matmul<Real>(Trans::Yes, Trans::No, cols, hs, rows, scale, dS.data(), T,
-                                     q + size_t(r0) * ld, ld, Real(1), dk, ld);
+                gemm<Real>(bf16, Trans::No, Trans::No, rows, hs, cols, scale, dS.data(), T, k, ld,
+                           Real(0), dq + size_t(r0) * ld, ld);
+                gemm<Real>(bf16, Trans::Yes, Trans::No, cols, hs, rows, scale, dS.data(), T,
+                           q + size_t(r0) * ld, ld, Real(1), dk, ld);
             }
         }
     });
 }
 
 template void attentionForward<float>(float*, float*, const float*, int, int, int, int, float,
-                                      double, uint64_t);
+                                      double, uint64_t, bool);
 template void attentionForward<double>(double*, double*, const double*, int, int, int, int, double,
-                                       double, uint64_t);
+                                       double, uint64_t, bool);
 template void attentionBackward<float>(float*, const float*, const float*, const float*, int, int,
-                                       int, int, float, double, uint64_t);
+                                       int, int, float, double, uint64_t, bool);
 template void attentionBackward<double>(double*, const double*, const double*, const double*, int,
-                                        int, int, int, double, double, uint64_t);
+                                        int, int, int, double, double, uint64_t, bool);
 
 }  // namespace ws::model::ops

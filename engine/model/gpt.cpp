@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "engine/model/ops.h"
+#include "engine/model/precision_gemm.h"
 #include "engine/model/random.h"
 #include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
@@ -82,7 +83,11 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
         const LayerSlice& head = m_table.layers()[m_table.headLayer()];
         const size_t headWithWte = head.size + (shape.tiedEmbedding ? size_t(V * C) : 0);
         m_bf16Weights.assign(std::max(largest, headWithWte), 0);
+        m_bf16Packed.assign(m_bf16Weights.size(), 0);
     }
+    const size_t Cs = size_t(C), Fs = size_t(F);
+    m_blockMatrices = {MatrixRange{m_off.qkvw, Cs * 3 * Cs}, MatrixRange{m_off.attprojw, Cs * Cs},
+                       MatrixRange{m_off.fcw, Cs * Fs}, MatrixRange{m_off.fcprojw, Fs * Cs}};
 }
 
 template <typename Real>
@@ -114,18 +119,66 @@ uint64_t Gpt<Real>::dropoutKey(int layerIndex, int site) const {
 }
 
 template <typename Real>
-const Real* Gpt<Real>::computeWeights(const Real* params, size_t count, size_t scratchOffset) {
+const Real* Gpt<Real>::computeWeights(const Real* params, size_t count, size_t scratchOffset,
+                                      std::span<const MatrixRange> matrices) {
     if constexpr (std::is_same_v<Real, float>) {
         if (shape().bf16) {
+            // Matrices only as packed bf16 bits (the matmuls read nothing else); the rest
+            // (LayerNorm gains, biases, embedding rows) as bf16-valued floats. Same RNE rounding.
             float* dst = m_bf16Weights.data() + scratchOffset;
-            std::copy(params, params + count, dst);
-            tensor::roundToBf16(dst, count);
+            uint16_t* packed = m_bf16Packed.data() + scratchOffset;
+            size_t done = 0;
+            const auto roundRange = [&](size_t end) {
+                if (end <= done) return;
+                std::copy(params + done, params + end, dst + done);
+                tensor::roundToBf16(dst + done, end - done);
+            };
+            for (const MatrixRange& m : matrices) {
+                roundRange(m.offset);
+                tensor::floatToBf16(params + m.offset, packed + m.offset, m.size);
+                done = m.offset + m.size;
+            }
+            roundRange(count);
             return dst;
         }
     }
     (void)count;
     (void)scratchOffset;
+    (void)matrices;
     return params;
+}
+
+template <typename Real>
+const Real* Gpt<Real>::headWeights(const Real* headParams, const Real* wte, const Real** W) {
+    const GptShape& s = shape();
+    const size_t C = size_t(s.channels), VC = size_t(s.vocab) * C;
+    const size_t headSize = m_table.layers()[size_t(m_table.headLayer())].size;
+    if (s.tiedEmbedding) {
+        const MatrixRange whole[] = {{0, VC}};
+        *W = computeWeights(wte, VC, headSize, whole);
+        return computeWeights(headParams, headSize, 0);
+    }
+    const MatrixRange lmHead[] = {{2 * C, VC}};  // after ln_f's gain and bias
+    const Real* w = computeWeights(headParams, headSize, 0, lmHead);
+    *W = w + 2 * C;
+    return w;
+}
+
+template <typename Real>
+bool Gpt<Real>::bf16() const {
+    return std::is_same_v<Real, float> && shape().bf16;
+}
+
+template <typename Real>
+const uint16_t* Gpt<Real>::packedWeight(const Real* weight) const {
+    if (!bf16()) return nullptr;
+    assert(weight >= m_bf16Weights.data() && weight < m_bf16Weights.data() + m_bf16Weights.size());
+    return m_bf16Packed.data() + (weight - m_bf16Weights.data());
+}
+
+template <typename Real>
+ops::MatmulMode Gpt<Real>::linearMode(const Real* weight) const {
+    return {bf16(), packedWeight(weight)};
 }
 
 template <typename Real>
@@ -169,22 +222,23 @@ void Gpt<Real>::blockForward(int layer, const Real* blockParams) {
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
-    const Real* w = computeWeights(blockParams, m_off.size, 0);
+    const Real* w = computeWeights(blockParams, m_off.size, 0, m_blockMatrices);
     const BlockActs& a = m_blocks[size_t(layer)];
     const Real* input = blockInput(layer);
 
     ops::layerNormForward(act(a.ln1), act(a.ln1Mean), act(a.ln1Rstd), input, w + m_off.ln1w,
                           w + m_off.ln1b, N, C, s.lnEps);
     roundActivation(act(a.ln1), nc);
-    ops::linearForward(act(a.qkv), act(a.ln1), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C);
+    ops::linearForward(act(a.qkv), act(a.ln1), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C,
+                       linearMode(w + m_off.qkvw));
     roundActivation(act(a.qkv), 3 * nc);
     ops::attentionForward(act(a.atty), act(a.probs), act(a.qkv), m_B, m_T, C, s.heads,
                           s.attentionScale<Real>(), rate(s.attnDropout),
-                          dropoutKey(layerIndex, kAttentionProbs));
+                          dropoutKey(layerIndex, kAttentionProbs), bf16());
     roundActivation(act(a.atty), nc);
     roundActivation(act(a.probs), size_t(m_B) * s.heads * m_T * m_T);
     ops::linearForward(m_branch.data(), act(a.atty), w + m_off.attprojw, w + m_off.attprojb, N, C,
-                       C);
+                       C, linearMode(w + m_off.attprojw));
     roundActivation(m_branch.data(), nc);
     ops::dropoutForward(m_branch.data(), nc, rate(s.dropout),
                         dropoutKey(layerIndex, kAttentionOut));
@@ -193,12 +247,13 @@ void Gpt<Real>::blockForward(int layer, const Real* blockParams) {
     ops::layerNormForward(act(a.ln2), act(a.ln2Mean), act(a.ln2Rstd), act(a.residual2),
                           w + m_off.ln2w, w + m_off.ln2b, N, C, s.lnEps);
     roundActivation(act(a.ln2), nc);
-    ops::linearForward(act(a.fch), act(a.ln2), w + m_off.fcw, w + m_off.fcb, N, C, F);
+    ops::linearForward(act(a.fch), act(a.ln2), w + m_off.fcw, w + m_off.fcb, N, C, F,
+                       linearMode(w + m_off.fcw));
     roundActivation(act(a.fch), size_t(N) * F);
     ops::geluForward(act(a.fchGelu), act(a.fch), size_t(N) * F);
     roundActivation(act(a.fchGelu), size_t(N) * F);
     ops::linearForward(m_branch.data(), act(a.fchGelu), w + m_off.fcprojw, w + m_off.fcprojb, N, F,
-                       C);
+                       C, linearMode(w + m_off.fcprojw));
     roundActivation(m_branch.data(), nc);
     ops::dropoutForward(m_branch.data(), nc, rate(s.dropout), dropoutKey(layerIndex, kMlpOut));
     ops::residualForward(act(a.residual3), act(a.residual2), m_branch.data(), nc);
@@ -208,18 +263,17 @@ template <typename Real>
 Real Gpt<Real>::headForward(const Real* headParams, const Real* wte, const int32_t* targets) {
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, V = s.vocab;
-    const LayerSlice& head = m_table.layers()[size_t(m_table.headLayer())];
-    const Real* w = computeWeights(headParams, head.size, 0);
     // The output projection W (V,C): tied to wte, or lm_head.weight right after ln_f.
-    const Real* W = s.tiedEmbedding ? computeWeights(wte, size_t(V) * C, head.size) : w + 2 * C;
+    const Real* W = nullptr;
+    const Real* w = headWeights(headParams, wte, &W);
     const Real* last = blockInput(s.layers);
 
     ops::layerNormForward(act(m_lnf), act(m_lnfMean), act(m_lnfRstd), last, w, w + C, N, C,
                           s.lnEps);
     roundActivation(act(m_lnf), size_t(N) * C);
     // μP: logits × output_logits_alpha / m_d (1 under SP; see GptShape::fromConfig).
-    tensor::matmul<Real>(Trans::No, Trans::Yes, N, V, C, Real(s.outputLogitsScale), act(m_lnf), C,
-                         W, C, Real(0), act(m_logits), V);
+    precisionGemm<Real>(bf16(), Trans::No, Trans::Yes, N, V, C, Real(s.outputLogitsScale),
+                        act(m_lnf), nullptr, C, W, packedWeight(W), C, Real(0), act(m_logits), V);
     roundActivation(act(m_logits), size_t(N) * V);
     m_haveTargets = targets != nullptr;
     if (!targets) return Real(0);
@@ -235,19 +289,20 @@ void Gpt<Real>::headBackward(const Real* headParams, const Real* wte, Real* head
     assert(m_haveTargets && "headBackward needs a forward with targets");
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, V = s.vocab;
-    const LayerSlice& head = m_table.layers()[size_t(m_table.headLayer())];
-    const Real* w = computeWeights(headParams, head.size, 0);
-    const Real* W = s.tiedEmbedding ? computeWeights(wte, size_t(V) * C, head.size) : w + 2 * C;
+    const Real* W = nullptr;
+    const Real* w = headWeights(headParams, wte, &W);
     Real* dW = s.tiedEmbedding ? dWte : headGrads + 2 * C;
 
     Real* dlogits = act(m_logits);  // in place: the logits are not needed any more
     ops::crossEntropyBackward(dlogits, act(m_logits), act(m_lse), m_targets.data(), Real(1) / N, N,
                               V);
     const Real logitScale = Real(s.outputLogitsScale);  // logits = scale · ln_f · Wᵀ
-    tensor::matmul<Real>(Trans::No, Trans::No, N, C, V, logitScale, dlogits, V, W, C, Real(0),
-                         m_dln.data(), C);
-    tensor::matmul<Real>(Trans::Yes, Trans::No, V, C, N, logitScale, dlogits, V, act(m_lnf), C,
-                         Real(1), dW, C);
+    // bf16: dlogits feeds both products, so it is packed once.
+    const uint16_t* dlogitsBf16 = packOnceForBf16(bf16(), dlogits, size_t(N) * V);
+    precisionGemm<Real>(bf16(), Trans::No, Trans::No, N, C, V, logitScale, dlogits, dlogitsBf16, V,
+                        W, packedWeight(W), C, Real(0), m_dln.data(), C);
+    precisionGemm<Real>(bf16(), Trans::Yes, Trans::No, V, C, N, logitScale, dlogits, dlogitsBf16, V,
+                        act(m_lnf), nullptr, C, Real(1), dW, C);
     std::fill(m_dres.begin(), m_dres.end(), Real(0));
     ops::layerNormBackward(m_dres.data(), headGrads, headGrads + C, m_dln.data(),
                            blockInput(s.layers), w, act(m_lnfMean), act(m_lnfRstd), N, C);
@@ -260,7 +315,7 @@ void Gpt<Real>::blockBackward(int layer, const Real* blockParams, Real* blockGra
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
-    const Real* w = computeWeights(blockParams, m_off.size, 0);
+    const Real* w = computeWeights(blockParams, m_off.size, 0, m_blockMatrices);
     Real* g = blockGrads;
     const BlockActs& a = m_blocks[size_t(layer)];
     Real* dres = m_dres.data();  // holds d(residual_mlp) on entry, d(block input) on exit
@@ -273,20 +328,22 @@ void Gpt<Real>::blockBackward(int layer, const Real* blockParams, Real* blockGra
 
     // MLP branch.
     ops::linearBackward(m_dfch.data(), false, g + m_off.fcprojw, g + m_off.fcprojb,
-                        branchGrad(kMlpOut), act(a.fchGelu), w + m_off.fcprojw, N, F, C);
+                        branchGrad(kMlpOut), act(a.fchGelu), w + m_off.fcprojw, N, F, C,
+                        linearMode(w + m_off.fcprojw));
     ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
     ops::linearBackward(m_dln.data(), false, g + m_off.fcw, g + m_off.fcb, m_dfch.data(),
-                        act(a.ln2), w + m_off.fcw, N, C, F);
+                        act(a.ln2), w + m_off.fcw, N, C, F, linearMode(w + m_off.fcw));
     ops::layerNormBackward(dres, g + m_off.ln2w, g + m_off.ln2b, m_dln.data(), act(a.residual2),
                            w + m_off.ln2w, act(a.ln2Mean), act(a.ln2Rstd), N, C);
     // Attention branch.
     ops::linearBackward(m_datty.data(), false, g + m_off.attprojw, g + m_off.attprojb,
-                        branchGrad(kAttentionOut), act(a.atty), w + m_off.attprojw, N, C, C);
+                        branchGrad(kAttentionOut), act(a.atty), w + m_off.attprojw, N, C, C,
+                        linearMode(w + m_off.attprojw));
     ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.probs), m_B, m_T, C,
                            s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
-                           dropoutKey(layerIndex, kAttentionProbs));
+                           dropoutKey(layerIndex, kAttentionProbs), bf16());
     ops::linearBackward(m_dln.data(), false, g + m_off.qkvw, g + m_off.qkvb, m_dqkv.data(),
-                        act(a.ln1), w + m_off.qkvw, N, C, 3 * C);
+                        act(a.ln1), w + m_off.qkvw, N, C, 3 * C, linearMode(w + m_off.qkvw));
     ops::layerNormBackward(dres, g + m_off.ln1w, g + m_off.ln1b, m_dln.data(), blockInput(layer),
                            w + m_off.ln1w, act(a.ln1Mean), act(a.ln1Rstd), N, C);
 }

@@ -21,7 +21,13 @@
 // projection outputs (before dropout), c_fc output, GELU output, logits. Kept fp32, as under
 // PyTorch autocast where a bf16 branch added to an fp32 stream stays fp32: the residual stream
 // (embedding sum, residual adds), LayerNorm statistics, softmax/cross-entropy, every gradient, and
-// the master weights and their gradients. Matmuls accumulate in fp32 (as a bf16 GEMM does).
+// the master weights and their gradients. Every matmul, forward and backward (including the
+// attention products and the logits), runs on the bf16 backend (tensor::MatmulBackend::OneDnnBf16:
+// bf16 operands, fp32 accumulation and output), so operands that are not bf16 values, the
+// gradients flowing backward, are rounded to bf16 as they enter a product, as under autocast. A
+// layer's matrices are packed to bf16 bits once each time the layer runs (forward, and again in
+// backward, as weight streaming brings them onto the wafer twice a step) and handed to the kernel
+// packed; its vectors (LayerNorm, biases) and the embedding rows are rounded bf16-valued floats.
 //
 // Per-layer entry points take the layer's own slice (params + table().layers()[i].offset), so the
 // streaming executor can pass weights from a separate buffer. Order: beginStep, embedForward,
@@ -33,12 +39,15 @@
 // (tokens in [0, V); check user data with checkTokens()), asserted in debug builds.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/model/ops.h"
 #include "engine/model/parameters.h"
 
 namespace ws::model {
@@ -101,10 +110,22 @@ private:
     const Real* blockInput(int layer) const;
     uint64_t dropoutKey(int layerIndex, int site) const;
     double rate(double p) const { return m_training ? p : 0.0; }
-    // The weights a layer computes with: params itself, or (bf16 mode) a rounded copy stored at
-    // m_bf16Weights + scratchOffset.
-    const Real* computeWeights(const Real* params, size_t count, size_t scratchOffset);
+    // A matrix inside a layer slice (offset and size in elements), used only by matmuls.
+    struct MatrixRange {
+        size_t offset, size;
+    };
+    // The weights a layer computes with: params itself, or (bf16 mode) a copy at m_bf16Weights +
+    // scratchOffset: bf16-valued floats except the listed matrices, which are packed to bf16
+    // bits at the same offset in m_bf16Packed instead (their float copy is not written).
+    const Real* computeWeights(const Real* params, size_t count, size_t scratchOffset,
+                               std::span<const MatrixRange> matrices = {});
+    // The head's weights (ln_f, and lm_head when untied) and, in *W, the output projection.
+    const Real* headWeights(const Real* headParams, const Real* wte, const Real** W);
     void roundActivation(Real* data, size_t count) const;
+    bool bf16() const;  // bf16 mode: Gpt<float> with shape().bf16
+    // The bf16 packing of a weight inside the m_bf16Weights copy (null outside bf16 mode).
+    const uint16_t* packedWeight(const Real* weight) const;
+    ops::MatmulMode linearMode(const Real* weight) const;
 
     ParameterTable m_table;
     BlockOffsets m_off;
@@ -123,14 +144,16 @@ private:
     std::vector<int32_t> m_targets;  // (B,T)
 
     // Scratch, reused by every layer (not addressable activations).
-    std::vector<Real> m_branch;       // (N,C) projection output before dropout and residual add
-    std::vector<Real> m_dres;         // (N,C) gradient of the residual stream
-    std::vector<Real> m_dbranch;      // (N,C) dropout-masked branch gradient (dropout > 0 only)
-    std::vector<Real> m_dln;          // (N,C)
-    std::vector<Real> m_dqkv;         // (N,3C)
-    std::vector<Real> m_datty;        // (N,C)
-    std::vector<Real> m_dfch;         // (N,F)
-    std::vector<Real> m_bf16Weights;  // largest layer slice (+ wte when tied), bf16 mode only
+    std::vector<Real> m_branch;          // (N,C) projection output before dropout and residual add
+    std::vector<Real> m_dres;            // (N,C) gradient of the residual stream
+    std::vector<Real> m_dbranch;         // (N,C) dropout-masked branch gradient (dropout > 0 only)
+    std::vector<Real> m_dln;             // (N,C)
+    std::vector<Real> m_dqkv;            // (N,3C)
+    std::vector<Real> m_datty;           // (N,C)
+    std::vector<Real> m_dfch;            // (N,F)
+    std::vector<Real> m_bf16Weights;     // largest layer slice (+ wte when tied), bf16 mode only
+    std::vector<uint16_t> m_bf16Packed;  // the matrices as bf16 bits, for the bf16 matmuls
+    std::array<MatrixRange, 4> m_blockMatrices{};  // qkv, attention projection, fc, MLP projection
 };
 
 extern template class Gpt<float>;

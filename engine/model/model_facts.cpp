@@ -2,6 +2,7 @@
 #include "engine/model/model_facts.h"
 
 #include "engine/model/parameters.h"
+#include "engine/tensor/matmul.h"
 
 namespace ws::model {
 
@@ -24,6 +25,18 @@ ModelFacts deriveFacts(const config::Config& config) {
     f.optimizerBytes = f.parameters * 4 * stateCopies;
     f.tokensPerStep = int64_t(config.trainInput.batchSize) * config.trainInput.maxSequenceLength;
     return f;
+}
+
+std::string precisionPath(const config::Config& config) {
+    return GptShape::fromConfig(config.model).bf16 ? tensor::bf16PathDescription() : std::string();
+}
+
+std::string precisionDescription(const config::Config& config) {
+    const std::string path = precisionPath(config);
+    if (path.empty()) return {};
+    return path +
+           ": bf16 weights and matmuls with fp32 accumulation; fp32 master weights, gradients "
+           "and optimizer state";
 }
 
 }  // namespace ws::model

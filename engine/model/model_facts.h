@@ -1,10 +1,11 @@
 // Facts derived from a config before anything runs: parameter count, training FLOPs per token,
 // and the memory the weights and optimizer state need (what MemoryX will hold). Shared by
 // `wafer validate`, the GUI's config facts, the fine-tune plan and modelio's ModelInfo.
-// Pure functions.
+// Pure functions (precisionDescription also reads the CPU's bf16 path, probed once).
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "engine/config/config.h"
 
@@ -21,5 +22,11 @@ struct ModelFacts {
 };
 
 ModelFacts deriveFacts(const config::Config& config);
+
+// The bf16 path this machine runs (tensor::bf16PathDescription()) in bf16 mode; "" for fp32.
+std::string precisionPath(const config::Config& config);
+// How the model computes: "" for fp32; in bf16 mode (mixed_precision with fp16_type bfloat16) the
+// bf16 path this machine runs (tensor::bf16PathDescription()) and what stays fp32.
+std::string precisionDescription(const config::Config& config);
 
 }  // namespace ws::model

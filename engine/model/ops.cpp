@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/element_kernels.h"
+#include "engine/model/precision_gemm.h"
 #include "engine/model/random.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
@@ -123,7 +124,7 @@ void layerNormBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout,
 
 template <typename Real>
 void linearForward(Real* out, const Real* inp, const Real* weight, const Real* bias, int N, int IN,
-                   int OUT) {
+                   int OUT, MatmulMode mode) {
     if (bias) {
         // Start from the bias and let the GEMM accumulate (beta = 1): one pass over out.
         tensor::parallelFor(N, threadsForWork(int64_t{N} * OUT), [&](int64_t begin, int64_t end) {
@@ -131,19 +132,22 @@ void linearForward(Real* out, const Real* inp, const Real* weight, const Real* b
                 std::memcpy(out + size_t(n) * OUT, bias, sizeof(Real) * OUT);
         });
     }
-    tensor::matmul<Real>(Trans::No, Trans::No, N, OUT, IN, Real(1), inp, IN, weight, OUT,
-                         bias ? Real(1) : Real(0), out, OUT);
+    precisionGemm<Real>(mode.bf16, Trans::No, Trans::No, N, OUT, IN, Real(1), inp, nullptr, IN,
+                        weight, mode.weightBf16, OUT, bias ? Real(1) : Real(0), out, OUT);
 }
 
 template <typename Real>
 void linearBackward(Real* dinp, bool accumulateDinp, Real* dweight, Real* dbias, const Real* dout,
-                    const Real* inp, const Real* weight, int N, int IN, int OUT) {
+                    const Real* inp, const Real* weight, int N, int IN, int OUT, MatmulMode mode) {
+    // bf16: dout feeds both products, so it is packed once.
+    const uint16_t* doutBf16 = packOnceForBf16(mode.bf16, dout, size_t(N) * OUT);
     if (dinp) {
-        tensor::matmul<Real>(Trans::No, Trans::Yes, N, IN, OUT, Real(1), dout, OUT, weight, OUT,
-                             accumulateDinp ? Real(1) : Real(0), dinp, IN);
+        precisionGemm<Real>(mode.bf16, Trans::No, Trans::Yes, N, IN, OUT, Real(1), dout, doutBf16,
+                            OUT, weight, mode.weightBf16, OUT, accumulateDinp ? Real(1) : Real(0),
+                            dinp, IN);
     }
-    tensor::matmul<Real>(Trans::Yes, Trans::No, IN, OUT, N, Real(1), inp, IN, dout, OUT, Real(1),
-                         dweight, OUT);
+    precisionGemm<Real>(mode.bf16, Trans::Yes, Trans::No, IN, OUT, N, Real(1), inp, nullptr, IN,
+                        dout, doutBf16, OUT, Real(1), dweight, OUT);
     if (dbias) addColumnSums(dbias, dout, N, OUT);
 }
 
@@ -261,26 +265,26 @@ void dropoutBackward(Real* dx, const Real* dy, size_t n, double p, uint64_t key)
     });
 }
 
-#define WAFER_INSTANTIATE_OPS(Real)                                                               \
-    template void layerNormForward<Real>(Real*, Real*, Real*, const Real*, const Real*,           \
-                                         const Real*, int, int, double);                          \
-    template void layerNormBackward<Real>(Real*, Real*, Real*, const Real*, const Real*,          \
-                                          const Real*, const Real*, const Real*, int, int);       \
-    template void linearForward<Real>(Real*, const Real*, const Real*, const Real*, int, int,     \
-                                      int);                                                       \
-    template void linearBackward<Real>(Real*, bool, Real*, Real*, const Real*, const Real*,       \
-                                       const Real*, int, int, int);                               \
-    template void geluForward<Real>(Real*, const Real*, size_t);                                  \
-    template void geluBackward<Real>(Real*, const Real*, const Real*, size_t);                    \
-    template void embeddingForward<Real>(Real*, const int32_t*, const Real*, const Real*, int,    \
-                                         int, int);                                               \
-    template void embeddingBackward<Real>(Real*, Real*, const Real*, const int32_t*, int, int,    \
-                                          int);                                                   \
-    template void crossEntropyForward<Real>(Real*, Real*, const Real*, const int32_t*, int, int); \
-    template void crossEntropyBackward<Real>(Real*, const Real*, const Real*, const int32_t*,     \
-                                             Real, int, int);                                     \
-    template void residualForward<Real>(Real*, const Real*, const Real*, size_t);                 \
-    template void dropoutForward<Real>(Real*, size_t, double, uint64_t);                          \
+#define WAFER_INSTANTIATE_OPS(Real)                                                                \
+    template void layerNormForward<Real>(Real*, Real*, Real*, const Real*, const Real*,            \
+                                         const Real*, int, int, double);                           \
+    template void layerNormBackward<Real>(Real*, Real*, Real*, const Real*, const Real*,           \
+                                          const Real*, const Real*, const Real*, int, int);        \
+    template void linearForward<Real>(Real*, const Real*, const Real*, const Real*, int, int, int, \
+                                      MatmulMode);                                                 \
+    template void linearBackward<Real>(Real*, bool, Real*, Real*, const Real*, const Real*,        \
+                                       const Real*, int, int, int, MatmulMode);                    \
+    template void geluForward<Real>(Real*, const Real*, size_t);                                   \
+    template void geluBackward<Real>(Real*, const Real*, const Real*, size_t);                     \
+    template void embeddingForward<Real>(Real*, const int32_t*, const Real*, const Real*, int,     \
+                                         int, int);                                                \
+    template void embeddingBackward<Real>(Real*, Real*, const Real*, const int32_t*, int, int,     \
+                                          int);                                                    \
+    template void crossEntropyForward<Real>(Real*, Real*, const Real*, const int32_t*, int, int);  \
+    template void crossEntropyBackward<Real>(Real*, const Real*, const Real*, const int32_t*,      \
+                                             Real, int, int);                                      \
+    template void residualForward<Real>(Real*, const Real*, const Real*, size_t);                  \
+    template void dropoutForward<Real>(Real*, size_t, double, uint64_t);                           \
     template void dropoutBackward<Real>(Real*, const Real*, size_t, double, uint64_t);
 
 WAFER_INSTANTIATE_OPS(float)

@@ -11,12 +11,22 @@
 // - Called outside a parallel region they use tensor::computeThreads(); inside one, the caller's
 //   thread alone.
 // - Real is float or double (both instantiated).
+// - Precision: the linear and attention ops take a MatmulMode / bf16 flag; bf16 (float only, the
+//   model's bf16 mode) runs their products on tensor::MatmulBackend::OneDnnBf16 (bf16 operands,
+//   fp32 accumulation and output); the default is the fp32 backend.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 namespace ws::model::ops {
+
+// How a linear op's products run: fp32 (default), or bf16 with the weight optionally already
+// packed to bf16 bits (weightBf16: same layout as weight) so it is not converted per product.
+struct MatmulMode {
+    bool bf16 = false;
+    const uint16_t* weightBf16 = nullptr;
+};
 
 // out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) are saved for backward.
 template <typename Real>
@@ -30,12 +40,13 @@ void layerNormBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout,
 // out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT); bias may be null.
 template <typename Real>
 void linearForward(Real* out, const Real* inp, const Real* weight, const Real* bias, int N, int IN,
-                   int OUT);
+                   int OUT, MatmulMode mode = {});
 // dinp (N,IN) = dout · weightᵀ (overwrites, or accumulates when accumulateDinp; may be null to
 // skip); dweight (IN,OUT) += inpᵀ · dout; dbias (OUT) += column sums of dout (may be null).
 template <typename Real>
 void linearBackward(Real* dinp, bool accumulateDinp, Real* dweight, Real* dbias, const Real* dout,
-                    const Real* inp, const Real* weight, int N, int IN, int OUT);
+                    const Real* inp, const Real* weight, int N, int IN, int OUT,
+                    MatmulMode mode = {});
 
 // GPT-2's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 template <typename Real>
@@ -83,10 +94,11 @@ double dropoutScale(double p);
 // position in probs.
 template <typename Real>
 void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int C, int NH,
-                      Real scale, double dropout, uint64_t key);
+                      Real scale, double dropout, uint64_t key, bool bf16 = false);
 // dqkv (B,T,3C): overwrites.
 template <typename Real>
 void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* probs, int B,
-                       int T, int C, int NH, Real scale, double dropout, uint64_t key);
+                       int T, int C, int NH, Real scale, double dropout, uint64_t key,
+                       bool bf16 = false);
 
 }  // namespace ws::model::ops

@@ -30,12 +30,29 @@ tensor::MatmulBackend backendFor(int rows) {
     return rows == 1 ? tensor::MatmulBackend::Eigen : tensor::defaultMatmulBackend();
 }
 
-// out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT), as model::ops::linearForward.
-void linear(float* out, const float* inp, const float* weight, const float* bias, int N, int IN,
-            int OUT) {
+// out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT), as model::ops::linearForward; on the
+// bf16 backend with the packed weight when weightBf16 is not null (bf16 mode).
+void linear(float* out, const float* inp, const float* weight, const uint16_t* weightBf16,
+            const float* bias, int N, int IN, int OUT) {
     for (int n = 0; n < N; ++n) std::memcpy(out + size_t(n) * OUT, bias, sizeof(float) * OUT);
+    if (weightBf16) {
+        tensor::matmulBf16(Trans::No, Trans::No, N, OUT, IN, 1.0f, inp, nullptr, IN, weight,
+                           weightBf16, OUT, 1.0f, out, OUT);
+        return;
+    }
     tensor::matmul<float>(backendFor(N), Trans::No, Trans::No, N, OUT, IN, 1.0f, inp, IN, weight,
                           OUT, 1.0f, out, OUT);
+}
+
+// An attention product: bf16 backend in bf16 mode, else the default fp32 one.
+void attentionGemm(bool bf16, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float* C, int ldc) {
+    if (bf16) {
+        tensor::matmulBf16(Trans::No, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, 0.0f, C,
+                           ldc);
+    } else {
+        tensor::matmul<float>(Trans::No, tb, M, N, K, alpha, A, lda, B, ldb, 0.0f, C, ldc);
+    }
 }
 }  // namespace
 
@@ -43,8 +60,12 @@ KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
     : m_table(shape), m_off(model::blockOffsets(shape)), m_params(params) {
     assert(shape.validate().ok());
     if (shape.bf16) {
-        m_bf16Params.assign(params, params + m_table.totalSize());
-        tensor::roundToBf16(m_bf16Params.data(), m_bf16Params.size());
+        // Packed once: the bf16 matmuls read the packed weights, everything else the rounded
+        // values (the same RNE rounding).
+        m_bf16Packed.resize(m_table.totalSize());
+        m_bf16Params.resize(m_table.totalSize());
+        tensor::floatToBf16(params, m_bf16Packed.data(), m_bf16Packed.size());
+        tensor::bf16ToFloat(m_bf16Packed.data(), m_bf16Params.data(), m_bf16Params.size());
         m_params = m_bf16Params.data();
     }
     const size_t cache = size_t(shape.layers) * size_t(shape.maxPositions) * size_t(shape.channels);
@@ -100,14 +121,23 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
                                  m_x.data() + size_t(first) * C, head, head + C, rows, C, s.lnEps);
     if (round) tensor::roundToBf16(m_ln.data(), size_t(rows) * C);
     m_logits.resize(size_t(rows) * V);
-    tensor::matmul<float>(backendFor(rows), Trans::No, Trans::Yes, rows, V, C,
-                          float(s.outputLogitsScale), m_ln.data(), C, W, C, 0.0f, m_logits.data(),
-                          V);
+    if (round) {
+        tensor::matmulBf16(Trans::No, Trans::Yes, rows, V, C, float(s.outputLogitsScale),
+                           m_ln.data(), nullptr, C, W, packed(W), C, 0.0f, m_logits.data(), V);
+    } else {
+        tensor::matmul<float>(backendFor(rows), Trans::No, Trans::Yes, rows, V, C,
+                              float(s.outputLogitsScale), m_ln.data(), C, W, C, 0.0f,
+                              m_logits.data(), V);
+    }
     if (round) tensor::roundToBf16(m_logits.data(), size_t(rows) * V);
     m_logitRows = rows;
     m_lastRows = n;
     m_pos += n;
     return true;
+}
+
+const uint16_t* KvDecoder::packed(const float* weight) const {
+    return m_bf16Packed.empty() ? nullptr : m_bf16Packed.data() + (weight - m_params);
 }
 
 const float* KvDecoder::logits(int row) const {
@@ -132,22 +162,25 @@ void KvDecoder::blockForward(int layer, int rows) {
     ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln1w,
                           w + m_off.ln1b, N, C, s.lnEps);
     maybeRound(m_ln.data(), nc);
-    linear(m_qkv.data(), m_ln.data(), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C);
+    linear(m_qkv.data(), m_ln.data(), w + m_off.qkvw, packed(w + m_off.qkvw), w + m_off.qkvb, N, C,
+           3 * C);
     maybeRound(m_qkv.data(), 3 * nc);
     attention(layer, N);
     maybeRound(m_atty.data(), nc);
-    linear(m_branch.data(), m_atty.data(), w + m_off.attprojw, w + m_off.attprojb, N, C, C);
+    linear(m_branch.data(), m_atty.data(), w + m_off.attprojw, packed(w + m_off.attprojw),
+           w + m_off.attprojb, N, C, C);
     maybeRound(m_branch.data(), nc);
     ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
 
     ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln2w,
                           w + m_off.ln2b, N, C, s.lnEps);
     maybeRound(m_ln.data(), nc);
-    linear(m_fch.data(), m_ln.data(), w + m_off.fcw, w + m_off.fcb, N, C, F);
+    linear(m_fch.data(), m_ln.data(), w + m_off.fcw, packed(w + m_off.fcw), w + m_off.fcb, N, C, F);
     maybeRound(m_fch.data(), size_t(N) * F);
     ops::geluForward(m_gelu.data(), m_fch.data(), size_t(N) * F);
     maybeRound(m_gelu.data(), size_t(N) * F);
-    linear(m_branch.data(), m_gelu.data(), w + m_off.fcprojw, w + m_off.fcprojb, N, F, C);
+    linear(m_branch.data(), m_gelu.data(), w + m_off.fcprojw, packed(w + m_off.fcprojw),
+           w + m_off.fcprojb, N, F, C);
     maybeRound(m_branch.data(), nc);
     ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
 }
@@ -170,6 +203,7 @@ void KvDecoder::attention(int layer, int rows) {
     const int total = m_pos + rows;                 // keys visible to the last query
     const int64_t work = int64_t(rows) * total * C * 2;
     const int pos = m_pos;
+    const bool bf16 = s.bf16;
     tensor::parallelFor(NH, tensor::threadsForWork(work), [&](int64_t begin, int64_t end) {
         std::vector<float> scores(size_t(std::min(rows, kRowBlock)) * size_t(total));
         for (int h = int(begin); h < int(end); ++h) {
@@ -180,11 +214,11 @@ void KvDecoder::attention(int layer, int rows) {
             for (int r0 = 0; r0 < rows; r0 += kRowBlock) {
                 const int blockRows = std::min(kRowBlock, rows - r0);
                 const int cols = pos + r0 + blockRows;  // keys the block's last row sees
-                tensor::matmul<float>(Trans::No, Trans::Yes, blockRows, cols, hs, scale,
-                                      q + size_t(r0) * ld, ld, k, C, 0.0f, scores.data(), cols);
+                attentionGemm(bf16, Trans::Yes, blockRows, cols, hs, scale, q + size_t(r0) * ld, ld,
+                              k, C, scores.data(), cols);
                 model::kernels::causalSoftmaxRows(scores.data(), blockRows, pos + r0 + 1, cols);
-                tensor::matmul<float>(Trans::No, Trans::No, blockRows, hs, cols, 1.0f,
-                                      scores.data(), cols, v, C, 0.0f, o + size_t(r0) * C, C);
+                attentionGemm(bf16, Trans::No, blockRows, hs, cols, 1.0f, scores.data(), cols, v, C,
+                              o + size_t(r0) * C, C);
             }
         }
     });

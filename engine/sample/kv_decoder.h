@@ -10,8 +10,9 @@
 // (prefill) or one at a time (decoding); both give the same logits.
 //
 // bf16 mode (shape.bf16): the decoder computes with a bf16-rounded copy of the weights taken at
-// construction and rounds activations where Gpt does (ln outputs, qkv, attention output,
-// projection outputs, c_fc, GELU, logits), so it matches Gpt in bf16 mode too.
+// construction (also kept packed as bf16 bits for the matmuls), runs every product on the bf16
+// matmul backend as Gpt does, and rounds activations where Gpt does (ln outputs, qkv, attention
+// output, projection outputs, c_fc, GELU, logits), so it matches Gpt in bf16 mode too.
 //
 // Thread-safety: one call at a time per object; different objects may run concurrently. Kernels
 // use tensor::computeThreads(). Preconditions (tokens in [0, V), room in the cache) are programmer
@@ -59,8 +60,11 @@ private:
 
     model::ParameterTable m_table;
     model::BlockOffsets m_off;
-    const float* m_params;            // what the decoder computes with
-    std::vector<float> m_bf16Params;  // bf16 mode: the rounded copy m_params points to
+    const float* m_params;               // what the decoder computes with
+    std::vector<float> m_bf16Params;     // bf16 mode: the rounded copy m_params points to
+    std::vector<uint16_t> m_bf16Packed;  // bf16 mode: the same values as bf16 bits
+    // bf16 mode: the packed bits of a weight inside m_params; null otherwise.
+    const uint16_t* packed(const float* weight) const;
     int m_pos = 0;
     int m_rows = 0;       // rows the scratch buffers hold
     int m_logitRows = 0;  // rows of m_logits of the last append

@@ -12,6 +12,7 @@
 
 #include "engine/config/validate.h"
 #include "engine/core/paths.h"
+#include "engine/model/model_facts.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/session/emulation.h"
@@ -474,6 +475,9 @@ Status Session::startRunFolder(Prepared& p) {
                     "lr {}",
                     s.table->totalSize(), shape.layers, shape.channels, p.B, p.T, p.maxSteps,
                     p.schedule->describe()));
+    if (const std::string precision = model::precisionDescription(cfg); !precision.empty()) {
+        log(LogLine::Level::Info, "precision: " + precision);
+    }
     if (shape.mup) {
         log(LogLine::Level::Info,
             fmt::format("muP: width multiplier m = {:.4g} (base {}), MLP m_ffn = {:.4g}; hidden "

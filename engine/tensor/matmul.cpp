@@ -10,19 +10,15 @@
 #include <cassert>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 
+#include "engine/tensor/matmul_partition.h"
 #include "engine/tensor/threads.h"
 
 namespace ws::tensor {
 namespace {
 
 std::atomic<MatmulBackend> g_defaultBackend{MatmulBackend::OpenBlas};
-
-// Below this many multiply-adds a GEMM runs on one thread: splitting costs more than it saves.
-constexpr int64_t kSerialMacs = int64_t{1} << 18;
-// Row/column blocks handed to threads are multiples of this (a 64-byte line of floats), so the
-// kernels' register tiles rarely straddle two threads' blocks.
-constexpr int kBlockAlign = 16;
 
 template <typename T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -77,6 +73,7 @@ void runKernel(MatmulBackend backend, Trans ta, Trans tb, int M, int N, int K, T
     if (M <= 0 || N <= 0) return;
     switch (backend) {
         case MatmulBackend::OpenBlas:
+        case MatmulBackend::OneDnnBf16:  // double only (matmul<float> hands it to matmulBf16)
             blasKernel(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
             return;
         case MatmulBackend::Eigen:
@@ -93,6 +90,8 @@ std::string_view matmulBackendName(MatmulBackend backend) {
             return "openblas";
         case MatmulBackend::Eigen:
             return "eigen";
+        case MatmulBackend::OneDnnBf16:
+            return "onednn-bf16";
     }
     return "unknown";
 }
@@ -100,6 +99,7 @@ std::string_view matmulBackendName(MatmulBackend backend) {
 std::optional<MatmulBackend> parseMatmulBackend(std::string_view name) {
     if (name == "openblas") return MatmulBackend::OpenBlas;
     if (name == "eigen") return MatmulBackend::Eigen;
+    if (name == "onednn-bf16") return MatmulBackend::OneDnnBf16;
     return std::nullopt;
 }
 
@@ -118,23 +118,22 @@ void matmul(MatmulBackend backend, Trans ta, Trans tb, int M, int N, int K, T al
     assert(ldc >= N);
     assert(lda >= (ta == Trans::No ? K : M));
     assert(ldb >= (tb == Trans::No ? N : K));
+    if constexpr (std::is_same_v<T, float>) {
+        if (backend == MatmulBackend::OneDnnBf16) {
+            matmulBf16(ta, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, beta, C, ldc);
+            return;
+        }
+    }
     detail::pinLibraryThreadsOnce();
-    const int threads = inParallelRegion() ? 1 : computeThreads();
-    const int64_t macs = int64_t{M} * N * K;
-    if (threads == 1 || macs < kSerialMacs) {
+    const detail::MatmulPartition part = detail::matmulPartition(M, N, K);
+    if (part.blocks == 1) {
         runKernel(backend, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    // Split the longer side of C; each thread's block depends only on (M, N, threads).
-    const bool splitRows = M >= N;
-    const int extent = splitRows ? M : N;
-    const int chunk =
-        ((extent + threads - 1) / threads + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
-    parallelRun(threads, [&](int index, int) {
-        const int begin = std::min(extent, index * chunk);
-        const int end = std::min(extent, begin + chunk);
+    parallelRun(part.blocks, [&](int index, int) {
+        const int begin = part.begin(index), end = part.end(index);
         if (end <= begin) return;
-        if (splitRows) {
+        if (part.splitRows) {
             const T* a = ta == Trans::No ? A + int64_t{begin} * lda : A + begin;
             runKernel(backend, ta, tb, end - begin, N, K, alpha, a, lda, B, ldb, beta,
                       C + int64_t{begin} * ldc, ldc);

@@ -126,6 +126,9 @@ void ConfigTab::onDocumentChanged() {
                        .arg(humanBytes(double(facts.weightBytes)))
                        .arg(humanBytes(double(facts.gradientBytes)))
                        .arg(humanBytes(double(facts.optimizerBytes)));
+    if (const std::string path = model::precisionPath(c); !path.empty()) {
+        text += tr(" &nbsp;·&nbsp; %1").arg(QString::fromStdString(path).toHtmlEscaped());
+    }
     if (!m_document->canRun()) {
         text +=
             tr(" &nbsp;·&nbsp; <span style='color:#e53935'><b>%n problem(s): Run is "

@@ -174,6 +174,28 @@ TEST(Checkpoint, ResumeInAnotherFolderStartsALinkedRunThatStillMatches) {
     EXPECT_EQ(loss->front().step, 4);
 }
 
+TEST(Checkpoint, Bf16RunOnTwoThreadsResumesBitForBit) {
+    // bf16 mode (oneDNN bf16 matmuls in the two-thread partition): resuming from a checkpoint
+    // must still reproduce the uninterrupted run's weights and optimizer state exactly.
+    TempDir dir("ckpt_bf16");
+    writeTinyCorpus(dir.path());
+    const std::vector<std::string> bf16 = {"model.mixed_precision=true", "model.fp16_type=bfloat16",
+                                           "runconfig.num_threads=2"};
+    const RunSummary whole = train(richConfig(dir, 6, "whole", bf16), optionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto resuming = optionsIn(dir);
+    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_TRUE(config->config.model.mixedPrecision) << "the checkpoint keeps the precision";
+    const RunSummary resumed = train(std::move(config).value(), resuming);
+    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
+                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+}
+
 TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {
     TempDir dir("ckpt_keep");
     writeTinyCorpus(dir.path());

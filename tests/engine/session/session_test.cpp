@@ -147,6 +147,27 @@ TEST(Session, Bfloat16ComputeLearns) {
     expectLearns({"model.mixed_precision=true", "model.fp16_type=bfloat16"});
 }
 
+TEST(Session, Bfloat16RunLogsWhichBf16PathRuns) {
+    TempDir dir;
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(
+        tinyConfig(dir.path(), 1, {"model.mixed_precision=true", "model.fp16_type=bfloat16"}),
+        options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    std::string precision;
+    for (const Event& e : runToEnd(**session)) {
+        if (const auto* line = std::get_if<LogLine>(&e)) {
+            if (line->message.rfind("precision: ", 0) == 0) precision = line->message;
+        }
+    }
+    const bool named = precision.find("bf16 on AMX") != std::string::npos ||
+                       precision.find("bf16 on AVX512-BF16") != std::string::npos ||
+                       precision.find("bf16 emulated in fp32") != std::string::npos;
+    EXPECT_TRUE(named) << "log line: '" << precision << "'";
+}
+
 TEST(Session, SgdWithMomentumLearns) {
     expectLearns(
         {"optimizer.optimizer_type=sgd", "optimizer.momentum=0.9", "optimizer.learning_rate=0.5"});

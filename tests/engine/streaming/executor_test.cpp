@@ -122,6 +122,22 @@ TEST(StreamingExecutor, MupStreamedEqualsPlainBitForBit) {
     }
 }
 
+// bf16 mode (oneDNN bf16 matmuls): streaming still changes no bit of plain training.
+TEST(StreamingExecutor, Bf16StreamedEqualsPlainBitForBit) {
+    for (const bool tied : {true, false}) {
+        model::GptShape shape = streamingShape(tied);
+        shape.bf16 = true;
+        const auto plain = trainPlain(shape, 0.5);
+        StreamingOptions options;
+        const auto streamed = trainStreamed(shape, 0.5, options);
+        EXPECT_EQ(streamed.losses, plain.losses);
+        EXPECT_EQ(streamed.norms, plain.norms);
+        EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
+        EXPECT_NE(plain.losses, trainPlain(streamingShape(tied), 0.5).losses)
+            << "bf16 had no effect";
+    }
+}
+
 // Several systems (or micro-batches) compute the same mean gradient summed in another order.
 // float32 sums of a few terms differ by a few ulp per step; over 4 Adam steps at lr 1e-2 the
 // weights may drift by ~1e-6 relative, far below the 1e-4 that a wrong shard or scale would give

@@ -1,0 +1,42 @@
+// The static partition every matmul backend runs in (internal to tensor/): C is split along its
+// longer side into one block per compute thread, blocks a multiple of kBlockAlign long, so each
+// block depends only on (M, N, K, thread count) and results are reproducible for a thread count.
+//
+// Thread-safety: pure functions of their arguments and computeThreads().
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "engine/tensor/threads.h"
+
+namespace ws::tensor::detail {
+
+// Below this many multiply-adds a GEMM runs on one thread: splitting costs more than it saves.
+constexpr int64_t kSerialMacs = int64_t{1} << 18;
+// Row/column blocks handed to threads are multiples of this (a 64-byte line of floats), so the
+// kernels' register tiles rarely straddle two threads' blocks.
+constexpr int kBlockAlign = 16;
+
+struct MatmulPartition {
+    int blocks = 1;         // 1: the whole product on the calling thread
+    bool splitRows = true;  // blocks of rows of C (else of columns)
+    int extent = 0;         // length of the split side
+    int chunk = 0;          // block length (the last block may be shorter or empty)
+    int begin(int block) const { return std::min(extent, block * chunk); }
+    int end(int block) const { return std::min(extent, begin(block) + chunk); }
+};
+
+inline MatmulPartition matmulPartition(int M, int N, int K) {
+    MatmulPartition p;
+    p.splitRows = M >= N;
+    p.extent = p.splitRows ? M : N;
+    p.chunk = p.extent;
+    const int threads = inParallelRegion() ? 1 : computeThreads();
+    if (threads == 1 || int64_t{M} * N * K < kSerialMacs) return p;
+    p.blocks = threads;
+    p.chunk = ((p.extent + threads - 1) / threads + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
+    return p;
+}
+
+}  // namespace ws::tensor::detail
