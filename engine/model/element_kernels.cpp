@@ -1,5 +1,6 @@
 // Element kernels (see element_kernels.h): each body is written once as an always-inline template
-// and instantiated into a float function with per-CPU clones and a plain double function.
+// and instantiated into a float function with per-CPU clones and a plain double function. The
+// float GELU here is the reference for the Highway one (simd_element_kernels.cpp).
 #include "engine/model/element_kernels.h"
 
 #include <algorithm>
@@ -18,8 +19,8 @@
 namespace ws::model::kernels {
 namespace {
 
-constexpr double kGeluScale = 0.7978845608028654;  // sqrt(2 / pi)
-constexpr double kGeluCube = 0.044715;
+using fastmath::kGeluCube;
+using fastmath::kGeluScale;
 
 template <typename Real>
 [[gnu::always_inline]] inline void geluForwardBody(Real* out, const Real* inp, int64_t begin,
@@ -104,17 +105,20 @@ template <typename Real>
 
 }  // namespace
 
+namespace reference {
 WAFER_CPU_CLONES void geluForward(float* out, const float* inp, int64_t begin, int64_t end) {
     geluForwardBody(out, inp, begin, end);
 }
-void geluForward(double* out, const double* inp, int64_t begin, int64_t end) {
-    geluForwardBody(out, inp, begin, end);
-}
-
 WAFER_CPU_CLONES void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin,
                                    int64_t end) {
     geluBackwardBody(dinp, inp, dout, begin, end);
 }
+}  // namespace reference
+
+void geluForward(double* out, const double* inp, int64_t begin, int64_t end) {
+    geluForwardBody(out, inp, begin, end);
+}
+
 void geluBackward(double* dinp, const double* inp, const double* dout, int64_t begin, int64_t end) {
     geluBackwardBody(dinp, inp, dout, begin, end);
 }

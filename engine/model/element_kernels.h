@@ -1,9 +1,13 @@
 // The element-wise inner loops that dominate the model's non-GEMM time (GELU, cross-entropy,
-// causal softmax), as span functions called inside the ops' static partitions. The float versions
-// are compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and the loader picks the best for
-// the CPU (GCC target_clones), so a portable build still runs 16-wide here; the double versions
-// (the gradient-check reference) are plain. Results are bit-identical run to run on one machine;
-// two CPU generations may differ in the last bits (as OpenBLAS's kernels do).
+// causal softmax), as span functions called inside the ops' static partitions. The float GELU runs
+// on Google Highway (simd_element_kernels.cpp: one binary, SSE4/AVX2/AVX-512 chosen at run time,
+// tensor/simd.h), within a few ulp (derived in its test) of its scalar reference below: both
+// fuse some a*b+c into FMA on CPUs that have it, not necessarily the same ones.
+// The other float versions are compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and the
+// loader picks the best for the CPU (GCC target_clones), so a portable build still runs 16-wide
+// here; the double versions (the gradient-check reference) are plain. Results are bit-identical
+// run to run on one machine; two CPU generations may differ in the last bits (as OpenBLAS's
+// kernels do).
 //
 // Thread-safety: pure functions over disjoint spans.
 #pragma once
@@ -18,6 +22,13 @@ void geluForward(double* out, const double* inp, int64_t begin, int64_t end);
 // dinp[i] = dout[i] * gelu'(inp[i]); dinp may alias dout.
 void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin, int64_t end);
 void geluBackward(double* dinp, const double* inp, const double* dout, int64_t begin, int64_t end);
+
+// The scalar (compiler-vectorized) float GELU the Highway kernels are tested and benchmarked
+// against; same contracts as above.
+namespace reference {
+void geluForward(float* out, const float* inp, int64_t begin, int64_t end);
+void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin, int64_t end);
+}  // namespace reference
 
 // Rows [n0, n1) of logits (N,V): lse[n] = logsumexp(row), losses[n] = lse[n] - row[targets[n]].
 void crossEntropyRows(float* losses, float* lse, const float* logits, const int32_t* targets,
