@@ -1,9 +1,10 @@
 // wafer_kernel_bench: the Highway element kernels (tensor/simd.h) beside their scalar references
 // measured in the same run, on GPT-2-small-sized buffers: the AdamW update over 124M parameters
 // (p, g, m, v: 2 GB; memory-bound) and over a 64K-parameter slice that stays in L2 (the kernel's
-// arithmetic), GELU forward and backward over B*T*4C = 4*256*3072 activations. The references
-// are the loops the kernels replaced: AdamW's compiled for baseline x86-64, GELU's with GCC target
-// clones (already AVX-512 here). Each kernel runs on the target Highway chose and on every other
+// arithmetic), GELU forward and backward over B*T*4C = 4*256*3072 activations, LayerNorm forward
+// and input gradient over B*T = 1024 rows of C = 768. The references are the loops the kernels
+// replaced: AdamW's and LayerNorm's compiled for baseline x86-64, GELU's with GCC target clones
+// (already AVX-512 here). Each kernel runs on the target Highway chose and on every other
 // target this CPU can run, single-threaded and on the compute threads (static partitions, as the
 // engine runs them). Prints the median of several runs in G elements/s and GB/s.
 // "*" marks the target the engine uses on this CPU.
@@ -112,13 +113,23 @@ int main(int argc, char** argv) {
     const auto x = randomBuffer(size_t(geluCount), 1.0f, false, 5);
     const auto dy = randomBuffer(size_t(geluCount), 1e-3f, false, 6);
     std::vector<float> y(static_cast<size_t>(geluCount)), dx(static_cast<size_t>(geluCount));
+    // LayerNorm: B*T rows of C.
+    const int lnRows = 4 * 256, lnC = 768;
+    const auto lnX = randomBuffer(size_t(lnRows) * lnC, 1.0f, false, 7);
+    const auto lnW = randomBuffer(size_t(lnC), 1.0f, false, 8);
+    const auto lnB = randomBuffer(size_t(lnC), 0.1f, false, 9);
+    const auto lnDy = randomBuffer(size_t(lnRows) * lnC, 1e-3f, false, 10);
+    std::vector<float> lnY(lnX.size()), lnDx(lnX.size()), lnMean(static_cast<size_t>(lnRows)),
+        lnRstd(static_cast<size_t>(lnRows));
+    kernels::reference::layerNormRows(lnY.data(), lnMean.data(), lnRstd.data(), lnX.data(),
+                                      lnW.data(), lnB.data(), 0, lnRows, lnC, 1e-5f);
 
     // Element-wise kernels: updating the same buffers repeatedly changes nothing about speed.
     using Span = std::function<void(int64_t, int64_t)>;
     struct Kernel {
         std::string name;
         int64_t count;
-        double bytesPerElement;
+        double bytesPerElement;  // per element (per value of a LayerNorm row)
         Span reference, simd;
     };
     const std::vector<Kernel> kernelsToRun = {
@@ -152,13 +163,33 @@ int main(int argc, char** argv) {
          [&](int64_t b, int64_t e) {
              kernels::geluBackward(dx.data(), x.data(), dy.data(), b, e);
          }},
+        {"layernorm fwd 1024x768", lnRows, 12.0,
+         [&](int64_t b, int64_t e) {
+             kernels::reference::layerNormRows(lnY.data(), lnMean.data(), lnRstd.data(), lnX.data(),
+                                               lnW.data(), lnB.data(), int(b), int(e), lnC, 1e-5f);
+         },
+         [&](int64_t b, int64_t e) {
+             kernels::layerNormRows(lnY.data(), lnMean.data(), lnRstd.data(), lnX.data(),
+                                    lnW.data(), lnB.data(), int(b), int(e), lnC, 1e-5f);
+         }},
+        {"layernorm bwd (dinp)", lnRows, 16.0,
+         [&](int64_t b, int64_t e) {
+             kernels::reference::layerNormGradRows(lnDx.data(), lnDy.data(), lnX.data(), lnW.data(),
+                                                   lnMean.data(), lnRstd.data(), int(b), int(e),
+                                                   lnC);
+         },
+         [&](int64_t b, int64_t e) {
+             kernels::layerNormGradRows(lnDx.data(), lnDy.data(), lnX.data(), lnW.data(),
+                                        lnMean.data(), lnRstd.data(), int(b), int(e), lnC);
+         }},
     };
 
     std::vector<int> teamSizes = {1};
     if (poolThreads > 1) teamSizes.push_back(poolThreads);
     for (const auto& k : kernelsToRun) {
         const double inner = k.name.find("in L2") != std::string::npos ? 100.0 : 1.0;
-        const double elements = double(k.count) * inner;
+        const double perItem = k.name.rfind("layernorm", 0) == 0 ? double(lnC) : 1.0;
+        const double elements = double(k.count) * inner * perItem;
         for (int team : teamSizes) {
             const double ref =
                 medianSeconds(repeats, [&] { partitioned(k.count, team, k.reference); });
