@@ -8,6 +8,8 @@ find_package(SQLiteCpp REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(CLI11 REQUIRED)
+# Google Highway: the element kernels' SIMD, one binary dispatching to SSE4/AVX2/AVX-512 at run time.
+find_package(hwy REQUIRED)
 # OpenBLAS (pthread build): the fp32 matmul backend where it beats Eigen's own kernels.
 find_library(OPENBLAS_LIBRARY NAMES openblas REQUIRED)
 find_path(OPENBLAS_INCLUDE_DIR cblas.h PATHS /usr/include/x86_64-linux-gnu/openblas-pthread

@@ -11,6 +11,7 @@ packages=(
   libsqlite3-dev libsqlitecpp-dev sqlite3 libyaml-cpp-dev libeigen3-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libhwy-dev
   xvfb xauth
 )
 if [[ "${1:-}" == "--bench" ]]; then

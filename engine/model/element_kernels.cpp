@@ -1,5 +1,6 @@
 // Element kernels (see element_kernels.h): each body is written once as an always-inline template
-// and instantiated into a float function with per-CPU clones and a plain double function.
+// and instantiated into a float function with per-CPU clones and a plain double function. The
+// float GELU here is the reference for the Highway one (simd_element_kernels.cpp).
 #include "engine/model/element_kernels.h"
 
 #include <algorithm>
@@ -18,8 +19,8 @@
 namespace ws::model::kernels {
 namespace {
 
-constexpr double kGeluScale = 0.7978845608028654;  // sqrt(2 / pi)
-constexpr double kGeluCube = 0.044715;
+using fastmath::kGeluCube;
+using fastmath::kGeluScale;
 
 template <typename Real>
 [[gnu::always_inline]] inline void geluForwardBody(Real* out, const Real* inp, int64_t begin,
@@ -102,19 +103,88 @@ template <typename Real>
     }
 }
 
+template <typename Real>
+[[gnu::always_inline]] inline void layerNormBody(Real* out, Real* mean, Real* rstd, const Real* inp,
+                                                 const Real* weight, const Real* bias, int n0,
+                                                 int n1, int C, Real eps) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* x = inp + size_t(n) * C;
+        Real sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int c = 0; c < C; ++c) sum += x[c];
+        const Real m = sum / Real(C);
+        Real var = 0;
+#pragma omp simd reduction(+ : var)
+        for (int c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
+        const Real s = Real(1) / std::sqrt(var / Real(C) + eps);
+        Real* y = out + size_t(n) * C;
+#pragma omp simd
+        for (int c = 0; c < C; ++c) y[c] = (x[c] - m) * s * weight[c] + bias[c];
+        mean[n] = m;
+        rstd[n] = s;
+    }
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline void layerNormGradBody(Real* dinp, const Real* dout, const Real* inp,
+                                                     const Real* weight, const Real* mean,
+                                                     const Real* rstd, int n0, int n1, int C) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* dy = dout + size_t(n) * C;
+        const Real* x = inp + size_t(n) * C;
+        const Real m = mean[n], s = rstd[n];
+        Real dnormMean = 0, dnormNormMean = 0;
+#pragma omp simd reduction(+ : dnormMean, dnormNormMean)
+        for (int c = 0; c < C; ++c) {
+            const Real dnorm = weight[c] * dy[c];
+            dnormMean += dnorm;
+            dnormNormMean += dnorm * (x[c] - m) * s;
+        }
+        dnormMean /= Real(C);
+        dnormNormMean /= Real(C);
+        Real* dx = dinp + size_t(n) * C;
+#pragma omp simd
+        for (int c = 0; c < C; ++c) {
+            const Real norm = (x[c] - m) * s;
+            dx[c] += (weight[c] * dy[c] - dnormMean - norm * dnormNormMean) * s;
+        }
+    }
+}
+
 }  // namespace
 
+namespace reference {
 WAFER_CPU_CLONES void geluForward(float* out, const float* inp, int64_t begin, int64_t end) {
     geluForwardBody(out, inp, begin, end);
 }
-void geluForward(double* out, const double* inp, int64_t begin, int64_t end) {
-    geluForwardBody(out, inp, begin, end);
-}
-
 WAFER_CPU_CLONES void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin,
                                    int64_t end) {
     geluBackwardBody(dinp, inp, dout, begin, end);
 }
+// Compiled for the baseline as they were in ops.cpp (no clones).
+void layerNormRows(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                   const float* bias, int n0, int n1, int C, float eps) {
+    layerNormBody(out, mean, rstd, inp, weight, bias, n0, n1, C, eps);
+}
+void layerNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
+                       const float* mean, const float* rstd, int n0, int n1, int C) {
+    layerNormGradBody(dinp, dout, inp, weight, mean, rstd, n0, n1, C);
+}
+}  // namespace reference
+
+void layerNormRows(double* out, double* mean, double* rstd, const double* inp, const double* weight,
+                   const double* bias, int n0, int n1, int C, double eps) {
+    layerNormBody(out, mean, rstd, inp, weight, bias, n0, n1, C, eps);
+}
+void layerNormGradRows(double* dinp, const double* dout, const double* inp, const double* weight,
+                       const double* mean, const double* rstd, int n0, int n1, int C) {
+    layerNormGradBody(dinp, dout, inp, weight, mean, rstd, n0, n1, C);
+}
+
+void geluForward(double* out, const double* inp, int64_t begin, int64_t end) {
+    geluForwardBody(out, inp, begin, end);
+}
+
 void geluBackward(double* dinp, const double* inp, const double* dout, int64_t begin, int64_t end) {
     geluBackwardBody(dinp, inp, dout, begin, end);
 }

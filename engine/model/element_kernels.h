@@ -1,9 +1,14 @@
-// The element-wise inner loops that dominate the model's non-GEMM time (GELU, cross-entropy,
-// causal softmax), as span functions called inside the ops' static partitions. The float versions
-// are compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and the loader picks the best for
-// the CPU (GCC target_clones), so a portable build still runs 16-wide here; the double versions
-// (the gradient-check reference) are plain. Results are bit-identical run to run on one machine;
-// two CPU generations may differ in the last bits (as OpenBLAS's kernels do).
+// The element-wise and row-wise inner loops that dominate the model's non-GEMM time (GELU,
+// LayerNorm, cross-entropy, causal softmax), as span functions called inside the ops' static
+// partitions. The float GELU and LayerNorm run on Google Highway (simd_element_kernels.cpp: one
+// binary, SSE4/AVX2/AVX-512 chosen at run time, tensor/simd.h), within bounds derived in their
+// tests of the scalar loops they replaced (namespace reference, below): FMA and the order of
+// LayerNorm's sums differ. The other float versions are compiled three times (AVX-512, AVX2+FMA,
+// baseline x86-64) and the loader picks the best for the CPU (GCC target_clones), so a portable
+// build still runs 16-wide here; the double versions (the gradient-check reference) are plain.
+// Results are bit-identical run to run on one machine and do not depend on the thread count (a
+// row or element never depends on where a span ends); two CPU generations may differ in the last
+// bits (as OpenBLAS's kernels do).
 //
 // Thread-safety: pure functions over disjoint spans.
 #pragma once
@@ -18,6 +23,29 @@ void geluForward(double* out, const double* inp, int64_t begin, int64_t end);
 // dinp[i] = dout[i] * gelu'(inp[i]); dinp may alias dout.
 void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin, int64_t end);
 void geluBackward(double* dinp, const double* inp, const double* dout, int64_t begin, int64_t end);
+
+// The scalar (compiler-vectorized) float loops the Highway kernels replaced, kept as the reference
+// they are tested and benchmarked against; same contracts as above.
+namespace reference {
+void geluForward(float* out, const float* inp, int64_t begin, int64_t end);
+void geluBackward(float* dinp, const float* inp, const float* dout, int64_t begin, int64_t end);
+void layerNormRows(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                   const float* bias, int n0, int n1, int C, float eps);
+void layerNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
+                       const float* mean, const float* rstd, int n0, int n1, int C);
+}  // namespace reference
+
+// LayerNorm of rows [n0, n1) of inp (N,C): out = (x - mean) * rstd * weight + bias, with each
+// row's mean and rstd = 1 / sqrt(var + eps) stored for the backward.
+void layerNormRows(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+                   const float* bias, int n0, int n1, int C, float eps);
+void layerNormRows(double* out, double* mean, double* rstd, const double* inp, const double* weight,
+                   const double* bias, int n0, int n1, int C, double eps);
+// Rows [n0, n1) of LayerNorm's input gradient: dinp += d(out)/d(inp) applied to dout.
+void layerNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
+                       const float* mean, const float* rstd, int n0, int n1, int C);
+void layerNormGradRows(double* dinp, const double* dout, const double* inp, const double* weight,
+                       const double* mean, const double* rstd, int n0, int n1, int C);
 
 // Rows [n0, n1) of logits (N,V): lse[n] = logsumexp(row), losses[n] = lse[n] - row[targets[n]].
 void crossEntropyRows(float* losses, float* lse, const float* logits, const int32_t* targets,

@@ -12,6 +12,11 @@
 
 namespace ws::model::fastmath {
 
+// GELU's tanh approximation (GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); shared by
+// the scalar reference kernels and the Highway ones so both round the same constants.
+inline constexpr double kGeluScale = 0.7978845608028654;  // sqrt(2 / pi)
+inline constexpr double kGeluCube = 0.044715;
+
 inline float exp(float x) {
     // Clamp so 2^n stays a normal float; written so that NaN fails both tests and passes through.
     x = x < -87.0f ? -87.0f : x;

@@ -54,22 +54,8 @@ template <typename Real>
 void layerNormForward(Real* out, Real* mean, Real* rstd, const Real* inp, const Real* weight,
                       const Real* bias, int N, int C, double eps) {
     tensor::parallelFor(N, threadsForWork(int64_t{N} * C), [&](int64_t begin, int64_t end) {
-        for (int n = int(begin); n < int(end); ++n) {
-            const Real* x = inp + size_t(n) * C;
-            Real sum = 0;
-#pragma omp simd reduction(+ : sum)
-            for (int c = 0; c < C; ++c) sum += x[c];
-            const Real m = sum / Real(C);
-            Real var = 0;
-#pragma omp simd reduction(+ : var)
-            for (int c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
-            const Real s = Real(1) / std::sqrt(var / Real(C) + Real(eps));
-            Real* y = out + size_t(n) * C;
-#pragma omp simd
-            for (int c = 0; c < C; ++c) y[c] = (x[c] - m) * s * weight[c] + bias[c];
-            mean[n] = m;
-            rstd[n] = s;
-        }
+        kernels::layerNormRows(out, mean, rstd, inp, weight, bias, int(begin), int(end), C,
+                               Real(eps));
     });
 }
 
@@ -78,26 +64,7 @@ void layerNormBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout,
                        const Real* weight, const Real* mean, const Real* rstd, int N, int C) {
     const int threads = threadsForWork(int64_t{N} * C);
     tensor::parallelFor(N, threads, [&](int64_t begin, int64_t end) {
-        for (int n = int(begin); n < int(end); ++n) {
-            const Real* dy = dout + size_t(n) * C;
-            const Real* x = inp + size_t(n) * C;
-            const Real m = mean[n], s = rstd[n];
-            Real dnormMean = 0, dnormNormMean = 0;
-#pragma omp simd reduction(+ : dnormMean, dnormNormMean)
-            for (int c = 0; c < C; ++c) {
-                const Real dnorm = weight[c] * dy[c];
-                dnormMean += dnorm;
-                dnormNormMean += dnorm * (x[c] - m) * s;
-            }
-            dnormMean /= Real(C);
-            dnormNormMean /= Real(C);
-            Real* dx = dinp + size_t(n) * C;
-#pragma omp simd
-            for (int c = 0; c < C; ++c) {
-                const Real norm = (x[c] - m) * s;
-                dx[c] += (weight[c] * dy[c] - dnormMean - norm * dnormNormMean) * s;
-            }
-        }
+        kernels::layerNormGradRows(dinp, dout, inp, weight, mean, rstd, int(begin), int(end), C);
     });
     const int blocks = columnBlocks(C);
     tensor::parallelFor(blocks, threads, [&](int64_t begin, int64_t end) {

@@ -4,11 +4,15 @@
 #include <cassert>
 #include <cmath>
 
+#include "engine/optim/adamw_kernel.h"
+
 namespace ws::optim {
 
 namespace {
 // Fixed number of partial sums: the reduction order is independent of the thread count.
 constexpr int kNormChunks = 64;
+// Elements per call of the AdamW kernel.
+constexpr std::ptrdiff_t kAdamChunk = 16384;
 }  // namespace
 
 double globalNorm(const float* values, size_t count) {
@@ -112,20 +116,24 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             const double c1 = c.correctBias ? 1.0 - std::pow(b1, double(step)) : 1.0;
             const double c2 = c.correctBias ? 1.0 - std::pow(b2, double(step)) : 1.0;
             // PyTorch AdamW: p *= 1 - lr*wd; p -= lr * (m/c1) / (sqrt(v/c2) + eps).
-            const float stepSize = static_cast<float>(groupLr / c1);
-            const float invSqrtC2 = static_cast<float>(1.0 / std::sqrt(c2));
-            const float keep = static_cast<float>(1.0 - groupLr * decay);
-            const float fb1 = float(b1), fb2 = float(b2), eps = float(c.eps);
+            AdamwConstants k;
+            k.gradScale = scale;
+            k.beta1 = float(b1);
+            k.beta2 = float(b2);
+            k.stepSize = static_cast<float>(groupLr / c1);
+            k.invSqrtC2 = static_cast<float>(1.0 / std::sqrt(c2));
+            k.keep = static_cast<float>(1.0 - groupLr * decay);
+            k.eps = float(c.eps);
             assert(m_state.firstMoment && m_state.secondMoment);
             float* m = m_state.firstMoment + lo;
             float* v = m_state.secondMoment + lo;
+            // Element-wise, so the chunking changes no value; chunks keep each call long enough
+            // for the SIMD kernel and give the threads even shares.
+            const std::ptrdiff_t chunks = (n + kAdamChunk - 1) / kAdamChunk;
 #pragma omp parallel for schedule(static)
-            for (std::ptrdiff_t i = 0; i < n; ++i) {
-                const float gi = g[i] * scale;
-                m[i] = fb1 * m[i] + (1.0f - fb1) * gi;
-                v[i] = fb2 * v[i] + (1.0f - fb2) * gi * gi;
-                const float denom = std::sqrt(v[i]) * invSqrtC2 + eps;
-                p[i] = p[i] * keep - stepSize * m[i] / denom;
+            for (std::ptrdiff_t ci = 0; ci < chunks; ++ci) {
+                const std::ptrdiff_t i = ci * kAdamChunk;
+                adamwUpdate(k, p + i, g + i, m + i, v + i, size_t(std::min(kAdamChunk, n - i)));
             }
         } else {
             // PyTorch SGD: d = g + wd*p; buf = momentum*buf + d (buf = d at step 1); p -= lr*buf.

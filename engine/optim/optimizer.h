@@ -1,7 +1,8 @@
 // The update rules: AdamW (decoupled weight decay, PyTorch semantics) and SGD with optional
 // momentum, plus deterministic global-norm gradient clipping. They work on flat fp32 buffers split
 // into groups (a contiguous range with its own decay flag and LR multiplier), so the same code
-// updates the whole model at once or one streamed layer at a time (updateRange).
+// updates the whole model at once or one streamed layer at a time (updateRange). AdamW's inner
+// loop is a Highway kernel (adamw_kernel.h), bit-identical to the scalar loop on every CPU.
 // Thread-safety: one Optimizer per run; calls must not overlap on the same range. Results are
 // bit-identical for any thread count (element-wise updates, fixed-order reductions).
 #pragma once

@@ -17,6 +17,7 @@
 #include "engine/modelio/weights_io.h"
 #include "engine/session/emulation.h"
 #include "engine/session/param_groups.h"
+#include "engine/tensor/simd.h"
 #include "engine/tensor/threads.h"
 #include "engine/wafer/run_fit.h"
 #include "engine/wafer/spec.h"
@@ -141,6 +142,9 @@ void Session::run() {
 // The run, phase by phase. Each phase returns its first error and leaves what it built in `p`.
 Status Session::prepareAndTrain() {
     tensor::setComputeThreads(m_config.config.runconfig.numThreads);
+    log(LogLine::Level::Info,
+        fmt::format("compute: {} thread(s); element kernels on {} (Highway, chosen for this CPU)",
+                    tensor::computeThreads(), tensor::simdTargetName()));
     for (const auto& w : m_config.warnings) log(LogLine::Level::Warning, w);
     Prepared p;
     if (Status st = prepareData(p); !st.ok()) return st;

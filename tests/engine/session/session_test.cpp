@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/store/run_store.h"
+#include "engine/tensor/simd.h"
 #include "engine/wafer/run_fit.h"
 #include "session_test_util.h"
 #include "support/wait_until.h"
@@ -336,6 +337,23 @@ TEST(Session, MisspeltWaferSpecIsRefusedWithTheSpecItMeant) {
                   std::string::npos)
             << checked.error().message;
     }
+}
+
+// Issue 14: the log says which SIMD target the element kernels run on, before any other line.
+TEST(Session, FirstLogLineNamesTheSimdTarget) {
+    TempDir dir;
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(tinyConfig(dir.path(), 1), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    std::string first;
+    for (const auto& e : runToEnd(**session)) {
+        if (const auto* line = std::get_if<LogLine>(&e); line && first.empty())
+            first = line->message;
+    }
+    EXPECT_NE(first.find("element kernels on " + tensor::simdTargetName()), std::string::npos)
+        << first;
 }
 
 TEST(Session, SmallWaferRunsMicroBatchesAutomatically) {
