@@ -5,7 +5,10 @@
 // generate N - 1 tokens after a one-token prompt; the reference's Gpt objects are built outside
 // the timed region, so only its forward passes count. Prints tokens/s of both, the speed-up, and
 // whether both produced the same tokens (they must, up to float reassociation).
-// Usage: wafer_sample_bench [--quick] [--threads N]. Not run by CTest.
+// --precision bf16 instead times the decoder in bf16 mode (GptShape::bf16: weights packed to bf16
+// once, oneDNN bf16 matmuls) against the same decoder in fp32, runs interleaved in the same
+// process, and prints tokens/s of both, bf16 / fp32, and the bf16 path oneDNN chose.
+// Usage: wafer_sample_bench [--quick] [--threads N] [--precision fp32|bf16]. Not run by CTest.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -99,6 +102,36 @@ Timing runReference(const model::GptShape& s, const std::vector<float>& params, 
     return t;
 }
 
+// bf16 against fp32 generation with the KV-cached decoder: for each length, `rounds` rounds that
+// each time fp32 then bf16 (so a change in the machine's load hits both alike); tokens/s from
+// the summed times. Greedy tokens may differ between the precisions (random weights make the
+// logits nearly tied), so the matching prefix is printed instead of a verdict.
+void bf16AgainstFp32(const BenchShape& b, int rounds) {
+    std::printf("\n%s, KV-cached, %d interleaved rounds\n", b.label, rounds);
+    std::printf("%6s  %12s  %12s  %10s  %15s\n", "N", "fp32 tok/s", "bf16 tok/s", "bf16/fp32",
+                "same prefix");
+    model::GptShape bf16Shape = b.shape;
+    bf16Shape.bf16 = true;
+    const std::vector<float> params = randomParams(b.shape);
+    for (int length : b.lengths) {
+        double fp32Seconds = 0.0, bf16Seconds = 0.0;
+        Timing fp32, bf16;
+        for (int r = 0; r < rounds; ++r) {
+            fp32 = runCached(b.shape, params, length);
+            bf16 = runCached(bf16Shape, params, length);
+            fp32Seconds += fp32.seconds;
+            bf16Seconds += bf16.seconds;
+        }
+        const double generated = double(length - 1) * rounds;
+        const auto mismatch = std::mismatch(fp32.tokens.begin(), fp32.tokens.end(),
+                                            bf16.tokens.begin(), bf16.tokens.end());
+        const long same = long(mismatch.first - fp32.tokens.begin());
+        std::printf("%6d  %12.1f  %12.1f  %9.2fx  %8ld of %3d\n", length, generated / fp32Seconds,
+                    generated / bf16Seconds, fp32Seconds / bf16Seconds, same, length);
+        std::fflush(stdout);
+    }
+}
+
 // One decoded token's projection, x (1,C) · W (C,F), through each matmul backend: the reason
 // KvDecoder sends single rows to Eigen (a GEMV) rather than OpenBLAS's sgemm (which packs W).
 void oneRowProduct(int C, int F) {
@@ -123,13 +156,18 @@ void oneRowProduct(int C, int F) {
 int main(int argc, char** argv) {
     ws::bench::printMachine();
     bool quick = false;
+    std::string precision = "fp32";
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {
             quick = true;
+        } else if (std::strcmp(argv[i], "--precision") == 0 && i + 1 < argc &&
+                   (std::strcmp(argv[i + 1], "fp32") == 0 ||
+                    std::strcmp(argv[i + 1], "bf16") == 0)) {
+            precision = argv[++i];
         } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             ws::tensor::setComputeThreads(std::atoi(argv[++i]));
         } else {
-            std::printf("usage: %s [--quick] [--threads N]\n", argv[0]);
+            std::printf("usage: %s [--quick] [--threads N] [--precision fp32|bf16]\n", argv[0]);
             return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -142,6 +180,11 @@ int main(int argc, char** argv) {
     };
     std::printf("compute threads: %d; greedy generation of N-1 tokens after a 1-token prompt\n",
                 ws::tensor::computeThreads());
+    if (precision == "bf16") {
+        std::printf("bf16 matmuls: %s\n", ws::tensor::bf16PathDescription().c_str());
+        for (const BenchShape& b : shapes) bf16AgainstFp32(b, quick ? 1 : 3);
+        return 0;
+    }
     for (const BenchShape& b : shapes) {
         std::printf("\n%s\n", b.label);
         std::printf("%6s  %14s  %14s  %8s  %11s\n", "N", "cached tok/s", "full-fwd tok/s",
