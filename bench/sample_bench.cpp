@@ -7,7 +7,8 @@
 // whether both produced the same tokens (they must, up to float reassociation).
 // --precision bf16 instead times the decoder in bf16 mode (GptShape::bf16: weights packed to bf16
 // once, oneDNN bf16 matmuls) against the same decoder in fp32, runs interleaved in the same
-// process, and prints tokens/s of both, bf16 / fp32, and the bf16 path oneDNN chose.
+// process, and prints tokens/s of both, bf16 / fp32, the bf16 path oneDNN chose, and one decoded
+// token's block and logits products in bf16 beside fp32.
 // Usage: wafer_sample_bench [--quick] [--threads N] [--precision fp32|bf16]. Not run by CTest.
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "engine/model/random.h"
 #include "engine/sample/kv_decoder.h"
 #include "engine/sample/sampler.h"
+#include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
 
@@ -151,6 +153,42 @@ void oneRowProduct(int C, int F) {
     std::printf("\n");
 }
 
+// One decoded token's products on the bf16 backend with the weight packed once (as KvDecoder runs
+// them) beside Eigen's fp32 GEMV, in G weights/s (bf16 reads half the bytes per weight): a block's
+// (1,C)x(C,4C) and the logits' (1,C)x(V,C)^T.
+void oneRowProductBf16(int C, int F, int V) {
+    namespace tensor = ws::tensor;
+    std::printf("\none-row products, G weights/s:\n");
+    for (const bool transposed : {false, true}) {
+        const int N = transposed ? V : F;
+        const tensor::Trans tb = transposed ? tensor::Trans::Yes : tensor::Trans::No;
+        const int ldb = transposed ? C : N;
+        std::vector<float> x(size_t(C), 0.5f), w(size_t(C) * N, 0.25f), y(static_cast<size_t>(N));
+        std::vector<uint16_t> packed(w.size());
+        tensor::floatToBf16(w.data(), packed.data(), w.size());
+        std::printf("  (1,%d)x%s:", C,
+                    transposed ? ("(" + std::to_string(V) + "," + std::to_string(C) + ")^T").c_str()
+                               : ("(" + std::to_string(C) + "," + std::to_string(F) + ")").c_str());
+        for (const bool bf16 : {false, true}) {
+            const int reps = transposed ? 20 : 200;
+            const auto start = Clock::now();
+            for (int r = 0; r < reps; ++r) {
+                if (bf16) {
+                    tensor::matmulBf16(tensor::Trans::No, tb, 1, N, C, 1.0f, x.data(), nullptr, C,
+                                       w.data(), packed.data(), ldb, 0.0f, y.data(), N);
+                } else {
+                    tensor::matmul<float>(tensor::MatmulBackend::Eigen, tensor::Trans::No, tb, 1, N,
+                                          C, 1.0f, x.data(), C, w.data(), ldb, 0.0f, y.data(), N);
+                }
+            }
+            const double s = secondsSince(start);
+            std::printf("  %s %.2f", bf16 ? "bf16 (oneDNN)" : "fp32 (eigen)",
+                        double(reps) * double(w.size()) / s / 1e9);
+        }
+        std::printf("\n");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,6 +221,7 @@ int main(int argc, char** argv) {
     if (precision == "bf16") {
         std::printf("bf16 matmuls: %s\n", ws::tensor::bf16PathDescription().c_str());
         for (const BenchShape& b : shapes) bf16AgainstFp32(b, quick ? 1 : 3);
+        oneRowProductBf16(768, 3072, 50257);
         return 0;
     }
     for (const BenchShape& b : shapes) {
