@@ -2,11 +2,13 @@
 // measured in the same run, on GPT-2-small-sized buffers: the AdamW update over 124M parameters
 // (p, g, m, v: 2 GB; memory-bound) and over a 64K-parameter slice that stays in L2 (the kernel's
 // arithmetic), GELU forward and backward over B*T*4C = 4*256*3072 activations, LayerNorm forward
-// and input gradient over B*T = 1024 rows of C = 768. The references are the loops the kernels
-// replaced: AdamW's and LayerNorm's compiled for baseline x86-64, GELU's with GCC target clones
-// (already AVX-512 here). Each kernel runs on the target Highway chose and on every other
-// target this CPU can run, single-threaded and on the compute threads (static partitions, as the
-// engine runs them). Prints the median of several runs in G elements/s and GB/s.
+// and input gradient over B*T = 1024 rows of C = 768, and the bf16 conversions (round in place,
+// pack float -> bf16 bits, unpack) over a 768x3072 weight and 4*256x3072 activations. The
+// references are the loops the kernels replaced: AdamW's and LayerNorm's compiled for baseline
+// x86-64, GELU's with GCC target clones (already AVX-512 here). Each kernel runs on the target
+// Highway chose and on every other target this CPU can run, single-threaded and on the compute
+// threads (static partitions, as the engine runs them). Prints the median of several runs in G
+// elements/s and GB/s.
 // "*" marks the target the engine uses on this CPU.
 // Usage: wafer_kernel_bench [--quick] [--threads N]. Not run by CTest.
 #include <algorithm>
@@ -17,11 +19,13 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench_machine.h"
 #include "engine/model/element_kernels.h"
 #include "engine/optim/adamw_kernel.h"
+#include "engine/tensor/bf16.h"
 #include "engine/tensor/simd.h"
 #include "engine/tensor/threads.h"
 
@@ -123,6 +127,12 @@ int main(int argc, char** argv) {
         lnRstd(static_cast<size_t>(lnRows));
     kernels::reference::layerNormRows(lnY.data(), lnMean.data(), lnRstd.data(), lnX.data(),
                                       lnW.data(), lnB.data(), 0, lnRows, lnC, 1e-5f);
+    // bf16 conversions: a GPT-2-small MLP weight (C, 4C) and its activations (B*T, 4C).
+    const int64_t bf16Weight = 768LL * 3072, bf16Act = 4LL * 256 * 3072;
+    auto bfW = randomBuffer(size_t(bf16Weight), 0.02f, false, 11);
+    auto bfA = randomBuffer(size_t(bf16Act), 1.0f, false, 12);
+    std::vector<uint16_t> bfPacked(static_cast<size_t>(bf16Act));
+    std::vector<float> bfOut(static_cast<size_t>(bf16Act));
 
     // Element-wise kernels: updating the same buffers repeatedly changes nothing about speed.
     using Span = std::function<void(int64_t, int64_t)>;
@@ -132,7 +142,7 @@ int main(int argc, char** argv) {
         double bytesPerElement;  // per element (per value of a LayerNorm row)
         Span reference, simd;
     };
-    const std::vector<Kernel> kernelsToRun = {
+    std::vector<Kernel> kernelsToRun = {
         {"adamw 124M params", int64_t(adamParams), 28.0,
          [&](int64_t b, int64_t e) {
              optim::adamwUpdateReference(c, p.data() + b, g.data() + b, m.data() + b, v.data() + b,
@@ -183,6 +193,37 @@ int main(int argc, char** argv) {
                                         lnMean.data(), lnRstd.data(), int(b), int(e), lnC);
          }},
     };
+    // Rounding in place: after the first run the values are bf16 already, which the integer
+    // rounding does not notice.
+    using BfSpan = void (*)(const float*, float*, size_t);
+    using PackSpan = void (*)(const float*, uint16_t*, size_t);
+    using UnpackSpan = void (*)(const uint16_t*, float*, size_t);
+    const auto roundIn = [](std::vector<float>& buf, BfSpan f) {
+        return
+            [&buf, f](int64_t b, int64_t e) { f(buf.data() + b, buf.data() + b, size_t(e - b)); };
+    };
+    const auto packFrom = [&](std::vector<float>& buf, PackSpan f) {
+        return [&buf, &bfPacked, f](int64_t b, int64_t e) {
+            f(buf.data() + b, bfPacked.data() + b, size_t(e - b));
+        };
+    };
+    const auto unpackTo = [&](UnpackSpan f) {
+        return [&bfPacked, &bfOut, f](int64_t b, int64_t e) {
+            f(bfPacked.data() + b, bfOut.data() + b, size_t(e - b));
+        };
+    };
+    for (auto [label, buf, count] :
+         {std::tuple{"768x3072", &bfW, bf16Weight}, std::tuple{"4x256x3072", &bfA, bf16Act}}) {
+        kernelsToRun.push_back({std::string("bf16 round ") + label, count, 8.0,
+                                roundIn(*buf, tensor::reference::roundToBf16Span),
+                                roundIn(*buf, tensor::roundToBf16Span)});
+        kernelsToRun.push_back({std::string("bf16 pack ") + label, count, 6.0,
+                                packFrom(*buf, tensor::reference::floatToBf16Span),
+                                packFrom(*buf, tensor::floatToBf16Span)});
+        kernelsToRun.push_back({std::string("bf16 unpack ") + label, count, 6.0,
+                                unpackTo(tensor::reference::bf16ToFloatSpan),
+                                unpackTo(tensor::bf16ToFloatSpan)});
+    }
 
     std::vector<int> teamSizes = {1};
     if (poolThreads > 1) teamSizes.push_back(poolThreads);

@@ -5,7 +5,11 @@
 // generate N - 1 tokens after a one-token prompt; the reference's Gpt objects are built outside
 // the timed region, so only its forward passes count. Prints tokens/s of both, the speed-up, and
 // whether both produced the same tokens (they must, up to float reassociation).
-// Usage: wafer_sample_bench [--quick] [--threads N]. Not run by CTest.
+// --precision bf16 instead times the decoder in bf16 mode (GptShape::bf16: weights packed to bf16
+// once, oneDNN bf16 matmuls) against the same decoder in fp32, runs interleaved in the same
+// process, and prints tokens/s of both, bf16 / fp32, the bf16 path oneDNN chose, and one decoded
+// token's block and logits products in bf16 beside fp32.
+// Usage: wafer_sample_bench [--quick] [--threads N] [--precision fp32|bf16]. Not run by CTest.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +24,7 @@
 #include "engine/model/random.h"
 #include "engine/sample/kv_decoder.h"
 #include "engine/sample/sampler.h"
+#include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
 
@@ -99,6 +104,36 @@ Timing runReference(const model::GptShape& s, const std::vector<float>& params, 
     return t;
 }
 
+// bf16 against fp32 generation with the KV-cached decoder: for each length, `rounds` rounds that
+// each time fp32 then bf16 (so a change in the machine's load hits both alike); tokens/s from
+// the summed times. Greedy tokens may differ between the precisions (random weights make the
+// logits nearly tied), so the matching prefix is printed instead of a verdict.
+void bf16AgainstFp32(const BenchShape& b, int rounds) {
+    std::printf("\n%s, KV-cached, %d interleaved rounds\n", b.label, rounds);
+    std::printf("%6s  %12s  %12s  %10s  %15s\n", "N", "fp32 tok/s", "bf16 tok/s", "bf16/fp32",
+                "same prefix");
+    model::GptShape bf16Shape = b.shape;
+    bf16Shape.bf16 = true;
+    const std::vector<float> params = randomParams(b.shape);
+    for (int length : b.lengths) {
+        double fp32Seconds = 0.0, bf16Seconds = 0.0;
+        Timing fp32, bf16;
+        for (int r = 0; r < rounds; ++r) {
+            fp32 = runCached(b.shape, params, length);
+            bf16 = runCached(bf16Shape, params, length);
+            fp32Seconds += fp32.seconds;
+            bf16Seconds += bf16.seconds;
+        }
+        const double generated = double(length - 1) * rounds;
+        const auto mismatch = std::mismatch(fp32.tokens.begin(), fp32.tokens.end(),
+                                            bf16.tokens.begin(), bf16.tokens.end());
+        const long same = long(mismatch.first - fp32.tokens.begin());
+        std::printf("%6d  %12.1f  %12.1f  %9.2fx  %8ld of %3d\n", length, generated / fp32Seconds,
+                    generated / bf16Seconds, fp32Seconds / bf16Seconds, same, length);
+        std::fflush(stdout);
+    }
+}
+
 // One decoded token's projection, x (1,C) · W (C,F), through each matmul backend: the reason
 // KvDecoder sends single rows to Eigen (a GEMV) rather than OpenBLAS's sgemm (which packs W).
 void oneRowProduct(int C, int F) {
@@ -118,18 +153,59 @@ void oneRowProduct(int C, int F) {
     std::printf("\n");
 }
 
+// One decoded token's products on the bf16 backend with the weight packed once (as KvDecoder runs
+// them) beside Eigen's fp32 GEMV, in G weights/s (bf16 reads half the bytes per weight): a block's
+// (1,C)x(C,4C) and the logits' (1,C)x(V,C)^T.
+void oneRowProductBf16(int C, int F, int V) {
+    namespace tensor = ws::tensor;
+    std::printf("\none-row products, G weights/s:\n");
+    for (const bool transposed : {false, true}) {
+        const int N = transposed ? V : F;
+        const tensor::Trans tb = transposed ? tensor::Trans::Yes : tensor::Trans::No;
+        const int ldb = transposed ? C : N;
+        std::vector<float> x(size_t(C), 0.5f), w(size_t(C) * N, 0.25f), y(static_cast<size_t>(N));
+        std::vector<uint16_t> packed(w.size());
+        tensor::floatToBf16(w.data(), packed.data(), w.size());
+        std::printf("  (1,%d)x%s:", C,
+                    transposed ? ("(" + std::to_string(V) + "," + std::to_string(C) + ")^T").c_str()
+                               : ("(" + std::to_string(C) + "," + std::to_string(F) + ")").c_str());
+        for (const bool bf16 : {false, true}) {
+            const int reps = transposed ? 20 : 200;
+            const auto start = Clock::now();
+            for (int r = 0; r < reps; ++r) {
+                if (bf16) {
+                    tensor::matmulBf16(tensor::Trans::No, tb, 1, N, C, 1.0f, x.data(), nullptr, C,
+                                       w.data(), packed.data(), ldb, 0.0f, y.data(), N);
+                } else {
+                    tensor::matmul<float>(tensor::MatmulBackend::Eigen, tensor::Trans::No, tb, 1, N,
+                                          C, 1.0f, x.data(), C, w.data(), ldb, 0.0f, y.data(), N);
+                }
+            }
+            const double s = secondsSince(start);
+            std::printf("  %s %.2f", bf16 ? "bf16 (oneDNN)" : "fp32 (eigen)",
+                        double(reps) * double(w.size()) / s / 1e9);
+        }
+        std::printf("\n");
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     ws::bench::printMachine();
     bool quick = false;
+    std::string precision = "fp32";
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {
             quick = true;
+        } else if (std::strcmp(argv[i], "--precision") == 0 && i + 1 < argc &&
+                   (std::strcmp(argv[i + 1], "fp32") == 0 ||
+                    std::strcmp(argv[i + 1], "bf16") == 0)) {
+            precision = argv[++i];
         } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             ws::tensor::setComputeThreads(std::atoi(argv[++i]));
         } else {
-            std::printf("usage: %s [--quick] [--threads N]\n", argv[0]);
+            std::printf("usage: %s [--quick] [--threads N] [--precision fp32|bf16]\n", argv[0]);
             return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -142,6 +218,12 @@ int main(int argc, char** argv) {
     };
     std::printf("compute threads: %d; greedy generation of N-1 tokens after a 1-token prompt\n",
                 ws::tensor::computeThreads());
+    if (precision == "bf16") {
+        std::printf("bf16 matmuls: %s\n", ws::tensor::bf16PathDescription().c_str());
+        for (const BenchShape& b : shapes) bf16AgainstFp32(b, quick ? 1 : 3);
+        oneRowProductBf16(768, 3072, 50257);
+        return 0;
+    }
     for (const BenchShape& b : shapes) {
         std::printf("\n%s\n", b.label);
         std::printf("%6s  %14s  %14s  %8s  %11s\n", "N", "cached tok/s", "full-fwd tok/s",

@@ -191,10 +191,18 @@ void execute(const Gemm& g, const uint16_t* A, const uint16_t* B, float* C) {
     omp_set_num_threads(team);
 }
 
-// Copies the (rows, cols) matrix at src (row stride ld) densely to dst, converting with convert.
+// Copies the (rows, cols) matrix at src (row stride ld) densely to dst, converting each row with
+// convert (a Highway span from bf16.h).
 template <typename From, typename To, typename Convert>
 void packRows(const From* src, int ld, int rows, int cols, To* dst, Convert convert) {
-    const int threads = threadsForWork(int64_t{rows} * cols);
+    const int64_t count = int64_t{rows} * cols;
+    const int threads = threadsForWork(count);
+    if (ld == cols) {  // already dense: one span per thread, whatever the row length
+        parallelFor(count, threads, [&](int64_t begin, int64_t end) {
+            convert(src + begin, dst + begin, size_t(end - begin));
+        });
+        return;
+    }
     parallelFor(rows, threads, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             convert(src + r * ld, dst + r * cols, size_t(cols));
@@ -203,22 +211,16 @@ void packRows(const From* src, int ld, int rows, int cols, To* dst, Convert conv
 }
 
 void packBf16(const float* src, int ld, int rows, int cols, uint16_t* dst) {
-    packRows(src, ld, rows, cols, dst, [](const float* s, uint16_t* d, size_t n) {
-        for (size_t i = 0; i < n; ++i) d[i] = floatToBf16Bits(s[i]);
-    });
+    packRows(src, ld, rows, cols, dst, floatToBf16Span);
 }
 
 // A bf16 operand's float values (rounded from floats, or unpacked from bf16 bits), dense.
 void bf16Values(const float* values, const uint16_t* packed, int ld, int rows, int cols,
                 float* dst) {
     if (packed) {
-        packRows(packed, ld, rows, cols, dst, [](const uint16_t* s, float* d, size_t n) {
-            for (size_t i = 0; i < n; ++i) d[i] = bf16BitsToFloat(s[i]);
-        });
+        packRows(packed, ld, rows, cols, dst, bf16ToFloatSpan);
     } else {
-        packRows(values, ld, rows, cols, dst, [](const float* s, float* d, size_t n) {
-            for (size_t i = 0; i < n; ++i) d[i] = roundToBf16(s[i]);
-        });
+        packRows(values, ld, rows, cols, dst, roundToBf16Span);
     }
 }
 
