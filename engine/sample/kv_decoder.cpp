@@ -6,6 +6,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "engine/model/element_kernels.h"
 #include "engine/model/ops.h"
@@ -30,26 +31,55 @@ tensor::MatmulBackend backendFor(int rows) {
     return rows == 1 ? tensor::MatmulBackend::Eigen : tensor::defaultMatmulBackend();
 }
 
+// In bf16 mode a product this small runs on the fp32 kernels instead of the bf16 backend. Its
+// operands are bf16 values already (the rounded weights, rounded activations), so the products
+// are the same exact bf16 products with fp32 accumulation, only added in another order; but one
+// oneDNN call costs more than such a product (gpt-nano's one-token products: 0.3-0.4x fp32 speed
+// on the bf16 backend). Decided by shape only, so generation stays deterministic. GPT-2 small's
+// one-token weight products (>= 768 x 2304) stay on the bf16 backend, which halves the bytes read.
+constexpr int64_t kBf16MinMacs = int64_t{1} << 20;
+
+bool onBf16Backend(bool bf16, int64_t M, int64_t N, int64_t K) {
+    return bf16 && M * N * K >= kBf16MinMacs;
+}
+
+// The (rows, cols) activations at a (row stride lda) rounded to bf16, densely, in this thread's
+// scratch: the bf16 backend rounds its operands as it packs them, so its fp32 stand-in must too.
+const float* roundedRows(const float* a, int rows, int cols, int lda) {
+    thread_local std::vector<float> scratch;
+    scratch.resize(size_t(rows) * size_t(cols));
+    for (int r = 0; r < rows; ++r) {
+        tensor::roundToBf16Span(a + size_t(r) * size_t(lda), scratch.data() + size_t(r) * cols,
+                                size_t(cols));
+    }
+    return scratch.data();
+}
+
 // out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT), as model::ops::linearForward; on the
-// bf16 backend with the packed weight when weightBf16 is not null (bf16 mode).
+// bf16 backend with the packed weight when weightBf16 is not null (bf16 mode) and the product is
+// large enough.
 void linear(float* out, const float* inp, const float* weight, const uint16_t* weightBf16,
             const float* bias, int N, int IN, int OUT) {
     for (int n = 0; n < N; ++n) std::memcpy(out + size_t(n) * OUT, bias, sizeof(float) * OUT);
-    if (weightBf16) {
+    if (onBf16Backend(weightBf16 != nullptr, N, IN, OUT)) {
         tensor::matmulBf16(Trans::No, Trans::No, N, OUT, IN, 1.0f, inp, nullptr, IN, weight,
                            weightBf16, OUT, 1.0f, out, OUT);
         return;
     }
+    if (weightBf16) inp = roundedRows(inp, N, IN, IN);  // the weights are bf16 values already
     tensor::matmul<float>(backendFor(N), Trans::No, Trans::No, N, OUT, IN, 1.0f, inp, IN, weight,
                           OUT, 1.0f, out, OUT);
 }
 
-// An attention product: bf16 backend in bf16 mode, else the default fp32 one.
+// An attention product: bf16 backend in bf16 mode (when large enough), else the default fp32 one.
 void attentionGemm(bool bf16, Trans tb, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float* C, int ldc) {
-    if (bf16) {
+    if (onBf16Backend(bf16, M, N, K)) {
         tensor::matmulBf16(Trans::No, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, 0.0f, C,
                            ldc);
+    } else if (bf16) {  // the keys and values are bf16 values already (the qkv rows are rounded)
+        tensor::matmul<float>(Trans::No, tb, M, N, K, alpha, roundedRows(A, M, K, lda), K, B, ldb,
+                              0.0f, C, ldc);
     } else {
         tensor::matmul<float>(Trans::No, tb, M, N, K, alpha, A, lda, B, ldb, 0.0f, C, ldc);
     }
@@ -121,10 +151,10 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
                                  m_x.data() + size_t(first) * C, head, head + C, rows, C, s.lnEps);
     if (round) tensor::roundToBf16(m_ln.data(), size_t(rows) * C);
     m_logits.resize(size_t(rows) * V);
-    if (round) {
+    if (onBf16Backend(round, rows, V, C)) {
         tensor::matmulBf16(Trans::No, Trans::Yes, rows, V, C, float(s.outputLogitsScale),
                            m_ln.data(), nullptr, C, W, packed(W), C, 0.0f, m_logits.data(), V);
-    } else {
+    } else {  // m_ln was rounded above in bf16 mode, and W is the rounded copy
         tensor::matmul<float>(backendFor(rows), Trans::No, Trans::Yes, rows, V, C,
                               float(s.outputLogitsScale), m_ln.data(), C, W, C, 0.0f,
                               m_logits.data(), V);
