@@ -164,8 +164,13 @@ void SweepsTab::noteProgress(const std::vector<sweep::TrialProgress>& batch) {
 void SweepsTab::addResult(const sweep::TrialResult& result) {
     m_running.erase(result.trial);
     // Only trials started here have a duration (a resumed sweep first replays earlier results).
+    // The engine's own wall time is preferred: the GUI sees a trial's start and end only when it
+    // drains events (every ~33 ms), so a trial shorter than that could measure 0 s here.
     if (auto started = m_startedAt.find(result.trial); started != m_startedAt.end()) {
-        m_durations.push_back(double(m_clock.elapsed()) / 1000.0 - started->second);
+        const double seen = double(m_clock.elapsed()) / 1000.0 - started->second;
+        m_durations.push_back(std::isfinite(result.elapsedSec) && result.elapsedSec > 0
+                                  ? std::max(result.elapsedSec, seen)
+                                  : seen);
         m_startedAt.erase(started);
     }
     m_results[result.trial] = result;
