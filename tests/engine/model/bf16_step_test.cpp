@@ -33,6 +33,7 @@
 #include "engine/model/random.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
+#include "repeated_sequence.h"
 #include "support/test_shapes.h"
 
 namespace ws::model {
@@ -145,27 +146,10 @@ TEST(Bf16Step, RepeatedStepsAreBitIdentical) {
 TEST(Bf16Step, TinyModelStillOverfitsARepeatedSequence) {
     GptShape s = ws::testing::gptShape(16, 32, 2, 4, 128, 32);
     s.bf16 = true;
-    const int B = 2, T = 24;
-    Gpt<float> gpt(s, B, T);
     std::vector<float> p = weightsFor(s, 3);
-    std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
-    const int pattern[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
-    for (int b = 0; b < B; ++b) {
-        for (int t = 0; t < T; ++t) {
-            in[size_t(b * T + t)] = pattern[(t + b) % 12];
-            tg[size_t(b * T + t)] = pattern[(t + b + 1) % 12];
-        }
-    }
-    std::vector<float> g(p.size());
-    float first = 0, last = 0;
-    for (int step = 0; step < 80; ++step) {
-        std::fill(g.begin(), g.end(), 0.0f);
-        last = gpt.forward(p.data(), in.data(), tg.data(), true, uint64_t(step));
-        if (step == 0) first = last;
-        gpt.backward(p.data(), g.data());
-        for (size_t i = 0; i < p.size(); ++i) p[i] -= 0.3f * g[i];  // plain SGD
-    }
-    EXPECT_LT(last, 0.25f * first) << "first " << first << " last " << last;
+    const auto losses = testing::overfitRepeatedSequence(s, p, 80);
+    EXPECT_LT(losses.last, 0.25f * losses.first)
+        << "first " << losses.first << " last " << losses.last;
 }
 
 }  // namespace

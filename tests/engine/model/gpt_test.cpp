@@ -13,6 +13,7 @@
 
 #include "engine/model/random.h"
 #include "gradcheck.h"
+#include "repeated_sequence.h"
 #include "support/test_shapes.h"
 
 namespace ws::model {
@@ -294,29 +295,12 @@ TEST(GptTest, Bf16ModeRoundsWeightsAndActivationsButNotTheResidualStream) {
 
 TEST(GptTest, TinyModelOverfitsARepeatedSequence) {
     const GptShape s = gptShape(16, 32, 2, 4, 128, 32);
-    const int B = 2, T = 24;
-    Gpt<float> gpt(s, B, T);
-    std::vector<float> p(gpt.table().totalSize());
-    initParameters(gpt.table(), configFor(s, 0.1), 3, p.data());
-    std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
-    const int pattern[] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
-    for (int b = 0; b < B; ++b) {
-        for (int t = 0; t < T; ++t) {
-            in[size_t(b * T + t)] = pattern[(t + b) % 12];
-            tg[size_t(b * T + t)] = pattern[(t + b + 1) % 12];
-        }
-    }
-    std::vector<float> g(p.size());
-    float first = 0, last = 0;
-    for (int step = 0; step < 60; ++step) {
-        std::fill(g.begin(), g.end(), 0.0f);
-        last = gpt.forward(p.data(), in.data(), tg.data(), true, uint64_t(step));
-        if (step == 0) first = last;
-        gpt.backward(p.data(), g.data());
-        for (size_t i = 0; i < p.size(); ++i) p[i] -= 0.3f * g[i];  // plain SGD
-    }
-    EXPECT_NEAR(first, std::log(16.0f), 0.3f);
-    EXPECT_LT(last, 0.25f * first) << "first " << first << " last " << last;
+    std::vector<float> p(ParameterTable(s).totalSize());
+    initParameters(ParameterTable(s), configFor(s, 0.1), 3, p.data());
+    const auto losses = testing::overfitRepeatedSequence(s, p, 60);
+    EXPECT_NEAR(losses.first, std::log(16.0f), 0.3f);
+    EXPECT_LT(losses.last, 0.25f * losses.first)
+        << "first " << losses.first << " last " << losses.last;
 }
 
 }  // namespace
