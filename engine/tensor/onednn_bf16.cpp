@@ -26,6 +26,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/tensor/bf16.h"
@@ -322,22 +323,16 @@ void matmulBf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const floa
     const int aRows = ta == Trans::No ? M : K, aCols = ta == Trans::No ? K : M;
     const int bRows = tb == Trans::No ? K : N, bCols = tb == Trans::No ? N : K;
     Scratch& s = scratch();
-    const uint16_t* a = Abf16;
-    int la = lda;
-    if (!a) {
-        uint16_t* packed = sized(s.a, size_t(aRows) * aCols);
-        packBf16(A, lda, aRows, aCols, packed);
-        a = packed;
-        la = aCols;
-    }
-    const uint16_t* b = Bbf16;
-    int lb = ldb;
-    if (!b) {
-        uint16_t* packed = sized(s.b, size_t(bRows) * bCols);
-        packBf16(B, ldb, bRows, bCols, packed);
-        b = packed;
-        lb = bCols;
-    }
+    // The packed operand and its leading dimension: the caller's, or a dense copy in `buffer`.
+    const auto operand = [](const float* values, const uint16_t* prepacked, int ld, int rows,
+                            int cols, std::vector<uint16_t>& buffer) {
+        if (prepacked) return std::pair<const uint16_t*, int>{prepacked, ld};
+        uint16_t* packed = sized(buffer, size_t(rows) * cols);
+        packBf16(values, ld, rows, cols, packed);
+        return std::pair<const uint16_t*, int>{packed, cols};
+    };
+    const auto [a, la] = operand(A, Abf16, lda, aRows, aCols, s.a);
+    const auto [b, lb] = operand(B, Bbf16, ldb, bRows, bCols, s.b);
 
     // One primitive per block shape, found or created here on the calling thread, so a failure
     // is seen before any block runs (and the whole product then takes the emulated path).
