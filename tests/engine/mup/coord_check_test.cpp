@@ -115,10 +115,11 @@ TEST(CoordCheckVerdict, GrowthOrVanishingOrNaNFails) {
 
 // Reduced: 3 widths, 4 steps, short sequences. The figures of the full preset run are in the
 // coord_check.h comment and the README.
-TEST(CoordCheckRun, StandardGrowsWithWidthMupStaysFlat) {
+void expectStandardGrowsAndMupStaysFlat(std::vector<std::string> overrides) {
     ws::testing::TempDir tmp("coord");
-    const config::Config base =
-        preset({"train_input.max_sequence_length=32", "train_input.batch_size=4"});
+    overrides.insert(overrides.end(),
+                     {"train_input.max_sequence_length=32", "train_input.batch_size=4"});
+    const config::Config base = preset(overrides);
     CoordCheckOptions options;
     options.widths = {32, 64, 128};
     options.steps = 4;
@@ -149,6 +150,15 @@ TEST(CoordCheckRun, StandardGrowsWithWidthMupStaysFlat) {
     EXPECT_NEAR(slope(Parametrization::Mup, 1, "output_logits"), -0.5, 0.1);
     EXPECT_TRUE(result->pass);
     EXPECT_GT(result->worstSpSlope, 0.8);
+}
+
+TEST(CoordCheckRun, StandardGrowsWithWidthMupStaysFlat) {
+    expectStandardGrowsAndMupStaysFlat({});
+}
+
+// μP's width scaling must survive bf16 rounding: the same verdict with oneDNN bf16 matmuls.
+TEST(CoordCheckRun, Bf16ModeGivesTheSameVerdict) {
+    expectStandardGrowsAndMupStaysFlat({"model.mixed_precision=true", "model.fp16_type=bfloat16"});
 }
 
 }  // namespace

@@ -127,6 +127,36 @@ TEST(SweepRunner, ATinyGridRecordsEveryTrialAsARunOfTheSweep) {
     EXPECT_TRUE((*records)[3].run.has_value());
 }
 
+// bf16 mode through a sweep: the precision itself as a swept key, so one trial trains with oneDNN
+// bf16 matmuls (fp32 masters and optimizer state) beside its fp32 twin, from the same seed.
+TEST(SweepRunner, ABf16TrialTrainsBesideItsFp32Twin) {
+    TempDir dir("sweep_bf16");
+    writeTinyCorpus(dir.path());
+    auto plan = planSweep(tinySweep(dir.path(),
+                                    "  parallel_trials: 2\n  final_loss_steps: 3\n"
+                                    "  parameters:\n    model.mixed_precision: [false, true]\n"));
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    auto runner = SweepRunner::create(std::move(plan).value(), optionsIn(dir));
+    ASSERT_TRUE(runner.ok()) << runner.error().message;
+    runToEnd(**runner);
+    const SweepOutcome& out = (*runner)->outcome();
+    EXPECT_EQ(out.status, "finished") << out.detail;
+    ASSERT_EQ(out.trials.size(), 2u);
+    for (const auto& t : out.trials) {
+        EXPECT_EQ(t.status, TrialStatus::Finished) << t.reason;
+        EXPECT_LT(t.finalLoss, 5.4);  // below ln 256 = 5.55: both learned in 6 steps
+    }
+    // Six steps from one seed: bf16 rounding moves the loss by far less than training did.
+    EXPECT_NEAR(out.trials[1].finalLoss, out.trials[0].finalLoss, 0.02 * out.trials[0].finalLoss);
+    EXPECT_NE(out.trials[1].finalLoss, out.trials[0].finalLoss) << "the bf16 trial ran in fp32";
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto records = store::sweepTrials(**store, out.sweepRunId);
+    ASSERT_TRUE(records.ok());
+    ASSERT_EQ(records->size(), 2u);
+    EXPECT_EQ((*records)[1].paramsJson, R"({"model.mixed_precision": true})");
+}
+
 TEST(SweepRunner, ALossAboveTheBoundMarksTheTrialDivergedAndKeepsIt) {
     TempDir dir("sweep_diverge");
     writeTinyCorpus(dir.path());
