@@ -2,8 +2,9 @@
 // measured in the same run, on GPT-2-small-sized buffers: the AdamW update over 124M parameters
 // (p, g, m, v: 2 GB; memory-bound) and over a 64K-parameter slice that stays in L2 (the kernel's
 // arithmetic), GELU forward and backward over B*T*4C = 4*256*3072 activations, LayerNorm forward
-// and input gradient over B*T = 1024 rows of C = 768, and the bf16 conversions (round in place,
-// pack float -> bf16 bits, unpack) over a 768x3072 weight and 4*256x3072 activations. The
+// and input gradient over B*T = 1024 rows of C = 768, the bf16 conversions (round in place,
+// pack float -> bf16 bits, unpack) over a 768x3072 weight and 4*256x3072 activations, and
+// SwarmX's gradient reduce of a GPT-2-small block over 4 and 16 systems. The
 // references are the loops the kernels replaced: AdamW's and LayerNorm's compiled for baseline
 // x86-64, GELU's with GCC target clones (already AVX-512 here). Each kernel runs on the target
 // Highway chose and on every other target this CPU can run, single-threaded and on the compute
@@ -25,6 +26,7 @@
 #include "bench_machine.h"
 #include "engine/model/element_kernels.h"
 #include "engine/optim/adamw_kernel.h"
+#include "engine/streaming/swarmx.h"
 #include "engine/tensor/bf16.h"
 #include "engine/tensor/simd.h"
 #include "engine/tensor/threads.h"
@@ -33,6 +35,7 @@ namespace {
 
 namespace kernels = ws::model::kernels;
 namespace optim = ws::optim;
+namespace streaming = ws::streaming;
 namespace tensor = ws::tensor;
 using Clock = std::chrono::steady_clock;
 
@@ -245,6 +248,43 @@ int main(int argc, char** argv) {
                 print({k.name, label, team, t, elements, elements * k.bytesPerElement, ref});
             }
             tensor::simdForceTarget(0);
+        }
+    }
+
+    // SwarmX's gradient reduce of one GPT-2-small block's gradients (7.1M) over 4 and 16 systems:
+    // the one-pass tree (compiler clones, not Highway) beside the first implementation (a copy
+    // and a read-modify-write pass per child). Traffic counts the unavoidable part: every input
+    // read once and the output written once.
+    const size_t blockParams = quick ? 708'787 : 7'087'872;
+    for (int systems : {4, 16}) {
+        std::vector<std::vector<float>> grads;
+        for (int s = 0; s < systems; ++s) {
+            grads.push_back(randomBuffer(blockParams, 1e-3f, false, uint32_t(20 + s)));
+        }
+        std::vector<float> reduced(blockParams);
+        using Reduce =
+            void (*)(const std::vector<const float*>&, size_t, float*, bool, std::vector<float>&);
+        const auto reduceSpan = [&](Reduce f) {
+            return [&, f](int64_t b, int64_t e) {
+                thread_local std::vector<float> scratch;
+                std::vector<const float*> inputs;
+                for (const auto& system : grads) inputs.push_back(system.data() + b);
+                f(inputs, size_t(e - b), reduced.data() + b, false, scratch);
+            };
+        };
+        char name[48];
+        std::snprintf(name, sizeof name, "swarmx reduce %d x %.1fM", systems, blockParams / 1e6);
+        const double elements = double(blockParams), bytes = elements * 4.0 * (systems + 1);
+        for (int team : teamSizes) {
+            const double ref = medianSeconds(repeats, [&] {
+                partitioned(int64_t(blockParams), team,
+                            reduceSpan(streaming::reference::treeReduce));
+            });
+            print({name, "first implementation", team, ref, elements, bytes, ref});
+            const double t = medianSeconds(repeats, [&] {
+                partitioned(int64_t(blockParams), team, reduceSpan(streaming::treeReduce));
+            });
+            print({name, "one pass per node", team, t, elements, bytes, ref});
         }
     }
     return 0;

@@ -14,7 +14,15 @@ int reduceTreeDepth(int systems);
 
 // out[j] (=, or += when accumulate) sum over systems of inputs[s][j], summed pairwise in groups
 // of four, level by level, in system order. `scratch` is resized as needed.
+// Each node sums its children in one pass; same bits as reference::treeReduce.
 void treeReduce(const std::vector<const float*>& inputs, size_t count, float* out, bool accumulate,
                 std::vector<float>& scratch);
+
+namespace reference {
+// The first implementation (a copy, then one read-modify-write pass per child), kept as the
+// reference the tests and wafer_kernel_bench compare against.
+void treeReduce(const std::vector<const float*>& inputs, size_t count, float* out, bool accumulate,
+                std::vector<float>& scratch);
+}  // namespace reference
 
 }  // namespace ws::streaming

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace ws::streaming {
@@ -50,6 +51,34 @@ TEST(SwarmX, ReduceOrderIsFixed) {
     // Groups of four first: (1e8 + 1 - 1e8 + 1) = 1 in float32 arithmetic order, then + (0.5 +
     // 3e-8).
     EXPECT_EQ(first, ((((1e8f + 1.0f) + -1e8f) + 1.0f) + (0.5f + 3e-8f)));
+}
+
+// The one-pass tree adds in the order of the first implementation: the same bits for every system
+// count (trees of one to three levels, partial groups), both modes, and lengths that are not a
+// multiple of any vector width.
+TEST(SwarmX, OnePassReduceGivesTheReferenceBits) {
+    for (int n : {1, 2, 3, 4, 5, 6, 9, 16, 17, 21, 64, 65}) {
+        for (size_t count : {size_t(1), size_t(7), size_t(33), size_t(1000)}) {
+            std::vector<std::vector<float>> grads(static_cast<size_t>(n),
+                                                  std::vector<float>(count));
+            std::vector<const float*> inputs;
+            for (int s = 0; s < n; ++s) {
+                for (size_t j = 0; j < count; ++j) {
+                    // Mixed magnitudes, so a change of order changes bits.
+                    grads[size_t(s)][j] = std::ldexp(std::sin(float(s * 131 + j * 7) + 0.5f),
+                                                     int((s * 5 + j) % 40) - 20);
+                }
+                inputs.push_back(grads[size_t(s)].data());
+            }
+            for (bool accumulate : {false, true}) {
+                std::vector<float> got(count, 0.25f), want(count, 0.25f), scratch, scratchRef;
+                treeReduce(inputs, count, got.data(), accumulate, scratch);
+                reference::treeReduce(inputs, count, want.data(), accumulate, scratchRef);
+                ASSERT_EQ(0, std::memcmp(got.data(), want.data(), count * sizeof(float)))
+                    << n << " systems, " << count << " values, accumulate " << accumulate;
+            }
+        }
+    }
 }
 
 }  // namespace
