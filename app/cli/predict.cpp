@@ -12,6 +12,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/config/config_yaml.h"
+#include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/sparsity.h"
@@ -160,6 +161,7 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     in.shape = model::GptShape::fromConfig(cfg.model);
     in.seqLen = cfg.trainInput.maxSequenceLength;
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
+    in.weightBytesPerValue = model::streamedBytesPerWeight(in.shape);  // as a run streams them
     // Uniform static sparsity of the block matmuls (--sparsity: all four; else the config's
     // model.sparsity and its targets): every column keeps (1 - level) of its weights, what
     // magnitude pruning of typical weights gives on average.

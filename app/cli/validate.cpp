@@ -47,7 +47,10 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                             {"weight_bytes", facts.weightBytes},
                             {"gradient_bytes", facts.gradientBytes},
                             {"optimizer_bytes", facts.optimizerBytes},
-                            {"tokens_per_step", facts.tokensPerStep}};
+                            {"tokens_per_step", facts.tokensPerStep},
+                            {"stream_bytes_per_weight", facts.streamBytesPerWeight},
+                            {"wafer_buffer_bytes", facts.waferBufferBytes},
+                            {"streamed_bytes_per_pass", facts.streamedBytesPerPass}};
         if (!precision.empty()) j["precision"] = precision;
         std::cout << j.dump() << std::endl;
         return problems.empty() ? 0 : 1;
@@ -73,6 +76,12 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
         facts.tokensPerStep, bytes(facts.weightBytes), bytes(facts.gradientBytes),
         bytes(facts.optimizerBytes),
         bytes(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes));
+    std::cout << fmt::format(
+        "streaming   weights as {} ({} bytes each): wafer buffer {} ({} x the largest layer), "
+        "{} streamed in per system per forward + backward pass\n",
+        facts.streamBytesPerWeight == 2 ? "bf16" : "fp32", facts.streamBytesPerWeight,
+        bytes(facts.waferBufferBytes), cfg.wafer.weightBufferLayers,
+        bytes(facts.streamedBytesPerPass));
     if (!precision.empty()) std::cout << "precision   " << precision << "\n";
     if (m.mupEnabled())
         std::cout << fmt::format(

@@ -119,44 +119,58 @@ uint64_t Gpt<Real>::dropoutKey(int layerIndex, int site) const {
 }
 
 template <typename Real>
-const Real* Gpt<Real>::computeWeights(const Real* params, size_t count, size_t scratchOffset,
+const Real* Gpt<Real>::computeWeights(LayerWeights<Real> params, size_t count, size_t scratchOffset,
                                       std::span<const MatrixRange> matrices) {
     if constexpr (std::is_same_v<Real, float>) {
         if (shape().bf16) {
-            // Matrices only as packed bf16 bits (the matmuls read nothing else); the rest
-            // (LayerNorm gains, biases, embedding rows) as bf16-valued floats. Same RNE rounding.
+            // Matrices only as bf16 bits (the matmuls read nothing else); the rest (LayerNorm
+            // gains, biases, embedding rows) as bf16-valued floats: rounded here from fp32, or
+            // widened from a packed slice (exact), which gives the same floats, since packing
+            // is the same RNE rounding.
             float* dst = m_bf16Weights.data() + scratchOffset;
-            uint16_t* packed = m_bf16Packed.data() + scratchOffset;
+            const uint16_t* bits = params.bf16;
+            if (!bits) bits = m_bf16Packed.data() + scratchOffset;
             size_t done = 0;
-            const auto roundRange = [&](size_t end) {
+            const auto vectorsUpTo = [&](size_t end) {
                 if (end <= done) return;
-                std::copy(params + done, params + end, dst + done);
-                tensor::roundToBf16(dst + done, end - done);
+                if (params.bf16) {
+                    tensor::bf16ToFloat(params.bf16 + done, dst + done, end - done);
+                } else {
+                    std::copy(params.values + done, params.values + end, dst + done);
+                    tensor::roundToBf16(dst + done, end - done);
+                }
             };
             for (const MatrixRange& m : matrices) {
-                roundRange(m.offset);
-                tensor::floatToBf16(params + m.offset, packed + m.offset, m.size);
+                vectorsUpTo(m.offset);
+                if (!params.bf16)
+                    tensor::floatToBf16(params.values + m.offset,
+                                        m_bf16Packed.data() + scratchOffset + m.offset, m.size);
                 done = m.offset + m.size;
             }
-            roundRange(count);
+            vectorsUpTo(count);
+            if (scratchOffset == 0) m_packedRegions[1] = {};
+            m_packedRegions[scratchOffset == 0 ? 0 : 1] = {scratchOffset, count, bits};
             return dst;
         }
     }
+    assert(!params.bf16 && "packed bf16 weights need bf16 mode (Gpt<float>, shape.bf16)");
     (void)count;
     (void)scratchOffset;
     (void)matrices;
-    return params;
+    return params.values;
 }
 
 template <typename Real>
-const Real* Gpt<Real>::headWeights(const Real* headParams, const Real* wte, const Real** W) {
+const Real* Gpt<Real>::headWeights(LayerWeights<Real> headParams, LayerWeights<Real> wte,
+                                   const Real** W) {
     const GptShape& s = shape();
     const size_t C = size_t(s.channels), VC = size_t(s.vocab) * C;
     const size_t headSize = m_table.layers()[size_t(m_table.headLayer())].size;
     if (s.tiedEmbedding) {
         const MatrixRange whole[] = {{0, VC}};
+        const Real* w = computeWeights(headParams, headSize, 0);  // first: it starts the layer
         *W = computeWeights(wte, VC, headSize, whole);
-        return computeWeights(headParams, headSize, 0);
+        return w;
     }
     const MatrixRange lmHead[] = {{2 * C, VC}};  // after ln_f's gain and bias
     const Real* w = computeWeights(headParams, headSize, 0, lmHead);
@@ -173,7 +187,12 @@ template <typename Real>
 const uint16_t* Gpt<Real>::packedWeight(const Real* weight) const {
     if (!bf16()) return nullptr;
     assert(weight >= m_bf16Weights.data() && weight < m_bf16Weights.data() + m_bf16Weights.size());
-    return m_bf16Packed.data() + (weight - m_bf16Weights.data());
+    const size_t at = size_t(weight - m_bf16Weights.data());
+    for (const PackedRegion& r : m_packedRegions) {
+        if (r.bits && at >= r.offset && at < r.offset + r.count) return r.bits + (at - r.offset);
+    }
+    assert(false && "a matrix outside the layer being computed");
+    return nullptr;
 }
 
 template <typename Real>
@@ -199,7 +218,7 @@ void Gpt<Real>::beginStep(bool training, uint64_t dropoutSeed) {
 }
 
 template <typename Real>
-void Gpt<Real>::embedForward(const Real* embeddingParams, const int32_t* inputs) {
+void Gpt<Real>::embedForward(LayerWeights<Real> embeddingParams, const int32_t* inputs) {
     const GptShape& s = shape();
     const size_t C = size_t(s.channels), n = size_t(m_N) * C;
     std::copy(inputs, inputs + m_N, m_tokens.begin());
@@ -217,7 +236,7 @@ void Gpt<Real>::embedForward(const Real* embeddingParams, const int32_t* inputs)
 }
 
 template <typename Real>
-void Gpt<Real>::blockForward(int layer, const Real* blockParams) {
+void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;
@@ -260,7 +279,8 @@ void Gpt<Real>::blockForward(int layer, const Real* blockParams) {
 }
 
 template <typename Real>
-Real Gpt<Real>::headForward(const Real* headParams, const Real* wte, const int32_t* targets) {
+Real Gpt<Real>::headForward(LayerWeights<Real> headParams, LayerWeights<Real> wte,
+                            const int32_t* targets) {
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, V = s.vocab;
     // The output projection W (V,C): tied to wte, or lm_head.weight right after ln_f.
@@ -285,7 +305,8 @@ Real Gpt<Real>::headForward(const Real* headParams, const Real* wte, const int32
 }
 
 template <typename Real>
-void Gpt<Real>::headBackward(const Real* headParams, const Real* wte, Real* headGrads, Real* dWte) {
+void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> wte, Real* headGrads,
+                             Real* dWte) {
     assert(m_haveTargets && "headBackward needs a forward with targets");
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, V = s.vocab;
@@ -310,7 +331,7 @@ void Gpt<Real>::headBackward(const Real* headParams, const Real* wte, Real* head
 }
 
 template <typename Real>
-void Gpt<Real>::blockBackward(int layer, const Real* blockParams, Real* blockGrads) {
+void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* blockGrads) {
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;

@@ -24,13 +24,18 @@
 // the master weights and their gradients. Every matmul, forward and backward (including the
 // attention products and the logits), runs on the bf16 backend (tensor::MatmulBackend::OneDnnBf16:
 // bf16 operands, fp32 accumulation and output), so operands that are not bf16 values, the
-// gradients flowing backward, are rounded to bf16 as they enter a product, as under autocast. A
-// layer's matrices are packed to bf16 bits once each time the layer runs (forward, and again in
-// backward, as weight streaming brings them onto the wafer twice a step) and handed to the kernel
-// packed; its vectors (LayerNorm, biases) and the embedding rows are rounded bf16-valued floats.
+// gradients flowing backward, are rounded to bf16 as they enter a product, as under autocast.
+// Given fp32 weights, a layer's matrices are packed to bf16 bits once each time the layer runs
+// (forward, and again in backward) and handed to the kernel packed; given a packed slice (weight
+// streaming converts each layer once as it streams onto the wafer) they are used as they are. Its
+// vectors (LayerNorm, biases) and the embedding rows are bf16-valued floats either way.
 //
 // Per-layer entry points take the layer's own slice (params + table().layers()[i].offset), so the
-// streaming executor can pass weights from a separate buffer. Order: beginStep, embedForward,
+// streaming executor can pass weights from a separate buffer: fp32 values, or in bf16 mode the
+// slice already packed to bf16 bits (LayerWeights::packed), as weight streaming converts each layer
+// once on its way onto the wafer. A packed slice's matrices go to the bf16 matmuls as they are and
+// its vectors are widened to floats (exact), so it computes bit for bit what the fp32 slice
+// computes after the per-run packing above. Order: beginStep, embedForward,
 // blockForward(0..L-1), headForward; then headBackward, blockBackward(L-1..0), embedBackward.
 // Backward functions ACCUMULATE into the gradient slices (the caller zeroes them).
 //
@@ -60,6 +65,33 @@ struct ActivationSlice {
     size_t size = 0;
 };
 
+// A layer's weights as a per-layer entry point receives them (same layout either way): fp32 values
+// (a plain `const Real*` converts), or in bf16 mode (Gpt<float> with shape.bf16 only) the slice as
+// bf16 bits (tensor::floatToBf16), which the layer uses without converting anything but its
+// vectors. Exactly one pointer is set; a default LayerWeights is "none" (e.g. an untied head's
+// wte).
+template <typename Real>
+struct LayerWeights {
+    const Real* values = nullptr;
+    const uint16_t* bf16 = nullptr;
+
+    LayerWeights() = default;
+    LayerWeights(const Real* fp32) : values(fp32) {}  // NOLINT(google-explicit-constructor)
+    static LayerWeights packed(const uint16_t* bits) {
+        LayerWeights w;
+        w.bf16 = bits;
+        return w;
+    }
+    bool empty() const { return !values && !bf16; }
+    // The weights `elements` further on (e.g. the tied head's wte after the head's own slice).
+    LayerWeights advanced(size_t elements) const {
+        LayerWeights w;
+        w.values = values ? values + elements : nullptr;
+        w.bf16 = bf16 ? bf16 + elements : nullptr;
+        return w;
+    }
+};
+
 // Fails with a message naming the first token outside [0, vocab).
 Status checkTokens(const int32_t* tokens, size_t count, int vocab);
 
@@ -85,14 +117,16 @@ public:
     const Real* logits(int b, int t) const;
 
     // --- Per-layer entry points (slices as described above).
+    // Gradients are fp32 (Real) whatever the weights' form: MemoryX's masters take fp32 updates.
     void beginStep(bool training, uint64_t dropoutSeed);
-    void embedForward(const Real* embeddingParams, const int32_t* inputs);
-    void blockForward(int layer, const Real* blockParams);
+    void embedForward(LayerWeights<Real> embeddingParams, const int32_t* inputs);
+    void blockForward(int layer, LayerWeights<Real> blockParams);
     // wte: the embedding slice's wte (V,C), used when the head is tied (may be null otherwise).
-    Real headForward(const Real* headParams, const Real* wte, const int32_t* targets);
+    Real headForward(LayerWeights<Real> headParams, LayerWeights<Real> wte, const int32_t* targets);
     // dWte: the embedding gradient slice's wte part when tied (null otherwise).
-    void headBackward(const Real* headParams, const Real* wte, Real* headGrads, Real* dWte);
-    void blockBackward(int layer, const Real* blockParams, Real* blockGrads);
+    void headBackward(LayerWeights<Real> headParams, LayerWeights<Real> wte, Real* headGrads,
+                      Real* dWte);
+    void blockBackward(int layer, LayerWeights<Real> blockParams, Real* blockGrads);
     void embedBackward(Real* embeddingGrads);
 
     // --- Activations of the last forward, addressable by name.
@@ -115,12 +149,14 @@ private:
         size_t offset, size;
     };
     // The weights a layer computes with: params itself, or (bf16 mode) a copy at m_bf16Weights +
-    // scratchOffset: bf16-valued floats except the listed matrices, which are packed to bf16
-    // bits at the same offset in m_bf16Packed instead (their float copy is not written).
-    const Real* computeWeights(const Real* params, size_t count, size_t scratchOffset,
+    // scratchOffset: bf16-valued floats except the listed matrices, whose bf16 bits the matmuls
+    // read instead (their float copy is not written): packed here into m_bf16Packed at the same
+    // offset from fp32 params, or used where they are in packed params. A call at scratch
+    // offset 0 starts a new layer (packedWeight forgets the previous layer's matrices).
+    const Real* computeWeights(LayerWeights<Real> params, size_t count, size_t scratchOffset,
                                std::span<const MatrixRange> matrices = {});
     // The head's weights (ln_f, and lm_head when untied) and, in *W, the output projection.
-    const Real* headWeights(const Real* headParams, const Real* wte, const Real** W);
+    const Real* headWeights(LayerWeights<Real> headParams, LayerWeights<Real> wte, const Real** W);
     void roundActivation(Real* data, size_t count) const;
     bool bf16() const;  // bf16 mode: Gpt<float> with shape().bf16
     // The bf16 packing of a weight inside the m_bf16Weights copy (null outside bf16 mode).
@@ -153,6 +189,14 @@ private:
     std::vector<Real> m_dfch;            // (N,F)
     std::vector<Real> m_bf16Weights;     // largest layer slice (+ wte when tied), bf16 mode only
     std::vector<uint16_t> m_bf16Packed;  // the matrices as bf16 bits, for the bf16 matmuls
+    // Where the current layer's matrices are as bf16 bits: the copy at m_bf16Weights + offset
+    // (count elements) reads its matrices at bits (m_bf16Packed + offset, or the packed slice).
+    // Two regions: the layer itself (offset 0) and the tied head's wte.
+    struct PackedRegion {
+        size_t offset = 0, count = 0;
+        const uint16_t* bits = nullptr;
+    };
+    std::array<PackedRegion, 2> m_packedRegions{};
     std::array<MatrixRange, 4> m_blockMatrices{};  // qkv, attention projection, fc, MLP projection
 };
 

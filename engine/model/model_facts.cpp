@@ -1,6 +1,8 @@
 // deriveFacts (see model_facts.h).
 #include "engine/model/model_facts.h"
 
+#include <algorithm>
+
 #include "engine/model/parameters.h"
 #include "engine/tensor/matmul.h"
 
@@ -24,7 +26,31 @@ ModelFacts deriveFacts(const config::Config& config) {
     const int stateCopies = adam ? 2 : (config.optimizer.momentum > 0 ? 1 : 0);
     f.optimizerBytes = f.parameters * 4 * stateCopies;
     f.tokensPerStep = int64_t(config.trainInput.batchSize) * config.trainInput.maxSequenceLength;
+    f.streamBytesPerWeight = streamedBytesPerWeight(shape);
+    f.waferBufferBytes = int64_t(largestStreamedVisit(table)) * f.streamBytesPerWeight *
+                         config.wafer.weightBufferLayers;
+    f.streamedBytesPerPass = streamedWeightsPerPass(table) * f.streamBytesPerWeight;
     return f;
+}
+
+int streamedBytesPerWeight(const GptShape& shape) {
+    return shape.bf16 ? 2 : 4;
+}
+
+size_t largestStreamedVisit(const ParameterTable& table) {
+    size_t largest = 0;
+    for (const auto& layer : table.layers()) largest = std::max(largest, layer.size);
+    if (table.shape().tiedEmbedding) {
+        largest = std::max(largest, table.layers()[size_t(table.headLayer())].size +
+                                        table.find("wte.weight")->size);
+    }
+    return largest;
+}
+
+int64_t streamedWeightsPerPass(const ParameterTable& table) {
+    const size_t embeddings = table.layers()[size_t(ParameterTable::embeddingLayer())].size;
+    const size_t wte = table.shape().tiedEmbedding ? table.find("wte.weight")->size : 0;
+    return 2 * int64_t(table.totalSize() + wte) - int64_t(embeddings);
 }
 
 std::string precisionPath(const config::Config& config) {

@@ -1,6 +1,7 @@
 // Facts derived from a config before anything runs: parameter count, training FLOPs per token,
 // and the memory the weights and optimizer state need (what MemoryX will hold). Shared by
-// `wafer validate`, the GUI's config facts, the fine-tune plan and modelio's ModelInfo.
+// `wafer validate`, the GUI's config facts, the fine-tune plan and modelio's ModelInfo; and the
+// sizes weight streaming moves (what the wafer buffer holds and a pass streams in).
 // Pure functions (precisionDescription also reads the CPU's bf16 path, probed once).
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "engine/config/config.h"
+#include "engine/model/parameters.h"
 
 namespace ws::model {
 
@@ -19,7 +21,24 @@ struct ModelFacts {
     int64_t gradientBytes = 0;         // fp32 gradients
     int64_t optimizerBytes = 0;        // Adam moments / SGD momentum
     int64_t tokensPerStep = 0;         // batch_size * max_sequence_length
+    // Weight streaming (per system): each weight crosses as fp32 (4 bytes) or, in bf16 mode, as
+    // bf16 (2 bytes), converted once from MemoryX's fp32 masters; the wafer's weight buffer is
+    // wafer.weight_buffer_layers slots of the largest visit; a forward + backward pass streams
+    // every layer in twice (per micro-batch; gradients, fp32, are not counted here).
+    int streamBytesPerWeight = 4;
+    int64_t waferBufferBytes = 0;
+    int64_t streamedBytesPerPass = 0;
 };
+
+// Weight streaming's sizes, shared by the streaming executor's buffer, the wafer fit and the
+// facts. Bytes per weight on the wafer: 2 in bf16 mode (shape.bf16), else 4.
+int streamedBytesPerWeight(const GptShape& shape);
+// The most weights one visit brings onto the wafer: the largest layer, or the tied head with its
+// copy of wte.
+size_t largestStreamedVisit(const ParameterTable& table);
+// Weights one forward + backward pass streams onto one system: every layer twice, the tied
+// head's wte twice more, and not the embeddings' backward (it needs no weights).
+int64_t streamedWeightsPerPass(const ParameterTable& table);
 
 ModelFacts deriveFacts(const config::Config& config);
 

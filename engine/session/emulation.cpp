@@ -1,6 +1,7 @@
 // predictRunStep (emulation.h).
 #include "engine/session/emulation.h"
 
+#include "engine/model/model_facts.h"
 #include "engine/wafer/spec.h"
 
 namespace ws::session {
@@ -18,6 +19,7 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.microBatch = microBatch;
     in.perBlockSparsity = std::move(perBlockSparsity);
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
+    in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
     auto prediction = wafer::predictStep(*spec, in);
     if (!prediction.ok()) return prediction.error();
     return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());

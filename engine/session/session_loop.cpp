@@ -216,12 +216,14 @@ void Session::finishTraining(Prepared& p, Progress& r) {
     const config::Config& cfg = m_config.config;
     const auto st = p.executor->stats();
     log(LogLine::Level::Info,
-        fmt::format("streaming: {:.1f} MiB of weights streamed in, {:.1f} MiB of gradients "
-                    "out; at most {} layer(s) on a wafer at once; {:.0f}% of stream-in time "
-                    "hidden behind compute",
-                    double(st.bytesStreamedIn) / (1 << 20), double(st.bytesStreamedOut) / (1 << 20),
-                    st.maxResidentLayers,
-                    st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
+        fmt::format(
+            "streaming: {:.1f} MiB of {} weights streamed in, {:.1f} MiB of fp32 "
+            "gradients out; at most {} layer(s) ({:.2f} MiB of its {:.2f} MiB weight "
+            "buffer) on a wafer at once; {:.0f}% of stream-in time hidden behind compute",
+            double(st.bytesStreamedIn) / (1 << 20), st.bytesPerWeight == 2 ? "bf16" : "fp32",
+            double(st.bytesStreamedOut) / (1 << 20), st.maxResidentLayers,
+            double(st.peakWaferBufferBytes) / (1 << 20), double(st.waferBufferBytes) / (1 << 20),
+            st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
     // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
     // checkpoint) still reports where its weights stand.
     if (std::isnan(m_summary.finalEvalLoss) && r.endState != RunState::Diverged &&

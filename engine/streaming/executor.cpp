@@ -89,6 +89,12 @@ struct StreamingExecutor::Impl {
     size_t wteOffset() const { return table.find("wte.weight")->offset; }
     size_t wteSize() const { return table.find("wte.weight")->size; }
 
+    // System s's copy of visit v's weights: fp32, or bf16 bits in bf16 mode.
+    model::LayerWeights<float> weightsOnWafer(int v, int s) const {
+        if (streamer->bf16()) return model::LayerWeights<float>::packed(streamer->packedSlot(v, s));
+        return streamer->slot(v, s);
+    }
+
     // What a visit needs on the wafer: the layer's own weights, plus wte for a tied head.
     std::vector<std::pair<size_t, size_t>> piecesFor(int layerIndex, bool forward) const {
         const auto& l = layer(layerIndex);
@@ -100,7 +106,8 @@ struct StreamingExecutor::Impl {
         return pieces;
     }
 
-    // Stream one layer's gradient out of every system and reduce it into MemoryX; on the last
+    // Stream one layer's gradient out of every system (fp32, in bf16 mode too: see executor.h)
+    // and reduce it into MemoryX; on the last
     // micro-batch also average and (without clipping) update the layer. Runs on MemoryX's thread.
     void reduceLayer(int64_t step, int m, int layerIndex, size_t offset, size_t count, bool last,
                      bool updateNow, double lr, int64_t updateCount) {
@@ -184,7 +191,7 @@ StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBat
     for (const auto& layer : m_table.layers()) d.layerRanges.push_back({layer.offset, layer.size});
     d.streamer = std::make_unique<WeightStreamer>(
         memoryx.weights(), options.systems, std::max(1, options.weightBufferLayers), slotFloats,
-        d.epoch, [&d](const Span& span) { d.report(span); });
+        d.epoch, [&d](const Span& span) { d.report(span); }, shape.bf16);
 }
 
 StreamingExecutor::~StreamingExecutor() = default;
@@ -193,6 +200,9 @@ StreamingStats StreamingExecutor::stats() const {
     std::lock_guard lock(m_impl->statsMutex);
     StreamingStats s = m_impl->stats;
     s.maxResidentLayers = m_impl->streamer->maxResident();
+    s.bytesPerWeight = m_impl->streamer->bytesPerValue();
+    s.waferBufferBytes = m_impl->streamer->bufferBytes();
+    s.peakWaferBufferBytes = m_impl->streamer->peakResidentBytes();
     s.bytesStreamedIn = m_impl->streamer->bytesStreamed();
     return s;
 }
@@ -248,7 +258,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 holding = true;
                 d.workers.run([&](int s) {
                     auto& gpt = *d.gpts[size_t(s)];
-                    const float* w = d.streamer->slot(v, s);
+                    const auto w = d.weightsOnWafer(v, s);
                     const double t0 = d.now();
                     if (l == 0) {
                         const bool first = s == 0 && m == 0;
@@ -257,8 +267,9 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                                                         dropoutSeed, uint64_t(s * d.micros + m)));
                         gpt.embedForward(w, inputs + rows(s));
                     } else if (l == head) {
-                        const float* wte =
-                            m_table.shape().tiedEmbedding ? w + d.layer(head).size : nullptr;
+                        const auto wte = m_table.shape().tiedEmbedding
+                                             ? w.advanced(d.layer(head).size)
+                                             : model::LayerWeights<float>{};
                         d.losses[size_t(s)] += gpt.headForward(w, wte, targets + rows(s));
                     } else {
                         gpt.blockForward(l - 1, w);
@@ -277,13 +288,13 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 d.workers.run([&](int s) {
                     auto& gpt = *d.gpts[size_t(s)];
                     float* g = d.grads[size_t(s)].data();
-                    const float* w = d.streamer->slot(v, s);
+                    const auto w = d.weightsOnWafer(v, s);
                     const double t0 = d.now();
                     if (l == head) {
                         const bool tied = m_table.shape().tiedEmbedding;
-                        gpt.headBackward(w, tied ? w + d.layer(head).size : nullptr,
-                                         g + d.layer(head).offset,
-                                         tied ? g + d.wteOffset() : nullptr);
+                        gpt.headBackward(
+                            w, tied ? w.advanced(d.layer(head).size) : model::LayerWeights<float>{},
+                            g + d.layer(head).offset, tied ? g + d.wteOffset() : nullptr);
                     } else if (l == 0) {
                         gpt.embedBackward(g + d.layer(0).offset);
                     } else {

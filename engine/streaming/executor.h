@@ -14,7 +14,17 @@
 // arithmetic (Gpt::forward/backward, Optimizer::gradientNorm (globalNorm over the whole
 // gradient buffer unless fine-tuning freezes tensors), Optimizer updates), so weights are
 // bit-identical; with N systems or M micro-batches the gradient is the same mean, summed in a
-// different (fixed) order. Thread-safety: one step at a time; systems compute on their own threads,
+// different (fixed) order.
+//
+// Precision: MemoryX holds fp32 master weights, gradients and optimizer state in both modes. In
+// bf16 mode (shape.bf16) each visit's weights are converted to bf16 once as they stream onto the
+// wafer (WeightStreamer), so the wafer buffer and the bytes streamed in are half the fp32 figures,
+// and the systems compute from those bits (Gpt's packed LayerWeights), bit for bit the plain bf16
+// step. Gradients stream out fp32 in both modes: they are the fp32 gradients of the bf16 step
+// (Gpt keeps every gradient fp32), reduced and applied to fp32 masters as in plain training; 16-bit
+// gradients on the wire would change the result. (The emulated hardware assumes 16-bit gradients,
+// the spec's stream_bytes_per_value, as the published Cerebras runs.)
+// Thread-safety: one step at a time; systems compute on their own threads,
 // MemoryX work runs on its own thread, and spans are reported from all of them.
 #pragma once
 
@@ -47,11 +57,14 @@ struct StepResult {
 };
 
 struct StreamingStats {
-    int maxResidentLayers = 0;       // most layers' weights any wafer held at once
-    int64_t bytesStreamedIn = 0;     // weights broadcast to systems (all systems, all steps)
-    int64_t bytesStreamedOut = 0;    // gradients leaving systems
-    double streamInSec = 0.0;        // total time spent copying weights in
-    double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
+    int maxResidentLayers = 0;         // most layers' weights any wafer held at once
+    int bytesPerWeight = 4;            // on the wafer: 4 (fp32) or 2 (bf16 mode)
+    int64_t waferBufferBytes = 0;      // one system's weight buffer: slots x the largest visit
+    int64_t peakWaferBufferBytes = 0;  // the most weight bytes one system's buffer held at once
+    int64_t bytesStreamedIn = 0;       // weights broadcast to systems (all systems, all steps)
+    int64_t bytesStreamedOut = 0;      // gradients leaving systems (fp32 in both modes)
+    double streamInSec = 0.0;          // total time spent copying weights in
+    double streamInHiddenSec = 0.0;    // of which overlapped a compute on the same system
 };
 
 // How the outside world steers a step between layers (see StreamingExecutor::step).

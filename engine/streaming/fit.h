@@ -1,6 +1,7 @@
 // Does a step's activation memory fit on the wafer, and which micro-batch to use: the decision
 // the real system makes before a run. Per system, the wafer holds the weight buffer
-// (weight_buffer_layers slots of the largest layer's fp32 weights) and every activation the
+// (weight_buffer_layers slots of the largest layer's weights, as they stream in: fp32, or bf16 in
+// bf16 mode) and every activation the
 // backward pass needs for one micro-batch. Pure functions.
 #pragma once
 

@@ -4,17 +4,24 @@
 #include <cassert>
 #include <cstring>
 
+#include "engine/tensor/bf16.h"
+
 namespace ws::streaming {
 
 WeightStreamer::WeightStreamer(const float* memoryxWeights, int systems, int slots,
-                               size_t slotFloats, Clock::time_point epoch, SpanSink sink)
+                               size_t slotValues, Clock::time_point epoch, SpanSink sink, bool bf16)
     : m_weights(memoryxWeights),
       m_systems(systems),
       m_slots(slots),
-      m_slotFloats(slotFloats),
+      m_slotValues(slotValues),
       m_epoch(epoch),
       m_sink(std::move(sink)),
-      m_buffers(size_t(systems), std::vector<float>(size_t(slots) * slotFloats)) {
+      m_bf16(bf16) {
+    const size_t values = size_t(slots) * slotValues;
+    if (bf16)
+        m_bf16Buffers.assign(size_t(systems), std::vector<uint16_t>(values));
+    else
+        m_buffers.assign(size_t(systems), std::vector<float>(values));
     m_loader = std::thread([this] { loaderLoop(); });
 }
 
@@ -45,7 +52,19 @@ void WeightStreamer::acquire(int visit) {
 }
 
 const float* WeightStreamer::slot(int visit, int system) const {
-    return m_buffers[size_t(system)].data() + size_t(visit % m_slots) * m_slotFloats;
+    assert(!m_bf16);
+    return m_buffers[size_t(system)].data() + size_t(visit % m_slots) * m_slotValues;
+}
+
+const uint16_t* WeightStreamer::packedSlot(int visit, int system) const {
+    assert(m_bf16);
+    return m_bf16Buffers[size_t(system)].data() + size_t(visit % m_slots) * m_slotValues;
+}
+
+int64_t WeightStreamer::visitBytes(const WeightVisit& visit) const {
+    size_t values = 0;
+    for (const auto& piece : visit.pieces) values += piece.second;
+    return int64_t(values) * bytesPerValue();
 }
 
 void WeightStreamer::release(int visit) {
@@ -53,6 +72,7 @@ void WeightStreamer::release(int visit) {
         std::lock_guard lock(m_mutex);
         m_released[size_t(visit)] = 1;
         --m_resident;
+        m_residentBytes -= visitBytes(m_visits[size_t(visit)]);
     }
     m_cv.notify_all();
 }
@@ -75,29 +95,45 @@ void WeightStreamer::loaderLoop() {
             ++m_resident;
             m_maxResident = std::max(m_maxResident, m_resident);
             const WeightVisit visit = m_visits[j];
+            const int64_t bytes = visitBytes(visit);
+            m_residentBytes += bytes;
+            m_peakResidentBytes = std::max(m_peakResidentBytes, m_residentBytes);
             const int64_t step = m_step;
             lock.unlock();
-            size_t floats = 0;
-            for (const auto& piece : visit.pieces) floats += piece.second;
-            assert(floats <= m_slotFloats);
-            for (int s = 0; s < m_systems && floats > 0; ++s) {
+            size_t values = 0;
+            for (const auto& piece : visit.pieces) values += piece.second;
+            assert(values <= m_slotValues);
+            const size_t slotStart = (j % size_t(m_slots)) * m_slotValues;
+            for (int s = 0; s < m_systems && values > 0; ++s) {
                 const auto t0 = Clock::now();
-                float* dst = m_buffers[size_t(s)].data() + (j % size_t(m_slots)) * m_slotFloats;
-                for (const auto& [offset, count] : visit.pieces) {
-                    std::memcpy(dst, m_weights + offset, count * sizeof(float));
-                    dst += count;
+                if (!m_bf16) {
+                    float* dst = m_buffers[size_t(s)].data() + slotStart;
+                    for (const auto& [offset, count] : visit.pieces) {
+                        std::memcpy(dst, m_weights + offset, count * sizeof(float));
+                        dst += count;
+                    }
+                } else if (s == 0) {
+                    // Converted once, on the way onto the first wafer...
+                    uint16_t* dst = m_bf16Buffers[0].data() + slotStart;
+                    for (const auto& [offset, count] : visit.pieces) {
+                        tensor::floatToBf16Span(m_weights + offset, dst, count);
+                        dst += count;
+                    }
+                } else {
+                    // ...and the same bits broadcast to the others.
+                    std::memcpy(m_bf16Buffers[size_t(s)].data() + slotStart,
+                                m_bf16Buffers[0].data() + slotStart, values * sizeof(uint16_t));
                 }
                 const auto t1 = Clock::now();
                 if (m_sink) {
-                    m_sink(Span{step, visit.micro, s, visit.layer, SpanKind::StreamIn,
-                                int64_t(floats * sizeof(float)),
+                    m_sink(Span{step, visit.micro, s, visit.layer, SpanKind::StreamIn, bytes,
                                 std::chrono::duration<double>(t0 - m_epoch).count(),
                                 std::chrono::duration<double>(t1 - m_epoch).count(),
                                 !visit.forward});
                 }
             }
             lock.lock();
-            m_bytes += int64_t(floats * sizeof(float)) * m_systems;
+            m_bytes += bytes * m_systems;
             m_loaded[j] = 1;
             ++m_loadedCount;
             m_cv.notify_all();

@@ -4,6 +4,12 @@
 // system's buffer (the SwarmX broadcast) as soon as visit j-k has been released, so with k = 2 the
 // next layer streams in while the current one computes. The wafer never holds more than k layers'
 // weights: the buffer has exactly k slots, and maxResident() proves it from the instrumentation.
+//
+// Element width: fp32 (4 bytes), or bf16 (2 bytes, the model's bf16 mode): MemoryX keeps fp32
+// masters and the loader converts each visit's weights to bf16 once (round to nearest even,
+// tensor::floatToBf16Span, on the loader's own thread) into system 0's slot, then broadcasts those
+// bits to the other systems, so the wafer buffer, the bytes streamed and the StreamIn spans'
+// bytes are half the fp32 figures.
 // Thread-safety: begin/acquire/release from the executor's thread; the loader is internal.
 #pragma once
 
@@ -31,8 +37,9 @@ class WeightStreamer {
 public:
     using Clock = std::chrono::steady_clock;
 
-    WeightStreamer(const float* memoryxWeights, int systems, int slots, size_t slotFloats,
-                   Clock::time_point epoch, SpanSink sink);
+    // slotValues: the most weights one visit needs; bf16: stream them as bf16 (see above).
+    WeightStreamer(const float* memoryxWeights, int systems, int slots, size_t slotValues,
+                   Clock::time_point epoch, SpanSink sink, bool bf16 = false);
     ~WeightStreamer();
     WeightStreamer(const WeightStreamer&) = delete;
     WeightStreamer& operator=(const WeightStreamer&) = delete;
@@ -41,24 +48,38 @@ public:
     void begin(int64_t step, std::vector<WeightVisit> visits);
     // Blocks until visit j is on every system's wafer; returns system s's copy via slot().
     void acquire(int visit);
+    // System s's copy of visit j: fp32 values (slot) or, streaming bf16, bf16 bits (packedSlot).
     const float* slot(int visit, int system) const;
+    const uint16_t* packedSlot(int visit, int system) const;
     void release(int visit);
     // Waits until the loader has finished the step (all visits loaded).
     void finish();
 
+    bool bf16() const { return m_bf16; }
+    int bytesPerValue() const { return m_bf16 ? 2 : 4; }
     int maxResident() const { return m_maxResident; }
-    int64_t bytesStreamed() const { return m_bytes; }
+    int64_t bytesStreamed() const { return m_bytes; }  // all systems, all steps
+    // One system's weight buffer: its capacity (slots x slotValues) and the most bytes of weights
+    // it ever held at once (visits loading, loaded or in use; each system holds the same).
+    int64_t bufferBytes() const {
+        return int64_t(m_slots) * int64_t(m_slotValues) * bytesPerValue();
+    }
+    int64_t peakResidentBytes() const { return m_peakResidentBytes; }
 
 private:
     void loaderLoop();
 
+    int64_t visitBytes(const WeightVisit& visit) const;
+
     const float* m_weights;
     int m_systems;
     int m_slots;
-    size_t m_slotFloats;
+    size_t m_slotValues;
     Clock::time_point m_epoch;
     SpanSink m_sink;
-    std::vector<std::vector<float>> m_buffers;  // per system: (slots * slotFloats)
+    bool m_bf16;
+    std::vector<std::vector<float>> m_buffers;         // fp32: per system, (slots * slotValues)
+    std::vector<std::vector<uint16_t>> m_bf16Buffers;  // bf16: per system, (slots * slotValues)
 
     std::mutex m_mutex;
     std::condition_variable m_cv;
@@ -70,6 +91,8 @@ private:
     int m_loadedCount = 0;
     int m_resident = 0;  // slots holding a layer (loading, loaded or in use), not yet released
     int m_maxResident = 0;
+    int64_t m_residentBytes = 0;  // per system
+    int64_t m_peakResidentBytes = 0;
     int64_t m_bytes = 0;
     std::thread m_loader;
 };

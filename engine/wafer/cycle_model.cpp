@@ -190,7 +190,8 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     out.seqLen = T;
     const double clock = spec.clockHz();
     const double io = spec.ioBytesPerS();
-    const double bpv = spec.streamBytesPerValue;
+    const double bpv = spec.streamBytesPerValue;  // gradients out
+    const double weightBpv = in.weightBytesPerValue > 0 ? in.weightBytesPerValue : bpv;
     const double treeLatency = out.treeDepth * spec.cluster.swarmxHopLatencyUs * 1e-6;
     const double updateRate = spec.cluster.memoryxUpdateGparamsPerS * 1e9;
 
@@ -209,7 +210,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     for (size_t i = 0; i < n; ++i) {
         const PlannedLayer& p = kinds[size_t(order[i].kind)];
         const Pass pass = p.ops.pass;
-        const double streamS = p.ops.weightValues * bpv / io;
+        const double streamS = p.ops.weightValues * weightBpv / io;
         // Two weight buffers: layer i streams once layer i-1's stream ended and layer i-2's
         // compute freed its buffer.
         inStart[i] = std::max(i ? inEnd[i - 1] : 0.0, i >= 2 ? compEnd[i - 2] : 0.0);

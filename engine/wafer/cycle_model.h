@@ -14,7 +14,10 @@
 //
 // Limits (stated, not hidden): with the whole batch (or a micro-batch too large) activations are
 // assumed to stay on the wafer whether or not they fit (ActivationFit reports whether they do);
-// dX of sparse matmuls is counted dense; sparse weights stream dense.
+// dX of sparse matmuls is counted dense; sparse weights stream dense. The fabric moves 16-bit
+// operands (layer_ops) whatever the run's precision: the wafer's compute is modelled as fp16/bf16.
+// Weights stream in at StepInput::weightBytesPerValue (an fp32 run's 4-byte weights take twice
+// a bf16 run's time).
 //
 // Thread-safety: pure functions. Failure contract: bad specs, num_csx beyond the spec's SwarmX
 // limit and ops that cannot fit a tile in SRAM return errors before any work.
@@ -45,6 +48,10 @@ struct StepInput {
     // Global-norm gradient clipping (optimizer.max_gradient_norm > 0): no layer can be updated
     // before every gradient is in, so the updates run after the backward pass, not beside it.
     bool updatesAfterNorm = false;
+    // Bytes per weight streamed in: the run's width on the wafer (model::streamedBytesPerWeight:
+    // 4 for an fp32 run, 2 in bf16 mode); 0 = the spec's stream_bytes_per_value. Gradients out
+    // always use the spec's figure (the hardware's 16-bit gradients).
+    int weightBytesPerValue = 0;
 };
 
 struct PredictOptions {

@@ -1,10 +1,8 @@
 // fitOnWafer (see run_fit.h).
 #include "engine/wafer/run_fit.h"
 
-#include <algorithm>
-
 #include "engine/config/validate.h"
-#include "engine/streaming/executor.h"
+#include "engine/model/model_facts.h"
 #include "engine/wafer/spec.h"
 
 namespace ws::wafer {
@@ -17,17 +15,16 @@ Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::
     if (!spec.ok()) return spec.error();
     const int64_t sram =
         cfg.wafer.sramBytes > 0 ? cfg.wafer.sramBytes : spec->cores() * spec->sramBytesPerCore;
-    size_t largest = streaming::largestLayerSize(table);
-    if (shape.tiedEmbedding) {
-        largest = std::max(largest, table.layers().back().size + table.find("wte.weight")->size);
-    }
+    // The buffer holds weights as they reach the wafer: 2-byte bf16 in bf16 mode, else fp32.
+    const size_t largest = model::largestStreamedVisit(table);
     streaming::FitInput in;
     in.shape = shape;
     in.seqLen = cfg.trainInput.maxSequenceLength;
     in.perSystemBatch = cfg.trainInput.batchSize / cfg.runconfig.numCsx;
     in.microBatchSetting = cfg.trainInput.microBatchSize;
     in.sramBytes = sram;
-    in.weightBufferBytes = int64_t(largest * sizeof(float)) * cfg.wafer.weightBufferLayers;
+    in.weightBufferBytes =
+        int64_t(largest) * model::streamedBytesPerWeight(shape) * cfg.wafer.weightBufferLayers;
     return streaming::chooseMicroBatch(in);
 }
 

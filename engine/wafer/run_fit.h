@@ -3,7 +3,8 @@
 // edit, so the two can never say different things. The wafer is wafer.spec with its overrides
 // (specForConfig, which also checks runconfig.num_csx against the spec); its SRAM is
 // wafer.sram_bytes if set, else the spec's; per system it must hold the weight buffer
-// (wafer.weight_buffer_layers x the largest layer) and one micro-batch's activations
+// (wafer.weight_buffer_layers x the largest layer, 2 bytes a weight in bf16 mode, else 4) and one
+// micro-batch's activations
 // (streaming::chooseMicroBatch: "a step that cannot fit even one sequence is refused").
 // Thread-safety: pure functions (they read the spec file).
 #pragma once

@@ -76,6 +76,22 @@ validate_presets)
   out=$("$wafer" validate "$src/presets/gpt-nano.yaml") || fail "exit $?"
   expect_in "parameters" "$out"
   expect_in "FLOPs per token" "$out" ;;
+validate_bf16_streaming)
+  # Issue 14: in bf16 mode weights stream as 2-byte bf16, so the wafer buffer and the bytes a pass
+  # streams in are half the fp32 figures.
+  field() { sed -E "s/.*\"$1\":([0-9]+).*/\1/" <<<"$2"; }
+  fp32=$("$wafer" validate "$src/presets/gpt-micro.yaml" --json) || fail "exit $? $fp32"
+  bf16=$("$wafer" validate "$src/presets/gpt-micro.yaml" --json --set model.mixed_precision=true \
+         --set model.fp16_type=bfloat16) || fail "exit $? $bf16"
+  expect_in '"stream_bytes_per_weight":4' "$fp32"
+  expect_in '"stream_bytes_per_weight":2' "$bf16"
+  for f in wafer_buffer_bytes streamed_bytes_per_pass; do
+    a=$(field $f "$fp32"); b=$(field $f "$bf16")
+    [[ -n "$b" && "$b" -gt 0 && "$a" -eq $((2 * b)) ]] || fail "$f: fp32 $a, bf16 $b"
+  done
+  out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set model.mixed_precision=true \
+        --set model.fp16_type=bfloat16) || fail "exit $? $out"
+  expect_in "weights as bf16 (2 bytes each): wafer buffer" "$out" ;;
 validate_typo)
   printf 'model:\n  hiden_size: 64\n' >"$tmp/typo.yaml"
   out=$("$wafer" validate "$tmp/typo.yaml" 2>&1); code=$?

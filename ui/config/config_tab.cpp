@@ -126,6 +126,11 @@ void ConfigTab::onDocumentChanged() {
                        .arg(humanBytes(double(facts.weightBytes)))
                        .arg(humanBytes(double(facts.gradientBytes)))
                        .arg(humanBytes(double(facts.optimizerBytes)));
+    text +=
+        tr(" &nbsp;·&nbsp; wafer buffer %1, %2 streamed in per pass (%3 weights)")
+            .arg(humanBytes(double(facts.waferBufferBytes)))
+            .arg(humanBytes(double(facts.streamedBytesPerPass)))
+            .arg(facts.streamBytesPerWeight == 2 ? QStringLiteral("bf16") : QStringLiteral("fp32"));
     if (const std::string path = model::precisionPath(c); !path.empty()) {
         text += tr(" &nbsp;·&nbsp; %1").arg(QString::fromStdString(path).toHtmlEscaped());
     }

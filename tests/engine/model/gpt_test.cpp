@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/model/random.h"
+#include "engine/tensor/bf16.h"
 #include "gradcheck.h"
 #include "repeated_sequence.h"
 #include "support/test_shapes.h"
@@ -187,6 +188,58 @@ TEST(GptTest, PerLayerEntryPointsOnSeparateBuffersMatchTheFullStep) {
                              tied ? g[0].data() : nullptr);
         for (int l = L - 1; l >= 0; --l) {
             layered.blockBackward(l, w[size_t(1 + l)].data(), g[size_t(1 + l)].data());
+        }
+        layered.embedBackward(g[0].data());
+        for (size_t li = 0; li < table.layers().size(); ++li) {
+            const LayerSlice& l = table.layers()[li];
+            EXPECT_EQ(std::memcmp(g[li].data(), grads.data() + l.offset, l.size * sizeof(float)), 0)
+                << l.name;
+        }
+    }
+}
+
+// bf16 mode: layer slices packed to bf16 bits once (as weight streaming puts them on the wafer)
+// compute exactly what the fp32 slices do, packed by Gpt on every visit: same loss, activations
+// and (fp32) gradients, bit for bit. The tied head's wte comes as its own packed buffer.
+TEST(GptTest, Bf16PackedLayerSlicesMatchTheFullStepBitForBit) {
+    GptShape s = mediumShape();
+    s.bf16 = true;
+    for (bool tied : {true, false}) {
+        s.tiedEmbedding = tied;
+        const int B = 2, T = 33;
+        Gpt<float> full(s, B, T), layered(s, B, T);
+        const ParameterTable& table = full.table();
+        const std::vector<float> p = initialWeights(s, 0.05, 12);
+        const auto in = tokens(B * T, s.vocab, 7), tg = tokens(B * T, s.vocab, 8);
+        std::vector<float> grads(p.size(), 0.0f);
+        const float loss = full.forward(p.data(), in.data(), tg.data(), true, 42);
+        const std::vector<float> acts(
+            full.activationData(), full.activationData() + full.activationSlices().back().offset +
+                                       full.activationSlices().back().size);
+        full.backward(p.data(), grads.data());
+
+        std::vector<std::vector<uint16_t>> w;
+        std::vector<std::vector<float>> g;
+        for (const LayerSlice& l : table.layers()) {
+            w.emplace_back(l.size);
+            tensor::floatToBf16(p.data() + l.offset, w.back().data(), l.size);
+            g.emplace_back(l.size, 0.0f);
+        }
+        std::vector<uint16_t> wte(table.find("wte.weight")->size);
+        tensor::floatToBf16(p.data() + table.find("wte.weight")->offset, wte.data(), wte.size());
+        using W = LayerWeights<float>;
+        const W wteBits = tied ? W::packed(wte.data()) : W{};
+        const int L = s.layers, head = table.headLayer();
+        layered.beginStep(true, 42);
+        layered.embedForward(W::packed(w[0].data()), in.data());
+        for (int l = 0; l < L; ++l) layered.blockForward(l, W::packed(w[size_t(1 + l)].data()));
+        EXPECT_EQ(loss, layered.headForward(W::packed(w[size_t(head)].data()), wteBits, tg.data()));
+        EXPECT_EQ(std::memcmp(acts.data(), layered.activationData(), acts.size() * sizeof(float)),
+                  0);
+        layered.headBackward(W::packed(w[size_t(head)].data()), wteBits, g[size_t(head)].data(),
+                             tied ? g[0].data() : nullptr);
+        for (int l = L - 1; l >= 0; --l) {
+            layered.blockBackward(l, W::packed(w[size_t(1 + l)].data()), g[size_t(1 + l)].data());
         }
         layered.embedBackward(g[0].data());
         for (size_t li = 0; li < table.layers().size(); ++li) {

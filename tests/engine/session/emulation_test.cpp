@@ -71,6 +71,56 @@ TEST(SessionEmulation, EveryStepAndSpanCarriesEmulatedTime) {
     EXPECT_LE(timed.at({0, -1, 1, SpanKind::Update, false}).second, p.stepS + 1e-15);
 }
 
+// Issue 14, bf16 streaming: a bf16 run publishes half the stream-in bytes of the same fp32 run
+// (every StreamIn span, so the Wafer tab's "weights ↓" and the timeline's "moved" halve), says so
+// in its streaming summary, and its emulated weight streams take half the time; gradients
+// (fp32) and the emulated gradient streams are unchanged.
+TEST(SessionEmulation, Bf16RunStreamsHalfTheWeightBytesAndTime) {
+    struct Seen {
+        int64_t streamedIn = 0, streamedOut = 0;
+        double weightStreamS = 0, gradStreamS = 0;
+        std::string summary;
+    };
+    auto run = [](const std::vector<std::string>& overrides) {
+        TempDir dir;
+        writeTinyCorpus(dir.path());
+        auto options = sessionOptionsIn(dir);
+        options.recordInStore = false;
+        auto session = Session::create(tinyConfig(dir.path(), 2, overrides), options);
+        EXPECT_TRUE(session.ok()) << session.error().message;
+        Seen seen;
+        for (const auto& e : runToEnd(**session)) {
+            if (const auto* sp = std::get_if<streaming::Span>(&e)) {
+                if (sp->step != 0) continue;
+                if (sp->kind == SpanKind::StreamIn) seen.streamedIn += sp->bytes;
+                if (sp->kind == SpanKind::StreamOut) seen.streamedOut += sp->bytes;
+            }
+            if (const auto* es = std::get_if<EmulatedStep>(&e); es && es->step == 0) {
+                for (const auto& l : es->prediction->layers) {
+                    seen.weightStreamS += l.weightStreamS;
+                    seen.gradStreamS += l.gradStreamS;
+                }
+            }
+            if (const auto* line = std::get_if<LogLine>(&e);
+                line && line->message.find("weights streamed in") != std::string::npos)
+                seen.summary = line->message;
+        }
+        EXPECT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+        return seen;
+    };
+    const Seen fp32 = run({"wafer.spec=teaching-16x16"});
+    const Seen bf16 = run(
+        {"wafer.spec=teaching-16x16", "model.mixed_precision=true", "model.fp16_type=bfloat16"});
+    ASSERT_GT(bf16.streamedIn, 0);
+    EXPECT_EQ(fp32.streamedIn, 2 * bf16.streamedIn);
+    EXPECT_EQ(fp32.streamedOut, bf16.streamedOut);
+    ASSERT_GT(bf16.weightStreamS, 0);
+    EXPECT_DOUBLE_EQ(fp32.weightStreamS, 2 * bf16.weightStreamS);
+    EXPECT_DOUBLE_EQ(fp32.gradStreamS, bf16.gradStreamS);
+    EXPECT_NE(fp32.summary.find("of fp32 weights streamed in"), std::string::npos) << fp32.summary;
+    EXPECT_NE(bf16.summary.find("of bf16 weights streamed in"), std::string::npos) << bf16.summary;
+}
+
 TEST(SessionEmulation, SwitchedOffPublishesNoEmulatedTime) {
     TempDir dir;
     writeTinyCorpus(dir.path());

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 
+#include "engine/model/model_facts.h"
+#include "engine/model/parameters.h"
 #include "engine/store/run_store.h"
 #include "engine/tensor/simd.h"
 #include "engine/wafer/run_fit.h"
@@ -320,6 +324,43 @@ TEST(Session, WaferFitCheckGivesTheMessageTheRunFailsWith) {
     const auto fits = wafer::fitOnWafer(tinyConfig(dir.path(), 2).config);
     ASSERT_TRUE(fits.ok()) << fits.error().message;
     EXPECT_EQ(fits->microBatch, 4);
+}
+
+// Issue 14: the weight buffer holds what streams in, 2-byte bf16 weights in bf16 mode, so the
+// wafer's SRAM left for activations grows by half the fp32 buffer; the check and the config's
+// facts agree on the buffer's size.
+TEST(Session, Bf16WeightBufferIsHalfAndLeavesMoreRoomOnTheWafer) {
+    TempDir dir;
+    const std::vector<std::string> bf16 = {"model.mixed_precision=true",
+                                           "model.fp16_type=bfloat16"};
+    auto with = [&](std::vector<std::string> overrides, const std::vector<std::string>& more) {
+        overrides.insert(overrides.end(), more.begin(), more.end());
+        return tinyConfig(dir.path(), 2, overrides).config;
+    };
+    const auto facts32 = model::deriveFacts(with({}, {}));
+    const auto facts16 = model::deriveFacts(with(bf16, {}));
+    EXPECT_EQ(facts32.streamBytesPerWeight, 4);
+    EXPECT_EQ(facts16.streamBytesPerWeight, 2);
+    EXPECT_EQ(facts32.waferBufferBytes, 2 * facts16.waferBufferBytes);
+    EXPECT_EQ(facts32.streamedBytesPerPass, 2 * facts16.streamedBytesPerPass);
+    const model::ParameterTable table(model::GptShape::fromConfig(with({}, {}).model));
+    EXPECT_EQ(facts16.waferBufferBytes, 2 * 2 * int64_t(model::largestStreamedVisit(table)));
+
+    // SRAM for the bf16 buffer and one sequence's activations, but not for the fp32 buffer.
+    const auto fit32 = wafer::fitOnWafer(with({}, {}));
+    ASSERT_TRUE(fit32.ok()) << fit32.error().message;
+    const int64_t sram = facts16.waferBufferBytes + fit32->bytesPerSequence;
+    const std::string sramOverride = "wafer.sram_bytes=" + std::to_string(sram);
+    const auto tight32 = wafer::fitOnWafer(with({sramOverride}, {}));
+    ASSERT_FALSE(tight32.ok());
+    EXPECT_NE(
+        tight32.error().message.find(fmt::format("After the weight buffer ({:.1f} MiB)",
+                                                 double(facts32.waferBufferBytes) / (1 << 20))),
+        std::string::npos)
+        << tight32.error().message;
+    const auto tight16 = wafer::fitOnWafer(with({sramOverride}, bf16));
+    ASSERT_TRUE(tight16.ok()) << tight16.error().message;
+    EXPECT_EQ(tight16->microBatch, 1);
 }
 
 TEST(Session, MisspeltWaferSpecIsRefusedWithTheSpecItMeant) {

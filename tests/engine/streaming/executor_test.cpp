@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <new>
 
+#include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "streaming_test_util.h"
 
@@ -225,6 +227,64 @@ TEST(StreamingExecutor, ReportsEverySpanWithBytes) {
     const auto emb = int64_t(table.layers()[0].size * sizeof(float));
     const int64_t perStep = 2 * int64_t(table.totalSize() * sizeof(float)) + 2 * wte - emb;
     EXPECT_EQ(stats.bytesStreamedIn, kSteps * 2 * perStep);
+}
+
+// bf16 mode streams each weight as 2 bytes (converted once from MemoryX's fp32 masters), fp32
+// mode as 4: every weight figure of a bf16 run is exactly half the fp32 run's, and matches the
+// sizes the wafer fit and the config facts use (model_facts.h). The vectors (LayerNorm, biases)
+// stream as bf16 too, so this holds for every byte streamed in, not only the matrices.
+// Gradients stream out fp32 in both modes.
+TEST(StreamingExecutor, Bf16HalvesTheWaferBufferAndTheBytesStreamedIn) {
+    for (const bool tied : {true, false}) {
+        model::GptShape shape = streamingShape(tied);
+        const model::ParameterTable table(shape);
+        StreamingOptions options;
+        options.systems = 2;
+        std::vector<Span> spans32, spans16;
+        StreamingStats fp32, bf16;
+        trainStreamed(shape, 0.5, options, &fp32, &spans32);
+        shape.bf16 = true;
+        trainStreamed(shape, 0.5, options, &bf16, &spans16);
+
+        EXPECT_EQ(fp32.bytesPerWeight, 4);
+        EXPECT_EQ(bf16.bytesPerWeight, 2);
+        const int64_t perPass = model::streamedWeightsPerPass(table);  // one system, fwd + bwd
+        EXPECT_EQ(fp32.bytesStreamedIn, kSteps * 2 * perPass * 4);
+        EXPECT_EQ(bf16.bytesStreamedIn, kSteps * 2 * perPass * 2);
+        // The buffer: two slots of the largest visit; with double buffering its peak is the two
+        // largest consecutive visits, whatever they are, in both runs.
+        const auto largest = int64_t(model::largestStreamedVisit(table));
+        EXPECT_EQ(fp32.waferBufferBytes, 2 * largest * 4);
+        EXPECT_EQ(bf16.waferBufferBytes, 2 * largest * 2);
+        EXPECT_EQ(fp32.peakWaferBufferBytes, 2 * bf16.peakWaferBufferBytes);
+        EXPECT_GT(bf16.peakWaferBufferBytes, largest * 2);  // two layers really were resident
+        EXPECT_LE(bf16.peakWaferBufferBytes, bf16.waferBufferBytes);
+        EXPECT_EQ(bf16.bytesStreamedOut, fp32.bytesStreamedOut);  // fp32 gradients out
+        EXPECT_EQ(fp32.bytesStreamedOut, kSteps * 2 * int64_t(table.totalSize()) * 4);
+
+        // Every published StreamIn span carries the halved bytes.
+        auto streamIn = [](const std::vector<Span>& spans) {
+            std::vector<int64_t> bytes;
+            for (const auto& sp : spans)
+                if (sp.kind == SpanKind::StreamIn) bytes.push_back(sp.bytes);
+            std::sort(bytes.begin(), bytes.end());
+            return bytes;
+        };
+        const auto in32 = streamIn(spans32), in16 = streamIn(spans16);
+        ASSERT_EQ(in32.size(), in16.size());
+        ASSERT_FALSE(in16.empty());
+        for (size_t i = 0; i < in16.size(); ++i) EXPECT_EQ(in32[i], 2 * in16[i]);
+    }
+}
+
+// Several systems receive the same bf16 bits (converted once, then broadcast): four systems
+// train like one, within the summation-order tolerance of the fp32 test above.
+TEST(StreamingExecutor, Bf16FourSystemsMatchOneSystem) {
+    model::GptShape shape = streamingShape();
+    shape.bf16 = true;
+    StreamingOptions one, four;
+    four.systems = 4;
+    expectClose(trainStreamed(shape, 0.5, one), trainStreamed(shape, 0.5, four));
 }
 
 // A fresh RAM MemoryX with an executor around it, for the cancel tests.

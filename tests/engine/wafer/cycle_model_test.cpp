@@ -127,6 +127,34 @@ TEST(CycleModel, SmallBatchesAreBoundByTheWeightStream) {
     EXPECT_NE(big->layers[1].binding, Binding::WeightStream);
 }
 
+// Issue 14: weights stream in at the run's width (an fp32 run's 4-byte weights take twice a bf16
+// run's 2-byte ones; 0 keeps the spec's stream_bytes_per_value, 2); gradients out keep the spec's.
+TEST(CycleModel, WeightStreamTimeFollowsTheBytesPerWeight) {
+    const WaferSpec spec = teaching();
+    ASSERT_EQ(spec.streamBytesPerValue, 2);
+    StepInput in{nanoShape(), 1, 8, 1, nullptr};
+    auto byDefault = predictStep(spec, in, {.frames = false});
+    in.weightBytesPerValue = 2;
+    auto bf16 = predictStep(spec, in, {.frames = false});
+    in.weightBytesPerValue = 4;
+    auto fp32 = predictStep(spec, in, {.frames = false});
+    ASSERT_TRUE(byDefault.ok() && bf16.ok() && fp32.ok());
+    ASSERT_EQ(fp32->layers.size(), bf16->layers.size());
+    double in16 = 0, in32 = 0;
+    for (size_t i = 0; i < bf16->layers.size(); ++i) {
+        EXPECT_EQ(byDefault->layers[i].weightStreamS, bf16->layers[i].weightStreamS);
+        EXPECT_DOUBLE_EQ(fp32->layers[i].weightStreamS, 2 * bf16->layers[i].weightStreamS);
+        EXPECT_EQ(fp32->layers[i].gradStreamS, bf16->layers[i].gradStreamS);
+        in16 += bf16->layers[i].weightStreamS;
+        in32 += fp32->layers[i].weightStreamS;
+    }
+    const double io = spec.ioBytesPerS();
+    EXPECT_NEAR(in16 * io / 2, in32 * io / 4, 1e-6 * in32 * io);  // the same weights
+    EXPECT_GT(in16, 0);
+    // This tiny batch is bound by the weight stream, so the fp32 step is slower.
+    EXPECT_GT(fp32->stepS, bf16->stepS);
+}
+
 TEST(CycleModel, MoreSystemsAddOnlyTreeLatency) {
     const WaferSpec spec = teaching();
     auto one = predictStep(spec, {nanoShape(), 16, 128, 1, nullptr}, {.frames = false});

@@ -15,6 +15,7 @@
 #include <QWheelEvent>
 #include <memory>
 
+#include "engine/model/model_facts.h"
 #include "engine/wafer/run_fit.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
@@ -141,6 +142,33 @@ private slots:
         commitLine(sram, "0");
         QVERIFY(errorText(form, "wafer.sram_bytes").isEmpty());
         QVERIFY(m_window.action("runAction")->isEnabled());
+    }
+
+    // Issue 14: the facts line says what weight streaming moves; in bf16 mode weights stream as
+    // 2-byte bf16, so the wafer buffer and the bytes streamed per pass halve.
+    void factsShowTheWeightBufferAndStreamedBytesHalvedInBf16() {
+        ConfigTab* tab = m_window.find<ConfigTab>("configTab");
+        ConfigDocument* doc = m_window->document();
+        const auto fp32 = ws::model::deriveFacts(doc->config());
+        const QString text32 = tab->factsLabel()->text();
+        QVERIFY2(text32.contains("(fp32 weights)"), qPrintable(text32));
+        QVERIFY(doc->setField("model.mixed_precision", "true"));  // fp16_type: bfloat16 default
+        const auto bf16 = ws::model::deriveFacts(doc->config());
+        QCOMPARE(fp32.waferBufferBytes, 2 * bf16.waferBufferBytes);
+        QCOMPARE(fp32.streamedBytesPerPass, 2 * bf16.streamedBytesPerPass);
+        const QString text16 = tab->factsLabel()->text();
+        QVERIFY2(text16.contains("(bf16 weights)"), qPrintable(text16));
+        const auto human = [](int64_t b) {  // the tab's units below 1 GiB
+            return b >= (1 << 20) ? QString::number(double(b) / (1 << 20), 'f', 1) + " MiB"
+                                  : QString::number(double(b) / 1024, 'f', 1) + " KiB";
+        };
+        const auto streaming = [&](const ws::model::ModelFacts& f) {
+            return "wafer buffer " + human(f.waferBufferBytes) + ", " +
+                   human(f.streamedBytesPerPass) + " streamed in per pass";
+        };
+        QVERIFY2(text16.contains(streaming(bf16)), qPrintable(text16));
+        QVERIFY2(text32.contains(streaming(fp32)), qPrintable(text32));
+        QVERIFY(m_window->saveScreenshot(artifactPath("config-facts-bf16.png")));
     }
 
     void rejectedValuesAreWordedWithTheFormsFieldNames() {

@@ -13,9 +13,13 @@
 #include <cmath>
 #include <map>
 
+#include "engine/config/config_yaml.h"
+#include "engine/session/session.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
 #include "support/gui_test.h"
+#include "support/temp_dir.h"
+#include "support/test_shapes.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/timeline_view.h"
@@ -89,6 +93,17 @@ std::vector<ws::streaming::Span> spansOf(const ws::wafer::StepPrediction& p, int
                      [](const auto& a, const auto& b) { return a.emuEnd < b.emuEnd; });
     return out;
 }
+
+// A tiny model that trains in a moment (the session tests' config).
+const std::string kTinyRunYaml =
+    "model: {hidden_size: 32, num_hidden_layers: 2, num_heads: 2, filter_size: 64,\n"
+    "        vocab_size: 256, max_position_embeddings: 64}\n"
+    "optimizer: {optimizer_type: adamw, learning_rate: 0.003}\n"
+    "train_input: {data_dir: corpus, batch_size: 4, max_sequence_length: 32,\n"
+    "              tokenizer: {type: byte}}\n"
+    "eval_input: {batch_size: 4}\n"
+    "runconfig: {max_steps: 2, eval_frequency: 5, eval_steps: 1, log_steps: 1, seed: 7,\n"
+    "            num_threads: 1}\n";
 
 int laneOfPlanned(const ws::wafer::TimelineSpan& t) {
     switch (t.kind) {
@@ -256,6 +271,60 @@ private slots:
 
     // The gradient norm per layer: one bar per layer with the step's recorded norms, for a
     // scrubbed step and (while its own norms have not arrived) the newest measured step live.
+    // Issue 14: a real bf16 run streams its weights as bf16, so the cluster diagram's "weights
+    // down" and the timeline's stream-in bars carry half the bytes of the same fp32 run.
+    void bf16RunShowsHalfTheWeightTraffic() {
+        int64_t weightsDown[2] = {0, 0}, gradientsUp[2] = {0, 0};
+        for (const bool bf16 : {false, true}) {
+            ws::testing::TempDir dir;
+            ws::testing::writeTinyCorpus(dir.path());
+            std::vector<std::string> overrides = {"wafer.spec=teaching-16x16",
+                                                  "runconfig.num_csx=2"};
+            if (bf16) {
+                overrides.push_back("model.mixed_precision=true");
+                overrides.push_back("model.fp16_type=bfloat16");
+            }
+            auto loaded = ws::config::parseConfig(kTinyRunYaml, "tiny.yaml", dir.path(), overrides);
+            QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+            loaded->config.runconfig.modelDir = (dir.path() / "model").string();
+            const ws::config::Config config = loaded->config;
+            ws::session::SessionOptions options;
+            options.dbPath = dir.path() / "runs.sqlite";
+            options.cacheDir = dir.path() / "cache";
+            options.recordInStore = false;
+            auto session = ws::session::Session::create(std::move(loaded).value(), options);
+            QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
+            (*session)->run();
+            std::vector<ws::session::Event> events;
+            (*session)->events().drain(events);
+
+            WaferTab tab;
+            tab.resize(1300, 850);
+            tab.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&tab));
+            tab.beginRun(config);
+            tab.setRunState(ws::session::RunState::Running);
+            std::vector<ws::streaming::Span> spans;
+            for (const auto& e : events) {
+                if (const auto* es = std::get_if<ws::session::EmulatedStep>(&e))
+                    tab.addEmulatedStep(*es);
+                if (const auto* sp = std::get_if<ws::streaming::Span>(&e)) spans.push_back(*sp);
+            }
+            tab.appendSpans(spans);
+            tab.setRunState(ws::session::RunState::Finished);
+            tab.showStep(0);
+            tab.redrawNow();
+            QCOMPARE(tab.emulation(), WaferTab::Emulation::On);
+            weightsDown[bf16] = tab.diagram()->traffic().weightsDown;
+            gradientsUp[bf16] = tab.diagram()->traffic().gradientsUp;
+            QVERIFY(tab.grab().save(
+                artifactPath(bf16 ? "wafer-tab-bf16-run.png" : "wafer-tab-fp32-run.png")));
+        }
+        QVERIFY(weightsDown[1] > 0);
+        QCOMPARE(weightsDown[0], 2 * weightsDown[1]);
+        QCOMPARE(gradientsUp[0], gradientsUp[1]);  // gradients stream out fp32 in both
+    }
+
     void layerNormChartShowsTheShownStep() {
         const auto p = predict("teaching-16x16", 2);
         WaferTab tab;
