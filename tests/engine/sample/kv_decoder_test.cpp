@@ -116,8 +116,7 @@ TEST(KvDecoder, PrefillThenSingleTokensMatchesFullForward) {
     EXPECT_LE(relativeDiff(decoder.logits(), ref.data() + 4 * s.vocab, s.vocab), 1e-4);
 }
 
-TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
-    auto s = samplingShape();
+void expectBf16MatchesGptBf16(model::GptShape s) {
     s.bf16 = true;
     const auto params = randomParams(s, 9);
     const auto tokens = randomTokens(s.maxPositions, s.vocab, 10);
@@ -137,6 +136,17 @@ TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
     // decoder must be far closer to Gpt's bf16 mode than bf16 is to fp32.
     EXPECT_LE(worst, 2e-2);
     EXPECT_LT(worst, bf16VsFp32 / 4) << "bf16 vs fp32 differ by " << bf16VsFp32;
+}
+
+// Decoded tokens run on the bf16 GEMV (tensor/gemv_bf16.h), Gpt on the bf16 matmul backend: the
+// same bf16 products, summed in other orders.
+TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
+    expectBf16MatchesGptBf16(samplingShape());
+}
+
+// Several GEMV panels (64 columns) with a partial last one: V = 200, 3C = 288, F = 320; untied.
+TEST(KvDecoder, Bf16ModeMatchesGptBf16ModeOverSeveralPanels) {
+    expectBf16MatchesGptBf16(::ws::testing::gptShape(200, 96, 2, 4, 320, 20, false));
 }
 
 TEST(KvDecoder, CancelLeavesTheCacheAsItWas) {
