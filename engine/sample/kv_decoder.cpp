@@ -36,8 +36,9 @@ tensor::MatmulBackend backendFor(int rows) {
 // operands are bf16 values already (the rounded weights, rounded activations), so the products
 // are the same exact bf16 products with fp32 accumulation, only added in another order; but one
 // oneDNN call costs more than such a product (gpt-nano's one-token products: 0.3-0.4x fp32 speed
-// on the bf16 backend). Decided by shape only, so generation stays deterministic. GPT-2 small's
-// one-token weight products (>= 768 x 2304) stay on the bf16 backend, which halves the bytes read.
+// on the bf16 backend). Decided by shape only, so generation stays deterministic. Weight products
+// of up to kGemvMaxRows rows run on the bf16 GEMV instead (below); this threshold still decides
+// for attention and small prefills.
 constexpr int64_t kBf16MinMacs = int64_t{1} << 20;
 
 bool onBf16Backend(bool bf16, int64_t M, int64_t N, int64_t K) {
@@ -46,9 +47,9 @@ bool onBf16Backend(bool bf16, int64_t M, int64_t N, int64_t K) {
 
 // In bf16 mode a weight product with this many rows or fewer (a decoded token, a short prompt)
 // runs on the bf16 matrix-vector kernel (tensor/gemv_bf16.h) with the weights packed once into its
-// panels: it reads each weight once as 2 bytes, where one oneDNN call per token packed its blocks
-// again and reached ~half the memory bandwidth (bench/sample_bench.cpp prints both). More rows are
-// a prefill, which oneDNN's GEMM does better.
+// panels and streams each weight once as 2 bytes: 8.7-11.8 G weights/s on the logits' product
+// where the oneDNN call reached 3.8-5.6 (bench/sample_bench.cpp, 2 threads, loaded AMD EPYC).
+// More rows are a prefill, which oneDNN's GEMM does better.
 constexpr int kGemvMaxRows = 4;
 
 bool onGemv(const tensor::Bf16PanelMatrix* panels, int rows) {
