@@ -6,9 +6,11 @@
 // the timed region, so only its forward passes count. Prints tokens/s of both, the speed-up, and
 // whether both produced the same tokens (they must, up to float reassociation).
 // --precision bf16 instead times the decoder in bf16 mode (GptShape::bf16: weights packed to bf16
-// once, oneDNN bf16 matmuls) against the same decoder in fp32, runs interleaved in the same
-// process, and prints tokens/s of both, bf16 / fp32, the bf16 path oneDNN chose, and one decoded
-// token's block and logits products in bf16 beside fp32.
+// once; decoded tokens on the bf16 GEMV, tensor/gemv_bf16.h) against the same decoder in fp32,
+// runs interleaved in the same process, and prints tokens/s of both, bf16 / fp32, the GB/s of
+// weights each reads per second beside a same-run reference (the compute threads reading a buffer
+// as large as the bf16 weights), the SIMD target of the GEMV and the bf16 path oneDNN chose, and
+// one decoded token's block and logits products on each kernel.
 // Usage: wafer_sample_bench [--quick] [--threads N] [--precision fp32|bf16]. Not run by CTest.
 #include <algorithm>
 #include <chrono>
@@ -25,7 +27,9 @@
 #include "engine/sample/kv_decoder.h"
 #include "engine/sample/sampler.h"
 #include "engine/tensor/bf16.h"
+#include "engine/tensor/gemv_bf16.h"
 #include "engine/tensor/matmul.h"
+#include "engine/tensor/simd.h"
 #include "engine/tensor/threads.h"
 
 namespace {
@@ -104,14 +108,55 @@ Timing runReference(const model::GptShape& s, const std::vector<float>& params, 
     return t;
 }
 
+// Weights of the matrix products one decoded token reads: every block's four, and the logits'.
+double matrixWeights(const model::GptShape& s) {
+    const double C = s.channels, F = s.ffn;
+    return s.layers * (4.0 * C * C + 2.0 * C * F) + double(s.vocab) * C;
+}
+
+// The reference for GB/s: the compute threads summing a buffer of `bytes` (the weights' size, 8
+// independent sums), as a GEMV streams its weights; GB/s of the best of `reps` timings, each
+// passing over the buffer often enough to take >= 20 ms.
+double readBandwidth(size_t bytes, int reps) {
+    static std::vector<uint64_t> buffer;
+    buffer.assign(bytes / sizeof(uint64_t) / 8 * 8, 1);
+    const int64_t n = int64_t(buffer.size());
+    const int threads = ws::tensor::computeThreads();
+    const int passes = int(std::max<size_t>(1, (size_t(400) << 20) / std::max<size_t>(bytes, 1)));
+    std::vector<uint64_t> sums(size_t(threads), 0);
+    double best = 0.0;
+    for (int r = 0; r < reps; ++r) {
+        const auto start = Clock::now();
+        for (int pass = 0; pass < passes; ++pass) {
+            ws::tensor::parallelRun(threads, [&](int index, int count) {
+                const int64_t begin = n / 8 * index / count * 8;
+                const int64_t end = n / 8 * (index + 1) / count * 8;
+                uint64_t s[8] = {};
+                for (int64_t i = begin; i < end; i += 8) {
+                    for (int j = 0; j < 8; ++j) s[j] += buffer[size_t(i + j)];
+                }
+                for (uint64_t v : s) sums[size_t(index)] += v;
+            });
+        }
+        best = std::max(best, double(bytes) * passes / secondsSince(start) / 1e9);
+    }
+    uint64_t total = 0;
+    for (uint64_t v : sums) total += v;
+    if (total != uint64_t(n) * uint64_t(reps) * uint64_t(passes)) std::printf("(miscounted)\n");
+    return best;
+}
+
 // bf16 against fp32 generation with the KV-cached decoder: for each length, `rounds` rounds that
 // each time fp32 then bf16 (so a change in the machine's load hits both alike); tokens/s from
-// the summed times. Greedy tokens may differ between the precisions (random weights make the
-// logits nearly tied), so the matching prefix is printed instead of a verdict.
+// the summed times, and the GB/s of matrix weights that means (4 or 2 bytes each). Greedy tokens
+// may differ between the precisions (random weights make the logits nearly tied), so the
+// matching prefix is printed instead of a verdict.
 void bf16AgainstFp32(const BenchShape& b, int rounds) {
-    std::printf("\n%s, KV-cached, %d interleaved rounds\n", b.label, rounds);
-    std::printf("%6s  %12s  %12s  %10s  %15s\n", "N", "fp32 tok/s", "bf16 tok/s", "bf16/fp32",
-                "same prefix");
+    const double weights = matrixWeights(b.shape);
+    std::printf("\n%s, KV-cached, %d interleaved rounds; %.1f M matrix weights per token\n",
+                b.label, rounds, weights / 1e6);
+    std::printf("%6s  %12s  %12s  %10s  %9s  %9s  %15s\n", "N", "fp32 tok/s", "bf16 tok/s",
+                "bf16/fp32", "fp32 GB/s", "bf16 GB/s", "same prefix");
     model::GptShape bf16Shape = b.shape;
     bf16Shape.bf16 = true;
     const std::vector<float> params = randomParams(b.shape);
@@ -128,9 +173,18 @@ void bf16AgainstFp32(const BenchShape& b, int rounds) {
         const auto mismatch = std::mismatch(fp32.tokens.begin(), fp32.tokens.end(),
                                             bf16.tokens.begin(), bf16.tokens.end());
         const long same = long(mismatch.first - fp32.tokens.begin());
-        std::printf("%6d  %12.1f  %12.1f  %9.2fx  %8ld of %3d\n", length, generated / fp32Seconds,
-                    generated / bf16Seconds, fp32Seconds / bf16Seconds, same, length);
+        const double fp32Rate = generated / fp32Seconds, bf16Rate = generated / bf16Seconds;
+        std::printf("%6d  %12.1f  %12.1f  %9.2fx  %9.1f  %9.1f  %8ld of %3d\n", length, fp32Rate,
+                    bf16Rate, fp32Seconds / bf16Seconds, fp32Rate * weights * 4 / 1e9,
+                    bf16Rate * weights * 2 / 1e9, same, length);
         std::fflush(stdout);
+    }
+    // Weights that fit in the last-level cache (gpt-nano's) are not bound by memory bandwidth.
+    if (weights * 2 >= 64e6) {
+        std::printf(
+            "reference: %d threads read a buffer of the bf16 weights' size (%.0f MB) at "
+            "%.1f GB/s\n",
+            ws::tensor::computeThreads(), weights * 2 / 1e6, readBandwidth(size_t(weights * 2), 5));
     }
 }
 
@@ -153,9 +207,10 @@ void oneRowProduct(int C, int F) {
     std::printf("\n");
 }
 
-// One decoded token's products on the bf16 backend with the weight packed once (as KvDecoder runs
-// them) beside Eigen's fp32 GEMV, in G weights/s (bf16 reads half the bytes per weight): a block's
-// (1,C)x(C,4C) and the logits' (1,C)x(V,C)^T.
+// One decoded token's products with the weight packed once: the bf16 GEMV (as KvDecoder runs
+// them) and the oneDNN bf16 backend, beside Eigen's fp32 GEMV (what the fp32 decoder runs), in
+// G weights/s (bf16 reads half the bytes per weight): a block's (1,C)x(C,4C) and the logits'
+// (1,C)x(V,C)^T. The block's weights fit in the last-level cache, the logits' do not.
 void oneRowProductBf16(int C, int F, int V) {
     namespace tensor = ws::tensor;
     std::printf("\none-row products, G weights/s:\n");
@@ -166,14 +221,17 @@ void oneRowProductBf16(int C, int F, int V) {
         std::vector<float> x(size_t(C), 0.5f), w(size_t(C) * N, 0.25f), y(static_cast<size_t>(N));
         std::vector<uint16_t> packed(w.size());
         tensor::floatToBf16(w.data(), packed.data(), w.size());
+        const tensor::Bf16PanelMatrix panels(tb, C, N, w.data(), ldb);
         std::printf("  (1,%d)x%s:", C,
                     transposed ? ("(" + std::to_string(V) + "," + std::to_string(C) + ")^T").c_str()
                                : ("(" + std::to_string(C) + "," + std::to_string(F) + ")").c_str());
-        for (const bool bf16 : {false, true}) {
+        for (const char* kernel : {"fp32 (eigen)", "bf16 (oneDNN)", "bf16 (gemv)"}) {
             const int reps = transposed ? 20 : 200;
             const auto start = Clock::now();
             for (int r = 0; r < reps; ++r) {
-                if (bf16) {
+                if (kernel[6] == 'g') {
+                    tensor::gemvBf16(1, 1.0f, x.data(), C, panels, false, y.data(), N);
+                } else if (kernel[0] == 'b') {
                     tensor::matmulBf16(tensor::Trans::No, tb, 1, N, C, 1.0f, x.data(), nullptr, C,
                                        w.data(), packed.data(), ldb, 0.0f, y.data(), N);
                 } else {
@@ -182,8 +240,7 @@ void oneRowProductBf16(int C, int F, int V) {
                 }
             }
             const double s = secondsSince(start);
-            std::printf("  %s %.2f", bf16 ? "bf16 (oneDNN)" : "fp32 (eigen)",
-                        double(reps) * double(w.size()) / s / 1e9);
+            std::printf("  %s %.2f", kernel, double(reps) * double(w.size()) / s / 1e9);
         }
         std::printf("\n");
     }
@@ -219,7 +276,9 @@ int main(int argc, char** argv) {
     std::printf("compute threads: %d; greedy generation of N-1 tokens after a 1-token prompt\n",
                 ws::tensor::computeThreads());
     if (precision == "bf16") {
-        std::printf("bf16 matmuls: %s\n", ws::tensor::bf16PathDescription().c_str());
+        std::printf("bf16 matmuls: %s; bf16 GEMV (decoding) on %s\n",
+                    ws::tensor::bf16PathDescription().c_str(),
+                    ws::tensor::simdTargetName().c_str());
         for (const BenchShape& b : shapes) bf16AgainstFp32(b, quick ? 1 : 3);
         oneRowProductBf16(768, 3072, 50257);
         return 0;

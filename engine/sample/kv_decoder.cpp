@@ -11,6 +11,7 @@
 #include "engine/model/element_kernels.h"
 #include "engine/model/ops.h"
 #include "engine/tensor/bf16.h"
+#include "engine/tensor/gemv_bf16.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
 
@@ -35,12 +36,24 @@ tensor::MatmulBackend backendFor(int rows) {
 // operands are bf16 values already (the rounded weights, rounded activations), so the products
 // are the same exact bf16 products with fp32 accumulation, only added in another order; but one
 // oneDNN call costs more than such a product (gpt-nano's one-token products: 0.3-0.4x fp32 speed
-// on the bf16 backend). Decided by shape only, so generation stays deterministic. GPT-2 small's
-// one-token weight products (>= 768 x 2304) stay on the bf16 backend, which halves the bytes read.
+// on the bf16 backend). Decided by shape only, so generation stays deterministic. Weight products
+// of up to kGemvMaxRows rows run on the bf16 GEMV instead (below); this threshold still decides
+// for attention and small prefills.
 constexpr int64_t kBf16MinMacs = int64_t{1} << 20;
 
 bool onBf16Backend(bool bf16, int64_t M, int64_t N, int64_t K) {
     return bf16 && M * N * K >= kBf16MinMacs;
+}
+
+// In bf16 mode a weight product with this many rows or fewer (a decoded token, a short prompt)
+// runs on the bf16 matrix-vector kernel (tensor/gemv_bf16.h) with the weights packed once into its
+// panels and streams each weight once as 2 bytes: 8.7-11.8 G weights/s on the logits' product
+// where the oneDNN call reached 3.8-5.6 (bench/sample_bench.cpp, 2 threads, loaded AMD EPYC).
+// More rows are a prefill, which oneDNN's GEMM does better.
+constexpr int kGemvMaxRows = 4;
+
+bool onGemv(const tensor::Bf16PanelMatrix* panels, int rows) {
+    return panels != nullptr && !panels->empty() && rows <= kGemvMaxRows;
 }
 
 // The (rows, cols) activations at a (row stride lda) rounded to bf16, densely, in this thread's
@@ -55,12 +68,16 @@ const float* roundedRows(const float* a, int rows, int cols, int lda) {
     return scratch.data();
 }
 
-// out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT), as model::ops::linearForward; on the
-// bf16 backend with the packed weight when weightBf16 is not null (bf16 mode) and the product is
-// large enough.
+// out (N,OUT) = inp (N,IN) · weight (IN,OUT) + bias (OUT), as model::ops::linearForward. In bf16
+// mode (weightBf16 and panels not null): a few rows on the bf16 GEMV, more on the bf16 backend
+// with the packed weight when the product is large enough, else fp32 kernels on bf16 values.
 void linear(float* out, const float* inp, const float* weight, const uint16_t* weightBf16,
-            const float* bias, int N, int IN, int OUT) {
+            const tensor::Bf16PanelMatrix* panels, const float* bias, int N, int IN, int OUT) {
     for (int n = 0; n < N; ++n) std::memcpy(out + size_t(n) * OUT, bias, sizeof(float) * OUT);
+    if (onGemv(panels, N)) {
+        tensor::gemvBf16(N, 1.0f, inp, IN, *panels, true, out, OUT);
+        return;
+    }
     if (onBf16Backend(weightBf16 != nullptr, N, IN, OUT)) {
         tensor::matmulBf16(Trans::No, Trans::No, N, OUT, IN, 1.0f, inp, nullptr, IN, weight,
                            weightBf16, OUT, 1.0f, out, OUT);
@@ -97,6 +114,21 @@ KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
         tensor::floatToBf16(params, m_bf16Packed.data(), m_bf16Packed.size());
         tensor::bf16ToFloat(m_bf16Packed.data(), m_bf16Params.data(), m_bf16Params.size());
         m_params = m_bf16Params.data();
+        // And once more in the GEMV's panels for decoding: each weight matrix, and the logits'
+        // (V,C) read transposed.
+        m_panels.resize(size_t(shape.layers));
+        for (int l = 0; l < shape.layers; ++l) {
+            const float* w =
+                params + m_table.layers()[size_t(model::ParameterTable::blockLayer(l))].offset;
+            const int C = shape.channels, F = shape.ffn;
+            LayerPanels& p = m_panels[size_t(l)];
+            p.qkv = tensor::Bf16PanelMatrix(Trans::No, C, 3 * C, w + m_off.qkvw, 3 * C);
+            p.attproj = tensor::Bf16PanelMatrix(Trans::No, C, C, w + m_off.attprojw, C);
+            p.fc = tensor::Bf16PanelMatrix(Trans::No, C, F, w + m_off.fcw, F);
+            p.fcproj = tensor::Bf16PanelMatrix(Trans::No, F, C, w + m_off.fcprojw, C);
+        }
+        m_logitPanels = tensor::Bf16PanelMatrix(Trans::Yes, shape.channels, shape.vocab,
+                                                logitWeight(), shape.channels);
     }
     const size_t cache = size_t(shape.layers) * size_t(shape.maxPositions) * size_t(shape.channels);
     m_k.assign(cache, 0.0f);
@@ -146,12 +178,15 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
     // Head: ln_f and the logits, for every row or only the last.
     const int first = allLogits ? 0 : n - 1, rows = n - first;
     const float* head = m_params + m_table.layers()[size_t(m_table.headLayer())].offset;
-    const float* W = s.tiedEmbedding ? wte : head + 2 * C;
+    const float* W = logitWeight();
     model::ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(),
                                  m_x.data() + size_t(first) * C, head, head + C, rows, C, s.lnEps);
     if (round) tensor::roundToBf16(m_ln.data(), size_t(rows) * C);
     m_logits.resize(size_t(rows) * V);
-    if (onBf16Backend(round, rows, V, C)) {
+    if (round && rows <= kGemvMaxRows) {
+        tensor::gemvBf16(rows, float(s.outputLogitsScale), m_ln.data(), C, m_logitPanels, false,
+                         m_logits.data(), V);
+    } else if (onBf16Backend(round, rows, V, C)) {
         tensor::matmulBf16(Trans::No, Trans::Yes, rows, V, C, float(s.outputLogitsScale),
                            m_ln.data(), nullptr, C, W, packed(W), C, 0.0f, m_logits.data(), V);
     } else {  // m_ln was rounded above in bf16 mode, and W is the rounded copy
@@ -164,6 +199,14 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
     m_lastRows = n;
     m_pos += n;
     return true;
+}
+
+const float* KvDecoder::logitWeight() const {
+    const GptShape& s = shape();
+    if (s.tiedEmbedding) {
+        return m_params + m_table.layers()[model::ParameterTable::embeddingLayer()].offset;
+    }
+    return m_params + m_table.layers()[size_t(m_table.headLayer())].offset + 2 * s.channels;
 }
 
 const uint16_t* KvDecoder::packed(const float* weight) const {
@@ -188,29 +231,31 @@ void KvDecoder::blockForward(int layer, int rows) {
     const float* w =
         m_params + m_table.layers()[size_t(model::ParameterTable::blockLayer(layer))].offset;
     namespace ops = model::ops;
+    const LayerPanels* panels = m_panels.empty() ? nullptr : &m_panels[size_t(layer)];
 
     ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln1w,
                           w + m_off.ln1b, N, C, s.lnEps);
     maybeRound(m_ln.data(), nc);
-    linear(m_qkv.data(), m_ln.data(), w + m_off.qkvw, packed(w + m_off.qkvw), w + m_off.qkvb, N, C,
-           3 * C);
+    linear(m_qkv.data(), m_ln.data(), w + m_off.qkvw, packed(w + m_off.qkvw),
+           panels ? &panels->qkv : nullptr, w + m_off.qkvb, N, C, 3 * C);
     maybeRound(m_qkv.data(), 3 * nc);
     attention(layer, N);
     maybeRound(m_atty.data(), nc);
     linear(m_branch.data(), m_atty.data(), w + m_off.attprojw, packed(w + m_off.attprojw),
-           w + m_off.attprojb, N, C, C);
+           panels ? &panels->attproj : nullptr, w + m_off.attprojb, N, C, C);
     maybeRound(m_branch.data(), nc);
     ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
 
     ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln2w,
                           w + m_off.ln2b, N, C, s.lnEps);
     maybeRound(m_ln.data(), nc);
-    linear(m_fch.data(), m_ln.data(), w + m_off.fcw, packed(w + m_off.fcw), w + m_off.fcb, N, C, F);
+    linear(m_fch.data(), m_ln.data(), w + m_off.fcw, packed(w + m_off.fcw),
+           panels ? &panels->fc : nullptr, w + m_off.fcb, N, C, F);
     maybeRound(m_fch.data(), size_t(N) * F);
     ops::geluForward(m_gelu.data(), m_fch.data(), size_t(N) * F);
     maybeRound(m_gelu.data(), size_t(N) * F);
     linear(m_branch.data(), m_gelu.data(), w + m_off.fcprojw, packed(w + m_off.fcprojw),
-           w + m_off.fcprojb, N, F, C);
+           panels ? &panels->fcproj : nullptr, w + m_off.fcprojb, N, F, C);
     maybeRound(m_branch.data(), nc);
     ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
 }

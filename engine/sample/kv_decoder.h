@@ -10,9 +10,13 @@
 // (prefill) or one at a time (decoding); both give the same logits.
 //
 // bf16 mode (shape.bf16): the decoder computes with a bf16-rounded copy of the weights taken at
-// construction (also kept packed as bf16 bits for the matmuls), runs every product on the bf16
-// matmul backend as Gpt does, and rounds activations where Gpt does (ln outputs, qkv, attention
-// output, projection outputs, c_fc, GELU, logits), so it matches Gpt in bf16 mode too.
+// construction (also kept packed as bf16 bits for the matmuls), runs every product with bf16
+// operands and fp32 accumulation as Gpt does, and rounds activations where Gpt does (ln outputs,
+// qkv, attention output, projection outputs, c_fc, GELU, logits), so it matches Gpt in bf16 mode
+// too. Appends of up to 4 rows (decoding) run the weight products on the bf16 GEMV
+// (tensor/gemv_bf16.h), whose panels hold the weights a third time, packed once at construction;
+// prefills run on the oneDNN bf16 backend. Memory in bf16 mode: the fp32 copy plus two bf16 copies
+// of the weights (GPT-2 small: 0.5 + 0.25 + 0.25 GB) beside the caller's fp32 parameters.
 //
 // Thread-safety: one call at a time per object; different objects may run concurrently. Kernels
 // use tensor::computeThreads(). Preconditions (tokens in [0, V), room in the cache) are programmer
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "engine/model/parameters.h"
+#include "engine/tensor/gemv_bf16.h"
 
 namespace ws::sample {
 
@@ -65,6 +70,13 @@ private:
     std::vector<uint16_t> m_bf16Packed;  // bf16 mode: the same values as bf16 bits
     // bf16 mode: the packed bits of a weight inside m_params; null otherwise.
     const uint16_t* packed(const float* weight) const;
+    const float* logitWeight() const;  // (V, C): wte, or the untied head's weight
+    // bf16 mode: the weight matrices once more in the GEMV's panel layout, for decoding.
+    struct LayerPanels {
+        tensor::Bf16PanelMatrix qkv, attproj, fc, fcproj;
+    };
+    std::vector<LayerPanels> m_panels;      // (L)
+    tensor::Bf16PanelMatrix m_logitPanels;  // the logits' (V,C)ᵀ
     int m_pos = 0;
     int m_rows = 0;       // rows the scratch buffers hold
     int m_logitRows = 0;  // rows of m_logits of the last append

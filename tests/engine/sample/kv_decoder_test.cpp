@@ -116,8 +116,7 @@ TEST(KvDecoder, PrefillThenSingleTokensMatchesFullForward) {
     EXPECT_LE(relativeDiff(decoder.logits(), ref.data() + 4 * s.vocab, s.vocab), 1e-4);
 }
 
-TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
-    auto s = samplingShape();
+void expectBf16MatchesGptBf16(model::GptShape s) {
     s.bf16 = true;
     const auto params = randomParams(s, 9);
     const auto tokens = randomTokens(s.maxPositions, s.vocab, 10);
@@ -133,10 +132,33 @@ TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
         bf16VsFp32 = std::max(bf16VsFp32, relativeDiff(ref.data() + t * s.vocab,
                                                        refFp32.data() + t * s.vocab, s.vocab));
     }
+    // Prompts of up to 4 tokens prefill on the GEMV too (3 rows at once), longer ones on the
+    // matmul backends (9 rows).
+    decoder.reset();
+    ASSERT_TRUE(decoder.append(std::span<const int32_t>(tokens).first(3), true));
+    for (int t = 0; t < 3; ++t) {
+        worst = std::max(worst, relativeDiff(decoder.logits(t), ref.data() + t * s.vocab, s.vocab));
+    }
+    ASSERT_TRUE(decoder.append(std::span<const int32_t>(tokens).subspan(3, 9), true));
+    for (int t = 0; t < 9; ++t) {
+        worst = std::max(worst,
+                         relativeDiff(decoder.logits(t), ref.data() + (3 + t) * s.vocab, s.vocab));
+    }
     // Reassociation can flip a bf16 rounding (one bf16 ulp, 2^-8 relative) now and then; the
     // decoder must be far closer to Gpt's bf16 mode than bf16 is to fp32.
     EXPECT_LE(worst, 2e-2);
     EXPECT_LT(worst, bf16VsFp32 / 4) << "bf16 vs fp32 differ by " << bf16VsFp32;
+}
+
+// Decoded tokens run on the bf16 GEMV (tensor/gemv_bf16.h), Gpt on the bf16 matmul backend: the
+// same bf16 products, summed in other orders.
+TEST(KvDecoder, Bf16ModeMatchesGptBf16Mode) {
+    expectBf16MatchesGptBf16(samplingShape());
+}
+
+// Several GEMV panels (64 columns) with a partial last one: V = 200, 3C = 288, F = 320; untied.
+TEST(KvDecoder, Bf16ModeMatchesGptBf16ModeOverSeveralPanels) {
+    expectBf16MatchesGptBf16(::ws::testing::gptShape(200, 96, 2, 4, 320, 20, false));
 }
 
 TEST(KvDecoder, CancelLeavesTheCacheAsItWas) {
