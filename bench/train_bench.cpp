@@ -1,13 +1,19 @@
 // wafer_train_bench: training-step throughput of Gpt<float> on two shapes (a 4-layer x 256 model
-// with V = 8192, and GPT-2 small), B = 4, T = 256. Prints, for each shape and measured in the
-// same run: tokens/s, achieved GFLOP/s (llm.c count), the sgemm throughput of that shape's own
-// big GEMMs through every backend (the "peak"), the ratio, and then PyTorch's tokens/s on the
-// same model (bench/pytorch_reference.py, run as a child process) and our speed-up over it.
-// --precision bf16 times the model's bf16 mode (GptShape::bf16: oneDNN bf16 matmuls) right after
-// the fp32 step in the same run and prints the ratio, plus the bf16 GEMM beside sgemm on the
-// same shapes and the bf16 path oneDNN chose; PyTorch then runs under bf16 autocast.
+// with V = 8192, and GPT-2 small), B = 4, T = 256, and on request (--shape 111m) on Cerebras-GPT
+// 111M read from presets/cerebras-gpt-111m.yaml at its own context, B = 1, T = 2048. Prints, for
+// each shape and measured in the same run: tokens/s, achieved GFLOP/s (llm.c count), the sgemm
+// throughput of that shape's own big GEMMs through every backend (the "peak"), the ratio, and
+// then PyTorch's tokens/s on the same model (bench/pytorch_reference.py, run as a child process)
+// and our speed-up over it. --precision bf16 times the model's bf16 mode (GptShape::bf16: oneDNN
+// bf16 matmuls) right after the fp32 step in the same run and prints the ratio, plus the bf16
+// GEMM beside sgemm on the same shapes and the bf16 path oneDNN chose; PyTorch then runs under
+// bf16 autocast. Each shape also prints each model's activation buffer (what a step keeps for
+// backward) and the process's peak resident memory (getrusage), which is what long sequences
+// make the limit.
 // Not run by CTest; see --help.
 #include <cblas.h>
+#include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -17,10 +23,12 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench_machine.h"
+#include "engine/config/config_yaml.h"
 #include "engine/model/gpt.h"
 #include "engine/model/parameters.h"
 #include "engine/model/random.h"
@@ -43,6 +51,9 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 struct BenchShape {
     std::string key, label;
     config::ModelConfig model;
+    int batch = 4, seqLen = 256;  // unless --batch / --seq say otherwise
+    int steps = 10;               // unless --steps says otherwise
+    bool hasPytorchReference = true;
 };
 
 BenchShape smallShape() {
@@ -57,12 +68,40 @@ BenchShape smallShape() {
 }
 
 BenchShape gpt2Shape() {
-    return {"gpt2", "GPT-2 small (12 x 768, V=50257, NH=12, F=3072)", config::ModelConfig{}};
+    BenchShape s{"gpt2", "GPT-2 small (12 x 768, V=50257, NH=12, F=3072)", {}};
+    s.steps = 3;
+    return s;
+}
+
+// The preset itself, so the bench follows it; one sequence of its full context (T = 2048), where
+// attention memory, not the matmuls, decides whether a step fits.
+std::optional<BenchShape> cerebras111mShape() {
+    const auto loaded =
+        config::loadConfigFile(std::string(WAFER_SOURCE_DIR) + "/presets/cerebras-gpt-111m.yaml");
+    if (!loaded.ok()) {
+        std::fprintf(stderr, "cannot read the 111M preset: %s\n", loaded.error().message.c_str());
+        return std::nullopt;
+    }
+    BenchShape s{"111m", "", loaded->config.model};
+    s.label =
+        fmt::format("Cerebras-GPT 111M ({} x {}, V={}, NH={}, F={})", s.model.numHiddenLayers,
+                    s.model.hiddenSize, s.model.vocabSize, s.model.numHeads, s.model.filterSize);
+    s.batch = 1;
+    s.seqLen = s.model.maxPositionEmbeddings;
+    s.steps = 2;
+    s.hasPytorchReference = false;  // bench/pytorch_reference.py knows small and gpt2 only
+    return s;
+}
+
+double peakRssMiB() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return double(usage.ru_maxrss) / 1024.0;  // Linux: KiB
 }
 
 struct Options {
     std::string shape = "all";
-    int batch = 4, seqLen = 256, steps = 0, warmup = 1, threads = 0;
+    int batch = 0, seqLen = 0, steps = 0, warmup = 1, threads = 0;  // 0: the shape's default
     bool pytorch = true;
     std::string backend = "openblas";
     std::string precision = "fp32";  // fp32, or bf16 (timed beside fp32)
@@ -71,12 +110,13 @@ struct Options {
 
 void usage() {
     std::printf(
-        "usage: wafer_train_bench [--shape small|gpt2|all] [--steps N] [--warmup N]\n"
+        "usage: wafer_train_bench [--shape small|gpt2|all|111m] [--steps N] [--warmup N]\n"
         "                         [--threads N] [--backend openblas|eigen] [--batch B] [--seq T]\n"
         "                         [--precision fp32|bf16] [--no-pytorch] [--pytorch-script FILE]\n"
         "Times training steps (forward, backward, AdamW) and compares with sgemm and PyTorch.\n"
         "--precision bf16 also times bf16 mode in the same run and prints bf16 / fp32.\n"
-        "Default steps: 10 for small, 3 for gpt2.\n");
+        "all = small and gpt2 (B=4, T=256); 111m = Cerebras-GPT 111M at B=1, T=2048.\n"
+        "Default steps: 10 for small, 3 for gpt2, 2 for 111m.\n");
 }
 
 // Time one GEMM of the model's shapes: C[M,N] = A[M,K] · B[K,N]; best of `reps` after warm-up.
@@ -247,10 +287,30 @@ public:
             "  ours (%s): %.0f tokens/s, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f (%s)\n",
             m_bf16 ? "bf16" : "fp32", r.tokensPerSecond, r.gflops, 100.0 * r.gflops / peak.best,
             peak.best, peak.where.c_str());
+        printActivations();
         return r;
     }
 
 private:
+    // The activation buffer a step keeps for backward, and the attention part of it beyond q, k,
+    // v and the heads' output (what grows with T per head).
+    void printActivations() const {
+        const auto& slices = m_gpt.activationSlices();
+        const size_t total = slices.back().offset + slices.back().size;
+        size_t attention = 0;
+        for (const auto& a : slices) {
+            const bool inAttention = a.name.find(".attn.") != std::string::npos;
+            if (inAttention && !a.name.ends_with(".qkv") && !a.name.ends_with(".out"))
+                attention += a.size;
+        }
+        std::printf(
+            "  activations kept for backward: %.1f MiB, of which attention softmax %.1f MiB "
+            "(%.1f KiB per layer and head)\n",
+            double(total * sizeof(float)) / (1 << 20),
+            double(attention * sizeof(float)) / (1 << 20),
+            double(attention * sizeof(float)) / 1024.0 / (double(m_shape.layers) * m_shape.heads));
+    }
+
     static model::GptShape shapeOf(const BenchShape& bs, bool bf16) {
         model::GptShape shape = model::GptShape::fromConfig(bs.model);
         shape.bf16 = bf16;
@@ -279,7 +339,7 @@ std::string pythonWithTorch() {
 
 void comparePytorch(const std::string& python, const BenchShape& bs, const Options& opt,
                     int threads, const StepResult& ours) {
-    const int steps = opt.steps > 0 ? opt.steps : (bs.key == "gpt2" ? 3 : 10);
+    const int steps = opt.steps > 0 ? opt.steps : bs.steps;
     const std::string cmd =
         "OMP_WAIT_POLICY=PASSIVE " + python + " '" + opt.script + "' --shape " + bs.key +
         " --precision " + opt.precision + " --batch " + std::to_string(opt.batch) + " --seq " +
@@ -359,8 +419,13 @@ int main(int argc, char** argv) {
     std::vector<BenchShape> shapes;
     if (opt.shape == "small" || opt.shape == "all") shapes.push_back(smallShape());
     if (opt.shape == "gpt2" || opt.shape == "all") shapes.push_back(gpt2Shape());
+    if (opt.shape == "111m") {
+        auto s = cerebras111mShape();
+        if (!s) return 1;
+        shapes.push_back(*s);
+    }
     if (shapes.empty()) {
-        std::fprintf(stderr, "unknown --shape %s (small, gpt2 or all)\n", opt.shape.c_str());
+        std::fprintf(stderr, "unknown --shape %s (small, gpt2, all or 111m)\n", opt.shape.c_str());
         return 2;
     }
     tensor::setComputeThreads(opt.threads);
@@ -369,32 +434,41 @@ int main(int argc, char** argv) {
     const std::string python = opt.pytorch ? pythonWithTorch() : std::string();
     if (opt.pytorch && python.empty()) std::printf("PyTorch not importable: comparison skipped\n");
     for (const BenchShape& bs : shapes) {
+        Options run = opt;
+        if (run.batch <= 0) run.batch = bs.batch;
+        if (run.seqLen <= 0) run.seqLen = bs.seqLen;
         const model::GptShape shape = model::GptShape::fromConfig(bs.model);
-        std::printf("\n== %s, B=%d T=%d, %d threads\n", bs.label.c_str(), opt.batch, opt.seqLen,
+        std::printf("\n== %s, B=%d T=%d, %d threads\n", bs.label.c_str(), run.batch, run.seqLen,
                     threads);
-        if (Status st = shape.validate(opt.batch, opt.seqLen); !st.ok()) {
+        if (Status st = shape.validate(run.batch, run.seqLen); !st.ok()) {
             std::printf("  invalid shape: %s\n", st.error().message.c_str());
             continue;
         }
-        const GemmPeak peak = measureSgemmPeak(shape, opt.batch * opt.seqLen, threads, bf16);
+        const GemmPeak peak = measureSgemmPeak(shape, run.batch * run.seqLen, threads, bf16);
+        const double rssBefore = peakRssMiB();
         // With bf16 the two precisions take turns step by step, so a machine whose load changes
         // during the run slows both alike.
-        const int steps = opt.steps > 0 ? opt.steps : (bs.key == "gpt2" ? 3 : 10);
+        const int steps = run.steps > 0 ? run.steps : bs.steps;
         std::vector<std::unique_ptr<Trainer>> trainers;
-        trainers.push_back(std::make_unique<Trainer>(bs, opt, false));
-        if (bf16) trainers.push_back(std::make_unique<Trainer>(bs, opt, true));
-        for (int step = 0; step < opt.warmup + steps; ++step) {
-            for (auto& t : trainers) t->step(step, step >= opt.warmup);
+        trainers.push_back(std::make_unique<Trainer>(bs, run, false));
+        if (bf16) trainers.push_back(std::make_unique<Trainer>(bs, run, true));
+        for (int step = 0; step < run.warmup + steps; ++step) {
+            for (auto& t : trainers) t->step(step, step >= run.warmup);
         }
-        const StepResult fp32 = trainers.front()->report(opt, peak);
+        const StepResult fp32 = trainers.front()->report(run, peak);
         StepResult r = fp32;
         if (bf16) {
-            r = trainers.back()->report(opt, peak);
+            r = trainers.back()->report(run, peak);
             std::printf(
                 "  => bf16 %.0f vs fp32 %.0f tokens/s (same run, steps interleaved): %.2fx\n",
                 r.tokensPerSecond, fp32.tokensPerSecond, r.tokensPerSecond / fp32.tokensPerSecond);
         }
-        if (!python.empty() && r.tokensPerSecond > 0) comparePytorch(python, bs, opt, threads, r);
+        std::printf(
+            "  peak resident memory of the process: %.0f MiB (%.0f MiB before the %s model%s; "
+            "getrusage ru_maxrss)\n",
+            peakRssMiB(), rssBefore, bf16 ? "fp32 and bf16" : "fp32", bf16 ? "s" : "");
+        if (!python.empty() && r.tokensPerSecond > 0 && bs.hasPytorchReference)
+            comparePytorch(python, bs, run, threads, r);
     }
     return 0;
 }

@@ -84,17 +84,30 @@ template <typename Real>
     }
 }
 
-template <typename Real>
-[[gnu::always_inline]] inline void causalSoftmaxBody(Real* scores, int rows, int firstLen, int T) {
+// kStats: also keep (or, with maxKnown, take) each row's max, and keep its sum. The loop that
+// computes the exponentials and their sum is the same source either way, and with maxKnown it is
+// the same machine code too (a run-time flag), so recomputing from the saved max reproduces it.
+template <typename Real, bool kStats>
+[[gnu::always_inline]] inline void causalSoftmaxBody(Real* scores, int rows, int firstLen, int T,
+                                                     Real* maxes, Real* sums, bool maxKnown) {
     for (int i = 0; i < rows; ++i) {
         Real* row = scores + size_t(i) * T;
         const int len = firstLen + i;
-        const Real m = rowMax(row, len);
+        Real m;
+        if constexpr (kStats) {
+            m = maxKnown ? maxes[i] : rowMax(row, len);
+        } else {
+            m = rowMax(row, len);
+        }
         Real sum = 0;
 #pragma omp simd reduction(+ : sum)
         for (int j = 0; j < len; ++j) {
             row[j] = fastmath::exp(row[j] - m);
             sum += row[j];
+        }
+        if constexpr (kStats) {
+            maxes[i] = m;
+            sums[i] = sum;
         }
         const Real inv = Real(1) / sum;
 #pragma omp simd
@@ -209,10 +222,19 @@ void crossEntropyGradRows(double* dlogits, const double* logits, const double* l
 }
 
 WAFER_CPU_CLONES void causalSoftmaxRows(float* scores, int rows, int firstLen, int T) {
-    causalSoftmaxBody(scores, rows, firstLen, T);
+    causalSoftmaxBody<float, false>(scores, rows, firstLen, T, nullptr, nullptr, false);
 }
 void causalSoftmaxRows(double* scores, int rows, int firstLen, int T) {
-    causalSoftmaxBody(scores, rows, firstLen, T);
+    causalSoftmaxBody<double, false>(scores, rows, firstLen, T, nullptr, nullptr, false);
+}
+
+WAFER_CPU_CLONES void causalSoftmaxRows(float* scores, int rows, int firstLen, int T, float* rowMax,
+                                        float* rowSum, bool maxKnown) {
+    causalSoftmaxBody<float, true>(scores, rows, firstLen, T, rowMax, rowSum, maxKnown);
+}
+void causalSoftmaxRows(double* scores, int rows, int firstLen, int T, double* rowMax,
+                       double* rowSum, bool maxKnown) {
+    causalSoftmaxBody<double, true>(scores, rows, firstLen, T, rowMax, rowSum, maxKnown);
 }
 
 }  // namespace ws::model::kernels

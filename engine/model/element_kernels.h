@@ -62,5 +62,15 @@ void crossEntropyGradRows(double* dlogits, const double* logits, const double* l
 // entries, and zeros after them.
 void causalSoftmaxRows(float* scores, int rows, int firstLen, int T);
 void causalSoftmaxRows(double* scores, int rows, int firstLen, int T);
+// The same softmax (bit for bit), keeping each row's statistics for a recomputation: rowMax[i] =
+// the max of row i's first firstLen + i scores, rowSum[i] = the sum of exp(score - rowMax[i])
+// over them. With maxKnown, rowMax is read instead of searched for; given the same scores and the
+// max this function saved for them, it gives the same probabilities and sums again, bit for bit
+// (the exponentials and their sum run through the very same loop), which is how attention's
+// backward recomputes probabilities instead of storing them.
+void causalSoftmaxRows(float* scores, int rows, int firstLen, int T, float* rowMax, float* rowSum,
+                       bool maxKnown);
+void causalSoftmaxRows(double* scores, int rows, int firstLen, int T, double* rowMax,
+                       double* rowSum, bool maxKnown);
 
 }  // namespace ws::model::kernels

@@ -48,7 +48,8 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
         a.ln1Mean = addActivation(h + "ln_1.mean", {B, T});
         a.ln1Rstd = addActivation(h + "ln_1.rstd", {B, T});
         a.qkv = addActivation(h + "attn.qkv", {B, T, 3 * C});
-        a.probs = addActivation(h + "attn.probs", {B, NH, T, T});
+        a.attnMax = addActivation(h + "attn.row_max", {B, NH, T});
+        a.attnSum = addActivation(h + "attn.row_sum", {B, NH, T});
         a.atty = addActivation(h + "attn.out", {B, T, C});
         a.residual2 = addActivation(h + "residual_attn", {B, T, C});
         a.ln2 = addActivation(h + "ln_2", {B, T, C});
@@ -251,11 +252,10 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     ops::linearForward(act(a.qkv), act(a.ln1), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C,
                        linearMode(w + m_off.qkvw));
     roundActivation(act(a.qkv), 3 * nc);
-    ops::attentionForward(act(a.atty), act(a.probs), act(a.qkv), m_B, m_T, C, s.heads,
-                          s.attentionScale<Real>(), rate(s.attnDropout),
+    ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T, C,
+                          s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
                           dropoutKey(layerIndex, kAttentionProbs), bf16());
     roundActivation(act(a.atty), nc);
-    roundActivation(act(a.probs), size_t(m_B) * s.heads * m_T * m_T);
     ops::linearForward(m_branch.data(), act(a.atty), w + m_off.attprojw, w + m_off.attprojb, N, C,
                        C, linearMode(w + m_off.attprojw));
     roundActivation(m_branch.data(), nc);
@@ -360,9 +360,9 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     ops::linearBackward(m_datty.data(), false, g + m_off.attprojw, g + m_off.attprojb,
                         branchGrad(kAttentionOut), act(a.atty), w + m_off.attprojw, N, C, C,
                         linearMode(w + m_off.attprojw));
-    ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.probs), m_B, m_T, C,
-                           s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
-                           dropoutKey(layerIndex, kAttentionProbs), bf16());
+    ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
+                           act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
+                           rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16());
     ops::linearBackward(m_dln.data(), false, g + m_off.qkvw, g + m_off.qkvb, m_dqkv.data(),
                         act(a.ln1), w + m_off.qkvw, N, C, 3 * C, linearMode(w + m_off.qkvw));
     ops::layerNormBackward(dres, g + m_off.ln1w, g + m_off.ln1b, m_dln.data(), blockInput(layer),

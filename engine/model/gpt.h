@@ -15,10 +15,18 @@
 // dropout), scores × GptShape::attentionScale() instead of 1/sqrt(hs), logits × outputLogitsScale;
 // the backward applies the same factors.
 //
+// Attention keeps no (T,T) matrix: per layer the activations hold q, k, v ("h.N.attn.qkv"), the
+// heads' output and each query row's softmax statistics ("h.N.attn.row_max", "h.N.attn.row_sum",
+// (B,NH,T) each), and blockBackward recomputes the probabilities block by block from q, k and the
+// saved max, bit-identical to the forward's (attention.cpp), so memory per head grows linearly
+// with T (at T = 2048, 16 KiB of statistics per head and layer instead of 16 MiB of
+// probabilities).
+//
 // bf16 mode (shape.bf16, Gpt<float> only; Gpt<double> ignores it): a bf16-rounded (RNE) copy of
 // each layer's fp32 weights is what the layer computes with, in forward and backward. Rounded to
-// bf16 after their op: ln_1/ln_2/ln_f outputs, qkv, attention probabilities and output, both
-// projection outputs (before dropout), c_fc output, GELU output, logits. Kept fp32, as under
+// bf16 after their op: ln_1/ln_2/ln_f outputs, qkv, attention output, both projection outputs
+// (before dropout), c_fc output, GELU output, logits; the attention probabilities as the backward
+// recomputes them (the forward's product with v rounds its operand itself). Kept fp32, as under
 // PyTorch autocast where a bf16 branch added to an fp32 stream stays fp32: the residual stream
 // (embedding sum, residual adds), LayerNorm statistics, softmax/cross-entropy, every gradient, and
 // the master weights and their gradients. Every matmul, forward and backward (including the
@@ -59,7 +67,7 @@ namespace ws::model {
 
 // One named activation tensor inside Gpt's activation buffer (for μP coord checks and views).
 struct ActivationSlice {
-    std::string name;  // "encoded", "h.3.qkv", "ln_f", "logits", ...
+    std::string name;  // "encoded", "h.3.attn.qkv", "h.3.attn.row_max", "ln_f", "logits", ...
     std::vector<int64_t> shape;
     size_t offset = 0;
     size_t size = 0;
@@ -136,8 +144,8 @@ public:
 
 private:
     struct BlockActs {  // offsets into m_acts
-        size_t ln1, ln1Mean, ln1Rstd, qkv, probs, atty, residual2, ln2, ln2Mean, ln2Rstd, fch,
-            fchGelu, residual3;
+        size_t ln1, ln1Mean, ln1Rstd, qkv, attnMax, attnSum, atty, residual2, ln2, ln2Mean, ln2Rstd,
+            fch, fchGelu, residual3;
     };
     size_t addActivation(std::string name, std::vector<int64_t> shape);
     Real* act(size_t offset) { return m_acts.data() + offset; }

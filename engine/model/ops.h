@@ -89,16 +89,22 @@ double dropoutScale(double p);
 
 // Causal multi-head self-attention on qkv (B,T,3C) = [q | k | v], scores = scale · q·kᵀ (GPT-2:
 // scale = 1/sqrt(hs); μP: attention_logits_alpha / hs, see GptShape::attentionScale):
-// probs (B,NH,T,T) = softmax over keys <= query (zeros above the diagonal, saved for backward),
-// out (B,T,C) = dropout(probs) · v, heads side by side. Dropout uses stream `key` indexed by the
-// position in probs.
+// probs = softmax over keys <= query, out (B,T,C) = dropout(probs) · v, heads side by side.
+// Dropout uses stream `key` indexed by the position in the (B,NH,T,T) probabilities. The
+// probabilities are never stored: the forward keeps each query row's softmax statistics, rowMax
+// and rowSum (B,NH,T): the max of its scores and the sum of exp(score - max) (so logsumexp = max +
+// log(sum)), and the backward recomputes the probabilities from q, k and the saved max with the
+// same products and the same softmax arithmetic, bit for bit (memory per head linear in T).
+// bf16 (float only): every product on the bf16 backend; the backward uses the probabilities
+// rounded to bf16 (as gpt.h describes, before dropout scales them), while the forward hands its
+// product with v the (dropped-out) probabilities unrounded, and that product rounds them.
 template <typename Real>
-void attentionForward(Real* out, Real* probs, const Real* qkv, int B, int T, int C, int NH,
-                      Real scale, double dropout, uint64_t key, bool bf16 = false);
-// dqkv (B,T,3C): overwrites.
+void attentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv, int B, int T, int C,
+                      int NH, Real scale, double dropout, uint64_t key, bool bf16 = false);
+// dqkv (B,T,3C): overwrites. rowMax and rowSum: what attentionForward saved for this qkv.
 template <typename Real>
-void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* probs, int B,
-                       int T, int C, int NH, Real scale, double dropout, uint64_t key,
-                       bool bf16 = false);
+void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* rowMax,
+                       const Real* rowSum, int B, int T, int C, int NH, Real scale, double dropout,
+                       uint64_t key, bool bf16 = false);
 
 }  // namespace ws::model::ops

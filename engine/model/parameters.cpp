@@ -88,7 +88,7 @@ Status GptShape::validate(int batch, int seqLen) const {
                         "lower train_input.max_sequence_length or raise the positions",
                         seqLen, maxPositions)};
     }
-    // Activation buffers are indexed with int per row of (B*T, V) and (B, NH, T, T) planes.
+    // Activation buffers are indexed with int per row of (B*T, V), (B*T, 3C) and (B*T, F).
     const double rows = double(batch) * seqLen;
     if (rows * std::max(vocab, 3 * std::max(channels, ffn)) > 2147483647.0) {
         return Error{

@@ -31,10 +31,11 @@ size_t largestLayerSize(const model::ParameterTable& table) {
 }
 
 int64_t activationBytesPerSequence(const model::GptShape& s, int T) {
-    // Mirrors Gpt's activation table: per block ln_1, its mean/rstd, qkv, probabilities, attention
-    // output, residual, ln_2 with mean/rstd, c_fc, gelu, residual; then ln_f, logits, loss terms.
+    // Mirrors Gpt's activation table: per block ln_1, its mean/rstd, qkv, the softmax statistics
+    // (max and sum per head), attention output, residual, ln_2 with mean/rstd, c_fc, gelu,
+    // residual; then ln_f, logits, loss terms.
     const int64_t C = s.channels, F = s.ffn, V = s.vocab, NH = s.heads;
-    const int64_t perTokenBlock = C + 2 + 3 * C + NH * T + C + C + C + 2 + F + F + C;
+    const int64_t perTokenBlock = C + 2 + 3 * C + 2 * NH + C + C + C + 2 + F + F + C;
     const int64_t perToken = C + s.layers * perTokenBlock + C + 2 + V + 2;
     return perToken * T * int64_t(sizeof(float));
 }

@@ -32,10 +32,10 @@ Result<FitResult> chooseMicroBatch(const FitInput& in) {
     const int64_t available = in.sramBytes - in.weightBufferBytes;
     const int64_t T = in.seqLen;
     auto notEvenOne = [&]() -> Error {
-        // Which layer needs the most: a block (attention probabilities grow with T^2) or the head
+        // Which layer needs the most: a block (its MLP grows with the filter size) or the head
         // (logits grow with the vocabulary).
         const int64_t C = in.shape.channels, F = in.shape.ffn;
-        const int64_t block = (C + 2 + 3 * C + in.shape.heads * T + 3 * C + 2 + 2 * F + C) * T * 4;
+        const int64_t block = (C + 2 + 3 * C + 2 * in.shape.heads + 3 * C + 2 + 2 * F + C) * T * 4;
         const int64_t head = (C + 2 + in.shape.vocab + 2) * T * 4;
         const bool blockWorst = block >= head;
         const int fits = longestFittingSequence(in.shape, available, in.seqLen);
@@ -45,8 +45,7 @@ Result<FitResult> chooseMicroBatch(const FitInput& in) {
             "even micro_batch_size 1 does not fit: use max_sequence_length {} or less, a smaller "
             "model, wafer.weight_buffer_layers 1, or a bigger wafer (wafer.spec)",
             in.seqLen, mib(r.bytesPerSequence),
-            blockWorst ? "each transformer block (attention scores grow with T^2)"
-                       : "the head (logits grow with the vocabulary)",
+            blockWorst ? "each transformer block" : "the head (logits grow with the vocabulary)",
             mib(blockWorst ? block : head), mib(in.weightBufferBytes),
             mib(std::max<int64_t>(available, 0)), mib(in.sramBytes), fits)};
     };

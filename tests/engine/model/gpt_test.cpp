@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "engine/model/random.h"
@@ -294,6 +295,26 @@ TEST(GptTest, LogitsWithoutTargetsAndActivationNames) {
             std::find_if(gpt.activationSlices().begin(), gpt.activationSlices().end(),
                          [](const ActivationSlice& a) { return a.name == "h.1.residual_mlp"; })
                 ->offset);
+}
+
+// Attention keeps per-row softmax statistics, not the (B,NH,T,T) probabilities: the activation
+// buffer grows linearly with T once T dominates nothing else.
+TEST(GptTest, AttentionKeepsStatisticsLinearInT) {
+    const GptShape s = mediumShape();
+    auto sliceOf = [](const Gpt<float>& gpt, const std::string& name) {
+        const auto& slices = gpt.activationSlices();
+        return *std::find_if(slices.begin(), slices.end(),
+                             [&](const ActivationSlice& a) { return a.name == name; });
+    };
+    auto totalSize = [](const Gpt<float>& gpt) {
+        return gpt.activationSlices().back().offset + gpt.activationSlices().back().size;
+    };
+    const Gpt<float> short_(s, 2, 48), long_(s, 2, 96);
+    EXPECT_EQ(long_.activation("h.1.attn.probs"), nullptr);
+    for (const char* name : {"h.1.attn.row_max", "h.1.attn.row_sum"}) {
+        EXPECT_EQ(sliceOf(long_, name).shape, (std::vector<int64_t>{2, s.heads, 96})) << name;
+    }
+    EXPECT_EQ(totalSize(long_), 2 * totalSize(short_));
 }
 
 TEST(GptTest, CheckTokensNamesTheBadToken) {

@@ -3,6 +3,7 @@
 // so dout is that weight vector). Backward functions must accumulate into parameter gradients.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -204,34 +205,43 @@ void checkAttention(int B, int T, int C, int NH, double dropout, uint32_t seed,
     if (scale == 0.0) scale = 1.0 / std::sqrt(double(C / NH));
     Vec qkv = randomVector(size_t(B) * T * 3 * C, seed, -1.5, 1.5);
     Vec r = randomVector(size_t(B) * T * C, seed + 1);
-    Vec out(size_t(B) * T * C), probs(size_t(B) * NH * T * T);
+    Vec out(size_t(B) * T * C), rowMax(size_t(B) * NH * T), rowSum(rowMax.size());
     const uint64_t key = 0x1234;
     auto loss = [&] {
-        ops::attentionForward(out.data(), probs.data(), qkv.data(), B, T, C, NH, scale, dropout,
-                              key);
+        ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), B, T, C, NH,
+                              scale, dropout, key);
         return dot(out, r);
     };
     loss();
     if (dropout == 0.0) {
         const Vec expected = naiveAttention(qkv, B, T, C, NH, scale);
         for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], expected[i], 1e-12) << i;
-        for (int bh = 0; bh < B * NH; ++bh) {  // rows sum to one, zero above the diagonal
-            for (int t = 0; t < T; ++t) {
+    }
+    // The saved statistics: each row's max score over the keys it sees, and its sum of
+    // exp(score - max), whatever the dropout.
+    const int hs = C / NH;
+    for (int bh = 0; bh < B * NH; ++bh) {
+        const int b = bh / NH, h = bh % NH;
+        for (int t = 0; t < T; ++t) {
+            std::vector<double> scores;
+            for (int j = 0; j <= t; ++j) {
                 double s = 0;
-                for (int j = 0; j < T; ++j) {
-                    const double p = probs[(size_t(bh) * T + t) * T + j];
-                    if (j > t) {
-                        ASSERT_EQ(p, 0.0);
-                    }
-                    s += p;
+                for (int i = 0; i < hs; ++i) {
+                    s += qkv[size_t(b * T + t) * 3 * C + size_t(h * hs + i)] *
+                         qkv[size_t(b * T + j) * 3 * C + size_t(C + h * hs + i)];
                 }
-                ASSERT_NEAR(s, 1.0, 1e-12);
+                scores.push_back(s * scale);
             }
+            const double m = *std::max_element(scores.begin(), scores.end());
+            double sum = 0;
+            for (double s : scores) sum += std::exp(s - m);
+            ASSERT_NEAR(rowMax[size_t(bh) * T + size_t(t)], m, 1e-12) << bh << " " << t;
+            ASSERT_NEAR(rowSum[size_t(bh) * T + size_t(t)], sum, 1e-12) << bh << " " << t;
         }
     }
     Vec dqkv(qkv.size(), 7.0);  // overwritten
-    ops::attentionBackward(dqkv.data(), r.data(), qkv.data(), probs.data(), B, T, C, NH, scale,
-                           dropout, key);
+    ops::attentionBackward(dqkv.data(), r.data(), qkv.data(), rowMax.data(), rowSum.data(), B, T, C,
+                           NH, scale, dropout, key);
     expectGradientMatches(qkv, dqkv, loss, "dqkv");
 }
 
