@@ -4,13 +4,12 @@
 // each shape and measured in the same run: tokens/s, achieved GFLOP/s (llm.c count), the sgemm
 // throughput of that shape's own big GEMMs through every backend (the "peak"), the ratio, and
 // then PyTorch's tokens/s on the same model (bench/pytorch_reference.py, run as a child process)
-// and our speed-up over it. --precision bf16 times the model's bf16 mode (GptShape::bf16: oneDNN
-// bf16 matmuls) right after the fp32 step in the same run and prints the ratio, plus the bf16
-// GEMM beside sgemm on the same shapes and the bf16 path oneDNN chose; PyTorch then runs under
-// bf16 autocast. Each shape also prints each model's activation buffer (what a step keeps for
-// backward) and the process's peak resident memory (getrusage), which is what long sequences
-// make the limit.
-// Not run by CTest; see --help.
+// and our speed-up over it. The optimizer step is the engine's AdamW (engine/optim). --precision
+// bf16 times the model's bf16 mode (GptShape::bf16: oneDNN bf16 matmuls) right after the fp32 step
+// in the same run and prints the ratio, plus the bf16 GEMM beside sgemm on the same shapes and the
+// bf16 path oneDNN chose; PyTorch then runs under bf16 autocast. Each shape also prints each
+// model's activation buffer (what a step keeps for backward) and the process's peak resident memory
+// (getrusage), which is what long sequences make the limit. Not run by CTest; see --help.
 #include <cblas.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -32,6 +31,8 @@
 #include "engine/model/gpt.h"
 #include "engine/model/parameters.h"
 #include "engine/model/random.h"
+#include "engine/optim/optimizer.h"
+#include "engine/session/param_groups.h"
 #include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
@@ -40,6 +41,8 @@ namespace {
 
 using ws::Status;
 namespace config = ws::config;
+namespace optim = ws::optim;
+namespace session = ws::session;
 namespace model = ws::model;
 namespace tensor = ws::tensor;
 using Clock = std::chrono::steady_clock;
@@ -194,35 +197,16 @@ GemmPeak measureSgemmPeak(const model::GptShape& s, int tokens, int threads, boo
     return peak;
 }
 
-// AdamW over the flat buffer, as engine/optim will do it (decay on 2-D tensors only).
-struct AdamW {
-    std::vector<float> m, v, decayMask;
-    int t = 0;
-    explicit AdamW(const model::ParameterTable& table)
-        : m(table.totalSize()), v(table.totalSize()), decayMask(table.totalSize()) {
-        for (const auto& ts : table.tensors()) {
-            std::fill_n(decayMask.begin() + ptrdiff_t(ts.offset), ts.size, ts.decay ? 1.0f : 0.0f);
-        }
-    }
-    void step(float* p, const float* g, float lr) {
-        ++t;
-        const float b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f;
-        const float c1 = 1.0f / (1.0f - std::pow(b1, float(t)));
-        const float c2 = 1.0f / (1.0f - std::pow(b2, float(t)));
-        const auto n = int64_t(m.size());
-        float* mm = m.data();
-        float* vv = v.data();
-        const float* dm = decayMask.data();
-        tensor::parallelFor(n, tensor::computeThreads(), [&](int64_t begin, int64_t end) {
-#pragma omp simd
-            for (int64_t i = begin; i < end; ++i) {
-                mm[i] = b1 * mm[i] + (1 - b1) * g[i];
-                vv[i] = b2 * vv[i] + (1 - b2) * g[i] * g[i];
-                p[i] -= lr * (mm[i] * c1 / (std::sqrt(vv[i] * c2) + eps) + wd * dm[i] * p[i]);
-            }
-        });
-    }
-};
+// The engine's own AdamW (engine/optim: Highway kernel, decay on 2-D tensors only), as a session
+// runs it, minus gradient clipping (the PyTorch reference does not clip either).
+config::OptimizerConfig adamwConfig() {
+    config::OptimizerConfig c;
+    c.optimizerType = "adamw";
+    c.betas = {0.9, 0.95};
+    c.eps = 1e-8;
+    c.weightDecay = 0.1;
+    return c;
+}
 
 struct StepResult {
     double tokensPerSecond = 0, gflops = 0;
@@ -240,7 +224,8 @@ public:
           m_gpt(m_shape, m_B, m_T),
           m_params(m_gpt.table().totalSize()),
           m_grads(m_params.size()),
-          m_adam(m_gpt.table()) {
+          m_adam(adamwConfig(), session::parameterGroups(m_gpt.table(), adamwConfig()),
+                 m_gpt.table().totalSize()) {
         model::initParameters(m_gpt.table(), bs.model, 1, m_params.data());
         m_inputs.resize(size_t(m_B) * m_T);
         m_targets.resize(m_inputs.size());
@@ -258,7 +243,7 @@ public:
         const auto t1 = Clock::now();
         m_gpt.backward(m_params.data(), m_grads.data());
         const auto t2 = Clock::now();
-        m_adam.step(m_params.data(), m_grads.data(), 1e-4f);
+        m_adam.update(m_params.data(), m_grads.data(), 1e-4, 1.0, ++m_adamSteps);
         const auto t3 = Clock::now();
         if (!timed) return;
         m_forward += seconds(t0, t1);
@@ -322,7 +307,8 @@ private:
     int m_B, m_T;
     model::Gpt<float> m_gpt;
     std::vector<float> m_params, m_grads;
-    AdamW m_adam;
+    optim::Optimizer m_adam;
+    int64_t m_adamSteps = 0;
     std::vector<int32_t> m_inputs, m_targets;
     double m_forward = 0, m_backward = 0, m_optim = 0;
     int m_timed = 0;
