@@ -127,7 +127,7 @@ void ConfigTab::onDocumentChanged() {
                        .arg(humanBytes(double(facts.gradientBytes)))
                        .arg(humanBytes(double(facts.optimizerBytes)));
     text +=
-        tr(" &nbsp;·&nbsp; wafer buffer %1, %2 streamed in per pass (%3 weights)")
+        tr(" &nbsp;·&nbsp; wafer buffer %1, %2 streamed in per forward + backward (%3 weights)")
             .arg(humanBytes(double(facts.waferBufferBytes)))
             .arg(humanBytes(double(facts.streamedBytesPerPass)))
             .arg(facts.streamBytesPerWeight == 2 ? QStringLiteral("bf16") : QStringLiteral("fp32"));

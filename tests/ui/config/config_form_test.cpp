@@ -164,7 +164,7 @@ private slots:
         };
         const auto streaming = [&](const ws::model::ModelFacts& f) {
             return "wafer buffer " + human(f.waferBufferBytes) + ", " +
-                   human(f.streamedBytesPerPass) + " streamed in per pass";
+                   human(f.streamedBytesPerPass) + " streamed in per forward + backward";
         };
         QVERIFY2(text16.contains(streaming(bf16)), qPrintable(text16));
         QVERIFY2(text32.contains(streaming(fp32)), qPrintable(text32));
