@@ -1,8 +1,9 @@
-// Every op, one at a time, on the fp32 path and on the bf16 path against a double reference (the
-// per-op half of ggml's test-backend-ops; bf16_step_test.cpp is the whole-step half). The bf16
-// path is each op as Gpt<float> runs it in bf16 mode (gpt.h): products on the bf16 backend
-// (operands rounded to bf16, fp32 accumulation), inputs bf16-valued where the model rounds them
-// (GELU's input, the logits), outputs rounded where the model rounds them (LayerNorm, GELU).
+// Every op, one at a time (linear, attention, LayerNorm, GELU, cross-entropy), on the fp32 path and
+// on the bf16 path against a double reference (the per-op half of ggml's test-backend-ops;
+// bf16_step_test.cpp is the whole-step half). The bf16 path is each op as Gpt<float> runs it in
+// bf16 mode (gpt.h): products on the bf16 backend (operands rounded to bf16, fp32 accumulation),
+// inputs bf16-valued where the model rounds them (GELU's input, the logits), outputs rounded where
+// the model rounds them (LayerNorm, GELU).
 //
 // Tolerances, element by element, from the unit roundoffs u = 2^-8 (bf16: 8-bit significand,
 // round to nearest even, |round(x) - x| <= u|x|) and e = 2^-24 (fp32), with
@@ -148,6 +149,162 @@ TEST(Bf16Ops, LinearBackwardIsWithinTheProductBoundOnBothPaths) {
         EXPECT_LE(check.worstOfBound, 1.0);
         if (bf16) {
             EXPECT_GT(check.worstOfScale, kU / 16) << "the bf16 path shows no bf16 rounding";
+        }
+    }
+}
+
+// ---- Attention: in bf16 mode qkv is the rounded c_attn output, every product runs on the bf16
+// backend and the backward uses bf16-rounded probabilities. One sequence, two heads.
+//
+// The bound, per query row i of a head (first order in u and e, each factor (1 + x) kept as a
+// product so second-order terms are covered):
+//   scores s_ij = scale q_i·k_j move by at most ds_i = ((1+r)²(1+g(hs)) - 1) scale max_j S_ij with
+//     S_ij = sum_c |q_ic k_jc| and r = u (q, k rounded) or 0 (fp32 path);
+//   so probabilities move by a relative eP_i = expm1(2 ds_i) (softmax above) plus fp32's own
+//     softmax error: g(T) for the row sum, and a few ulps of exp and of s - max, 6e + 2e max|s|;
+//   out_ic = sum_j P_ij v_jc, with P and v rounded (r each) and a T-term fp32 sum:
+//     |d out_ic| <= ((1+eP_i)(1+r)²(1+g(T)) - 1) sum_j P_ij |v_jc|;
+//   backward, with dO rounded as it enters the products:
+//     dv_jc = sum_i P_ij dO_ic:            ((1+eP_i)(1+r)²(1+g(T)) - 1) sum_i P_ij |dO_ic|
+//     dP_ij = dO_i·v_j:                    e_ij = ((1+r)²(1+g(hs)) - 1) sum_c |dO_ic v_jc|
+//     D_i = sum_j P_ij dP_ij (fp32):       dD_i = sum_j P_ij (e_ij + eP'_i (|dP_ij| + e_ij))
+//                                                 (1+g(T)) + g(T) sum_j P_ij |dP_ij|,
+//                                          eP'_i = (1+eP_i)(1+r) - 1 (P rounded again)
+//     dS_ij = P_ij (dP_ij - D_i):          |d dS_ij| <= (1+eP'_i)(e_ij + dD_i) + eP'_i |dP_ij -
+//     D_i|
+//                                          times P_ij, plus 2e |dS_ij|
+//     dq_ic = scale sum_j dS_ij k_jc (dk likewise with q): scale sum_j (|d dS_ij| (1+r)² +
+//                                          |dS_ij| ((1+r)² - 1)) |k_jc| (1+g(T)) + g(T) scale
+//                                          sum_j |dS_ij k_jc|.
+TEST(Bf16Ops, AttentionIsWithinTheDerivedBoundOnBothPaths) {
+    const int T = 37, NH = 2, hs = 16, C = NH * hs;
+    const double scale = 1.0 / std::sqrt(double(hs));
+    const auto qkv = randomFloats(size_t(T) * 3 * C, 12, -1.5, 1.5);
+    const auto dout = randomFloats(size_t(T) * C, 13, -1, 1);
+    std::vector<double> outRef(size_t(T) * C), dqkvRef(qkv.size()), maxD(size_t(NH) * T),
+        sumD(size_t(NH) * T);
+    const auto qkvD = toDouble(qkv);
+    ops::attentionForward<double>(outRef.data(), maxD.data(), sumD.data(), qkvD.data(), 1, T, C, NH,
+                                  scale, 0.0, 0);
+    ops::attentionBackward<double>(dqkvRef.data(), toDouble(dout).data(), qkvD.data(), maxD.data(),
+                                   sumD.data(), 1, T, C, NH, scale, 0.0, 0);
+    const auto q = [&](int t, int h, int c) { return double(qkv[size_t(t) * 3 * C + h * hs + c]); };
+    const auto k = [&](int t, int h, int c) {
+        return double(qkv[size_t(t) * 3 * C + C + h * hs + c]);
+    };
+    const auto v = [&](int t, int h, int c) {
+        return double(qkv[size_t(t) * 3 * C + 2 * C + h * hs + c]);
+    };
+    const auto dO = [&](int t, int h, int c) { return double(dout[size_t(t) * C + h * hs + c]); };
+
+    for (const bool bf16 : {false, true}) {
+        SCOPED_TRACE(bf16 ? "bf16 path" : "fp32 path");
+        const auto input = bf16 ? rounded(qkv) : qkv;
+        std::vector<float> out(size_t(T) * C), dqkv(qkv.size()), rowMax(size_t(NH) * T),
+            rowSum(size_t(NH) * T);
+        ops::attentionForward<float>(out.data(), rowMax.data(), rowSum.data(), input.data(), 1, T,
+                                     C, NH, float(scale), 0.0, 0, bf16);
+        ops::attentionBackward<float>(dqkv.data(), dout.data(), input.data(), rowMax.data(),
+                                      rowSum.data(), 1, T, C, NH, float(scale), 0.0, 0, bf16);
+        const double r = bf16 ? kU : 0.0, r2 = (1 + r) * (1 + r);
+        ErrorCheck fwd, bwd;
+        std::vector<double> bdq(size_t(T) * C, 0.0), bdk(size_t(T) * C, 0.0),
+            bdv(size_t(T) * C, 0.0);
+        for (int h = 0; h < NH; ++h) {
+            // Exact probabilities, dP, D and dS of this head, and each row's error terms.
+            std::vector<double> P(size_t(T) * T, 0.0), dP(size_t(T) * T, 0.0),
+                dS(size_t(T) * T, 0.0), e(size_t(T) * T, 0.0), ddS(size_t(T) * T, 0.0),
+                eP(size_t(T), 0.0);
+            for (int i = 0; i < T; ++i) {
+                double smax = -1e300, Smax = 0, sumExp = 0, absMax = 0;
+                std::vector<double> sc(size_t(i) + 1);
+                for (int j = 0; j <= i; ++j) {
+                    double dot = 0, S = 0;
+                    for (int c = 0; c < hs; ++c) {
+                        dot += q(i, h, c) * k(j, h, c);
+                        S += std::abs(q(i, h, c) * k(j, h, c));
+                    }
+                    sc[size_t(j)] = scale * dot;
+                    smax = std::max(smax, sc[size_t(j)]);
+                    absMax = std::max(absMax, std::abs(sc[size_t(j)]));
+                    Smax = std::max(Smax, S);
+                }
+                for (int j = 0; j <= i; ++j) sumExp += std::exp(sc[size_t(j)] - smax);
+                for (int j = 0; j <= i; ++j)
+                    P[size_t(i) * T + j] = std::exp(sc[size_t(j)] - smax) / sumExp;
+                const double ds = (r2 * (1 + gamma32(hs)) - 1) * scale * Smax;
+                eP[size_t(i)] = std::expm1(2 * ds) + gamma32(T) + 6 * kE + 2 * kE * absMax;
+            }
+            for (int i = 0; i < T; ++i) {  // forward
+                for (int c = 0; c < hs; ++c) {
+                    double pv = 0;
+                    for (int j = 0; j <= i; ++j) pv += P[size_t(i) * T + j] * std::abs(v(j, h, c));
+                    const size_t o = size_t(i) * C + h * hs + c;
+                    fwd.add(out[o], outRef[o],
+                            ((1 + eP[size_t(i)]) * r2 * (1 + gamma32(T)) - 1) * pv,
+                            bf16 ? pv : 0.0);
+                }
+            }
+            for (int i = 0; i < T; ++i) {  // dP, D, dS and their errors
+                const double ePr = (1 + eP[size_t(i)]) * (1 + r) - 1;
+                double D = 0, PdP = 0, dD = 0;
+                for (int j = 0; j <= i; ++j) {
+                    double dot = 0, S = 0;
+                    for (int c = 0; c < hs; ++c) {
+                        dot += dO(i, h, c) * v(j, h, c);
+                        S += std::abs(dO(i, h, c) * v(j, h, c));
+                    }
+                    const size_t ij = size_t(i) * T + j;
+                    dP[ij] = dot;
+                    e[ij] = (r2 * (1 + gamma32(hs)) - 1) * S;
+                    D += P[ij] * dot;
+                    PdP += P[ij] * std::abs(dot);
+                    dD += P[ij] * (e[ij] + ePr * (std::abs(dot) + e[ij]));
+                }
+                dD = dD * (1 + gamma32(T)) + gamma32(T) * PdP;
+                for (int j = 0; j <= i; ++j) {
+                    const size_t ij = size_t(i) * T + j;
+                    dS[ij] = P[ij] * (dP[ij] - D);
+                    ddS[ij] = P[ij] * ((1 + ePr) * (e[ij] + dD) + ePr * std::abs(dP[ij] - D)) +
+                              2 * kE * std::abs(dS[ij]);
+                }
+            }
+            for (int t = 0; t < T; ++t) {
+                for (int c = 0; c < hs; ++c) {
+                    double dvB = 0, dqB = 0, dqS = 0, dkB = 0, dkS = 0;
+                    for (int i = t; i < T; ++i) {  // dv_t and dk_t: rows i >= t see key t
+                        const size_t it = size_t(i) * T + t;
+                        dvB += P[it] * std::abs(dO(i, h, c)) *
+                               ((1 + eP[size_t(i)]) * r2 * (1 + gamma32(T)) - 1);
+                        dkB += (ddS[it] * r2 + std::abs(dS[it]) * (r2 - 1)) * std::abs(q(i, h, c));
+                        dkS += std::abs(dS[it] * q(i, h, c));
+                    }
+                    for (int j = 0; j <= t; ++j) {  // dq_t: its own row's keys
+                        const size_t tj = size_t(t) * T + j;
+                        dqB += (ddS[tj] * r2 + std::abs(dS[tj]) * (r2 - 1)) * std::abs(k(j, h, c));
+                        dqS += std::abs(dS[tj] * k(j, h, c));
+                    }
+                    const size_t o = size_t(t) * C + h * hs + c;
+                    bdq[o] = scale * (dqB * (1 + gamma32(T)) + gamma32(T) * dqS);
+                    bdk[o] = scale * (dkB * (1 + gamma32(T)) + gamma32(T) * dkS);
+                    bdv[o] = dvB;
+                }
+            }
+        }
+        for (int t = 0; t < T; ++t) {
+            for (int c = 0; c < C; ++c) {
+                const size_t o = size_t(t) * C + c, base = size_t(t) * 3 * C + c;
+                for (const auto& [part, bound] :
+                     {std::pair{0, bdq[o]}, std::pair{C, bdk[o]}, std::pair{2 * C, bdv[o]}}) {
+                    bwd.add(dqkv[base + size_t(part)], dqkvRef[base + size_t(part)], bound + 1e-30,
+                            0.0);
+                }
+            }
+        }
+        EXPECT_LE(fwd.worstOfBound, 1.0);
+        EXPECT_LE(bwd.worstOfBound, 1.0);
+        if (bf16) {
+            EXPECT_GT(fwd.worstOfScale, kU / 16) << "the bf16 path shows no bf16 rounding";
         }
     }
 }
