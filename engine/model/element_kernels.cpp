@@ -8,13 +8,7 @@
 #include <limits>
 
 #include "engine/model/fast_math.h"
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define WAFER_CPU_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define WAFER_CPU_CLONES
-#endif
+#include "engine/tensor/cpu_clones.h"
 
 namespace ws::model::kernels {
 namespace {
