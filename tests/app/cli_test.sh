@@ -202,6 +202,48 @@ sample)
   rm "$tmp/model/tokenizer.json"
   out=$("$wafer" sample "$tmp/model" --prompt x 2>&1) && fail "a folder without tokenizer must fail"
   expect_in "tokenizer" "$out" ;;
+mpi_train)
+  # `mpirun -np P wafer train` spreads runconfig.num_csx = 3 systems over P = 2 and 3 processes
+  # and ends with the one-process run's tensors, bit for bit (dropout on, so the per-system
+  # seeds are checked too). Only rank 0 prints the run; every rank prints where it runs. More
+  # processes than systems is refused with the fix. Compared tensor by tensor: the files'
+  # metadata holds each run's own model_dir.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=3 --set train_input.batch_size=6
+            --set model.dropout_rate=0.1 --max-steps 5 --threads 1)
+  same_tensors() {
+    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
+import json, struct, sys
+def load(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    body = data[8 + n:]
+    return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in header.items()}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+sys.exit(0 if a == b and len(a) > 0 else 1)
+PY
+  }
+  "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" "${mpi_args[@]}" \
+      --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 || fail "one process: exit $?"
+  for np in 2 3; do
+    out=$("$mpirun" --oversubscribe -np $np "$wafer" train "$src/presets/gpt-nano.yaml" \
+          --db "$tmp/np$np.sqlite" "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/np$np" 2>&1) \
+        || fail "mpirun -np $np: exit $?: $out"
+    same_tensors "$tmp/one/model.safetensors" "$tmp/np$np/model.safetensors"
+    [[ $(grep -c "finished after 5 steps" <<<"$out") -eq 1 ]] || fail "expected one summary: $out"
+    for rank in $(seq 0 $((np - 1))); do expect_in "rank $rank of $np on " "$out"; done
+    expect_in "cluster: 3 systems over $np processes" "$out"
+  done
+  out=$("$mpirun" --oversubscribe -np 4 "$wafer" train "$src/presets/gpt-nano.yaml" \
+        --db "$tmp/np4.sqlite" "${mpi_args[@]}" 2>&1) && fail "4 processes for 3 systems ran: $out"
+  expect_in "runconfig.num_csx is 3" "$out"
+  out=$("$mpirun" --oversubscribe -np 2 "$wafer" runs list --db "$tmp/np2.sqlite" 2>&1); code=$?
+  [[ $code -ne 0 ]] || fail "runs list under mpirun: expected a refusal: $out"
+  expect_in "only \`wafer train\` runs across processes" "$out" ;;
 resume_exact)
   # Training M steps equals: training, being stopped (Ctrl-C) or killed (SIGKILL) after a
   # checkpoint, resuming with `--resume`, and finishing. Compared tensor by tensor (the files'
