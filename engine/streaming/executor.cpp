@@ -161,8 +161,10 @@ struct StreamingExecutor::Impl {
                 report(Span{step, m, mine.first + ls, layerIndex, SpanKind::StreamOut,
                             int64_t(count * sizeof(float)), t0, now()});
             {
+                // Rank 0 counts what every system sent (it received them all); the others theirs.
                 std::lock_guard lock(statsMutex);
-                stats.bytesStreamedOut += int64_t(count * sizeof(float)) * mine.count;
+                stats.bytesStreamedOut +=
+                    int64_t(count * sizeof(float)) * (root() ? N : mine.count);
             }
             if (!root()) return;
             for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
@@ -278,6 +280,9 @@ StreamingStats StreamingExecutor::stats() const {
     s.waferBufferBytes = m_impl->streamer->bufferBytes();
     s.peakWaferBufferBytes = m_impl->streamer->peakResidentBytes();
     s.bytesStreamedIn = m_impl->streamer->bytesStreamed();
+    // Across processes every system receives the same bytes: rank 0 reports all of them.
+    if (m_impl->comm && m_impl->root())
+        s.bytesStreamedIn = s.bytesStreamedIn / m_impl->mine.count * m_options.systems;
     return s;
 }
 

@@ -71,10 +71,11 @@ struct StreamingStats {
     int bytesPerWeight = 4;            // on the wafer: 4 (fp32) or 2 (bf16 mode)
     int64_t waferBufferBytes = 0;      // one system's weight buffer: slots x the largest visit
     int64_t peakWaferBufferBytes = 0;  // the most weight bytes one system's buffer held at once
-    int64_t bytesStreamedIn = 0;       // weights broadcast to systems (all systems, all steps)
-    int64_t bytesStreamedOut = 0;      // gradients leaving systems (fp32 in both modes)
-    double streamInSec = 0.0;          // total time spent copying weights in
-    double streamInHiddenSec = 0.0;    // of which overlapped a compute on the same system
+    // Across processes rank 0 counts every system's bytes, the other ranks their own systems'.
+    int64_t bytesStreamedIn = 0;     // weights broadcast to systems (all systems, all steps)
+    int64_t bytesStreamedOut = 0;    // gradients leaving systems (fp32 in both modes)
+    double streamInSec = 0.0;        // total time spent copying weights in
+    double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
 };
 
 // How the outside world steers a step between layers (see StreamingExecutor::step).

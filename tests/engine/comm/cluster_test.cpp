@@ -7,6 +7,7 @@
 // number in the job, not its rank).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <iostream>
 #include <tuple>
 #include <vector>
@@ -27,6 +28,7 @@ constexpr int kB = 12, kT = 8, kSteps = 3;
 struct Trajectory {
     std::vector<float> weights;  // rank 0 only
     std::vector<double> losses, norms;
+    int64_t bytesIn = 0, bytesOut = 0;  // StreamingStats: every system's, on rank 0
 };
 
 Trajectory train(const model::GptShape& shape, double maxNorm, int systems, int microBatch,
@@ -63,6 +65,8 @@ Trajectory train(const model::GptShape& shape, double maxNorm, int systems, int 
         t.norms.push_back(r.gradNorm);
     }
     t.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
+    t.bytesIn = exec.stats().bytesStreamedIn;
+    t.bytesOut = exec.stats().bytesStreamedOut;
     return t;
 }
 
@@ -80,6 +84,8 @@ TEST_P(ClusterEqualsOneProcess, BitForBit) {
     if (g_comm->rank() != 0) return;
     EXPECT_EQ(many.losses, one.losses);
     EXPECT_EQ(many.norms, one.norms);
+    EXPECT_EQ(many.bytesIn, one.bytesIn);  // rank 0 reports the whole job's streaming
+    EXPECT_EQ(many.bytesOut, one.bytesOut);
     ASSERT_EQ(many.weights.size(), one.weights.size());
     size_t differing = 0;
     for (size_t i = 0; i < one.weights.size(); ++i) differing += many.weights[i] != one.weights[i];
