@@ -8,9 +8,11 @@
 
 int main(int argc, char** argv) {
     // Under mpirun this joins the job (MPI_Init); its end (MPI_Finalize) is main's return.
-    auto job = ws::comm::fromEnvironment(&argc, &argv);
+    auto job = ws::comm::fromEnvironment(
+        &argc, &argv, std::string("wafer ") + WAFER_VERSION + " (" + WAFER_GIT_REVISION + ")");
     if (!job.ok()) {
-        std::cerr << "wafer: " << job.error().message << "\n";
+        if (ws::comm::rankFromEnvironment() == 0)
+            std::cerr << "wafer: " << job.error().message << "\n";
         return 1;
     }
     ws::comm::Comm& comm = **job;

@@ -21,6 +21,7 @@ public:
         gethostname(name, sizeof name - 1);
         return name;
     }
+    std::string hostOf(int) const override { return host(); }
     void broadcast(Channel, void*, size_t, int) override {}
     void gather(Channel, const void* send, size_t sendBytes, void* recv, const std::vector<size_t>&,
                 int) override {
@@ -41,6 +42,11 @@ std::unique_ptr<Comm> singleProcess() {
 
 bool launchedByMpirun() {
     return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
+int rankFromEnvironment() {
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    return rank ? std::atoi(rank) : 0;
 }
 
 void broadcastString(Comm& comm, Channel channel, std::string& text, int root) {

@@ -31,6 +31,7 @@ public:
     virtual int rank() const = 0;
     virtual int size() const = 0;
     virtual std::string host() const = 0;
+    virtual std::string hostOf(int rank) const = 0;  // every rank's host, known from the start
 
     // Copies `bytes` at `data` on rank `root` to `data` on every rank.
     virtual void broadcast(Channel channel, void* data, size_t bytes, int root) = 0;
@@ -55,8 +56,16 @@ bool launchedByMpirun();
 
 // The job this process belongs to: the MPI world when launched by mpirun (MPI is initialised
 // here, with MPI_THREAD_MULTIPLE, and finalised when the Comm is destroyed), else one process.
-// Fails when launched by mpirun but built without MPI, or MPI lacks thread support.
-Result<std::unique_ptr<Comm>> fromEnvironment(int* argc, char*** argv);
+// Every rank states its program identity (e.g. "wafer 0.1.0 (abc123)"); all ranks learn all
+// identities and hosts at once, so when one differs every rank fails alike, with one message
+// naming the rank, its host and both identities. Also fails when launched by mpirun but built
+// without MPI, or when MPI lacks thread support.
+Result<std::unique_ptr<Comm>> fromEnvironment(int* argc, char*** argv,
+                                              const std::string& programIdentity = {});
+
+// This process's rank as mpirun's environment states it (0 outside mpirun): who reports an
+// error when fromEnvironment failed and there is no Comm to ask.
+int rankFromEnvironment();
 
 // Convenience: broadcasts a string (its size, then its bytes) from root.
 void broadcastString(Comm& comm, Channel channel, std::string& text, int root);

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #ifdef WAFER_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1
@@ -21,10 +23,22 @@ namespace ws::comm {
 namespace {
 
 constexpr size_t kPiece = size_t(1) << 30;
+constexpr int kNameBytes = 256;  // a host name or a program identity, as exchanged at start
+
+// Every rank's `text` (cut to kNameBytes - 1), in rank order.
+std::vector<std::string> allGather(const std::string& text, int ranks) {
+    std::vector<char> mine(kNameBytes, 0), all(size_t(ranks) * kNameBytes, 0);
+    std::copy_n(text.data(), std::min(text.size(), size_t(kNameBytes - 1)), mine.data());
+    MPI_Allgather(mine.data(), kNameBytes, MPI_CHAR, all.data(), kNameBytes, MPI_CHAR,
+                  MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    for (int r = 0; r < ranks; ++r) out.emplace_back(all.data() + size_t(r) * kNameBytes);
+    return out;
+}
 
 class MpiComm final : public Comm {
 public:
-    MpiComm() {
+    explicit MpiComm(const std::string& identity) {
         MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
         MPI_Comm_size(MPI_COMM_WORLD, &m_size);
         for (MPI_Comm& c : m_channels) MPI_Comm_dup(MPI_COMM_WORLD, &c);
@@ -32,6 +46,20 @@ public:
         int length = 0;
         MPI_Get_processor_name(name, &length);
         m_host.assign(name, size_t(std::max(0, length)));
+        m_hosts = allGather(m_host, m_size);
+        m_identities = allGather(identity, m_size);
+    }
+
+    // The first rank whose program differs from rank 0's, described; empty when all agree.
+    std::string identityMismatch() const {
+        for (int r = 1; r < m_size; ++r) {
+            if (m_identities[size_t(r)] == m_identities[0]) continue;
+            return fmt::format(
+                "rank {} on {} runs '{}' but rank 0 on {} runs '{}': every process of the job "
+                "must run the same build (install the same wafer on every host)",
+                r, m_hosts[size_t(r)], m_identities[size_t(r)], m_hosts[0], m_identities[0]);
+        }
+        return {};
     }
     ~MpiComm() override {
         for (MPI_Comm& c : m_channels) MPI_Comm_free(&c);
@@ -43,6 +71,7 @@ public:
     int rank() const override { return m_rank; }
     int size() const override { return m_size; }
     std::string host() const override { return m_host; }
+    std::string hostOf(int rank) const override { return m_hosts[size_t(rank)]; }
 
     void broadcast(Channel channel, void* data, size_t bytes, int root) override {
         auto* p = static_cast<char*>(data);
@@ -113,6 +142,7 @@ private:
     int m_rank = 0;
     int m_size = 1;
     std::string m_host;
+    std::vector<std::string> m_hosts, m_identities;  // (ranks)
     MPI_Comm m_channels[3] = {};
 };
 
@@ -122,7 +152,8 @@ bool mpiAvailable() {
     return true;
 }
 
-Result<std::unique_ptr<Comm>> fromEnvironment(int* argc, char*** argv) {
+Result<std::unique_ptr<Comm>> fromEnvironment(int* argc, char*** argv,
+                                              const std::string& programIdentity) {
     if (!launchedByMpirun()) return singleProcess();
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
@@ -134,7 +165,9 @@ Result<std::unique_ptr<Comm>> fromEnvironment(int* argc, char*** argv) {
             "this Open MPI has no MPI_THREAD_MULTIPLE support, which wafer needs across "
             "processes (the weight and gradient streams run on their own threads)"};
     }
-    return std::unique_ptr<Comm>(std::make_unique<MpiComm>());
+    auto comm = std::make_unique<MpiComm>(programIdentity);
+    if (std::string mismatch = comm->identityMismatch(); !mismatch.empty()) return Error{mismatch};
+    return std::unique_ptr<Comm>(std::move(comm));
 }
 
 #else  // no MPI in this build
@@ -143,7 +176,7 @@ bool mpiAvailable() {
     return false;
 }
 
-Result<std::unique_ptr<Comm>> fromEnvironment(int*, char***) {
+Result<std::unique_ptr<Comm>> fromEnvironment(int*, char***, const std::string&) {
     const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
     if (launchedByMpirun() && size && std::atoi(size) > 1) {
         return Error{

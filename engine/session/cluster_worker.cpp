@@ -20,6 +20,18 @@ void sendStepOrder(comm::Comm& comm, const StepOrder& order, std::vector<int32_t
     comm.broadcast(comm::Channel::Control, targets.data(), targets.size() * sizeof(int32_t), 0);
 }
 
+std::string describePlacement(const comm::Comm& comm, int systems) {
+    std::string text;
+    for (int r = 0; r < comm.size(); ++r) {
+        const auto mine = comm::systemsOfRank(systems, comm.size(), r);
+        text += fmt::format("{}rank {} on {}: {}", r == 0 ? "" : "; ", r, comm.hostOf(r),
+                            mine.count == 1 ? fmt::format("system {}", mine.first)
+                                            : fmt::format("systems {}-{}", mine.first,
+                                                          mine.first + mine.count - 1));
+    }
+    return text;
+}
+
 std::string clusterPlacementProblem(int processes, int systems) {
     if (processes <= systems) return {};
     return fmt::format(

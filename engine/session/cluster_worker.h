@@ -34,6 +34,10 @@ void sendStepOrder(comm::Comm& comm, const StepOrder& order, std::vector<int32_t
 // across comm.size() processes; a failure inside a step ends the whole job (Comm::abort).
 Status runClusterWorker(comm::Comm& comm, const config::Config& config);
 
+// Which rank on which host computes which systems: "rank 0 on a: system 0; rank 1 on b:
+// systems 1-2" (the run log's record of the placement).
+std::string describePlacement(const comm::Comm& comm, int systems);
+
 // The message a job with more processes than systems gets (empty when P <= num_csx).
 std::string clusterPlacementProblem(int processes, int systems);
 

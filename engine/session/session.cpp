@@ -339,14 +339,10 @@ Status Session::prepareWafer(Prepared& p) {
             return Error{problem};
         }
         streamingOptions.comm = m_options.comm;
-        const auto mine = comm::systemsOfRank(cfg.runconfig.numCsx, P, 0);
         log(LogLine::Level::Info,
-            fmt::format("cluster: {} systems over {} processes; rank 0 on {} holds MemoryX and "
-                        "computes {}",
-                        cfg.runconfig.numCsx, P, m_options.comm->host(),
-                        mine.count == 1 ? fmt::format("system {}", mine.first)
-                                        : fmt::format("systems {}-{}", mine.first,
-                                                      mine.first + mine.count - 1)));
+            fmt::format("cluster: {} systems over {} processes, MemoryX on rank 0; {}",
+                        cfg.runconfig.numCsx, P,
+                        describePlacement(*m_options.comm, cfg.runconfig.numCsx)));
     }
     streamingOptions.systems = cfg.runconfig.numCsx;
     streamingOptions.microBatch = p.fit.microBatch;

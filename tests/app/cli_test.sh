@@ -236,7 +236,8 @@ PY
     same_tensors "$tmp/one/model.safetensors" "$tmp/np$np/model.safetensors"
     [[ $(grep -c "finished after 5 steps" <<<"$out") -eq 1 ]] || fail "expected one summary: $out"
     for rank in $(seq 0 $((np - 1))); do expect_in "rank $rank of $np on " "$out"; done
-    expect_in "cluster: 3 systems over $np processes" "$out"
+    expect_in "cluster: 3 systems over $np processes, MemoryX on rank 0; rank 0 on " "$out"
+    expect_in "; rank $((np - 1)) on " "$out"
   done
   out=$("$mpirun" --oversubscribe -np 4 "$wafer" train "$src/presets/gpt-nano.yaml" \
         --db "$tmp/np4.sqlite" "${mpi_args[@]}" 2>&1) && fail "4 processes for 3 systems ran: $out"

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <iostream>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -129,10 +130,32 @@ TEST(ClusterExecutor, EachRankComputesItsContiguousBlockOfSystems) {
 }  // namespace
 }  // namespace ws::streaming
 
+// `--mismatched-identity`: each rank claims a different program; every rank must fail to join
+// with the same message naming rank 1, its host and both identities.
+int checkIdentityMismatch(int argc, char** argv) {
+    const int rank = ws::comm::rankFromEnvironment();
+    auto job = ws::comm::fromEnvironment(&argc, &argv, "test build " + std::to_string(rank));
+    if (job.ok()) {
+        std::cerr << "rank " << rank << ": joined a job whose ranks run different programs\n";
+        return 1;
+    }
+    const std::string& message = job.error().message;
+    for (const char* part : {"rank 1 on ", "runs 'test build 1'", "rank 0 on ", "'test build 0'"}) {
+        if (message.find(part) == std::string::npos) {
+            std::cerr << "rank " << rank << ": no '" << part << "' in: " << message << "\n";
+            return 1;
+        }
+    }
+    if (rank == 0) std::cerr << "refused as expected: " << message << "\n";
+    return 0;
+}
+
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--mismatched-identity")
+        return checkIdentityMismatch(argc, argv);
     int code = 0;
     {
-        auto job = ws::comm::fromEnvironment(&argc, &argv);
+        auto job = ws::comm::fromEnvironment(&argc, &argv, "test build");
         if (!job.ok()) {
             std::cerr << job.error().message << "\n";
             return 1;
