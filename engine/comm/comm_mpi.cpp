@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifdef WAFER_HAVE_MPI
@@ -24,6 +26,21 @@ namespace {
 
 constexpr size_t kPiece = size_t(1) << 30;
 constexpr int kNameBytes = 256;  // a host name or a program identity, as exchanged at start
+
+// Waits for a non-blocking operation without spinning a core: Open MPI's blocking calls poll
+// flat out, and a job has a loader and a MemoryX thread per process waiting most of the time,
+// which starves the compute threads as soon as processes share cores. Polls at once a few times
+// (a short message is there within microseconds), then every 20-100 µs; each MPI_Test also moves
+// the transfer on.
+void waitFor(MPI_Request& request) {
+    for (int polls = 0;; ++polls) {
+        int done = 0;
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        if (polls < 64) continue;
+        std::this_thread::sleep_for(std::chrono::microseconds(polls < 1024 ? 20 : 100));
+    }
+}
 
 // Every rank's `text` (cut to kNameBytes - 1), in rank order.
 std::vector<std::string> allGather(const std::string& text, int ranks) {
@@ -77,7 +94,9 @@ public:
         auto* p = static_cast<char*>(data);
         for (size_t done = 0; done < bytes; done += kPiece) {
             const size_t n = std::min(kPiece, bytes - done);
-            MPI_Bcast(p + done, int(n), MPI_BYTE, root, comm(channel));
+            MPI_Request request;
+            MPI_Ibcast(p + done, int(n), MPI_BYTE, root, comm(channel), &request);
+            waitFor(request);
         }
     }
 
@@ -111,9 +130,11 @@ public:
                     out = staging.data();
                 }
             }
-            MPI_Gatherv(static_cast<const char*>(send) + std::min(done, sendBytes),
-                        piece(sendBytes), MPI_BYTE, out, counts.data(), displs.data(), MPI_BYTE,
-                        root, comm(channel));
+            MPI_Request request;
+            MPI_Igatherv(static_cast<const char*>(send) + std::min(done, sendBytes),
+                         piece(sendBytes), MPI_BYTE, out, counts.data(), displs.data(), MPI_BYTE,
+                         root, comm(channel), &request);
+            waitFor(request);
             if (m_rank == root && out != recv) {
                 size_t base = 0;
                 for (int r = 0; r < m_size; ++r) {
