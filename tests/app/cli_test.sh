@@ -202,12 +202,14 @@ sample)
   rm "$tmp/model/tokenizer.json"
   out=$("$wafer" sample "$tmp/model" --prompt x 2>&1) && fail "a folder without tokenizer must fail"
   expect_in "tokenizer" "$out" ;;
-mpi_train)
-  # `mpirun -np P wafer train` spreads runconfig.num_csx = 3 systems over P = 2 and 3 processes
+mpi_train|mpi_resume)
+  # mpi_train: `mpirun -np P wafer train` spreads runconfig.num_csx = 3 systems over P = 2 and 3 processes
   # and ends with the one-process run's tensors, bit for bit (dropout on, so the per-system
   # seeds are checked too). Only rank 0 prints the run; every rank prints where it runs. More
   # processes than systems is refused with the fix. Compared tensor by tensor: the files'
   # metadata holds each run's own model_dir.
+  # mpi_resume: a job whose rank is killed (SIGKILL) after a checkpoint ends; `--resume` with 2
+  # processes, and from a copy with 1, finishes with the uninterrupted run's tensors.
   mpirun=${WAFER_MPIEXEC:-mpirun}
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=3 --set train_input.batch_size=6
@@ -227,6 +229,33 @@ a, b = load(sys.argv[1]), load(sys.argv[2])
 sys.exit(0 if a == b and len(a) > 0 else 1)
 PY
   }
+  if [[ $case_name == mpi_resume ]]; then
+    mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=2 --set train_input.batch_size=4
+              --set model.dropout_rate=0.1 --set runconfig.checkpoint_steps=10 --threads 1)
+    "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 300 --db "$tmp/ref.sqlite" \
+        "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "ref: exit $?"
+    "$mpirun" --oversubscribe -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 300 \
+        --db "$tmp/a.sqlite" "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/a" >"$tmp/a.log" 2>&1 &
+    job=$!
+    for _ in $(seq 1 1000); do [[ -d "$tmp/a/checkpoint-10" ]] && break; sleep 0.02; done
+    [[ -d "$tmp/a/checkpoint-10" ]] || { kill -9 "$job"; fail "no checkpoint-10 within 20 s"; }
+    ranks=$(pgrep -P "$job")
+    [[ -n "$ranks" ]] || fail "no rank processes under mpirun $job"
+    kill -9 $(head -1 <<<"$ranks")
+    wait "$job" && fail "the job went on after a rank was killed: $(cat "$tmp/a.log")"
+    [[ -f "$tmp/a/model.safetensors" ]] && fail "the killed job finished before the kill"
+    cp -r "$tmp/a" "$tmp/b"
+    cp "$tmp/a.sqlite" "$tmp/b.sqlite"
+    newest=$(ls -d "$tmp/b"/checkpoint-* | sort -t- -k2 -n | tail -1)
+    out=$("$mpirun" --oversubscribe -np 2 "$wafer" train --resume "$tmp/a" --db "$tmp/a.sqlite" \
+          --threads 1 2>&1) || fail "resume with 2 processes: exit $?: $out"
+    expect_in "finished after 300 steps" "$out"
+    same_tensors "$tmp/ref/model.safetensors" "$tmp/a/model.safetensors"
+    out=$("$wafer" train --resume "$newest" --db "$tmp/b.sqlite" --threads 1 \
+          --set "runconfig.model_dir=$tmp/b" 2>&1) || fail "resume with 1 process: exit $?: $out"
+    same_tensors "$tmp/ref/model.safetensors" "$tmp/b/model.safetensors"
+    exit 0
+  fi
   "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" "${mpi_args[@]}" \
       --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 || fail "one process: exit $?"
   for np in 2 3; do
