@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -89,6 +90,10 @@ int runTrain(const TrainOptions& opt, CommonOptions& common) {
 }  // namespace
 
 int runTrainWorker(comm::Comm& comm) {
+    // mpirun's SIGTERM (Ctrl-C) goes to every rank: the others go on until rank 0, which stops
+    // after the step in flight, releases them.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
     std::string yaml;
     comm::broadcastString(comm, comm::Channel::Control, yaml, 0);
     if (yaml.empty()) return 1;  // rank 0 could not start a run and says why
@@ -111,6 +116,9 @@ void releaseIdleWorkers(CommonOptions& common) {
 
 int driveSession(session::Session& session, const CommonOptions& common) {
     std::atomic<bool>& interrupted = catchCtrlC();
+    // Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (then SIGKILL after mpirun's grace period,
+    // odls_base_sigkill_timeout): stop after the step in flight, with the final checkpoint.
+    if (common.comm && common.comm->size() > 1) alsoStopOnSigterm();
     const bool tty = !common.json && isatty(STDOUT_FILENO);
     bool progressLineOpen = false;
     session.start();

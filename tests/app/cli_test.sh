@@ -209,7 +209,8 @@ mpi_train|mpi_resume)
   # processes than systems is refused with the fix. Compared tensor by tensor: the files'
   # metadata holds each run's own model_dir.
   # mpi_resume: a job whose rank is killed (SIGKILL) after a checkpoint ends; `--resume` with 2
-  # processes, and from a copy with 1, finishes with the uninterrupted run's tensors.
+  # processes, and from a copy with 1, finishes with the uninterrupted run's tensors. Ctrl-C to
+  # mpirun stops the job after a step with a final checkpoint, which resumes exactly too.
   mpirun=${WAFER_MPIEXEC:-mpirun}
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=3 --set train_input.batch_size=6
@@ -231,14 +232,15 @@ PY
   }
   if [[ $case_name == mpi_resume ]]; then
     mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=2 --set train_input.batch_size=4
-              --set model.dropout_rate=0.1 --set runconfig.checkpoint_steps=10 --threads 1)
-    "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 300 --db "$tmp/ref.sqlite" \
+              --set model.dropout_rate=0.1 --set runconfig.checkpoint_steps=100 --threads 1
+              --set runconfig.log_steps=100 --set runconfig.eval_frequency=100)
+    "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1500 --db "$tmp/ref.sqlite" \
         "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "ref: exit $?"
-    "$mpirun" --oversubscribe -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 300 \
+    "$mpirun" --oversubscribe -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1500 \
         --db "$tmp/a.sqlite" "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/a" >"$tmp/a.log" 2>&1 &
     job=$!
-    for _ in $(seq 1 1000); do [[ -d "$tmp/a/checkpoint-10" ]] && break; sleep 0.02; done
-    [[ -d "$tmp/a/checkpoint-10" ]] || { kill -9 "$job"; fail "no checkpoint-10 within 20 s"; }
+    for _ in $(seq 1 1000); do [[ -d "$tmp/a/checkpoint-100" ]] && break; sleep 0.02; done
+    [[ -d "$tmp/a/checkpoint-100" ]] || { kill -9 "$job"; fail "no checkpoint-100 within 20 s"; }
     ranks=$(pgrep -P "$job")
     [[ -n "$ranks" ]] || fail "no rank processes under mpirun $job"
     kill -9 $(head -1 <<<"$ranks")
@@ -249,11 +251,27 @@ PY
     newest=$(ls -d "$tmp/b"/checkpoint-* | sort -t- -k2 -n | tail -1)
     out=$("$mpirun" --oversubscribe -np 2 "$wafer" train --resume "$tmp/a" --db "$tmp/a.sqlite" \
           --threads 1 2>&1) || fail "resume with 2 processes: exit $?: $out"
-    expect_in "finished after 300 steps" "$out"
+    expect_in "finished after 1500 steps" "$out"
     same_tensors "$tmp/ref/model.safetensors" "$tmp/a/model.safetensors"
     out=$("$wafer" train --resume "$newest" --db "$tmp/b.sqlite" --threads 1 \
           --set "runconfig.model_dir=$tmp/b" 2>&1) || fail "resume with 1 process: exit $?: $out"
     same_tensors "$tmp/ref/model.safetensors" "$tmp/b/model.safetensors"
+    # Job control on, so that the background mpirun does not ignore SIGINT; few log lines, so
+    # that rank 0 never waits on an output pipe mpirun no longer drains once interrupted.
+    set -m
+    "$mpirun" --oversubscribe -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1500 \
+        --db "$tmp/c.sqlite" "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/c" >"$tmp/c.log" 2>&1 &
+    job=$!
+    set +m
+    for _ in $(seq 1 1000); do [[ -d "$tmp/c/checkpoint-100" ]] && break; sleep 0.02; done
+    kill -INT "$job"
+    wait "$job"
+    grep -q "stopped after" "$tmp/c.log" || fail "Ctrl-C did not stop the job cleanly: $(cat "$tmp/c.log")"
+    stopped=$(grep -o "stopped after [0-9]* steps" "$tmp/c.log" | grep -o "[0-9]*")
+    [[ -d "$tmp/c/checkpoint-$stopped" ]] || fail "no final checkpoint-$stopped: $(ls "$tmp/c")"
+    out=$("$mpirun" --oversubscribe -np 2 "$wafer" train --resume "$tmp/c" --db "$tmp/c.sqlite" \
+          --threads 1 2>&1) || fail "resume after Ctrl-C: exit $?: $out"
+    same_tensors "$tmp/ref/model.safetensors" "$tmp/c/model.safetensors"
     exit 0
   fi
   "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" "${mpi_args[@]}" \
