@@ -69,7 +69,16 @@ struct StreamingExecutor::Impl {
     comm::Comm* comm = nullptr;  // null when this process computes every system
     comm::SystemRange mine;
     std::vector<size_t> systemsPerRank;
-    std::vector<float> gathered, sendBuffer;  // (N * layer), (local * layer): the gradient gather
+    // The gradient gather. With more than four systems, each group of four that one rank
+    // computes whole (SwarmX's first tree level) is summed there and sent as one slice
+    // (reduceGroup: the same bits); the other systems' slices are sent as they are.
+    struct GroupPlan {
+        int first = 0, size = 0;  // systems [first, first + size)
+        bool summedByOwner = false;
+    };
+    std::vector<GroupPlan> groups;      // (ceil(N / 4)) when N > 4, else empty
+    std::vector<size_t> slicesPerRank;  // slices each rank sends per layer
+    std::vector<float> gathered, sendBuffer, groupSums;
     Clock::time_point epoch = Clock::now();
 
     std::vector<std::unique_ptr<model::Gpt<float>>> gpts;  // per local system, (micro, T)
@@ -96,11 +105,31 @@ struct StreamingExecutor::Impl {
           mine(comm ? comm::systemsOfRank(o.systems, comm->size(), comm->rank())
                     : comm::SystemRange{0, o.systems}),
           workers(mine.count) {
-        if (comm) {
-            for (int r = 0; r < comm->size(); ++r)
-                systemsPerRank.push_back(
-                    size_t(comm::systemsOfRank(o.systems, comm->size(), r).count));
+        if (comm) planGather();
+    }
+
+    void planGather() {
+        const int N = options.systems, P = comm->size();
+        std::vector<int> owner(static_cast<size_t>(N));
+        for (int r = 0; r < P; ++r) {
+            const auto range = comm::systemsOfRank(N, P, r);
+            systemsPerRank.push_back(size_t(range.count));
+            for (int s = range.first; s < range.first + range.count; ++s) owner[size_t(s)] = r;
         }
+        slicesPerRank.assign(systemsPerRank.begin(), systemsPerRank.end());
+        if (N <= 4) return;  // the root sums the systems directly: nothing to sum on the way
+        for (int first = 0; first < N; first += 4) {
+            GroupPlan g{first, std::min(4, N - first), false};
+            g.summedByOwner =
+                g.size > 1 && owner[size_t(first)] == owner[size_t(first + g.size - 1)];
+            if (g.summedByOwner) slicesPerRank[size_t(owner[size_t(first)])] -= size_t(g.size - 1);
+            groups.push_back(g);
+        }
+    }
+
+    const GroupPlan* groupStartingAt(int s) const {
+        if (groups.empty() || s % 4 != 0) return nullptr;
+        return &groups[size_t(s / 4)];
     }
     bool root() const { return !comm || comm->rank() == 0; }
 
@@ -148,13 +177,30 @@ struct StreamingExecutor::Impl {
         std::vector<const float*> inputs;
         if (comm) {
             const double t0 = now();
-            sendBuffer.resize(size_t(mine.count) * count);
-            for (int ls = 0; ls < mine.count; ++ls)
-                std::memcpy(sendBuffer.data() + size_t(ls) * count,
-                            grads[size_t(ls)].data() + offset, count * sizeof(float));
+            const size_t mySlices = slicesPerRank[size_t(comm->rank())];
+            sendBuffer.resize(mySlices * count);
+            float* slice = sendBuffer.data();
+            for (int ls = 0; ls < mine.count; slice += count) {
+                const int s = mine.first + ls;
+                const GroupPlan* g = groupStartingAt(s);
+                if (g && g->summedByOwner) {
+                    const float* children[4];
+                    for (int c = 0; c < g->size; ++c)
+                        children[c] = grads[size_t(ls + c)].data() + offset;
+                    reduceGroup(children, size_t(g->size), count, slice);
+                    ls += g->size;
+                } else {
+                    std::memcpy(slice, grads[size_t(ls)].data() + offset, count * sizeof(float));
+                    ++ls;
+                }
+            }
             std::vector<size_t> bytes;
-            for (size_t n : systemsPerRank) bytes.push_back(n * count * sizeof(float));
-            if (root()) gathered.resize(size_t(N) * count);
+            size_t allSlices = 0;
+            for (size_t n : slicesPerRank) {
+                bytes.push_back(n * count * sizeof(float));
+                allSlices += n;
+            }
+            if (root()) gathered.resize(allSlices * count);
             comm->gather(comm::Channel::Gradients, sendBuffer.data(),
                          sendBuffer.size() * sizeof(float), gathered.data(), bytes, 0);
             for (int ls = 0; ls < mine.count; ++ls)
@@ -167,7 +213,27 @@ struct StreamingExecutor::Impl {
                     int64_t(count * sizeof(float)) * (root() ? N : mine.count);
             }
             if (!root()) return;
-            for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
+            if (groups.empty()) {
+                for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
+            } else {
+                // The first level's sums, in group order: as received, or summed here from the
+                // slices of a group split between ranks. The tree above them is treeReduce's.
+                groupSums.resize(groups.size() * count);
+                const float* next = gathered.data();
+                for (size_t gi = 0; gi < groups.size(); ++gi) {
+                    const GroupPlan& g = groups[gi];
+                    if (g.summedByOwner) {
+                        inputs.push_back(next);
+                        next += count;
+                        continue;
+                    }
+                    const float* children[4];
+                    for (int c = 0; c < g.size; ++c, next += count) children[c] = next;
+                    float* sum = groupSums.data() + gi * count;
+                    reduceGroup(children, size_t(g.size), count, sum);
+                    inputs.push_back(sum);
+                }
+            }
         } else {
             for (int s = 0; s < N; ++s) {
                 const double t0 = now();

@@ -4,7 +4,8 @@
 // together with the systems split over them (rank 0 holding MemoryX), and rank 0 compares the
 // losses, gradient norms and final weights bit for bit. fp32 and bf16, with and without
 // clipping, one or several micro-batches, with dropout (its per-system seeds follow the system's
-// number in the job, not its rank).
+// number in the job, not its rank), and with more than four systems, where a rank sums the
+// groups of four it computes whole before sending them.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace {
 
 comm::Comm* g_comm = nullptr;
 
-constexpr int kB = 12, kT = 8, kSteps = 3;
+constexpr int kB = 24, kT = 8, kSteps = 3;  // B divides into 3, 4, 6 and 8 systems
 
 struct Trajectory {
     std::vector<float> weights;  // rank 0 only
@@ -96,13 +97,17 @@ TEST_P(ClusterEqualsOneProcess, BitForBit) {
     EXPECT_NE(one.losses.front(), one.losses.back());
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, ClusterEqualsOneProcess,
-                         ::testing::Values(std::make_tuple(false, 0.0, 3, 0, false),
-                                           std::make_tuple(false, 0.5, 4, 1, false),
-                                           std::make_tuple(true, 0.0, 4, 0, false),
-                                           std::make_tuple(true, 0.5, 3, 2, false),
-                                           std::make_tuple(false, 0.0, 3, 2, true),
-                                           std::make_tuple(true, 0.0, 4, 3, true)));
+INSTANTIATE_TEST_SUITE_P(
+    Modes, ClusterEqualsOneProcess,
+    ::testing::Values(
+        std::make_tuple(false, 0.0, 3, 0, false), std::make_tuple(false, 0.5, 4, 1, false),
+        std::make_tuple(true, 0.0, 4, 0, false), std::make_tuple(true, 0.5, 3, 2, false),
+        std::make_tuple(false, 0.0, 3, 2, true), std::make_tuple(true, 0.0, 4, 3, true),
+        // More than four systems: groups of four that one rank computes whole
+        // are summed there (2 ranks: both groups of 8, one of 6), the others
+        // on rank 0 (3 ranks split every group of 8).
+        std::make_tuple(false, 0.0, 8, 0, false), std::make_tuple(true, 0.5, 6, 2, false),
+        std::make_tuple(false, 0.5, 8, 1, true)));
 
 TEST(ClusterExecutor, EachRankComputesItsContiguousBlockOfSystems) {
     const model::GptShape shape = testing::streamingShape(true);
