@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -109,9 +110,17 @@ int main(int argc, char** argv) {
     if (p.ok && p.tokensPerStep > 0 && measured > 0) {
         // Rank 1 computes systems [N/2, N): it receives one copy of every visit's weights and
         // sends its systems' gradients.
-        const int remote = systems - systems / 2;
+        // With more than four systems, rank 1 sends each group of four it holds whole as one
+        // summed slice (executor.h).
+        int remote = 0;
+        for (int s = systems / 2; s < systems;) {
+            const int end = std::min(systems, (s / 4 + 1) * 4);
+            const bool whole = systems > 4 && s % 4 == 0 && end - s > 1;
+            ++remote;  // one slice: a system's, or a whole group's sum
+            s = whole ? end : s + 1;
+        }
         const double inPerStep = p.mibIn / systems / steps;             // one system's weights
-        const double outPerStep = p.mibOut / systems / steps * remote;  // rank 1's gradients
+        const double outPerStep = p.mibOut / systems / steps * remote;  // rank 1's slices
         const double stepMs = 1e3 * double(p.tokensPerStep) / measured;
         const double bits = (inPerStep + outPerStep) * 8.0 * 1024 * 1024;
         fmt::print(
