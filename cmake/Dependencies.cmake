@@ -35,3 +35,13 @@ if(WAFER_BUILD_TESTS)
   find_package(GTest REQUIRED)
   find_package(benchmark QUIET)
 endif()
+# Open MPI (Debian openmpi-bin, libopenmpi-dev): training across processes and machines
+# (engine/comm). Optional: without it `wafer` runs in one process and the mpi tests are skipped.
+set(MPI_CXX_SKIP_MPICXX ON CACHE BOOL "Open MPI: the C API only")
+find_package(MPI COMPONENTS CXX QUIET)
+if(MPI_CXX_FOUND)
+  message(STATUS "Open MPI found: mpirun -np P wafer train works, the mpi tests run")
+else()
+  message(STATUS "MPI not found: wafer runs in one process only and the mpi tests are skipped "
+                 "(installer/deps.sh installs openmpi-bin and libopenmpi-dev)")
+endif()

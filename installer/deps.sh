@@ -12,6 +12,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev
+  openmpi-bin libopenmpi-dev
   xvfb xauth
 )
 if [[ "${1:-}" == "--bench" ]]; then

@@ -6,13 +6,23 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/comm/comm.h"
+
 namespace ws::cli {
 
 // Options every command shares.
 struct CommonOptions {
-    bool json = false;   // one JSON object per line on stdout instead of text
-    std::string dbPath;  // run store; empty = the user data folder's runs.sqlite
+    bool json = false;            // one JSON object per line on stdout instead of text
+    std::string dbPath;           // run store; empty = the user data folder's runs.sqlite
+    comm::Comm* comm = nullptr;   // the job's processes (several under mpirun; main.cpp owns it)
+    bool workersStarted = false;  // rank 0 of several: the other ranks have the config to run
 };
+
+// `mpirun -np P wafer train`: every rank but 0 runs this instead of parsing its arguments; it
+// follows the config and the step orders rank 0 sends. Rank 0 calls releaseIdleWorkers when it
+// ends without starting a run (a usage error, --help, a bad config), so the others end too.
+int runTrainWorker(comm::Comm& comm);
+void releaseIdleWorkers(CommonOptions& common);
 
 void addTrainCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode);

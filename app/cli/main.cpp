@@ -1,17 +1,37 @@
 // wafer: the command-line front end of Wafer Studio. Thin: parses arguments and hands over to
 // the engine through the subcommands in commands.h.
 #include <iostream>
+#include <string>
 
 #include "app/cli/commands.h"
 #include "wafer/version.h"
 
 int main(int argc, char** argv) {
+    // Under mpirun this joins the job (MPI_Init); its end (MPI_Finalize) is main's return.
+    auto job = ws::comm::fromEnvironment(
+        &argc, &argv, std::string("wafer ") + WAFER_VERSION + " (" + WAFER_GIT_REVISION + ")");
+    if (!job.ok()) {
+        if (ws::comm::rankFromEnvironment() == 0)
+            std::cerr << "wafer: " << job.error().message << "\n";
+        return 1;
+    }
+    ws::comm::Comm& comm = **job;
+    if (comm.size() > 1 && (argc < 2 || std::string(argv[1]) != "train")) {
+        if (comm.rank() == 0) {
+            std::cerr << "wafer: only `wafer train` runs across processes; run other commands "
+                         "without mpirun\n";
+        }
+        return 2;
+    }
+    // The other ranks take everything from rank 0, so their machines need no copy of the files.
+    if (comm.size() > 1 && comm.rank() != 0) return ws::cli::runTrainWorker(comm);
     CLI::App app{
         "wafer: train GPT models on an emulated wafer-scale machine with weight streaming"};
     app.set_version_flag("--version",
                          std::string("wafer ") + WAFER_VERSION + " (" + WAFER_GIT_REVISION + ")");
     app.require_subcommand(1);
     ws::cli::CommonOptions common;
+    common.comm = &comm;
     int exitCode = 0;
     ws::cli::addTrainCommand(app, common, exitCode);
     ws::cli::addValidateCommand(app, common, exitCode);
@@ -27,7 +47,8 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? 0 : 2;
+        exitCode = app.exit(e) == 0 ? 0 : 2;
     }
+    ws::cli::releaseIdleWorkers(common);
     return exitCode;
 }

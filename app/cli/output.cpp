@@ -12,9 +12,9 @@ namespace {
 std::atomic<bool> g_ctrlC{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
-extern "C" void onCtrlC(int) {
+extern "C" void onCtrlC(int signal) {
     g_ctrlC = true;
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+    std::signal(signal, SIG_DFL);  // a second Ctrl-C ends the process at once
 }
 
 }  // namespace
@@ -25,8 +25,13 @@ std::atomic<bool>& catchCtrlC() {
     return g_ctrlC;
 }
 
+void alsoStopOnSigterm() {
+    std::signal(SIGTERM, onCtrlC);
+}
+
 void restoreCtrlC() {
     std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
 }
 
 int fail(const std::string& message) {

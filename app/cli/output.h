@@ -20,6 +20,8 @@ int driveSession(session::Session& session, const CommonOptions& common);
 // that sets it (the command then stops cleanly) and lets a second Ctrl-C end the process at once;
 // restoreCtrlC() puts the default back. One flag for the process: one command runs at a time.
 std::atomic<bool>& catchCtrlC();
+// After catchCtrlC(): SIGTERM sets the same flag (mpirun turns Ctrl-C into SIGTERM to its ranks).
+void alsoStopOnSigterm();
 void restoreCtrlC();
 
 // Prints "wafer: error: <message>" on stderr; returns exit code 1.

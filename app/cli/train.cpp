@@ -2,17 +2,22 @@
 // cleanly between layers (never leaving half a step applied) and still writes the final weights
 // and a final checkpoint. `wafer train --resume RUN_ID_OR_FOLDER [CONFIG]` continues a run from a
 // checkpoint exactly (engine/session/resume.h); without CONFIG the checkpoint's own config is used.
+// Under `mpirun -np P` rank 0 does all of the above and sends the config it runs to the other
+// ranks, which compute their share of runconfig.num_csx (engine/session/cluster_worker.h) and
+// print only the line that says where they run.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "engine/session/cluster_worker.h"
 #include "engine/session/resume.h"
 #include "engine/session/session.h"
 
@@ -36,7 +41,18 @@ struct TrainOptions {
     bool allowConfigChange = false;
 };
 
-int runTrain(const TrainOptions& opt, const CommonOptions& common) {
+// The line each process prints as a job across processes starts.
+void printRankLine(const comm::Comm& comm, int systems) {
+    const auto mine = comm::systemsOfRank(systems, comm.size(), comm.rank());
+    std::cerr << fmt::format("rank {} of {} on {}: {}\n", comm.rank(), comm.size(), comm.host(),
+                             mine.count <= 0   ? std::string("no systems")
+                             : mine.count == 1 ? fmt::format("system {} of {}", mine.first, systems)
+                                               : fmt::format("systems {}-{} of {}", mine.first,
+                                                             mine.first + mine.count - 1, systems))
+              << std::flush;
+}
+
+int runTrain(const TrainOptions& opt, CommonOptions& common) {
     std::vector<std::string> overrides = opt.overrides;
     if (opt.maxSteps >= 0) overrides.push_back(fmt::format("runconfig.max_steps={}", opt.maxSteps));
     if (opt.threads >= 0) overrides.push_back(fmt::format("runconfig.num_threads={}", opt.threads));
@@ -58,15 +74,51 @@ int runTrain(const TrainOptions& opt, const CommonOptions& common) {
     sessionOptions.allowConfigChange = opt.allowConfigChange;
     sessionOptions.dbPath = common.dbPath;
     sessionOptions.runName = opt.name;
+    sessionOptions.comm = common.comm;
     auto created = session::Session::create(std::move(loaded).value(), sessionOptions);
     if (!created.ok()) return fail(created.error().message);
+    if (common.comm && common.comm->size() > 1) {
+        // Rank 0 of several: the other ranks run the config this session runs.
+        std::string yaml = config::saveConfigYaml((*created)->config(), config::YamlStyle::Plain);
+        comm::broadcastString(*common.comm, comm::Channel::Control, yaml, 0);
+        common.workersStarted = true;
+        printRankLine(*common.comm, (*created)->config().runconfig.numCsx);
+    }
     return driveSession(**created, common);
 }
 
 }  // namespace
 
+int runTrainWorker(comm::Comm& comm) {
+    // mpirun's SIGTERM (Ctrl-C) goes to every rank: the others go on until rank 0, which stops
+    // after the step in flight, releases them.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
+    std::string yaml;
+    comm::broadcastString(comm, comm::Channel::Control, yaml, 0);
+    if (yaml.empty()) return 1;  // rank 0 could not start a run and says why
+    auto loaded = config::parseConfig(yaml, "the config from rank 0", {});
+    if (!loaded.ok()) comm.abort(1, loaded.error().message);
+    printRankLine(comm, loaded->config.runconfig.numCsx);
+    if (Status st = session::runClusterWorker(comm, loaded->config); !st.ok()) {
+        comm.abort(1, st.error().message);
+    }
+    return 0;
+}
+
+void releaseIdleWorkers(CommonOptions& common) {
+    if (!common.comm || common.comm->size() == 1 || common.comm->rank() != 0) return;
+    if (common.workersStarted) return;
+    std::string none;
+    comm::broadcastString(*common.comm, comm::Channel::Control, none, 0);
+    common.workersStarted = true;
+}
+
 int driveSession(session::Session& session, const CommonOptions& common) {
     std::atomic<bool>& interrupted = catchCtrlC();
+    // Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (then SIGKILL after mpirun's grace period,
+    // odls_base_sigkill_timeout): stop after the step in flight, with the final checkpoint.
+    if (common.comm && common.comm->size() > 1) alsoStopOnSigterm();
     const bool tty = !common.json && isatty(STDOUT_FILENO);
     bool progressLineOpen = false;
     session.start();

@@ -15,6 +15,7 @@
 #include "engine/model/model_facts.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
+#include "engine/session/cluster_worker.h"
 #include "engine/session/emulation.h"
 #include "engine/session/param_groups.h"
 #include "engine/tensor/simd.h"
@@ -103,6 +104,15 @@ void Session::setState(RunState state, std::string detail) {
     m_events.push(StateChange{state, std::move(detail)});
 }
 
+// Across processes: tells the other ranks that training is over (once; whether the run
+// finished, stopped or failed before or between steps).
+void Session::releaseWorkers() {
+    if (!cluster() || m_workersReleased) return;
+    m_workersReleased = true;
+    std::vector<int32_t> none;
+    sendStepOrder(*m_options.comm, StepOrder{}, none, none);
+}
+
 void Session::log(LogLine::Level level, std::string message) {
     if (m_impl->store && m_impl->runId >= 0) {
         const char* name = level == LogLine::Level::Error     ? "error"
@@ -130,6 +140,7 @@ void Session::run() {
             Error{fmt::format("internal error while {}: {}",
                               m_activity.empty() ? "preparing the run" : m_activity, e.what())};
     }
+    releaseWorkers();
     if (!status.ok()) {
         log(LogLine::Level::Error, status.error().message);
         setState(RunState::Failed, status.error().message);
@@ -158,6 +169,7 @@ Status Session::prepareAndTrain() {
     if (Status st = startRunFolder(p); !st.ok()) return st;
     Progress progress;
     runTrainingLoop(p, progress);
+    releaseWorkers();
     finishTraining(p, progress);
     return writeOutputs(p, progress);
 }
@@ -320,6 +332,18 @@ Status Session::prepareWafer(Prepared& p) {
     if (!fit.ok()) return fit.error();
     p.fit = *fit;
     streaming::StreamingOptions streamingOptions;
+    if (cluster()) {
+        const int P = m_options.comm->size();
+        if (std::string problem = clusterPlacementProblem(P, cfg.runconfig.numCsx);
+            !problem.empty()) {
+            return Error{problem};
+        }
+        streamingOptions.comm = m_options.comm;
+        log(LogLine::Level::Info,
+            fmt::format("cluster: {} systems over {} processes, MemoryX on rank 0; {}",
+                        cfg.runconfig.numCsx, P,
+                        describePlacement(*m_options.comm, cfg.runconfig.numCsx)));
+    }
     streamingOptions.systems = cfg.runconfig.numCsx;
     streamingOptions.microBatch = p.fit.microBatch;
     streamingOptions.weightBufferLayers = cfg.wafer.weightBufferLayers;

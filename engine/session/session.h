@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/comm/comm.h"
 #include "engine/config/config_yaml.h"
 #include "engine/core/result.h"
 #include "engine/session/events.h"
@@ -52,6 +53,11 @@ struct SessionOptions {
     // Tests of the out-of-memory path: step N (1-based) throws std::bad_alloc at its start, as an
     // allocation failing inside it would (-1: never).
     int64_t failAllocationAtStep = -1;
+    // The job's processes when `mpirun` started several (comm/comm.h): this Session is rank 0's,
+    // the others run runClusterWorker (cluster_worker.h) and compute their share of
+    // runconfig.num_csx; before each step the Session sends them a step order, and it releases
+    // them when training ends, however it ends. Null: one process.
+    comm::Comm* comm = nullptr;
 };
 
 struct RunSummary {
@@ -138,6 +144,8 @@ private:
     double evaluate(Prepared& p, int64_t afterStep);
     void finishTraining(Prepared& p, Progress& r);
     Status writeOutputs(Prepared& p, Progress& r);
+    bool cluster() const { return m_options.comm && m_options.comm->size() > 1; }
+    void releaseWorkers();
 
     struct Impl;
     std::unique_ptr<Impl> m_impl;
@@ -154,6 +162,7 @@ private:
     std::atomic<RunState> m_state{RunState::Preparing};
     // What the worker is doing ("training step 12"), for the message when memory runs out.
     std::string m_activity;
+    bool m_workersReleased = false;  // across processes: the stop order has been sent
 };
 
 }  // namespace ws::session

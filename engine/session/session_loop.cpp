@@ -15,6 +15,7 @@
 #include "engine/model/random.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
+#include "engine/session/cluster_worker.h"
 #include "engine/session/emulation.h"
 
 #include "engine/session/session_state.h"
@@ -121,9 +122,15 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     }
     const uint64_t seed = static_cast<uint64_t>(cfg.runconfig.seed);
     const bool dropout = p.shape.dropout > 0.0 || p.shape.attnDropout > 0.0;
-    const streaming::StepResult result = p.executor->step(
-        r.step, r.inputs.data(), r.targets.data(), lr, cfg.optimizer.maxGradientNorm, r.step + 1,
-        dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(r.step)) : 0, r.hooks);
+    const uint64_t dropoutSeed =
+        dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(r.step)) : 0;
+    if (cluster()) {
+        sendStepOrder(*m_options.comm, StepOrder{1, p.fit.microBatch, r.step, dropoutSeed},
+                      r.inputs, r.targets);
+    }
+    const streaming::StepResult result =
+        p.executor->step(r.step, r.inputs.data(), r.targets.data(), lr,
+                         cfg.optimizer.maxGradientNorm, r.step + 1, dropoutSeed, r.hooks);
     if (result.cancelled) {
         return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }

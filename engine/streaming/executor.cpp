@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <string>
 
 #include "engine/model/random.h"
 #include "engine/streaming/swarmx.h"
@@ -22,6 +24,19 @@ double overlap(double a0, double a1, const std::vector<std::pair<double, double>
     for (const auto& [b0, b1] : busy) total += std::max(0.0, std::min(a1, b1) - std::max(a0, b0));
     return total;
 }
+// What the exception being handled says.
+std::string currentExceptionText() {
+    try {
+        throw;
+    } catch (const std::bad_alloc&) {
+        return "out of memory";
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "unknown error";
+    }
+}
+
 }  // namespace
 
 size_t largestLayerSize(const model::ParameterTable& table) {
@@ -47,14 +62,28 @@ struct StreamingExecutor::Impl {
     int perSystem = 0;  // sequences per system per step
     int micro = 0;      // sequences per micro-batch
     int micros = 1;
-    MemoryX& memoryx;
-    optim::Optimizer& optimizer;
+    MemoryX* memoryx;             // rank 0 only
+    optim::Optimizer* optimizer;  // rank 0 only
     SpanSink sink;
+    // Across processes: the job and this rank's systems (all of them in one process).
+    comm::Comm* comm = nullptr;  // null when this process computes every system
+    comm::SystemRange mine;
+    std::vector<size_t> systemsPerRank;
+    // The gradient gather. With more than four systems, each group of four that one rank
+    // computes whole (SwarmX's first tree level) is summed there and sent as one slice
+    // (reduceGroup: the same bits); the other systems' slices are sent as they are.
+    struct GroupPlan {
+        int first = 0, size = 0;  // systems [first, first + size)
+        bool summedByOwner = false;
+    };
+    std::vector<GroupPlan> groups;      // (ceil(N / 4)) when N > 4, else empty
+    std::vector<size_t> slicesPerRank;  // slices each rank sends per layer
+    std::vector<float> gathered, sendBuffer, groupSums;
     Clock::time_point epoch = Clock::now();
 
-    std::vector<std::unique_ptr<model::Gpt<float>>> gpts;  // per system, (micro, T)
-    std::vector<std::vector<float>> grads;                 // per system, (P)
-    std::vector<double> losses;                            // per system, summed over micros
+    std::vector<std::unique_ptr<model::Gpt<float>>> gpts;  // per local system, (micro, T)
+    std::vector<std::vector<float>> grads;                 // per local system, (P)
+    std::vector<double> losses;                            // per local system, summed over micros
     std::unique_ptr<WeightStreamer> streamer;
     SystemWorkers workers;
     SerialQueue memoryxQueue;
@@ -65,14 +94,44 @@ struct StreamingExecutor::Impl {
     StreamingStats stats;
     std::vector<Span> stepSpans;  // this step's stream-in and compute spans, for overlap stats
 
-    Impl(const model::ParameterTable& t, const StreamingOptions& o, MemoryX& mx,
-         optim::Optimizer& opt, SpanSink s)
+    Impl(const model::ParameterTable& t, const StreamingOptions& o, MemoryX* mx,
+         optim::Optimizer* opt, SpanSink s)
         : table(t),
           options(o),
           memoryx(mx),
           optimizer(opt),
           sink(std::move(s)),
-          workers(o.systems) {}
+          comm(o.comm && o.comm->size() > 1 ? o.comm : nullptr),
+          mine(comm ? comm::systemsOfRank(o.systems, comm->size(), comm->rank())
+                    : comm::SystemRange{0, o.systems}),
+          workers(mine.count) {
+        if (comm) planGather();
+    }
+
+    void planGather() {
+        const int N = options.systems, P = comm->size();
+        std::vector<int> owner(static_cast<size_t>(N));
+        for (int r = 0; r < P; ++r) {
+            const auto range = comm::systemsOfRank(N, P, r);
+            systemsPerRank.push_back(size_t(range.count));
+            for (int s = range.first; s < range.first + range.count; ++s) owner[size_t(s)] = r;
+        }
+        slicesPerRank.assign(systemsPerRank.begin(), systemsPerRank.end());
+        if (N <= 4) return;  // the root sums the systems directly: nothing to sum on the way
+        for (int first = 0; first < N; first += 4) {
+            GroupPlan g{first, std::min(4, N - first), false};
+            g.summedByOwner =
+                g.size > 1 && owner[size_t(first)] == owner[size_t(first + g.size - 1)];
+            if (g.summedByOwner) slicesPerRank[size_t(owner[size_t(first)])] -= size_t(g.size - 1);
+            groups.push_back(g);
+        }
+    }
+
+    const GroupPlan* groupStartingAt(int s) const {
+        if (groups.empty() || s % 4 != 0) return nullptr;
+        return &groups[size_t(s / 4)];
+    }
+    bool root() const { return !comm || comm->rank() == 0; }
 
     double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
 
@@ -110,18 +169,81 @@ struct StreamingExecutor::Impl {
     // Stream one layer's gradient out of every system (fp32, in bf16 mode too: see executor.h)
     // and reduce it into MemoryX; on the last
     // micro-batch also average and (without clipping) update the layer. Runs on MemoryX's thread.
+    // Across processes every rank sends its systems' slices to rank 0 (the Gradients channel),
+    // which reduces all N in system order, as one process does.
     void reduceLayer(int64_t step, int m, int layerIndex, size_t offset, size_t count, bool last,
                      bool updateNow, double lr, int64_t updateCount) {
         const int N = options.systems;
         std::vector<const float*> inputs;
-        for (int s = 0; s < N; ++s) {
+        if (comm) {
             const double t0 = now();
-            inputs.push_back(grads[size_t(s)].data() + offset);
-            report(Span{step, m, s, layerIndex, SpanKind::StreamOut, int64_t(count * sizeof(float)),
-                        t0, now()});
+            const size_t mySlices = slicesPerRank[size_t(comm->rank())];
+            sendBuffer.resize(mySlices * count);
+            float* slice = sendBuffer.data();
+            for (int ls = 0; ls < mine.count; slice += count) {
+                const int s = mine.first + ls;
+                const GroupPlan* g = groupStartingAt(s);
+                if (g && g->summedByOwner) {
+                    const float* children[4];
+                    for (int c = 0; c < g->size; ++c)
+                        children[c] = grads[size_t(ls + c)].data() + offset;
+                    reduceGroup(children, size_t(g->size), count, slice);
+                    ls += g->size;
+                } else {
+                    std::memcpy(slice, grads[size_t(ls)].data() + offset, count * sizeof(float));
+                    ++ls;
+                }
+            }
+            std::vector<size_t> bytes;
+            size_t allSlices = 0;
+            for (size_t n : slicesPerRank) {
+                bytes.push_back(n * count * sizeof(float));
+                allSlices += n;
+            }
+            if (root()) gathered.resize(allSlices * count);
+            comm->gather(comm::Channel::Gradients, sendBuffer.data(),
+                         sendBuffer.size() * sizeof(float), gathered.data(), bytes, 0);
+            for (int ls = 0; ls < mine.count; ++ls)
+                report(Span{step, m, mine.first + ls, layerIndex, SpanKind::StreamOut,
+                            int64_t(count * sizeof(float)), t0, now()});
+            {
+                // Rank 0 counts what every system sent (it received them all); the others theirs.
+                std::lock_guard lock(statsMutex);
+                stats.bytesStreamedOut +=
+                    int64_t(count * sizeof(float)) * (root() ? N : mine.count);
+            }
+            if (!root()) return;
+            if (groups.empty()) {
+                for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
+            } else {
+                // The first level's sums, in group order: as received, or summed here from the
+                // slices of a group split between ranks. The tree above them is treeReduce's.
+                groupSums.resize(groups.size() * count);
+                const float* next = gathered.data();
+                for (size_t gi = 0; gi < groups.size(); ++gi) {
+                    const GroupPlan& g = groups[gi];
+                    if (g.summedByOwner) {
+                        inputs.push_back(next);
+                        next += count;
+                        continue;
+                    }
+                    const float* children[4];
+                    for (int c = 0; c < g.size; ++c, next += count) children[c] = next;
+                    float* sum = groupSums.data() + gi * count;
+                    reduceGroup(children, size_t(g.size), count, sum);
+                    inputs.push_back(sum);
+                }
+            }
+        } else {
+            for (int s = 0; s < N; ++s) {
+                const double t0 = now();
+                inputs.push_back(grads[size_t(s)].data() + offset);
+                report(Span{step, m, s, layerIndex, SpanKind::StreamOut,
+                            int64_t(count * sizeof(float)), t0, now()});
+            }
         }
         const double r0 = now();
-        float* out = memoryx.gradients() + offset;
+        float* out = memoryx->gradients() + offset;
         treeReduce(inputs, count, out, /*accumulate=*/m > 0, reduceScratch);
         if (last && N * micros > 1) {
             const float scale = 1.0f / float(N * micros);
@@ -129,7 +251,7 @@ struct StreamingExecutor::Impl {
         }
         report(Span{step, m, -1, layerIndex, SpanKind::Reduce, int64_t(count * sizeof(float)) * N,
                     r0, now()});
-        {
+        if (!comm) {
             std::lock_guard lock(statsMutex);
             stats.bytesStreamedOut += int64_t(count * sizeof(float)) * N;
         }
@@ -139,17 +261,17 @@ struct StreamingExecutor::Impl {
     void updateLayer(int64_t step, int layerIndex, double lr, double scale, int64_t updateCount) {
         const auto& l = layer(layerIndex);
         const double t0 = now();
-        memoryx.beginUpdate(l.offset, l.size);
-        optimizer.updateRange(memoryx.weights(), memoryx.gradients(), l.offset, l.offset + l.size,
-                              lr, scale, updateCount);
-        memoryx.endUpdate();
+        memoryx->beginUpdate(l.offset, l.size);
+        optimizer->updateRange(memoryx->weights(), memoryx->gradients(), l.offset,
+                               l.offset + l.size, lr, scale, updateCount);
+        memoryx->endUpdate();
         report(Span{step, micros - 1, -1, layerIndex, SpanKind::Update,
                     int64_t(l.size * sizeof(float)), t0, now()});
     }
 
     void accountOverlap() {
         std::lock_guard lock(statsMutex);
-        for (int s = 0; s < options.systems; ++s) {
+        for (int s = mine.first; s < mine.first + mine.count; ++s) {
             std::vector<std::pair<double, double>> busy;
             for (const auto& sp : stepSpans) {
                 if (sp.system == s && sp.kind != SpanKind::StreamIn)
@@ -169,7 +291,21 @@ StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBat
                                      const StreamingOptions& options, MemoryX& memoryx,
                                      optim::Optimizer& optimizer, SpanSink sink)
     : m_table(shape), m_options(options) {
+    init(shape, globalBatch, seqLen, &memoryx, &optimizer, std::move(sink));
+}
+
+StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
+                                     const StreamingOptions& options, SpanSink sink)
+    : m_table(shape), m_options(options) {
+    assert(options.comm && options.comm->rank() != 0);
+    init(shape, globalBatch, seqLen, nullptr, nullptr, std::move(sink));
+}
+
+void StreamingExecutor::init(const model::GptShape& shape, int globalBatch, int seqLen,
+                             MemoryX* memoryx, optim::Optimizer* optimizer, SpanSink sink) {
+    const StreamingOptions& options = m_options;
     assert(options.systems >= 1 && globalBatch % options.systems == 0);
+    assert(!options.comm || options.comm->size() <= options.systems);
     m_impl = std::make_unique<Impl>(m_table, m_options, memoryx, optimizer, std::move(sink));
     Impl& d = *m_impl;
     d.T = seqLen;
@@ -184,15 +320,20 @@ StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBat
         for (const auto& piece : d.piecesFor(l, true)) floats += piece.second;
         slotFloats = std::max(slotFloats, floats);
     }
-    for (int s = 0; s < options.systems; ++s) {
+    for (int s = 0; s < d.mine.count; ++s) {
         d.gpts.push_back(std::make_unique<model::Gpt<float>>(shape, d.micro, seqLen));
         d.grads.emplace_back(m_table.totalSize(), 0.0f);
     }
-    d.losses.assign(size_t(options.systems), 0.0);
+    d.losses.assign(size_t(d.mine.count), 0.0);
     for (const auto& layer : m_table.layers()) d.layerRanges.push_back({layer.offset, layer.size});
     d.streamer = std::make_unique<WeightStreamer>(
-        memoryx.weights(), options.systems, std::max(1, options.weightBufferLayers), slotFloats,
-        d.epoch, [&d](const Span& span) { d.report(span); }, shape.bf16);
+        memoryx ? memoryx->weights() : nullptr, d.mine.count,
+        std::max(1, options.weightBufferLayers), slotFloats, d.epoch,
+        [&d](const Span& span) { d.report(span); }, shape.bf16, d.comm, d.mine.first);
+}
+
+comm::SystemRange StreamingExecutor::localSystems() const {
+    return m_impl->mine;
 }
 
 StreamingExecutor::~StreamingExecutor() = default;
@@ -205,6 +346,9 @@ StreamingStats StreamingExecutor::stats() const {
     s.waferBufferBytes = m_impl->streamer->bufferBytes();
     s.peakWaferBufferBytes = m_impl->streamer->peakResidentBytes();
     s.bytesStreamedIn = m_impl->streamer->bytesStreamed();
+    // Across processes every system receives the same bytes: rank 0 reports all of them.
+    if (m_impl->comm && m_impl->root())
+        s.bytesStreamedIn = s.bytesStreamedIn / m_impl->mine.count * m_options.systems;
     return s;
 }
 
@@ -230,7 +374,9 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     auto cancelNow = [&](int m, bool backward) {
         if (hooks.pausePoint) hooks.pausePoint();
         const bool updatesStarted = !clip && backward && m == d.micros - 1;
-        return hooks.cancel && !updatesStarted && hooks.cancel->load(std::memory_order_relaxed);
+        // Across processes the other ranks are inside the step too: stop between steps only.
+        return hooks.cancel && !d.comm && !updatesStarted &&
+               hooks.cancel->load(std::memory_order_relaxed);
     };
     auto abandon = [&](int visit) {
         // Release the remaining visits so the loader finishes, then drop the step.
@@ -257,9 +403,10 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 if (cancelNow(m, false)) return abandon(v);
                 d.streamer->acquire(v);
                 holding = true;
-                d.workers.run([&](int s) {
-                    auto& gpt = *d.gpts[size_t(s)];
-                    const auto w = d.weightsOnWafer(v, s);
+                d.workers.run([&](int ls) {
+                    const int s = d.mine.first + ls;  // the system's number in the job
+                    auto& gpt = *d.gpts[size_t(ls)];
+                    const auto w = d.weightsOnWafer(v, ls);
                     const double t0 = d.now();
                     if (l == 0) {
                         const bool first = s == 0 && m == 0;
@@ -271,7 +418,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                         const auto wte = m_table.shape().tiedEmbedding
                                              ? w.advanced(d.layer(head).size)
                                              : model::LayerWeights<float>{};
-                        d.losses[size_t(s)] += gpt.headForward(w, wte, targets + rows(s));
+                        d.losses[size_t(ls)] += gpt.headForward(w, wte, targets + rows(s));
                     } else {
                         gpt.blockForward(l - 1, w);
                     }
@@ -286,10 +433,11 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 if (cancelNow(m, true)) return abandon(v);
                 d.streamer->acquire(v);
                 holding = true;
-                d.workers.run([&](int s) {
-                    auto& gpt = *d.gpts[size_t(s)];
-                    float* g = d.grads[size_t(s)].data();
-                    const auto w = d.weightsOnWafer(v, s);
+                d.workers.run([&](int ls) {
+                    const int s = d.mine.first + ls;
+                    auto& gpt = *d.gpts[size_t(ls)];
+                    float* g = d.grads[size_t(ls)].data();
+                    const auto w = d.weightsOnWafer(v, ls);
                     const double t0 = d.now();
                     if (l == head) {
                         const bool tied = m_table.shape().tiedEmbedding;
@@ -315,6 +463,9 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
         }
         d.memoryxQueue.waitIdle();
     } catch (...) {
+        // Across processes the other ranks wait inside this step's broadcasts and gathers: the
+        // step cannot be drained, only the job ended.
+        if (d.comm) d.comm->abort(1, "a training step failed: " + currentExceptionText());
         // A failure inside the step (an allocation, usually): leave the weight loader and
         // MemoryX's queue idle, as a cancel would, before the error unwinds the step whose
         // visits they reference. MemoryX may hold a partial update; the run ends failed.
@@ -333,9 +484,22 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     }
     d.streamer->finish();
 
+    // The losses, summed in system order on rank 0 (one process: its own, in order).
+    std::vector<double> losses = d.losses;
+    if (d.comm) {
+        std::vector<size_t> bytes;
+        for (size_t n : d.systemsPerRank) bytes.push_back(n * sizeof(double));
+        losses.assign(size_t(N), 0.0);
+        d.comm->gather(comm::Channel::Gradients, d.losses.data(), d.losses.size() * sizeof(double),
+                       losses.data(), bytes, 0);
+    }
     StepResult result;
-    result.gradNorm = d.optimizer.gradientNorm(d.memoryx.gradients());
-    result.layerGradNorms = d.optimizer.rangeGradientNorms(d.memoryx.gradients(), d.layerRanges);
+    if (!d.root()) {
+        d.accountOverlap();
+        return result;
+    }
+    result.gradNorm = d.optimizer->gradientNorm(d.memoryx->gradients());
+    result.layerGradNorms = d.optimizer->rangeGradientNorms(d.memoryx->gradients(), d.layerRanges);
     if (clip) {
         // Phase two: the norm is known only now; update every layer in MemoryX.
         const double scale = optim::clipFactor(result.gradNorm, maxGradientNorm);
@@ -345,7 +509,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
         d.memoryxQueue.waitIdle();
     }
     double lossSum = 0.0;
-    for (double x : d.losses) lossSum += x;
+    for (double x : losses) lossSum += x;
     result.loss = lossSum / double(N * d.micros);
     d.accountOverlap();
     return result;

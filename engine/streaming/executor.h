@@ -24,6 +24,14 @@
 // (Gpt keeps every gradient fp32), reduced and applied to fp32 masters as in plain training; 16-bit
 // gradients on the wire would change the result. (The emulated hardware assumes 16-bit gradients,
 // the spec's stream_bytes_per_value, as the published Cerebras runs.)
+// Across processes (StreamingOptions::comm with more than one rank): the systems are split over
+// the ranks in contiguous blocks (comm::systemsOfRank) and each rank computes only its own. Rank 0
+// holds MemoryX and the optimizer; each visit's weights (fp32, or the bf16 bits) are broadcast
+// from it, and every rank sends its systems' gradient slices to it, where SwarmX reduces all N
+// systems in the same tree and order as in one process, and the losses are summed in system
+// order: the weights are bit-identical whatever the placement. Ranks other than 0 construct the
+// executor without MemoryX (the second constructor) and call step() in lockstep with rank 0; their
+// StepResult is empty. Across processes a stop request acts between steps, never inside one.
 // Thread-safety: one step at a time; systems compute on their own threads,
 // MemoryX work runs on its own thread, and spans are reported from all of them.
 #pragma once
@@ -34,6 +42,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/comm/comm.h"
 #include "engine/model/gpt.h"
 #include "engine/optim/optimizer.h"
 #include "engine/streaming/memoryx.h"
@@ -45,6 +54,7 @@ struct StreamingOptions {
     int systems = 1;             // runconfig.num_csx
     int microBatch = 0;          // sequences per system per micro-batch (0: the whole shard)
     int weightBufferLayers = 2;  // wafer.weight_buffer_layers
+    comm::Comm* comm = nullptr;  // the job's processes (null: this process computes every system)
 };
 
 struct StepResult {
@@ -61,10 +71,11 @@ struct StreamingStats {
     int bytesPerWeight = 4;            // on the wafer: 4 (fp32) or 2 (bf16 mode)
     int64_t waferBufferBytes = 0;      // one system's weight buffer: slots x the largest visit
     int64_t peakWaferBufferBytes = 0;  // the most weight bytes one system's buffer held at once
-    int64_t bytesStreamedIn = 0;       // weights broadcast to systems (all systems, all steps)
-    int64_t bytesStreamedOut = 0;      // gradients leaving systems (fp32 in both modes)
-    double streamInSec = 0.0;          // total time spent copying weights in
-    double streamInHiddenSec = 0.0;    // of which overlapped a compute on the same system
+    // Across processes rank 0 counts every system's bytes, the other ranks their own systems'.
+    int64_t bytesStreamedIn = 0;     // weights broadcast to systems (all systems, all steps)
+    int64_t bytesStreamedOut = 0;    // gradients leaving systems (fp32 in both modes)
+    double streamInSec = 0.0;        // total time spent copying weights in
+    double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
 };
 
 // How the outside world steers a step between layers (see StreamingExecutor::step).
@@ -79,6 +90,9 @@ public:
     StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
                       const StreamingOptions& options, MemoryX& memoryx,
                       optim::Optimizer& optimizer, SpanSink sink = {});
+    // A rank other than 0 of options.comm: computes its systems; MemoryX lives on rank 0.
+    StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
+                      const StreamingOptions& options, SpanSink sink = {});
     ~StreamingExecutor();
     StreamingExecutor(const StreamingExecutor&) = delete;
     StreamingExecutor& operator=(const StreamingExecutor&) = delete;
@@ -97,9 +111,13 @@ public:
     StreamingStats stats() const;
     int microBatches() const { return m_micros; }
     int systems() const { return m_options.systems; }
+    comm::SystemRange localSystems() const;  // the systems this process computes
     const model::ParameterTable& table() const { return m_table; }
 
 private:
+    void init(const model::GptShape& shape, int globalBatch, int seqLen, MemoryX* memoryx,
+              optim::Optimizer* optimizer, SpanSink sink);
+
     struct Impl;
     model::ParameterTable m_table;
     StreamingOptions m_options;

@@ -86,6 +86,10 @@ void treeReduce(const std::vector<const float*>& inputs, size_t count, float* ou
     sumNode(out, level.data(), level.size(), count, accumulate);
 }
 
+void reduceGroup(const float* const* children, size_t n, size_t count, float* out) {
+    sumNode(out, children, n, count, false);
+}
+
 namespace reference {
 
 void treeReduce(const std::vector<const float*>& inputs, size_t count, float* out, bool accumulate,

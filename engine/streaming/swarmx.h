@@ -18,6 +18,12 @@ int reduceTreeDepth(int systems);
 void treeReduce(const std::vector<const float*>& inputs, size_t count, float* out, bool accumulate,
                 std::vector<float>& scratch);
 
+// One node of the tree over the first n (1..4) children: out = ((c0 + c1) + c2) + c3, the sum
+// treeReduce forms for a group of four systems. With more than four inputs, treeReduce over the
+// groups' sums (reduceGroup of inputs 4g..4g+3, in order) gives treeReduce's bits over the
+// inputs, so a group can be summed where its systems are (a process) and sent as one slice.
+void reduceGroup(const float* const* children, size_t n, size_t count, float* out);
+
 namespace reference {
 // The first implementation (a copy, then one read-modify-write pass per child), kept as the
 // reference the tests and wafer_kernel_bench compare against.

@@ -9,14 +9,17 @@
 namespace ws::streaming {
 
 WeightStreamer::WeightStreamer(const float* memoryxWeights, int systems, int slots,
-                               size_t slotValues, Clock::time_point epoch, SpanSink sink, bool bf16)
+                               size_t slotValues, Clock::time_point epoch, SpanSink sink, bool bf16,
+                               comm::Comm* comm, int firstSystem)
     : m_weights(memoryxWeights),
       m_systems(systems),
       m_slots(slots),
       m_slotValues(slotValues),
       m_epoch(epoch),
       m_sink(std::move(sink)),
-      m_bf16(bf16) {
+      m_bf16(bf16),
+      m_comm(comm && comm->size() > 1 ? comm : nullptr),
+      m_firstSystem(firstSystem) {
     const size_t values = size_t(slots) * slotValues;
     if (bf16)
         m_bf16Buffers.assign(size_t(systems), std::vector<uint16_t>(values));
@@ -82,6 +85,34 @@ void WeightStreamer::finish() {
     m_cv.wait(lock, [&] { return !m_haveWork; });
 }
 
+// Local system s's copy of a visit across processes: the first system's slot comes from MemoryX
+// on rank 0 and by broadcast elsewhere; the other local systems copy it.
+void WeightStreamer::streamAcrossRanks(const WeightVisit& visit, int s, size_t slotStart,
+                                       size_t values) {
+    const size_t bytes = values * size_t(bytesPerValue());
+    char* first = m_bf16 ? reinterpret_cast<char*>(m_bf16Buffers[0].data() + slotStart)
+                         : reinterpret_cast<char*>(m_buffers[0].data() + slotStart);
+    if (s > 0) {
+        char* dst = m_bf16 ? reinterpret_cast<char*>(m_bf16Buffers[size_t(s)].data() + slotStart)
+                           : reinterpret_cast<char*>(m_buffers[size_t(s)].data() + slotStart);
+        std::memcpy(dst, first, bytes);
+        return;
+    }
+    if (m_comm->rank() == 0) {
+        size_t at = 0;
+        for (const auto& [offset, count] : visit.pieces) {
+            if (m_bf16)
+                tensor::floatToBf16Span(m_weights + offset,
+                                        m_bf16Buffers[0].data() + slotStart + at, count);
+            else
+                std::memcpy(m_buffers[0].data() + slotStart + at, m_weights + offset,
+                            count * sizeof(float));
+            at += count;
+        }
+    }
+    m_comm->broadcast(comm::Channel::Weights, first, bytes, 0);
+}
+
 void WeightStreamer::loaderLoop() {
     std::unique_lock lock(m_mutex);
     for (;;) {
@@ -106,7 +137,9 @@ void WeightStreamer::loaderLoop() {
             const size_t slotStart = (j % size_t(m_slots)) * m_slotValues;
             for (int s = 0; s < m_systems && values > 0; ++s) {
                 const auto t0 = Clock::now();
-                if (!m_bf16) {
+                if (m_comm) {
+                    streamAcrossRanks(visit, s, slotStart, values);
+                } else if (!m_bf16) {
                     float* dst = m_buffers[size_t(s)].data() + slotStart;
                     for (const auto& [offset, count] : visit.pieces) {
                         std::memcpy(dst, m_weights + offset, count * sizeof(float));
@@ -126,10 +159,10 @@ void WeightStreamer::loaderLoop() {
                 }
                 const auto t1 = Clock::now();
                 if (m_sink) {
-                    m_sink(Span{step, visit.micro, s, visit.layer, SpanKind::StreamIn, bytes,
-                                std::chrono::duration<double>(t0 - m_epoch).count(),
-                                std::chrono::duration<double>(t1 - m_epoch).count(),
-                                !visit.forward});
+                    m_sink(
+                        Span{step, visit.micro, m_firstSystem + s, visit.layer, SpanKind::StreamIn,
+                             bytes, std::chrono::duration<double>(t0 - m_epoch).count(),
+                             std::chrono::duration<double>(t1 - m_epoch).count(), !visit.forward});
                 }
             }
             lock.lock();

@@ -10,6 +10,12 @@
 // tensor::floatToBf16Span, on the loader's own thread) into system 0's slot, then broadcasts those
 // bits to the other systems, so the wafer buffer, the bytes streamed and the StreamIn spans'
 // bytes are half the fp32 figures.
+//
+// Across processes (a comm of several ranks): `systems` are this rank's, numbered from
+// firstSystem in spans. Rank 0 fills its first system's slot from MemoryX (converting to bf16 in
+// bf16 mode) and broadcasts the slot's bytes on the Weights channel; every other rank receives
+// them into its first system's slot (it passes no MemoryX); each rank then copies them to its
+// other systems. The loader thread is the only user of the Weights channel.
 // Thread-safety: begin/acquire/release from the executor's thread; the loader is internal.
 #pragma once
 
@@ -20,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/comm/comm.h"
 #include "engine/streaming/spans.h"
 
 namespace ws::streaming {
@@ -39,7 +46,8 @@ public:
 
     // slotValues: the most weights one visit needs; bf16: stream them as bf16 (see above).
     WeightStreamer(const float* memoryxWeights, int systems, int slots, size_t slotValues,
-                   Clock::time_point epoch, SpanSink sink, bool bf16 = false);
+                   Clock::time_point epoch, SpanSink sink, bool bf16 = false,
+                   comm::Comm* comm = nullptr, int firstSystem = 0);
     ~WeightStreamer();
     WeightStreamer(const WeightStreamer&) = delete;
     WeightStreamer& operator=(const WeightStreamer&) = delete;
@@ -68,6 +76,7 @@ public:
 
 private:
     void loaderLoop();
+    void streamAcrossRanks(const WeightVisit& visit, int s, size_t slotStart, size_t values);
 
     int64_t visitBytes(const WeightVisit& visit) const;
 
@@ -78,6 +87,8 @@ private:
     Clock::time_point m_epoch;
     SpanSink m_sink;
     bool m_bf16;
+    comm::Comm* m_comm;  // null or one rank: no other process to broadcast to
+    int m_firstSystem;
     std::vector<std::vector<float>> m_buffers;         // fp32: per system, (slots * slotValues)
     std::vector<std::vector<uint16_t>> m_bf16Buffers;  // bf16: per system, (slots * slotValues)
 

@@ -202,6 +202,96 @@ sample)
   rm "$tmp/model/tokenizer.json"
   out=$("$wafer" sample "$tmp/model" --prompt x 2>&1) && fail "a folder without tokenizer must fail"
   expect_in "tokenizer" "$out" ;;
+mpi_train|mpi_resume)
+  # mpi_train: `mpirun -np P wafer train` spreads runconfig.num_csx = 3 systems over P = 2 and 3 processes
+  # and ends with the one-process run's tensors, bit for bit (dropout on, so the per-system
+  # seeds are checked too). Only rank 0 prints the run; every rank prints where it runs. More
+  # processes than systems is refused with the fix. Compared tensor by tensor: the files'
+  # metadata holds each run's own model_dir.
+  # mpi_resume: a job whose rank is killed (SIGKILL) after a checkpoint ends; `--resume` with 2
+  # processes, and from a copy with 1, finishes with the uninterrupted run's tensors. Ctrl-C to
+  # mpirun stops the job after a step with a final checkpoint, which resumes exactly too.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=3 --set train_input.batch_size=6
+            --set model.dropout_rate=0.1 --max-steps 5 --threads 1)
+  same_tensors() {
+    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
+import json, struct, sys
+def load(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    body = data[8 + n:]
+    return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in header.items()}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+sys.exit(0 if a == b and len(a) > 0 else 1)
+PY
+  }
+  if [[ $case_name == mpi_resume ]]; then
+    mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=2 --set train_input.batch_size=4
+              --set model.dropout_rate=0.1 --set runconfig.checkpoint_steps=100 --threads 1
+              --set runconfig.log_steps=100 --set runconfig.eval_frequency=100)
+    "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1500 --db "$tmp/ref.sqlite" \
+        "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "ref: exit $?"
+    "$mpirun" --oversubscribe -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1500 \
+        --db "$tmp/a.sqlite" "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/a" >"$tmp/a.log" 2>&1 &
+    job=$!
+    for _ in $(seq 1 1000); do [[ -d "$tmp/a/checkpoint-100" ]] && break; sleep 0.02; done
+    [[ -d "$tmp/a/checkpoint-100" ]] || { kill -9 "$job"; fail "no checkpoint-100 within 20 s"; }
+    ranks=$(pgrep -P "$job")
+    [[ -n "$ranks" ]] || fail "no rank processes under mpirun $job"
+    kill -9 $(head -1 <<<"$ranks")
+    wait "$job" && fail "the job went on after a rank was killed: $(cat "$tmp/a.log")"
+    [[ -f "$tmp/a/model.safetensors" ]] && fail "the killed job finished before the kill"
+    cp -r "$tmp/a" "$tmp/b"
+    cp "$tmp/a.sqlite" "$tmp/b.sqlite"
+    newest=$(ls -d "$tmp/b"/checkpoint-* | sort -t- -k2 -n | tail -1)
+    out=$("$mpirun" --oversubscribe -np 2 "$wafer" train --resume "$tmp/a" --db "$tmp/a.sqlite" \
+          --threads 1 2>&1) || fail "resume with 2 processes: exit $?: $out"
+    expect_in "finished after 1500 steps" "$out"
+    same_tensors "$tmp/ref/model.safetensors" "$tmp/a/model.safetensors"
+    out=$("$wafer" train --resume "$newest" --db "$tmp/b.sqlite" --threads 1 \
+          --set "runconfig.model_dir=$tmp/b" 2>&1) || fail "resume with 1 process: exit $?: $out"
+    same_tensors "$tmp/ref/model.safetensors" "$tmp/b/model.safetensors"
+    # Job control on, so that the background mpirun does not ignore SIGINT; few log lines, so
+    # that rank 0 never waits on an output pipe mpirun no longer drains once interrupted.
+    set -m
+    "$mpirun" --oversubscribe -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1500 \
+        --db "$tmp/c.sqlite" "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/c" >"$tmp/c.log" 2>&1 &
+    job=$!
+    set +m
+    for _ in $(seq 1 1000); do [[ -d "$tmp/c/checkpoint-100" ]] && break; sleep 0.02; done
+    kill -INT "$job"
+    wait "$job"
+    grep -q "stopped after" "$tmp/c.log" || fail "Ctrl-C did not stop the job cleanly: $(cat "$tmp/c.log")"
+    stopped=$(grep -o "stopped after [0-9]* steps" "$tmp/c.log" | grep -o "[0-9]*")
+    [[ -d "$tmp/c/checkpoint-$stopped" ]] || fail "no final checkpoint-$stopped: $(ls "$tmp/c")"
+    out=$("$mpirun" --oversubscribe -np 2 "$wafer" train --resume "$tmp/c" --db "$tmp/c.sqlite" \
+          --threads 1 2>&1) || fail "resume after Ctrl-C: exit $?: $out"
+    same_tensors "$tmp/ref/model.safetensors" "$tmp/c/model.safetensors"
+    exit 0
+  fi
+  "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" "${mpi_args[@]}" \
+      --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 || fail "one process: exit $?"
+  for np in 2 3; do
+    out=$("$mpirun" --oversubscribe -np $np "$wafer" train "$src/presets/gpt-nano.yaml" \
+          --db "$tmp/np$np.sqlite" "${mpi_args[@]}" --set "runconfig.model_dir=$tmp/np$np" 2>&1) \
+        || fail "mpirun -np $np: exit $?: $out"
+    same_tensors "$tmp/one/model.safetensors" "$tmp/np$np/model.safetensors"
+    [[ $(grep -c "finished after 5 steps" <<<"$out") -eq 1 ]] || fail "expected one summary: $out"
+    for rank in $(seq 0 $((np - 1))); do expect_in "rank $rank of $np on " "$out"; done
+    expect_in "cluster: 3 systems over $np processes, MemoryX on rank 0; rank 0 on " "$out"
+    expect_in "; rank $((np - 1)) on " "$out"
+  done
+  out=$("$mpirun" --oversubscribe -np 4 "$wafer" train "$src/presets/gpt-nano.yaml" \
+        --db "$tmp/np4.sqlite" "${mpi_args[@]}" 2>&1) && fail "4 processes for 3 systems ran: $out"
+  expect_in "runconfig.num_csx is 3" "$out"
+  out=$("$mpirun" --oversubscribe -np 2 "$wafer" runs list --db "$tmp/np2.sqlite" 2>&1); code=$?
+  [[ $code -ne 0 ]] || fail "runs list under mpirun: expected a refusal: $out"
+  expect_in "only \`wafer train\` runs across processes" "$out" ;;
 resume_exact)
   # Training M steps equals: training, being stopped (Ctrl-C) or killed (SIGKILL) after a
   # checkpoint, resuming with `--resume`, and finishing. Compared tensor by tensor (the files'

@@ -1,0 +1,180 @@
+// Training across processes gives the weights of one process, bit for bit. ctest runs this
+// binary under `mpirun -np 1`, `-np 2` and `-np 3`: every rank computes the one-process
+// reference itself (the threaded executor over all systems), then all ranks train the same steps
+// together with the systems split over them (rank 0 holding MemoryX), and rank 0 compares the
+// losses, gradient norms and final weights bit for bit. fp32 and bf16, with and without
+// clipping, one or several micro-batches, with dropout (its per-system seeds follow the system's
+// number in the job, not its rank), and with more than four systems, where a rank sums the
+// groups of four it computes whole before sending them.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/comm/comm.h"
+#include "engine/model/parameters.h"
+#include "engine/streaming/executor.h"
+#include "engine/streaming/memoryx.h"
+#include "streaming/streaming_test_util.h"
+
+namespace ws::streaming {
+namespace {
+
+comm::Comm* g_comm = nullptr;
+
+constexpr int kB = 24, kT = 8, kSteps = 3;  // B divides into 3, 4, 6 and 8 systems
+
+struct Trajectory {
+    std::vector<float> weights;  // rank 0 only
+    std::vector<double> losses, norms;
+    int64_t bytesIn = 0, bytesOut = 0;  // StreamingStats: every system's, on rank 0
+};
+
+Trajectory train(const model::GptShape& shape, double maxNorm, int systems, int microBatch,
+                 comm::Comm* comm) {
+    model::ParameterTable table(shape);
+    StreamingOptions options;
+    options.systems = systems;
+    options.microBatch = microBatch;
+    options.comm = comm;
+    Trajectory t;
+    std::vector<int32_t> in, out;
+    const bool dropout = shape.dropout > 0.0;
+    if (comm && comm->rank() != 0) {
+        StreamingExecutor exec(shape, kB, kT, options);
+        for (int step = 0; step < kSteps; ++step) {
+            testing::batch(step, kB, kT, shape.vocab, in, out);
+            exec.step(step, in.data(), out.data(), 0.0, maxNorm, step + 1,
+                      dropout ? uint64_t(1000 + step) : 0);
+        }
+        return t;
+    }
+    const auto oc = testing::adamw(maxNorm);
+    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                              optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+    EXPECT_TRUE(mx.ok());
+    model::initParameters(table, config::ModelConfig{}, 42, (*mx)->weights());
+    optim::Optimizer opt(oc, testing::groupsOf(table), table.totalSize(), (*mx)->optimizerState());
+    StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
+    for (int step = 0; step < kSteps; ++step) {
+        testing::batch(step, kB, kT, shape.vocab, in, out);
+        const auto r = exec.step(step, in.data(), out.data(), 1e-2, maxNorm, step + 1,
+                                 dropout ? uint64_t(1000 + step) : 0);
+        t.losses.push_back(r.loss);
+        t.norms.push_back(r.gradNorm);
+    }
+    t.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
+    t.bytesIn = exec.stats().bytesStreamedIn;
+    t.bytesOut = exec.stats().bytesStreamedOut;
+    return t;
+}
+
+// (bf16, max gradient norm, systems, micro-batch, dropout)
+class ClusterEqualsOneProcess
+    : public ::testing::TestWithParam<std::tuple<bool, double, int, int, bool>> {};
+
+TEST_P(ClusterEqualsOneProcess, BitForBit) {
+    const auto [bf16, maxNorm, systems, microBatch, dropout] = GetParam();
+    model::GptShape shape = testing::streamingShape(true);
+    shape.bf16 = bf16;
+    if (dropout) shape.dropout = 0.1;
+    const Trajectory one = train(shape, maxNorm, systems, microBatch, nullptr);
+    const Trajectory many = train(shape, maxNorm, systems, microBatch, g_comm);
+    if (g_comm->rank() != 0) return;
+    EXPECT_EQ(many.losses, one.losses);
+    EXPECT_EQ(many.norms, one.norms);
+    EXPECT_EQ(many.bytesIn, one.bytesIn);  // rank 0 reports the whole job's streaming
+    EXPECT_EQ(many.bytesOut, one.bytesOut);
+    ASSERT_EQ(many.weights.size(), one.weights.size());
+    size_t differing = 0;
+    for (size_t i = 0; i < one.weights.size(); ++i) differing += many.weights[i] != one.weights[i];
+    EXPECT_EQ(differing, 0u) << "of " << one.weights.size() << " weights, across " << g_comm->size()
+                             << " processes";
+    // The run trained: the reference moved away from its initial weights.
+    EXPECT_NE(one.losses.front(), one.losses.back());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, ClusterEqualsOneProcess,
+    ::testing::Values(
+        std::make_tuple(false, 0.0, 3, 0, false), std::make_tuple(false, 0.5, 4, 1, false),
+        std::make_tuple(true, 0.0, 4, 0, false), std::make_tuple(true, 0.5, 3, 2, false),
+        std::make_tuple(false, 0.0, 3, 2, true), std::make_tuple(true, 0.0, 4, 3, true),
+        // More than four systems: groups of four that one rank computes whole
+        // are summed there (2 ranks: both groups of 8, one of 6), the others
+        // on rank 0 (3 ranks split every group of 8).
+        std::make_tuple(false, 0.0, 8, 0, false), std::make_tuple(true, 0.5, 6, 2, false),
+        std::make_tuple(false, 0.5, 8, 1, true)));
+
+TEST(ClusterExecutor, EachRankComputesItsContiguousBlockOfSystems) {
+    const model::GptShape shape = testing::streamingShape(true);
+    StreamingOptions options;
+    options.systems = 4;
+    options.comm = g_comm;
+    const auto expected = comm::systemsOfRank(4, g_comm->size(), g_comm->rank());
+    if (g_comm->rank() != 0) {
+        StreamingExecutor exec(shape, kB, kT, options);
+        EXPECT_EQ(exec.localSystems().first, expected.first);
+        EXPECT_EQ(exec.localSystems().count, expected.count);
+        return;
+    }
+    model::ParameterTable table(shape);
+    const auto oc = testing::adamw(0.0);
+    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                              optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+    ASSERT_TRUE(mx.ok());
+    optim::Optimizer opt(oc, testing::groupsOf(table), table.totalSize(), (*mx)->optimizerState());
+    StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
+    EXPECT_EQ(exec.localSystems().first, 0);
+    EXPECT_EQ(exec.localSystems().count, expected.count);
+}
+
+}  // namespace
+}  // namespace ws::streaming
+
+// `--mismatched-identity`: each rank claims a different program; every rank must fail to join
+// with the same message naming rank 1, its host and both identities.
+int checkIdentityMismatch(int argc, char** argv) {
+    const int rank = ws::comm::rankFromEnvironment();
+    auto job = ws::comm::fromEnvironment(&argc, &argv, "test build " + std::to_string(rank));
+    if (job.ok()) {
+        std::cerr << "rank " << rank << ": joined a job whose ranks run different programs\n";
+        return 1;
+    }
+    const std::string& message = job.error().message;
+    for (const char* part : {"rank 1 on ", "runs 'test build 1'", "rank 0 on ", "'test build 0'"}) {
+        if (message.find(part) == std::string::npos) {
+            std::cerr << "rank " << rank << ": no '" << part << "' in: " << message << "\n";
+            return 1;
+        }
+    }
+    if (rank == 0) std::cerr << "refused as expected: " << message << "\n";
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--mismatched-identity")
+        return checkIdentityMismatch(argc, argv);
+    int code = 0;
+    {
+        auto job = ws::comm::fromEnvironment(&argc, &argv, "test build");
+        if (!job.ok()) {
+            std::cerr << job.error().message << "\n";
+            return 1;
+        }
+        ws::streaming::g_comm = job->get();
+        ::testing::InitGoogleTest(&argc, argv);
+        if (ws::streaming::g_comm->rank() != 0) {
+            // One report, rank 0's; the other ranks' failures still fail the job's exit code.
+            auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+            delete listeners.Release(listeners.default_result_printer());
+        }
+        std::cerr << "cluster_test: rank " << ws::streaming::g_comm->rank() << " of "
+                  << ws::streaming::g_comm->size() << "\n";
+        code = RUN_ALL_TESTS();
+    }
+    return code;
+}
