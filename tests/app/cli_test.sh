@@ -14,6 +14,24 @@ fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
 expect_in() { grep -q -- "$1" <<<"$2" || fail "expected '$1' in output:
 $2"; }
 
+# Two safetensors files hold the same tensors (names, dtypes, shapes, bytes), metadata aside
+# (it names each run's own model_dir); read by an independent reader, Python's standard library.
+same_tensors() {
+  python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
+import json, struct, sys
+def load(path):
+  data = open(path, "rb").read()
+  (n,) = struct.unpack("<Q", data[:8])
+  header = json.loads(data[8:8 + n])
+  header.pop("__metadata__", None)
+  body = data[8 + n:]
+  return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
+          for k, v in header.items()}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+sys.exit(0 if a == b and len(a) > 0 else 1)
+PY
+}
+
 # A tiny, fast config over the bundled corpus.
 tiny_args=(--set model.hidden_size=32 --set model.num_hidden_layers=1 --set model.num_heads=2
            --set model.filter_size=64 --set train_input.max_sequence_length=32
@@ -215,21 +233,6 @@ mpi_train|mpi_resume)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=3 --set train_input.batch_size=6
             --set model.dropout_rate=0.1 --max-steps 5 --threads 1)
-  same_tensors() {
-    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
-import json, struct, sys
-def load(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
-            for k, v in header.items()}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-sys.exit(0 if a == b and len(a) > 0 else 1)
-PY
-  }
   if [[ $case_name == mpi_resume ]]; then
     mpi_args=("${tiny_args[@]}" --set runconfig.num_csx=2 --set train_input.batch_size=4
               --set model.dropout_rate=0.1 --set runconfig.checkpoint_steps=100 --threads 1
@@ -300,21 +303,6 @@ resume_exact)
   steps=600
   "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps $steps --db "$tmp/ref.sqlite" \
       "${ckpt_args[@]}" --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "reference exit $?"
-  same_tensors() {
-    python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
-import json, struct, sys
-def load(path):
-    data = open(path, "rb").read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
-            for k, v in header.items()}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-sys.exit(0 if a == b and len(a) > 0 else 1)
-PY
-  }
   wait_for_checkpoint() {  # folder pid
     for _ in $(seq 1 600); do
       [[ -d "$1/checkpoint-10" ]] && return 0
