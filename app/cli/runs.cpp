@@ -10,6 +10,7 @@
 #include "app/cli/output.h"
 #include "engine/core/paths.h"
 #include "engine/session/folder_lock.h"
+#include "engine/store/placement_records.h"
 #include "engine/store/run_store.h"
 
 namespace ws::cli {
@@ -76,6 +77,8 @@ int showRun(const CommonOptions& common, int64_t id) {
     if (!last.ok()) return fail(last.error().message);
     auto checkpoints = (*store)->checkpoints(id);
     if (!checkpoints.ok()) return fail(checkpoints.error().message);
+    auto placement = store::placement(**store, id);
+    if (!placement.ok()) return fail(placement.error().message);
     // One entry per checkpoint folder (the store has a row per file), oldest first.
     std::vector<std::pair<int64_t, std::string>> folders;
     for (const auto& c : *checkpoints) {
@@ -93,6 +96,16 @@ int showRun(const CommonOptions& common, int64_t id) {
         nlohmann::json metrics = nlohmann::json::object();
         for (const auto& [key, value] : *last) metrics[key] = number(value);
         j["final_metrics"] = metrics;
+        if (!placement->empty()) {
+            nlohmann::json ranks = nlohmann::json::array();
+            for (const auto& r : *placement) {
+                ranks.push_back({{"rank", r.rank},
+                                 {"host", r.host},
+                                 {"first_system", r.firstSystem},
+                                 {"systems", r.systems}});
+            }
+            j["placement"] = ranks;
+        }
         std::cout << j.dump() << "\n";
         return 0;
     }
@@ -101,6 +114,16 @@ int showRun(const CommonOptions& common, int64_t id) {
                              session::shownRunStatus(run->status, run->modelDir), run->created,
                              run->kind, run->modelDir);
     if (run->parentRun) std::cout << fmt::format("parent   run {}\n", *run->parentRun);
+    if (!placement->empty()) {
+        std::cout << fmt::format("placement ({} processes, MemoryX and SwarmX on rank 0):\n",
+                                 placement->size());
+        for (const auto& r : *placement) {
+            std::cout << fmt::format("  rank {:<3} on {:<20} {}\n", r.rank, r.host,
+                                     r.systems == 1 ? fmt::format("system {}", r.firstSystem)
+                                                    : fmt::format("systems {}-{}", r.firstSystem,
+                                                                  r.firstSystem + r.systems - 1));
+        }
+    }
     std::cout << "final metrics:\n";
     for (const auto& [key, value] : *last)
         std::cout << fmt::format("  {:<14} {:.6g}\n", key, value);

@@ -18,6 +18,7 @@
 #include "engine/session/cluster_worker.h"
 #include "engine/session/emulation.h"
 #include "engine/session/param_groups.h"
+#include "engine/store/placement_records.h"
 #include "engine/tensor/simd.h"
 #include "engine/tensor/threads.h"
 #include "engine/wafer/run_fit.h"
@@ -477,6 +478,16 @@ Status Session::claimModelFolder(Prepared& p) {
     }
     m_summary.modelDir = s.modelDir;
     if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
+    // Which rank on which host computes which systems (runs show, the Wafer tab). A continued run
+    // replaces what the interrupted one recorded: it may run with another number of processes.
+    if (s.store && (cluster() || (p.placement && p.placement->continueRun))) {
+        std::vector<store::RankPlacement> ranks;
+        for (int r = 0; cluster() && r < m_options.comm->size(); ++r) {
+            const auto mine = comm::systemsOfRank(cfg.runconfig.numCsx, m_options.comm->size(), r);
+            ranks.push_back({r, m_options.comm->hostOf(r), mine.first, mine.count});
+        }
+        if (Status st = store::savePlacement(*s.store, s.runId, ranks); !st.ok()) return st;
+    }
     if (p.resume) {
         if (Status st = checkNoNewerCheckpoint(s.modelDir, p.startStep); !st.ok()) return st;
         for (LogLine& line : describeResume(*p.resume, *p.placement, s.runId)) {

@@ -377,7 +377,8 @@ Status RunStore::deleteRun(int64_t run) {
         if (!runExists(db, run)) return m_impl->noRun(run);
         for (const char* sql :
              {"DELETE FROM metrics WHERE run = ?", "DELETE FROM events WHERE run = ?",
-              "DELETE FROM checkpoints WHERE run = ?", "DELETE FROM runs WHERE id = ?"}) {
+              "DELETE FROM checkpoints WHERE run = ?", "DELETE FROM run_placement WHERE run = ?",
+              "DELETE FROM runs WHERE id = ?"}) {
             SQLite::Statement erase(db, sql);
             erase.bind(1, run);
             erase.exec();

@@ -85,7 +85,23 @@ void addSweepTrials(SQLite::Database& db) {
     )SQL");
 }
 
-constexpr std::array<Migration, 2> kMigrations{&createVersion1, &addSweepTrials};
+// Training across processes (`mpirun -np P wafer train`): which rank, on which host, computed
+// which systems [first_system, first_system + systems). One row per rank; none for a run in one
+// process. Its own step, renumbered freely when merged beside other migrations.
+void addRunPlacement(SQLite::Database& db) {
+    db.exec(R"SQL(
+        CREATE TABLE run_placement (
+            run          INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            rank         INTEGER NOT NULL,
+            host         TEXT NOT NULL,
+            first_system INTEGER NOT NULL,
+            systems      INTEGER NOT NULL,
+            PRIMARY KEY (run, rank)
+        );
+    )SQL");
+}
+
+constexpr std::array<Migration, 3> kMigrations{&createVersion1, &addSweepTrials, &addRunPlacement};
 
 }  // namespace
 

@@ -135,7 +135,8 @@ struct StreamingExecutor::Impl {
 
     double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
 
-    void report(const Span& span) {
+    void report(Span span) {
+        if (comm) span.rank = comm->rank();
         if (span.kind == SpanKind::StreamIn || span.kind == SpanKind::Forward ||
             span.kind == SpanKind::Backward) {
             std::lock_guard lock(statsMutex);

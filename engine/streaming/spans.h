@@ -35,6 +35,9 @@ struct Span {
     // machine does not do, such as a single system's "reduce").
     double emuStart = -1.0;
     double emuEnd = -1.0;
+    // The process (mpirun rank) that did the work: 0 in one process, and for MemoryX / SwarmX
+    // work, which runs on rank 0. Last, so that the positional initializers above stay valid.
+    int rank = 0;
 };
 
 // Called from engine threads (the streamer, system workers, MemoryX); must be thread-safe and

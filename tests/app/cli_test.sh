@@ -288,7 +288,18 @@ mpi_train|mpi_resume)
     for rank in $(seq 0 $((np - 1))); do expect_in "rank $rank of $np on " "$out"; done
     expect_in "cluster: 3 systems over $np processes, MemoryX on rank 0; rank 0 on " "$out"
     expect_in "; rank $((np - 1)) on " "$out"
+    # The run store keeps the placement: `wafer runs show` prints it (JSON too).
+    out=$("$wafer" runs show 1 --db "$tmp/np$np.sqlite" 2>&1) || fail "runs show: exit $?: $out"
+    expect_in "placement ($np processes, MemoryX and SwarmX on rank 0):" "$out"
+    expect_in "rank 0   on " "$out"
+    last_systems="system 2"; [[ $np -eq 2 ]] && last_systems="systems 1-2"
+    grep -qE "^  rank $((np - 1)) +on [^ ]+ +$last_systems\$" <<<"$out" \
+        || fail "runs show: expected rank $((np - 1)) with $last_systems: $out"
+    out=$("$wafer" runs show 1 --json --db "$tmp/np$np.sqlite" 2>&1) || fail "runs show --json: $out"
+    expect_in "\"placement\":.{\"first_system\":0,\"host\":" "$out"
   done
+  out=$("$wafer" runs show 1 --db "$tmp/one.sqlite" 2>&1) || fail "runs show one: exit $?: $out"
+  [[ $out != *"placement ("* ]] || fail "a one-process run shows a placement: $out"
   out=$("$mpirun" --oversubscribe -np 4 "$wafer" train "$src/presets/gpt-nano.yaml" \
         --db "$tmp/np4.sqlite" "${mpi_args[@]}" 2>&1) && fail "4 processes for 3 systems ran: $out"
   expect_in "runconfig.num_csx is 3" "$out"

@@ -42,6 +42,12 @@ ClusterDiagram::ClusterDiagram(QWidget* parent) : QWidget(parent) {
     setMinimumSize(300, 260);
 }
 
+void ClusterDiagram::setPlacement(std::vector<QString> perSystem) {
+    if (perSystem == m_placement) return;
+    m_placement = std::move(perSystem);
+    update();
+}
+
 void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBlocks, int treeDepth,
                              const QString& waferName, const wafer::UtilizationFrame* frame,
                              bool live, double colourLow, double colourHigh) {
@@ -300,7 +306,13 @@ std::vector<QRectF> ClusterDiagram::drawSystems(QPainter& p, const Paint& k) {
             : narrow ? tr("sys %1").arg(s)
                      : tr("system %1").arg(s);
         p.drawText(box.adjusted(4, 2, -4, 0), Qt::AlignHCenter | Qt::AlignTop, name);
-        drawWaferThumbnail(p, k, box);
+        const bool placed = !rest && size_t(s) < m_placement.size();
+        if (placed) {  // where the system runs, under its wafer
+            p.drawText(
+                box.adjusted(4, 0, -4, -2), Qt::AlignHCenter | Qt::AlignBottom,
+                k.fm.elidedText(m_placement[size_t(s)], Qt::ElideRight, int(box.width()) - 8));
+        }
+        drawWaferThumbnail(p, k, box, placed);
     }
     if (!m_waferName.isEmpty() && !systems.empty()) {
         p.setPen(k.text);
@@ -311,12 +323,14 @@ std::vector<QRectF> ClusterDiagram::drawSystems(QPainter& p, const Paint& k) {
     return systems;
 }
 
-void ClusterDiagram::drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& box) {
+void ClusterDiagram::drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& box,
+                                        bool bottomLine) {
     // The wafer's own aspect (WSE-2's grid is 750 x 994 cores), fitted into the box.
     const double aspect = m_thumbFrame && m_thumbFrame->gridRows > 0
                               ? double(m_thumbFrame->gridCols) / m_thumbFrame->gridRows
                               : 1.0;
-    const double maxW = box.width() - 12, maxH = box.height() - k.line - 10;
+    const double maxW = box.width() - 12,
+                 maxH = box.height() - k.line * (bottomLine ? 2 : 1) - (bottomLine ? 12 : 10);
     const double waferW = std::min(maxW, maxH * aspect);
     const double waferH = waferW / aspect;
     const QRectF wafer(box.center().x() - waferW / 2, box.top() + k.line + 4, waferW, waferH);

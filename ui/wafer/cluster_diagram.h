@@ -3,8 +3,9 @@
 // the prediction) and each system's wafer (a thumbnail of the utilization frame shown beside);
 // arrows for this step's traffic so far: weights broadcast down, gradients streamed up and
 // reduced, with bytes. The arrow of the latest work (the last span to arrive; spans arrive as
-// work ends) is drawn bold and names its layer, so the picture moves as spans arrive. GUI thread
-// only.
+// work ends) is drawn bold and names its layer, so the picture moves as spans arrive. For a run
+// across processes (mpirun), each system's box also says which rank on which host computes it.
+// GUI thread only.
 #pragma once
 
 #include <QImage>
@@ -38,6 +39,10 @@ public:
     void setStep(const StepRecord* record, int numSystems, int numBlocks, int treeDepth,
                  const QString& waferName, const wafer::UtilizationFrame* frame, bool live,
                  double colourLow = 0, double colourHigh = 1);
+    // Across processes: one label per system, "rank 1 on hostB" (empty: one process, the
+    // default). Kept across steps; WaferTab sets it per run.
+    void setPlacement(std::vector<QString> perSystem);
+    const std::vector<QString>& placement() const { return m_placement; }
     const Traffic& traffic() const { return m_traffic; }
     QString inFlightText() const { return m_inFlight; }
 
@@ -52,13 +57,15 @@ private:
     QRectF drawMemoryX(QPainter& p, const Paint& k) const;
     QRectF drawSwarmTree(QPainter& p, const Paint& k) const;
     std::vector<QRectF> drawSystems(QPainter& p, const Paint& k);
-    void drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& box);  // caches the scaling
+    // Caches the scaling; `bottomLine` leaves a text line free under the wafer.
+    void drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& box, bool bottomLine);
     void drawTraffic(QPainter& p, const Paint& k, const QRectF& mem, const QRectF& swarmBounds,
                      const std::vector<QRectF>& systems) const;
 
     Traffic m_traffic;
     QString m_inFlight;
     QString m_waferName;
+    std::vector<QString> m_placement;  // per system; empty in one process
     Active m_active = Active::None;
     int m_numSystems = 1;
     int m_treeDepth = 0;

@@ -283,9 +283,23 @@ void WaferTab::beginRun(const config::Config& config) {
     m_followLayer = -1;
     m_realTokensPerS = 0;
     m_runState = session::RunState::Preparing;
+    m_diagram->setPlacement({});
     rebuildPhaseChoices(nullptr);
     updateNotices();
     scheduleRedraw();
+}
+
+void WaferTab::setPlacement(const std::vector<store::RankPlacement>& ranks) {
+    std::vector<QString> perSystem;
+    for (const auto& r : ranks) {
+        for (int s = r.firstSystem; s < r.firstSystem + r.systems; ++s) {
+            if (s < 0 || s > 4096) continue;  // a damaged record, not worth a huge vector
+            if (perSystem.size() <= size_t(s)) perSystem.resize(size_t(s) + 1);
+            perSystem[size_t(s)] =
+                tr("rank %1 on %2").arg(r.rank).arg(QString::fromStdString(r.host));
+        }
+    }
+    m_diagram->setPlacement(std::move(perSystem));
 }
 
 void WaferTab::appendSpans(const std::vector<streaming::Span>& spans) {

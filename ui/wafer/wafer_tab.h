@@ -18,6 +18,7 @@
 
 #include "engine/config/config.h"
 #include "engine/session/events.h"
+#include "engine/store/placement_records.h"
 #include "ui/common/wafer_history.h"
 #include "ui/wafer/timeline_view.h"
 
@@ -44,8 +45,11 @@ public:
 
     explicit WaferTab(QWidget* parent = nullptr);
 
-    // A new run of `config` starts: forget the previous one.
+    // A new run of `config` starts: forget the previous one (and its placement).
     void beginRun(const config::Config& config);
+    // A run across processes: which rank on which host computes which systems (the run store's
+    // record, store::placement); the diagram names them in each system's box. Empty: one process.
+    void setPlacement(const std::vector<store::RankPlacement>& ranks);
     void appendSpans(const std::vector<streaming::Span>& spans);
     void addEmulatedStep(const session::EmulatedStep& step);
     // Every step's metrics: real tokens/s and the gradient norms kept for scrubbing.

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -130,6 +132,52 @@ TEST(ClusterExecutor, EachRankComputesItsContiguousBlockOfSystems) {
     StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
     EXPECT_EQ(exec.localSystems().first, 0);
     EXPECT_EQ(exec.localSystems().count, expected.count);
+}
+
+// Spans carry the rank that did the work: each rank's own systems' stream-in, compute and
+// stream-out, and rank 0's MemoryX / SwarmX work (reduce, update).
+TEST(ClusterExecutor, SpansCarryTheRankThatDidTheWork) {
+    const model::GptShape shape = testing::streamingShape(true);
+    StreamingOptions options;
+    options.systems = 3;
+    options.comm = g_comm;
+    const int rank = g_comm->rank();
+    const auto mine = comm::systemsOfRank(3, g_comm->size(), rank);
+    std::mutex mutex;
+    std::vector<Span> spans;
+    SpanSink sink = [&](const Span& span) {
+        std::lock_guard lock(mutex);
+        spans.push_back(span);
+    };
+    std::vector<int32_t> in, out;
+    testing::batch(0, kB, kT, shape.vocab, in, out);
+    model::ParameterTable table(shape);
+    const auto oc = testing::adamw(0.0);
+    if (rank != 0) {
+        StreamingExecutor exec(shape, kB, kT, options, sink);
+        exec.step(0, in.data(), out.data(), 0.0, 0.0, 1, 0);
+    } else {
+        auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                                  optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+        ASSERT_TRUE(mx.ok());
+        model::initParameters(table, config::ModelConfig{}, 42, (*mx)->weights());
+        optim::Optimizer opt(oc, testing::groupsOf(table), table.totalSize(),
+                             (*mx)->optimizerState());
+        StreamingExecutor exec(shape, kB, kT, options, **mx, opt, sink);
+        exec.step(0, in.data(), out.data(), 1e-2, 0.0, 1, 0);
+    }
+    std::set<SpanKind> kinds;
+    for (const Span& span : spans) {
+        kinds.insert(span.kind);
+        EXPECT_EQ(span.rank, rank) << spanKindName(span.kind) << " of system " << span.system;
+        if (span.system >= 0) {
+            EXPECT_GE(span.system, mine.first);
+            EXPECT_LT(span.system, mine.first + mine.count);
+        }
+    }
+    EXPECT_TRUE(kinds.count(SpanKind::Forward) && kinds.count(SpanKind::StreamIn) &&
+                kinds.count(SpanKind::StreamOut));
+    EXPECT_EQ(kinds.count(SpanKind::Update) > 0, rank == 0);  // MemoryX lives on rank 0
 }
 
 }  // namespace

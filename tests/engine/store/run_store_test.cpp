@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "engine/core/hash.h"
+#include "engine/store/placement_records.h"
 #include "support/temp_dir.h"
 
 namespace ws::store {
@@ -358,6 +359,44 @@ TEST(RunStore, DeleteRemovesMetricsEventsAndCheckpointsButKeepsChildren) {
     EXPECT_FALSE(orphan->parentRun.has_value());
     EXPECT_FALSE(store->deleteRun(parent).ok());
     EXPECT_TRUE(store->asyncWriteStatus().ok());
+}
+
+// Rank 0 records which rank on which host computes which systems; a continued run replaces it,
+// a run in one process has none, and deleting the run drops it.
+TEST(RunStore, PlacementRoundTripsIsReplacedAndDeletedWithTheRun) {
+    TempDir dir("store_placement");
+    const auto path = dir / "runs.sqlite";
+    int64_t a = -1, b = -1;
+    const std::vector<RankPlacement> two{{0, "hostA", 0, 1}, {1, "hostB", 1, 2}};
+    {
+        auto store = openOrDie(path);
+        ASSERT_TRUE(store);
+        a = newRun(*store, "across");
+        b = newRun(*store, "alone");
+        ASSERT_TRUE(savePlacement(*store, a, two).ok());
+        auto none = placement(*store, b);
+        ASSERT_TRUE(none.ok());
+        EXPECT_TRUE(none->empty());
+        auto missing = savePlacement(*store, 999, two);
+        ASSERT_FALSE(missing.ok());
+        EXPECT_NE(missing.error().message.find("no run 999"), std::string::npos);
+    }
+    auto store = openOrDie(path);  // persisted across reopen
+    ASSERT_TRUE(store);
+    auto read = placement(*store, a);
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    EXPECT_EQ(*read, two);
+
+    const std::vector<RankPlacement> three{
+        {0, "hostA", 0, 1}, {1, "hostB", 1, 1}, {2, "hostC", 2, 1}};
+    ASSERT_TRUE(savePlacement(*store, a, three).ok());  // resumed with -np 3
+    EXPECT_EQ(*placement(*store, a), three);
+    ASSERT_TRUE(savePlacement(*store, a, {}).ok());  // resumed in one process
+    EXPECT_TRUE(placement(*store, a)->empty());
+
+    ASSERT_TRUE(savePlacement(*store, a, two).ok());
+    ASSERT_TRUE(store->deleteRun(a).ok());
+    EXPECT_EQ(countRows(path, "SELECT COUNT(*) FROM run_placement"), 0);
 }
 
 TEST(RunStore, RowsForAnUnknownRunAreReportedNotFatal) {

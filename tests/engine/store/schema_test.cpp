@@ -114,6 +114,27 @@ TEST(Schema, AVersion1StoreGainsTheSweepTrialsTable) {
     EXPECT_TRUE(db.tableExists("sweep_trials"));
 }
 
+TEST(Schema, AVersion2StoreKeepsItsRunsAndGainsTheRunPlacementTable) {
+    TempDir dir("schema_placement");
+    const auto path = dir / "v2.sqlite";
+    {
+        SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+        const detail::Migration v2Only[] = {detail::migrations()[0], detail::migrations()[1]};
+        ASSERT_TRUE(detail::migrate(db, v2Only, path.string()).ok());
+        db.exec(
+            "INSERT INTO runs(name, created, status, config_yaml, config_hash, kind) VALUES "
+            "('old', '2026-01-01T00:00:00Z', 'finished', '', '', 'train')");
+        EXPECT_FALSE(db.tableExists("run_placement"));
+    }
+    auto store = RunStore::open(path);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    auto old = (*store)->getRun(1);
+    ASSERT_TRUE(old.ok());
+    EXPECT_EQ(old->name, "old");
+    SQLite::Database db(path.string(), SQLite::OPEN_READONLY);
+    EXPECT_TRUE(db.tableExists("run_placement"));
+}
+
 TEST(Schema, AFailingMigrationLeavesTheFileUnchanged) {
     TempDir dir("schema_fail");
     const detail::Migration broken[] = {detail::migrations()[0], &brokenV2};

@@ -127,6 +127,28 @@ int laneOfPlanned(const ws::wafer::TimelineSpan& t) {
 class WaferTabTest : public QObject {
     Q_OBJECT
 private slots:
+    // A run across processes (mpirun -np 2, three systems): each system's box names its rank
+    // and host; the next run, in one process, forgets it.
+    void placementAcrossProcesses() {
+        const auto p = predict("teaching-16x16", 3);
+        WaferTab tab;
+        tab.resize(1300, 850);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        tab.beginRun(configFor(true, 3));
+        tab.setPlacement({{0, "hostA", 0, 1}, {1, "hostB", 1, 2}});
+        tab.setRunState(ws::session::RunState::Running);
+        tab.addEmulatedStep({0, 0.0, p});
+        tab.appendSpans(spansOf(*p, 0, 1000));
+        tab.redrawNow();
+        const std::vector<QString> expected{"rank 0 on hostA", "rank 1 on hostB",
+                                            "rank 1 on hostB"};
+        QCOMPARE(tab.diagram()->placement(), expected);
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-placement.png")));
+        tab.beginRun(configFor(true, 3));
+        QVERIFY(tab.diagram()->placement().empty());
+    }
+
     void heatmapTimelineAndScrubbing() {
         const auto p = predict("teaching-16x16", 2);
         QCOMPARE(p->numSystems, 2);
