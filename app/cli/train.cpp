@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -114,11 +115,23 @@ void releaseIdleWorkers(CommonOptions& common) {
     common.workersStarted = true;
 }
 
+// The seconds Open MPI's mpirun leaves a process between SIGTERM and SIGKILL when the job is
+// ended (Ctrl-C, a dead rank): its odls_base_sigkill_timeout, which mpirun passes to every
+// process in the environment when it is set (--mca or OMPI_MCA_...); 1 s by default.
+double mpirunKillGraceSec() {
+    const char* value = std::getenv("OMPI_MCA_odls_base_sigkill_timeout");
+    const double seconds = value ? std::atof(value) : 0.0;
+    return seconds > 0.0 ? seconds : 1.0;
+}
+
 int driveSession(session::Session& session, const CommonOptions& common) {
     std::atomic<bool>& interrupted = catchCtrlC();
     // Under mpirun, Ctrl-C reaches rank 0 as SIGTERM (then SIGKILL after mpirun's grace period,
     // odls_base_sigkill_timeout): stop after the step in flight, with the final checkpoint.
-    if (common.comm && common.comm->size() > 1) alsoStopOnSigterm();
+    const bool acrossProcesses = common.comm && common.comm->size() > 1;
+    if (acrossProcesses) alsoStopOnSigterm();
+    const double killGrace = mpirunKillGraceSec();
+    bool graceChecked = !acrossProcesses;
     const bool tty = !common.json && isatty(STDOUT_FILENO);
     bool progressLineOpen = false;
     session.start();
@@ -127,13 +140,34 @@ int driveSession(session::Session& session, const CommonOptions& common) {
     while (!done) {
         if (interrupted.exchange(false)) {
             session.requestStop();
-            std::cerr << "\nstopping (between layers; Ctrl-C again to quit at once)\n";
+            std::cerr << (acrossProcesses
+                              ? fmt::format(
+                                    "\nstopping after the step in flight, with a checkpoint "
+                                    "(mpirun ends the job {:g} s from now)\n",
+                                    killGrace)
+                              : std::string("\nstopping (between layers; Ctrl-C again to quit at "
+                                            "once)\n"));
         }
         events.clear();
         session.events().waitAndDrain(events, std::chrono::milliseconds(100));
         for (const auto& event : events) {
             if (const auto* m = std::get_if<session::StepMetrics>(&event)) {
                 const bool evaluated = !std::isnan(m->evalLoss);
+                if (!graceChecked && m->logStep && m->tokensPerSec > 0 && m->step > 0) {
+                    // A step that cannot finish (and checkpoint) inside mpirun's grace makes
+                    // Ctrl-C a kill: say so once, with the fix, before the user needs it.
+                    graceChecked = true;
+                    const double stepSec =
+                        double(m->tokensSeen) / double(m->step) / m->tokensPerSec;
+                    if (2.0 * stepSec > killGrace) {
+                        std::cerr << fmt::format(
+                            "note: a step takes {:.2g} s, but after Ctrl-C mpirun gives the job "
+                            "only {:g} s to stop (Open MPI's odls_base_sigkill_timeout), so Ctrl-C "
+                            "would lose the steps since the last checkpoint; for a clean stop "
+                            "start mpirun with --mca odls_base_sigkill_timeout {:.0f}\n",
+                            stepSec, killGrace, std::ceil(4.0 * stepSec + 5.0));
+                    }
+                }
                 if (common.json) {
                     if (m->logStep || evaluated) std::cout << stepJson(*m).dump() << std::endl;
                     continue;

@@ -232,9 +232,11 @@ void Session::finishTraining(Prepared& p, Progress& r) {
             double(st.peakWaferBufferBytes) / (1 << 20), double(st.waferBufferBytes) / (1 << 20),
             st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
     // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
-    // checkpoint) still reports where its weights stand.
+    // checkpoint) still reports where its weights stand - except a job across processes that was
+    // stopped: mpirun gives it seconds (odls_base_sigkill_timeout) and the checkpoint comes first.
+    const bool stoppedCluster = cluster() && r.endState == RunState::Stopped;
     if (std::isnan(m_summary.finalEvalLoss) && r.endState != RunState::Diverged &&
-        cfg.runconfig.evalSteps > 0) {
+        cfg.runconfig.evalSteps > 0 && !stoppedCluster) {
         m_summary.finalEvalLoss = evaluate(p, r.step);
         if (r.step > 0)
             m_impl->metric(r.step, "eval_loss", m_summary.finalEvalLoss, wallClockNow());

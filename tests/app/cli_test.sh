@@ -226,8 +226,9 @@ mpi_train|mpi_resume)
   # seeds are checked too). Only rank 0 prints the run; every rank prints where it runs. More
   # processes than systems is refused with the fix. Compared tensor by tensor: the files'
   # metadata holds each run's own model_dir.
-  # mpi_resume: a job whose rank is killed (SIGKILL) after a checkpoint ends; `--resume` with 2
-  # processes, and from a copy with 1, finishes with the uninterrupted run's tensors. Ctrl-C to
+  # mpi_resume: a job whose rank 1 is killed (SIGKILL) after a checkpoint ends within 15 s, naming
+  # the rank and host, and shows interrupted; `--resume` with 2 processes, and from a copy with
+  # 1, finishes with the uninterrupted run's tensors. Ctrl-C to
   # mpirun stops the job after a step with a final checkpoint, which resumes exactly too.
   mpirun=${WAFER_MPIEXEC:-mpirun}
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -244,11 +245,22 @@ mpi_train|mpi_resume)
     job=$!
     for _ in $(seq 1 1000); do [[ -d "$tmp/a/checkpoint-100" ]] && break; sleep 0.02; done
     [[ -d "$tmp/a/checkpoint-100" ]] || { kill -9 "$job"; fail "no checkpoint-100 within 20 s"; }
-    ranks=$(pgrep -P "$job")
-    [[ -n "$ranks" ]] || fail "no rank processes under mpirun $job"
-    kill -9 $(head -1 <<<"$ranks")
-    wait "$job" && fail "the job went on after a rank was killed: $(cat "$tmp/a.log")"
+    # Kill rank 1, not rank 0: the job must not wait on the dead rank. Within 15 s every
+    # process is gone, mpirun names the dead rank and its host, and the run shows interrupted.
+    rank1=$(for pid in $(pgrep -P "$job"); do
+              tr '\0' '\n' <"/proc/$pid/environ" | grep -qx "OMPI_COMM_WORLD_RANK=1" && echo "$pid"
+            done)
+    [[ -n "$rank1" ]] || fail "no rank 1 process under mpirun $job"
+    killed_at=$(date +%s)
+    kill -9 "$rank1"
+    for _ in $(seq 1 150); do kill -0 "$job" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$job" 2>/dev/null && { kill -9 "$job"; fail "the job still ran 15 s after rank 1 died"; }
+    wait "$job" && fail "the job ended well after a rank was killed: $(cat "$tmp/a.log")"
+    (( $(date +%s) - killed_at <= 15 )) || fail "the job took over 15 s to stop"
+    grep -q "rank 1 .* on node $(hostname)" "$tmp/a.log" || fail "no message naming rank 1 and its host: $(cat "$tmp/a.log")"
     [[ -f "$tmp/a/model.safetensors" ]] && fail "the killed job finished before the kill"
+    out=$("$wafer" runs list --db "$tmp/a.sqlite" 2>&1)
+    expect_in "interrupted" "$out"
     cp -r "$tmp/a" "$tmp/b"
     cp "$tmp/a.sqlite" "$tmp/b.sqlite"
     newest=$(ls -d "$tmp/b"/checkpoint-* | sort -t- -k2 -n | tail -1)
