@@ -128,7 +128,13 @@ int showRun(const CommonOptions& common, int64_t id) {
     for (const auto& [key, value] : *last)
         std::cout << fmt::format("  {:<14} {:.6g}\n", key, value);
     if (!folders.empty()) {
-        std::cout << "checkpoints (wafer train --resume " << id << " takes the newest):\n";
+        // A job across processes resumes with any number of processes, one included.
+        std::cout << (placement->empty()
+                          ? fmt::format("checkpoints (wafer train --resume {} takes the newest):\n",
+                                        id)
+                          : fmt::format("checkpoints (mpirun -np {} wafer train --resume {} takes "
+                                        "the newest; any -np, or none, continues exactly):\n",
+                                        placement->size(), id));
         for (const auto& [step, folder] : folders) {
             std::cout << fmt::format("  step {:<8} {}\n", step, folder);
         }

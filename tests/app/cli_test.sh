@@ -261,6 +261,9 @@ mpi_train|mpi_resume)
     [[ -f "$tmp/a/model.safetensors" ]] && fail "the killed job finished before the kill"
     out=$("$wafer" runs list --db "$tmp/a.sqlite" 2>&1)
     expect_in "interrupted" "$out"
+    out=$("$wafer" runs show 1 --db "$tmp/a.sqlite" 2>&1)
+    expect_in "mpirun -np 2 wafer train --resume 1 takes the newest" "$out"
+    expect_in "checkpoint-100" "$out"
     cp -r "$tmp/a" "$tmp/b"
     cp "$tmp/a.sqlite" "$tmp/b.sqlite"
     newest=$(ls -d "$tmp/b"/checkpoint-* | sort -t- -k2 -n | tail -1)
