@@ -615,6 +615,8 @@ torch_import)
   # The file itself names its folder.
   "$wafer" import "$tmp/hf32-pt/pytorch_model.bin" --out "$tmp/by-file" >/dev/null || fail "import by file"
   $hf same-values "$tmp/hf32-st-ours/model.safetensors" "$tmp/by-file/model.safetensors" || fail "by file"
+  out=$("$wafer" import "$tmp/hf-bf16-pt/pytorch_model.bin") || fail "import by file to the default folder"
+  expect_in "model folder: $XDG_DATA_HOME/wafer-studio/models/hf-bf16-pt" "$out"
   # A folder holding only pytorch_model.bin is a fine-tune base as it is: the same run as from the
   # model.safetensors folder of the same model.
   for i in $(seq 1 40); do echo "the theme of the thing is in the rest at the end $i"; done >"$tmp/new.txt"
@@ -628,14 +630,15 @@ torch_import)
       || fail "fine-tunes from model.safetensors and pytorch_model.bin differ"
   # Real PyTorch, where it is installed: it reads the hand-written files as written, and a file
   # torch.save itself wrote imports to the same weights.
-  $tt torch-load "$tmp/hf16-pt/pytorch_model.bin" "$tmp/hf16"; code=$?
+  $tt torch-load "$tmp/hf16-pt/pytorch_model.bin" "$tmp/hf16" "$tmp/hf-bf16-pt/pytorch_model.bin" \
+      "$tmp/hf-bf16" "$tmp/hf32-pt/pytorch_model.bin" "$tmp/hf32"; code=$?
   if [[ $code -eq 77 ]]; then
     echo "PyTorch not installed: the cross-check against torch.save is skipped"
   else
-    [[ $code -eq 0 ]] || fail "torch.load disagrees with the hand-written file"
+    [[ $code -eq 0 ]] || fail "torch.load disagrees with the hand-written files"
+    $tt torch-save "$tmp/hf16" "$tmp/hf16-torch" "$tmp/hf-bf16" "$tmp/hf-bf16-torch" \
+        "$tmp/hf32" "$tmp/hf32-torch" || fail "torch.save"
     for name in hf16 hf-bf16 hf32; do
-      $tt torch-load "$tmp/$name-pt/pytorch_model.bin" "$tmp/$name" || fail "torch.load $name"
-      $tt torch-save "$tmp/$name" "$tmp/$name-torch" || fail "torch.save $name"
       "$wafer" import "$tmp/$name-torch" --out "$tmp/$name-torch-ours" >/dev/null \
           || fail "import of torch.save's $name"
       $hf same-values "$tmp/$name-st-ours/model.safetensors" \

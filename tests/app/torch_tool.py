@@ -25,10 +25,11 @@ against the real thing (they exit 77, "skipped", when `import torch` fails).
         missing-storage a storage file left out of the archive
         noncontiguous   a 2-D tensor with transposed strides
         legacy          the pre-1.6 format (a bare pickle)
-  torch_tool.py torch-save HF_DIR OUT_DIR
+  torch_tool.py torch-save HF_DIR OUT_DIR [HF_DIR OUT_DIR ...]
       The same folder, pytorch_model.bin written by the real torch.save.
-  torch_tool.py torch-load FILE HF_DIR
+  torch_tool.py torch-load FILE HF_DIR [FILE HF_DIR ...]
       Loads FILE with torch.load(weights_only=True) and checks its tensors equal HF_DIR's.
+  (Several pairs per call: importing torch takes seconds.)
 """
 import json
 import os
@@ -305,8 +306,11 @@ def need_torch():
 
 
 def cmd_torch_save(args):
-    torch = need_torch()
-    hf_dir, out_dir = args
+    for i in range(0, len(args), 2):
+        torch_save_one(need_torch(), args[i], args[i + 1])
+
+
+def torch_save_one(torch, hf_dir, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     for f in ("config.json", "vocab.json", "merges.txt"):
         shutil.copy(os.path.join(hf_dir, f), os.path.join(out_dir, f))
@@ -326,8 +330,11 @@ def cmd_torch_save(args):
 
 
 def cmd_torch_load(args):
-    torch = need_torch()
-    path, hf_dir = args
+    for i in range(0, len(args), 2):
+        torch_load_one(need_torch(), args[i], args[i + 1])
+
+
+def torch_load_one(torch, path, hf_dir):
     got = torch.load(path, map_location="cpu", weights_only=True)
     want, _ = hf_tool.read_safetensors(hf_dir + "/model.safetensors")
     for name, (dtype, shape, values) in want.items():
@@ -336,7 +343,7 @@ def cmd_torch_load(args):
             sys.exit("%s: shape %s vs %s" % (name, list(t.shape), shape))
         if [float(v) for v in t.double().flatten().tolist()] != values:
             sys.exit("%s: values differ" % name)
-    print("torch.load reads the same %d tensors" % len(want))
+    print("torch.load reads the same %d tensors from %s" % (len(want), path))
 
 
 if __name__ == "__main__":
