@@ -415,9 +415,11 @@ Status Interpreter::reduce(uint32_t callable, uint32_t argsIndex) {
                                 "expected)",
                                 a.size()));
             }
+            // At most 16 dimensions, checked before the items are looked at: a hostile pickle
+            // may REDUCE many times over one huge memoised tuple.
             const auto intTuple = [&](uint32_t i) {
                 const Object& t = at(i);
-                return t.kind == Kind::Tuple &&
+                return t.kind == Kind::Tuple && t.items.size() <= 16 &&
                        std::all_of(t.items.begin(), t.items.end(),
                                    [&](uint32_t x) { return at(x).kind == Kind::Int; });
             };
@@ -425,7 +427,7 @@ Status Interpreter::reduce(uint32_t callable, uint32_t argsIndex) {
                 !intTuple(a[3]) || at(a[4]).kind != Kind::Bool || at(a[5]).kind != Kind::Dict) {
                 return fail(
                     "torch._utils._rebuild_tensor_v2 without (storage, offset, size, stride, "
-                    "requires_grad, hooks)");
+                    "requires_grad, hooks) of at most 16 dimensions");
             }
             if (!at(a[5]).items.empty()) return fail("a tensor with backward hooks");
             if (a.size() == 7 && at(a[6]).kind != Kind::Dict && at(a[6]).kind != Kind::None) {
@@ -441,7 +443,7 @@ Status Interpreter::reduce(uint32_t callable, uint32_t argsIndex) {
             t.offset = uint64_t(offset);
             for (uint32_t x : at(a[2]).items) t.size.push_back(at(x).integer);
             for (uint32_t x : at(a[3]).items) t.stride.push_back(at(x).integer);
-            if (t.size.size() != t.stride.size() || t.size.size() > 16) {
+            if (t.size.size() != t.stride.size()) {
                 return fail(fmt::format("a tensor with {} sizes and {} strides", t.size.size(),
                                         t.stride.size()));
             }

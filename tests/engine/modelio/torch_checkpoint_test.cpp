@@ -274,6 +274,9 @@ TEST(TorchCheckpoint, RefusesTensorsItsStoragesCannotHold) {
               std::string::npos);
     EXPECT_NE(oneTensor("FloatStorage", 6, 0, {-1}, {1}).find("a tensor of size [-1]"),
               std::string::npos);
+    const std::vector<int64_t> ones(17, 1);
+    EXPECT_NE(oneTensor("FloatStorage", 1, 0, ones, ones).find("of at most 16 dimensions"),
+              std::string::npos);
 
     // One storage declared with two types.
     PickleWriter p;
