@@ -111,6 +111,63 @@ struct TorchCheckpoint::Archive {
     }
 };
 
+Status checkTorchStorages(const TorchStateDict& dict,
+                          const std::map<std::string, uint64_t>& storageBytes,
+                          std::string_view source) {
+    for (const auto& [key, s] : dict.storages) {
+        const auto it = storageBytes.find(key);
+        if (it == storageBytes.end()) {
+            return Error{fmt::format(
+                "{}: storage {} ({}) is missing from the archive (data/{}); the file is "
+                "incomplete: download it again",
+                source, key, s.typeName, key)};
+        }
+        const uint64_t want = s.elements * checkpoint::dtypeSize(s.dtype);
+        if (it->second != want) {
+            return Error{fmt::format(
+                "{}: storage {} holds {} bytes but the pickle declares {} elements of {} ({} "
+                "bytes); the file is damaged: download it again",
+                source, key, it->second, s.elements, s.typeName, want)};
+        }
+    }
+    // Tensors sharing storage elements must be the same view (a tied weight such as lm_head and
+    // wte); a partial overlap means one tensor's values would be another's.
+    std::map<std::string, std::vector<const TorchTensorInfo*>> byStorage;
+    for (const auto& t : dict.tensors) {
+        if (t.elementCount() > 0) byStorage[t.storageKey].push_back(&t);
+    }
+    for (auto& [key, tensors] : byStorage) {
+        std::sort(tensors.begin(), tensors.end(), [](const auto* a, const auto* b) {
+            return std::pair(a->storageOffset, a->elementCount()) <
+                   std::pair(b->storageOffset, b->elementCount());
+        });
+        const TorchTensorInfo* reach = nullptr;  // the tensor ending furthest so far
+        for (const TorchTensorInfo* t : tensors) {
+            if (reach &&
+                t->storageOffset < reach->storageOffset + uint64_t(reach->elementCount())) {
+                const bool same = t->storageOffset == reach->storageOffset &&
+                                  t->elementCount() == reach->elementCount() &&
+                                  t->shape == reach->shape;
+                if (!same) {
+                    return Error{fmt::format(
+                        "{}: tensors {} (elements [{}, {})) and {} (elements [{}, {})) overlap "
+                        "in storage {}; only identical views (tied weights) may share "
+                        "elements; {}",
+                        source, reach->name, reach->storageOffset,
+                        reach->storageOffset + uint64_t(reach->elementCount()), t->name,
+                        t->storageOffset, t->storageOffset + uint64_t(t->elementCount()), key,
+                        kTorchConvertHint)};
+                }
+            }
+            if (!reach || t->storageOffset + uint64_t(t->elementCount()) >
+                              reach->storageOffset + uint64_t(reach->elementCount())) {
+                reach = t;
+            }
+        }
+    }
+    return Status::success();
+}
+
 TorchCheckpoint::TorchCheckpoint(fs::path path, std::unique_ptr<Archive> archive,
                                  TorchStateDict dict)
     : m_path(std::move(path)), m_archive(std::move(archive)), m_dict(std::move(dict)) {}

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +26,14 @@
 #include "engine/modelio/torch_pickle.h"
 
 namespace ws::modelio {
+
+// Every storage a tensor uses must exist (`storageBytes`: key -> bytes of <prefix>/data/<key>)
+// with exactly its declared elements x element size; every tensor must lie inside its storage;
+// two tensors sharing storage elements must be the same view (a tied weight) and not overlap in
+// part. `source` names the checkpoint in messages.
+Status checkTorchStorages(const TorchStateDict& dict,
+                          const std::map<std::string, uint64_t>& storageBytes,
+                          std::string_view source);
 
 // True when the file starts like a torch.save file (zip or legacy pickle), by its first bytes.
 bool looksLikeTorchCheckpoint(const std::filesystem::path& file);

@@ -27,148 +27,32 @@ int64_t TorchTensorInfo::elementCount() const {
 
 namespace {
 
-// Every opcode of pickle protocols 0-5 by byte, for messages ("" for bytes that are none).
+// Every opcode of pickle protocols 0-5, for messages.
+// clang-format off
+constexpr std::array<std::pair<uint8_t, std::string_view>, 68> kOpcodeNames = {{
+    {'(', "MARK"}, {'.', "STOP"}, {'0', "POP"}, {'1', "POP_MARK"}, {'2', "DUP"}, {'F', "FLOAT"},
+    {'I', "INT"}, {'J', "BININT"}, {'K', "BININT1"}, {'L', "LONG"}, {'M', "BININT2"},
+    {'N', "NONE"}, {'P', "PERSID"}, {'Q', "BINPERSID"}, {'R', "REDUCE"}, {'S', "STRING"},
+    {'T', "BINSTRING"}, {'U', "SHORT_BINSTRING"}, {'V', "UNICODE"}, {'X', "BINUNICODE"},
+    {'a', "APPEND"}, {'b', "BUILD"}, {'c', "GLOBAL"}, {'d', "DICT"}, {'}', "EMPTY_DICT"},
+    {'e', "APPENDS"}, {'g', "GET"}, {'h', "BINGET"}, {'i', "INST"}, {'j', "LONG_BINGET"},
+    {'l', "LIST"}, {']', "EMPTY_LIST"}, {'o', "OBJ"}, {'p', "PUT"}, {'q', "BINPUT"},
+    {'r', "LONG_BINPUT"}, {'s', "SETITEM"}, {'t', "TUPLE"}, {')', "EMPTY_TUPLE"},
+    {'u', "SETITEMS"}, {'G', "BINFLOAT"}, {'B', "BINBYTES"}, {'C', "SHORT_BINBYTES"},
+    {0x80, "PROTO"}, {0x81, "NEWOBJ"}, {0x82, "EXT1"}, {0x83, "EXT2"}, {0x84, "EXT4"},
+    {0x85, "TUPLE1"}, {0x86, "TUPLE2"}, {0x87, "TUPLE3"}, {0x88, "NEWTRUE"}, {0x89, "NEWFALSE"},
+    {0x8a, "LONG1"}, {0x8b, "LONG4"}, {0x8c, "SHORT_BINUNICODE"}, {0x8d, "BINUNICODE8"},
+    {0x8e, "BINBYTES8"}, {0x8f, "EMPTY_SET"}, {0x90, "ADDITEMS"}, {0x91, "FROZENSET"},
+    {0x92, "NEWOBJ_EX"}, {0x93, "STACK_GLOBAL"}, {0x94, "MEMOIZE"}, {0x95, "FRAME"},
+    {0x96, "BYTEARRAY8"}, {0x97, "NEXT_BUFFER"}, {0x98, "READONLY_BUFFER"},
+}};
+// clang-format on
+
 std::string_view opcodeName(uint8_t op) {
-    switch (op) {
-        case '(':
-            return "MARK";
-        case '.':
-            return "STOP";
-        case '0':
-            return "POP";
-        case '1':
-            return "POP_MARK";
-        case '2':
-            return "DUP";
-        case 'F':
-            return "FLOAT";
-        case 'I':
-            return "INT";
-        case 'J':
-            return "BININT";
-        case 'K':
-            return "BININT1";
-        case 'L':
-            return "LONG";
-        case 'M':
-            return "BININT2";
-        case 'N':
-            return "NONE";
-        case 'P':
-            return "PERSID";
-        case 'Q':
-            return "BINPERSID";
-        case 'R':
-            return "REDUCE";
-        case 'S':
-            return "STRING";
-        case 'T':
-            return "BINSTRING";
-        case 'U':
-            return "SHORT_BINSTRING";
-        case 'V':
-            return "UNICODE";
-        case 'X':
-            return "BINUNICODE";
-        case 'a':
-            return "APPEND";
-        case 'b':
-            return "BUILD";
-        case 'c':
-            return "GLOBAL";
-        case 'd':
-            return "DICT";
-        case '}':
-            return "EMPTY_DICT";
-        case 'e':
-            return "APPENDS";
-        case 'g':
-            return "GET";
-        case 'h':
-            return "BINGET";
-        case 'i':
-            return "INST";
-        case 'j':
-            return "LONG_BINGET";
-        case 'l':
-            return "LIST";
-        case ']':
-            return "EMPTY_LIST";
-        case 'o':
-            return "OBJ";
-        case 'p':
-            return "PUT";
-        case 'q':
-            return "BINPUT";
-        case 'r':
-            return "LONG_BINPUT";
-        case 's':
-            return "SETITEM";
-        case 't':
-            return "TUPLE";
-        case ')':
-            return "EMPTY_TUPLE";
-        case 'u':
-            return "SETITEMS";
-        case 'G':
-            return "BINFLOAT";
-        case 'B':
-            return "BINBYTES";
-        case 'C':
-            return "SHORT_BINBYTES";
-        case 0x80:
-            return "PROTO";
-        case 0x81:
-            return "NEWOBJ";
-        case 0x82:
-            return "EXT1";
-        case 0x83:
-            return "EXT2";
-        case 0x84:
-            return "EXT4";
-        case 0x85:
-            return "TUPLE1";
-        case 0x86:
-            return "TUPLE2";
-        case 0x87:
-            return "TUPLE3";
-        case 0x88:
-            return "NEWTRUE";
-        case 0x89:
-            return "NEWFALSE";
-        case 0x8a:
-            return "LONG1";
-        case 0x8b:
-            return "LONG4";
-        case 0x8c:
-            return "SHORT_BINUNICODE";
-        case 0x8d:
-            return "BINUNICODE8";
-        case 0x8e:
-            return "BINBYTES8";
-        case 0x8f:
-            return "EMPTY_SET";
-        case 0x90:
-            return "ADDITEMS";
-        case 0x91:
-            return "FROZENSET";
-        case 0x92:
-            return "NEWOBJ_EX";
-        case 0x93:
-            return "STACK_GLOBAL";
-        case 0x94:
-            return "MEMOIZE";
-        case 0x95:
-            return "FRAME";
-        case 0x96:
-            return "BYTEARRAY8";
-        case 0x97:
-            return "NEXT_BUFFER";
-        case 0x98:
-            return "READONLY_BUFFER";
-        default:
-            return "";
+    for (const auto& [code, name] : kOpcodeNames) {
+        if (code == op) return name;
     }
+    return {};
 }
 
 enum class Global { OrderedDict, RebuildTensorV2, RebuildParameter, Storage };
@@ -891,63 +775,6 @@ Result<TorchStateDict> Interpreter::run() {
 Result<TorchStateDict> parseTorchPickle(std::span<const std::byte> pickle,
                                         std::string_view source) {
     return Interpreter(pickle, source).run();
-}
-
-Status checkTorchStorages(const TorchStateDict& dict,
-                          const std::map<std::string, uint64_t>& storageBytes,
-                          std::string_view source) {
-    for (const auto& [key, s] : dict.storages) {
-        const auto it = storageBytes.find(key);
-        if (it == storageBytes.end()) {
-            return Error{fmt::format(
-                "{}: storage {} ({}) is missing from the archive (data/{}); the file is "
-                "incomplete: download it again",
-                source, key, s.typeName, key)};
-        }
-        const uint64_t want = s.elements * checkpoint::dtypeSize(s.dtype);
-        if (it->second != want) {
-            return Error{fmt::format(
-                "{}: storage {} holds {} bytes but the pickle declares {} elements of {} ({} "
-                "bytes); the file is damaged: download it again",
-                source, key, it->second, s.elements, s.typeName, want)};
-        }
-    }
-    // Tensors sharing storage elements must be the same view (a tied weight such as lm_head and
-    // wte); a partial overlap means one tensor's values would be another's.
-    std::map<std::string, std::vector<const TorchTensorInfo*>> byStorage;
-    for (const auto& t : dict.tensors) {
-        if (t.elementCount() > 0) byStorage[t.storageKey].push_back(&t);
-    }
-    for (auto& [key, tensors] : byStorage) {
-        std::sort(tensors.begin(), tensors.end(), [](const auto* a, const auto* b) {
-            return std::pair(a->storageOffset, a->elementCount()) <
-                   std::pair(b->storageOffset, b->elementCount());
-        });
-        const TorchTensorInfo* reach = nullptr;  // the tensor ending furthest so far
-        for (const TorchTensorInfo* t : tensors) {
-            if (reach &&
-                t->storageOffset < reach->storageOffset + uint64_t(reach->elementCount())) {
-                const bool same = t->storageOffset == reach->storageOffset &&
-                                  t->elementCount() == reach->elementCount() &&
-                                  t->shape == reach->shape;
-                if (!same) {
-                    return Error{fmt::format(
-                        "{}: tensors {} (elements [{}, {})) and {} (elements [{}, {})) overlap "
-                        "in storage {}; only identical views (tied weights) may share "
-                        "elements; {}",
-                        source, reach->name, reach->storageOffset,
-                        reach->storageOffset + uint64_t(reach->elementCount()), t->name,
-                        t->storageOffset, t->storageOffset + uint64_t(t->elementCount()), key,
-                        kTorchConvertHint)};
-                }
-            }
-            if (!reach || t->storageOffset + uint64_t(t->elementCount()) >
-                              reach->storageOffset + uint64_t(reach->elementCount())) {
-                reach = t;
-            }
-        }
-    }
-    return Status::success();
 }
 
 }  // namespace ws::modelio

@@ -11,7 +11,7 @@
 // naming the opcode, global or tensor, its byte offset, and what the user can do.
 //
 // parseTorchPickle is a pure function over bytes (no I/O), so it can be fuzzed; checkTorchStorages
-// then checks the tensors against the byte sizes of the storage files the archive really holds.
+// (torch_checkpoint.h) then checks the tensors against the storage files the archive holds.
 // Thread-safety: free functions over their arguments.
 #pragma once
 
@@ -56,14 +56,6 @@ inline constexpr size_t kMaxTorchPickleBytes = 64u * 1024u * 1024u;
 
 // `source` names the pickle in messages (e.g. "model/pytorch_model.bin (archive/data.pkl)").
 Result<TorchStateDict> parseTorchPickle(std::span<const std::byte> pickle, std::string_view source);
-
-// Every storage a tensor uses must exist (`storageBytes`: key -> bytes of <prefix>/data/<key>)
-// with exactly its declared elements x element size; every tensor must lie inside its storage;
-// two tensors sharing storage elements must be the same view (a tied weight) and not overlap in
-// part. `source` names the checkpoint in messages.
-Status checkTorchStorages(const TorchStateDict& dict,
-                          const std::map<std::string, uint64_t>& storageBytes,
-                          std::string_view source);
 
 // What to tell a user whose file this reader refuses.
 inline constexpr std::string_view kTorchConvertHint =
