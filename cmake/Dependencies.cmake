@@ -8,6 +8,11 @@ find_package(SQLiteCpp REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(CLI11 REQUIRED)
+# libzip (Debian libzip-dev): the zip container of torch.save's pytorch_model.bin (engine/modelio).
+# Through pkg-config: Debian's libzip CMake package also demands the zipcmp/zipmerge/ziptool
+# programs, which libzip-dev does not install.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET GLOBAL libzip)
 # Google Highway: the element kernels' SIMD, one binary dispatching to SSE4/AVX2/AVX-512 at run time.
 find_package(hwy REQUIRED)
 # OpenBLAS (pthread build): the fp32 matmul backend where it beats Eigen's own kernels.

@@ -1,5 +1,5 @@
-// `wafer import HF_FOLDER [--out DIR]` and `wafer export RUN_ID_OR_FOLDER --format hf --out DIR`:
-// Hugging Face GPT-2 folders in and out (engine/interop/hf_import.h, hf_export.h).
+// `wafer import HF_FOLDER_OR_WEIGHTS_FILE [--out DIR]` and `wafer export RUN_ID_OR_FOLDER --format
+// hf --out DIR`: Hugging Face GPT-2 folders in and out (engine/interop/hf_import.h, hf_export.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -25,7 +25,10 @@ int runImport(const ImportOptions& opt, const CommonOptions& common) {
     const std::filesystem::path source(opt.folder);
     std::filesystem::path out(opt.out);
     if (out.empty()) {
-        const std::string name = std::filesystem::absolute(source).lexically_normal().filename();
+        // A weights file given directly is named after its folder.
+        std::filesystem::path named = std::filesystem::absolute(source).lexically_normal();
+        if (std::filesystem::is_regular_file(named)) named = named.parent_path();
+        const std::string name = named.filename();
         out = userDataDir() / "models" / (name.empty() ? std::string("imported") : name);
     }
     auto imported = interop::importHuggingFace(source, out);
@@ -93,9 +96,12 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto imp = std::make_shared<ImportOptions>();
     CLI::App* cmd = app.add_subcommand(
         "import",
-        "Import a Hugging Face GPT-2 / Cerebras-GPT folder (model.safetensors, config.json, "
-        "vocab.json, merges.txt) as a Wafer Studio model folder");
-    cmd->add_option("folder", imp->folder, "The Hugging Face folder")->required();
+        "Import a Hugging Face GPT-2 / Cerebras-GPT folder (model.safetensors or "
+        "pytorch_model.bin, config.json, vocab.json, merges.txt) as a Wafer Studio model folder; "
+        "a pytorch_model.bin is read without executing its pickle");
+    cmd->add_option("folder", imp->folder,
+                    "The Hugging Face folder, or the model.safetensors / pytorch_model.bin in one")
+        ->required();
     cmd->add_option("--out", imp->out,
                     "Model folder to create (default: <data dir>/models/<folder name>)");
     cmd->add_flag("--json", common.json, "One JSON object on stdout");

@@ -54,12 +54,14 @@ Result<BaseModel> inspectBase(std::string_view refText, const fs::path& dbPath) 
     BaseModel base;
     base.path = ref->path;
     base.runId = ref->runId;
-    // A Hugging Face folder, or the model.safetensors inside one: checked as an import would.
+    // A Hugging Face folder, or the model.safetensors (or pytorch_model.bin) inside one: checked
+    // as an import would.
     const fs::path folder = fs::is_directory(ref->path, ec) ? ref->path : ref->path.parent_path();
-    const bool hfWeights =
-        fs::is_directory(ref->path, ec) || ref->path.filename() == "model.safetensors";
+    const bool hfWeights = fs::is_directory(ref->path, ec) ||
+                           ref->path.filename() == "model.safetensors" ||
+                           ref->path.filename() == "pytorch_model.bin";
     if (hfWeights && interop::looksLikeHfFolder(folder.empty() ? "." : folder)) {
-        auto hf = interop::inspectHfFolder(folder.empty() ? "." : folder);
+        auto hf = interop::inspectHfFolder(fs::is_directory(ref->path, ec) ? folder : ref->path);
         if (!hf.ok()) return hf.error();
         base.config = interop::importedRunConfig(*hf);
         if (hf->byteTokenizer) {

@@ -13,6 +13,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/interop/output_folder.h"
 #include "engine/modelio/hf_config.h"
+#include "engine/modelio/torch_checkpoint.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -34,8 +35,15 @@ bool isAttentionBuffer(const std::string& canonical) {
     return std::regex_match(canonical, buffer);
 }
 
+// A weights file read as an import reads it: model.safetensors, or pytorch_model.bin through the
+// restricted reader (never unpickled). Both offer path(), names(), find() and readAsFloat().
+bool isTorchWeights(const fs::path& file) {
+    return file.extension() != ".safetensors";
+}
+
 // canonical name -> name in the file, after checking there is nothing we do not understand.
-Result<std::map<std::string, std::string>> mapTensors(const checkpoint::SafetensorsFile& file,
+template <typename WeightsFile>
+Result<std::map<std::string, std::string>> mapTensors(const WeightsFile& file,
                                                       const model::ParameterTable& table,
                                                       std::vector<std::string>& notes) {
     std::map<std::string, std::string> byCanonical;
@@ -104,27 +112,37 @@ bool looksLikeHfFolder(const fs::path& folder) {
     return fs::exists(folder / "config.json", ec) && !fs::exists(folder / "config.yaml", ec);
 }
 
-Result<HfFolder> inspectHfFolder(const fs::path& folder) {
+Result<HfFolder> inspectHfFolder(const fs::path& source) {
     std::error_code ec;
+    // The weights file itself (model.safetensors or pytorch_model.bin) names its folder.
+    const bool weightsGiven = fs::is_regular_file(source, ec);
+    const fs::path folder =
+        weightsGiven ? (source.parent_path().empty() ? fs::path(".") : source.parent_path())
+                     : source;
     if (!fs::is_directory(folder, ec)) {
         return Error{
-            fmt::format("{}: not a folder; give the folder holding model.safetensors, "
-                        "config.json, vocab.json and merges.txt",
+            fmt::format("{}: not a folder; give the folder holding model.safetensors (or "
+                        "pytorch_model.bin), config.json, vocab.json and merges.txt",
                         folder.string())};
     }
     HfFolder hf;
     hf.folder = folder;
-    hf.weightsFile = folder / "model.safetensors";
+    hf.weightsFile = weightsGiven ? source : folder / "model.safetensors";
+    if (!weightsGiven && !fs::exists(hf.weightsFile, ec) &&
+        fs::exists(folder / "pytorch_model.bin", ec)) {
+        hf.weightsFile = folder / "pytorch_model.bin";
+    }
     hf.configFile = folder / "config.json";
     hf.vocabFile = folder / "vocab.json";
     hf.mergesFile = folder / "merges.txt";
     for (const fs::path& f : {hf.configFile, hf.weightsFile, hf.vocabFile, hf.mergesFile}) {
         if (fs::exists(f, ec)) continue;
         std::string hint;
-        if (f == hf.weightsFile && fs::exists(folder / "pytorch_model.bin", ec)) {
+        if (f == hf.weightsFile && (fs::exists(folder / "pytorch_model.bin.index.json", ec) ||
+                                    fs::exists(folder / "model.safetensors.index.json", ec))) {
             hint =
-                " (only pytorch_model.bin is here: pickle files are not read; convert it to "
-                "safetensors with the Hugging Face tooling first)";
+                " (the weights here are sharded over several files, which are not read; save "
+                "the model as one file)";
         } else if (f != hf.weightsFile && f != hf.configFile &&
                    fs::exists(folder / "tokenizer.json", ec)) {
             hint =
@@ -133,7 +151,8 @@ Result<HfFolder> inspectHfFolder(const fs::path& folder) {
         }
         return Error{
             fmt::format("{}: {} is missing; a Hugging Face GPT-2 folder holds "
-                        "model.safetensors, config.json, vocab.json and merges.txt{}",
+                        "model.safetensors (or pytorch_model.bin), config.json, vocab.json and "
+                        "merges.txt{}",
                         folder.string(), f.filename().string(), hint)};
     }
     auto cfg = modelio::readHfConfig(hf.configFile);
@@ -160,43 +179,65 @@ Result<HfFolder> inspectHfFolder(const fs::path& folder) {
         hf.byteTokenizer = (*bpe)->byteToken(uint8_t(b)) == b;
     }
 
-    auto file = checkpoint::SafetensorsFile::open(hf.weightsFile);
-    if (!file.ok()) return file.error();
     const model::ParameterTable table(shape);
-    auto mapped = mapTensors(*file, table, hf.notes);
-    if (!mapped.ok()) return mapped.error();
-    for (const auto& [canonical, name] : *mapped) {
-        const auto* info = file->find(name);
-        if (info->dtype != checkpoint::DType::F32 && info->dtype != checkpoint::DType::F16 &&
-            info->dtype != checkpoint::DType::BF16 && info->dtype != checkpoint::DType::F64) {
-            return Error{
-                fmt::format("{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 "
-                            "weights can be imported (quantized files cannot)",
-                            hf.weightsFile.string(), name, dtypeName(info->dtype))};
+    const auto checkTensors = [&](const auto& file) -> Status {
+        auto mapped = mapTensors(file, table, hf.notes);
+        if (!mapped.ok()) return mapped.error();
+        for (const auto& [canonical, name] : *mapped) {
+            const auto* info = file.find(name);
+            if (info->dtype != checkpoint::DType::F32 && info->dtype != checkpoint::DType::F16 &&
+                info->dtype != checkpoint::DType::BF16 && info->dtype != checkpoint::DType::F64) {
+                return Error{
+                    fmt::format("{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 "
+                                "weights can be imported (quantized files cannot)",
+                                hf.weightsFile.string(), name, dtypeName(info->dtype))};
+            }
+            ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
         }
-        ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
-    }
-    if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
-        hf.notes.push_back(
-            "lm_head.weight is ignored: config.json ties it to wte.weight "
-            "(tie_word_embeddings), as transformers does when loading");
+        if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
+            hf.notes.push_back(
+                "lm_head.weight is ignored: config.json ties it to wte.weight "
+                "(tie_word_embeddings), as transformers does when loading");
+        }
+        return Status::success();
+    };
+    if (isTorchWeights(hf.weightsFile)) {
+        auto file = modelio::TorchCheckpoint::open(hf.weightsFile);
+        if (!file.ok()) return file.error();
+        if (Status st = checkTensors(*file); !st.ok()) return st.error();
+        hf.notes.push_back(fmt::format(
+            "weights read from {} (torch.save's zip format) by a restricted reader: its pickle "
+            "was checked opcode by opcode and nothing in it was executed",
+            hf.weightsFile.filename().string()));
+    } else {
+        auto file = checkpoint::SafetensorsFile::open(hf.weightsFile);
+        if (!file.ok()) return file.error();
+        if (Status st = checkTensors(*file); !st.ok()) return st.error();
     }
     return hf;
 }
 
 Result<std::vector<float>> readHfWeights(const HfFolder& hf, const model::ParameterTable& table) {
+    const auto read = [&](const auto& file) -> Result<std::vector<float>> {
+        std::vector<std::string> ignored;
+        auto mapped = mapTensors(file, table, ignored);
+        if (!mapped.ok()) return mapped.error();
+        std::vector<float> params(table.totalSize());
+        for (const auto& t : table.tensors()) {
+            auto values = file.readAsFloat(mapped->at(t.name));
+            if (!values.ok()) return values.error();
+            std::copy(values->begin(), values->end(), params.begin() + ptrdiff_t(t.offset));
+        }
+        return params;
+    };
+    if (isTorchWeights(hf.weightsFile)) {
+        auto file = modelio::TorchCheckpoint::open(hf.weightsFile);
+        if (!file.ok()) return file.error();
+        return read(*file);
+    }
     auto file = checkpoint::SafetensorsFile::open(hf.weightsFile);
     if (!file.ok()) return file.error();
-    std::vector<std::string> ignored;
-    auto mapped = mapTensors(*file, table, ignored);
-    if (!mapped.ok()) return mapped.error();
-    std::vector<float> params(table.totalSize());
-    for (const auto& t : table.tensors()) {
-        auto values = file->readAsFloat(mapped->at(t.name));
-        if (!values.ok()) return values.error();
-        std::copy(values->begin(), values->end(), params.begin() + ptrdiff_t(t.offset));
-    }
-    return params;
+    return read(*file);
 }
 
 config::Config importedRunConfig(const HfFolder& hf) {

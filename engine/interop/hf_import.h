@@ -1,5 +1,7 @@
 // Importing a Hugging Face GPT-2-family folder (GPT-2, Cerebras-GPT): model.safetensors +
-// config.json + vocab.json + merges.txt, as save_pretrained writes them.
+// config.json + vocab.json + merges.txt, as save_pretrained writes them. A folder without
+// model.safetensors may hold pytorch_model.bin instead (torch.save's zip format), read by the
+// restricted reader of modelio/torch_checkpoint.h: its pickle is checked, never executed.
 //
 // inspectHfFolder() checks everything before any data is read: the four files exist, config.json
 // is a GPT-2 config the engine computes (modelio/hf_config.h), the tokenizer loads and fits the
@@ -39,6 +41,8 @@ struct HfFolder {
 // config.yaml.
 bool looksLikeHfFolder(const std::filesystem::path& folder);
 
+// `folder` is the Hugging Face folder, or the weights file in one (model.safetensors or
+// pytorch_model.bin). In a folder, model.safetensors is read when present, else pytorch_model.bin.
 Result<HfFolder> inspectHfFolder(const std::filesystem::path& folder);
 
 // The weights in ParameterTable(fromConfig(hf.model)) layout, converted to fp32.
@@ -56,6 +60,7 @@ struct ImportResult {
     size_t parameters = 0;
 };
 
+// `hfFolder` as for inspectHfFolder.
 Result<ImportResult> importHuggingFace(const std::filesystem::path& hfFolder,
                                        const std::filesystem::path& outDir);
 

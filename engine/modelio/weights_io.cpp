@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/config/config_yaml.h"
+#include "engine/modelio/torch_checkpoint.h"
 
 namespace ws::modelio {
 
@@ -28,8 +29,11 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
     return checkpoint::writeSafetensors(file, views, metadata, sha256Out);
 }
 
-Result<std::vector<std::string>> matchWeights(const checkpoint::SafetensorsFile& st,
-                                              const model::ParameterTable& table) {
+namespace {
+
+template <typename WeightsFile>
+Result<std::vector<std::string>> matchNames(const WeightsFile& st,
+                                            const model::ParameterTable& table) {
     const std::filesystem::path& file = st.path();
     std::vector<std::string> names;
     names.reserve(table.tensors().size());
@@ -54,9 +58,9 @@ Result<std::vector<std::string>> matchWeights(const checkpoint::SafetensorsFile&
     return names;
 }
 
-Status readWeights(const checkpoint::SafetensorsFile& st, const model::ParameterTable& table,
-                   float* params) {
-    auto names = matchWeights(st, table);
+template <typename WeightsFile>
+Status readNamed(const WeightsFile& st, const model::ParameterTable& table, float* params) {
+    auto names = matchNames(st, table);
     if (!names.ok()) return names.error();
     for (size_t i = 0; i < table.tensors().size(); ++i) {
         auto values = st.readAsFloat((*names)[i]);
@@ -66,8 +70,27 @@ Status readWeights(const checkpoint::SafetensorsFile& st, const model::Parameter
     return Status::success();
 }
 
+}  // namespace
+
+Result<std::vector<std::string>> matchWeights(const checkpoint::SafetensorsFile& st,
+                                              const model::ParameterTable& table) {
+    return matchNames(st, table);
+}
+
+Status readWeights(const checkpoint::SafetensorsFile& st, const model::ParameterTable& table,
+                   float* params) {
+    return readNamed(st, table, params);
+}
+
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    float* params) {
+    // A fine-tune may start from a Hugging Face folder that holds only pytorch_model.bin.
+    if (file.extension() == ".bin" ||
+        (file.extension() != ".safetensors" && looksLikeTorchCheckpoint(file))) {
+        auto torch = TorchCheckpoint::open(file);
+        if (!torch.ok()) return torch.error();
+        return readNamed(*torch, table, params);
+    }
     auto opened = checkpoint::SafetensorsFile::open(file);
     if (!opened.ok()) return opened.error();
     return readWeights(*opened, table, params);

@@ -24,7 +24,8 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 // Fills `params` (table.totalSize() floats, table layout) from `file`. Every tensor of the table
 // must be present with the same shape (an optional "transformer." prefix is accepted, as Hugging
 // Face writes it for GPT2LMHeadModel); an error names the file and the first missing or mismatched
-// tensor.
+// tensor. A PyTorch pytorch_model.bin (torch.save's zip format) is read the same way, through the
+// restricted reader of torch_checkpoint.h (nothing in it is executed).
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    float* params);
 

@@ -590,6 +590,94 @@ hf_import_export)
   expect_in "peak lr 0.0002" "$out"
   out=$("$wafer" sample "$tmp/hf16-ours" --prompt "the " --max-tokens 8 --seed 1) || fail "sample exit $?"
   ;;
+torch_import)
+  # pytorch_model.bin (torch.save's zip format) written by hand by tests/app/torch_tool.py (Python's
+  # standard library: zipfile and the pickle's opcodes, with a tied lm_head sharing wte's storage,
+  # ln_1 weight and bias sharing one storage, uint8 attention masks): imported, it gives exactly
+  # the weights the model.safetensors of the same model gives, in fp16, bf16 and fp32.
+  hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
+  tt="/usr/bin/python3 $src/tests/app/torch_tool.py"
+  $hf write "$tmp/hf16" --dtype F16 --prefix --buffers || fail "writer"
+  $hf write "$tmp/hf-bf16" --dtype BF16 --seed 2 || fail "writer"
+  $hf write "$tmp/hf32" --dtype F32 --untied --inner 40 --seed 3 || fail "writer"
+  for name in hf16 hf-bf16 hf32; do
+    $tt write "$tmp/$name" "$tmp/$name-pt" || fail "torch writer $name"
+    [[ -f $tmp/$name-pt/pytorch_model.bin && ! -e $tmp/$name-pt/model.safetensors ]] || fail "fixture"
+    out=$("$wafer" import "$tmp/$name-pt" --out "$tmp/$name-pt-ours") || fail "import $name-pt exit $? $out"
+    expect_in "weights read from pytorch_model.bin" "$out"
+    expect_in "nothing in it was executed" "$out"
+    "$wafer" import "$tmp/$name" --out "$tmp/$name-st-ours" >/dev/null || fail "import $name exit $?"
+    $hf same-values "$tmp/$name-st-ours/model.safetensors" "$tmp/$name-pt-ours/model.safetensors" \
+        || fail "$name: pytorch_model.bin and model.safetensors import differently"
+    $hf compare "$tmp/$name" "$tmp/$name-pt-ours/model.safetensors" || fail "$name: tensors differ"
+  done
+  expect_in "tensors 29 x F16" "$("$wafer" import "$tmp/hf16-pt" --out "$tmp/again")"
+  # The file itself names its folder.
+  "$wafer" import "$tmp/hf32-pt/pytorch_model.bin" --out "$tmp/by-file" >/dev/null || fail "import by file"
+  $hf same-values "$tmp/hf32-st-ours/model.safetensors" "$tmp/by-file/model.safetensors" || fail "by file"
+  out=$("$wafer" import "$tmp/hf-bf16-pt/pytorch_model.bin") || fail "import by file to the default folder"
+  expect_in "model folder: $XDG_DATA_HOME/wafer-studio/models/hf-bf16-pt" "$out"
+  # A folder holding only pytorch_model.bin is a fine-tune base as it is: the same run as from the
+  # model.safetensors folder of the same model.
+  for i in $(seq 1 40); do echo "the theme of the thing is in the rest at the end $i"; done >"$tmp/new.txt"
+  for name in hf16 hf16-pt; do
+    out=$("$wafer" finetune --base "$tmp/$name" --data "$tmp/new.txt" --max-steps 2 --db "$db" \
+          --set train_input.batch_size=2 --set "runconfig.model_dir=$tmp/ft-$name") \
+        || fail "finetune of $name exit $? $out"
+    expect_in "fine-tune Hugging Face folder" "$out"
+  done
+  $hf same-values "$tmp/ft-hf16/model.safetensors" "$tmp/ft-hf16-pt/model.safetensors" \
+      || fail "fine-tunes from model.safetensors and pytorch_model.bin differ"
+  # Real PyTorch, where it is installed: it reads the hand-written files as written, and a file
+  # torch.save itself wrote imports to the same weights.
+  $tt torch-load "$tmp/hf16-pt/pytorch_model.bin" "$tmp/hf16" "$tmp/hf-bf16-pt/pytorch_model.bin" \
+      "$tmp/hf-bf16" "$tmp/hf32-pt/pytorch_model.bin" "$tmp/hf32"; code=$?
+  if [[ $code -eq 77 ]]; then
+    echo "PyTorch not installed: the cross-check against torch.save is skipped"
+  else
+    [[ $code -eq 0 ]] || fail "torch.load disagrees with the hand-written files"
+    $tt torch-save "$tmp/hf16" "$tmp/hf16-torch" "$tmp/hf-bf16" "$tmp/hf-bf16-torch" \
+        "$tmp/hf32" "$tmp/hf32-torch" || fail "torch.save"
+    for name in hf16 hf-bf16 hf32; do
+      "$wafer" import "$tmp/$name-torch" --out "$tmp/$name-torch-ours" >/dev/null \
+          || fail "import of torch.save's $name"
+      $hf same-values "$tmp/$name-st-ours/model.safetensors" \
+          "$tmp/$name-torch-ours/model.safetensors" || fail "$name: torch.save file imports differently"
+    done
+  fi ;;
+torch_refusals)
+  # Hostile or damaged pytorch_model.bin files: each refused naming what it found, no output
+  # folder, and nothing run (the os.system pickle would create "pwned").
+  hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
+  tt="/usr/bin/python3 $src/tests/app/torch_tool.py"
+  $hf write "$tmp/hf" --dtype F16 --prefix --buffers || fail "writer"
+  refused() {  # refused VARIANT NEEDLE
+    $tt write "$tmp/hf" "$tmp/$1" --variant "$1" || fail "torch writer $1"
+    out=$("$wafer" import "$tmp/$1" --out "$tmp/out" 2>&1); code=$?
+    [[ $code -eq 1 ]] || fail "expected exit 1 for $1, got $code: $out"
+    grep -qF -- "$2" <<<"$out" || fail "$1: expected '$2' in: $out"
+    [[ ! -e $tmp/out ]] || fail "$1: an output folder was left behind"
+    [[ ! -e $tmp/$1/pwned ]] || fail "$1: the pickle ran"
+  }
+  refused os-system "byte 2 (opcode GLOBAL): global os.system is not part of a PyTorch state dict"
+  refused os-system "nothing in it was run"
+  refused os-system "convert it to safetensors"
+  refused stack-global "(opcode STACK_GLOBAL): global builtins.eval"
+  refused inst "(opcode INST): it creates an arbitrary object"
+  refused unknown-opcode "byte 2 (opcode 0xff): not a pickle opcode"
+  refused truncated "not a readable zip archive"
+  refused truncated "download it again"
+  refused short-storage "tensor transformer.h.0.attn.c_proj.weight needs elements [0, 256) of storage"
+  refused short-data "holds 2044 bytes but the pickle declares 1024 elements of HalfStorage (2048 bytes)"
+  refused overlap "tensors transformer.h.0.ln_2.bias (elements [0, 16)) and transformer.h.1.ln_2.bias (elements [8, 24)) overlap"
+  refused inconsistent "is declared as HalfStorage of 16 elements and again as FloatStorage"
+  refused missing-storage "is missing from the archive"
+  refused noncontiguous "tensor transformer.h.0.attn.c_proj.weight is not contiguous (size [16, 16], stride [1, 16])"
+  refused legacy "legacy checkpoint format"
+  # A fine-tune from a hostile folder is refused the same way.
+  out=$("$wafer" finetune --base "$tmp/os-system" --data "$src/README.md" --dry-run --db "$db" 2>&1) \
+      && fail "finetune of a hostile base must fail"
+  expect_in "global os.system" "$out" ;;
 hf_byte_export)
   # A byte-tokenizer run exports a vocab.json of the 256 byte symbols, and imports back as byte.
   "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" "${tiny_args[@]}" \
