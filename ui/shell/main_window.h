@@ -183,6 +183,8 @@ private:
     void onClusterRunAppeared(int64_t runId);
     void onClusterNoRunYet(const QString& said);
     void onClusterEnded(int exitCode, bool crashed, const QString& said);
+    // After mpirun ended, once rank 0 has let go of the run's folder (`attempt` tries so far).
+    void reportClusterEnd(int exitCode, bool crashed, const QString& said, int attempt);
     void showClusterPlacement();
     void controlExternalRun(int command);  // a session::ControlCommand
     // The shown status of stored run `runId` ("running", "paused", "interrupted", ...).

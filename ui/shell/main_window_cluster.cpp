@@ -11,6 +11,7 @@
 #include <QSettings>
 #include <QTabWidget>
 #include <QThread>
+#include <QTimer>
 
 #include "engine/config/config_yaml.h"
 #include "engine/session/events.h"
@@ -45,21 +46,29 @@ std::optional<config::Config> storedConfig(const store::RunStore* store, int64_t
     return parsed->config;
 }
 
-// What to check when mpirun could not reach a host, from the words it used.
+// What to check, from the words mpirun (or a rank) used.
 QString hintFor(const QString& said) {
-    const QString s = said.toLower();
-    if (s.contains(QLatin1String("ssh")) || s.contains(QLatin1String("could not be found")) ||
-        s.contains(QLatin1String("unable to")) || s.contains(QLatin1String("no route")) ||
-        s.contains(QLatin1String("resolve")) || s.contains(QLatin1String("orted"))) {
+    static const QRegularExpression unreachable(
+        QStringLiteral("\\bssh\\b|could not be found|unable to (start|reliably start|launch)|"
+                       "no route to host|could not resolve|\\borted\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression died(QStringLiteral("exited on signal|killed"),
+                                         QRegularExpression::CaseInsensitiveOption);
+    if (unreachable.match(said).hasMatch()) {
         return QObject::tr(
             "A host could not be reached or could not start the program: check that “ssh HOST” "
             "works from here without a password, and that Open MPI and this wafer program are "
             "installed at the same paths on every host.");
     }
-    if (s.contains(QLatin1String("not enough slots"))) {
+    if (said.contains(QLatin1String("not enough slots"), Qt::CaseInsensitive)) {
         return QObject::tr(
             "Lower the processes per host, or give the hosts more slots in the "
             "hostfile.");
+    }
+    if (died.match(said).hasMatch()) {
+        return QObject::tr(
+            "A process of the job died (the line above names its rank and host: "
+            "killed, or out of memory there); mpirun then ended the others.");
     }
     return {};
 }
@@ -235,6 +244,13 @@ void MainWindow::onClusterRunAppeared(int64_t runId) {
         shown.wafer.emulate = false;
         m_waferTab->beginRun(shown);
         m_waferTab->setRunState(session::RunState::Running);
+        m_waferTab->setFollowedNote(
+            tr("Run %1 trains in other processes (Run on Cluster): the studio follows it "
+               "through the run store, so the charts and the Runs dock are live, and the "
+               "diagram names the rank and host of each system. Utilization frames and "
+               "spans stay in the processes; the emulated step of this config is in the Log "
+               "(or `wafer predict CONFIG`).")
+                .arg(runId));
     }
     showClusterPlacement();
     m_tabs->setCurrentWidget(m_trainingTab);
@@ -278,11 +294,31 @@ void MainWindow::onClusterNoRunYet(const QString& said) {
 }
 
 void MainWindow::onClusterEnded(int exitCode, bool crashed, const QString& said) {
+    reportClusterEnd(exitCode, crashed, said, 0);
+}
+
+void MainWindow::reportClusterEnd(int exitCode, bool crashed, const QString& said, int attempt) {
     const int64_t runId =
         m_cluster->runId() >= 0 ? m_cluster->runId() : m_cluster->plan().resumeRunId;
-    m_runsDock->refresh();
-    m_statusPanel->clear();
     const std::string status = runId >= 0 ? shownStatusOf(runId) : std::string();
+    // mpirun can end a moment before rank 0 (being killed, or writing its last checkpoint) lets
+    // go of the run's folder: until then the run still looks live. Ask again for up to 5 s.
+    if ((status == "running" || status == "paused") && attempt < 25) {
+        QTimer::singleShot(200, this, [this, exitCode, crashed, said, attempt] {
+            if (!m_cluster->isActive()) reportClusterEnd(exitCode, crashed, said, attempt + 1);
+        });
+        return;
+    }
+    m_runsDock->refresh();
+    auto run =
+        runId >= 0 && m_store ? m_store->getRun(runId) : Result<store::RunInfo>(Error{"no run"});
+    if (run.ok()) {
+        m_statusPanel->showStoredRun(
+            tr("run %1 “%2”").arg(runId).arg(QString::fromStdString(run->name)),
+            QString::fromStdString(status), run->summaryJson);
+    } else {
+        m_statusPanel->clear();
+    }
     const bool clean = !crashed && exitCode == 0 && (status == "finished" || status == "stopped");
     const bool stoppedOnPurpose = m_cluster->isStopping() && status == "stopped";
     if (runId >= 0)
@@ -318,6 +354,11 @@ void MainWindow::onClusterEnded(int exitCode, bool crashed, const QString& said)
         text +=
             tr("<p>Its newest checkpoint is kept: Resume on Cluster continues it exactly, on "
                "any number of processes.</p>");
+    } else if (runId >= 0) {
+        text +=
+            tr("<p>It has no checkpoint to resume from: set runconfig.checkpoint_steps (or "
+               "press Checkpoint Now while it trains) to be able to continue a job that "
+               "dies.</p>");
     }
     auto* box = new QMessageBox(QMessageBox::Critical, tr("The cluster job failed"), text,
                                 QMessageBox::Close, this);

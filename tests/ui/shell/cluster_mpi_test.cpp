@@ -142,9 +142,9 @@ void ClusterMpiTest::localhostJobIsFollowedPausedCheckpointedResumedAndStopped()
     ::kill(ranks.last().toInt(), SIGKILL);
     QVERIFY(ended.wait(30000));
     QMessageBox* box = nullptr;
-    QTRY_VERIFY((box = m_studio->findChild<QMessageBox*>("clusterErrorBox")));
-    QVERIFY2(box->text().contains("interrupted") && box->text().contains("rank") &&
-                 box->text().contains("Resume on Cluster"),
+    QTRY_VERIFY_WITH_TIMEOUT((box = m_studio->findChild<QMessageBox*>("clusterErrorBox")), 10000);
+    QVERIFY2(box->text().contains("interrupted") && box->text().contains("exited on signal 9") &&
+                 box->text().contains("rank") && box->text().contains("Resume on Cluster"),
              qPrintable(box->text()));
     screenshot("cluster_rank_killed.png");
     QPushButton* resume = box->findChild<QPushButton*>("resumeOnClusterButton");
