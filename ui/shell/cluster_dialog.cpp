@@ -113,7 +113,6 @@ ClusterDialog::ClusterDialog(const ClusterPlan& initial, int systems, QWidget* p
            "the run there, so make the first host this machine (or share the store's folder)."),
         this);
     note->setWordWrap(true);
-    note->setStyleSheet(QStringLiteral("color: palette(mid)"));
     layout->addWidget(note);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
