@@ -18,12 +18,15 @@
 #include <QTemporaryDir>
 
 #include "engine/session/cluster_worker.h"
+#include "engine/session/run_control.h"
+#include "engine/store/run_store.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/cluster_dialog.h"
 #include "ui/shell/cluster_job.h"
 #include "ui/shell/main_window.h"
+#include "ui/shell/run_controller.h"
 
 namespace {
 
@@ -96,6 +99,7 @@ private slots:
     void unsavedConfigIsSavedFirst();
     void unreachableHostEndsInADialogWithMpirunsWords();
     void noRunInTimeShowsWhatMpirunSaidAndCanStop();
+    void theStudiosOwnRunFollowsControlRequestsToo();
 
 private:
     // Puts an executable `mpirun` with `script` first on PATH.
@@ -294,6 +298,35 @@ void ClusterTest::noRunInTimeShowsWhatMpirunSaidAndCanStop() {
     QVERIFY(!m_studio->clusterJob()->isActive());
     QTest::qWait(50);
     QVERIFY(!m_studio->findChild<QMessageBox*>("clusterErrorBox"));  // stopped, not failed
+}
+
+// Another process (a second studio, `wafer runs control`) can pause and stop the run this window
+// trains, as it can a `wafer train`.
+void ClusterTest::theStudiosOwnRunFollowsControlRequestsToo() {
+    const QString config = m_studio.filePath("own.yaml");
+    writeTinyConfig(config, 1);
+    QVERIFY(m_studio->openConfig(config));
+    QSignalSpy finished(m_studio->controller(), &ui::RunController::finished);
+    m_studio.action("runAction")->trigger();
+    store::RunStore* store = m_studio->runStore();
+    std::filesystem::path folder;
+    int64_t runId = -1;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            auto runs = store->listRuns();
+            if (!runs.ok() || runs->empty() || runs->front().modelDir.empty()) return false;
+            folder = runs->front().modelDir;
+            runId = runs->front().id;
+            return m_studio->controller()->state() == session::RunState::Running;
+        }(),
+        60000);
+    QVERIFY(session::sendRunControl(folder, runId, session::ControlCommand::Pause).ok());
+    QTRY_COMPARE_WITH_TIMEOUT(m_studio->controller()->state(), session::RunState::Paused, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(store->getRun(runId)->status, std::string("paused"), 10000);
+    QVERIFY(session::sendRunControl(folder, runId, session::ControlCommand::Stop).ok());
+    QVERIFY(finished.size() == 1 || finished.wait(30000));
+    QCOMPARE(m_studio->controller()->state(), session::RunState::Stopped);
+    QCOMPARE(store->getRun(runId)->status, std::string("stopped"));
 }
 
 int main(int argc, char** argv) {
