@@ -1,4 +1,6 @@
-// `wafer runs list|show ID|delete ID`: the run store from the command line.
+// `wafer runs list|show ID|delete ID|control ID ACTION`: the run store from the command line,
+// and the run control requests (engine/session/run_control.h) that pause, continue, checkpoint or
+// stop a run another process trains.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include "app/cli/output.h"
 #include "engine/core/paths.h"
 #include "engine/session/folder_lock.h"
+#include "engine/session/run_control.h"
 #include "engine/store/placement_records.h"
 #include "engine/store/run_store.h"
 
@@ -159,10 +162,43 @@ int deleteRun(const CommonOptions& common, int64_t id) {
     return 0;
 }
 
+// Asks a run that another process trains to pause, continue, step a layer, checkpoint or stop.
+// The answer shows in the store (`wafer runs show`: status paused, a checkpoint, stopped).
+int controlRun(const CommonOptions& common, int64_t id, const std::string& action) {
+    const auto command = session::parseControlCommand(action);
+    if (!command) {
+        return fail(
+            fmt::format("unknown action '{}': use pause, continue, step-layer, checkpoint "
+                        "or stop",
+                        action));
+    }
+    auto store = openStore(common);
+    if (!store.ok()) return fail(store.error().message);
+    auto run = (*store)->getRun(id);
+    if (!run.ok()) return fail(run.error().message);
+    auto sent = session::sendRunControl(run->modelDir, id, *command);
+    if (!sent.ok()) return fail(sent.error().message);
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "control"},
+                                    {"id", id},
+                                    {"action", action},
+                                    {"sequence", sent->sequence}}
+                         .dump()
+                  << "\n";
+    } else {
+        std::cout << fmt::format(
+            "asked run {} to {} (request {}); its process acts on it within a second, between "
+            "layers; `wafer runs show {}` shows the result\n",
+            id, action, sent->sequence, id);
+    }
+    return 0;
+}
+
 }  // namespace
 
 void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
-    CLI::App* runs = app.add_subcommand("runs", "List, show and delete recorded runs");
+    CLI::App* runs = app.add_subcommand(
+        "runs", "List, show and delete recorded runs; control a run another process trains");
     runs->require_subcommand(1);
     runs->add_option("--db", common.dbPath, "Run store (SQLite file)");
     runs->add_flag("--json", common.json, "One JSON object per line");
@@ -178,7 +214,16 @@ void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     CLI::App* del = runs->add_subcommand("delete", "Remove a run and its metrics from the store");
     del->add_option("id", *id, "Run id")->required();
     del->callback([id, &common, &exitCode] { exitCode = deleteRun(common, *id); });
-    for (CLI::App* sub : {list, show, del}) {
+    auto action = std::make_shared<std::string>();
+    CLI::App* control = runs->add_subcommand(
+        "control",
+        "Pause, continue, step a layer, checkpoint or stop a run another process trains");
+    control->add_option("id", *id, "Run id")->required();
+    control->add_option("action", *action, "pause | continue | step-layer | checkpoint | stop")
+        ->required();
+    control->callback(
+        [id, action, &common, &exitCode] { exitCode = controlRun(common, *id, *action); });
+    for (CLI::App* sub : {list, show, del, control}) {
         sub->add_option("--db", common.dbPath, "Run store (SQLite file)");
         sub->add_flag("--json", common.json, "One JSON object per line");
     }

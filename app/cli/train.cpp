@@ -4,7 +4,10 @@
 // checkpoint exactly (engine/session/resume.h); without CONFIG the checkpoint's own config is used.
 // Under `mpirun -np P` rank 0 does all of the above and sends the config it runs to the other
 // ranks, which compute their share of runconfig.num_csx (engine/session/cluster_worker.h) and
-// print only the line that says where they run.
+// print only the line that says where they run. While it trains, rank 0 (or the one process)
+// follows the run control requests other processes leave in the model folder (the studio's
+// Pause / Checkpoint Now / Stop on a run it did not start, `wafer runs control`;
+// engine/session/run_control.h).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 #include "app/cli/output.h"
 #include "engine/session/cluster_worker.h"
 #include "engine/session/resume.h"
+#include "engine/session/run_control.h"
 #include "engine/session/session.h"
 
 namespace ws::cli {
@@ -134,9 +138,11 @@ int driveSession(session::Session& session, const CommonOptions& common) {
     bool graceChecked = !acrossProcesses;
     const bool tty = !common.json && isatty(STDOUT_FILENO);
     bool progressLineOpen = false;
+    session::RunControlFollower control(session);
     session.start();
     std::vector<session::Event> events;
     bool done = false;
+    bool paused = false;
     while (!done) {
         if (interrupted.exchange(false)) {
             session.requestStop();
@@ -147,6 +153,11 @@ int driveSession(session::Session& session, const CommonOptions& common) {
                                     killGrace)
                               : std::string("\nstopping (between layers; Ctrl-C again to quit at "
                                             "once)\n"));
+        }
+        for (const std::string& line : control.poll()) {
+            if (progressLineOpen) std::cout << "\n";
+            progressLineOpen = false;
+            std::cerr << "control: " << line << "\n";
         }
         events.clear();
         session.events().waitAndDrain(events, std::chrono::milliseconds(100));
@@ -207,6 +218,14 @@ int driveSession(session::Session& session, const CommonOptions& common) {
                     progressLineOpen = true;
                 }
             } else if (const auto* s = std::get_if<session::StateChange>(&event)) {
+                if (s->state == session::RunState::Paused) {
+                    if (progressLineOpen) std::cout << "\n";
+                    progressLineOpen = false;
+                    std::cerr << "paused between layers\n";
+                } else if (s->state == session::RunState::Running && paused) {
+                    std::cerr << "continuing\n";
+                }
+                paused = s->state == session::RunState::Paused;
                 done = s->state == session::RunState::Finished ||
                        s->state == session::RunState::Stopped ||
                        s->state == session::RunState::Diverged ||

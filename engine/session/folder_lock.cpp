@@ -51,8 +51,8 @@ FolderLock::~FolderLock() {
 }
 
 std::string shownRunStatus(std::string_view storedStatus, const std::filesystem::path& runFolder) {
-    if (storedStatus == "running" && !runFolder.empty() && !FolderLock::isHeld(runFolder))
-        return "interrupted";
+    const bool live = storedStatus == "running" || storedStatus == "paused";
+    if (live && !runFolder.empty() && !FolderLock::isHeld(runFolder)) return "interrupted";
     return std::string(storedStatus);
 }
 

@@ -32,9 +32,9 @@ private:
     int m_fd = -1;
 };
 
-// The status to show for a stored run: the store's, except that a run recorded as "running"
-// whose folder no session holds was killed (SIGKILL, a crash, power loss) before it could record
-// its end; it is shown as "interrupted", and Resume continues it from its newest checkpoint.
+// The status to show for a stored run: the store's, except that a run recorded as "running" (or
+// "paused") whose folder no session holds was killed (SIGKILL, a crash, power loss) before it could
+// record its end; it is shown as "interrupted", and Resume continues it from its newest checkpoint.
 // Runs without a folder keep their stored status.
 std::string shownRunStatus(std::string_view storedStatus, const std::filesystem::path& runFolder);
 

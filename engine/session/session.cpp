@@ -18,6 +18,7 @@
 #include "engine/session/cluster_worker.h"
 #include "engine/session/emulation.h"
 #include "engine/session/param_groups.h"
+#include "engine/session/run_control.h"
 #include "engine/store/placement_records.h"
 #include "engine/tensor/simd.h"
 #include "engine/tensor/threads.h"
@@ -98,8 +99,8 @@ void Session::setState(RunState state, std::string detail) {
     m_state = state;
     m_summary.state = state;
     if (!detail.empty()) m_summary.detail = detail;
-    if (m_impl->store && m_impl->runId >= 0 && state != RunState::Preparing &&
-        state != RunState::Paused) {
+    // Paused is recorded too: a studio following the run from another process shows it.
+    if (m_impl->store && m_impl->runId >= 0 && state != RunState::Preparing) {
         (void)m_impl->store->setStatus(m_impl->runId, runStateName(state));
     }
     m_events.push(StateChange{state, std::move(detail)});
@@ -477,6 +478,10 @@ Status Session::claimModelFolder(Prepared& p) {
         if (Status st = s.store->truncateAfter(s.runId, p.startStep); !st.ok()) return st;
     }
     m_summary.modelDir = s.modelDir;
+    // The folder is ours: requests other processes left for an earlier session of it are stale.
+    clearControlRequest(s.modelDir);
+    m_place = {s.runId, s.modelDir};
+    m_placeKnown.store(true, std::memory_order_release);
     if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
     // Which rank on which host computes which systems (runs show, the Wafer tab). A continued run
     // replaces what the interrupted one recorded: it may run with another number of processes.

@@ -109,6 +109,17 @@ public:
     // after each stepOnePhase): a caller can wait for "paused again" instead of guessing with a
     // sleep. Once it has moved, no layer runs until the next step command or Continue.
     int64_t pauseStops() const { return m_pauseStops.load(); }
+    // Where the run lives once its model folder is claimed (before the first step): its id in the
+    // run store (-1 when not recorded) and the folder. Nullopt before that. For the run control
+    // requests of other processes (run_control.h). Any thread.
+    struct Place {
+        int64_t runId = -1;
+        std::filesystem::path modelDir;
+    };
+    std::optional<Place> place() const {
+        if (!m_placeKnown.load(std::memory_order_acquire)) return std::nullopt;
+        return m_place;
+    }
 
     EventQueue& events() { return m_events; }
     const config::Config& config() const { return m_config.config; }
@@ -160,6 +171,8 @@ private:
     std::atomic<int64_t> m_pauseStops{0};
     std::atomic<bool> m_checkpointRequested{false};
     std::atomic<RunState> m_state{RunState::Preparing};
+    Place m_place;  // written once, before m_placeKnown becomes true
+    std::atomic<bool> m_placeKnown{false};
     // What the worker is doing ("training step 12"), for the message when memory runs out.
     std::string m_activity;
     bool m_workersReleased = false;  // across processes: the stop order has been sent

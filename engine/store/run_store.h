@@ -33,8 +33,9 @@ class Database;
 
 namespace ws::store {
 
-// Statuses a run can be in (setStatus refuses anything else).
-inline constexpr std::string_view kRunStatuses[] = {"created", "running",  "finished",
+// Statuses a run can be in (setStatus refuses anything else). "paused": between layers, by
+// request; it goes back to "running" (or ends) in the same process.
+inline constexpr std::string_view kRunStatuses[] = {"created", "running",  "paused", "finished",
                                                     "stopped", "diverged", "failed"};
 
 struct NewRun {

@@ -162,6 +162,56 @@ sigint)
   [[ -s "$tmp/model/model.safetensors" ]] || fail "no weights after a stop"
   list=$("$wafer" runs list --json --db "$db")
   expect_in '"status":"stopped"' "$list" ;;
+run_control|mpi_run_control)
+  # `wafer runs control RUN ACTION` on a real `wafer train` child (one process, and rank 0 of
+  # `mpirun -np 2`): pause between layers shows "paused" in the store, checkpoint now writes a
+  # checkpoint once continued, stop ends the job cleanly with a final checkpoint. The studio's
+  # Pause / Checkpoint Now / Stop on a run it did not start are these requests.
+  launch=("$wafer")
+  run_args=("${tiny_args[@]}" --set runconfig.log_steps=1000 --set runconfig.eval_frequency=0
+            --max-steps 1000000 --threads 1 --set "runconfig.model_dir=$tmp/m")
+  if [[ $case_name == mpi_run_control ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    launch=("${WAFER_MPIEXEC:-mpirun}" --oversubscribe -np 2 --bind-to none "$wafer")
+    run_args+=(--set runconfig.num_csx=2 --set train_input.batch_size=4)
+  fi
+  "${launch[@]}" train "$src/presets/gpt-nano.yaml" --db "$db" "${run_args[@]}" >"$tmp/train.log" 2>&1 &
+  job=$!
+  status_is() { "$wafer" runs list --json --db "$db" 2>/dev/null | grep -q "\"status\":\"$1\""; }
+  wait_for() {  # wait_for WHAT COMMAND...: up to 60 s
+    local what=$1; shift
+    for _ in $(seq 1 600); do "$@" && return 0; sleep 0.1; done
+    kill -9 $job; fail "no $what within 60 s: $(cat "$tmp/train.log")"
+  }
+  wait_for "running run" status_is running
+  out=$("$wafer" runs control 1 halt --db "$db" 2>&1) && fail "an unknown action was accepted"
+  expect_in "pause, continue, step-layer, checkpoint or stop" "$out"
+  out=$("$wafer" runs control 1 pause --db "$db" 2>&1) || fail "pause: exit $?: $out"
+  expect_in "asked run 1 to pause" "$out"
+  wait_for "paused status" status_is paused
+  grep -q "paused between layers" "$tmp/train.log" || fail "the run did not say it paused"
+  "$wafer" runs control 1 checkpoint --db "$db" >/dev/null || fail "checkpoint: exit $?"
+  sleep 1  # paused: the checkpoint waits for the step in flight
+  ls "$tmp/m" | grep -q '^checkpoint-' && fail "a checkpoint was written while paused"
+  "$wafer" runs control 1 continue --db "$db" >/dev/null || fail "continue: exit $?"
+  has_checkpoint() { ls "$tmp/m" | grep -q '^checkpoint-'; }
+  wait_for "checkpoint after continue" has_checkpoint
+  wait_for "running status again" status_is running
+  "$wafer" runs control 1 stop --db "$db" >/dev/null || fail "stop: exit $?"
+  for _ in $(seq 1 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+  kill -0 $job 2>/dev/null && { kill -9 $job; fail "the job did not stop within 60 s"; }
+  wait $job; code=$?
+  [[ $code -eq 0 ]] || fail "expected exit 0 after the stop request, got $code: $(cat "$tmp/train.log")"
+  log=$(cat "$tmp/train.log")
+  for line in "control: pause requested" "control: checkpoint requested" "control: continue requested" \
+              "control: stop requested"; do expect_in "$line" "$log"; done
+  stopped=$(grep -o "stopped after [0-9]* steps" <<<"$log" | grep -o "[0-9]*")
+  [[ -n $stopped ]] || fail "no 'stopped after N steps': $log"
+  [[ -d "$tmp/m/checkpoint-$stopped" ]] || fail "no final checkpoint-$stopped: $(ls "$tmp/m")"
+  [[ $(ls "$tmp/m" | grep -c '^checkpoint-') -eq 2 ]] || fail "expected 2 checkpoints: $(ls "$tmp/m")"
+  status_is stopped || fail "the store does not say stopped"
+  out=$("$wafer" runs control 1 pause --db "$db" 2>&1) && fail "a run that ended accepted a pause"
+  expect_in "is not training" "$out" ;;
 two_stores)
   # Two run stores in one folder number their runs independently; their run folders must not
   # collide (each store's runs live in its own <name>-runs folder).

@@ -123,7 +123,8 @@ void StoreFollower::finishPoll(const std::shared_ptr<Result>& result) {
     m_version = result->version;
     if (result->listed) {
         m_anyRunning = false;
-        for (const auto& run : result->runs) m_anyRunning = m_anyRunning || run.status == "running";
+        for (const auto& run : result->runs)
+            m_anyRunning = m_anyRunning || run.status == "running" || run.status == "paused";
         if (result->signatures != m_signatures) {
             m_signatures = std::move(result->signatures);
             emit runsChanged(result->runs);

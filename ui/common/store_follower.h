@@ -69,7 +69,7 @@ private:
     std::thread m_worker;
     bool m_inFlight = false;
     int64_t m_version = -1;     // the store's dataVersion at the last poll that read (-1: none yet)
-    bool m_anyRunning = false;  // a listed run is "running": its process may die unseen
+    bool m_anyRunning = false;  // a listed run is running or paused: its process may die unseen
     std::vector<std::string> m_signatures;  // per listed run: what the dock shows of it
     std::atomic<uint64_t> m_generation{0};  // bumped by stop()/setStore(): stale polls dropped
     int m_polls = 0;

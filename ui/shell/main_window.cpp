@@ -24,6 +24,7 @@
 #include "engine/finetune/finetune_plan.h"
 #include "engine/model/model_facts.h"
 #include "engine/session/folder_lock.h"
+#include "engine/session/run_control.h"
 #include "engine/store/run_store.h"
 #include "engine/store/store_recovery.h"
 #include "ui/common/status_panel.h"
@@ -33,6 +34,7 @@
 #include "ui/config/yaml_editor.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
+#include "ui/shell/cluster_job.h"
 #include "ui/shell/help_browser.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/resume_dialog.h"
@@ -52,6 +54,8 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_document = new ConfigDocument(this);
     m_controller = new RunController(this);
+    m_cluster = new ClusterJob(this);
+    m_waferBinary = defaultWaferBinary();
     createTabs();
     m_sweeps = new SweepController(this);
     setCentralWidget(m_tabs);
@@ -67,6 +71,7 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     wireRunsDock();
     wireSweeps();
     followStore();
+    wireCluster();
 
     restoreWindowState();
     rebuildRecentMenu();
@@ -313,15 +318,50 @@ void MainWindow::createActions() {
         new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("&Fine-tune…"), this);
     m_finetune->setToolTip(tr("Fine-tune a base model on your own text"));
     for (QAction* a : {m_checkpoint, m_resumeRun, m_finetune}) toolbar->addAction(a);
+    m_runCluster =
+        new QAction(s->standardIcon(QStyle::SP_DriveNetIcon), tr("Run on C&luster…"), this);
+    m_runCluster->setToolTip(
+        tr("Train the current config with Open MPI: its systems spread over processes on this "
+           "and other machines"));
+    connect(m_runCluster, &QAction::triggered, this, [this] { openClusterDialog(); });
     connect(m_finetune, &QAction::triggered, this, &MainWindow::openFinetuneWizard);
     connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
-    connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
-    connect(m_stepLayer, &QAction::triggered, m_controller, &RunController::stepLayer);
-    connect(m_continue, &QAction::triggered, m_controller, &RunController::resume);
-    connect(m_stop, &QAction::triggered, m_controller, &RunController::stop);
-    connect(m_stop, &QAction::triggered, m_sweeps, &SweepController::stop);
+    // The commands act on the run this window trains, else on one another process trains (the
+    // cluster job's, or the one selected in Runs) through its control requests.
+    using session::ControlCommand;
+    auto route = [this](void (RunController::*own)(), ControlCommand other) {
+        return [this, own, other] {
+            if (m_controller->isActive()) {
+                (m_controller->*own)();
+            } else {
+                controlExternalRun(int(other));
+            }
+        };
+    };
+    connect(m_pause, &QAction::triggered, this,
+            route(&RunController::pause, ControlCommand::Pause));
+    connect(m_stepLayer, &QAction::triggered, this,
+            route(&RunController::stepLayer, ControlCommand::StepLayer));
+    connect(m_continue, &QAction::triggered, this,
+            route(&RunController::resume, ControlCommand::Continue));
+    connect(m_stop, &QAction::triggered, this, [this] {
+        if (m_controller->isActive()) {
+            m_controller->stop();
+        } else if (m_sweeps->isActive()) {
+            m_sweeps->stop();
+        } else if (m_cluster->isActive()) {
+            m_cluster->stop();
+            m_logDock->append(int(session::LogLine::Level::Info),
+                              tr("cluster job: stopping after the step in flight (with a "
+                                 "checkpoint)"));
+            updateActions();
+        } else {
+            controlExternalRun(int(ControlCommand::Stop));
+        }
+    });
     connect(m_runSweep, &QAction::triggered, this, &MainWindow::startSweep);
-    connect(m_checkpoint, &QAction::triggered, m_controller, &RunController::requestCheckpoint);
+    connect(m_checkpoint, &QAction::triggered, this,
+            route(&RunController::requestCheckpoint, ControlCommand::Checkpoint));
     connect(m_resumeRun, &QAction::triggered, this, [this] {
         const auto ids = m_runsDock->selectedRunIds();
         if (ids.size() == 1) resumeRun(ids.front());
@@ -368,6 +408,7 @@ void MainWindow::nameActions() {
                                                       {m_checkpoint, "checkpointAction"},
                                                       {m_resumeRun, "resumeRunAction"},
                                                       {m_finetune, "finetuneAction"},
+                                                      {m_runCluster, "runClusterAction"},
                                                       {m_open, "openAction"},
                                                       {m_save, "saveAction"},
                                                       {m_saveAs, "saveAsAction"},
@@ -400,6 +441,8 @@ void MainWindow::createMenus() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
         run->addAction(a);
+    run->addSeparator();
+    run->addAction(m_runCluster);
     run->addSeparator();
     for (QAction* a : {m_checkpoint, m_resumeRun}) run->addAction(a);
     run->addSeparator();
@@ -466,26 +509,35 @@ void MainWindow::updateActions() {
     const bool sweeping = m_sweeps->isActive();
     const session::RunState state = m_controller->state();
     const bool paused = state == session::RunState::Paused;
-    m_run->setEnabled(!active && !sweeping && m_document->canRun());
+    const bool cluster = m_cluster->isActive();
+    // A run another process trains (a cluster job's, a `wafer train` beside the studio), as
+    // the store shows it.
+    const std::string external = externalRun() >= 0 ? shownStatusOf(externalRun()) : "";
+    const bool externalRunning = external == "running";
+    const bool externalPaused = external == "paused";
+    m_run->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
+    m_runCluster->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
     const bool hasSweep = m_document->canRun() && m_document->config().sweep.has_value();
-    m_runSweep->setEnabled(!active && !sweeping && hasSweep);
+    m_runSweep->setEnabled(!active && !sweeping && !cluster && hasSweep);
     m_runSweep->setToolTip(hasSweep ? tr("Run the sweep: section of the current config (Ctrl+F5)")
                                     : tr("The current config has no sweep: section (see the "
                                          "mup-sweep preset)"));
     m_run->setToolTip(m_document->canRun() ? tr("Train the current config (F5)")
                                            : tr("Fix the problems listed in the Config tab first"));
-    m_pause->setEnabled(active && !paused && state != session::RunState::Preparing);
-    m_continue->setEnabled(active && paused);
-    m_stepLayer->setEnabled(active && paused);
-    m_stop->setEnabled(active || sweeping);
-    m_finetune->setEnabled(!active && !sweeping);
-    m_checkpoint->setEnabled(active && state == session::RunState::Running);
+    m_pause->setEnabled((active && !paused && state != session::RunState::Preparing) ||
+                        externalRunning);
+    m_continue->setEnabled((active && paused) || externalPaused);
+    m_stepLayer->setEnabled((active && paused) || externalPaused);
+    m_stop->setEnabled(active || sweeping || (cluster && !m_cluster->isStopping()) ||
+                       (!cluster && (externalRunning || externalPaused)));
+    m_finetune->setEnabled(!active && !sweeping && !cluster);
+    m_checkpoint->setEnabled((active && state == session::RunState::Running) || externalRunning);
     const auto selected = m_runsDock->selectedRunIds();
     m_resumeRun->setEnabled(selected.size() == 1 && canResumeNow(selected.front()));
 }
 
 bool MainWindow::canResumeNow(int64_t runId) const {
-    if (m_controller->isActive() || m_sweeps->isActive()) return false;
+    if (m_controller->isActive() || m_sweeps->isActive() || m_cluster->isActive()) return false;
     return m_runsDock->canResume(runId) || isStoppedSweep(runId);
 }
 
@@ -625,6 +677,18 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     if (!maybeSave()) {
         event->ignore();
         return;
+    }
+    if (m_cluster->isActive()) {
+        const auto answer =
+            ask(tr("Stop the cluster job?"),
+                tr("A cluster job is training. Quitting stops it after the step in flight, with a "
+                   "checkpoint to resume from."),
+                QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Yes);
+        if (answer != QMessageBox::Yes) {
+            event->ignore();
+            return;
+        }
+        m_cluster->stopAndWait(60000);
     }
     m_controller->stop();
     m_sweeps->stop();

@@ -1,8 +1,9 @@
 // MainWindow: the studio's thin shell. It builds the tabs (Config, Training, Wafer, Samples,
 // Sweeps), the Runs and Log docks, the status bar, menus and toolbar, and wires them to one
-// ConfigDocument, one RunController, one SweepController and the run store; the behaviour lives in
-// those pieces. Window layout, recent files and the last tab are kept with QSettings. A dropped
-// text file or folder becomes the training data (train_input.data_dir). GUI thread only.
+// ConfigDocument, one RunController, one SweepController, one ClusterJob (Run on Cluster…) and the
+// run store; the behaviour lives in those pieces. Window layout, recent files and the last tab are
+// kept with QSettings. A dropped text file or folder becomes the training data
+// (train_input.data_dir). GUI thread only.
 #pragma once
 
 #include <QMainWindow>
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "engine/store/run_store.h"
+#include "ui/shell/cluster_plan.h"
 
 class QAction;
 class QLabel;
@@ -27,6 +29,8 @@ struct SessionOptions;
 
 namespace ws::ui {
 
+class ClusterDialog;
+class ClusterJob;
 class ConfigDocument;
 class ConfigTab;
 class FinetuneWizard;
@@ -73,6 +77,21 @@ public:
     // "finetune", puts its config in the Config tab as an untitled document ("finetune of
     // <base>") and sets Samples to compare it with the base.
     FinetuneWizard* openFinetuneWizard();
+    // Run on Cluster…: asks to save the config to a file first (every process reads it), then
+    // opens the cluster dialog (window-modal, returns at once; nullptr when it cannot open). Its
+    // Start runs mpirun as a child (ClusterJob); the run is followed through the store: it is
+    // selected in Runs, the charts grow, the Wafer tab names each system's rank and host, and
+    // Pause / Continue / Step Layer / Checkpoint Now / Stop act on it. With `resumeRunId`: the
+    // same dialog continues that run from its newest checkpoint ("Resume on Cluster…").
+    ClusterDialog* openClusterDialog(int64_t resumeRunId = -1);
+    ClusterJob* clusterJob() const { return m_cluster; }
+    // The `wafer` program cluster jobs run (default: the one beside this studio; tests).
+    void setClusterWaferBinary(const QString& path) { m_waferBinary = path; }
+    // The run the toolbar's Pause / Continue / Checkpoint Now / Stop act on in another process
+    // (through its control requests, session/run_control.h): the cluster job's run, else the one
+    // run selected in Runs when another process trains it; -1 when none, or when this window
+    // trains a run itself.
+    int64_t externalRun() const;
     // Selects stored run `runId` in Runs, as a click would (a sweep is shown in the Sweeps tab);
     // false with the reason in the log when the store has no such run.
     bool openStoredRun(int64_t runId);
@@ -88,7 +107,9 @@ public:
     // "SweepsTab" in "mainTabs"; "RunsDock", "LogDock", "statusPanel", "storeFollower"; the
     // actions "runAction", "runSweepAction", "pauseAction", "continueAction" (un-pause),
     // "stepLayerAction" (one layer phase while paused), "stopAction", "checkpointAction",
-    // "resumeRunAction" (from a checkpoint), "finetuneAction", "saveAction", "saveAsAction".
+    // "resumeRunAction" (from a checkpoint), "finetuneAction", "runClusterAction",
+    // "saveAction", "saveAsAction". The cluster job's dialogs: "clusterWaitBox" (no run yet),
+    // "clusterErrorBox" (the job failed; its "resumeOnClusterButton").
     ConfigDocument* document() const { return m_document; }
     RunController* controller() const { return m_controller; }
     SweepController* sweepController() const { return m_sweeps; }
@@ -156,6 +177,18 @@ private:
     // Runs dock's "Resume run…" (a run with a checkpoint or a stopped sweep, nothing training).
     bool canResumeNow(int64_t runId) const;
     void reportSweepError(const QString& message);
+    // Run on Cluster (main_window_cluster.cpp).
+    void wireCluster();
+    bool startClusterJob(const ClusterPlan& plan);
+    void onClusterRunAppeared(int64_t runId);
+    void onClusterNoRunYet(const QString& said);
+    void onClusterEnded(int exitCode, bool crashed, const QString& said);
+    // After mpirun ended, once rank 0 has let go of the run's folder (`attempt` tries so far).
+    void reportClusterEnd(int exitCode, bool crashed, const QString& said, int attempt);
+    void showClusterPlacement();
+    void controlExternalRun(int command);  // a session::ControlCommand
+    // The shown status of stored run `runId` ("running", "paused", "interrupted", ...).
+    std::string shownStatusOf(int64_t runId) const;
 
     QString m_dbPath;
     std::filesystem::path m_storePath;  // m_dbPath, or the user's run store
@@ -180,8 +213,11 @@ private:
     QMenu* m_recentMenu = nullptr;
     HelpBrowser* m_help = nullptr;
     bool m_finetuneRunning = false;  // the run in flight came from the Fine-tune wizard
+    ClusterJob* m_cluster;
+    QString m_waferBinary;
+    bool m_clusterPlacementShown = false;  // the cluster run's placement is on the Wafer tab
     QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stepLayer, *m_stop;
-    QAction *m_resumeRun, *m_checkpoint, *m_finetune;
+    QAction *m_resumeRun, *m_checkpoint, *m_finetune, *m_runCluster;
     QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
 };
 

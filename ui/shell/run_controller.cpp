@@ -1,6 +1,8 @@
 // RunController: see run_controller.h.
 #include "ui/shell/run_controller.h"
 
+#include <QTimer>
+
 namespace ws::ui {
 namespace {
 bool isTerminal(session::RunState s) {
@@ -12,7 +14,16 @@ bool isTerminal(session::RunState s) {
 RunController::RunController(QObject* parent)
     : QObject(parent),
       m_pump(
-          this, [this] { drainNow(); }, [this] { onWorkerJoined(); }) {}
+          this, [this] { drainNow(); }, [this] { onWorkerJoined(); }),
+      m_controlTimer(new QTimer(this)) {
+    m_controlTimer->setInterval(200);
+    connect(m_controlTimer, &QTimer::timeout, this, [this] {
+        if (!m_pump.worker() || !m_control) return;
+        for (const std::string& line : m_control->poll())
+            emit logLine(int(session::LogLine::Level::Info),
+                         tr("control: %1").arg(QString::fromStdString(line)));
+    });
+}
 
 RunController::~RunController() = default;  // the pump stops a running session and joins it
 
@@ -30,6 +41,9 @@ bool RunController::start(config::LoadedConfig config, session::SessionOptions o
     m_pump.adopt(std::move(created).value());
     m_state = session::RunState::Preparing;
     m_pump.worker()->start();
+    m_control = std::make_unique<session::RunControlFollower>(*m_pump.worker(),
+                                                              std::chrono::milliseconds(0));
+    m_controlTimer->start();
     return true;
 }
 
@@ -112,6 +126,8 @@ void RunController::drainNow() {
 void RunController::onWorkerJoined() {
     drainNow();  // anything pushed after the terminal state (nothing today, but cheap)
     const session::RunSummary summary = m_pump.worker()->summary();
+    m_controlTimer->stop();
+    m_control.reset();
     m_pump.reset();
     emit finished(summary);
 }

@@ -3,15 +3,22 @@
 // and posts one queued wake-up; the GUI then drains the whole batch at most every 33 ms and emits
 // it as a few signals (metrics and spans in batches). Pause, resume and stop set the engine's
 // atomic flags directly, so the GUI never waits on the engine; the finished worker is joined on a
-// helper thread. GUI thread only (except the pump's notify hook, which is thread-safe).
+// helper thread. Like `wafer train`, it also follows the run control requests other processes
+// leave in the run's folder (session/run_control.h: another studio's Pause on this run, `wafer
+// runs control`), read every 200 ms. GUI thread only (except the pump's notify hook, which is
+// thread-safe).
 #pragma once
 
 #include <QObject>
 #include <QString>
+#include <memory>
 #include <vector>
 
+#include "engine/session/run_control.h"
 #include "engine/session/session.h"
 #include "ui/common/engine_pump.h"
+
+class QTimer;
 
 namespace ws::ui {
 
@@ -52,6 +59,8 @@ private:
     void onWorkerJoined();
 
     EnginePump<session::Session> m_pump;
+    QTimer* m_controlTimer;
+    std::unique_ptr<session::RunControlFollower> m_control;  // while a session runs
     session::RunState m_state = session::RunState::Finished;
 };
 

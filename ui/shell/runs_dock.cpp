@@ -30,7 +30,8 @@ enum Column { kName, kStatus, kLoss, kCreated };
 constexpr int kIdRole = Qt::UserRole + 1;
 
 QColor statusColor(const QString& status) {
-    if (status == QLatin1String("running")) return QColor(0x1e, 0x88, 0xe5);
+    if (status == QLatin1String("running") || status == QLatin1String("paused"))
+        return QColor(0x1e, 0x88, 0xe5);
     if (status == QLatin1String("finished")) return QColor(0x43, 0xa0, 0x47);
     if (status == QLatin1String("stopped")) return QColor(0xfb, 0x8c, 0x00);
     if (status == QLatin1String("interrupted")) return QColor(0x8d, 0x6e, 0x63);
@@ -97,6 +98,10 @@ QIcon statusIcon(const QString& status) {
             QPolygonF play({QPointF(s * 0.42, s * 0.34), QPointF(s * 0.66, s * 0.5),
                             QPointF(s * 0.42, s * 0.66)});
             p.drawPolygon(play);
+        } else if (status == QLatin1String("paused")) {
+            p.setPen(Qt::NoPen);  // two bars: paused between layers, by request
+            p.drawRect(QRectF(s * 0.35, s * 0.33, s * 0.11, s * 0.34));
+            p.drawRect(QRectF(s * 0.54, s * 0.33, s * 0.11, s * 0.34));
         } else if (status == QLatin1String("finished")) {
             p.setBrush(Qt::NoBrush);
             p.drawPolyline(QPolygonF({QPointF(s * 0.33, s * 0.5), QPointF(s * 0.45, s * 0.62),

@@ -311,7 +311,8 @@ void TrainingTab::setOverlayRuns(const std::vector<int64_t>& runIds, store::RunS
             auto info = store->getRun(id);
             if (!info.ok()) continue;
             // The run training now is already drawn live (as id 0 until it ends).
-            if (info->status == "running" && m_runs.count(0)) continue;
+            if ((info->status == "running" || info->status == "paused") && m_runs.count(0))
+                continue;
             m_runs[id] = loadStoredRun(*store, *info, std::numeric_limits<int64_t>::max(),
                                        &m_wallOrigin[id]);
         }

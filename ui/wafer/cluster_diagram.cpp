@@ -205,9 +205,15 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
     const Paint k(*this, m_treeDepth);
     p.fillRect(rect(), k.base);
     if (!m_hasRecord) {
+        // A run followed in other processes has no steps here, but its placement is known.
+        QString text = tr("MemoryX → SwarmX → systems: no step to show yet");
+        if (!m_placement.empty()) {
+            text = tr("MemoryX and the SwarmX root on rank 0");
+            for (size_t s = 0; s < m_placement.size(); ++s)
+                text += tr("\nsystem %1: %2").arg(s).arg(m_placement[s]);
+        }
         p.setPen(k.text);
-        p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
-                   tr("MemoryX → SwarmX → systems: no step to show yet"));
+        p.drawText(rect().adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap, text);
         return;
     }
     p.setFont(k.bold);

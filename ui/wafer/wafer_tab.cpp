@@ -278,6 +278,7 @@ void WaferTab::beginRun(const config::Config& config) {
     m_numSystems = std::max(1, config.runconfig.numCsx);
     m_emulation = config.wafer.emulate ? Emulation::Waiting : Emulation::Off;
     m_notPlannedReason.clear();
+    m_followedNote.clear();
     m_shownStep = -1;
     m_live = true;
     m_followLayer = -1;
@@ -357,6 +358,11 @@ void WaferTab::noteLog(int, const QString& message) {
         updateNotices();
         scheduleRedraw();
     }
+}
+
+void WaferTab::setFollowedNote(const QString& note) {
+    m_followedNote = note;
+    updateNotices();
 }
 
 void WaferTab::setRunState(session::RunState state) {
@@ -532,6 +538,7 @@ void WaferTab::updateNotices() {
                      .arg(m_notPlannedReason.isEmpty() ? tr("See the Log for why.")
                                                        : m_notPlannedReason);
     }
+    if (!m_followedNote.isEmpty()) banner = m_followedNote;
     m_banner->setText(banner);
     m_banner->setVisible(!banner.isEmpty());
     // Without the emulator, wall time is the only clock (the choice is kept for the next run).

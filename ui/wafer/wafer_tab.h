@@ -57,6 +57,10 @@ public:
     // Log lines tell why the emulator could not plan a run ("emulator off for this run: ...").
     void noteLog(int level, const QString& message);
     void setRunState(session::RunState state);
+    // The run shown trains in other processes (a cluster job the studio follows through the run
+    // store): `note` replaces the emulator's banner, saying what the tab can and cannot show of
+    // it. beginRun clears it.
+    void setFollowedNote(const QString& note);
 
     void redrawNow();  // draw now (tests, screenshots), visible or not
 
@@ -93,6 +97,7 @@ private:
     WaferHistory m_history;
     Emulation m_emulation = Emulation::NoRun;
     QString m_notPlannedReason;
+    QString m_followedNote;  // setFollowedNote
     int m_numBlocks = 0;
     int m_numSystems = 1;
     int64_t m_shownStep = -1;

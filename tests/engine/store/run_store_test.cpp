@@ -123,9 +123,9 @@ TEST(RunStore, RejectsBadWritesWithClearMessages) {
     ASSERT_TRUE(store);
     const int64_t id = newRun(*store, "a");
 
-    auto badStatus = store->setStatus(id, "paused");
+    auto badStatus = store->setStatus(id, "suspended");
     ASSERT_FALSE(badStatus.ok());
-    EXPECT_NE(badStatus.error().message.find("'paused'"), std::string::npos);
+    EXPECT_NE(badStatus.error().message.find("'suspended'"), std::string::npos);
     EXPECT_NE(badStatus.error().message.find("finished"), std::string::npos);
 
     auto badJson = store->setSummary(id, "{not json");
