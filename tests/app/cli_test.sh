@@ -370,6 +370,32 @@ mpi_shards)
   out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set memoryx.shards=2 2>&1) \
       && fail "2 shards for 1 system validated: $out"
   expect_in "memoryx.shards is 2 but runconfig.num_csx is 1" "$out" ;;
+mpi_shards_memory)
+  # The point of memoryx.shards: a model whose MemoryX (57 M parameters: 874 MiB of fp32 weights,
+  # gradients and AdamW state) and training buffers do not fit one process's memory limit trains
+  # with 2 processes holding one shard each, under the same limit per process. The limit is
+  # ulimit -v (address space), so it also bounds Open MPI's mappings and the thread stacks; with
+  # MALLOC_ARENA_MAX=2 a rank of a tiny model peaks at about 0.37 GB of address space, a shard
+  # rank of this model at 1.67 GB and the one-process run at 2.42 GB (measured with VmPeak), so
+  # 2,000,000 kB (1.91 GiB) leaves a margin on both sides.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 MALLOC_ARENA_MAX=2
+  limit_kb=2000000
+  wide=(--set model.hidden_size=1536 --set model.num_hidden_layers=2 --set model.num_heads=8
+        --set model.filter_size=6144 --set train_input.max_sequence_length=16
+        --set train_input.batch_size=2 --set runconfig.eval_steps=0
+        --set runconfig.eval_frequency=0 --set runconfig.num_csx=2 --threads 1 --max-steps 2
+        --set wafer.emulate=false)
+  out=$(ulimit -v $limit_kb; "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" \
+        "${wide[@]}" --set "runconfig.model_dir=$tmp/one" 2>&1) \
+      && fail "one process trained under ulimit -v $limit_kb: $out"
+  expect_in "out of memory" "$out"
+  out=$("$mpirun" --oversubscribe -np 2 bash -c "ulimit -v $limit_kb; exec \"\$0\" \"\$@\"" \
+        "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/two.sqlite" "${wide[@]}" \
+        --set memoryx.shards=2 --set "runconfig.model_dir=$tmp/two" 2>&1) \
+      || fail "2 processes with 2 shards under ulimit -v $limit_kb: exit $?: $out"
+  expect_in "MemoryX in 2 shards (rank 0: embeddings..h.0 (441.3 MiB); rank 1: h.1..head (432.4 MiB))" "$out"
+  expect_in "finished after 2 steps" "$out" ;;
 resume_exact)
   # Training M steps equals: training, being stopped (Ctrl-C) or killed (SIGKILL) after a
   # checkpoint, resuming with `--resume`, and finishing. Compared tensor by tensor (the files'
