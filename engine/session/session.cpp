@@ -555,6 +555,12 @@ Status Session::claimModelFolder(Prepared& p) {
             ranks.push_back({r, m_options.comm->hostOf(r), mine.first, mine.count});
         }
         if (Status st = store::savePlacement(*s.store, s.runId, ranks); !st.ok()) return st;
+        std::vector<store::MemoryXShard> shards;
+        const size_t bytesPerParameter = sizeof(float) * size_t(2 + p.stateCopies);
+        for (int k = 0; s.shards && k < s.plan.shards(); ++k)
+            shards.push_back(
+                {k, s.plan.layerNames(*s.table, k), int64_t(s.plan.count(k) * bytesPerParameter)});
+        if (Status st = store::saveMemoryXShards(*s.store, s.runId, shards); !st.ok()) return st;
     }
     if (p.resume) {
         if (Status st = checkNoNewerCheckpoint(s.modelDir, p.startStep); !st.ok()) return st;

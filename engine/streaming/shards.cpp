@@ -65,17 +65,20 @@ std::vector<optim::ParamGroup> ShardPlan::localGroups(const std::vector<optim::P
     return out;
 }
 
+std::string ShardPlan::layerNames(const model::ParameterTable& table, int shard) const {
+    const auto& first = table.layers()[size_t(firstLayer(shard))];
+    const auto& last = table.layers()[size_t(lastLayer(shard))];
+    return firstLayer(shard) == lastLayer(shard) ? first.name
+                                                 : fmt::format("{}..{}", first.name, last.name);
+}
+
 std::string ShardPlan::describe(const model::ParameterTable& table,
                                 size_t bytesPerParameter) const {
     std::string text;
     for (int k = 0; k < m_shards; ++k) {
-        const auto& first = table.layers()[size_t(firstLayer(k))];
-        const auto& last = table.layers()[size_t(lastLayer(k))];
-        text += fmt::format("{}rank {}: {} ({:.1f} MiB)", k == 0 ? "" : "; ", k,
-                            firstLayer(k) == lastLayer(k)
-                                ? first.name
-                                : fmt::format("{}..{}", first.name, last.name),
-                            double(count(k)) * double(bytesPerParameter) / (1 << 20));
+        text +=
+            fmt::format("{}rank {}: {} ({:.1f} MiB)", k == 0 ? "" : "; ", k, layerNames(table, k),
+                        double(count(k)) * double(bytesPerParameter) / (1 << 20));
     }
     return text;
 }

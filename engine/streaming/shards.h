@@ -42,6 +42,8 @@ public:
     // `groups` (global offsets) cut to shard k's range and moved to its local offsets.
     std::vector<optim::ParamGroup> localGroups(const std::vector<optim::ParamGroup>& groups,
                                                int shard) const;
+    // Shard k's layers by name: "embeddings..h.1", or one name.
+    std::string layerNames(const model::ParameterTable& table, int shard) const;
     // "rank 0: layers 0-2 (embeddings-h.1), 12.0 MiB of weights + optimizer state" for each shard;
     // bytesPerParameter: what MemoryX keeps per parameter (weights, gradients, state copies).
     std::string describe(const model::ParameterTable& table, size_t bytesPerParameter) const;

@@ -334,7 +334,18 @@ mpi_shards)
       same_tensors "$tmp/one/checkpoint-$c/optimizer.safetensors" \
                    "$dir/checkpoint-$c/optimizer.safetensors"
     done
+    # The run store keeps which rank held which shard: `wafer runs show` (and --json).
+    out=$("$wafer" runs show 1 --db "$dir.sqlite" 2>&1) || fail "runs show: exit $?: $out"
+    expect_in "placement ($np processes, MemoryX in $shards shards, SwarmX on rank 0):" "$out"
+    expect_in "  MemoryX shard on rank 0: embeddings (" "$out"
+    expect_in "  MemoryX shard on rank $((shards - 1)): " "$out"
+    out=$("$wafer" runs show 1 --json --db "$dir.sqlite" 2>&1) || fail "runs show --json: $out"
+    expect_in "\"memoryx_shards\":.{\"bytes\":" "$out"
   done
+  out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set runconfig.num_csx=2 \
+        --set memoryx.shards=2 2>&1) || fail "validate with 2 shards: exit $?: $out"
+  expect_in "memoryx     2 shards (mpirun -np 2 or more): rank 0: embeddings..h.1 (" "$out"
+  expect_in "; rank 1: h.2..head (" "$out"
   # Killed after a checkpoint (2 processes, 2 shards), resumed with 1 process and with 3.
   long_args=("${shard_args[@]}" --set runconfig.checkpoint_steps=50 --set runconfig.log_steps=100
              --set runconfig.eval_frequency=1000)
