@@ -108,7 +108,26 @@ double shardedGlobalNorm(comm::Comm& comm, comm::Channel channel, const ShardPla
     const size_t base = me < plan.shards() ? plan.begin(me) : 0;
     std::vector<double> partial(kNormChunks, 0.0);
     std::vector<int> holder(kNormChunks, 0);  // the shard that finished each chunk
+    auto sumSquares = [&](double sum, size_t pos, size_t stop) {
+        const float* v = local + (begin + pos - base);
+        for (size_t i = 0; i < stop - pos; ++i) sum += double(v[i]) * double(v[i]);
+        return sum;
+    };
+    // Chunks inside one shard are summed by it in parallel, as globalNorm does; a chunk that
+    // crosses a border passes its running sum on (at most shards - 1 of them).
+    std::vector<int> crossing;
     for (int c = 0; c < kNormChunks; ++c) {
+        const size_t b = std::min(count, c * chunk), e = std::min(count, b + chunk);
+        holder[size_t(c)] = plan.ownerOf(begin + (e > b ? e - 1 : b));
+        if (e > b && plan.ownerOf(begin + b) != holder[size_t(c)]) crossing.push_back(c);
+    }
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < kNormChunks; ++c) {
+        const size_t b = std::min(count, c * chunk), e = std::min(count, b + chunk);
+        if (me != holder[size_t(c)] || plan.ownerOf(begin + b) != me || e <= b) continue;
+        partial[size_t(c)] = sumSquares(0.0, b, e);
+    }
+    for (int c : crossing) {
         const size_t b = std::min(count, c * chunk), e = std::min(count, b + chunk);
         double sum = 0.0;
         int at = plan.ownerOf(begin + b);
@@ -119,13 +138,9 @@ double shardedGlobalNorm(comm::Comm& comm, comm::Channel channel, const ShardPla
                 at = owner;
             }
             const size_t stop = std::min(e, plan.end(owner) - begin);
-            if (me == owner) {
-                const float* v = local + (begin + pos - base);
-                for (size_t i = 0; i < stop - pos; ++i) sum += double(v[i]) * double(v[i]);
-            }
+            if (me == owner) sum = sumSquares(sum, pos, stop);
             pos = stop;
         }
-        holder[size_t(c)] = at;
         if (me == at) partial[size_t(c)] = sum;
     }
     std::vector<double> all(size_t(comm.size()) * kNormChunks, 0.0);
