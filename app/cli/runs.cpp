@@ -82,6 +82,8 @@ int showRun(const CommonOptions& common, int64_t id) {
     if (!checkpoints.ok()) return fail(checkpoints.error().message);
     auto placement = store::placement(**store, id);
     if (!placement.ok()) return fail(placement.error().message);
+    auto shards = store::memoryxShards(**store, id);
+    if (!shards.ok()) return fail(shards.error().message);
     // One entry per checkpoint folder (the store has a row per file), oldest first.
     std::vector<std::pair<int64_t, std::string>> folders;
     for (const auto& c : *checkpoints) {
@@ -109,6 +111,12 @@ int showRun(const CommonOptions& common, int64_t id) {
             }
             j["placement"] = ranks;
         }
+        if (!shards->empty()) {
+            nlohmann::json shardList = nlohmann::json::array();
+            for (const auto& s : *shards)
+                shardList.push_back({{"rank", s.rank}, {"layers", s.layers}, {"bytes", s.bytes}});
+            j["memoryx_shards"] = shardList;
+        }
         std::cout << j.dump() << "\n";
         return 0;
     }
@@ -118,13 +126,20 @@ int showRun(const CommonOptions& common, int64_t id) {
                              run->kind, run->modelDir);
     if (run->parentRun) std::cout << fmt::format("parent   run {}\n", *run->parentRun);
     if (!placement->empty()) {
-        std::cout << fmt::format("placement ({} processes, MemoryX and SwarmX on rank 0):\n",
-                                 placement->size());
+        std::cout << fmt::format(
+            "placement ({} processes, {}):\n", placement->size(),
+            shards->empty()
+                ? std::string("MemoryX and SwarmX on rank 0")
+                : fmt::format("MemoryX in {} shards, SwarmX on rank 0", shards->size()));
         for (const auto& r : *placement) {
             std::cout << fmt::format("  rank {:<3} on {:<20} {}\n", r.rank, r.host,
                                      r.systems == 1 ? fmt::format("system {}", r.firstSystem)
                                                     : fmt::format("systems {}-{}", r.firstSystem,
                                                                   r.firstSystem + r.systems - 1));
+        }
+        for (const auto& s : *shards) {
+            std::cout << fmt::format("  MemoryX shard on rank {}: {} ({:.1f} MiB)\n", s.rank,
+                                     s.layers, double(s.bytes) / (1 << 20));
         }
     }
     std::cout << "final metrics:\n";

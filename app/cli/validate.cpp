@@ -8,6 +8,9 @@
 #include "app/cli/output.h"
 #include "engine/config/validate.h"
 #include "engine/model/model_facts.h"
+#include "engine/model/parameters.h"
+#include "engine/optim/optimizer.h"
+#include "engine/streaming/shards.h"
 
 namespace ws::cli {
 namespace {
@@ -35,6 +38,21 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
     const auto problems = config::validate(cfg);
     const auto facts = model::deriveFacts(cfg);
     const std::string precision = model::precisionDescription(cfg);  // "" under fp32
+    // memoryx.shards > 1: which rank holds which layers of MemoryX, and their bytes.
+    struct Shard {
+        std::string layers;
+        int64_t bytes = 0;
+    };
+    std::vector<Shard> shards;
+    const model::ParameterTable table(model::GptShape::fromConfig(cfg.model));
+    if (problems.empty() && cfg.memoryx.shards > 1 &&
+        cfg.memoryx.shards <= int(table.layers().size())) {
+        const streaming::ShardPlan plan(table, cfg.memoryx.shards);
+        const int64_t perParameter =
+            int64_t(sizeof(float)) * (2 + optim::Optimizer::stateCopies(cfg.optimizer));
+        for (int k = 0; k < plan.shards(); ++k)
+            shards.push_back({plan.layerNames(table, k), int64_t(plan.count(k)) * perParameter});
+    }
     if (common.json) {
         nlohmann::json j = {{"event", "validate"},
                             {"config", opt.configPath},
@@ -52,6 +70,13 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                             {"wafer_buffer_bytes", facts.waferBufferBytes},
                             {"streamed_bytes_per_pass", facts.streamedBytesPerPass}};
         if (!precision.empty()) j["precision"] = precision;
+        if (!shards.empty()) {
+            nlohmann::json list = nlohmann::json::array();
+            for (size_t k = 0; k < shards.size(); ++k)
+                list.push_back(
+                    {{"rank", k}, {"layers", shards[k].layers}, {"bytes", shards[k].bytes}});
+            j["memoryx_shards"] = list;
+        }
         std::cout << j.dump() << std::endl;
         return problems.empty() ? 0 : 1;
     }
@@ -83,6 +108,14 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
         bytes(facts.waferBufferBytes), cfg.wafer.weightBufferLayers,
         bytes(facts.streamedBytesPerPass));
     if (!precision.empty()) std::cout << "precision   " << precision << "\n";
+    if (!shards.empty()) {
+        std::cout << fmt::format("memoryx     {} shards (mpirun -np {} or more):", shards.size(),
+                                 shards.size());
+        for (size_t k = 0; k < shards.size(); ++k)
+            std::cout << fmt::format("{} rank {}: {} ({})", k == 0 ? "" : ";", k, shards[k].layers,
+                                     bytes(shards[k].bytes));
+        std::cout << "\n";
+    }
     if (m.mupEnabled())
         std::cout << fmt::format(
             "muP         width multiplier {:.4g} (base {}), MLP {:.4g} (base {}); hidden LR x "

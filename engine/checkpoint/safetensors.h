@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -74,6 +75,13 @@ Result<ParsedSafetensors> parseSafetensors(std::span<const std::byte> bytes,
 Status writeSafetensors(const std::filesystem::path& path, const std::vector<TensorView>& tensors,
                         const std::map<std::string, std::string>& metadata,
                         std::string* sha256Out = nullptr);
+// The same for tensors that are not all in memory at once: a view without data gets its bytes
+// from fetch(index into `tensors`) when the writer reaches it (valid until the next fetch), so a
+// sharded MemoryX's tensors can be gathered one by one as the file is written.
+using TensorFetch = std::function<const void*(size_t tensor)>;
+Status writeSafetensors(const std::filesystem::path& path, const std::vector<TensorView>& tensors,
+                        const std::map<std::string, std::string>& metadata, std::string* sha256Out,
+                        const TensorFetch& fetch);
 
 // An opened, validated safetensors file (memory-mapped, read-only). Movable, not copyable.
 class SafetensorsFile {

@@ -15,7 +15,7 @@
 namespace ws::checkpoint {
 
 namespace {
-Status validateTensor(const std::filesystem::path& path, const TensorView& t) {
+Status validateTensor(const std::filesystem::path& path, const TensorView& t, bool fetched) {
     auto fail = [&](const std::string& what) {
         return Error{fmt::format("cannot write {}: tensor '{}' {}", path.string(), t.name, what)};
     };
@@ -35,7 +35,7 @@ Status validateTensor(const std::filesystem::path& path, const TensorView& t) {
         return fail(fmt::format("has shape [{}] of {} ({} elements) but {} bytes of data",
                                 fmt::join(t.shape, ", "), dtypeName(t.dtype), elements, t.bytes));
     }
-    if (t.bytes > 0 && t.data == nullptr) return fail("has no data pointer");
+    if (t.bytes > 0 && t.data == nullptr && !fetched) return fail("has no data pointer");
     return {};
 }
 }  // namespace
@@ -43,9 +43,15 @@ Status validateTensor(const std::filesystem::path& path, const TensorView& t) {
 Status writeSafetensors(const std::filesystem::path& path, const std::vector<TensorView>& tensors,
                         const std::map<std::string, std::string>& metadata,
                         std::string* sha256Out) {
+    return writeSafetensors(path, tensors, metadata, sha256Out, TensorFetch{});
+}
+
+Status writeSafetensors(const std::filesystem::path& path, const std::vector<TensorView>& tensors,
+                        const std::map<std::string, std::string>& metadata, std::string* sha256Out,
+                        const TensorFetch& fetch) {
     std::set<std::string_view> names;
     for (const auto& t : tensors) {
-        if (auto s = validateTensor(path, t); !s) return s;
+        if (auto s = validateTensor(path, t, bool(fetch)); !s) return s;
         if (!names.insert(t.name).second) {
             return Error{
                 fmt::format("cannot write {}: two tensors are named '{}'", path.string(), t.name)};
@@ -98,7 +104,8 @@ Status writeSafetensors(const std::filesystem::path& path, const std::vector<Ten
     if (auto s = put(headerText.data(), headerText.size()); !s) return s;
     for (const TensorView* t : order) {
         if (t->bytes == 0) continue;
-        if (auto s = put(t->data, t->bytes); !s) return s;
+        const void* data = t->data ? t->data : fetch(size_t(t - tensors.data()));
+        if (auto s = put(data, t->bytes); !s) return s;
     }
     if (auto s = writer->commit(); !s) return s;
     if (sha256Out) *sha256Out = digest.hexDigest();

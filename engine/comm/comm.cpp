@@ -56,6 +56,14 @@ void broadcastString(Comm& comm, Channel channel, std::string& text, int root) {
     if (size > 0) comm.broadcast(channel, text.data(), size_t(size), root);
 }
 
+void transfer(Comm& comm, Channel channel, const void* send, void* recv, size_t bytes, int from,
+              int to) {
+    std::vector<size_t> sizes(size_t(comm.size()), 0);
+    sizes[size_t(from)] = bytes;
+    const bool sender = comm.rank() == from;
+    comm.gather(channel, sender ? send : nullptr, sender ? bytes : 0, recv, sizes, to);
+}
+
 SystemRange systemsOfRank(int systems, int ranks, int rank) {
     const int64_t n = systems, p = ranks, r = rank;
     const int first = int(r * n / p), end = int((r + 1) * n / p);

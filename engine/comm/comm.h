@@ -70,6 +70,11 @@ int rankFromEnvironment();
 // Convenience: broadcasts a string (its size, then its bytes) from root.
 void broadcastString(Comm& comm, Channel channel, std::string& text, int root);
 
+// Moves `bytes` from `send` on rank `from` to `recv` on rank `to` (a gather in which only `from`
+// sends): every rank of the job calls it alike. send is read on `from`, recv written on `to`.
+void transfer(Comm& comm, Channel channel, const void* send, void* recv, size_t bytes, int from,
+              int to);
+
 // The systems rank r of P computes out of N: the contiguous block [r*N/P, (r+1)*N/P), so each
 // rank gets at least one system when P <= N and the blocks follow system order.
 struct SystemRange {

@@ -456,6 +456,7 @@ struct RunConfig {
 struct MemoryXConfig {
     std::string backing = "ram";  // ram | file
     std::string path;             // file backing: the store file (created; must not exist)
+    int shards = 1;  // ranks that each hold whole layers of MemoryX (mpirun): 1 = rank 0 alone
 
     bool operator==(const MemoryXConfig&) const = default;
 
@@ -468,6 +469,12 @@ struct MemoryXConfig {
         v.field(path, {.key = "path",
                        .help = "The store file when backing is file (its folder must be "
                                "writable)"});
+        v.field(shards,
+                {.key = "shards",
+                 .help = "Across processes (mpirun): split MemoryX over the first N ranks, each "
+                         "holding whole layers' weights and optimizer state (1: all on rank 0)",
+                 .min = 1,
+                 .max = 4096});
     }
 };
 

@@ -300,6 +300,15 @@ std::vector<std::string> validate(const Config& config) {
         errors.push_back(
             "memoryx.backing is file but memoryx.path is empty: name the store file, e.g. "
             "memoryx.path: /var/tmp/model.memoryx");
+    if (config.memoryx.shards > 1 && config.memoryx.shards > config.runconfig.numCsx)
+        errors.push_back("memoryx.shards is " + std::to_string(config.memoryx.shards) +
+                         " but runconfig.num_csx is " + std::to_string(config.runconfig.numCsx) +
+                         ": a job runs at most one process per system and each shard needs its "
+                         "own process; lower memoryx.shards or raise runconfig.num_csx");
+    if (config.memoryx.shards > 1 && config.model.sparsity.level > 0)
+        errors.push_back(
+            "memoryx.shards > 1 with model.sparsity.level > 0: static sparsity prunes the whole "
+            "model at once on rank 0; use memoryx.shards: 1 for a sparse model");
     return errors;
 }
 

@@ -236,6 +236,12 @@ void fillInitializer(const config::InitializerConfig& init, uint64_t key, float*
 
 void initParameters(const ParameterTable& table, const config::ModelConfig& model, uint64_t seed,
                     float* params) {
+    initParameterTensors(table, model, seed,
+                         [&](size_t t) { return params + table.tensors()[t].offset; });
+}
+
+void initParameterTensors(const ParameterTable& table, const config::ModelConfig& model,
+                          uint64_t seed, const std::function<float*(size_t tensor)>& where) {
     const GptShape& shape = table.shape();
     const config::InitializerConfig output =
         model.outputLayerInitializer
@@ -255,7 +261,8 @@ void initParameters(const ParameterTable& table, const config::ModelConfig& mode
     const config::InitializerConfig ffnOutput = scaled(output, 1.0 / std::sqrt(shape.ffnWidthMult));
     for (size_t t = 0; t < table.tensors().size(); ++t) {
         const TensorSlice& slice = table.tensors()[t];
-        float* out = params + slice.offset;
+        float* out = where(t);
+        if (!out) continue;
         const uint64_t key = rng::deriveKey(seed, t);
         switch (initKindOf(slice.name)) {
             case InitKind::Embedding:

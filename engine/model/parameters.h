@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -129,6 +130,10 @@ private:
 // (seed, tensor index), so the result does not depend on thread count or order.
 void initParameters(const ParameterTable& table, const config::ModelConfig& model, uint64_t seed,
                     float* params);
+// The same values, tensor by tensor into wherever `where` says (tensor index -> its elements;
+// null skips the tensor): a MemoryX shard initialises just its own tensors, bit for bit.
+void initParameterTensors(const ParameterTable& table, const config::ModelConfig& model,
+                          uint64_t seed, const std::function<float*(size_t tensor)>& where);
 
 // Parameters the model counts: every tensor of the table (wte, wpe, lm_head when untied).
 size_t parameterCount(const GptShape& shape);

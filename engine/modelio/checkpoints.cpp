@@ -302,6 +302,20 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
                                           const model::ParameterTable& table, const float* weights,
                                           const optim::OptimizerState& optimizer, int stateCopies,
                                           const config::Config& config, const TrainerState& state) {
+    return writeCheckpoint(
+        modelDir, table,
+        [&](int buffer, size_t t) -> const float* {
+            const size_t offset = table.tensors()[t].offset;
+            return buffer == 0 ? weights + offset
+                               : stateBuffer(optimizer, size_t(buffer - 1)) + offset;
+        },
+        stateCopies, config, state);
+}
+
+Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
+                                          const model::ParameterTable& table,
+                                          const TensorReader& read, int stateCopies,
+                                          const config::Config& config, const TrainerState& state) {
     const fs::path folder = modelDir / checkpointFolderName(state.globalStep);
     std::error_code ec;
     if (fs::exists(folder, ec)) {
@@ -330,7 +344,7 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
     {
         std::string sha;
         if (Status st =
-                saveWeights(partial / kModelFile, table, weights, config, state.globalStep, &sha);
+                saveWeights(partial / kModelFile, table, read, config, state.globalStep, &sha);
             !st.ok()) {
             return st.error();
         }
@@ -340,10 +354,10 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
         const std::vector<std::string> suffixes = stateSuffixes(stateCopies);
         std::vector<checkpoint::TensorView> views;
         for (size_t copy = 0; copy < suffixes.size(); ++copy) {
-            const float* buffer = stateBuffer(optimizer, copy);
-            for (const auto& t : table.tensors()) {
-                views.push_back({t.name + suffixes[copy], checkpoint::DType::F32, t.shape,
-                                 buffer + t.offset, t.size * sizeof(float)});
+            for (size_t i = 0; i < table.tensors().size(); ++i) {
+                const auto& t = table.tensors()[i];
+                views.push_back({t.name + suffixes[copy], checkpoint::DType::F32, t.shape, nullptr,
+                                 t.size * sizeof(float)});
             }
         }
         const std::map<std::string, std::string> metadata = {
@@ -354,8 +368,12 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
             {"config_hash", state.configHash},
         };
         std::string sha;
-        if (Status st =
-                checkpoint::writeSafetensors(partial / kOptimizerFile, views, metadata, &sha);
+        if (Status st = checkpoint::writeSafetensors(
+                partial / kOptimizerFile, views, metadata, &sha,
+                [&](size_t view) {
+                    const size_t tensors = table.tensors().size();
+                    return static_cast<const void*>(read(int(view / tensors) + 1, view % tensors));
+                });
             !st.ok()) {
             return st.error();
         }
@@ -467,6 +485,20 @@ Result<CheckpointContents> openCheckpoint(const fs::path& folder) {
 Status loadCheckpointTensors(const CheckpointContents& checkpoint,
                              const model::ParameterTable& table, float* weights,
                              const optim::OptimizerState& optimizer, int stateCopies) {
+    return loadCheckpointTensors(
+        checkpoint, table,
+        [&](int buffer, size_t t, const void* data, size_t bytes) {
+            const size_t offset = table.tensors()[t].offset;
+            float* out = buffer == 0 ? weights + offset
+                                     : stateBuffer(optimizer, size_t(buffer - 1)) + offset;
+            std::memcpy(out, data, bytes);
+        },
+        stateCopies);
+}
+
+Status loadCheckpointTensors(const CheckpointContents& checkpoint,
+                             const model::ParameterTable& table, const TensorSink& put,
+                             int stateCopies) {
     const std::vector<std::string> suffixes = stateSuffixes(stateCopies);
     // Check every tensor first: a refusal leaves the buffers untouched.
     for (const auto& t : table.tensors()) {
@@ -485,16 +517,13 @@ Status loadCheckpointTensors(const CheckpointContents& checkpoint,
             "another model or optimizer",
             checkpoint.folder.string(), found, expected)};
     }
-    auto copyTensor = [](const checkpoint::SafetensorsFile& file, const std::string& name,
-                         float* out) {
-        const auto* info = file.find(name);
-        std::memcpy(out, info->data, info->bytes);
-    };
-    for (const auto& t : table.tensors()) {
-        copyTensor(checkpoint.model, t.name, weights + t.offset);
+    for (size_t i = 0; i < table.tensors().size(); ++i) {
+        const auto& t = table.tensors()[i];
+        const auto* info = checkpoint.model.find(t.name);
+        put(0, i, info->data, info->bytes);
         for (size_t copy = 0; copy < suffixes.size(); ++copy) {
-            copyTensor(checkpoint.optimizer, t.name + suffixes[copy],
-                       stateBuffer(optimizer, copy) + t.offset);
+            info = checkpoint.optimizer.find(t.name + suffixes[copy]);
+            put(int(copy) + 1, i, info->data, info->bytes);
         }
     }
     return Status::success();

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@
 #include "engine/config/config.h"
 #include "engine/core/result.h"
 #include "engine/model/parameters.h"
+#include "engine/modelio/weights_io.h"
 #include "engine/optim/optimizer.h"
 
 namespace ws::modelio {
@@ -83,6 +85,12 @@ Result<WrittenCheckpoint> writeCheckpoint(const std::filesystem::path& modelDir,
                                           const optim::OptimizerState& optimizer, int stateCopies,
                                           const config::Config& config, const TrainerState& state);
 
+// The same, reading each tensor where `read` finds it (weights_io.h), one at a time.
+Result<WrittenCheckpoint> writeCheckpoint(const std::filesystem::path& modelDir,
+                                          const model::ParameterTable& table,
+                                          const TensorReader& read, int stateCopies,
+                                          const config::Config& config, const TrainerState& state);
+
 // A checkpoint folder that passed every check that does not need the model's shape.
 struct CheckpointContents {
     std::filesystem::path folder;
@@ -104,6 +112,12 @@ Result<CheckpointContents> openCheckpoint(const std::filesystem::path& folder);
 Status loadCheckpointTensors(const CheckpointContents& checkpoint,
                              const model::ParameterTable& table, float* weights,
                              const optim::OptimizerState& optimizer, int stateCopies);
+
+// The same checks, then hands each tensor's bytes (buffer as TensorReader numbers them) to `put`.
+using TensorSink = std::function<void(int buffer, size_t tensor, const void* data, size_t bytes)>;
+Status loadCheckpointTensors(const CheckpointContents& checkpoint,
+                             const model::ParameterTable& table, const TensorSink& put,
+                             int stateCopies);
 
 // The keys whose values differ between two configs, as "key: a -> b" lines in declaration order.
 std::vector<std::string> configDifferences(const config::Config& a, const config::Config& b);

@@ -14,11 +14,19 @@ namespace ws::modelio {
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    const float* params, const config::Config& config, int64_t step,
                    std::string* sha256Out) {
+    return saveWeights(
+        file, table, [&](int, size_t t) { return params + table.tensors()[t].offset; }, config,
+        step, sha256Out);
+}
+
+Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
+                   const TensorReader& read, const config::Config& config, int64_t step,
+                   std::string* sha256Out) {
     std::vector<checkpoint::TensorView> views;
     views.reserve(table.tensors().size());
-    for (const auto& t : table.tensors()) {
-        views.push_back(
-            {t.name, checkpoint::DType::F32, t.shape, params + t.offset, t.size * sizeof(float)});
+    for (size_t i = 0; i < table.tensors().size(); ++i) {
+        const auto& t = table.tensors()[i];
+        views.push_back({t.name, checkpoint::DType::F32, t.shape, nullptr, t.size * sizeof(float)});
     }
     const std::map<std::string, std::string> metadata = {
         {"format", "pt"},
@@ -26,7 +34,9 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
         {"step", std::to_string(step)},
         {"config_yaml", config::saveConfigYaml(config)},
     };
-    return checkpoint::writeSafetensors(file, views, metadata, sha256Out);
+    return checkpoint::writeSafetensors(file, views, metadata, sha256Out, [&read](size_t t) {
+        return static_cast<const void*>(read(0, t));
+    });
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,14 @@ namespace ws::modelio {
 // `sha256Out`, when given, receives the SHA-256 of the bytes written (for the run store).
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    const float* params, const config::Config& config, int64_t step,
+                   std::string* sha256Out = nullptr);
+
+// Where a writer finds buffer b's tensor t (b 0: the weights, 1...: the optimizer state copies;
+// t an index into table.tensors()): a pointer valid until the next call. For weights that are
+// not in one buffer (a sharded MemoryX gathers them tensor by tensor as the file is written).
+using TensorReader = std::function<const float*(int buffer, size_t tensor)>;
+Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
+                   const TensorReader& read, const config::Config& config, int64_t step,
                    std::string* sha256Out = nullptr);
 
 // Fills `params` (table.totalSize() floats, table layout) from `file`. Every tensor of the table

@@ -12,14 +12,14 @@ namespace ws::session {
 namespace fs = std::filesystem;
 
 CheckpointKeeper::CheckpointKeeper(const config::Config& config, fs::path modelDir,
-                                   const model::ParameterTable& table, streaming::MemoryX& memoryx,
+                                   const model::ParameterTable& table, modelio::TensorReader read,
                                    int stateCopies, const optim::LearningRateSchedule& schedule,
                                    store::RunStore* store, int64_t runId, int64_t lastWritten,
                                    Log log)
     : m_config(config),
       m_modelDir(std::move(modelDir)),
       m_table(table),
-      m_memoryx(memoryx),
+      m_read(std::move(read)),
       m_stateCopies(stateCopies),
       m_schedule(schedule),
       m_store(store),
@@ -58,8 +58,7 @@ void CheckpointKeeper::write(int64_t step) {
     const modelio::TrainerState state =
         modelio::TrainerState::forRun(m_config, step, m_runId, m_schedule.at(step));
     auto written =
-        modelio::writeCheckpoint(m_modelDir, m_table, m_memoryx.weights(),
-                                 m_memoryx.optimizerState(), m_stateCopies, m_config, state);
+        modelio::writeCheckpoint(m_modelDir, m_table, m_read, m_stateCopies, m_config, state);
     if (!written.ok()) {
         m_log(LogLine::Level::Error,
               fmt::format("checkpoint at step {} not written: {}", step, written.error().message));

@@ -14,9 +14,9 @@
 
 #include "engine/config/config.h"
 #include "engine/model/parameters.h"
+#include "engine/modelio/weights_io.h"
 #include "engine/optim/schedule.h"
 #include "engine/session/events.h"
-#include "engine/streaming/memoryx.h"
 
 namespace ws::store {
 class RunStore;
@@ -29,8 +29,9 @@ public:
     using Log = std::function<void(LogLine::Level, std::string)>;
     // `lastWritten`: the step of a checkpoint that already holds this state (the one resumed
     // from), or -1.
+    // `read` finds each tensor of the weights and optimizer state (modelio::TensorReader).
     CheckpointKeeper(const config::Config& config, std::filesystem::path modelDir,
-                     const model::ParameterTable& table, streaming::MemoryX& memoryx,
+                     const model::ParameterTable& table, modelio::TensorReader read,
                      int stateCopies, const optim::LearningRateSchedule& schedule,
                      store::RunStore* store, int64_t runId, int64_t lastWritten, Log log);
 
@@ -47,7 +48,7 @@ private:
     const config::Config& m_config;
     std::filesystem::path m_modelDir;
     const model::ParameterTable& m_table;
-    streaming::MemoryX& m_memoryx;
+    modelio::TensorReader m_read;
     int m_stateCopies;
     const optim::LearningRateSchedule& m_schedule;
     store::RunStore* m_store;

@@ -5,7 +5,12 @@
 
 #include <optional>
 
+#include <algorithm>
+#include <cstring>
+#include <new>
+
 #include "engine/model/parameters.h"
+#include "engine/session/param_groups.h"
 #include "engine/streaming/executor.h"
 #include "engine/tensor/threads.h"
 
@@ -18,6 +23,59 @@ void sendStepOrder(comm::Comm& comm, const StepOrder& order, std::vector<int32_t
     if (order.go == 0) return;
     comm.broadcast(comm::Channel::Control, inputs.data(), inputs.size() * sizeof(int32_t), 0);
     comm.broadcast(comm::Channel::Control, targets.data(), targets.size() * sizeof(int32_t), 0);
+}
+
+float* shardTensor(streaming::MemoryX& memoryx, const streaming::ShardPlan& plan, int rank,
+                   const model::ParameterTable& table, int buffer, size_t tensor) {
+    const size_t local = table.tensors()[tensor].offset - plan.begin(rank);
+    if (buffer == 0) return memoryx.weights() + local;
+    const optim::OptimizerState state = memoryx.optimizerState();
+    return (buffer == 1 ? state.firstMoment : state.secondMoment) + local;
+}
+
+Result<std::unique_ptr<streaming::MemoryX>> createShardMemoryX(const config::Config& config,
+                                                               const model::ParameterTable& table,
+                                                               const streaming::ShardPlan& plan,
+                                                               int rank) {
+    config::MemoryXConfig mx = config.memoryx;
+    if (rank > 0 && mx.backing == "file") mx.path += fmt::format(".shard{}", rank);
+    return streaming::MemoryX::create(mx, plan.count(rank),
+                                      optim::Optimizer::stateCopies(config.optimizer),
+                                      streaming::largestLayerSize(table));
+}
+
+ShardAccess::ShardAccess(comm::Comm* comm, const streaming::ShardPlan& plan,
+                         const model::ParameterTable& table, streaming::MemoryX& local)
+    : m_comm(comm), m_plan(plan), m_table(table), m_local(local) {}
+
+const float* ShardAccess::read(int buffer, size_t tensor) {
+    const auto& t = m_table.tensors()[tensor];
+    const int owner = m_plan.ownerOfLayer(t.layerIndex);
+    if (owner == 0) return shardTensor(m_local, m_plan, 0, m_table, buffer, tensor);
+    StepOrder order;
+    order.go = kOrderFetch;
+    order.buffer = buffer;
+    order.tensor = int32_t(tensor);
+    m_comm->broadcast(comm::Channel::Control, &order, sizeof order, 0);
+    m_scratch.resize(t.size);
+    comm::transfer(*m_comm, comm::Channel::Control, nullptr, m_scratch.data(),
+                   t.size * sizeof(float), owner, 0);
+    return m_scratch.data();
+}
+
+void ShardAccess::write(int buffer, size_t tensor, const void* data, size_t bytes) {
+    const auto& t = m_table.tensors()[tensor];
+    const int owner = m_plan.ownerOfLayer(t.layerIndex);
+    if (owner == 0) {
+        std::memcpy(shardTensor(m_local, m_plan, 0, m_table, buffer, tensor), data, bytes);
+        return;
+    }
+    StepOrder order;
+    order.go = kOrderPut;
+    order.buffer = buffer;
+    order.tensor = int32_t(tensor);
+    m_comm->broadcast(comm::Channel::Control, &order, sizeof order, 0);
+    comm::transfer(*m_comm, comm::Channel::Control, data, nullptr, bytes, 0, owner);
 }
 
 std::string describePlacement(const comm::Comm& comm, int systems) {
@@ -49,11 +107,61 @@ Status runClusterWorker(comm::Comm& comm, const config::Config& cfg) {
     const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
     const int B = cfg.trainInput.batchSize, T = cfg.trainInput.maxSequenceLength;
     std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
+    const model::ParameterTable table(shape);
+    const int shards = cfg.memoryx.shards, me = comm.rank();
+    if (shards > 1) {
+        if (std::string problem =
+                streaming::shardsProblem(shards, comm.size(), int(table.layers().size()));
+            !problem.empty()) {
+            return Error{problem};
+        }
+    }
+    // A MemoryX shard, its own tensors initialised from the seed as rank 0 would draw them
+    // (a resume or runconfig.checkpoint_path then overwrites them with put orders).
+    const streaming::ShardPlan plan(table, shards);
+    std::unique_ptr<streaming::MemoryX> memoryx;
+    std::optional<optim::Optimizer> optimizer;
+    std::vector<optim::ParamGroup> groups = parameterGroups(table, cfg.optimizer);
+    if (me < shards && shards > 1) {
+        try {
+            auto created = createShardMemoryX(cfg, table, plan, me);
+            if (!created.ok()) return created.error();
+            memoryx = std::move(created).value();
+            model::initParameterTensors(
+                table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed), [&](size_t t) {
+                    return plan.ownerOfLayer(table.tensors()[t].layerIndex) == me
+                               ? shardTensor(*memoryx, plan, me, table, 0, t)
+                               : nullptr;
+                });
+            optimizer.emplace(cfg.optimizer, plan.localGroups(groups, me), plan.count(me),
+                              memoryx->optimizerState());
+        } catch (const std::bad_alloc&) {
+            return Error{fmt::format(
+                "out of memory allocating this rank's MemoryX shard ({} parameters with their "
+                "optimizer state): raise memoryx.shards, or give the ranks more memory",
+                plan.count(me))};
+        }
+    }
+
     std::optional<streaming::StreamingExecutor> executor;
     for (;;) {
         StepOrder order;
         comm.broadcast(comm::Channel::Control, &order, sizeof order, 0);
-        if (order.go == 0) return Status::success();
+        if (order.go == kOrderEnd) return Status::success();
+        if (order.go == kOrderFetch || order.go == kOrderPut) {
+            const auto& t = table.tensors()[size_t(order.tensor)];
+            const int owner = plan.ownerOfLayer(t.layerIndex);
+            float* mine = owner == me && memoryx ? shardTensor(*memoryx, plan, me, table,
+                                                               order.buffer, size_t(order.tensor))
+                                                 : nullptr;
+            if (order.go == kOrderFetch)
+                comm::transfer(comm, comm::Channel::Control, mine, nullptr, t.size * sizeof(float),
+                               owner, 0);
+            else
+                comm::transfer(comm, comm::Channel::Control, nullptr, mine, t.size * sizeof(float),
+                               0, owner);
+            continue;
+        }
         comm.broadcast(comm::Channel::Control, inputs.data(), inputs.size() * sizeof(int32_t), 0);
         comm.broadcast(comm::Channel::Control, targets.data(), targets.size() * sizeof(int32_t), 0);
         try {
@@ -63,13 +171,18 @@ Status runClusterWorker(comm::Comm& comm, const config::Config& cfg) {
                 options.microBatch = order.microBatch;
                 options.weightBufferLayers = cfg.wafer.weightBufferLayers;
                 options.comm = &comm;
-                executor.emplace(shape, B, T, options);
+                options.memoryxShards = shards;
+                options.groups = groups;
+                if (memoryx)
+                    executor.emplace(shape, B, T, options, *memoryx, *optimizer);
+                else
+                    executor.emplace(shape, B, T, options);
             }
         } catch (const std::bad_alloc&) {
             comm.abort(1, "out of memory allocating this rank's systems");
         }
-        // lr and the update count only matter where MemoryX is (rank 0).
-        executor->step(order.step, inputs.data(), targets.data(), 0.0,
+        // lr and the update count only matter where MemoryX is (rank 0 and the shards).
+        executor->step(order.step, inputs.data(), targets.data(), order.lr,
                        cfg.optimizer.maxGradientNorm, order.step + 1, order.dropoutSeed);
     }
 }

@@ -171,7 +171,9 @@ Status Session::prepareAndTrain() {
     if (Status st = startRunFolder(p); !st.ok()) return st;
     Progress progress;
     runTrainingLoop(p, progress);
-    releaseWorkers();
+    // With MemoryX sharded the other ranks still serve the final evaluation, weights and
+    // checkpoint; run() releases them after.
+    if (!m_impl->shards) releaseWorkers();
     finishTraining(p, progress);
     return writeOutputs(p, progress);
 }
@@ -249,16 +251,26 @@ Status Session::prepareMemoryX(Prepared& p) {
         if (!plan.ok()) return plan.error();
         p.resume.emplace(std::move(plan).value());
     }
-    m_activity = fmt::format("allocating MemoryX ({} parameters with their optimizer state)",
-                             s.table->totalSize());
-    auto memoryx = streaming::MemoryX::create(cfg.memoryx, s.table->totalSize(),
-                                              optim::Optimizer::stateCopies(cfg.optimizer),
-                                              streaming::largestLayerSize(*s.table));
+    // memoryx.shards > 1: this rank keeps shard 0 (the first layers); the others keep theirs.
+    const int shards = cfg.memoryx.shards;
+    if (shards > 1) {
+        if (std::string problem = streaming::shardsProblem(
+                shards, cluster() ? m_options.comm->size() : 1, int(s.table->layers().size()));
+            !problem.empty()) {
+            return Error{problem};
+        }
+    }
+    s.plan = streaming::ShardPlan(*s.table, shards);
+    m_activity =
+        fmt::format("allocating MemoryX ({} parameters with their optimizer state{})",
+                    s.plan.count(0), shards > 1 ? ", shard 0 of " + std::to_string(shards) : "");
+    auto memoryx = createShardMemoryX(cfg, *s.table, s.plan, 0);
     if (!memoryx.ok()) return memoryx.error();
     s.memoryx = std::move(memoryx).value();
-    p.weights = s.memoryx->weights();
+    p.weights = shards > 1 ? nullptr : s.memoryx->weights();
+    if (shards > 1) s.shards.emplace(m_options.comm, s.plan, *s.table, *s.memoryx);
     p.stateCopies = optim::Optimizer::stateCopies(cfg.optimizer);
-    return loadStartingWeights(p);
+    return s.shards ? loadStartingShards(p) : loadStartingWeights(p);
 }
 
 // The weights (and optimizer state) training starts from: the checkpoint resumed from,
@@ -281,6 +293,52 @@ Status Session::loadStartingWeights(Prepared& p) {
     model::initParameters(*s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed),
                           p.weights);
     return Status::success();
+}
+
+// loadStartingWeights with MemoryX sharded: rank 0 initialises its own tensors (the other shards
+// theirs, from the same seeded streams), or hands each tensor of a checkpoint to its shard.
+Status Session::loadStartingShards(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    ShardAccess& access = *s.shards;
+    if (p.resume) {
+        return modelio::loadCheckpointTensors(
+            p.resume->checkpoint, *s.table,
+            [&](int buffer, size_t t, const void* data, size_t bytes) {
+                access.write(buffer, t, data, bytes);
+            },
+            p.stateCopies);
+    }
+    if (!cfg.runconfig.checkpointPath.empty()) {
+        // The weights file is read whole (weights only: a quarter of an AdamW MemoryX), then
+        // each tensor goes to its shard.
+        std::vector<float> whole(s.table->totalSize());
+        if (Status st = modelio::loadWeights(cfg.runconfig.checkpointPath, *s.table, whole.data());
+            !st.ok()) {
+            return st;
+        }
+        for (size_t t = 0; t < s.table->tensors().size(); ++t) {
+            const auto& slice = s.table->tensors()[t];
+            access.write(0, t, whole.data() + slice.offset, slice.size * sizeof(float));
+        }
+        log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
+        return Status::success();
+    }
+    model::initParameterTensors(
+        *s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed), [&](size_t t) {
+            return s.plan.ownerOfLayer(s.table->tensors()[t].layerIndex) == 0
+                       ? shardTensor(*s.memoryx, s.plan, 0, *s.table, 0, t)
+                       : nullptr;
+        });
+    return Status::success();
+}
+
+modelio::TensorReader Session::tensorReader() {
+    Impl& s = *m_impl;
+    if (s.shards) return [&access = *s.shards](int b, size_t t) { return access.read(b, t); };
+    return [&s](int b, size_t t) -> const float* {
+        return shardTensor(*s.memoryx, s.plan, 0, *s.table, b, t);
+    };
 }
 
 // Static sparsity: prune once, here, and keep the pruned weights at zero after every step.
@@ -306,6 +364,7 @@ void Session::buildOptimizer(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     std::vector<optim::ParamGroup> groups = parameterGroups(*s.table, cfg.optimizer);
+    p.groups = groups;
     if (cfg.optimizer.freezeEmbeddings || cfg.optimizer.freezeBlocks > 0) {
         size_t frozen = 0;
         for (const auto& g : groups) frozen += g.frozen ? g.size : 0;
@@ -319,7 +378,9 @@ void Session::buildOptimizer(Prepared& p) {
                     : std::string(),
                 frozen, s.table->totalSize()));
     }
-    p.optimizer.emplace(cfg.optimizer, std::move(groups), s.table->totalSize(),
+    // Sharded: the optimizer updates shard 0's layers, at their offsets in its MemoryX.
+    if (s.shards) groups = s.plan.localGroups(groups, 0);
+    p.optimizer.emplace(cfg.optimizer, std::move(groups), s.plan.count(0),
                         s.memoryx->optimizerState());
     p.maxSteps = cfg.runconfig.maxSteps;
     p.schedule.emplace(cfg.optimizer.learningRate, p.maxSteps);
@@ -341,10 +402,17 @@ Status Session::prepareWafer(Prepared& p) {
             return Error{problem};
         }
         streamingOptions.comm = m_options.comm;
+        const size_t bytesPerParameter = sizeof(float) * size_t(2 + p.stateCopies);
         log(LogLine::Level::Info,
-            fmt::format("cluster: {} systems over {} processes, MemoryX on rank 0; {}",
-                        cfg.runconfig.numCsx, P,
+            fmt::format("cluster: {} systems over {} processes, {}; {}", cfg.runconfig.numCsx, P,
+                        s.shards ? fmt::format("MemoryX in {} shards ({})", s.plan.shards(),
+                                               s.plan.describe(*s.table, bytesPerParameter))
+                                 : std::string("MemoryX on rank 0"),
                         describePlacement(*m_options.comm, cfg.runconfig.numCsx)));
+        if (s.shards) {
+            streamingOptions.memoryxShards = s.plan.shards();
+            streamingOptions.groups = p.groups;
+        }
     }
     streamingOptions.systems = cfg.runconfig.numCsx;
     streamingOptions.microBatch = p.fit.microBatch;
@@ -492,6 +560,12 @@ Status Session::claimModelFolder(Prepared& p) {
             ranks.push_back({r, m_options.comm->hostOf(r), mine.first, mine.count});
         }
         if (Status st = store::savePlacement(*s.store, s.runId, ranks); !st.ok()) return st;
+        std::vector<store::MemoryXShard> shards;
+        const size_t bytesPerParameter = sizeof(float) * size_t(2 + p.stateCopies);
+        for (int k = 0; s.shards && k < s.plan.shards(); ++k)
+            shards.push_back(
+                {k, s.plan.layerNames(*s.table, k), int64_t(s.plan.count(k) * bytesPerParameter)});
+        if (Status st = store::saveMemoryXShards(*s.store, s.runId, shards); !st.ok()) return st;
     }
     if (p.resume) {
         if (Status st = checkNoNewerCheckpoint(s.modelDir, p.startStep); !st.ok()) return st;
@@ -508,8 +582,8 @@ Status Session::startRunFolder(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     p.checkpoints.emplace(
-        cfg, s.modelDir, *s.table, *s.memoryx, p.stateCopies, *p.schedule, s.store.get(), s.runId,
-        p.resume ? p.startStep : -1,
+        cfg, s.modelDir, *s.table, tensorReader(), p.stateCopies, *p.schedule, s.store.get(),
+        s.runId, p.resume ? p.startStep : -1,
         [this](LogLine::Level level, std::string message) { log(level, std::move(message)); });
     std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
     if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;

@@ -21,6 +21,7 @@
 #include "engine/comm/comm.h"
 #include "engine/config/config_yaml.h"
 #include "engine/core/result.h"
+#include "engine/modelio/weights_io.h"
 #include "engine/session/events.h"
 
 namespace ws::session {
@@ -140,6 +141,9 @@ private:
     Status prepareEvalData(Prepared& p, const std::filesystem::path& cacheDir);
     Status prepareMemoryX(Prepared& p);
     Status loadStartingWeights(Prepared& p);
+    Status loadStartingShards(Prepared& p);
+    // Each tensor of MemoryX's weights and optimizer state, for writers (sharded: fetched).
+    modelio::TensorReader tensorReader();
     Status applySparsity(Prepared& p);
     void buildOptimizer(Prepared& p);
     Status prepareWafer(Prepared& p);

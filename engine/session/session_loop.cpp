@@ -125,8 +125,13 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     const uint64_t dropoutSeed =
         dropout ? model::rng::dropoutSeedForStep(seed, uint64_t(r.step)) : 0;
     if (cluster()) {
-        sendStepOrder(*m_options.comm, StepOrder{1, p.fit.microBatch, r.step, dropoutSeed},
-                      r.inputs, r.targets);
+        StepOrder order;
+        order.go = kOrderStep;
+        order.microBatch = p.fit.microBatch;
+        order.step = r.step;
+        order.dropoutSeed = dropoutSeed;
+        order.lr = lr;
+        sendStepOrder(*m_options.comm, order, r.inputs, r.targets);
     }
     const streaming::StepResult result =
         p.executor->step(r.step, r.inputs.data(), r.targets.data(), lr,
@@ -205,12 +210,25 @@ double Session::evaluate(Prepared& p, int64_t afterStep) {
     m_activity = fmt::format("evaluating the weights after step {}", afterStep);
     double sum = 0.0;
     const size_t microTokens = size_t(p.evalMicro) * size_t(T);
+    // MemoryX sharded: the forward pass reads every weight, so they are gathered here for the
+    // evaluation, tensor by tensor (the weights only, a quarter of an AdamW MemoryX), and freed.
+    std::vector<float> gathered;
+    const float* weights = p.weights;
+    if (!weights) {
+        gathered.resize(m_impl->table->totalSize());
+        const modelio::TensorReader read = tensorReader();
+        for (size_t t = 0; t < m_impl->table->tensors().size(); ++t) {
+            const auto& slice = m_impl->table->tensors()[t];
+            std::copy_n(read(0, t), slice.size, gathered.data() + slice.offset);
+        }
+        weights = gathered.data();
+    }
     for (int64_t i = 0; i < batches; ++i) {
         p.evalData->validationBatch(i, evalB, T, p.evalInputs.data(), p.evalTargets.data());
         // Equal micro-batches: the batch's mean loss is the mean of theirs.
         double batchSum = 0.0;
         for (int m = 0; m < evalB / p.evalMicro; ++m)
-            batchSum += p.evalGpt->forward(p.weights, p.evalInputs.data() + m * microTokens,
+            batchSum += p.evalGpt->forward(weights, p.evalInputs.data() + m * microTokens,
                                            p.evalTargets.data() + m * microTokens, false, 0);
         sum += batchSum / double(evalB / p.evalMicro);
     }
@@ -256,8 +274,8 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
             : 0.0;
     m_summary.finalLoss = r.windowSteps > 0 ? r.windowLossSum / r.windowSteps : r.lastWindowLoss;
     m_activity = "writing the final weights and checkpoint";
-    if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, p.weights, cfg,
-                                         r.step);
+    if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, tensorReader(),
+                                         cfg, r.step);
         !st.ok()) {
         return st;
     }

@@ -20,6 +20,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
 #include "engine/session/checkpoint_keeper.h"
+#include "engine/session/cluster_worker.h"
 #include "engine/session/folder_lock.h"
 #include "engine/session/resume.h"
 #include "engine/session/session.h"
@@ -47,6 +48,10 @@ struct Session::Impl {
     std::optional<data::Dataset> evalDataset;
     std::unique_ptr<model::ParameterTable> table;
     std::unique_ptr<streaming::MemoryX> memoryx;  // master weights and optimizer state
+    // memoryx.shards > 1 across processes: memoryx is shard 0's part only (plan.begin(0) == 0)
+    // and `shards` reaches the other shards' tensors, one at a time.
+    streaming::ShardPlan plan;
+    std::optional<ShardAccess> shards;
     fs::path modelDir;
 
     void metric(int64_t step, const char* key, double value, double wall) {
@@ -66,7 +71,8 @@ struct Session::Prepared {
     model::GptShape shape;
     std::optional<ResumePlan> resume;
     int stateCopies = 0;       // optimizer state buffers per parameter
-    float* weights = nullptr;  // MemoryX's master weights
+    float* weights = nullptr;  // MemoryX's master weights (null when MemoryX is sharded)
+    std::vector<optim::ParamGroup> groups;  // every parameter's group (global offsets)
     // applySparsity, buildOptimizer
     std::optional<wafer::StaticSparsity> sparsity;
     std::optional<optim::Optimizer> optimizer;

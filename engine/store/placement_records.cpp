@@ -52,4 +52,40 @@ Result<std::vector<RankPlacement>> placement(const RunStore& store, int64_t run)
     return out;
 }
 
+Status saveMemoryXShards(RunStore& store, int64_t run, const std::vector<MemoryXShard>& shards) {
+    return store.writeWith([&](SQLite::Database& db) -> Status {
+        SQLite::Transaction transaction(db);
+        SQLite::Statement erase(db, "DELETE FROM run_memoryx_shards WHERE run = ?");
+        erase.bind(1, run);
+        erase.exec();
+        for (const auto& s : shards) {
+            SQLite::Statement insert(
+                db, "INSERT INTO run_memoryx_shards(run, rank, layers, bytes) VALUES (?, ?, ?, ?)");
+            insert.bind(1, run);
+            insert.bind(2, s.rank);
+            insert.bind(3, s.layers);
+            insert.bind(4, s.bytes);
+            insert.exec();
+        }
+        transaction.commit();
+        return {};
+    });
+}
+
+Result<std::vector<MemoryXShard>> memoryxShards(const RunStore& store, int64_t run) {
+    std::vector<MemoryXShard> out;
+    Status status = store.readWith([&](SQLite::Database& db) -> Status {
+        SQLite::Statement query(
+            db, "SELECT rank, layers, bytes FROM run_memoryx_shards WHERE run = ? ORDER BY rank");
+        query.bind(1, run);
+        while (query.executeStep()) {
+            out.push_back({query.getColumn(0).getInt(), query.getColumn(1).getString(),
+                           query.getColumn(2).getInt64()});
+        }
+        return {};
+    });
+    if (!status.ok()) return status.error();
+    return out;
+}
+
 }  // namespace ws::store

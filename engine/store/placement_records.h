@@ -22,6 +22,20 @@ struct RankPlacement {
     bool operator==(const RankPlacement&) const = default;
 };
 
+// memoryx.shards > 1: rank `rank` held MemoryX's `layers` ("embeddings..h.0"), `bytes` of
+// weights, gradients and optimizer state (run_memoryx_shards).
+struct MemoryXShard {
+    int rank = 0;
+    std::string layers;
+    int64_t bytes = 0;
+    bool operator==(const MemoryXShard&) const = default;
+};
+
+// Replaces the run's MemoryX shards (empty: rank 0 holds all of MemoryX).
+Status saveMemoryXShards(RunStore& store, int64_t run, const std::vector<MemoryXShard>& shards);
+// The run's MemoryX shards by rank; empty unless it ran with memoryx.shards > 1.
+Result<std::vector<MemoryXShard>> memoryxShards(const RunStore& store, int64_t run);
+
 // Replaces the run's placement with `ranks` (empty: the run now runs in one process).
 Status savePlacement(RunStore& store, int64_t run, const std::vector<RankPlacement>& ranks);
 // The run's placement by rank; empty for a run in one process.

@@ -101,7 +101,22 @@ void addRunPlacement(SQLite::Database& db) {
     )SQL");
 }
 
-constexpr std::array<Migration, 3> kMigrations{&createVersion1, &addSweepTrials, &addRunPlacement};
+// memoryx.shards > 1: which rank held which layers of MemoryX, and their bytes (weights,
+// gradients and optimizer state). One row per shard; none when rank 0 holds all of MemoryX.
+void addMemoryXShards(SQLite::Database& db) {
+    db.exec(R"SQL(
+        CREATE TABLE run_memoryx_shards (
+            run    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            rank   INTEGER NOT NULL,
+            layers TEXT NOT NULL,
+            bytes  INTEGER NOT NULL,
+            PRIMARY KEY (run, rank)
+        );
+    )SQL");
+}
+
+constexpr std::array<Migration, 4> kMigrations{&createVersion1, &addSweepTrials, &addRunPlacement,
+                                               &addMemoryXShards};
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -62,9 +63,11 @@ struct StreamingExecutor::Impl {
     int perSystem = 0;  // sequences per system per step
     int micro = 0;      // sequences per micro-batch
     int micros = 1;
-    MemoryX* memoryx;             // rank 0 only
-    optim::Optimizer* optimizer;  // rank 0 only
+    MemoryX* memoryx;             // ranks holding a MemoryX shard only (rank 0 alone unsharded)
+    optim::Optimizer* optimizer;  // the same ranks: over their shard's local offsets
     SpanSink sink;
+    const ShardPlan& plan;
+    size_t base = 0;  // the global offset of this rank's MemoryX (0 unsharded)
     // Across processes: the job and this rank's systems (all of them in one process).
     comm::Comm* comm = nullptr;  // null when this process computes every system
     comm::SystemRange mine;
@@ -95,17 +98,19 @@ struct StreamingExecutor::Impl {
     std::vector<Span> stepSpans;  // this step's stream-in and compute spans, for overlap stats
 
     Impl(const model::ParameterTable& t, const StreamingOptions& o, MemoryX* mx,
-         optim::Optimizer* opt, SpanSink s)
+         optim::Optimizer* opt, SpanSink s, const ShardPlan& p)
         : table(t),
           options(o),
           memoryx(mx),
           optimizer(opt),
           sink(std::move(s)),
+          plan(p),
           comm(o.comm && o.comm->size() > 1 ? o.comm : nullptr),
           mine(comm ? comm::systemsOfRank(o.systems, comm->size(), comm->rank())
                     : comm::SystemRange{0, o.systems}),
           workers(mine.count) {
         if (comm) planGather();
+        if (mx && comm && plan.shards() > 1) base = plan.begin(comm->rank());
     }
 
     void planGather() {
@@ -132,6 +137,10 @@ struct StreamingExecutor::Impl {
         return &groups[size_t(s / 4)];
     }
     bool root() const { return !comm || comm->rank() == 0; }
+    int rank() const { return comm ? comm->rank() : 0; }
+    bool sharded() const { return comm && plan.shards() > 1; }
+    // The rank whose MemoryX holds a layer (rank 0 unsharded).
+    int ownerOf(int layerIndex) const { return sharded() ? plan.ownerOfLayer(layerIndex) : 0; }
 
     double now() const { return std::chrono::duration<double>(Clock::now() - epoch).count(); }
 
@@ -165,6 +174,12 @@ struct StreamingExecutor::Impl {
             pieces.push_back({wteOffset(), wteSize()});
         }
         return pieces;
+    }
+    WeightVisit visitFor(int layerIndex, bool forward, int m) const {
+        WeightVisit visit{layerIndex, forward, m, piecesFor(layerIndex, forward), {}};
+        if (sharded())
+            for (const auto& piece : visit.pieces) visit.roots.push_back(plan.ownerOf(piece.first));
+        return visit;
     }
 
     // Stream one layer's gradient out of every system (fp32, in bf16 mode too: see executor.h)
@@ -201,9 +216,10 @@ struct StreamingExecutor::Impl {
                 bytes.push_back(n * count * sizeof(float));
                 allSlices += n;
             }
-            if (root()) gathered.resize(allSlices * count);
+            const int owner = ownerOf(layerIndex);
+            if (rank() == owner) gathered.resize(allSlices * count);
             comm->gather(comm::Channel::Gradients, sendBuffer.data(),
-                         sendBuffer.size() * sizeof(float), gathered.data(), bytes, 0);
+                         sendBuffer.size() * sizeof(float), gathered.data(), bytes, owner);
             for (int ls = 0; ls < mine.count; ++ls)
                 report(Span{step, m, mine.first + ls, layerIndex, SpanKind::StreamOut,
                             int64_t(count * sizeof(float)), t0, now()});
@@ -213,7 +229,7 @@ struct StreamingExecutor::Impl {
                 stats.bytesStreamedOut +=
                     int64_t(count * sizeof(float)) * (root() ? N : mine.count);
             }
-            if (!root()) return;
+            if (rank() != owner) return;
             if (groups.empty()) {
                 for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
             } else {
@@ -244,7 +260,7 @@ struct StreamingExecutor::Impl {
             }
         }
         const double r0 = now();
-        float* out = memoryx->gradients() + offset;
+        float* out = memoryx->gradients() + (offset - base);
         treeReduce(inputs, count, out, /*accumulate=*/m > 0, reduceScratch);
         if (last && N * micros > 1) {
             const float scale = 1.0f / float(N * micros);
@@ -262,9 +278,10 @@ struct StreamingExecutor::Impl {
     void updateLayer(int64_t step, int layerIndex, double lr, double scale, int64_t updateCount) {
         const auto& l = layer(layerIndex);
         const double t0 = now();
-        memoryx->beginUpdate(l.offset, l.size);
-        optimizer->updateRange(memoryx->weights(), memoryx->gradients(), l.offset,
-                               l.offset + l.size, lr, scale, updateCount);
+        const size_t local = l.offset - base;
+        memoryx->beginUpdate(local, l.size);
+        optimizer->updateRange(memoryx->weights(), memoryx->gradients(), local, local + l.size, lr,
+                               scale, updateCount);
         memoryx->endUpdate();
         report(Span{step, micros - 1, -1, layerIndex, SpanKind::Update,
                     int64_t(l.size * sizeof(float)), t0, now()});
@@ -298,7 +315,7 @@ StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBat
 StreamingExecutor::StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
                                      const StreamingOptions& options, SpanSink sink)
     : m_table(shape), m_options(options) {
-    assert(options.comm && options.comm->rank() != 0);
+    assert(options.comm && options.comm->rank() >= options.memoryxShards);
     init(shape, globalBatch, seqLen, nullptr, nullptr, std::move(sink));
 }
 
@@ -307,7 +324,10 @@ void StreamingExecutor::init(const model::GptShape& shape, int globalBatch, int 
     const StreamingOptions& options = m_options;
     assert(options.systems >= 1 && globalBatch % options.systems == 0);
     assert(!options.comm || options.comm->size() <= options.systems);
-    m_impl = std::make_unique<Impl>(m_table, m_options, memoryx, optimizer, std::move(sink));
+    const bool sharded = options.comm && options.comm->size() > 1 && options.memoryxShards > 1;
+    m_plan = ShardPlan(m_table, sharded ? options.memoryxShards : 1);
+    m_impl =
+        std::make_unique<Impl>(m_table, m_options, memoryx, optimizer, std::move(sink), m_plan);
     Impl& d = *m_impl;
     d.T = seqLen;
     d.perSystem = globalBatch / options.systems;
@@ -330,7 +350,7 @@ void StreamingExecutor::init(const model::GptShape& shape, int globalBatch, int 
     d.streamer = std::make_unique<WeightStreamer>(
         memoryx ? memoryx->weights() : nullptr, d.mine.count,
         std::max(1, options.weightBufferLayers), slotFloats, d.epoch,
-        [&d](const Span& span) { d.report(span); }, shape.bf16, d.comm, d.mine.first);
+        [&d](const Span& span) { d.report(span); }, shape.bf16, d.comm, d.mine.first, d.base);
 }
 
 comm::SystemRange StreamingExecutor::localSystems() const {
@@ -364,8 +384,8 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     // The step's visit order: per micro-batch, forward 0..L+1 then backward L+1..0.
     std::vector<WeightVisit> visits;
     for (int m = 0; m < d.micros; ++m) {
-        for (int l = 0; l <= head; ++l) visits.push_back({l, true, m, d.piecesFor(l, true)});
-        for (int l = head; l >= 0; --l) visits.push_back({l, false, m, d.piecesFor(l, false)});
+        for (int l = 0; l <= head; ++l) visits.push_back(d.visitFor(l, true, m));
+        for (int l = head; l >= 0; --l) visits.push_back(d.visitFor(l, false, m));
     }
     d.streamer->begin(step, visits);
     std::fill(d.losses.begin(), d.losses.end(), 0.0);
@@ -495,6 +515,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                        losses.data(), bytes, 0);
     }
     StepResult result;
+    if (d.sharded()) return shardedStepEnd(lr, maxGradientNorm, updateCount, step, losses);
     if (!d.root()) {
         d.accountOverlap();
         return result;
@@ -513,6 +534,70 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     for (double x : losses) lossSum += x;
     result.loss = lossSum / double(N * d.micros);
     d.accountOverlap();
+    return result;
+}
+
+// The end of a step with MemoryX sharded: the gradient norms summed across shards in the
+// unsharded order, the clip scale from rank 0, each shard's clipped updates, the loss on rank 0.
+StepResult StreamingExecutor::shardedStepEnd(double lr, double maxGradientNorm, int64_t updateCount,
+                                             int64_t step, const std::vector<double>& losses) {
+    Impl& d = *m_impl;
+    comm::Comm& comm = *d.comm;
+    const int N = m_options.systems;
+    const int head = d.headIndex();
+    const int me = comm.rank();
+    const bool holder = d.memoryx != nullptr;
+    const float* grads = holder ? d.memoryx->gradients() : nullptr;
+    const auto channel = comm::Channel::Gradients;
+    StepResult result;
+    // The global norm: optim::Optimizer::gradientNorm's sums, across shards.
+    const auto& groups = m_options.groups;
+    const bool anyFrozen = std::any_of(groups.begin(), groups.end(),
+                                       [](const optim::ParamGroup& g) { return g.frozen; });
+    if (!anyFrozen) {
+        result.gradNorm = shardedGlobalNorm(comm, channel, m_plan, grads, 0, m_table.totalSize());
+    } else {
+        double sumSquares = 0.0;
+        for (const auto& g : groups) {
+            if (g.frozen) continue;
+            const double n =
+                shardedGlobalNorm(comm, channel, m_plan, grads, g.offset, g.offset + g.size);
+            sumSquares += n * n;
+        }
+        result.gradNorm = std::sqrt(sumSquares);
+    }
+    // Each layer's norm, computed by its owner over its local offsets, collected on rank 0.
+    const size_t L = m_table.layers().size();
+    std::vector<double> mineNorms(L, 0.0), allNorms(size_t(comm.size()) * L, 0.0);
+    if (holder) {
+        std::vector<optim::BufferRange> ranges;
+        for (int l = m_plan.firstLayer(me); l <= m_plan.lastLayer(me); ++l)
+            ranges.push_back({d.layer(l).offset - d.base, d.layer(l).size});
+        const auto norms = d.optimizer->rangeGradientNorms(grads, ranges);
+        for (size_t i = 0; i < norms.size(); ++i)
+            mineNorms[size_t(m_plan.firstLayer(me)) + i] = norms[i];
+    }
+    comm.gather(channel, mineNorms.data(), L * sizeof(double), allNorms.data(),
+                std::vector<size_t>(size_t(comm.size()), L * sizeof(double)), 0);
+    if (maxGradientNorm > 0.0) {
+        double scale = optim::clipFactor(result.gradNorm, maxGradientNorm);
+        comm.broadcast(channel, &scale, sizeof scale, 0);
+        if (holder) {
+            d.memoryxQueue.post([&d, this, step, head, lr, scale, updateCount, me] {
+                for (int l = head; l >= 0; --l)
+                    if (m_plan.ownerOfLayer(l) == me)
+                        d.updateLayer(step, l, lr, scale, updateCount);
+            });
+            d.memoryxQueue.waitIdle();
+        }
+    }
+    d.accountOverlap();
+    if (me != 0) return StepResult{};
+    for (size_t l = 0; l < L; ++l)
+        result.layerGradNorms.push_back(allNorms[size_t(m_plan.ownerOfLayer(int(l))) * L + l]);
+    double lossSum = 0.0;
+    for (double x : losses) lossSum += x;
+    result.loss = lossSum / double(N * d.micros);
     return result;
 }
 

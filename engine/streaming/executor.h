@@ -32,6 +32,13 @@
 // order: the weights are bit-identical whatever the placement. Ranks other than 0 construct the
 // executor without MemoryX (the second constructor) and call step() in lockstep with rank 0; their
 // StepResult is empty. Across processes a stop request acts between steps, never inside one.
+// MemoryX sharded (StreamingOptions::memoryxShards = N > 1, shards.h): ranks 0..N-1 each construct
+// the executor with their shard's MemoryX (the parameters [plan.begin(rank), plan.end(rank)) at
+// local offsets) and an optimizer over those local offsets. A layer's weights are broadcast from
+// its owner, its gradient slices gathered to and reduced on its owner in the same tree, and the
+// owner updates it; the gradient norm is summed across shards in globalNorm's own order
+// (shardedGlobalNorm) and the clip scale broadcast from rank 0, so the result is the unsharded
+// one bit for bit. Rank 0 still sums the losses and returns the StepResult.
 // Thread-safety: one step at a time; systems compute on their own threads,
 // MemoryX work runs on its own thread, and spans are reported from all of them.
 #pragma once
@@ -46,6 +53,7 @@
 #include "engine/model/gpt.h"
 #include "engine/optim/optimizer.h"
 #include "engine/streaming/memoryx.h"
+#include "engine/streaming/shards.h"
 #include "engine/streaming/spans.h"
 
 namespace ws::streaming {
@@ -55,6 +63,10 @@ struct StreamingOptions {
     int microBatch = 0;          // sequences per system per micro-batch (0: the whole shard)
     int weightBufferLayers = 2;  // wafer.weight_buffer_layers
     comm::Comm* comm = nullptr;  // the job's processes (null: this process computes every system)
+    // memoryx.shards: ranks holding MemoryX (1: rank 0 alone). With more than one, `groups` holds
+    // every parameter's optimizer group (global offsets), which the gradient norm needs.
+    int memoryxShards = 1;
+    std::vector<optim::ParamGroup> groups;
 };
 
 struct StepResult {
@@ -90,7 +102,7 @@ public:
     StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
                       const StreamingOptions& options, MemoryX& memoryx,
                       optim::Optimizer& optimizer, SpanSink sink = {});
-    // A rank other than 0 of options.comm: computes its systems; MemoryX lives on rank 0.
+    // A rank other than 0 of options.comm that holds no MemoryX shard: computes its systems.
     StreamingExecutor(const model::GptShape& shape, int globalBatch, int seqLen,
                       const StreamingOptions& options, SpanSink sink = {});
     ~StreamingExecutor();
@@ -113,14 +125,18 @@ public:
     int systems() const { return m_options.systems; }
     comm::SystemRange localSystems() const;  // the systems this process computes
     const model::ParameterTable& table() const { return m_table; }
+    const ShardPlan& shardPlan() const { return m_plan; }
 
 private:
     void init(const model::GptShape& shape, int globalBatch, int seqLen, MemoryX* memoryx,
               optim::Optimizer* optimizer, SpanSink sink);
+    StepResult shardedStepEnd(double lr, double maxGradientNorm, int64_t updateCount, int64_t step,
+                              const std::vector<double>& losses);
 
     struct Impl;
     model::ParameterTable m_table;
     StreamingOptions m_options;
+    ShardPlan m_plan;
     int m_micros = 1;
     std::unique_ptr<Impl> m_impl;
 };

@@ -10,8 +10,9 @@ namespace ws::streaming {
 
 WeightStreamer::WeightStreamer(const float* memoryxWeights, int systems, int slots,
                                size_t slotValues, Clock::time_point epoch, SpanSink sink, bool bf16,
-                               comm::Comm* comm, int firstSystem)
+                               comm::Comm* comm, int firstSystem, size_t weightsBase)
     : m_weights(memoryxWeights),
+      m_weightsBase(weightsBase),
       m_systems(systems),
       m_slots(slots),
       m_slotValues(slotValues),
@@ -98,19 +99,28 @@ void WeightStreamer::streamAcrossRanks(const WeightVisit& visit, int s, size_t s
         std::memcpy(dst, first, bytes);
         return;
     }
-    if (m_comm->rank() == 0) {
-        size_t at = 0;
-        for (const auto& [offset, count] : visit.pieces) {
-            if (m_bf16)
-                tensor::floatToBf16Span(m_weights + offset,
-                                        m_bf16Buffers[0].data() + slotStart + at, count);
-            else
-                std::memcpy(m_buffers[0].data() + slotStart + at, m_weights + offset,
-                            count * sizeof(float));
+    // Pieces with the same root go out as one broadcast (all of them when MemoryX is not
+    // sharded).
+    const int valueBytes = bytesPerValue();
+    size_t at = 0;
+    for (size_t i = 0; i < visit.pieces.size();) {
+        const int root = visit.roots.empty() ? 0 : visit.roots[i];
+        const size_t runStart = at;
+        for (; i < visit.pieces.size() && (visit.roots.empty() ? 0 : visit.roots[i]) == root; ++i) {
+            const auto [offset, count] = visit.pieces[i];
+            if (m_comm->rank() == root) {
+                const float* src = m_weights + (offset - m_weightsBase);
+                if (m_bf16)
+                    tensor::floatToBf16Span(src, m_bf16Buffers[0].data() + slotStart + at, count);
+                else
+                    std::memcpy(m_buffers[0].data() + slotStart + at, src, count * sizeof(float));
+            }
             at += count;
         }
+        m_comm->broadcast(comm::Channel::Weights, first + runStart * size_t(valueBytes),
+                          (at - runStart) * size_t(valueBytes), root);
     }
-    m_comm->broadcast(comm::Channel::Weights, first, bytes, 0);
+    assert(at * size_t(valueBytes) == bytes);
 }
 
 void WeightStreamer::loaderLoop() {
@@ -142,14 +152,15 @@ void WeightStreamer::loaderLoop() {
                 } else if (!m_bf16) {
                     float* dst = m_buffers[size_t(s)].data() + slotStart;
                     for (const auto& [offset, count] : visit.pieces) {
-                        std::memcpy(dst, m_weights + offset, count * sizeof(float));
+                        std::memcpy(dst, m_weights + (offset - m_weightsBase),
+                                    count * sizeof(float));
                         dst += count;
                     }
                 } else if (s == 0) {
                     // Converted once, on the way onto the first wafer...
                     uint16_t* dst = m_bf16Buffers[0].data() + slotStart;
                     for (const auto& [offset, count] : visit.pieces) {
-                        tensor::floatToBf16Span(m_weights + offset, dst, count);
+                        tensor::floatToBf16Span(m_weights + (offset - m_weightsBase), dst, count);
                         dst += count;
                     }
                 } else {

@@ -15,7 +15,10 @@
 // firstSystem in spans. Rank 0 fills its first system's slot from MemoryX (converting to bf16 in
 // bf16 mode) and broadcasts the slot's bytes on the Weights channel; every other rank receives
 // them into its first system's slot (it passes no MemoryX); each rank then copies them to its
-// other systems. The loader thread is the only user of the Weights channel.
+// other systems. The loader thread is the only user of the Weights channel. With MemoryX sharded
+// (memoryx.shards) each piece comes from the rank that holds it (WeightVisit::roots): that rank
+// fills the piece's part of the slot and broadcasts it; a visit whose pieces share a root is one
+// broadcast, as before. A rank's MemoryX holds the parameters from weightsBase on.
 // Thread-safety: begin/acquire/release from the executor's thread; the loader is internal.
 #pragma once
 
@@ -38,6 +41,9 @@ struct WeightVisit {
     // Pieces of MemoryX's weights this visit needs, copied back to back into the slot
     // (e.g. the tied head needs ln_f and wte). Empty: the visit computes without weights.
     std::vector<std::pair<size_t, size_t>> pieces;  // (offset, floats)
+    // Across processes with MemoryX sharded: the rank whose MemoryX holds each piece (empty: all
+    // on rank 0).
+    std::vector<int> roots;
 };
 
 class WeightStreamer {
@@ -47,7 +53,7 @@ public:
     // slotValues: the most weights one visit needs; bf16: stream them as bf16 (see above).
     WeightStreamer(const float* memoryxWeights, int systems, int slots, size_t slotValues,
                    Clock::time_point epoch, SpanSink sink, bool bf16 = false,
-                   comm::Comm* comm = nullptr, int firstSystem = 0);
+                   comm::Comm* comm = nullptr, int firstSystem = 0, size_t weightsBase = 0);
     ~WeightStreamer();
     WeightStreamer(const WeightStreamer&) = delete;
     WeightStreamer& operator=(const WeightStreamer&) = delete;
@@ -80,7 +86,8 @@ private:
 
     int64_t visitBytes(const WeightVisit& visit) const;
 
-    const float* m_weights;
+    const float* m_weights;  // this rank's MemoryX weights (null: it holds none)
+    size_t m_weightsBase;    // the global offset of m_weights[0]
     int m_systems;
     int m_slots;
     size_t m_slotValues;

@@ -371,6 +371,107 @@ mpi_train|mpi_resume)
   out=$("$mpirun" --oversubscribe -np 2 "$wafer" runs list --db "$tmp/np2.sqlite" 2>&1); code=$?
   [[ $code -ne 0 ]] || fail "runs list under mpirun: expected a refusal: $out"
   expect_in "only \`wafer train\` runs across processes" "$out" ;;
+mpi_shards)
+  # memoryx.shards: MemoryX split over the first N ranks by whole layers. np 2 with 2 shards and
+  # np 3 with 2 and 3 shards end with the one-process run's tensors, bit for bit (dropout,
+  # clipping, evaluations that gather the weights, checkpoints written tensor by tensor from the
+  # shards: their optimizer state too). A sharded job killed after a checkpoint resumes exactly
+  # with 1 process (1 shard) and with 3 processes (3 shards). More shards than processes is
+  # refused with the fix.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  shard_args=("${tiny_args[@]}" --set runconfig.num_csx=3 --set train_input.batch_size=6
+              --set model.dropout_rate=0.1 --threads 1 --set runconfig.checkpoint_steps=2)
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 5 --db "$tmp/one.sqlite" \
+      "${shard_args[@]}" --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 \
+      || fail "one process: exit $?"
+  for run in 2:2 3:2 3:3; do
+    np=${run%:*} shards=${run#*:} dir="$tmp/np${np}s${shards}"
+    out=$("$mpirun" --oversubscribe -np $np "$wafer" train "$src/presets/gpt-nano.yaml" \
+          --max-steps 5 --db "$dir.sqlite" "${shard_args[@]}" --set memoryx.shards=$shards \
+          --set "runconfig.model_dir=$dir" 2>&1) || fail "np $np, $shards shards: exit $?: $out"
+    expect_in "finished after 5 steps" "$out"
+    expect_in "MemoryX in $shards shards (rank 0: embeddings" "$out"
+    expect_in "rank $((shards - 1)): " "$out"
+    same_tensors "$tmp/one/model.safetensors" "$dir/model.safetensors"
+    for c in 2 4 5; do
+      same_tensors "$tmp/one/checkpoint-$c/model.safetensors" "$dir/checkpoint-$c/model.safetensors"
+      same_tensors "$tmp/one/checkpoint-$c/optimizer.safetensors" \
+                   "$dir/checkpoint-$c/optimizer.safetensors"
+    done
+    # The run store keeps which rank held which shard: `wafer runs show` (and --json).
+    out=$("$wafer" runs show 1 --db "$dir.sqlite" 2>&1) || fail "runs show: exit $?: $out"
+    expect_in "placement ($np processes, MemoryX in $shards shards, SwarmX on rank 0):" "$out"
+    expect_in "  MemoryX shard on rank 0: embeddings (" "$out"
+    expect_in "  MemoryX shard on rank $((shards - 1)): " "$out"
+    out=$("$wafer" runs show 1 --json --db "$dir.sqlite" 2>&1) || fail "runs show --json: $out"
+    expect_in "\"memoryx_shards\":.{\"bytes\":" "$out"
+  done
+  out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set runconfig.num_csx=2 \
+        --set memoryx.shards=2 2>&1) || fail "validate with 2 shards: exit $?: $out"
+  expect_in "memoryx     2 shards (mpirun -np 2 or more): rank 0: embeddings..h.1 (" "$out"
+  expect_in "; rank 1: h.2..head (" "$out"
+  # Killed after a checkpoint (2 processes, 2 shards), resumed with 1 process and with 3.
+  long_args=("${shard_args[@]}" --set runconfig.checkpoint_steps=50 --set runconfig.log_steps=100
+             --set runconfig.eval_frequency=1000)
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 400 --db "$tmp/ref.sqlite" \
+      "${long_args[@]}" --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "ref: exit $?"
+  "$mpirun" --oversubscribe -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 400 \
+      --db "$tmp/k.sqlite" "${long_args[@]}" --set memoryx.shards=2 \
+      --set "runconfig.model_dir=$tmp/k" >"$tmp/k.log" 2>&1 &
+  job=$!
+  for _ in $(seq 1 1500); do [[ -d "$tmp/k/checkpoint-50" ]] && break; sleep 0.02; done
+  [[ -d "$tmp/k/checkpoint-50" ]] || { kill -9 "$job"; fail "no checkpoint-50 within 30 s"; }
+  ranks=$(pgrep -P "$job")
+  [[ -n "$ranks" ]] || fail "no rank processes under mpirun $job"
+  kill -9 $(tail -1 <<<"$ranks")
+  wait "$job" && fail "the job went on after a rank was killed: $(cat "$tmp/k.log")"
+  [[ -f "$tmp/k/model.safetensors" ]] && fail "the killed job finished before the kill"
+  newest=$(ls -d "$tmp/k"/checkpoint-* | sort -t- -k2 -n | tail -1)
+  cp -r "$tmp/k" "$tmp/k3"
+  out=$("$wafer" train --resume "$newest" --db "$tmp/k1.sqlite" --threads 1 \
+        --set memoryx.shards=1 --set "runconfig.model_dir=$tmp/k1" 2>&1) \
+      || fail "resume with 1 process: exit $?: $out"
+  expect_in "finished after 400 steps" "$out"
+  same_tensors "$tmp/ref/model.safetensors" "$tmp/k1/model.safetensors"
+  out=$("$mpirun" --oversubscribe -np 3 "$wafer" train --resume "$tmp/k3/$(basename "$newest")" \
+        --db "$tmp/k3.sqlite" --threads 1 --set memoryx.shards=3 \
+        --set "runconfig.model_dir=$tmp/k3" 2>&1) || fail "resume with 3 shards: exit $?: $out"
+  same_tensors "$tmp/ref/model.safetensors" "$tmp/k3/model.safetensors"
+  # Refused: more shards than processes, or than systems.
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/r.sqlite" "${shard_args[@]}" \
+        --set memoryx.shards=2 2>&1) && fail "2 shards in 1 process ran: $out"
+  expect_in "memoryx.shards is 2 but the job has 1 process(es)" "$out"
+  expect_in "mpirun -np 2" "$out"
+  out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set memoryx.shards=2 2>&1) \
+      && fail "2 shards for 1 system validated: $out"
+  expect_in "memoryx.shards is 2 but runconfig.num_csx is 1" "$out" ;;
+mpi_shards_memory)
+  # The point of memoryx.shards: a model whose MemoryX (57 M parameters: 874 MiB of fp32 weights,
+  # gradients and AdamW state) and training buffers do not fit one process's memory limit trains
+  # with 2 processes holding one shard each, under the same limit per process. The limit is
+  # ulimit -v (address space), so it also bounds Open MPI's mappings and the thread stacks; with
+  # MALLOC_ARENA_MAX=2 a rank of a tiny model peaks at about 0.37 GB of address space, a shard
+  # rank of this model at 1.67 GB and the one-process run at 2.42 GB (measured with VmPeak), so
+  # 2,000,000 kB (1.91 GiB) leaves a margin on both sides.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 MALLOC_ARENA_MAX=2
+  limit_kb=2000000
+  wide=(--set model.hidden_size=1536 --set model.num_hidden_layers=2 --set model.num_heads=8
+        --set model.filter_size=6144 --set train_input.max_sequence_length=16
+        --set train_input.batch_size=2 --set runconfig.eval_steps=0
+        --set runconfig.eval_frequency=0 --set runconfig.num_csx=2 --threads 1 --max-steps 2
+        --set wafer.emulate=false)
+  out=$(ulimit -v $limit_kb; "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" \
+        "${wide[@]}" --set "runconfig.model_dir=$tmp/one" 2>&1) \
+      && fail "one process trained under ulimit -v $limit_kb: $out"
+  expect_in "out of memory" "$out"
+  out=$("$mpirun" --oversubscribe -np 2 bash -c "ulimit -v $limit_kb; exec \"\$0\" \"\$@\"" \
+        "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/two.sqlite" "${wide[@]}" \
+        --set memoryx.shards=2 --set "runconfig.model_dir=$tmp/two" 2>&1) \
+      || fail "2 processes with 2 shards under ulimit -v $limit_kb: exit $?: $out"
+  expect_in "MemoryX in 2 shards (rank 0: embeddings..h.0 (441.3 MiB); rank 1: h.1..head (432.4 MiB))" "$out"
+  expect_in "finished after 2 steps" "$out" ;;
 resume_exact)
   # Training M steps equals: training, being stopped (Ctrl-C) or killed (SIGKILL) after a
   # checkpoint, resuming with `--resume`, and finishing. Compared tensor by tensor (the files'

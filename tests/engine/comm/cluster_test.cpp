@@ -5,12 +5,15 @@
 // losses, gradient norms and final weights bit for bit. fp32 and bf16, with and without
 // clipping, one or several micro-batches, with dropout (its per-system seeds follow the system's
 // number in the job, not its rank), and with more than four systems, where a rank sums the
-// groups of four it computes whole before sending them.
+// groups of four it computes whole before sending them. Then the same with MemoryX sharded over 2
+// and 3 of the ranks (memoryx.shards), frozen groups included.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <iostream>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -20,6 +23,7 @@
 #include "engine/model/parameters.h"
 #include "engine/streaming/executor.h"
 #include "engine/streaming/memoryx.h"
+#include "engine/streaming/shards.h"
 #include "streaming/streaming_test_util.h"
 
 namespace ws::streaming {
@@ -110,6 +114,150 @@ INSTANTIATE_TEST_SUITE_P(
         // on rank 0 (3 ranks split every group of 8).
         std::make_tuple(false, 0.0, 8, 0, false), std::make_tuple(true, 0.5, 6, 2, false),
         std::make_tuple(false, 0.5, 8, 1, true)));
+
+// MemoryX sharded over the first `shards` ranks (memoryx.shards): each shard initialises its own
+// tensors from the seed, updates its layers and serves their broadcast. Rank 0 gathers the shards
+// at the end (they are contiguous in rank order) for the comparison.
+Trajectory trainSharded(const model::GptShape& shape, double maxNorm, int systems, int microBatch,
+                        int shards, bool freeze) {
+    comm::Comm& comm = *g_comm;
+    const int rank = comm.rank();
+    model::ParameterTable table(shape);
+    auto groups = testing::groupsOf(table);
+    if (freeze)  // the first block frozen: the norm skips it, as fine-tuning does
+        for (auto& g : groups)
+            g.frozen = g.offset >= table.layers()[1].offset && g.offset < table.layers()[2].offset;
+    StreamingOptions options;
+    options.systems = systems;
+    options.microBatch = microBatch;
+    options.comm = &comm;
+    options.memoryxShards = shards;
+    options.groups = groups;
+    const ShardPlan plan(table, shards);
+    Trajectory t;
+    std::vector<int32_t> in, out;
+    const bool dropout = shape.dropout > 0.0;
+    const auto oc = testing::adamw(maxNorm);
+    std::unique_ptr<MemoryX> mx;
+    std::optional<optim::Optimizer> opt;
+    std::optional<StreamingExecutor> exec;
+    if (rank < shards) {
+        auto created = MemoryX::create(config::MemoryXConfig{}, plan.count(rank),
+                                       optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+        EXPECT_TRUE(created.ok());
+        mx = std::move(created).value();
+        model::initParameterTensors(table, config::ModelConfig{}, 42, [&](size_t i) -> float* {
+            const auto& slice = table.tensors()[i];
+            if (plan.ownerOfLayer(slice.layerIndex) != rank) return nullptr;
+            return mx->weights() + (slice.offset - plan.begin(rank));
+        });
+        opt.emplace(oc, plan.localGroups(groups, rank), plan.count(rank), mx->optimizerState());
+        exec.emplace(shape, kB, kT, options, *mx, *opt);
+    } else {
+        exec.emplace(shape, kB, kT, options);
+    }
+    for (int step = 0; step < kSteps; ++step) {
+        testing::batch(step, kB, kT, shape.vocab, in, out);
+        const auto r = exec->step(step, in.data(), out.data(), 1e-2, maxNorm, step + 1,
+                                  dropout ? uint64_t(1000 + step) : 0);
+        t.losses.push_back(r.loss);
+        t.norms.push_back(r.gradNorm);
+    }
+    std::vector<size_t> bytes;
+    for (int r = 0; r < comm.size(); ++r) bytes.push_back(plan.countOnRank(r) * sizeof(float));
+    if (rank == 0) t.weights.resize(table.totalSize());
+    comm.gather(comm::Channel::Gradients, mx ? mx->weights() : nullptr, bytes[size_t(rank)],
+                t.weights.data(), bytes, 0);
+    t.bytesIn = exec->stats().bytesStreamedIn;
+    t.bytesOut = exec->stats().bytesStreamedOut;
+    return t;
+}
+
+// (bf16, max gradient norm, systems, micro-batch, dropout, frozen block)
+class ShardedEqualsOneProcess
+    : public ::testing::TestWithParam<std::tuple<bool, double, int, int, bool, bool>> {};
+
+TEST_P(ShardedEqualsOneProcess, BitForBitForEveryShardCount) {
+    const auto [bf16, maxNorm, systems, microBatch, dropout, freeze] = GetParam();
+    model::GptShape shape = testing::streamingShape(true);
+    shape.bf16 = bf16;
+    if (dropout) shape.dropout = 0.1;
+    // The one-process reference, with the same frozen groups.
+    model::ParameterTable table(shape);
+    auto groups = testing::groupsOf(table);
+    if (freeze)
+        for (auto& g : groups)
+            g.frozen = g.offset >= table.layers()[1].offset && g.offset < table.layers()[2].offset;
+    const auto oc = testing::adamw(maxNorm);
+    Trajectory one;
+    {
+        auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                                  optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+        ASSERT_TRUE(mx.ok());
+        model::initParameters(table, config::ModelConfig{}, 42, (*mx)->weights());
+        optim::Optimizer opt(oc, groups, table.totalSize(), (*mx)->optimizerState());
+        StreamingOptions options;
+        options.systems = systems;
+        options.microBatch = microBatch;
+        StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
+        std::vector<int32_t> in, out;
+        for (int step = 0; step < kSteps; ++step) {
+            testing::batch(step, kB, kT, shape.vocab, in, out);
+            const auto r = exec.step(step, in.data(), out.data(), 1e-2, maxNorm, step + 1,
+                                     shape.dropout > 0.0 ? uint64_t(1000 + step) : 0);
+            one.losses.push_back(r.loss);
+            one.norms.push_back(r.gradNorm);
+        }
+        one.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
+    }
+    for (int shards = 2; shards <= g_comm->size(); ++shards) {
+        const Trajectory many = trainSharded(shape, maxNorm, systems, microBatch, shards, freeze);
+        if (g_comm->rank() != 0) continue;
+        EXPECT_EQ(many.losses, one.losses) << shards << " shards";
+        EXPECT_EQ(many.norms, one.norms) << shards << " shards";
+        size_t differing = 0;
+        for (size_t i = 0; i < one.weights.size(); ++i)
+            differing += many.weights[i] != one.weights[i];
+        EXPECT_EQ(differing, 0u) << "of " << one.weights.size() << " weights, " << shards
+                                 << " shards over " << g_comm->size() << " processes";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ShardedEqualsOneProcess,
+                         ::testing::Values(std::make_tuple(false, 0.0, 3, 0, false, false),
+                                           std::make_tuple(false, 0.5, 3, 1, true, false),
+                                           std::make_tuple(true, 0.5, 4, 2, true, false),
+                                           std::make_tuple(false, 0.5, 3, 0, false, true),
+                                           std::make_tuple(true, 0.0, 6, 2, false, false)));
+
+// The plan: contiguous whole layers, every shard at least one, balanced by bytes, and the same on
+// every rank (a pure function of the table).
+TEST(ShardPlan, ContiguousWholeLayersBalancedByBytes) {
+    const model::GptShape shape = testing::streamingShape(true);
+    model::ParameterTable table(shape);
+    const int L = int(table.layers().size());
+    for (int shards = 1; shards <= L; ++shards) {
+        const ShardPlan plan(table, shards);
+        EXPECT_EQ(plan.begin(0), 0u);
+        EXPECT_EQ(plan.end(shards - 1), table.totalSize());
+        size_t largestLayer = largestLayerSize(table);
+        for (int k = 0; k < shards; ++k) {
+            EXPECT_LE(plan.firstLayer(k), plan.lastLayer(k));
+            EXPECT_EQ(plan.begin(k), table.layers()[size_t(plan.firstLayer(k))].offset);
+            if (k > 0) {
+                EXPECT_EQ(plan.begin(k), plan.end(k - 1));
+            }
+            // No shard is more than a layer away from its fair share.
+            EXPECT_LE(double(plan.count(k)), double(table.totalSize()) / shards + largestLayer)
+                << shards << " shards";
+        }
+        for (int l = 0; l < L; ++l) {
+            const int owner = plan.ownerOfLayer(l);
+            EXPECT_GE(l, plan.firstLayer(owner));
+            EXPECT_LE(l, plan.lastLayer(owner));
+        }
+    }
+}
 
 TEST(ClusterExecutor, EachRankComputesItsContiguousBlockOfSystems) {
     const model::GptShape shape = testing::streamingShape(true);
