@@ -62,4 +62,10 @@ Status applyOverride(Config& config, std::string_view keyEqualsValue);
 // Plain so that rewording help text does not change the identity of existing runs.
 std::string hashConfig(const Config& config);
 
+// The hashConfig that the build which wrote `commentedYaml` (saveConfigYaml's Commented style,
+// as checkpoints store it) computed: the same text without its comment and blank lines. A
+// checkpoint written before a config field was added still verifies by it, since re-parsing
+// its YAML adds the new field and so changes hashConfig.
+std::string hashOfWrittenConfig(std::string_view commentedYaml);
+
 }  // namespace ws::config

@@ -206,4 +206,23 @@ std::string hashConfig(const Config& config) {
     return sha256Hex(saveConfigYaml(config, YamlStyle::Plain));
 }
 
+std::string hashOfWrittenConfig(std::string_view commentedYaml) {
+    // Values are written on their key's line (strings quoted), so a line whose first
+    // non-blank character is '#' is a comment, and the Plain style has no blank lines.
+    std::string plain;
+    size_t start = 0;
+    while (start < commentedYaml.size()) {
+        size_t end = commentedYaml.find('\n', start);
+        if (end == std::string_view::npos) end = commentedYaml.size();
+        const std::string_view line = commentedYaml.substr(start, end - start);
+        const size_t first = line.find_first_not_of(" \t\r");
+        if (first != std::string_view::npos && line[first] != '#') {
+            plain.append(line);
+            plain += '\n';
+        }
+        start = end + 1;
+    }
+    return sha256Hex(plain);
+}
+
 }  // namespace ws::config

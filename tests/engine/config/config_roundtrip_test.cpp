@@ -10,6 +10,7 @@
 #include "config_test_util.h"
 #include "engine/config/config_yaml.h"
 #include "engine/config/describe.h"
+#include "engine/core/hash.h"
 
 namespace ws::config {
 namespace {
@@ -125,6 +126,32 @@ TEST(ConfigRoundTrip, SavedTextIsStableAndReadable) {
                              "          initial_learning_rate: 0.0\n"),
               std::string::npos)
         << commented;
+}
+
+// Checkpoints store the commented YAML and the hash their build computed. A later build that adds
+// a field re-parses that YAML into a config with one more line, so hashConfig no longer matches;
+// hashOfWrittenConfig recovers the writer's own hash from the text it wrote.
+TEST(ConfigRoundTrip, HashOfWrittenConfigIsTheWritersHashEvenWithoutNewerFields) {
+    Config c;
+    c.runconfig.seed = 7;
+    c.model.hiddenSize = 96;
+    const std::string commented = saveConfigYaml(c, YamlStyle::Commented);
+    EXPECT_EQ(hashOfWrittenConfig(commented), hashConfig(c));
+    // As an older build without memoryx.shards wrote it: its plain text and its commented text
+    // both lack the field (and its comment line).
+    auto drop = [](std::string text, const std::string& line) {
+        const size_t at = text.find(line);
+        EXPECT_NE(at, std::string::npos) << line;
+        return at == std::string::npos ? text : text.erase(at, line.size());
+    };
+    const std::string olderPlain = drop(saveConfigYaml(c, YamlStyle::Plain), "    shards: 1\n");
+    const std::string olderCommented = drop(commented, "    shards: 1\n");
+    EXPECT_EQ(hashOfWrittenConfig(olderCommented), sha256Hex(olderPlain));
+    EXPECT_NE(hashOfWrittenConfig(olderCommented), hashConfig(c));
+    // The old text still parses (the new field takes its default), to the same config.
+    auto parsed = parseConfig(olderCommented, "older build", {});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(hashConfig(parsed->config), hashConfig(c));
 }
 
 TEST(ConfigRoundTrip, HashFollowsContentNotComments) {
