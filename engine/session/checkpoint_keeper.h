@@ -19,7 +19,7 @@
 #include "engine/streaming/memoryx.h"
 
 namespace ws::store {
-class RunStore;
+class RunRecorder;
 }
 
 namespace ws::session {
@@ -32,7 +32,7 @@ public:
     CheckpointKeeper(const config::Config& config, std::filesystem::path modelDir,
                      const model::ParameterTable& table, streaming::MemoryX& memoryx,
                      int stateCopies, const optim::LearningRateSchedule& schedule,
-                     store::RunStore* store, int64_t runId, int64_t lastWritten, Log log);
+                     store::RunRecorder* store, int64_t runId, int64_t lastWritten, Log log);
 
     // Removes partial folders a killed writer left; runconfig.save_initial_checkpoint.
     void atStart(int64_t step);
@@ -50,7 +50,7 @@ private:
     streaming::MemoryX& m_memoryx;
     int m_stateCopies;
     const optim::LearningRateSchedule& m_schedule;
-    store::RunStore* m_store;
+    store::RunRecorder* m_store;
     int64_t m_runId;
     int64_t m_lastWritten;
     Log m_log;
