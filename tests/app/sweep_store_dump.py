@@ -3,8 +3,10 @@
 two runs of the same sweep (run ids, dates, wall and elapsed times, throughput, the store's own
 file name): two stores of one sweep run with 1, 2 or 3 processes must print the same text.
 Usage: sweep_store_dump.py STORE.sqlite [SWEEP_RUN_ID]"""
+import hashlib
 import json
 import os
+import struct
 import re
 import sqlite3
 import sys
@@ -17,8 +19,21 @@ stem = os.path.splitext(os.path.basename(db))[0]
 folder = os.path.dirname(db)
 
 
+def tensors_digest(path):
+    """SHA-256 of a safetensors file's tensors (names, dtypes, shapes, bytes), metadata aside."""
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+    digest.update(data[8 + n:])
+    return digest.hexdigest()
+
+
 def clean(text):
-    return text.replace(folder + "/", "").replace(stem + "-runs", "RUNS")
+    if folder:
+        text = text.replace(folder + "/", "")
+    return text.replace(stem + "-runs", "RUNS")
 
 
 name, status, summary = con.execute(
@@ -42,10 +57,10 @@ for trial, point, status, steps, final_loss, rungs, reason, run in rows:
         rsummary.pop(key, None)
     assert rsweep == sweep, f"trial {trial}: run {run} belongs to sweep {rsweep}"
     assert rdir.endswith(f"run-{run}"), f"trial {trial}: run {run} has folder {rdir}"
-    assert os.path.isfile(os.path.join(rdir if os.path.isabs(rdir) else os.path.join(
-        os.getcwd(), rdir), "model.safetensors")), f"trial {trial}: no model in {rdir}"
+    model = os.path.join(rdir, "model.safetensors")
+    assert os.path.isfile(model), f"trial {trial}: no model in {rdir}"
     print(f"  run {rname[rname.index('#'):]} {rstatus} {rkind} {rhash} "
-          f"{json.dumps(rsummary, sort_keys=True)}")
+          f"{json.dumps(rsummary, sort_keys=True)} tensors {tensors_digest(model)}")
     for step, key, value, special in con.execute(
             "select step, key, value, special from metrics where run = ? and key != "
             "'tokens_per_s' order by step, key, rowid", (run,)):
