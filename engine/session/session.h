@@ -39,7 +39,8 @@ struct SessionOptions {
     bool recordInStore = true;  // false: no run store (tests, benchmarks)
     // Where the run's record goes instead of the run store at dbPath (which is then not opened;
     // dbPath still places the default run folder): a sweep trial on another rank of an mpirun
-    // job forwards it to rank 0's store (sweep/cluster.h). Must outlive the Session.
+    // job forwards it to rank 0's store (sweep/cluster.h). New runs only (a resume needs the
+    // store itself). Must outlive the Session.
     store::RunRecorder* recorder = nullptr;
     // A checkpoint folder to resume from (resume.h resolves run ids and model folders to one):
     // weights, optimizer state and the step come from it, so the run continues exactly. The
