@@ -16,6 +16,7 @@ struct CommonOptions {
     std::string dbPath;           // run store; empty = the user data folder's runs.sqlite
     comm::Comm* comm = nullptr;   // the job's processes (several under mpirun; main.cpp owns it)
     bool workersStarted = false;  // rank 0 of several: the other ranks have the config to run
+    bool sweepJob = false;        // `mpirun ... wafer sweep`: the other ranks run sweep trials
 };
 
 // `mpirun -np P wafer train`: every rank but 0 runs this instead of parsing its arguments; it
@@ -23,6 +24,10 @@ struct CommonOptions {
 // ends without starting a run (a usage error, --help, a bad config), so the others end too.
 int runTrainWorker(comm::Comm& comm);
 void releaseIdleWorkers(CommonOptions& common);
+// `mpirun -np P wafer sweep`: every rank but 0 runs the trials rank 0 sends (sweep/cluster.h).
+// A job that lost a rank ends here without MPI_Finalize, which would wait for the dead rank.
+int runSweepWorker(comm::Comm& comm);
+void releaseIdleSweepWorkers(comm::Comm& comm);
 
 void addTrainCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode);

@@ -16,15 +16,17 @@ int main(int argc, char** argv) {
         return 1;
     }
     ws::comm::Comm& comm = **job;
-    if (comm.size() > 1 && (argc < 2 || std::string(argv[1]) != "train")) {
+    const std::string command = argc >= 2 ? argv[1] : "";
+    if (comm.size() > 1 && command != "train" && command != "sweep") {
         if (comm.rank() == 0) {
-            std::cerr << "wafer: only `wafer train` runs across processes; run other commands "
-                         "without mpirun\n";
+            std::cerr << "wafer: only `wafer train` and `wafer sweep` run across processes; run "
+                         "other commands without mpirun\n";
         }
         return 2;
     }
     // The other ranks take everything from rank 0, so their machines need no copy of the files.
-    if (comm.size() > 1 && comm.rank() != 0) return ws::cli::runTrainWorker(comm);
+    if (comm.size() > 1 && comm.rank() != 0)
+        return command == "sweep" ? ws::cli::runSweepWorker(comm) : ws::cli::runTrainWorker(comm);
     CLI::App app{
         "wafer: train GPT models on an emulated wafer-scale machine with weight streaming"};
     app.set_version_flag("--version",
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     ws::cli::CommonOptions common;
     common.comm = &comm;
+    common.sweepJob = command == "sweep";
     int exitCode = 0;
     ws::cli::addTrainCommand(app, common, exitCode);
     ws::cli::addValidateCommand(app, common, exitCode);

@@ -1,12 +1,16 @@
 // `wafer sweep SWEEP.yaml`: runs a hyperparameter sweep (engine/sweep/) with a live table of
 // trials, or with --json one object per finished trial; ends with the μTransfer summary (best
 // log2 learning rate per width, drift, transfer regret). Ctrl-C stops the running trials between
-// layers; `wafer sweep --resume ID` continues without rerunning finished trials.
+// layers; `wafer sweep --resume ID` continues without rerunning finished trials. Under
+// `mpirun -np P` rank 0 does all of the above and the other ranks run its trials
+// (engine/sweep/cluster.h).
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -14,6 +18,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/config/text_format.h"
+#include "engine/sweep/cluster.h"
 #include "engine/sweep/runner.h"
 
 namespace ws::cli {
@@ -25,6 +30,7 @@ struct SweepOptions {
     bool yes = false;
     int64_t resume = -1;
     std::string name;
+    double workerTimeout = 10.0;
 };
 
 // A swept value as JSON: numbers as numbers, true/false as booleans, the rest as text.
@@ -146,11 +152,15 @@ nlohmann::json transferJson(const std::vector<sweep::ParametrizationTransfer>& t
     return out;
 }
 
-int runSweep(const SweepOptions& opt, const CommonOptions& common) {
+int runSweep(const SweepOptions& opt, CommonOptions& common) {
     sweep::RunnerOptions runnerOptions;
     runnerOptions.dbPath = common.dbPath;
     runnerOptions.name = opt.name;
     runnerOptions.confirmed = opt.yes;
+    const bool acrossProcesses = common.comm && common.comm->size() > 1;
+    if (acrossProcesses) runnerOptions.comm = common.comm;
+    runnerOptions.workerTimeout =
+        std::chrono::milliseconds(static_cast<int64_t>(opt.workerTimeout * 1000));
     Result<std::unique_ptr<sweep::SweepRunner>> created = Error{""};
     if (opt.resume >= 0) {
         if (!opt.sweepPath.empty() || !opt.overrides.empty())
@@ -180,6 +190,10 @@ int runSweep(const SweepOptions& opt, const CommonOptions& common) {
                   << table.header() << "\n";
     }
     std::atomic<bool>& interrupted = catchCtrlC();
+    if (acrossProcesses) {
+        alsoStopOnSigterm();           // mpirun turns Ctrl-C into SIGTERM to every rank
+        common.workersStarted = true;  // the runner releases them when the sweep ends
+    }
     runner.start();
     std::map<int, sweep::TrialProgress> running;
     bool footerOpen = false;
@@ -259,16 +273,51 @@ int runSweep(const SweepOptions& opt, const CommonOptions& common) {
                                      common.dbPath.empty() ? "" : " --db " + common.dbPath);
         printTransfer(out.transfer);
     }
-    if (out.status == "failed") return fail(out.detail);
-    return 0;
+    const int code = out.status == "failed" ? fail(out.detail) : 0;
+    if (!out.lostRanks.empty()) {
+        // MPI_Finalize would wait for the lost ranks forever: end here, the store closed first.
+        (*created).reset();
+        std::cout << std::flush;
+        std::cerr << std::flush;
+        std::_Exit(code);
+    }
+    return code;
 }
 
 }  // namespace
+
+int runSweepWorker(comm::Comm& comm) {
+    // mpirun's SIGTERM (Ctrl-C) goes to every rank: rank 0 stops the sweep and tells the others.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
+    std::cerr << fmt::format("rank {} of {} on {}: sweep trials\n", comm.rank(), comm.size(),
+                             comm.host())
+              << std::flush;
+    const sweep::SweepWorkerResult result = sweep::runSweepWorker(comm);
+    if (result.rankLost) {
+        std::cerr << std::flush;
+        std::_Exit(result.rootLost ? 1 : 0);  // MPI_Finalize would wait for the lost rank
+    }
+    return 0;
+}
+
+void releaseIdleSweepWorkers(comm::Comm& comm) {
+    sweep::releaseSweepWorkers(comm);
+}
 
 void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto opt = std::make_shared<SweepOptions>();
     CLI::App* cmd = app.add_subcommand(
         "sweep", "Run a hyperparameter sweep (a config with a sweep: section, or a sweep file)");
+    cmd->footer(
+        "Across processes and machines (Open MPI): mpirun -np P --mca orte_enable_recovery 1 "
+        "wafer sweep SWEEP.yaml\n"
+        "  Every rank runs one trial at a time; rank 0 schedules (grid, random, ASHA), keeps the "
+        "run store and records every trial. With orte_enable_recovery a worker that dies loses "
+        "only its trial, which runs again on another rank (without it mpirun ends the job; "
+        "`wafer sweep --resume ID` then reruns only the unfinished trials). Add --oversubscribe "
+        "for more ranks than cores, --allow-run-as-root as root, --host/--hostfile for other "
+        "machines (each needs the same wafer build and the corpus at the same path).");
     cmd->add_option("sweep", opt->sweepPath, "Sweep YAML (see presets/mup-sweep.yaml)")
         ->check(CLI::ExistingFile);
     cmd->add_option("--set", opt->overrides,
@@ -281,6 +330,10 @@ void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     cmd->add_option("--name", opt->name, "Name of the sweep in the run store");
     cmd->add_option("--db", common.dbPath, "Run store (SQLite file)");
     cmd->add_flag("--json", common.json, "One JSON object per finished trial, then a summary");
+    cmd->add_option("--worker-timeout", opt->workerTimeout,
+                    "Under mpirun: seconds without a word from a worker rank before its trial "
+                    "runs again on another rank")
+        ->check(CLI::PositiveNumber);
     cmd->callback([opt, &common, &exitCode] { exitCode = runSweep(*opt, common); });
 }
 

@@ -114,6 +114,8 @@ int runTrainWorker(comm::Comm& comm) {
 void releaseIdleWorkers(CommonOptions& common) {
     if (!common.comm || common.comm->size() == 1 || common.comm->rank() != 0) return;
     if (common.workersStarted) return;
+    common.workersStarted = true;
+    if (common.sweepJob) return releaseIdleSweepWorkers(*common.comm);
     std::string none;
     comm::broadcastString(*common.comm, comm::Channel::Control, none, 0);
     common.workersStarted = true;

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 namespace ws::comm {
 
@@ -28,13 +31,49 @@ public:
         if (sendBytes > 0 && send != recv) std::memcpy(recv, send, sendBytes);
     }
     void barrier() override {}
+    // Messages to rank 0 (itself) wait in a mailbox: a one-process job can run the same
+    // message-passing code as a real one (tests, a sweep whose "workers" are rank 0).
+    bool send(Channel channel, int dest, int tag, const void* data, size_t bytes,
+              std::chrono::milliseconds) override {
+        if (dest != 0) return false;
+        std::lock_guard lock(m_mutex);
+        m_mailbox.push_back(
+            {channel, {0, tag, std::string(static_cast<const char*>(data), bytes)}});
+        return true;
+    }
+    std::optional<Message> tryReceive(Channel channel, int source, int tag) override {
+        if (source != kAnySource && source != 0) return std::nullopt;
+        std::lock_guard lock(m_mutex);
+        for (auto it = m_mailbox.begin(); it != m_mailbox.end(); ++it) {
+            if (it->first != channel || (tag != kAnyTag && it->second.tag != tag)) continue;
+            Message m = std::move(it->second);
+            m_mailbox.erase(it);
+            return m;
+        }
+        return std::nullopt;
+    }
     [[noreturn]] void abort(int code, const std::string& message) override {
         std::cerr << "wafer: " << message << "\n";
         std::exit(code);
     }
+
+private:
+    std::mutex m_mutex;
+    std::deque<std::pair<Channel, Message>> m_mailbox;
 };
 
 }  // namespace
+
+std::optional<Message> Comm::receive(Channel channel, int source, int tag,
+                                     std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (int polls = 0;; ++polls) {
+        if (auto m = tryReceive(channel, source, tag)) return m;
+        if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+        if (polls < 64) continue;
+        std::this_thread::sleep_for(std::chrono::microseconds(polls < 1024 ? 20 : 200));
+    }
+}
 
 std::unique_ptr<Comm> singleProcess() {
     return std::make_unique<SingleProcess>();

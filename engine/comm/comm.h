@@ -7,11 +7,14 @@
 // the step orders of the session's thread never interleave. Within a channel every rank must
 // issue the same operations in the same order (MPI's rule for collectives).
 // Thread-safety: any thread may use any channel, one thread per channel at a time.
-// Failure: an MPI error ends the job (MPI's default handler); abort() ends it on purpose.
+// Failure: an MPI error ends the job (MPI's default handler), except for point-to-point messages
+// (send, receive), which report a dead peer to the caller; abort() ends it on purpose.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,17 @@ enum class Channel {
     Control,    // the session's step orders (rank 0 -> all)
     Weights,    // each layer visit's weights (MemoryX on rank 0 -> all)
     Gradients,  // each layer's gradient slices and the step's losses (all -> rank 0)
+    Sweep,      // point-to-point: sweep trials out, their records back (engine/sweep/cluster.h)
+};
+
+// Point-to-point messages (send / tryReceive / receive) match any source or tag with these.
+inline constexpr int kAnySource = -1;
+inline constexpr int kAnyTag = -1;
+
+struct Message {
+    int source = 0;
+    int tag = 0;
+    std::string bytes;
 };
 
 class Comm {
@@ -40,6 +54,21 @@ public:
     virtual void gather(Channel channel, const void* send, size_t sendBytes, void* recv,
                         const std::vector<size_t>& recvBytes, int root) = 0;
     virtual void barrier() = 0;
+
+    // Point-to-point, unlike the collectives free of MPI's same-order rule: any thread may send,
+    // one thread per channel receives. Messages from one sender with one tag arrive in order.
+    // Errors on these (a peer that died) are returned, never fatal: the Sweep channel reports
+    // them to its caller instead of ending the job.
+    // Sends `bytes` to `dest` with `tag` (>= 0). False when it was not delivered within
+    // `timeout` (a dead or stuck peer); the message is then withdrawn.
+    virtual bool send(Channel channel, int dest, int tag, const void* data, size_t bytes,
+                      std::chrono::milliseconds timeout = std::chrono::hours(24 * 365)) = 0;
+    // The next message from `source` with `tag` (kAnySource, kAnyTag: any) if one has arrived.
+    virtual std::optional<Message> tryReceive(Channel channel, int source, int tag) = 0;
+    // Waits for one, polling without spinning a core (as the collectives do); nullopt after
+    // `timeout`.
+    std::optional<Message> receive(Channel channel, int source, int tag,
+                                   std::chrono::milliseconds timeout);
     // Ends every process of the job with `code` after writing `message` (naming this rank and
     // host) to stderr. For failures that leave other ranks waiting inside a collective.
     [[noreturn]] virtual void abort(int code, const std::string& message) = 0;
@@ -66,6 +95,12 @@ Result<std::unique_ptr<Comm>> fromEnvironment(int* argc, char*** argv,
 // This process's rank as mpirun's environment states it (0 outside mpirun): who reports an
 // error when fromEnvironment failed and there is no Comm to ask.
 int rankFromEnvironment();
+
+// Convenience: sends a string as a message.
+inline bool sendString(Comm& comm, Channel channel, int dest, int tag, const std::string& text,
+                       std::chrono::milliseconds timeout = std::chrono::hours(24 * 365)) {
+    return comm.send(channel, dest, tag, text.data(), text.size(), timeout);
+}
 
 // Convenience: broadcasts a string (its size, then its bytes) from root.
 void broadcastString(Comm& comm, Channel channel, std::string& text, int root);

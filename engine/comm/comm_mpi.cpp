@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,12 +33,15 @@ constexpr int kNameBytes = 256;  // a host name or a program identity, as exchan
 // which starves the compute threads as soon as processes share cores. Polls at once a few times
 // (a short message is there within microseconds), then every 20-100 µs; each MPI_Test also moves
 // the transfer on.
-void waitFor(MPI_Request& request) {
+// With a deadline: false when the operation has not completed by then (or failed).
+bool waitFor(MPI_Request& request, std::chrono::steady_clock::time_point deadline =
+                                       std::chrono::steady_clock::time_point::max()) {
     for (int polls = 0;; ++polls) {
         int done = 0;
-        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-        if (done) return;
+        if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+        if (done) return true;
         if (polls < 64) continue;
+        if (std::chrono::steady_clock::now() >= deadline) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(polls < 1024 ? 20 : 100));
     }
 }
@@ -59,6 +63,8 @@ public:
         MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
         MPI_Comm_size(MPI_COMM_WORLD, &m_size);
         for (MPI_Comm& c : m_channels) MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        // A sweep goes on without a worker that died: errors on its channel are returned.
+        MPI_Comm_set_errhandler(comm(Channel::Sweep), MPI_ERRORS_RETURN);
         char name[MPI_MAX_PROCESSOR_NAME] = {};
         int length = 0;
         MPI_Get_processor_name(name, &length);
@@ -150,6 +156,38 @@ public:
 
     void barrier() override { MPI_Barrier(comm(Channel::Control)); }
 
+    bool send(Channel channel, int dest, int tag, const void* data, size_t bytes,
+              std::chrono::milliseconds timeout) override {
+        if (bytes > size_t(std::numeric_limits<int>::max())) return false;
+        MPI_Request request;
+        if (MPI_Isend(data, int(bytes), MPI_BYTE, dest, tag, comm(channel), &request) !=
+            MPI_SUCCESS)
+            return false;
+        if (waitFor(request, std::chrono::steady_clock::now() + timeout)) return true;
+        MPI_Cancel(&request);
+        MPI_Request_free(&request);
+        return false;
+    }
+
+    std::optional<Message> tryReceive(Channel channel, int source, int tag) override {
+        int found = 0;
+        MPI_Message handle;
+        MPI_Status status;
+        if (MPI_Improbe(source == kAnySource ? MPI_ANY_SOURCE : source,
+                        tag == kAnyTag ? MPI_ANY_TAG : tag, comm(channel), &found, &handle,
+                        &status) != MPI_SUCCESS ||
+            !found)
+            return std::nullopt;
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        Message m{status.MPI_SOURCE, status.MPI_TAG, std::string(size_t(std::max(0, count)), '\0')};
+        MPI_Request request;
+        if (MPI_Imrecv(m.bytes.data(), count, MPI_BYTE, &handle, &request) != MPI_SUCCESS)
+            return std::nullopt;
+        waitFor(request);
+        return m;
+    }
+
     [[noreturn]] void abort(int code, const std::string& message) override {
         std::cerr << fmt::format("wafer: rank {} on {}: {}\n", m_rank, m_host, message)
                   << std::flush;
@@ -164,7 +202,7 @@ private:
     int m_size = 1;
     std::string m_host;
     std::vector<std::string> m_hosts, m_identities;  // (ranks)
-    MPI_Comm m_channels[3] = {};
+    MPI_Comm m_channels[4] = {};                     // one per Channel
 };
 
 }  // namespace

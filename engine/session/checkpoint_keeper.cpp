@@ -14,7 +14,7 @@ namespace fs = std::filesystem;
 CheckpointKeeper::CheckpointKeeper(const config::Config& config, fs::path modelDir,
                                    const model::ParameterTable& table, modelio::TensorReader read,
                                    int stateCopies, const optim::LearningRateSchedule& schedule,
-                                   store::RunStore* store, int64_t runId, int64_t lastWritten,
+                                   store::RunRecorder* store, int64_t runId, int64_t lastWritten,
                                    Log log)
     : m_config(config),
       m_modelDir(std::move(modelDir)),

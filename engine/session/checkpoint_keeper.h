@@ -19,7 +19,7 @@
 #include "engine/session/events.h"
 
 namespace ws::store {
-class RunStore;
+class RunRecorder;
 }
 
 namespace ws::session {
@@ -33,7 +33,7 @@ public:
     CheckpointKeeper(const config::Config& config, std::filesystem::path modelDir,
                      const model::ParameterTable& table, modelio::TensorReader read,
                      int stateCopies, const optim::LearningRateSchedule& schedule,
-                     store::RunStore* store, int64_t runId, int64_t lastWritten, Log log);
+                     store::RunRecorder* store, int64_t runId, int64_t lastWritten, Log log);
 
     // Removes partial folders a killed writer left; runconfig.save_initial_checkpoint.
     void atStart(int64_t step);
@@ -51,7 +51,7 @@ private:
     modelio::TensorReader m_read;
     int m_stateCopies;
     const optim::LearningRateSchedule& m_schedule;
-    store::RunStore* m_store;
+    store::RunRecorder* m_store;
     int64_t m_runId;
     int64_t m_lastWritten;
     Log m_log;

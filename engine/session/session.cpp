@@ -100,8 +100,8 @@ void Session::setState(RunState state, std::string detail) {
     m_summary.state = state;
     if (!detail.empty()) m_summary.detail = detail;
     // Paused is recorded too: a studio following the run from another process shows it.
-    if (m_impl->store && m_impl->runId >= 0 && state != RunState::Preparing) {
-        (void)m_impl->store->setStatus(m_impl->runId, runStateName(state));
+    if (m_impl->recorder && m_impl->runId >= 0 && state != RunState::Preparing) {
+        (void)m_impl->recorder->setStatus(m_impl->runId, runStateName(state));
     }
     m_events.push(StateChange{state, std::move(detail)});
 }
@@ -116,11 +116,11 @@ void Session::releaseWorkers() {
 }
 
 void Session::log(LogLine::Level level, std::string message) {
-    if (m_impl->store && m_impl->runId >= 0) {
+    if (m_impl->recorder && m_impl->runId >= 0) {
         const char* name = level == LogLine::Level::Error     ? "error"
                            : level == LogLine::Level::Warning ? "warning"
                                                               : "info";
-        m_impl->store->logEvent(m_impl->runId, name, message);
+        m_impl->recorder->logEvent(m_impl->runId, name, message);
     }
     m_events.push(LogLine{level, std::move(message)});
 }
@@ -147,8 +147,8 @@ void Session::run() {
         log(LogLine::Level::Error, status.error().message);
         setState(RunState::Failed, status.error().message);
     }
-    if (m_impl->store) {
-        m_impl->store->flush();
+    if (m_impl->recorder) {
+        m_impl->recorder->flush();
     }
 }
 
@@ -489,10 +489,13 @@ Status Session::openRunRecord(Prepared& p) {
     Impl& s = *m_impl;
     m_activity = "opening the run store and the run folder";
     p.db = m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
-    if (m_options.recordInStore) {
+    if (m_options.recorder) {
+        s.recorder = m_options.recorder;
+    } else if (m_options.recordInStore) {
         auto opened = store::RunStore::open(p.db);
         if (!opened.ok()) return opened.error();
         s.store = std::move(opened).value();
+        s.recorder = s.store.get();
     }
     if (p.resume) {
         auto placed = placeResumedRun(s.store.get(), *p.resume, cfg);
@@ -500,7 +503,7 @@ Status Session::openRunRecord(Prepared& p) {
         p.placement = std::move(placed).value();
     }
     const bool continuing = p.placement && p.placement->continueRun;
-    if (!s.store || continuing) return Status::success();
+    if (!s.recorder || continuing) return Status::success();
     store::NewRun newRun;
     newRun.name = m_options.runName.empty() ? defaultRunName(cfg) : m_options.runName;
     newRun.configYaml = config::saveConfigYaml(cfg);
@@ -509,7 +512,7 @@ Status Session::openRunRecord(Prepared& p) {
     newRun.parentRun = m_options.parentRun;
     if (p.placement) newRun.parentRun = p.placement->parentRun;
     newRun.sweepId = m_options.sweepId;
-    auto id = s.store->createRun(newRun);
+    auto id = s.recorder->createRun(newRun);
     if (!id.ok()) return id.error();
     s.runId = *id;
     m_summary.runId = s.runId;
@@ -550,7 +553,7 @@ Status Session::claimModelFolder(Prepared& p) {
     clearControlRequest(s.modelDir);
     m_place = {s.runId, s.modelDir};
     m_placeKnown.store(true, std::memory_order_release);
-    if (s.store) (void)s.store->setModelDir(s.runId, s.modelDir.string());
+    if (s.recorder) (void)s.recorder->setModelDir(s.runId, s.modelDir.string());
     // Which rank on which host computes which systems (runs show, the Wafer tab). A continued run
     // replaces what the interrupted one recorded: it may run with another number of processes.
     if (s.store && (cluster() || (p.placement && p.placement->continueRun))) {
@@ -582,8 +585,8 @@ Status Session::startRunFolder(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     p.checkpoints.emplace(
-        cfg, s.modelDir, *s.table, tensorReader(), p.stateCopies, *p.schedule, s.store.get(),
-        s.runId, p.resume ? p.startStep : -1,
+        cfg, s.modelDir, *s.table, tensorReader(), p.stateCopies, *p.schedule, s.recorder, s.runId,
+        p.resume ? p.startStep : -1,
         [this](LogLine::Level level, std::string message) { log(level, std::move(message)); });
     std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
     if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;

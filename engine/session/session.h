@@ -24,6 +24,10 @@
 #include "engine/modelio/weights_io.h"
 #include "engine/session/events.h"
 
+namespace ws::store {
+class RunRecorder;
+}
+
 namespace ws::session {
 
 struct SessionOptions {
@@ -34,6 +38,11 @@ struct SessionOptions {
     // The run this one builds on (a fine-tune's base run), recorded as parent_run in the store.
     std::optional<int64_t> parentRun;
     bool recordInStore = true;  // false: no run store (tests, benchmarks)
+    // Where the run's record goes instead of the run store at dbPath (which is then not opened;
+    // dbPath still places the default run folder): a sweep trial on another rank of an mpirun
+    // job forwards it to rank 0's store (sweep/cluster.h). New runs only (a resume needs the
+    // store itself). Must outlive the Session.
+    store::RunRecorder* recorder = nullptr;
     // A checkpoint folder to resume from (resume.h resolves run ids and model folders to one):
     // weights, optimizer state and the step come from it, so the run continues exactly. The
     // config should be the checkpoint's (resumeConfig()); other settings that change training

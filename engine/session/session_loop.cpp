@@ -279,7 +279,7 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
         !st.ok()) {
         return st;
     }
-    if (s.store) (void)s.store->setSummary(s.runId, storedSummaryJson(m_summary));
+    if (s.recorder) (void)s.recorder->setSummary(s.runId, storedSummaryJson(m_summary));
     log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
     // A diverged run's weights are not worth resuming from; every other end is.
     if (r.endState != RunState::Diverged && m_options.finalCheckpoint) p.checkpoints->atEnd(r.step);

@@ -39,7 +39,8 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Everything the run builds once prepared; lives on the worker thread.
 struct Session::Impl {
-    std::unique_ptr<store::RunStore> store;
+    std::unique_ptr<store::RunStore> store;  // opened by this run (recordInStore)
+    store::RunRecorder* recorder = nullptr;  // where the run's record goes: `store`, or given
     int64_t runId = -1;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     std::optional<data::TokenCache> trainCache;
@@ -55,7 +56,7 @@ struct Session::Impl {
     fs::path modelDir;
 
     void metric(int64_t step, const char* key, double value, double wall) {
-        if (store) store->logMetric(runId, step, key, value, wall);
+        if (recorder) recorder->logMetric(runId, step, key, value, wall);
     }
 };
 

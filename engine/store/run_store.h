@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/store/run_recorder.h"
 
 namespace SQLite {
 class Database;
@@ -37,16 +38,6 @@ namespace ws::store {
 // request; it goes back to "running" (or ends) in the same process.
 inline constexpr std::string_view kRunStatuses[] = {"created", "running",  "paused", "finished",
                                                     "stopped", "diverged", "failed"};
-
-struct NewRun {
-    std::string name;                  // empty: "run-<id>"
-    std::string configYaml;            // the full config, as saved
-    std::string configHash;            // empty: SHA-256 of configYaml
-    std::string kind = "train";        // train|finetune|sweep|sweep-trial|...
-    std::optional<int64_t> parentRun;  // the run this one continues or fine-tunes
-    std::optional<int64_t> sweepId;    // for sweep trials: the id of the run of kind "sweep"
-    std::string modelDir;              // the run's output folder
-};
 
 struct RunInfo {
     int64_t id = 0;
@@ -75,7 +66,7 @@ struct EventRecord {
     std::string message;
 };
 
-class RunStore {
+class RunStore final : public RunRecorder {
 public:
     // Opens (creating the file and its folder if needed) and migrates the store. Errors name the
     // file: a folder that cannot be created or written, a file that is not an SQLite database or
@@ -87,35 +78,36 @@ public:
     // (--db a.sqlite, --db b.sqlite) never write into each other's run-1.
     static std::filesystem::path runsFolderFor(const std::filesystem::path& dbPath);
 
-    ~RunStore();  // flushes everything queued, then closes
+    ~RunStore() override;  // flushes everything queued, then closes
     RunStore(const RunStore&) = delete;
     RunStore& operator=(const RunStore&) = delete;
 
     const std::filesystem::path& path() const;
 
-    Result<int64_t> createRun(const NewRun& run);            // status "created", created = now
-    Status setStatus(int64_t run, std::string_view status);  // one of kRunStatuses
-    Status setSummary(int64_t run, std::string_view json);   // must be valid JSON
+    Result<int64_t> createRun(const NewRun& run) override;  // status "created", created = now
+    Status setStatus(int64_t run, std::string_view status) override;  // one of kRunStatuses
+    Status setSummary(int64_t run, std::string_view json) override;   // must be valid JSON
     Status renameRun(int64_t run, std::string_view name);
-    Status setModelDir(int64_t run, const std::filesystem::path& dir);
+    Status setModelDir(int64_t run, const std::filesystem::path& dir) override;
 
     // Asynchronous, O(1), never blocks on disk. `wallTime` is stored as given (seconds).
-    void logMetric(int64_t run, int64_t step, std::string_view key, double value, double wallTime);
+    void logMetric(int64_t run, int64_t step, std::string_view key, double value,
+                   double wallTime) override;
     // Asynchronous; the event is timestamped now. Levels by convention: info, warning, error.
-    void logEvent(int64_t run, std::string_view level, std::string_view message);
+    void logEvent(int64_t run, std::string_view level, std::string_view message) override;
 
     // Synchronous; `sha256` must be 64 hex digits (see ws::sha256File).
     Status recordCheckpoint(int64_t run, int64_t step, const std::filesystem::path& file,
-                            std::string_view sha256);
+                            std::string_view sha256) override;
     // Synchronous: drops the checkpoint rows of `step` (its folder was pruned).
-    Status forgetCheckpoint(int64_t run, int64_t step);
+    Status forgetCheckpoint(int64_t run, int64_t step) override;
     // Synchronous, after everything queued before it: drops the metrics and checkpoint rows above
     // `step`. A run resumed from its checkpoint at `step` continues from there, so rows a killed
     // process logged after that checkpoint belong to a timeline that no longer exists.
     Status truncateAfter(int64_t run, int64_t step);
 
     // Blocks until everything queued before the call is committed to disk.
-    void flush();
+    void flush() override;
     // Success, or the first asynchronous write failure since open (rows that were lost).
     Status asyncWriteStatus() const;
 

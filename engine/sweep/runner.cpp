@@ -2,8 +2,8 @@
 #include "engine/sweep/runner.h"
 
 #include <fmt/format.h>
-#include <sched.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <deque>
@@ -16,6 +16,9 @@
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
 #include "engine/sweep/asha.h"
+#include "engine/sweep/cluster.h"
+#include "engine/sweep/cluster_protocol.h"
+#include "engine/sweep/runner_state.h"
 
 namespace ws::sweep {
 
@@ -25,13 +28,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-int availableCores() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-    const unsigned hw = std::thread::hardware_concurrency();
-    return hw > 0 ? int(hw) : 1;
-}
 
 std::string jsonString(const std::string& text) {
     std::string out = "\"";
@@ -123,16 +119,6 @@ std::string defaultSweepName() {
 
 // ---- SweepRunner ----
 
-struct SweepRunner::Shared {
-    std::unique_ptr<store::RunStore> store;
-    std::optional<AshaScheduler> asha;
-    int64_t sweepRunId = -1;
-    // The sweep's folder (sweep-<id> in the store's runs folder), locked while this runner drives
-    // it: a second process resuming the same sweep is refused instead of running its trials twice,
-    // and a killed sweep shows as interrupted (session::shownRunStatus).
-    std::optional<session::FolderLock> lock;
-};
-
 namespace {
 
 Result<session::FolderLock> lockSweepFolder(store::RunStore& store, int64_t sweepRunId,
@@ -158,32 +144,6 @@ Result<session::FolderLock> lockSweepFolder(store::RunStore& store, int64_t swee
 }
 
 }  // namespace
-
-// One running trial. Its session's events are handled on the session's threads (onTrialEvents),
-// under `mutex`.
-struct SweepRunner::Active {
-    const TrialSpec* spec = nullptr;
-    std::string group;
-    std::mutex mutex;
-    std::deque<double> window;  // the last final_loss_steps losses
-    int64_t steps = 0;
-    int64_t maxSteps = 0;
-    std::map<int64_t, double> rungLosses;
-    bool pruned = false;
-    bool diverged = false;  // above sweep.max_loss, or not finite
-    std::string reason;
-    std::atomic<bool> ended{false};
-    std::vector<session::Event> scratch;
-    // Last, so it is destroyed first: its threads call onTrialEvents, which uses the members above.
-    std::unique_ptr<session::Session> session;
-
-    double windowMean() const {
-        if (window.empty()) return kNaN;
-        double sum = 0;
-        for (double l : window) sum += l;
-        return sum / double(window.size());
-    }
-};
 
 SweepRunner::SweepRunner(SweepPlan plan, RunnerOptions options)
     : m_plan(std::move(plan)),
@@ -332,8 +292,24 @@ Status SweepRunner::runSweep() {
     std::deque<const TrialSpec*> pending;
     for (const auto& t : m_plan.trials)
         if (!settled[size_t(t.index)]) pending.push_back(&t);
-    const int parallel = std::max(1, std::min<int>(sweep.parallelTrials, int(pending.size())));
-    const int cores = m_options.cores > 0 ? m_options.cores : availableCores();
+    // Across processes every rank runs one trial at a time; rank 0's share is its local slot.
+    const bool acrossProcesses = m_options.comm && m_options.comm->size() > 1;
+    const int parallel =
+        acrossProcesses ? 1 : std::max(1, std::min<int>(sweep.parallelTrials, int(pending.size())));
+    int cores = m_options.cores > 0 ? m_options.cores : availableCores();
+    if (acrossProcesses) {
+        m_cluster = std::make_unique<Cluster>();
+        m_cluster->db = db.string();
+        m_cluster->cache = m_options.cacheDir.string();
+        startCluster();
+        const int sharing = m_cluster->ranksOnHost[m_options.comm->host()];
+        if (m_options.cores <= 0 && cores == int(std::thread::hardware_concurrency()))
+            cores = std::max(1, cores / std::max(1, sharing));
+        m_events.push(SweepLog{
+            false, fmt::format("across {} processes: one trial at a time on each rank; rank 0 "
+                               "on {} schedules and records",
+                               m_options.comm->size(), m_options.comm->host())});
+    }
     const int threadsPerTrial = std::max(1, cores / parallel);
     std::string runName = m_options.name;
     if (runName.empty()) {
@@ -343,19 +319,49 @@ Status SweepRunner::runSweep() {
 
     std::vector<std::unique_ptr<Active>> active;
     bool stopping = false;
+    auto localTrials = [&] {
+        return int(std::count_if(active.begin(), active.end(),
+                                 [](const auto& a) { return a->rank == 0; }));
+    };
+    // A free worker rank (lowest first), or 0 when none is.
+    auto freeWorker = [&]() -> int {
+        if (!m_cluster) return 0;
+        std::lock_guard lock(m_cluster->mutex);
+        for (size_t r = 1; r < m_cluster->workers.size(); ++r) {
+            const auto& w = *m_cluster->workers[r];
+            if (w.ready && !w.lost && !w.trial) return int(r);
+        }
+        return 0;
+    };
     while (!active.empty() || (!pending.empty() && !stopping)) {
         if (m_stopRequested && !stopping) {
             stopping = true;
-            for (auto& a : active) a->session->requestStop();
+            for (auto& a : active) {
+                if (a->session)
+                    a->session->requestStop();
+                else
+                    cluster::send(*m_options.comm, a->rank, cluster::kStop,
+                                  nlohmann::json::object(), cluster::kSendTimeout);
+            }
             m_events.push(SweepLog{false, "stopping the sweep: running trials stop between layers",
                                    sh.sweepRunId});
         }
-        while (!stopping && !pending.empty() && int(active.size()) < parallel) {
+        while (!stopping && !pending.empty()) {
+            int rank = 0;
+            if (localTrials() >= parallel) {
+                rank = freeWorker();
+                if (rank == 0) break;
+            }
             const TrialSpec& spec = *pending.front();
             pending.pop_front();
             config::LoadedConfig trialConfig = spec.config;
             auto& rc = trialConfig.config.runconfig;
-            const int threads = rc.numThreads > 0 ? rc.numThreads : threadsPerTrial;
+            int threads = threadsPerTrial;
+            if (rank > 0) {
+                std::lock_guard lock(m_cluster->mutex);
+                threads = std::max(1, m_cluster->workers[size_t(rank)]->cores);
+            }
+            threads = rc.numThreads > 0 ? rc.numThreads : threads;
             rc.numThreads = threads;
             if (!rc.modelDir.empty())
                 rc.modelDir =
@@ -371,6 +377,7 @@ Status SweepRunner::runSweep() {
             a->spec = &spec;
             a->group = groupOf(spec, sweep.earlyStopping.groupBy);
             a->maxSteps = rc.maxSteps;
+            a->rank = rank;
             store::SweepTrialRecord record;
             record.sweepRun = sh.sweepRunId;
             record.trial = spec.index;
@@ -382,7 +389,8 @@ Status SweepRunner::runSweep() {
             if (Status st = store::saveSweepTrial(*sh.store, record); !st.ok()) return st;
             m_events.push(TrialStarted{spec.index, spec.params, spec.parametrization, spec.seed,
                                        rc.maxSteps, threads});
-            auto created = session::Session::create(std::move(trialConfig), so);
+            // Created here for every trial: a config a session refuses fails alike on any rank.
+            auto created = session::Session::create(trialConfig, so);
             if (!created.ok()) {
                 TrialResult failed;
                 failed.trial = spec.index;
@@ -398,6 +406,14 @@ Status SweepRunner::runSweep() {
                 m_events.push(TrialFinished{std::move(failed), false});
                 continue;
             }
+            if (rank > 0) {
+                if (!sendTrial(*a, trialConfig, so.runName)) {
+                    pending.push_front(&spec);  // the worker is gone: another rank runs it
+                    continue;
+                }
+                active.push_back(std::move(a));
+                continue;
+            }
             a->session = std::move(created).value();
             Active* raw = a.get();
             a->session->events().setNotify([this, raw] { onTrialEvents(*raw); });
@@ -410,17 +426,50 @@ Status SweepRunner::runSweep() {
                             [&] { return m_trialEnded || (m_stopRequested && !stopping); });
             m_trialEnded = false;
         }
+        if (m_cluster) {
+            heartbeatWorkers();
+            for (int rank : lostWorkers()) {
+                // Its trial goes back to the front of the queue; its run stays as a failed one.
+                auto it = std::find_if(active.begin(), active.end(),
+                                       [&](const auto& a) { return a->rank == rank; });
+                const std::string host = m_options.comm->hostOf(rank);
+                if (it == active.end()) {
+                    m_events.push(SweepLog{
+                        true, fmt::format("rank {} on {} stopped answering; the sweep goes on "
+                                          "without it",
+                                          rank, host)});
+                    continue;
+                }
+                Active& lost = **it;
+                const std::string message = fmt::format(
+                    "rank {} on {} stopped answering during trial {}; the trial runs again on "
+                    "another rank",
+                    rank, host, lost.spec->index);
+                if (lost.remoteRunId >= 0) {
+                    (void)sh.store->setStatus(lost.remoteRunId, "failed");
+                    sh.store->logEvent(lost.remoteRunId, "error", "sweep: " + message);
+                }
+                m_events.push(SweepLog{true, message});
+                if (!stopping) pending.push_front(lost.spec);
+                active.erase(it);
+            }
+        }
         for (auto it = active.begin(); it != active.end();) {
             if (!(*it)->ended) {
                 ++it;
                 continue;
             }
             TrialResult result = finishTrial(**it);
+            if (m_cluster && (*it)->rank > 0) {
+                std::lock_guard lock(m_cluster->mutex);
+                m_cluster->workers[size_t((*it)->rank)]->trial = nullptr;
+            }
             m_outcome.trials.push_back(result);
             m_events.push(TrialFinished{std::move(result), false});
             it = active.erase(it);
         }
     }
+    if (m_cluster) stopCluster();
     std::sort(m_outcome.trials.begin(), m_outcome.trials.end(),
               [](const TrialResult& a, const TrialResult& b) { return a.trial < b.trial; });
     m_outcome.transfer = analyzeTransfer(m_outcome.trials);
@@ -432,38 +481,9 @@ void SweepRunner::onTrialEvents(Active& a) {
     std::lock_guard lock(a.mutex);
     a.scratch.clear();
     a.session->events().drain(a.scratch);
-    const config::SweepConfig& sweep = m_plan.sweep;
     for (const auto& event : a.scratch) {
         if (const auto* m = std::get_if<session::StepMetrics>(&event)) {
-            a.steps = m->step;
-            a.window.push_back(m->loss);
-            while (a.window.size() > size_t(sweep.finalLossSteps)) a.window.pop_front();
-            m_events.push(TrialProgress{a.spec->index, m->step, m->maxSteps, m->loss});
-            if (a.pruned || a.diverged) continue;
-            if (!std::isfinite(m->loss) || (sweep.maxLoss > 0 && m->loss > sweep.maxLoss)) {
-                a.diverged = true;
-                a.reason =
-                    std::isfinite(m->loss)
-                        ? fmt::format("loss {:.4f} above sweep.max_loss {} at step {}", m->loss,
-                                      config::detail::formatNumberShort(sweep.maxLoss), m->step)
-                        : fmt::format("loss became {} at step {}", m->loss, m->step);
-                a.session->requestStop();
-                continue;
-            }
-            if (m_shared->asha && m_shared->asha->isRung(m->step)) {
-                const double rungLoss = a.windowMean();
-                a.rungLosses[m->step] = rungLoss;
-                RungDecision decision;
-                {
-                    std::lock_guard sharedLock(m_mutex);
-                    decision = m_shared->asha->atRung(a.group, a.spec->index, m->step, rungLoss);
-                }
-                if (decision.stop) {
-                    a.pruned = true;
-                    a.reason = decision.reason;
-                    a.session->requestStop();
-                }
-            }
+            if (onTrialStep(a, m->step, m->maxSteps, m->loss)) a.session->requestStop();
         } else if (const auto* s = std::get_if<session::StateChange>(&event)) {
             const bool terminal =
                 s->state == session::RunState::Finished || s->state == session::RunState::Stopped ||
@@ -478,9 +498,41 @@ void SweepRunner::onTrialEvents(Active& a) {
     }
 }
 
+bool SweepRunner::onTrialStep(Active& a, int64_t step, int64_t maxSteps, double loss) {
+    const config::SweepConfig& sweep = m_plan.sweep;
+    a.steps = step;
+    a.window.push_back(loss);
+    while (a.window.size() > size_t(sweep.finalLossSteps)) a.window.pop_front();
+    m_events.push(TrialProgress{a.spec->index, step, maxSteps, loss});
+    if (a.pruned || a.diverged) return false;
+    if (!std::isfinite(loss) || (sweep.maxLoss > 0 && loss > sweep.maxLoss)) {
+        a.diverged = true;
+        a.reason = std::isfinite(loss)
+                       ? fmt::format("loss {:.4f} above sweep.max_loss {} at step {}", loss,
+                                     config::detail::formatNumberShort(sweep.maxLoss), step)
+                       : fmt::format("loss became {} at step {}", loss, step);
+        return true;
+    }
+    if (m_shared->asha && m_shared->asha->isRung(step)) {
+        const double rungLoss = a.windowMean();
+        a.rungLosses[step] = rungLoss;
+        RungDecision decision;
+        {
+            std::lock_guard sharedLock(m_mutex);
+            decision = m_shared->asha->atRung(a.group, a.spec->index, step, rungLoss);
+        }
+        if (decision.stop) {
+            a.pruned = true;
+            a.reason = decision.reason;
+            return true;
+        }
+    }
+    return false;
+}
+
 TrialResult SweepRunner::finishTrial(Active& a) {
-    a.session->wait();
-    const session::RunSummary& summary = a.session->summary();
+    if (a.session) a.session->wait();
+    const session::RunSummary& summary = a.session ? a.session->summary() : *a.remoteSummary;
     std::lock_guard lock(a.mutex);  // late span events may still be handled
     TrialResult r;
     r.trial = a.spec->index;

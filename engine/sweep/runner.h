@@ -9,6 +9,10 @@
 // Compute threads: when runconfig.num_threads is 0, each trial gets cores / parallel_trials
 // threads (at least one), so parallel trials share the cores instead of fighting over them.
 //
+// Across processes (RunnerOptions::comm of several ranks, cluster.h): every rank runs one trial
+// at a time (rank 0 too; sweep.parallel_trials is for one process), rank 0 decides everything and
+// keeps the store; with runconfig.num_threads 0 a trial gets its rank's cores / ranks on its host.
+//
 // Thread-safety: create/start/run/wait from one controlling thread; requestStop and events()
 // from any thread. Never aborts on bad input: failures end the sweep with an error message.
 #pragma once
@@ -25,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/comm/comm.h"
 #include "engine/core/event_queue.h"
 #include "engine/core/result.h"
 #include "engine/sweep/results.h"
@@ -78,6 +83,11 @@ struct RunnerOptions {
     std::string name;                // the sweep run's name; empty: "sweep <date time>"
     bool confirmed = false;          // the user accepted a sweep above sweep.max_trials
     int cores = 0;                   // cores to share out; 0: those this process may use
+    // The processes of an `mpirun` job, this being rank 0 (the others run runSweepWorker,
+    // cluster.h); null or one rank: trials run in this process only.
+    comm::Comm* comm = nullptr;
+    // Across processes: a worker not heard from for this long is lost; its trial runs again.
+    std::chrono::milliseconds workerTimeout{10000};
 };
 
 struct SweepOutcome {
@@ -87,6 +97,9 @@ struct SweepOutcome {
     std::vector<TrialResult> trials;  // every trial with a result, by index
     std::vector<ParametrizationTransfer> transfer;
     double elapsedSec = 0.0;
+    // Across processes: the worker ranks that were lost (their trials ran again elsewhere). The
+    // process should then end without MPI_Finalize, which would wait for them.
+    std::vector<int> lostRanks;
 };
 
 class SweepRunner {
@@ -116,10 +129,23 @@ public:
 
 private:
     struct Active;
+    struct Cluster;
     SweepRunner(SweepPlan plan, RunnerOptions options);
     Status runSweep();
     void onTrialEvents(Active& active);
+    // A step of a trial, local or remote: the loss window, progress, the divergence bound and
+    // ASHA at rungs. True when the trial must stop after it. Called under active.mutex.
+    bool onTrialStep(Active& active, int64_t step, int64_t maxSteps, double loss);
     TrialResult finishTrial(Active& active);
+    // Across processes (runner_cluster.cpp).
+    void startCluster();
+    void receiveFromWorkers();
+    void handleWorkerMessage(const comm::Message& message);
+    bool sendTrial(Active& active, const config::LoadedConfig& trialConfig,
+                   const std::string& runName);
+    std::vector<int> lostWorkers();  // newly lost: their trials are taken back
+    void heartbeatWorkers();
+    void stopCluster();
 
     SweepPlan m_plan;
     RunnerOptions m_options;
@@ -133,6 +159,7 @@ private:
     bool m_trialEnded = false;
     struct Shared;
     std::unique_ptr<Shared> m_shared;
+    std::unique_ptr<Cluster> m_cluster;  // across processes only
 };
 
 }  // namespace ws::sweep

@@ -370,7 +370,7 @@ mpi_train|mpi_resume)
   expect_in "runconfig.num_csx is 3" "$out"
   out=$("$mpirun" --oversubscribe -np 2 "$wafer" runs list --db "$tmp/np2.sqlite" 2>&1); code=$?
   [[ $code -ne 0 ]] || fail "runs list under mpirun: expected a refusal: $out"
-  expect_in "only \`wafer train\` runs across processes" "$out" ;;
+  expect_in "only \`wafer train\` and \`wafer sweep\` run across processes" "$out" ;;
 mpi_shards)
   # memoryx.shards: MemoryX split over the first N ranks by whole layers. np 2 with 2 shards and
   # np 3 with 2 and 3 shards end with the one-process run's tensors, bit for bit (dropout,
@@ -632,6 +632,101 @@ EOF
   after=$(count_trial_runs)
   [[ $((after - before)) -eq $((3 - done_before)) ]] \
       || fail "the resume ran $((after - before)) trials, expected $((3 - done_before))" ;;
+mpi_sweep|mpi_sweep_fault)
+  # mpi_sweep: `mpirun -np P wafer sweep` with P = 2 and 3 records the same sweep as one process
+  # (parallel_trials 2): every trial's verdict, loss bit for bit, metrics, log and final tensors
+  # (sweep_store_dump.py prints what must not differ). ASHA across processes prunes exactly at
+  # its rung. A sweep rank 0 refuses releases the workers.
+  # mpi_sweep_fault: a worker killed (SIGKILL) in the middle of its trial under
+  # --mca orte_enable_recovery 1 loses only that trial: it runs again on another rank and the
+  # sweep ends as the one-process sweep does. Without recovery mpirun ends the job; `wafer sweep
+  # --resume` in one process then runs only the trials without a result, ending the same.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  dump() { python3 "$src/tests/app/sweep_store_dump.py" "$1" || fail "cannot read $1"; }
+  steps=20; [[ $case_name == mpi_sweep_fault ]] && steps=300
+  cat >"$tmp/sweep.yaml" <<EOF
+sweep:
+  base: $src/presets/gpt-nano.yaml
+  max_steps: $steps
+  parallel_trials: 2
+  parameters:
+    model.hidden_size: {values: [16, 32], with: {model.filter_size: [32, 64]}}
+    optimizer.learning_rate: {log2_range: {min: -9, max: -6, step: 1}}
+EOF
+  sweep_args=("${tiny_args[@]:2}" --set wafer.emulate=false --set runconfig.eval_frequency=0
+              --set runconfig.num_threads=1 --json)
+  "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/one.sqlite" "${sweep_args[@]}" >/dev/null 2>&1 \
+      || fail "one process: exit $?"
+  dump "$tmp/one.sqlite" >"$tmp/one.txt"
+  [[ $(grep -c "^trial .* finished steps $steps " "$tmp/one.txt") -eq 8 ]] \
+      || fail "expected 8 finished trials: $(cat "$tmp/one.txt")"
+  trial_runs() {  # store
+    python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+        \"select count(*) from runs where kind = 'sweep-trial'\").fetchone()[0])" "$1" 2>/dev/null
+  }
+  rank2() {  # mpirun's pid: the process of rank 2
+    for p in $(pgrep -P "$1"); do
+      tr '\0' '\n' <"/proc/$p/environ" | grep -qx OMPI_COMM_WORLD_RANK=2 && echo "$p"
+    done
+  }
+  if [[ $case_name == mpi_sweep ]]; then
+    for np in 2 3; do
+      out=$("$mpirun" --oversubscribe -np $np "$wafer" sweep "$tmp/sweep.yaml" \
+            --db "$tmp/np$np.sqlite" "${sweep_args[@]}" 2>&1) || fail "mpirun -np $np: exit $?: $out"
+      [[ $(grep -c '"event":"trial"' <<<"$out") -eq 8 ]] || fail "expected 8 trial lines: $out"
+      expect_in "across $np processes: one trial at a time on each rank" "$out"
+      for rank in $(seq 1 $((np - 1))); do expect_in "rank $rank of $np on .*: sweep trials" "$out"; done
+      dump "$tmp/np$np.sqlite" >"$tmp/np$np.txt"
+      diff "$tmp/one.txt" "$tmp/np$np.txt" >"$tmp/diff" \
+          || fail "np $np recorded another sweep than one process: $(head -20 "$tmp/diff")"
+    done
+    # ASHA: pruned trials stop right after their rung, on whichever rank they ran.
+    out=$("$mpirun" --oversubscribe -np 3 "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/asha.sqlite" \
+          "${sweep_args[@]}" --set 'sweep.early_stopping={rungs: [10], reduction_factor: 2}' 2>&1) \
+        || fail "ASHA across processes: exit $?: $out"
+    dump "$tmp/asha.sqlite" >"$tmp/asha.txt"
+    pruned=$(grep -c "^trial .* pruned steps 10 .*early stopping at rung 10" "$tmp/asha.txt")
+    [[ $pruned -ge 1 ]] || fail "no trial pruned at rung 10: $(grep '^trial' "$tmp/asha.txt")"
+    [[ $(grep -c "^trial .* finished steps $steps " "$tmp/asha.txt") -eq $((8 - pruned)) ]] \
+        || fail "expected the others finished: $(grep '^trial' "$tmp/asha.txt")"
+    # A sweep refused on rank 0 releases the workers (no hang), and so does --help.
+    out=$(timeout 60 "$mpirun" --oversubscribe -np 2 "$wafer" sweep "$tmp/nothing.yaml" 2>&1); code=$?
+    [[ $code -ne 124 ]] || fail "the workers hung after rank 0 refused the sweep"
+    [[ $code -ne 0 ]] || fail "a missing sweep file ran: $out"
+    timeout 60 "$mpirun" --oversubscribe -np 2 "$wafer" sweep --help >/dev/null 2>&1 \
+        || fail "sweep --help under mpirun: exit $?"
+    exit 0
+  fi
+  # A worker killed in the middle of its trial, with recovery: the sweep goes on without it.
+  "$mpirun" --oversubscribe --mca orte_enable_recovery 1 -np 3 "$wafer" sweep "$tmp/sweep.yaml" \
+      --db "$tmp/rec.sqlite" "${sweep_args[@]}" --worker-timeout 3 >"$tmp/rec.jsonl" 2>"$tmp/rec.err" &
+  job=$!
+  for _ in $(seq 1 600); do [[ $(trial_runs "$tmp/rec.sqlite") -ge 3 ]] && break; sleep 0.05; done
+  victim=$(rank2 $job)
+  [[ -n $victim ]] || { kill -9 $job; fail "no rank 2 under mpirun $job"; }
+  kill -9 "$victim"
+  wait $job || fail "the sweep did not survive a lost worker: exit $?: $(cat "$tmp/rec.err")"
+  lost=$(grep -o "rank 2 on .* stopped answering during trial [0-9]*; the trial runs again" \
+         "$tmp/rec.err" | grep -o "trial [0-9]*" | grep -o "[0-9]*") \
+      || fail "no trial taken back from the killed rank 2: $(cat "$tmp/rec.err")"
+  [[ $(grep -c '"event":"trial"' "$tmp/rec.jsonl") -eq 8 ]] || fail "expected 8 trials: $(cat "$tmp/rec.jsonl")"
+  dump "$tmp/rec.sqlite" >"$tmp/rec.txt"
+  diff "$tmp/one.txt" "$tmp/rec.txt" >"$tmp/diff" || fail "the sweep differs: $(head -20 "$tmp/diff")"
+  out=$("$wafer" runs list --db "$tmp/rec.sqlite" 2>&1)
+  grep -qE "#$lost: .* failed" <<<"$out" || fail "trial $lost's first run is not shown failed: $out"
+  # Without recovery mpirun ends the job; the sweep resumes in one process.
+  "$mpirun" --oversubscribe -np 3 "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/end.sqlite" \
+      "${sweep_args[@]}" >"$tmp/end.jsonl" 2>"$tmp/end.err" &
+  job=$!
+  for _ in $(seq 1 600); do [[ $(trial_runs "$tmp/end.sqlite") -ge 3 ]] && break; sleep 0.05; done
+  victim=$(rank2 $job)
+  [[ -n $victim ]] || { kill -9 $job; fail "no rank 2 under mpirun $job"; }
+  kill -9 "$victim"
+  wait $job && fail "mpirun went on without recovery: $(cat "$tmp/end.err")"
+  out=$("$wafer" sweep --resume 1 --db "$tmp/end.sqlite" --json 2>&1) || fail "resume: exit $?: $out"
+  dump "$tmp/end.sqlite" >"$tmp/end.txt"
+  diff "$tmp/one.txt" "$tmp/end.txt" >"$tmp/diff" || fail "the resumed sweep differs: $(head -20 "$tmp/diff")" ;;
 sweep_errors)
   # A typo in a swept key gets the config's did-you-mean; a sweep above max_trials needs --yes.
   printf 'sweep:\n  base: %s\n  parameters:\n    model.hiden_size: [32, 64]\n' \

@@ -45,6 +45,28 @@ TEST(SingleProcessComm, IsRankZeroOfOneAndGatherCopies) {
     EXPECT_EQ(text, "unchanged");
 }
 
+TEST(SingleProcessComm, MessagesToItselfArriveByChannelAndTagInOrder) {
+    auto comm = singleProcess();
+    EXPECT_FALSE(comm->tryReceive(Channel::Sweep, kAnySource, kAnyTag));
+    EXPECT_TRUE(sendString(*comm, Channel::Sweep, 0, 7, "first"));
+    EXPECT_TRUE(sendString(*comm, Channel::Sweep, 0, 8, "other tag"));
+    EXPECT_TRUE(sendString(*comm, Channel::Sweep, 0, 7, "second"));
+    EXPECT_FALSE(sendString(*comm, Channel::Sweep, 1, 7, "no such rank"));
+    EXPECT_FALSE(comm->tryReceive(Channel::Control, kAnySource, kAnyTag));  // another channel
+    auto m = comm->tryReceive(Channel::Sweep, 0, 8);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->bytes, "other tag");
+    m = comm->receive(Channel::Sweep, kAnySource, 7, std::chrono::milliseconds(10));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->source, 0);
+    EXPECT_EQ(m->tag, 7);
+    EXPECT_EQ(m->bytes, "first");
+    m = comm->receive(Channel::Sweep, kAnySource, kAnyTag, std::chrono::milliseconds(10));
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->bytes, "second");
+    EXPECT_FALSE(comm->receive(Channel::Sweep, kAnySource, kAnyTag, std::chrono::milliseconds(5)));
+}
+
 TEST(ClusterPlacement, MoreProcessesThanSystemsIsRefusedWithTheFix) {
     EXPECT_TRUE(session::clusterPlacementProblem(2, 2).empty());
     EXPECT_TRUE(session::clusterPlacementProblem(1, 4).empty());
