@@ -138,6 +138,19 @@ void runTrial(WorkerState& state, const json& assignment) {
         send(comm, 0, kEnd, end);
         return;
     }
+    if (const std::string mine = corpusIdentity(loaded->config),
+        theirs = assignment.value("corpus", std::string());
+        mine != theirs) {
+        end["created"] = false;
+        end["mismatch"] = true;
+        end["detail"] = fmt::format(
+            "rank {} on {} reads a different corpus than rank 0 on {} for train_input.data_dir "
+            "(sha256 {} here, {} on rank 0): every host needs the same corpus files at the same "
+            "path",
+            comm.rank(), comm.host(), comm.hostOf(0), mine, theirs);
+        send(comm, 0, kEnd, end);
+        return;
+    }
     std::vector<int64_t> rungs = assignment["rungs"].get<std::vector<int64_t>>();
     const double maxLoss = fromBits(assignment["max_loss"]);
     ForwardingRecorder recorder(state);

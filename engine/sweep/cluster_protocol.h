@@ -13,20 +13,24 @@
 #include <string>
 
 #include "engine/comm/comm.h"
+#include "engine/config/config.h"
+#include "engine/core/hash.h"
+#include "engine/data/corpus.h"
 
 namespace ws::sweep::cluster {
 
 enum Tag : int {
     // rank 0 -> worker
-    kAssign = 1,  // a trial to run: {trial, config, db, cache, name, sweep, rungs, max_loss}
-    kStop,        // stop the running trial between layers (the user stopped the sweep)
+    kAssign =
+        1,   // a trial to run: {trial, config, corpus, db, cache, name, sweep, rungs, max_loss}
+    kStop,   // stop the running trial between layers (the user stopped the sweep)
     kReply,  // the answer a worker waits for: {id} | {error} after "create", {stop} after a step
     kQuit,   // no more trials: {lost} (a rank died: exit without MPI_Finalize, which waits on it)
     // worker -> rank 0
     kReady,   // {cores}: ready for trials
     kRecord,  // one write to the trial's run record: {op, ...} (store::RunRecorder)
     kStep,    // {trial, step, max_steps, loss}: a step ended; waits for kReply when it must
-    kEnd,     // {trial, state, steps, run, elapsed, detail}: the trial's session ended
+    kEnd,     // {trial, state, steps, run, elapsed, detail[, mismatch]}: the trial's session ended
     // both ways
     kHeartbeat,  // "still here", every kHeartbeatEvery
 };
@@ -45,6 +49,14 @@ inline double fromBits(const nlohmann::json& j) {
 inline bool send(comm::Comm& comm, int dest, Tag tag, const nlohmann::json& body,
                  std::chrono::milliseconds timeout = std::chrono::hours(24 * 365)) {
     return comm::sendString(comm, comm::Channel::Sweep, dest, int(tag), body.dump(), timeout);
+}
+
+// Every rank reads a trial's corpus itself (at the same path): its identity is the SHA-256 of
+// the text train_input.data_dir reads, or why it cannot be read. Rank 0 sends its own with each
+// trial, and a worker that reads something else refuses the trial (kEnd {mismatch}).
+inline std::string corpusIdentity(const config::Config& config) {
+    auto text = data::readCorpus(config.trainInput.dataDir, {config.trainInput.allowBinary});
+    return text.ok() ? sha256Hex(*text) : "unreadable (" + text.error().message + ")";
 }
 
 inline nlohmann::json parse(const comm::Message& m) {

@@ -137,6 +137,12 @@ void SweepRunner::handleWorkerMessage(const comm::Message& message) {
                 summary.elapsedSec = fromBits(body["elapsed"]);
             }
             summary.detail = body.value("detail", "");
+            if (body.value("mismatch", false)) {
+                // Results from another corpus would not be comparable: stop the whole sweep
+                // (resumable), with the worker's message naming its rank, host and the corpus.
+                m_events.push(SweepLog{true, summary.detail});
+                m_stopRequested = true;
+            }
             {
                 std::lock_guard trialLock(a.mutex);
                 a.remoteSummary = summary;
@@ -156,9 +162,17 @@ bool SweepRunner::sendTrial(Active& a, const config::LoadedConfig& trialConfig,
                             const std::string& runName) {
     Cluster& c = *m_cluster;
     const config::SweepConfig& sweep = m_plan.sweep;
+    std::string corpus;
+    {
+        std::lock_guard lock(c.mutex);
+        auto [at, added] = c.corpora.try_emplace(trialConfig.config.trainInput.dataDir);
+        if (added) at->second = corpusIdentity(trialConfig.config);
+        corpus = at->second;
+    }
     json assignment = {
         {"trial", a.spec->index},
         {"config", config::saveConfigYaml(trialConfig.config, config::YamlStyle::Plain)},
+        {"corpus", corpus},
         {"db", c.db},
         {"cache", c.cache},
         {"name", runName},

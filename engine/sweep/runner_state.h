@@ -85,6 +85,9 @@ struct SweepRunner::Cluster {
     std::chrono::steady_clock::time_point lastHeartbeat{};
     std::map<std::string, int> ranksOnHost;
     std::string db, cache;  // as the trials' sessions get them
+    // Rank 0's corpus identity (cluster_protocol.h corpusIdentity) by train_input.data_dir, so
+    // a corpus is read and hashed once, not once per trial.
+    std::map<std::vector<std::string>, std::string> corpora;
 };
 
 }  // namespace ws::sweep

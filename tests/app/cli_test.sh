@@ -690,6 +690,23 @@ EOF
     [[ $pruned -ge 1 ]] || fail "no trial pruned at rung 10: $(grep '^trial' "$tmp/asha.txt")"
     [[ $(grep -c "^trial .* finished steps $steps " "$tmp/asha.txt") -eq $((8 - pruned)) ]] \
         || fail "expected the others finished: $(grep '^trial' "$tmp/asha.txt")"
+    # Every rank reads the corpus itself: a worker whose file at the corpus path differs (here
+    # another file bind-mounted over it in the worker's own mount namespace) stops the sweep
+    # with one message naming its rank and host. Needs unshare -m (root); skipped without it.
+    if unshare -m true 2>/dev/null; then
+      head -c 200000 "$src/resources/corpus/kjv-01-genesis.txt" >"$tmp/corpus.txt"
+      { cat "$tmp/corpus.txt"; echo "one more line"; } >"$tmp/other.txt"
+      corpus_args=("${sweep_args[@]}" --set "train_input.data_dir=[$tmp/corpus.txt]")
+      out=$(timeout 120 "$mpirun" --oversubscribe -np 1 "$wafer" sweep "$tmp/sweep.yaml" \
+            --db "$tmp/mismatch.sqlite" "${corpus_args[@]}" : -np 1 \
+            unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh \
+            "$tmp/other.txt" "$tmp/corpus.txt" "$wafer" sweep "$tmp/sweep.yaml" \
+            --db "$tmp/mismatch.sqlite" "${corpus_args[@]}" 2>&1); code=$?
+      [[ $code -ne 124 ]] || fail "the sweep hung on a corpus mismatch: $out"
+      expect_in "rank 1 on $(hostname) reads a different corpus than rank 0" "$out"
+    else
+      echo "corpus mismatch across processes: skipped (unshare -m is not permitted here)"
+    fi
     # A sweep refused on rank 0 releases the workers (no hang), and so does --help.
     out=$(timeout 60 "$mpirun" --oversubscribe -np 2 "$wafer" sweep "$tmp/nothing.yaml" 2>&1); code=$?
     [[ $code -ne 124 ]] || fail "the workers hung after rank 0 refused the sweep"
