@@ -168,7 +168,7 @@ QWizardPage* FinetuneWizard::makeBasePage() {
     m_runs->setRootIsDecorated(false);
     m_runs->header()->setSectionResizeMode(1, QHeaderView::Stretch);
     m_folder = new QLineEdit(page);
-    m_folder->setPlaceholderText(tr("a folder holding model.safetensors"));
+    m_folder->setPlaceholderText(tr("a folder holding model.safetensors or pytorch_model.bin"));
     auto* browse = new QPushButton(tr("Browse…"), page);
     m_baseInfo = new QLabel(page);
     m_baseInfo->setObjectName(QStringLiteral("baseInfo"));
