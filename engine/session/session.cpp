@@ -74,6 +74,11 @@ Result<std::unique_ptr<Session>> Session::create(config::LoadedConfig config,
         for (const auto& p : problems) message += "\n  - " + p;
         return Error{message};
     }
+    if (config.config.lora)
+        return Error{
+            "the config has a lora: section, but this build does not train LoRA adapters yet "
+            "(`wafer validate` describes them); remove lora: to train or fine-tune the whole "
+            "model, or freeze parts of it with optimizer.freeze_blocks / freeze_embeddings"};
     return std::unique_ptr<Session>(new Session(std::move(config), std::move(options)));
 }
 

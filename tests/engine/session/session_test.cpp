@@ -380,6 +380,18 @@ TEST(Session, MisspeltWaferSpecIsRefusedWithTheSpecItMeant) {
     }
 }
 
+// Issue 16 (first step): lora: is read and validated but not trained yet, so a run with it is
+// refused before anything starts rather than silently training the whole model.
+TEST(Session, LoraConfigIsRefusedUntilAdaptersTrain) {
+    TempDir dir;
+    writeTinyCorpus(dir.path());
+    auto session =
+        Session::create(tinyConfig(dir.path(), 2, {"lora.rank=2"}), sessionOptionsIn(dir));
+    ASSERT_FALSE(session.ok());
+    EXPECT_NE(session.error().message.find("does not train LoRA adapters yet"), std::string::npos)
+        << session.error().message;
+}
+
 // Issue 14: the log says which SIMD target the element kernels run on, before any other line.
 TEST(Session, FirstLogLineNamesTheSimdTarget) {
     TempDir dir;
