@@ -124,10 +124,13 @@ validate_lora)
   out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set "lora.targets=[qkv]" 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "expected exit 1, got $code: $out"
   expect_in '"qkv": must be one of c_attn, attn.c_proj, c_fc, mlp.c_proj' "$out"
-  out=$("$wafer" train "$src/presets/gpt-micro.yaml" --set lora.rank=4 "${tiny_args[@]}" \
-        --db "$db" 2>&1); code=$?
-  [[ $code -ne 0 ]] || fail "a lora: run trained: $out"
-  expect_in "does not train LoRA adapters yet" "$out" ;;
+  out=$("$wafer" train "$src/presets/gpt-micro.yaml" --set lora.rank=4 --max-steps 2 \
+        "${tiny_args[@]}" --db "$db" --set "runconfig.model_dir=$tmp/lora" 2>&1) \
+    || fail "lora train exit $?: $out"
+  expect_in "lora: rank 4, alpha 16 on c_attn: " "$out"
+  expect_in "adapter parameters train" "$out"
+  out=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 5 2>&1) && fail "sampled: $out"
+  expect_in "holds LoRA adapters (rank 4)" "$out" ;;
 validate_typo)
   printf 'model:\n  hiden_size: 64\n' >"$tmp/typo.yaml"
   out=$("$wafer" validate "$tmp/typo.yaml" 2>&1); code=$?
