@@ -1029,6 +1029,11 @@ finetune_base)
       || fail "dry run exit $? $out"
   expect_in '"event":"finetune_plan"' "$out"
   expect_in '"tokenizer":"byte"' "$out"
+  # --lora 4: every base parameter frozen (842496), peak LR 10 x the full fine-tune's 1e-3.
+  lora=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --lora 4 --dry-run --json \
+         --db "$db") || fail "lora dry run exit $? $lora"
+  expect_in '"frozen_parameters":842496' "$lora"
+  expect_in '"peak_lr":0.01,' "$lora"
   out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --max-steps 30 --json --db "$db" \
         --freeze-embeddings --freeze-blocks 2 --set "runconfig.model_dir=$tmp/ft") \
       || fail "finetune exit $? $out"
