@@ -130,6 +130,8 @@ validate_lora)
   expect_in "lora: rank 4, alpha 16 on c_attn: " "$out"
   expect_in "adapter parameters train" "$out"
   out=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 5 2>&1) && fail "sampled: $out"
+  expect_in "holds LoRA adapters (rank 4)" "$out"
+  out=$("$wafer" export "$tmp/lora" --format hf --out "$tmp/lora-hf" 2>&1) && fail "exported: $out"
   expect_in "holds LoRA adapters (rank 4)" "$out" ;;
 validate_typo)
   printf 'model:\n  hiden_size: 64\n' >"$tmp/typo.yaml"
