@@ -9,7 +9,10 @@
 // in the same run and prints the ratio, plus the bf16 GEMM beside sgemm on the same shapes and the
 // bf16 path oneDNN chose; PyTorch then runs under bf16 autocast. Each shape also prints each
 // model's activation buffer (what a step keeps for backward) and the process's peak resident memory
-// (getrusage), which is what long sequences make the limit. Not run by CTest; see --help.
+// (getrusage), which is what long sequences make the limit. --lora R also times a LoRA fine-tune
+// step (rank R adapters on all four linears of each block, the base frozen: issue 16) interleaved
+// with the full step, and prints both step times and the MemoryX bytes each needs. Not run by
+// CTest; see --help.
 #include <cblas.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -108,6 +111,7 @@ struct Options {
     bool pytorch = true;
     std::string backend = "openblas";
     std::string precision = "fp32";  // fp32, or bf16 (timed beside fp32)
+    int loraRank = 0;                // > 0: a LoRA fine-tune step timed beside the full one
     std::string script = std::string(WAFER_BENCH_DIR) + "/pytorch_reference.py";
 };
 
@@ -115,9 +119,11 @@ void usage() {
     std::printf(
         "usage: wafer_train_bench [--shape small|gpt2|all|111m] [--steps N] [--warmup N]\n"
         "                         [--threads N] [--backend openblas|eigen] [--batch B] [--seq T]\n"
-        "                         [--precision fp32|bf16] [--no-pytorch] [--pytorch-script FILE]\n"
+        "                         [--precision fp32|bf16] [--lora R] [--no-pytorch]\n"
+        "                         [--pytorch-script FILE]\n"
         "Times training steps (forward, backward, AdamW) and compares with sgemm and PyTorch.\n"
         "--precision bf16 also times bf16 mode in the same run and prints bf16 / fp32.\n"
+        "--lora R also times a LoRA fine-tune step (rank R, base frozen) beside the full one.\n"
         "all = small and gpt2 (B=4, T=256); 111m = Cerebras-GPT 111M at B=1, T=2048.\n"
         "Default steps: 10 for small, 3 for gpt2, 2 for 111m.\n");
 }
@@ -216,9 +222,9 @@ struct StepResult {
 // random tokens; the step's phases are summed after the warm-up steps.
 class Trainer {
 public:
-    Trainer(const BenchShape& bs, const Options& opt, bool bf16)
+    Trainer(const BenchShape& bs, const Options& opt, bool bf16, int loraRank = 0)
         : m_bf16(bf16),
-          m_shape(shapeOf(bs, bf16)),
+          m_shape(shapeOf(bs, bf16, loraRank)),
           m_B(opt.batch),
           m_T(opt.seqLen),
           m_gpt(m_shape, m_B, m_T),
@@ -296,9 +302,29 @@ private:
             double(attention * sizeof(float)) / 1024.0 / (double(m_shape.layers) * m_shape.heads));
     }
 
-    static model::GptShape shapeOf(const BenchShape& bs, bool bf16) {
+public:
+    // Seconds per timed step, and the parameters the optimizer updates (LoRA: the adapters).
+    double secondsPerStep() const {
+        return (m_forward + m_backward + m_optim) / std::max(1, m_timed);
+    }
+    size_t parameterCount() const { return m_params.size(); }
+    size_t trainedCount() const {
+        size_t n = 0;
+        for (const auto& g : session::parameterGroups(m_gpt.table(), adamwConfig()))
+            n += g.frozen ? 0 : g.size;
+        return n;
+    }
+
+private:
+    static model::GptShape shapeOf(const BenchShape& bs, bool bf16, int loraRank) {
         model::GptShape shape = model::GptShape::fromConfig(bs.model);
         shape.bf16 = bf16;
+        if (loraRank > 0)
+            shape.applyLora(
+                config::LoraConfig{.rank = loraRank,
+                                   .alpha = 2.0 * loraRank,
+                                   .dropout = 0.0,
+                                   .targets = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}});
         return shape;
     }
 
@@ -382,6 +408,8 @@ int main(int argc, char** argv) {
             opt.backend = next();
         else if (a == "--precision")
             opt.precision = next();
+        else if (a == "--lora")
+            opt.loraRank = std::atoi(next().c_str());
         else if (a == "--no-pytorch")
             opt.pytorch = false;
         else if (a == "--pytorch-script")
@@ -438,13 +466,37 @@ int main(int argc, char** argv) {
         std::vector<std::unique_ptr<Trainer>> trainers;
         trainers.push_back(std::make_unique<Trainer>(bs, run, false));
         if (bf16) trainers.push_back(std::make_unique<Trainer>(bs, run, true));
+        if (opt.loraRank > 0)
+            trainers.push_back(std::make_unique<Trainer>(bs, run, false, opt.loraRank));
         for (int step = 0; step < run.warmup + steps; ++step) {
             for (auto& t : trainers) t->step(step, step >= run.warmup);
         }
         const StepResult fp32 = trainers.front()->report(run, peak);
         StepResult r = fp32;
+        if (opt.loraRank > 0) {
+            // MemoryX keeps fp32 masters, gradients and (AdamW) two moments for every parameter
+            // (what `wafer validate` counts), frozen ones included today.
+            const Trainer& full = *trainers.front();
+            const Trainer& lora = *trainers.back();
+            const double perParameter = 4.0 * (2 + 2);
+            const double fullBytes = double(full.parameterCount()) * perParameter;
+            const double loraBytes = double(lora.parameterCount()) * perParameter;
+            const double frozen = double(lora.parameterCount() - lora.trainedCount());
+            const double skipped = double(lora.trainedCount()) * perParameter + frozen * 4.0;
+            std::printf(
+                "  => LoRA rank %d (all four linears, %zu adapter parameters train, the base "
+                "frozen): step %.1f ms vs full fine-tune %.1f ms (same run, steps interleaved): "
+                "%.2fx\n",
+                opt.loraRank, lora.trainedCount(), lora.secondsPerStep() * 1e3,
+                full.secondsPerStep() * 1e3, full.secondsPerStep() / lora.secondsPerStep());
+            std::printf(
+                "  => MemoryX: LoRA %.1f MiB vs full fine-tune %.1f MiB (weights, gradients and "
+                "AdamW state for every parameter, frozen ones included); without gradients and "
+                "AdamW state for the frozen base it would be %.1f MiB\n",
+                loraBytes / (1 << 20), fullBytes / (1 << 20), skipped / (1 << 20));
+        }
         if (bf16) {
-            r = trainers.back()->report(run, peak);
+            r = trainers[1]->report(run, peak);
             std::printf(
                 "  => bf16 %.0f vs fp32 %.0f tokens/s (same run, steps interleaved): %.2fx\n",
                 r.tokensPerSecond, fp32.tokensPerSecond, r.tokensPerSecond / fp32.tokensPerSecond);

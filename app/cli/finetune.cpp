@@ -130,6 +130,10 @@ void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     cmd->add_option("--freeze-blocks", opt->request.freezeBlocks,
                     "Never update the first K transformer blocks")
         ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--lora", opt->request.loraRank,
+                    "Train LoRA adapters of this rank on every block's linear layers and freeze "
+                    "the base (alpha 2 x rank, peak LR 10 x the full fine-tune's)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--epochs", opt->request.epochs,
                     "Passes over the new text that set max_steps (default 3)")
         ->check(CLI::PositiveNumber);

@@ -1,5 +1,6 @@
 // `wafer validate CONFIG`: checks a config (every problem at once) and prints the derived model.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <iostream>
@@ -70,6 +71,13 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                             {"wafer_buffer_bytes", facts.waferBufferBytes},
                             {"streamed_bytes_per_pass", facts.streamedBytesPerPass}};
         if (!precision.empty()) j["precision"] = precision;
+        if (cfg.lora)
+            j["lora"] = {{"rank", cfg.lora->rank},
+                         {"alpha", cfg.lora->alpha},
+                         {"scale", cfg.lora->alpha / cfg.lora->rank},
+                         {"dropout", cfg.lora->dropout},
+                         {"targets", cfg.lora->targets},
+                         {"adapter_parameters", facts.adapterParameters}};
         if (!shards.empty()) {
             nlohmann::json list = nlohmann::json::array();
             for (size_t k = 0; k < shards.size(); ++k)
@@ -108,6 +116,15 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
         bytes(facts.waferBufferBytes), cfg.wafer.weightBufferLayers,
         bytes(facts.streamedBytesPerPass));
     if (!precision.empty()) std::cout << "precision   " << precision << "\n";
+    if (cfg.lora)
+        std::cout << fmt::format(
+            "lora        rank {}, alpha {:g} (scale {:g}), dropout {:g} on {}: {} adapter "
+            "parameters ({:.3g}% of the base, which stays frozen)\n",
+            cfg.lora->rank, cfg.lora->alpha, cfg.lora->alpha / cfg.lora->rank, cfg.lora->dropout,
+            fmt::join(cfg.lora->targets, ", "), facts.adapterParameters,
+            facts.parameters > 0
+                ? 100.0 * double(facts.adapterParameters) / double(facts.parameters)
+                : 0.0);
     if (!shards.empty()) {
         std::cout << fmt::format("memoryx     {} shards (mpirun -np {} or more):", shards.size(),
                                  shards.size());

@@ -529,6 +529,43 @@ struct ClusterConfig {
     }
 };
 
+// LoRA fine-tuning (ours; ModelZoo has no LoRA keys): the base weights stay frozen and each
+// targeted linear layer of every block gains a trained low-rank update, output += (alpha / rank) *
+// B (A x) with A (rank x in) and B (out x rank), B starting at zero. Targets use the HF GPT-2
+// module names (PEFT's target_modules). Absent: no adapters (plain training or fine-tuning).
+struct LoraConfig {
+    int rank = 8;
+    double alpha = 16.0;
+    double dropout = 0.0;
+    std::vector<std::string> targets = {"c_attn"};  // PEFT's default for GPT-2
+
+    bool operator==(const LoraConfig&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(rank, {.key = "rank",
+                       .help = "Rank r of each adapter: A is r x in, B is out x r",
+                       .min = 1,
+                       .aliases = {"r"}});
+        v.field(alpha, {.key = "alpha",
+                        .help = "Adapter scale numerator: the update is (alpha / rank) * B A",
+                        .min = 0,
+                        .aliases = {"lora_alpha"}});
+        v.field(dropout, {.key = "dropout",
+                          .help = "Dropout on the adapter branch's input only (the base path "
+                                  "is untouched)",
+                          .min = 0,
+                          .max = 0.99,
+                          .aliases = {"lora_dropout"}});
+        v.field(targets,
+                {.key = "targets",
+                 .help = "Linear layers of each block that get an adapter, by HF GPT-2 module "
+                         "name: c_attn, attn.c_proj, c_fc, mlp.c_proj",
+                 .choices = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"},
+                 .aliases = {"target_modules"}});
+    }
+};
+
 struct Config {
     ModelConfig model;
     OptimizerConfig optimizer;
@@ -538,6 +575,7 @@ struct Config {
     MemoryXConfig memoryx;
     WaferConfig wafer;
     ClusterConfig cluster;
+    std::optional<LoraConfig> lora;    // absent: no adapters
     std::optional<SweepConfig> sweep;  // sweep_config.h; absent in a plain run's config
 
     bool operator==(const Config&) const = default;
@@ -557,6 +595,9 @@ struct Config {
         v.section(wafer, {.key = "wafer", .help = "The emulated wafer (ours)"});
         v.section(cluster, {.key = "cluster",
                             .help = "The emulated cluster: SwarmX and MemoryX figures (ours)"});
+        v.optionalSection(lora, {.key = "lora",
+                                 .help = "LoRA fine-tuning (ours): freeze the base and train "
+                                         "low-rank adapters on chosen linear layers"});
         v.optionalSection(sweep, {.key = "sweep",
                                   .help = "A hyperparameter sweep over this config (`wafer sweep`; "
                                           "ignored by `wafer train`)"});

@@ -106,6 +106,26 @@ std::string nearbyMultiples(int value, int divisor) {
                      : std::to_string(above);
 }
 
+// lora: at least one target, each once, and a rank no wider than the narrower side of every
+// targeted matrix (each has hidden_size on one side, so rank <= hidden_size).
+void checkLora(const LoraConfig& lora, const ModelConfig& model, std::vector<std::string>& errors) {
+    if (lora.targets.empty())
+        errors.push_back(
+            "lora.targets is empty: name at least one linear layer to adapt, e.g. targets: "
+            "[c_attn] (choices: c_attn, attn.c_proj, c_fc, mlp.c_proj)");
+    for (size_t i = 0; i < lora.targets.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (lora.targets[i] == lora.targets[j])
+                errors.push_back("lora.targets[" + std::to_string(i) +
+                                 "] = " + detail::quoteYaml(lora.targets[i]) +
+                                 ": listed twice; name each layer once");
+    if (lora.rank > model.hiddenSize && model.hiddenSize > 0)
+        errors.push_back("lora.rank (" + std::to_string(lora.rank) +
+                         ") is more than model.hidden_size (" + std::to_string(model.hiddenSize) +
+                         "): a low-rank adapter must be narrower than the layer; use rank <= " +
+                         std::to_string(model.hiddenSize) + " (typical: 4 to 64)");
+}
+
 void checkSchedule(const OptimizerConfig& optimizer, std::vector<std::string>& errors) {
     const std::vector<SchedulerConfig>& schedule = optimizer.learningRate.schedule;
     for (size_t i = 0; i < schedule.size(); ++i) {
@@ -247,6 +267,8 @@ std::vector<std::string> validate(const Config& config) {
                          std::to_string(config.optimizer.freezeBlocks) +
                          ") is more than model.num_hidden_layers (" +
                          std::to_string(model.numHiddenLayers) + "); freeze at most every block");
+
+    if (config.lora) checkLora(*config.lora, model, errors);
 
     const OptimizerConfig& optimizer = config.optimizer;
     if (optimizer.optimizerType == "adamw") {

@@ -159,7 +159,8 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
     sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
     sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
-    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor;
+    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
+                           (request.loraRank > 0 ? kLoraLearningRateMultiplier : 1.0);
     sum.baseDescription = base->description;
 
     c.trainInput.dataDir = data;
@@ -191,6 +192,12 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     c.optimizer.learningRate.schedule = {warm, decay};
     c.optimizer.freezeEmbeddings = request.freezeEmbeddings;
     c.optimizer.freezeBlocks = request.freezeBlocks;
+    c.lora.reset();  // a base trained with adapters fine-tunes without them unless asked
+    if (request.loraRank > 0)
+        c.lora = config::LoraConfig{.rank = request.loraRank,
+                                    .alpha = 2.0 * request.loraRank,
+                                    .dropout = 0.0,
+                                    .targets = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}};
     if (Status st = applyOverrides(c, request.overrides); !st.ok()) return st.error();
     if (auto errors = config::validate(c); !errors.empty()) {
         return Error{
@@ -204,7 +211,9 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     sum.maxSteps = c.runconfig.maxSteps;
     sum.peakLearningRate = peakLearningRate(c.optimizer.learningRate);
 
-    const model::ParameterTable table(model::GptShape::fromConfig(c.model));
+    model::GptShape shape = model::GptShape::fromConfig(c.model);
+    shape.applyLora(c.lora);
+    const model::ParameterTable table(shape);
     sum.parameters = int64_t(table.totalSize());
     for (const auto& g : session::parameterGroups(table, c.optimizer)) {
         if (g.frozen) sum.frozenParameters += int64_t(g.size);

@@ -51,6 +51,13 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
     if (Status st = modelio::checkHfExportable(m.config.model); !st.ok()) {
         return Error{fmt::format("{}: {}", m.weightsFile.string(), st.error().message)};
     }
+    if (m.shape.hasLora()) {
+        // GPT-2 in transformers has no adapters: they would be dropped without a word.
+        return Error{fmt::format(
+            "{}: this model holds LoRA adapters (rank {}); exporting them (PEFT layout, or merged "
+            "into the weights) is not built yet",
+            m.weightsFile.string(), m.shape.loraRank)};
+    }
     const model::ParameterTable table(m.shape);
 
     ExportResult result;

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <type_traits>
 
+#include "engine/model/lora.h"
 #include "engine/model/ops.h"
 #include "engine/model/precision_gemm.h"
 #include "engine/model/random.h"
@@ -19,7 +20,14 @@ using tensor::Trans;
 
 namespace {
 // Dropout sites inside a layer, part of the mask stream's key.
-enum DropoutSite : int { kEmbedding = 0, kAttentionProbs = 1, kAttentionOut = 2, kMlpOut = 3 };
+// kLoraInput + t: the input of lora::Target t's adapter (LoRA dropout).
+enum DropoutSite : int {
+    kEmbedding = 0,
+    kAttentionProbs = 1,
+    kAttentionOut = 2,
+    kMlpOut = 3,
+    kLoraInput = 4
+};
 }  // namespace
 
 Status checkTokens(const int32_t* tokens, size_t count, int vocab) {
@@ -58,6 +66,11 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
         a.fch = addActivation(h + "mlp.c_fc", {B, T, F});
         a.fchGelu = addActivation(h + "mlp.gelu", {B, T, F});
         a.residual3 = addActivation(h + "residual_mlp", {B, T, C});
+        for (size_t t = 0; t < 4; ++t)
+            if (shape.hasLora() && shape.loraTargets[t])
+                a.loraU[t] =
+                    addActivation(h + std::string(lora::targetName(lora::Target(t))) + ".lora_u",
+                                  {B, T, shape.loraRank});
         m_blocks.push_back(a);
     }
     m_lnf = addActivation("ln_f", {B, T, C});
@@ -78,6 +91,10 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
     m_dqkv.assign(N * 3 * C, 0);
     m_datty.assign(N * C, 0);
     m_dfch.assign(N * F, 0);
+    if (shape.hasLora()) {
+        m_loraDu.assign(N * size_t(shape.loraRank), 0);
+        if (shape.loraDropout > 0.0) m_loraDropped.assign(N * size_t(std::max(C, F)), 0);
+    }
     if (std::is_same_v<Real, float> && shape.bf16) {
         size_t largest = 0;
         for (const LayerSlice& layer : m_table.layers()) largest = std::max(largest, layer.size);
@@ -237,6 +254,30 @@ void Gpt<Real>::embedForward(LayerWeights<Real> embeddingParams, const int32_t* 
 }
 
 template <typename Real>
+void Gpt<Real>::adapterForward(int layer, int target, Real* out, const Real* inp, const Real* w,
+                               int IN, int OUT) {
+    const GptShape& s = shape();
+    if (!s.hasLora() || !s.loraTargets[size_t(target)]) return;
+    lora::loraForward(out, act(m_blocks[size_t(layer)].loraU[size_t(target)]), m_loraDropped.data(),
+                      inp, w + m_off.loraA[size_t(target)], w + m_off.loraB[size_t(target)], m_N,
+                      IN, s.loraRank, OUT, Real(s.loraScale), rate(s.loraDropout),
+                      dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target));
+}
+
+template <typename Real>
+void Gpt<Real>::adapterBackward(int layer, int target, Real* dinp, const Real* dout,
+                                const Real* inp, const Real* w, Real* g, int IN, int OUT) {
+    const GptShape& s = shape();
+    if (!s.hasLora() || !s.loraTargets[size_t(target)]) return;
+    const size_t t = size_t(target);
+    lora::loraBackward(dinp, g + m_off.loraA[t], g + m_off.loraB[t], m_loraDu.data(),
+                       m_loraDropped.data(), dout, inp, act(m_blocks[size_t(layer)].loraU[t]),
+                       w + m_off.loraA[t], w + m_off.loraB[t], m_N, IN, s.loraRank, OUT,
+                       Real(s.loraScale), rate(s.loraDropout),
+                       dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target));
+}
+
+template <typename Real>
 void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, F = s.ffn;
@@ -251,6 +292,7 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     roundActivation(act(a.ln1), nc);
     ops::linearForward(act(a.qkv), act(a.ln1), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C,
                        linearMode(w + m_off.qkvw));
+    adapterForward(layer, 0, act(a.qkv), act(a.ln1), w, C, 3 * C);
     roundActivation(act(a.qkv), 3 * nc);
     ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T, C,
                           s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
@@ -258,6 +300,7 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     roundActivation(act(a.atty), nc);
     ops::linearForward(m_branch.data(), act(a.atty), w + m_off.attprojw, w + m_off.attprojb, N, C,
                        C, linearMode(w + m_off.attprojw));
+    adapterForward(layer, 1, m_branch.data(), act(a.atty), w, C, C);
     roundActivation(m_branch.data(), nc);
     ops::dropoutForward(m_branch.data(), nc, rate(s.dropout),
                         dropoutKey(layerIndex, kAttentionOut));
@@ -268,11 +311,13 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     roundActivation(act(a.ln2), nc);
     ops::linearForward(act(a.fch), act(a.ln2), w + m_off.fcw, w + m_off.fcb, N, C, F,
                        linearMode(w + m_off.fcw));
+    adapterForward(layer, 2, act(a.fch), act(a.ln2), w, C, F);
     roundActivation(act(a.fch), size_t(N) * F);
     ops::geluForward(act(a.fchGelu), act(a.fch), size_t(N) * F);
     roundActivation(act(a.fchGelu), size_t(N) * F);
     ops::linearForward(m_branch.data(), act(a.fchGelu), w + m_off.fcprojw, w + m_off.fcprojb, N, F,
                        C, linearMode(w + m_off.fcprojw));
+    adapterForward(layer, 3, m_branch.data(), act(a.fchGelu), w, F, C);
     roundActivation(m_branch.data(), nc);
     ops::dropoutForward(m_branch.data(), nc, rate(s.dropout), dropoutKey(layerIndex, kMlpOut));
     ops::residualForward(act(a.residual3), act(a.residual2), m_branch.data(), nc);
@@ -348,23 +393,28 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     };
 
     // MLP branch.
-    ops::linearBackward(m_dfch.data(), false, g + m_off.fcprojw, g + m_off.fcprojb,
-                        branchGrad(kMlpOut), act(a.fchGelu), w + m_off.fcprojw, N, F, C,
-                        linearMode(w + m_off.fcprojw));
+    const Real* dMlpOut = branchGrad(kMlpOut);
+    ops::linearBackward(m_dfch.data(), false, g + m_off.fcprojw, g + m_off.fcprojb, dMlpOut,
+                        act(a.fchGelu), w + m_off.fcprojw, N, F, C, linearMode(w + m_off.fcprojw));
+    adapterBackward(layer, 3, m_dfch.data(), dMlpOut, act(a.fchGelu), w, g, F, C);
     ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
     ops::linearBackward(m_dln.data(), false, g + m_off.fcw, g + m_off.fcb, m_dfch.data(),
                         act(a.ln2), w + m_off.fcw, N, C, F, linearMode(w + m_off.fcw));
+    adapterBackward(layer, 2, m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, F);
     ops::layerNormBackward(dres, g + m_off.ln2w, g + m_off.ln2b, m_dln.data(), act(a.residual2),
                            w + m_off.ln2w, act(a.ln2Mean), act(a.ln2Rstd), N, C);
     // Attention branch.
+    const Real* dAttentionOut = branchGrad(kAttentionOut);
     ops::linearBackward(m_datty.data(), false, g + m_off.attprojw, g + m_off.attprojb,
-                        branchGrad(kAttentionOut), act(a.atty), w + m_off.attprojw, N, C, C,
+                        dAttentionOut, act(a.atty), w + m_off.attprojw, N, C, C,
                         linearMode(w + m_off.attprojw));
+    adapterBackward(layer, 1, m_datty.data(), dAttentionOut, act(a.atty), w, g, C, C);
     ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
                            act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
                            rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16());
     ops::linearBackward(m_dln.data(), false, g + m_off.qkvw, g + m_off.qkvb, m_dqkv.data(),
                         act(a.ln1), w + m_off.qkvw, N, C, 3 * C, linearMode(w + m_off.qkvw));
+    adapterBackward(layer, 0, m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, 3 * C);
     ops::layerNormBackward(dres, g + m_off.ln1w, g + m_off.ln1b, m_dln.data(), blockInput(layer),
                            w + m_off.ln1w, act(a.ln1Mean), act(a.ln1Rstd), N, C);
 }

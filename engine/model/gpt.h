@@ -11,6 +11,14 @@
 // the counter-based stream of (dropoutSeed, layer, site), so a step is reproducible and a rate of
 // 0 draws no random numbers.
 //
+// LoRA (GptShape::loraRank > 0, lora.h): each targeted linear's output gains
+// alpha/r · dropout(x)·A·B right after the base product (before any bf16 rounding of that output),
+// with the adapter-dropout mask from site kLoraInput + target of the layer's stream; the backward
+// adds the adapter's part of the input gradient. The adapters live at the end of each block's slice
+// (ParameterTable), so per-layer entry points, streaming and packing handle them like any tensor:
+// in bf16 mode their values are bf16-rounded floats like the layer's vectors, and their two
+// matmuls run on the fp32 backend.
+//
 // μP multipliers (GptShape, all 1 under SP): the embedding sum × embeddings_scale (before
 // dropout), scores × GptShape::attentionScale() instead of 1/sqrt(hs), logits × outputLogitsScale;
 // the backward applies the same factors.
@@ -146,6 +154,7 @@ private:
     struct BlockActs {  // offsets into m_acts
         size_t ln1, ln1Mean, ln1Rstd, qkv, attnMax, attnSum, atty, residual2, ln2, ln2Mean, ln2Rstd,
             fch, fchGelu, residual3;
+        std::array<size_t, 4> loraU{};  // per lora::Target: dropout(x) · A (N,R), LoRA only
     };
     size_t addActivation(std::string name, std::vector<int64_t> shape);
     Real* act(size_t offset) { return m_acts.data() + offset; }
@@ -170,6 +179,12 @@ private:
     // The bf16 packing of a weight inside the m_bf16Weights copy (null outside bf16 mode).
     const uint16_t* packedWeight(const Real* weight) const;
     ops::MatmulMode linearMode(const Real* weight) const;
+    // LoRA (lora.h) on lora::Target `target` of block `layer`, when the shape adapts it: adds the
+    // adapter's output to out (forward), or accumulates its gradients and its part of dinp.
+    void adapterForward(int layer, int target, Real* out, const Real* inp, const Real* w, int IN,
+                        int OUT);
+    void adapterBackward(int layer, int target, Real* dinp, const Real* dout, const Real* inp,
+                         const Real* w, Real* g, int IN, int OUT);
 
     ParameterTable m_table;
     BlockOffsets m_off;
@@ -195,6 +210,8 @@ private:
     std::vector<Real> m_dqkv;            // (N,3C)
     std::vector<Real> m_datty;           // (N,C)
     std::vector<Real> m_dfch;            // (N,F)
+    std::vector<Real> m_loraDu;          // (N,R), LoRA only
+    std::vector<Real> m_loraDropped;     // (N,max(C,F)), LoRA with adapter dropout only
     std::vector<Real> m_bf16Weights;     // largest layer slice (+ wte when tied), bf16 mode only
     std::vector<uint16_t> m_bf16Packed;  // the matrices as bf16 bits, for the bf16 matmuls
     // Where the current layer's matrices are as bf16 bits: the copy at m_bf16Weights + offset

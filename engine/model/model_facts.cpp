@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "engine/model/lora.h"
 #include "engine/model/parameters.h"
 #include "engine/tensor/matmul.h"
 
@@ -26,11 +27,23 @@ ModelFacts deriveFacts(const config::Config& config) {
     const int stateCopies = adam ? 2 : (config.optimizer.momentum > 0 ? 1 : 0);
     f.optimizerBytes = f.parameters * 4 * stateCopies;
     f.tokensPerStep = int64_t(config.trainInput.batchSize) * config.trainInput.maxSequenceLength;
+    if (config.lora) f.adapterParameters = loraAdapterParameters(*config.lora, shape);
     f.streamBytesPerWeight = streamedBytesPerWeight(shape);
     f.waferBufferBytes = int64_t(largestStreamedVisit(table)) * f.streamBytesPerWeight *
                          config.wafer.weightBufferLayers;
     f.streamedBytesPerPass = streamedWeightsPerPass(table) * f.streamBytesPerWeight;
     return f;
+}
+
+int64_t loraAdapterParameters(const config::LoraConfig& lora, const GptShape& shape) {
+    int64_t perRank = 0;  // in + out of every targeted matrix of one block
+    for (const std::string& name : lora.targets) {
+        const auto target = lora::targetFromName(name);
+        if (!target) continue;  // validate() reports it
+        const lora::LinearShape linear = lora::linearShape(*target, shape);
+        perRank += int64_t(linear.in) + linear.out;
+    }
+    return int64_t(shape.layers) * lora.rank * perRank;
 }
 
 int streamedBytesPerWeight(const GptShape& shape) {

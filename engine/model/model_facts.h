@@ -21,6 +21,8 @@ struct ModelFacts {
     int64_t gradientBytes = 0;         // fp32 gradients
     int64_t optimizerBytes = 0;        // Adam moments / SGD momentum
     int64_t tokensPerStep = 0;         // batch_size * max_sequence_length
+    // LoRA (config lora:): rank * (in + out) per targeted linear per block; 0 without adapters.
+    int64_t adapterParameters = 0;
     // Weight streaming (per system): each weight crosses as fp32 (4 bytes) or, in bf16 mode, as
     // bf16 (2 bytes), converted once from MemoryX's fp32 masters; the wafer's weight buffer is
     // wafer.weight_buffer_layers slots of the largest visit; a forward + backward pass streams
@@ -41,6 +43,10 @@ size_t largestStreamedVisit(const ParameterTable& table);
 int64_t streamedWeightsPerPass(const ParameterTable& table);
 
 ModelFacts deriveFacts(const config::Config& config);
+
+// The LoRA adapters' trained scalars over every block: A (rank x in) and B (out x rank) for each
+// of lora.targets (c_attn: C -> 3C, attn.c_proj: C -> C, c_fc: C -> F, mlp.c_proj: F -> C).
+int64_t loraAdapterParameters(const config::LoraConfig& lora, const GptShape& shape);
 
 // The bf16 path this machine runs (tensor::bf16PathDescription()) in bf16 mode; "" for fp32.
 std::string precisionPath(const config::Config& config);

@@ -1,6 +1,8 @@
 // Parameter table construction, initialization and the FLOP count (see parameters.h).
 #include "engine/model/parameters.h"
 
+#include "engine/model/lora.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,6 +76,10 @@ Status GptShape::validate(int batch, int seqLen) const {
             "model.mup_base_hidden_size and model.mup_base_filter_size must be positive "
             "when muP is on"};
     }
+    if (loraRank < 0 || (loraRank > 0 && !(loraDropout >= 0.0 && loraDropout < 1.0))) {
+        return Error{fmt::format("lora: rank {} and dropout {} must be >= 1 and in [0, 1)",
+                                 loraRank, loraDropout)};
+    }
     if (!(attnDropout >= 0.0 && attnDropout < 1.0)) {
         return Error{
             fmt::format("model.attention_dropout_rate is {}; it must be in [0, 1)", attnDropout)};
@@ -120,8 +126,41 @@ BlockOffsets blockOffsets(const GptShape& s) {
     o.fcb = next(F);
     o.fcprojw = next(F * C);
     o.fcprojb = next(C);
+    for (size_t t = 0; t < 4; ++t) {
+        o.loraA[t] = o.loraB[t] = 0;
+        if (!s.hasLora() || !s.loraTargets[t]) continue;
+        const lora::LinearShape linear = lora::linearShape(lora::Target(t), s);
+        o.loraA[t] = next(size_t(linear.in) * size_t(s.loraRank));
+        o.loraB[t] = next(size_t(s.loraRank) * size_t(linear.out));
+    }
     o.size = at;
     return o;
+}
+
+namespace {
+// The module each lora::Target adapts, as this table names it (under "h.N.").
+constexpr std::array<std::string_view, 4> kLoraModules = {"attn.c_attn", "attn.c_proj", "mlp.c_fc",
+                                                          "mlp.c_proj"};
+
+bool isLoraA(std::string_view name) {
+    return name.find(".lora_A.") != std::string_view::npos;
+}
+bool isLoraB(std::string_view name) {
+    return name.find(".lora_B.") != std::string_view::npos;
+}
+}  // namespace
+
+void GptShape::applyLora(const std::optional<config::LoraConfig>& lora) {
+    loraRank = 0;
+    loraScale = 0.0;
+    loraDropout = 0.0;
+    loraTargets = {false, false, false, false};
+    if (!lora || lora->rank < 1) return;
+    loraRank = lora->rank;
+    loraScale = lora->alpha / lora->rank;
+    loraDropout = lora->dropout;
+    for (const std::string& name : lora->targets)
+        if (const auto target = lora::targetFromName(name)) loraTargets[size_t(*target)] = true;
 }
 
 ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
@@ -159,6 +198,13 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
         add(h + "mlp.c_fc.bias", {F}, false);
         add(h + "mlp.c_proj.weight", {F, C}, true, ffnOutLr);
         add(h + "mlp.c_proj.bias", {C}, false);
+        for (size_t t = 0; t < 4; ++t) {  // same order as BlockOffsets
+            if (!shape.hasLora() || !shape.loraTargets[t]) continue;
+            const lora::LinearShape linear = lora::linearShape(lora::Target(t), shape);
+            const std::string module = h + std::string(kLoraModules[t]);
+            add(module + ".lora_A.weight", {linear.in, shape.loraRank}, true);
+            add(module + ".lora_B.weight", {shape.loraRank, linear.out}, true);
+        }
         endLayer();
     }
     beginLayer("head");
@@ -259,11 +305,26 @@ void initParameterTensors(const ParameterTable& table, const config::ModelConfig
         scaled(model.initializer, 1.0 / std::sqrt(shape.widthMult));
     const config::InitializerConfig attnOutput = scaled(output, 1.0 / std::sqrt(shape.widthMult));
     const config::InitializerConfig ffnOutput = scaled(output, 1.0 / std::sqrt(shape.ffnWidthMult));
+    // Adapters draw from their own streams, and the base tensors keep the keys they have
+    // without adapters (their index in a table without LoRA), so adding LoRA changes no base value.
+    size_t adaptersBefore = 0;
     for (size_t t = 0; t < table.tensors().size(); ++t) {
         const TensorSlice& slice = table.tensors()[t];
+        const bool adapterA = isLoraA(slice.name), adapterB = isLoraB(slice.name);
         float* out = where(t);
+        if (adapterA || adapterB) {
+            ++adaptersBefore;
+            if (!out) continue;
+            if (adapterA) {
+                lora::initA(out, int(slice.shape[0]), int(slice.shape[1]),
+                            rng::deriveKey(rng::deriveKey(seed, 0x10A4ull), t));
+            } else {
+                std::fill(out, out + slice.size, 0.0f);  // B = 0: the adapted model is the base
+            }
+            continue;
+        }
         if (!out) continue;
-        const uint64_t key = rng::deriveKey(seed, t);
+        const uint64_t key = rng::deriveKey(seed, t - adaptersBefore);
         switch (initKindOf(slice.name)) {
             case InitKind::Embedding:
                 fillInitializer(model.embeddingInitializer, key, out, slice.size);

@@ -7,6 +7,9 @@
 //                              attn.c_attn.bias (3C), attn.c_proj.weight (C,C), attn.c_proj.bias
 //                              (C), ln_2.weight (C), ln_2.bias (C), mlp.c_fc.weight (C,F),
 //                              mlp.c_fc.bias (F), mlp.c_proj.weight (F,C), mlp.c_proj.bias (C)
+//                              and with LoRA (GptShape::loraRank > 0) each targeted linear's
+//                              lora_A.weight (IN,R) and lora_B.weight (R,OUT), e.g.
+//                              attn.c_attn.lora_A.weight (C,R), attn.c_attn.lora_B.weight (R,3C)
 //   layer L+1    "head":       ln_f.weight (C), ln_f.bias (C), lm_head.weight (V,C) only if untied
 // with no padding anywhere (V vocab, C channels, F ffn width, maxT positions, L layers).
 //
@@ -14,11 +17,13 @@
 // buffer it is given (using the compute threads) and is deterministic for a seed.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +54,16 @@ struct GptShape {
     double outputLogitsScale = 1.0;     // logits × output_logits_alpha / m_d (or / sqrt(m_d))
     bool scaleQkDotByD = false;         // scores / hs instead of / sqrt(hs)
     double attentionLogitsAlpha = 1.0;  // scores × this
+    // LoRA (config lora:, lora.h): rank 0 = no adapters. Targets indexed by lora::Target
+    // (c_attn, attn.c_proj, c_fc, mlp.c_proj); each block then ends with lora_A (IN, R) and
+    // lora_B (R, OUT) for every target, in that order, after GPT-2's 12 tensors.
+    int loraRank = 0;
+    double loraScale = 0.0;    // alpha / rank
+    double loraDropout = 0.0;  // on the adapter branch's input only
+    std::array<bool, 4> loraTargets = {false, false, false, false};
+    bool hasLora() const { return loraRank > 0; }
+    // Sets the fields above from a lora: section (absent: leaves the shape without adapters).
+    void applyLora(const std::optional<config::LoraConfig>& lora);
 
     static GptShape fromConfig(const config::ModelConfig& model);
 
@@ -86,9 +101,11 @@ struct LayerSlice {
     size_t tensorCount = 0;
 };
 
-// Offsets of the 12 tensors inside one block's slice (identical for every block).
+// Offsets of the 12 tensors inside one block's slice (identical for every block), then with LoRA
+// each target's lora_A and lora_B (loraA[t] = loraB[t] = 0 for a target without an adapter).
 struct BlockOffsets {
     size_t ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+    std::array<size_t, 4> loraA, loraB;
     size_t size;
 };
 BlockOffsets blockOffsets(const GptShape& shape);

@@ -131,6 +131,7 @@ Result<checkpoint::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m
     if (!cfg.ok()) return cfg.error();
     m.config = std::move(cfg).value();
     m.shape = model::GptShape::fromConfig(m.config.model);
+    m.shape.applyLora(m.config.lora);  // a LoRA run's weights hold its adapters
     if (Status st = m.shape.validate(); !st.ok()) {
         return Error{fmt::format("{}: the run's config is not a valid model: {}", m.folder.string(),
                                  st.error().message)};

@@ -44,6 +44,13 @@ Result<GenerationResult> Generator::generateTokens(std::span<const int32_t> prom
                                                    const TokenCallback& onToken,
                                                    const std::atomic<bool>* cancel) {
     if (Status st = options.validate(); !st.ok()) return st.error();
+    if (m_model.shape.hasLora()) {
+        // The KV decoder computes the base model only; sampling it would silently drop them.
+        return Error{fmt::format(
+            "{} holds LoRA adapters (rank {}), and sampling with adapters is not built yet; "
+            "sample its base model instead",
+            m_model.folder.string(), m_model.shape.loraRank)};
+    }
     if (prompt.empty()) return Error{"the prompt has no tokens: give at least one"};
     const int V = m_model.shape.vocab, maxT = m_decoder.capacity();
     if (Status st = model::checkTokens(prompt.data(), prompt.size(), V); !st.ok()) {

@@ -104,7 +104,8 @@ Status runClusterWorker(comm::Comm& comm, const config::Config& cfg) {
         return Error{problem};
     }
     tensor::setComputeThreads(cfg.runconfig.numThreads);
-    const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    shape.applyLora(cfg.lora);
     const int B = cfg.trainInput.batchSize, T = cfg.trainInput.maxSequenceLength;
     std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
     const model::ParameterTable table(shape);

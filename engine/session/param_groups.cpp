@@ -12,7 +12,11 @@ std::vector<optim::ParamGroup> parameterGroups(const model::ParameterTable& tabl
         const bool embedding = layer == model::ParameterTable::embeddingLayer();
         const bool frozenBlock = layer >= model::ParameterTable::blockLayer(0) &&
                                  layer < model::ParameterTable::blockLayer(optimizer.freezeBlocks);
-        const bool frozen = (embedding && optimizer.freezeEmbeddings) || frozenBlock;
+        // LoRA: only the adapters train; every base tensor is frozen.
+        const bool baseUnderLora =
+            table.shape().hasLora() && t.name.find(".lora_") == std::string::npos;
+        const bool frozen =
+            (embedding && optimizer.freezeEmbeddings) || frozenBlock || baseUnderLora;
         groups.push_back({t.offset, t.size, t.decay, t.lrScale, frozen});
     }
     return groups;

@@ -1,6 +1,7 @@
 // The optimizer's parameter groups of a model: one per tensor, carrying its weight-decay flag and
 // μP learning-rate multiplier, and marked frozen when fine-tuning freezes it
-// (optimizer.freeze_embeddings: wte, wpe; optimizer.freeze_blocks = K: h.0 .. h.{K-1}).
+// (optimizer.freeze_embeddings: wte, wpe; optimizer.freeze_blocks = K: h.0 .. h.{K-1}; with LoRA,
+// a table whose shape has adapters, every tensor but the adapters).
 // A frozen tensor is never touched by the optimizer, so it stays bit-identical to the base model.
 // Thread-safe: a pure function.
 #pragma once

@@ -243,6 +243,7 @@ Status Session::prepareMemoryX(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     p.shape = model::GptShape::fromConfig(cfg.model);
+    p.shape.applyLora(cfg.lora);
     s.table = std::make_unique<model::ParameterTable>(p.shape);
     m_summary.parameterCount = static_cast<int64_t>(s.table->totalSize());
     // A resume is verified before MemoryX exists, so a refusal creates no store file.
@@ -273,6 +274,35 @@ Status Session::prepareMemoryX(Prepared& p) {
     return s.shards ? loadStartingShards(p) : loadStartingWeights(p);
 }
 
+namespace {
+
+// runconfig.checkpoint_path into `params` (laid out by `table`). With LoRA the file holds the
+// base model without adapters: its tensors are read by name into the adapted layout and the
+// adapters are initialised (A seeded, B = 0, so training starts from the base exactly).
+Status loadStartingFile(const config::Config& cfg, const model::ParameterTable& table,
+                        float* params) {
+    if (!table.shape().hasLora())
+        return modelio::loadWeights(cfg.runconfig.checkpointPath, table, params);
+    model::GptShape baseShape = table.shape();
+    baseShape.applyLora(std::nullopt);
+    const model::ParameterTable base(baseShape);
+    std::vector<float> baseParams(base.totalSize());
+    if (Status st = modelio::loadWeights(cfg.runconfig.checkpointPath, base, baseParams.data());
+        !st.ok()) {
+        return st;
+    }
+    model::initParameters(table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed), params);
+    for (const model::TensorSlice& t : base.tensors()) {
+        const model::TensorSlice* into = table.find(t.name);
+        if (!into) continue;  // cannot happen: the adapted table holds every base tensor
+        std::copy(baseParams.begin() + std::ptrdiff_t(t.offset),
+                  baseParams.begin() + std::ptrdiff_t(t.offset + t.size), params + into->offset);
+    }
+    return Status::success();
+}
+
+}  // namespace
+
 // The weights (and optimizer state) training starts from: the checkpoint resumed from,
 // runconfig.checkpoint_path, or the initializers.
 Status Session::loadStartingWeights(Prepared& p) {
@@ -283,8 +313,7 @@ Status Session::loadStartingWeights(Prepared& p) {
                                               s.memoryx->optimizerState(), p.stateCopies);
     }
     if (!cfg.runconfig.checkpointPath.empty()) {
-        if (Status st = modelio::loadWeights(cfg.runconfig.checkpointPath, *s.table, p.weights);
-            !st.ok()) {
+        if (Status st = loadStartingFile(cfg, *s.table, p.weights); !st.ok()) {
             return st;
         }
         log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
@@ -313,8 +342,7 @@ Status Session::loadStartingShards(Prepared& p) {
         // The weights file is read whole (weights only: a quarter of an AdamW MemoryX), then
         // each tensor goes to its shard.
         std::vector<float> whole(s.table->totalSize());
-        if (Status st = modelio::loadWeights(cfg.runconfig.checkpointPath, *s.table, whole.data());
-            !st.ok()) {
+        if (Status st = loadStartingFile(cfg, *s.table, whole.data()); !st.ok()) {
             return st;
         }
         for (size_t t = 0; t < s.table->tensors().size(); ++t) {
@@ -365,7 +393,15 @@ void Session::buildOptimizer(Prepared& p) {
     Impl& s = *m_impl;
     std::vector<optim::ParamGroup> groups = parameterGroups(*s.table, cfg.optimizer);
     p.groups = groups;
-    if (cfg.optimizer.freezeEmbeddings || cfg.optimizer.freezeBlocks > 0) {
+    if (cfg.lora) {
+        size_t trained = 0;
+        for (const auto& g : groups) trained += g.frozen ? 0 : g.size;
+        log(LogLine::Level::Info,
+            fmt::format("lora: rank {}, alpha {:g} on {}: {} adapter parameters train, {} base "
+                        "parameters are frozen",
+                        cfg.lora->rank, cfg.lora->alpha, fmt::join(cfg.lora->targets, ", "),
+                        trained, s.table->totalSize() - trained));
+    } else if (cfg.optimizer.freezeEmbeddings || cfg.optimizer.freezeBlocks > 0) {
         size_t frozen = 0;
         for (const auto& g : groups) frozen += g.frozen ? g.size : 0;
         log(LogLine::Level::Info,

@@ -34,7 +34,8 @@ Result<streaming::FitResult> fitOnWafer(const config::Config& cfg) {
         for (const auto& p : problems) message += "\n  - " + p;
         return Error{message};
     }
-    const model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    shape.applyLora(cfg.lora);
     const model::ParameterTable table(shape);
     return fitOnWafer(cfg, shape, table);
 }

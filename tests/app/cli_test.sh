@@ -110,6 +110,29 @@ validate_bf16_streaming)
   out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set model.mixed_precision=true \
         --set model.fp16_type=bfloat16) || fail "exit $? $out"
   expect_in "weights as bf16 (2 bytes each): wafer buffer" "$out" ;;
+validate_lora)
+  # Issue 16: lora: is shown with its adapter count; 6 blocks x rank 4 x (c_attn 256+768 +
+  # c_fc 256+1024) = 55296.
+  out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --json --set lora.rank=4 \
+        --set "lora.targets=[c_attn, c_fc]") || fail "exit $? $out"
+  expect_in '"adapter_parameters":55296' "$out"
+  expect_in '"c_attn","c_fc"' "$out"
+  out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set lora.rank=4) || fail "exit $? $out"
+  expect_in "lora        rank 4, alpha 16 (scale 4), dropout 0 on c_attn: 24576 adapter" "$out"
+  out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set lora.rank=0 2>&1) && fail "rank 0 passed"
+  expect_in "lora.rank: expected an integer >= 1" "$out"
+  out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set "lora.targets=[qkv]" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1, got $code: $out"
+  expect_in '"qkv": must be one of c_attn, attn.c_proj, c_fc, mlp.c_proj' "$out"
+  out=$("$wafer" train "$src/presets/gpt-micro.yaml" --set lora.rank=4 --max-steps 2 \
+        "${tiny_args[@]}" --db "$db" --set "runconfig.model_dir=$tmp/lora" 2>&1) \
+    || fail "lora train exit $?: $out"
+  expect_in "lora: rank 4, alpha 16 on c_attn: " "$out"
+  expect_in "adapter parameters train" "$out"
+  out=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 5 2>&1) && fail "sampled: $out"
+  expect_in "holds LoRA adapters (rank 4)" "$out"
+  out=$("$wafer" export "$tmp/lora" --format hf --out "$tmp/lora-hf" 2>&1) && fail "exported: $out"
+  expect_in "holds LoRA adapters (rank 4)" "$out" ;;
 validate_typo)
   printf 'model:\n  hiden_size: 64\n' >"$tmp/typo.yaml"
   out=$("$wafer" validate "$tmp/typo.yaml" 2>&1); code=$?
@@ -1008,6 +1031,11 @@ finetune_base)
       || fail "dry run exit $? $out"
   expect_in '"event":"finetune_plan"' "$out"
   expect_in '"tokenizer":"byte"' "$out"
+  # --lora 4: every base parameter frozen (842496), peak LR 10 x the full fine-tune's 1e-3.
+  lora=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --lora 4 --dry-run --json \
+         --db "$db") || fail "lora dry run exit $? $lora"
+  expect_in '"frozen_parameters":842496' "$lora"
+  expect_in '"peak_lr":0.01,' "$lora"
   out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --max-steps 30 --json --db "$db" \
         --freeze-embeddings --freeze-blocks 2 --set "runconfig.model_dir=$tmp/ft") \
       || fail "finetune exit $? $out"

@@ -104,6 +104,27 @@ TEST(ConfigOverride, MergesMapsIntoSectionsAndHandlesOptionalSections) {
     EXPECT_FALSE(c.model.outputLayerInitializer.has_value());
 }
 
+TEST(ConfigOverride, LoraSectionIsCreatedByOneKeyAndTakesPeftSpellings) {
+    Config c;
+    ASSERT_TRUE(applyOverride(c, "lora.rank=16").ok());
+    ASSERT_TRUE(c.lora.has_value());
+    EXPECT_EQ(c.lora->rank, 16);
+    EXPECT_DOUBLE_EQ(c.lora->alpha, LoraConfig{}.alpha);
+    EXPECT_EQ(c.lora->targets, LoraConfig{}.targets);
+    // PEFT's LoraConfig names (r, lora_alpha, lora_dropout, target_modules) are accepted.
+    ASSERT_TRUE(
+        applyOverride(c,
+                      "lora={r: 4, lora_alpha: 8, lora_dropout: 0.1, target_modules: [c_fc, "
+                      "mlp.c_proj]}")
+            .ok());
+    EXPECT_EQ(c.lora->rank, 4);
+    EXPECT_DOUBLE_EQ(c.lora->alpha, 8);
+    EXPECT_DOUBLE_EQ(c.lora->dropout, 0.1);
+    EXPECT_EQ(c.lora->targets, (std::vector<std::string>{"c_fc", "mlp.c_proj"}));
+    ASSERT_TRUE(applyOverride(c, "lora=null").ok());
+    EXPECT_FALSE(c.lora.has_value());
+}
+
 TEST(ConfigOverride, BadSyntaxSaysWhatIsExpected) {
     Config c;
     EXPECT_EQ(overrideError(c, "model.hidden_size"),

@@ -59,6 +59,8 @@ Config everythingSet() {
     c.runconfig.maxSteps = 5'000'000'000LL;
     c.runconfig.modelDir = "";
     c.runconfig.checkpointPath = "/ckpt/model.safetensors";
+    c.lora = LoraConfig{
+        .rank = 4, .alpha = 0.1 + 0.2, .dropout = 0.05, .targets = {"attn.c_proj", "c_fc"}};
     SweepConfig sweep;
     sweep.base = "../base config.yaml";
     sweep.method = "random";
@@ -154,6 +156,15 @@ TEST(ConfigRoundTrip, HashOfWrittenConfigIsTheWritersHashEvenWithoutNewerFields)
     EXPECT_EQ(hashConfig(parsed->config), hashConfig(c));
 }
 
+// Without adapters nothing about LoRA is written, so every existing config keeps its text and hash.
+TEST(ConfigRoundTrip, ConfigWithoutLoraWritesNoLoraKey) {
+    EXPECT_EQ(saveConfigYaml(Config{}, YamlStyle::Plain).find("lora"), std::string::npos);
+    Config c;
+    c.lora.emplace();
+    EXPECT_NE(saveConfigYaml(c, YamlStyle::Plain).find("lora:"), std::string::npos);
+    EXPECT_NE(hashConfig(c), hashConfig(Config{}));
+}
+
 TEST(ConfigRoundTrip, HashFollowsContentNotComments) {
     const Config a;
     Config b;
@@ -229,6 +240,8 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
     withOptional.model.outputLayerInitializer = InitializerConfig{};
     Config withSweep = defaults;
     withSweep.sweep = SweepConfig{};
+    Config withLora = defaults;
+    withLora.lora = LoraConfig{};
     for (const FieldDescription& f : describeFields()) {
         if (f.type == "section" || f.type == "optional_section" ||
             f.path.find("[N]") != std::string::npos || f.path.find("<key>") != std::string::npos)
@@ -239,6 +252,7 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
         const bool inOptional = f.path.starts_with("model.output_layer_initializer.");
         EXPECT_EQ(c, inOptional                     ? withOptional
                      : f.path.starts_with("sweep.") ? withSweep
+                     : f.path.starts_with("lora.")  ? withLora
                                                     : defaults)
             << f.path;
     }

@@ -239,6 +239,40 @@ TEST(ConfigValidate, FieldRangesAndChoicesApplyToConfigsBuiltInCode) {
               "train-bpe");
 }
 
+TEST(ConfigValidate, LoraIsOffByDefaultAndItsDefaultsAreValid) {
+    Config c = runnable();
+    EXPECT_FALSE(c.lora.has_value());
+    c.lora.emplace();
+    EXPECT_TRUE(validate(c).empty());
+    EXPECT_EQ(c.lora->targets, std::vector<std::string>{"c_attn"});
+}
+
+TEST(ConfigValidate, LoraRankTargetsAndDropoutAreChecked) {
+    Config c = runnable();
+    c.lora = LoraConfig{.rank = 0, .alpha = 16, .dropout = 1.5, .targets = {"c_attn", "wte"}};
+    const std::vector<std::string> errors = validate(c);
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_EQ(errors[0], "lora.rank = 0: must be >= 1");
+    EXPECT_EQ(errors[1], "lora.dropout = 1.5: must be between 0 and 0.99");
+    EXPECT_EQ(errors[2],
+              "lora.targets[1] = \"wte\": must be one of c_attn, attn.c_proj, c_fc, mlp.c_proj");
+
+    c.lora = LoraConfig{.targets = {}};
+    EXPECT_EQ(onlyError(c),
+              "lora.targets is empty: name at least one linear layer to adapt, e.g. targets: "
+              "[c_attn] (choices: c_attn, attn.c_proj, c_fc, mlp.c_proj)");
+    c.lora = LoraConfig{.targets = {"c_fc", "mlp.c_proj", "c_fc"}};
+    EXPECT_EQ(onlyError(c), "lora.targets[2] = \"c_fc\": listed twice; name each layer once");
+    c.model.hiddenSize = 64;
+    c.model.numHeads = 4;
+    c.lora = LoraConfig{.rank = 65};
+    EXPECT_EQ(onlyError(c),
+              "lora.rank (65) is more than model.hidden_size (64): a low-rank adapter must be "
+              "narrower than the layer; use rank <= 64 (typical: 4 to 64)");
+    c.lora->rank = 64;
+    EXPECT_TRUE(validate(c).empty());
+}
+
 TEST(ConfigValidate, CheckVocabNamesBothNumbers) {
     Config c = runnable();
     c.model.vocabSize = 256;

@@ -115,6 +115,39 @@ TEST_F(FinetuneRun, PlanKeepsTheBaseAndSetsFinetuneDefaults) {
     EXPECT_DOUBLE_EQ(overridden->summary.peakLearningRate, 0.001);
 }
 
+// wafer finetune --lora RANK: adapters on all four linears, the base frozen, a higher peak LR;
+// the planned run trains and lowers the held-out loss.
+TEST_F(FinetuneRun, LoraPlanFreezesTheBaseAndTrainsTheAdapters) {
+    FinetuneRequest r;
+    r.base = (m_tmp / "model").string();
+    r.dataFiles = {(m_tmp / "new.txt").string()};
+    r.loraRank = 4;
+    r.overrides = {"runconfig.model_dir=" + (m_tmp / "lora").string(), "runconfig.max_steps=10"};
+    auto plan = planFinetune(r);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    const auto& c = plan->config.config;
+    ASSERT_TRUE(c.lora.has_value());
+    EXPECT_EQ(c.lora->rank, 4);
+    EXPECT_DOUBLE_EQ(c.lora->alpha, 8.0);
+    EXPECT_EQ(c.lora->targets.size(), 4u);
+    EXPECT_DOUBLE_EQ(plan->summary.peakLearningRate,
+                     0.003 / kLearningRateDivisor * kLoraLearningRateMultiplier);
+    // tinyConfig: 2 blocks of C 32, F 64; rank 4 x (32+96 + 32+32 + 32+64 + 64+32) per block.
+    const int64_t adapters = 2 * 4 * (128 + 64 + 96 + 96);
+    EXPECT_EQ(plan->summary.parameters - plan->summary.frozenParameters, adapters);
+
+    session::SessionOptions o;
+    o.recordInStore = false;
+    o.cacheDir = m_tmp / "cache";
+    o.evaluateAtStart = true;
+    auto session = session::Session::create(std::move(plan->config), o);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    (*session)->run();
+    const session::RunSummary& result = (*session)->summary();
+    ASSERT_EQ(result.state, session::RunState::Finished) << result.detail;
+    EXPECT_LT(result.finalEvalLoss, result.initialEvalLoss);
+}
+
 TEST_F(FinetuneRun, RefusesTooLittleTextAndUnknownBases) {
     std::ofstream(m_tmp / "tiny.txt") << "too short";
     FinetuneRequest r;

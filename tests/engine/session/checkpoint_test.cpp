@@ -196,6 +196,32 @@ TEST(Checkpoint, Bf16RunOnTwoThreadsResumesBitForBit) {
                       dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
 }
 
+TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
+    // Issue 16: the adapters are tensors of the table like any other, so their weights and Adam
+    // state checkpoint and resume exactly; adapter dropout draws the same masks after a resume.
+    TempDir dir("ckpt_lora");
+    writeTinyCorpus(dir.path());
+    const std::vector<std::string> lora = {"lora.rank=2", "lora.dropout=0.1",
+                                           "lora.targets=[c_attn, mlp.c_proj]",
+                                           "optimizer.learning_rate=0.01"};
+    const RunSummary whole = train(richConfig(dir, 6, "whole", lora), optionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto resuming = optionsIn(dir);
+    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->config.lora.has_value()) << "the checkpoint keeps the lora: section";
+    const RunSummary resumed = train(std::move(config).value(), resuming);
+    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
+                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    auto file = checkpoint::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
+    ASSERT_TRUE(file.ok());
+    EXPECT_NE(file->find("h.1.mlp.c_proj.lora_B.weight"), nullptr);
+}
+
 TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {
     TempDir dir("ckpt_keep");
     writeTinyCorpus(dir.path());
