@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -39,6 +40,13 @@ struct WorkerState {
     std::chrono::milliseconds rootTimeout;
     WorkerState(comm::Comm& c, std::chrono::milliseconds timeout) : comm(c), rootTimeout(timeout) {
         heardFromRoot();
+    }
+    // This rank's corpus identity by train_input.data_dir: read and hashed once, not per trial.
+    std::map<std::vector<std::string>, std::string> corpora;
+    const std::string& corpusOf(const config::Config& config) {
+        auto [at, added] = corpora.try_emplace(config.trainInput.dataDir);
+        if (added) at->second = corpusIdentity(config);
+        return at->second;
     }
     void heardFromRoot() { rootHeardNs = Clock::now().time_since_epoch().count(); }
     bool rootSilent() const {
@@ -138,7 +146,7 @@ void runTrial(WorkerState& state, const json& assignment) {
         send(comm, 0, kEnd, end);
         return;
     }
-    if (const std::string mine = corpusIdentity(loaded->config),
+    if (const std::string& mine = state.corpusOf(loaded->config),
         theirs = assignment.value("corpus", std::string());
         mine != theirs) {
         end["created"] = false;

@@ -162,12 +162,17 @@ bool SweepRunner::sendTrial(Active& a, const config::LoadedConfig& trialConfig,
                             const std::string& runName) {
     Cluster& c = *m_cluster;
     const config::SweepConfig& sweep = m_plan.sweep;
+    // Read and hashed once per data_dir, outside c.mutex (the receiver thread takes it).
+    const auto& dataDir = trialConfig.config.trainInput.dataDir;
     std::string corpus;
     {
         std::lock_guard lock(c.mutex);
-        auto [at, added] = c.corpora.try_emplace(trialConfig.config.trainInput.dataDir);
-        if (added) at->second = corpusIdentity(trialConfig.config);
-        corpus = at->second;
+        if (auto known = c.corpora.find(dataDir); known != c.corpora.end()) corpus = known->second;
+    }
+    if (corpus.empty()) {
+        corpus = corpusIdentity(trialConfig.config);
+        std::lock_guard lock(c.mutex);
+        c.corpora.emplace(dataDir, corpus);
     }
     json assignment = {
         {"trial", a.spec->index},
