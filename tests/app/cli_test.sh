@@ -704,8 +704,14 @@ EOF
       diff "$tmp/one.txt" "$tmp/np$np.txt" >"$tmp/diff" \
           || fail "np $np recorded another sweep than one process: $(head -20 "$tmp/diff")"
     done
-    # ASHA: pruned trials stop right after their rung, on whichever rank they ran.
-    out=$("$mpirun" --oversubscribe -np 3 "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/asha.sqlite" \
+    # ASHA: pruned trials stop right after their rung, on whichever rank they ran. Asynchronous
+    # ASHA decides by arrival order, so the learning rates go best first (higher is better here
+    # at rung 10): the later, worse trials then meet better ones at the rung and are pruned,
+    # whatever the timing.
+    sed 's/{log2_range: {min: -9, max: -6, step: 1}}/{values: [0.015625, 0.0078125, 0.00390625, 0.001953125]}/' \
+        "$tmp/sweep.yaml" >"$tmp/asha.yaml"
+    grep -q "values: \[0.015625" "$tmp/asha.yaml" || fail "asha.yaml: the learning rates were not reordered"
+    out=$("$mpirun" --oversubscribe -np 3 "$wafer" sweep "$tmp/asha.yaml" --db "$tmp/asha.sqlite" \
           "${sweep_args[@]}" --set 'sweep.early_stopping={rungs: [10], reduction_factor: 2}' 2>&1) \
         || fail "ASHA across processes: exit $?: $out"
     dump "$tmp/asha.sqlite" >"$tmp/asha.txt"
