@@ -20,6 +20,7 @@
 #include "engine/store/run_store.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "support/tiny_cluster_config.h"
 #include "ui/shell/cluster_dialog.h"
 #include "ui/shell/cluster_job.h"
 #include "ui/shell/log_dock.h"
@@ -32,20 +33,8 @@ namespace {
 using namespace ws;
 
 void writeTinyConfig(const QString& path) {
-    QFile preset(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
-    QVERIFY(preset.open(QIODevice::ReadOnly));
-    QString yaml = QString::fromUtf8(preset.readAll());
-    yaml.replace("../resources/corpus", WAFER_SOURCE_DIR "/resources/corpus");
+    QString yaml = tinyClusterConfig(2, 20);
     yaml.replace("name: \"gpt-nano\"", "name: \"gpt-cluster\"");
-    yaml.replace("hidden_size: 128", "hidden_size: 32");
-    yaml.replace("num_hidden_layers: 4", "num_hidden_layers: 2");
-    yaml.replace("filter_size: 512", "filter_size: 64");
-    yaml.replace("max_sequence_length: 128", "max_sequence_length: 32");
-    yaml.replace("batch_size: 16", "batch_size: 4");
-    yaml.replace("max_steps: 600", "max_steps: 1000000");
-    yaml.replace("log_steps: 10", "log_steps: 20");
-    yaml.replace("eval_frequency: 100", "eval_frequency: 0");
-    yaml.replace("num_csx: 1", "num_csx: 2");
     QFile out(path);
     QVERIFY(out.open(QIODevice::WriteOnly));
     out.write(yaml.toUtf8());
