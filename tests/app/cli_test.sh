@@ -141,6 +141,7 @@ lora_peft)
       --set "runconfig.model_dir=$tmp/base" >/dev/null || fail "base train exit $?"
   "$wafer" train "$src/presets/gpt-micro.yaml" --max-steps 3 "${tiny_args[@]}" --db "$db" \
       --set lora.rank=4 --set "lora.targets=[c_attn, attn.c_proj, c_fc, mlp.c_proj]" \
+      --set optimizer.learning_rate=0.05 \
       --set "runconfig.checkpoint_path=$tmp/base/model.safetensors" \
       --set "runconfig.model_dir=$tmp/lora" >/dev/null || fail "lora train exit $?"
   out=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 5 --seed 2 2>&1) \
@@ -175,6 +176,19 @@ PY
   a=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
   b=$("$wafer" sample "$tmp/imported" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
   [[ -n "$a" && "$a" == "$b" ]] || fail "the imported adapters sample differently"
+  # Fine-tuning the imported model continues its adapters (a step at learning rate 0 leaves them
+  # as imported; fresh adapters would start at B = 0); new adapters on top are refused.
+  for i in $(seq 1 60); do echo "LoRA adapters continue training where PEFT left them, line $i."; done \
+    >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$tmp/imported" --data "$tmp/new.txt" --lora 2 --dry-run 2>&1) \
+      && fail "adapters on adapters: $out"
+  expect_in "holds LoRA adapters already (rank 4)" "$out"
+  out=$("$wafer" finetune --base "$tmp/imported" --data "$tmp/new.txt" --max-steps 1 --json \
+        --db "$db" --set optimizer.learning_rate=0 --set "runconfig.model_dir=$tmp/continued") \
+      || fail "finetune of imported adapters exit $?: $out"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$tmp/imported/model.safetensors" \
+      "$tmp/continued/model.safetensors" --prefix h.0.attn.c_attn.lora_,h.0.mlp.c_proj.lora_ \
+      || fail "the fine-tune did not start from the imported adapters"
   # A PEFT adapter for another base, and another PEFT method, are refused and write nothing.
   out=$("$wafer" import "$tmp/imported" --adapter "$tmp/peft" --out "$tmp/twice" 2>&1) \
       && fail "adapters on adapters: $out"
