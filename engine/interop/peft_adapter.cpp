@@ -16,6 +16,7 @@
 #include "engine/model/parameters.h"
 #include "engine/modelio/load_model.h"
 #include "engine/modelio/weights_io.h"
+#include "engine/tokenizer/tokenizer.h"
 
 namespace ws::interop {
 namespace fs = std::filesystem;
@@ -203,10 +204,12 @@ Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::p
     result.base = fs::absolute(m.weightsFile).lexically_normal();
 
     config::Config cfg = m.config;
+    bool byteVocabulary = false;        // an HF folder's 256 byte symbols: our byte tokenizer
     if (looksLikeHfFolder(m.folder)) {  // config.json holds only the model: add GPT-2's defaults
         auto hf = inspectHfFolder(m.folder);
         if (!hf.ok()) return hf.error();
         cfg = importedRunConfig(*hf);
+        byteVocabulary = hf->byteTokenizer;
     }
     cfg.lora = config::LoraConfig{.rank = adapter->rank,
                                   .alpha = adapter->alpha,
@@ -250,6 +253,8 @@ Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::p
             !st.ok()) {
             return st;
         }
+        // As wafer import writes the base's tokenizer (hf_import.h).
+        if (byteVocabulary) return tokenizer::makeByteTokenizer()->save(temp);
         return m.tokenizer->save(temp);
     };
     auto target = buildOutputFolder(outDir, "import", build);

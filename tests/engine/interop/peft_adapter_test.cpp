@@ -146,6 +146,22 @@ TEST_F(PeftAdapterTest, ExportThenImportGivesTheAdaptersBitForBit) {
               *checkpoint::readWholeFile(dir.path() / "peft2" / kPeftWeightsFile));
 }
 
+TEST_F(PeftAdapterTest, ImportsOntoAHuggingFaceFolder) {
+    // The base as transformers would have it (config.json, GPT-2 names), the adapter on top.
+    ASSERT_TRUE(exportHuggingFace(dir.path() / "base", dir.path() / "hf").ok());
+    auto imported = importPeftAdapter(dir.path() / "hf", exported(), dir.path() / "imported");
+    ASSERT_TRUE(imported.ok()) << imported.error().message;
+    EXPECT_EQ(imported->notes.size(), 1u);  // names the adapter's declared base
+    auto m = modelio::loadModel(dir.path() / "imported");
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_EQ(m->config.runconfig.checkpointPath,
+              fs::absolute(dir.path() / "hf" / "model.safetensors").lexically_normal().string());
+    EXPECT_EQ(m->config.trainInput.tokenizer.type, "byte");
+    EXPECT_EQ(m->tokenizer->kind(), "byte");
+    ASSERT_EQ(m->params.size(), loraParams.size());
+    EXPECT_EQ(std::memcmp(m->params.data(), loraParams.data(), loraParams.size() * 4), 0);
+}
+
 TEST_F(PeftAdapterTest, HfExportOfALoraRunNeedsMergeAndMergesExactly) {
     auto refused = exportHuggingFace(dir.path() / "lora", dir.path() / "hf");
     ASSERT_FALSE(refused.ok());
