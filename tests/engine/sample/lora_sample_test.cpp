@@ -77,6 +77,30 @@ TEST(LoraSample, DecoderOnMergedWeightsGivesTheAdaptedForwardsLogits) {
     EXPECT_GT(worstBaseGap, 0.1);
 }
 
+// In bf16 mode the decoder rounds the merged weight W + scale·A·B to bf16 where Gpt rounds W and
+// the adapters separately: the two differ by bf16 rounding, so the decoder must be as close to the
+// bf16 adapted forward as that forward is to the fp32 one (bf16's own error), not closer to zero.
+TEST(LoraSample, Bf16DecoderOnMergedWeightsIsWithinBf16Rounding) {
+    LoadedModel m = loraModel();
+    const std::vector<int32_t> prompt = promptTokens();
+    const int T = int(prompt.size()), V = m.shape.vocab;
+    model::Gpt<float> fp32(m.shape, 1, T);
+    fp32.forward(m.params.data(), prompt.data(), nullptr, false, 0);
+    m.shape.bf16 = true;
+    model::Gpt<float> bf16(m.shape, 1, T);
+    bf16.forward(m.params.data(), prompt.data(), nullptr, false, 0);
+    const std::vector<float> merged = model::lora::mergeAdapters(m.shape, m.params.data());
+    KvDecoder decoder(model::lora::baseShape(m.shape), merged.data());
+    ASSERT_TRUE(decoder.append(prompt, true));
+    double bf16Error = 0.0, mergeError = 0.0;
+    for (int t = 0; t < T; ++t) {
+        bf16Error = std::max(bf16Error, maxAbsDiff(bf16.logits(0, t), fp32.logits(0, t), V));
+        mergeError = std::max(mergeError, maxAbsDiff(decoder.logits(t), bf16.logits(0, t), V));
+    }
+    EXPECT_GT(bf16Error, 0.0);
+    EXPECT_LT(mergeError, 2.0 * bf16Error) << "bf16 itself: " << bf16Error;
+}
+
 TEST(LoraSample, GreedyGenerationFollowsTheAdaptedModel) {
     const LoadedModel m = loraModel();
     SamplingOptions o;
