@@ -209,7 +209,9 @@ Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
                         source, kPeftConfigFile)};
     }
     for (const std::string& name : names) {
-        const auto hit = modulesMatching(name);
+        // PEFT's shorthand for every linear but the output layer: GPT-2's four Conv1D.
+        const auto hit = name == "all-linear" ? std::optional(std::array{true, true, true, true})
+                                              : modulesMatching(name);
         if (!hit) {
             return Error{fmt::format(
                 "{}: {}: target module \"{}\" is not a GPT-2 linear this engine adapts (c_attn, "
@@ -282,8 +284,9 @@ Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
     if (parsed->tensors.size() != expected) {
         for (const auto& [name, info] : parsed->tensors) {
             const std::string_view n = name;
-            std::string ours(n.starts_with(kPeftPrefix) ? n.substr(kPeftPrefix.size()) : n);
-            if (a.tensors.count(ours)) continue;
+            if (n.starts_with(kPeftPrefix) &&
+                a.tensors.count(std::string(n.substr(kPeftPrefix.size()))))
+                continue;
             return Error{fmt::format(
                 "{}: {}: tensor {} is not an adapter of this base: a LoRA adapter for GPT-2 holds "
                 "only {}h.N.<module>.lora_A/lora_B.weight for the target_modules of {} and N "

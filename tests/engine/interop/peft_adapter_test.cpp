@@ -257,9 +257,25 @@ TEST_F(PeftAdapterTest, AStrangerTensorIsRefusedByName) {
     }
     const float one = 1.0f;
     views.push_back({"base_model.model.lm_head.weight", checkpoint::DType::F32, {1}, &one, 4});
+    // The name of an adapter tensor without PEFT's prefix is a stranger too.
+    views.push_back({"h.0.attn.c_attn.lora_A.weight", checkpoint::DType::F32, {1}, &one, 4});
     ASSERT_TRUE(checkpoint::writeSafetensors(peft / kPeftWeightsFile, views, {}).ok());
     expectRefused(dir.path() / "base", peft,
                   "tensor base_model.model.lm_head.weight is not an adapter of this base");
+    views.erase(views.end() - 2);
+    ASSERT_TRUE(checkpoint::writeSafetensors(peft / kPeftWeightsFile, views, {}).ok());
+    expectRefused(dir.path() / "base", peft,
+                  "tensor h.0.attn.c_attn.lora_A.weight is not an adapter of this base");
+}
+
+TEST_F(PeftAdapterTest, AllLinearTargetsEveryConv1D) {
+    const fs::path peft = exported();
+    nlohmann::json c = configOf(peft);
+    c["target_modules"] = "all-linear";
+    writeConfig(peft, c);
+    // It then needs attn.c_proj and c_fc too, which this adapter lacks: named.
+    expectRefused(dir.path() / "base", peft,
+                  "base_model.model.transformer.h.0.attn.c_proj.lora_A.weight is missing");
 }
 
 }  // namespace
