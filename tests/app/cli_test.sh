@@ -146,6 +146,12 @@ lora_peft)
       --set "runconfig.model_dir=$tmp/lora" >/dev/null || fail "lora train exit $?"
   out=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 5 --seed 2 2>&1) \
       || fail "sample of a LoRA run exit $?: $out"
+  expect_in "LoRA adapters (rank 4) merged into the weights for sampling" "$out"
+  # --no-adapters samples the base: the same tokens as the base run itself.
+  a=$("$wafer" sample "$tmp/lora" --no-adapters --prompt "The " --max-tokens 12 --seed 2 --json \
+      | grep '"token"')
+  b=$("$wafer" sample "$tmp/base" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
+  [[ -n "$a" && "$a" == "$b" ]] || fail "--no-adapters differs from the base"
   out=$("$wafer" export "$tmp/lora" --format peft --out "$tmp/peft" --base-model gpt2-tiny) \
       || fail "peft export exit $?: $out"
   expect_in "rank 4, alpha 16, on c_attn, attn.c_proj, c_fc, mlp.c_proj" "$out"
