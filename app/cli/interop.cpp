@@ -196,7 +196,9 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
 
     auto exp = std::make_shared<ExportOptions>();
     CLI::App* ecmd =
-        app.add_subcommand("export", "Export a run or model folder as a Hugging Face GPT-2 folder");
+        app.add_subcommand("export",
+                           "Export a run or model folder as a Hugging Face GPT-2 folder (a LoRA "
+                           "run: --merge, or its adapters with --format peft)");
     ecmd->add_option("source", exp->source,
                      "A run id, a run folder, a checkpoint-<step> folder or a model.safetensors")
         ->required();
