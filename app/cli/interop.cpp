@@ -1,5 +1,7 @@
 // `wafer import HF_FOLDER_OR_WEIGHTS_FILE [--out DIR]` and `wafer export RUN_ID_OR_FOLDER --format
-// hf --out DIR`: Hugging Face GPT-2 folders in and out (engine/interop/hf_import.h, hf_export.h).
+// hf --out DIR`: Hugging Face GPT-2 folders in and out (engine/interop/hf_import.h, hf_export.h);
+// LoRA adapters in PEFT's layout in and out (`wafer import BASE --adapter PEFT_DIR`, `wafer export
+// RUN --format peft`) and merged into a plain GPT-2 (`wafer export RUN --merge`), peft_adapter.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,16 +14,54 @@
 #include "engine/interop/hf_export.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/model_ref.h"
+#include "engine/interop/peft_adapter.h"
 
 namespace ws::cli {
 namespace {
 
 struct ImportOptions {
     std::string folder;
+    std::string adapter;
     std::string out;
 };
 
+int runAdapterImport(const ImportOptions& opt, const CommonOptions& common) {
+    auto base = interop::resolveModelRef(opt.folder, common.dbPath);
+    if (!base.ok()) return fail(base.error().message);
+    std::filesystem::path out(opt.out);
+    if (out.empty()) {
+        const std::string name =
+            std::filesystem::absolute(opt.adapter).lexically_normal().filename().string();
+        out = userDataDir() / "models" / (name.empty() ? std::string("adapter") : name);
+    }
+    auto imported = interop::importPeftAdapter(base->path, opt.adapter, out);
+    if (!imported.ok()) return fail(imported.error().message);
+    const auto& r = *imported;
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "imported_adapter"},
+                                    {"out", r.outDir.string()},
+                                    {"base", r.base.string()},
+                                    {"rank", r.adapter.rank},
+                                    {"alpha", r.adapter.alpha},
+                                    {"targets", r.adapter.targetNames()},
+                                    {"adapter_parameters", r.adapterParameters},
+                                    {"parameters", r.parameters},
+                                    {"notes", r.notes}}
+                         .dump()
+                  << std::endl;
+        return 0;
+    }
+    std::cout << fmt::format(
+        "imported LoRA adapter {} (rank {}, alpha {:g}, on {}: {} adapter parameters) onto {}\n",
+        opt.adapter, r.adapter.rank, r.adapter.alpha, fmt::join(r.adapter.targetNames(), ", "),
+        r.adapterParameters, r.base.string());
+    for (const auto& note : r.notes) std::cout << "note: " << note << "\n";
+    std::cout << fmt::format("model folder: {}\n", r.outDir.string());
+    return 0;
+}
+
 int runImport(const ImportOptions& opt, const CommonOptions& common) {
+    if (!opt.adapter.empty()) return runAdapterImport(opt, common);
     const std::filesystem::path source(opt.folder);
     std::filesystem::path out(opt.out);
     if (out.empty()) {
@@ -63,12 +103,49 @@ struct ExportOptions {
     std::string source;
     std::string format = "hf";
     std::string out;
+    bool merge = false;
+    std::string baseModel;
 };
 
+int runPeftExport(const ExportOptions& opt, const CommonOptions& common,
+                  const std::filesystem::path& source) {
+    auto exported = interop::exportPeftAdapter(source, opt.out, opt.baseModel);
+    if (!exported.ok()) return fail(exported.error().message);
+    const auto& r = *exported;
+    const std::string base = r.adapter.baseModel.value_or("");
+    if (common.json) {
+        std::cout << nlohmann::json{{"event", "exported_adapter"},
+                                    {"out", r.outDir.string()},
+                                    {"source", r.source.string()},
+                                    {"rank", r.adapter.rank},
+                                    {"alpha", r.adapter.alpha},
+                                    {"targets", r.adapter.targetNames()},
+                                    {"adapter_parameters", r.adapterParameters},
+                                    {"base_model", base}}
+                         .dump()
+                  << std::endl;
+        return 0;
+    }
+    std::cout << fmt::format(
+        "exported the LoRA adapters of {} (rank {}, alpha {:g}, on {}: {} parameters) as a "
+        "PEFT folder: {}\n"
+        "files: adapter_config.json, adapter_model.safetensors (fp32)\n"
+        "base_model_name_or_path: {}\n",
+        r.source.string(), r.adapter.rank, r.adapter.alpha,
+        fmt::join(r.adapter.targetNames(), ", "), r.adapterParameters, r.outDir.string(),
+        base.empty() ? std::string("null (set it with --base-model)") : base);
+    return 0;
+}
+
 int runExport(const ExportOptions& opt, const CommonOptions& common) {
+    if (opt.format == "peft" && opt.merge)
+        return fail(
+            "--merge writes a whole model (--format hf); --format peft writes the adapters "
+            "alone: choose one");
     auto ref = interop::resolveModelRef(opt.source, common.dbPath);
     if (!ref.ok()) return fail(ref.error().message);
-    auto exported = interop::exportHuggingFace(ref->path, opt.out);
+    if (opt.format == "peft") return runPeftExport(opt, common, ref->path);
+    auto exported = interop::exportHuggingFace(ref->path, opt.out, opt.merge);
     if (!exported.ok()) return fail(exported.error().message);
     const auto& r = *exported;
     if (common.json) {
@@ -76,6 +153,7 @@ int runExport(const ExportOptions& opt, const CommonOptions& common) {
                                     {"out", r.outDir.string()},
                                     {"source", r.source.string()},
                                     {"parameters", r.parameters},
+                                    {"merged_lora_rank", r.mergedAdapterRank},
                                     {"tokenizer", r.tokenizerKind}}
                          .dump()
                   << std::endl;
@@ -87,6 +165,10 @@ int runExport(const ExportOptions& opt, const CommonOptions& common) {
         "merges.txt, tokenizer_config.json\n"
         "tokenizer: {}\n",
         r.source.string(), r.parameters, r.outDir.string(), r.tokenizerNote);
+    if (r.mergedAdapterRank > 0)
+        std::cout << fmt::format(
+            "LoRA adapters (rank {}) merged into the weights: W + (alpha / rank) A B\n",
+            r.mergedAdapterRank);
     return 0;
 }
 
@@ -102,19 +184,34 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
     cmd->add_option("folder", imp->folder,
                     "The Hugging Face folder, or the model.safetensors / pytorch_model.bin in one")
         ->required();
+    cmd->add_option("--adapter", imp->adapter,
+                    "A PEFT LoRA adapter folder (adapter_config.json, adapter_model.safetensors) "
+                    "to put on the base given as `folder` (a Hugging Face folder, run id or run "
+                    "folder)");
     cmd->add_option("--out", imp->out,
                     "Model folder to create (default: <data dir>/models/<folder name>)");
+    cmd->add_option("--db", common.dbPath, "Run store (SQLite file) for a base given as a run id");
     cmd->add_flag("--json", common.json, "One JSON object on stdout");
     cmd->callback([imp, &common, &exitCode] { exitCode = runImport(*imp, common); });
 
     auto exp = std::make_shared<ExportOptions>();
     CLI::App* ecmd =
-        app.add_subcommand("export", "Export a run or model folder as a Hugging Face GPT-2 folder");
+        app.add_subcommand("export",
+                           "Export a run or model folder as a Hugging Face GPT-2 folder (a LoRA "
+                           "run: --merge, or its adapters with --format peft)");
     ecmd->add_option("source", exp->source,
                      "A run id, a run folder, a checkpoint-<step> folder or a model.safetensors")
         ->required();
-    ecmd->add_option("--format", exp->format, "Output format (hf: Hugging Face GPT-2)")
-        ->check(CLI::IsMember({"hf"}));
+    ecmd->add_option("--format", exp->format,
+                     "Output format (hf: Hugging Face GPT-2; peft: a LoRA run's adapters as a "
+                     "PEFT adapter folder)")
+        ->check(CLI::IsMember({"hf", "peft"}));
+    ecmd->add_flag("--merge", exp->merge,
+                   "A LoRA run: merge the adapters into the weights (W + alpha/rank A B) and "
+                   "write a plain GPT-2 folder");
+    ecmd->add_option("--base-model", exp->baseModel,
+                     "--format peft: base_model_name_or_path to record (default: the folder of "
+                     "the run's base weights)");
     ecmd->add_option("--out", exp->out, "Folder to create (must not exist or be empty)")
         ->required();
     ecmd->add_option("--db", common.dbPath, "Run store (SQLite file) for run ids");

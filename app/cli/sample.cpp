@@ -24,6 +24,7 @@ struct SampleOptions {
     std::string prompt;
     sample::SamplingOptions sampling;
     int threads = -1;
+    bool noAdapters = false;  // a LoRA model: sample its base (adapters off)
 };
 
 // A number that is not an existing path names a run in the store; anything else is a path.
@@ -70,7 +71,8 @@ int runSample(const SampleOptions& opt, const CommonOptions& common) {
     auto loaded = modelio::loadModel(*path);
     if (!loaded.ok()) return fail(loaded.error().message);
     const modelio::LoadedModel& model = *loaded;
-    sample::Generator generator(model);
+    sample::Generator generator(model, !opt.noAdapters);
+    const int loraRank = model.shape.loraRank;
 
     if (common.json) {
         std::cout << dumpJson({{"event", "model"},
@@ -78,9 +80,15 @@ int runSample(const SampleOptions& opt, const CommonOptions& common) {
                                {"step", model.step},
                                {"parameters", model.params.size()},
                                {"tokenizer", model.tokenizer->kind()},
-                               {"max_positions", model.shape.maxPositions}})
+                               {"max_positions", model.shape.maxPositions},
+                               {"lora_rank", loraRank},
+                               {"adapters", loraRank > 0 && !opt.noAdapters}})
                   << std::endl;
     } else {
+        if (loraRank > 0)
+            std::cerr << fmt::format("LoRA adapters (rank {}) {}\n", loraRank,
+                                     opt.noAdapters ? "off: sampling the base model"
+                                                    : "merged into the weights for sampling");
         std::cout << opt.prompt << std::flush;
     }
     auto onToken = [&](const sample::TokenEvent& e) {
@@ -149,6 +157,8 @@ void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     cmd->add_option("--seed", opt->sampling.seed,
                     "Random seed; the same seed, options and prompt give the same text")
         ->capture_default_str();
+    cmd->add_flag("--no-adapters", opt->noAdapters,
+                  "A model with LoRA adapters: sample its base model without them");
     cmd->add_option("--threads", opt->threads, "CPU threads (0 = all)")
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--db", common.dbPath, "Run store (SQLite file) that resolves run ids");

@@ -160,7 +160,7 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
     sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
     sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
-                           (request.loraRank > 0 ? kLoraLearningRateMultiplier : 1.0);
+                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
     sum.baseDescription = base->description;
 
     c.trainInput.dataDir = data;
@@ -192,7 +192,16 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     c.optimizer.learningRate.schedule = {warm, decay};
     c.optimizer.freezeEmbeddings = request.freezeEmbeddings;
     c.optimizer.freezeBlocks = request.freezeBlocks;
-    c.lora.reset();  // a base trained with adapters fine-tunes without them unless asked
+    // A base with LoRA adapters (a LoRA run, imported PEFT adapters) keeps them: the run
+    // continues training them on the frozen base (session/session.cpp reads them from the base's
+    // file). New adapters on top would need the old ones merged into the weights first.
+    if (c.lora && request.loraRank > 0) {
+        return Error{fmt::format(
+            "--base holds LoRA adapters already (rank {}); fine-tune without --lora to continue "
+            "training them, or merge them into the weights first (wafer export BASE --merge --out "
+            "DIR) and fine-tune DIR with --lora",
+            c.lora->rank)};
+    }
     if (request.loraRank > 0)
         c.lora = config::LoraConfig{.rank = request.loraRank,
                                     .alpha = 2.0 * request.loraRank,

@@ -9,6 +9,7 @@
 #include "engine/checkpoint/atomic_file.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/interop/output_folder.h"
+#include "engine/model/lora_merge.h"
 #include "engine/modelio/hf_config.h"
 #include "engine/modelio/load_model.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
@@ -43,7 +44,8 @@ std::optional<int> endOfTextId(const tokenizer::Tokenizer& tok) {
 
 }  // namespace
 
-Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path& outDir) {
+Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path& outDir,
+                                       bool mergeAdapters) {
     if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
     auto loaded = modelio::loadModel(modelPath);
     if (!loaded.ok()) return loaded.error();
@@ -51,16 +53,21 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
     if (Status st = modelio::checkHfExportable(m.config.model); !st.ok()) {
         return Error{fmt::format("{}: {}", m.weightsFile.string(), st.error().message)};
     }
-    if (m.shape.hasLora()) {
+    if (m.shape.hasLora() && !mergeAdapters) {
         // GPT-2 in transformers has no adapters: they would be dropped without a word.
         return Error{fmt::format(
-            "{}: this model holds LoRA adapters (rank {}); exporting them (PEFT layout, or merged "
-            "into the weights) is not built yet",
+            "{}: this model holds LoRA adapters (rank {}), which a plain GPT-2 folder cannot "
+            "carry; add --merge to fold them into the weights, or export them with --format peft",
             m.weightsFile.string(), m.shape.loraRank)};
     }
-    const model::ParameterTable table(m.shape);
+    const model::ParameterTable table(model::lora::baseShape(m.shape));
+    const std::vector<float> merged = m.shape.hasLora()
+                                          ? model::lora::mergeAdapters(m.shape, m.params.data())
+                                          : std::vector<float>();
+    const float* params = m.shape.hasLora() ? merged.data() : m.params.data();
 
     ExportResult result;
+    result.mergedAdapterRank = m.shape.hasLora() ? m.shape.loraRank : 0;
     result.source = m.weightsFile;
     result.parameters = table.totalSize();
     result.tokenizerKind = m.tokenizer->kind();
@@ -70,8 +77,8 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
         std::vector<checkpoint::TensorView> views;
         for (const auto& t : table.tensors()) {
             const std::string name = t.name == "lm_head.weight" ? t.name : "transformer." + t.name;
-            views.push_back({name, checkpoint::DType::F32, t.shape, m.params.data() + t.offset,
-                             t.size * sizeof(float)});
+            views.push_back(
+                {name, checkpoint::DType::F32, t.shape, params + t.offset, t.size * sizeof(float)});
         }
         const std::map<std::string, std::string> metadata = {{"format", "pt"}};
         if (Status st = checkpoint::writeSafetensors(temp / "model.safetensors", views, metadata);

@@ -8,7 +8,10 @@
 // and no merges makes GPT-2's byte-level BPE produce one token per byte, the same ids ours does.
 // Such a vocabulary has no "<|endoftext|>", so bos/eos/unk are null there (as they are for a BPE
 // trained here); generation then stops at max_new_tokens, not at an end-of-text token.
-// Models GPT2Config cannot express (μP) are refused (modelio/hf_config.h). The folder is built
+// Models GPT2Config cannot express (μP) are refused (modelio/hf_config.h). A model with LoRA
+// adapters is refused unless `mergeAdapters` is set: then each adapted weight is written as
+// W + (alpha / rank) · A · B (model/lora_merge.h), a plain GPT-2 that computes the adapted model
+// (transformers' GPT-2 has no adapters; --format peft exports them separately). The folder is built
 // beside its final place and renamed in whole; an existing non-empty folder is refused.
 // Thread-safety: a free function over its arguments.
 #pragma once
@@ -24,12 +27,14 @@ struct ExportResult {
     std::filesystem::path outDir;
     std::filesystem::path source;  // the model.safetensors exported
     size_t parameters = 0;
+    int mergedAdapterRank = 0;  // > 0: LoRA adapters of this rank were merged in
     std::string tokenizerKind;  // "byte" | "bpe"
     std::string tokenizerNote;  // what the exported tokenizer files are
 };
 
 // modelPath: a run folder, a checkpoint-<step> folder or a model.safetensors (modelio::loadModel).
 Result<ExportResult> exportHuggingFace(const std::filesystem::path& modelPath,
-                                       const std::filesystem::path& outDir);
+                                       const std::filesystem::path& outDir,
+                                       bool mergeAdapters = false);
 
 }  // namespace ws::interop

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "engine/model/gpt.h"
+#include "engine/model/lora_merge.h"
 #include "engine/sample/utf8_stream.h"
 
 namespace ws::sample {
@@ -21,8 +22,19 @@ bool isSet(const std::atomic<bool>* flag) {
 }
 }  // namespace
 
-Generator::Generator(const modelio::LoadedModel& model)
-    : m_model(model), m_decoder(model.shape, model.params.data()) {}
+namespace {
+std::vector<float> plainWeights(const modelio::LoadedModel& model, bool adapters) {
+    if (!model.shape.hasLora()) return {};
+    return adapters ? model::lora::mergeAdapters(model.shape, model.params.data())
+                    : model::lora::baseWeights(model.shape, model.params.data());
+}
+}  // namespace
+
+Generator::Generator(const modelio::LoadedModel& model, bool adapters)
+    : m_model(model),
+      m_ownWeights(plainWeights(model, adapters)),
+      m_decoder(model::lora::baseShape(model.shape),
+                model.shape.hasLora() ? m_ownWeights.data() : model.params.data()) {}
 
 Result<GenerationResult> Generator::generate(std::string_view prompt,
                                              const SamplingOptions& options,
@@ -44,13 +56,6 @@ Result<GenerationResult> Generator::generateTokens(std::span<const int32_t> prom
                                                    const TokenCallback& onToken,
                                                    const std::atomic<bool>* cancel) {
     if (Status st = options.validate(); !st.ok()) return st.error();
-    if (m_model.shape.hasLora()) {
-        // The KV decoder computes the base model only; sampling it would silently drop them.
-        return Error{fmt::format(
-            "{} holds LoRA adapters (rank {}), and sampling with adapters is not built yet; "
-            "sample its base model instead",
-            m_model.folder.string(), m_model.shape.loraRank)};
-    }
     if (prompt.empty()) return Error{"the prompt has no tokens: give at least one"};
     const int V = m_model.shape.vocab, maxT = m_decoder.capacity();
     if (Status st = model::checkTokens(prompt.data(), prompt.size(), V); !st.ok()) {

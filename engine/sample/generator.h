@@ -14,6 +14,12 @@
 // Tokens are only sampled among the ids the tokenizer knows (a model's vocabulary may be padded
 // with rows no text maps to).
 //
+// A model with LoRA adapters (a LoRA run) is sampled through its merged weights
+// (model/lora_merge.h: W + scale · A · B, made once at construction, one extra copy of the base's
+// weights): the KV decoder computes a plain GPT-2, and the merged one is the adapted model. With
+// `adapters` false the adapters are left out instead: the base model the run started from (the
+// Samples tab's side-by-side column).
+//
 // Thread-safety: a Generator is used by one thread at a time (typically a worker thread; the
 // callback runs on that thread, it must not block for long). Cancellation: set the atomic flag
 // from any thread; it is checked between layers, so generation stops within one layer's work and
@@ -64,8 +70,9 @@ struct GenerationResult {
 
 class Generator {
 public:
-    // model must outlive the generator.
-    explicit Generator(const modelio::LoadedModel& model);
+    // model must outlive the generator. adapters: for a model with LoRA adapters, false samples
+    // its base model (no effect without adapters).
+    explicit Generator(const modelio::LoadedModel& model, bool adapters = true);
 
     // Fails (before any callback) on bad options or an empty prompt; otherwise returns what was
     // generated, with stop == Cancelled if the flag was set.
@@ -80,6 +87,7 @@ public:
 
 private:
     const modelio::LoadedModel& m_model;
+    std::vector<float> m_ownWeights;  // LoRA: merged (or base-only) weights; empty otherwise
     KvDecoder m_decoder;
 };
 

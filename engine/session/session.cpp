@@ -278,11 +278,17 @@ namespace {
 
 // runconfig.checkpoint_path into `params` (laid out by `table`). With LoRA the file holds the
 // base model without adapters: its tensors are read by name into the adapted layout and the
-// adapters are initialised (A seeded, B = 0, so training starts from the base exactly).
+// adapters are initialised (A seeded, B = 0, so training starts from the base exactly). A file
+// that holds this table's adapters too (a LoRA run's weights, imported PEFT adapters) continues
+// them: it is read whole.
 Status loadStartingFile(const config::Config& cfg, const model::ParameterTable& table,
                         float* params) {
     if (!table.shape().hasLora())
         return modelio::loadWeights(cfg.runconfig.checkpointPath, table, params);
+    if (auto file = checkpoint::SafetensorsFile::open(cfg.runconfig.checkpointPath);
+        file.ok() && modelio::matchWeights(*file, table).ok()) {
+        return modelio::readWeights(*file, table, params);
+    }
     model::GptShape baseShape = table.shape();
     baseShape.applyLora(std::nullopt);
     const model::ParameterTable base(baseShape);

@@ -129,10 +129,82 @@ validate_lora)
     || fail "lora train exit $?: $out"
   expect_in "lora: rank 4, alpha 16 on c_attn: " "$out"
   expect_in "adapter parameters train" "$out"
-  out=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 5 2>&1) && fail "sampled: $out"
-  expect_in "holds LoRA adapters (rank 4)" "$out"
   out=$("$wafer" export "$tmp/lora" --format hf --out "$tmp/lora-hf" 2>&1) && fail "exported: $out"
-  expect_in "holds LoRA adapters (rank 4)" "$out" ;;
+  expect_in "holds LoRA adapters (rank 4)" "$out"
+  expect_in "add --merge" "$out"
+  [[ ! -e $tmp/lora-hf ]] || fail "a refused export left $tmp/lora-hf" ;;
+lora_peft)
+  # Issue 16: a LoRA run's adapters out as a PEFT folder and back in onto its base bit for bit;
+  # --merge writes W + alpha/r B A (checked by hf_tool.py, which shares no code with the engine);
+  # LoRA runs and imported adapters sample.
+  "$wafer" train "$src/presets/gpt-micro.yaml" --max-steps 2 "${tiny_args[@]}" --db "$db" \
+      --set "runconfig.model_dir=$tmp/base" >/dev/null || fail "base train exit $?"
+  "$wafer" train "$src/presets/gpt-micro.yaml" --max-steps 3 "${tiny_args[@]}" --db "$db" \
+      --set lora.rank=4 --set "lora.targets=[c_attn, attn.c_proj, c_fc, mlp.c_proj]" \
+      --set optimizer.learning_rate=0.05 \
+      --set "runconfig.checkpoint_path=$tmp/base/model.safetensors" \
+      --set "runconfig.model_dir=$tmp/lora" >/dev/null || fail "lora train exit $?"
+  out=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 5 --seed 2 2>&1) \
+      || fail "sample of a LoRA run exit $?: $out"
+  expect_in "LoRA adapters (rank 4) merged into the weights for sampling" "$out"
+  # --no-adapters samples the base: the same tokens as the base run itself.
+  a=$("$wafer" sample "$tmp/lora" --no-adapters --prompt "The " --max-tokens 12 --seed 2 --json \
+      | grep '"token"')
+  b=$("$wafer" sample "$tmp/base" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
+  [[ -n "$a" && "$a" == "$b" ]] || fail "--no-adapters differs from the base"
+  out=$("$wafer" export "$tmp/lora" --format peft --out "$tmp/peft" --base-model gpt2-tiny) \
+      || fail "peft export exit $?: $out"
+  expect_in "rank 4, alpha 16, on c_attn, attn.c_proj, c_fc, mlp.c_proj" "$out"
+  python3 - "$tmp/peft" <<'PY' || fail "not PEFT's layout"
+import json, struct, sys
+d = sys.argv[1]
+c = json.load(open(d + "/adapter_config.json"))
+assert c["peft_type"] == "LORA" and c["r"] == 4 and c["lora_alpha"] == 16, c
+assert c["fan_in_fan_out"] is True and c["bias"] == "none" and c["task_type"] == "CAUSAL_LM", c
+assert c["base_model_name_or_path"] == "gpt2-tiny", c
+data = open(d + "/adapter_model.safetensors", "rb").read()
+(n,) = struct.unpack("<Q", data[:8])
+h = json.loads(data[8:8 + n])
+p = "base_model.model.transformer.h.0."
+assert h[p + "attn.c_attn.lora_A.weight"]["shape"] == [4, 32], h
+assert h[p + "attn.c_attn.lora_B.weight"]["shape"] == [96, 4], h
+assert h[p + "mlp.c_proj.lora_A.weight"]["shape"] == [4, 64], h
+assert len([k for k in h if k != "__metadata__"]) == 8, h
+PY
+  out=$("$wafer" export "$tmp/lora" --merge --out "$tmp/merged") || fail "merge exit $?: $out"
+  expect_in "LoRA adapters (rank 4) merged into the weights" "$out"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" check-lora-merge "$tmp/peft" \
+      "$tmp/lora/model.safetensors" "$tmp/merged/model.safetensors" || fail "merged export"
+  out=$("$wafer" import "$tmp/base" --adapter "$tmp/peft" --out "$tmp/imported") \
+      || fail "adapter import exit $?: $out"
+  expect_in "imported LoRA adapter" "$out"
+  same_tensors "$tmp/lora/model.safetensors" "$tmp/imported/model.safetensors"
+  a=$("$wafer" sample "$tmp/lora" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
+  b=$("$wafer" sample "$tmp/imported" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
+  [[ -n "$a" && "$a" == "$b" ]] || fail "the imported adapters sample differently"
+  # Fine-tuning the imported model continues its adapters (a step at learning rate 0 leaves them
+  # as imported; fresh adapters would start at B = 0); new adapters on top are refused.
+  for i in $(seq 1 60); do echo "LoRA adapters continue training where PEFT left them, line $i."; done \
+    >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$tmp/imported" --data "$tmp/new.txt" --lora 2 --dry-run 2>&1) \
+      && fail "adapters on adapters: $out"
+  expect_in "holds LoRA adapters already (rank 4)" "$out"
+  out=$("$wafer" finetune --base "$tmp/imported" --data "$tmp/new.txt" --max-steps 1 --json \
+        --db "$db" --set optimizer.learning_rate=0 --set "runconfig.model_dir=$tmp/continued") \
+      || fail "finetune of imported adapters exit $?: $out"
+  /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$tmp/imported/model.safetensors" \
+      "$tmp/continued/model.safetensors" --prefix h.0.attn.c_attn.lora_,h.0.mlp.c_proj.lora_ \
+      || fail "the fine-tune did not start from the imported adapters"
+  # A PEFT adapter for another base, and another PEFT method, are refused and write nothing.
+  out=$("$wafer" import "$tmp/imported" --adapter "$tmp/peft" --out "$tmp/twice" 2>&1) \
+      && fail "adapters on adapters: $out"
+  expect_in "already holds LoRA adapters" "$out"
+  sed -i 's/"LORA"/"IA3"/' "$tmp/peft/adapter_config.json"
+  out=$("$wafer" import "$tmp/base" --adapter "$tmp/peft" --out "$tmp/ia3" 2>&1) && fail "IA3: $out"
+  expect_in 'peft_type is "IA3"' "$out"
+  [[ ! -e $tmp/ia3 && ! -e $tmp/twice ]] || fail "a refused import left a folder"
+  out=$("$wafer" export "$tmp/base" --format peft --out "$tmp/none" 2>&1) && fail "no adapters: $out"
+  expect_in "has no LoRA adapters" "$out" ;;
 validate_typo)
   printf 'model:\n  hiden_size: 64\n' >"$tmp/typo.yaml"
   out=$("$wafer" validate "$tmp/typo.yaml" 2>&1); code=$?

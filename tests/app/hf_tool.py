@@ -17,6 +17,10 @@ agreeing with itself.
       names start with a prefix), as fp32 values.
   hf_tool.py check-byte-vocab DIR
       vocab.json maps GPT-2's bytes_to_unicode(b) to id b for all 256 bytes, merges.txt none.
+  hf_tool.py check-lora-merge PEFT_DIR BASE_FILE MERGED_FILE
+      PEFT's LoRA semantics for GPT-2's Conv1D (fan_in_fan_out): every weight W (in, out) of
+      BASE_FILE that PEFT_DIR adapts must appear in MERGED_FILE as W + lora_alpha / r *
+      (lora_B.weight @ lora_A.weight)^T within float rounding, every other tensor unchanged.
 """
 import json
 import math
@@ -278,7 +282,50 @@ def cmd_check_byte_vocab(args):
     print("byte vocabulary ok")
 
 
+def cmd_check_lora_merge(args):
+    peft, base_file, merged_file = args[0], args[1], args[2]
+    with open(peft + "/adapter_config.json", encoding="utf-8") as f:
+        cfg = json.load(f)
+    assert cfg["peft_type"] == "LORA" and cfg["fan_in_fan_out"] is True, cfg
+    scale = cfg["lora_alpha"] / cfg["r"]
+    adapters, _ = read_safetensors(peft + "/adapter_model.safetensors")
+    base, merged = load_canonical(base_file), load_canonical(merged_file)
+    prefix = "base_model.model.transformer."
+    adapted = set()
+    worst = 0.0
+    for name, (_, a_shape, a) in adapters.items():
+        if not name.endswith(".lora_A.weight"):
+            continue
+        module = name[len(prefix):-len(".lora_A.weight")]
+        _, b_shape, b = adapters[prefix + module + ".lora_B.weight"]
+        r, n_in = a_shape
+        n_out = b_shape[0]
+        assert b_shape == [n_out, r], (name, a_shape, b_shape)
+        weight = module + ".weight"
+        _, w_shape, w = base[weight]
+        _, m_shape, m = merged[weight]
+        assert w_shape == [n_in, n_out] == m_shape, (weight, w_shape, m_shape)
+        for i in range(n_in):
+            for o in range(n_out):
+                delta = sum(b[o * r + k] * a[k * n_in + i] for k in range(r))
+                want = w[i * n_out + o] + scale * delta
+                got = m[i * n_out + o]
+                # float rounding of the result (and of the engine's float inputs)
+                if abs(got - want) > 1e-6 * max(1.0, abs(want)):
+                    sys.exit("%s[%d][%d]: merged %r, base + scale BA %r" % (weight, i, o, got, want))
+                worst = max(worst, abs(got - want))
+        adapted.add(weight)
+    if not adapted:
+        sys.exit("no adapters in " + peft)
+    for name in merged:
+        if name in adapted:
+            continue
+        if name not in base or base[name][2] != merged[name][2]:
+            sys.exit("changed without an adapter: " + name)
+    print("merged %d weights, worst |merged - (W + scale BA)| = %.3g" % (len(adapted), worst))
+
+
 if __name__ == "__main__":
     commands = {"write": cmd_write, "compare": cmd_compare, "same-values": cmd_same_values,
-                "check-byte-vocab": cmd_check_byte_vocab}
+                "check-byte-vocab": cmd_check_byte_vocab, "check-lora-merge": cmd_check_lora_merge}
     commands[sys.argv[1]](sys.argv[2:])

@@ -42,7 +42,7 @@ SampleStream::~SampleStream() {
 }
 
 bool SampleStream::start(const std::filesystem::path& model, const std::string& prompt,
-                         const sample::SamplingOptions& options) {
+                         const sample::SamplingOptions& options, bool adapters) {
     if (m_worker.joinable()) return false;
     m_output->setPlainText(QString::fromStdString(prompt));
     m_status->setText(tr("Loading %1…").arg(QString::fromStdString(model.string())));
@@ -58,7 +58,7 @@ bool SampleStream::start(const std::filesystem::path& model, const std::string& 
             },
             Qt::QueuedConnection);
     };
-    m_worker = std::thread([shared, wake, model, prompt, options] {
+    m_worker = std::thread([shared, wake, model, prompt, options, adapters] {
         auto finish = [&](bool ok, std::string message) {
             std::lock_guard lock(shared->mutex);
             shared->done = true;
@@ -75,7 +75,7 @@ bool SampleStream::start(const std::filesystem::path& model, const std::string& 
             std::lock_guard lock(shared->mutex);
             shared->loaded = loaded->step >= 0 ? "step " + std::to_string(loaded->step) : "";
         }
-        sample::Generator generator(*loaded);
+        sample::Generator generator(*loaded, adapters);
         auto result = generator.generate(
             prompt, options,
             [&](const sample::TokenEvent& e) {

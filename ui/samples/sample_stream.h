@@ -28,9 +28,10 @@ public:
     ~SampleStream() override;  // cancels and joins a running generation
 
     // Starts generating from `model` (a run folder, checkpoint folder or .safetensors); the
-    // output pane starts with the prompt. False if one is already running.
+    // output pane starts with the prompt. adapters false: a model with LoRA adapters is sampled
+    // without them (its base). False if one is already running.
     bool start(const std::filesystem::path& model, const std::string& prompt,
-               const sample::SamplingOptions& options);
+               const sample::SamplingOptions& options, bool adapters = true);
     void cancel();
     bool isRunning() const { return m_worker.joinable(); }
 

@@ -1,6 +1,7 @@
 // SamplesTab: see samples_tab.h.
 #include "ui/samples/samples_tab.h"
 
+#include <QCheckBox>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
@@ -18,6 +19,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "engine/modelio/load_model.h"
 #include "engine/store/run_store.h"
 #include "ui/samples/sample_stream.h"
 
@@ -114,9 +116,16 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     auto* modelRow = new QHBoxLayout;
     modelRow->addWidget(m_model, 1);
     modelRow->addWidget(browseButton(m_model, tr("Browse…")));
+    m_loraCompare = new QCheckBox(tr("Base vs adapters"), this);
+    m_loraCompare->setObjectName(QStringLiteral("samplesLoraCompare"));
+    m_loraCompare->setChecked(true);
+    m_loraCompare->setToolTip(
+        tr("This model holds LoRA adapters: sample it with them and its base model without them, "
+           "side by side, with the same prompt and seed"));
     auto* compareRow = new QHBoxLayout;
     compareRow->addWidget(m_compareModel, 1);
     compareRow->addWidget(browseButton(m_compareModel, tr("Compare with…")));
+    compareRow->addWidget(m_loraCompare);
     auto* form = new QFormLayout;
     form->addRow(tr("Weights"), modelRow);
     form->addRow(tr("Compare"), compareRow);
@@ -164,6 +173,7 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     // The note speaks of one model (a fine-tune's result): another model makes it stale.
     connect(m_model, &QLineEdit::textChanged, this, [this] { setNote({}); });
     connect(m_compareModel, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
+    connect(m_loraCompare, &QCheckBox::toggled, this, &SamplesTab::updatePanes);
     updatePanes();
 }
 
@@ -195,17 +205,48 @@ SamplesTab::Pane SamplesTab::makePane(const QString& objectName) {
 SamplesTab::~SamplesTab() = default;  // the streams cancel and join their workers
 
 void SamplesTab::updatePanes() {
-    const bool comparing = !m_compareModel->text().trimmed().isEmpty();
+    // Whether the model holds adapters: read from its config and weights header (no tensors),
+    // once per path, and only for a path that exists (not on every keystroke of a typed one).
+    const QString path = m_model->text().trimmed();
+    if (path != m_loraCheckedPath) {
+        m_loraCheckedPath = path;
+        m_loraRank = 0;
+        if (!path.isEmpty() && QFileInfo::exists(path)) {
+            auto info = modelio::loadModelInfo(path.toStdString());
+            if (info.ok()) m_loraRank = info->shape.loraRank;
+        }
+    }
+    const bool otherModel = !m_compareModel->text().trimmed().isEmpty();
+    m_loraCompare->setVisible(m_loraRank > 0 && !otherModel);
+    const bool adapters = comparesAdaptersWithBase();
+    const bool comparing = otherModel || adapters;
     m_b.box->setVisible(comparing);
     m_a.title->setVisible(comparing);
-    const auto title = [this](const QString& path) {
-        const QString name = m_namer ? m_namer(path.trimmed()) : QString();
-        return name.isEmpty() ? shortModelName(path) : name;
+    const auto title = [this](const QString& p) {
+        const QString name = m_namer ? m_namer(p.trimmed()) : QString();
+        return name.isEmpty() ? shortModelName(p) : name;
     };
+    if (adapters) {
+        m_a.title->setText(
+            tr("%1 · with LoRA adapters (rank %2)").arg(title(path)).arg(m_loraRank));
+        m_b.title->setText(tr("%1 · base model (adapters off)").arg(title(path)));
+        m_a.title->setToolTip(path);
+        m_b.title->setToolTip(path);
+        return;
+    }
     m_a.title->setText(title(m_model->text()));
     m_b.title->setText(title(m_compareModel->text()));
     m_a.title->setToolTip(m_model->text());
     m_b.title->setToolTip(m_compareModel->text());
+}
+
+bool SamplesTab::comparesAdaptersWithBase() const {
+    return m_loraRank > 0 && m_compareModel->text().trimmed().isEmpty() &&
+           m_loraCompare->isChecked();
+}
+
+void SamplesTab::setCompareAdaptersWithBase(bool on) {
+    m_loraCompare->setChecked(on);
 }
 
 void SamplesTab::chooseModel(QLineEdit* target, bool file) {
@@ -282,7 +323,11 @@ bool SamplesTab::generate() {
     // Both in parallel: each stream loads its own model on its own worker.
     if (m_a.stream->start(m_model->text().trimmed().toStdString(), prompt, options)) ++m_running;
     const QString compare = m_compareModel->text().trimmed();
-    if (!compare.isEmpty() && m_b.stream->start(compare.toStdString(), prompt, options)) {
+    if (comparesAdaptersWithBase()) {
+        // The same model without its adapters: base vs adapter, same prompt and seed.
+        if (m_b.stream->start(m_model->text().trimmed().toStdString(), prompt, options, false))
+            ++m_running;
+    } else if (!compare.isEmpty() && m_b.stream->start(compare.toStdString(), prompt, options)) {
         ++m_running;
     }
     m_generate->setEnabled(m_running == 0);

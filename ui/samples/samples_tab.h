@@ -4,13 +4,17 @@
 // blocks). "Compare with" names a second model: both then generate from the same prompt, seed and
 // settings in parallel, in two panes side by side (base vs fine-tuned, early vs late checkpoint).
 // The panes are titled with run names (as in the Runs dock) when a namer knows the model, and a
-// note above them can carry a fine-tune's before/after result.
+// note above them can carry a fine-tune's before/after result. A model with LoRA adapters (a LoRA
+// run, imported PEFT adapters) and nothing to compare with is shown base vs adapter: the same
+// model sampled with its adapters and without them (its base), same prompt and seed, side by
+// side (a check box turns it off).
 // GUI thread only.
 #pragma once
 
 #include <QWidget>
 #include <functional>
 
+class QCheckBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -48,6 +52,11 @@ public:
     // Titles the panes: returns a name for a model path, or "" to fall back to the folder name.
     void setModelNamer(std::function<QString(const QString& path)> namer);
     QString paneTitle(int pane) const;  // 0: the model, 1: the one compared with
+    // The model holds LoRA adapters of this rank (0: none, or not loadable).
+    int modelLoraRank() const { return m_loraRank; }
+    // Pane 1 shows the model's base (adapters off) beside pane 0 (adapters on).
+    bool comparesAdaptersWithBase() const;
+    void setCompareAdaptersWithBase(bool on);
     // A line above the panes (a fine-tune's result) until the model changes; empty hides it.
     void setNote(const QString& note);
     QString note() const;
@@ -85,6 +94,9 @@ private:
     QSpinBox* m_seed;
     QPushButton* m_generate;
     QPushButton* m_stop;
+    QCheckBox* m_loraCompare;
+    QString m_loraCheckedPath;  // the model path m_loraRank was read for
+    int m_loraRank = 0;
     QLabel* m_note;
     QSplitter* m_panes;
     std::function<QString(const QString&)> m_namer;

@@ -1,0 +1,268 @@
+// PEFT folders: reading, writing, and export / import between them and our model folders
+// (see peft_adapter.h). The checks themselves are in peft_adapter_parse.cpp.
+#include "engine/interop/peft_adapter.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "engine/checkpoint/atomic_file.h"
+#include "engine/checkpoint/safetensors.h"
+#include "engine/config/config_yaml.h"
+#include "engine/interop/hf_import.h"
+#include "engine/interop/output_folder.h"
+#include "engine/model/parameters.h"
+#include "engine/modelio/load_model.h"
+#include "engine/modelio/weights_io.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace ws::interop {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The (IN, OUT) of each target on this base, in kPeftTargetNames order.
+std::array<std::pair<int64_t, int64_t>, 4> linearSizes(const PeftBaseShape& b) {
+    return {{{b.channels, 3 * int64_t(b.channels)},
+             {b.channels, b.channels},
+             {b.channels, b.ffn},
+             {b.ffn, b.channels}}};
+}
+
+PeftBaseShape peftBase(const model::GptShape& s) {
+    return {s.layers, s.channels, s.ffn};
+}
+
+nlohmann::json numberOf(double v) {
+    if (std::floor(v) == v && std::abs(v) < 1e15) return int64_t(v);  // PEFT's lora_alpha is an int
+    return v;
+}
+
+}  // namespace
+
+Result<PeftAdapter> readPeftAdapter(const fs::path& folder, const PeftBaseShape& base) {
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) {
+        return Error{
+            fmt::format("{}: no such folder; give the folder PEFT's save_pretrained "
+                        "wrote (with {} and {})",
+                        folder.string(), kPeftConfigFile, kPeftWeightsFile)};
+    }
+    const fs::path configFile = folder / kPeftConfigFile, weightsFile = folder / kPeftWeightsFile;
+    if (!fs::exists(configFile, ec)) {
+        return Error{
+            fmt::format("{}: {} is missing; this is not a PEFT adapter folder (it needs "
+                        "{} and {})",
+                        folder.string(), kPeftConfigFile, kPeftConfigFile, kPeftWeightsFile)};
+    }
+    if (!fs::exists(weightsFile, ec)) {
+        return Error{fmt::format(
+            "{}: {} is missing{}", folder.string(), kPeftWeightsFile,
+            fs::exists(folder / "adapter_model.bin", ec)
+                ? " (only adapter_model.bin is here: save the adapter with "
+                  "save_pretrained(..., safe_serialization=True) to get the safetensors file)"
+                : "; copy it from where the adapter was saved")};
+    }
+    auto config = checkpoint::readWholeFile(configFile);
+    if (!config.ok()) return config.error();
+    auto weights = checkpoint::readWholeFile(weightsFile);
+    if (!weights.ok()) return weights.error();
+    return parsePeftAdapter(
+        *config, std::span(reinterpret_cast<const std::byte*>(weights->data()), weights->size()),
+        base, folder.string());
+}
+
+Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShape& base,
+                                  const fs::path& outDir) {
+    if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
+    const auto sizes = linearSizes(base);
+    // PEFT's layout: the transposes of ours, kept alive while the file is written.
+    std::vector<std::vector<float>> peft;
+    std::vector<checkpoint::TensorView> views;
+    for (int l = 0; l < base.layers; ++l) {
+        for (size_t t = 0; t < 4; ++t) {
+            if (!adapter.targets[t]) continue;
+            const auto [IN, OUT] = sizes[t];
+            for (const bool isA : {true, false}) {
+                const std::string ours =
+                    fmt::format("h.{}.{}.lora_{}.weight", l, kPeftModules[t], isA ? 'A' : 'B');
+                const auto it = adapter.tensors.find(ours);
+                // ours: A (IN, R), B (R, OUT); theirs (R, IN), (OUT, R).
+                const int64_t rows = isA ? IN : adapter.rank, cols = isA ? adapter.rank : OUT;
+                if (it == adapter.tensors.end() || int64_t(it->second.size()) != rows * cols)
+                    return Error{
+                        fmt::format("the adapter has no {} of {} x {} values", ours, rows, cols)};
+                std::vector<float> transposed(it->second.size());
+                for (int64_t i = 0; i < rows; ++i)
+                    for (int64_t j = 0; j < cols; ++j)
+                        transposed[size_t(j * rows + i)] = it->second[size_t(i * cols + j)];
+                peft.push_back(std::move(transposed));
+                views.push_back({std::string(kPeftPrefix) + ours,
+                                 checkpoint::DType::F32,
+                                 {cols, rows},
+                                 nullptr,
+                                 size_t(rows * cols) * sizeof(float)});
+            }
+        }
+    }
+    for (size_t i = 0; i < views.size(); ++i) views[i].data = peft[i].data();
+
+    nlohmann::json cfg = {
+        {"alpha_pattern", nlohmann::json::object()},
+        {"auto_mapping", nullptr},
+        {"base_model_name_or_path",
+         adapter.baseModel ? nlohmann::json(*adapter.baseModel) : nlohmann::json(nullptr)},
+        {"bias", "none"},
+        {"fan_in_fan_out", true},  // GPT-2's linears are Conv1D: weight (in, out)
+        {"inference_mode", true},
+        {"init_lora_weights", true},
+        {"layer_replication", nullptr},
+        {"layers_pattern", nullptr},
+        {"layers_to_transform", nullptr},
+        {"loftq_config", nlohmann::json::object()},
+        {"lora_alpha", numberOf(adapter.alpha)},
+        {"lora_dropout", adapter.dropout},
+        {"megatron_config", nullptr},
+        {"megatron_core", "megatron.core"},
+        {"modules_to_save", nullptr},
+        {"peft_type", "LORA"},
+        {"r", adapter.rank},
+        {"rank_pattern", nlohmann::json::object()},
+        {"revision", nullptr},
+        {"target_modules", adapter.targetNames()},
+        {"task_type", "CAUSAL_LM"},
+        {"use_dora", false},
+        {"use_rslora", false},
+    };
+    auto build = [&](const fs::path& temp) -> Status {
+        if (Status st =
+                checkpoint::writeSafetensors(temp / kPeftWeightsFile, views, {{"format", "pt"}});
+            !st.ok()) {
+            return st;
+        }
+        return checkpoint::writeFileAtomically(temp / kPeftConfigFile, cfg.dump(2) + "\n");
+    };
+    return buildOutputFolder(outDir, "export", build);
+}
+
+Result<PeftExportResult> exportPeftAdapter(const fs::path& modelPath, const fs::path& outDir,
+                                           const std::string& baseModel) {
+    if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
+    auto loaded = modelio::loadModel(modelPath);
+    if (!loaded.ok()) return loaded.error();
+    const modelio::LoadedModel& m = *loaded;
+    if (!m.shape.hasLora() || !m.config.lora) {
+        return Error{fmt::format(
+            "{}: this model has no LoRA adapters (its config has no lora: section); export it "
+            "as a whole model with --format hf",
+            m.weightsFile.string())};
+    }
+    PeftExportResult result;
+    result.source = m.weightsFile;
+    PeftAdapter& a = result.adapter;
+    a.rank = m.shape.loraRank;
+    a.alpha = m.config.lora->alpha;
+    a.dropout = m.config.lora->dropout;
+    a.targets = m.shape.loraTargets;
+    if (!baseModel.empty()) {
+        a.baseModel = baseModel;
+    } else if (!m.config.runconfig.checkpointPath.empty()) {
+        const fs::path weights(m.config.runconfig.checkpointPath);
+        a.baseModel = (weights.has_extension() ? weights.parent_path() : weights).string();
+    }
+    const model::ParameterTable table(m.shape);
+    for (const model::TensorSlice& t : table.tensors()) {
+        if (t.name.find(".lora_") == std::string::npos) continue;
+        a.tensors.emplace(t.name,
+                          std::vector<float>(m.params.begin() + std::ptrdiff_t(t.offset),
+                                             m.params.begin() + std::ptrdiff_t(t.offset + t.size)));
+        result.adapterParameters += t.size;
+    }
+    auto written = writePeftAdapter(a, peftBase(m.shape), outDir);
+    if (!written.ok()) return written.error();
+    result.outDir = *written;
+    return result;
+}
+
+Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::path& adapterDir,
+                                           const fs::path& outDir) {
+    if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
+    auto loaded = modelio::loadModel(basePath);
+    if (!loaded.ok()) return loaded.error();
+    const modelio::LoadedModel& m = *loaded;
+    if (m.shape.hasLora()) {
+        return Error{fmt::format(
+            "{}: the base already holds LoRA adapters (rank {}); merge them first (wafer export "
+            "{} --merge --out DIR) and give that folder as the base",
+            m.weightsFile.string(), m.shape.loraRank, m.folder.string())};
+    }
+    auto adapter = readPeftAdapter(adapterDir, peftBase(m.shape));
+    if (!adapter.ok()) return adapter.error();
+    PeftImportResult result;
+    result.base = fs::absolute(m.weightsFile).lexically_normal();
+
+    config::Config cfg = m.config;
+    bool byteVocabulary = false;        // an HF folder's 256 byte symbols: our byte tokenizer
+    if (looksLikeHfFolder(m.folder)) {  // config.json holds only the model: add GPT-2's defaults
+        auto hf = inspectHfFolder(m.folder);
+        if (!hf.ok()) return hf.error();
+        cfg = importedRunConfig(*hf);
+        byteVocabulary = hf->byteTokenizer;
+    }
+    cfg.lora = config::LoraConfig{.rank = adapter->rank,
+                                  .alpha = adapter->alpha,
+                                  .dropout = adapter->dropout,
+                                  .targets = adapter->targetNames()};
+    cfg.runconfig.checkpointPath = result.base.string();
+    // The adapter's own values were checked against the base by the parser (rank within the
+    // hidden size, alpha, dropout, one entry per target); what is left is the adapted shape.
+    model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    shape.applyLora(cfg.lora);
+    if (Status st = shape.validate(); !st.ok()) {
+        return Error{fmt::format("{}: the adapted model is not valid: {}", adapterDir.string(),
+                                 st.error().message)};
+    }
+    const model::ParameterTable table(shape), baseTable(m.shape);
+    std::vector<float> params(table.totalSize());
+    for (const model::TensorSlice& t : table.tensors()) {
+        const float* from = nullptr;
+        if (const model::TensorSlice* b = baseTable.find(t.name)) {
+            from = m.params.data() + b->offset;
+        } else if (const auto it = adapter->tensors.find(t.name); it != adapter->tensors.end()) {
+            from = it->second.data();
+            result.adapterParameters += t.size;
+        } else {
+            return Error{fmt::format("{}: no values for {} (a bug: the adapter was checked)",
+                                     adapterDir.string(), t.name)};
+        }
+        std::copy(from, from + t.size, params.begin() + std::ptrdiff_t(t.offset));
+    }
+    if (adapter->baseModel)
+        result.notes.push_back(fmt::format("the adapter names its base \"{}\"; its shapes fit {}",
+                                           *adapter->baseModel, m.folder.string()));
+    auto build = [&](const fs::path& temp) -> Status {
+        if (Status st =
+                modelio::saveWeights(temp / "model.safetensors", table, params.data(), cfg, 0);
+            !st.ok()) {
+            return st;
+        }
+        if (Status st =
+                checkpoint::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
+            !st.ok()) {
+            return st;
+        }
+        // As wafer import writes the base's tokenizer (hf_import.h).
+        if (byteVocabulary) return tokenizer::makeByteTokenizer()->save(temp);
+        return m.tokenizer->save(temp);
+    };
+    auto target = buildOutputFolder(outDir, "import", build);
+    if (!target.ok()) return target.error();
+    result.outDir = *target;
+    result.adapter = std::move(adapter).value();
+    result.parameters = table.totalSize();
+    return result;
+}
+
+}  // namespace ws::interop

@@ -1,0 +1,120 @@
+// LoRA adapters in Hugging Face PEFT's layout (issue 16), for GPT-2-shaped models:
+//   adapter_config.json        LoraConfig as PEFT's save_pretrained writes it: peft_type "LORA",
+//                              r, lora_alpha, lora_dropout, target_modules, fan_in_fan_out (true:
+//                              GPT-2's linears are Conv1D), bias "none", task_type "CAUSAL_LM",
+//                              base_model_name_or_path, ...
+//   adapter_model.safetensors  base_model.model.transformer.h.N.<module>.lora_A.weight (R, IN)
+//                              and .lora_B.weight (OUT, R) for module attn.c_attn, attn.c_proj,
+//                              mlp.c_fc, mlp.c_proj: the transposes of our A (IN, R), B (R, OUT)
+//                              (model/lora.h), so PEFT's delta (B·A)ᵀ (fan_in_fan_out) is our A·B.
+//
+// parsePeftAdapter reads such a pair from bytes (no I/O, so it can be fuzzed) and checks it against
+// the base it is to adapt: LoRA only (no DoRA, rsLoRA, per-layer rank or alpha patterns, trained
+// biases, modules_to_save or layer subsets: each refused naming the key), target modules GPT-2
+// has, every block's A and B present with the config's rank and the base's sizes, no other tensor.
+// An adapter trained for a different base (another hidden size, ffn width or depth) is refused
+// naming the tensor and both sizes. Values (F32, F16, BF16, F64) come back as fp32 in our layout.
+// readPeftAdapter does the same for a folder; writePeftAdapter writes one (atomically, through
+// output_folder.h: a failure leaves nothing under the target name).
+// Thread-safety: free functions over their arguments.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/result.h"
+
+namespace ws::interop {
+
+// The sizes of the base an adapter must fit (GPT-2: C channels, F ffn width, L blocks).
+struct PeftBaseShape {
+    int layers = 0;
+    int channels = 0;
+    int ffn = 0;
+};
+
+// Our adapter targets in model/lora.h's Target order: c_attn, attn.c_proj, c_fc, mlp.c_proj.
+inline constexpr std::array<std::string_view, 4> kPeftTargetNames = {"c_attn", "attn.c_proj",
+                                                                     "c_fc", "mlp.c_proj"};
+// The module under "h.N." each target adapts (our table names and PEFT's).
+inline constexpr std::array<std::string_view, 4> kPeftModules = {"attn.c_attn", "attn.c_proj",
+                                                                 "mlp.c_fc", "mlp.c_proj"};
+
+struct PeftAdapter {
+    int rank = 0;
+    double alpha = 0.0;
+    double dropout = 0.0;
+    std::array<bool, 4> targets = {false, false, false, false};  // by kPeftTargetNames
+    std::optional<std::string> baseModel;                        // base_model_name_or_path
+    // Our table names ("h.3.attn.c_attn.lora_A.weight") -> values in our layout: A (IN, R),
+    // B (R, OUT), row-major.
+    std::map<std::string, std::vector<float>> tensors;
+    std::vector<std::string> targetNames() const;  // the targets set, in kPeftTargetNames order
+};
+
+inline constexpr std::string_view kPeftConfigFile = "adapter_config.json";
+inline constexpr std::string_view kPeftWeightsFile = "adapter_model.safetensors";
+inline constexpr std::string_view kPeftPrefix = "base_model.model.transformer.";
+
+// `source` names the pair in errors (usually the folder).
+Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
+                                     std::span<const std::byte> safetensors,
+                                     const PeftBaseShape& base, std::string_view source);
+
+// folder/adapter_config.json + folder/adapter_model.safetensors (a missing file is an error
+// naming it; a folder with only adapter_model.bin is told to convert it).
+Result<PeftAdapter> readPeftAdapter(const std::filesystem::path& folder, const PeftBaseShape& base);
+
+// Writes adapter.tensors (our layout, every block and target) as a PEFT folder at outDir (must not
+// exist or be empty). Returns the absolute folder.
+Result<std::filesystem::path> writePeftAdapter(const PeftAdapter& adapter,
+                                               const PeftBaseShape& base,
+                                               const std::filesystem::path& outDir);
+
+}  // namespace ws::interop
+
+// --- Between our model folders and PEFT folders (these load models through modelio) ---
+
+namespace ws::interop {
+
+struct PeftExportResult {
+    std::filesystem::path outDir;
+    std::filesystem::path source;  // the model.safetensors the adapters came from
+    PeftAdapter adapter;           // what was written (tensors in our layout)
+    size_t adapterParameters = 0;
+};
+
+// `wafer export RUN --format peft`: the adapters of a LoRA run (a run or checkpoint folder or its
+// model.safetensors) as a PEFT folder. baseModel becomes base_model_name_or_path (empty: the
+// folder of the run's base weights, runconfig.checkpoint_path, or null when it has none). A model
+// without adapters is refused.
+Result<PeftExportResult> exportPeftAdapter(const std::filesystem::path& modelPath,
+                                           const std::filesystem::path& outDir,
+                                           const std::string& baseModel = {});
+
+struct PeftImportResult {
+    std::filesystem::path outDir;
+    std::filesystem::path base;  // the base's model.safetensors
+    PeftAdapter adapter;
+    size_t parameters = 0;  // of the adapted model, adapters included
+    size_t adapterParameters = 0;
+    std::vector<std::string> notes;
+};
+
+// `wafer import BASE --adapter PEFT_FOLDER`: the base (a run, checkpoint or Hugging Face folder,
+// or its model.safetensors) with the PEFT adapters on it, written as a model folder like a LoRA
+// run's (model.safetensors with the base's weights and the adapters, config.yaml with the lora:
+// section, the base's tokenizer), which samples, exports and fine-tunes as one. Checked before
+// anything is written; a base that already holds adapters is refused.
+Result<PeftImportResult> importPeftAdapter(const std::filesystem::path& basePath,
+                                           const std::filesystem::path& adapterDir,
+                                           const std::filesystem::path& outDir);
+
+}  // namespace ws::interop
