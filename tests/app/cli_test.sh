@@ -1053,6 +1053,8 @@ finetune_base)
          --db "$db") || fail "lora dry run exit $? $lora"
   expect_in '"frozen_parameters":842496' "$lora"
   expect_in '"peak_lr":0.01,' "$lora"
+  expect_in '"method":"lora"' "$lora"
+  expect_in '"method":"full"' "$out"
   out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --max-steps 30 --json --db "$db" \
         --freeze-embeddings --freeze-blocks 2 --set "runconfig.model_dir=$tmp/ft") \
       || fail "finetune exit $? $out"
