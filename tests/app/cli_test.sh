@@ -130,6 +130,8 @@ validate_lora)
   expect_in '"trainable_parameters":24576' "$out"
   expect_in '"emulated_step_s":' "$out"
   expect_in '"emulated_full_finetune_step_s":' "$out"
+  out=$("$wafer" predict "$src/presets/gpt-micro.yaml" --set lora.rank=4) || fail "$out"
+  expect_in "lora         rank 4: the adapters' products take " "$out"
   out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set lora.rank=0 2>&1) && fail "rank 0 passed"
   expect_in "lora.rank: expected an integer >= 1" "$out"
   out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set "lora.targets=[qkv]" 2>&1); code=$?
