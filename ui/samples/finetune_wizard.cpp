@@ -275,7 +275,9 @@ QWizardPage* FinetuneWizard::makeMethodPage() {
     layout->addWidget(m_method);
     page->complete = [this] { return m_method->valid() && !isPlanning() && m_plan.has_value(); };
     connect(m_method, &FinetuneMethodPanel::changed, this, [this] {
-        // The LoRA LR multiplier makes the plan's default LR follow the method.
+        // LoRA freezes the whole base already; the plan's default LR follows the method.
+        m_freezeEmbeddings->setEnabled(!m_method->lora());
+        m_freezeBlocks->setEnabled(!m_method->lora());
         schedulePlan();
     });
     return page;
@@ -309,6 +311,7 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
     m_warmup->setSuffix(tr(" step(s)"));
     m_freezeEmbeddings =
         new QCheckBox(tr("Freeze the embeddings (token and position; tied output too)"), page);
+    m_freezeEmbeddings->setObjectName(QStringLiteral("freezeEmbeddings"));
     m_freezeBlocks = new QSpinBox(page);
     m_freezeBlocks->setSuffix(tr(" blocks"));
     m_overrides = new QLineEdit(page);
@@ -444,6 +447,8 @@ void FinetuneWizard::inspectBase() {
                          base->step >= 0 ? tr(", weights of step %1").arg(base->step) : QString()));
             m_baseOk = true;
             m_method->setBase(base->config, base->parameters);
+            m_freezeEmbeddings->setEnabled(!m_method->lora());
+            m_freezeBlocks->setEnabled(!m_method->lora());
             m_baseLayers = m.numHiddenLayers;
             m_freezeBlocks->setMaximum(m.numHiddenLayers);
             m_basePath = QString::fromStdString(base->path.string());

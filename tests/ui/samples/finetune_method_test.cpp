@@ -132,6 +132,8 @@ private slots:
         QVERIFY2(text.contains("estimated time of this plan"), qPrintable(text));
         saveWizard(wizard, "finetune-wizard-3-method-lora.png");
         wizard->next();
+        // LoRA freezes the whole base: the freezing options are off.
+        QVERIFY(!wizard->findChild<QWidget*>("freezeEmbeddings")->isEnabled());
         QVERIFY2(wizard->settingsEstimate().contains("LoRA rank 4 (alpha 12) on c_attn, "
                                                      "mlp.c_proj, fp32"),
                  qPrintable(wizard->settingsEstimate()));
