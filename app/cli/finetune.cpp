@@ -64,6 +64,9 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
                                     {"base_peak_lr", s.basePeakLearningRate},
                                     {"parameters", s.parameters},
                                     {"frozen_parameters", s.frozenParameters},
+                                    {"method", s.lora ? "lora" : "full"},
+                                    {"bf16", s.bf16},
+                                    {"memoryx_bytes", s.memoryxBytes},
                                     {"estimated_s", number(s.estimatedSeconds)}}
                          .dump()
                   << std::endl;
@@ -72,12 +75,15 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
             "fine-tune {} ({} parameters{})\n"
             "data: {} bytes -> {} tokens ({} tokenizer); {} to train on, {} held out ({:.0f}%)\n"
             "steps: {}\n"
-            "plan: peak lr {:.3g} (base {:.3g}), estimated {} on this CPU\n",
+            "plan: {}{}, MemoryX {:.1f} MiB, peak lr {:.3g} (base {:.3g}), estimated {} on this "
+            "CPU\n",
             s.baseDescription, s.parameters,
             s.frozenParameters > 0 ? fmt::format(", {} frozen", s.frozenParameters) : "",
             s.dataBytes, s.tokens, s.tokenizerKind, s.trainTokens, s.heldOutTokens,
-            100 * s.validationFraction, finetune::explainSteps(s), s.peakLearningRate,
-            s.basePeakLearningRate, roughDuration(s.estimatedSeconds));
+            100 * s.validationFraction, finetune::explainSteps(s),
+            s.lora ? "LoRA (the base frozen)" : "full fine-tune", s.bf16 ? ", bf16" : "",
+            double(s.memoryxBytes) / (1 << 20), s.peakLearningRate, s.basePeakLearningRate,
+            roughDuration(s.estimatedSeconds));
     }
     if (!common.json) {
         for (const auto& note : plan->config.warnings) std::cout << "note: " << note << "\n";

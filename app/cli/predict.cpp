@@ -80,7 +80,9 @@ nlohmann::json predictionJson(const wafer::StepPrediction& p, double speedup) {
               {"available_bytes", p.activations.availableBytes},
               {"fit", p.activations.fits},
               {"fit_with_recompute", p.activations.fitsWithRecompute},
-              {"max_sequences", p.activations.maxSequences}}}};
+              {"max_sequences", p.activations.maxSequences}}},
+            {"lora_rank", p.loraRank},
+            {"adapter_s", p.adapterS}};
 }
 
 void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spec,
@@ -109,6 +111,11 @@ void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spe
     if (!a.fits)
         std::cout << "             (the predicted time assumes the activations stay on the wafer "
                      "anyway; set train_input.micro_batch_size to split the batch)\n";
+    if (p.loraRank > 0)
+        std::cout << fmt::format(
+            "lora         rank {}: the adapters' products take {:.4g} s of the step; the frozen "
+            "base forms no weight gradients\n",
+            p.loraRank, p.adapterS);
 }
 
 std::vector<int> parseSweep(const std::string& text, std::string& error) {
@@ -159,6 +166,7 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     const int globalBatch = cfg.trainInput.batchSize;
     wafer::StepInput in;
     in.shape = model::GptShape::fromConfig(cfg.model);
+    in.shape.applyLora(cfg.lora);  // a LoRA run: adapter products, no frozen weight gradients
     in.seqLen = cfg.trainInput.maxSequenceLength;
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(in.shape);  // as a run streams them

@@ -2,16 +2,22 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/config/validate.h"
+#include "engine/finetune/finetune_plan.h"
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/optim/optimizer.h"
+#include "engine/session/emulation.h"
 #include "engine/streaming/shards.h"
+#include "engine/wafer/run_fit.h"
 
 namespace ws::cli {
 namespace {
@@ -25,6 +31,44 @@ std::string bytes(int64_t n) {
         ++u;
     }
     return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+// The emulated step of `cfg` as a run of it would be emulated (its micro-batch, no frames).
+Result<std::shared_ptr<const wafer::StepPrediction>> emulatedStep(const config::Config& cfg) {
+    auto fit = wafer::fitOnWafer(cfg);
+    if (!fit.ok()) return fit.error();
+    model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    shape.applyLora(cfg.lora);
+    return session::predictRunStep(cfg, shape, fit->microBatch, {}, false);
+}
+
+// A LoRA config: the method, what trains, and the emulated step beside a full fine-tune's.
+struct LoraFacts {
+    finetune::MethodCost cost;
+    std::shared_ptr<const wafer::StepPrediction> step, fullStep;
+    std::string emulatorError;
+};
+
+LoraFacts loraFacts(const config::Config& cfg) {
+    LoraFacts f;
+    f.cost = finetune::methodCost(cfg);
+    auto step = emulatedStep(cfg);
+    config::Config full = cfg;
+    full.lora.reset();
+    auto fullStep = emulatedStep(full);
+    if (step.ok() && fullStep.ok()) {
+        f.step = *step;
+        f.fullStep = *fullStep;
+    } else {
+        f.emulatorError = step.ok() ? fullStep.error().message : step.error().message;
+    }
+    return f;
+}
+
+std::string seconds(double s) {
+    return s < 1e-3 ? fmt::format("{:.1f} µs", s * 1e6)
+           : s < 1  ? fmt::format("{:.3f} ms", s * 1e3)
+                    : fmt::format("{:.3f} s", s);
 }
 
 struct ValidateOptions {
@@ -54,6 +98,8 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
         for (int k = 0; k < plan.shards(); ++k)
             shards.push_back({plan.layerNames(table, k), int64_t(plan.count(k)) * perParameter});
     }
+    std::optional<LoraFacts> lora;
+    if (problems.empty() && cfg.lora) lora = loraFacts(cfg);
     if (common.json) {
         nlohmann::json j = {{"event", "validate"},
                             {"config", opt.configPath},
@@ -78,6 +124,18 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                          {"dropout", cfg.lora->dropout},
                          {"targets", cfg.lora->targets},
                          {"adapter_parameters", facts.adapterParameters}};
+        if (lora) {
+            j["method"] = "lora";
+            j["trainable_parameters"] = lora->cost.trainableParameters;
+            j["lora_training_flops_per_token"] = lora->cost.flopsPerToken;
+            if (lora->step) {
+                j["emulated_step_s"] = lora->step->stepS;
+                j["emulated_adapter_s"] = lora->step->adapterS;
+                j["emulated_full_finetune_step_s"] = lora->fullStep->stepS;
+            } else {
+                j["emulator_error"] = lora->emulatorError;
+            }
+        }
         if (!shards.empty()) {
             nlohmann::json list = nlohmann::json::array();
             for (size_t k = 0; k < shards.size(); ++k)
@@ -125,6 +183,41 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
             facts.parameters > 0
                 ? 100.0 * double(facts.adapterParameters) / double(facts.parameters)
                 : 0.0);
+    if (lora) {
+        const auto& c = lora->cost;
+        std::cout << fmt::format(
+            "method      LoRA: the base is frozen; {} of {} parameters train ({:.3g}%), {:.3g} "
+            "training FLOPs per token (the base's forward and input gradients, the adapters' "
+            "products)\n",
+            c.trainableParameters, c.parameters,
+            100.0 * double(c.trainableParameters) / double(std::max<int64_t>(1, c.parameters)),
+            c.flopsPerToken);
+        if (lora->step) {
+            const auto& p = *lora->step;
+            bool shown[2] = {false, false};
+            std::cout << fmt::format(
+                "emulated    step {} on {} x {} system(s), the adapters' products {} of it; a full "
+                "fine-tune of the same model: {}\n",
+                seconds(p.stepS), p.waferName, p.numSystems, seconds(p.adapterS),
+                seconds(lora->fullStep->stepS));
+            // Per block: the ops that differ from a full fine-tune's (the adapters'), one line.
+            for (const auto& layer : p.layers) {
+                const bool backward = layer.pass == wafer::Pass::Backward;
+                if (layer.layer != "h.0" || shown[backward]) continue;
+                shown[backward] = true;
+                std::string ops;
+                for (const auto& op : layer.ops) {
+                    if (!op.adapter) continue;
+                    ops +=
+                        fmt::format("{}{} {}", ops.empty() ? "" : ", ", op.name, seconds(op.timeS));
+                }
+                std::cout << fmt::format("            h.0 {}: {}\n",
+                                         backward ? "backward" : "forward", ops);
+            }
+        } else {
+            std::cout << "emulated    not planned: " << lora->emulatorError << "\n";
+        }
+    }
     if (!shards.empty()) {
         std::cout << fmt::format("memoryx     {} shards (mpirun -np {} or more):", shards.size(),
                                  shards.size());

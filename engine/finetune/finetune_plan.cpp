@@ -15,7 +15,9 @@
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/modelio/load_model.h"
+#include "engine/optim/optimizer.h"
 #include "engine/session/param_groups.h"
+#include "engine/tensor/matmul.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace ws::finetune {
@@ -202,11 +204,19 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
             "DIR) and fine-tune DIR with --lora",
             c.lora->rank)};
     }
-    if (request.loraRank > 0)
-        c.lora = config::LoraConfig{.rank = request.loraRank,
-                                    .alpha = 2.0 * request.loraRank,
-                                    .dropout = 0.0,
-                                    .targets = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}};
+    if (request.loraRank > 0) {
+        c.lora = config::LoraConfig{
+            .rank = request.loraRank,
+            .alpha = request.loraAlpha > 0 ? request.loraAlpha : 2.0 * request.loraRank,
+            .dropout = request.loraDropout,
+            .targets = request.loraTargets.empty()
+                           ? std::vector<std::string>{"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}
+                           : request.loraTargets};
+    }
+    if (request.bf16) {
+        c.model.mixedPrecision = *request.bf16;
+        if (*request.bf16) c.model.fp16Type = "bfloat16";
+    }
     if (Status st = applyOverrides(c, request.overrides); !st.ok()) return st.error();
     if (auto errors = config::validate(c); !errors.empty()) {
         return Error{
@@ -220,23 +230,53 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     sum.maxSteps = c.runconfig.maxSteps;
     sum.peakLearningRate = peakLearningRate(c.optimizer.learningRate);
 
-    model::GptShape shape = model::GptShape::fromConfig(c.model);
-    shape.applyLora(c.lora);
-    const model::ParameterTable table(shape);
-    sum.parameters = int64_t(table.totalSize());
-    for (const auto& g : session::parameterGroups(table, c.optimizer)) {
-        if (g.frozen) sum.frozenParameters += int64_t(g.size);
-    }
-    const double flopsPerToken = model::deriveFacts(c).trainingFlopsPerToken;
-    sum.estimatedSecondsPerEpoch = double(sum.trainTokens) * flopsPerToken / kAssumedCpuFlops;
-    sum.estimatedSeconds =
-        double(sum.maxSteps) * double(sum.tokensPerStep) * flopsPerToken / kAssumedCpuFlops;
+    const MethodCost cost = methodCost(c);
+    sum.parameters = cost.parameters;
+    sum.frozenParameters = cost.parameters - cost.trainableParameters;
+    sum.lora = cost.lora;
+    sum.bf16 = model::GptShape::fromConfig(c.model).bf16;
+    sum.memoryxBytes = cost.memoryxBytes;
+    sum.flopsPerToken = cost.flopsPerToken;
+    sum.estimatedSecondsPerEpoch =
+        estimateSeconds(cost, double(sum.trainTokens), double(sum.stepsPerEpoch));
+    sum.estimatedSeconds = estimateSeconds(cost, double(sum.maxSteps) * double(sum.tokensPerStep),
+                                           double(sum.maxSteps));
 
     plan.config.config = std::move(c);
     plan.config.warnings = base->notes;
     plan.baseWeights = base->weights;
     plan.parentRun = base->runId;
     return plan;
+}
+
+bool hasBf16Hardware() {
+    return tensor::bf16Path() != tensor::Bf16Path::Emulated;
+}
+
+MethodCost methodCost(const config::Config& c) {
+    MethodCost cost;
+    model::GptShape shape = model::GptShape::fromConfig(c.model);
+    shape.applyLora(c.lora);
+    const model::ParameterTable table(shape);
+    cost.lora = shape.hasLora();
+    cost.bf16 = shape.bf16 && hasBf16Hardware();
+    cost.parameters = int64_t(table.totalSize());
+    cost.trainableParameters = cost.parameters;
+    for (const auto& g : session::parameterGroups(table, c.optimizer)) {
+        if (g.frozen) cost.trainableParameters -= int64_t(g.size);
+    }
+    const int64_t perTrained =
+        int64_t(sizeof(float)) * (1 + optim::Optimizer::stateCopies(c.optimizer));  // grad + state
+    cost.memoryxBytes = int64_t(sizeof(float)) * cost.parameters +
+                        perTrained * (cost.lora ? cost.trainableParameters : cost.parameters);
+    cost.flopsPerToken = model::stepTrainingFlopsPerToken(shape, c.trainInput.maxSequenceLength);
+    cost.flopsPerSecond = kAssumedCpuFlops * (cost.bf16 ? kBf16Speedup : 1.0);
+    cost.optimizerSecondsPerStep = double(cost.trainableParameters) * kAdamSecondsPerParameter;
+    return cost;
+}
+
+double estimateSeconds(const MethodCost& cost, double tokens, double steps) {
+    return tokens * cost.flopsPerToken / cost.flopsPerSecond + steps * cost.optimizerSecondsPerStep;
 }
 
 namespace {

@@ -12,6 +12,10 @@
 //   - batch and sequence length of the base (sequence length capped at its positions);
 //   - optional freezing (optimizer.freeze_embeddings / freeze_blocks; frozen tensors stay
 //     bit-identical, session/param_groups.h);
+//   - the method: a full fine-tune, or LoRA adapters (FinetuneRequest::loraRank > 0: the base
+//     frozen, see kLoraLearningRateMultiplier); the wizard offers LoRA first for bases above
+//     kLoraDefaultAboveParameters;
+//   - the precision: the base's, or bf16 / fp32 as asked (FinetuneRequest::bf16);
 //   - `overrides` ("key=value", as --set) applied last, so every default can be changed.
 // The plan's summary is what the GUI wizard shows before Run; inspectBase is the plan's check of
 // the base alone, which the wizard's first page shows. Errors name the file or key.
@@ -48,13 +52,23 @@ inline constexpr double kLearningRateDivisor = 3.0;  // peak LR: the base's peak
 // steps (README "LoRA"): peak 1e-3 reaches eval 2.096, 3e-3 1.962, 1e-2 1.910, 2e-2 1.909, 3e-2
 // diverges (2.672); the full fine-tune at its 1e-3 reaches 1.892 from 2.269.
 inline constexpr double kLoraLearningRateMultiplier = 10.0;
+// The wizard's default method: LoRA for bases with more parameters than this, a full fine-tune
+// for smaller ones (the shipped 0.84 M base: adapters of rank 8 would train 8% of it and a full
+// fine-tune of it takes about two minutes; README "LoRA" measures both).
+inline constexpr int64_t kLoraDefaultAboveParameters = 5'000'000;
+inline constexpr int kDefaultLoraRank = 8;
 
 struct FinetuneRequest {
     std::string base;                    // see the header comment
     std::vector<std::string> dataFiles;  // text files and/or folders of text files
     bool freezeEmbeddings = false;
     int freezeBlocks = 0;
-    int loraRank = 0;  // > 0: LoRA adapters of this rank, the base frozen (see above)
+    int loraRank = 0;          // > 0: LoRA adapters of this rank, the base frozen (see above)
+    double loraAlpha = 0.0;    // 0: 2 x rank
+    double loraDropout = 0.0;  // on the adapter branch's input
+    std::vector<std::string> loraTargets;  // HF GPT-2 module names; empty: all four linears
+    // Compute in bf16 (model.mixed_precision with fp16_type bfloat16) or fp32; unset: as the base.
+    std::optional<bool> bf16;
     int epochs = kDefaultEpochs;
     // Train on data files that do not look like plain text (data/text_check.h) instead of
     // refusing them (wafer finetune --allow-binary; the wizard's "use it anyway").
@@ -86,8 +100,12 @@ struct FinetuneSummary {
     double peakLearningRate = 0.0;
     int64_t parameters = 0;
     int64_t frozenParameters = 0;
-    // Rough wall-clock estimate on this machine's CPU: training FLOPs per token at an assumed
-    // effective rate (kAssumedCpuFlops); the run itself reports the measured tokens/s.
+    bool lora = false;         // the method: LoRA adapters (else a full fine-tune)
+    bool bf16 = false;         // computes in bf16 (model.mixed_precision, fp16_type bfloat16)
+    int64_t memoryxBytes = 0;  // MethodCost::memoryxBytes
+    double flopsPerToken = 0;  // MethodCost::flopsPerToken
+    // Rough wall-clock estimate on this machine's CPU (estimateSeconds over the plan's method
+    // and precision); the run itself reports the measured tokens/s.
     double estimatedSecondsPerEpoch = 0.0;
     double estimatedSeconds = 0.0;
 };
@@ -96,6 +114,42 @@ struct FinetuneSummary {
 // this machine: the shipped base model's training (gpt-nano, 5.4 MFLOP per token) ran at 1.4e10
 // on the 2-core machine of REFERENCE.md while other builds shared it; an idle run is faster.
 inline constexpr double kAssumedCpuFlops = 2.0e10;
+// bf16 on bf16 hardware (AMX or AVX512-BF16; tensor::bf16Path()): the measured speed-up of a
+// training step over fp32 (README "bfloat16": GPT-2 small, 1.80-1.81x on AVX512-BF16). Where
+// bf16 is emulated in fp32 the estimate keeps the fp32 rate.
+inline constexpr double kBf16Speedup = 1.8;
+// AdamW in MemoryX, per trained parameter and step: the difference between a full and a LoRA
+// step of GPT-2 small when LoRA saved only AdamW (README "LoRA": 3464 vs 3026 ms for 124 M
+// parameters on the 2-core machine).
+inline constexpr double kAdamSecondsPerParameter = 3.5e-9;
+
+// What a training method costs on a model: the config's own (its lora: section says LoRA or
+// full, its model section the precision). Assumes what a LoRA step does once the frozen base
+// keeps no gradient or optimizer state and forms no weight gradient (the engine's LoRA path):
+//   - trainable: every parameter the optimizer updates (frozen groups and, with LoRA, the whole
+//     base excluded);
+//   - MemoryX: fp32 weights of every parameter, plus an fp32 gradient and the optimizer's state
+//     copies for each trained one with LoRA; for a full fine-tune MemoryX keeps them for every
+//     parameter (frozen by freeze_* or not), as it does;
+//   - FLOPs per token: model::stepTrainingFlopsPerToken (full: 6 N + 6 L C T; LoRA: the base's
+//     forward and input gradient, 4 N, plus 6 x the adapters, plus the attention);
+//   - time: FLOPs at kAssumedCpuFlops (x kBf16Speedup in bf16 on bf16 hardware), plus AdamW over
+//     the trained parameters once per step (kAdamSecondsPerParameter).
+struct MethodCost {
+    bool lora = false;
+    bool bf16 = false;       // computes in bf16 on a bf16 hardware path (not emulated)
+    int64_t parameters = 0;  // base + adapters
+    int64_t trainableParameters = 0;
+    int64_t memoryxBytes = 0;
+    double flopsPerToken = 0;
+    double flopsPerSecond = 0;           // the assumed rate
+    double optimizerSecondsPerStep = 0;  // AdamW over the trained parameters
+};
+MethodCost methodCost(const config::Config& config);
+// Seconds for `steps` steps over `tokens` tokens in all.
+double estimateSeconds(const MethodCost& cost, double tokens, double steps);
+// The bf16 hardware path this machine has (AMX or AVX512-BF16), for the default precision.
+bool hasBf16Hardware();
 
 // The base model a request names (FinetuneRequest::base), checked as planFinetune checks it:
 // through modelio::loadModelInfo, or for a Hugging Face folder (or the model.safetensors in one)

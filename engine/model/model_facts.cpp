@@ -46,6 +46,16 @@ int64_t loraAdapterParameters(const config::LoraConfig& lora, const GptShape& sh
     return int64_t(shape.layers) * lora.rank * perRank;
 }
 
+double stepTrainingFlopsPerToken(const GptShape& shape, int seqLen) {
+    const double attention = 6.0 * shape.layers * shape.channels * double(seqLen);
+    if (!shape.hasLora()) return 6.0 * double(parameterCount(shape)) + attention;
+    GptShape base = shape;
+    base.applyLora(std::nullopt);
+    const double baseParameters = double(parameterCount(base));
+    const double adapters = double(parameterCount(shape)) - baseParameters;
+    return 4.0 * baseParameters + 6.0 * adapters + attention;
+}
+
 int streamedBytesPerWeight(const GptShape& shape) {
     return shape.bf16 ? 2 : 4;
 }

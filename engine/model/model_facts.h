@@ -48,6 +48,15 @@ ModelFacts deriveFacts(const config::Config& config);
 // of lora.targets (c_attn: C -> 3C, attn.c_proj: C -> C, c_fc: C -> F, mlp.c_proj: F -> C).
 int64_t loraAdapterParameters(const config::LoraConfig& lora, const GptShape& shape);
 
+// Training FLOPs per token of one step of `shape` (with its LoRA fields) at sequence length
+// `seqLen`, counting what the step computes. Without LoRA: llm.c's 6 N + 6 L C T (as
+// trainingFlopsPerStep). With LoRA the base is frozen, so its weight gradients are not formed:
+// the base's matmuls cost forward (2 N_base) + input gradient (2 N_base), about 2/3 of a full
+// step's, plus the adapters' 6 N_adapters (x·A and u·B forward, four products backward) and
+// the attention's 6 L C T, which has no weights and runs whole. N_base counts the embeddings as
+// llm.c does.
+double stepTrainingFlopsPerToken(const GptShape& shape, int seqLen);
+
 // The bf16 path this machine runs (tensor::bf16PathDescription()) in bf16 mode; "" for fp32.
 std::string precisionPath(const config::Config& config);
 // How the model computes: "" for fp32; in bf16 mode (mixed_precision with fp16_type bfloat16) the

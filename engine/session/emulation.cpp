@@ -8,7 +8,7 @@ namespace ws::session {
 
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
-    std::vector<wafer::BlockSparsity> perBlockSparsity) {
+    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames) {
     auto spec = wafer::specForConfig(cfg);
     if (!spec.ok()) return spec.error();
     wafer::StepInput in;
@@ -20,7 +20,7 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.perBlockSparsity = std::move(perBlockSparsity);
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
-    auto prediction = wafer::predictStep(*spec, in);
+    auto prediction = wafer::predictStep(*spec, in, {.frames = frames});
     if (!prediction.ok()) return prediction.error();
     return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());
 }

@@ -16,9 +16,10 @@
 namespace ws::session {
 
 // perBlockSparsity: empty (dense) or one entry per block. Errors name the problem (a spec that
-// does not load, a layer whose tile cannot fit a core's SRAM, ...).
+// does not load, a layer whose tile cannot fit a core's SRAM, ...). frames = false skips the
+// utilization frames (`wafer validate` wants only the times).
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
-    std::vector<wafer::BlockSparsity> perBlockSparsity);
+    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames = true);
 
 }  // namespace ws::session

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/model/model_facts.h"
+
 namespace ws::wafer {
 
 const char* bindingName(Binding b) {
@@ -51,6 +53,8 @@ Result<PlannedLayer> plan(LayerOps ops, const WaferSpec& spec, bool frames) {
         t.fillCycles = double(op.chunks) * fill;
         t.chunks = op.chunks;
         t.folds = op.mapping.folds;
+        t.adapter = op.adapter;
+        t.fmacs = opFmacs(op);
         p.busyCycles += std::max(t.computeCycles, t.fabricCycles) + t.fillCycles;
         p.computeCycles += t.computeCycles;
         p.fabricCycles += std::max(0.0, t.fabricCycles - t.computeCycles) + t.fillCycles;
@@ -177,7 +181,8 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         order.push_back({headB, "head", L + 1, u, last});
         for (int l = L - 1; l >= 0; --l)
             order.push_back({blockKind(l, true), fmt::format("h.{}", l), l + 1, u, last});
-        order.push_back({embB, "embeddings", 0, u, last});
+        // LoRA: the frozen embeddings need no gradient, so their backward is not scheduled.
+        if (!S.hasLora()) order.push_back({embB, "embeddings", 0, u, last});
     }
     auto isEmbedding = [&](int kind) { return kind == embF || kind == embB; };
 
@@ -242,6 +247,12 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         t.rowLinkBytes = p.rowLinkBytes;
         t.colLinkBytes = p.colLinkBytes;
         t.ops = p.timings;
+        double opStart = 0;
+        for (auto& op : t.ops) {
+            op.startS = opStart;
+            op.timeS = (std::max(op.computeCycles, op.fabricCycles) + op.fillCycles) / clock;
+            opStart += op.timeS;
+        }
 
         if (p.ops.gradientValues > 0) {
             const double gradS = p.ops.gradientValues * bpv / io;
@@ -308,7 +319,22 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     split.bubble += tail - split.reduce;
     out.bubbleS = split.bubble;
 
-    out.modelFlopsPerStep = model::trainingFlopsPerStep(S, B, T) * in.numSystems;
+    out.modelFlopsPerStep = (S.hasLora() ? model::stepTrainingFlopsPerToken(S, T) * B * T
+                                         : model::trainingFlopsPerStep(S, B, T)) *
+                            in.numSystems;
+    if (S.hasLora()) {
+        out.loraRank = S.loraRank;
+        for (int backward = 0; backward < 2; ++backward) {
+            double seconds = 0;
+            for (const auto& op : kinds[size_t(blockKind(0, backward == 1))].timings) {
+                if (!op.adapter) continue;
+                seconds += (std::max(op.computeCycles, op.fabricCycles) + op.fillCycles) / clock;
+                out.adapterFmacsPerStep += op.fmacs * L * micros;
+            }
+            (backward ? out.adapterBackwardS : out.adapterForwardS) = seconds;
+        }
+        out.adapterS = (out.adapterForwardS + out.adapterBackwardS) * L * micros;
+    }
     out.tokensPerS = double(B) * T * in.numSystems / out.stepS;
     out.samplesPerS = double(B) * in.numSystems / out.stepS;
     out.mfu = out.modelFlopsPerStep / (out.stepS * spec.peakFlopsPerS() * in.numSystems);
@@ -356,6 +382,23 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             out.frames.push_back(
                 downsample(kindLabels[k], busy, R, C, opt.displayRows, opt.displayCols));
         }
+        // LoRA: the adapter products of a block's pass alone, over their own time.
+        if (S.hasLora()) {
+            for (int backward = 0; backward < 2; ++backward) {
+                const PlannedLayer& block = kinds[size_t(blockKind(0, backward == 1))];
+                std::vector<float> busy(size_t(R) * C, 0.0f);
+                for (const auto& op : block.ops.ops)
+                    if (op.adapter) addCoreCycles(op, spec, busy);
+                const double spanCycles =
+                    (backward ? out.adapterBackwardS : out.adapterForwardS) * clock;
+                for (auto& v : busy) v = spanCycles > 0 ? float(v / spanCycles) : 0.0f;
+                (backward ? out.adapterBackwardFrame : out.adapterForwardFrame) =
+                    int(out.frames.size());
+                out.frames.push_back(
+                    downsample(backward ? "LoRA adapters backward" : "LoRA adapters forward", busy,
+                               R, C, opt.displayRows, opt.displayCols));
+            }
+        }
         const double stepCycles = out.stepS * clock;
         for (auto& v : stepBusy) v = float(v / stepCycles);
         out.frames.push_back(downsample("step", stepBusy, R, C, opt.displayRows, opt.displayCols));
@@ -367,6 +410,11 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         }
     }
     return out;
+}
+
+const UtilizationFrame* StepPrediction::adapterFrame(bool backward) const {
+    const int index = backward ? adapterBackwardFrame : adapterForwardFrame;
+    return index >= 0 && size_t(index) < frames.size() ? &frames[size_t(index)] : nullptr;
 }
 
 const UtilizationFrame* StepPrediction::frameFor(int layer, bool backward) const {

@@ -12,6 +12,10 @@
 // for its forward and backward and streams its gradients out (MemoryX accumulates them); the
 // update runs once, after the last micro-batch.
 //
+// LoRA (StepInput::shape.hasLora()): the blocks carry the adapter products and the frozen base
+// computes no weight gradients (layer_ops.h); the embeddings' backward has no work and is not
+// scheduled, only the adapters' gradients stream out, reduce and update in MemoryX.
+//
 // Limits (stated, not hidden): with the whole batch (or a micro-batch too large) activations are
 // assumed to stay on the wafer whether or not they fit (ActivationFit reports whether they do);
 // dX of sparse matmuls is counted dense; sparse weights stream dense. The fabric moves 16-bit
@@ -70,6 +74,12 @@ struct OpTiming {
     double fillCycles = 0;
     int64_t chunks = 1;
     int folds = 1;
+    bool adapter = false;  // a LoRA adapter product (WaferOp::adapter)
+    double fmacs = 0;      // multiply-adds of the whole op (dense count)
+    // When it runs, in seconds from its layer phase's compute start (ops run one after another,
+    // each taking max(compute, fabric) + fill), and for how long.
+    double startS = 0;
+    double timeS = 0;
 };
 
 // One layer in one pass, per system.
@@ -143,7 +153,7 @@ struct StepPrediction {
     double bubbleS = 0;          // == split.bubble
     double tokensPerS = 0;       // all systems
     double samplesPerS = 0;
-    double modelFlopsPerStep = 0;        // all systems, model::trainingFlopsPerStep
+    double modelFlopsPerStep = 0;        // all systems, model::stepTrainingFlopsPerToken x tokens
     double mfu = 0;                      // modelFlopsPerStep / (stepS x peak x N)
     bool weightStreamingHidden = false;  // no layer is bound by its weight stream
     TimeSplit split;
@@ -154,10 +164,22 @@ struct StepPrediction {
     // frames[] index of each layer's forward / backward phase (L + 2 entries, by ParameterTable
     // layer index); -1 without frames.
     std::vector<int> forwardFrame, backwardFrame;
+    // LoRA (shape.hasLora()): the adapter products of one block's forward / backward, every
+    // system's own: their time (the sum of their OpTiming::timeS, per micro-batch and block) and
+    // multiply-adds; and a frame of the cores' busy fraction over just those ops (frames[] index,
+    // -1 without LoRA or frames). Every block's adapters are the same dense products, so one
+    // frame per pass stands for all.
+    int loraRank = 0;
+    double adapterForwardS = 0, adapterBackwardS = 0;  // per block, per micro-batch
+    double adapterS = 0;                               // the whole step's, all blocks and micros
+    double adapterFmacsPerStep = 0;                    // one system
+    int adapterForwardFrame = -1, adapterBackwardFrame = -1;
 
     // The utilization frame of a layer phase, or of the whole step (layer < 0); null when the
     // prediction has no frames.
     const UtilizationFrame* frameFor(int layer, bool backward) const;
+    // The frame of the LoRA adapter products of a block's pass; null without LoRA or frames.
+    const UtilizationFrame* adapterFrame(bool backward) const;
 };
 
 Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& input,

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/model/lora.h"
+
 namespace ws::wafer {
 
 namespace {
@@ -83,6 +85,52 @@ WaferOp attentionOp(const model::GptShape& s, int batch, int T, Pass pass, const
     return op;
 }
 
+// The adapter products of one targeted linear IN -> OUT of rank R (layer_ops.h), named after the
+// base op `base` ("qkv", ...). Vector ops: lora_B adds scale·u·B into the base output (2 per
+// element), lora_B.dX scales du (1), lora_A.dX accumulates into dX (1); adapter dropout applies a
+// mask to each of the M x IN inputs (forward, and again in lora_A.dW, which recomputes it from
+// its counter-based key), counted on the op's M x R outputs as IN / R per element.
+struct AdapterShape {
+    std::string base;
+    int64_t in = 0, out = 0;
+};
+
+std::vector<AdapterShape> adapterShapes(const model::GptShape& s) {
+    static const std::string kBase[] = {"qkv", "attn_proj", "fc", "fc_proj"};
+    std::vector<AdapterShape> shapes;
+    if (!s.hasLora()) return shapes;
+    for (size_t t = 0; t < 4; ++t) {
+        if (!s.loraTargets[t]) continue;
+        const auto linear = model::lora::linearShape(model::lora::Target(t), s);
+        shapes.push_back({kBase[t], linear.in, linear.out});
+    }
+    return shapes;
+}
+
+WaferOp adapterOp(WaferOp op, double vectorOps) {
+    op.vectorOpsPerElement = vectorOps;
+    op.adapter = true;
+    return op;
+}
+
+void addAdapterForward(std::vector<WaferOp>& ops, const AdapterShape& a, int64_t M, int64_t R,
+                       double dropout, const WaferSpec& spec) {
+    const double mask = dropout > 0 ? double(a.in) / double(R) : 0.0;
+    ops.push_back(adapterOp(matmulForward(a.base + ".lora_A", M, a.in, R, nullptr, spec), mask));
+    ops.push_back(adapterOp(matmulForward(a.base + ".lora_B", M, R, a.out, nullptr, spec), 2));
+}
+
+void addAdapterBackward(std::vector<WaferOp>& ops, const AdapterShape& a, int64_t M, int64_t R,
+                        double dropout, const WaferSpec& spec) {
+    const double mask = dropout > 0 ? double(a.in) / double(R) : 0.0;
+    ops.push_back(
+        adapterOp(matmulWeightGrad(a.base + ".lora_B.dW", M, R, a.out, nullptr, spec), 0));
+    ops.push_back(adapterOp(matmulInputGrad(a.base + ".lora_B.dX", M, R, a.out, spec), 1));
+    ops.push_back(
+        adapterOp(matmulWeightGrad(a.base + ".lora_A.dW", M, a.in, R, nullptr, spec), mask));
+    ops.push_back(adapterOp(matmulInputGrad(a.base + ".lora_A.dX", M, a.in, R, spec), 1));
+}
+
 // Row reductions (LayerNorm statistics, softmax sums) move two fp32 partials per row.
 constexpr double kRowStats = 2 * kFloat32;
 
@@ -117,7 +165,7 @@ LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass
     if (pass == Pass::Forward) {
         l.weightValues = values;
         l.ops.push_back(denseOp("lookup", M, s.channels, 0, 2, 0, 0, spec));
-    } else {
+    } else if (!s.hasLora()) {  // LoRA: wte and wpe are frozen, nothing to scatter
         l.gradientValues = values;
         l.ops.push_back(denseOp("lookup.backward", M, s.channels, 0, 2, 0, 0, spec));
     }
@@ -136,34 +184,55 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
     auto nnz = [&](const std::vector<int64_t> BlockSparsity::*member) {
         return sp ? &(sp->*member) : nullptr;
     };
+    // LoRA: the adapters of each targeted base op, and whether the base's weights are frozen.
+    const std::vector<AdapterShape> adapters = adapterShapes(s);
+    const bool frozenBase = s.hasLora();
+    const int64_t R = s.loraRank;
+    double adapterValues = 0;
+    for (const auto& a : adapters) adapterValues += double(R) * double(a.in + a.out);
+    auto adapterOf = [&](const std::string& base) -> const AdapterShape* {
+        for (const auto& a : adapters)
+            if (a.base == base) return &a;
+        return nullptr;
+    };
     auto& ops = l.ops;
+    auto forward = [&](WaferOp op) {
+        const std::string base = op.name;
+        ops.push_back(std::move(op));
+        if (const AdapterShape* a = adapterOf(base))
+            addAdapterForward(ops, *a, M, R, s.loraDropout, spec);
+    };
+    // A base op's input gradient, then (trained base only) its weight gradient, then its
+    // adapter's backward.
+    auto backward = [&](const std::string& base, int64_t K, int64_t N,
+                        const std::vector<int64_t>* columnNnz) {
+        ops.push_back(matmulInputGrad(base + ".dX", M, K, N, spec));
+        if (!frozenBase) ops.push_back(matmulWeightGrad(base + ".dW", M, K, N, columnNnz, spec));
+        if (const AdapterShape* a = adapterOf(base))
+            addAdapterBackward(ops, *a, M, R, s.loraDropout, spec);
+    };
     if (pass == Pass::Forward) {
         l.weightValues = values;
         ops.push_back(denseOp("ln_1", M, C, 0, 8, kRowStats, 0, spec));
-        ops.push_back(matmulForward("qkv", M, C, 3 * C, nnz(&BlockSparsity::qkv), spec));
+        forward(matmulForward("qkv", M, C, 3 * C, nnz(&BlockSparsity::qkv), spec));
         ops.push_back(attentionOp(s, batch, seqLen, pass, spec));
-        ops.push_back(matmulForward("attn_proj", M, C, C, nnz(&BlockSparsity::attnProj), spec));
+        forward(matmulForward("attn_proj", M, C, C, nnz(&BlockSparsity::attnProj), spec));
         ops.push_back(denseOp("residual_1", M, C, 0, 1, 0, 0, spec));
         ops.push_back(denseOp("ln_2", M, C, 0, 8, kRowStats, 0, spec));
-        ops.push_back(matmulForward("fc", M, C, F, nnz(&BlockSparsity::fc), spec));
+        forward(matmulForward("fc", M, C, F, nnz(&BlockSparsity::fc), spec));
         ops.push_back(denseOp("gelu", M, F, 0, 10, 0, 0, spec));
-        ops.push_back(matmulForward("fc_proj", M, F, C, nnz(&BlockSparsity::fcProj), spec));
+        forward(matmulForward("fc_proj", M, F, C, nnz(&BlockSparsity::fcProj), spec));
         ops.push_back(denseOp("residual_2", M, C, 0, 1, 0, 0, spec));
     } else {
         l.weightValues = values;  // weights stream in again for the backward pass
-        l.gradientValues = values;
-        ops.push_back(matmulInputGrad("fc_proj.dX", M, F, C, spec));
-        ops.push_back(matmulWeightGrad("fc_proj.dW", M, F, C, nnz(&BlockSparsity::fcProj), spec));
+        l.gradientValues = frozenBase ? adapterValues : values;
+        backward("fc_proj", F, C, nnz(&BlockSparsity::fcProj));
         ops.push_back(denseOp("gelu.backward", M, F, 0, 14, 0, 0, spec));
-        ops.push_back(matmulInputGrad("fc.dX", M, C, F, spec));
-        ops.push_back(matmulWeightGrad("fc.dW", M, C, F, nnz(&BlockSparsity::fc), spec));
+        backward("fc", C, F, nnz(&BlockSparsity::fc));
         ops.push_back(denseOp("ln_2.backward", M, C, 0, 16, 2 * kRowStats, 0, spec));
-        ops.push_back(matmulInputGrad("attn_proj.dX", M, C, C, spec));
-        ops.push_back(
-            matmulWeightGrad("attn_proj.dW", M, C, C, nnz(&BlockSparsity::attnProj), spec));
+        backward("attn_proj", C, C, nnz(&BlockSparsity::attnProj));
         ops.push_back(attentionOp(s, batch, seqLen, pass, spec));
-        ops.push_back(matmulInputGrad("qkv.dX", M, C, 3 * C, spec));
-        ops.push_back(matmulWeightGrad("qkv.dW", M, C, 3 * C, nnz(&BlockSparsity::qkv), spec));
+        backward("qkv", C, 3 * C, nnz(&BlockSparsity::qkv));
         ops.push_back(denseOp("ln_1.backward", M, C, 0, 16, 2 * kRowStats, 0, spec));
     }
     return l;
@@ -184,14 +253,19 @@ LayerOps headOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
         l.ops.push_back(matmulForward("logits", M, C, V, nullptr, spec));
         l.ops.push_back(denseOp("cross_entropy", M, V, 0, 6, kRowStats, 0, spec));
     } else {
+        const bool frozen = s.hasLora();  // LoRA: ln_f and the output matrix are frozen
         l.weightValues = values;
-        l.gradientValues = values;
+        l.gradientValues = frozen ? 0 : values;
         l.ops.push_back(denseOp("cross_entropy.backward", M, V, 0, 2, 0, 0, spec));
         l.ops.push_back(matmulInputGrad("logits.dX", M, C, V, spec));
-        l.ops.push_back(matmulWeightGrad("logits.dW", M, C, V, nullptr, spec));
+        if (!frozen) l.ops.push_back(matmulWeightGrad("logits.dW", M, C, V, nullptr, spec));
         l.ops.push_back(denseOp("ln_f.backward", M, C, 0, 16, 2 * kRowStats, 0, spec));
     }
     return l;
+}
+
+double opFmacs(const WaferOp& op) {
+    return double(op.m) * double(op.n) * op.fmacsPerElement;
 }
 
 double tileElements(const WaferOp& op, const GridMapping& g, int64_t vRow, int64_t vCol) {

@@ -5,6 +5,17 @@
 //
 // Shapes per system: B sequences of T tokens, M = B*T rows; C channels, F ffn width, NH heads of
 // hs = C/NH, V vocab. Cost constants (vector ops per element) are stated where they are defined.
+//
+// LoRA (shape.hasLora(), model/lora.h): each targeted linear (IN -> OUT) of a block gains its
+// adapter products, mapped onto the cores like every other matmul and marked WaferOp::adapter:
+// forward "<op>.lora_A" u = x·A (M,R) and "<op>.lora_B" out += scale·u·B (M,OUT); backward
+// "<op>.lora_B.dW" dB = uᵀ·dY, "<op>.lora_B.dX" du = scale·dY·Bᵀ, "<op>.lora_A.dW" dA = xᵀ·du and
+// "<op>.lora_A.dX" dX += du·Aᵀ: 3·M·R·(IN + OUT) multiply-adds per target and step. The base is
+// frozen in a LoRA run (session/param_groups.h), so no weight-gradient matmul of a base matrix
+// runs (qkv.dW, attn_proj.dW, fc.dW, fc_proj.dW, logits.dW), the embeddings' backward does no
+// work, and only the adapters' gradients stream out (gradientValues). The forward and the
+// input-gradient matmuls of the base stay. LayerNorm's backward keeps its dγ/dβ arithmetic (a
+// few vector ops per element; not worth a second op list).
 // Thread-safety: plain values and pure functions.
 #pragma once
 
@@ -47,6 +58,7 @@ struct WaferOp {
     int64_t chunkRows = 0;
     GridMapping mapping;
     GridMapping lastMapping;
+    bool adapter = false;  // a LoRA adapter product (see the header comment)
 };
 
 struct LayerOps {
@@ -66,7 +78,8 @@ struct BlockSparsity {
 };
 
 // The layers of one step in execution order of their pass: embeddings, blocks, head (forward).
-// blockSparsity may be null (dense).
+// blockSparsity may be null (dense). With LoRA (shape.hasLora()) blocks carry the adapter
+// products and the frozen base's weight gradients are left out (see the header comment).
 LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
                       const WaferSpec& spec);
 LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, const WaferSpec& spec,
@@ -81,6 +94,9 @@ inline constexpr double kTileSramShare = 0.5;
 // even the smallest tile (one row, or one attention problem) does not fit in a core's SRAM.
 Status planOp(WaferOp& op, const WaferSpec& spec, const std::string& layer);
 Status planLayer(LayerOps& layer, const WaferSpec& spec);
+
+// The op's multiply-adds over the whole output (dense count: every element x k).
+double opFmacs(const WaferOp& op);
 
 // Elements (output elements for Dense, causal pairs for Causal) a virtual tile of `mapping`
 // counts.

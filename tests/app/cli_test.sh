@@ -119,6 +119,19 @@ validate_lora)
   expect_in '"c_attn","c_fc"' "$out"
   out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set lora.rank=4) || fail "exit $? $out"
   expect_in "lora        rank 4, alpha 16 (scale 4), dropout 0 on c_attn: 24576 adapter" "$out"
+  # The method, what trains and the emulated step (with h.0's adapter products) beside a full
+  # fine-tune's.
+  expect_in "method      LoRA: the base is frozen; 24576 of " "$out"
+  expect_in "a full fine-tune of the same model: " "$out"
+  expect_in "h.0 forward: qkv.lora_A " "$out"
+  expect_in "h.0 backward: qkv.lora_B.dW " "$out"
+  out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --json --set lora.rank=4) || fail "$out"
+  expect_in '"method":"lora"' "$out"
+  expect_in '"trainable_parameters":24576' "$out"
+  expect_in '"emulated_step_s":' "$out"
+  expect_in '"emulated_full_finetune_step_s":' "$out"
+  out=$("$wafer" predict "$src/presets/gpt-micro.yaml" --set lora.rank=4) || fail "$out"
+  expect_in "lora         rank 4: the adapters' products take " "$out"
   out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set lora.rank=0 2>&1) && fail "rank 0 passed"
   expect_in "lora.rank: expected an integer >= 1" "$out"
   out=$("$wafer" validate "$src/presets/gpt-micro.yaml" --set "lora.targets=[qkv]" 2>&1); code=$?
@@ -1114,6 +1127,8 @@ finetune_base)
          --db "$db") || fail "lora dry run exit $? $lora"
   expect_in '"frozen_parameters":842496' "$lora"
   expect_in '"peak_lr":0.01,' "$lora"
+  expect_in '"method":"lora"' "$lora"
+  expect_in '"method":"full"' "$out"
   out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --max-steps 30 --json --db "$db" \
         --freeze-embeddings --freeze-blocks 2 --set "runconfig.model_dir=$tmp/ft") \
       || fail "finetune exit $? $out"

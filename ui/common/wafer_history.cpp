@@ -2,6 +2,7 @@
 #include "ui/common/wafer_history.h"
 
 #include <algorithm>
+#include <set>
 
 namespace ws::ui {
 
@@ -20,14 +21,19 @@ void WaferHistory::clear() {
 
 bool stepComplete(const StepRecord& record, int numBlocks) {
     const auto isUpdate = [](streaming::SpanKind k) { return k == streaming::SpanKind::Update; };
-    const auto planned =
-        record.prediction
-            ? std::count_if(record.prediction->spans.begin(), record.prediction->spans.end(),
-                            [&](const wafer::TimelineSpan& t) { return isUpdate(t.kind); })
-            : std::ptrdiff_t(numBlocks + 2);
-    const auto done = std::count_if(record.spans.begin(), record.spans.end(),
-                                    [&](const RecordedSpan& s) { return isUpdate(s.kind()); });
-    return done >= planned;
+    if (!record.prediction) {
+        const auto done = std::count_if(record.spans.begin(), record.spans.end(),
+                                        [&](const RecordedSpan& s) { return isUpdate(s.kind()); });
+        return done >= std::ptrdiff_t(numBlocks + 2);
+    }
+    // Only the updates the emulated machine does count (a LoRA run updates no frozen layer).
+    std::set<int> planned;
+    for (const auto& t : record.prediction->spans)
+        if (isUpdate(t.kind)) planned.insert(t.layer);
+    const auto done = std::count_if(record.spans.begin(), record.spans.end(), [&](const auto& s) {
+        return isUpdate(s.kind()) && planned.count(s.layer) > 0;
+    });
+    return done >= std::ptrdiff_t(planned.size());
 }
 
 const StepRecord* WaferHistory::find(int64_t step) const {

@@ -52,8 +52,9 @@ struct StepRecord {
 // layer `layer` of a model with `numBlocks` blocks.
 std::string layerName(int layer, int numBlocks);
 
-// Whether every MemoryX update of the step has run (the step's last work); a step without a
-// prediction is taken to update each of its numBlocks + 2 layers once.
+// Whether every MemoryX update of the step has run (the step's last work): with a prediction,
+// every layer it updates (a LoRA run's frozen embeddings and head have none); a step without one
+// is taken to update each of its numBlocks + 2 layers once.
 bool stepComplete(const StepRecord& record, int numBlocks);
 
 static_assert(sizeof(RecordedSpan) == 32, "kept compact: 2000 steps of spans stay small");

@@ -37,6 +37,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
+#include "ui/samples/finetune_method_panel.h"
 
 namespace ws::ui {
 namespace {
@@ -135,6 +136,7 @@ FinetuneWizard::FinetuneWizard(store::RunStore* store, const QString& dbPath, QW
     connect(m_planTimer, &QTimer::timeout, this, &FinetuneWizard::startPlan);
     setPage(BasePage, makeBasePage());
     setPage(DataPage, makeDataPage());
+    setPage(MethodPage, makeMethodPage());
     setPage(SettingsPage, makeSettingsPage());
     resize(760, 560);
     reloadRuns();
@@ -261,10 +263,30 @@ QWizardPage* FinetuneWizard::makeDataPage() {
     return page;
 }
 
+QWizardPage* FinetuneWizard::makeMethodPage() {
+    auto* page = new Page;
+    m_methodPage = page;
+    page->setTitle(tr("3. Method"));
+    page->setSubTitle(
+        tr("LoRA trains small adapters and leaves the base frozen: far fewer trained parameters, "
+           "less memory and time. A full fine-tune trains every weight."));
+    m_method = new FinetuneMethodPanel(page);
+    auto* layout = new QVBoxLayout(page);
+    layout->addWidget(m_method);
+    page->complete = [this] { return m_method->valid() && !isPlanning() && m_plan.has_value(); };
+    connect(m_method, &FinetuneMethodPanel::changed, this, [this] {
+        // LoRA freezes the whole base already; the plan's default LR follows the method.
+        m_freezeEmbeddings->setEnabled(!m_method->lora());
+        m_freezeBlocks->setEnabled(!m_method->lora());
+        schedulePlan();
+    });
+    return page;
+}
+
 QWizardPage* FinetuneWizard::makeSettingsPage() {
     auto* page = new Page;
     m_settingsPage = page;
-    page->setTitle(tr("3. Hyperparameters"));
+    page->setTitle(tr("4. Hyperparameters"));
     page->setSubTitle(
         tr("Fine-tune defaults: a third of the base's learning rate, a short "
            "warmup, then a cosine decay. Run starts training."));
@@ -289,6 +311,7 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
     m_warmup->setSuffix(tr(" step(s)"));
     m_freezeEmbeddings =
         new QCheckBox(tr("Freeze the embeddings (token and position; tied output too)"), page);
+    m_freezeEmbeddings->setObjectName(QStringLiteral("freezeEmbeddings"));
     m_freezeBlocks = new QSpinBox(page);
     m_freezeBlocks->setSuffix(tr(" blocks"));
     m_overrides = new QLineEdit(page);
@@ -423,6 +446,9 @@ void FinetuneWizard::inspectBase() {
                     .arg(tokenizerText(*base),
                          base->step >= 0 ? tr(", weights of step %1").arg(base->step) : QString()));
             m_baseOk = true;
+            m_method->setBase(base->config, base->parameters);
+            m_freezeEmbeddings->setEnabled(!m_method->lora());
+            m_freezeBlocks->setEnabled(!m_method->lora());
             m_baseLayers = m.numHiddenLayers;
             m_freezeBlocks->setMaximum(m.numHiddenLayers);
             m_basePath = QString::fromStdString(base->path.string());
@@ -496,6 +522,7 @@ finetune::FinetuneRequest FinetuneWizard::request() const {
     r.freezeBlocks = m_freezeBlocks->value();
     r.epochs = m_epochs->value();
     r.allowBinary = m_allowBinary->isChecked();
+    m_method->applyTo(r);
     if (m_maxSteps->value() > 0)
         r.overrides.push_back("runconfig.max_steps=" + std::to_string(m_maxSteps->value()));
     for (const QString& o : m_overrides->text().split(' ', Qt::SkipEmptyParts))
@@ -513,12 +540,13 @@ void FinetuneWizard::schedulePlan() {
 void FinetuneWizard::startPlan() {
     if (m_running) return;  // onPlanned starts the newest request when this one ends
     m_pending = false;
-    if (!m_baseOk || m_files->count() == 0) {
+    if (!m_baseOk || m_files->count() == 0 || !m_method->valid()) {
         m_plan.reset();
         m_nonText.clear();
         m_allowBinary->setVisible(m_allowBinary->isChecked());
-        m_planError = m_baseOk ? tr("Add text files or folders to fine-tune on.")
-                               : tr("Choose a base model that loads (page 1).");
+        m_planError = !m_baseOk               ? tr("Choose a base model that loads (page 1).")
+                      : m_files->count() == 0 ? tr("Add text files or folders to fine-tune on.")
+                                              : tr("Choose the layers for LoRA adapters (page 3).");
         showPlan();
         emit planFinished();
         return;
@@ -584,6 +612,7 @@ QString FinetuneWizard::settingsEstimate() const {
 }
 
 void FinetuneWizard::showPlan() {
+    m_method->setPlan(!isPlanning() && m_plan ? &*m_plan : nullptr);
     const QString busy = tr("<i>Reading and tokenizing the text…</i>");
     if (isPlanning()) {
         m_summary->setText(busy);
@@ -635,8 +664,18 @@ void FinetuneWizard::showPlan() {
         } else {
             fit = errorText(QString::fromStdString(spec.error().message));
         }
+        QString method = tr("full fine-tune");
+        if (c.lora) {
+            QStringList targets;
+            for (const auto& t : c.lora->targets) targets << QString::fromStdString(t);
+            method = tr("LoRA rank %1 (alpha %2) on %3")
+                         .arg(c.lora->rank)
+                         .arg(c.lora->alpha)
+                         .arg(targets.join(QStringLiteral(", ")));
+        }
+        method += s.bf16 ? tr(", bf16") : tr(", fp32");
         m_estimate->setText(
-            tr("<b>%1 steps</b>, estimated <b>%2</b> on this CPU<br>%3<br>"
+            tr("<b>%1 steps</b>, estimated <b>%2</b> on this CPU (%8)<br>%3<br>"
                "training %4 of %5 parameters%6<br>%7")
                 .arg(s.maxSteps)
                 .arg(roughDuration(s.estimatedSeconds),
@@ -644,13 +683,14 @@ void FinetuneWizard::showPlan() {
                      grouped(s.parameters - s.frozenParameters), grouped(s.parameters),
                      s.frozenParameters > 0 ? tr(" (%1 frozen)").arg(grouped(s.frozenParameters))
                                             : QString(),
-                     fit));
+                     fit, method.toHtmlEscaped()));
     }
     refreshComplete();
 }
 
 void FinetuneWizard::refreshComplete() {
     static_cast<Page*>(m_dataPage)->changed();
+    static_cast<Page*>(m_methodPage)->changed();
     static_cast<Page*>(m_settingsPage)->changed();
 }
 

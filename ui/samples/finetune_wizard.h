@@ -1,10 +1,12 @@
-// FinetuneWizard: point-and-click fine-tuning in three pages, over engine/finetune's planFinetune
+// FinetuneWizard: point-and-click fine-tuning in four pages, over engine/finetune's planFinetune
 // (the same plan `wafer finetune` runs): (1) the base model — the shipped one, a previous run from
 // the run store, or a run / checkpoint / Hugging Face GPT-2 folder (used in place), with its size
 // and tokenizer or the reason it cannot be used (finetune::inspectBase, the plan's own check,
 // which reads no weights); (2) the text to fine-tune on (dropped or picked files and folders),
 // with the plan's token count, held-out split and time per epoch, and a warning naming any file
 // that does not look like text (used only when the user ticks "Train on it anyway"); (3) the
+// method: LoRA adapters or a full fine-tune, and the precision, with both methods' trained
+// parameters, MemoryX bytes and estimated time side by side (FinetuneMethodPanel); (4) the
 // plan's hyperparameters, editable, with how the step count follows from epochs and data, the
 // live time estimate and whether the activations fit the wafer. Planning
 // reads and tokenizes the text, so it runs on the wizard's own thread pool and the newest request
@@ -38,7 +40,7 @@ class RunStore;
 
 namespace ws::ui {
 
-// What Finish starts: the plan's config with page 3's edits, ready for RunController::start.
+// What Finish starts: the plan's config with page 4's edits, ready for RunController::start.
 struct FinetuneChoice {
     config::LoadedConfig config;
     std::optional<int64_t> parentRun;  // the base run when a run was chosen
@@ -47,10 +49,12 @@ struct FinetuneChoice {
     QString samplePrompt;              // words of the held-out text, for the Samples tab
 };
 
+class FinetuneMethodPanel;
+
 class FinetuneWizard : public QWizard {
     Q_OBJECT
 public:
-    enum PageId { BasePage = 0, DataPage = 1, SettingsPage = 2 };
+    enum PageId { BasePage = 0, DataPage = 1, MethodPage = 2, SettingsPage = 3 };
 
     // `store` may be null (no previous runs to offer); `dbPath` empty: the default store.
     FinetuneWizard(store::RunStore* store, const QString& dbPath, QWidget* parent = nullptr);
@@ -77,7 +81,10 @@ public:
     void setAllowBinary(bool allow);
     bool allowBinary() const;
 
-    // Page 3 (0 max steps: from epochs).
+    // Page 3: the method (LoRA or full, its settings, the precision).
+    FinetuneMethodPanel* method() const { return m_method; }
+
+    // Page 4 (0 max steps: from epochs).
     void setEpochs(int epochs);
     void setMaxSteps(int steps);
     void setFreezeEmbeddings(bool freeze);
@@ -92,7 +99,7 @@ public:
     const std::optional<finetune::FinetunePlan>& plan() const { return m_plan; }
     QString planError() const { return m_planError; }
     QString dataSummary() const;       // page 2's summary text
-    QString settingsEstimate() const;  // page 3's estimate text
+    QString settingsEstimate() const;  // page 4's estimate text
     FinetuneChoice choice() const;
 
 signals:
@@ -101,6 +108,7 @@ signals:
 private:
     QWizardPage* makeBasePage();
     QWizardPage* makeDataPage();
+    QWizardPage* makeMethodPage();
     QWizardPage* makeSettingsPage();
     void reloadRuns();
     void inspectBase();
@@ -139,6 +147,9 @@ private:
     QLabel* m_summary;
     QStringList m_nonText;
     // Page 3
+    QWizardPage* m_methodPage;
+    FinetuneMethodPanel* m_method;
+    // Page 4
     QWizardPage* m_settingsPage;
     QLineEdit* m_learningRate;
     QSpinBox* m_epochs;

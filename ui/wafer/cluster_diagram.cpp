@@ -5,6 +5,7 @@
 #include <QPainterPath>
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "ui/wafer/timeline_view.h"
 #include "ui/wafer/utilization_map.h"
@@ -71,6 +72,12 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
     m_inFlight.clear();
     m_active = Active::None;
     if (record) {
+        // Updates of the layers the emulated machine updates (a LoRA run's frozen embeddings and
+        // head have none: their real no-op updates are not counted).
+        std::set<int> updatedByPlan;
+        if (record->prediction)
+            for (const auto& t : record->prediction->spans)
+                if (t.kind == SpanKind::Update) updatedByPlan.insert(t.layer);
         for (const auto& s : record->spans) {
             switch (s.kind()) {
                 case SpanKind::StreamIn:
@@ -83,7 +90,8 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
                     m_traffic.reducedBytes += s.bytes;
                     break;
                 case SpanKind::Update:
-                    ++m_traffic.updatedLayers;
+                    if (!record->prediction || updatedByPlan.count(s.layer) > 0)
+                        ++m_traffic.updatedLayers;
                     break;
                 default:
                     break;

@@ -4,6 +4,8 @@
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 #include "ui/common/plot_theme.h"
 
 namespace ws::ui {
@@ -79,6 +81,8 @@ public:
         double y = 0, half = kBarHalfHeight;  // centre and half height, lane units
         bool highlight = false;
         RecordedSpan span;
+        QString op = {};  // an op inside the span (LoRA adapter bars): its name
+        double opS = 0;
     };
 
     GanttBars(QCPAxis* key, QCPAxis* value) : QCPAbstractPlottable(key, value) {
@@ -197,6 +201,11 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
         m_kinds[size_t(k)] = bars;
     }
     m_planned->removeFromLegend();
+    m_adapters = new GanttBars(xAxis, yAxis);
+    m_adapters->setName(tr("LoRA adapter ops"));
+    m_adapters->setBrush(adapterColor());
+    m_adapters->setPen(QPen(adapterColor().darker(140), 0));
+    m_adapters->removeFromLegend();  // listed only while a LoRA run is shown
     legend->setVisible(true);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
     legend->setWrap(7);
@@ -300,6 +309,14 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
 
     for (auto* bars : m_kinds) bars->bars.clear();
     m_planned->bars.clear();
+    m_adapters->bars.clear();
+    // LoRA: each block phase's adapter ops, by (layer name, backward), from the prediction.
+    std::map<std::pair<std::string, bool>, const wafer::LayerTiming*> adapterTimings;
+    if (record && record->prediction && clock == Clock::Emulated &&
+        record->prediction->loraRank > 0) {
+        for (const auto& l : record->prediction->layers)
+            adapterTimings.emplace(std::pair{l.layer, l.pass == wafer::Pass::Backward}, &l);
+    }
     m_untimed = 0;
     if (record) {
         for (const auto& s : record->spans) {
@@ -316,6 +333,22 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                                at.half,         s.layer == highlightLayer, s};
             m_kinds[size_t(s.kindCode) % 6]->bars.push_back(bar);
             ++m_barsPerLane[size_t(lane)];
+            if (!adapterTimings.empty() && s.isCompute() && s.layer >= 1 && s.layer <= numBlocks) {
+                const auto it = adapterTimings.find(
+                    {layerName(s.layer, numBlocks), s.kind() == SpanKind::Backward});
+                if (it == adapterTimings.end()) continue;
+                for (const auto& op : it->second->ops) {
+                    if (!op.adapter) continue;
+                    GanttBars::Bar sub = bar;
+                    sub.start = (a + op.startS) * m_unitScale;
+                    sub.end = (a + op.startS + op.timeS) * m_unitScale;
+                    sub.half = at.half * 0.55;
+                    sub.highlight = false;
+                    sub.op = QString::fromStdString(op.name);
+                    sub.opS = op.timeS;
+                    m_adapters->bars.push_back(sub);
+                }
+            }
         }
         if (clock == Clock::Emulated && record->prediction) {
             for (const auto& p : record->prediction->spans) {
@@ -335,6 +368,16 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
         }
     }
     m_extent = lengthS * m_unitScale;
+    const bool showAdapters = !m_adapters->bars.empty();
+    if (showAdapters != legend->hasItemWithPlottable(m_adapters)) {
+        if (showAdapters)
+            m_adapters->addToLegend();
+        else
+            m_adapters->removeFromLegend();
+        // Seven entries do not fit one row beside the gradient-norm chart: two rows then.
+        legend->setWrap(showAdapters ? 4 : 7);
+        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+    }
 
     if (!record) {
         m_title->setText(tr("Timeline: no step recorded yet"));
@@ -377,6 +420,14 @@ int TimelineView::plannedCount() const {
     return int(m_planned->bars.size());
 }
 
+int TimelineView::adapterBarCount() const {
+    return int(m_adapters->bars.size());
+}
+
+QColor TimelineView::adapterColor() {
+    return QColor(214, 39, 160);  // magenta: apart from every span kind's colour
+}
+
 QString TimelineView::describeAt(const QPointF& pos) const {
     const double key = xAxis->pixelToCoord(pos.x());
     const double value = yAxis->pixelToCoord(pos.y());
@@ -384,6 +435,18 @@ QString TimelineView::describeAt(const QPointF& pos) const {
     const double slack = std::abs(xAxis->pixelToCoord(pos.x() + 2) - key);  // 2 px
     const GanttBars::Bar* hit = nullptr;
     bool planned = false;
+    for (const auto& b : m_adapters->bars) {  // drawn on top of the compute bars
+        if (std::abs(value - b.y) <= b.half && b.start - slack <= key && key <= b.end + slack) {
+            const RecordedSpan& s = b.span;
+            return tr("%1 · LoRA adapter op %2 (%3)\nemulated: %4 from %5\nsystem %6, micro-batch "
+                      "%7")
+                .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)), b.op,
+                     s.kind() == SpanKind::Backward ? tr("backward") : tr("forward"),
+                     formatSeconds(b.opS), formatSeconds(b.start / m_unitScale))
+                .arg(s.system)
+                .arg(s.micro);
+        }
+    }
     for (const auto* bars : m_kinds) {
         for (const auto& b : bars->bars) {
             if (std::abs(value - b.y) <= b.half && b.start - slack <= key && key <= b.end + slack)

@@ -5,8 +5,11 @@
 // stream-out lanes (or, when the height is short, one row per system with three bands). On the
 // emulated clock the step's planned schedule is drawn faintly behind, so a step in progress
 // shows what is still to come. Bars of the highlighted layer carry a heavy outline; hovering a bar
-// names it (layer, kind, bytes, both durations). Wheel / drag zoom and pan the time axis, a
-// double-click fits the step again. GUI thread only.
+// names it (layer, kind, bytes, both durations). On a LoRA run's emulated clock, each block's
+// compute bar carries its LoRA adapter products (x·A, u·B forward; their four gradient products
+// backward) as thin magenta bars at the times the cycle model runs them, a legend entry of their
+// own, and a tooltip naming the op. Wheel / drag zoom and pan the time axis, a double-click fits
+// the step again. GUI thread only.
 #pragma once
 
 #include <qcustomplot.h>
@@ -43,6 +46,9 @@ public:
     // Drawn (recorded) bars in a lane, planned ghosts not counted.
     int barCount(int lane) const;
     int plannedCount() const;
+    // LoRA adapter op bars drawn (one per adapter product per block compute span shown).
+    int adapterBarCount() const;
+    static QColor adapterColor();
     // Spans of the step not drawn because they have no time on this clock (e.g. a single
     // system's reduce, which the emulated machine does not do).
     int untimedCount() const { return m_untimed; }
@@ -67,6 +73,7 @@ private:
 
     std::array<GanttBars*, 6> m_kinds{};  // one plottable per span kind (and legend entry)
     GanttBars* m_planned = nullptr;
+    GanttBars* m_adapters = nullptr;  // LoRA adapter ops inside the compute bars
     QCPTextElement* m_title;
     QStringList m_laneNames;
     std::vector<int> m_barsPerLane;

@@ -25,6 +25,8 @@ namespace {
 
 constexpr int kFollowPhase = -2;
 constexpr int kWholeStep = -1;
+constexpr int kAdapterForward = -3;  // LoRA: the adapter products of a block's forward alone
+constexpr int kAdapterBackward = -4;
 
 QString seconds(double s) {
     if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
@@ -419,6 +421,10 @@ void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
     m_phase->clear();
     m_phase->addItem(tr("follow the run (latest layer)"), kFollowPhase);
     m_phase->addItem(tr("whole step"), kWholeStep);
+    if (prediction && prediction->adapterFrame(false)) {
+        m_phase->addItem(tr("LoRA adapter ops, forward (every block)"), kAdapterForward);
+        m_phase->addItem(tr("LoRA adapter ops, backward (every block)"), kAdapterBackward);
+    }
     if (prediction) {
         const int layers = int(prediction->forwardFrame.size());
         for (int backward = 0; backward < 2; ++backward) {
@@ -485,6 +491,17 @@ void WaferTab::updateSummary(const StepRecord* record) {
                 .arg(p->weightStreamingHidden ? tr("<b>hidden</b> behind compute")
                                               : tr("<b>not hidden</b> (the step waits for "
                                                    "weights)")));
+        if (p->loraRank > 0) {
+            const double busy = p->split.compute + p->split.fabric;
+            m_summary->setText(
+                m_summary->text() +
+                tr("<br><b>LoRA rank %1:</b> the adapter ops (x·A, u·B and their gradients) take "
+                   "%2 of the step (%3 % of the wafer's compute and fabric time); the frozen base "
+                   "forms no weight gradients and only the adapters' gradients stream out")
+                    .arg(p->loraRank)
+                    .arg(seconds(p->adapterS))
+                    .arg(busy > 0 ? 100.0 * p->adapterS / busy : 0.0, 0, 'f', 1));
+        }
         m_split->setSplit(&p->split);
         m_split->show();
         m_splitLabel->show();
@@ -584,6 +601,14 @@ void WaferTab::redrawNow() {
             }
         } else if (m_phaseCode == kWholeStep) {
             frame = prediction->frameFor(-1, false);
+        } else if (m_phaseCode == kAdapterForward || m_phaseCode == kAdapterBackward) {
+            const bool backward = m_phaseCode == kAdapterBackward;
+            frame = prediction->adapterFrame(backward);
+            phase = backward ? tr("LoRA adapter ops, backward") : tr("LoRA adapter ops, forward");
+            note = tr("rank %1: busy over the adapters' own %2 per block")
+                       .arg(prediction->loraRank)
+                       .arg(seconds(backward ? prediction->adapterBackwardS
+                                             : prediction->adapterForwardS));
         } else {
             highlightLayer = m_phaseCode / 2;
             frame = prediction->frameFor(highlightLayer, m_phaseCode % 2 == 1);

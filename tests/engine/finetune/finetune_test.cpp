@@ -148,6 +148,57 @@ TEST_F(FinetuneRun, LoraPlanFreezesTheBaseAndTrainsTheAdapters) {
     EXPECT_LT(result.finalEvalLoss, result.initialEvalLoss);
 }
 
+// The method's settings reach the plan, and its cost model: a LoRA step skips the base's weight
+// gradients and AdamW (fewer FLOPs, a shorter estimate), MemoryX keeps gradient and state for the
+// adapters only; bf16 is asked for explicitly and is faster only on bf16 hardware.
+TEST_F(FinetuneRun, MethodSettingsAndCostsReachThePlan) {
+    FinetuneRequest r;
+    r.base = (m_tmp / "model").string();
+    r.dataFiles = {(m_tmp / "new.txt").string()};
+    auto full = planFinetune(r);
+    ASSERT_TRUE(full.ok()) << full.error().message;
+    r.loraRank = 2;
+    r.loraAlpha = 6;
+    r.loraDropout = 0.05;
+    r.loraTargets = {"c_fc"};
+    auto lora = planFinetune(r);
+    ASSERT_TRUE(lora.ok()) << lora.error().message;
+    const auto& l = lora->config.config.lora;
+    ASSERT_TRUE(l.has_value());
+    EXPECT_EQ(l->rank, 2);
+    EXPECT_DOUBLE_EQ(l->alpha, 6.0);
+    EXPECT_DOUBLE_EQ(l->dropout, 0.05);
+    EXPECT_EQ(l->targets, std::vector<std::string>{"c_fc"});
+    const auto& f = full->summary;
+    const auto& s = lora->summary;
+    EXPECT_FALSE(f.lora);
+    EXPECT_TRUE(s.lora);
+    // tinyConfig: 2 blocks of C 32, F 64; c_fc's adapters are rank 2 x (32 + 64) per block.
+    const int64_t adapters = 2 * 2 * (32 + 64);
+    EXPECT_EQ(s.parameters - s.frozenParameters, adapters);
+    EXPECT_EQ(f.memoryxBytes, 16 * f.parameters);  // AdamW: weights, gradients, two moments
+    EXPECT_EQ(s.memoryxBytes, 4 * s.parameters + 12 * adapters);
+    const double attention = 6.0 * 2 * 32 * lora->config.config.trainInput.maxSequenceLength;
+    EXPECT_DOUBLE_EQ(f.flopsPerToken, 6.0 * double(f.parameters) + attention);
+    EXPECT_DOUBLE_EQ(s.flopsPerToken, 4.0 * double(f.parameters) + 6.0 * adapters + attention);
+    ASSERT_EQ(s.maxSteps, f.maxSteps);
+    EXPECT_LT(s.estimatedSeconds, f.estimatedSeconds);
+    const double tokens = double(s.maxSteps) * double(s.tokensPerStep);
+    EXPECT_DOUBLE_EQ(s.estimatedSeconds,
+                     tokens * s.flopsPerToken / kAssumedCpuFlops +
+                         double(s.maxSteps) * adapters * kAdamSecondsPerParameter);
+    EXPECT_FALSE(s.bf16);
+    r.bf16 = true;
+    auto bf16 = planFinetune(r);
+    ASSERT_TRUE(bf16.ok()) << bf16.error().message;
+    EXPECT_TRUE(bf16->config.config.model.mixedPrecision);
+    EXPECT_TRUE(bf16->summary.bf16);
+    EXPECT_DOUBLE_EQ(
+        bf16->summary.estimatedSeconds,
+        tokens * s.flopsPerToken / (kAssumedCpuFlops * (hasBf16Hardware() ? kBf16Speedup : 1.0)) +
+            double(s.maxSteps) * adapters * kAdamSecondsPerParameter);
+}
+
 TEST_F(FinetuneRun, RefusesTooLittleTextAndUnknownBases) {
     std::ofstream(m_tmp / "tiny.txt") << "too short";
     FinetuneRequest r;

@@ -71,6 +71,39 @@ TEST(SessionEmulation, EveryStepAndSpanCarriesEmulatedTime) {
     EXPECT_LE(timed.at({0, -1, 1, SpanKind::Update, false}).second, p.stepS + 1e-15);
 }
 
+// Issue 16: a LoRA run's emulated step counts the adapter products; the real spans of work the
+// emulated machine does not do with a frozen base (the embeddings' backward, the frozen layers'
+// gradient stream-outs and updates) get no emulated time, every other span does.
+TEST(SessionEmulation, LoraRunEmulatesTheAdaptersAndNotTheFrozenGradients) {
+    TempDir dir;
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(
+        tinyConfig(dir.path(), 2, {"wafer.spec=teaching-16x16", "lora.rank=4"}), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto events = runToEnd(**session);
+    ASSERT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+    const wafer::StepPrediction* p = nullptr;
+    for (const auto& e : events)
+        if (const auto* es = std::get_if<EmulatedStep>(&e)) p = es->prediction.get();
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->loraRank, 4);
+    EXPECT_GT(p->adapterS, 0);
+    const int L = 2;
+    for (const auto& e : events) {
+        const auto* sp = std::get_if<streaming::Span>(&e);
+        if (!sp || sp->system > 0) continue;
+        const bool frozenLayer = sp->layer == 0 || sp->layer == L + 1;
+        const bool notEmulated =
+            (sp->layer == 0 && sp->kind == SpanKind::Backward) ||
+            (frozenLayer && (sp->kind == SpanKind::StreamOut || sp->kind == SpanKind::Update)) ||
+            sp->kind == SpanKind::Reduce;  // one system: no SwarmX reduce
+        EXPECT_EQ(sp->emuStart < 0, notEmulated)
+            << "layer " << sp->layer << " " << streaming::spanKindName(sp->kind);
+    }
+}
+
 // Issue 14, bf16 streaming: a bf16 run publishes half the stream-in bytes of the same fp32 run
 // (every StreamIn span, so the Wafer tab's "weights ↓" and the timeline's "moved" halve), says so
 // in its streaming summary, and its emulated weight streams take half the time; gradients

@@ -1,12 +1,13 @@
 // The fine-tune wizard, offscreen: with the shipped base model and a text file the test writes,
 // page 2's numbers are planFinetune's; Run (Finish) trains a run of kind "finetune" (max steps
-// lowered on page 3) that shows in the Training tab and the run store, puts its config in the
+// lowered on page 4) that shows in the Training tab and the run store, puts its config in the
 // Config tab, and leaves the Samples tab comparing the fine-tuned model with the base: panes
 // titled with the run names, a prompt taken from the held-out end of the user's text, and the
-// before/after eval loss in a note and the log. Page 3 explains how the step count
-// follows from epochs and data. An empty or missing file shows its error and keeps Next disabled;
-// a dropped PDF is named as one and used only once "Train on it anyway" is ticked. Screenshots of
-// each page and of the comparison go to $WAFER_TEST_ARTIFACTS.
+// before/after eval loss in a note and the log. Page 3 (the method) keeps a full fine-tune for
+// this small base; page 4 explains how the step count follows from epochs and data. An empty or
+// missing file shows its error and keeps Next disabled; a dropped PDF is named as one and used only
+// once "Train on it anyway" is ticked. Screenshots of each page and of the comparison go to
+// $WAFER_TEST_ARTIFACTS.
 #include <QAbstractButton>
 #include <QApplication>
 #include <QDir>
@@ -119,6 +120,9 @@ private slots:
         QVERIFY(wizard->button(QWizard::NextButton)->isEnabled());
         saveWizard(wizard, "finetune-wizard-2-data.png");
 
+        wizard->next();  // the method page: a full fine-tune for this small base
+        QCOMPARE(wizard->currentId(), int(FinetuneWizard::MethodPage));
+        QVERIFY(!wizard->plan()->config.config.lora.has_value());
         wizard->next();
         QCOMPARE(wizard->currentId(), int(FinetuneWizard::SettingsPage));
         // The step count is explained from epochs, data size, batch and sequence length.

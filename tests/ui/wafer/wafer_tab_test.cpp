@@ -7,6 +7,7 @@
 // 256 x 256 cells) takes to set and replot (a figure, not a pass/fail).
 #include <QComboBox>
 #include <QDir>
+#include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
@@ -345,6 +346,131 @@ private slots:
         QVERIFY(weightsDown[1] > 0);
         QCOMPARE(weightsDown[0], 2 * weightsDown[1]);
         QCOMPARE(gradientsUp[0], gradientsUp[1]);  // gradients stream out fp32 in both
+    }
+
+    // Issue 16: a real LoRA run. The timeline draws each block's adapter products inside its
+    // compute bars (one bar per product, named on hover), the heatmap offers the adapters' own
+    // frames, the summary says what they cost, and the step completes once the adapters' layers
+    // are updated (the frozen embeddings and head have no update on the emulated machine).
+    void loraRunShowsTheAdapterOps() {
+        ws::testing::TempDir dir;
+        ws::testing::writeTinyCorpus(dir.path());
+        const std::string yaml =
+            kTinyRunYaml +
+            "lora: {rank: 4, alpha: 8, targets: [c_attn, attn.c_proj, c_fc, mlp.c_proj]}\n";
+        auto loaded =
+            ws::config::parseConfig(yaml, "tiny.yaml", dir.path(), {"wafer.spec=teaching-16x16"});
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+        loaded->config.runconfig.modelDir = (dir.path() / "model").string();
+        const ws::config::Config config = loaded->config;
+        ws::session::SessionOptions options;
+        options.dbPath = dir.path() / "runs.sqlite";
+        options.cacheDir = dir.path() / "cache";
+        options.recordInStore = false;
+        auto session = ws::session::Session::create(std::move(loaded).value(), options);
+        QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
+        (*session)->run();
+        QCOMPARE((*session)->summary().state, ws::session::RunState::Finished);
+        std::vector<ws::session::Event> events;
+        (*session)->events().drain(events);
+
+        WaferTab tab;
+        tab.resize(1300, 850);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        tab.beginRun(config);
+        tab.setRunState(ws::session::RunState::Running);
+        std::vector<ws::streaming::Span> spans;
+        std::shared_ptr<const ws::wafer::StepPrediction> prediction;
+        for (const auto& e : events) {
+            if (const auto* es = std::get_if<ws::session::EmulatedStep>(&e)) {
+                tab.addEmulatedStep(*es);
+                prediction = es->prediction;
+            }
+            if (const auto* sp = std::get_if<ws::streaming::Span>(&e)) spans.push_back(*sp);
+        }
+        QVERIFY(prediction);
+        QCOMPARE(prediction->loraRank, 4);
+        QVERIFY(prediction->adapterS > 0);
+        tab.appendSpans(spans);
+        tab.setRunState(ws::session::RunState::Finished);
+        tab.showStep(0);
+        tab.redrawNow();
+        QCOMPARE(tab.emulation(), WaferTab::Emulation::On);
+
+        // Timeline: 2 blocks x (8 forward + 16 backward products) per micro-batch.
+        const int micros = prediction->batchPerSystem / prediction->microBatch;
+        TimelineView* timeline = tab.timeline();
+        QCOMPARE(timeline->adapterBarCount(), 2 * (8 + 16) * micros);
+        int legendEntries = 0;  // the six span kinds and the adapters (in two rows)
+        for (int i = 0; i < timeline->legend->itemCount(); ++i)
+            legendEntries += timeline->legend->item(i) != nullptr;
+        QCOMPARE(legendEntries, 7);
+        // Hovering h.0's first forward adapter product names it: find the span and the op.
+        const ws::wafer::LayerTiming* h0 = nullptr;
+        for (const auto& l : prediction->layers)
+            if (l.layer == "h.0" && l.pass == ws::wafer::Pass::Forward && !h0) h0 = &l;
+        QVERIFY(h0);
+        const ws::wafer::OpTiming* xA = nullptr;
+        for (const auto& op : h0->ops)
+            if (op.name == "qkv.lora_A") xA = &op;
+        QVERIFY(xA && xA->adapter);
+        double h0Start = -1;
+        for (const auto& sp : spans)
+            if (sp.step == 0 && sp.layer == 1 && sp.kind == SpanKind::Forward && h0Start < 0)
+                h0Start = sp.emuStart;
+        QVERIFY(h0Start >= 0);
+        for (int i = 0;
+             i < 40 && std::abs(timeline->xAxis->coordToPixel((h0Start + xA->startS) *
+                                                              timeline->unitScale()) -
+                                timeline->xAxis->coordToPixel((h0Start + xA->startS + xA->timeS) *
+                                                              timeline->unitScale())) < 6;
+             ++i) {
+            // Zoom in on the op until its bar is a few pixels wide.
+            const double centre = (h0Start + xA->startS + xA->timeS / 2) * timeline->unitScale();
+            timeline->xAxis->scaleRange(0.5, centre);
+        }
+        const double mid = (h0Start + xA->startS + xA->timeS / 2) * timeline->unitScale();
+        const QString hover = timeline->describeAt(
+            QPointF(timeline->xAxis->coordToPixel(mid), timeline->yAxis->coordToPixel(3)));
+        QVERIFY2(hover.contains("h.0 · LoRA adapter op qkv.lora_A (forward)"), qPrintable(hover));
+
+        // Heatmap: the adapters' own frames, forward and backward.
+        auto* phases = tab.findChild<QComboBox*>("waferPhase");
+        QVERIFY(phases->findText("LoRA adapter ops, forward (every block)") >= 0);
+        QVERIFY(phases->findText("LoRA adapter ops, backward (every block)") >= 0);
+        QVERIFY(phases->findText("embeddings backward") < 0);  // frozen: no work
+        tab.setPhase(-4);
+        tab.redrawNow();
+        QCOMPARE(tab.utilizationMap()->frame(), prediction->adapterFrame(true));
+        QVERIFY2(tab.utilizationMap()->titleText().contains("LoRA adapter ops, backward"),
+                 qPrintable(tab.utilizationMap()->titleText()));
+        const QString summary = tab.findChild<QLabel*>("waferSummary")->text();
+        QVERIFY2(summary.contains("LoRA rank 4") && summary.contains("adapter ops"),
+                 qPrintable(summary));
+        // MemoryX updates the adapters' layers only: the blocks.
+        QCOMPARE(tab.diagram()->traffic().updatedLayers, 2);
+        QCOMPARE(tab.diagram()->traffic().plannedUpdates, 2);
+        QTest::qWait(50);  // the summary's second line re-lays the tab out
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-lora-run.png")));
+        tab.setPhase(-2);
+        tab.redrawNow();
+        timeline->xAxis->setRange(0, 1.01 * prediction->stepS * timeline->unitScale());
+        timeline->replot();
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-lora-run-step.png")));
+
+        // The step is complete once the adapters' layers are updated.
+        const StepRecord* record = tab.history().find(0);
+        QVERIFY(record);
+        QVERIFY(stepComplete(*record, 2));
+        StepRecord partial = *record;
+        const auto lastBlockUpdate =
+            std::find_if(partial.spans.rbegin(), partial.spans.rend(), [](const RecordedSpan& s) {
+                return s.kind() == SpanKind::Update && s.layer >= 1 && s.layer <= 2;
+            });
+        QVERIFY(lastBlockUpdate != partial.spans.rend());
+        partial.spans.erase(std::next(lastBlockUpdate).base());
+        QVERIFY(!stepComplete(partial, 2));
     }
 
     void layerNormChartShowsTheShownStep() {
