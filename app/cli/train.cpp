@@ -193,7 +193,9 @@ int driveSession(session::Session& session, const CommonOptions& common) {
                 const std::string line = fmt::format(
                     "step {:>{}}/{} | loss {:.4f} | eval {} | lr {:.3g} | {:.0f} tok/s | ETA {}",
                     m->step, std::to_string(m->maxSteps).size(), m->maxSteps, m->loss,
-                    evaluated ? fmt::format("{:.4f}", m->evalLoss) : std::string("  -   "),
+                    evaluated
+                        ? fmt::format("{:.4f} ({:.3f} bits/byte)", m->evalLoss, m->evalBitsPerByte)
+                        : std::string("  -   "),
                     m->learningRate, m->tokensPerSec, formatDuration(eta));
                 if (tty) {
                     std::cout << "\r\033[K" << line << (evaluated ? "\n" : "") << std::flush;
@@ -243,13 +245,16 @@ int driveSession(session::Session& session, const CommonOptions& common) {
         std::cout << summaryJson(summary).dump() << std::endl;
     } else if (summary.state != session::RunState::Failed) {
         std::cout << fmt::format(
-            "{} after {} steps in {}: loss {:.4f}, eval loss {} ({}unigram baseline {:.3f}), "
+            "{} after {} steps in {}: loss {:.4f}, eval loss {}{} ({}unigram baseline {:.3f}), "
             "{:.0f} tokens/s, {} parameters\n"
             "run {} | model: {}\n",
             session::runStateName(summary.state), summary.steps, formatDuration(summary.elapsedSec),
             summary.finalLoss,
             std::isnan(summary.finalEvalLoss) ? std::string("-")
                                               : fmt::format("{:.4f}", summary.finalEvalLoss),
+            std::isnan(summary.finalEvalBitsPerByte)
+                ? std::string()
+                : fmt::format(" = {:.4f} bits/byte", summary.finalEvalBitsPerByte),
             std::isnan(summary.initialEvalLoss)
                 ? std::string()
                 : fmt::format("{:.4f} before training; ", summary.initialEvalLoss),

@@ -270,9 +270,14 @@ MethodCost methodCost(const config::Config& c) {
     cost.memoryxBytes = int64_t(sizeof(float)) * cost.parameters +
                         perTrained * (cost.lora ? cost.trainableParameters : cost.parameters);
     cost.flopsPerToken = model::stepTrainingFlopsPerToken(shape, c.trainInput.maxSequenceLength);
-    cost.flopsPerSecond = kAssumedCpuFlops * (cost.bf16 ? kBf16Speedup : 1.0);
+    cost.flopsPerSecond = assumedCpuFlops(c.model.hiddenSize) * (cost.bf16 ? kBf16Speedup : 1.0);
     cost.optimizerSecondsPerStep = double(cost.trainableParameters) * kAdamSecondsPerParameter;
     return cost;
+}
+
+double assumedCpuFlops(int hiddenSize) {
+    const double width = std::clamp(double(hiddenSize), 1.0, 768.0);
+    return 1.4e10 * std::pow(width / 128.0, 4.0 / 3.0);
 }
 
 double estimateSeconds(const MethodCost& cost, double tokens, double steps) {

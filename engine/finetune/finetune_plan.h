@@ -53,9 +53,10 @@ inline constexpr double kLearningRateDivisor = 3.0;  // peak LR: the base's peak
 // diverges (2.672); the full fine-tune at its 1e-3 reaches 1.892 from 2.269.
 inline constexpr double kLoraLearningRateMultiplier = 10.0;
 // The wizard's default method: LoRA for bases with more parameters than this, a full fine-tune
-// for smaller ones (the shipped 0.84 M base: adapters of rank 8 would train 8% of it and a full
-// fine-tune of it takes about two minutes; README "LoRA" measures both).
-inline constexpr int64_t kLoraDefaultAboveParameters = 5'000'000;
+// for smaller ones (the shipped 5.3 M base: its AdamW state is 64 MiB, adapters of rank 8 on all
+// four linears would still train 5% of it, and a full fine-tune of it on a few KB of text takes
+// well under a minute; GPT-2 small and up get LoRA).
+inline constexpr int64_t kLoraDefaultAboveParameters = 10'000'000;
 inline constexpr int kDefaultLoraRank = 8;
 
 struct FinetuneRequest {
@@ -110,10 +111,13 @@ struct FinetuneSummary {
     double estimatedSeconds = 0.0;
 };
 
-// The effective training throughput the time estimate assumes (FLOP/s). Not a measurement of
-// this machine: the shipped base model's training (gpt-nano, 5.4 MFLOP per token) ran at 1.4e10
-// on the 2-core machine of REFERENCE.md while other builds shared it; an idle run is faster.
-inline constexpr double kAssumedCpuFlops = 2.0e10;
+// The effective fp32 training throughput the time estimate assumes (FLOP/s), by model width:
+// narrow matmuls keep the cores far from their peak. Interpolates three runs on the 2-core AMD
+// EPYC of REFERENCE.md while other builds shared it (an idle machine is faster):
+//   gpt-nano (C = 128): 1.4e10;  gpt-base (C = 256, bf16 1954 tokens/s / 1.8): 3.6e10;
+//   GPT-2 small (C = 768, B = 4, T = 256: 196-213 tokens/s x 0.76 GFLOP): 1.55e11,
+// i.e. 1.4e10 x (C / 128)^(4/3), capped at the widest measured.
+double assumedCpuFlops(int hiddenSize);
 // bf16 on bf16 hardware (AMX or AVX512-BF16; tensor::bf16Path()): the measured speed-up of a
 // training step over fp32 (README "bfloat16": GPT-2 small, 1.80-1.81x on AVX512-BF16). Where
 // bf16 is emulated in fp32 the estimate keeps the fp32 rate.
@@ -133,7 +137,7 @@ inline constexpr double kAdamSecondsPerParameter = 3.5e-9;
 //     parameter (frozen by freeze_* or not), as it does;
 //   - FLOPs per token: model::stepTrainingFlopsPerToken (full: 6 N + 6 L C T; LoRA: the base's
 //     forward and input gradient, 4 N, plus 6 x the adapters, plus the attention);
-//   - time: FLOPs at kAssumedCpuFlops (x kBf16Speedup in bf16 on bf16 hardware), plus AdamW over
+//   - time: FLOPs at assumedCpuFlops(C) (x kBf16Speedup in bf16 on bf16 hardware), plus AdamW over
 //     the trained parameters once per step (kAdamSecondsPerParameter).
 struct MethodCost {
     bool lora = false;

@@ -24,6 +24,9 @@ struct StepMetrics {
     int64_t maxSteps = 0;
     double loss = 0.0;      // mean training cross-entropy of this step's batch (nats/token)
     double evalLoss = 0.0;  // mean validation loss, NaN unless evaluated after this step
+    // evalLoss in bits per byte: the evaluated targets' nats / ln 2 / the bytes they decode to.
+    // Compares models across tokenizers; with the byte tokenizer exactly evalLoss / ln 2.
+    double evalBitsPerByte = 0.0;
     double learningRate = 0.0;
     double gradNorm = 0.0;  // global L2 norm before clipping
     // (layers + 2) L2 norm of each ParameterTable layer's gradient before clipping: embeddings,

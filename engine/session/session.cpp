@@ -128,6 +128,7 @@ void Session::log(LogLine::Level level, std::string message) {
 void Session::run() {
     m_summary.finalEvalLoss = kNaN;
     m_summary.initialEvalLoss = kNaN;
+    m_summary.finalEvalBitsPerByte = kNaN;
     setState(RunState::Preparing);
     // Nothing may abort the process that hosts the engine (the studio above all): an allocation
     // that fails anywhere in the run, or any other exception, ends the run as failed. Metrics
@@ -523,6 +524,7 @@ void Session::prepareEvaluation(Prepared& p) {
     }
     p.evalInputs.resize(size_t(evalB) * p.T);
     p.evalTargets.resize(size_t(evalB) * p.T);
+    p.tokenBytes = tokenizer::tokenByteCounts(*m_impl->tokenizer);
 }
 
 // The run's record: the run store, where a resumed run goes in it, and a new run's row.

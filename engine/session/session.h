@@ -77,7 +77,9 @@ struct RunSummary {
     double finalLoss = 0.0;        // mean over the last log window
     double finalEvalLoss = 0.0;    // NaN when never evaluated
     double initialEvalLoss = 0.0;  // NaN unless SessionOptions::evaluateAtStart
-    double tokensPerSec = 0.0;     // whole-run average
+    // finalEvalLoss in bits per byte of the evaluated text (see StepMetrics::evalBitsPerByte).
+    double finalEvalBitsPerByte = 0.0;
+    double tokensPerSec = 0.0;  // whole-run average
     double elapsedSec = 0.0;
     int64_t parameterCount = 0;
     // Loss of the best context-free guess (the training split's unigram entropy): a model that
@@ -165,7 +167,11 @@ private:
     void setPauseHooks(Progress& r);
     bool trainStep(Prepared& p, Progress& r);
     void recordStep(Prepared& p, Progress& r, StepMetrics& m);
-    double evaluate(Prepared& p, int64_t afterStep);
+    struct Evaluation {
+        double loss;         // nats per token; NaN when there is nothing to evaluate
+        double bitsPerByte;  // the same loss per byte of the text the targets decode to
+    };
+    Evaluation evaluate(Prepared& p, int64_t afterStep);
     void finishTraining(Prepared& p, Progress& r);
     Status writeOutputs(Prepared& p, Progress& r);
     bool cluster() const { return m_options.comm && m_options.comm->size() > 1; }

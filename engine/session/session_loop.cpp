@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <numbers>
 
 #include "engine/model/random.h"
 #include "engine/modelio/checkpoints.h"
@@ -41,6 +42,7 @@ std::string storedSummaryJson(const RunSummary& s) {
     summary["steps"] = s.steps;
     summary["final_loss"] = s.finalLoss;
     summary["final_eval_loss"] = s.finalEvalLoss;
+    summary["final_eval_bpb"] = s.finalEvalBitsPerByte;
     summary["tokens_per_s"] = s.tokensPerSec;
     summary["elapsed_s"] = s.elapsedSec;
     summary["parameters"] = s.parameterCount;
@@ -67,10 +69,13 @@ void Session::runTrainingLoop(Prepared& p, Progress& r) {
     r.step = p.startStep;
     p.checkpoints->atStart(r.step);
     if (m_options.evaluateAtStart && !p.resume) {
-        m_summary.initialEvalLoss = evaluate(p, r.step);
-        m_impl->metric(r.step, "eval_loss", m_summary.initialEvalLoss, r.wallStart);
+        const Evaluation e = evaluate(p, r.step);
+        m_summary.initialEvalLoss = e.loss;
+        m_impl->metric(r.step, "eval_loss", e.loss, r.wallStart);
+        m_impl->metric(r.step, "eval_bpb", e.bitsPerByte, r.wallStart);
         log(LogLine::Level::Info,
-            fmt::format("eval loss before training: {:.4f}", m_summary.initialEvalLoss));
+            fmt::format("eval loss before training: {:.4f} ({:.4f} bits/byte)", e.loss,
+                        e.bitsPerByte));
     }
     while (r.step < p.maxSteps && trainStep(p, r)) {
     }
@@ -151,6 +156,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     m.maxSteps = p.maxSteps;
     m.loss = loss;
     m.evalLoss = kNaN;
+    m.evalBitsPerByte = kNaN;
     m.learningRate = lr;
     m.gradNorm = result.gradNorm;
     m.layerGradNorms = result.layerGradNorms;
@@ -177,8 +183,11 @@ void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
     const int freq = cfg.runconfig.evalFrequency;
     const bool last = step == p.maxSteps;
     if ((freq > 0 && step % freq == 0) || (last && cfg.runconfig.evalSteps > 0)) {
-        m.evalLoss = evaluate(p, step);
-        m_summary.finalEvalLoss = m.evalLoss;
+        const Evaluation e = evaluate(p, step);
+        m.evalLoss = e.loss;
+        m.evalBitsPerByte = e.bitsPerByte;
+        m_summary.finalEvalLoss = e.loss;
+        m_summary.finalEvalBitsPerByte = e.bitsPerByte;
     }
     m.logStep = step % cfg.runconfig.logSteps == 0 || last;
     const double wall = r.wallStart + m.elapsedSec;
@@ -186,7 +195,10 @@ void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
     s.metric(step, "loss", m.loss, wall);
     s.metric(step, "lr", m.learningRate, wall);
     s.metric(step, "grad_norm", m.gradNorm, wall);
-    if (!std::isnan(m.evalLoss)) s.metric(step, "eval_loss", m.evalLoss, wall);
+    if (!std::isnan(m.evalLoss)) {
+        s.metric(step, "eval_loss", m.evalLoss, wall);
+        s.metric(step, "eval_bpb", m.evalBitsPerByte, wall);
+    }
     if (m.logStep) {
         s.metric(step, "tokens_per_s", m.tokensPerSec, wall);
         r.lastWindowLoss = r.windowLossSum / r.windowSteps;
@@ -198,17 +210,21 @@ void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
     m_events.push(m);
 }
 
-// The mean loss over up to runconfig.eval_steps evaluation batches (NaN when there are none).
+// The mean loss over up to runconfig.eval_steps evaluation batches (NaN when there are none),
+// and the same in bits per byte: every batch holds evalB x T targets, so the mean is the total
+// nats over the targets' count, and total nats / ln 2 / the bytes the targets decode to is
+// mean x (targets / bytes) / ln 2 (the ratio is exactly 1 for the byte tokenizer).
 // Evaluation reads MemoryX's weights directly (forward only, not streamed).
-double Session::evaluate(Prepared& p, int64_t afterStep) {
+Session::Evaluation Session::evaluate(Prepared& p, int64_t afterStep) {
     const config::Config& cfg = m_config.config;
     const int evalB = cfg.evalInput.batchSize;
     const int T = p.T;
     const int64_t available = p.evalData->validationBatches(evalB, T);
     const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
-    if (batches <= 0) return kNaN;
+    if (batches <= 0) return {kNaN, kNaN};
     m_activity = fmt::format("evaluating the weights after step {}", afterStep);
     double sum = 0.0;
+    int64_t targetBytes = 0;
     const size_t microTokens = size_t(p.evalMicro) * size_t(T);
     // MemoryX sharded: the forward pass reads every weight, so they are gathered here for the
     // evaluation, tensor by tensor (the weights only, a quarter of an AdamW MemoryX), and freed.
@@ -225,6 +241,7 @@ double Session::evaluate(Prepared& p, int64_t afterStep) {
     }
     for (int64_t i = 0; i < batches; ++i) {
         p.evalData->validationBatch(i, evalB, T, p.evalInputs.data(), p.evalTargets.data());
+        for (const int32_t t : p.evalTargets) targetBytes += p.tokenBytes[size_t(t)];
         // Equal micro-batches: the batch's mean loss is the mean of theirs.
         double batchSum = 0.0;
         for (int m = 0; m < evalB / p.evalMicro; ++m)
@@ -232,7 +249,11 @@ double Session::evaluate(Prepared& p, int64_t afterStep) {
                                            p.evalTargets.data() + m * microTokens, false, 0);
         sum += batchSum / double(evalB / p.evalMicro);
     }
-    return sum / double(batches);
+    const double loss = sum / double(batches);
+    const int64_t targets = batches * int64_t(evalB) * T;
+    return {loss, targetBytes > 0
+                      ? loss * (double(targets) / double(targetBytes)) / std::numbers::ln2
+                      : kNaN};
 }
 
 // After the loop: what streaming moved, and where the weights stand when no evaluation has said
@@ -255,9 +276,13 @@ void Session::finishTraining(Prepared& p, Progress& r) {
     const bool stoppedCluster = cluster() && r.endState == RunState::Stopped;
     if (std::isnan(m_summary.finalEvalLoss) && r.endState != RunState::Diverged &&
         cfg.runconfig.evalSteps > 0 && !stoppedCluster) {
-        m_summary.finalEvalLoss = evaluate(p, r.step);
-        if (r.step > 0)
-            m_impl->metric(r.step, "eval_loss", m_summary.finalEvalLoss, wallClockNow());
+        const Evaluation e = evaluate(p, r.step);
+        m_summary.finalEvalLoss = e.loss;
+        m_summary.finalEvalBitsPerByte = e.bitsPerByte;
+        if (r.step > 0) {
+            m_impl->metric(r.step, "eval_loss", e.loss, wallClockNow());
+            m_impl->metric(r.step, "eval_bpb", e.bitsPerByte, wallClockNow());
+        }
     }
 }
 

@@ -86,6 +86,7 @@ struct Session::Prepared {
     int evalMicro = 1;  // sequences per evaluation forward pass
     std::optional<model::Gpt<float>> evalGpt;
     std::vector<int32_t> evalInputs, evalTargets;  // (eval batch, T)
+    std::vector<int32_t> tokenBytes;  // (V) bytes each token id decodes to, for bits per byte
     // openRunRecord, claimModelFolder, startRunFolder
     fs::path db;  // the run store's file; default run folders go beside it
     std::optional<ResumePlacement> placement;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "engine/checkpoint/atomic_file.h"
@@ -96,6 +97,15 @@ Result<std::unique_ptr<Tokenizer>> trainOrReuse(const config::TokenizerConfig& c
 
 std::unique_ptr<Tokenizer> makeByteTokenizer() {
     return std::make_unique<ByteTokenizer>();
+}
+
+std::vector<int32_t> tokenByteCounts(const Tokenizer& tokenizer) {
+    std::vector<int32_t> counts(size_t(std::max(tokenizer.vocabSize(), 0)));
+    for (size_t id = 0; id < counts.size(); ++id) {
+        const int32_t token = int32_t(id);
+        counts[id] = int32_t(tokenizer.decode(std::span<const int32_t>(&token, 1)).size());
+    }
+    return counts;
 }
 
 Result<std::unique_ptr<Tokenizer>> makeTokenizer(const config::TokenizerConfig& config,

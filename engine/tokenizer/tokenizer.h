@@ -43,6 +43,12 @@ public:
 
 std::unique_ptr<Tokenizer> makeByteTokenizer();
 
+// How many bytes each token id decodes to (index = id, vocabSize() entries): decode() of a
+// sequence is the concatenation of its tokens' bytes, so the bytes a run of tokens stands for is
+// the sum of their entries. For bits per byte, the measure that compares models across
+// tokenizers. Ids decode() does not know count as the replacement character's 3 bytes.
+std::vector<int32_t> tokenByteCounts(const Tokenizer& tokenizer);
+
 // Loads a GPT-2 style pair: vocab.json maps byte-level unicode strings to ids, merges.txt lists
 // "a b" merges in rank order after an optional "#version" line. Every one of the 256 byte
 // tokens must be present (so that any input can be encoded).

@@ -1121,12 +1121,13 @@ finetune_base)
   out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --dry-run --json --db "$db") \
       || fail "dry run exit $? $out"
   expect_in '"event":"finetune_plan"' "$out"
-  expect_in '"tokenizer":"byte"' "$out"
-  # --lora 4: every base parameter frozen (842496), peak LR 10 x the full fine-tune's 1e-3.
+  expect_in '"tokenizer":"bpe"' "$out"
+  # --lora 4: every base parameter frozen (5296128), peak LR 10 x the full fine-tune's: a third
+  # of the base's 2e-3.
   lora=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --lora 4 --dry-run --json \
          --db "$db") || fail "lora dry run exit $? $lora"
-  expect_in '"frozen_parameters":842496' "$lora"
-  expect_in '"peak_lr":0.01,' "$lora"
+  expect_in '"frozen_parameters":5296128' "$lora"
+  expect_in '"peak_lr":0.006666666666666666,' "$lora"
   expect_in '"method":"lora"' "$lora"
   expect_in '"method":"full"' "$out"
   out=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --max-steps 30 --json --db "$db" \

@@ -319,8 +319,9 @@ void FinetuneMethodPanel::refresh() {
         tr("A LoRA step computes the frozen base's forward and input gradients (about 2/3 of a "
            "full step's matmuls), the adapters' small products, and AdamW over the adapters "
            "only; MemoryX keeps gradients and optimizer state for the adapters alone. "
-           "Estimates assume %1 GFLOP/s%2 on this CPU.")
-            .arg(finetune::kAssumedCpuFlops / 1e9, 0, 'f', 0)
+           "Estimates assume %1 GFLOP/s%2 on this CPU at this width.")
+            .arg(costs[0].flopsPerSecond / (costs[0].bf16 ? finetune::kBf16Speedup : 1.0) / 1e9, 0,
+                 'f', 0)
             .arg(costs[0].bf16 ? tr(" × %1 in bf16").arg(finetune::kBf16Speedup) : QString());
     m_comparison->setText(
         QStringLiteral("<table cellspacing='0' cellpadding='3'>%1</table><p><small>%2</small></p>")

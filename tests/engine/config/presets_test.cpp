@@ -93,6 +93,28 @@ TEST(Presets, GptMicroTrainsItsOwnBpe) {
     EXPECT_EQ(c.runconfig.maxSteps, 2000);
 }
 
+// The shipped base model (resources/base-model/) is gpt-base trained by make_base_model.sh: its
+// config keeps the preset's shape, optimizer and data settings, so the preset reproduces it.
+TEST(Presets, GptBaseIsTheRecipeOfTheShippedBaseModel) {
+    const Config c = loadPreset("gpt-base.yaml");
+    EXPECT_EQ(c.model.name, "gpt-base");
+    EXPECT_EQ(c.trainInput.tokenizer.type, "train-bpe");
+    EXPECT_EQ(c.trainInput.tokenizer.vocabSize, 2048);
+    EXPECT_EQ(c.model.vocabSize, 2048);
+    EXPECT_TRUE(c.model.mixedPrecision);
+    auto shipped = loadConfigFile(kPresets / "../resources/base-model/config.yaml");
+    ASSERT_TRUE(shipped.ok()) << shipped.error().message;
+    const Config& s = shipped->config;
+    EXPECT_EQ(s.model, c.model);
+    EXPECT_EQ(s.optimizer, c.optimizer);
+    EXPECT_EQ(s.trainInput.tokenizer, c.trainInput.tokenizer);
+    EXPECT_EQ(s.trainInput.batchSize, c.trainInput.batchSize);
+    EXPECT_EQ(s.trainInput.maxSequenceLength, c.trainInput.maxSequenceLength);
+    EXPECT_EQ(s.trainInput.validationFraction, c.trainInput.validationFraction);
+    EXPECT_EQ(s.runconfig.maxSteps, c.runconfig.maxSteps);
+    EXPECT_EQ(s.runconfig.seed, c.runconfig.seed);
+}
+
 TEST(Presets, CerebrasGpt111mKeepsThePublishedRecipe) {
     const Config c = loadPreset("cerebras-gpt-111m.yaml");
     EXPECT_EQ(c.model.numHiddenLayers, 10);

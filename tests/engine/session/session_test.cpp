@@ -6,12 +6,16 @@
 
 #include <cmath>
 #include <cstring>
+#include <numbers>
+#include <span>
+#include <sstream>
 
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/store/run_store.h"
 #include "engine/tensor/simd.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "engine/wafer/run_fit.h"
 #include "session_test_util.h"
 #include "support/wait_until.h"
@@ -224,6 +228,77 @@ TEST(Session, SeparateEvalCorpusIsUsedWhole) {
     runToEnd(**session);
     EXPECT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
     EXPECT_TRUE(std::isfinite((*session)->summary().finalEvalLoss));
+}
+
+// Bits per byte with the byte tokenizer: every target is one byte, so it is the eval loss / ln 2
+// exactly; the step events, the summary and the store's eval_bpb metric all carry it.
+TEST(Session, EvalBitsPerByteOfAByteRunIsTheLossOverLn2) {
+    TempDir dir;
+    writeTinyCorpus(dir.path());
+    auto session = Session::create(tinyConfig(dir.path(), 10), sessionOptionsIn(dir));
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto steps = stepsOf(runToEnd(**session));
+    const RunSummary& summary = (*session)->summary();
+    ASSERT_EQ(summary.state, RunState::Finished) << summary.detail;
+    ASSERT_EQ(steps.size(), 10u);
+    ASSERT_TRUE(std::isfinite(steps[4].evalLoss));
+    EXPECT_EQ(steps[4].evalBitsPerByte, steps[4].evalLoss / std::numbers::ln2);
+    EXPECT_TRUE(std::isnan(steps[3].evalBitsPerByte));
+    EXPECT_EQ(summary.finalEvalBitsPerByte, summary.finalEvalLoss / std::numbers::ln2);
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto bpb = (*store)->metrics(summary.runId, "eval_bpb");
+    ASSERT_TRUE(bpb.ok());
+    ASSERT_EQ(bpb->size(), 2u);  // steps 5 and 10
+    EXPECT_EQ((*bpb)[1].value, summary.finalEvalBitsPerByte);
+}
+
+// Bits per byte with a trained BPE: the evaluated targets' nats over the bytes they decode to,
+// counted here independently (decoding each evaluated window's targets) on an eval corpus with
+// multi-byte UTF-8.
+TEST(Session, EvalBitsPerByteOfABpeRunCountsTheBytesItsTargetsDecodeTo) {
+    TempDir dir;
+    writeTinyCorpus(dir.path());
+    std::filesystem::create_directories(dir.path() / "held-out");
+    std::string evalText;
+    for (int i = 0; i < 30; ++i)
+        evalText += fmt::format("the lazy fox ({}) sleeps: Größe über café, naïve dog.\n", i);
+    std::ofstream(dir.path() / "held-out" / "eval.txt") << evalText;
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    const int evalSteps = 3;
+    auto config = tinyConfig(
+        dir.path(), 5,
+        {"train_input.tokenizer={type: train-bpe, vocab_size: 300}", "model.vocab_size=300",
+         "eval_input.data_dir=" + (dir.path() / "held-out").string(),
+         fmt::format("runconfig.eval_steps={}", evalSteps)});
+    const config::Config cfg = config.config;
+    auto session = Session::create(std::move(config), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto steps = stepsOf(runToEnd(**session));
+    const RunSummary& summary = (*session)->summary();
+    ASSERT_EQ(summary.state, RunState::Finished) << summary.detail;
+    ASSERT_TRUE(std::isfinite(summary.finalEvalLoss));
+
+    // The same tokenizer (the session's cached copy), the eval windows of data/dataset.h.
+    std::ostringstream corpus;
+    corpus << std::ifstream(dir.path() / "corpus" / "text.txt").rdbuf();
+    auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, corpus.str(), options.cacheDir);
+    ASSERT_TRUE(tok.ok()) << tok.error().message;
+    const std::vector<int32_t> tokens = (*tok)->encode(evalText);
+    const int B = cfg.evalInput.batchSize, T = cfg.trainInput.maxSequenceLength;
+    const int64_t windows = int64_t(tokens.size() - 1) / T;
+    ASSERT_GE(windows, int64_t(evalSteps) * B) << "every evaluated window is a different one";
+    int64_t bytes = 0;
+    for (int64_t k = 0; k < int64_t(evalSteps) * B; ++k) {
+        const std::span<const int32_t> targets(tokens.data() + k * T + 1, size_t(T));
+        bytes += int64_t((*tok)->decode(targets).size());
+    }
+    const double targetsPerByte = double(int64_t(evalSteps) * B * T) / double(bytes);
+    EXPECT_LT(targetsPerByte, 0.8) << "the BPE merges several bytes into a token";
+    const double expected = summary.finalEvalLoss * targetsPerByte / std::numbers::ln2;
+    EXPECT_NEAR(summary.finalEvalBitsPerByte, expected, 1e-12 * expected);
+    EXPECT_NEAR(steps.back().evalBitsPerByte, expected, 1e-12 * expected);
 }
 
 // Same config, same seed: the streamed cluster variants land where one system does (the

@@ -33,6 +33,24 @@ std::string sampleText() {
     return text;
 }
 
+// Bits per byte counts the bytes a run of tokens decodes to with these per-id counts.
+TEST(TokenByteCounts, AreOneForBytesAndAddUpToTheTextForABpe) {
+    const std::vector<int32_t> bytes = tokenByteCounts(*makeByteTokenizer());
+    EXPECT_EQ(bytes, std::vector<int32_t>(256, 1));
+    auto bpe = trainBpe(sampleText() + "Größe über alles, café. \xFF\xFE broken UTF-8\n", 400);
+    ASSERT_TRUE(bpe.ok()) << bpe.error().message;
+    const std::vector<int32_t> counts = tokenByteCounts(**bpe);
+    ASSERT_EQ(counts.size(), size_t((*bpe)->vocabSize()));
+    for (const std::string& text : {sampleText(), std::string("Größe über alles, café. \xFF\xFE"),
+                                    std::string("light: and there was light, Größe")}) {
+        const std::vector<int32_t> tokens = (*bpe)->encode(text);
+        int64_t sum = 0;
+        for (const int32_t t : tokens) sum += counts[size_t(t)];
+        EXPECT_EQ(sum, int64_t(text.size())) << text;
+        EXPECT_LT(tokens.size(), text.size()) << "merges make some tokens longer than a byte";
+    }
+}
+
 TEST(ByteTokenizer, IdsAreBytes) {
     auto tok = makeByteTokenizer();
     EXPECT_EQ(tok->kind(), "byte");

@@ -1,6 +1,6 @@
 // The fine-tune wizard's method page (issue 16), offscreen, without training: the default method
-// follows the base's size (a full fine-tune for the shipped 0.84 M base, LoRA for a Hugging Face
-// GPT-2 folder above 5 M parameters); each method's plan carries what the page chose (the lora:
+// follows the base's size (a full fine-tune for the shipped 5.3 M base, LoRA for a Hugging Face
+// GPT-2 folder above 10 M parameters); each method's plan carries what the page chose (the lora:
 // section and its YAML, or none), the page shows both methods' trained parameters and MemoryX
 // bytes, and the estimated time follows the method (a LoRA step skips the base's weight
 // gradients) and the precision (bf16 counts only on bf16 hardware). Screenshots of the page go to
@@ -58,7 +58,7 @@ private slots:
     void init() { QVERIFY(m_window.open()); }
     void cleanup() { m_window.close(); }
 
-    // The shipped base (0.84 M parameters): a full fine-tune by default; the plan of each method
+    // The shipped base (5.3 M parameters): a full fine-tune by default; the plan of each method
     // is what the page shows, and LoRA's is the lora: section the page describes.
     void eachMethodPlansWhatThePageShows() {
         const QString data = m_window.filePath("lighthouse.txt");
@@ -66,7 +66,7 @@ private slots:
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
         FinetuneMethodPanel* method = wizard->method();
-        QVERIFY(!method->lora());  // 0.84 M parameters: below the LoRA default's threshold
+        QVERIFY(!method->lora());  // 5.3 M parameters: below the LoRA default's threshold
         wizard->next();
         wizard->addDataPaths({data});
         QVERIFY(waitForPlan(wizard));
@@ -163,7 +163,7 @@ private slots:
         wizard->reject();
     }
 
-    // A base above 5 M parameters (a GPT-2 folder written by the independent writer): LoRA by
+    // A base above 10 M parameters (a GPT-2 folder written by the independent writer): LoRA by
     // default, rank 8 on all four linears, alpha 16, bf16 where the CPU has it.
     void largerBasesDefaultToLora() {
         const QString hf = m_window.filePath("hf");

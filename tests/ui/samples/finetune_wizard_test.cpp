@@ -87,8 +87,8 @@ private slots:
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         QVERIFY(wizard->isVisible());
         QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
-        QVERIFY(wizard->baseInfo().contains("gpt-nano"));
-        QVERIFY(wizard->baseInfo().contains("4 layers × width 128"));
+        QVERIFY(wizard->baseInfo().contains("gpt-base"));
+        QVERIFY(wizard->baseInfo().contains("6 layers × width 256"));
         saveWizard(wizard, "finetune-wizard-1-base.png");
         wizard->next();
         QCOMPARE(wizard->currentId(), int(FinetuneWizard::DataPage));
@@ -115,8 +115,9 @@ private slots:
                  qPrintable(summary));
         QVERIFY2(summary.contains(english.toString(qlonglong(want.heldOutTokens)) + " held out"),
                  qPrintable(summary));
-        QVERIFY2(summary.contains(QString::number(want.stepsPerEpoch) + " steps"),
-                 qPrintable(summary));
+        const QString stepsPerEpoch =
+            QString::number(want.stepsPerEpoch) + (want.stepsPerEpoch == 1 ? " step" : " steps");
+        QVERIFY2(summary.contains(stepsPerEpoch), qPrintable(summary));
         QVERIFY(wizard->button(QWizard::NextButton)->isEnabled());
         saveWizard(wizard, "finetune-wizard-2-data.png");
 
@@ -128,9 +129,9 @@ private slots:
         // The step count is explained from epochs, data size, batch and sequence length.
         const QString explained =
             QStringLiteral(
-                "3 epochs × %1 steps per epoch (%2 training tokens ÷ 2,048 tokens per "
+                "3 epochs × %1 per epoch (%2 training tokens ÷ 2,048 tokens per "
                 "step: 16 sequences × 128 tokens, rounded up)")
-                .arg(want.stepsPerEpoch)
+                .arg(stepsPerEpoch)
                 .arg(english.toString(qlonglong(want.trainTokens)));
         QVERIFY2(wizard->settingsEstimate().contains(explained),
                  qPrintable(wizard->settingsEstimate() + "\nwanted: " + explained));
