@@ -170,10 +170,11 @@ Trajectory trainSharded(const model::GptShape& shape, double maxNorm, int system
             return mx->weights() + (slice.offset - plan.begin(rank));
         });
         if (freeze == 2)
-            for (const auto& t : table.tensors())
-                if (t.name.find("lora_B") != std::string::npos &&
-                    plan.ownerOfLayer(t.layerIndex) == rank)
-                    std::fill_n(mx->weights() + (t.offset - plan.begin(rank)), t.size, 0.01f);
+            for (const auto& tensor : table.tensors())
+                if (tensor.name.find("lora_B") != std::string::npos &&
+                    plan.ownerOfLayer(tensor.layerIndex) == rank)
+                    std::fill_n(mx->weights() + (tensor.offset - plan.begin(rank)), tensor.size,
+                                0.01f);
         opt.emplace(oc, plan.localGroups(groups, rank), plan.count(rank), mx->optimizerState(),
                     optim::GradientLayout::Trainable);
         exec.emplace(shape, kB, kT, options, *mx, *opt);

@@ -5,6 +5,7 @@
 // matmuls on the bf16 backend against the fp32 path within a stated tolerance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -36,11 +37,19 @@ std::vector<float> randomParams(const ParameterTable& table, uint64_t seed) {
     return p;
 }
 
-// One forward + backward on `gpt` (frozen flags set or not) from grads prefilled with `fill`.
-std::vector<float> gradients(Gpt<float>& gpt, const std::vector<float>& params, float fill) {
+// One forward + backward on `gpt` (frozen flags set or not); the gradients start at zero, but
+// those of the `canary` tensors at NaN (the backward accumulates).
+std::vector<float> gradients(Gpt<float>& gpt, const std::vector<float>& params,
+                             const std::vector<bool>& canary = {}) {
     const int N = gpt.batch() * gpt.seqLen();
     const auto in = tokens(N, gpt.shape().vocab, 1), out = tokens(N, gpt.shape().vocab, 2);
-    std::vector<float> grads(params.size(), fill);
+    std::vector<float> grads(params.size(), 0.0f);
+    for (size_t t = 0; t < canary.size(); ++t) {
+        const auto& slice = gpt.table().tensors()[t];
+        if (canary[t])
+            std::fill_n(grads.begin() + std::ptrdiff_t(slice.offset), slice.size,
+                        std::numeric_limits<float>::quiet_NaN());
+    }
     gpt.forward(params.data(), in.data(), out.data(), true, 77);
     gpt.backward(params.data(), grads.data());
     return grads;
@@ -60,8 +69,8 @@ void expectFrozenUntouchedTrainableSame(const GptShape& shape,
     ASSERT_GT(frozenCount, 0u);
     ASSERT_LT(frozenCount, table.tensors().size());
     skipping.setFrozen(frozen);
-    const auto reference = gradients(full, params, 0.0f);
-    const auto grads = gradients(skipping, params, std::numeric_limits<float>::quiet_NaN());
+    const auto reference = gradients(full, params);
+    const auto grads = gradients(skipping, params, frozen);
     for (size_t t = 0; t < table.tensors().size(); ++t) {
         const auto& slice = table.tensors()[t];
         if (frozen[t]) {
