@@ -13,6 +13,11 @@ namespace {
 constexpr int kNormChunks = 64;
 // Elements per call of the AdamW kernel.
 constexpr std::ptrdiff_t kAdamChunk = 16384;
+// Below this many elements a loop runs on the calling thread: waking the OpenMP team costs more
+// than the work (a LoRA run updates ~100 small adapter tensors per step; on a busy machine each
+// parallel region can wait a scheduler slice for a descheduled thread). Results do not depend on
+// it (element-wise updates; globalNorm's chunking is fixed).
+constexpr size_t kParallelFrom = 1 << 16;
 }  // namespace
 
 size_t trainableSize(std::span<const ParamGroup> groups) {
@@ -45,7 +50,7 @@ std::vector<TrainablePiece> trainablePieces(std::span<const ParamGroup> groups, 
 double globalNorm(const float* values, size_t count) {
     double partial[kNormChunks] = {};
     const size_t chunk = (count + kNormChunks - 1) / kNormChunks;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count >= kParallelFrom)
     for (int c = 0; c < kNormChunks; ++c) {
         const size_t begin = std::min(count, c * chunk);
         const size_t end = std::min(count, begin + chunk);
@@ -177,7 +182,7 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             // Element-wise, so the chunking changes no value; chunks keep each call long enough
             // for the SIMD kernel and give the threads even shares.
             const std::ptrdiff_t chunks = (n + kAdamChunk - 1) / kAdamChunk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (size_t(n) >= kParallelFrom)
             for (std::ptrdiff_t ci = 0; ci < chunks; ++ci) {
                 const std::ptrdiff_t i = ci * kAdamChunk;
                 adamwUpdate(k, p + i, g + i, m + i, v + i, size_t(std::min(kAdamChunk, n - i)));
@@ -189,7 +194,7 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             const float mu = static_cast<float>(c.momentum);
             float* buf = m_state.firstMoment ? m_state.firstMoment + at : nullptr;
             const bool first = step == 1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (size_t(n) >= kParallelFrom)
             for (std::ptrdiff_t i = 0; i < n; ++i) {
                 float d = g[i] * scale + wd * p[i];
                 if (buf) {

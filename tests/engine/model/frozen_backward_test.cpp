@@ -2,7 +2,8 @@
 // is never written (its bytes stay as they were, here a NaN canary), and every trainable
 // gradient is the same bits as the full backward's, for LoRA (with adapter dropout, fp32 and
 // bf16) and for freeze_embeddings / freeze_blocks with a tied or untied head. And the adapters'
-// matmuls on the bf16 backend against the fp32 path within a stated tolerance.
+// matmuls on the bf16 backend against the fp32 path within a stated tolerance; and the MemoryX
+// figures (model::deriveFacts) counting gradients and optimizer state of trainable tensors only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "engine/model/gpt.h"
 #include "engine/model/lora.h"
+#include "engine/model/model_facts.h"
 #include "engine/model/random.h"
 #include "support/test_shapes.h"
 
@@ -167,6 +169,41 @@ TEST(LoraBf16, AdapterMatmulsOnTheBf16BackendMatchFp32WithinTolerance) {
     compare(fp32.dinp, bf16.dinp, "dinp");
     compare(fp32.dA, bf16.dA, "dA");
     compare(fp32.dB, bf16.dB, "dB");
+}
+
+// What MemoryX holds, as `wafer validate` and the Config tab report it: fp32 weights of every
+// tensor (adapters included), gradients and optimizer state of the trainable ones only.
+TEST(ModelFactsMemory, GradientsAndStateCountTheTrainableParametersOnly) {
+    config::Config c;
+    c.model = ws::testing::modelConfig(64, 32, 3, 4, 128, 16);
+    c.optimizer.optimizerType = "adamw";
+    const ModelFacts full = deriveFacts(c);
+    const int64_t P = full.parameters;
+    EXPECT_EQ(full.trainableParameters, P);
+    EXPECT_EQ(full.weightBytes, 4 * P);
+    EXPECT_EQ(full.gradientBytes, 4 * P);
+    EXPECT_EQ(full.optimizerBytes, 8 * P);
+
+    c.lora = config::LoraConfig{.rank = 4, .alpha = 8.0, .targets = {"c_attn", "c_fc"}};
+    const ModelFacts lora = deriveFacts(c);
+    const int64_t adapters = 3 * 4 * ((32 + 96) + (32 + 128));
+    EXPECT_EQ(lora.adapterParameters, adapters);
+    EXPECT_EQ(lora.trainableParameters, adapters);
+    EXPECT_EQ(lora.weightBytes, 4 * (P + adapters));
+    EXPECT_EQ(lora.gradientBytes, 4 * adapters);
+    EXPECT_EQ(lora.optimizerBytes, 8 * adapters);
+
+    c.lora.reset();
+    c.optimizer.freezeEmbeddings = true;
+    c.optimizer.freezeBlocks = 1;
+    GptShape shape = GptShape::fromConfig(c.model);
+    const ParameterTable table(shape);
+    const int64_t frozen = int64_t(table.layers()[0].size +
+                                   table.layers()[size_t(ParameterTable::blockLayer(0))].size);
+    const ModelFacts partly = deriveFacts(c);
+    EXPECT_EQ(partly.trainableParameters, P - frozen);
+    EXPECT_EQ(partly.gradientBytes, 4 * (P - frozen));
+    EXPECT_EQ(partly.weightBytes, 4 * P);
 }
 
 }  // namespace
