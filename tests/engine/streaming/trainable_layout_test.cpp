@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/model/gpt.h"
+#include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/optim/optimizer.h"
 #include "engine/streaming/executor.h"
@@ -59,7 +60,8 @@ std::vector<float> startWeights(const model::ParameterTable& table) {
 struct Run {
     std::vector<float> weights;
     std::vector<double> losses, norms;
-    int64_t bytesOut = 0;
+    int64_t bytesOut = 0, bytesIn = 0;
+    int bytesPerWeight = 0;
     size_t memoryxBytes = 0;
 };
 
@@ -115,6 +117,8 @@ Run trainStreamed(const model::GptShape& shape, const config::OptimizerConfig& f
     }
     r.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
     r.bytesOut = exec.stats().bytesStreamedOut;
+    r.bytesIn = exec.stats().bytesStreamedIn;
+    r.bytesPerWeight = exec.stats().bytesPerWeight;
     r.memoryxBytes = (*mx)->bytes();
     return r;
 }
@@ -174,8 +178,13 @@ TEST_P(LoraTrainableLayout, EqualsFullGradientReferenceBitForBit) {
             worst = std::max(worst, double(std::abs(got.weights[i] - ref.weights[i])));
         EXPECT_LT(worst, 1e-5);
     }
-    // The base never moved.
+    // The whole model streams in, the frozen base included, as bf16 in bf16 mode.
     const model::ParameterTable table(shape);
+    EXPECT_EQ(got.bytesPerWeight, bf16 ? 2 : 4);
+    if (microBatch == 0) {
+        EXPECT_EQ(got.bytesIn, kSteps * model::streamedWeightsPerPass(table) * (bf16 ? 2 : 4));
+    }
+    // The base never moved.
     const auto start = startWeights(table);
     for (const auto& t : table.tensors())
         if (t.name.find(".lora_") == std::string::npos) {
