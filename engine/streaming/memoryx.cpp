@@ -19,7 +19,7 @@ namespace {
 // The file starts with a page-sized header so the float data stays page aligned. Then: weights
 // (paramCount floats), gradients and each optimizer state copy (trainableCount floats each), then
 // the undo journal. A store written before frozen tensors lost their gradients has zeros where
-// trainableCount and the journal's state range are: it means trainableCount = paramCount.
+// `layout`, trainableCount and the journal's state range are: trainableCount = paramCount.
 constexpr size_t kHeaderBytes = 4096;
 constexpr char kMagic[8] = {'W', 'A', 'F', 'E', 'R', 'M', 'X', '1'};
 
@@ -50,9 +50,10 @@ struct MemoryX::Header {
     uint64_t journalValid;        // 1 while a layer update is in progress
     uint64_t journalOffset;       // the layer being updated: first parameter
     uint64_t journalCount;        // and how many
-    uint64_t trainableCount;      // 0: paramCount (older stores)
+    uint64_t trainableCount;      // gradients and each state copy (when layout is 1)
     uint64_t journalStateOffset;  // the layer's optimizer state: first float
     uint64_t journalStateCount;   // and how many (older stores: journalOffset, journalCount)
+    uint64_t layout;              // 1; 0 in older stores (trainableCount = paramCount)
 };
 
 MemoryX::Header* MemoryX::header() const {
@@ -108,7 +109,7 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
                                                  size_t paramCount, int stateCopies,
                                                  size_t largestUpdate, size_t trainableCount) {
     std::unique_ptr<MemoryX> mx(new MemoryX());
-    if (trainableCount == 0) trainableCount = paramCount;
+    if (trainableCount == kEveryParameter) trainableCount = paramCount;
     assert(trainableCount <= paramCount);
     mx->m_paramCount = paramCount;
     mx->m_trainableCount = trainableCount;
@@ -175,6 +176,7 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     auto* h = static_cast<Header*>(map);
     std::memcpy(h->magic, kMagic, sizeof kMagic);
     h->paramCount = paramCount;
+    h->layout = 1;
     h->trainableCount = trainableCount;
     h->stateCopies = uint64_t(stateCopies);
     h->dataFloats = mx->m_floats;
@@ -208,7 +210,7 @@ Result<std::unique_ptr<MemoryX>> MemoryX::open(const fs::path& path) {
         ::close(fd);
         return Error{fmt::format("{} is not a MemoryX store (bad header)", path.string())};
     }
-    if (h.trainableCount == 0) {  // a store from before the Trainable layout
+    if (h.layout == 0) {  // a store from before the Trainable layout
         h.trainableCount = h.paramCount;
         h.journalStateOffset = h.journalOffset;
         h.journalStateCount = h.journalCount;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -30,12 +31,14 @@ namespace ws::streaming {
 
 class MemoryX {
 public:
+    static constexpr size_t kEveryParameter = SIZE_MAX;  // nothing frozen: trainable = paramCount
     // stateCopies: optimizer buffers (optim::Optimizer::stateCopies) of trainableCount floats
-    // each, as the gradients (trainableCount 0: paramCount, nothing frozen);
+    // each, as the gradients (a shard may have none);
     // largestUpdate: the most parameters one beginUpdate() will cover (the largest layer).
     static Result<std::unique_ptr<MemoryX>> create(const config::MemoryXConfig& config,
                                                    size_t paramCount, int stateCopies,
-                                                   size_t largestUpdate, size_t trainableCount = 0);
+                                                   size_t largestUpdate,
+                                                   size_t trainableCount = kEveryParameter);
     // Reopens a file-backed store, rolling back a layer update that a crash interrupted.
     static Result<std::unique_ptr<MemoryX>> open(const std::filesystem::path& path);
     ~MemoryX();

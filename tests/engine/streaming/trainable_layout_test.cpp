@@ -148,6 +148,10 @@ TEST(TrainableLayout, MemoryXHoldsGradientsAndStateOfTrainableParametersOnly) {
     optim::Optimizer opt(adamw(0.0), groups, P, state, optim::GradientLayout::Trainable);
     EXPECT_EQ(opt.stateSize(), trained);
     EXPECT_EQ(opt.firstMoment().size(), trained);
+    // A shard whose layers are all frozen keeps weights alone.
+    auto none = MemoryX::create(config::MemoryXConfig{}, P, 2, largestLayerSize(table), 0);
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ((*none)->bytes(), P * sizeof(float));
     // Nothing frozen: the Trainable layout is the Full one, and MemoryX's size is unchanged.
     auto all = MemoryX::create(config::MemoryXConfig{}, P, 2, largestLayerSize(table));
     ASSERT_TRUE(all.ok());
