@@ -16,6 +16,7 @@
 #include "engine/model/parameters.h"
 #include "engine/optim/optimizer.h"
 #include "engine/session/emulation.h"
+#include "engine/session/param_groups.h"
 #include "engine/streaming/shards.h"
 #include "engine/wafer/run_fit.h"
 
@@ -89,14 +90,22 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
         int64_t bytes = 0;
     };
     std::vector<Shard> shards;
-    const model::ParameterTable table(model::GptShape::fromConfig(cfg.model));
+    model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    shape.applyLora(cfg.lora);
+    const model::ParameterTable table(shape);
     if (problems.empty() && cfg.memoryx.shards > 1 &&
         cfg.memoryx.shards <= int(table.layers().size())) {
         const streaming::ShardPlan plan(table, cfg.memoryx.shards);
-        const int64_t perParameter =
+        // Weights of every parameter; gradients and optimizer state of those that train.
+        const int64_t perTrained =
             int64_t(sizeof(float)) * (2 + optim::Optimizer::stateCopies(cfg.optimizer));
-        for (int k = 0; k < plan.shards(); ++k)
-            shards.push_back({plan.layerNames(table, k), int64_t(plan.count(k)) * perParameter});
+        const auto groups = session::parameterGroups(table, cfg.optimizer);
+        for (int k = 0; k < plan.shards(); ++k) {
+            const int64_t trained = int64_t(plan.trainableOnRank(groups, k));
+            shards.push_back({plan.layerNames(table, k),
+                              (int64_t(plan.count(k)) - trained) * int64_t(sizeof(float)) +
+                                  trained * perTrained});
+        }
     }
     std::optional<LoraFacts> lora;
     if (problems.empty() && cfg.lora) lora = loraFacts(cfg);
@@ -110,6 +119,7 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                             {"embedding_parameters", facts.embeddingParameters},
                             {"training_flops_per_token", facts.trainingFlopsPerToken},
                             {"weight_bytes", facts.weightBytes},
+                            {"trainable_parameters", facts.trainableParameters},
                             {"gradient_bytes", facts.gradientBytes},
                             {"optimizer_bytes", facts.optimizerBytes},
                             {"tokens_per_step", facts.tokensPerStep},

@@ -267,8 +267,8 @@ MethodCost methodCost(const config::Config& c) {
     }
     const int64_t perTrained =
         int64_t(sizeof(float)) * (1 + optim::Optimizer::stateCopies(c.optimizer));  // grad + state
-    cost.memoryxBytes = int64_t(sizeof(float)) * cost.parameters +
-                        perTrained * (cost.lora ? cost.trainableParameters : cost.parameters);
+    cost.memoryxBytes =
+        int64_t(sizeof(float)) * cost.parameters + perTrained * cost.trainableParameters;
     cost.flopsPerToken = model::stepTrainingFlopsPerToken(shape, c.trainInput.maxSequenceLength);
     cost.flopsPerSecond = assumedCpuFlops(c.model.hiddenSize) * (cost.bf16 ? kBf16Speedup : 1.0);
     cost.optimizerSecondsPerStep = double(cost.trainableParameters) * kAdamSecondsPerParameter;

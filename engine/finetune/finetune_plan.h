@@ -133,8 +133,7 @@ inline constexpr double kAdamSecondsPerParameter = 3.5e-9;
 //   - trainable: every parameter the optimizer updates (frozen groups and, with LoRA, the whole
 //     base excluded);
 //   - MemoryX: fp32 weights of every parameter, plus an fp32 gradient and the optimizer's state
-//     copies for each trained one with LoRA; for a full fine-tune MemoryX keeps them for every
-//     parameter (frozen by freeze_* or not), as it does;
+//     copies for each trained one (a frozen tensor, LoRA's base or freeze_*, keeps weights only);
 //   - FLOPs per token: model::stepTrainingFlopsPerToken (full: 6 N + 6 L C T; LoRA: the base's
 //     forward and input gradient, 4 N, plus 6 x the adapters, plus the attention);
 //   - time: FLOPs at assumedCpuFlops(C) (x kBf16Speedup in bf16 on bf16 hardware), plus AdamW over

@@ -229,6 +229,24 @@ void Gpt<Real>::roundActivation(Real* data, size_t count) const {
 }
 
 template <typename Real>
+void Gpt<Real>::setFrozen(std::vector<bool> frozen) {
+    assert(frozen.empty() || frozen.size() == m_table.tensors().size());
+    m_frozen = std::move(frozen);
+}
+
+template <typename Real>
+Real* Gpt<Real>::gradOf(int layerIndex, Real* layerGrads, size_t offset) const {
+    if (m_frozen.empty() || !layerGrads) return layerGrads ? layerGrads + offset : nullptr;
+    const LayerSlice& layer = m_table.layers()[size_t(layerIndex)];
+    for (size_t t = layer.firstTensor; t < layer.firstTensor + layer.tensorCount; ++t) {
+        if (m_table.tensors()[t].offset == layer.offset + offset)
+            return m_frozen[t] ? nullptr : layerGrads + offset;
+    }
+    assert(false && "no tensor starts at that offset");
+    return layerGrads + offset;
+}
+
+template <typename Real>
 void Gpt<Real>::beginStep(bool training, uint64_t dropoutSeed) {
     m_training = training;
     m_dropoutSeed = dropoutSeed;
@@ -261,7 +279,7 @@ void Gpt<Real>::adapterForward(int layer, int target, Real* out, const Real* inp
     lora::loraForward(out, act(m_blocks[size_t(layer)].loraU[size_t(target)]), m_loraDropped.data(),
                       inp, w + m_off.loraA[size_t(target)], w + m_off.loraB[size_t(target)], m_N,
                       IN, s.loraRank, OUT, Real(s.loraScale), rate(s.loraDropout),
-                      dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target));
+                      dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16());
 }
 
 template <typename Real>
@@ -270,11 +288,13 @@ void Gpt<Real>::adapterBackward(int layer, int target, Real* dinp, const Real* d
     const GptShape& s = shape();
     if (!s.hasLora() || !s.loraTargets[size_t(target)]) return;
     const size_t t = size_t(target);
-    lora::loraBackward(dinp, g + m_off.loraA[t], g + m_off.loraB[t], m_loraDu.data(),
-                       m_loraDropped.data(), dout, inp, act(m_blocks[size_t(layer)].loraU[t]),
-                       w + m_off.loraA[t], w + m_off.loraB[t], m_N, IN, s.loraRank, OUT,
-                       Real(s.loraScale), rate(s.loraDropout),
-                       dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target));
+    const int layerIndex = ParameterTable::blockLayer(layer);
+    lora::loraBackward(dinp, gradOf(layerIndex, g, m_off.loraA[t]),
+                       gradOf(layerIndex, g, m_off.loraB[t]), m_loraDu.data(), m_loraDropped.data(),
+                       dout, inp, act(m_blocks[size_t(layer)].loraU[t]), w + m_off.loraA[t],
+                       w + m_off.loraB[t], m_N, IN, s.loraRank, OUT, Real(s.loraScale),
+                       rate(s.loraDropout),
+                       dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16());
 }
 
 template <typename Real>
@@ -357,7 +377,8 @@ void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> w
     const int N = m_N, C = s.channels, V = s.vocab;
     const Real* W = nullptr;
     const Real* w = headWeights(headParams, wte, &W);
-    Real* dW = s.tiedEmbedding ? dWte : headGrads + 2 * C;
+    const int head = m_table.headLayer(), emb = ParameterTable::embeddingLayer();
+    Real* dW = s.tiedEmbedding ? gradOf(emb, dWte, 0) : gradOf(head, headGrads, 2 * size_t(C));
 
     Real* dlogits = act(m_logits);  // in place: the logits are not needed any more
     ops::crossEntropyBackward(dlogits, act(m_logits), act(m_lse), m_targets.data(), Real(1) / N, N,
@@ -367,11 +388,14 @@ void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> w
     const uint16_t* dlogitsBf16 = packOnceForBf16(bf16(), dlogits, size_t(N) * V);
     precisionGemm<Real>(bf16(), Trans::No, Trans::No, N, C, V, logitScale, dlogits, dlogitsBf16, V,
                         W, packedWeight(W), C, Real(0), m_dln.data(), C);
-    precisionGemm<Real>(bf16(), Trans::Yes, Trans::No, V, C, N, logitScale, dlogits, dlogitsBf16, V,
-                        act(m_lnf), nullptr, C, Real(1), dW, C);
+    if (dW) {
+        precisionGemm<Real>(bf16(), Trans::Yes, Trans::No, V, C, N, logitScale, dlogits,
+                            dlogitsBf16, V, act(m_lnf), nullptr, C, Real(1), dW, C);
+    }
     std::fill(m_dres.begin(), m_dres.end(), Real(0));
-    ops::layerNormBackward(m_dres.data(), headGrads, headGrads + C, m_dln.data(),
-                           blockInput(s.layers), w, act(m_lnfMean), act(m_lnfRstd), N, C);
+    ops::layerNormBackward(m_dres.data(), gradOf(head, headGrads, 0),
+                           gradOf(head, headGrads, size_t(C)), m_dln.data(), blockInput(s.layers),
+                           w, act(m_lnfMean), act(m_lnfRstd), N, C);
     m_haveTargets = false;
 }
 
@@ -383,6 +407,7 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     const int layerIndex = ParameterTable::blockLayer(layer);
     const Real* w = computeWeights(blockParams, m_off.size, 0, m_blockMatrices);
     Real* g = blockGrads;
+    auto dW = [&](size_t offset) { return gradOf(layerIndex, blockGrads, offset); };
     const BlockActs& a = m_blocks[size_t(layer)];
     Real* dres = m_dres.data();  // holds d(residual_mlp) on entry, d(block input) on exit
     const double p = rate(s.dropout);
@@ -394,28 +419,28 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
 
     // MLP branch.
     const Real* dMlpOut = branchGrad(kMlpOut);
-    ops::linearBackward(m_dfch.data(), false, g + m_off.fcprojw, g + m_off.fcprojb, dMlpOut,
+    ops::linearBackward(m_dfch.data(), false, dW(m_off.fcprojw), dW(m_off.fcprojb), dMlpOut,
                         act(a.fchGelu), w + m_off.fcprojw, N, F, C, linearMode(w + m_off.fcprojw));
     adapterBackward(layer, 3, m_dfch.data(), dMlpOut, act(a.fchGelu), w, g, F, C);
     ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
-    ops::linearBackward(m_dln.data(), false, g + m_off.fcw, g + m_off.fcb, m_dfch.data(),
+    ops::linearBackward(m_dln.data(), false, dW(m_off.fcw), dW(m_off.fcb), m_dfch.data(),
                         act(a.ln2), w + m_off.fcw, N, C, F, linearMode(w + m_off.fcw));
     adapterBackward(layer, 2, m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, F);
-    ops::layerNormBackward(dres, g + m_off.ln2w, g + m_off.ln2b, m_dln.data(), act(a.residual2),
+    ops::layerNormBackward(dres, dW(m_off.ln2w), dW(m_off.ln2b), m_dln.data(), act(a.residual2),
                            w + m_off.ln2w, act(a.ln2Mean), act(a.ln2Rstd), N, C);
     // Attention branch.
     const Real* dAttentionOut = branchGrad(kAttentionOut);
-    ops::linearBackward(m_datty.data(), false, g + m_off.attprojw, g + m_off.attprojb,
+    ops::linearBackward(m_datty.data(), false, dW(m_off.attprojw), dW(m_off.attprojb),
                         dAttentionOut, act(a.atty), w + m_off.attprojw, N, C, C,
                         linearMode(w + m_off.attprojw));
     adapterBackward(layer, 1, m_datty.data(), dAttentionOut, act(a.atty), w, g, C, C);
     ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
                            act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
                            rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16());
-    ops::linearBackward(m_dln.data(), false, g + m_off.qkvw, g + m_off.qkvb, m_dqkv.data(),
+    ops::linearBackward(m_dln.data(), false, dW(m_off.qkvw), dW(m_off.qkvb), m_dqkv.data(),
                         act(a.ln1), w + m_off.qkvw, N, C, 3 * C, linearMode(w + m_off.qkvw));
     adapterBackward(layer, 0, m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, 3 * C);
-    ops::layerNormBackward(dres, g + m_off.ln1w, g + m_off.ln1b, m_dln.data(), blockInput(layer),
+    ops::layerNormBackward(dres, dW(m_off.ln1w), dW(m_off.ln1b), m_dln.data(), blockInput(layer),
                            w + m_off.ln1w, act(a.ln1Mean), act(a.ln1Rstd), N, C);
 }
 
@@ -434,8 +459,11 @@ void Gpt<Real>::embedBackward(Real* embeddingGrads) {
         const Real scale = Real(s.embeddingsScale);
         for (size_t i = 0; i < nc; ++i) d[i] *= scale;
     }
-    ops::embeddingBackward(embeddingGrads, embeddingGrads + size_t(s.vocab) * C, d, m_tokens.data(),
-                           m_B, m_T, s.channels);
+    const int emb = ParameterTable::embeddingLayer();
+    Real* dwte = gradOf(emb, embeddingGrads, 0);
+    Real* dwpe = gradOf(emb, embeddingGrads, size_t(s.vocab) * C);
+    if (!dwte && !dwpe) return;  // frozen embeddings: nothing below needs a gradient
+    ops::embeddingBackward(dwte, dwpe, d, m_tokens.data(), m_B, m_T, s.channels);
 }
 
 template <typename Real>

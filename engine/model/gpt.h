@@ -16,8 +16,8 @@
 // with the adapter-dropout mask from site kLoraInput + target of the layer's stream; the backward
 // adds the adapter's part of the input gradient. The adapters live at the end of each block's slice
 // (ParameterTable), so per-layer entry points, streaming and packing handle them like any tensor:
-// in bf16 mode their values are bf16-rounded floats like the layer's vectors, and their two
-// matmuls run on the fp32 backend.
+// in bf16 mode their values are bf16-rounded floats like the layer's vectors, and their matmuls,
+// forward and backward, run on the bf16 backend like the base matmuls (lora.h).
 //
 // μP multipliers (GptShape, all 1 under SP): the embedding sum × embeddings_scale (before
 // dropout), scores × GptShape::attentionScale() instead of 1/sqrt(hs), logits × outputLogitsScale;
@@ -54,6 +54,11 @@
 // computes after the per-run packing above. Order: beginStep, embedForward,
 // blockForward(0..L-1), headForward; then headBackward, blockBackward(L-1..0), embedBackward.
 // Backward functions ACCUMULATE into the gradient slices (the caller zeroes them).
+//
+// Frozen tensors (setFrozen: fine-tuning's frozen groups, every base tensor of a LoRA run): the
+// backward never computes their gradients (no weight-gradient product, no bias or LayerNorm gain
+// sums, no embedding scatter) and never writes their gradient slices, while every input gradient
+// the trainable tensors need is computed as before, so the trainable gradients are the same bits.
 //
 // Thread-safety: one step at a time per object (it owns the activations); different Gpt objects
 // may run concurrently. Kernels use tensor::computeThreads(). Inputs are programmer contracts
@@ -128,6 +133,9 @@ public:
                  uint64_t dropoutSeed);
     // After forward with targets: grads (P, table layout) += dLoss/dParams. Consumes the logits.
     void backward(const Real* params, Real* grads);
+    // frozen: one flag per ParameterTable tensor (empty: every tensor trains). A frozen tensor's
+    // gradient is neither computed nor written by any backward.
+    void setFrozen(std::vector<bool> frozen);
 
     // Logits (V) at position t of sequence b, valid after a forward until the next backward.
     const Real* logits(int b, int t) const;
@@ -175,6 +183,9 @@ private:
     // The head's weights (ln_f, and lm_head when untied) and, in *W, the output projection.
     const Real* headWeights(LayerWeights<Real> headParams, LayerWeights<Real> wte, const Real** W);
     void roundActivation(Real* data, size_t count) const;
+    // Where the gradient of the tensor at `offset` inside layer `layerIndex` goes: layerGrads +
+    // offset, or null when that tensor is frozen.
+    Real* gradOf(int layerIndex, Real* layerGrads, size_t offset) const;
     bool bf16() const;  // bf16 mode: Gpt<float> with shape().bf16
     // The bf16 packing of a weight inside the m_bf16Weights copy (null outside bf16 mode).
     const uint16_t* packedWeight(const Real* weight) const;
@@ -188,7 +199,8 @@ private:
 
     ParameterTable m_table;
     BlockOffsets m_off;
-    int m_B, m_T, m_N;  // N = B*T
+    std::vector<bool> m_frozen;  // (tensors) setFrozen's flags; empty: all train
+    int m_B, m_T, m_N;           // N = B*T
     bool m_training = false;
     uint64_t m_dropoutSeed = 0;
     bool m_haveTargets = false;

@@ -12,8 +12,10 @@
 // With B = 0 (the initialisation) the forward adds exact zeros: out is unchanged bit for bit
 // (short of a -0.0 element becoming +0.0).
 //
-// The products run on the fp32 matmul backend in both precisions for now (tensor::matmul; in
-// bf16 mode the adapters' matmuls are not yet on the bf16 backend). Real is float or double.
+// Precision: the products run on the fp32 matmul backend, or with bf16 = true (float only, the
+// model's bf16 mode) on the bf16 backend like the base matmuls: bf16 operands (each rounded to
+// nearest even as it enters a product: x, A, u = x·A, B, the incoming gradient, du) with fp32
+// accumulation and fp32 outputs (u, du and the gradients stay fp32). Real is float or double.
 // Thread-safety: pure functions of their arguments; kernels use tensor::computeThreads().
 #pragma once
 
@@ -43,15 +45,16 @@ LinearShape linearShape(Target target, const GptShape& shape);
 // null otherwise).
 template <typename Real>
 void loraForward(Real* out, Real* u, Real* dropped, const Real* inp, const Real* A, const Real* B,
-                 int N, int IN, int R, int OUT, Real scale, double dropout, uint64_t key);
+                 int N, int IN, int R, int OUT, Real scale, double dropout, uint64_t key,
+                 bool bf16 = false);
 
 // The backward of loraForward for the same inp, u, A, B, dropout and key: dA (IN,R), dB (R,OUT)
-// and dinp (N,IN) ACCUMULATE. du (N,R) is scratch; dropped (N,IN) is scratch used only when
-// dropout > 0.
+// and dinp (N,IN) ACCUMULATE (dA or dB null: that gradient is skipped, a frozen adapter). du (N,R)
+// is scratch; dropped (N,IN) is scratch used only when dropout > 0.
 template <typename Real>
 void loraBackward(Real* dinp, Real* dA, Real* dB, Real* du, Real* dropped, const Real* dout,
                   const Real* inp, const Real* u, const Real* A, const Real* B, int N, int IN,
-                  int R, int OUT, Real scale, double dropout, uint64_t key);
+                  int R, int OUT, Real scale, double dropout, uint64_t key, bool bf16 = false);
 
 // PEFT's init of lora_A: kaiming_uniform_(a = sqrt(5)), i.e. uniform in [-1/sqrt(IN), 1/sqrt(IN))
 // (gain sqrt(1/3) times sqrt(3 / fan_in)), drawn from the counter-based stream `key` so a seed

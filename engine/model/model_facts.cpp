@@ -21,11 +21,17 @@ ModelFacts deriveFacts(const config::Config& config) {
     }
     const double T = config.trainInput.maxSequenceLength;
     f.trainingFlopsPerToken = 6.0 * double(f.parameters) + 6.0 * shape.layers * shape.channels * T;
-    f.weightBytes = f.parameters * 4;
-    f.gradientBytes = f.parameters * 4;
+    // MemoryX: fp32 weights of every tensor (adapters included), gradients and optimizer state of
+    // the tensors that train only (a frozen tensor has none).
+    GptShape adapted = shape;
+    adapted.applyLora(config.lora);
+    const ParameterTable stored(adapted);
+    f.trainableParameters = static_cast<int64_t>(trainableParameterCount(stored, config.optimizer));
+    f.weightBytes = static_cast<int64_t>(stored.totalSize()) * 4;
+    f.gradientBytes = f.trainableParameters * 4;
     const bool adam = config.optimizer.optimizerType == "adamw";
     const int stateCopies = adam ? 2 : (config.optimizer.momentum > 0 ? 1 : 0);
-    f.optimizerBytes = f.parameters * 4 * stateCopies;
+    f.optimizerBytes = f.trainableParameters * 4 * stateCopies;
     f.tokensPerStep = int64_t(config.trainInput.batchSize) * config.trainInput.maxSequenceLength;
     if (config.lora) f.adapterParameters = loraAdapterParameters(*config.lora, shape);
     f.streamBytesPerWeight = streamedBytesPerWeight(shape);

@@ -17,10 +17,14 @@ struct ModelFacts {
     int64_t parameters = 0;            // every trained scalar, position embeddings included
     int64_t embeddingParameters = 0;   // wte + wpe (+ untied lm_head)
     double trainingFlopsPerToken = 0;  // llm.c's count: 6*N + 6*L*C*T
-    int64_t weightBytes = 0;           // fp32 master weights
-    int64_t gradientBytes = 0;         // fp32 gradients
-    int64_t optimizerBytes = 0;        // Adam moments / SGD momentum
-    int64_t tokensPerStep = 0;         // batch_size * max_sequence_length
+    // What MemoryX holds: fp32 master weights of every tensor (LoRA adapters included), and
+    // gradients and optimizer state of the parameters that train only (frozen tensors, every
+    // base tensor under LoRA, have none).
+    int64_t trainableParameters = 0;  // not frozen (model::isFrozenTensor)
+    int64_t weightBytes = 0;          // fp32 master weights
+    int64_t gradientBytes = 0;        // fp32 gradients of the trainable parameters
+    int64_t optimizerBytes = 0;       // their Adam moments / SGD momentum
+    int64_t tokensPerStep = 0;        // batch_size * max_sequence_length
     // LoRA (config lora:): rank * (in + out) per targeted linear per block; 0 without adapters.
     int64_t adapterParameters = 0;
     // Weight streaming (per system): each weight crosses as fp32 (4 bytes) or, in bf16 mode, as

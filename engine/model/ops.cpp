@@ -66,6 +66,7 @@ void layerNormBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout,
     tensor::parallelFor(N, threads, [&](int64_t begin, int64_t end) {
         kernels::layerNormGradRows(dinp, dout, inp, weight, mean, rstd, int(begin), int(end), C);
     });
+    if (!dweight && !dbias) return;  // a frozen LayerNorm: its input gradient alone
     const int blocks = columnBlocks(C);
     tensor::parallelFor(blocks, threads, [&](int64_t begin, int64_t end) {
         for (int blk = int(begin); blk < int(end); ++blk) {
@@ -82,8 +83,8 @@ void layerNormBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout,
                 }
             }
             for (int j = 0; j < width; ++j) {
-                dweight[c0 + j] += dw[j];
-                dbias[c0 + j] += db[j];
+                if (dweight) dweight[c0 + j] += dw[j];
+                if (dbias) dbias[c0 + j] += db[j];
             }
         }
     });
@@ -113,8 +114,10 @@ void linearBackward(Real* dinp, bool accumulateDinp, Real* dweight, Real* dbias,
                             OUT, weight, mode.weightBf16, OUT, accumulateDinp ? Real(1) : Real(0),
                             dinp, IN);
     }
-    precisionGemm<Real>(mode.bf16, Trans::Yes, Trans::No, IN, OUT, N, Real(1), inp, nullptr, IN,
-                        dout, doutBf16, OUT, Real(1), dweight, OUT);
+    if (dweight) {
+        precisionGemm<Real>(mode.bf16, Trans::Yes, Trans::No, IN, OUT, N, Real(1), inp, nullptr, IN,
+                            dout, doutBf16, OUT, Real(1), dweight, OUT);
+    }
     if (dbias) addColumnSums(dbias, dout, N, OUT);
 }
 
@@ -157,27 +160,29 @@ void embeddingBackward(Real* dwte, Real* dwpe, const Real* dout, const int32_t* 
     // dwte: a thread owns column blocks and scatters every row in order (repeated tokens add up
     // in position order whatever the thread count).
     const int blocks = columnBlocks(C);
-    tensor::parallelFor(blocks, threads, [&](int64_t begin, int64_t end) {
-        for (int blk = int(begin); blk < int(end); ++blk) {
-            const int c0 = blk * kColumnBlock, width = std::min(kColumnBlock, C - c0);
-            for (int n = 0; n < N; ++n) {
-                Real* dst = dwte + size_t(tokens[n]) * C + c0;
-                const Real* src = dout + size_t(n) * C + c0;
+    if (dwte)
+        tensor::parallelFor(blocks, threads, [&](int64_t begin, int64_t end) {
+            for (int blk = int(begin); blk < int(end); ++blk) {
+                const int c0 = blk * kColumnBlock, width = std::min(kColumnBlock, C - c0);
+                for (int n = 0; n < N; ++n) {
+                    Real* dst = dwte + size_t(tokens[n]) * C + c0;
+                    const Real* src = dout + size_t(n) * C + c0;
 #pragma omp simd
-                for (int j = 0; j < width; ++j) dst[j] += src[j];
+                    for (int j = 0; j < width; ++j) dst[j] += src[j];
+                }
             }
-        }
-    });
-    tensor::parallelFor(T, threads, [&](int64_t begin, int64_t end) {
-        for (int t = int(begin); t < int(end); ++t) {
-            Real* dst = dwpe + size_t(t) * C;
-            for (int b = 0; b < B; ++b) {
-                const Real* src = dout + (size_t(b) * T + t) * C;
+        });
+    if (dwpe)
+        tensor::parallelFor(T, threads, [&](int64_t begin, int64_t end) {
+            for (int t = int(begin); t < int(end); ++t) {
+                Real* dst = dwpe + size_t(t) * C;
+                for (int b = 0; b < B; ++b) {
+                    const Real* src = dout + (size_t(b) * T + t) * C;
 #pragma omp simd
-                for (int c = 0; c < C; ++c) dst[c] += src[c];
+                    for (int c = 0; c < C; ++c) dst[c] += src[c];
+                }
             }
-        }
-    });
+        });
 }
 
 template <typename Real>

@@ -32,7 +32,7 @@ struct MatmulMode {
 template <typename Real>
 void layerNormForward(Real* out, Real* mean, Real* rstd, const Real* inp, const Real* weight,
                       const Real* bias, int N, int C, double eps);
-// dinp (N,C), dweight (C), dbias (C) accumulate.
+// dinp (N,C), dweight (C), dbias (C) accumulate; dweight and dbias may be null (frozen: skipped).
 template <typename Real>
 void layerNormBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout, const Real* inp,
                        const Real* weight, const Real* mean, const Real* rstd, int N, int C);
@@ -42,7 +42,8 @@ template <typename Real>
 void linearForward(Real* out, const Real* inp, const Real* weight, const Real* bias, int N, int IN,
                    int OUT, MatmulMode mode = {});
 // dinp (N,IN) = dout · weightᵀ (overwrites, or accumulates when accumulateDinp; may be null to
-// skip); dweight (IN,OUT) += inpᵀ · dout; dbias (OUT) += column sums of dout (may be null).
+// skip); dweight (IN,OUT) += inpᵀ · dout (may be null: a frozen weight, its product skipped);
+// dbias (OUT) += column sums of dout (may be null).
 template <typename Real>
 void linearBackward(Real* dinp, bool accumulateDinp, Real* dweight, Real* dbias, const Real* dout,
                     const Real* inp, const Real* weight, int N, int IN, int OUT,
@@ -59,7 +60,7 @@ void geluBackward(Real* dinp, const Real* inp, const Real* dout, size_t n);
 template <typename Real>
 void embeddingForward(Real* out, const int32_t* tokens, const Real* wte, const Real* wpe, int B,
                       int T, int C);
-// dwte (V,C), dwpe (maxT,C) accumulate.
+// dwte (V,C), dwpe (maxT,C) accumulate; either may be null (frozen: skipped).
 template <typename Real>
 void embeddingBackward(Real* dwte, Real* dwpe, const Real* dout, const int32_t* tokens, int B,
                        int T, int C);

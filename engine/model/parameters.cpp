@@ -351,6 +351,25 @@ void initParameterTensors(const ParameterTable& table, const config::ModelConfig
     }
 }
 
+bool isFrozenTensor(const ParameterTable& table, const TensorSlice& t,
+                    const config::OptimizerConfig& optimizer) {
+    const int layer = t.layerIndex;
+    const bool embedding = layer == ParameterTable::embeddingLayer();
+    const bool frozenBlock = layer >= ParameterTable::blockLayer(0) &&
+                             layer < ParameterTable::blockLayer(optimizer.freezeBlocks);
+    // LoRA: only the adapters train; every base tensor is frozen.
+    const bool baseUnderLora =
+        table.shape().hasLora() && t.name.find(".lora_") == std::string::npos;
+    return (embedding && optimizer.freezeEmbeddings) || frozenBlock || baseUnderLora;
+}
+
+size_t trainableParameterCount(const ParameterTable& table,
+                               const config::OptimizerConfig& optimizer) {
+    size_t n = 0;
+    for (const auto& t : table.tensors()) n += isFrozenTensor(table, t, optimizer) ? 0 : t.size;
+    return n;
+}
+
 size_t parameterCount(const GptShape& shape) {
     return ParameterTable(shape).totalSize();
 }

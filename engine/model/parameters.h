@@ -152,6 +152,16 @@ void initParameters(const ParameterTable& table, const config::ModelConfig& mode
 void initParameterTensors(const ParameterTable& table, const config::ModelConfig& model,
                           uint64_t seed, const std::function<float*(size_t tensor)>& where);
 
+// Whether fine-tuning freezes a tensor of `table`: optimizer.freeze_embeddings (wte, wpe),
+// optimizer.freeze_blocks = K (h.0 .. h.{K-1}, their adapters included), and with LoRA (a table
+// whose shape has adapters) every tensor but the adapters. session::parameterGroups marks these
+// groups frozen; MemoryX keeps no gradients or optimizer state for them.
+bool isFrozenTensor(const ParameterTable& table, const TensorSlice& tensor,
+                    const config::OptimizerConfig& optimizer);
+// The parameters that train: those of the tensors isFrozenTensor does not freeze.
+size_t trainableParameterCount(const ParameterTable& table,
+                               const config::OptimizerConfig& optimizer);
+
 // Parameters the model counts: every tensor of the table (wte, wpe, lm_head when untied).
 size_t parameterCount(const GptShape& shape);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -315,7 +316,10 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
 Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
                                           const model::ParameterTable& table,
                                           const TensorReader& read, int stateCopies,
-                                          const config::Config& config, const TrainerState& state) {
+                                          const config::Config& config, const TrainerState& state,
+                                          const std::vector<bool>& frozen) {
+    assert(frozen.empty() || frozen.size() == table.tensors().size());
+    auto isFrozen = [&](size_t t) { return !frozen.empty() && frozen[t]; };
     const fs::path folder = modelDir / checkpointFolderName(state.globalStep);
     std::error_code ec;
     if (fs::exists(folder, ec)) {
@@ -352,12 +356,16 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
     }
     {
         const std::vector<std::string> suffixes = stateSuffixes(stateCopies);
+        // Optimizer state of the tensors that train only: a frozen tensor has none.
         std::vector<checkpoint::TensorView> views;
+        std::vector<std::pair<int, size_t>> source;  // (buffer, tensor) of each view
         for (size_t copy = 0; copy < suffixes.size(); ++copy) {
             for (size_t i = 0; i < table.tensors().size(); ++i) {
+                if (isFrozen(i)) continue;
                 const auto& t = table.tensors()[i];
                 views.push_back({t.name + suffixes[copy], checkpoint::DType::F32, t.shape, nullptr,
                                  t.size * sizeof(float)});
+                source.push_back({int(copy) + 1, i});
             }
         }
         const std::map<std::string, std::string> metadata = {
@@ -371,8 +379,7 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
         if (Status st = checkpoint::writeSafetensors(
                 partial / kOptimizerFile, views, metadata, &sha,
                 [&](size_t view) {
-                    const size_t tensors = table.tensors().size();
-                    return static_cast<const void*>(read(int(view / tensors) + 1, view % tensors));
+                    return static_cast<const void*>(read(source[view].first, source[view].second));
                 });
             !st.ok()) {
             return st.error();
@@ -500,18 +507,33 @@ Status loadCheckpointTensors(const CheckpointContents& checkpoint,
 
 Status loadCheckpointTensors(const CheckpointContents& checkpoint,
                              const model::ParameterTable& table, const TensorSink& put,
-                             int stateCopies) {
+                             int stateCopies, const std::vector<bool>& frozen) {
+    assert(frozen.empty() || frozen.size() == table.tensors().size());
+    auto isFrozen = [&](size_t t) { return !frozen.empty() && frozen[t]; };
     const std::vector<std::string> suffixes = stateSuffixes(stateCopies);
+    // A frozen tensor has no optimizer state; a checkpoint written before frozen tensors lost
+    // theirs holds it (never touched, so zeros), and it is skipped.
+    size_t frozenCount = 0, frozenStateFound = 0;
     // Check every tensor first: a refusal leaves the buffers untouched.
-    for (const auto& t : table.tensors()) {
+    for (size_t i = 0; i < table.tensors().size(); ++i) {
+        const auto& t = table.tensors()[i];
         if (Status st = checkTensor(checkpoint.model, t.name, t.shape); !st.ok()) return st;
+        if (isFrozen(i)) {
+            ++frozenCount;
+            for (const auto& suffix : suffixes)
+                if (checkpoint.optimizer.find(t.name + suffix)) ++frozenStateFound;
+            continue;
+        }
         for (const auto& suffix : suffixes) {
             if (Status st = checkTensor(checkpoint.optimizer, t.name + suffix, t.shape); !st.ok()) {
                 return st;
             }
         }
     }
-    const size_t expected = table.tensors().size() * (1 + suffixes.size());
+    const bool olderLayout = frozenCount > 0 && frozenStateFound == frozenCount * suffixes.size();
+    const size_t expected =
+        table.tensors().size() +
+        (table.tensors().size() - (olderLayout ? 0 : frozenCount)) * suffixes.size();
     const size_t found = checkpoint.model.names().size() + checkpoint.optimizer.names().size();
     if (found != expected) {
         return Error{fmt::format(
@@ -523,6 +545,7 @@ Status loadCheckpointTensors(const CheckpointContents& checkpoint,
         const auto& t = table.tensors()[i];
         const auto* info = checkpoint.model.find(t.name);
         put(0, i, info->data, info->bytes);
+        if (isFrozen(i)) continue;
         for (size_t copy = 0; copy < suffixes.size(); ++copy) {
             info = checkpoint.optimizer.find(t.name + suffixes[copy]);
             put(int(copy) + 1, i, info->data, info->bytes);

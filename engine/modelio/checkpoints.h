@@ -85,11 +85,14 @@ Result<WrittenCheckpoint> writeCheckpoint(const std::filesystem::path& modelDir,
                                           const optim::OptimizerState& optimizer, int stateCopies,
                                           const config::Config& config, const TrainerState& state);
 
-// The same, reading each tensor where `read` finds it (weights_io.h), one at a time.
+// The same, reading each tensor where `read` finds it (weights_io.h), one at a time. `frozen`
+// (one flag per tensor, empty: none): frozen tensors have no optimizer state, so the optimizer
+// file holds the state of the tensors that train only (read is never asked for the rest).
 Result<WrittenCheckpoint> writeCheckpoint(const std::filesystem::path& modelDir,
                                           const model::ParameterTable& table,
                                           const TensorReader& read, int stateCopies,
-                                          const config::Config& config, const TrainerState& state);
+                                          const config::Config& config, const TrainerState& state,
+                                          const std::vector<bool>& frozen = {});
 
 // A checkpoint folder that passed every check that does not need the model's shape.
 struct CheckpointContents {
@@ -114,10 +117,13 @@ Status loadCheckpointTensors(const CheckpointContents& checkpoint,
                              const optim::OptimizerState& optimizer, int stateCopies);
 
 // The same checks, then hands each tensor's bytes (buffer as TensorReader numbers them) to `put`.
+// `frozen` (one flag per tensor, empty: none): frozen tensors get their weights only; their
+// optimizer state may be absent (this layout) or present (checkpoints written before frozen
+// tensors lost their state: it is skipped), all or none of it.
 using TensorSink = std::function<void(int buffer, size_t tensor, const void* data, size_t bytes)>;
 Status loadCheckpointTensors(const CheckpointContents& checkpoint,
                              const model::ParameterTable& table, const TensorSink& put,
-                             int stateCopies);
+                             int stateCopies, const std::vector<bool>& frozen = {});
 
 // The keys whose values differ between two configs, as "key: a -> b" lines in declaration order.
 std::vector<std::string> configDifferences(const config::Config& a, const config::Config& b);

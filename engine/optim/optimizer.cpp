@@ -13,12 +13,44 @@ namespace {
 constexpr int kNormChunks = 64;
 // Elements per call of the AdamW kernel.
 constexpr std::ptrdiff_t kAdamChunk = 16384;
+// Below this many elements a loop runs on the calling thread: waking the OpenMP team costs more
+// than the work (a LoRA run updates ~100 small adapter tensors per step; on a busy machine each
+// parallel region can wait a scheduler slice for a descheduled thread). Results do not depend on
+// it (element-wise updates; globalNorm's chunking is fixed).
+constexpr size_t kParallelFrom = 1 << 16;
 }  // namespace
+
+size_t trainableSize(std::span<const ParamGroup> groups) {
+    size_t n = 0;
+    for (const auto& g : groups) n += g.frozen ? 0 : g.size;
+    return n;
+}
+
+std::vector<TrainablePiece> trainablePieces(std::span<const ParamGroup> groups, size_t begin,
+                                            size_t end) {
+    std::vector<TrainablePiece> pieces;
+    size_t state = 0;
+    for (const auto& g : groups) {
+        if (g.frozen) continue;
+        const size_t lo = std::max(begin, g.offset), hi = std::min(end, g.offset + g.size);
+        if (lo < hi) {
+            const size_t at = state + (lo - g.offset);
+            if (!pieces.empty() && pieces.back().offset + pieces.back().size == lo &&
+                pieces.back().stateOffset + pieces.back().size == at) {
+                pieces.back().size += hi - lo;
+            } else {
+                pieces.push_back({lo, at, hi - lo});
+            }
+        }
+        state += g.size;
+    }
+    return pieces;
+}
 
 double globalNorm(const float* values, size_t count) {
     double partial[kNormChunks] = {};
     const size_t chunk = (count + kNormChunks - 1) / kNormChunks;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count >= kParallelFrom)
     for (int c = 0; c < kNormChunks; ++c) {
         const size_t begin = std::min(count, c * chunk);
         const size_t end = std::min(count, begin + chunk);
@@ -43,29 +75,46 @@ int Optimizer::stateCopies(const config::OptimizerConfig& config) {
 
 Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
                      size_t totalSize)
-    : Optimizer(config, std::move(groups), totalSize, OptimizerState{}) {
+    : Optimizer(config, std::move(groups), totalSize, GradientLayout::Full) {}
+
+Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
+                     size_t totalSize, GradientLayout layout)
+    : Optimizer(config, std::move(groups), totalSize, OptimizerState{}, layout) {
     const int copies = stateCopies(config);
-    m_owned.assign(size_t(copies) * totalSize, 0.0f);
+    m_owned.assign(size_t(copies) * m_stateSize, 0.0f);
     if (copies >= 1) m_state.firstMoment = m_owned.data();
-    if (copies >= 2) m_state.secondMoment = m_owned.data() + totalSize;
+    if (copies >= 2) m_state.secondMoment = m_owned.data() + m_stateSize;
 }
 
 Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
-                     size_t totalSize, OptimizerState external)
+                     size_t totalSize, OptimizerState external, GradientLayout layout)
     : m_config(config),
       m_groups(std::move(groups)),
       m_totalSize(totalSize),
+      m_layout(layout),
+      m_stateSize(totalSize),
+      m_identity(true),
       m_adam(config.optimizerType == "adamw"),
-      m_state(external) {}
+      m_state(external) {
+    size_t state = 0;
+    for (const auto& g : m_groups) {
+        assert(layout == GradientLayout::Full || g.offset >= state);  // sorted, disjoint
+        m_stateOffsets.push_back(layout == GradientLayout::Full ? g.offset : state);
+        m_identity = m_identity && m_stateOffsets.back() == g.offset;
+        state += g.frozen ? 0 : g.size;
+    }
+    if (layout == GradientLayout::Trainable) m_stateSize = state;
+}
 
 double Optimizer::gradientNorm(const float* grads) const {
     const bool anyFrozen =
         std::any_of(m_groups.begin(), m_groups.end(), [](const ParamGroup& g) { return g.frozen; });
-    if (!anyFrozen) return globalNorm(grads, m_totalSize);
+    if (!anyFrozen && m_identity) return globalNorm(grads, m_stateSize);
     double sumSquares = 0.0;
-    for (const auto& g : m_groups) {
+    for (size_t i = 0; i < m_groups.size(); ++i) {
+        const auto& g = m_groups[i];
         if (g.frozen) continue;
-        const double n = globalNorm(grads + g.offset, g.size);
+        const double n = globalNorm(grads + m_stateOffsets[i], g.size);
         sumSquares += n * n;
     }
     return std::sqrt(sumSquares);
@@ -79,17 +128,18 @@ std::vector<double> Optimizer::rangeGradientNorms(const float* grads,
     norms.reserve(ranges.size());
     for (const auto& r : ranges) {
         // One parallel pass per range in the common case instead of one per tensor.
-        if (!anyFrozen) {
+        if (!anyFrozen && m_identity) {
             norms.push_back(globalNorm(grads + r.offset, r.size));
             continue;
         }
         // Only the unfrozen groups' part of the range counts, as in gradientNorm.
         double sumSquares = 0.0;
-        for (const auto& g : m_groups) {
+        for (size_t i = 0; i < m_groups.size(); ++i) {
+            const auto& g = m_groups[i];
             const size_t lo = std::max(r.offset, g.offset);
             const size_t hi = std::min(r.offset + r.size, g.offset + g.size);
             if (lo >= hi || g.frozen) continue;
-            const double n = globalNorm(grads + lo, hi - lo);
+            const double n = globalNorm(grads + m_stateOffsets[i] + (lo - g.offset), hi - lo);
             sumSquares += n * n;
         }
         norms.push_back(std::sqrt(sumSquares));
@@ -102,7 +152,8 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
     assert(step >= 1);
     const auto& c = m_config;
     const float scale = static_cast<float>(gradScale);
-    for (const auto& group : m_groups) {
+    for (size_t gi = 0; gi < m_groups.size(); ++gi) {
+        const auto& group = m_groups[gi];
         const size_t lo = std::max(begin, group.offset);
         const size_t hi = std::min(end, group.offset + group.size);
         if (lo >= hi || group.frozen) continue;
@@ -110,7 +161,8 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
         const double decay = group.decay ? c.weightDecay : 0.0;
         const auto n = static_cast<std::ptrdiff_t>(hi - lo);
         float* p = params + lo;
-        const float* g = grads + lo;
+        const size_t at = m_stateOffsets[gi] + (lo - group.offset);  // gradients and state
+        const float* g = grads + at;
         if (m_adam) {
             const double b1 = c.betas[0], b2 = c.betas[1];
             const double c1 = c.correctBias ? 1.0 - std::pow(b1, double(step)) : 1.0;
@@ -125,12 +177,12 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             k.keep = static_cast<float>(1.0 - groupLr * decay);
             k.eps = float(c.eps);
             assert(m_state.firstMoment && m_state.secondMoment);
-            float* m = m_state.firstMoment + lo;
-            float* v = m_state.secondMoment + lo;
+            float* m = m_state.firstMoment + at;
+            float* v = m_state.secondMoment + at;
             // Element-wise, so the chunking changes no value; chunks keep each call long enough
             // for the SIMD kernel and give the threads even shares.
             const std::ptrdiff_t chunks = (n + kAdamChunk - 1) / kAdamChunk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (size_t(n) >= kParallelFrom)
             for (std::ptrdiff_t ci = 0; ci < chunks; ++ci) {
                 const std::ptrdiff_t i = ci * kAdamChunk;
                 adamwUpdate(k, p + i, g + i, m + i, v + i, size_t(std::min(kAdamChunk, n - i)));
@@ -140,9 +192,9 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             const float flr = static_cast<float>(groupLr);
             const float wd = static_cast<float>(decay);
             const float mu = static_cast<float>(c.momentum);
-            float* buf = m_state.firstMoment ? m_state.firstMoment + lo : nullptr;
+            float* buf = m_state.firstMoment ? m_state.firstMoment + at : nullptr;
             const bool first = step == 1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (size_t(n) >= kParallelFrom)
             for (std::ptrdiff_t i = 0; i < n; ++i) {
                 float d = g[i] * scale + wd * p[i];
                 if (buf) {

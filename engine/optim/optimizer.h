@@ -3,6 +3,9 @@
 // into groups (a contiguous range with its own decay flag and LR multiplier), so the same code
 // updates the whole model at once or one streamed layer at a time (updateRange). AdamW's inner
 // loop is a Highway kernel (adamw_kernel.h), bit-identical to the scalar loop on every CPU.
+// Gradient layout: Full (gradients and state indexed like the parameters, totalSize floats each)
+// or Trainable (only the groups that are not frozen have gradients and state, packed in group
+// order without gaps: a frozen tensor costs MemoryX its weights alone). Both give the same bits.
 // Thread-safety: one Optimizer per run; calls must not overlap on the same range. Results are
 // bit-identical for any thread count (element-wise updates, fixed-order reductions).
 #pragma once
@@ -25,6 +28,22 @@ struct ParamGroup {
     // they stay bit-identical; an LR multiplier of 0 could still turn -0.0 into +0.0.
     bool frozen = false;
 };
+
+// How gradients and optimizer state are laid out (see the header comment).
+enum class GradientLayout { Full, Trainable };
+
+// Parameters whose gradients and state the Trainable layout keeps: the groups not frozen.
+size_t trainableSize(std::span<const ParamGroup> groups);
+// A run of [begin, end) that trains, and where its gradients live in the Trainable layout
+// (groups sorted by offset, not overlapping). Adjacent runs are merged: with nothing frozen a
+// range is one piece whose stateOffset equals its offset.
+struct TrainablePiece {
+    size_t offset = 0;       // parameter offset
+    size_t stateOffset = 0;  // its gradients' and state's offset in the Trainable layout
+    size_t size = 0;
+};
+std::vector<TrainablePiece> trainablePieces(std::span<const ParamGroup> groups, size_t begin,
+                                            size_t end);
 
 // L2 norm of a buffer, accumulated in double over a fixed chunking so the result does not depend
 // on the thread count.
@@ -50,10 +69,15 @@ public:
     // Owns its state, zero-initialised.
     Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
               size_t totalSize);
-    // Uses `external` (which must hold stateCopies(config) buffers of totalSize floats and outlive
-    // the optimizer); the caller initialises it (zeros for a fresh run).
+    // Uses `external` (which must hold stateCopies(config) buffers of stateSize() floats and
+    // outlive the optimizer); the caller initialises it (zeros for a fresh run). With the
+    // Trainable layout the gradients passed to every call are in that layout too.
     Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
-              size_t totalSize, OptimizerState external);
+              size_t totalSize, OptimizerState external,
+              GradientLayout layout = GradientLayout::Full);
+    // Owns its state, in the given layout.
+    Optimizer(const config::OptimizerConfig& config, std::vector<ParamGroup> groups,
+              size_t totalSize, GradientLayout layout);
 
     // How many parameter-sized state buffers the update rule keeps (AdamW 2, SGD+momentum 1, 0).
     static int stateCopies(const config::OptimizerConfig& config);
@@ -79,18 +103,25 @@ public:
                                            std::span<const BufferRange> ranges) const;
 
     const std::vector<ParamGroup>& groups() const { return m_groups; }
-    // State in the parameters' layout; empty spans when the rule keeps no such state.
+    GradientLayout layout() const { return m_layout; }
+    // Floats per gradient or state buffer: totalSize (Full) or trainableSize(groups) (Trainable).
+    size_t stateSize() const { return m_stateSize; }
+    // State in the gradient layout; empty spans when the rule keeps no such state.
     std::span<float> firstMoment() {
-        return {m_state.firstMoment, m_state.firstMoment ? m_totalSize : 0};
+        return {m_state.firstMoment, m_state.firstMoment ? m_stateSize : 0};
     }
     std::span<float> secondMoment() {
-        return {m_state.secondMoment, m_state.secondMoment ? m_totalSize : 0};
+        return {m_state.secondMoment, m_state.secondMoment ? m_stateSize : 0};
     }
 
 private:
     config::OptimizerConfig m_config;
     std::vector<ParamGroup> m_groups;
     size_t m_totalSize;
+    GradientLayout m_layout;
+    std::vector<size_t> m_stateOffsets;  // (groups) where each group's gradients and state live
+    size_t m_stateSize;
+    bool m_identity;  // every group's state offset is its offset (Full, or nothing frozen)
     bool m_adam;
     std::vector<float> m_owned;  // (copies * totalSize) when the optimizer owns its state
     OptimizerState m_state;

@@ -26,9 +26,13 @@ void sendStepOrder(comm::Comm& comm, const StepOrder& order, std::vector<int32_t
 }
 
 float* shardTensor(streaming::MemoryX& memoryx, const streaming::ShardPlan& plan, int rank,
-                   const model::ParameterTable& table, int buffer, size_t tensor) {
-    const size_t local = table.tensors()[tensor].offset - plan.begin(rank);
-    if (buffer == 0) return memoryx.weights() + local;
+                   const model::ParameterTable& table, int buffer, size_t tensor,
+                   const std::vector<optim::ParamGroup>& groups) {
+    const auto& t = table.tensors()[tensor];
+    if (buffer == 0) return memoryx.weights() + (t.offset - plan.begin(rank));
+    const auto pieces = optim::trainablePieces(groups, t.offset, t.offset + t.size);
+    if (pieces.empty()) return nullptr;  // frozen: no optimizer state
+    const size_t local = pieces[0].stateOffset - plan.overTrainable(groups).begin(rank);
     const optim::OptimizerState state = memoryx.optimizerState();
     return (buffer == 1 ? state.firstMoment : state.secondMoment) + local;
 }
@@ -39,19 +43,21 @@ Result<std::unique_ptr<streaming::MemoryX>> createShardMemoryX(const config::Con
                                                                int rank) {
     config::MemoryXConfig mx = config.memoryx;
     if (rank > 0 && mx.backing == "file") mx.path += fmt::format(".shard{}", rank);
-    return streaming::MemoryX::create(mx, plan.count(rank),
-                                      optim::Optimizer::stateCopies(config.optimizer),
-                                      streaming::largestLayerSize(table));
+    return streaming::MemoryX::create(
+        mx, plan.count(rank), optim::Optimizer::stateCopies(config.optimizer),
+        streaming::largestLayerSize(table),
+        plan.trainableOnRank(parameterGroups(table, config.optimizer), rank));
 }
 
 ShardAccess::ShardAccess(comm::Comm* comm, const streaming::ShardPlan& plan,
-                         const model::ParameterTable& table, streaming::MemoryX& local)
-    : m_comm(comm), m_plan(plan), m_table(table), m_local(local) {}
+                         const model::ParameterTable& table, streaming::MemoryX& local,
+                         std::vector<optim::ParamGroup> groups)
+    : m_comm(comm), m_plan(plan), m_table(table), m_local(local), m_groups(std::move(groups)) {}
 
 const float* ShardAccess::read(int buffer, size_t tensor) {
     const auto& t = m_table.tensors()[tensor];
     const int owner = m_plan.ownerOfLayer(t.layerIndex);
-    if (owner == 0) return shardTensor(m_local, m_plan, 0, m_table, buffer, tensor);
+    if (owner == 0) return shardTensor(m_local, m_plan, 0, m_table, buffer, tensor, m_groups);
     StepOrder order;
     order.go = kOrderFetch;
     order.buffer = buffer;
@@ -67,7 +73,8 @@ void ShardAccess::write(int buffer, size_t tensor, const void* data, size_t byte
     const auto& t = m_table.tensors()[tensor];
     const int owner = m_plan.ownerOfLayer(t.layerIndex);
     if (owner == 0) {
-        std::memcpy(shardTensor(m_local, m_plan, 0, m_table, buffer, tensor), data, bytes);
+        std::memcpy(shardTensor(m_local, m_plan, 0, m_table, buffer, tensor, m_groups), data,
+                    bytes);
         return;
     }
     StepOrder order;
@@ -131,11 +138,11 @@ Status runClusterWorker(comm::Comm& comm, const config::Config& cfg) {
             model::initParameterTensors(
                 table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed), [&](size_t t) {
                     return plan.ownerOfLayer(table.tensors()[t].layerIndex) == me
-                               ? shardTensor(*memoryx, plan, me, table, 0, t)
+                               ? shardTensor(*memoryx, plan, me, table, 0, t, groups)
                                : nullptr;
                 });
             optimizer.emplace(cfg.optimizer, plan.localGroups(groups, me), plan.count(me),
-                              memoryx->optimizerState());
+                              memoryx->optimizerState(), optim::GradientLayout::Trainable);
         } catch (const std::bad_alloc&) {
             return Error{fmt::format(
                 "out of memory allocating this rank's MemoryX shard ({} parameters with their "
@@ -152,9 +159,10 @@ Status runClusterWorker(comm::Comm& comm, const config::Config& cfg) {
         if (order.go == kOrderFetch || order.go == kOrderPut) {
             const auto& t = table.tensors()[size_t(order.tensor)];
             const int owner = plan.ownerOfLayer(t.layerIndex);
-            float* mine = owner == me && memoryx ? shardTensor(*memoryx, plan, me, table,
-                                                               order.buffer, size_t(order.tensor))
-                                                 : nullptr;
+            float* mine = owner == me && memoryx
+                              ? shardTensor(*memoryx, plan, me, table, order.buffer,
+                                            size_t(order.tensor), groups)
+                              : nullptr;
             if (order.go == kOrderFetch)
                 comm::transfer(comm, comm::Channel::Control, mine, nullptr, t.size * sizeof(float),
                                owner, 0);
@@ -173,7 +181,7 @@ Status runClusterWorker(comm::Comm& comm, const config::Config& cfg) {
                 options.weightBufferLayers = cfg.wafer.weightBufferLayers;
                 options.comm = &comm;
                 options.memoryxShards = shards;
-                options.groups = groups;
+                options.groups = groups;  // which gradients leave the systems
                 if (memoryx)
                     executor.emplace(shape, B, T, options, *memoryx, *optimizer);
                 else

@@ -44,12 +44,16 @@ struct StepOrder {
 void sendStepOrder(comm::Comm& comm, const StepOrder& order, std::vector<int32_t>& inputs,
                    std::vector<int32_t>& targets);
 
-// Where buffer b (as in StepOrder) of tensor t lives in the MemoryX shard of `rank`.
+// Where buffer b (as in StepOrder) of tensor t lives in the MemoryX shard of `rank`; the
+// optimizer state is in the Trainable layout of `groups` (every parameter's, global offsets), and
+// a frozen tensor has none (null).
 float* shardTensor(streaming::MemoryX& memoryx, const streaming::ShardPlan& plan, int rank,
-                   const model::ParameterTable& table, int buffer, size_t tensor);
+                   const model::ParameterTable& table, int buffer, size_t tensor,
+                   const std::vector<optim::ParamGroup>& groups);
 
 // The MemoryX of shard `rank`: memoryx.backing as configured, a file-backed shard of a rank
-// other than 0 in "<memoryx.path>.shard<rank>".
+// other than 0 in "<memoryx.path>.shard<rank>"; gradients and optimizer state for the
+// parameters that train (optim::GradientLayout::Trainable of parameterGroups) only.
 Result<std::unique_ptr<streaming::MemoryX>> createShardMemoryX(const config::Config& config,
                                                                const model::ParameterTable& table,
                                                                const streaming::ShardPlan& plan,
@@ -60,7 +64,8 @@ Result<std::unique_ptr<streaming::MemoryX>> createShardMemoryX(const config::Con
 class ShardAccess {
 public:
     ShardAccess(comm::Comm* comm, const streaming::ShardPlan& plan,
-                const model::ParameterTable& table, streaming::MemoryX& local);
+                const model::ParameterTable& table, streaming::MemoryX& local,
+                std::vector<optim::ParamGroup> groups);
     const float* read(int buffer, size_t tensor);
     void write(int buffer, size_t tensor, const void* data, size_t bytes);
 
@@ -69,6 +74,7 @@ private:
     const streaming::ShardPlan& m_plan;
     const model::ParameterTable& m_table;
     streaming::MemoryX& m_local;
+    std::vector<optim::ParamGroup> m_groups;
     std::vector<float> m_scratch;  // (largest tensor) another shard's tensor, as fetched
 };
 

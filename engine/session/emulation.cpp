@@ -2,6 +2,7 @@
 #include "engine/session/emulation.h"
 
 #include "engine/model/model_facts.h"
+#include "engine/model/parameters.h"
 #include "engine/wafer/spec.h"
 
 namespace ws::session {
@@ -20,6 +21,14 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.perBlockSparsity = std::move(perBlockSparsity);
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
+    // Layers with nothing to train stream no gradients out (executor.h).
+    const model::ParameterTable table(shape);
+    for (const auto& layer : table.layers()) {
+        bool frozen = true;
+        for (size_t t = layer.firstTensor; t < layer.firstTensor + layer.tensorCount; ++t)
+            frozen = frozen && model::isFrozenTensor(table, table.tensors()[t], cfg.optimizer);
+        in.frozenLayers.push_back(frozen);
+    }
     auto prediction = wafer::predictStep(*spec, in, {.frames = frames});
     if (!prediction.ok()) return prediction.error();
     return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());

@@ -7,19 +7,17 @@ std::vector<optim::ParamGroup> parameterGroups(const model::ParameterTable& tabl
                                                const config::OptimizerConfig& optimizer) {
     std::vector<optim::ParamGroup> groups;
     groups.reserve(table.tensors().size());
-    for (const auto& t : table.tensors()) {
-        const int layer = t.layerIndex;
-        const bool embedding = layer == model::ParameterTable::embeddingLayer();
-        const bool frozenBlock = layer >= model::ParameterTable::blockLayer(0) &&
-                                 layer < model::ParameterTable::blockLayer(optimizer.freezeBlocks);
-        // LoRA: only the adapters train; every base tensor is frozen.
-        const bool baseUnderLora =
-            table.shape().hasLora() && t.name.find(".lora_") == std::string::npos;
-        const bool frozen =
-            (embedding && optimizer.freezeEmbeddings) || frozenBlock || baseUnderLora;
-        groups.push_back({t.offset, t.size, t.decay, t.lrScale, frozen});
-    }
+    for (const auto& t : table.tensors())
+        groups.push_back(
+            {t.offset, t.size, t.decay, t.lrScale, model::isFrozenTensor(table, t, optimizer)});
     return groups;
+}
+
+std::vector<bool> frozenTensors(const std::vector<optim::ParamGroup>& groups) {
+    std::vector<bool> frozen;
+    frozen.reserve(groups.size());
+    for (const auto& g : groups) frozen.push_back(g.frozen);
+    return frozen;
 }
 
 }  // namespace ws::session

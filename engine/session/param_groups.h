@@ -16,5 +16,7 @@ namespace ws::session {
 
 std::vector<optim::ParamGroup> parameterGroups(const model::ParameterTable& table,
                                                const config::OptimizerConfig& optimizer);
+// parameterGroups' frozen flags, one per tensor (its groups are the table's tensors in order).
+std::vector<bool> frozenTensors(const std::vector<optim::ParamGroup>& groups);
 
 }  // namespace ws::session

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <limits>
@@ -263,6 +264,7 @@ Status Session::prepareMemoryX(Prepared& p) {
         }
     }
     s.plan = streaming::ShardPlan(*s.table, shards);
+    s.groups = parameterGroups(*s.table, cfg.optimizer);
     m_activity =
         fmt::format("allocating MemoryX ({} parameters with their optimizer state{})",
                     s.plan.count(0), shards > 1 ? ", shard 0 of " + std::to_string(shards) : "");
@@ -270,7 +272,7 @@ Status Session::prepareMemoryX(Prepared& p) {
     if (!memoryx.ok()) return memoryx.error();
     s.memoryx = std::move(memoryx).value();
     p.weights = shards > 1 ? nullptr : s.memoryx->weights();
-    if (shards > 1) s.shards.emplace(m_options.comm, s.plan, *s.table, *s.memoryx);
+    if (shards > 1) s.shards.emplace(m_options.comm, s.plan, *s.table, *s.memoryx, s.groups);
     p.stateCopies = optim::Optimizer::stateCopies(cfg.optimizer);
     return s.shards ? loadStartingShards(p) : loadStartingWeights(p);
 }
@@ -316,8 +318,13 @@ Status Session::loadStartingWeights(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     if (p.resume) {
-        return modelio::loadCheckpointTensors(p.resume->checkpoint, *s.table, p.weights,
-                                              s.memoryx->optimizerState(), p.stateCopies);
+        return modelio::loadCheckpointTensors(
+            p.resume->checkpoint, *s.table,
+            [&](int buffer, size_t t, const void* data, size_t bytes) {
+                std::memcpy(shardTensor(*s.memoryx, s.plan, 0, *s.table, buffer, t, s.groups), data,
+                            bytes);
+            },
+            p.stateCopies, frozenTensors(s.groups));
     }
     if (!cfg.runconfig.checkpointPath.empty()) {
         if (Status st = loadStartingFile(cfg, *s.table, p.weights); !st.ok()) {
@@ -343,7 +350,7 @@ Status Session::loadStartingShards(Prepared& p) {
             [&](int buffer, size_t t, const void* data, size_t bytes) {
                 access.write(buffer, t, data, bytes);
             },
-            p.stateCopies);
+            p.stateCopies, frozenTensors(s.groups));
     }
     if (!cfg.runconfig.checkpointPath.empty()) {
         // The weights file is read whole (weights only: a quarter of an AdamW MemoryX), then
@@ -362,7 +369,7 @@ Status Session::loadStartingShards(Prepared& p) {
     model::initParameterTensors(
         *s.table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed), [&](size_t t) {
             return s.plan.ownerOfLayer(s.table->tensors()[t].layerIndex) == 0
-                       ? shardTensor(*s.memoryx, s.plan, 0, *s.table, 0, t)
+                       ? shardTensor(*s.memoryx, s.plan, 0, *s.table, 0, t, s.groups)
                        : nullptr;
         });
     return Status::success();
@@ -372,7 +379,7 @@ modelio::TensorReader Session::tensorReader() {
     Impl& s = *m_impl;
     if (s.shards) return [&access = *s.shards](int b, size_t t) { return access.read(b, t); };
     return [&s](int b, size_t t) -> const float* {
-        return shardTensor(*s.memoryx, s.plan, 0, *s.table, b, t);
+        return shardTensor(*s.memoryx, s.plan, 0, *s.table, b, t, s.groups);
     };
 }
 
@@ -398,7 +405,7 @@ Status Session::applySparsity(Prepared& p) {
 void Session::buildOptimizer(Prepared& p) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
-    std::vector<optim::ParamGroup> groups = parameterGroups(*s.table, cfg.optimizer);
+    std::vector<optim::ParamGroup> groups = s.groups;
     p.groups = groups;
     if (cfg.lora) {
         size_t trained = 0;
@@ -423,8 +430,9 @@ void Session::buildOptimizer(Prepared& p) {
     }
     // Sharded: the optimizer updates shard 0's layers, at their offsets in its MemoryX.
     if (s.shards) groups = s.plan.localGroups(groups, 0);
+    // Gradients and state of the parameters that train only (MemoryX's layout).
     p.optimizer.emplace(cfg.optimizer, std::move(groups), s.plan.count(0),
-                        s.memoryx->optimizerState());
+                        s.memoryx->optimizerState(), optim::GradientLayout::Trainable);
     p.maxSteps = cfg.runconfig.maxSteps;
     p.schedule.emplace(cfg.optimizer.learningRate, p.maxSteps);
 }
@@ -448,15 +456,14 @@ Status Session::prepareWafer(Prepared& p) {
         const size_t bytesPerParameter = sizeof(float) * size_t(2 + p.stateCopies);
         log(LogLine::Level::Info,
             fmt::format("cluster: {} systems over {} processes, {}; {}", cfg.runconfig.numCsx, P,
-                        s.shards ? fmt::format("MemoryX in {} shards ({})", s.plan.shards(),
-                                               s.plan.describe(*s.table, bytesPerParameter))
-                                 : std::string("MemoryX on rank 0"),
+                        s.shards
+                            ? fmt::format("MemoryX in {} shards ({})", s.plan.shards(),
+                                          s.plan.describe(*s.table, bytesPerParameter, s.groups))
+                            : std::string("MemoryX on rank 0"),
                         describePlacement(*m_options.comm, cfg.runconfig.numCsx)));
-        if (s.shards) {
-            streamingOptions.memoryxShards = s.plan.shards();
-            streamingOptions.groups = p.groups;
-        }
+        if (s.shards) streamingOptions.memoryxShards = s.plan.shards();
     }
+    streamingOptions.groups = p.groups;  // which gradients leave the systems
     streamingOptions.systems = cfg.runconfig.numCsx;
     streamingOptions.microBatch = p.fit.microBatch;
     streamingOptions.weightBufferLayers = cfg.wafer.weightBufferLayers;
@@ -608,10 +615,14 @@ Status Session::claimModelFolder(Prepared& p) {
         }
         if (Status st = store::savePlacement(*s.store, s.runId, ranks); !st.ok()) return st;
         std::vector<store::MemoryXShard> shards;
+        // Weights for every parameter; gradients and state for those that train.
         const size_t bytesPerParameter = sizeof(float) * size_t(2 + p.stateCopies);
-        for (int k = 0; s.shards && k < s.plan.shards(); ++k)
-            shards.push_back(
-                {k, s.plan.layerNames(*s.table, k), int64_t(s.plan.count(k) * bytesPerParameter)});
+        for (int k = 0; s.shards && k < s.plan.shards(); ++k) {
+            const size_t trained = s.plan.trainableOnRank(s.groups, k);
+            shards.push_back({k, s.plan.layerNames(*s.table, k),
+                              int64_t((s.plan.count(k) - trained) * sizeof(float) +
+                                      trained * bytesPerParameter)});
+        }
         if (Status st = store::saveMemoryXShards(*s.store, s.runId, shards); !st.ok()) return st;
     }
     if (p.resume) {

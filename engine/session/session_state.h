@@ -53,6 +53,9 @@ struct Session::Impl {
     // and `shards` reaches the other shards' tensors, one at a time.
     streaming::ShardPlan plan;
     std::optional<ShardAccess> shards;
+    // Every parameter's optimizer group (global offsets): which tensors train, and so where
+    // MemoryX keeps gradients and optimizer state (optim::GradientLayout::Trainable).
+    std::vector<optim::ParamGroup> groups;
     fs::path modelDir;
 
     void metric(int64_t step, const char* key, double value, double wall) {

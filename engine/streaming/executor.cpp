@@ -85,8 +85,17 @@ struct StreamingExecutor::Impl {
     Clock::time_point epoch = Clock::now();
 
     std::vector<std::unique_ptr<model::Gpt<float>>> gpts;  // per local system, (micro, T)
-    std::vector<std::vector<float>> grads;                 // per local system, (P)
-    std::vector<double> losses;                            // per local system, summed over micros
+    // Per local system, (P) in the parameters' layout; only the trainable pieces are ever
+    // written or read (the memory of frozen tensors is never touched, so never committed).
+    std::vector<std::unique_ptr<float[]>> grads;
+    // (layers) the parts of each layer that train, with their offsets in the Trainable layout
+    // of the whole model (optim::trainablePieces over every parameter's group): the only
+    // gradients that leave the systems, are reduced and reach MemoryX.
+    std::vector<std::vector<optim::TrainablePiece>> layerPieces;
+    std::vector<size_t> layerTrainable;  // (layers) how many of each layer's parameters train
+    size_t stateBase = 0;     // this rank's MemoryX shard's first gradient, in the model's layout
+    bool fullLayout = false;  // this MemoryX keeps gradients for every parameter (Full layout)
+    std::vector<double> losses;  // per local system, summed over micros
     std::unique_ptr<WeightStreamer> streamer;
     SystemWorkers workers;
     SerialQueue memoryxQueue;
@@ -182,31 +191,57 @@ struct StreamingExecutor::Impl {
         return visit;
     }
 
+    // Where a trainable piece's reduced gradient goes in this rank's MemoryX.
+    float* gradientOut(const optim::TrainablePiece& piece) const {
+        return memoryx->gradients() +
+               (fullLayout ? piece.offset - base : piece.stateOffset - stateBase);
+    }
+    // System ls's gradient of a layer's trainable pieces, packed into `out` (count floats).
+    void packPieces(int ls, const std::vector<optim::TrainablePiece>& pieces, float* out) const {
+        for (const auto& piece : pieces) {
+            std::memcpy(out, grads[size_t(ls)].get() + piece.offset, piece.size * sizeof(float));
+            out += piece.size;
+        }
+    }
+
     // Stream one layer's gradient out of every system (fp32, in bf16 mode too: see executor.h)
     // and reduce it into MemoryX; on the last
     // micro-batch also average and (without clipping) update the layer. Runs on MemoryX's thread.
     // Across processes every rank sends its systems' slices to rank 0 (the Gradients channel),
-    // which reduces all N in system order, as one process does.
-    void reduceLayer(int64_t step, int m, int layerIndex, size_t offset, size_t count, bool last,
-                     bool updateNow, double lr, int64_t updateCount) {
+    // which reduces all N in system order, as one process does. Only the layer's trainable
+    // pieces stream out (a frozen layer's none: the caller does not call this for it), packed
+    // back to back: each element is summed in the same tree as before, so the bits are the same.
+    void reduceLayer(int64_t step, int m, int layerIndex, bool last, bool updateNow, double lr,
+                     int64_t updateCount) {
         const int N = options.systems;
+        const auto& pieces = layerPieces[size_t(layerIndex)];
+        const size_t count = layerTrainable[size_t(layerIndex)];
         std::vector<const float*> inputs;
         if (comm) {
             const double t0 = now();
             const size_t mySlices = slicesPerRank[size_t(comm->rank())];
             sendBuffer.resize(mySlices * count);
             float* slice = sendBuffer.data();
+            std::vector<float> packed;
             for (int ls = 0; ls < mine.count; slice += count) {
                 const int s = mine.first + ls;
                 const GroupPlan* g = groupStartingAt(s);
                 if (g && g->summedByOwner) {
                     const float* children[4];
-                    for (int c = 0; c < g->size; ++c)
-                        children[c] = grads[size_t(ls + c)].data() + offset;
+                    if (pieces.size() == 1) {
+                        for (int c = 0; c < g->size; ++c)
+                            children[c] = grads[size_t(ls + c)].get() + pieces[0].offset;
+                    } else {
+                        packed.resize(size_t(g->size) * count);
+                        for (int c = 0; c < g->size; ++c) {
+                            packPieces(ls + c, pieces, packed.data() + size_t(c) * count);
+                            children[c] = packed.data() + size_t(c) * count;
+                        }
+                    }
                     reduceGroup(children, size_t(g->size), count, slice);
                     ls += g->size;
                 } else {
-                    std::memcpy(slice, grads[size_t(ls)].data() + offset, count * sizeof(float));
+                    packPieces(ls, pieces, slice);
                     ++ls;
                 }
             }
@@ -230,56 +265,98 @@ struct StreamingExecutor::Impl {
                     int64_t(count * sizeof(float)) * (root() ? N : mine.count);
             }
             if (rank() != owner) return;
-            if (groups.empty()) {
-                for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
-            } else {
-                // The first level's sums, in group order: as received, or summed here from the
-                // slices of a group split between ranks. The tree above them is treeReduce's.
-                groupSums.resize(groups.size() * count);
-                const float* next = gathered.data();
-                for (size_t gi = 0; gi < groups.size(); ++gi) {
-                    const GroupPlan& g = groups[gi];
-                    if (g.summedByOwner) {
-                        inputs.push_back(next);
-                        next += count;
-                        continue;
-                    }
-                    const float* children[4];
-                    for (int c = 0; c < g.size; ++c, next += count) children[c] = next;
-                    float* sum = groupSums.data() + gi * count;
-                    reduceGroup(children, size_t(g.size), count, sum);
-                    inputs.push_back(sum);
-                }
-            }
-        } else {
-            for (int s = 0; s < N; ++s) {
-                const double t0 = now();
-                inputs.push_back(grads[size_t(s)].data() + offset);
-                report(Span{step, m, s, layerIndex, SpanKind::StreamOut,
-                            int64_t(count * sizeof(float)), t0, now()});
-            }
+            // The layer's trainable pieces are adjacent in the Trainable layout: one range.
+            reduceInto(step, m, layerIndex, inputs, count, gradientOut(pieces[0]), last,
+                       pieces.size() == 1 || !fullLayout);
+            if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
+            return;
         }
+        for (int s = 0; s < N; ++s) {
+            const double t0 = now();
+            report(Span{step, m, s, layerIndex, SpanKind::StreamOut, int64_t(count * sizeof(float)),
+                        t0, now()});
+        }
+        {
+            std::lock_guard lock(statsMutex);
+            stats.bytesStreamedOut += int64_t(count * sizeof(float)) * N;
+        }
+        // One process: each piece straight from the systems' buffers into MemoryX.
         const double r0 = now();
-        float* out = memoryx->gradients() + (offset - base);
+        for (const auto& piece : pieces) {
+            inputs.clear();
+            for (int s = 0; s < N; ++s) inputs.push_back(grads[size_t(s)].get() + piece.offset);
+            reduceSlice(inputs, m, piece.size, gradientOut(piece), last);
+        }
+        report(Span{step, m, -1, layerIndex, SpanKind::Reduce, int64_t(count * sizeof(float)) * N,
+                    r0, now()});
+        if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
+    }
+
+    // Sum the systems' slices (count floats each) into out: = on the first micro-batch, += after,
+    // averaged after the last.
+    void reduceSlice(const std::vector<const float*>& inputs, int m, size_t count, float* out,
+                     bool last) {
+        const int N = options.systems;
         treeReduce(inputs, count, out, /*accumulate=*/m > 0, reduceScratch);
         if (last && N * micros > 1) {
             const float scale = 1.0f / float(N * micros);
             for (size_t j = 0; j < count; ++j) out[j] *= scale;
         }
+    }
+
+    // The owner's part of a gathered layer: the first level's sums, then the tree.
+    void reduceInto(int64_t step, int m, int layerIndex, std::vector<const float*>& inputs,
+                    size_t count, float* out, bool last, bool contiguous) {
+        const int N = options.systems;
+        if (groups.empty()) {
+            for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
+        } else {
+            // The first level's sums, in group order: as received, or summed here from the
+            // slices of a group split between ranks. The tree above them is treeReduce's.
+            groupSums.resize(groups.size() * count);
+            const float* next = gathered.data();
+            for (size_t gi = 0; gi < groups.size(); ++gi) {
+                const GroupPlan& g = groups[gi];
+                if (g.summedByOwner) {
+                    inputs.push_back(next);
+                    next += count;
+                    continue;
+                }
+                const float* children[4];
+                for (int c = 0; c < g.size; ++c, next += count) children[c] = next;
+                float* sum = groupSums.data() + gi * count;
+                reduceGroup(children, size_t(g.size), count, sum);
+                inputs.push_back(sum);
+            }
+        }
+        const double r0 = now();
+        if (contiguous) {
+            reduceSlice(inputs, m, count, out, last);
+        } else {
+            // A Full-layout MemoryX with frozen gaps inside the layer: piece by piece.
+            std::vector<const float*> sliced(inputs.size());
+            size_t at = 0;
+            for (const auto& piece : layerPieces[size_t(layerIndex)]) {
+                for (size_t i = 0; i < inputs.size(); ++i) sliced[i] = inputs[i] + at;
+                reduceSlice(sliced, m, piece.size, gradientOut(piece), last);
+                at += piece.size;
+            }
+        }
         report(Span{step, m, -1, layerIndex, SpanKind::Reduce, int64_t(count * sizeof(float)) * N,
                     r0, now()});
-        if (!comm) {
-            std::lock_guard lock(statsMutex);
-            stats.bytesStreamedOut += int64_t(count * sizeof(float)) * N;
-        }
-        if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
     }
 
     void updateLayer(int64_t step, int layerIndex, double lr, double scale, int64_t updateCount) {
         const auto& l = layer(layerIndex);
+        const auto& pieces = layerPieces[size_t(layerIndex)];
+        if (pieces.empty()) return;  // a frozen layer: nothing to update
         const double t0 = now();
         const size_t local = l.offset - base;
-        memoryx->beginUpdate(local, l.size);
+        if (fullLayout)
+            memoryx->beginUpdate(local, l.size, local, l.size);
+        else
+            memoryx->beginUpdate(local, l.size, pieces[0].stateOffset - stateBase,
+                                 layerTrainable[size_t(layerIndex)]);
         optimizer->updateRange(memoryx->weights(), memoryx->gradients(), local, local + l.size, lr,
                                scale, updateCount);
         memoryx->endUpdate();
@@ -341,9 +418,34 @@ void StreamingExecutor::init(const model::GptShape& shape, int globalBatch, int 
         for (const auto& piece : d.piecesFor(l, true)) floats += piece.second;
         slotFloats = std::max(slotFloats, floats);
     }
+    // Which parameters train: every parameter's groups (options.groups), else the optimizer's
+    // (one process), else all of them.
+    std::vector<optim::ParamGroup> groups = options.groups;
+    if (groups.empty() && optimizer && !sharded) groups = optimizer->groups();
+    if (groups.empty()) groups.push_back({0, m_table.totalSize(), true, 1.0, false});
+    d.fullLayout = optimizer && optimizer->layout() == optim::GradientLayout::Full;
+    // A shard's gradients start with the first trainable parameter at or after its first layer.
+    for (const auto& piece : optim::trainablePieces(groups, 0, d.base)) d.stateBase += piece.size;
+    for (const auto& layer : m_table.layers()) {
+        d.layerPieces.push_back(
+            optim::trainablePieces(groups, layer.offset, layer.offset + layer.size));
+        size_t n = 0;
+        for (const auto& piece : d.layerPieces.back()) n += piece.size;
+        d.layerTrainable.push_back(n);
+    }
+    // Tensors whose weight gradients the systems never compute (model::Gpt::setFrozen).
+    std::vector<bool> frozen(m_table.tensors().size(), true);
+    for (size_t t = 0; t < frozen.size(); ++t) {
+        const auto& tensor = m_table.tensors()[t];
+        for (const auto& piece :
+             optim::trainablePieces(groups, tensor.offset, tensor.offset + tensor.size))
+            if (piece.size > 0) frozen[t] = false;
+    }
     for (int s = 0; s < d.mine.count; ++s) {
         d.gpts.push_back(std::make_unique<model::Gpt<float>>(shape, d.micro, seqLen));
-        d.grads.emplace_back(m_table.totalSize(), 0.0f);
+        d.gpts.back()->setFrozen(frozen);
+        // Not value-initialised: the pages of frozen tensors are never touched.
+        d.grads.emplace_back(new float[m_table.totalSize()]);
     }
     d.losses.assign(size_t(d.mine.count), 0.0);
     for (const auto& layer : m_table.layers()) d.layerRanges.push_back({layer.offset, layer.size});
@@ -449,7 +551,10 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 holding = false;
             }
             // --- backward
-            for (auto& g : d.grads) std::fill(g.begin(), g.end(), 0.0f);
+            for (auto& g : d.grads)
+                for (const auto& pieces : d.layerPieces)
+                    for (const auto& piece : pieces)
+                        std::fill_n(g.get() + piece.offset, piece.size, 0.0f);
             for (int l = head; l >= 0; --l, ++v) {
                 if (cancelNow(m, true)) return abandon(v);
                 d.streamer->acquire(v);
@@ -457,7 +562,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 d.workers.run([&](int ls) {
                     const int s = d.mine.first + ls;
                     auto& gpt = *d.gpts[size_t(ls)];
-                    float* g = d.grads[size_t(ls)].data();
+                    float* g = d.grads[size_t(ls)].get();
                     const auto w = d.weightsOnWafer(v, ls);
                     const double t0 = d.now();
                     if (l == head) {
@@ -474,11 +579,10 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                 });
                 d.streamer->release(v);
                 holding = false;
-                const auto& slice = d.layer(l);
+                if (d.layerTrainable[size_t(l)] == 0) continue;  // frozen: no gradient leaves
                 const bool last = m == d.micros - 1;
-                d.memoryxQueue.post([&d, step, m, l, slice, last, clip, lr, updateCount] {
-                    d.reduceLayer(step, m, l, slice.offset, slice.size, last, !clip, lr,
-                                  updateCount);
+                d.memoryxQueue.post([&d, step, m, l, last, clip, lr, updateCount] {
+                    d.reduceLayer(step, m, l, last, !clip, lr, updateCount);
                 });
             }
         }
@@ -552,17 +656,22 @@ StepResult StreamingExecutor::shardedStepEnd(double lr, double maxGradientNorm, 
     StepResult result;
     // The global norm: optim::Optimizer::gradientNorm's sums, across shards.
     const auto& groups = m_options.groups;
+    // The shards keep gradients in the Trainable layout: the norm walks that layout's shards.
     const bool anyFrozen = std::any_of(groups.begin(), groups.end(),
                                        [](const optim::ParamGroup& g) { return g.frozen; });
+    assert(!(anyFrozen && d.fullLayout) && "sharded MemoryX keeps the Trainable layout");
+    const ShardPlan trainable = m_plan.overTrainable(groups);
     if (!anyFrozen) {
-        result.gradNorm = shardedGlobalNorm(comm, channel, m_plan, grads, 0, m_table.totalSize());
+        result.gradNorm =
+            shardedGlobalNorm(comm, channel, trainable, grads, 0, m_table.totalSize());
     } else {
         double sumSquares = 0.0;
+        size_t at = 0;  // the group's offset in the Trainable layout
         for (const auto& g : groups) {
             if (g.frozen) continue;
-            const double n =
-                shardedGlobalNorm(comm, channel, m_plan, grads, g.offset, g.offset + g.size);
+            const double n = shardedGlobalNorm(comm, channel, trainable, grads, at, at + g.size);
             sumSquares += n * n;
+            at += g.size;
         }
         result.gradNorm = std::sqrt(sumSquares);
     }

@@ -39,6 +39,14 @@
 // owner updates it; the gradient norm is summed across shards in globalNorm's own order
 // (shardedGlobalNorm) and the clip scale broadcast from rank 0, so the result is the unsharded
 // one bit for bit. Rank 0 still sums the losses and returns the StepResult.
+// Frozen parameters (fine-tuning's frozen groups, a LoRA run's whole base): the systems never
+// compute their weight gradients (model::Gpt::setFrozen), no gradient of theirs streams out or is
+// reduced (a layer with nothing to train streams nothing), and MemoryX keeps gradients and
+// optimizer state for the trainable parameters only (optim::GradientLayout::Trainable: the
+// optimizer must use that layout, or Full over a MemoryX with every parameter's gradients; a
+// sharded MemoryX uses Trainable). The trainable gradients are the same bits as the full
+// backward's, so the weights are those of a run that computes every gradient and discards the
+// frozen ones.
 // Thread-safety: one step at a time; systems compute on their own threads,
 // MemoryX work runs on its own thread, and spans are reported from all of them.
 #pragma once
@@ -63,9 +71,12 @@ struct StreamingOptions {
     int microBatch = 0;          // sequences per system per micro-batch (0: the whole shard)
     int weightBufferLayers = 2;  // wafer.weight_buffer_layers
     comm::Comm* comm = nullptr;  // the job's processes (null: this process computes every system)
-    // memoryx.shards: ranks holding MemoryX (1: rank 0 alone). With more than one, `groups` holds
-    // every parameter's optimizer group (global offsets), which the gradient norm needs.
+    // memoryx.shards: ranks holding MemoryX (1: rank 0 alone).
     int memoryxShards = 1;
+    // Every parameter's optimizer group (global offsets, sorted): which parameters train, so
+    // which gradients are computed, leave the systems and are kept in MemoryX; the sharded
+    // gradient norm needs them too. Every rank must pass the same. Empty: the optimizer's groups
+    // (one process, unsharded), else every parameter trains.
     std::vector<optim::ParamGroup> groups;
 };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -15,8 +16,10 @@ namespace ws::streaming {
 namespace fs = std::filesystem;
 
 namespace {
-// The file starts with a page-sized header so the float data stays page aligned. Then: weights,
-// gradients, optimizer state (each paramCount floats), then the undo journal.
+// The file starts with a page-sized header so the float data stays page aligned. Then: weights
+// (paramCount floats), gradients and each optimizer state copy (trainableCount floats each), then
+// the undo journal. A store written before frozen tensors lost their gradients has zeros where
+// `layout`, trainableCount and the journal's state range are: trainableCount = paramCount.
 constexpr size_t kHeaderBytes = 4096;
 constexpr char kMagic[8] = {'W', 'A', 'F', 'E', 'R', 'M', 'X', '1'};
 
@@ -44,9 +47,13 @@ struct MemoryX::Header {
     uint64_t stateCopies;
     uint64_t dataFloats;
     uint64_t journalFloats;
-    uint64_t journalValid;   // 1 while a layer update is in progress
-    uint64_t journalOffset;  // the layer being updated: first parameter
-    uint64_t journalCount;   // and how many
+    uint64_t journalValid;        // 1 while a layer update is in progress
+    uint64_t journalOffset;       // the layer being updated: first parameter
+    uint64_t journalCount;        // and how many
+    uint64_t trainableCount;      // gradients and each state copy (when layout is 1)
+    uint64_t journalStateOffset;  // the layer's optimizer state: first float
+    uint64_t journalStateCount;   // and how many (older stores: journalOffset, journalCount)
+    uint64_t layout;              // 1; 0 in older stores (trainableCount = paramCount)
 };
 
 MemoryX::Header* MemoryX::header() const {
@@ -58,24 +65,35 @@ float* MemoryX::journal() const {
 
 optim::OptimizerState MemoryX::optimizerState() {
     optim::OptimizerState state;
-    float* s = m_base + 2 * m_paramCount;
+    float* s = m_base + m_paramCount + m_trainableCount;
     if (m_stateCopies >= 1) state.firstMoment = s;
-    if (m_stateCopies >= 2) state.secondMoment = s + m_paramCount;
+    if (m_stateCopies >= 2) state.secondMoment = s + m_trainableCount;
     return state;
 }
 
+namespace {
+// Where state copy c starts in a store's data.
+size_t stateStart(size_t paramCount, size_t trainableCount, int c) {
+    return paramCount + (1 + size_t(c)) * trainableCount;
+}
+}  // namespace
+
 // The journal holds the layer's weights followed by each optimizer state buffer's slice.
-void MemoryX::beginUpdate(size_t offset, size_t count) {
+void MemoryX::beginUpdate(size_t offset, size_t count, size_t stateOffset, size_t stateCount) {
     if (!m_mapped) return;
+    assert(stateCount <= count);
     float* j = journal();
     std::memcpy(j, m_base + offset, count * sizeof(float));
     for (int c = 0; c < m_stateCopies; ++c) {
-        std::memcpy(j + size_t(c + 1) * count, m_base + (2 + size_t(c)) * m_paramCount + offset,
-                    count * sizeof(float));
+        std::memcpy(j + size_t(c + 1) * count,
+                    m_base + stateStart(m_paramCount, m_trainableCount, c) + stateOffset,
+                    stateCount * sizeof(float));
     }
     Header* h = header();
     h->journalOffset = offset;
     h->journalCount = count;
+    h->journalStateOffset = stateOffset;
+    h->journalStateCount = stateCount;
     std::atomic_thread_fence(std::memory_order_release);  // journal complete before the mark
     h->journalValid = 1;
     std::atomic_thread_fence(std::memory_order_release);  // mark before the first new value
@@ -89,11 +107,15 @@ void MemoryX::endUpdate() {
 
 Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& config,
                                                  size_t paramCount, int stateCopies,
-                                                 size_t largestUpdate) {
+                                                 size_t largestUpdate, size_t trainableCount) {
     std::unique_ptr<MemoryX> mx(new MemoryX());
+    if (trainableCount == kEveryParameter) trainableCount = paramCount;
+    assert(trainableCount <= paramCount);
     mx->m_paramCount = paramCount;
+    mx->m_trainableCount = trainableCount;
     mx->m_stateCopies = stateCopies;
-    mx->m_floats = paramCount * size_t(2 + stateCopies);  // weights, gradients, state
+    // weights, then the trainable parameters' gradients and state
+    mx->m_floats = paramCount + trainableCount * size_t(1 + stateCopies);
     if (config.backing != "file") {
         mx->m_ram.reset(new float[mx->m_floats]());
         mx->m_base = mx->m_ram.get();
@@ -154,6 +176,8 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     auto* h = static_cast<Header*>(map);
     std::memcpy(h->magic, kMagic, sizeof kMagic);
     h->paramCount = paramCount;
+    h->layout = 1;
+    h->trainableCount = trainableCount;
     h->stateCopies = uint64_t(stateCopies);
     h->dataFloats = mx->m_floats;
     h->journalFloats = mx->m_journalFloats;
@@ -186,9 +210,17 @@ Result<std::unique_ptr<MemoryX>> MemoryX::open(const fs::path& path) {
         ::close(fd);
         return Error{fmt::format("{} is not a MemoryX store (bad header)", path.string())};
     }
-    if (h.stateCopies > 2 || h.dataFloats != h.paramCount * (2 + h.stateCopies) ||
+    if (h.layout == 0) {  // a store from before the Trainable layout
+        h.trainableCount = h.paramCount;
+        h.journalStateOffset = h.journalOffset;
+        h.journalStateCount = h.journalCount;
+    }
+    if (h.stateCopies > 2 || h.trainableCount > h.paramCount ||
+        h.dataFloats != h.paramCount + h.trainableCount * (1 + h.stateCopies) ||
         kHeaderBytes + (h.dataFloats + h.journalFloats) * sizeof(float) != bytes ||
         (h.journalValid && (h.journalOffset + h.journalCount > h.paramCount ||
+                            h.journalStateOffset + h.journalStateCount > h.trainableCount ||
+                            h.journalStateCount > h.journalCount ||
                             h.journalCount * (1 + h.stateCopies) > h.journalFloats))) {
         ::close(fd);
         return Error{
@@ -204,6 +236,7 @@ Result<std::unique_ptr<MemoryX>> MemoryX::open(const fs::path& path) {
     }
     std::unique_ptr<MemoryX> mx(new MemoryX());
     mx->m_paramCount = h.paramCount;
+    mx->m_trainableCount = h.trainableCount;
     mx->m_stateCopies = int(h.stateCopies);
     mx->m_floats = h.dataFloats;
     mx->m_journalFloats = h.journalFloats;
@@ -215,11 +248,13 @@ Result<std::unique_ptr<MemoryX>> MemoryX::open(const fs::path& path) {
     if (live->journalValid) {
         // Undo the interrupted update: the layer gets back its values from before that step.
         const size_t offset = live->journalOffset, count = live->journalCount;
+        const size_t stateOffset = h.journalStateOffset, stateCount = h.journalStateCount;
         const float* j = mx->journal();
         std::memcpy(mx->m_base + offset, j, count * sizeof(float));
         for (int c = 0; c < mx->m_stateCopies; ++c) {
-            std::memcpy(mx->m_base + (2 + size_t(c)) * mx->m_paramCount + offset,
-                        j + size_t(c + 1) * count, count * sizeof(float));
+            std::memcpy(
+                mx->m_base + stateStart(mx->m_paramCount, mx->m_trainableCount, c) + stateOffset,
+                j + size_t(c + 1) * count, stateCount * sizeof(float));
         }
         std::atomic_thread_fence(std::memory_order_release);
         live->journalValid = 0;

@@ -1,6 +1,8 @@
-// MemoryX: the external weight store of a wafer-scale cluster. It holds the fp32 master weights,
-// the reduced gradients of the current step and the optimizer state, all in the model's
-// ParameterTable layout, and it is where the optimizer runs. Backing: RAM, or a memory-mapped
+// MemoryX: the external weight store of a wafer-scale cluster. It holds the fp32 master weights
+// in the model's ParameterTable layout, and the reduced gradients of the current step and the
+// optimizer state of the parameters that train only, in optim::GradientLayout::Trainable (a frozen
+// tensor, every base weight of a LoRA run, has its master weights and nothing else), and it is
+// where the optimizer runs. Backing: RAM, or a memory-mapped
 // file (memoryx.backing: file) so a model whose weights + Adam state exceed the RAM given to the
 // process can still train, streaming from disk through the page cache.
 // Thread-safety: the buffers are plain memory; the streaming executor guarantees that a layer's
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -28,11 +31,14 @@ namespace ws::streaming {
 
 class MemoryX {
 public:
-    // stateCopies: parameter-sized optimizer buffers (optim::Optimizer::stateCopies);
+    static constexpr size_t kEveryParameter = SIZE_MAX;  // nothing frozen: trainable = paramCount
+    // stateCopies: optimizer buffers (optim::Optimizer::stateCopies) of trainableCount floats
+    // each, as the gradients (a shard may have none);
     // largestUpdate: the most parameters one beginUpdate() will cover (the largest layer).
     static Result<std::unique_ptr<MemoryX>> create(const config::MemoryXConfig& config,
                                                    size_t paramCount, int stateCopies,
-                                                   size_t largestUpdate);
+                                                   size_t largestUpdate,
+                                                   size_t trainableCount = kEveryParameter);
     // Reopens a file-backed store, rolling back a layer update that a crash interrupted.
     static Result<std::unique_ptr<MemoryX>> open(const std::filesystem::path& path);
     ~MemoryX();
@@ -40,17 +46,19 @@ public:
     MemoryX& operator=(const MemoryX&) = delete;
 
     size_t paramCount() const { return m_paramCount; }
+    size_t trainableCount() const { return m_trainableCount; }
     float* weights() { return m_base; }  // (P) master weights
     const float* weights() const { return m_base; }
-    float* gradients() { return m_base + m_paramCount; }  // (P) reduced gradients
-    optim::OptimizerState optimizerState();               // (copies x P)
+    float* gradients() { return m_base + m_paramCount; }  // (trainable) reduced gradients
+    optim::OptimizerState optimizerState();               // (copies x trainable)
     size_t bytes() const { return m_floats * sizeof(float); }
     bool fileBacked() const { return m_mapped != nullptr; }
     const std::filesystem::path& path() const { return m_path; }
 
-    // Bracket an optimizer update of weights/state [offset, offset+count) (file-backed: journal
-    // the old values; RAM: nothing to do).
-    void beginUpdate(size_t offset, size_t count);
+    // Bracket an optimizer update of weights [offset, offset+count) and of the optimizer state
+    // [stateOffset, stateOffset+stateCount) (file-backed: journal the old values; RAM: nothing
+    // to do). stateCount <= count.
+    void beginUpdate(size_t offset, size_t count, size_t stateOffset, size_t stateCount);
     void endUpdate();
     // After open(): whether an interrupted update was rolled back, and where.
     bool rolledBack() const { return m_rolledBack; }
@@ -62,6 +70,7 @@ private:
     Header* header() const;
     float* journal() const;
     size_t m_paramCount = 0;
+    size_t m_trainableCount = 0;
     int m_stateCopies = 0;
     size_t m_floats = 0;
     float* m_base = nullptr;

@@ -51,6 +51,22 @@ int ShardPlan::ownerOf(size_t globalOffset) const {
     return m_shards - 1;
 }
 
+ShardPlan ShardPlan::overTrainable(const std::vector<optim::ParamGroup>& groups) const {
+    ShardPlan out = *this;
+    for (int k = 0; k <= m_shards; ++k) {
+        size_t n = 0;
+        for (const auto& piece : optim::trainablePieces(groups, 0, m_bounds[size_t(k)]))
+            n += piece.size;
+        out.m_bounds[size_t(k)] = n;
+    }
+    return out;
+}
+
+size_t ShardPlan::trainableOnRank(const std::vector<optim::ParamGroup>& groups, int rank) const {
+    if (rank >= m_shards) return 0;
+    return optim::trainableSize(localGroups(groups, rank));
+}
+
 std::vector<optim::ParamGroup> ShardPlan::localGroups(const std::vector<optim::ParamGroup>& groups,
                                                       int shard) const {
     std::vector<optim::ParamGroup> out;
@@ -72,13 +88,15 @@ std::string ShardPlan::layerNames(const model::ParameterTable& table, int shard)
                                                  : fmt::format("{}..{}", first.name, last.name);
 }
 
-std::string ShardPlan::describe(const model::ParameterTable& table,
-                                size_t bytesPerParameter) const {
+std::string ShardPlan::describe(const model::ParameterTable& table, size_t bytesPerParameter,
+                                const std::vector<optim::ParamGroup>& groups) const {
     std::string text;
     for (int k = 0; k < m_shards; ++k) {
-        text +=
-            fmt::format("{}rank {}: {} ({:.1f} MiB)", k == 0 ? "" : "; ", k, layerNames(table, k),
-                        double(count(k)) * double(bytesPerParameter) / (1 << 20));
+        const size_t trained = groups.empty() ? count(k) : trainableOnRank(groups, k);
+        const double bytes = double(count(k) - trained) * sizeof(float) +
+                             double(trained) * double(bytesPerParameter);
+        text += fmt::format("{}rank {}: {} ({:.1f} MiB)", k == 0 ? "" : "; ", k,
+                            layerNames(table, k), bytes / (1 << 20));
     }
     return text;
 }

@@ -39,14 +39,21 @@ public:
     size_t countOnRank(int rank) const { return rank < m_shards ? count(rank) : 0; }
     int firstLayer(int shard) const { return m_firstLayer[size_t(shard)]; }
     int lastLayer(int shard) const { return m_firstLayer[size_t(shard) + 1] - 1; }
+    // The same shards over the Trainable layout (optim::GradientLayout) of `groups` (global
+    // offsets): where each shard's gradients and optimizer state begin and end. Layers as here.
+    ShardPlan overTrainable(const std::vector<optim::ParamGroup>& groups) const;
+    // Gradient and state floats a rank keeps in the Trainable layout of `groups`.
+    size_t trainableOnRank(const std::vector<optim::ParamGroup>& groups, int rank) const;
     // `groups` (global offsets) cut to shard k's range and moved to its local offsets.
     std::vector<optim::ParamGroup> localGroups(const std::vector<optim::ParamGroup>& groups,
                                                int shard) const;
     // Shard k's layers by name: "embeddings..h.1", or one name.
     std::string layerNames(const model::ParameterTable& table, int shard) const;
     // "rank 0: layers 0-2 (embeddings-h.1), 12.0 MiB of weights + optimizer state" for each shard;
-    // bytesPerParameter: what MemoryX keeps per parameter (weights, gradients, state copies).
-    std::string describe(const model::ParameterTable& table, size_t bytesPerParameter) const;
+    // bytesPerParameter: what MemoryX keeps per parameter (weights, gradients, state copies);
+    // with `groups`, frozen parameters count their weights (4 bytes) alone.
+    std::string describe(const model::ParameterTable& table, size_t bytesPerParameter,
+                         const std::vector<optim::ParamGroup>& groups = {}) const;
 
 private:
     int m_shards = 1;

@@ -254,7 +254,9 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             opStart += op.timeS;
         }
 
-        if (p.ops.gradientValues > 0) {
+        const bool frozen = size_t(order[i].layerIndex) < in.frozenLayers.size() &&
+                            in.frozenLayers[size_t(order[i].layerIndex)];
+        if (p.ops.gradientValues > 0 && !frozen) {
             const double gradS = p.ops.gradientValues * bpv / io;
             t.gradStreamS = gradS;
             const double oStart = std::max(outEnd, compStart[i]);

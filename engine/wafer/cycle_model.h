@@ -56,6 +56,10 @@ struct StepInput {
     // 4 for an fp32 run, 2 in bf16 mode); 0 = the spec's stream_bytes_per_value. Gradients out
     // always use the spec's figure (the hardware's 16-bit gradients).
     int weightBytesPerValue = 0;
+    // (ParameterTable layers) layers whose every tensor is frozen (fine-tuning's frozen
+    // embeddings and blocks, a LoRA run's embeddings and head): no gradient of theirs streams
+    // out, is reduced or updated, as the streaming executor does. Empty: every layer trains.
+    std::vector<bool> frozenLayers = {};
 };
 
 struct PredictOptions {

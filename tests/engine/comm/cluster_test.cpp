@@ -9,6 +9,7 @@
 // and 3 of the ranks (memoryx.shards), frozen groups included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -118,15 +119,25 @@ INSTANTIATE_TEST_SUITE_P(
 // MemoryX sharded over the first `shards` ranks (memoryx.shards): each shard initialises its own
 // tensors from the seed, updates its layers and serves their broadcast. Rank 0 gathers the shards
 // at the end (they are contiguous in rank order) for the comparison.
+// freeze: 0 nothing, 1 the first block (the norm skips it, as fine-tuning does), 2 LoRA (the
+// shape has adapters: every base tensor frozen).
+std::vector<optim::ParamGroup> frozenGroups(const model::ParameterTable& table, int freeze) {
+    auto groups = testing::groupsOf(table);
+    for (size_t i = 0; i < groups.size(); ++i) {
+        auto& g = groups[i];
+        if (freeze == 1)
+            g.frozen = g.offset >= table.layers()[1].offset && g.offset < table.layers()[2].offset;
+        if (freeze == 2) g.frozen = model::isFrozenTensor(table, table.tensors()[i], {});
+    }
+    return groups;
+}
+
 Trajectory trainSharded(const model::GptShape& shape, double maxNorm, int systems, int microBatch,
-                        int shards, bool freeze) {
+                        int shards, int freeze) {
     comm::Comm& comm = *g_comm;
     const int rank = comm.rank();
     model::ParameterTable table(shape);
-    auto groups = testing::groupsOf(table);
-    if (freeze)  // the first block frozen: the norm skips it, as fine-tuning does
-        for (auto& g : groups)
-            g.frozen = g.offset >= table.layers()[1].offset && g.offset < table.layers()[2].offset;
+    const auto groups = frozenGroups(table, freeze);
     StreamingOptions options;
     options.systems = systems;
     options.microBatch = microBatch;
@@ -142,16 +153,30 @@ Trajectory trainSharded(const model::GptShape& shape, double maxNorm, int system
     std::optional<optim::Optimizer> opt;
     std::optional<StreamingExecutor> exec;
     if (rank < shards) {
+        // A shard keeps gradients and state for its trainable parameters only.
         auto created = MemoryX::create(config::MemoryXConfig{}, plan.count(rank),
-                                       optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+                                       optim::Optimizer::stateCopies(oc), largestLayerSize(table),
+                                       plan.trainableOnRank(groups, rank));
         EXPECT_TRUE(created.ok());
         mx = std::move(created).value();
+        if (freeze > 0) {
+            EXPECT_EQ(mx->trainableCount(), plan.trainableOnRank(groups, rank));
+            EXPECT_EQ(mx->bytes(),
+                      (plan.count(rank) + 3 * plan.trainableOnRank(groups, rank)) * sizeof(float));
+        }
         model::initParameterTensors(table, config::ModelConfig{}, 42, [&](size_t i) -> float* {
             const auto& slice = table.tensors()[i];
             if (plan.ownerOfLayer(slice.layerIndex) != rank) return nullptr;
             return mx->weights() + (slice.offset - plan.begin(rank));
         });
-        opt.emplace(oc, plan.localGroups(groups, rank), plan.count(rank), mx->optimizerState());
+        if (freeze == 2)
+            for (const auto& tensor : table.tensors())
+                if (tensor.name.find("lora_B") != std::string::npos &&
+                    plan.ownerOfLayer(tensor.layerIndex) == rank)
+                    std::fill_n(mx->weights() + (tensor.offset - plan.begin(rank)), tensor.size,
+                                0.01f);
+        opt.emplace(oc, plan.localGroups(groups, rank), plan.count(rank), mx->optimizerState(),
+                    optim::GradientLayout::Trainable);
         exec.emplace(shape, kB, kT, options, *mx, *opt);
     } else {
         exec.emplace(shape, kB, kT, options);
@@ -173,21 +198,21 @@ Trajectory trainSharded(const model::GptShape& shape, double maxNorm, int system
     return t;
 }
 
-// (bf16, max gradient norm, systems, micro-batch, dropout, frozen block)
+// (bf16, max gradient norm, systems, micro-batch, dropout, frozen: 1 a block, 2 LoRA)
 class ShardedEqualsOneProcess
-    : public ::testing::TestWithParam<std::tuple<bool, double, int, int, bool, bool>> {};
+    : public ::testing::TestWithParam<std::tuple<bool, double, int, int, bool, int>> {};
 
 TEST_P(ShardedEqualsOneProcess, BitForBitForEveryShardCount) {
     const auto [bf16, maxNorm, systems, microBatch, dropout, freeze] = GetParam();
     model::GptShape shape = testing::streamingShape(true);
     shape.bf16 = bf16;
     if (dropout) shape.dropout = 0.1;
+    if (freeze == 2)
+        shape.applyLora(config::LoraConfig{
+            .rank = 2, .alpha = 4.0, .dropout = 0.0, .targets = {"c_attn", "mlp.c_proj"}});
     // The one-process reference, with the same frozen groups.
     model::ParameterTable table(shape);
-    auto groups = testing::groupsOf(table);
-    if (freeze)
-        for (auto& g : groups)
-            g.frozen = g.offset >= table.layers()[1].offset && g.offset < table.layers()[2].offset;
+    const auto groups = frozenGroups(table, freeze);
     const auto oc = testing::adamw(maxNorm);
     Trajectory one;
     {
@@ -195,6 +220,10 @@ TEST_P(ShardedEqualsOneProcess, BitForBitForEveryShardCount) {
                                   optim::Optimizer::stateCopies(oc), largestLayerSize(table));
         ASSERT_TRUE(mx.ok());
         model::initParameters(table, config::ModelConfig{}, 42, (*mx)->weights());
+        if (freeze == 2)  // B nonzero, so every adapter gradient flows
+            for (const auto& t : table.tensors())
+                if (t.name.find("lora_B") != std::string::npos)
+                    std::fill_n((*mx)->weights() + t.offset, t.size, 0.01f);
         optim::Optimizer opt(oc, groups, table.totalSize(), (*mx)->optimizerState());
         StreamingOptions options;
         options.systems = systems;
@@ -224,11 +253,13 @@ TEST_P(ShardedEqualsOneProcess, BitForBitForEveryShardCount) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ShardedEqualsOneProcess,
-                         ::testing::Values(std::make_tuple(false, 0.0, 3, 0, false, false),
-                                           std::make_tuple(false, 0.5, 3, 1, true, false),
-                                           std::make_tuple(true, 0.5, 4, 2, true, false),
-                                           std::make_tuple(false, 0.5, 3, 0, false, true),
-                                           std::make_tuple(true, 0.0, 6, 2, false, false)));
+                         ::testing::Values(std::make_tuple(false, 0.0, 3, 0, false, 0),
+                                           std::make_tuple(false, 0.5, 3, 1, true, 0),
+                                           std::make_tuple(true, 0.5, 4, 2, true, 0),
+                                           std::make_tuple(false, 0.5, 3, 0, false, 1),
+                                           std::make_tuple(true, 0.0, 6, 2, false, 0),
+                                           std::make_tuple(false, 0.5, 3, 1, false, 2),
+                                           std::make_tuple(true, 0.0, 6, 0, false, 2)));
 
 // The plan: contiguous whole layers, every shard at least one, balanced by bytes, and the same on
 // every rank (a pure function of the table).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -105,6 +106,51 @@ TEST(Clipping, NormAndFactor) {
     EXPECT_NEAR(clipFactor(4.0, 1.0), 0.25, 1e-6);
     // A NaN norm is not "below the limit": it passes through unchanged so divergence stays visible.
     EXPECT_DOUBLE_EQ(clipFactor(std::nan(""), 1.0), 1.0);
+}
+
+// The Trainable layout (gradients and state of unfrozen groups only, packed): the same updates,
+// norms and per-range norms, bit for bit, as the Full layout; and the pieces that say where each
+// trainable run's gradients live.
+TEST(GradientLayout, TrainableEqualsFullBitForBit) {
+    // Groups: 0-99 frozen, 100-299 trains, 300-399 frozen, 400-469 trains (no decay), 470-499
+    // trains, at larger sizes too so the parallel paths run.
+    for (size_t scale : {size_t(1), size_t(1000)}) {
+        const std::vector<ParamGroup> groups = {{0, 100 * scale, true, 1.0, true},
+                                                {100 * scale, 200 * scale, true, 1.0, false},
+                                                {300 * scale, 100 * scale, true, 1.0, true},
+                                                {400 * scale, 70 * scale, false, 0.5, false},
+                                                {470 * scale, 30 * scale, true, 1.0, false}};
+        const size_t P = 500 * scale, T = 300 * scale;
+        EXPECT_EQ(trainableSize(groups), T);
+        const auto pieces = trainablePieces(groups, 0, P);
+        ASSERT_EQ(pieces.size(), 2u);  // 400-499 is one run: adjacent in both layouts
+        EXPECT_EQ(pieces[0].offset, 100 * scale);
+        EXPECT_EQ(pieces[0].stateOffset, 0u);
+        EXPECT_EQ(pieces[1].offset, 400 * scale);
+        EXPECT_EQ(pieces[1].stateOffset, 200 * scale);
+        EXPECT_EQ(pieces[1].size, 100 * scale);
+        std::vector<float> start(P), fullGrads(P, 0.0f), packed(T);
+        for (size_t i = 0; i < P; ++i) start[i] = std::sin(float(i)) * 0.5f;
+        Optimizer full(adamw(0.1), groups, P);
+        Optimizer compact(adamw(0.1), groups, P, GradientLayout::Trainable);
+        EXPECT_EQ(compact.stateSize(), T);
+        EXPECT_EQ(full.stateSize(), P);
+        std::vector<float> a = start, b = start;
+        for (int step = 1; step <= 3; ++step) {
+            for (size_t i = 0; i < P; ++i) fullGrads[i] = std::cos(float(i * step)) * 0.1f;
+            for (const auto& piece : pieces)
+                std::copy_n(fullGrads.begin() + std::ptrdiff_t(piece.offset), piece.size,
+                            packed.begin() + std::ptrdiff_t(piece.stateOffset));
+            EXPECT_EQ(full.gradientNorm(fullGrads.data()), compact.gradientNorm(packed.data()));
+            const std::vector<BufferRange> ranges = {{0, 250 * scale}, {250 * scale, 250 * scale}};
+            EXPECT_EQ(full.rangeGradientNorms(fullGrads.data(), ranges),
+                      compact.rangeGradientNorms(packed.data(), ranges));
+            full.update(a.data(), fullGrads.data(), 1e-2, 0.5, step);
+            compact.update(b.data(), packed.data(), 1e-2, 0.5, step);
+        }
+        EXPECT_TRUE(a == b);
+        for (size_t i = 0; i < 100 * scale; ++i) ASSERT_EQ(b[i], start[i]);  // frozen
+    }
 }
 
 }  // namespace

@@ -220,6 +220,70 @@ TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
     auto file = checkpoint::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
     ASSERT_TRUE(file.ok());
     EXPECT_NE(file->find("h.1.mlp.c_proj.lora_B.weight"), nullptr);
+    // The frozen base has no optimizer state: the file holds the adapters' moments only.
+    auto optimizer =
+        checkpoint::SafetensorsFile::open(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile);
+    ASSERT_TRUE(optimizer.ok());
+    for (const auto& name : optimizer->names())
+        EXPECT_NE(name.find(".lora_"), std::string::npos) << name << " is frozen: no state";
+    EXPECT_EQ(optimizer->names().size(), 2u * 2 * 2 * 2);  // moments x targets x A,B x blocks
+}
+
+TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
+    // A LoRA checkpoint written before frozen tensors lost their optimizer state holds zero
+    // moments for every base tensor: it still resumes, exactly.
+    TempDir dir("ckpt_lora_old");
+    writeTinyCorpus(dir.path());
+    const std::vector<std::string> lora = {"lora.rank=2", "lora.targets=[c_attn, c_fc]",
+                                           "optimizer.learning_rate=0.01"};
+    const RunSummary whole = train(richConfig(dir, 6, "whole", lora), optionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    // The older layout: checkpoint-3 copied, its optimizer file with zeros for the base tensors.
+    const fs::path old = dir.path() / "old" / "checkpoint-3";
+    fs::create_directories(old.parent_path());
+    fs::copy(dir.path() / "whole" / "checkpoint-3", old, fs::copy_options::recursive);
+    {
+        auto current = checkpoint::SafetensorsFile::open(old / kOptimizerFile);
+        ASSERT_TRUE(current.ok());
+        auto model = checkpoint::SafetensorsFile::open(old / kModelFile);
+        ASSERT_TRUE(model.ok());
+        std::vector<checkpoint::TensorView> views;
+        std::vector<std::vector<float>> zeros;
+        zeros.reserve(2 * model->names().size());
+        for (const char* suffix : {".exp_avg", ".exp_avg_sq"}) {
+            for (const auto& name : model->names()) {
+                const auto* have = current->find(name + suffix);
+                const auto* weight = model->find(name);
+                if (have) {
+                    views.push_back(
+                        {have->name, have->dtype, have->shape, have->data, have->bytes});
+                } else {
+                    zeros.emplace_back(weight->bytes / sizeof(float), 0.0f);
+                    views.push_back({name + suffix, checkpoint::DType::F32, weight->shape,
+                                     zeros.back().data(), weight->bytes});
+                }
+            }
+        }
+        ASSERT_GT(views.size(), current->names().size());
+        const fs::path rewritten = old.parent_path() / "optimizer.rewritten";
+        std::string sha;
+        ASSERT_TRUE(checkpoint::writeSafetensors(rewritten, views, current->metadata(), &sha).ok());
+        fs::rename(rewritten, old / kOptimizerFile);
+        nlohmann::json state;
+        std::ifstream(old / "trainer_state.json") >> state;
+        state["files"][kOptimizerFile]["sha256"] = sha;
+        std::ofstream(old / "trainer_state.json") << state.dump(2);
+    }
+    auto resuming = optionsIn(dir);
+    resuming.resumeFrom = old;
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    const RunSummary resumed = train(std::move(config).value(), resuming);
+    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
+                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
 }
 
 TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     crash::initialise(table, (*mx)->weights());
     if (mode == "half") {
         const auto& layer = table.layers()[1];
-        (*mx)->beginUpdate(layer.offset, layer.size);
+        (*mx)->beginUpdate(layer.offset, layer.size, layer.offset, layer.size);
         for (size_t i = 0; i < layer.size / 2; ++i) (*mx)->weights()[layer.offset + i] = 1e6f;
         std::raise(SIGKILL);
     }

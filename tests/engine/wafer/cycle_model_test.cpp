@@ -69,6 +69,31 @@ TEST(CycleModel, FabricCyclesAreTheBusiestLinkOverItsWidth) {
     EXPECT_DOUBLE_EQ(fillCycles(spec), 32);  // 16 + 16 hops of one cycle
 }
 
+// Frozen layers (fine-tuning's frozen embeddings and blocks) stream no gradient out and get no
+// update, as the streaming executor does; the others stream theirs as before.
+TEST(CycleModel, FrozenLayersStreamNoGradientsOut) {
+    StepInput all{nanoShape(), 8, 128, 1, nullptr};
+    StepInput frozen = all;
+    frozen.frozenLayers = {true, true, false, false, false, false};  // embeddings, h.0
+    auto a = predictStep(teaching(), all, {.frames = false});
+    auto f = predictStep(teaching(), frozen, {.frames = false});
+    ASSERT_TRUE(a.ok() && f.ok());
+    auto count = [](const StepPrediction& p, SpanKind kind, int layer) {
+        int n = 0;
+        for (const auto& sp : p.spans) n += sp.kind == kind && sp.layer == layer;
+        return n;
+    };
+    for (int layer : {0, 1}) {
+        EXPECT_EQ(count(*a, SpanKind::StreamOut, layer), 1);
+        EXPECT_EQ(count(*f, SpanKind::StreamOut, layer), 0) << layer;
+        EXPECT_EQ(count(*f, SpanKind::Update, layer), 0) << layer;
+    }
+    for (int layer = 2; layer <= 5; ++layer)
+        EXPECT_EQ(count(*f, SpanKind::StreamOut, layer), 1) << layer;
+    EXPECT_LT(f->gradientStreamS, a->gradientStreamS);
+    EXPECT_LT(f->optimizerS, a->optimizerS);
+}
+
 TEST(CycleModel, TimeSplitAddsUpAndFramesAreFractions) {
     StepInput in{nanoShape(), 8, 128, 1, nullptr};
     auto p = predictStep(teaching(), in);
