@@ -1,0 +1,214 @@
+// The headless lesson runner (see lesson_runner.h).
+#include "engine/lesson/lesson_runner.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+namespace ws::lesson {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool terminal(session::RunState state) {
+    return state == session::RunState::Finished || state == session::RunState::Stopped ||
+           state == session::RunState::Diverged || state == session::RunState::Failed;
+}
+
+}  // namespace
+
+bool StepOutcome::passed() const {
+    if (!error.empty()) return false;
+    for (const auto& c : expect)
+        if (!c.passed) return false;
+    for (const auto& c : tryCheck)
+        if (!c.passed) return false;
+    return true;
+}
+
+bool reached(const Action& pauseAt, const RunObservation& run) {
+    return run.hasPhase && run.phase == pauseAt.phase && run.layer == pauseAt.layer;
+}
+
+LessonRunner::LessonRunner(const Lesson& lesson, RunnerOptions options)
+    : m_lesson(lesson), m_options(std::move(options)), m_config(lesson.start) {}
+
+LessonRunner::~LessonRunner() { endRun(); }
+
+bool LessonRunner::runLive() const { return m_session && !terminal(m_session->state()); }
+
+void LessonRunner::drain() {
+    if (!m_session) return;
+    std::vector<session::Event> events;
+    m_session->events().drain(events);
+    for (const auto& e : events) m_current.observe(e);
+}
+
+void LessonRunner::endRun() {
+    if (!m_session) return;
+    m_session->requestStop();
+    m_session->setPaused(false);
+    m_session->wait();
+    drain();
+    m_current.state = m_session->summary().state;
+    m_session.reset();
+}
+
+Status LessonRunner::startRun(bool paused, int64_t stopAfterStep) {
+    endRun();
+    if (m_current.started) m_previous = std::move(m_current);
+    m_current = RunObservation{};
+    session::SessionOptions options;
+    options.dbPath = m_options.workDir / "runs.sqlite";
+    options.cacheDir = m_options.cacheDir;
+    options.recordInStore = false;
+    options.finalCheckpoint = false;
+    options.stopAfterStep = stopAfterStep;
+    options.runName = fmt::format("lesson run {}", ++m_runs);
+    config::LoadedConfig cfg = m_config;
+    // Each run gets its own folder: the preset leaves model_dir to the store, and there is none.
+    cfg.config.runconfig.modelDir =
+        (m_options.workDir / fmt::format("run-{}", m_runs)).string();
+    auto created = session::Session::create(std::move(cfg), options);
+    if (!created.ok()) return Error{"the run cannot start: " + created.error().message};
+    m_session = std::move(*created);
+    m_current.started = true;
+    if (paused) m_session->setPaused(true);
+    m_session->start();
+    return Status::success();
+}
+
+bool LessonRunner::waitForPauseStop(int64_t stops, std::string& error) {
+    const auto deadline = Clock::now() + m_options.timeout;
+    while (m_session->pauseStops() <= stops) {
+        if (terminal(m_session->state())) {
+            m_session->wait();
+            drain();
+            m_current.state = m_session->summary().state;
+            error = fmt::format("the run ended ({}: {}) before reaching the phase",
+                                session::runStateName(m_current.state),
+                                m_session->summary().detail);
+            return false;
+        }
+        if (Clock::now() > deadline) {
+            error = "timed out waiting for the run to pause";
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    drain();
+    return true;
+}
+
+Status LessonRunner::applyConfigChanges(const std::vector<Change>& changes,
+                                        const Action& action) {
+    const std::string before = config::hashConfig(m_config.config);
+    if (Status s = applyChanges(m_config, changes); !s.ok()) return s;
+    if (action.kind == Action::Kind::Systems) {
+        if (Status s = config::applyOverride(m_config.config,
+                                             fmt::format("runconfig.num_csx={}", action.count));
+            !s.ok())
+            return s;
+    }
+    // A run's config is fixed: a change ends the run in flight (it stays as `previous`).
+    if (config::hashConfig(m_config.config) != before) endRun();
+    return Status::success();
+}
+
+Status LessonRunner::enterStep(size_t k) {
+    const LessonStep& step = m_lesson.steps.at(k);
+    return applyConfigChanges(step.changes, step.action);
+}
+
+Status LessonRunner::perform(const Action& action) {
+    switch (action.kind) {
+        case Action::Kind::None:
+        case Action::Kind::Systems:  // a config change, made by enterStep / applySolution
+            return Status::success();
+        case Action::Kind::RunSteps: {
+            if (Status s = startRun(false, action.count); !s.ok()) return s;
+            m_session->wait();
+            drain();
+            m_current.state = m_session->summary().state;
+            if (m_current.state == session::RunState::Failed)
+                return Error{"the run failed: " + m_session->summary().detail};
+            return Status::success();
+        }
+        case Action::Kind::PauseAt: {
+            if (!runLive() || m_session->state() != session::RunState::Paused) {
+                if (Status s = startRun(true, -1); !s.ok()) return s;
+            }
+            std::string error;
+            if (!waitForPauseStop(m_session->pauseStops() == 0 ? 0 : m_session->pauseStops() - 1,
+                                  error))
+                return Error{error};
+            // Each phase ends at a pause point; a target behind the current phase comes again in
+            // the next micro-batch or step.
+            while (!reached(action, m_current)) {
+                const int64_t stops = m_session->pauseStops();
+                m_session->stepOnePhase();
+                if (!waitForPauseStop(stops, error)) return Error{error};
+            }
+            return Status::success();
+        }
+        case Action::Kind::StepPhase: {
+            if (!runLive() || m_session->state() != session::RunState::Paused)
+                return Error{"step_phases needs a paused run (pause_at in an earlier step)"};
+            std::string error;
+            for (int64_t i = 0; i < action.count; ++i) {
+                const int64_t stops = m_session->pauseStops();
+                m_session->stepOnePhase();
+                if (!waitForPauseStop(stops, error)) return Error{error};
+            }
+            return Status::success();
+        }
+    }
+    return Status::success();
+}
+
+std::vector<CheckOutcome> LessonRunner::evaluate(const std::vector<Condition>& checks) const {
+    CheckContext context{&m_config.config, &m_current, previous()};
+    std::vector<CheckOutcome> out;
+    for (const Condition& c : checks) {
+        const CheckResult r = ws::lesson::evaluate(c, context);
+        out.push_back({c.text, c.where, r.passed, r.detail});
+    }
+    return out;
+}
+
+Status LessonRunner::applySolution(size_t k) {
+    const LessonStep& step = m_lesson.steps.at(k);
+    if (!step.tryIt) return Status::success();
+    if (Status s = applyConfigChanges(step.tryIt->solutionChanges, step.tryIt->solutionAction);
+        !s.ok())
+        return s;
+    return perform(step.tryIt->solutionAction);
+}
+
+StepOutcome LessonRunner::runStep(size_t k) {
+    StepOutcome out;
+    out.index = k;
+    const LessonStep& step = m_lesson.steps.at(k);
+    if (Status s = enterStep(k); !s.ok()) {
+        out.error = s.error().message;
+        return out;
+    }
+    if (Status s = perform(step.action); !s.ok()) {
+        out.error = describeAction(step.action) + ": " + s.error().message;
+        return out;
+    }
+    out.expect = evaluate(step.expect);
+    if (step.tryIt) {
+        bool all = !step.tryIt->check.empty();
+        for (const auto& c : evaluate(step.tryIt->check)) all = all && c.passed;
+        out.tryPassedBefore = all;
+        if (Status s = applySolution(k); !s.ok()) {
+            out.error = "try solution: " + s.error().message;
+            return out;
+        }
+        out.tryCheck = evaluate(step.tryIt->check);
+    }
+    return out;
+}
+
+}  // namespace ws::lesson
