@@ -10,6 +10,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/config/text_format.h"
+#include "engine/wafer/run_fit.h"
 
 namespace ws::lesson {
 namespace {
@@ -137,6 +138,7 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
     if (name == "run.steps") return std::to_string(run->steps());
     if (name == "run.phase_step") return std::to_string(run->phaseStep + 1);
     if (name == "run.layers") return std::to_string(run->layerCount);
+    if (name == "run.max_resident_layers") return std::to_string(run->maxResidentLayers);
     if (name.starts_with("loss.")) {
         if (name == "loss.finite")
             return std::string(std::all_of(l.begin(), l.end(), [](double v) {
@@ -171,6 +173,7 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
         }
         if (name == "emulated.step_ms") return number(run->emulatedStepS * 1e3);
         if (name == "emulated.mfu_percent") return number(run->mfu * 100.0);
+        if (name == "emulated.tokens_per_s") return number(run->emulatedTokensPerS);
         if (name == "emulated.micro_batches") return std::to_string(run->microBatches);
         if (name == "emulated.streaming_hidden")
             return std::string(run->streamingHidden ? "true" : "false");
@@ -179,9 +182,30 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
     return std::nullopt;
 }
 
+// Whether the config fits its wafer (wafer/run_fit.h), and in how many micro-batches.
+std::optional<std::string> fitValue(std::string_view name, const config::Config& cfg,
+                                    std::string& why) {
+    auto fit = wafer::fitOnWafer(cfg);
+    if (name == "fit.ok") return std::string(fit.ok() ? "true" : "false");
+    if (!fit.ok()) {
+        why = "the config does not fit its wafer: " + fit.error().message;
+        return std::nullopt;
+    }
+    if (name == "fit.micro_batch") return std::to_string(fit->microBatch);
+    const int perSystem = cfg.trainInput.batchSize / std::max(1, cfg.runconfig.numCsx);
+    return std::to_string(fit->microBatch > 0 ? perSystem / fit->microBatch : 0);
+}
+
 std::optional<std::string> valueOf(const Operand& operand, const CheckContext& context,
                                    std::string& why) {
     if (!operand.isSubject) return operand.text;
+    if (operand.text.starts_with("fit.")) {
+        if (!context.config) {
+            why = "no config";
+            return std::nullopt;
+        }
+        return fitValue(operand.text, *context.config, why);
+    }
     if (isConfigPath(operand.text)) {
         if (!context.config) {
             why = "no config";
@@ -228,16 +252,47 @@ void RunObservation::observe(const session::Event& event) {
             layer = span->layer;
             phaseStep = span->step;
             phaseMicro = span->micro;
+            if (span->system <= 0)
+                addVisitTime(span->step, span->micro, span->layer,
+                             span->kind == streaming::SpanKind::Backward, -1.0, span->end);
+        } else if (span->kind == streaming::SpanKind::StreamIn) {
+            addVisitTime(span->step, span->micro, span->layer, span->backwardPass, span->start,
+                         -1.0);
         }
     } else if (const auto* e = std::get_if<session::EmulatedStep>(&event)) {
         if (e->prediction) {
             const wafer::StepPrediction& p = *e->prediction;
             emulatedStepS = p.stepS;
             mfu = p.mfu;
+            emulatedTokensPerS = p.tokensPerS;
             microBatches = p.microBatch > 0 ? p.batchPerSystem / p.microBatch : 0;
             streamingHidden = p.weightStreamingHidden;
             layerCount = int(p.forwardFrame.size());
         }
+    }
+}
+
+void RunObservation::addVisitTime(int64_t step, int micro, int layer, bool backward, double start,
+                                  double end) {
+    Visit* visit = nullptr;
+    for (Visit& v : visits)
+        if (v.step == step && v.micro == micro && v.layer == layer && v.backward == backward)
+            visit = &v;
+    if (!visit) {
+        if (visits.size() >= 64) visits.erase(visits.begin());  // a step or two back is enough
+        visits.push_back({step, micro, layer, backward});
+        visit = &visits.back();
+    }
+    if (start >= 0.0) visit->start = start;
+    if (end >= 0.0) visit->end = end;
+    if (visit->start < 0.0 || visit->end < 0.0) return;
+    // The most intervals holding one point is reached at some interval's start.
+    for (const Visit& at : visits) {
+        if (at.start < 0.0 || at.end < 0.0) continue;
+        int holding = 0;
+        for (const Visit& v : visits)
+            holding += v.start >= 0.0 && v.end >= 0.0 && v.start <= at.start && at.start < v.end;
+        maxResidentLayers = std::max(maxResidentLayers, holding);
     }
 }
 
@@ -249,14 +304,20 @@ const std::vector<SubjectInfo>& checkSubjects() {
         {"run.phase_step", "the 1-based training step that phase belongs to"},
         {"run.steps", "training steps completed"},
         {"run.layers", "layers the wafer streams per pass (L + 2)"},
+        {"run.max_resident_layers",
+         "the most layers' weights the wafer held at once (stream-in start to compute end)"},
         {"loss.first", "the first step's training loss"},
         {"loss.final", "the last step's training loss"},
         {"loss.min", "the lowest training loss"},
         {"loss.max", "the highest training loss"},
         {"loss.finite", "true while every loss is a finite number and the run did not diverge"},
         {"loss.max_diff_previous", "largest |loss - the previous run's loss| at the same step"},
+        {"fit.ok", "true when the current config fits its wafer (the check a run makes)"},
+        {"fit.micro_batch", "sequences per micro-batch the current config gets on its wafer"},
+        {"fit.micro_batches", "wafer passes per step and system for the current config"},
         {"emulated.step_ms", "the emulated step time, milliseconds"},
         {"emulated.mfu_percent", "the emulated model FLOPs utilization, percent"},
+        {"emulated.tokens_per_s", "the emulated training throughput, tokens/s (all systems)"},
         {"emulated.micro_batches", "wafer passes (micro-batches) per step and system"},
         {"emulated.streaming_hidden", "true when no layer waits for its weights"},
     };

@@ -37,12 +37,29 @@ struct RunObservation {
     // The emulated machine's prediction of a step (NaN / 0 when not emulated).
     double emulatedStepS = 0.0;
     double mfu = 0.0;
+    double emulatedTokensPerS = 0.0;  // all systems
     int microBatches = 0;  // wafer passes per step and system
     bool streamingHidden = false;
     int layerCount = 0;  // ParameterTable layers (L + 2), from the prediction; 0 unknown
+    // The most layers' weights the wafer held at once (system 0, wall clock): a layer is
+    // resident from the start of its stream-in until its compute ends. At most
+    // wafer.weight_buffer_layers; 2 shows the prefetch at work.
+    int maxResidentLayers = 0;
+    // Layer visits seen recently (for maxResidentLayers): stream-in start, compute end.
+    struct Visit {
+        int64_t step = 0;
+        int micro = 0;
+        int layer = 0;
+        bool backward = false;
+        double start = -1.0, end = -1.0;
+    };
+    std::vector<Visit> visits;
 
     void observe(const session::Event& event);
     int64_t steps() const { return int64_t(losses.size()); }
+
+private:
+    void addVisitTime(int64_t step, int micro, int layer, bool backward, double start, double end);
 };
 
 enum class Compare { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };

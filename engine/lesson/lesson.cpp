@@ -349,7 +349,13 @@ void checkAgainstPreset(const Lesson& lesson, ReadContext& ctx) {
         for (const std::string& problem : problems)
             ctx.errors.push_back(step.where + ": " + path + ": the config after this step's " +
                                  "changes is invalid: " + problem);
-        if (problems.empty()) {
+        // A config that does not fit is worth showing (a "try it" may ask for one); it only
+        // matters when the step trains on it.
+        const auto trains = [](const Action& a) {
+            return a.kind == Action::Kind::RunSteps || a.kind == Action::Kind::PauseAt;
+        };
+        if (problems.empty() &&
+            (trains(step.action) || (step.tryIt && trains(step.tryIt->solutionAction)))) {
             auto fit = wafer::fitOnWafer(cfg.config);
             if (!fit.ok())
                 ctx.errors.push_back(step.where + ": " + path + ": the config after this " +
