@@ -70,8 +70,7 @@ int runLesson(const LessonOptions& opt) {
     auto l = lesson::loadLesson(opt.file);
     if (!l.ok()) return fail(l.error().message);
     std::random_device random;
-    const fs::path work =
-        fs::temp_directory_path() / fmt::format("wafer-lesson-{:08x}", random());
+    const fs::path work = fs::temp_directory_path() / fmt::format("wafer-lesson-{:08x}", random());
     fs::create_directories(work);
     lesson::RunnerOptions options;
     options.workDir = work;

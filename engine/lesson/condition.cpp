@@ -56,9 +56,15 @@ const std::vector<std::string>& configPaths() {
 }
 
 bool isConfigPath(std::string_view name) {
-    const std::string pattern = fieldPattern(name);
+    std::string pattern = fieldPattern(name);
     for (const std::string& path : configPaths())
         if (path == pattern) return true;
+    // An element of a list field: "optimizer.betas[1]".
+    if (pattern.ends_with("[N]")) {
+        pattern.resize(pattern.size() - 3);
+        for (const std::string& path : configPaths())
+            if (path == pattern) return true;
+    }
     return false;
 }
 
@@ -82,7 +88,9 @@ bool looksLikeSubject(std::string_view text) {
     return text.find('.') != std::string_view::npos;
 }
 
-const char* phaseName(Phase phase) { return phase == Phase::Forward ? "forward" : "backward"; }
+const char* phaseName(Phase phase) {
+    return phase == Phase::Forward ? "forward" : "backward";
+}
 
 // A config value as text, by key path (lists indexed with [i]); nullopt when absent.
 std::optional<std::string> configValue(const config::Config& cfg, std::string_view path) {
@@ -141,11 +149,11 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
     if (name == "run.max_resident_layers") return std::to_string(run->maxResidentLayers);
     if (name.starts_with("loss.")) {
         if (name == "loss.finite")
-            return std::string(std::all_of(l.begin(), l.end(), [](double v) {
-                                   return std::isfinite(v);
-                               }) && run->state != session::RunState::Diverged
-                                   ? "true"
-                                   : "false");
+            return std::string(
+                std::all_of(l.begin(), l.end(), [](double v) { return std::isfinite(v); }) &&
+                        run->state != session::RunState::Diverged
+                    ? "true"
+                    : "false");
         if (l.empty()) {
             why = "the run has logged no loss yet";
             return std::nullopt;
@@ -299,7 +307,8 @@ void RunObservation::addVisitTime(int64_t step, int micro, int layer, bool backw
 const std::vector<SubjectInfo>& checkSubjects() {
     static const std::vector<SubjectInfo> subjects = {
         {"run.state", "none, preparing, running, paused, finished, stopped, diverged or failed"},
-        {"run.phase", "the layer phase just computed (shown while paused): forward, backward, none"},
+        {"run.phase",
+         "the layer phase just computed (shown while paused): forward, backward, none"},
         {"run.layer", "its layer: 0 embeddings, 1..L the blocks, L+1 the head; -1 none"},
         {"run.phase_step", "the 1-based training step that phase belongs to"},
         {"run.steps", "training steps completed"},
@@ -326,9 +335,8 @@ const std::vector<SubjectInfo>& checkSubjects() {
 
 Result<Condition> parseCondition(std::string_view text) {
     static const std::vector<std::pair<std::string_view, Compare>> ops = {
-        {"==", Compare::Equal},     {"!=", Compare::NotEqual},
-        {"<=", Compare::LessEqual}, {">=", Compare::GreaterEqual},
-        {"<", Compare::Less},       {">", Compare::Greater},
+        {"==", Compare::Equal},        {"!=", Compare::NotEqual}, {"<=", Compare::LessEqual},
+        {">=", Compare::GreaterEqual}, {"<", Compare::Less},      {">", Compare::Greater},
     };
     Condition c;
     c.text = trim(text);
@@ -343,9 +351,10 @@ Result<Condition> parseCondition(std::string_view text) {
         }
     }
     if (at == std::string::npos)
-        return Error{"expected `subject op value` with op one of ==, !=, <, <=, >, >= (e.g. "
-                     "`runconfig.num_csx >= 2`), found \"" +
-                     c.text + "\""};
+        return Error{
+            "expected `subject op value` with op one of ==, !=, <, <=, >, >= (e.g. "
+            "`runconfig.num_csx >= 2`), found \"" +
+            c.text + "\""};
     c.left = {true, trim(std::string_view(c.text).substr(0, at))};
     const std::string right = trim(std::string_view(c.text).substr(at + width));
     if (c.left.text.empty() || right.empty())
@@ -362,8 +371,9 @@ Result<Condition> parseCondition(std::string_view text) {
         if (auto hint = closestMatch(name, allSubjectNames()))
             message += "; did you mean `" + *hint + "`?";
         else
-            message += "; a check names a config key (as `wafer fields` lists them) or one of "
-                       "run.*, loss.*, emulated.* (README \"Lessons\")";
+            message +=
+                "; a check names a config key (as `wafer fields` lists them) or one of "
+                "run.*, loss.*, emulated.* (README \"Lessons\")";
         return Error{message};
     }
     return c;

@@ -38,7 +38,7 @@ struct RunObservation {
     double emulatedStepS = 0.0;
     double mfu = 0.0;
     double emulatedTokensPerS = 0.0;  // all systems
-    int microBatches = 0;  // wafer passes per step and system
+    int microBatches = 0;             // wafer passes per step and system
     bool streamingHidden = false;
     int layerCount = 0;  // ParameterTable layers (L + 2), from the prediction; 0 unknown
     // The most layers' weights the wafer held at once (system 0, wall clock): a layer is

@@ -42,8 +42,9 @@ void readValue(const YAML::Node& node, Raw& raw, const FieldInfo&, const std::st
     raw.keyMark = ctx.keyMark;
 }
 
-
-std::string where(const ReadContext& ctx, const YAML::Mark& mark) { return ctx.where(mark); }
+std::string where(const ReadContext& ctx, const YAML::Mark& mark) {
+    return ctx.where(mark);
+}
 
 std::vector<std::string> asStrings(const std::vector<std::string_view>& views) {
     return {views.begin(), views.end()};
@@ -63,7 +64,8 @@ void readChanges(const Raw& raw, std::vector<Change>& changes, ReadContext& ctx)
     if (!raw.node->IsMap()) {
         ctx.error(ctx.markOf(*raw.node), raw.path,
                   "expected `key.path: value` lines (as `wafer train --set key.path=value`), "
-                  "found " + describeFound(*raw.node));
+                  "found " +
+                      describeFound(*raw.node));
         return;
     }
     for (auto it = raw.node->begin(); it != raw.node->end(); ++it) {
@@ -114,7 +116,8 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
     if (!node.IsMap()) {
         ctx.error(ctx.markOf(node), raw.path,
                   "expected one of `run_steps: N`, `pause_at: {phase: forward, layer: K}`, "
-                  "`step_phases: N`, `systems: N`, found " + describeFound(node));
+                  "`step_phases: N`, `systems: N`, found " +
+                      describeFound(node));
         return;
     }
     MapReader reader(node, raw.path, ctx);
@@ -155,7 +158,7 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
             p.field(f.phase, {.key = "phase", .help = "", .choices = {"forward", "backward"}});
             p.field(f.layer, {.key = "layer", .help = "", .min = 0});
             p.reportUnusedKeys();
-            if (f.phase.empty() || f.layer < 0)
+            if (!p.hadErrors() && (f.phase.empty() || f.layer < 0))
                 ctx.error(pauseAt.node->Mark(), pauseAt.path,
                           "needs both `phase` (forward or backward) and `layer` (0 embeddings, "
                           "1..L the blocks, L+1 the head)");
@@ -218,7 +221,8 @@ void readTry(const Raw& raw, TryIt& t, ReadContext& ctx) {
     if (!raw.node->IsMap()) {
         ctx.error(ctx.markOf(*raw.node), raw.path,
                   "expected a section with task, check and (optionally) hint and solution, "
-                  "found " + describeFound(*raw.node));
+                  "found " +
+                      describeFound(*raw.node));
         return;
     }
     MapReader r(*raw.node, raw.path, ctx);
@@ -291,6 +295,14 @@ void readStep(const YAML::Node& node, const std::string& path, const fs::path& b
     }
 }
 
+// applyOverride's message without its "--set key=value: " prefix (the position says where).
+std::string overrideProblem(const Change& change, const Status& status) {
+    std::string message = status.error().message;
+    const std::string prefix = "--set " + change.override() + ": ";
+    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    return message;
+}
+
 // Applies a step's config changes (and a Systems action) as the runner will, reporting at the
 // change's position. False when something failed.
 bool applyStepConfig(config::LoadedConfig& cfg, const std::vector<Change>& changes,
@@ -299,7 +311,7 @@ bool applyStepConfig(config::LoadedConfig& cfg, const std::vector<Change>& chang
     for (const Change& change : changes) {
         if (Status s = config::applyOverride(cfg.config, change.override()); !s.ok()) {
             ctx.errors.push_back(change.where + ": " + path + ".changes." + change.key + ": " +
-                                 s.error().message);
+                                 overrideProblem(change, s));
             ok = false;
         }
     }
@@ -307,8 +319,8 @@ bool applyStepConfig(config::LoadedConfig& cfg, const std::vector<Change>& chang
         if (Status s = config::applyOverride(cfg.config,
                                              "runconfig.num_csx=" + std::to_string(action.count));
             !s.ok()) {
-            ctx.errors.push_back(action.where + ": " + path + ".action.systems: " +
-                                 s.error().message);
+            ctx.errors.push_back(action.where + ": " + path +
+                                 ".action.systems: " + s.error().message);
             ok = false;
         }
     }
@@ -358,9 +370,9 @@ void checkAgainstPreset(const Lesson& lesson, ReadContext& ctx) {
             (trains(step.action) || (step.tryIt && trains(step.tryIt->solutionAction)))) {
             auto fit = wafer::fitOnWafer(cfg.config);
             if (!fit.ok())
-                ctx.errors.push_back(step.where + ": " + path + ": the config after this " +
-                                     "step's changes does not fit its wafer: " +
-                                     fit.error().message);
+                ctx.errors.push_back(
+                    step.where + ": " + path + ": the config after this " +
+                    "step's changes does not fit its wafer: " + fit.error().message);
         }
     }
 }
@@ -385,8 +397,8 @@ const std::vector<std::string_view>& subViewNames(View view) {
                                                            "throughput"};
     static const std::vector<std::string_view> wafer = {"heatmap", "timeline", "cluster",
                                                         "layer_norms"};
-    static const std::vector<std::string_view> sweeps = {"table", "heatmap", "parallel",
-                                                         "transfer", "coord_check"};
+    static const std::vector<std::string_view> sweeps = {"table", "heatmap", "parallel", "transfer",
+                                                         "coord_check"};
     switch (view) {
         case View::Config:
             return config;
@@ -403,11 +415,16 @@ const std::vector<std::string_view>& subViewNames(View view) {
 
 const std::vector<std::string_view>& highlightNames() {
     static const std::vector<std::string_view> names = {
-        "run_button",        "pause_button",         "step_layer_button", "continue_button",
-        "stop_button",       "wafer_spec",           "num_systems",       "weight_buffer_layers",
-        "micro_batch_size",  "learning_rate",        "loss_chart",        "heatmap",
-        "timeline",          "cluster_diagram",      "buffer_slots",      "phase_label",
-        "step_time",         "mfu",                  "sparsity",          "coord_check",
+        "run_button",        "pause_button",
+        "step_layer_button", "continue_button",
+        "stop_button",       "wafer_spec",
+        "num_systems",       "weight_buffer_layers",
+        "micro_batch_size",  "learning_rate",
+        "loss_chart",        "heatmap",
+        "timeline",          "cluster_diagram",
+        "buffer_slots",      "phase_label",
+        "step_time",         "mfu",
+        "sparsity",          "coord_check",
     };
     return names;
 }
@@ -498,7 +515,7 @@ Result<Lesson> loadLesson(const fs::path& file) {
 Status applyChanges(config::LoadedConfig& cfg, const std::vector<Change>& changes) {
     for (const Change& change : changes) {
         if (Status s = config::applyOverride(cfg.config, change.override()); !s.ok())
-            return Error{change.where + ": " + change.key + ": " + s.error().message};
+            return Error{change.where + ": " + change.key + ": " + overrideProblem(change, s)};
     }
     return Status::success();
 }
@@ -517,7 +534,9 @@ Result<config::LoadedConfig> configAtStep(const Lesson& lesson, size_t k, bool w
     return cfg;
 }
 
-fs::path defaultLessonDir() { return appDataDir() / "resources" / "lessons"; }
+fs::path defaultLessonDir() {
+    return appDataDir() / "resources" / "lessons";
+}
 
 std::vector<LessonEntry> listLessons(const fs::path& dir) {
     std::vector<LessonEntry> out;

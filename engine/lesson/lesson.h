@@ -24,8 +24,8 @@ namespace ws::lesson {
 
 // The studio's tabs, and the views inside them a step can bring forward.
 enum class View { None, Config, Training, Wafer, Samples, Sweeps };
-const char* viewName(View view);                           // "wafer"
-const std::vector<std::string_view>& viewNames();          // "config", "training", ...
+const char* viewName(View view);                            // "wafer"
+const std::vector<std::string_view>& viewNames();           // "config", "training", ...
 const std::vector<std::string_view>& subViewNames(View v);  // wafer: heatmap, timeline, ...
 
 // Widgets a step may point at; the GUI maps each name to one widget (README "Lessons").
@@ -73,9 +73,9 @@ struct LessonStep {
     std::string formula;           // plain text or LaTeX-ish, shown on its own line
     std::vector<Change> changes;   // applied in order before the action
     Action action;
-    View view = View::None;  // None: leave the view as it is
-    std::string subView;     // one of subViewNames(view), or empty
-    std::string highlight;   // one of highlightNames(), or empty
+    View view = View::None;         // None: leave the view as it is
+    std::string subView;            // one of subViewNames(view), or empty
+    std::string highlight;          // one of highlightNames(), or empty
     std::vector<Condition> expect;  // what the step's action promises (checked by the runner)
     std::optional<TryIt> tryIt;
     std::string where;  // "file:line:col" of the step
@@ -107,9 +107,9 @@ Status applyChanges(config::LoadedConfig& config, const std::vector<Change>& cha
 std::filesystem::path defaultLessonDir();
 struct LessonEntry {
     std::filesystem::path file;
-    std::string title;    // empty when the file does not load
+    std::string title;  // empty when the file does not load
     std::string summary;
-    std::string error;    // why it does not load
+    std::string error;  // why it does not load
 };
 // Every *.yaml in dir, sorted by file name (lessons are numbered: 01-..., 02-...).
 std::vector<LessonEntry> listLessons(const std::filesystem::path& dir);

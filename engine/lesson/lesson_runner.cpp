@@ -33,9 +33,13 @@ bool reached(const Action& pauseAt, const RunObservation& run) {
 LessonRunner::LessonRunner(const Lesson& lesson, RunnerOptions options)
     : m_lesson(lesson), m_options(std::move(options)), m_config(lesson.start) {}
 
-LessonRunner::~LessonRunner() { endRun(); }
+LessonRunner::~LessonRunner() {
+    endRun();
+}
 
-bool LessonRunner::runLive() const { return m_session && !terminal(m_session->state()); }
+bool LessonRunner::runLive() const {
+    return m_session && !terminal(m_session->state());
+}
 
 void LessonRunner::drain() {
     if (!m_session) return;
@@ -67,8 +71,7 @@ Status LessonRunner::startRun(bool paused, int64_t stopAfterStep) {
     options.runName = fmt::format("lesson run {}", ++m_runs);
     config::LoadedConfig cfg = m_config;
     // Each run gets its own folder: the preset leaves model_dir to the store, and there is none.
-    cfg.config.runconfig.modelDir =
-        (m_options.workDir / fmt::format("run-{}", m_runs)).string();
+    cfg.config.runconfig.modelDir = (m_options.workDir / fmt::format("run-{}", m_runs)).string();
     auto created = session::Session::create(std::move(cfg), options);
     if (!created.ok()) return Error{"the run cannot start: " + created.error().message};
     m_session = std::move(*created);
@@ -85,9 +88,9 @@ bool LessonRunner::waitForPauseStop(int64_t stops, std::string& error) {
             m_session->wait();
             drain();
             m_current.state = m_session->summary().state;
-            error = fmt::format("the run ended ({}: {}) before reaching the phase",
-                                session::runStateName(m_current.state),
-                                m_session->summary().detail);
+            error =
+                fmt::format("the run ended ({}: {}) before reaching the phase",
+                            session::runStateName(m_current.state), m_session->summary().detail);
             return false;
         }
         if (Clock::now() > deadline) {
@@ -100,8 +103,7 @@ bool LessonRunner::waitForPauseStop(int64_t stops, std::string& error) {
     return true;
 }
 
-Status LessonRunner::applyConfigChanges(const std::vector<Change>& changes,
-                                        const Action& action) {
+Status LessonRunner::applyConfigChanges(const std::vector<Change>& changes, const Action& action) {
     const std::string before = config::hashConfig(m_config.config);
     if (Status s = applyChanges(m_config, changes); !s.ok()) return s;
     if (action.kind == Action::Kind::Systems) {
@@ -110,8 +112,15 @@ Status LessonRunner::applyConfigChanges(const std::vector<Change>& changes,
             !s.ok())
             return s;
     }
-    // A run's config is fixed: a change ends the run in flight (it stays as `previous`).
-    if (config::hashConfig(m_config.config) != before) endRun();
+    // A run's config is fixed: a change ends the run in flight, and the run (live or not)
+    // becomes `previous`, the reference the next run is compared with.
+    if (config::hashConfig(m_config.config) != before) {
+        endRun();
+        if (m_current.started) {
+            m_previous = std::move(m_current);
+            m_current = RunObservation{};
+        }
+    }
     return Status::success();
 }
 

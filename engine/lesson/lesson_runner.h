@@ -5,7 +5,7 @@
 // reading the phase from the session's Forward/Backward spans; stepping phases; switching the
 // number of systems), evaluates the step's `expect` checks, then does what the "try it" asks
 // (its solution) and evaluates its check. A config change ends the run in flight (a run's config
-// is fixed); the run before it stays observable as `previous.*`.
+// is fixed) and makes the current run `previous.*` in checks, until the next change.
 // Thread-safety: one LessonRunner belongs to one thread; the Session it drives trains on its own
 // worker thread.
 #pragma once
