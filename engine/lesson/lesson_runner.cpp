@@ -30,6 +30,62 @@ bool reached(const Action& pauseAt, const RunObservation& run) {
     return run.hasPhase && run.phase == pauseAt.phase && run.layer == pauseAt.layer;
 }
 
+ActionDriver::Start ActionDriver::start(bool pausedRunLive, int64_t pauseStops) {
+    Start out;
+    switch (m_action.kind) {
+        case Action::Kind::None:
+        case Action::Kind::Systems:  // a config change, made with the step's changes
+            break;
+        case Action::Kind::RunSteps:
+            out.newRun = true;
+            out.stopAfterStep = m_action.count;
+            break;
+        case Action::Kind::PauseAt:
+            if (pausedRunLive) {
+                m_lastStops = pauseStops - 1;  // decide at the pause it stands at
+            } else {
+                out.newRun = true;
+                out.paused = true;
+                m_lastStops = 0;  // wait for its first pause
+            }
+            break;
+        case Action::Kind::StepPhase:
+            if (!pausedRunLive)
+                out.error = "step_phases needs a paused run (pause_at in an earlier step)";
+            m_lastStops = pauseStops - 1;
+            m_remaining = m_action.count;
+            break;
+    }
+    return out;
+}
+
+ActionDriver::Next ActionDriver::next(const RunObservation& run, session::RunState state,
+                                      int64_t pauseStops) {
+    switch (m_action.kind) {
+        case Action::Kind::None:
+        case Action::Kind::Systems:
+            return Next::Done;
+        case Action::Kind::RunSteps:
+            return terminal(state) ? Next::Done : Next::Wait;
+        case Action::Kind::PauseAt:
+        case Action::Kind::StepPhase:
+            break;
+    }
+    if (terminal(state)) {
+        m_error = fmt::format("the run ended ({}) before {}", session::runStateName(state),
+                              describeAction(m_action));
+        return Next::Failed;
+    }
+    if (pauseStops <= m_lastStops) return Next::Wait;  // not paused again yet
+    if (m_action.kind == Action::Kind::PauseAt) {
+        if (reached(m_action, run)) return Next::Done;
+    } else if (m_remaining-- == 0) {
+        return Next::Done;
+    }
+    m_lastStops = pauseStops;
+    return Next::StepOnePhase;
+}
+
 LessonRunner::LessonRunner(const Lesson& lesson, RunnerOptions options)
     : m_lesson(lesson), m_options(std::move(options)), m_config(lesson.start) {}
 
@@ -81,28 +137,6 @@ Status LessonRunner::startRun(bool paused, int64_t stopAfterStep) {
     return Status::success();
 }
 
-bool LessonRunner::waitForPauseStop(int64_t stops, std::string& error) {
-    const auto deadline = Clock::now() + m_options.timeout;
-    while (m_session->pauseStops() <= stops) {
-        if (terminal(m_session->state())) {
-            m_session->wait();
-            drain();
-            m_current.state = m_session->summary().state;
-            error =
-                fmt::format("the run ended ({}: {}) before reaching the phase",
-                            session::runStateName(m_current.state), m_session->summary().detail);
-            return false;
-        }
-        if (Clock::now() > deadline) {
-            error = "timed out waiting for the run to pause";
-            return false;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    drain();
-    return true;
-}
-
 Status LessonRunner::applyConfigChanges(const std::vector<Change>& changes, const Action& action) {
     const std::string before = config::hashConfig(m_config.config);
     if (Status s = applyChanges(m_config, changes); !s.ok()) return s;
@@ -130,49 +164,49 @@ Status LessonRunner::enterStep(size_t k) {
 }
 
 Status LessonRunner::perform(const Action& action) {
-    switch (action.kind) {
-        case Action::Kind::None:
-        case Action::Kind::Systems:  // a config change, made by enterStep / applySolution
-            return Status::success();
-        case Action::Kind::RunSteps: {
-            if (Status s = startRun(false, action.count); !s.ok()) return s;
-            m_session->wait();
-            drain();
-            m_current.state = m_session->summary().state;
-            if (m_current.state == session::RunState::Failed)
-                return Error{"the run failed: " + m_session->summary().detail};
-            return Status::success();
-        }
-        case Action::Kind::PauseAt: {
-            if (!runLive() || m_session->state() != session::RunState::Paused) {
-                if (Status s = startRun(true, -1); !s.ok()) return s;
-            }
-            std::string error;
-            if (!waitForPauseStop(m_session->pauseStops() == 0 ? 0 : m_session->pauseStops() - 1,
-                                  error))
-                return Error{error};
-            // Each phase ends at a pause point; a target behind the current phase comes again in
-            // the next micro-batch or step.
-            while (!reached(action, m_current)) {
-                const int64_t stops = m_session->pauseStops();
+    ActionDriver driver(action);
+    const bool pausedLive = runLive() && m_session->state() == session::RunState::Paused;
+    const ActionDriver::Start start =
+        driver.start(pausedLive, pausedLive ? m_session->pauseStops() : 0);
+    if (!start.error.empty()) return Error{start.error};
+    if (start.newRun) {
+        if (Status s = startRun(start.paused, start.stopAfterStep); !s.ok()) return s;
+    }
+    auto deadline = Clock::now() + m_options.timeout;
+    while (true) {
+        const int64_t stops = m_session ? m_session->pauseStops() : 0;
+        const session::RunState state =
+            m_session ? m_session->state() : session::RunState::Preparing;
+        drain();
+        switch (driver.next(m_current, state, stops)) {
+            case ActionDriver::Next::Wait:
+                if (action.kind != Action::Kind::RunSteps && Clock::now() > deadline)
+                    return Error{"timed out waiting for the run to pause"};
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                break;
+            case ActionDriver::Next::StepOnePhase:
                 m_session->stepOnePhase();
-                if (!waitForPauseStop(stops, error)) return Error{error};
+                deadline = Clock::now() + m_options.timeout;
+                break;
+            case ActionDriver::Next::Done:
+            case ActionDriver::Next::Failed: {
+                if (m_session && terminal(state)) {
+                    m_session->wait();
+                    drain();
+                    m_current.state = m_session->summary().state;
+                }
+                if (m_current.state == session::RunState::Failed)
+                    return Error{"the run failed: " + m_session->summary().detail};
+                if (!driver.error().empty()) {
+                    std::string message = driver.error();
+                    if (m_session && !m_session->summary().detail.empty())
+                        message += " (" + m_session->summary().detail + ")";
+                    return Error{message};
+                }
+                return Status::success();
             }
-            return Status::success();
-        }
-        case Action::Kind::StepPhase: {
-            if (!runLive() || m_session->state() != session::RunState::Paused)
-                return Error{"step_phases needs a paused run (pause_at in an earlier step)"};
-            std::string error;
-            for (int64_t i = 0; i < action.count; ++i) {
-                const int64_t stops = m_session->pauseStops();
-                m_session->stepOnePhase();
-                if (!waitForPauseStop(stops, error)) return Error{error};
-            }
-            return Status::success();
         }
     }
-    return Status::success();
 }
 
 std::vector<CheckOutcome> LessonRunner::evaluate(const std::vector<Condition>& checks) const {

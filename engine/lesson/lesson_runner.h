@@ -52,6 +52,43 @@ struct StepOutcome {
 // Whether the last phase a run computed is the one a PauseAt action waits for.
 bool reached(const Action& pauseAt, const RunObservation& run);
 
+// One action on a session the caller owns, without blocking: the studio's Lessons panel uses it
+// with the run it shows, LessonRunner with its own. Call start() once, do what it says, then
+// after every batch of events call next() and do what it says, until Done or Failed:
+//     const int64_t stops = session.pauseStops();   // read BEFORE draining the events
+//     drain the events into `run` (RunObservation::observe)
+//     switch (driver.next(run, session.state(), stops)) { ... }
+// (A phase's span is published before the pause stop that follows it is counted, so reading the
+// count first guarantees the observation already holds that phase.)
+class ActionDriver {
+public:
+    explicit ActionDriver(Action action) : m_action(action) {}
+
+    struct Start {
+        bool newRun = false;         // start a new run of the current config ...
+        bool paused = false;         // ... paused before its first layer (Session::setPaused)
+        int64_t stopAfterStep = -1;  // SessionOptions::stopAfterStep
+        std::string error;           // the action cannot start (step_phases without a pause)
+    };
+    // pausedRunLive: a run of the current config is live and paused (its pauseStops given).
+    Start start(bool pausedRunLive, int64_t pauseStops);
+
+    enum class Next {
+        Wait,          // nothing to do until more events arrive
+        StepOnePhase,  // call Session::stepOnePhase() once
+        Done,          // the action reached its state (a finished run: call wait())
+        Failed,        // see error()
+    };
+    Next next(const RunObservation& run, session::RunState state, int64_t pauseStops);
+    const std::string& error() const { return m_error; }
+
+private:
+    Action m_action;
+    int64_t m_lastStops = -1;  // the pause stop our last command was given at
+    int64_t m_remaining = 0;   // StepPhase: phases still to ask for
+    std::string m_error;
+};
+
 class LessonRunner {
 public:
     LessonRunner(const Lesson& lesson, RunnerOptions options);
@@ -79,9 +116,6 @@ private:
     Status startRun(bool paused, int64_t stopAfterStep);
     void endRun();
     void drain();
-    // Waits until the paused run stops at a pause point more than `stops` times; false when
-    // the run ended or the wait timed out (error says which).
-    bool waitForPauseStop(int64_t stops, std::string& error);
     bool runLive() const;
 
     const Lesson& m_lesson;

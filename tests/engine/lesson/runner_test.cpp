@@ -122,3 +122,47 @@ TEST(LessonRunner, TriesTheSolutionAndReportsFailingChecks) {
 
 }  // namespace
 }  // namespace ws::lesson
+
+namespace ws::lesson {
+namespace {
+
+// The non-blocking driver the studio uses, fed by hand: pause at the head's forward pass of a
+// 2-block model, then step two phases.
+TEST(LessonActionDriver, SaysWhatToDoAfterEachPause) {
+    using Next = ActionDriver::Next;
+    const auto paused = session::RunState::Paused;
+    Action pauseAt;
+    pauseAt.kind = Action::Kind::PauseAt;
+    pauseAt.layer = 3;
+    ActionDriver driver(pauseAt);
+    const ActionDriver::Start start = driver.start(false, 0);
+    EXPECT_TRUE(start.newRun);
+    EXPECT_TRUE(start.paused);
+    RunObservation run;
+    EXPECT_EQ(driver.next(run, session::RunState::Preparing, 0), Next::Wait);
+    EXPECT_EQ(driver.next(run, paused, 1), Next::StepOnePhase);  // paused before layer 0
+    EXPECT_EQ(driver.next(run, paused, 1), Next::Wait);          // not paused again yet
+    for (int layer = 0; layer <= 3; ++layer) {
+        run.observe(streaming::Span{0, 0, 0, layer, streaming::SpanKind::Forward, 0, 0.0, 1.0});
+        EXPECT_EQ(driver.next(run, paused, 2 + layer), layer == 3 ? Next::Done : Next::StepOnePhase)
+            << layer;
+    }
+
+    Action step;
+    step.kind = Action::Kind::StepPhase;
+    step.count = 2;
+    ActionDriver stepper(step);
+    EXPECT_FALSE(stepper.start(true, 5).newRun);
+    EXPECT_EQ(stepper.next(run, paused, 5), Next::StepOnePhase);
+    EXPECT_EQ(stepper.next(run, paused, 5), Next::Wait);
+    EXPECT_EQ(stepper.next(run, paused, 6), Next::StepOnePhase);
+    EXPECT_EQ(stepper.next(run, paused, 7), Next::Done);
+    EXPECT_EQ(stepper.next(run, session::RunState::Finished, 7), Next::Failed);
+    EXPECT_NE(stepper.error().find("the run ended (finished)"), std::string::npos);
+
+    ActionDriver noPause(step);
+    EXPECT_FALSE(noPause.start(false, 0).error.empty());
+}
+
+}  // namespace
+}  // namespace ws::lesson
