@@ -501,6 +501,99 @@ Result<Lesson> parseLesson(std::string_view yamlText, std::string_view sourceNam
     return lesson;
 }
 
+namespace {
+
+void emitChanges(YAML::Emitter& out, const std::vector<Change>& changes) {
+    out << YAML::Key << "changes" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const Change& c : changes) out << YAML::Key << c.key << YAML::Value << YAML::Load(c.value);
+    out << YAML::EndMap;
+}
+
+void emitAction(YAML::Emitter& out, const Action& a) {
+    out << YAML::Key << "action" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    switch (a.kind) {
+        case Action::Kind::None:
+            break;
+        case Action::Kind::RunSteps:
+            out << YAML::Key << "run_steps" << YAML::Value << a.count;
+            break;
+        case Action::Kind::PauseAt:
+            out << YAML::Key << "pause_at" << YAML::Value << YAML::BeginMap << YAML::Key << "phase"
+                << YAML::Value << (a.phase == Phase::Forward ? "forward" : "backward") << YAML::Key
+                << "layer" << YAML::Value << a.layer << YAML::EndMap;
+            break;
+        case Action::Kind::StepPhase:
+            out << YAML::Key << "step_phases" << YAML::Value << a.count;
+            break;
+        case Action::Kind::Systems:
+            out << YAML::Key << "systems" << YAML::Value << a.count;
+            break;
+    }
+    out << YAML::EndMap;
+}
+
+void emitChecks(YAML::Emitter& out, const char* key, const std::vector<Condition>& checks) {
+    out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const Condition& c : checks) out << c.text;
+    out << YAML::EndSeq;
+}
+
+void emitText(YAML::Emitter& out, const char* key, const std::string& text) {
+    if (text.empty()) return;
+    out << YAML::Key << key << YAML::Value;
+    if (text.find('\n') != std::string::npos) out << YAML::Literal;
+    out << text;
+}
+
+std::string relativePath(const fs::path& path, const fs::path& dir) {
+    if (dir.empty()) return path.string();
+    return path.lexically_relative(fs::weakly_canonical(dir)).generic_string();
+}
+
+}  // namespace
+
+std::string saveLessonYaml(const Lesson& lesson, const fs::path& dir) {
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    emitText(out, "title", lesson.title);
+    emitText(out, "summary", lesson.summary);
+    out << YAML::Key << "preset" << YAML::Value << relativePath(lesson.preset, dir);
+    out << YAML::Key << "steps" << YAML::Value << YAML::BeginSeq;
+    for (const LessonStep& step : lesson.steps) {
+        out << YAML::BeginMap;
+        emitText(out, "title", step.title);
+        emitText(out, "text", step.text);
+        if (!step.figure.empty())
+            out << YAML::Key << "figure" << YAML::Value << relativePath(step.figure, dir);
+        emitText(out, "formula", step.formula);
+        if (!step.changes.empty()) emitChanges(out, step.changes);
+        if (step.action.kind != Action::Kind::None) emitAction(out, step.action);
+        if (step.view != View::None)
+            out << YAML::Key << "view" << YAML::Value
+                << (std::string(viewName(step.view)) +
+                    (step.subView.empty() ? "" : "/" + step.subView));
+        emitText(out, "highlight", step.highlight);
+        if (!step.expect.empty()) emitChecks(out, "expect", step.expect);
+        if (step.tryIt) {
+            const TryIt& t = *step.tryIt;
+            out << YAML::Key << "try" << YAML::Value << YAML::BeginMap;
+            emitText(out, "task", t.task);
+            emitText(out, "hint", t.hint);
+            emitChecks(out, "check", t.check);
+            if (!t.solutionChanges.empty() || t.solutionAction.kind != Action::Kind::None) {
+                out << YAML::Key << "solution" << YAML::Value << YAML::BeginMap;
+                if (!t.solutionChanges.empty()) emitChanges(out, t.solutionChanges);
+                if (t.solutionAction.kind != Action::Kind::None) emitAction(out, t.solutionAction);
+                out << YAML::EndMap;
+            }
+            out << YAML::EndMap;
+        }
+        out << YAML::EndMap;
+    }
+    out << YAML::EndSeq << YAML::EndMap;
+    return std::string(out.c_str()) + "\n";
+}
+
 Result<Lesson> loadLesson(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) return Error{file.string() + ": cannot read the lesson file"};

@@ -96,6 +96,10 @@ Result<Lesson> loadLesson(const std::filesystem::path& file);
 Result<Lesson> parseLesson(std::string_view yamlText, std::string_view sourceName,
                            const std::filesystem::path& baseDir);
 
+// The lesson as YAML that parseLesson() reads back to the same lesson (a lesson editor's save;
+// comments are not kept). Paths are written relative to `dir` (the file's folder).
+std::string saveLessonYaml(const Lesson& lesson, const std::filesystem::path& dir);
+
 // The config a step starts its action from: the preset with every change of steps 0..k-1 and
 // of step k applied (including their Systems actions and, when withSolutions, the "try it"
 // solutions, as the learner would have made them). Errors name the change.

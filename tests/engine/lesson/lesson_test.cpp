@@ -234,3 +234,61 @@ TEST(LessonErrors, EveryProblemIsReportedInOnePass) {
 
 }  // namespace
 }  // namespace ws::lesson
+
+namespace ws::lesson {
+namespace {
+
+// Everything a lesson says, without the file positions (which move when it is saved again).
+std::string contentOf(const Lesson& l) {
+    std::string s = l.title + "|" + l.summary + "|" + l.preset.string();
+    const auto checks = [](const std::vector<Condition>& cs) {
+        std::string t;
+        for (const auto& c : cs) t += c.text + ";";
+        return t;
+    };
+    const auto changes = [](const std::vector<Change>& cs) {
+        std::string t;
+        for (const auto& c : cs) t += c.override() + ";";
+        return t;
+    };
+    for (const LessonStep& st : l.steps) {
+        s += "\n" + st.title + "|" + st.text + "|" + st.figure.string() + "|" + st.formula + "|" +
+             changes(st.changes) + "|" + describeAction(st.action) + "|" + viewName(st.view) + "/" +
+             st.subView + "|" + st.highlight + "|" + checks(st.expect);
+        if (st.tryIt)
+            s += "|try " + st.tryIt->task + "|" + st.tryIt->hint + "|" + checks(st.tryIt->check) +
+                 "|" + changes(st.tryIt->solutionChanges) + "|" +
+                 describeAction(st.tryIt->solutionAction);
+    }
+    return s;
+}
+
+// Saving a lesson gives text that reads back to the same lesson, for every bundled lesson (they
+// use every field between them) and one with changes of every value shape.
+TEST(Lesson, SavedLessonsReadBackTheSame) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : listLessons(kLessonDir)) files.push_back(entry.file);
+    ASSERT_FALSE(files.empty());
+    for (const auto& file : files) {
+        auto lesson = loadLesson(file);
+        ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+        const std::string text = saveLessonYaml(*lesson, kLessonDir);
+        auto again = parseLesson(text, "saved.yaml", kLessonDir);
+        ASSERT_TRUE(again.ok()) << file << ":\n" << again.error().message << "\n" << text;
+        EXPECT_EQ(contentOf(*again), contentOf(*lesson)) << text;
+        EXPECT_EQ(saveLessonYaml(*again, kLessonDir), text);
+    }
+    auto shapes = parse(kHead +
+                        "  - text: \"a: b\"\n"
+                        "    changes: {optimizer.betas: [0.9, 0.99], runconfig.max_steps: 7,\n"
+                        "              model.name: \"x y\"}\n"
+                        "    try: {task: t, check: \"runconfig.num_csx != 3\",\n"
+                        "          solution: {changes: {runconfig.num_csx: 2}}}\n");
+    ASSERT_TRUE(shapes.ok()) << shapes.error().message;
+    auto again = parseLesson(saveLessonYaml(*shapes, kLessonDir), "saved.yaml", kLessonDir);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(contentOf(*again), contentOf(*shapes));
+}
+
+}  // namespace
+}  // namespace ws::lesson
