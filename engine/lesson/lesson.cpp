@@ -335,10 +335,6 @@ void checkPauseLayer(const Action& action, const config::Config& cfg, const std:
         ctx.errors.push_back(action.where + ": " + path + ".pause_at.layer: the model has layers " +
                              "0 (embeddings) to " + std::to_string(last) + " (the head), found " +
                              std::to_string(action.layer));
-    if (action.phase == Phase::Backward && action.layer == 0)
-        ctx.errors.push_back(action.where + ": " + path +
-                             ".pause_at: the embeddings' backward pass is not a wafer phase of "
-                             "its own here; pause at the backward pass of layer 1 or later");
 }
 
 // The whole lesson against its preset, step by step as the runner will perform it.

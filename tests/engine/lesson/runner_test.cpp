@@ -49,10 +49,13 @@ TEST(LessonRunner, PausesAtTheAskedPhaseAndStepsOn) {
         "  - text: one more phase\n"
         "    action: {step_phases: 1}\n"
         "    expect: [run.phase == backward, run.layer == 1, run.steps == 0]\n"
+        "  - text: the embeddings' backward pass, the step's last phase\n"
+        "    action: {pause_at: {phase: backward, layer: 0}}\n"
+        "    expect: [run.phase == backward, run.layer == 0, run.phase_step == 1]\n"
         "  - text: a target behind the current phase is the next step's\n"
         "    action: {pause_at: {phase: forward, layer: 1}}\n"
         "    expect: [run.phase_step == 2, run.steps == 1]\n");
-    for (size_t k = 0; k < 3; ++k) {
+    for (size_t k = 0; k < 4; ++k) {
         const StepOutcome o = f.runner->runStep(k);
         EXPECT_TRUE(o.passed()) << "step " << k << describe(o);
     }
