@@ -3,6 +3,7 @@
 // each step's title, its action and every check; it exits 1 when a step fails.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -22,11 +23,15 @@ struct LessonOptions {
     bool keep = false;
 };
 
-// The first sentence or line of a step's text, for a one-line summary.
+// The first sentence of a step's text (its lines joined), for a one-line summary.
 std::string brief(const std::string& text) {
-    std::string line = text.substr(0, text.find('\n'));
-    if (line.size() > 100) line = line.substr(0, 97) + "...";
-    return line;
+    std::string paragraph = text.substr(0, text.find("\n\n"));
+    std::replace(paragraph.begin(), paragraph.end(), '\n', ' ');
+    const size_t stop = paragraph.find(". ");
+    if (stop != std::string::npos) paragraph.resize(stop + 1);
+    while (!paragraph.empty() && paragraph.back() == ' ') paragraph.pop_back();
+    if (paragraph.size() > 110) paragraph = paragraph.substr(0, 107) + "...";
+    return paragraph;
 }
 
 int runList(const LessonOptions& opt) {
@@ -82,6 +87,7 @@ int runLesson(const LessonOptions& opt) {
             const auto& step = l->steps[k];
             fmt::print("[{}/{}] {}\n", k + 1, l->steps.size(),
                        step.title.empty() ? brief(step.text) : step.title);
+            if (!step.title.empty()) fmt::print("    {}\n", brief(step.text));
             if (step.action.kind != lesson::Action::Kind::None)
                 fmt::print("    action: {}\n", lesson::describeAction(step.action));
             const auto outcome = runner.runStep(k);

@@ -145,6 +145,7 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
     if (name == "run.layer") return std::to_string(run->hasPhase ? run->layer : -1);
     if (name == "run.steps") return std::to_string(run->steps());
     if (name == "run.phase_step") return std::to_string(run->phaseStep + 1);
+    if (name == "run.micro_batch") return std::to_string(run->phaseMicro + 1);
     if (name == "run.layers") return std::to_string(run->layerCount);
     if (name == "run.max_resident_layers") return std::to_string(run->maxResidentLayers);
     if (name.starts_with("loss.")) {
@@ -311,6 +312,7 @@ const std::vector<SubjectInfo>& checkSubjects() {
          "the layer phase just computed (shown while paused): forward, backward, none"},
         {"run.layer", "its layer: 0 embeddings, 1..L the blocks, L+1 the head; -1 none"},
         {"run.phase_step", "the 1-based training step that phase belongs to"},
+        {"run.micro_batch", "the 1-based micro-batch that phase belongs to"},
         {"run.steps", "training steps completed"},
         {"run.layers", "layers the wafer streams per pass (L + 2)"},
         {"run.max_resident_layers",
