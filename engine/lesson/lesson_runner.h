@@ -91,6 +91,7 @@ private:
 
 class LessonRunner {
 public:
+    // `lesson` must outlive the runner.
     LessonRunner(const Lesson& lesson, RunnerOptions options);
     ~LessonRunner();  // stops the run in flight
     LessonRunner(const LessonRunner&) = delete;
