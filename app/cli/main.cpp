@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     ws::cli::addInteropCommands(app, common, exitCode);
     ws::cli::addFinetuneCommand(app, common, exitCode);
     ws::cli::addStoreCommand(app, common, exitCode);
+    ws::cli::addLessonCommand(app, common, exitCode);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1174,6 +1174,40 @@ finetune_binary)
         --set "train_input.data_dir=$tmp/notes.txt" 2>&1) && fail "train on an ELF file must fail"
   expect_in "looks like an ELF executable" "$out"
   expect_in "train_input.allow_binary: true" "$out" ;;
+lessons)
+  # Issue 17: `wafer lesson list` names the bundled lessons, `check` validates without running and
+  # reports a bad file at its line and column, `run` exits 1 when a step's check fails.
+  out=$("$wafer" lesson list) || fail "list: exit $? $out"
+  expect_in "01-weight-streaming.yaml" "$out"
+  expect_in "One step of weight streaming" "$out"
+  out=$("$wafer" lesson check "$src"/resources/lessons/*.yaml) || fail "check: exit $? $out"
+  expect_in "02-wafer-buffer.yaml: ok" "$out"
+  cat >"$tmp/bad.yaml" <<EOF2
+title: Bad
+preset: $src/presets/teaching-stream.yaml
+steps:
+  - text: hello
+    acton: {run_steps: 2}
+    view: wafer/timelime
+EOF2
+  out=$("$wafer" lesson check "$tmp/bad.yaml" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a bad lesson, got $code: $out"
+  expect_in "bad.yaml:5:5: steps\[0\].acton: unknown key; did you mean \`action\`?" "$out"
+  expect_in "bad.yaml:6:11: steps\[0\].view: unknown view \"timelime\" in the wafer tab; did you mean \`timeline\`?" "$out"
+  out=$("$wafer" lesson run "$tmp/bad.yaml" 2>&1) && fail "run of a bad lesson must fail"
+  cat >"$tmp/fails.yaml" <<EOF2
+title: A check that fails
+preset: $src/presets/teaching-stream.yaml
+steps:
+  - text: Two steps.
+    action: {run_steps: 2}
+    expect: [run.steps == 2, loss.final < 0]
+EOF2
+  out=$("$wafer" lesson run "$tmp/fails.yaml" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a failing check, got $code: $out"
+  expect_in "ok   expect run.steps == 2" "$out"
+  expect_in "FAIL expect loss.final < 0  (loss.final is " "$out"
+  expect_in "1 of 1 steps failed" "$out" ;;
 *)
   fail "unknown case" ;;
 esac

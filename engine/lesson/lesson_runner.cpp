@@ -1,0 +1,257 @@
+// The headless lesson runner (see lesson_runner.h).
+#include "engine/lesson/lesson_runner.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+namespace ws::lesson {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool terminal(session::RunState state) {
+    return state == session::RunState::Finished || state == session::RunState::Stopped ||
+           state == session::RunState::Diverged || state == session::RunState::Failed;
+}
+
+}  // namespace
+
+bool StepOutcome::passed() const {
+    if (!error.empty()) return false;
+    for (const auto& c : expect)
+        if (!c.passed) return false;
+    for (const auto& c : tryCheck)
+        if (!c.passed) return false;
+    return true;
+}
+
+bool reached(const Action& pauseAt, const RunObservation& run) {
+    return run.hasPhase && run.phase == pauseAt.phase && run.layer == pauseAt.layer;
+}
+
+ActionDriver::Start ActionDriver::start(bool pausedRunLive, int64_t pauseStops) {
+    Start out;
+    switch (m_action.kind) {
+        case Action::Kind::None:
+        case Action::Kind::Systems:  // a config change, made with the step's changes
+            break;
+        case Action::Kind::RunSteps:
+            out.newRun = true;
+            out.stopAfterStep = m_action.count;
+            break;
+        case Action::Kind::PauseAt:
+            if (pausedRunLive) {
+                m_lastStops = pauseStops - 1;  // decide at the pause it stands at
+            } else {
+                out.newRun = true;
+                out.paused = true;
+                m_lastStops = 0;  // wait for its first pause
+            }
+            break;
+        case Action::Kind::StepPhase:
+            if (!pausedRunLive)
+                out.error = "step_phases needs a paused run (pause_at in an earlier step)";
+            m_lastStops = pauseStops - 1;
+            m_remaining = m_action.count;
+            break;
+    }
+    return out;
+}
+
+ActionDriver::Next ActionDriver::next(const RunObservation& run, session::RunState state,
+                                      int64_t pauseStops) {
+    switch (m_action.kind) {
+        case Action::Kind::None:
+        case Action::Kind::Systems:
+            return Next::Done;
+        case Action::Kind::RunSteps:
+            return terminal(state) ? Next::Done : Next::Wait;
+        case Action::Kind::PauseAt:
+        case Action::Kind::StepPhase:
+            break;
+    }
+    if (terminal(state)) {
+        m_error = fmt::format("the run ended ({}) before {}", session::runStateName(state),
+                              describeAction(m_action));
+        return Next::Failed;
+    }
+    if (pauseStops <= m_lastStops) return Next::Wait;  // not paused again yet
+    if (m_action.kind == Action::Kind::PauseAt) {
+        if (reached(m_action, run)) return Next::Done;
+    } else if (m_remaining-- == 0) {
+        return Next::Done;
+    }
+    m_lastStops = pauseStops;
+    return Next::StepOnePhase;
+}
+
+LessonRunner::LessonRunner(const Lesson& lesson, RunnerOptions options)
+    : m_lesson(lesson), m_options(std::move(options)), m_config(lesson.start) {}
+
+LessonRunner::~LessonRunner() {
+    endRun();
+}
+
+bool LessonRunner::runLive() const {
+    return m_session && !terminal(m_session->state());
+}
+
+void LessonRunner::drain() {
+    if (!m_session) return;
+    std::vector<session::Event> events;
+    m_session->events().drain(events);
+    for (const auto& e : events) m_current.observe(e);
+}
+
+void LessonRunner::endRun() {
+    if (!m_session) return;
+    m_session->requestStop();
+    m_session->setPaused(false);
+    m_session->wait();
+    drain();
+    m_current.state = m_session->summary().state;
+    m_session.reset();
+}
+
+Status LessonRunner::startRun(bool paused, int64_t stopAfterStep) {
+    endRun();
+    if (m_current.started) m_previous = std::move(m_current);
+    m_current = RunObservation{};
+    session::SessionOptions options;
+    options.dbPath = m_options.workDir / "runs.sqlite";
+    options.cacheDir = m_options.cacheDir;
+    options.recordInStore = false;
+    options.finalCheckpoint = false;
+    options.stopAfterStep = stopAfterStep;
+    options.runName = fmt::format("lesson run {}", ++m_runs);
+    config::LoadedConfig cfg = m_config;
+    // Each run gets its own folder: the preset leaves model_dir to the store, and there is none.
+    cfg.config.runconfig.modelDir = (m_options.workDir / fmt::format("run-{}", m_runs)).string();
+    auto created = session::Session::create(std::move(cfg), options);
+    if (!created.ok()) return Error{"the run cannot start: " + created.error().message};
+    m_session = std::move(*created);
+    m_current.started = true;
+    if (paused) m_session->setPaused(true);
+    m_session->start();
+    return Status::success();
+}
+
+Status LessonRunner::applyConfigChanges(const std::vector<Change>& changes, const Action& action) {
+    const std::string before = config::hashConfig(m_config.config);
+    if (Status s = applyChanges(m_config, changes); !s.ok()) return s;
+    if (action.kind == Action::Kind::Systems) {
+        if (Status s = config::applyOverride(m_config.config,
+                                             fmt::format("runconfig.num_csx={}", action.count));
+            !s.ok())
+            return s;
+    }
+    // A run's config is fixed: a change ends the run in flight, and the run (live or not)
+    // becomes `previous`, the reference the next run is compared with.
+    if (config::hashConfig(m_config.config) != before) {
+        endRun();
+        if (m_current.started) {
+            m_previous = std::move(m_current);
+            m_current = RunObservation{};
+        }
+    }
+    return Status::success();
+}
+
+Status LessonRunner::enterStep(size_t k) {
+    const LessonStep& step = m_lesson.steps.at(k);
+    return applyConfigChanges(step.changes, step.action);
+}
+
+Status LessonRunner::perform(const Action& action) {
+    ActionDriver driver(action);
+    const bool pausedLive = runLive() && m_session->state() == session::RunState::Paused;
+    const ActionDriver::Start start =
+        driver.start(pausedLive, pausedLive ? m_session->pauseStops() : 0);
+    if (!start.error.empty()) return Error{start.error};
+    if (start.newRun) {
+        if (Status s = startRun(start.paused, start.stopAfterStep); !s.ok()) return s;
+    }
+    auto deadline = Clock::now() + m_options.timeout;
+    while (true) {
+        const int64_t stops = m_session ? m_session->pauseStops() : 0;
+        const session::RunState state =
+            m_session ? m_session->state() : session::RunState::Preparing;
+        drain();
+        switch (driver.next(m_current, state, stops)) {
+            case ActionDriver::Next::Wait:
+                if (action.kind != Action::Kind::RunSteps && Clock::now() > deadline)
+                    return Error{"timed out waiting for the run to pause"};
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                break;
+            case ActionDriver::Next::StepOnePhase:
+                m_session->stepOnePhase();
+                deadline = Clock::now() + m_options.timeout;
+                break;
+            case ActionDriver::Next::Done:
+            case ActionDriver::Next::Failed: {
+                if (m_session && terminal(state)) {
+                    m_session->wait();
+                    drain();
+                    m_current.state = m_session->summary().state;
+                }
+                if (m_current.state == session::RunState::Failed)
+                    return Error{"the run failed: " + m_session->summary().detail};
+                if (!driver.error().empty()) {
+                    std::string message = driver.error();
+                    if (m_session && !m_session->summary().detail.empty())
+                        message += " (" + m_session->summary().detail + ")";
+                    return Error{message};
+                }
+                return Status::success();
+            }
+        }
+    }
+}
+
+std::vector<CheckOutcome> LessonRunner::evaluate(const std::vector<Condition>& checks) const {
+    CheckContext context{&m_config.config, &m_current, previous()};
+    std::vector<CheckOutcome> out;
+    for (const Condition& c : checks) {
+        const CheckResult r = ws::lesson::evaluate(c, context);
+        out.push_back({c.text, c.where, r.passed, r.detail});
+    }
+    return out;
+}
+
+Status LessonRunner::applySolution(size_t k) {
+    const LessonStep& step = m_lesson.steps.at(k);
+    if (!step.tryIt) return Status::success();
+    if (Status s = applyConfigChanges(step.tryIt->solutionChanges, step.tryIt->solutionAction);
+        !s.ok())
+        return s;
+    return perform(step.tryIt->solutionAction);
+}
+
+StepOutcome LessonRunner::runStep(size_t k) {
+    StepOutcome out;
+    out.index = k;
+    const LessonStep& step = m_lesson.steps.at(k);
+    if (Status s = enterStep(k); !s.ok()) {
+        out.error = s.error().message;
+        return out;
+    }
+    if (Status s = perform(step.action); !s.ok()) {
+        out.error = describeAction(step.action) + ": " + s.error().message;
+        return out;
+    }
+    out.expect = evaluate(step.expect);
+    if (step.tryIt) {
+        bool all = !step.tryIt->check.empty();
+        for (const auto& c : evaluate(step.tryIt->check)) all = all && c.passed;
+        out.tryPassedBefore = all;
+        if (Status s = applySolution(k); !s.ok()) {
+            out.error = "try solution: " + s.error().message;
+            return out;
+        }
+        out.tryCheck = evaluate(step.tryIt->check);
+    }
+    return out;
+}
+
+}  // namespace ws::lesson

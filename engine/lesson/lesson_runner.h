@@ -1,0 +1,131 @@
+// Performing a lesson on a real training Session, without a GUI: the headless runner behind
+// `wafer lesson run` and the lesson tests, and the reference for how the studio's Lessons panel
+// drives its own session. For each step it applies the step's changes, performs its action
+// (a new run of N steps; pausing at one layer phase with Session::setPaused + stepOnePhase,
+// reading the phase from the session's Forward/Backward spans; stepping phases; switching the
+// number of systems), evaluates the step's `expect` checks, then does what the "try it" asks
+// (its solution) and evaluates its check. A config change ends the run in flight (a run's config
+// is fixed) and makes the current run `previous.*` in checks, until the next change.
+// Thread-safety: one LessonRunner belongs to one thread; the Session it drives trains on its own
+// worker thread.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/lesson/lesson.h"
+#include "engine/session/session.h"
+
+namespace ws::lesson {
+
+struct RunnerOptions {
+    // Run folders (and the run store's place) go here; runs are not recorded in a store.
+    std::filesystem::path workDir;
+    std::filesystem::path cacheDir;  // token caches; empty: userCacheDir()
+    // Longest wait for one action (a run, or one layer phase) before it counts as failed.
+    std::chrono::seconds timeout{600};
+};
+
+struct CheckOutcome {
+    std::string text;  // the condition as written
+    std::string where;
+    bool passed = false;
+    std::string detail;  // "run.layer is 2"
+};
+
+struct StepOutcome {
+    size_t index = 0;
+    std::string error;  // the action or a change failed; empty when they worked
+    std::vector<CheckOutcome> expect;
+    // The try-it check before the learner acts: a check that already passes teaches nothing
+    // (reported as a warning, not a failure).
+    bool tryPassedBefore = false;
+    std::vector<CheckOutcome> tryCheck;
+    bool passed() const;
+};
+
+// Whether the last phase a run computed is the one a PauseAt action waits for.
+bool reached(const Action& pauseAt, const RunObservation& run);
+
+// One action on a session the caller owns, without blocking: the studio's Lessons panel uses it
+// with the run it shows, LessonRunner with its own. Call start() once, do what it says, then
+// after every batch of events call next() and do what it says, until Done or Failed:
+//     const int64_t stops = session.pauseStops();   // read BEFORE draining the events
+//     drain the events into `run` (RunObservation::observe)
+//     switch (driver.next(run, session.state(), stops)) { ... }
+// (A phase's span is published before the pause stop that follows it is counted, so reading the
+// count first guarantees the observation already holds that phase.)
+class ActionDriver {
+public:
+    explicit ActionDriver(Action action) : m_action(action) {}
+
+    struct Start {
+        bool newRun = false;         // start a new run of the current config ...
+        bool paused = false;         // ... paused before its first layer (Session::setPaused)
+        int64_t stopAfterStep = -1;  // SessionOptions::stopAfterStep
+        std::string error;           // the action cannot start (step_phases without a pause)
+    };
+    // pausedRunLive: a run of the current config is live and paused (its pauseStops given).
+    Start start(bool pausedRunLive, int64_t pauseStops);
+
+    enum class Next {
+        Wait,          // nothing to do until more events arrive
+        StepOnePhase,  // call Session::stepOnePhase() once
+        Done,          // the action reached its state (a finished run: call wait())
+        Failed,        // see error()
+    };
+    Next next(const RunObservation& run, session::RunState state, int64_t pauseStops);
+    const std::string& error() const { return m_error; }
+
+private:
+    Action m_action;
+    int64_t m_lastStops = -1;  // the pause stop our last command was given at
+    int64_t m_remaining = 0;   // StepPhase: phases still to ask for
+    std::string m_error;
+};
+
+class LessonRunner {
+public:
+    // `lesson` must outlive the runner.
+    LessonRunner(const Lesson& lesson, RunnerOptions options);
+    ~LessonRunner();  // stops the run in flight
+    LessonRunner(const LessonRunner&) = delete;
+    LessonRunner& operator=(const LessonRunner&) = delete;
+
+    // The pieces, in the order runStep uses them (a GUI does the same with its own session).
+    // enterStep: step k's changes (and a Systems action) on the current config.
+    Status enterStep(size_t k);
+    Status perform(const Action& action);
+    std::vector<CheckOutcome> evaluate(const std::vector<Condition>& checks) const;
+    // The try-it's solution: its changes, then its action.
+    Status applySolution(size_t k);
+
+    // All of step k: enter, perform, expect, try (solution and check).
+    StepOutcome runStep(size_t k);
+
+    const config::LoadedConfig& config() const { return m_config; }
+    const RunObservation& current() const { return m_current; }
+    const RunObservation* previous() const { return m_previous ? &*m_previous : nullptr; }
+
+private:
+    Status applyConfigChanges(const std::vector<Change>& changes, const Action& action);
+    Status startRun(bool paused, int64_t stopAfterStep);
+    void endRun();
+    void drain();
+    bool runLive() const;
+
+    const Lesson& m_lesson;
+    RunnerOptions m_options;
+    config::LoadedConfig m_config;
+    std::unique_ptr<session::Session> m_session;
+    RunObservation m_current;
+    std::optional<RunObservation> m_previous;
+    int m_runs = 0;
+};
+
+}  // namespace ws::lesson

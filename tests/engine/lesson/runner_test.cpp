@@ -1,0 +1,171 @@
+// The headless lesson runner on real runs of presets/teaching-stream.yaml (a few steps each):
+// each action reaches the state it promises, and a failing check is reported as failing.
+#include "engine/lesson/lesson_runner.h"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+
+namespace ws::lesson {
+namespace {
+
+const std::string kHead =
+    "title: T\npreset: " WAFER_SOURCE_DIR "/presets/teaching-stream.yaml\nsteps:\n";
+
+struct Fixture {
+    ws::testing::TempDir dir{"lesson"};
+    Lesson lesson;
+    std::unique_ptr<LessonRunner> runner;
+
+    explicit Fixture(const std::string& steps) {
+        auto loaded = parseLesson(kHead + steps, "t.yaml", dir.path());
+        if (!loaded.ok()) throw std::runtime_error(loaded.error().message);
+        lesson = std::move(*loaded);
+        RunnerOptions options;
+        options.workDir = dir.path();
+        options.cacheDir = dir.path() / "cache";
+        runner = std::make_unique<LessonRunner>(lesson, options);
+    }
+};
+
+bool allPassed(const std::vector<CheckOutcome>& checks) {
+    for (const auto& c : checks)
+        if (!c.passed) return false;
+    return !checks.empty();
+}
+
+std::string describe(const StepOutcome& o) {
+    std::string text = o.error;
+    for (const auto& c : o.expect) text += "\n" + c.text + ": " + c.detail;
+    for (const auto& c : o.tryCheck) text += "\ntry " + c.text + ": " + c.detail;
+    return text;
+}
+
+TEST(LessonRunner, PausesAtTheAskedPhaseAndStepsOn) {
+    Fixture f(
+        "  - text: to the second block's backward pass\n"
+        "    action: {pause_at: {phase: backward, layer: 2}}\n"
+        "    expect: [run.state == paused, run.phase == backward, run.layer == 2]\n"
+        "  - text: one more phase\n"
+        "    action: {step_phases: 1}\n"
+        "    expect: [run.phase == backward, run.layer == 1, run.steps == 0]\n"
+        "  - text: the embeddings' backward pass, the step's last phase\n"
+        "    action: {pause_at: {phase: backward, layer: 0}}\n"
+        "    expect: [run.phase == backward, run.layer == 0, run.phase_step == 1]\n"
+        "  - text: a target behind the current phase is the next step's\n"
+        "    action: {pause_at: {phase: forward, layer: 1}}\n"
+        "    expect: [run.phase_step == 2, run.steps == 1]\n");
+    for (size_t k = 0; k < 4; ++k) {
+        const StepOutcome o = f.runner->runStep(k);
+        EXPECT_TRUE(o.passed()) << "step " << k << describe(o);
+    }
+    EXPECT_EQ(f.runner->current().state, session::RunState::Paused);
+    EXPECT_EQ(f.runner->current().layer, 1);
+    EXPECT_EQ(f.runner->current().phase, Phase::Forward);
+}
+
+TEST(LessonRunner, RunsStepsAndSwitchesSystems) {
+    Fixture f(
+        "  - text: three steps\n"
+        "    action: {run_steps: 3}\n"
+        "    expect: [run.steps == 3, run.state == stopped, emulated.step_ms > 0]\n"
+        "  - text: two systems\n"
+        "    action: {systems: 2}\n"
+        "    expect: [runconfig.num_csx == 2, previous.run.steps == 3]\n"
+        "  - text: the same three steps on two systems\n"
+        "    action: {run_steps: 3}\n"
+        "    expect: [run.steps == 3, loss.max_diff_previous < 0.01]\n");
+    for (size_t k = 0; k < 3; ++k) {
+        const StepOutcome o = f.runner->runStep(k);
+        EXPECT_TRUE(o.passed()) << "step " << k << describe(o);
+    }
+    EXPECT_EQ(f.runner->config().config.runconfig.numCsx, 2);
+}
+
+TEST(LessonRunner, AChangeEndsThePausedRun) {
+    Fixture f(
+        "  - text: paused\n"
+        "    action: {pause_at: {phase: forward, layer: 2}}\n"
+        "  - text: a config change ends it; the paused run is `previous`\n"
+        "    changes: {wafer.weight_buffer_layers: 1}\n"
+        "    expect: [previous.run.phase == forward, previous.run.layer == 2, run.state == none]\n"
+        "  - text: step_phases needs a paused run\n"
+        "    action: {step_phases: 1}\n");
+    EXPECT_TRUE(f.runner->runStep(0).passed());
+    const StepOutcome changed = f.runner->runStep(1);
+    EXPECT_TRUE(changed.passed()) << describe(changed);
+    const StepOutcome stepped = f.runner->runStep(2);
+    EXPECT_FALSE(stepped.passed());
+    EXPECT_NE(stepped.error.find("step_phases needs a paused run"), std::string::npos)
+        << stepped.error;
+}
+
+TEST(LessonRunner, TriesTheSolutionAndReportsFailingChecks) {
+    Fixture f(
+        "  - text: the learner switches to two systems\n"
+        "    try:\n"
+        "      task: Use two systems.\n"
+        "      check: runconfig.num_csx == 2\n"
+        "      solution: {changes: {runconfig.num_csx: 2}}\n"
+        "  - text: a check that fails\n"
+        "    action: {run_steps: 2}\n"
+        "    expect: [run.steps == 2, loss.final < 0]\n");
+    const StepOutcome tried = f.runner->runStep(0);
+    EXPECT_FALSE(tried.tryPassedBefore);
+    EXPECT_TRUE(allPassed(tried.tryCheck)) << describe(tried);
+    EXPECT_TRUE(tried.passed());
+    const StepOutcome failing = f.runner->runStep(1);
+    EXPECT_FALSE(failing.passed());
+    ASSERT_EQ(failing.expect.size(), 2u);
+    EXPECT_TRUE(failing.expect[0].passed);
+    EXPECT_FALSE(failing.expect[1].passed);
+    EXPECT_NE(failing.expect[1].detail.find("loss.final is "), std::string::npos);
+    EXPECT_EQ(failing.expect[1].where, "t.yaml:11:30");
+}
+
+}  // namespace
+}  // namespace ws::lesson
+
+namespace ws::lesson {
+namespace {
+
+// The non-blocking driver the studio uses, fed by hand: pause at the head's forward pass of a
+// 2-block model, then step two phases.
+TEST(LessonActionDriver, SaysWhatToDoAfterEachPause) {
+    using Next = ActionDriver::Next;
+    const auto paused = session::RunState::Paused;
+    Action pauseAt;
+    pauseAt.kind = Action::Kind::PauseAt;
+    pauseAt.layer = 3;
+    ActionDriver driver(pauseAt);
+    const ActionDriver::Start start = driver.start(false, 0);
+    EXPECT_TRUE(start.newRun);
+    EXPECT_TRUE(start.paused);
+    RunObservation run;
+    EXPECT_EQ(driver.next(run, session::RunState::Preparing, 0), Next::Wait);
+    EXPECT_EQ(driver.next(run, paused, 1), Next::StepOnePhase);  // paused before layer 0
+    EXPECT_EQ(driver.next(run, paused, 1), Next::Wait);          // not paused again yet
+    for (int layer = 0; layer <= 3; ++layer) {
+        run.observe(streaming::Span{0, 0, 0, layer, streaming::SpanKind::Forward, 0, 0.0, 1.0});
+        EXPECT_EQ(driver.next(run, paused, 2 + layer), layer == 3 ? Next::Done : Next::StepOnePhase)
+            << layer;
+    }
+
+    Action step;
+    step.kind = Action::Kind::StepPhase;
+    step.count = 2;
+    ActionDriver stepper(step);
+    EXPECT_FALSE(stepper.start(true, 5).newRun);
+    EXPECT_EQ(stepper.next(run, paused, 5), Next::StepOnePhase);
+    EXPECT_EQ(stepper.next(run, paused, 5), Next::Wait);
+    EXPECT_EQ(stepper.next(run, paused, 6), Next::StepOnePhase);
+    EXPECT_EQ(stepper.next(run, paused, 7), Next::Done);
+    EXPECT_EQ(stepper.next(run, session::RunState::Finished, 7), Next::Failed);
+    EXPECT_NE(stepper.error().find("the run ended (finished)"), std::string::npos);
+
+    ActionDriver noPause(step);
+    EXPECT_FALSE(noPause.start(false, 0).error.empty());
+}
+
+}  // namespace
+}  // namespace ws::lesson
