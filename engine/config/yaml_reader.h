@@ -2,7 +2,8 @@
 // declares in visit(), plus readValue() overloads per field type. Used for files, for text from
 // the GUI and for --set overrides. Every problem becomes a message "file:line:col: key.path: what
 // was found and what is allowed" in ReadContext; reading goes on after an error so one pass
-// reports them all. Internal to wafer::config (it exposes yaml-cpp, which stays private).
+// reports them all. Internal to wafer::config and to engine/lesson, whose lesson files reuse it
+// for the same errors (it exposes yaml-cpp, which stays private to both).
 // Thread-safe: no shared state; a ReadContext belongs to one read.
 #pragma once
 
