@@ -190,6 +190,7 @@ private slots:
         wizard->addDataPaths({data});
         QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
         QVERIFY2(wizard->plan().has_value(), qPrintable(wizard->planError()));
+        wizard->next();  // the method page (the shipped base: a full fine-tune)
         wizard->next();
         wizard->setMaxSteps(1);
         QTRY_VERIFY_WITH_TIMEOUT(!wizard->isPlanning(), 30000);
