@@ -108,8 +108,25 @@ HighlightFrame::HighlightFrame(QWidget* target, QWidget* window)
         m_target = nullptr;
         hide();
     });
+    for (QWidget* w = target; w && w != window; w = w->parentWidget()) w->installEventFilter(this);
     m_timer->start();
     follow();
+}
+
+bool HighlightFrame::eventFilter(QObject* watched, QEvent* event) {
+    switch (event->type()) {
+        case QEvent::Move:
+        case QEvent::Resize:
+        case QEvent::Show:
+        case QEvent::Hide:
+        case QEvent::LayoutRequest:
+            follow();
+            QTimer::singleShot(0, this, [this] { follow(); });  // after the layout ran
+            break;
+        default:
+            break;
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void HighlightFrame::follow() {
@@ -182,6 +199,7 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("lessonStatus"));
     m_status->setWordWrap(true);
+    m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 2);
 
     m_tryBox = new QGroupBox(tr("Try it"), this);
     m_tryBox->setObjectName(QStringLiteral("lessonTry"));
@@ -189,6 +207,7 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_task = new QLabel(m_tryBox);
     m_task->setObjectName(QStringLiteral("lessonTask"));
     m_task->setWordWrap(true);
+    m_task->setMinimumHeight(m_task->fontMetrics().lineSpacing() * 3);
     auto* tryButtons = new QHBoxLayout;
     m_check = new QPushButton(tr("Check"), m_tryBox);
     m_check->setObjectName(QStringLiteral("lessonCheck"));
@@ -275,7 +294,7 @@ void LessonsPanel::fillLessonList() {
         const QString text = e.title.empty()
                                  ? tr("%1 (does not load)").arg(name)
                                  : QStringLiteral("%1  %2").arg(name.left(2), qs(e.title));
-        m_lessons->addItem(text, qs(e.file.string()));
+        m_lessons->addItem(text, qs(std::filesystem::weakly_canonical(e.file).string()));
         if (!e.error.empty())
             m_lessons->setItemData(m_lessons->count() - 1, qs(e.error), Qt::ToolTipRole);
     }
@@ -293,6 +312,9 @@ bool LessonsPanel::openLesson(const QString& path) {
     m_lesson = std::move(loaded).value();
     m_lessonTitle->setText(QStringLiteral("<b>%1</b>").arg(qs(m_lesson->title).toHtmlEscaped()));
     m_lessonTitle->setToolTip(qs(m_lesson->summary));
+    const int listed = m_lessons->findData(
+        QString::fromStdString(std::filesystem::weakly_canonical(path.toStdString()).string()));
+    m_lessons->setCurrentIndex(std::max(listed, 0));
     enterStep(0);
     return true;
 }

@@ -39,6 +39,8 @@ public:
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    // The target and its ancestors moving, resizing, scrolling or showing: follow at once.
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void follow();

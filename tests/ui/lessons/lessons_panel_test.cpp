@@ -4,6 +4,7 @@
 // steps of lesson 02 (a run per buffer size), a failing try that keeps Next shut and shows the
 // hint, and a bad lesson file's error box naming file and line. Screenshots of the steps go to
 // $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
+#include <QComboBox>
 #include <QFile>
 #include <QLabel>
 #include <QMessageBox>
@@ -81,7 +82,12 @@ void LessonsPanelTest::performStep(MainWindow& window, LessonsPanel& panel, cons
         QWidget* target = panel.highlighted();
         QVERIFY2(target, step.highlight.c_str());
         QVERIFY(target->isVisible());
-        QVERIFY(window.findChild<QWidget*>(QStringLiteral("lessonHighlight"))->isVisible());
+        QCoreApplication::processEvents();
+        auto* frame = window.findChild<QWidget*>(QStringLiteral("lessonHighlight"));
+        QVERIFY(frame->isVisible());
+        // The outline surrounds the widget where it is drawn now.
+        const QRect shownAt(target->mapTo(&window, QPoint(0, 0)), target->size());
+        QVERIFY(frame->geometry().contains(shownAt));
     }
     auto* next = panel.findChild<QPushButton*>(QStringLiteral("lessonNext"));
     if (step.tryIt) {
@@ -114,6 +120,11 @@ void LessonsPanelTest::lessonOneEndToEnd() {
     const size_t steps = shown->steps.size();
     QCOMPARE(steps, size_t(6));
     QVERIFY(panel->findChild<QTextBrowser*>("lessonText")->toPlainText().contains("MemoryX"));
+    // The shipped lessons are listed, the open one selected.
+    auto* list = panel->findChild<QComboBox*>("lessonList");
+    QVERIFY(list->count() >= 6);  // "Choose a lesson…" and the lessons
+    QVERIFY2(list->currentText().contains("One step of weight streaming"),
+             qPrintable(list->currentText()));
     for (size_t k = 0; k < steps; ++k) {
         QCOMPARE(panel->stepIndex(), k);
         performStep(window, *panel, QStringLiteral("lesson01-step%1.png").arg(k + 1));
