@@ -296,6 +296,9 @@ void MainWindow::restoreWindowState() {
 
 MainWindow::~MainWindow() {
     m_follower->stop();  // its poll reads m_store, which goes before the child objects
+    // ~QWidget closes the window, taking the focus from a form field; its commit must not reach
+    // updateActions, which reads m_store (already destroyed by then).
+    disconnect(m_document, nullptr, this, nullptr);
 }
 
 void MainWindow::createActions() {
