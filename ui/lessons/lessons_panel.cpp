@@ -346,6 +346,7 @@ void LessonsPanel::enterStep(size_t index) {
     applyConfig(*config);
     showView(step);
     setHighlight(qs(step.highlight));
+    m_solving = false;
     performAction(step.action);
     emit stepChanged(int(index));
 }
@@ -526,9 +527,26 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
                     .arg(m_current.phase == lesson::Phase::Forward ? tr("forward") : tr("backward"))
                     .arg(m_current.layer)
                     .arg(m_current.phaseStep + 1);
-        m_status->setText(m_current.started
-                              ? tr("Run: %1 steps trained.%2").arg(m_current.steps()).arg(where)
-                              : QString());
+        QString text = m_current.started
+                           ? tr("Run: %1 steps trained.%2").arg(m_current.steps()).arg(where)
+                           : QString();
+        // What the step promises (`expect`), so a lesson's author sees at once when it does not
+        // hold; the learner sees nothing extra when it does.
+        const auto config = documentConfig();
+        if (m_lesson && !m_solving && config) {
+            QStringList failed;
+            const lesson::CheckContext context{&config->config,
+                                               m_current.started ? &m_current : nullptr,
+                                               m_previous ? &*m_previous : nullptr};
+            for (const lesson::Condition& c : m_lesson->steps[m_step].expect) {
+                const lesson::CheckResult r = lesson::evaluate(c, context);
+                if (!r.passed) failed << qs(c.text + " (" + r.detail + ")");
+            }
+            if (!failed.isEmpty())
+                text += tr("<br><span style='color:#c62828'>The lesson expected %1.</span>")
+                            .arg(failed.join(QStringLiteral("; ")).toHtmlEscaped());
+        }
+        m_status->setText(text);
     } else {
         m_status->setText(tr("<span style='color:#c62828'>Could not do this step: %1</span>")
                               .arg(error.toHtmlEscaped()));
@@ -583,6 +601,7 @@ void LessonsPanel::showMe() {
         }
         applyConfig(*config);
     }
+    m_solving = true;
     performAction(step.tryIt->solutionAction);
 }
 
@@ -614,7 +633,8 @@ QStringList LessonsPanel::highlightObjectNames(const QString& highlight) {
         {"weight_buffer_layers", {"wafer.weight_buffer_layers"}},
         {"micro_batch_size",
          {"runconfig.micro_batch_size", "train_input.micro_batch_size", "configFacts"}},
-        {"learning_rate", {"optimizer.learning_rate", "constantLearningRate", "schedulePieces"}},
+        {"learning_rate",
+         {"optimizer.learning_rate", "constantLearningRate", "schedulePieces", "Learning rate"}},
         {"loss_chart", {"Loss"}},
         {"heatmap", {"utilizationMap"}},
         {"timeline", {"timelineView"}},
@@ -637,17 +657,25 @@ void LessonsPanel::setHighlight(const QString& name) {
     delete m_frame;
     m_frame = nullptr;
     if (name.isEmpty()) return;
+    // The first candidate the step's view shows; else the first that exists, brought forward.
     QWidget* target = nullptr;
+    QWidget* hidden = nullptr;
     for (const QString& candidate : highlightObjectNames(name)) {
+        QWidget* found = nullptr;
         if (candidate.startsWith(QLatin1String("action:"))) {
             auto* action = m_window->findChild<QAction*>(candidate.mid(7));
             auto* toolbar = m_window->findChild<QToolBar*>(QStringLiteral("RunToolBar"));
-            if (action && toolbar) target = toolbar->widgetForAction(action);
+            if (action && toolbar) found = toolbar->widgetForAction(action);
         } else {
-            target = findNamed(m_window, candidate);
+            found = findNamed(m_window, candidate);
         }
-        if (target) break;
+        if (found && found->isVisible()) {
+            target = found;
+            break;
+        }
+        if (found && !hidden) hidden = found;
     }
+    if (!target) target = hidden;
     if (!target) return;
     reveal(target);
     m_frame = new HighlightFrame(target, target->window());

@@ -116,6 +116,7 @@ private:
     // The action in progress.
     std::unique_ptr<lesson::ActionDriver> m_driver;
     bool m_waitingToStart = false;  // a new run waits for the previous one to end
+    bool m_solving = false;         // the action is the try-it's solution, not the step's own
     lesson::ActionDriver::Start m_start;
     QString m_actionError;
     QString m_lastError;

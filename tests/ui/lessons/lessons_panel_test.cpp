@@ -5,6 +5,7 @@
 // hint, and a bad lesson file's error box naming file and line. Screenshots of the steps go to
 // $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QMessageBox>
@@ -59,6 +60,7 @@ class LessonsPanelTest : public QObject {
 private slots:
     void lessonOneEndToEnd();
     void lessonTwoFirstSteps();
+    void everyShippedLessonWalks();
     void failingTryKeepsNextDisabled();
     void badLessonFileShowsTheError();
 
@@ -75,6 +77,8 @@ void LessonsPanelTest::performStep(MainWindow& window, LessonsPanel& panel, cons
     QVERIFY(shown != nullptr);
     const auto& step = shown->steps.at(panel.stepIndex());
     const QStringList failed = failedExpectations(window, panel);
+    const QString status = panel.findChild<QLabel*>(QStringLiteral("lessonStatus"))->text();
+    QVERIFY2(!status.contains(QStringLiteral("expected")), qPrintable(status));
     QVERIFY2(failed.isEmpty(), qPrintable(QStringLiteral("step %1: %2")
                                               .arg(panel.stepIndex() + 1)
                                               .arg(failed.join(QStringLiteral("; ")))));
@@ -167,6 +171,41 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
     QCOMPARE(window.document()->fieldValue("wafer.weight_buffer_layers"), QStringLiteral("1"));
     QCOMPARE(panel->currentRun().maxResidentLayers, 1);
     QCOMPARE(panel->currentRun().steps(), int64_t(3));
+}
+
+// Every lesson in resources/lessons, every step, in the studio (the headless runner does the
+// same in lesson.*); screenshots lessonNN-all-stepK.png.
+void LessonsPanelTest::everyShippedLessonWalks() {
+    const QStringList files = QDir(QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons"))
+                                  .entryList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name);
+    QVERIFY(files.size() >= 5);
+    for (const QString& file : files) {
+        QTemporaryDir dir;
+        MainWindow window(dir.filePath("runs.sqlite"));
+        window.resize(1600, 1000);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.showLessons();
+        LessonsPanel* panel = window.lessonsPanel();
+        QVERIFY2(panel->openLesson(lessonFile(qPrintable(file))), qPrintable(panel->lastError()));
+        const lesson::Lesson* shown = panel->lesson();
+        QVERIFY(shown != nullptr);
+        const size_t steps = shown->steps.size();
+        for (size_t k = 0; k < steps; ++k) {
+            performStep(window, *panel,
+                        QStringLiteral("lesson%1-all-step%2.png").arg(file.left(2)).arg(k + 1));
+            if (QTest::currentTestFailed()) {
+                qWarning("%s, step %zu", qPrintable(file), k + 1);
+                return;
+            }
+            if (k + 1 < steps) QVERIFY(panel->next());
+        }
+        if (window.controller()->isActive()) {
+            QSignalSpy finished(window.controller(), &RunController::finished);
+            window.controller()->stop();
+            QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        }
+    }
 }
 
 void LessonsPanelTest::failingTryKeepsNextDisabled() {
