@@ -2,8 +2,8 @@
 // (every action performed through the RunController, every step's `expect` holds on what the run
 // showed, a try-it's Next opens only once its Check passes, Right/Space/Left navigate), the first
 // steps of lesson 02 (a run per buffer size), a failing try that keeps Next shut and shows the
-// hint, every shipped lesson walked step by step, and a bad lesson file's error box naming file and line. Screenshots of the steps go to
-// $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
+// hint, every shipped lesson walked step by step, and a bad lesson file's error box naming file and
+// line. Screenshots of the steps go to $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
