@@ -21,6 +21,7 @@
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
+#include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;
 namespace lesson = ws::lesson;
@@ -50,6 +51,7 @@ QStringList failedExpectations(MainWindow& window, LessonsPanel& panel) {
 
 void screenshot(MainWindow& window, const QString& name) {
     QCoreApplication::processEvents();
+    window.findChild<WaferTab*>(QStringLiteral("waferTab"))->redrawNow();  // not its 40 ms timer
     QVERIFY(window.grab().save(ws::testing::artifactPath(name)));
 }
 
