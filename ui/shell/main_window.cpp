@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -32,6 +33,7 @@
 #include "ui/config/config_document.h"
 #include "ui/config/config_tab.h"
 #include "ui/config/yaml_editor.h"
+#include "ui/lessons/lessons_panel.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/cluster_job.h"
@@ -113,6 +115,29 @@ void MainWindow::createDocks() {
     m_statusPanel = new StatusPanel(this);
     m_statusPanel->setObjectName(QStringLiteral("statusPanel"));
     statusBar()->addPermanentWidget(m_statusPanel, 1);
+    m_lessonsDock = new QDockWidget(tr("Lessons"), this);
+    m_lessonsDock->setObjectName(QStringLiteral("LessonsDock"));
+    m_lessons = new LessonsPanel(this, m_lessonsDock);
+    m_lessonsDock->setWidget(m_lessons);
+    addDockWidget(Qt::RightDockWidgetArea, m_lessonsDock);
+    m_lessonsDock->hide();  // Help → Lessons
+}
+
+void MainWindow::showLessons() {
+    m_lessonsDock->show();
+    m_lessonsDock->raise();
+    m_lessons->setFocus();
+}
+
+bool MainWindow::startLessonRun(const config::LoadedConfig& config, session::SessionOptions options,
+                                bool paused) {
+    if (m_sweeps->isActive()) {
+        m_logDock->append(int(session::LogLine::Level::Error),
+                          tr("a sweep is running; stop it before a lesson's run"));
+        return false;
+    }
+    return launchRun(config, std::move(options), {QString::fromStdString(config.config.model.name)},
+                     paused);
 }
 
 void MainWindow::openStore() {
@@ -271,6 +296,9 @@ void MainWindow::restoreWindowState() {
 
 MainWindow::~MainWindow() {
     m_follower->stop();  // its poll reads m_store, which goes before the child objects
+    // ~QWidget closes the window, taking the focus from a form field; its commit must not reach
+    // updateActions, which reads m_store (already destroyed by then).
+    disconnect(m_document, nullptr, this, nullptr);
 }
 
 void MainWindow::createActions() {
@@ -460,6 +488,8 @@ void MainWindow::createMenus() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     QAction* guide = help->addAction(tr("Wafer Studio &Guide"), this, [this] { showHelp({}); });
     guide->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&Lessons"), this, [this] { showLessons(); })
+        ->setObjectName(QStringLiteral("lessonsAction"));
     QMenu* sections = help->addMenu(tr("Guide &Sections"));
     for (const QString& section : helpMenuSections())
         sections->addAction(section, this, [this, section] { showHelp(section); });
@@ -548,11 +578,11 @@ void MainWindow::updateTitle() {
 }
 
 bool MainWindow::launchRun(const config::LoadedConfig& config, session::SessionOptions options,
-                           const LiveCurve& curve) {
+                           const LiveCurve& curve, bool paused) {
     options.dbPath = m_dbPath.toStdString();
     const double tokensPerStep = double(model::deriveFacts(config.config).tokensPerStep);
     QString error;
-    if (!m_controller->start(config, options, &error)) {
+    if (!m_controller->start(config, options, &error, paused)) {
         m_logDock->append(int(session::LogLine::Level::Error), error);
         return false;
     }

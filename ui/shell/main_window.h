@@ -15,6 +15,7 @@
 #include "ui/shell/cluster_plan.h"
 
 class QAction;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QTabWidget;
@@ -35,6 +36,7 @@ class ConfigDocument;
 class ConfigTab;
 class FinetuneWizard;
 class HelpBrowser;
+class LessonsPanel;
 class LogDock;
 class RunController;
 class RunsDock;
@@ -99,6 +101,14 @@ public:
     bool showTab(const QString& name);
     // Opens the guide (the README) at `section` (a heading's start; empty: where it was).
     HelpBrowser* showHelp(const QString& section);
+    // The Lessons dock ("LessonsDock", Help → Lessons) and its panel (ui/lessons/lessons_panel.h).
+    LessonsPanel* lessonsPanel() const { return m_lessons; }
+    void showLessons();
+    // Starts a run for a lesson step as Run does (recorded, charted live), with `options`
+    // (stopAfterStep) and, when `paused`, paused before its first layer. False with the reason
+    // in the Log.
+    bool startLessonRun(const config::LoadedConfig& config, session::SessionOptions options,
+                        bool paused);
     // Renders the whole window (charts replotted first) into a PNG.
     bool saveScreenshot(const QString& path);
 
@@ -142,7 +152,7 @@ private:
     // `config` into the window's run store, the Training tab draws it live and comes to the
     // front. False with the reason in the Log.
     bool launchRun(const config::LoadedConfig& config, session::SessionOptions options,
-                   const LiveCurve& curve);
+                   const LiveCurve& curve, bool paused = false);
     void createTabs();
     void createDocks();
     void openStore();
@@ -212,6 +222,8 @@ private:
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
     HelpBrowser* m_help = nullptr;
+    LessonsPanel* m_lessons = nullptr;
+    QDockWidget* m_lessonsDock = nullptr;
     bool m_finetuneRunning = false;  // the run in flight came from the Fine-tune wizard
     ClusterJob* m_cluster;
     QString m_waferBinary;

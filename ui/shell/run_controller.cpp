@@ -28,7 +28,7 @@ RunController::RunController(QObject* parent)
 RunController::~RunController() = default;  // the pump stops a running session and joins it
 
 bool RunController::start(config::LoadedConfig config, session::SessionOptions options,
-                          QString* error) {
+                          QString* error, bool paused) {
     if (m_pump.worker()) {
         if (error) *error = tr("a run is already active; stop it first");
         return false;
@@ -40,6 +40,8 @@ bool RunController::start(config::LoadedConfig config, session::SessionOptions o
     }
     m_pump.adopt(std::move(created).value());
     m_state = session::RunState::Preparing;
+    ++m_runSerial;
+    if (paused) m_pump.worker()->setPaused(true);
     m_pump.worker()->start();
     m_control = std::make_unique<session::RunControlFollower>(*m_pump.worker(),
                                                               std::chrono::milliseconds(0));
@@ -72,6 +74,7 @@ void RunController::requestCheckpoint() {
 
 void RunController::drainNow() {
     if (!m_pump.worker()) return;
+    const int64_t pauseStops = m_pump.worker()->pauseStops();
     std::vector<session::Event> events;
     m_pump.takeEvents(events);
     bool ended = false;
@@ -120,6 +123,7 @@ void RunController::drainNow() {
     }
     if (!spanBatch.empty()) emit spans(spanBatch);
     if (!batch.empty()) emit metrics(batch);
+    emit eventBatch(events, pauseStops);
     if (ended) m_pump.joinWhenDone();
 }
 

@@ -29,8 +29,10 @@ public:
     ~RunController() override;  // stops a running session and joins it
 
     // Starts training `config`; false (and `error` set) when the session cannot be created or a
-    // run is already active.
-    bool start(config::LoadedConfig config, session::SessionOptions options, QString* error);
+    // run is already active. `paused`: the run pauses before its first layer (Session::setPaused
+    // before it starts; the Lessons panel's pause_at).
+    bool start(config::LoadedConfig config, session::SessionOptions options, QString* error,
+               bool paused = false);
     void pause();
     void resume();
     // While paused: one more layer phase, then paused again (Session::stepOnePhase).
@@ -42,6 +44,10 @@ public:
     session::RunState state() const { return m_state; }
     // Drains queued events now (normally the 33 ms timer does).
     void drainNow();
+    // The session training now (null when none): for reading its state and pause stops.
+    session::Session* session() const { return m_pump.worker(); }
+    // How many runs start() has started: a new value means a new run.
+    int64_t runSerial() const { return m_runSerial; }
 
 signals:
     void metrics(const std::vector<ws::session::StepMetrics>& batch);
@@ -54,6 +60,10 @@ signals:
     void emulatedStep(const ws::session::EmulatedStep& step);
     // The worker has been joined; the summary is complete (runId -1 when not recorded).
     void finished(const ws::session::RunSummary& summary);
+    // Every drained batch as the engine sent it (after the signals above), with the session's
+    // pauseStops() read before the batch was taken (lesson/lesson_runner.h, ActionDriver). Also
+    // emitted for an empty batch when drainNow() is called directly.
+    void eventBatch(const std::vector<ws::session::Event>& events, int64_t pauseStopsBefore);
 
 private:
     void onWorkerJoined();
@@ -62,6 +72,7 @@ private:
     QTimer* m_controlTimer;
     std::unique_ptr<session::RunControlFollower> m_control;  // while a session runs
     session::RunState m_state = session::RunState::Finished;
+    int64_t m_runSerial = 0;
 };
 
 }  // namespace ws::ui

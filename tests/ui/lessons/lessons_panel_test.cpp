@@ -1,0 +1,283 @@
+// The Lessons dock in the studio (issue 17): lesson 01 walked end to end on the studio's real run
+// (every action performed through the RunController, every step's `expect` holds on what the run
+// showed, a try-it's Next opens only once its Check passes, Right/Space/Left navigate), the first
+// steps of lesson 02 (a run per buffer size), a failing try that keeps Next shut and shows the
+// hint, every shipped lesson walked step by step, and a bad lesson file's error box naming file and
+// line. Screenshots of the steps go to $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBrowser>
+
+#include "engine/lesson/lesson.h"
+#include "support/gui_test.h"
+#include "ui/config/config_document.h"
+#include "ui/lessons/lessons_panel.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/run_controller.h"
+#include "ui/wafer/wafer_tab.h"
+
+using namespace ws::ui;
+namespace lesson = ws::lesson;
+
+namespace {
+
+constexpr int kActionTimeoutMs = 180000;
+
+QString lessonFile(const char* name) {
+    return QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons/") + QLatin1String(name);
+}
+
+// Every `expect` of the current step on the document's config and the panel's observed runs.
+QStringList failedExpectations(MainWindow& window, LessonsPanel& panel) {
+    QStringList failed;
+    const lesson::Lesson* shown = panel.lesson();
+    if (shown == nullptr) return {QStringLiteral("no lesson open")};
+    const auto& step = shown->steps.at(panel.stepIndex());
+    const ws::config::LoadedConfig config = window.document()->loadedConfig();
+    const lesson::CheckContext context{&config.config, &panel.currentRun(), panel.previousRun()};
+    for (const lesson::Condition& c : step.expect) {
+        const lesson::CheckResult r = lesson::evaluate(c, context);
+        if (!r.passed) failed << QString::fromStdString(c.text + ": " + r.detail);
+    }
+    return failed;
+}
+
+void screenshot(MainWindow& window, const QString& name) {
+    QCoreApplication::processEvents();
+    window.findChild<WaferTab*>(QStringLiteral("waferTab"))->redrawNow();  // not its 40 ms timer
+    QVERIFY(window.grab().save(ws::testing::artifactPath(name)));
+}
+
+}  // namespace
+
+class LessonsPanelTest : public QObject {
+    Q_OBJECT
+private slots:
+    void lessonOneEndToEnd();
+    void lessonTwoFirstSteps();
+    void everyShippedLessonWalks();
+    void failingTryKeepsNextDisabled();
+    void badLessonFileShowsTheError();
+
+private:
+    // Waits for the step's action, checks its `expect`, does its try-it (Show me, then Check)
+    // and takes a screenshot.
+    void performStep(MainWindow& window, LessonsPanel& panel, const QString& shot);
+};
+
+void LessonsPanelTest::performStep(MainWindow& window, LessonsPanel& panel, const QString& shot) {
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy(), kActionTimeoutMs);
+    QVERIFY2(panel.actionError().isEmpty(), qPrintable(panel.actionError()));
+    const lesson::Lesson* shown = panel.lesson();
+    QVERIFY(shown != nullptr);
+    const auto& step = shown->steps.at(panel.stepIndex());
+    const QStringList failed = failedExpectations(window, panel);
+    const QString status = panel.findChild<QLabel*>(QStringLiteral("lessonStatus"))->text();
+    QVERIFY2(!status.contains(QStringLiteral("expected")), qPrintable(status));
+    QVERIFY2(failed.isEmpty(), qPrintable(QStringLiteral("step %1: %2")
+                                              .arg(panel.stepIndex() + 1)
+                                              .arg(failed.join(QStringLiteral("; ")))));
+    if (!step.highlight.empty()) {
+        QWidget* target = panel.highlighted();
+        QVERIFY2(target, step.highlight.c_str());
+        QVERIFY(target->isVisible());
+        QCoreApplication::processEvents();
+        auto* frame = window.findChild<QWidget*>(QStringLiteral("lessonHighlight"));
+        QVERIFY(frame->isVisible());
+        // The outline surrounds the widget where it is drawn now.
+        const QRect shownAt(target->mapTo(&window, QPoint(0, 0)), target->size());
+        QVERIFY(frame->geometry().contains(shownAt));
+    }
+    auto* next = panel.findChild<QPushButton*>(QStringLiteral("lessonNext"));
+    if (step.tryIt) {
+        QVERIFY(!next->isEnabled());
+        QTest::mouseClick(panel.findChild<QPushButton*>(QStringLiteral("lessonShowMe")),
+                          Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.isBusy(), kActionTimeoutMs);
+        QVERIFY2(panel.actionError().isEmpty(), qPrintable(panel.actionError()));
+        QVERIFY(!next->isEnabled());  // not before Check
+        QTest::mouseClick(panel.findChild<QPushButton*>(QStringLiteral("lessonCheck")),
+                          Qt::LeftButton);
+        QVERIFY2(panel.check(), qPrintable(panel.findChild<QLabel*>("lessonCheckResult")->text()));
+    }
+    if (panel.stepIndex() + 1 < shown->steps.size()) QVERIFY(next->isEnabled());
+    screenshot(window, shot);
+}
+
+void LessonsPanelTest::lessonOneEndToEnd() {
+    QTemporaryDir dir;
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showLessons();
+    LessonsPanel* panel = window.lessonsPanel();
+    QVERIFY(panel->isVisible());
+    QVERIFY(panel->openLesson(lessonFile("01-weight-streaming.yaml")));
+    const lesson::Lesson* shown = panel->lesson();
+    QVERIFY(shown != nullptr);
+    const size_t steps = shown->steps.size();
+    QCOMPARE(steps, size_t(6));
+    QVERIFY(panel->findChild<QTextBrowser*>("lessonText")->toPlainText().contains("MemoryX"));
+    // The shipped lessons are listed, the open one selected.
+    auto* list = panel->findChild<QComboBox*>("lessonList");
+    QVERIFY(list->count() >= 6);  // "Choose a lesson…" and the lessons
+    QVERIFY2(list->currentText().contains("One step of weight streaming"),
+             qPrintable(list->currentText()));
+    for (size_t k = 0; k < steps; ++k) {
+        QCOMPARE(panel->stepIndex(), k);
+        performStep(window, *panel, QStringLiteral("lesson01-step%1.png").arg(k + 1));
+        if (QTest::currentTestFailed()) return;
+        // Steps 2-5 act on one paused run: the studio's own, through its controller.
+        if (k >= 1 && k <= 4) {
+            QVERIFY(window.controller()->session() != nullptr);
+            QCOMPARE(window.controller()->session()->state(), ws::session::RunState::Paused);
+        }
+        if (k + 1 < steps) QTest::keyClick(panel, Qt::Key_Right);
+    }
+    QCOMPARE(panel->currentRun().steps(), int64_t(30));
+    QVERIFY(!panel->canGoNext());  // the last step
+    // Back re-enters the step before (and Left is its key).
+    QTest::keyClick(panel, Qt::Key_Left);
+    QCOMPARE(panel->stepIndex(), steps - 2);
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), kActionTimeoutMs);
+    if (window.controller()->isActive()) {
+        QSignalSpy finished(window.controller(), &RunController::finished);
+        window.controller()->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+    }
+}
+
+void LessonsPanelTest::lessonTwoFirstSteps() {
+    QTemporaryDir dir;
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showLessons();
+    LessonsPanel* panel = window.lessonsPanel();
+    QVERIFY(panel->openLesson(lessonFile("02-wafer-buffer.yaml")));
+    for (size_t k = 0; k < 3; ++k) {
+        performStep(window, *panel, QStringLiteral("lesson02-step%1.png").arg(k + 1));
+        if (QTest::currentTestFailed()) return;
+        if (k < 2) QTest::keyClick(panel, Qt::Key_Space);
+    }
+    // Step 3 changed the buffer to one slot: a new config, so the 2-slot run is `previous`.
+    QCOMPARE(window.document()->fieldValue("wafer.weight_buffer_layers"), QStringLiteral("1"));
+    QCOMPARE(panel->currentRun().maxResidentLayers, 1);
+    QCOMPARE(panel->currentRun().steps(), int64_t(3));
+}
+
+// Every lesson in resources/lessons, every step, in the studio (the headless runner does the
+// same in lesson.*); screenshots lessonNN-all-stepK.png.
+void LessonsPanelTest::everyShippedLessonWalks() {
+    const QStringList files = QDir(QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons"))
+                                  .entryList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name);
+    QVERIFY(files.size() >= 5);
+    for (const QString& file : files) {
+        QTemporaryDir dir;
+        MainWindow window(dir.filePath("runs.sqlite"));
+        window.resize(1600, 1000);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.showLessons();
+        LessonsPanel* panel = window.lessonsPanel();
+        QVERIFY2(panel->openLesson(lessonFile(qPrintable(file))), qPrintable(panel->lastError()));
+        const lesson::Lesson* shown = panel->lesson();
+        QVERIFY(shown != nullptr);
+        const size_t steps = shown->steps.size();
+        for (size_t k = 0; k < steps; ++k) {
+            performStep(window, *panel,
+                        QStringLiteral("lesson%1-all-step%2.png").arg(file.left(2)).arg(k + 1));
+            if (QTest::currentTestFailed()) {
+                qWarning("%s, step %zu", qPrintable(file), k + 1);
+                return;
+            }
+            if (k + 1 < steps) QVERIFY(panel->next());
+        }
+        if (window.controller()->isActive()) {
+            QSignalSpy finished(window.controller(), &RunController::finished);
+            window.controller()->stop();
+            QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+        }
+    }
+}
+
+void LessonsPanelTest::failingTryKeepsNextDisabled() {
+    QTemporaryDir dir;
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.resize(1600, 1000);
+    window.show();
+    window.showLessons();
+    LessonsPanel* panel = window.lessonsPanel();
+    QVERIFY(panel->openLesson(lessonFile("02-wafer-buffer.yaml")));
+    QTRY_VERIFY(!panel->isBusy());
+    // Step 4: "give the wider model a double buffer" - config only, no run needed.
+    panel->enterStep(3);
+    QTRY_VERIFY(!panel->isBusy());
+    const lesson::Lesson* shown = panel->lesson();
+    QVERIFY(shown != nullptr);
+    const auto& step = shown->steps.at(3);
+    QVERIFY(step.tryIt);
+    auto* next = panel->findChild<QPushButton*>("lessonNext");
+    auto* result = panel->findChild<QLabel*>("lessonCheckResult");
+    QVERIFY(!next->isEnabled());
+    QTest::mouseClick(panel->findChild<QPushButton*>("lessonCheck"), Qt::LeftButton);
+    QVERIFY(!next->isEnabled());
+    QVERIFY2(result->text().contains("Not yet"), qPrintable(result->text()));
+    QVERIFY2(result->text().contains(QString::fromStdString(step.tryIt->hint).toHtmlEscaped()),
+             qPrintable(result->text()));
+    QTest::keyClick(panel, Qt::Key_Right);  // Next's key does nothing either
+    QCOMPARE(panel->stepIndex(), size_t(3));
+    screenshot(window, QStringLiteral("lesson02-try-failed.png"));
+    // The learner sets the field on the form; now the check passes.
+    QVERIFY(window.document()->setField("wafer.weight_buffer_layers", "2"));
+    QTest::mouseClick(panel->findChild<QPushButton*>("lessonCheck"), Qt::LeftButton);
+    QVERIFY2(result->text().contains("Well done"), qPrintable(result->text()));
+    QVERIFY(next->isEnabled());
+    QTest::keyClick(panel, Qt::Key_Right);
+    QCOMPARE(panel->stepIndex(), size_t(4));
+}
+
+void LessonsPanelTest::badLessonFileShowsTheError() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("bad-lesson.yaml");
+    {
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            "title: \"Bad\"\n"
+            "summary: \"a lesson with a mistake\"\n"
+            "preset: " WAFER_SOURCE_DIR
+            "/presets/teaching-stream.yaml\n"
+            "steps:\n"
+            "  - title: \"One\"\n"
+            "    text: \"hello\"\n"
+            "    action: {pause_at: {phase: sideways, layer: 0}}\n");
+    }
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.show();
+    window.showLessons();
+    LessonsPanel* panel = window.lessonsPanel();
+    QVERIFY(!panel->openLesson(path));
+    QVERIFY(panel->lesson() == nullptr);
+    auto* box = panel->findChild<QMessageBox*>("lessonErrorBox");
+    QVERIFY(box);
+    QVERIFY(box->isVisible());
+    QVERIFY2(box->text().contains("bad-lesson.yaml:7:"), qPrintable(box->text()));
+    QVERIFY2(box->text().contains("sideways"), qPrintable(box->text()));
+    QVERIFY(!panel->findChild<QPushButton*>("lessonNext")->isEnabled());
+    box->close();
+}
+
+int main(int argc, char** argv) {
+    return ws::testing::runIsolatedGuiTest<LessonsPanelTest>(argc, argv);
+}
+#include "lessons_panel_test.moc"

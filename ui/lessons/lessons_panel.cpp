@@ -1,0 +1,716 @@
+// LessonsPanel: see lessons_panel.h.
+#include "ui/lessons/lessons_panel.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QStackedWidget>
+#include <QTabWidget>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "engine/config/config_yaml.h"
+#include "ui/config/config_document.h"
+#include "ui/config/config_form.h"
+#include "ui/config/config_tab.h"
+#include "ui/config/yaml_editor.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/run_controller.h"
+
+namespace ws::ui {
+namespace {
+
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+// Brings `w` forward: every tab page and stacked page on its way up is made current, and every
+// scroll area scrolls to it.
+void reveal(QWidget* w) {
+    if (!w) return;
+    QWidget* child = w;
+    for (QWidget* p = w->parentWidget(); p; child = p, p = p->parentWidget()) {
+        if (auto* stack = qobject_cast<QStackedWidget*>(p)) {
+            if (auto* tabs = qobject_cast<QTabWidget*>(stack->parentWidget()))
+                tabs->setCurrentWidget(child);
+            else
+                stack->setCurrentWidget(child);
+        } else if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
+            scroll->ensureWidgetVisible(w);
+        }
+    }
+}
+
+QWidget* findNamed(QWidget* root, const QString& name) {
+    if (name.endsWith(QLatin1Char('*'))) {
+        const QString prefix = name.chopped(1);
+        for (QWidget* w : root->findChildren<QWidget*>())
+            if (w->objectName().startsWith(prefix)) return w;
+        return nullptr;
+    }
+    return root->findChild<QWidget*>(name);
+}
+
+// The widget a sub-view name stands for, per tab (lesson::subViewNames).
+QString subViewObjectName(lesson::View view, const QString& sub) {
+    static const QHash<QString, QString> wafer = {{"heatmap", "utilizationMap"},
+                                                  {"timeline", "timelineView"},
+                                                  {"cluster", "clusterDiagram"},
+                                                  {"layer_norms", "layerNormChart"}};
+    static const QHash<QString, QString> training = {{"loss", "Loss"},
+                                                     {"learning_rate", "Learning rate"},
+                                                     {"grad_norm", "Gradient norm"},
+                                                     {"throughput", "Throughput"}};
+    static const QHash<QString, QString> sweeps = {{"table", "SweepTable"},
+                                                   {"heatmap", "heatmap_*"},
+                                                   {"parallel", "parallel_coords"},
+                                                   {"transfer", "transfer_*"},
+                                                   {"coord_check", "CoordVerdict"}};
+    switch (view) {
+        case lesson::View::Wafer:
+            return wafer.value(sub);
+        case lesson::View::Training:
+            return training.value(sub);
+        case lesson::View::Sweeps:
+            return sweeps.value(sub);
+        default:
+            return {};
+    }
+}
+
+}  // namespace
+
+// --- HighlightFrame ---------------------------------------------------------------------------
+
+HighlightFrame::HighlightFrame(QWidget* target, QWidget* window)
+    : QWidget(window), m_target(target), m_timer(new QTimer(this)) {
+    setObjectName(QStringLiteral("lessonHighlight"));
+    setAttribute(Qt::WA_TransparentForMouseEvents);
+    setAttribute(Qt::WA_NoSystemBackground);
+    m_timer->setInterval(200);
+    connect(m_timer, &QTimer::timeout, this, [this] {
+        ++m_ticks;
+        follow();
+        update();
+    });
+    connect(target, &QObject::destroyed, this, [this] {
+        m_target = nullptr;
+        hide();
+    });
+    for (QWidget* w = target; w && w != window; w = w->parentWidget()) w->installEventFilter(this);
+    m_timer->start();
+    follow();
+}
+
+bool HighlightFrame::eventFilter(QObject* watched, QEvent* event) {
+    switch (event->type()) {
+        case QEvent::Move:
+        case QEvent::Resize:
+        case QEvent::Show:
+        case QEvent::Hide:
+        case QEvent::LayoutRequest:
+            follow();
+            QTimer::singleShot(0, this, [this] { follow(); });  // after the layout ran
+            break;
+        default:
+            break;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void HighlightFrame::follow() {
+    QWidget* target = m_target;
+    if (target == nullptr || !target->isVisible()) {
+        hide();
+        return;
+    }
+    const QPoint at = target->mapTo(parentWidget(), QPoint(0, 0));
+    setGeometry(QRect(at, target->size()).adjusted(-5, -5, 5, 5));
+    show();
+    raise();
+}
+
+void HighlightFrame::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    // Flashes for the first two seconds, then stays: a projector shows it either way.
+    const bool dim = m_ticks < 10 && m_ticks % 2 == 1;
+    QColor colour(255, 140, 0, dim ? 90 : 255);
+    p.setPen(QPen(colour, 5));
+    p.setBrush(Qt::NoBrush);
+    p.drawRoundedRect(QRectF(rect()).adjusted(2.5, 2.5, -2.5, -2.5), 6, 6);
+}
+
+// --- LessonsPanel -----------------------------------------------------------------------------
+
+LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
+    : QWidget(parent), m_window(window), m_poll(new QTimer(this)) {
+    setObjectName(QStringLiteral("lessonsPanel"));
+    setFocusPolicy(Qt::StrongFocus);
+    auto* layout = new QVBoxLayout(this);
+
+    auto* pick = new QHBoxLayout;
+    m_lessons = new QComboBox(this);
+    m_lessons->setObjectName(QStringLiteral("lessonList"));
+    m_openFile = new QPushButton(tr("Open lesson file…"), this);
+    m_openFile->setObjectName(QStringLiteral("openLessonFile"));
+    pick->addWidget(m_lessons, 1);
+    pick->addWidget(m_openFile);
+    layout->addLayout(pick);
+
+    m_lessonTitle = new QLabel(this);
+    m_lessonTitle->setObjectName(QStringLiteral("lessonTitle"));
+    m_lessonTitle->setWordWrap(true);
+    m_counter = new QLabel(this);
+    m_counter->setObjectName(QStringLiteral("lessonStepCounter"));
+    m_stepTitle = new QLabel(this);
+    m_stepTitle->setObjectName(QStringLiteral("lessonStepTitle"));
+    m_stepTitle->setWordWrap(true);
+    QFont big = m_stepTitle->font();
+    big.setPointSizeF(big.pointSizeF() * 1.4);
+    big.setBold(true);
+    m_stepTitle->setFont(big);
+    m_text = new QTextBrowser(this);
+    m_text->setObjectName(QStringLiteral("lessonText"));
+    m_text->setFocusPolicy(Qt::NoFocus);
+    m_text->setOpenExternalLinks(true);
+    m_formula = new QLabel(this);
+    m_formula->setObjectName(QStringLiteral("lessonFormula"));
+    m_formula->setWordWrap(true);
+    m_formula->setAlignment(Qt::AlignCenter);
+    m_formula->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_formula->setStyleSheet(
+        QStringLiteral("QLabel { font-family: monospace; font-size: 115%; padding: 6px;"
+                       " border: 1px solid palette(mid); border-radius: 4px; }"));
+    m_figure = new QLabel(this);
+    m_figure->setObjectName(QStringLiteral("lessonFigure"));
+    m_figure->setAlignment(Qt::AlignCenter);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("lessonStatus"));
+    m_status->setWordWrap(true);
+    m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 2);
+
+    m_tryBox = new QGroupBox(tr("Try it"), this);
+    m_tryBox->setObjectName(QStringLiteral("lessonTry"));
+    auto* tryLayout = new QVBoxLayout(m_tryBox);
+    m_task = new QLabel(m_tryBox);
+    m_task->setObjectName(QStringLiteral("lessonTask"));
+    m_task->setWordWrap(true);
+    m_task->setMinimumHeight(m_task->fontMetrics().lineSpacing() * 3);
+    auto* tryButtons = new QHBoxLayout;
+    m_check = new QPushButton(tr("Check"), m_tryBox);
+    m_check->setObjectName(QStringLiteral("lessonCheck"));
+    m_showMe = new QPushButton(tr("Show me"), m_tryBox);
+    m_showMe->setObjectName(QStringLiteral("lessonShowMe"));
+    m_showMe->setToolTip(tr("Do what the task asks, as the learner would"));
+    tryButtons->addWidget(m_check);
+    tryButtons->addWidget(m_showMe);
+    tryButtons->addStretch(1);
+    m_checkResult = new QLabel(m_tryBox);
+    m_checkResult->setObjectName(QStringLiteral("lessonCheckResult"));
+    m_checkResult->setWordWrap(true);
+    tryLayout->addWidget(m_task);
+    tryLayout->addLayout(tryButtons);
+    tryLayout->addWidget(m_checkResult);
+
+    auto* nav = new QHBoxLayout;
+    m_back = new QPushButton(tr("◀ Back"), this);
+    m_back->setObjectName(QStringLiteral("lessonBack"));
+    m_next = new QPushButton(tr("Next ▶"), this);
+    m_next->setObjectName(QStringLiteral("lessonNext"));
+    for (QPushButton* b : {m_back, m_next}) b->setFocusPolicy(Qt::NoFocus);
+    nav->addWidget(m_back);
+    nav->addStretch(1);
+    nav->addWidget(m_next);
+
+    layout->addWidget(m_lessonTitle);
+    layout->addWidget(m_counter);
+    layout->addWidget(m_stepTitle);
+    layout->addWidget(m_text, 1);
+    layout->addWidget(m_formula);
+    layout->addWidget(m_figure);
+    layout->addWidget(m_status);
+    layout->addWidget(m_tryBox);
+    layout->addLayout(nav);
+
+    fillLessonList();
+    connect(m_lessons, &QComboBox::activated, this, [this](int index) {
+        const QString path = m_lessons->itemData(index).toString();
+        if (!path.isEmpty()) openLesson(path);
+    });
+    connect(m_openFile, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open lesson"), qs(lesson::defaultLessonDir().string()),
+            tr("Lessons (*.yaml *.yml);;All files (*)"));
+        if (!path.isEmpty()) openLesson(path);
+    });
+    connect(m_back, &QPushButton::clicked, this, [this] { back(); });
+    connect(m_next, &QPushButton::clicked, this, [this] { next(); });
+    connect(m_check, &QPushButton::clicked, this, [this] { check(); });
+    connect(m_showMe, &QPushButton::clicked, this, [this] { showMe(); });
+
+    m_poll->setInterval(50);
+    connect(m_poll, &QTimer::timeout, this, [this] {
+        RunController* controller = m_window->controller();
+        if (m_waitingToStart) {
+            if (!controller->isActive()) startPendingRun();
+            return;
+        }
+        if (!m_driver) {
+            m_poll->stop();
+            return;
+        }
+        // A pause stop counted after the last batch brings no event: drain to look again.
+        if (controller->isActive())
+            controller->drainNow();
+        else
+            advance(0);
+    });
+    connect(m_window->controller(), &RunController::eventBatch, this, &LessonsPanel::onEvents);
+    showStepText();
+    updateButtons();
+}
+
+LessonsPanel::~LessonsPanel() {
+    delete m_frame;
+}
+
+void LessonsPanel::fillLessonList() {
+    m_lessons->clear();
+    m_lessons->addItem(tr("Choose a lesson…"));
+    for (const lesson::LessonEntry& e : lesson::listLessons(lesson::defaultLessonDir())) {
+        const QString name = qs(e.file.filename().string());
+        const QString text = e.title.empty()
+                                 ? tr("%1 (does not load)").arg(name)
+                                 : QStringLiteral("%1  %2").arg(name.left(2), qs(e.title));
+        m_lessons->addItem(text, qs(std::filesystem::weakly_canonical(e.file).string()));
+        if (!e.error.empty())
+            m_lessons->setItemData(m_lessons->count() - 1, qs(e.error), Qt::ToolTipRole);
+    }
+}
+
+bool LessonsPanel::openLesson(const QString& path) {
+    auto loaded = lesson::loadLesson(path.toStdString());
+    if (!loaded.ok()) {
+        showError(tr("Lesson file does not load"),
+                  tr("%1 does not load:\n\n%2").arg(path, qs(loaded.error().message)));
+        return false;
+    }
+    m_driver.reset();
+    m_waitingToStart = false;
+    m_lesson = std::move(loaded).value();
+    m_lessonTitle->setText(QStringLiteral("<b>%1</b>").arg(qs(m_lesson->title).toHtmlEscaped()));
+    m_lessonTitle->setToolTip(qs(m_lesson->summary));
+    const int listed = m_lessons->findData(
+        QString::fromStdString(std::filesystem::weakly_canonical(path.toStdString()).string()));
+    m_lessons->setCurrentIndex(std::max(listed, 0));
+    enterStep(0);
+    return true;
+}
+
+std::optional<config::LoadedConfig> LessonsPanel::documentConfig() const {
+    ConfigDocument* doc = m_window->document();
+    if (!doc->canRun()) return std::nullopt;
+    return doc->loadedConfig();
+}
+
+void LessonsPanel::enterStep(size_t index) {
+    if (!m_lesson || index >= m_lesson->steps.size()) return;
+    m_driver.reset();
+    m_waitingToStart = false;
+    m_poll->stop();
+    m_step = index;
+    m_tryPassed = false;
+    m_actionError.clear();
+    m_checkResult->clear();
+    showStepText();
+    const lesson::LessonStep& step = m_lesson->steps[index];
+    auto config = lesson::configAtStep(*m_lesson, index, true);
+    if (!config.ok()) {
+        m_actionError = qs(config.error().message);
+        showError(tr("Lesson step cannot start"), m_actionError);
+        updateButtons();
+        return;
+    }
+    applyConfig(*config);
+    showView(step);
+    setHighlight(qs(step.highlight));
+    m_solving = false;
+    performAction(step.action);
+    emit stepChanged(int(index));
+}
+
+bool LessonsPanel::next() {
+    if (!canGoNext()) return false;
+    enterStep(m_step + 1);
+    return true;
+}
+
+bool LessonsPanel::back() {
+    if (!m_lesson || m_step == 0) return false;
+    enterStep(m_step - 1);
+    return true;
+}
+
+bool LessonsPanel::canGoNext() const {
+    if (!m_lesson || m_step + 1 >= m_lesson->steps.size() || isBusy()) return false;
+    const auto& step = m_lesson->steps[m_step];
+    return !step.tryIt || m_tryPassed;
+}
+
+void LessonsPanel::showStepText() {
+    if (!m_lesson) {
+        m_counter->clear();
+        m_stepTitle->setText(tr("Lessons"));
+        m_text->setMarkdown(
+            tr("Guided lessons on weight streaming and wafer-scale training. Choose one above, "
+               "or open a lesson file you wrote (README \"Lessons\").\n\nKeys while this panel "
+               "has focus: **Space** or **→** Next, **←** Back."));
+        m_formula->hide();
+        m_figure->hide();
+        m_tryBox->hide();
+        m_status->clear();
+        return;
+    }
+    const lesson::LessonStep& step = m_lesson->steps[m_step];
+    m_counter->setText(tr("Step %1 of %2").arg(m_step + 1).arg(m_lesson->steps.size()));
+    m_stepTitle->setText(qs(step.title));
+    m_text->setMarkdown(qs(step.text));
+    m_formula->setText(qs(step.formula));
+    m_formula->setVisible(!step.formula.empty());
+    if (!step.figure.empty()) {
+        QPixmap figure(qs(step.figure.string()));
+        m_figure->setPixmap(figure.isNull() ? QPixmap()
+                                            : figure.scaledToWidth(std::min(figure.width(), 420),
+                                                                   Qt::SmoothTransformation));
+    }
+    m_figure->setVisible(!step.figure.empty());
+    m_tryBox->setVisible(step.tryIt.has_value());
+    if (step.tryIt) m_task->setText(qs(step.tryIt->task));
+}
+
+bool LessonsPanel::applyConfig(const config::LoadedConfig& config) {
+    const std::string want = config::saveConfigYaml(config.config, config::YamlStyle::Plain);
+    if (auto have = documentConfig();
+        have && config::saveConfigYaml(have->config, config::YamlStyle::Plain) == want)
+        return false;
+    m_window->document()->setUntitled(qs(config::saveConfigYaml(config.config)),
+                                      tr("lesson: %1").arg(qs(m_lesson->title)),
+                                      qs(m_lesson->preset.parent_path().string()));
+    configChanged();
+    return true;
+}
+
+void LessonsPanel::configChanged() {
+    RunController* controller = m_window->controller();
+    if (controller->isActive()) {
+        controller->stop();
+        m_seenSerial = -controller->runSerial();  // its remaining events are not observed
+    }
+    if (m_current.started) m_previous = std::move(m_current);
+    m_current = lesson::RunObservation{};
+}
+
+void LessonsPanel::performAction(const lesson::Action& action) {
+    m_driver = std::make_unique<lesson::ActionDriver>(action);
+    RunController* controller = m_window->controller();
+    session::Session* session = controller->session();
+    const bool pausedLive = session && m_seenSerial == controller->runSerial() &&
+                            session->state() == session::RunState::Paused;
+    m_start = m_driver->start(pausedLive, pausedLive ? session->pauseStops() : 0);
+    if (!m_start.error.empty()) {
+        finishAction(false, qs(m_start.error));
+        return;
+    }
+    m_status->setText(tr("Doing: %1…").arg(qs(lesson::describeAction(action))));
+    updateButtons();
+    if (m_start.newRun) {
+        if (controller->isActive()) {
+            controller->stop();
+            m_seenSerial = -controller->runSerial();
+        }
+        m_waitingToStart = true;
+        m_poll->start();
+        if (!controller->isActive()) startPendingRun();
+        return;
+    }
+    m_poll->start();
+    if (controller->isActive())
+        controller->drainNow();
+    else
+        advance(0);
+}
+
+void LessonsPanel::startPendingRun() {
+    m_waitingToStart = false;
+    auto config = documentConfig();
+    if (!config) {
+        finishAction(false, tr("the config has problems (see the Config tab)"));
+        return;
+    }
+    session::SessionOptions options;
+    options.stopAfterStep = m_start.stopAfterStep;
+    options.finalCheckpoint = false;
+    options.runName = tr("lesson: %1, step %2")
+                          .arg(qs(m_lesson ? m_lesson->title : std::string()))
+                          .arg(m_step + 1)
+                          .toStdString();
+    if (!m_window->startLessonRun(*config, options, m_start.paused)) {
+        finishAction(false, tr("the run cannot start (see the Log)"));
+        return;
+    }
+    if (m_current.started) m_previous = std::move(m_current);
+    m_current = lesson::RunObservation{};
+    m_current.started = true;
+    m_seenSerial = m_window->controller()->runSerial();
+    if (m_lesson) showView(m_lesson->steps[m_step]);  // starting a run shows the Training tab
+    m_poll->start();
+}
+
+void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore) {
+    const int64_t serial = m_window->controller()->runSerial();
+    if (-serial == m_seenSerial) return;  // a run that ended for a config change
+    if (serial != m_seenSerial) {         // a run the learner started (Run)
+        if (m_current.started) m_previous = std::move(m_current);
+        m_current = lesson::RunObservation{};
+        m_current.started = true;
+        m_seenSerial = serial;
+    }
+    for (const session::Event& e : events) m_current.observe(e);
+    if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);
+}
+
+void LessonsPanel::advance(int64_t pauseStops) {
+    if (!m_driver) return;
+    session::Session* session = m_window->controller()->session();
+    const session::RunState state = session ? session->state() : m_current.state;
+    switch (m_driver->next(m_current, state, pauseStops)) {
+        case lesson::ActionDriver::Next::Wait:
+            if (!session && !m_window->controller()->isActive())
+                finishAction(false,
+                             tr("no run is live for %1")
+                                 .arg(qs(lesson::describeAction(m_lesson->steps[m_step].action))));
+            return;
+        case lesson::ActionDriver::Next::StepOnePhase:
+            m_window->controller()->stepLayer();
+            return;
+        case lesson::ActionDriver::Next::Done:
+            finishAction(true, {});
+            return;
+        case lesson::ActionDriver::Next::Failed:
+            finishAction(false, qs(m_driver->error()));
+            return;
+    }
+}
+
+void LessonsPanel::finishAction(bool ok, const QString& error) {
+    m_driver.reset();
+    m_waitingToStart = false;
+    m_poll->stop();
+    m_actionError = error;
+    if (ok) {
+        QString where;
+        if (m_current.hasPhase)
+            where =
+                tr(" The wafer shows the %1 pass of layer %2 (step %3).")
+                    .arg(m_current.phase == lesson::Phase::Forward ? tr("forward") : tr("backward"))
+                    .arg(m_current.layer)
+                    .arg(m_current.phaseStep + 1);
+        QString text = m_current.started
+                           ? tr("Run: %1 steps trained.%2").arg(m_current.steps()).arg(where)
+                           : QString();
+        // What the step promises (`expect`), so a lesson's author sees at once when it does not
+        // hold; the learner sees nothing extra when it does.
+        const auto config = documentConfig();
+        if (m_lesson && !m_solving && config) {
+            QStringList failed;
+            const lesson::CheckContext context{&config->config,
+                                               m_current.started ? &m_current : nullptr,
+                                               m_previous ? &*m_previous : nullptr};
+            for (const lesson::Condition& c : m_lesson->steps[m_step].expect) {
+                const lesson::CheckResult r = lesson::evaluate(c, context);
+                if (!r.passed) failed << qs(c.text + " (" + r.detail + ")");
+            }
+            if (!failed.isEmpty())
+                text += tr("<br><span style='color:#c62828'>The lesson expected %1.</span>")
+                            .arg(failed.join(QStringLiteral("; ")).toHtmlEscaped());
+        }
+        m_status->setText(text);
+    } else {
+        m_status->setText(tr("<span style='color:#c62828'>Could not do this step: %1</span>")
+                              .arg(error.toHtmlEscaped()));
+    }
+    updateButtons();
+    emit actionFinished(ok);
+}
+
+bool LessonsPanel::check() {
+    if (!m_lesson) return false;
+    const auto& step = m_lesson->steps[m_step];
+    if (!step.tryIt) return true;
+    auto config = documentConfig();
+    QStringList failures;
+    if (!config) {
+        failures << tr("the config has problems: fix them on the Config tab");
+    } else {
+        const lesson::CheckContext context{&config->config,
+                                           m_current.started ? &m_current : nullptr,
+                                           m_previous ? &*m_previous : nullptr};
+        for (const lesson::Condition& c : step.tryIt->check) {
+            const lesson::CheckResult r = lesson::evaluate(c, context);
+            if (!r.passed) failures << qs(r.detail);
+        }
+    }
+    m_tryPassed = failures.isEmpty();
+    if (m_tryPassed) {
+        m_checkResult->setText(
+            tr("<span style='color:#2e7d32'><b>✓ Well done.</b> Next is "
+               "open.</span>"));
+    } else {
+        QString text = tr("<span style='color:#c62828'><b>Not yet:</b> %1</span>")
+                           .arg(failures.join(QStringLiteral("; ")).toHtmlEscaped());
+        if (!step.tryIt->hint.empty())
+            text += tr("<br><b>Hint:</b> %1").arg(qs(step.tryIt->hint).toHtmlEscaped());
+        m_checkResult->setText(text);
+    }
+    updateButtons();
+    return m_tryPassed;
+}
+
+void LessonsPanel::showMe() {
+    if (!m_lesson || isBusy()) return;
+    const auto& step = m_lesson->steps[m_step];
+    if (!step.tryIt) return;
+    if (!step.tryIt->solutionChanges.empty()) {
+        auto config = documentConfig();
+        if (!config) return;
+        if (Status s = lesson::applyChanges(*config, step.tryIt->solutionChanges); !s.ok()) {
+            showError(tr("Lesson step cannot continue"), qs(s.error().message));
+            return;
+        }
+        applyConfig(*config);
+    }
+    m_solving = true;
+    performAction(step.tryIt->solutionAction);
+}
+
+void LessonsPanel::showView(const lesson::LessonStep& step) {
+    if (step.view == lesson::View::None) return;
+    m_window->showTab(QString::fromLatin1(lesson::viewName(step.view)));
+    if (step.subView.empty()) return;
+    const QString sub = qs(step.subView);
+    if (step.view == lesson::View::Config) {
+        if (auto* tab = m_window->findChild<ConfigTab*>(QStringLiteral("configTab")))
+            reveal(sub == QLatin1String("yaml") ? static_cast<QWidget*>(tab->yamlEditor())
+                                                : static_cast<QWidget*>(tab->form()));
+        return;
+    }
+    const QString name = subViewObjectName(step.view, sub);
+    if (!name.isEmpty()) reveal(findNamed(m_window, name));
+}
+
+QStringList LessonsPanel::highlightObjectNames(const QString& highlight) {
+    // "action:X": the run toolbar's button for action X. A trailing * matches a prefix.
+    static const QHash<QString, QStringList> names = {
+        {"run_button", {"action:runAction"}},
+        {"pause_button", {"action:pauseAction"}},
+        {"step_layer_button", {"action:stepLayerAction"}},
+        {"continue_button", {"action:continueAction"}},
+        {"stop_button", {"action:stopAction"}},
+        {"wafer_spec", {"wafer.spec"}},
+        {"num_systems", {"runconfig.num_csx"}},
+        {"weight_buffer_layers", {"wafer.weight_buffer_layers"}},
+        {"micro_batch_size",
+         {"runconfig.micro_batch_size", "train_input.micro_batch_size", "configFacts"}},
+        {"learning_rate",
+         {"optimizer.learning_rate", "constantLearningRate", "schedulePieces", "Learning rate"}},
+        {"loss_chart", {"Loss"}},
+        {"heatmap", {"utilizationMap"}},
+        {"timeline", {"timelineView"}},
+        {"cluster_diagram", {"clusterDiagram"}},
+        {"buffer_slots", {"waferBufferSlots", "bufferSlots", "timelineView"}},
+        {"phase_label", {"waferPhase"}},
+        {"step_time", {"waferSummary"}},
+        {"mfu", {"waferSummary"}},
+        {"sparsity", {"model.sparsity", "sparsity", "utilizationMap"}},
+        {"coord_check", {"coordCheckView", "CoordVerdict"}},
+    };
+    return names.value(highlight);
+}
+
+QWidget* LessonsPanel::highlighted() const {
+    return m_frame ? m_frame->target() : nullptr;
+}
+
+void LessonsPanel::setHighlight(const QString& name) {
+    delete m_frame;
+    m_frame = nullptr;
+    if (name.isEmpty()) return;
+    // The first candidate the step's view shows; else the first that exists, brought forward.
+    QWidget* target = nullptr;
+    QWidget* hidden = nullptr;
+    for (const QString& candidate : highlightObjectNames(name)) {
+        QWidget* found = nullptr;
+        if (candidate.startsWith(QLatin1String("action:"))) {
+            auto* action = m_window->findChild<QAction*>(candidate.mid(7));
+            auto* toolbar = m_window->findChild<QToolBar*>(QStringLiteral("RunToolBar"));
+            if (action && toolbar) found = toolbar->widgetForAction(action);
+        } else {
+            found = findNamed(m_window, candidate);
+        }
+        if (found && found->isVisible()) {
+            target = found;
+            break;
+        }
+        if (found && !hidden) hidden = found;
+    }
+    if (!target) target = hidden;
+    if (!target) return;
+    reveal(target);
+    m_frame = new HighlightFrame(target, target->window());
+    connect(m_frame, &QObject::destroyed, this, [this] { m_frame = nullptr; });
+}
+
+void LessonsPanel::showError(const QString& title, const QString& message) {
+    m_lastError = message;
+    auto* box = new QMessageBox(QMessageBox::Critical, title, message, QMessageBox::Ok, this);
+    box->setObjectName(QStringLiteral("lessonErrorBox"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    box->open();
+}
+
+void LessonsPanel::updateButtons() {
+    m_back->setEnabled(m_lesson && m_step > 0);
+    m_next->setEnabled(canGoNext());
+    const bool tryOpen = m_lesson && !isBusy();
+    m_check->setEnabled(tryOpen);
+    m_showMe->setEnabled(tryOpen);
+}
+
+void LessonsPanel::keyPressEvent(QKeyEvent* event) {
+    switch (event->key()) {
+        case Qt::Key_Space:
+        case Qt::Key_Right:
+            next();
+            return;
+        case Qt::Key_Left:
+            back();
+            return;
+        default:
+            QWidget::keyPressEvent(event);
+    }
+}
+
+}  // namespace ws::ui
