@@ -170,6 +170,7 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     in.seqLen = cfg.trainInput.maxSequenceLength;
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(in.shape);  // as a run streams them
+    in.weightBufferLayers = cfg.wafer.weightBufferLayers;
     // Uniform static sparsity of the block matmuls (--sparsity: all four; else the config's
     // model.sparsity and its targets): every column keeps (1 - level) of its weights, what
     // magnitude pruning of typical weights gives on average.

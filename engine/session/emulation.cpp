@@ -21,6 +21,7 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.perBlockSparsity = std::move(perBlockSparsity);
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
+    in.weightBufferLayers = cfg.wafer.weightBufferLayers;
     // Layers with nothing to train stream no gradients out (executor.h).
     const model::ParameterTable table(shape);
     for (const auto& layer : table.layers()) {

@@ -55,6 +55,9 @@ Result<PlannedLayer> plan(LayerOps ops, const WaferSpec& spec, bool frames) {
         t.folds = op.mapping.folds;
         t.adapter = op.adapter;
         t.fmacs = opFmacs(op);
+        t.m = op.chunks > 1 ? op.chunkRows : op.m;
+        t.n = op.n;
+        t.mapping = op.mapping;
         p.busyCycles += std::max(t.computeCycles, t.fabricCycles) + t.fillCycles;
         p.computeCycles += t.computeCycles;
         p.fabricCycles += std::max(0.0, t.fabricCycles - t.computeCycles) + t.fillCycles;
@@ -193,6 +196,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     out.batchPerSystem = B;
     out.microBatch = mb;
     out.seqLen = T;
+    out.weightBufferLayers = std::max(1, in.weightBufferLayers);
     const double clock = spec.clockHz();
     const double io = spec.ioBytesPerS();
     const double bpv = spec.streamBytesPerValue;  // gradients out
@@ -202,6 +206,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
 
     const double storedPerCore = activationFit(spec, S, mb, T).storedBytes / double(spec.cores());
     const size_t n = order.size();
+    const bool oneSlot = in.weightBufferLayers == 1;
     std::vector<double> inStart(n), inEnd(n), compStart(n), compEnd(n);
     double outEnd = 0, updEnd = 0, lastReduceEnd = 0;
     std::vector<std::pair<size_t, double>> deferredUpdates;  // (order index, update seconds)
@@ -216,15 +221,24 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         const PlannedLayer& p = kinds[size_t(order[i].kind)];
         const Pass pass = p.ops.pass;
         const double streamS = p.ops.weightValues * weightBpv / io;
-        // Two weight buffers: layer i streams once layer i-1's stream ended and layer i-2's
-        // compute freed its buffer.
-        inStart[i] = std::max(i ? inEnd[i - 1] : 0.0, i >= 2 ? compEnd[i - 2] : 0.0);
-        inEnd[i] = inStart[i] + (streamS > 0 ? streamS + treeLatency : 0);
         const double busyS = p.busyCycles / clock;
         const double fillS = fillCycles(spec) / clock;
-        compStart[i] =
-            std::max(i ? compEnd[i - 1] : 0.0, inStart[i] + (streamS > 0 ? treeLatency : 0));
-        compEnd[i] = std::max(compStart[i] + busyS, streamS > 0 ? inEnd[i] + fillS : 0.0);
+        if (!oneSlot) {
+            // Two weight buffers: layer i streams once layer i-1's stream ended and layer i-2's
+            // compute freed its buffer; it computes as its weights arrive.
+            inStart[i] = std::max(i ? inEnd[i - 1] : 0.0, i >= 2 ? compEnd[i - 2] : 0.0);
+            inEnd[i] = inStart[i] + (streamS > 0 ? streamS + treeLatency : 0);
+            compStart[i] =
+                std::max(i ? compEnd[i - 1] : 0.0, inStart[i] + (streamS > 0 ? treeLatency : 0));
+            compEnd[i] = std::max(compStart[i] + busyS, streamS > 0 ? inEnd[i] + fillS : 0.0);
+        } else {
+            // One buffer: the slot is free once layer i-1 has computed; layer i computes once
+            // its weights are all in.
+            inStart[i] = i ? std::max(inEnd[i - 1], compEnd[i - 1]) : 0.0;
+            inEnd[i] = inStart[i] + (streamS > 0 ? streamS + treeLatency : 0);
+            compStart[i] = std::max(i ? compEnd[i - 1] : 0.0, inEnd[i]);
+            compEnd[i] = compStart[i] + busyS;
+        }
         if (streamS > 0) span(SpanKind::StreamIn, order[i], pass, inStart[i], inEnd[i]);
         span(pass == Pass::Forward ? SpanKind::Forward : SpanKind::Backward, order[i], pass,
              compStart[i], compEnd[i]);
@@ -237,13 +251,15 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         for (const auto& op : p.timings) t.fillS += op.fillCycles / clock;
         t.weightStreamS = streamS;
         t.timeS = compEnd[i] - compStart[i];
-        t.binding = compEnd[i] > compStart[i] + busyS + 1e-15
+        // One slot: the layer waited out its whole stream before computing.
+        const double waitedS = oneSlot ? compStart[i] - (i ? compEnd[i - 1] : 0.0) : 0.0;
+        t.binding = compEnd[i] > compStart[i] + busyS + 1e-15 || waitedS > 0
                         ? Binding::WeightStream
                         : (t.fabricS > t.computeS ? Binding::Fabric : Binding::Compute);
         t.tileSramBytes = p.tileSram;
         t.sramBytesPerCore = p.tileSram + storedPerCore;
         t.waitFabricS = t.fabricS;
-        t.waitWeightsS = std::max(0.0, t.timeS - busyS);
+        t.waitWeightsS = std::max(0.0, t.timeS - busyS);  // one slot: the wait is before
         t.rowLinkBytes = p.rowLinkBytes;
         t.colLinkBytes = p.colLinkBytes;
         t.ops = p.timings;
@@ -312,7 +328,9 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             split.bubble += excess;
         else
             split.streaming += excess + gap;
-        if (!isEmbedding(order[i].kind) && excess > 1e-3 * busyS) out.weightStreamingHidden = false;
+        const double waited = oneSlot ? gap : 0.0;  // one slot: the gap is the layer's stream
+        if (!isEmbedding(order[i].kind) && excess + waited > 1e-3 * busyS)
+            out.weightStreamingHidden = false;
         out.layers[i].meanBusy = 0;
     }
     const double tail = out.stepS - compEnd[n - 1];

@@ -2,7 +2,8 @@
 // spec, as weight streaming runs it (one layer at a time on the whole wafer; weights stream in
 // from MemoryX for forward and again for backward, gradients stream out and SwarmX reduces them
 // over a tree of depth ceil(log4 N), MemoryX applies the update; the next layer prefetches while
-// one computes; the update of the last layer is the iteration-boundary bubble).
+// one computes, given two weight slots (StepInput::weightBufferLayers; with one slot stream and
+// compute take turns); the update of the last layer is the iteration-boundary bubble).
 //
 // Per op: its busiest core's cycles (compute), its busiest link's bytes (fabric) and the fill
 // latency across the grid; per layer: compute = sum of max(compute, fabric) + fill, overlapped
@@ -60,6 +61,12 @@ struct StepInput {
     // embeddings and blocks, a LoRA run's embeddings and head): no gradient of theirs streams
     // out, is reduced or updated, as the streaming executor does. Empty: every layer trains.
     std::vector<bool> frozenLayers = {};
+    // wafer.weight_buffer_layers: the wafer's weight slots. 2 or more: the next layer prefetches
+    // into the free slot while one computes (the schedule above; a third slot is not modelled).
+    // 1: nothing prefetches - a layer's stream-in starts once the layer before it has computed
+    // and left the slot, and it computes once its weights are all in, so every layer phase costs
+    // its stream plus its compute.
+    int weightBufferLayers = 2;
 };
 
 struct PredictOptions {
@@ -80,6 +87,10 @@ struct OpTiming {
     int folds = 1;
     bool adapter = false;  // a LoRA adapter product (WaferOp::adapter)
     double fmacs = 0;      // multiply-adds of the whole op (dense count)
+    // Its output matrix Y[m, n] (per chunk: m = the chunk's rows) and how Y's tiles sit on the
+    // cores (grid_mapping.h): which cores hold which rows and columns of Y.
+    int64_t m = 0, n = 0;
+    GridMapping mapping;
     // When it runs, in seconds from its layer phase's compute start (ops run one after another,
     // each taking max(compute, fabric) + fill), and for how long.
     double startS = 0;
@@ -148,6 +159,7 @@ struct StepPrediction {
     int batchPerSystem = 0;
     int microBatch = 0;  // sequences per wafer pass
     int seqLen = 0;
+    int weightBufferLayers = 2;  // StepInput::weightBufferLayers
     double stepS = 0;
     double forwardS = 0;  // wafer time of the forward pass (first compute start to last end)
     double backwardS = 0;

@@ -1,7 +1,8 @@
 // The studio's QCustomPlot charts follow the system palette, light or dark: window-coloured
 // margins, a base-coloured plot area, axes and tick labels in the text colour, and grid lines in
 // faint shades of it (solid: dotted grid lines draw slowly). One place, so every chart changes
-// together. GUI thread only.
+// together. applyPlotScale enlarges a chart's type and lines for presenter mode and undoes it.
+// GUI thread only.
 #pragma once
 
 #include <QColor>
@@ -20,5 +21,11 @@ struct PlotColors {
 // Applies the palette to `plot`'s background, axis rect and x/y axes (grid lines in subGrid,
 // no sub-grid, no zero line) and returns the colours for what the caller draws itself.
 PlotColors applyPlotPalette(QCustomPlot* plot);
+
+// Sets `plot`'s fonts (axes, text elements, text items, legend) and line widths (axes, plottables,
+// line items) to `scale` x the sizes its own code gave them; scale 1 puts those sizes back. Safe
+// to call again and again (presenter mode calls it before every replot): a size the chart's code
+// changed since the last call becomes the new base. Cosmetic (0-width) graph pens count as 1.
+void applyPlotScale(QCustomPlot* plot, double scale);
 
 }  // namespace ws::ui

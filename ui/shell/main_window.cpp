@@ -39,6 +39,7 @@
 #include "ui/shell/cluster_job.h"
 #include "ui/shell/help_browser.h"
 #include "ui/shell/log_dock.h"
+#include "ui/shell/presenter_mode.h"
 #include "ui/shell/resume_dialog.h"
 #include "ui/shell/run_controller.h"
 #include "ui/shell/runs_dock.h"
@@ -405,6 +406,7 @@ void MainWindow::createActions() {
     m_saveAs = new QAction(tr("Save &As…"), this);
     m_saveAs->setShortcut(QKeySequence::SaveAs);
     connect(m_saveAs, &QAction::triggered, this, &MainWindow::saveAs);
+    m_presenter = new PresenterMode(this);
     m_quit = new QAction(tr("&Quit"), this);
     m_quit->setShortcut(QKeySequence::Quit);
     connect(m_quit, &QAction::triggered, this, &QWidget::close);
@@ -478,6 +480,7 @@ void MainWindow::createMenus() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_runsDock->toggleViewAction());
     view->addAction(m_logDock->toggleViewAction());
+    view->addAction(m_presenter->action());
     view->addSeparator();
     const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples"),
                                tr("S&weeps")};
@@ -722,6 +725,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     }
     m_controller->stop();
     m_sweeps->stop();
+    m_presenter->setActive(false);  // the layout kept is the one presenter mode left
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());

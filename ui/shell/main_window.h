@@ -38,6 +38,7 @@ class FinetuneWizard;
 class HelpBrowser;
 class LessonsPanel;
 class LogDock;
+class PresenterMode;
 class RunController;
 class RunsDock;
 class SamplesTab;
@@ -123,6 +124,8 @@ public:
     ConfigDocument* document() const { return m_document; }
     RunController* controller() const { return m_controller; }
     SweepController* sweepController() const { return m_sweeps; }
+    // View → Presenter Mode (F11; "presenterAction"): full screen, large type, high contrast.
+    PresenterMode* presenterMode() const { return m_presenter; }
     store::RunStore* runStore() const { return m_store.get(); }
 
     // Replace the modal questions and the save-file dialog (tests). The asker gets the title,
@@ -219,6 +222,7 @@ private:
     RunsDock* m_runsDock;
     StoreFollower* m_follower;
     LogDock* m_logDock;
+    PresenterMode* m_presenter = nullptr;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
     HelpBrowser* m_help = nullptr;

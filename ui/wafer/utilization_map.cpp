@@ -3,6 +3,7 @@
 
 #include <QElapsedTimer>
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -52,6 +53,9 @@ UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
     m_map->setColorScale(m_scale);
     m_map->setGradient(busyGradient());
     m_map->setDataRange(QCPRange(0, 100));
+    m_colourNote = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
+    plotLayout()->addElement(3, 0, m_colourNote);
+    m_colourNote->setVisible(false);
     // The scale's height follows the plot's axis rect.
     auto* group = new QCPMarginGroup(this);
     axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
@@ -77,12 +81,17 @@ void UtilizationMap::applyTheme() {
     }
     m_title->setTextColor(text);
     m_stats->setTextColor(text);
+    // Orange in a light theme, amber in a dark one: it must not pass for a title.
+    m_colourNote->setTextColor(text.lightness() > 128 ? QColor(255, 190, 60) : QColor(190, 90, 0));
 }
 
 void UtilizationMap::changeEvent(QEvent* event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyTheme();
+        const CoreRegions regions = m_regions;
+        m_regions = {};
+        setRegions(regions);  // their colours follow the palette
         replot(rpQueuedReplot);
     }
 }
@@ -96,6 +105,8 @@ void UtilizationMap::showNothing(const QString& emptyTitle) {
     m_map->setVisible(false);
     m_title->setText(emptyTitle);
     m_stats->setText(QString());
+    m_colourNote->setText(QString());
+    m_colourNote->setVisible(false);
     xAxis->setRange(-0.5, 15.5);
     yAxis->setRange(-0.5, 15.5);
 }
@@ -121,6 +132,7 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                         .arg(100.0 * frame->mean, 0, 'f', 1)
                         .arg(100.0 * frame->min, 0, 'f', 1)
                         .arg(100.0 * frame->max, 0, 'f', 1);
+    if (!m_regions.caption.isEmpty()) stats += '\n' + m_regions.caption;
     if (frame->rows != frame->gridRows || frame->cols != frame->gridCols) {
         stats += '\n' + tr("shown as %1 x %2 cells, each the mean of the cores it covers")
                             .arg(frame->rows)
@@ -178,6 +190,62 @@ void UtilizationMap::applyColourRange(const wafer::UtilizationFrame* frame) {
     m_scale->setDataRange(range);
     m_scale->axis()->setLabel(m_fitColours ? tr("busy (%, colours fitted to this frame)")
                                            : tr("busy (% of the phase's time)"));
+    QString note;
+    if (m_fitColours && frame && frame->max > frame->min) {
+        // Enough decimals that the two ends differ: 0.658–0.659, 12.3–87.6.
+        const double lo = 100.0 * frame->min, hi = 100.0 * frame->max, spread = hi - lo;
+        const int decimals = std::clamp(1 - int(std::floor(std::log10(spread))), 1, 6);
+        note = tr("Colours stretched to %1–%2 % busy")
+                   .arg(lo, 0, 'f', decimals)
+                   .arg(hi, 0, 'f', decimals);
+        if (spread < 5)
+            note += tr("\n(a spread of %1 points: the stripes are tiny differences)")
+                        .arg(spread, 0, 'g', 2);
+    }
+    if (note != m_colourNote->text()) m_stale = true;
+    m_colourNote->setText(note);
+    m_colourNote->setVisible(!note.isEmpty());
+}
+
+void UtilizationMap::setRegions(const CoreRegions& regions) {
+    const bool same =
+        regions.caption == m_regions.caption &&
+        regions.regions.size() == m_regions.regions.size() &&
+        std::equal(regions.regions.begin(), regions.regions.end(), m_regions.regions.begin(),
+                   [](const auto& a, const auto& b) {
+                       return a.label == b.label && a.col0 == b.col0 && a.col1 == b.col1;
+                   });
+    if (same) return;
+    m_stale = true;
+    m_regions = regions;
+    for (QCPAbstractItem* item : m_regionItems) removeItem(item);
+    m_regionItems.clear();
+    const QColor text = palette().color(QPalette::Text);
+    QColor window = palette().color(QPalette::Window);
+    window.setAlpha(190);
+    QFont labelFont = font();
+    labelFont.setBold(true);
+    for (const CoreRegion& r : m_regions.regions) {
+        auto* rect = new QCPItemRect(this);
+        rect->topLeft->setCoords(r.col0, r.row0);
+        rect->bottomRight->setCoords(r.col1, r.row1);
+        rect->setPen(QPen(text, 2, Qt::DashLine));
+        rect->setBrush(Qt::NoBrush);
+        auto* label = new QCPItemText(this);
+        label->position->setCoords(r.col0, r.row0);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setPadding(QMargins(4, 2, 4, 2));
+        label->setText(r.label);
+        label->setFont(labelFont);
+        label->setColor(text);
+        label->setBrush(window);
+        m_regionItems.push_back(rect);
+        m_regionItems.push_back(label);
+    }
+}
+
+QString UtilizationMap::colourNote() const {
+    return m_colourNote->visible() ? m_colourNote->text() : QString();
 }
 
 QString UtilizationMap::titleText() const {

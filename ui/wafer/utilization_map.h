@@ -10,8 +10,10 @@
 
 #include <QString>
 #include <memory>
+#include <vector>
 
 #include "engine/wafer/cycle_model.h"
+#include "ui/wafer/core_regions.h"
 
 namespace ws::ui {
 
@@ -28,6 +30,10 @@ public:
                    const wafer::UtilizationFrame* frame, const QString& phase = {},
                    const QString& note = {});
     void showNothing(const QString& emptyTitle);
+    // Outlines and names the regions of cores that hold each part of a matrix (core_regions.h)
+    // and adds its caption under the title; empty: none. Call before showFrame().
+    void setRegions(const CoreRegions& regions);
+    const CoreRegions& regions() const { return m_regions; }
 
     const wafer::UtilizationFrame* frame() const { return m_frame; }
     QString titleText() const;
@@ -39,8 +45,11 @@ public:
     // calls it on every redraw); times it for lastFrameMs().
     void replotTimed();
     // Colours over 0-100 % (default) or stretched over the shown frame's min-max.
+    // Fitted colours say so on the chart, under the map: "Colours stretched to 0.658–0.659 %
+    // busy" (empty while the scale is 0-100 %).
     void setFitColours(bool fit);
     bool fitColours() const { return m_fitColours; }
+    QString colourNote() const;
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -54,6 +63,9 @@ private:
     QCPColorScale* m_scale;
     QCPTextElement* m_title;
     QCPTextElement* m_stats;
+    QCPTextElement* m_colourNote;
+    CoreRegions m_regions;
+    std::vector<QCPAbstractItem*> m_regionItems;
     std::shared_ptr<const wafer::StepPrediction> m_owner;
     const wafer::UtilizationFrame* m_frame = nullptr;
     double m_setDataMs = 0;

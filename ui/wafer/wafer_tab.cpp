@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/utilization_map.h"
@@ -67,6 +68,11 @@ public:
     QSize sizeHint() const override { return {420, minimumHeight()}; }
 
 protected:
+    void changeEvent(QEvent* event) override {
+        QWidget::changeEvent(event);
+        // The legend's row follows the type size (presenter mode enlarges it).
+        if (event->type() == QEvent::FontChange) setMinimumHeight(2 * fontMetrics().height() + 12);
+    }
     void paintEvent(QPaintEvent*) override {
         QPainter p(this);
         const QColor text = palette().color(QPalette::WindowText);
@@ -215,9 +221,17 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     // diagram itself they would make the top row taller than the default window allows and
     // squeeze the heatmap and the timeline's lanes; the timeline can spare some width.
     auto* bottom = new QSplitter(Qt::Horizontal, vertical);
-    m_timeline = new TimelineView(bottom);
+    // The weight buffer's slots sit on the timeline, whose stream-in lane they explain.
+    auto* timelineBox = new QWidget(bottom);
+    auto* timelineLayout = new QVBoxLayout(timelineBox);
+    timelineLayout->setContentsMargins(0, 0, 0, 0);
+    timelineLayout->setSpacing(2);
+    m_bufferSlots = new BufferSlotsView(timelineBox);
+    m_timeline = new TimelineView(timelineBox);
+    timelineLayout->addWidget(m_bufferSlots);
+    timelineLayout->addWidget(m_timeline, 1);
     m_layerNorms = new LayerNormChart(bottom);
-    bottom->addWidget(m_timeline);
+    bottom->addWidget(timelineBox);
     bottom->addWidget(m_layerNorms);
     bottom->setStretchFactor(0, 5);
     bottom->setStretchFactor(1, 2);
@@ -584,6 +598,7 @@ void WaferTab::redrawNow() {
                                  : std::shared_ptr<const wafer::StepPrediction>();
     rebuildPhaseChoices(prediction ? prediction.get() : m_phaseChoicesFor);
     int highlightLayer = -1;
+    bool highlightBackward = false;
     const wafer::UtilizationFrame* frame = nullptr;
     QString note, phase;
     if (prediction) {
@@ -591,6 +606,7 @@ void WaferTab::redrawNow() {
             if (inProgress && m_followLayer >= 0 && !stepComplete(*record, m_numBlocks)) {
                 frame = prediction->frameFor(m_followLayer, m_followBackward);
                 highlightLayer = m_followLayer;
+                highlightBackward = m_followBackward;
                 phase = phaseName(m_followLayer, m_followBackward);
                 note = tr("just computed");
             } else {
@@ -611,11 +627,29 @@ void WaferTab::redrawNow() {
                                              : prediction->adapterForwardS));
         } else {
             highlightLayer = m_phaseCode / 2;
+            highlightBackward = m_phaseCode % 2 == 1;
             frame = prediction->frameFor(highlightLayer, m_phaseCode % 2 == 1);
             phase = phaseName(highlightLayer, m_phaseCode % 2 == 1);
         }
+        // Which matrix each region of cores holds, for a layer phase's frame.
+        CoreRegions regions;
+        if (highlightLayer >= 0) {
+            const std::string name = highlightLayer == 0 ? std::string("embeddings")
+                                     : highlightLayer == m_numBlocks + 1
+                                         ? std::string("head")
+                                         : "h." + std::to_string(highlightLayer - 1);
+            const wafer::Pass pass =
+                highlightBackward ? wafer::Pass::Backward : wafer::Pass::Forward;
+            for (const auto& timing : prediction->layers)
+                if (timing.layer == name && timing.pass == pass) {
+                    regions = coreRegionsFor(timing);
+                    break;
+                }
+        }
+        m_map->setRegions(regions);
         m_map->showFrame(prediction, frame, phase, note);
     } else {
+        m_map->setRegions({});
         m_map->showNothing(m_emulation == Emulation::NoRun || m_emulation == Emulation::Waiting
                                ? tr("No utilization frame yet")
                                : tr("No utilization frames: the emulator is off for this run"));
@@ -641,6 +675,18 @@ void WaferTab::redrawNow() {
         if (previous && !previous->layerGradNorms.empty()) normsRecord = previous;
     }
     m_layerNorms->setStep(normsRecord, m_numBlocks);
+    // The buffer at the middle of the phase shown (its first micro-batch).
+    const double slotTime =
+        prediction && highlightLayer >= 0
+            ? wafer::phaseMidpoint(*prediction, highlightLayer, highlightBackward)
+            : -1.0;
+    if (slotTime >= 0)
+        m_bufferSlots->setState(wafer::bufferStateAt(*prediction, slotTime), m_numBlocks);
+    else
+        m_bufferSlots->setState(std::nullopt, m_numBlocks,
+                                prediction ? tr("shown for one layer phase at a time (pick one "
+                                                "under Heatmap, or Step Layer)")
+                                           : tr("no emulated schedule"));
     m_map->replotTimed();  // only when its frame or titles changed
     if (timelineChanged) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
 }

@@ -33,6 +33,7 @@ class QTimer;
 
 namespace ws::ui {
 
+class BufferSlotsView;
 class ClusterDiagram;
 class LayerNormChart;
 class TimeSplitBar;
@@ -68,6 +69,8 @@ public:
     const WaferHistory& history() const { return m_history; }
     UtilizationMap* utilizationMap() const { return m_map; }
     TimelineView* timeline() const { return m_timeline; }
+    // The weight buffer's slots at the middle of the phase the heatmap shows ("bufferSlots").
+    BufferSlotsView* bufferSlots() const { return m_bufferSlots; }
     ClusterDiagram* diagram() const { return m_diagram; }
     LayerNormChart* layerNormChart() const { return m_layerNorms; }
     Emulation emulation() const { return m_emulation; }
@@ -129,6 +132,7 @@ private:
     ClusterDiagram* m_diagram;
     LayerNormChart* m_layerNorms;
     TimelineView* m_timeline;
+    BufferSlotsView* m_bufferSlots;
     QTimer* m_redrawTimer;
 };
 

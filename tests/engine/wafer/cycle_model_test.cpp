@@ -180,6 +180,74 @@ TEST(CycleModel, WeightStreamTimeFollowsTheBytesPerWeight) {
     EXPECT_GT(fp32->stepS, bf16->stepS);
 }
 
+// Issue 17: wafer.weight_buffer_layers. Two slots or more plan the prefetching schedule (a third
+// slot is not modelled, so it changes nothing); one slot serialises every stream-in with compute.
+TEST(CycleModel, TwoOrMoreWeightSlotsKeepThePrefetchSchedule) {
+    const WaferSpec spec = teaching();
+    for (int batch : {1, 1024}) {  // stream-bound and compute-bound
+        StepInput in{nanoShape(), batch, batch == 1 ? 8 : 128, 2, nullptr};
+        auto byDefault = predictStep(spec, in, {.frames = false});
+        ASSERT_TRUE(byDefault.ok()) << byDefault.error().message;
+        for (int slots : {2, 3, 4}) {
+            in.weightBufferLayers = slots;
+            auto p = predictStep(spec, in, {.frames = false});
+            ASSERT_TRUE(p.ok()) << p.error().message;
+            EXPECT_EQ(p->stepS, byDefault->stepS) << slots;
+            EXPECT_EQ(p->split.streaming, byDefault->split.streaming) << slots;
+            ASSERT_EQ(p->spans.size(), byDefault->spans.size());
+            for (size_t i = 0; i < p->spans.size(); ++i) {
+                EXPECT_EQ(p->spans[i].startS, byDefault->spans[i].startS) << slots << " " << i;
+                EXPECT_EQ(p->spans[i].endS, byDefault->spans[i].endS) << slots << " " << i;
+            }
+        }
+    }
+}
+
+TEST(CycleModel, OneWeightSlotCostsStreamPlusComputePerLayerPhase) {
+    const WaferSpec spec = teaching();
+    for (int batch : {1, 1024}) {
+        StepInput in{nanoShape(), batch, batch == 1 ? 8 : 128, 1, nullptr};
+        auto two = predictStep(spec, in, {.frames = false});
+        in.weightBufferLayers = 1;
+        auto one = predictStep(spec, in, {.frames = false});
+        ASSERT_TRUE(two.ok() && one.ok());
+        // Each layer phase: wait for all of its weights (stream + SwarmX tree latency), then
+        // compute (busy: compute + fabric excess + fill); the phases follow one another.
+        const double tree = spec.cluster.treeDepth(1) * spec.cluster.swarmxHopLatencyUs * 1e-6;
+        double expectedEnd = 0;
+        for (const auto& l : one->layers) {
+            expectedEnd += (l.weightStreamS > 0 ? l.weightStreamS + tree : 0.0);
+            expectedEnd += l.computeS + l.fabricS;
+            // No stream left to hide behind: the phase is its compute.
+            EXPECT_NEAR(l.timeS, l.computeS + l.fabricS, 1e-9 * one->stepS) << l.layer;
+        }
+        double lastComputeEnd = 0;
+        std::vector<TimelineSpan> streams, computes;
+        for (const auto& sp : one->spans) {
+            if (sp.kind == SpanKind::StreamIn) streams.push_back(sp);
+            if (sp.kind == SpanKind::Forward || sp.kind == SpanKind::Backward) {
+                computes.push_back(sp);
+                lastComputeEnd = std::max(lastComputeEnd, sp.endS);
+            }
+        }
+        EXPECT_NEAR(lastComputeEnd, expectedEnd, 1e-9 * expectedEnd) << batch;
+        // No stream-in overlaps any compute: the one slot is either filling or being read.
+        for (const auto& s : streams)
+            for (const auto& c : computes)
+                EXPECT_TRUE(s.endS <= c.startS + 1e-15 || c.endS <= s.startS + 1e-15)
+                    << "layer " << s.layer << " streams during layer " << c.layer;
+        // What prefetching hides is what one slot pays: the whole stream, even compute-bound.
+        EXPECT_GT(one->stepS, two->stepS) << batch;
+        EXPECT_GT(one->split.streaming, two->split.streaming) << batch;
+        EXPECT_FALSE(one->weightStreamingHidden);
+        EXPECT_EQ(one->layers[1].binding, Binding::WeightStream);
+        // The parts still add up.
+        const TimeSplit& t = one->split;
+        EXPECT_NEAR(t.compute + t.streaming + t.fabric + t.reduce + t.bubble, one->stepS,
+                    1e-9 * one->stepS);
+    }
+}
+
 TEST(CycleModel, MoreSystemsAddOnlyTreeLatency) {
     const WaferSpec spec = teaching();
     auto one = predictStep(spec, {nanoShape(), 16, 128, 1, nullptr}, {.frames = false});

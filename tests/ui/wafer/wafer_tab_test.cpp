@@ -5,6 +5,7 @@
 // history is capped, the gradient norm per layer follows the shown step, and the empty states
 // say why there is nothing to draw. Also prints how long a WSE-2 display frame (at most
 // 256 x 256 cells) takes to set and replot (a figure, not a pass/fail).
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QLabel>
@@ -21,7 +22,9 @@
 #include "support/gui_test.h"
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
+#include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/core_regions.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/timeline_view.h"
 #include "ui/wafer/utilization_map.h"
@@ -45,7 +48,8 @@ ws::model::GptShape smallShape() {
     return shape;
 }
 
-std::shared_ptr<const ws::wafer::StepPrediction> predict(const char* spec, int systems) {
+std::shared_ptr<const ws::wafer::StepPrediction> predict(const char* spec, int systems,
+                                                         int weightSlots = 2) {
     auto loaded = ws::wafer::loadWaferSpecFile(std::string(WAFER_SOURCE_DIR "/presets/wafers/") +
                                                spec + ".yaml");
     if (!loaded.ok()) qFatal("%s", loaded.error().message.c_str());
@@ -54,6 +58,7 @@ std::shared_ptr<const ws::wafer::StepPrediction> predict(const char* spec, int s
     input.batchPerSystem = 2;
     input.seqLen = 32;
     input.numSystems = systems;
+    input.weightBufferLayers = weightSlots;
     auto p = ws::wafer::predictStep(*loaded, input);
     if (!p.ok()) qFatal("%s", p.error().message.c_str());
     return std::make_shared<const ws::wafer::StepPrediction>(std::move(p).value());
@@ -148,6 +153,94 @@ private slots:
         QVERIFY(tab.grab().save(artifactPath("wafer-tab-placement.png")));
         tab.beginRun(configFor(true, 3));
         QVERIFY(tab.diagram()->placement().empty());
+    }
+
+    // Issue 17, legibility: the buffer's slots at the shown phase, the matrix each region of
+    // cores holds, and fitted colours that say they are stretched. Screenshots (looked at):
+    // wafer-tab-legible.png (2 slots, fit colours), wafer-tab-one-slot.png.
+    void slotsRegionsAndFittedColours() {
+        for (int slotCount : {2, 1}) {
+            const auto p = predict("teaching-16x16", 1, slotCount);
+            WaferTab tab;
+            tab.resize(1400, 900);
+            tab.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&tab));
+            tab.beginRun(configFor(true, 1));
+            tab.setRunState(ws::session::RunState::Finished);
+            tab.addEmulatedStep({0, 0.0, p});
+            tab.appendSpans(spansOf(*p, 0, 1000));
+            tab.setPhase(1 * 2);  // h.0 forward
+            tab.redrawNow();
+            const QString buffer = tab.bufferSlots()->text();
+            QVERIFY2(buffer.contains("slot 1: h.0 forward, computing") ||
+                         buffer.contains("slot 2: h.0 forward, computing"),
+                     qPrintable(buffer));
+            QCOMPARE(buffer.contains("slot 2"), slotCount == 2);
+            QVERIFY2(buffer.contains("gradients out: none"), qPrintable(buffer));
+            tab.setPhase(2 * 2 + 1);  // h.1 backward: its gradients stream out
+            tab.redrawNow();
+            QVERIFY2(tab.bufferSlots()->text().contains("gradients out → MemoryX: h.1") ||
+                         tab.bufferSlots()->text().contains("gradients out: h.1"),
+                     qPrintable(tab.bufferSlots()->text()));
+            tab.setPhase(-1);  // the whole step: no one moment to show
+            tab.redrawNow();
+            QVERIFY(tab.bufferSlots()->text().contains("one layer phase at a time"));
+            QVERIFY(tab.utilizationMap()->regions().regions.empty());
+
+            // Regions: a block's forward names its longest op's matrix and its parts.
+            tab.setPhase(1 * 2);
+            auto* fit = tab.findChild<QCheckBox*>("waferFitColours");
+            QVERIFY(fit);
+            fit->setChecked(false);
+            tab.redrawNow();
+            const CoreRegions& regions = tab.utilizationMap()->regions();
+            QVERIFY2(regions.caption.startsWith("Cores ↔ matrix:"), qPrintable(regions.caption));
+            QVERIFY(!regions.regions.empty());
+            for (const auto& r : regions.regions) {
+                QVERIFY(r.col0 >= -0.5 && r.col1 <= 15.5 + 1e-9 && r.col0 < r.col1);
+                QVERIFY(!r.label.isEmpty());
+            }
+            QVERIFY(tab.utilizationMap()->titleText().contains(regions.caption));
+            QVERIFY(tab.utilizationMap()->colourNote().isEmpty());  // 0-100 %: nothing to say
+
+            // Fitted colours say what they stretch, with the frame's own min and max.
+            fit->setChecked(true);
+            tab.redrawNow();
+            const ws::wafer::UtilizationFrame* frame = p->frameFor(1, false);
+            QVERIFY(frame && frame->max > frame->min);
+            const QString note = tab.utilizationMap()->colourNote();
+            QVERIFY2(note.startsWith("Colours stretched to "), qPrintable(note));
+            QVERIFY2(note.contains(QString::number(100.0 * frame->min, 'f', 1).left(3)),
+                     qPrintable(note));
+            QVERIFY(tab.grab().save(
+                artifactPath(slotCount == 2 ? "wafer-tab-legible.png" : "wafer-tab-one-slot.png")));
+            fit->setChecked(false);
+        }
+    }
+
+    // Q, K and V of the qkv projection each hold a third of the used core columns.
+    void qkvRegionsSplitTheColumnsInThree() {
+        ws::wafer::OpTiming qkv;
+        qkv.name = "qkv";
+        qkv.m = 64;
+        qkv.n = 192;  // 3 x 64 channels
+        qkv.mapping = ws::wafer::mapUnfolded(64, 192, 16, 16);
+        const CoreRegions r = coreRegionsOf(qkv);
+        QCOMPARE(int(r.regions.size()), 3);
+        QCOMPARE(r.regions[0].label, QString("Q"));
+        QCOMPARE(r.regions[1].label, QString("K"));
+        QCOMPARE(r.regions[2].label, QString("V"));
+        QCOMPARE(r.regions[0].col0, -0.5);
+        QCOMPARE(r.regions[2].col1, 15.5);  // 192 / 12 per core = all 16 columns
+        QCOMPARE(r.regions[1].col0, r.regions[0].col1);
+        // A narrower output leaves columns idle, and says so.
+        ws::wafer::OpTiming proj = qkv;
+        proj.name = "attn_proj";
+        proj.n = 40;
+        proj.mapping = ws::wafer::mapUnfolded(64, 40, 16, 16);  // 3 columns per core: 14 used
+        const CoreRegions q = coreRegionsOf(proj);
+        QCOMPARE(q.regions.back().label, QString("idle"));
+        QVERIFY(q.caption.contains("output channels"));
     }
 
     void heatmapTimelineAndScrubbing() {

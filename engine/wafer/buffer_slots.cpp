@@ -1,0 +1,89 @@
+// The weight buffer's slots at a moment of the emulated step (buffer_slots.h).
+#include "engine/wafer/buffer_slots.h"
+
+#include <algorithm>
+
+namespace ws::wafer {
+
+using streaming::SpanKind;
+
+const char* slotActivityName(SlotActivity a) {
+    switch (a) {
+        case SlotActivity::Empty:
+            return "empty";
+        case SlotActivity::StreamingIn:
+            return "streaming in";
+        case SlotActivity::Waiting:
+            return "waiting";
+        case SlotActivity::Computing:
+            return "computing";
+    }
+    return "?";
+}
+
+namespace {
+
+bool isCompute(const TimelineSpan& s) {
+    return s.kind == SpanKind::Forward || s.kind == SpanKind::Backward;
+}
+
+const TimelineSpan* computeOf(const StepPrediction& p, const TimelineSpan& streamIn) {
+    const SpanKind kind = streamIn.backwardPass ? SpanKind::Backward : SpanKind::Forward;
+    for (const auto& s : p.spans)
+        if (s.system == 0 && s.kind == kind && s.layer == streamIn.layer &&
+            s.micro == streamIn.micro)
+            return &s;
+    return nullptr;
+}
+
+double fraction(double t, double a, double b) {
+    if (b <= a) return t >= b ? 1.0 : 0.0;
+    return std::clamp((t - a) / (b - a), 0.0, 1.0);
+}
+
+}  // namespace
+
+BufferState bufferStateAt(const StepPrediction& p, double t) {
+    BufferState out;
+    out.timeS = t;
+    const int slots = std::max(1, p.weightBufferLayers);
+    out.slotStates.assign(size_t(slots), SlotState{});
+    std::vector<const TimelineSpan*> visits;
+    for (const auto& s : p.spans)
+        if (s.system == 0 && s.kind == SpanKind::StreamIn) visits.push_back(&s);
+    std::stable_sort(
+        visits.begin(), visits.end(),
+        [](const TimelineSpan* a, const TimelineSpan* b) { return a->startS < b->startS; });
+    for (size_t v = 0; v < visits.size(); ++v) {
+        const TimelineSpan& in = *visits[v];
+        const TimelineSpan* compute = computeOf(p, in);
+        const double end = compute ? compute->endS : in.endS;
+        if (t < in.startS || t >= end) continue;
+        SlotState& slot = out.slotStates[v % size_t(slots)];
+        slot.layer = in.layer;
+        slot.backward = in.backwardPass;
+        slot.micro = in.micro;
+        slot.streamedFraction = fraction(t, in.startS, in.endS);
+        slot.computedFraction = compute ? fraction(t, compute->startS, compute->endS) : 0.0;
+        if (compute && t >= compute->startS)
+            slot.activity = SlotActivity::Computing;  // possibly as its last weights arrive
+        else if (t < in.endS)
+            slot.activity = SlotActivity::StreamingIn;
+        else
+            slot.activity = SlotActivity::Waiting;
+    }
+    for (const auto& s : p.spans)
+        if (s.system == 0 && s.kind == SpanKind::StreamOut && t >= s.startS && t < s.endS)
+            out.streamingOut.push_back(s.layer);
+    return out;
+}
+
+double phaseMidpoint(const StepPrediction& p, int layer, bool backward, int micro) {
+    for (const auto& s : p.spans)
+        if (s.system == 0 && isCompute(s) && s.layer == layer && s.micro == micro &&
+            (s.kind == SpanKind::Backward) == backward)
+            return 0.5 * (s.startS + s.endS);
+    return -1.0;
+}
+
+}  // namespace ws::wafer

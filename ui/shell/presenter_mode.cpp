@@ -1,0 +1,144 @@
+// PresenterMode: see presenter_mode.h.
+#include "ui/shell/presenter_mode.h"
+
+#include <qcustomplot.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QMainWindow>
+#include <QToolBar>
+
+#include "ui/common/plot_theme.h"
+
+namespace ws::ui {
+
+PresenterMode::PresenterMode(QMainWindow* window) : QObject(window), m_window(window) {
+    m_toggle = new QAction(tr("&Presenter Mode"), this);
+    m_toggle->setObjectName(QStringLiteral("presenterAction"));
+    m_toggle->setCheckable(true);
+    m_toggle->setShortcut(QKeySequence(Qt::Key_F11));
+    m_toggle->setToolTip(
+        tr("Full screen, large type, high contrast, no docks: for a projector. "
+           "Esc or F11 leaves (F11)"));
+    connect(m_toggle, &QAction::toggled, this, &PresenterMode::setActive);
+    m_leave = new QAction(tr("Leave Presenter Mode"), this);
+    m_leave->setObjectName(QStringLiteral("leavePresenterAction"));
+    m_leave->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_leave->setEnabled(false);  // Esc keeps its usual meanings outside presenter mode
+    connect(m_leave, &QAction::triggered, this, [this] { setActive(false); });
+    // On the window itself, so the keys work whether or not a menu shows the actions.
+    window->addAction(m_toggle);
+    window->addAction(m_leave);
+}
+
+void PresenterMode::setActive(bool on) {
+    if (on == m_active) return;
+    if (on)
+        enter();
+    else
+        leave();
+    m_active = on;
+    m_leave->setEnabled(on);
+    {
+        const QSignalBlocker block(m_toggle);
+        m_toggle->setChecked(on);
+    }
+    emit activeChanged(on);
+}
+
+QPalette PresenterMode::highContrastPalette() {
+    const QColor black(0, 0, 0), white(255, 255, 255), nearBlack(24, 24, 24);
+    const QColor yellow(255, 214, 0), grey(150, 150, 150);
+    QPalette p;
+    for (QPalette::ColorGroup g : {QPalette::Active, QPalette::Inactive}) {
+        p.setColor(g, QPalette::Window, black);
+        p.setColor(g, QPalette::WindowText, white);
+        p.setColor(g, QPalette::Base, black);
+        p.setColor(g, QPalette::AlternateBase, nearBlack);
+        p.setColor(g, QPalette::Text, white);
+        p.setColor(g, QPalette::BrightText, yellow);
+        p.setColor(g, QPalette::Button, nearBlack);
+        p.setColor(g, QPalette::ButtonText, white);
+        p.setColor(g, QPalette::Highlight, yellow);
+        p.setColor(g, QPalette::HighlightedText, black);
+        p.setColor(g, QPalette::ToolTipBase, black);
+        p.setColor(g, QPalette::ToolTipText, white);
+        p.setColor(g, QPalette::PlaceholderText, grey);
+        p.setColor(g, QPalette::Link, QColor(0, 220, 255));
+        p.setColor(g, QPalette::Light, grey);
+        p.setColor(g, QPalette::Midlight, QColor(90, 90, 90));
+        p.setColor(g, QPalette::Mid, QColor(70, 70, 70));
+        p.setColor(g, QPalette::Dark, QColor(40, 40, 40));
+        p.setColor(g, QPalette::Shadow, black);
+    }
+    for (auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText})
+        p.setColor(QPalette::Disabled, role, grey);
+    for (auto role : {QPalette::Window, QPalette::Base, QPalette::Button})
+        p.setColor(QPalette::Disabled, role, black);
+    return p;
+}
+
+void PresenterMode::enter() {
+    m_windowState = m_window->windowState();
+    m_geometry = m_window->saveGeometry();
+    m_dockState = m_window->saveState();
+    m_font = QApplication::font();
+    m_palette = QApplication::palette();
+    m_hiddenDocks.clear();
+    for (QDockWidget* dock : m_window->findChildren<QDockWidget*>()) {
+        if (dock->parentWidget() != m_window || dock->isHidden()) continue;
+        m_hiddenDocks.emplace_back(dock);
+        dock->hide();
+    }
+    QFont large = m_font;
+    if (large.pointSizeF() > 0)
+        large.setPointSizeF(large.pointSizeF() * kScale);
+    else
+        large.setPixelSize(int(large.pixelSize() * kScale + 0.5));
+    // Font first: the charts re-theme on the palette change and then see the large font.
+    QApplication::setFont(large);
+    QApplication::setPalette(highContrastPalette());
+    scalePlots(kScale);
+    relayoutToolBars();
+    m_window->showFullScreen();
+}
+
+void PresenterMode::leave() {
+    scalePlots(1.0);
+    QApplication::setFont(m_font);
+    QApplication::setPalette(m_palette);
+    m_window->setWindowState(m_windowState);
+    if (!(m_windowState & (Qt::WindowFullScreen | Qt::WindowMaximized)))
+        m_window->restoreGeometry(m_geometry);
+    for (const auto& dock : m_hiddenDocks)
+        if (dock) dock->show();
+    m_window->restoreState(m_dockState);
+    m_hiddenDocks.clear();
+    relayoutToolBars();
+}
+
+void PresenterMode::relayoutToolBars() {
+    // Tool buttons keep the size of the old type until their style changes: re-set it.
+    for (QToolBar* bar : m_window->findChildren<QToolBar*>()) {
+        const Qt::ToolButtonStyle style = bar->toolButtonStyle();
+        bar->setToolButtonStyle(style == Qt::ToolButtonIconOnly ? Qt::ToolButtonTextOnly
+                                                                : Qt::ToolButtonIconOnly);
+        bar->setToolButtonStyle(style);
+    }
+}
+
+void PresenterMode::scalePlots(double scale) {
+    for (const auto& hook : m_replotHooks) disconnect(hook);
+    m_replotHooks.clear();
+    for (QCustomPlot* plot : m_window->findChildren<QCustomPlot*>()) {
+        applyPlotScale(plot, scale);
+        // Curves and labels a chart adds or re-styles later get the scale too.
+        if (scale != 1.0)
+            m_replotHooks.push_back(connect(plot, &QCustomPlot::beforeReplot, plot,
+                                            [plot, scale] { applyPlotScale(plot, scale); }));
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+}  // namespace ws::ui

@@ -1,0 +1,62 @@
+// PresenterMode: View → Presenter Mode (F11) for teaching in front of a room. Entering it shows
+// the main window full screen, hides its docks, sets a high-contrast palette and a large-type
+// scale (the application font and every chart's fonts and lines × kScale); Esc or F11 leaves
+// and restores exactly what was there before: the window's state and geometry, which docks were
+// shown and where, the application font and palette. It binds only F11 and (while on) Esc:
+// Space and the arrow keys stay free for the Lessons panel. GUI thread only.
+#pragma once
+
+#include <QByteArray>
+#include <QFont>
+#include <QMetaObject>
+#include <QObject>
+#include <QPalette>
+#include <QPointer>
+#include <vector>
+
+class QAction;
+class QCustomPlot;
+class QDockWidget;
+class QMainWindow;
+
+namespace ws::ui {
+
+class PresenterMode : public QObject {
+    Q_OBJECT
+public:
+    static constexpr double kScale = 1.6;  // type and line widths in presenter mode
+
+    // Adds its actions to `window` ("presenterAction": checkable, F11; "leavePresenterAction":
+    // Esc, enabled only while on). The caller puts action() in its View menu.
+    explicit PresenterMode(QMainWindow* window);
+
+    QAction* action() const { return m_toggle; }
+    bool isActive() const { return m_active; }
+    void setActive(bool on);
+
+    // White on black with a yellow selection: the palette presenter mode sets.
+    static QPalette highContrastPalette();
+
+signals:
+    void activeChanged(bool on);
+
+private:
+    void enter();
+    void leave();
+    void scalePlots(double scale);
+    void relayoutToolBars();
+
+    QMainWindow* m_window;
+    QAction* m_toggle;
+    QAction* m_leave;
+    bool m_active = false;
+    // What entering changed, put back on leaving.
+    Qt::WindowStates m_windowState;
+    QByteArray m_geometry, m_dockState;
+    QFont m_font;
+    QPalette m_palette;
+    std::vector<QPointer<QDockWidget>> m_hiddenDocks;
+    std::vector<QMetaObject::Connection> m_replotHooks;
+};
+
+}  // namespace ws::ui
