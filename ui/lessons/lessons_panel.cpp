@@ -344,6 +344,11 @@ void LessonsPanel::enterStep(size_t index) {
         return;
     }
     applyConfig(*config);
+    if (!m_actionError.isEmpty()) {  // the learner kept their unsaved config
+        finishAction(false, m_actionError);
+        updateButtons();
+        return;
+    }
     showView(step);
     setHighlight(qs(step.highlight));
     m_solving = false;
@@ -405,9 +410,19 @@ bool LessonsPanel::applyConfig(const config::LoadedConfig& config) {
     if (auto have = documentConfig();
         have && config::saveConfigYaml(have->config, config::YamlStyle::Plain) == want)
         return false;
-    m_window->document()->setUntitled(qs(config::saveConfigYaml(config.config)),
-                                      tr("lesson: %1").arg(qs(m_lesson->title)),
-                                      qs(m_lesson->preset.parent_path().string()));
+    // The learner's own config with unsaved edits is never replaced silently ("Save them
+    // first?", as opening a file asks); a lesson's own document is the lesson's to replace.
+    ConfigDocument* doc = m_window->document();
+    if (doc->isModified() && !doc->displayName().startsWith(QStringLiteral("lesson: ")) &&
+        !m_window->maybeSave()) {
+        m_actionError =
+            tr("The step's config was not loaded: the open config keeps its unsaved "
+               "changes. Save or discard them, then press Back and Next.");
+        return false;
+    }
+    doc->setUntitled(qs(config::saveConfigYaml(config.config)),
+                     QStringLiteral("lesson: %1").arg(qs(m_lesson->title)),
+                     qs(m_lesson->preset.parent_path().string()));
     configChanged();
     return true;
 }

@@ -110,6 +110,9 @@ public:
     // in the Log.
     bool startLessonRun(const config::LoadedConfig& config, session::SessionOptions options,
                         bool paused);
+    // Unsaved edits of the open config: asks "Save them first?" (Save / Discard / Cancel). True
+    // when the document may be replaced.
+    bool maybeSave();
     // Renders the whole window (charts replotted first) into a PNG.
     bool saveScreenshot(const QString& path);
 
@@ -172,7 +175,6 @@ private:
     void updateTitle();
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
-    bool maybeSave();
     bool save();
     bool saveAs();
     QString suggestedSavePath() const;

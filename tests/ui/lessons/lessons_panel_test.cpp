@@ -65,6 +65,7 @@ private slots:
     void everyShippedLessonWalks();
     void failingTryKeepsNextDisabled();
     void badLessonFileShowsTheError();
+    void unsavedConfigIsNotReplacedSilently();
 
 private:
     // Waits for the step's action, checks its `expect`, does its try-it (Show me, then Check)
@@ -275,6 +276,42 @@ void LessonsPanelTest::badLessonFileShowsTheError() {
     QVERIFY2(box->text().contains("sideways"), qPrintable(box->text()));
     QVERIFY(!panel->findChild<QPushButton*>("lessonNext")->isEnabled());
     box->close();
+}
+
+// A learner's own config with unsaved edits: opening a lesson asks "Save them first?"; Cancel
+// keeps the edits (and starts nothing), Discard lets the lesson load its config.
+void LessonsPanelTest::unsavedConfigIsNotReplacedSilently() {
+    QTemporaryDir dir;
+    const QString mine = dir.filePath("mine.yaml");
+    QVERIFY(QFile::copy(QStringLiteral(WAFER_SOURCE_DIR "/presets/teaching-stream.yaml"), mine));
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.show();
+    QVERIFY(window.openConfig(mine));
+    QVERIFY(window.document()->setField("runconfig.max_steps", "77"));
+    QVERIFY(window.document()->isModified());
+    QStringList asked;
+    QMessageBox::StandardButton answer = QMessageBox::Cancel;
+    window.setAsker([&](const QString&, const QString& text, QMessageBox::StandardButtons,
+                        QMessageBox::StandardButton) {
+        asked << text;
+        return answer;
+    });
+    window.showLessons();
+    LessonsPanel* panel = window.lessonsPanel();
+    panel->openLesson(lessonFile("01-weight-streaming.yaml"));
+    QCOMPARE(asked.size(), 1);
+    QVERIFY2(asked.front().contains("Save them first?"), qPrintable(asked.front()));
+    QVERIFY(window.document()->isModified());
+    QVERIFY(window.document()->yaml().contains("max_steps: 77"));
+    QVERIFY(!window.controller()->isActive());
+
+    answer = QMessageBox::Discard;
+    panel->openLesson(lessonFile("01-weight-streaming.yaml"));
+    QCOMPARE(asked.size(), 2);
+    QVERIFY2(window.document()->displayName().startsWith("lesson: "),
+             qPrintable(window.document()->displayName()));
+    window.controller()->stop();
+    QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->isActive(), 60000);
 }
 
 int main(int argc, char** argv) {
