@@ -13,6 +13,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/finetune/finetune_plan.h"
+#include "support/finetune_wizard_support.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
 #include "ui/samples/finetune_method_panel.h"
@@ -24,26 +25,8 @@ using namespace ws::ui;
 namespace {
 
 using ws::testing::artifactPath;
-
-bool writeFile(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly)) return false;
-    return f.write(text) == text.size();
-}
-
-QByteArray newText() {
-    QByteArray text;
-    for (int i = 0; i < 60; ++i) {
-        text += "The lighthouse keeper wrote in the log: wind from the west, ";
-        text += QByteArray::number(i % 7 + 2) + " ships passed, the lamp burned all night.\n";
-    }
-    return text;
-}
-
-void saveWizard(FinetuneWizard* wizard, const QString& name) {
-    QCoreApplication::processEvents();
-    QVERIFY(wizard->grab().save(artifactPath(name), "PNG"));
-}
+using ws::testing::saveWizard;
+using ws::testing::writeFile;
 
 bool waitForPlan(FinetuneWizard* wizard) {
     QTest::qWait(200);  // the plan timer coalesces edits
@@ -62,7 +45,7 @@ private slots:
     // is what the page shows, and LoRA's is the lora: section the page describes.
     void eachMethodPlansWhatThePageShows() {
         const QString data = m_window.filePath("lighthouse.txt");
-        QVERIFY(writeFile(data, newText()));
+        QVERIFY(writeFile(data, ws::testing::lighthouseText()));
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
         FinetuneMethodPanel* method = wizard->method();
@@ -202,7 +185,7 @@ private slots:
         QVERIFY(lora.trainableParameters * 20 < full.trainableParameters);
         QVERIFY(lora.memoryxBytes * 2 < full.memoryxBytes);
         const QString data = m_window.filePath("lighthouse.txt");
-        QVERIFY(writeFile(data, newText()));
+        QVERIFY(writeFile(data, ws::testing::lighthouseText()));
         wizard->next();
         wizard->addDataPaths({data});
         QVERIFY(waitForPlan(wizard));

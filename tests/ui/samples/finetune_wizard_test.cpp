@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "engine/finetune/finetune_plan.h"
+#include "support/finetune_wizard_support.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
 #include "ui/config/config_document.h"
@@ -37,22 +38,8 @@ using namespace ws::ui;
 namespace {
 
 using ws::testing::artifactPath;
-
-bool writeFile(const QString& path, const QByteArray& text) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly)) return false;
-    return f.write(text) == text.size();
-}
-
-// A few KB of new text unlike the base's corpus.
-QByteArray newText() {
-    QByteArray text;
-    for (int i = 0; i < 60; ++i) {
-        text += "The lighthouse keeper wrote in the log: wind from the west, ";
-        text += QByteArray::number(i % 7 + 2) + " ships passed, the lamp burned all night.\n";
-    }
-    return text;
-}
+using ws::testing::saveWizard;
+using ws::testing::writeFile;
 
 // Drops local files on a wizard page, as a file manager would.
 void dropOn(QWidget* page, const QStringList& paths) {
@@ -67,11 +54,6 @@ void dropOn(QWidget* page, const QStringList& paths) {
     QApplication::sendEvent(page, &drop);
 }
 
-void saveWizard(FinetuneWizard* wizard, const QString& name) {
-    QCoreApplication::processEvents();
-    QVERIFY(wizard->grab().save(artifactPath(name), "PNG"));
-}
-
 }  // namespace
 
 class FinetuneWizardTest : public QObject {
@@ -82,7 +64,7 @@ private slots:
 
     void shippedBaseFinetunesAndComparesWithTheBase() {
         const QString data = m_window.filePath("lighthouse.txt");
-        QVERIFY(writeFile(data, newText()));
+        QVERIFY(writeFile(data, ws::testing::lighthouseText()));
         QVERIFY(m_window.action("finetuneAction")->isEnabled());
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         QVERIFY(wizard->isVisible());
@@ -154,7 +136,7 @@ private slots:
         QVERIFY(wizard->button(QWizard::FinishButton)->isEnabled());
         const QString prompt = wizard->choice().samplePrompt;
         // Words from the held-out end of the text: the last tenth, never trained on.
-        const QByteArray text = newText();
+        const QByteArray text = ws::testing::lighthouseText();
         QVERIFY2(!prompt.isEmpty() && text.indexOf(prompt.toUtf8(), text.size() * 8 / 10) >= 0,
                  qPrintable(prompt));
         saveWizard(wizard, "finetune-wizard-3-settings.png");
@@ -262,7 +244,7 @@ private slots:
         QVERIFY(QFile::copy(
             QStringLiteral(WAFER_SOURCE_DIR "/tests/engine/data/fixtures/report.pdf"), pdf));
         const QString data = m_window.filePath("lighthouse.txt");
-        QVERIFY(writeFile(data, newText()));
+        QVERIFY(writeFile(data, ws::testing::lighthouseText()));
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         wizard->next();
         QWidget* allow = wizard->findChild<QWidget*>(QStringLiteral("allowBinary"));
@@ -304,7 +286,7 @@ private slots:
         QVERIFY(writer.waitForFinished(60000));
         QVERIFY2(writer.exitCode() == 0, writer.readAllStandardError().constData());
         const QString data = m_window.filePath("lighthouse.txt");
-        QVERIFY(writeFile(data, newText()));
+        QVERIFY(writeFile(data, ws::testing::lighthouseText()));
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         wizard->useFolder(hf);
         QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
