@@ -163,6 +163,9 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     auto* pick = new QHBoxLayout;
     m_lessons = new QComboBox(this);
     m_lessons->setObjectName(QStringLiteral("lessonList"));
+    // Long lesson titles must not widen the dock (and the window past a laptop's screen).
+    m_lessons->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_lessons->setMinimumContentsLength(12);
     m_openFile = new QPushButton(tr("Open lesson file…"), this);
     m_openFile->setObjectName(QStringLiteral("openLessonFile"));
     pick->addWidget(m_lessons, 1);
