@@ -19,7 +19,7 @@ PresenterMode::PresenterMode(QMainWindow* window) : QObject(window), m_window(wi
     m_toggle->setCheckable(true);
     m_toggle->setShortcut(QKeySequence(Qt::Key_F11));
     m_toggle->setToolTip(
-        tr("Full screen, large type, high contrast, no docks: for a projector. "
+        tr("Full screen, large type, high contrast, no docks but an open lesson: for a projector. "
            "Esc or F11 leaves (F11)"));
     connect(m_toggle, &QAction::toggled, this, &PresenterMode::setActive);
     m_leave = new QAction(tr("Leave Presenter Mode"), this);
@@ -88,6 +88,8 @@ void PresenterMode::enter() {
     m_hiddenDocks.clear();
     for (QDockWidget* dock : m_window->findChildren<QDockWidget*>()) {
         if (dock->parentWidget() != m_window || dock->isHidden()) continue;
+        // A lesson being taught stays beside the views: it is what the room follows.
+        if (dock->objectName() == QLatin1String("LessonsDock")) continue;
         m_hiddenDocks.emplace_back(dock);
         dock->hide();
     }

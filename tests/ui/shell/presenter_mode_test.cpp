@@ -1,9 +1,9 @@
-// Presenter mode (issue 17): F11 enters full screen with the docks hidden, a large-type scale
-// (the application font and the charts' fonts and lines) and a high-contrast palette; Esc and
-// F11 leave and put back the window state, the docks, the font and the palette; Space and the
-// arrow keys stay unbound (the Lessons panel's). Screenshots of the Training and Wafer tabs at
-// 1920 x 1080 in presenter mode, after a short run of the teaching preset, are saved as
-// artifacts ($WAFER_TEST_ARTIFACTS: presenter-training.png, presenter-wafer.png).
+// Presenter mode (issue 17): F11 enters full screen with the docks (but an open lesson) hidden, a
+// large-type scale (the application font and the charts' fonts and lines) and a high-contrast
+// palette; Esc and F11 leave and put back the window state, the docks, the font and the palette;
+// Space and the arrow keys stay unbound (the Lessons panel's). Screenshots of the Training and
+// Wafer tabs at 1920 x 1080 in presenter mode, after a short run of the teaching preset, are saved
+// as artifacts ($WAFER_TEST_ARTIFACTS: presenter-training.png, presenter-wafer.png).
 #include <qcustomplot.h>
 
 #include <QAction>
@@ -84,6 +84,18 @@ private slots:
         }
         // Esc means nothing to the window outside presenter mode.
         QVERIFY(!m_window.action("leavePresenterAction")->isEnabled());
+    }
+
+    // A lesson being taught stays beside the views in presenter mode; the other docks go.
+    void anOpenLessonStaysInPresenterMode() {
+        MainWindow* w = m_window.get();
+        w->showLessons();
+        QVERIFY(visibleDocks(w).contains("LessonsDock"));
+        w->presenterMode()->setActive(true);
+        QCOMPARE(visibleDocks(w), QStringList{"LessonsDock"});
+        w->presenterMode()->setActive(false);
+        QVERIFY(visibleDocks(w).contains("LessonsDock"));
+        QVERIFY(visibleDocks(w).size() > 1);
     }
 
     void leavesSpaceAndArrowsUnbound() {
