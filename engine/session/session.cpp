@@ -590,6 +590,12 @@ Status Session::claimModelFolder(Prepared& p) {
         return Error{fmt::format("cannot create runconfig.model_dir {}: {}", s.modelDir.string(),
                                  ec.message())};
     }
+    // The folder becomes ours: requests other processes left for an earlier session of it are
+    // stale. They go before the lock is taken, since askers write only to a held folder
+    // (sendRunControl): a request sent once the lock is ours is for this session and stays, even
+    // if it comes before the rest of the claim (a resumed run shows "running" already). A folder
+    // held by another process is not ours to touch; acquiring it fails below.
+    if (!FolderLock::isHeld(s.modelDir)) clearControlRequest(s.modelDir);
     auto folderLock = FolderLock::acquire(s.modelDir);
     if (!folderLock.ok()) return folderLock.error();
     p.folderLock.emplace(std::move(folderLock).value());
@@ -600,8 +606,6 @@ Status Session::claimModelFolder(Prepared& p) {
         if (Status st = s.store->truncateAfter(s.runId, p.startStep); !st.ok()) return st;
     }
     m_summary.modelDir = s.modelDir;
-    // The folder is ours: requests other processes left for an earlier session of it are stale.
-    clearControlRequest(s.modelDir);
     m_place = {s.runId, s.modelDir};
     m_placeKnown.store(true, std::memory_order_release);
     if (s.recorder) (void)s.recorder->setModelDir(s.runId, s.modelDir.string());
