@@ -55,6 +55,14 @@ void screenshot(MainWindow& window, const QString& name) {
     QVERIFY(window.grab().save(ws::testing::artifactPath(name)));
 }
 
+// Stops the lesson's run, if one is going, and waits for it to finish.
+void stopRun(MainWindow& window) {
+    if (!window.controller()->isActive()) return;
+    QSignalSpy finished(window.controller(), &RunController::finished);
+    window.controller()->stop();
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+}
+
 }  // namespace
 
 class LessonsPanelTest : public QObject {
@@ -149,11 +157,7 @@ void LessonsPanelTest::lessonOneEndToEnd() {
     QTest::keyClick(panel, Qt::Key_Left);
     QCOMPARE(panel->stepIndex(), steps - 2);
     QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), kActionTimeoutMs);
-    if (window.controller()->isActive()) {
-        QSignalSpy finished(window.controller(), &RunController::finished);
-        window.controller()->stop();
-        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
-    }
+    stopRun(window);
 }
 
 void LessonsPanelTest::lessonTwoFirstSteps() {
@@ -203,11 +207,7 @@ void LessonsPanelTest::everyShippedLessonWalks() {
             }
             if (k + 1 < steps) QVERIFY(panel->next());
         }
-        if (window.controller()->isActive()) {
-            QSignalSpy finished(window.controller(), &RunController::finished);
-            window.controller()->stop();
-            QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
-        }
+        stopRun(window);
     }
 }
 
@@ -310,8 +310,7 @@ void LessonsPanelTest::unsavedConfigIsNotReplacedSilently() {
     QCOMPARE(asked.size(), 2);
     QVERIFY2(window.document()->displayName().startsWith("lesson: "),
              qPrintable(window.document()->displayName()));
-    window.controller()->stop();
-    QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->isActive(), 60000);
+    stopRun(window);
 }
 
 int main(int argc, char** argv) {
