@@ -25,6 +25,7 @@
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
 #include "ui/config/yaml_editor.h"
+#include "ui/shell/auto_step.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
 
@@ -245,6 +246,8 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     layout->addWidget(m_figure);
     layout->addWidget(m_status);
     layout->addWidget(m_tryBox);
+    // Auto-step (Run menu) where the teacher stands: steps a paused run phase by phase.
+    layout->addWidget(m_window->autoStep()->createControls(this));
     layout->addLayout(nav);
 
     fillLessonList();
