@@ -269,6 +269,11 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_poll->setInterval(50);
     connect(m_poll, &QTimer::timeout, this, [this] {
         RunController* controller = m_window->controller();
+        if ((m_driver || m_waitingToStart) && m_sinceProgress.isValid() &&
+            m_sinceProgress.elapsed() >= m_actionTimeout.count()) {
+            timeOut();
+            return;
+        }
         if (m_waitingToStart) {
             if (!controller->isActive()) startPendingRun();
             return;
@@ -445,6 +450,7 @@ void LessonsPanel::configChanged() {
 
 void LessonsPanel::performAction(const lesson::Action& action) {
     m_driver = std::make_unique<lesson::ActionDriver>(action);
+    m_sinceProgress.start();
     RunController* controller = m_window->controller();
     session::Session* session = controller->session();
     const bool pausedLive = session && m_seenSerial == controller->runSerial() &&
@@ -482,7 +488,7 @@ void LessonsPanel::startPendingRun() {
     }
     session::SessionOptions options;
     options.stopAfterStep = m_start.stopAfterStep;
-    options.finalCheckpoint = false;
+    // The run ends with a checkpoint as any other does: Runs can resume it, Samples sample it.
     options.runName = tr("lesson: %1, step %2")
                           .arg(qs(m_lesson ? m_lesson->title : std::string()))
                           .arg(m_step + 1)
@@ -509,6 +515,7 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
         m_seenSerial = serial;
     }
     for (const session::Event& e : events) m_current.observe(e);
+    if (!events.empty()) m_sinceProgress.start();
     if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);
 }
 
@@ -519,9 +526,7 @@ void LessonsPanel::advance(int64_t pauseStops) {
     switch (m_driver->next(m_current, state, pauseStops)) {
         case lesson::ActionDriver::Next::Wait:
             if (!session && !m_window->controller()->isActive())
-                finishAction(false,
-                             tr("no run is live for %1")
-                                 .arg(qs(lesson::describeAction(m_lesson->steps[m_step].action))));
+                finishAction(false, stepFailure(tr("no run is live")));
             return;
         case lesson::ActionDriver::Next::StepOnePhase:
             m_window->controller()->stepLayer();
@@ -530,9 +535,38 @@ void LessonsPanel::advance(int64_t pauseStops) {
             finishAction(true, {});
             return;
         case lesson::ActionDriver::Next::Failed:
-            finishAction(false, qs(m_driver->error()));
+            finishAction(false, stepFailure(qs(m_driver->error())));
             return;
     }
+}
+
+QString LessonsPanel::stepFailure(const QString& what) const {
+    if (!m_lesson) return what;
+    const lesson::LessonStep& step = m_lesson->steps[m_step];
+    const lesson::Action& action =
+        m_solving && step.tryIt ? step.tryIt->solutionAction : step.action;
+    return tr("%1, %2: %3")
+        .arg(qs(lesson::describeStep(step, m_step)), qs(lesson::describeAction(action)), what);
+}
+
+void LessonsPanel::timeOut() {
+    RunController* controller = m_window->controller();
+    QString waited;
+    if (m_waitingToStart) {
+        waited = tr("the run in flight to end before the step's run starts");
+    } else if (m_driver) {
+        session::Session* session = controller->session();
+        waited = qs(m_driver->waitingFor(m_current, session ? session->state() : m_current.state));
+    }
+    const QString message =
+        stepFailure(tr("no progress for %1 while waiting for %2; the run was stopped")
+                        .arg(qs(lesson::describeDuration(m_actionTimeout)), waited));
+    // A stuck run is not left behind; its remaining events belong to no step.
+    if (controller->isActive()) {
+        controller->stop();
+        m_seenSerial = -controller->runSerial();
+    }
+    finishAction(false, message);
 }
 
 void LessonsPanel::finishAction(bool ok, const QString& error) {

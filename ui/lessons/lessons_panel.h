@@ -11,7 +11,9 @@
 // an error box with the engine's file:line:col messages. GUI thread only.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QWidget>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -69,6 +71,10 @@ public:
 
     const lesson::Lesson* lesson() const { return m_lesson ? &*m_lesson : nullptr; }
     size_t stepIndex() const { return m_step; }
+    // Longest time a step's action may go without progress (no event from its run) before it
+    // fails with a message naming the step and what it waited for, the run is stopped and the
+    // buttons come back (lesson::RunnerOptions::timeout, the same default).
+    void setActionTimeout(std::chrono::milliseconds timeout) { m_actionTimeout = timeout; }
     // Whether the step's action is still being performed.
     bool isBusy() const { return m_driver != nullptr || m_waitingToStart; }
     bool canGoNext() const;
@@ -99,6 +105,9 @@ private:
     void onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore);
     void advance(int64_t pauseStops);
     void finishAction(bool ok, const QString& error);
+    // "step 2 ("Pause"), pause after the forward pass of layer 1: <what>"
+    QString stepFailure(const QString& what) const;
+    void timeOut();
     // The document's config changed (a step's changes, a solution): the run in flight ends and
     // becomes `previous` in checks.
     void configChanged();
@@ -142,6 +151,8 @@ private:
     QPushButton* m_back;
     QPushButton* m_next;
     QTimer* m_poll;
+    std::chrono::milliseconds m_actionTimeout = lesson::RunnerOptions{}.timeout;
+    QElapsedTimer m_sinceProgress;  // since the action started or its run last sent an event
 };
 
 }  // namespace ws::ui
