@@ -200,6 +200,8 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_figure = new QLabel(this);
     m_figure->setObjectName(QStringLiteral("lessonFigure"));
     m_figure->setAlignment(Qt::AlignCenter);
+    // Its width follows the dock's (fitFigure), never the other way round.
+    m_figure->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("lessonStatus"));
     m_status->setWordWrap(true);
@@ -295,6 +297,26 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
 
 LessonsPanel::~LessonsPanel() {
     delete m_frame;
+}
+
+void LessonsPanel::fitFigure() {
+    if (m_figurePixmap.isNull()) {
+        m_figure->clear();
+        return;
+    }
+    // The dock's whole width (drawn at 960 px, the figures scale down well and up a little).
+    const QMargins margins = layout()->contentsMargins();
+    const int width = std::max(120, this->width() - margins.left() - margins.right());
+    const int shown = std::min(width, m_figurePixmap.width() * 2);
+    if (m_figure->pixmap().width() == shown) return;
+    const QPixmap scaled = m_figurePixmap.scaledToWidth(shown, Qt::SmoothTransformation);
+    m_figure->setPixmap(scaled);
+    m_figure->setFixedHeight(scaled.height());
+}
+
+void LessonsPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitFigure();
 }
 
 void LessonsPanel::fillLessonList() {
@@ -405,13 +427,9 @@ void LessonsPanel::showStepText() {
     m_text->setMarkdown(qs(step.text));
     m_formula->setText(qs(step.formula));
     m_formula->setVisible(!step.formula.empty());
-    if (!step.figure.empty()) {
-        QPixmap figure(qs(step.figure.string()));
-        m_figure->setPixmap(figure.isNull() ? QPixmap()
-                                            : figure.scaledToWidth(std::min(figure.width(), 420),
-                                                                   Qt::SmoothTransformation));
-    }
+    m_figurePixmap = step.figure.empty() ? QPixmap() : QPixmap(qs(step.figure.string()));
     m_figure->setVisible(!step.figure.empty());
+    fitFigure();
     m_tryBox->setVisible(step.tryIt.has_value());
     if (step.tryIt) m_task->setText(qs(step.tryIt->task));
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <QElapsedTimer>
+#include <QPixmap>
 #include <QWidget>
 #include <chrono>
 #include <memory>
@@ -96,10 +97,12 @@ signals:
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;  // the figure follows the dock's width
 
 private:
     void fillLessonList();
     void showStepText();
+    void fitFigure();
     void performAction(const lesson::Action& action);
     void startPendingRun();
     void onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore);
@@ -142,6 +145,7 @@ private:
     QTextBrowser* m_text;
     QLabel* m_formula;
     QLabel* m_figure;
+    QPixmap m_figurePixmap;  // the step's figure as drawn (shown scaled to the dock's width)
     QLabel* m_status;
     QGroupBox* m_tryBox;
     QLabel* m_task;
