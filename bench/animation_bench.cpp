@@ -4,9 +4,10 @@
 // reference measured in the same run: Qt's QImage::save of every frame as its own PNG. Prints
 // ms per frame (encoding only; drawing the widget is timed apart) and file sizes. With ffmpeg on
 // PATH an MP4 row too (its time: piping the frames plus waiting for ffmpeg at the end).
-// Usage: wafer_animation_bench [frames]   (default 60)
+// Usage: wafer_animation_bench [frames [keep-folder]]   (default 60; the files are copied to
+// keep-folder when given, to look at)
 #include <QApplication>
-#include <QBuffer>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -122,6 +123,14 @@ int main(int argc, char** argv) {
         }
         e->ms += t.nsecsElapsed() / 1e6;
         e->bytes = QFileInfo(e->path).size();
+    }
+    if (argc > 2) {
+        for (Encoder* e : encoders) {
+            const QString kept = QDir(QString::fromLocal8Bit(argv[2]))
+                                     .filePath("animation_bench" + e->path.section('/', -1).mid(1));
+            QFile::remove(kept);
+            QFile::copy(e->path, kept);
+        }
     }
     std::printf(
         "content: %d frames of the utilization map at 1920 x 1080 (64 x 64 cores, a "
