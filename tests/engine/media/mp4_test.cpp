@@ -70,7 +70,7 @@ TEST(Mp4, AFailingFfmpegIsQuotedAndLeavesNoFile) {
     const Frame f = gradient(16, 9, 0);
     // Reads everything, then fails as an ffmpeg without libx264 would.
     spec.ffmpeg = writeScript(dir / "ffmpeg-fails",
-                              "cat >/dev/null\necho 'Unknown encoder libx264' >&2\nexit 1\n");
+                              "/bin/cat >/dev/null\necho 'Unknown encoder libx264' >&2\nexit 1\n");
     {
         auto writer = createAnimationWriter(dir / "talk.mp4", spec);
         ASSERT_TRUE(writer.ok()) << writer.error().message;
