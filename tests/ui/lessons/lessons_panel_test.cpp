@@ -23,6 +23,7 @@
 #include "ui/shell/run_controller.h"
 #include "ui/sweeps/coord_check_view.h"
 #include "ui/sweeps/sweeps_tab.h"
+#include "ui/training/training_tab.h"
 #include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;
@@ -183,6 +184,13 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
     QCOMPARE(window.document()->fieldValue("wafer.weight_buffer_layers"), QStringLiteral("1"));
     QCOMPARE(panel->currentRun().maxResidentLayers, 1);
     QCOMPARE(panel->currentRun().steps(), int64_t(3));
+    // The loss chart names the run after the lesson step that made it, not the preset's model
+    // name that every run of the lesson shares.
+    auto* training = window.findChild<TrainingTab*>(QStringLiteral("trainingTab"));
+    QVERIFY(training != nullptr);
+    QStringList names;
+    for (const auto& [id, run] : training->runs()) names << QString::fromStdString(run.name);
+    QVERIFY2(names.filter(QStringLiteral("step 3")).size() == 1, qPrintable(names.join(", ")));
 }
 
 // Lessons 5 and 6 at the README's screenshot size (1400 x 900, the Lessons dock open), every step
