@@ -5,6 +5,9 @@
 
 #include <thread>
 
+#include "engine/sweep/runner.h"
+#include "engine/sweep/space.h"
+
 namespace ws::lesson {
 namespace {
 
@@ -39,7 +42,9 @@ ActionDriver::Start ActionDriver::start(bool pausedRunLive, int64_t pauseStops) 
     Start out;
     switch (m_action.kind) {
         case Action::Kind::None:
-        case Action::Kind::Systems:  // a config change, made with the step's changes
+        case Action::Kind::Systems:     // a config change, made with the step's changes
+        case Action::Kind::CoordCheck:  // studies: performed by their owner (performStudy)
+        case Action::Kind::Sweep:
             break;
         case Action::Kind::RunSteps:
             out.newRun = true;
@@ -69,6 +74,8 @@ ActionDriver::Next ActionDriver::next(const RunObservation& run, session::RunSta
     switch (m_action.kind) {
         case Action::Kind::None:
         case Action::Kind::Systems:
+        case Action::Kind::CoordCheck:
+        case Action::Kind::Sweep:
             return Next::Done;
         case Action::Kind::RunSteps:
             return terminal(state) ? Next::Done : Next::Wait;
@@ -119,6 +126,8 @@ std::string ActionDriver::waitingFor(const RunObservation& run, session::RunStat
             break;
         case Action::Kind::None:
         case Action::Kind::Systems:
+        case Action::Kind::CoordCheck:  // studies are performed by their owner, not driven
+        case Action::Kind::Sweep:
             return "nothing";
     }
     std::string where =
@@ -212,7 +221,57 @@ Status LessonRunner::enterStep(size_t k) {
     return applyConfigChanges(step.changes, step.action);
 }
 
+mup::CoordCheckOptions coordCheckOptions(const Action& action) {
+    mup::CoordCheckOptions options;
+    options.widths = action.widths;
+    options.steps = int(action.count);
+    options.threshold = 0.3;  // as `wafer coord-check` (coord_check.h says why)
+    return options;
+}
+
+config::Config coordCheckBase(const config::Config& config) {
+    config::Config base = config;
+    base.sweep.reset();  // as the studio's Run Coord Check: the sweep: section is not trained
+    return base;
+}
+
+void noteSweep(StudyObservation& studies, const sweep::SweepOutcome& outcome) {
+    studies.sweepTransfer = outcome.transfer;
+    studies.sweepTrials = int(outcome.trials.size());
+}
+
+Status LessonRunner::performStudy(const Action& action) {
+    endRun();  // the cores are the study's
+    if (action.kind == Action::Kind::CoordCheck) {
+        mup::CoordCheckOptions options = coordCheckOptions(action);
+        options.cacheDir = m_options.cacheDir;
+        auto result = mup::runCoordCheck(coordCheckBase(m_config.config), options);
+        if (!result.ok()) return Error{"the coord check failed: " + result.error().message};
+        m_studies.coordCheck = std::move(result).value();
+        m_studies.coordWidths = action.widths;
+        return Status::success();
+    }
+    auto plan = sweep::planSweep(m_config);
+    if (!plan.ok()) return Error{"the sweep cannot be planned: " + plan.error().message};
+    sweep::RunnerOptions options;
+    options.dbPath = m_options.workDir / "runs.sqlite";
+    options.cacheDir = m_options.cacheDir;
+    options.name = "lesson sweep";
+    options.confirmed = true;  // the lesson's author chose its size
+    auto runner = sweep::SweepRunner::create(std::move(plan).value(), options);
+    if (!runner.ok()) return Error{"the sweep cannot start: " + runner.error().message};
+    (*runner)->run();
+    const sweep::SweepOutcome& outcome = (*runner)->outcome();
+    if (outcome.status != "finished")
+        return Error{"the sweep " + outcome.status +
+                     (outcome.detail.empty() ? std::string() : ": " + outcome.detail)};
+    noteSweep(m_studies, outcome);
+    return Status::success();
+}
+
 Status LessonRunner::perform(const Action& action) {
+    if (action.kind == Action::Kind::CoordCheck || action.kind == Action::Kind::Sweep)
+        return performStudy(action);
     ActionDriver driver(action);
     const bool pausedLive = runLive() && m_session->state() == session::RunState::Paused;
     const ActionDriver::Start start =
@@ -264,7 +323,7 @@ Status LessonRunner::perform(const Action& action) {
 }
 
 std::vector<CheckOutcome> LessonRunner::evaluate(const std::vector<Condition>& checks) const {
-    CheckContext context{&m_config.config, &m_current, previous()};
+    CheckContext context{&m_config.config, &m_current, previous(), &m_studies};
     std::vector<CheckOutcome> out;
     for (const Condition& c : checks) {
         const CheckResult r = ws::lesson::evaluate(c, context);

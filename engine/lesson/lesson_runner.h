@@ -3,7 +3,8 @@
 // drives its own session. For each step it applies the step's changes, performs its action
 // (a new run of N steps; pausing at one layer phase with Session::setPaused + stepOnePhase,
 // reading the phase from the session's Forward/Backward spans; stepping phases; switching the
-// number of systems), evaluates the step's `expect` checks, then does what the "try it" asks
+// number of systems; a coord check or a sweep, run to the end on the calling thread), evaluates
+// the step's `expect` checks, then does what the "try it" asks
 // (its solution) and evaluates its check. A config change ends the run in flight (a run's config
 // is fixed) and makes the current run `previous.*` in checks, until the next change.
 // Thread-safety: one LessonRunner belongs to one thread; the Session it drives trains on its own
@@ -19,7 +20,9 @@
 #include <vector>
 
 #include "engine/lesson/lesson.h"
+#include "engine/mup/coord_check.h"
 #include "engine/session/session.h"
+#include "engine/sweep/runner.h"
 
 namespace ws::lesson {
 
@@ -55,6 +58,13 @@ struct StepOutcome {
 std::string describeStep(const LessonStep& step, size_t index);
 // "5 s", "250 ms"
 std::string describeDuration(std::chrono::milliseconds d);
+
+// A coord_check action as the coord check's options, and the config it checks (the step's,
+// without its sweep: section); the same in the runner and the studio.
+mup::CoordCheckOptions coordCheckOptions(const Action& coordCheck);
+config::Config coordCheckBase(const config::Config& config);
+// A finished sweep's analysis into the studies (`sweep.*` in checks).
+void noteSweep(StudyObservation& studies, const sweep::SweepOutcome& outcome);
 
 // Whether the last phase a run computed is the one a PauseAt action waits for. A PauseAt that a
 // whole step of phases passes without reaching (a layer the model does not have) fails at once.
@@ -115,6 +125,8 @@ public:
     Status enterStep(size_t k);
     Status perform(const Action& action);
     std::vector<CheckOutcome> evaluate(const std::vector<Condition>& checks) const;
+    // A coord_check or sweep action, on the calling thread (it ends the run in flight first).
+    Status performStudy(const Action& action);
     // The try-it's solution: its changes, then its action.
     Status applySolution(size_t k);
 
@@ -124,6 +136,7 @@ public:
     const config::LoadedConfig& config() const { return m_config; }
     const RunObservation& current() const { return m_current; }
     const RunObservation* previous() const { return m_previous ? &*m_previous : nullptr; }
+    const StudyObservation& studies() const { return m_studies; }
 
 private:
     Status applyConfigChanges(const std::vector<Change>& changes, const Action& action);
@@ -138,6 +151,7 @@ private:
     std::unique_ptr<session::Session> m_session;
     RunObservation m_current;
     std::optional<RunObservation> m_previous;
+    StudyObservation m_studies;
     int m_runs = 0;
 };
 

@@ -16,9 +16,11 @@
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTextBrowser>
+#include <QTextDocumentFragment>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "engine/config/config_yaml.h"
 #include "ui/config/config_document.h"
@@ -28,6 +30,9 @@
 #include "ui/shell/auto_step.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
+#include "ui/sweeps/coord_check_view.h"
+#include "ui/sweeps/sweep_controller.h"
+#include "ui/sweeps/sweeps_tab.h"
 
 namespace ws::ui {
 namespace {
@@ -271,9 +276,14 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_poll->setInterval(50);
     connect(m_poll, &QTimer::timeout, this, [this] {
         RunController* controller = m_window->controller();
-        if ((m_driver || m_waitingToStart) && m_sinceProgress.isValid() &&
-            m_sinceProgress.elapsed() >= m_actionTimeout.count()) {
+        if ((m_driver || m_waitingToStart) && m_study == lesson::Action::Kind::None &&
+            m_sinceProgress.isValid() && m_sinceProgress.elapsed() >= m_actionTimeout.count()) {
             timeOut();
+            return;
+        }
+        if (m_study != lesson::Action::Kind::None) {
+            if (!m_studyStarted && !controller->isActive()) startStudy();
+            if (m_studyStarted) m_poll->stop();  // its finished signal ends it
             return;
         }
         if (m_waitingToStart) {
@@ -291,6 +301,26 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
             advance(0);
     });
     connect(m_window->controller(), &RunController::eventBatch, this, &LessonsPanel::onEvents);
+    if (auto* sweeps = m_window->findChild<SweepsTab*>(QStringLiteral("SweepsTab")))
+        connect(sweeps->coordCheck(), &CoordCheckView::finished, this,
+                [this, sweeps](bool ok, const QString& message) {
+                    if (m_study != lesson::Action::Kind::CoordCheck || !m_studyStarted) return;
+                    const auto* result = sweeps->coordCheck()->lastResult();
+                    if (ok && result) {
+                        m_studies.coordCheck = *result;
+                        m_studies.coordWidths = m_studyAction.widths;
+                    }
+                    studyFinished(ok && result,
+                                  QTextDocumentFragment::fromHtml(message).toPlainText());
+                });
+    connect(m_window->sweepController(), &SweepController::finished, this,
+            [this](const sweep::SweepOutcome& outcome) {
+                if (m_study != lesson::Action::Kind::Sweep || !m_studyStarted) return;
+                const bool ok = outcome.status == "finished";
+                if (ok) lesson::noteSweep(m_studies, outcome);
+                studyFinished(ok, qs("the sweep " + outcome.status +
+                                     (outcome.detail.empty() ? "" : ": " + outcome.detail)));
+            });
     showStepText();
     updateButtons();
 }
@@ -360,6 +390,12 @@ std::optional<config::LoadedConfig> LessonsPanel::documentConfig() const {
 
 void LessonsPanel::enterStep(size_t index) {
     if (!m_lesson || index >= m_lesson->steps.size()) return;
+    // A study of the step left behind is abandoned: a sweep stops (a coord check cannot be
+    // cancelled; its result is not taken).
+    if (m_study == lesson::Action::Kind::Sweep && m_studyStarted)
+        m_window->sweepController()->stop();
+    m_study = lesson::Action::Kind::None;
+    m_finishedStudy = lesson::Action::Kind::None;
     m_driver.reset();
     m_waitingToStart = false;
     m_poll->stop();
@@ -466,7 +502,97 @@ void LessonsPanel::configChanged() {
     m_current = lesson::RunObservation{};
 }
 
+void LessonsPanel::performStudy(const lesson::Action& action) {
+    RunController* controller = m_window->controller();
+    if (controller->isActive()) {  // the cores are the study's
+        controller->stop();
+        m_seenSerial = -controller->runSerial();
+    }
+    m_study = action.kind;
+    m_studyAction = action;
+    m_studyStarted = false;
+    m_status->setText(tr("Doing: %1…").arg(qs(lesson::describeAction(action))));
+    updateButtons();
+    if (controller->isActive())
+        m_poll->start();  // startStudy once the run has stopped
+    else
+        startStudy();
+}
+
+void LessonsPanel::startStudy() {
+    auto config = documentConfig();
+    if (!config) {
+        studyFinished(false, tr("the config has problems (see the Config tab)"));
+        return;
+    }
+    m_studyStarted = true;
+    if (m_study == lesson::Action::Kind::CoordCheck) {
+        auto* sweeps = m_window->findChild<SweepsTab*>(QStringLiteral("SweepsTab"));
+        if (!sweeps) {
+            studyFinished(false, tr("the studio has no Sweeps tab"));
+            return;
+        }
+        // A refusal of the options is reported through CoordCheckView::finished.
+        if (!sweeps->coordCheck()->runOn(lesson::coordCheckBase(config->config),
+                                         lesson::coordCheckOptions(m_studyAction)) &&
+            m_study == lesson::Action::Kind::CoordCheck)
+            studyFinished(false, tr("a coord check is already running"));
+    } else if (!m_window->startSweep()) {
+        studyFinished(false, tr("the sweep cannot start (see the Log)"));
+    }
+    if (m_lesson) showView(m_lesson->steps[m_step]);  // Run Sweep shows the Sweeps tab itself
+}
+
+void LessonsPanel::studyFinished(bool ok, const QString& error) {
+    m_finishedStudy = ok ? m_study : lesson::Action::Kind::None;
+    m_study = lesson::Action::Kind::None;
+    m_studyStarted = false;
+    finishAction(ok, ok ? QString() : error);
+}
+
+QString LessonsPanel::studySummary(lesson::Action::Kind kind) const {
+    if (kind == lesson::Action::Kind::CoordCheck && m_studies.coordCheck) {
+        const mup::CoordCheckResult& r = *m_studies.coordCheck;
+        return tr("Coord check: activations grow like width^%1 under SP (%2, step %3) and "
+                  "like width^%4 under μP (%5, step %6): %7.")
+            .arg(r.worstSpSlope, 0, 'f', 2)
+            .arg(qs(std::string(r.worstSpLayer)))
+            .arg(r.worstSpStep)
+            .arg(r.worstMupSlope, 0, 'f', 2)
+            .arg(qs(std::string(r.worstMupLayer)))
+            .arg(r.worstMupStep)
+            .arg(r.pass ? tr("μP passes") : tr("μP fails"));
+    }
+    if (kind == lesson::Action::Kind::Sweep && m_studies.sweepTransfer) {
+        QStringList lines{
+            tr("Sweep: %1 trials. Best learning rate per width:").arg(m_studies.sweepTrials)};
+        for (const sweep::ParametrizationTransfer& t : *m_studies.sweepTransfer) {
+            QStringList widths;
+            for (const sweep::WidthOptimum& w : t.widths)
+                widths << tr("%1: 2^%2").arg(w.width).arg(w.bestLog2Lr);
+            lines << tr("<b>%1</b> %2 (moves %3)")
+                         .arg(t.parametrization == "mup" ? QStringLiteral("μP")
+                                                         : qs(t.parametrization).toUpper())
+                         .arg(widths.join(QStringLiteral(", ")))
+                         .arg(std::isnan(t.driftSteps)
+                                  ? tr("?")
+                                  : tr("%1 in log2").arg(t.driftSteps * t.gridStep));
+        }
+        return lines.join(QStringLiteral("<br>"));
+    }
+    return {};
+}
+
+QString LessonsPanel::statusText() const {
+    return m_status->text();
+}
+
 void LessonsPanel::performAction(const lesson::Action& action) {
+    if (action.kind == lesson::Action::Kind::CoordCheck ||
+        action.kind == lesson::Action::Kind::Sweep) {
+        performStudy(action);
+        return;
+    }
     m_driver = std::make_unique<lesson::ActionDriver>(action);
     m_sinceProgress.start();
     RunController* controller = m_window->controller();
@@ -603,6 +729,7 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
         QString text = m_current.started
                            ? tr("Run: %1 steps trained.%2").arg(m_current.steps()).arg(where)
                            : QString();
+        if (m_finishedStudy != lesson::Action::Kind::None) text = studySummary(m_finishedStudy);
         // What the step promises (`expect`), so a lesson's author sees at once when it does not
         // hold; the learner sees nothing extra when it does.
         const auto config = documentConfig();
@@ -610,7 +737,7 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
             QStringList failed;
             const lesson::CheckContext context{&config->config,
                                                m_current.started ? &m_current : nullptr,
-                                               m_previous ? &*m_previous : nullptr};
+                                               m_previous ? &*m_previous : nullptr, &m_studies};
             for (const lesson::Condition& c : m_lesson->steps[m_step].expect) {
                 const lesson::CheckResult r = lesson::evaluate(c, context);
                 if (!r.passed) failed << qs(c.text + " (" + r.detail + ")");
@@ -639,7 +766,7 @@ bool LessonsPanel::check() {
     } else {
         const lesson::CheckContext context{&config->config,
                                            m_current.started ? &m_current : nullptr,
-                                           m_previous ? &*m_previous : nullptr};
+                                           m_previous ? &*m_previous : nullptr, &m_studies};
         for (const lesson::Condition& c : step.tryIt->check) {
             const lesson::CheckResult r = lesson::evaluate(c, context);
             if (!r.passed) failures << qs(r.detail);

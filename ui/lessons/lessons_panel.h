@@ -3,7 +3,9 @@
 // formula and figure; and performs the step in the studio itself: the step's config
 // (lesson::configAtStep) goes into the window's config document, its action runs on the window's
 // real run through the RunController (a new run, paused or stopped after N steps; Step Layer),
-// driven by lesson::ActionDriver with every drained event batch; the step's view is brought
+// driven by lesson::ActionDriver with every drained event batch; a coord_check runs on the Sweeps
+// tab's coord check view and a sweep through the window's Run Sweep, their results summed up in
+// the panel and kept for checks (lesson::StudyObservation); the step's view is brought
 // forward and the named widget outlined (HighlightFrame). A step's "try it" is checked with
 // lesson::evaluate against the document's config, the current run and the run before it; Next
 // stays disabled until it passes (the hint is shown when it does not). Keys while the panel has
@@ -77,7 +79,9 @@ public:
     // buttons come back (lesson::RunnerOptions::timeout, the same default).
     void setActionTimeout(std::chrono::milliseconds timeout) { m_actionTimeout = timeout; }
     // Whether the step's action is still being performed.
-    bool isBusy() const { return m_driver != nullptr || m_waitingToStart; }
+    bool isBusy() const {
+        return m_driver != nullptr || m_waitingToStart || m_study != lesson::Action::Kind::None;
+    }
     bool canGoNext() const;
     QString actionError() const { return m_actionError; }
     QString lastError() const { return m_lastError; }
@@ -86,6 +90,10 @@ public:
     const lesson::RunObservation* previousRun() const {
         return m_previous ? &*m_previous : nullptr;
     }
+    // What the lesson's coord_check and sweep actions found (`coord.*`, `sweep.*` in checks).
+    const lesson::StudyObservation& studies() const { return m_studies; }
+    // The status line under the step text (what the action did, or why it could not).
+    QString statusText() const;
     // The widget the step's highlight names (null when none or not found).
     QWidget* highlighted() const;
     // The object names tried, in order, for a lesson highlight name (README "Lessons").
@@ -105,6 +113,11 @@ private:
     void fitFigure();
     void performAction(const lesson::Action& action);
     void startPendingRun();
+    // coord_check and sweep: on the Sweeps tab's coord check view and the window's sweep.
+    void performStudy(const lesson::Action& action);
+    void startStudy();
+    void studyFinished(bool ok, const QString& error);
+    QString studySummary(lesson::Action::Kind kind) const;
     void onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore);
     void advance(int64_t pauseStops);
     void finishAction(bool ok, const QString& error);
@@ -135,6 +148,13 @@ private:
     int64_t m_seenSerial = 0;
     lesson::RunObservation m_current;
     std::optional<lesson::RunObservation> m_previous;
+    // The study in progress (None: none), its action, and whether it has been started (it waits
+    // for the run in flight to stop first).
+    lesson::Action::Kind m_study = lesson::Action::Kind::None;
+    lesson::Action m_studyAction;
+    bool m_studyStarted = false;
+    lesson::Action::Kind m_finishedStudy = lesson::Action::Kind::None;
+    lesson::StudyObservation m_studies;
     HighlightFrame* m_frame = nullptr;  // owned by the target's window
 
     QComboBox* m_lessons;

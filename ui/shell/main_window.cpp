@@ -148,8 +148,11 @@ bool MainWindow::startLessonRun(const config::LoadedConfig& config, session::Ses
                           tr("a sweep is running; stop it before a lesson's run"));
         return false;
     }
-    return launchRun(config, std::move(options), {QString::fromStdString(config.config.model.name)},
-                     paused);
+    // The lesson's run name ("lesson: ..., step 2") tells a dense run from a sparse one on the
+    // loss chart, where every run of the lesson's preset has the same model name.
+    const QString title = QString::fromStdString(options.runName.empty() ? config.config.model.name
+                                                                         : options.runName);
+    return launchRun(config, std::move(options), {title}, paused);
 }
 
 void MainWindow::openStore() {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "engine/modelio/checkpoints.h"
 #include "support/temp_dir.h"
 
@@ -18,9 +21,9 @@ struct Fixture {
     Lesson lesson;
     std::unique_ptr<LessonRunner> runner;
 
-    explicit Fixture(const std::string& steps,
+    explicit Fixture(const std::string& steps, const std::string& head = kHead,
                      std::chrono::milliseconds timeout = std::chrono::seconds(600)) {
-        auto loaded = parseLesson(kHead + steps, "t.yaml", dir.path());
+        auto loaded = parseLesson(head + steps, "t.yaml", dir.path());
         if (!loaded.ok()) throw std::runtime_error(loaded.error().message);
         lesson = std::move(*loaded);
         RunnerOptions options;
@@ -87,7 +90,7 @@ TEST(LessonRunner, AnActionWithoutProgressTimesOutNamingTheStep) {
         "  - title: Pause at the head\n"
         "    text: never in no time\n"
         "    action: {pause_at: {phase: forward, layer: 3}}\n",
-        std::chrono::milliseconds(0));
+        kHead, std::chrono::milliseconds(0));
     const StepOutcome o = f.runner->runStep(0);
     EXPECT_FALSE(o.passed());
     EXPECT_EQ(
@@ -172,6 +175,52 @@ TEST(LessonRunner, TriesTheSolutionAndReportsFailingChecks) {
     EXPECT_FALSE(failing.expect[1].passed);
     EXPECT_NE(failing.expect[1].detail.find("loss.final is "), std::string::npos);
     EXPECT_EQ(failing.expect[1].where, "t.yaml:11:30");
+}
+
+// presets/teaching-mup.yaml shrunk to a sweep of 2 widths x 2 rates x 2 parametrizations of 4
+// steps, written beside the test's lesson.
+std::filesystem::path tinyMupPreset(const std::filesystem::path& dir) {
+    std::ifstream in(WAFER_SOURCE_DIR "/presets/teaching-mup.yaml");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::string text = buffer.str();
+    const auto replace = [&](const std::string& from, const std::string& to) {
+        for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at))
+            text.replace(at, from.size(), to), at += to.size();
+    };
+    replace("values: [16, 32, 64, 128]", "values: [16, 32]");
+    replace("model.num_heads: [1, 2, 4, 8]", "model.num_heads: [1, 2]");
+    replace("model.filter_size: [64, 128, 256, 512]", "model.filter_size: [64, 128]");
+    replace("{min: -11, max: -4, step: 1}", "{min: -8, max: -7, step: 1}");
+    replace("max_steps: 100", "max_steps: 4");
+    replace("final_loss_steps: 10", "final_loss_steps: 2");
+    replace("../resources/corpus", WAFER_SOURCE_DIR "/resources/corpus");
+    const auto file = dir / "tiny-mup.yaml";
+    std::ofstream(file) << text;
+    return file;
+}
+
+TEST(LessonRunner, RunsTheCoordCheckAndTheSweep) {
+    ws::testing::TempDir presetDir{"lesson-preset"};
+    const std::string head =
+        "title: T\npreset: " + tinyMupPreset(presetDir.path()).string() + "\nsteps:\n";
+    Fixture f(
+        "  - text: the coord check\n"
+        "    action: {coord_check: {widths: [16, 32], steps: 2}}\n"
+        "    expect: [coord.sp.worst_slope > coord.mup.worst_slope, coord.pass == true]\n"
+        "  - text: the sweep\n"
+        "    action: {sweep: {}}\n"
+        "    expect: [sweep.trials == 8, sweep.sp.best_log2_lr_narrowest <= -7,\n"
+        "             sweep.mup.drift_log2 <= 1]\n",
+        head);
+    const StepOutcome coord = f.runner->runStep(0);
+    EXPECT_TRUE(coord.passed()) << describe(coord);
+    ASSERT_TRUE(f.runner->studies().coordCheck);
+    EXPECT_EQ(f.runner->studies().coordWidths, (std::vector<int>{16, 32}));
+    const StepOutcome swept = f.runner->runStep(1);
+    EXPECT_TRUE(swept.passed()) << describe(swept);
+    ASSERT_TRUE(f.runner->studies().sweepTransfer);
+    EXPECT_EQ(f.runner->studies().sweepTransfer->size(), 2u);  // sp and mup
 }
 
 }  // namespace
