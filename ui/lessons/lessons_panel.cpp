@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDialog>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -12,6 +13,7 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QStackedWidget>
 #include <QTabWidget>
@@ -207,6 +209,9 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_figure->setAlignment(Qt::AlignCenter);
     // Its width follows the dock's (fitFigure), never the other way round.
     m_figure->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    m_figure->setCursor(Qt::PointingHandCursor);
+    m_figure->setToolTip(tr("Click to show the figure large (Esc or a click closes it)"));
+    m_figure->installEventFilter(this);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("lessonStatus"));
     m_status->setWordWrap(true);
@@ -342,6 +347,42 @@ void LessonsPanel::fitFigure() {
     const QPixmap scaled = m_figurePixmap.scaledToWidth(shown, Qt::SmoothTransformation);
     m_figure->setPixmap(scaled);
     m_figure->setFixedHeight(scaled.height());
+}
+
+bool LessonsPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_figure && event->type() == QEvent::MouseButtonRelease) {
+        showFigureLarge();
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+QDialog* LessonsPanel::showFigureLarge() {
+    if (m_figurePixmap.isNull()) return nullptr;
+    // For the room: most of the screen, over the views, until a click or Esc.
+    auto* dialog = new QDialog(window(), Qt::FramelessWindowHint);
+    dialog->setObjectName(QStringLiteral("lessonFigureDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    auto* layout = new QVBoxLayout(dialog);
+    layout->setContentsMargins(8, 8, 8, 8);
+    auto* image = new QLabel(dialog);
+    image->setObjectName(QStringLiteral("lessonFigureLarge"));
+    const QScreen* screen = window()->screen();
+    const QSize room = screen ? screen->availableGeometry().size() * 0.85 : QSize(1200, 800);
+    image->setPixmap(m_figurePixmap.scaled(room.boundedTo(m_figurePixmap.size() * 2),
+                                           Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    layout->addWidget(image);
+    // A click anywhere on it closes it, as Esc does.
+    struct Closer : QObject {
+        using QObject::QObject;
+        bool eventFilter(QObject*, QEvent* e) override {
+            if (e->type() == QEvent::MouseButtonRelease) static_cast<QDialog*>(parent())->close();
+            return false;
+        }
+    };
+    image->installEventFilter(new Closer(dialog));
+    dialog->show();
+    return dialog;
 }
 
 void LessonsPanel::resizeEvent(QResizeEvent* event) {

@@ -24,6 +24,7 @@
 #include "engine/lesson/lesson_runner.h"
 
 class QComboBox;
+class QDialog;
 class QGroupBox;
 class QLabel;
 class QPushButton;
@@ -94,6 +95,9 @@ public:
     const lesson::StudyObservation& studies() const { return m_studies; }
     // The status line under the step text (what the action did, or why it could not).
     QString statusText() const;
+    // The step's figure large, for the room ("lessonFigureDialog", frameless, most of the
+    // screen; a click or Esc closes it); the figure's click opens it. Null without a figure.
+    QDialog* showFigureLarge();
     // The widget the step's highlight names (null when none or not found).
     QWidget* highlighted() const;
     // The object names tried, in order, for a lesson highlight name (README "Lessons").
@@ -106,6 +110,7 @@ signals:
 protected:
     void keyPressEvent(QKeyEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;  // the figure follows the dock's width
+    bool eventFilter(QObject* watched, QEvent* event) override;  // a click on the figure
 
 private:
     void fillLessonList();

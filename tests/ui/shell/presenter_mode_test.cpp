@@ -9,8 +9,10 @@
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QDialog>
 #include <QDockWidget>
 #include <QLabel>
+#include <QPointer>
 #include <QStyle>
 #include <QStyleOptionButton>
 #include <QTest>
@@ -199,6 +201,16 @@ private slots:
         QVERIFY(figure->isVisible());
         QTest::qWait(200);  // the tool bar lays its larger buttons out
         QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("presenter-lesson.png")));
+        // A click on the figure shows it large over the views; a click closes it.
+        QTest::mouseClick(figure, Qt::LeftButton);
+        auto* dialog = m_window.find<QDialog>("lessonFigureDialog");
+        QTRY_VERIFY(dialog->isVisible());
+        auto* large = dialog->findChild<QLabel*>("lessonFigureLarge");
+        QVERIFY(large->pixmap().width() > 2 * figure->pixmap().width());
+        QVERIFY(dialog->grab().save(ws::testing::artifactPath("presenter-lesson-figure.png")));
+        QPointer<QDialog> closing(dialog);
+        QTest::mouseClick(large, Qt::LeftButton);
+        QTRY_VERIFY(!closing);
         m_window->presenterMode()->setActive(false);
     }
 
