@@ -30,8 +30,10 @@ struct RunnerOptions {
     // Run folders (and the run store's place) go here; runs are not recorded in a store.
     std::filesystem::path workDir;
     std::filesystem::path cacheDir;  // token caches; empty: userCacheDir()
-    // Longest wait for one action (a run, or one layer phase) before it counts as failed.
-    std::chrono::seconds timeout{600};
+    // Longest time an action may go without progress (no event from its run: a run that never
+    // starts, a stuck run, a pause that never comes) before it fails with a message naming
+    // what it waited for.
+    std::chrono::milliseconds timeout{std::chrono::seconds(600)};
 };
 
 struct CheckOutcome {
@@ -52,6 +54,11 @@ struct StepOutcome {
     bool passed() const;
 };
 
+// "step 3 (\"Backward, in reverse\")": how errors name a step (index from 0).
+std::string describeStep(const LessonStep& step, size_t index);
+// "5 s", "250 ms"
+std::string describeDuration(std::chrono::milliseconds d);
+
 // A coord_check action as the coord check's options, and the config it checks (the step's,
 // without its sweep: section); the same in the runner and the studio.
 mup::CoordCheckOptions coordCheckOptions(const Action& coordCheck);
@@ -59,7 +66,8 @@ config::Config coordCheckBase(const config::Config& config);
 // A finished sweep's analysis into the studies (`sweep.*` in checks).
 void noteSweep(StudyObservation& studies, const sweep::SweepOutcome& outcome);
 
-// Whether the last phase a run computed is the one a PauseAt action waits for.
+// Whether the last phase a run computed is the one a PauseAt action waits for. A PauseAt that a
+// whole step of phases passes without reaching (a layer the model does not have) fails at once.
 bool reached(const Action& pauseAt, const RunObservation& run);
 
 // One action on a session the caller owns, without blocking: the studio's Lessons panel uses it
@@ -91,11 +99,16 @@ public:
     };
     Next next(const RunObservation& run, session::RunState state, int64_t pauseStops);
     const std::string& error() const { return m_error; }
+    // What the action waits for and where the run stands, for a timeout's message: "the run
+    // to pause at the forward pass of layer 2 (the last phase computed: the backward pass of
+    // layer 1 of step 3; the run is paused)".
+    std::string waitingFor(const RunObservation& run, session::RunState state) const;
 
 private:
     Action m_action;
     int64_t m_lastStops = -1;  // the pause stop our last command was given at
     int64_t m_remaining = 0;   // StepPhase: phases still to ask for
+    int64_t m_firstStep = -1;  // PauseAt: the step of the first phase seen while stepping
     std::string m_error;
 };
 
@@ -129,7 +142,7 @@ private:
     Status applyConfigChanges(const std::vector<Change>& changes, const Action& action);
     Status startRun(bool paused, int64_t stopAfterStep);
     void endRun();
-    void drain();
+    size_t drain();  // the events taken
     bool runLive() const;
 
     const Lesson& m_lesson;

@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDialog>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -12,6 +13,7 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QStackedWidget>
 #include <QTabWidget>
@@ -27,6 +29,7 @@
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
 #include "ui/config/yaml_editor.h"
+#include "ui/shell/auto_step.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
 #include "ui/sweeps/coord_check_view.h"
@@ -204,6 +207,11 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_figure = new QLabel(this);
     m_figure->setObjectName(QStringLiteral("lessonFigure"));
     m_figure->setAlignment(Qt::AlignCenter);
+    // Its width follows the dock's (fitFigure), never the other way round.
+    m_figure->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    m_figure->setCursor(Qt::PointingHandCursor);
+    m_figure->setToolTip(tr("Click to show the figure large (Esc or a click closes it)"));
+    m_figure->installEventFilter(this);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("lessonStatus"));
     m_status->setWordWrap(true);
@@ -250,6 +258,8 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     layout->addWidget(m_figure);
     layout->addWidget(m_status);
     layout->addWidget(m_tryBox);
+    // Auto-step (Run menu) where the teacher stands: steps a paused run phase by phase.
+    layout->addWidget(m_window->autoStep()->createControls(this));
     layout->addLayout(nav);
 
     fillLessonList();
@@ -271,6 +281,11 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_poll->setInterval(50);
     connect(m_poll, &QTimer::timeout, this, [this] {
         RunController* controller = m_window->controller();
+        if ((m_driver || m_waitingToStart) && m_study == lesson::Action::Kind::None &&
+            m_sinceProgress.isValid() && m_sinceProgress.elapsed() >= m_actionTimeout.count()) {
+            timeOut();
+            return;
+        }
         if (m_study != lesson::Action::Kind::None) {
             if (!m_studyStarted && !controller->isActive()) startStudy();
             if (m_studyStarted) m_poll->stop();  // its finished signal ends it
@@ -317,6 +332,62 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
 
 LessonsPanel::~LessonsPanel() {
     delete m_frame;
+}
+
+void LessonsPanel::fitFigure() {
+    if (m_figurePixmap.isNull()) {
+        m_figure->clear();
+        return;
+    }
+    // The dock's whole width (drawn at 960 px, the figures scale down well and up a little).
+    const QMargins margins = layout()->contentsMargins();
+    const int width = std::max(120, this->width() - margins.left() - margins.right());
+    const int shown = std::min(width, m_figurePixmap.width() * 2);
+    if (m_figure->pixmap().width() == shown) return;
+    const QPixmap scaled = m_figurePixmap.scaledToWidth(shown, Qt::SmoothTransformation);
+    m_figure->setPixmap(scaled);
+    m_figure->setFixedHeight(scaled.height());
+}
+
+bool LessonsPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_figure && event->type() == QEvent::MouseButtonRelease) {
+        showFigureLarge();
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+QDialog* LessonsPanel::showFigureLarge() {
+    if (m_figurePixmap.isNull()) return nullptr;
+    // For the room: most of the screen, over the views, until a click or Esc.
+    auto* dialog = new QDialog(window(), Qt::FramelessWindowHint);
+    dialog->setObjectName(QStringLiteral("lessonFigureDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    auto* layout = new QVBoxLayout(dialog);
+    layout->setContentsMargins(8, 8, 8, 8);
+    auto* image = new QLabel(dialog);
+    image->setObjectName(QStringLiteral("lessonFigureLarge"));
+    const QScreen* screen = window()->screen();
+    const QSize room = screen ? screen->availableGeometry().size() * 0.85 : QSize(1200, 800);
+    image->setPixmap(m_figurePixmap.scaled(room.boundedTo(m_figurePixmap.size() * 2),
+                                           Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    layout->addWidget(image);
+    // A click anywhere on it closes it, as Esc does.
+    struct Closer : QObject {
+        using QObject::QObject;
+        bool eventFilter(QObject*, QEvent* e) override {
+            if (e->type() == QEvent::MouseButtonRelease) static_cast<QDialog*>(parent())->close();
+            return false;
+        }
+    };
+    image->installEventFilter(new Closer(dialog));
+    dialog->show();
+    return dialog;
+}
+
+void LessonsPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitFigure();
 }
 
 void LessonsPanel::fillLessonList() {
@@ -433,13 +504,9 @@ void LessonsPanel::showStepText() {
     m_text->setMarkdown(qs(step.text));
     m_formula->setText(qs(step.formula));
     m_formula->setVisible(!step.formula.empty());
-    if (!step.figure.empty()) {
-        QPixmap figure(qs(step.figure.string()));
-        m_figure->setPixmap(figure.isNull() ? QPixmap()
-                                            : figure.scaledToWidth(std::min(figure.width(), 420),
-                                                                   Qt::SmoothTransformation));
-    }
+    m_figurePixmap = step.figure.empty() ? QPixmap() : QPixmap(qs(step.figure.string()));
     m_figure->setVisible(!step.figure.empty());
+    fitFigure();
     m_tryBox->setVisible(step.tryIt.has_value());
     if (step.tryIt) m_task->setText(qs(step.tryIt->task));
 }
@@ -568,6 +635,7 @@ void LessonsPanel::performAction(const lesson::Action& action) {
         return;
     }
     m_driver = std::make_unique<lesson::ActionDriver>(action);
+    m_sinceProgress.start();
     RunController* controller = m_window->controller();
     session::Session* session = controller->session();
     const bool pausedLive = session && m_seenSerial == controller->runSerial() &&
@@ -605,7 +673,7 @@ void LessonsPanel::startPendingRun() {
     }
     session::SessionOptions options;
     options.stopAfterStep = m_start.stopAfterStep;
-    options.finalCheckpoint = false;
+    // The run ends with a checkpoint as any other does: Runs can resume it, Samples sample it.
     options.runName = tr("lesson: %1, step %2")
                           .arg(qs(m_lesson ? m_lesson->title : std::string()))
                           .arg(m_step + 1)
@@ -632,6 +700,7 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
         m_seenSerial = serial;
     }
     for (const session::Event& e : events) m_current.observe(e);
+    if (!events.empty()) m_sinceProgress.start();
     if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);
 }
 
@@ -642,9 +711,7 @@ void LessonsPanel::advance(int64_t pauseStops) {
     switch (m_driver->next(m_current, state, pauseStops)) {
         case lesson::ActionDriver::Next::Wait:
             if (!session && !m_window->controller()->isActive())
-                finishAction(false,
-                             tr("no run is live for %1")
-                                 .arg(qs(lesson::describeAction(m_lesson->steps[m_step].action))));
+                finishAction(false, stepFailure(tr("no run is live")));
             return;
         case lesson::ActionDriver::Next::StepOnePhase:
             m_window->controller()->stepLayer();
@@ -653,9 +720,38 @@ void LessonsPanel::advance(int64_t pauseStops) {
             finishAction(true, {});
             return;
         case lesson::ActionDriver::Next::Failed:
-            finishAction(false, qs(m_driver->error()));
+            finishAction(false, stepFailure(qs(m_driver->error())));
             return;
     }
+}
+
+QString LessonsPanel::stepFailure(const QString& what) const {
+    if (!m_lesson) return what;
+    const lesson::LessonStep& step = m_lesson->steps[m_step];
+    const lesson::Action& action =
+        m_solving && step.tryIt ? step.tryIt->solutionAction : step.action;
+    return tr("%1, %2: %3")
+        .arg(qs(lesson::describeStep(step, m_step)), qs(lesson::describeAction(action)), what);
+}
+
+void LessonsPanel::timeOut() {
+    RunController* controller = m_window->controller();
+    QString waited;
+    if (m_waitingToStart) {
+        waited = tr("the run in flight to end before the step's run starts");
+    } else if (m_driver) {
+        session::Session* session = controller->session();
+        waited = qs(m_driver->waitingFor(m_current, session ? session->state() : m_current.state));
+    }
+    const QString message =
+        stepFailure(tr("no progress for %1 while waiting for %2; the run was stopped")
+                        .arg(qs(lesson::describeDuration(m_actionTimeout)), waited));
+    // A stuck run is not left behind; its remaining events belong to no step.
+    if (controller->isActive()) {
+        controller->stop();
+        m_seenSerial = -controller->runSerial();
+    }
+    finishAction(false, message);
 }
 
 void LessonsPanel::finishAction(bool ok, const QString& error) {

@@ -13,7 +13,10 @@
 // an error box with the engine's file:line:col messages. GUI thread only.
 #pragma once
 
+#include <QElapsedTimer>
+#include <QPixmap>
 #include <QWidget>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -21,6 +24,7 @@
 #include "engine/lesson/lesson_runner.h"
 
 class QComboBox;
+class QDialog;
 class QGroupBox;
 class QLabel;
 class QPushButton;
@@ -71,6 +75,10 @@ public:
 
     const lesson::Lesson* lesson() const { return m_lesson ? &*m_lesson : nullptr; }
     size_t stepIndex() const { return m_step; }
+    // Longest time a step's action may go without progress (no event from its run) before it
+    // fails with a message naming the step and what it waited for, the run is stopped and the
+    // buttons come back (lesson::RunnerOptions::timeout, the same default).
+    void setActionTimeout(std::chrono::milliseconds timeout) { m_actionTimeout = timeout; }
     // Whether the step's action is still being performed.
     bool isBusy() const {
         return m_driver != nullptr || m_waitingToStart || m_study != lesson::Action::Kind::None;
@@ -87,6 +95,9 @@ public:
     const lesson::StudyObservation& studies() const { return m_studies; }
     // The status line under the step text (what the action did, or why it could not).
     QString statusText() const;
+    // The step's figure large, for the room ("lessonFigureDialog", frameless, most of the
+    // screen; a click or Esc closes it); the figure's click opens it. Null without a figure.
+    QDialog* showFigureLarge();
     // The widget the step's highlight names (null when none or not found).
     QWidget* highlighted() const;
     // The object names tried, in order, for a lesson highlight name (README "Lessons").
@@ -98,10 +109,13 @@ signals:
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;  // the figure follows the dock's width
+    bool eventFilter(QObject* watched, QEvent* event) override;  // a click on the figure
 
 private:
     void fillLessonList();
     void showStepText();
+    void fitFigure();
     void performAction(const lesson::Action& action);
     void startPendingRun();
     // coord_check and sweep: on the Sweeps tab's coord check view and the window's sweep.
@@ -112,6 +126,9 @@ private:
     void onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore);
     void advance(int64_t pauseStops);
     void finishAction(bool ok, const QString& error);
+    // "step 2 ("Pause"), pause after the forward pass of layer 1: <what>"
+    QString stepFailure(const QString& what) const;
+    void timeOut();
     // The document's config changed (a step's changes, a solution): the run in flight ends and
     // becomes `previous` in checks.
     void configChanged();
@@ -153,6 +170,7 @@ private:
     QTextBrowser* m_text;
     QLabel* m_formula;
     QLabel* m_figure;
+    QPixmap m_figurePixmap;  // the step's figure as drawn (shown scaled to the dock's width)
     QLabel* m_status;
     QGroupBox* m_tryBox;
     QLabel* m_task;
@@ -162,6 +180,8 @@ private:
     QPushButton* m_back;
     QPushButton* m_next;
     QTimer* m_poll;
+    std::chrono::milliseconds m_actionTimeout = lesson::RunnerOptions{}.timeout;
+    QElapsedTimer m_sinceProgress;  // since the action started or its run last sent an event
 };
 
 }  // namespace ws::ui

@@ -36,6 +36,7 @@
 #include "ui/lessons/lessons_panel.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
+#include "ui/shell/auto_step.h"
 #include "ui/shell/cluster_job.h"
 #include "ui/shell/help_browser.h"
 #include "ui/shell/log_dock.h"
@@ -57,11 +58,21 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_document = new ConfigDocument(this);
     m_controller = new RunController(this);
+    m_autoStep = new AutoStep(m_controller, this);
     m_cluster = new ClusterJob(this);
     m_waferBinary = defaultWaferBinary();
     createTabs();
     m_sweeps = new SweepController(this);
-    setCentralWidget(m_tabs);
+    // The narration line sits above the tabs, where the whole room sees it whichever tab shows.
+    auto* central = new QWidget(this);
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    m_narration = new NarrationLine(central);
+    centralLayout->addWidget(m_narration);
+    centralLayout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
+    connect(m_autoStep, &AutoStep::narrationChanged, m_narration, &NarrationLine::setLine);
     createDocks();
     createActions();
     nameActions();
@@ -474,6 +485,9 @@ void MainWindow::createMenus() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
         run->addAction(a);
+    run->addAction(m_autoStep->action());
+    QMenu* pace = run->addMenu(tr("Auto-step Pa&ce"));
+    pace->addActions(m_autoStep->paceActions());
     run->addSeparator();
     run->addAction(m_runCluster);
     run->addSeparator();

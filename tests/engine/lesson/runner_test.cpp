@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/modelio/checkpoints.h"
 #include "support/temp_dir.h"
 
 namespace ws::lesson {
@@ -20,13 +21,15 @@ struct Fixture {
     Lesson lesson;
     std::unique_ptr<LessonRunner> runner;
 
-    explicit Fixture(const std::string& steps, const std::string& head = kHead) {
+    explicit Fixture(const std::string& steps, const std::string& head = kHead,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(600)) {
         auto loaded = parseLesson(head + steps, "t.yaml", dir.path());
         if (!loaded.ok()) throw std::runtime_error(loaded.error().message);
         lesson = std::move(*loaded);
         RunnerOptions options;
         options.workDir = dir.path();
         options.cacheDir = dir.path() / "cache";
+        options.timeout = timeout;
         runner = std::make_unique<LessonRunner>(lesson, options);
     }
 };
@@ -65,6 +68,54 @@ TEST(LessonRunner, PausesAtTheAskedPhaseAndStepsOn) {
     EXPECT_EQ(f.runner->current().state, session::RunState::Paused);
     EXPECT_EQ(f.runner->current().layer, 1);
     EXPECT_EQ(f.runner->current().phase, Phase::Forward);
+}
+
+// A lesson's run ends with a checkpoint, as `wafer train`'s do: it can be resumed or sampled.
+TEST(LessonRunner, ARunEndsWithACheckpoint) {
+    Fixture f(
+        "  - text: three steps\n"
+        "    action: {run_steps: 3}\n");
+    const StepOutcome o = f.runner->runStep(0);
+    ASSERT_TRUE(o.passed()) << describe(o);
+    const auto checkpoints = modelio::listCheckpoints(f.dir.path() / "run-1");
+    ASSERT_EQ(checkpoints.size(), 1u);
+    EXPECT_EQ(checkpoints.front().first, 3);
+}
+
+// An action that cannot finish within the timeout (none at all here, so the check does not
+// depend on how fast the machine is) fails with a message naming the step, what it waited for
+// and where the run stood, instead of waiting forever; the run is ended.
+TEST(LessonRunner, AnActionWithoutProgressTimesOutNamingTheStep) {
+    Fixture f(
+        "  - title: Pause at the head\n"
+        "    text: never in no time\n"
+        "    action: {pause_at: {phase: forward, layer: 3}}\n",
+        kHead, std::chrono::milliseconds(0));
+    const StepOutcome o = f.runner->runStep(0);
+    EXPECT_FALSE(o.passed());
+    EXPECT_EQ(
+        o.error.rfind("step 1 (\"Pause at the head\"), pause after the forward pass of layer 3: "
+                      "no progress for 0 ms while waiting for the run to pause after the "
+                      "forward pass of layer 3 (",
+                      0),
+        0u)
+        << o.error;
+    EXPECT_NE(o.error.find("; the run is "), std::string::npos) << o.error;
+    EXPECT_NE(f.runner->current().state, session::RunState::Paused);  // ended, not left paused
+}
+
+// A layer the model does not have is never reached: it fails after a whole step of phases,
+// however long the timeout.
+TEST(LessonRunner, APauseAtALayerTheModelLacksFailsAfterAWholeStep) {
+    Fixture f("  - text: nothing\n");
+    Action impossible;
+    impossible.kind = Action::Kind::PauseAt;
+    impossible.layer = 99;
+    const Status s = f.runner->perform(impossible);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message,
+              "pause after the forward pass of layer 99 was not reached in a whole step of layer "
+              "phases (the model has layers 0 to 3)");
 }
 
 TEST(LessonRunner, RunsStepsAndSwitchesSystems) {
@@ -214,6 +265,29 @@ TEST(LessonActionDriver, SaysWhatToDoAfterEachPause) {
 
     ActionDriver noPause(step);
     EXPECT_FALSE(noPause.start(false, 0).error.empty());
+}
+
+// What a timeout message says the driver waited for, and where the run stood.
+TEST(LessonActionDriver, SaysWhatItWaitsFor) {
+    Action pauseAt;
+    pauseAt.kind = Action::Kind::PauseAt;
+    pauseAt.phase = Phase::Backward;
+    pauseAt.layer = 2;
+    ActionDriver driver(pauseAt);
+    RunObservation run;
+    EXPECT_EQ(driver.waitingFor(run, session::RunState::Preparing),
+              "the run to pause after the backward pass of layer 2 (no layer phase computed yet; "
+              "the run is preparing)");
+    run.observe(streaming::Span{4, 0, 0, 1, streaming::SpanKind::Forward, 0, 0.0, 1.0});
+    EXPECT_EQ(driver.waitingFor(run, session::RunState::Paused),
+              "the run to pause after the backward pass of layer 2 (the last phase computed: the "
+              "forward pass of layer 1 of step 5; the run is paused)");
+    Action steps;
+    steps.kind = Action::Kind::RunSteps;
+    steps.count = 30;
+    EXPECT_EQ(ActionDriver(steps).waitingFor(RunObservation{}, session::RunState::Running),
+              "the run to train 30 steps, 0 so far (no layer phase computed yet; the run is "
+              "running)");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // steps of lesson 02 (a run per buffer size), a failing try that keeps Next shut and shows the
 // hint, every shipped lesson walked step by step, and a bad lesson file's error box naming file and
 // line. Screenshots of the steps go to $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
+#include <QAction>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -80,6 +81,8 @@ private slots:
     void failingTryKeepsNextDisabled();
     void badLessonFileShowsTheError();
     void unsavedConfigIsNotReplacedSilently();
+    void aStuckActionTimesOutAndGivesTheButtonsBack();
+    void aLessonRunEndsWithACheckpoint();
 
 private:
     // Waits for the step's action, checks its `expect`, does its try-it (Show me, then Check)
@@ -399,6 +402,77 @@ void LessonsPanelTest::unsavedConfigIsNotReplacedSilently() {
     QVERIFY2(window.document()->displayName().startsWith("lesson: "),
              qPrintable(window.document()->displayName()));
     stopRun(window);
+}
+
+// A lesson file in `dir` on the teaching preset with the given steps.
+QString writeLesson(const QTemporaryDir& dir, const char* steps) {
+    const QString path = dir.filePath("lesson.yaml");
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    f.write(
+        "title: \"Robustness\"\n"
+        "preset: " WAFER_SOURCE_DIR
+        "/presets/teaching-stream.yaml\n"
+        "steps:\n");
+    f.write(steps);
+    return path;
+}
+
+// An action that cannot finish within the timeout (200 steps in no time; not a measurement of
+// speed) fails with a message naming the step and what it waited for; the run is stopped and
+// the buttons come back.
+void LessonsPanelTest::aStuckActionTimesOutAndGivesTheButtonsBack() {
+    QTemporaryDir dir;
+    const QString path = writeLesson(dir,
+                                     "  - title: \"Train a while\"\n"
+                                     "    text: \"two hundred steps\"\n"
+                                     "    action: {run_steps: 200}\n"
+                                     "  - title: \"Two\"\n"
+                                     "    text: \"next\"\n");
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.show();
+    window.showLessons();
+    LessonsPanel* panel = window.lessonsPanel();
+    panel->setActionTimeout(std::chrono::milliseconds(0));
+    QVERIFY(panel->openLesson(path));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), kActionTimeoutMs);
+    const QString error = panel->actionError();
+    QVERIFY2(error.startsWith("step 1 (\"Train a while\"), train 200 steps: no progress for 0 ms "
+                              "while waiting for the run to train 200 steps, "),
+             qPrintable(error));
+    QVERIFY2(error.endsWith("; the run was stopped"), qPrintable(error));
+    auto* status = panel->findChild<QLabel*>("lessonStatus");
+    QVERIFY2(status->text().contains("Could not do this step"), qPrintable(status->text()));
+    QVERIFY(panel->findChild<QPushButton*>("lessonNext")->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.controller()->isActive(), 60000);
+    QVERIFY(panel->next());  // the lesson goes on
+    QCOMPARE(panel->stepIndex(), size_t(1));
+}
+
+// A lesson's run ends with a checkpoint, as Run's do: Runs can resume it.
+void LessonsPanelTest::aLessonRunEndsWithACheckpoint() {
+    QTemporaryDir dir;
+    const QString path = writeLesson(dir,
+                                     "  - title: \"Three steps\"\n"
+                                     "    text: \"train\"\n"
+                                     "    action: {run_steps: 3}\n");
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.show();
+    window.showLessons();
+    QSignalSpy finished(window.controller(), &RunController::finished);
+    LessonsPanel* panel = window.lessonsPanel();
+    QVERIFY(panel->openLesson(path));
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), kActionTimeoutMs);
+    QVERIFY2(panel->actionError().isEmpty(), qPrintable(panel->actionError()));
+    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+    const auto summary = finished.front().front().value<ws::session::RunSummary>();
+    QVERIFY(summary.runId >= 0);
+    const auto checkpoints = window.runStore()->checkpoints(summary.runId);
+    QVERIFY(checkpoints.ok());
+    QVERIFY(!checkpoints->empty());
+    QCOMPARE(checkpoints->back().step, int64_t(3));
+    QVERIFY(window.openStoredRun(summary.runId));
+    QTRY_VERIFY(window.findChild<QAction*>("resumeRunAction")->isEnabled());
 }
 
 int main(int argc, char** argv) {
