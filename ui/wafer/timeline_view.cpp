@@ -201,6 +201,14 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
         m_kinds[size_t(k)] = bars;
     }
     m_planned->removeFromLegend();
+    m_future = new QCPItemRect(this);
+    m_future->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_future->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_future->setPen(Qt::NoPen);
+    m_future->setVisible(false);
+    m_future->setClipToAxisRect(true);
+    m_cursor = new QCPItemStraightLine(this);
+    m_cursor->setVisible(false);
     m_adapters = new GanttBars(xAxis, yAxis);
     m_adapters->setName(tr("LoRA adapter ops"));
     m_adapters->setBrush(adapterColor());
@@ -240,6 +248,10 @@ void TimelineView::applyTheme() {
     m_planned->setPen(QPen(ghost, 0, Qt::SolidLine));
     m_planned->setBrush(ghostFill);
     for (auto* bars : m_kinds) bars->highlightPen = QPen(text, 2);
+    m_cursor->setPen(QPen(QColor(214, 39, 40), 2.5));  // red: apart from every span kind
+    QColor shade = c.base;
+    shade.setAlpha(150);
+    m_future->setBrush(shade);
 }
 
 void TimelineView::changeEvent(QEvent* event) {
@@ -374,10 +386,8 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             m_adapters->addToLegend();
         else
             m_adapters->removeFromLegend();
-        // Seven entries do not fit one row beside the gradient-norm chart: two rows then.
-        legend->setWrap(showAdapters ? 4 : 7);
-        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
     }
+    fitLegend();
 
     if (!record) {
         m_title->setText(tr("Timeline: no step recorded yet"));
@@ -400,11 +410,61 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                              .arg(numSystems - 1)
                              .arg(totalSystems));
     }
+    m_stepTitle = m_title->text();
+    if (!m_titleOverride.isEmpty()) m_title->setText(m_titleOverride);
+    setReplayCursor(m_cursorS);  // the time unit may have changed
     xAxis->setLabel(clock == Clock::Emulated
                         ? tr("emulated time within the step (%1)").arg(unit)
                         : tr("real CPU wall time within the step (%1)").arg(unit));
     if (!m_userZoomed) fitTime();
     return true;
+}
+
+// One legend row when it fits the width, else two (seven entries never fit one row beside the
+// gradient-norm chart; neither do six in presenter mode's large type in a 1400-px window, and a
+// one-row legend would hold the window wider than the screen).
+void TimelineView::fitLegend() {
+    double oneRow = 0;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        oneRow += legend->item(i)->minimumOuterSizeHint().width() + legend->columnSpacing();
+    const int items = legend->itemCount();
+    const int wrap = items > 6 || oneRow > width() - 8 ? (items + 1) / 2 : std::max(1, items);
+    if (legend->wrap() == wrap) return;
+    legend->setWrap(wrap);
+    legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+}
+
+QSize TimelineView::minimumSizeHint() const {
+    // Not the one-row legend's width: fitLegend() wraps it into two rows when narrower.
+    const QSize hint = QCustomPlot::minimumSizeHint();
+    return {std::min(hint.width(), 520), hint.height()};
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    fitLegend();
+}
+
+void TimelineView::setReplayCursor(double timeS) {
+    m_cursorS = timeS;
+    const bool shown = timeS >= 0;
+    m_cursor->setVisible(shown);
+    m_future->setVisible(shown);
+    if (!shown) return;
+    const double x = timeS * m_unitScale;
+    m_cursor->point1->setCoords(x, 0);
+    m_cursor->point2->setCoords(x, 1);
+    m_future->topLeft->setCoords(x, 0);
+    m_future->bottomRight->setCoords(std::max(x, m_extent * 1.02), 1);
+}
+
+void TimelineView::setTitleOverride(const QString& title) {
+    m_titleOverride = title;
+    m_title->setText(title.isEmpty() ? m_stepTitle : title);
+}
+
+QString TimelineView::titleText() const {
+    return m_title->text();
 }
 
 void TimelineView::fitTime() {
