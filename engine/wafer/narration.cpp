@@ -84,6 +84,25 @@ std::string layerName(int layer, int numBlocks) {
     return "h." + std::to_string(layer - 1);
 }
 
+NarrationContext narrationContext(const StepPrediction& p) {
+    NarrationContext c;
+    int lastLayer = 1;
+    for (const TimelineSpan& s : p.spans) lastLayer = std::max(lastLayer, s.layer);
+    c.numBlocks = lastLayer - 1;  // layers 0 (embeddings), 1..L, L + 1 (head)
+    c.numSystems = p.numSystems;
+    if (!p.frames.empty()) c.cores = int64_t(p.frames.front().gridRows) * p.frames.front().gridCols;
+    c.microBatches = p.microBatch > 0 ? std::max(1, p.batchPerSystem / p.microBatch) : 1;
+    c.bufferSlots = p.weightBufferLayers;
+    return c;
+}
+
+const TimelineSpan* lastPhase(const StepPrediction& p) {
+    const TimelineSpan* last = nullptr;
+    for (const TimelineSpan& s : p.spans)
+        if (s.system <= 0 && isCompute(s.kind) && (!last || s.startS >= last->startS)) last = &s;
+    return last;
+}
+
 std::string narrateSpan(const TimelineSpan& s, const NarrationContext& c,
                         const InFlight& inFlight) {
     const std::string name = layerName(s.layer, c.numBlocks);

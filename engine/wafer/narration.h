@@ -30,6 +30,15 @@ struct NarrationContext {
     std::string optimizer = "AdamW";
 };
 
+// The context a prediction implies: its blocks (from the layers its spans name), systems,
+// cores (from its frames; 0 without frames), micro-batches and buffer slots. The optimizer
+// stays the default: the prediction does not know it.
+NarrationContext narrationContext(const StepPrediction& prediction);
+
+// The step's last layer phase (system 0; the compute span that starts last), or null when the
+// schedule has none.
+const TimelineSpan* lastPhase(const StepPrediction& prediction);
+
 // What else is under way while a compute span runs (system 0 and MemoryX / SwarmX).
 struct InFlight {
     std::vector<int> streamingIn;   // layers whose weights stream into another slot

@@ -138,5 +138,26 @@ TEST(Narration, SeveralSystemsComputeTheSameLayerEach) {
     EXPECT_TRUE(contains(line, "broadcast from MemoryX by SwarmX")) << line;
 }
 
+TEST(Narration, APredictionImpliesItsContextAndItsLastPhase) {
+    StepInput in{ws::testing::nanoShape(), 4, 128, 2, nullptr};
+    in.microBatch = 2;
+    in.weightBufferLayers = 1;
+    auto p = predictStep(teaching(), in);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const NarrationContext c = narrationContext(*p);
+    EXPECT_EQ(c.numBlocks, 4);
+    EXPECT_EQ(c.numSystems, 2);
+    EXPECT_EQ(c.cores, 256);
+    EXPECT_EQ(c.microBatches, 2);
+    EXPECT_EQ(c.bufferSlots, 1);
+    // The backward pass ends at the embeddings, of the last micro-batch.
+    const TimelineSpan* last = lastPhase(*p);
+    ASSERT_NE(last, nullptr);
+    EXPECT_EQ(last->layer, 0);
+    EXPECT_EQ(last->kind, SpanKind::Backward);
+    EXPECT_EQ(last->micro, 1);
+    EXPECT_EQ(lastPhase(StepPrediction{}), nullptr);
+}
+
 }  // namespace
 }  // namespace ws::wafer
