@@ -157,7 +157,11 @@ InFlight inFlightDuring(const StepPrediction& p, const TimelineSpan& compute,
             f.waitingForWeights = std::clamp(t.waitWeightsS / t.timeS, 0.0, 1.0);
     for (const TimelineSpan& s : p.spans) {
         if (s.system > 0 || isCompute(s.kind)) continue;
-        if (!(s.startS < compute.endS && s.endS > compute.startS)) continue;
+        // Spans that only touch the phase are not beside it: a stream-bound schedule starts
+        // the next layer's stream as this layer's last weights arrive, a fill latency (ns)
+        // before its phase ends.
+        const double overlap = std::min(s.endS, compute.endS) - std::max(s.startS, compute.startS);
+        if (overlap <= 0.01 * (compute.endS - compute.startS)) continue;
         const bool ownVisit = s.layer == compute.layer && s.micro == compute.micro;
         switch (s.kind) {
             case SpanKind::StreamIn:
