@@ -446,9 +446,9 @@ std::vector<QRectF> ClusterDiagram::drawSystems(QPainter& p, const Paint& k) {
     }
     if (!m_waferName.isEmpty() && !systems.empty() && k.captionH > 0) {
         p.setPen(k.text);
-        drawRecorded(p, QRectF(margin, k.sysY + k.sysH + 2, w - 2 * margin, k.line),
-                     Qt::AlignHCenter | Qt::AlignTop,
-                     tr("each system: one %1 wafer (its frame drawn inside)").arg(m_waferName));
+        drawLines(p, QRectF(margin, k.sysY + k.sysH + 2, w - 2 * margin, k.line),
+                  {tr("each system: one %1 wafer (its frame drawn inside)").arg(m_waferName)},
+                  Qt::AlignHCenter | Qt::AlignTop);
     }
     return systems;
 }
@@ -499,8 +499,10 @@ void ClusterDiagram::drawTraffic(QPainter& p, const Paint& k, const QRectF& mem,
     const bool downActive = downNow();
     const bool upActive = upNow();
     const wafer::ReplayState* r = m_replay ? &*m_replay : nullptr;
-    const double leftX = swarmBounds.center().x() - std::min(40.0, swarmBounds.width() / 4);
-    const double rightX = swarmBounds.center().x() + std::min(40.0, swarmBounds.width() / 4);
+    // In slow motion the labels have three lines to show: the arrows sit closer together.
+    const double offset = std::min(m_replay ? 28.0 : 40.0, swarmBounds.width() / 4);
+    const double leftX = swarmBounds.center().x() - offset;
+    const double rightX = swarmBounds.center().x() + offset;
     drawArrow(p, {leftX, mem.bottom() + 1}, {leftX, swarmBounds.top() - 2},
               arrowColor(r ? r->weightsIn.active() : downActive, down),
               width(r ? &r->weightsIn : nullptr, downActive, 2, 4));
@@ -527,7 +529,7 @@ void ClusterDiagram::drawTraffic(QPainter& p, const Paint& k, const QRectF& mem,
     const double labelH = swarmBounds.top() - mem.bottom() - 4;
     p.setFont(downActive ? k.bold : k.normal);
     p.setPen(down.darker(downActive ? 110 : 100));
-    const double gap = m_replay ? 18 : 8;  // clear of a thick arrow's head
+    const double gap = m_replay ? 14 : 8;  // clear of a thick arrow's head
     drawLines(p, QRectF(margin, labelY, leftX - margin - gap, labelH), downLabel(),
               Qt::AlignRight | Qt::AlignVCenter);
     p.setFont(upActive ? k.bold : k.normal);

@@ -2,6 +2,7 @@
 #include "ui/wafer/slow_motion_bar.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -76,6 +77,7 @@ SlowMotionBar::SlowMotionBar(QWidget* parent) : QWidget(parent) {
     bold.setBold(true);
     m_line->setFont(bold);
     row->addWidget(m_line, 5);
+    m_line->installEventFilter(this);  // re-elided whenever its width changes
 
     connect(m_play, &QPushButton::toggled, this, &SlowMotionBar::playToggled);
     connect(m_speed, &QComboBox::currentIndexChanged, this, &SlowMotionBar::speedChanged);
@@ -116,12 +118,30 @@ void SlowMotionBar::setPlaying(bool playing) {
 }
 
 void SlowMotionBar::setLine(const QString& line) {
+    m_fullLine = line;
     m_line->setToolTip(line);
-    m_line->setText(line);
+    elideLine();
 }
 
 QString SlowMotionBar::line() const {
-    return m_line->text();
+    return m_fullLine;
+}
+
+// The line fits its label's width, with "…" where it is cut (the tooltip has it all).
+void SlowMotionBar::elideLine() {
+    const QString shown =
+        m_line->fontMetrics().elidedText(m_fullLine, Qt::ElideRight, std::max(0, m_line->width()));
+    if (shown != m_line->text()) m_line->setText(shown);
+}
+
+bool SlowMotionBar::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_line && event->type() == QEvent::Resize) elideLine();
+    return QWidget::eventFilter(watched, event);
+}
+
+void SlowMotionBar::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) elideLine();
 }
 
 QString SlowMotionBar::timeText() const {

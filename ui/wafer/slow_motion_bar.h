@@ -40,12 +40,19 @@ public:
     void setSource(const QString& source);
     void setReplayEnabled(bool enabled, const QString& why = {});
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+    void changeEvent(QEvent* event) override;
+
 signals:
     void playToggled(bool play);
     void speedChanged();
     void scrubbed(double fraction);  // 0..1 of the step
 
 private:
+    void elideLine();
+
+    QString m_fullLine;
     QPushButton* m_play;
     QComboBox* m_speed;
     QSlider* m_scrub;

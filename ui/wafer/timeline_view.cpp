@@ -411,7 +411,7 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                              .arg(totalSystems));
     }
     m_stepTitle = m_title->text();
-    if (!m_titleOverride.isEmpty()) m_title->setText(m_titleOverride);
+    fitTitle();
     setReplayCursor(m_cursorS);  // the time unit may have changed
     xAxis->setLabel(clock == Clock::Emulated
                         ? tr("emulated time within the step (%1)").arg(unit)
@@ -425,9 +425,13 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
 // one-row legend would hold the window wider than the screen).
 void TimelineView::fitLegend() {
     double oneRow = 0;
-    for (int i = 0; i < legend->itemCount(); ++i)
-        oneRow += legend->item(i)->minimumOuterSizeHint().width() + legend->columnSpacing();
-    const int items = legend->itemCount();
+    int items = 0;
+    for (int i = 0; i < legend->itemCount(); ++i) {  // the grid's cells; wrapped ones may be empty
+        const QCPAbstractLegendItem* item = legend->item(i);
+        if (!item) continue;
+        oneRow += item->minimumOuterSizeHint().width() + legend->columnSpacing();
+        ++items;
+    }
     const int wrap = items > 6 || oneRow > width() - 8 ? (items + 1) / 2 : std::max(1, items);
     if (legend->wrap() == wrap) return;
     legend->setWrap(wrap);
@@ -443,6 +447,20 @@ QSize TimelineView::minimumSizeHint() const {
 void TimelineView::resizeEvent(QResizeEvent* event) {
     QCustomPlot::resizeEvent(event);
     fitLegend();
+    fitTitle();
+}
+
+// The title, without its parenthesis when the whole does not fit the width (presenter mode's
+// large type in a 1400-px window cut it at both ends).
+void TimelineView::fitTitle() {
+    QString title = m_titleOverride.isEmpty() ? m_stepTitle : m_titleOverride;
+    const QFontMetrics fm(m_title->font());
+    const qsizetype paren = title.indexOf(QStringLiteral(" ("));
+    if (fm.horizontalAdvance(title) > width() - 16 && paren > 0) {
+        const qsizetype close = title.indexOf(')', paren);
+        title = title.left(paren) + (close > 0 ? title.mid(close + 1) : QString());
+    }
+    if (title != m_title->text()) m_title->setText(title);
 }
 
 void TimelineView::setReplayCursor(double timeS) {
@@ -460,7 +478,7 @@ void TimelineView::setReplayCursor(double timeS) {
 
 void TimelineView::setTitleOverride(const QString& title) {
     m_titleOverride = title;
-    m_title->setText(title.isEmpty() ? m_stepTitle : title);
+    fitTitle();
 }
 
 QString TimelineView::titleText() const {

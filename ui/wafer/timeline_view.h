@@ -82,6 +82,7 @@ private:
     void applyTheme();
     void fitTime();
     void fitLegend();
+    void fitTitle();
 
     std::array<GanttBars*, 6> m_kinds{};  // one plottable per span kind (and legend entry)
     GanttBars* m_planned = nullptr;

@@ -24,6 +24,7 @@
 #include "engine/config/config.h"
 #include "engine/session/events.h"
 #include "engine/store/placement_records.h"
+#include "engine/wafer/narration.h"
 #include "ui/common/wafer_history.h"
 #include "ui/wafer/timeline_view.h"
 
@@ -190,7 +191,8 @@ private:
     QWidget* m_views;            // the heatmap, diagram, timeline area (replay frames grab it)
     SlowMotionBar* m_slowBar;
     StepReplayer* m_replayer;
-    double m_ioBytesPerS = 0;  // the run's spec's (planned bytes of the replay)
+    double m_ioBytesPerS = 0;             // the run's spec's (planned bytes of the replay)
+    wafer::NarrationContext m_narration;  // of the replayed step's prediction
     // A stored run's planned step (showPlannedRun) and what it replaced while shown.
     bool m_plannedActive = false;
     StepRecord m_planned;

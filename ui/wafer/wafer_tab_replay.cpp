@@ -7,6 +7,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/session/emulation.h"
+#include "engine/wafer/narration.h"
 #include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
@@ -44,7 +45,9 @@ void WaferTab::syncReplay(const StepRecord* record) {
     if (m_replayer->isActive() && m_live && !m_plannedActive && record &&
         record->step != m_replayer->step())
         m_replayer->setActive(false);
-    m_replayer->setStep(record && record->prediction ? record : nullptr, ioBytesPerS());
+    if (m_replayer->setStep(record && record->prediction ? record : nullptr, ioBytesPerS()) &&
+        m_replayer->replay())
+        m_narration = wafer::narrationContext(*m_replayer->replay()->prediction());
     m_replayer->setPace(m_slowBar->pace(m_replayer->durationS()));
 }
 
@@ -121,8 +124,12 @@ void WaferTab::applyReplay() {
     const auto& prediction = replay->prediction();
     const wafer::PhaseAtTime& ph = st.phase;
     const QString at = replayTimeText(st.timeS);
-    m_slowBar->setLine(QString::fromStdString(
-        wafer::describeReplayState(st, replay->numSystems(), replay->numBlocks())));
+    // The teachers' narration of the moment (engine/wafer/narration.h); past the step's last
+    // work it has nothing to say, the replay's own summary does.
+    std::string line = wafer::narrateMoment(*prediction, st.timeS, m_narration);
+    if (line.empty())
+        line = wafer::describeReplayState(st, replay->numSystems(), replay->numBlocks());
+    m_slowBar->setLine(QString::fromStdString(line));
 
     // The heatmap: the phase under the cursor, else the last one computed. The note changes
     // only with the phase, so the map replots only then.
@@ -217,7 +224,8 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
         m_planned.spans.push_back(s);
     }
     m_plannedNote =
-        tr("%1 from the Runs dock: its <b>planned schedule</b>, one step re-planned from its "
+        tr("Selected in the Runs dock, %1: its <b>planned schedule</b>, one step re-planned from "
+           "its "
            "stored config by the emulator (a run's spans are not stored, so this is the plan, not "
            "a recording; real CPU times are not shown)%2. Press Live to return to the run "
            "trained in this window.")
@@ -227,8 +235,7 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
                           "its weights)")
                      : QString());
     m_timeline->setTitleOverride(
-        tr("Planned step of %1 on the emulated %2 (re-planned from its config, not recorded)")
-            .arg(runLabel, QString::fromStdString((*prediction)->waferName)));
+        tr("Planned step of %1 (re-planned from its config, not recorded)").arg(runLabel));
     rebuildPhaseChoices(prediction->get());
     updateNotices();
     scheduleRedraw();
@@ -242,7 +249,7 @@ bool WaferTab::showStoredRun(int64_t runId, const QString& name, const std::stri
         leavePlannedRun();
         return true;
     }
-    const QString label = tr("Run %1 “%2”").arg(runId).arg(name);
+    const QString label = tr("run %1 “%2”").arg(runId).arg(name);
     auto parsed = config::parseConfig(configYaml, "the run store", {}, {});
     QString why;
     if (!parsed.ok()) {

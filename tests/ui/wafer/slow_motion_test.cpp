@@ -150,7 +150,9 @@ private slots:
         QVERIFY2(tab.utilizationMap()->titleText().contains("h.0 forward"),
                  qPrintable(tab.utilizationMap()->titleText()));
         QCOMPARE(tab.timeline()->replayCursor(), t1);
-        QVERIFY2(tab.replayLine().startsWith("h.0 forward on system 0"),
+        // The narration of the moment (engine/wafer/narration.h): h.0's forward, bound by its
+        // own weight stream on the teaching wafer.
+        QVERIFY2(tab.replayLine().contains("h.0") && tab.replayLine().contains("forward"),
                  qPrintable(tab.replayLine()));
         QVERIFY2(bar->timeText().endsWith(QStringLiteral("of %1").arg(replayTimeText(p.stepS))),
                  qPrintable(bar->timeText()));
@@ -250,8 +252,13 @@ private slots:
         QVERIFY(!trainedTab->showsPlannedRun());
         QCOMPARE(trainedTab->history().size(), size_t(3));
 
-        // Presenter mode, mid-replay of the recorded step, at a projector's size and a laptop's.
+        // Mid-replay in the studio's default window, then in presenter mode at a projector's
+        // size and a laptop's.
         QVERIFY(trained->showTab("wafer"));
+        trainedTab->setReplayTime(middleOf(*trainedTab->history().find(2)->prediction, 2, false));
+        QVERIFY(trained->saveScreenshot(ws::testing::artifactPath("slow-motion-studio.png")));
+        trainedTab->diagram()->repaint();
+        QCOMPARE(overlaps(trainedTab->diagram()), QString());
         trained->presenterMode()->setActive(true);
         for (const QSize size : {QSize(1920, 1080), QSize(1400, 900)}) {
             trained->setWindowState(Qt::WindowNoState);  // offscreen: full screen is its screen
@@ -284,7 +291,7 @@ private slots:
         QVERIFY(other->showTab("wafer"));
         tab->redrawNow();
         QVERIFY2(tab->noticeText().contains("planned schedule"), qPrintable(tab->noticeText()));
-        QVERIFY(tab->timeline()->titleText().startsWith("Planned step of Run"));
+        QVERIFY(tab->timeline()->titleText().startsWith("Planned step of run"));
         const auto& planned = *trainedTab->history().find(2)->prediction;
         const double t = middleOf(planned, 1, true);
         tab->setReplayTime(t);
