@@ -386,8 +386,10 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             m_adapters->addToLegend();
         else
             m_adapters->removeFromLegend();
+        // Seven entries do not fit one row beside the gradient-norm chart: two rows then.
+        legend->setWrap(showAdapters ? 4 : 7);
+        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
     }
-    fitLegend();
 
     if (!record) {
         m_title->setText(tr("Timeline: no step recorded yet"));
@@ -420,33 +422,8 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     return true;
 }
 
-// One legend row when it fits the width, else two (seven entries never fit one row beside the
-// gradient-norm chart; neither do six in presenter mode's large type in a 1400-px window, and a
-// one-row legend would hold the window wider than the screen).
-void TimelineView::fitLegend() {
-    double oneRow = 0;
-    int items = 0;
-    for (int i = 0; i < legend->itemCount(); ++i) {  // the grid's cells; wrapped ones may be empty
-        const QCPAbstractLegendItem* item = legend->item(i);
-        if (!item) continue;
-        oneRow += item->minimumOuterSizeHint().width() + legend->columnSpacing();
-        ++items;
-    }
-    const int wrap = items > 6 || oneRow > width() - 8 ? (items + 1) / 2 : std::max(1, items);
-    if (legend->wrap() == wrap) return;
-    legend->setWrap(wrap);
-    legend->setFillOrder(QCPLegend::foColumnsFirst, true);
-}
-
-QSize TimelineView::minimumSizeHint() const {
-    // Not the one-row legend's width: fitLegend() wraps it into two rows when narrower.
-    const QSize hint = QCustomPlot::minimumSizeHint();
-    return {std::min(hint.width(), 520), hint.height()};
-}
-
 void TimelineView::resizeEvent(QResizeEvent* event) {
     QCustomPlot::resizeEvent(event);
-    fitLegend();
     fitTitle();
 }
 

@@ -65,8 +65,6 @@ public:
     void setTitleOverride(const QString& title);
     QString titleText() const;
 
-    QSize minimumSizeHint() const override;
-
     static QColor kindColor(streaming::SpanKind kind);
     static QString kindLabel(streaming::SpanKind kind);
 
@@ -81,7 +79,6 @@ protected:
 private:
     void applyTheme();
     void fitTime();
-    void fitLegend();
     void fitTitle();
 
     std::array<GanttBars*, 6> m_kinds{};  // one plottable per span kind (and legend entry)

@@ -246,8 +246,10 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     bottom->setSizes({5000, 2000});
     vertical->addWidget(top);
     vertical->addWidget(bottom);
-    vertical->setStretchFactor(0, 3);
-    vertical->setStretchFactor(1, 2);
+    // The timeline keeps the height it had before the slow-motion bar took a row: its lanes
+    // go compact (one row per system) under ~210 px.
+    vertical->setStretchFactor(0, 4);
+    vertical->setStretchFactor(1, 3);
     layout->addWidget(vertical, 1);
     m_views = vertical;
     m_stack->addWidget(page);
@@ -298,6 +300,7 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
 
 void WaferTab::beginRun(const config::Config& config) {
     if (m_plannedActive) leavePlannedRun();
+    m_replayer->clear();  // a new run: nothing of the last one replays
     m_history.clear();
     m_liveRunId = -1;
     auto spec = wafer::specForConfig(config);

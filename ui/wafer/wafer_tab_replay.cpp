@@ -87,6 +87,10 @@ QString WaferTab::replayLine() const {
 }
 
 void WaferTab::drawReplay() {
+    if (!isVisible()) {  // the clock runs on; the picture is drawn when the tab shows again
+        m_dirty = true;
+        return;
+    }
     const bool active = m_replayer->isActive() && m_replayer->replay();
     const double duration = m_replayer->durationS();
     m_slowBar->setTime(m_replayer->timeS(), duration);
