@@ -214,6 +214,7 @@ void MainWindow::wireRunController() {
 
 void MainWindow::onRunFinished(const session::RunSummary& s) {
     m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
+    m_waferTab->setLiveRunId(s.runId);     // its recorded steps are the tab's, not a plan
     if (!s.modelDir.empty())
         m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
     m_runsDock->refresh();
@@ -250,6 +251,20 @@ void MainWindow::wireRunsDock() {
         }
     });
     connect(m_runsDock, &RunsDock::selectionChanged, this, &MainWindow::updateActions);
+    // One stored run selected while nothing trains: the Wafer tab shows (and can replay) the
+    // step its config plans; the run trained in this window keeps its recorded steps.
+    connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
+        if (ids.size() != 1 || !m_store || m_controller->isActive() || m_sweeps->isActive() ||
+            m_cluster->isActive())
+            return;
+        auto run = m_store->getRun(ids.front());
+        if (!run.ok() || run->kind == "sweep") return;
+        QString error;
+        if (!m_waferTab->showStoredRun(run->id, QString::fromStdString(run->name), run->configYaml,
+                                       &error) &&
+            !error.isEmpty())
+            m_logDock->append(int(session::LogLine::Level::Warning), error);
+    });
     // The status bar follows the selection while nothing trains: the run selected, or nothing.
     connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
         if (m_controller->isActive() || m_sweeps->isActive()) return;
