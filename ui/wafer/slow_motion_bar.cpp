@@ -78,8 +78,15 @@ SlowMotionBar::SlowMotionBar(QWidget* parent) : QWidget(parent) {
     m_line->setFont(bold);
     row->addWidget(m_line, 5);
     m_line->installEventFilter(this);  // re-elided whenever its width changes
+    m_export = new QPushButton(tr("Export…"), this);
+    m_export->setObjectName(QStringLiteral("replayExport"));
+    m_export->setToolTip(
+        tr("Save the shown step's replay at the chosen speed as an animation for slides: "
+           "animated PNG, GIF, or MP4 when ffmpeg is installed"));
+    row->addWidget(m_export);
 
     connect(m_play, &QPushButton::toggled, this, &SlowMotionBar::playToggled);
+    connect(m_export, &QPushButton::clicked, this, &SlowMotionBar::exportRequested);
     connect(m_speed, &QComboBox::currentIndexChanged, this, &SlowMotionBar::speedChanged);
     connect(m_scrub, &QSlider::valueChanged, this,
             [this](int v) { emit scrubbed(double(v) / kScrubTicks); });
@@ -153,7 +160,7 @@ void SlowMotionBar::setSource(const QString& source) {
 }
 
 void SlowMotionBar::setReplayEnabled(bool enabled, const QString& why) {
-    for (QWidget* w : std::initializer_list<QWidget*>{m_play, m_speed, m_scrub})
+    for (QWidget* w : std::initializer_list<QWidget*>{m_play, m_speed, m_scrub, m_export})
         w->setEnabled(enabled);
     setToolTip(enabled ? QString() : why);
     if (!enabled) setLine(why);

@@ -2,7 +2,8 @@
 // ("replayPlay"), the pace ("replaySpeed": 1 emulated µs = 20 ms on screen, 1 µs = 2 ms,
 // 10 µs = 1 ms, the whole step in 10 s or 30 s), a scrub slider over the step ("replayScrub"),
 // the cursor's time ("replayTime": "3.42 ms of 25.79 ms") and one line saying what happens at
-// the cursor ("replayLine"). It shows what it is told and emits what the user does; the tab's
+// the cursor ("replayLine"), and Export… ("replayExport": the replay as an animated PNG, GIF or
+// MP4 for slides). It shows what it is told and emits what the user does; the tab's
 // StepReplayer keeps the time. GUI thread only.
 #pragma once
 
@@ -48,12 +49,14 @@ signals:
     void playToggled(bool play);
     void speedChanged();
     void scrubbed(double fraction);  // 0..1 of the step
+    void exportRequested();
 
 private:
     void elideLine();
 
     QString m_fullLine;
     QPushButton* m_play;
+    QPushButton* m_export;
     QComboBox* m_speed;
     QSlider* m_scrub;
     QLabel* m_time;

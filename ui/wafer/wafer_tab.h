@@ -25,6 +25,7 @@
 #include "engine/session/events.h"
 #include "engine/store/placement_records.h"
 #include "engine/wafer/narration.h"
+#include "ui/common/animation_export.h"
 #include "ui/common/wafer_history.h"
 #include "ui/wafer/timeline_view.h"
 
@@ -112,6 +113,15 @@ public:
     // time min(step, i / fps x pace). Rendering enters the replay (paused) at that time.
     int replayFrameCount(double fps) const;
     QImage renderReplayFrame(int frame, double fps);
+    // Writes those frames (kAnimationFps a second) to `path` (.png animated PNG, .gif, .mp4)
+    // behind a progress dialog; Export… on the bar asks for the path first.
+    // A replay longer than kMaxAnimationFrames frames (a 25-ms step at 1 µs = 20 ms lasts 8
+    // minutes) is refused with a message naming a faster speed (replayTooLongToExport: empty when
+    // it can be exported).
+    static constexpr int kAnimationFps = 25;
+    static constexpr int kMaxAnimationFrames = 120 * kAnimationFps;
+    AnimationExportResult exportReplayAnimation(const QString& path);
+    QString replayTooLongToExport();
     // Stored runs from the Runs dock: `config`'s planned step (re-planned through the engine,
     // session::predictConfigStep), shown and replayed with a banner saying so; the history of the
     // run trained in this window is kept, and Live or leavePlannedRun() return to it. False (and

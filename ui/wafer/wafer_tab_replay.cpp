@@ -2,6 +2,7 @@
 // clock wired to the views, the moment under the cursor drawn into the heatmap, the buffer
 // slots, the cluster diagram and the timeline, animation frames for export, and a stored run's
 // step re-planned from its config.
+#include <QMessageBox>
 #include <QSettings>
 #include <algorithm>
 
@@ -27,6 +28,15 @@ void WaferTab::setUpReplay() {
     });
     connect(m_slowBar, &SlowMotionBar::scrubbed, this,
             [this](double fraction) { setReplayTime(fraction * m_replayer->durationS()); });
+    connect(m_slowBar, &SlowMotionBar::exportRequested, this, [this] {
+        const QString tooLong = replayTooLongToExport();
+        if (!tooLong.isEmpty()) {
+            QMessageBox::information(this, tr("Export animation"), tooLong);
+            return;
+        }
+        const QString path = askAnimationPath(this, QStringLiteral("step-replay.png"));
+        if (!path.isEmpty()) exportReplayAnimation(path);
+    });
     connect(m_replayer, &StepReplayer::changed, this, &WaferTab::drawReplay);
     drawReplay();
 }
@@ -188,6 +198,35 @@ QImage WaferTab::renderReplayFrame(int frame, double fps) {
     m_map->replot(QCustomPlot::rpImmediateRefresh);
     m_timeline->replot(QCustomPlot::rpImmediateRefresh);
     return m_views->grab().toImage();
+}
+
+QString WaferTab::replayTooLongToExport() {
+    syncReplay(shownRecord());
+    if (!m_replayer->replay()) return tr("There is no step to replay yet: run or pick a step.");
+    const int frames = replayFrameCount(kAnimationFps);
+    if (frames <= kMaxAnimationFrames) return {};
+    return tr("At this speed the step's replay lasts %1 s (%2 frames). Choose a faster speed, "
+              "such as \"whole step in 10 s\", for an animation of at most %3 s.")
+        .arg(frames / kAnimationFps)
+        .arg(frames)
+        .arg(kMaxAnimationFrames / kAnimationFps);
+}
+
+AnimationExportResult WaferTab::exportReplayAnimation(const QString& path) {
+    if (const QString tooLong = replayTooLongToExport(); !tooLong.isEmpty())
+        return {AnimationExportOutcome::Failed, tooLong, 0};
+    const int fps = kAnimationFps;
+    const double wasAt = m_replayer->timeS();
+    const bool wasActive = m_replayer->isActive();
+    auto result = exportAnimation(this, path, replayFrameCount(fps), fps,
+                                  [this, fps](int frame) { return renderReplayFrame(frame, fps); });
+    // Back where the teacher left the cursor (rendering moved it through the whole step).
+    if (wasActive) {
+        setReplayTime(wasAt);
+    } else {
+        leaveReplay();
+    }
+    return result;
 }
 
 bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLabel,

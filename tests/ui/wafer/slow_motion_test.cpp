@@ -16,6 +16,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/session/session.h"
+#include "support/animation_decode.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
 #include "support/temp_dir.h"
@@ -233,6 +234,34 @@ private slots:
         QVERIFY(std::abs(tab.replayer()->timeS() - p.stepS / 2) < 1e-12);
         QCOMPARE(tab.timeline()->replayCursor(), p.stepS / 2);
         QVERIFY(frame.save(ws::testing::artifactPath("slow-motion-export-frame.png")));
+
+        // Export… writes those frames as an animation; the cursor comes back where it was. At
+        // 1 µs = 20 ms the step would last minutes: refused with a message naming a faster speed
+        // and no file written.
+        tab.setReplayTime(t1);
+        const QString gif = QString::fromStdString((dir / "replay.gif").string());
+        speed->setCurrentIndex(speed->findText("1 µs = 20 ms"));
+        QVERIFY(tab.replayFrameCount(WaferTab::kAnimationFps) > WaferTab::kMaxAnimationFrames);
+        const auto refused = tab.exportReplayAnimation(gif);
+        QCOMPARE(refused.outcome, ws::ui::AnimationExportOutcome::Failed);
+        QVERIFY2(refused.error.contains("faster speed"), qPrintable(refused.error));
+        QVERIFY(!std::filesystem::exists(dir / "replay.gif"));
+        speed->setCurrentIndex(speed->findText("whole step in 10 s"));
+        const int frames = tab.replayFrameCount(WaferTab::kAnimationFps);
+        QCOMPARE(frames, 10 * WaferTab::kAnimationFps + 1);
+        const auto exported = tab.exportReplayAnimation(gif);
+        QVERIFY2(exported.outcome == ws::ui::AnimationExportOutcome::Exported,
+                 qPrintable(exported.error));
+        QCOMPARE(exported.frames, frames);
+        QCOMPARE(tab.replayer()->timeS(), t1);
+        const auto decoded = ws::testing::decodeGif(ws::testing::readBytes(dir / "replay.gif"));
+        QVERIFY2(decoded.error.empty(), decoded.error.c_str());
+        QCOMPARE(decoded.width, frame.width());
+        QVERIFY(decoded.frames.size() > 10);  // the cursor moves: frames differ
+        int totalMs = 0;
+        for (const auto& f : decoded.frames) totalMs += f.delayMs;
+        QVERIFY2(std::abs(totalMs - frames * 1000 / WaferTab::kAnimationFps) <= 20,
+                 qPrintable(QString::number(totalMs)));
     }
 
     // A stored run selected in the Runs dock of a window that did not train it: the Wafer tab
