@@ -833,6 +833,8 @@ void LessonsPanel::showMe() {
     if (!m_lesson || isBusy()) return;
     const auto& step = m_lesson->steps[m_step];
     if (!step.tryIt) return;
+    // A "Not yet" from before no longer holds once the task is being done: Check tells anew.
+    m_checkResult->clear();
     if (!step.tryIt->solutionChanges.empty()) {
         auto config = documentConfig();
         if (!config) return;

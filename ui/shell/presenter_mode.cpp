@@ -146,9 +146,11 @@ bool PresenterMode::eventFilter(QObject* watched, QEvent* event) {
 void PresenterMode::leave() {
     qApp->removeEventFilter(this);
     scalePlots(1.0);
-    m_window->setStyleSheet(m_styleSheet);
+    // Font and palette before the style sheet: with the style sheet gone first, the docks hidden
+    // in presenter mode kept its large type and black palette when shown again.
     QApplication::setFont(m_font);
     QApplication::setPalette(m_palette);
+    m_window->setStyleSheet(m_styleSheet);
     m_window->setWindowState(m_windowState);
     if (!(m_windowState & (Qt::WindowFullScreen | Qt::WindowMaximized)))
         m_window->restoreGeometry(m_geometry);

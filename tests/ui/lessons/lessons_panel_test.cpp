@@ -329,6 +329,12 @@ void LessonsPanelTest::failingTryKeepsNextDisabled() {
     QTest::keyClick(panel, Qt::Key_Right);  // Next's key does nothing either
     QCOMPARE(panel->stepIndex(), size_t(3));
     screenshot(window, QStringLiteral("lesson02-try-failed.png"));
+    // Show me does the task: the "Not yet" of the check before it no longer stands beside it
+    // (it stayed, red, until Check was pressed again).
+    QTest::mouseClick(panel->findChild<QPushButton*>("lessonShowMe"), Qt::LeftButton);
+    QTRY_VERIFY(!panel->isBusy());
+    QVERIFY2(!result->text().contains("Not yet"), qPrintable(result->text()));
+    QVERIFY(!next->isEnabled());  // not before Check
     // The learner sets the field on the form; now the check passes.
     QVERIFY(window.document()->setField("wafer.weight_buffer_layers", "2"));
     QTest::mouseClick(panel->findChild<QPushButton*>("lessonCheck"), Qt::LeftButton);

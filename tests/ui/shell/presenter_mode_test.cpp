@@ -12,6 +12,7 @@
 #include <QDialog>
 #include <QDockWidget>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPointer>
 #include <QStyle>
 #include <QStyleOptionButton>
@@ -119,6 +120,39 @@ private slots:
         }
         // Esc means nothing to the window outside presenter mode.
         QVERIFY(!m_window.action("leavePresenterAction")->isEnabled());
+    }
+
+    // The docks presenter mode hides came back in its large type and black palette (the Runs
+    // dock's filter and list, the Log) when it was left: the style sheet went back before the
+    // font and palette, and the application's font change then skipped the hidden widgets that
+    // still had the style sheet's mark.
+    void hiddenDocksComeBackInTheNormalLook() {
+        MainWindow* w = m_window.get();
+        auto* filter = w->findChild<QLineEdit*>(QStringLiteral("runsFilter"));
+        QVERIFY(filter);
+        QTRY_VERIFY(filter->isVisible());
+        const double fontBefore = filter->font().pointSizeF();
+        const QColor baseBefore = filter->palette().color(QPalette::Base);
+        QVERIFY(baseBefore != QColor(Qt::black));
+        // The Lessons dock stays through presenter mode; its labels must come back too.
+        w->showLessons();
+        auto* status = w->findChild<QLabel*>(QStringLiteral("lessonStatus"));
+        QVERIFY(status);
+        QTRY_VERIFY(status->isVisible());
+        const double labelFontBefore = status->font().pointSizeF();
+        const QColor labelTextBefore = status->palette().color(QPalette::WindowText);
+        w->presenterMode()->setActive(true);
+        QVERIFY(!filter->isVisible());
+        QCOMPARE(status->palette().color(QPalette::WindowText), QColor(Qt::white));
+        w->presenterMode()->setActive(false);
+        QVERIFY(filter->isVisible());
+        QCOMPARE(filter->font().pointSizeF(), fontBefore);
+        QCOMPARE(filter->palette().color(QPalette::Base), baseBefore);
+        QCOMPARE(status->font().pointSizeF(), labelFontBefore);
+        QCOMPARE(status->palette().color(QPalette::WindowText), labelTextBefore);
+        // What is drawn, not only what is asked for: the filter's box is not black.
+        const QImage drawn = filter->grab().toImage();
+        QVERIFY(QColor(drawn.pixel(drawn.width() / 2, drawn.height() / 2)) != QColor(Qt::black));
     }
 
     // A lesson being taught stays beside the views in presenter mode; the other docks go.
