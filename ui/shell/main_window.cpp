@@ -73,6 +73,12 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     centralLayout->addWidget(m_tabs, 1);
     setCentralWidget(central);
     connect(m_autoStep, &AutoStep::narrationChanged, m_narration, &NarrationLine::setLine);
+    // Auto-step switches itself off at the step's end or when the run moves on: say why.
+    connect(m_autoStep, &AutoStep::runningChanged, this, [this](bool running) {
+        if (!running && !m_autoStep->stopReason().isEmpty())
+            statusBar()->showMessage(tr("Auto-step stopped: %1").arg(m_autoStep->stopReason()),
+                                     15000);
+    });
     createDocks();
     createActions();
     nameActions();

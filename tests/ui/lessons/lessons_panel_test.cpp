@@ -75,6 +75,7 @@ class LessonsPanelTest : public QObject {
 private slots:
     void lessonOneEndToEnd();
     void lessonTwoFirstSteps();
+    void learnerStepsAheadBeforeNext();
     void lessonFiveSparsity();
     void lessonSixMup();
     void everyShippedLessonWalks();
@@ -194,6 +195,42 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
     QStringList names;
     for (const auto& [id, run] : training->runs()) names << QString::fromStdString(run.name);
     QVERIFY2(names.filter(QStringLiteral("step 3")).size() == 1, qPrintable(names.join(", ")));
+}
+
+// A learner who presses Step Layer on their own (or Auto-step) before Next: the next step still
+// lands where the lesson says (lesson 1 moves by pause_at, not by a count of phases from
+// wherever the run stands), so its checks hold.
+void LessonsPanelTest::learnerStepsAheadBeforeNext() {
+    QTemporaryDir dir;
+    MainWindow window(dir.filePath("runs.sqlite"));
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showLessons();
+    LessonsPanel* panel = window.lessonsPanel();
+    QVERIFY(panel->openLesson(lessonFile("01-weight-streaming.yaml")));
+    QVERIFY(panel->next());  // step 2: paused after the embeddings' forward pass
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isBusy(), kActionTimeoutMs);
+    QVERIFY2(panel->actionError().isEmpty(), qPrintable(panel->actionError()));
+    QCOMPARE(panel->currentRun().layer, 0);
+    ws::session::Session* session = window.controller()->session();
+    QVERIFY(session != nullptr);
+    auto* stepLayer = window.findChild<QAction*>(QStringLiteral("stepLayerAction"));
+    for (int press = 0; press < 3; ++press) {  // embeddings -> h.0 -> h.1 -> head forward
+        const int64_t stops = session->pauseStops();
+        QTRY_VERIFY(stepLayer->isEnabled());
+        stepLayer->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(session->pauseStops() > stops, kActionTimeoutMs);
+        window.controller()->drainNow();
+    }
+    QTRY_COMPARE(panel->currentRun().layer, 3);
+    QVERIFY(panel->next());  // step 3: "forward, one layer at a time" lands on layer 1 again
+    performStep(window, *panel, QStringLiteral("lesson01-ahead-step3.png"));
+    if (QTest::currentTestFailed()) return;
+    QVERIFY(panel->next());  // step 4: the head's backward pass
+    performStep(window, *panel, QStringLiteral("lesson01-ahead-step4.png"));
+    if (QTest::currentTestFailed()) return;
+    stopRun(window);
 }
 
 // Lessons 5 and 6 at the README's screenshot size (1400 x 900, the Lessons dock open), every step

@@ -7,6 +7,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QStatusBar>
 #include <QTimer>
 #include <QToolButton>
 
@@ -74,6 +75,10 @@ private slots:
         QVERIFY(!toggle->isChecked());
         QVERIFY2(autoStep->stopReason().contains("last layer phase"),
                  qPrintable(autoStep->stopReason()));
+        // The window says why it stopped (the toggle just unchecks itself).
+        QVERIFY2(w->statusBar()->currentMessage().contains("Auto-step stopped: "),
+                 qPrintable(w->statusBar()->currentMessage()));
+        QVERIFY(w->statusBar()->currentMessage().contains(autoStep->stopReason()));
         QCOMPARE(w->controller()->state(), RunState::Paused);  // still paused for the teacher
         QCOMPARE(line->text(), lines.last());
         QVERIFY(line->isVisible());
