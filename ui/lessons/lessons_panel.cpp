@@ -674,8 +674,18 @@ void LessonsPanel::startPendingRun() {
     session::SessionOptions options;
     options.stopAfterStep = m_start.stopAfterStep;
     // The run ends with a checkpoint as any other does: Runs can resume it, Samples sample it.
-    options.runName = tr("lesson: %1, step %2")
-                          .arg(qs(m_lesson ? m_lesson->title : std::string()))
+    // "lesson 5: Unstructured sparsity, step 2": the Runs dock elides names in the middle, so the
+    // lesson's number leads and the step ends the name, both left readable.
+    QString number;
+    if (m_lesson) {
+        for (const char c : m_lesson->sourceFile.filename().string()) {
+            if (c < '0' || c > '9') break;
+            number += QChar(c);
+        }
+    }
+    number = number.isEmpty() ? QString() : QStringLiteral(" %1").arg(number.toInt());
+    options.runName = tr("lesson%1: %2, step %3")
+                          .arg(number, qs(m_lesson ? m_lesson->title : std::string()))
                           .arg(m_step + 1)
                           .toStdString();
     if (!m_window->startLessonRun(*config, options, m_start.paused)) {

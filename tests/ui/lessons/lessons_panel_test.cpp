@@ -195,6 +195,9 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
     QStringList names;
     for (const auto& [id, run] : training->runs()) names << QString::fromStdString(run.name);
     QVERIFY2(names.filter(QStringLiteral("step 3")).size() == 1, qPrintable(names.join(", ")));
+    // The lesson's number leads the name, the step ends it: the Runs dock elides the middle.
+    QVERIFY2(names.contains(QStringLiteral("lesson 2: The wafer buffer and prefetching, step 3")),
+             qPrintable(names.join(", ")));
 }
 
 // A learner who presses Step Layer on their own (or Auto-step) before Next: the next step still
