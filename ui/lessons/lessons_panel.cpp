@@ -420,6 +420,7 @@ bool LessonsPanel::openLesson(const QString& path) {
         QString::fromStdString(std::filesystem::weakly_canonical(path.toStdString()).string()));
     m_lessons->setCurrentIndex(std::max(listed, 0));
     enterStep(0);
+    m_window->showLessonStart(m_lesson->start.config, qs(m_lesson->title));
     return true;
 }
 

@@ -161,6 +161,15 @@ bool MainWindow::startLessonRun(const config::LoadedConfig& config, session::Ses
     return launchRun(config, std::move(options), {title}, paused);
 }
 
+void MainWindow::showLessonStart(const config::Config& config, const QString& lessonTitle) {
+    if (m_controller->isActive() || m_sweeps->isActive() || m_cluster->isActive()) return;
+    QString error;
+    if (!m_waferTab->showPlannedRun(config, tr("“%1”").arg(lessonTitle), &error,
+                                    tr("The lesson's preset")) &&
+        !error.isEmpty())
+        m_logDock->append(int(session::LogLine::Level::Warning), error);
+}
+
 void MainWindow::openStore() {
     const std::filesystem::path db = m_dbPath.isEmpty()
                                          ? store::RunStore::defaultPath()

@@ -21,8 +21,9 @@ class QMenu;
 class QTabWidget;
 
 namespace ws::config {
+struct Config;
 struct LoadedConfig;
-}
+}  // namespace ws::config
 namespace ws::session {
 struct RunSummary;
 struct SessionOptions;
@@ -112,6 +113,9 @@ public:
     // in the Log.
     bool startLessonRun(const config::LoadedConfig& config, session::SessionOptions options,
                         bool paused);
+    // A lesson just opened: while nothing trains, the Wafer tab shows the step its preset plans
+    // (not the last run, which may be another lesson's).
+    void showLessonStart(const config::Config& config, const QString& lessonTitle);
     // Unsaved edits of the open config: asks "Save them first?" (Save / Discard / Cancel). True
     // when the document may be replaced.
     bool maybeSave();

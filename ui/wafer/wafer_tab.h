@@ -125,9 +125,10 @@ public:
     // Stored runs from the Runs dock: `config`'s planned step (re-planned through the engine,
     // session::predictConfigStep), shown and replayed with a banner saying so; the history of the
     // run trained in this window is kept, and Live or leavePlannedRun() return to it. False (and
-    // `error` set) when the emulator cannot plan the config.
+    // `error` set) when the emulator cannot plan the config. `origin` starts the banner ("A
+    // lesson's preset"; empty: "Selected in the Runs dock").
     bool showPlannedRun(const config::Config& config, const QString& runLabel,
-                        QString* error = nullptr);
+                        QString* error = nullptr, const QString& origin = {});
     void leavePlannedRun();
     // A run selected in the Runs dock: its planned step (from its stored config YAML), or back
     // to the recorded steps when it is the run trained in this window (liveRunId). False with

@@ -229,8 +229,8 @@ AnimationExportResult WaferTab::exportReplayAnimation(const QString& path) {
     return result;
 }
 
-bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLabel,
-                              QString* error) {
+bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLabel, QString* error,
+                              const QString& origin) {
     auto prediction = session::predictConfigStep(config);
     if (!prediction.ok()) {
         if (error) *error = QString::fromStdString(prediction.error().message);
@@ -267,12 +267,11 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
         m_planned.spans.push_back(s);
     }
     m_plannedNote =
-        tr("Selected in the Runs dock, %1: its <b>planned schedule</b>, one step re-planned from "
-           "its "
-           "stored config by the emulator (a run's spans are not stored, so this is the plan, not "
-           "a recording; real CPU times are not shown)%2. Press Live to return to the run "
-           "trained in this window.")
-            .arg(runLabel.toHtmlEscaped(),
+        tr("%1, %2: its <b>planned schedule</b>, one step re-planned from its config by the "
+           "emulator (this is the plan, not a recording: a run's spans are not stored; real CPU "
+           "times are not shown)%3. Press Live to return to the run trained in this window.")
+            .arg(origin.isEmpty() ? tr("Selected in the Runs dock") : origin.toHtmlEscaped(),
+                 runLabel.toHtmlEscaped(),
                  config.model.sparsity.level > 0
                      ? tr("; its blocks are planned dense (the run's pruned nonzeros depend on "
                           "its weights)")

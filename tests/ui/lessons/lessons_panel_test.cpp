@@ -144,6 +144,11 @@ void LessonsPanelTest::lessonOneEndToEnd() {
     QVERIFY(shown != nullptr);
     const size_t steps = shown->steps.size();
     QCOMPARE(steps, size_t(6));
+    // Nothing trains yet: the Wafer tab shows the step the lesson's preset plans (not whatever
+    // ran last), saying so.
+    auto* wafer = window.findChild<WaferTab*>(QStringLiteral("waferTab"));
+    QVERIFY(wafer->showsPlannedRun());
+    QVERIFY2(wafer->noticeText().contains("The lesson's preset"), qPrintable(wafer->noticeText()));
     QVERIFY(panel->findChild<QTextBrowser*>("lessonText")->toPlainText().contains("MemoryX"));
     // The shipped lessons are listed, the open one selected.
     auto* list = panel->findChild<QComboBox*>("lessonList");
