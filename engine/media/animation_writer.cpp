@@ -97,6 +97,19 @@ Result<std::unique_ptr<AnimationWriter>> createAnimationWriter(const std::filesy
 
 namespace detail {
 
+Status UsedUp::fail(const Status& status) {
+    m_usedUp = true;
+    if (m_firstError.empty()) m_firstError = status.error().message;
+    return status;
+}
+
+Status UsedUp::why() const {
+    return Error{
+        m_firstError.empty()
+            ? fmt::format("cannot export {}: the animation is already finished", m_path.string())
+            : m_firstError};
+}
+
 Status checkSpec(const std::filesystem::path& path, const AnimationSpec& spec) {
     if (spec.width < 1 || spec.height < 1 || spec.width > kMaxSide || spec.height > kMaxSide) {
         return Error{

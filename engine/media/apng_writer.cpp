@@ -136,8 +136,9 @@ public:
     AnimationFormat format() const override { return AnimationFormat::Apng; }
 
     Status addFrame(const FrameView& frame, int delayMs) override {
-        if (m_failed) return spent();
-        if (Status s = checkFrame(m_path, m_spec, frame, delayMs, m_added); !s) return fail(s);
+        if (m_usedUp()) return m_usedUp.why();
+        if (Status s = checkFrame(m_path, m_spec, frame, delayMs, m_added); !s)
+            return m_usedUp.fail(s);
         ++m_added;
         copyPacked(frame, m_current);
         Rect rect{0, 0, m_spec.width, m_spec.height};
@@ -153,20 +154,21 @@ public:
         }
         auto zdata = compressRect(m_current.data(), m_spec.width, rect);
         if (!zdata)
-            return fail(Error{fmt::format("cannot export {}: frame {}: {}", m_path.string(),
-                                          m_added, zdata.error().message)});
+            return m_usedUp.fail(
+                Error{fmt::format("cannot export {}: frame {}: {}", m_path.string(), m_added,
+                                  zdata.error().message)});
         m_frames.push_back({rect, delayMs, std::move(*zdata)});
         m_previous.swap(m_current);
         return Status::success();
     }
 
     Status finish() override {
-        if (m_failed) return spent();
+        if (m_usedUp()) return m_usedUp.why();
         if (m_frames.empty()) {
-            return fail(
+            return m_usedUp.fail(
                 Error{fmt::format("cannot export {}: no frames were added", m_path.string())});
         }
-        m_failed = true;  // whatever happens next, the writer is used up
+        m_usedUp.set();  // whatever happens next, the writer is used up
         std::string out("\x89PNG\r\n\x1a\n", 8);
         std::string data;
         putU32(data, uint32_t(m_spec.width));
@@ -219,26 +221,13 @@ public:
     }
 
 private:
-    Status fail(const Status& status) {
-        m_failed = true;
-        m_firstError = status.error().message;
-        return status;
-    }
-    Status spent() const {
-        return Error{m_firstError.empty()
-                         ? fmt::format("cannot export {}: the animation is already finished",
-                                       m_path.string())
-                         : m_firstError};
-    }
-
     std::filesystem::path m_path;
     AnimationSpec m_spec;
     checkpoint::AtomicFileWriter m_file;
     std::vector<FrameRecord> m_frames;
     std::vector<uint32_t> m_previous, m_current;  // packed frames
     int m_added = 0;
-    bool m_failed = false;
-    std::string m_firstError;
+    UsedUp m_usedUp{m_path};
 };
 
 }  // namespace

@@ -138,8 +138,9 @@ public:
     AnimationFormat format() const override { return AnimationFormat::Gif; }
 
     Status addFrame(const FrameView& frame, int delayMs) override {
-        if (m_failed) return spent();
-        if (Status s = checkFrame(m_path, m_spec, frame, delayMs, m_added); !s) return fail(s);
+        if (m_usedUp()) return m_usedUp.why();
+        if (Status s = checkFrame(m_path, m_spec, frame, delayMs, m_added); !s)
+            return m_usedUp.fail(s);
         ++m_added;
         const bool transparent = binarize(frame, m_next);
         if (m_added == 1) {
@@ -160,7 +161,7 @@ public:
             m_state.rect = {0, 0, m_spec.width, m_spec.height};
             m_state.disposal = 2;
         }
-        if (Status s = flushPending(); !s) return fail(s);
+        if (Status s = flushPending(); !s) return m_usedUp.fail(s);
         // What the next frame is drawn over, and the rectangle it must cover.
         if (clear) {
             std::fill(m_before.begin(), m_before.end(), kTransparent);
@@ -175,13 +176,13 @@ public:
     }
 
     Status finish() override {
-        if (m_failed) return spent();
+        if (m_usedUp()) return m_usedUp.why();
         if (m_added == 0) {
-            return fail(
+            return m_usedUp.fail(
                 Error{fmt::format("cannot export {}: no frames were added", m_path.string())});
         }
-        if (Status s = flushPending(); !s) return fail(s);
-        m_failed = true;  // used up
+        if (Status s = flushPending(); !s) return m_usedUp.fail(s);
+        m_usedUp.set();  // used up
         m_out.push_back(';');
         if (Status s = m_file.write(m_out.data(), m_out.size()); !s) return s;
         return m_file.commit();
@@ -278,18 +279,6 @@ private:
         m_lzw.encode(m_indices.data(), m_indices.size(), std::max(2, sizeBits), m_out);
     }
 
-    Status fail(const Status& status) {
-        m_failed = true;
-        m_firstError = status.error().message;
-        return status;
-    }
-    Status spent() const {
-        return Error{m_firstError.empty()
-                         ? fmt::format("cannot export {}: the animation is already finished",
-                                       m_path.string())
-                         : m_firstError};
-    }
-
     std::filesystem::path m_path;
     AnimationSpec m_spec;
     checkpoint::AtomicFileWriter m_file;
@@ -302,8 +291,7 @@ private:
     GifQuantizer m_quantizer;
     LzwEncoder m_lzw;
     int m_added = 0;
-    bool m_failed = false;
-    std::string m_firstError;
+    UsedUp m_usedUp{m_path};
 };
 
 }  // namespace

@@ -31,6 +31,24 @@ Result<std::unique_ptr<AnimationWriter>> createGifWriter(const std::filesystem::
 Result<std::unique_ptr<AnimationWriter>> createMp4Writer(const std::filesystem::path& path,
                                                          const AnimationSpec& spec);
 
+// What a writer remembers once it is used up (its first error, or finish()): every later call
+// returns that error, or says the animation is already finished. Errors name `path`.
+class UsedUp {
+public:
+    explicit UsedUp(std::filesystem::path path) : m_path(std::move(path)) {}
+    bool operator()() const { return m_usedUp; }
+    void set() { m_usedUp = true; }
+    // Records the first error and passes it on.
+    Status fail(const Status& status);
+    // Why the writer takes nothing more.
+    Status why() const;
+
+private:
+    std::filesystem::path m_path;
+    bool m_usedUp = false;
+    std::string m_firstError;
+};
+
 // The smallest rectangle holding every pixel where `a` and `b` differ (w x h packed frames);
 // empty (width 0) when they are equal.
 struct Rect {

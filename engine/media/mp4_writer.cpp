@@ -114,8 +114,9 @@ public:
     }
 
     Status addFrame(const FrameView& frame, int delayMs) override {
-        if (m_failed) return spent();
-        if (Status s = checkFrame(m_path, m_spec, frame, delayMs, m_added); !s) return fail(s);
+        if (m_usedUp()) return m_usedUp.why();
+        if (Status s = checkFrame(m_path, m_spec, frame, delayMs, m_added); !s)
+            return m_usedUp.fail(s);
         ++m_added;
         // This frame covers [m_elapsedMs, m_elapsedMs + delayMs): the video frames whose start,
         // rounded, falls in it (the first frame always gets one).
@@ -126,19 +127,20 @@ public:
         if (repeats <= 0) return Status::success();
         copyPacked(frame, m_packed);
         for (int64_t i = 0; i < repeats; ++i) {
-            if (Status s = sendAll(m_packed.data(), m_packed.size() * 4); !s) return fail(s);
+            if (Status s = sendAll(m_packed.data(), m_packed.size() * 4); !s)
+                return m_usedUp.fail(s);
             ++m_videoFrames;
         }
         return Status::success();
     }
 
     Status finish() override {
-        if (m_failed) return spent();
+        if (m_usedUp()) return m_usedUp.why();
         if (m_added == 0) {
-            return fail(
+            return m_usedUp.fail(
                 Error{fmt::format("cannot export {}: no frames were added", m_path.string())});
         }
-        m_failed = true;  // used up
+        m_usedUp.set();  // used up
         ::close(m_socket);
         m_socket = -1;
         const int status = stopFfmpeg(false);
@@ -197,18 +199,6 @@ private:
         return status;
     }
 
-    Status fail(const Status& status) {
-        m_failed = true;
-        m_firstError = status.error().message;
-        return status;
-    }
-    Status spent() const {
-        return Error{m_firstError.empty()
-                         ? fmt::format("cannot export {}: the animation is already finished",
-                                       m_path.string())
-                         : m_firstError};
-    }
-
     std::filesystem::path m_path;
     AnimationSpec m_spec;
     std::filesystem::path m_tempPath;
@@ -219,8 +209,7 @@ private:
     int64_t m_elapsedMs = 0;
     int64_t m_videoFrames = 0;
     int m_added = 0;
-    bool m_failed = false;
-    std::string m_firstError;
+    UsedUp m_usedUp{m_path};
 };
 
 }  // namespace
