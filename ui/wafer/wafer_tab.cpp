@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -188,7 +189,10 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_stepInfo->setObjectName(QStringLiteral("waferStepInfo"));
     m_stepInfo->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);  // never clipped
     controls->addWidget(m_stepInfo);
-    controls->addSpacing(16);
+    // What the views show, on a row of its own: one row of both is wider than a laptop allows
+    // beside the docks (issue 17: the window fits 1024 px).
+    layout->addLayout(controls);
+    controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Heatmap:"), page));
     m_phase = new QComboBox(page);
     m_phase->setObjectName(QStringLiteral("waferPhase"));
@@ -207,6 +211,7 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_clockChoice->addItem(tr("emulated wafer"), int(TimelineView::Clock::Emulated));
     m_clockChoice->addItem(tr("real CPU wall time"), int(TimelineView::Clock::Real));
     controls->addWidget(m_clockChoice);
+    controls->addStretch(1);
     layout->addLayout(controls);
 
     auto* vertical = new QSplitter(Qt::Vertical, page);
@@ -244,7 +249,14 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     vertical->setStretchFactor(0, 3);
     vertical->setStretchFactor(1, 2);
     layout->addWidget(vertical, 1);
-    m_stack->addWidget(page);
+    // Below the views' minimum (a laptop with docks open) the page scrolls instead of forcing
+    // the window wider or taller than the screen.
+    auto* scroll = new QScrollArea(m_stack);
+    scroll->setObjectName(QStringLiteral("waferScroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(page);
+    m_stack->addWidget(scroll);
 
     m_redrawTimer = new QTimer(this);
     m_redrawTimer->setSingleShot(true);
@@ -633,6 +645,7 @@ void WaferTab::redrawNow() {
         }
         // Which matrix each region of cores holds, for a layer phase's frame.
         CoreRegions regions;
+        double phaseS = 0;  // the phase's whole time, waits included
         if (highlightLayer >= 0) {
             const std::string name = highlightLayer == 0 ? std::string("embeddings")
                                      : highlightLayer == m_numBlocks + 1
@@ -643,10 +656,12 @@ void WaferTab::redrawNow() {
             for (const auto& timing : prediction->layers)
                 if (timing.layer == name && timing.pass == pass) {
                     regions = coreRegionsFor(timing);
+                    phaseS = timing.timeS;
                     break;
                 }
         }
         m_map->setRegions(regions);
+        m_map->setPhaseSeconds(phaseS);
         m_map->showFrame(prediction, frame, phase, note);
     } else {
         m_map->setRegions({});
