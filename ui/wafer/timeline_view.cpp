@@ -207,8 +207,8 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
     m_adapters->setPen(QPen(adapterColor().darker(140), 0));
     m_adapters->removeFromLegend();  // listed only while a LoRA run is shown
     legend->setVisible(true);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
     legend->setWrap(3);  // two rows: one row of six is wider than a laptop's window allows
+    legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries out
     // The legend sits in its own row under the chart, never over the bars.
     axisRect()->insetLayout()->take(legend);
     plotLayout()->addElement(2, 0, legend);

@@ -159,9 +159,8 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
         if (frame->window == W::Compute) {
             stats += '\n' + tr("% of the layer's %1 of compute").arg(seconds(frame->windowS));
             if (m_phaseS > frame->windowS * (1 + 1e-6))
-                stats += tr("; its phase took %1, the rest waiting for weights (time bar, "
-                            "timeline)")
-                             .arg(seconds(m_phaseS));
+                stats += '\n' + tr("(its phase took %1: the rest is waiting for weights)")
+                                    .arg(seconds(m_phaseS));
         } else if (frame->window == W::Step) {
             stats +=
                 '\n' + tr("% of the whole %1 step, waits included").arg(seconds(frame->windowS));

@@ -13,7 +13,11 @@
 
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
+#include "ui/shell/run_controller.h"
+#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;
 
@@ -106,6 +110,40 @@ private slots:
                 QVERIFY(m_window->saveScreenshot(path));
             }
         }
+    }
+
+    // The Wafer tab on the teaching preset, paused at a block's forward phase and at the head's
+    // (the README's studio-wafer-step.png): the heatmap over the phase's compute window, the
+    // regions of cores each matrix maps to, the caption saying what the percentages are of.
+    void teachingWaferScreenshots() {
+        m_window->resize(1400, 900);
+        QTRY_COMPARE(m_window->size(), QSize(1400, 900));
+        QVERIFY(m_window->document()->setField("runconfig.max_steps", "50"));
+        m_window.action("runAction")->trigger();
+        RunController* controller = m_window->controller();
+        QVERIFY(controller->isActive());
+        QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Running, 20000);
+        m_window.action("pauseAction")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(controller->state(), ws::session::RunState::Paused, 20000);
+        auto* wafer = m_window.find<WaferTab>("waferTab");
+        m_window->showTab("wafer");
+        auto stepTo = [&](int layer) {
+            for (int i = 0; i < 16 && wafer->followedPhase() != std::pair<int, bool>(layer, false);
+                 ++i) {
+                const auto phase = wafer->followedPhase();
+                m_window.action("stepLayerAction")->trigger();
+                QTRY_VERIFY_WITH_TIMEOUT(wafer->followedPhase() != phase, 20000);
+            }
+            QCOMPARE(wafer->followedPhase(), std::make_pair(layer, false));
+            wafer->redrawNow();
+        };
+        stepTo(1);
+        QVERIFY(wafer->utilizationMap()->titleText().contains("of the layer's"));
+        QVERIFY(wafer->utilizationMap()->frame()->mean > 0.5);
+        QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-block.png")));
+        stepTo(3);
+        QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-head.png")));
+        QVERIFY(m_window.stopRun(60000));
     }
 
 private:
