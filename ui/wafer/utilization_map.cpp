@@ -153,19 +153,16 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                         .arg(100.0 * frame->mean, 0, 'f', 1)
                         .arg(100.0 * frame->min, 0, 'f', 1)
                         .arg(100.0 * frame->max, 0, 'f', 1);
-    // Exactly what the percentages are of, on a line of its own.
-    if (frame->windowS > 0) {
-        using W = wafer::UtilizationFrame::Window;
-        if (frame->window == W::Compute) {
-            stats += '\n' + tr("% of the layer's %1 of compute").arg(seconds(frame->windowS));
-            if (m_phaseS > frame->windowS * (1 + 1e-6))
-                stats += '\n' + tr("(its phase took %1: the rest is waiting for weights)")
-                                    .arg(seconds(m_phaseS));
-        } else if (frame->window == W::Step) {
-            stats +=
-                '\n' + tr("% of the whole %1 step, waits included").arg(seconds(frame->windowS));
-        }  // the adapters' window: the caller's note says it
-    }
+    // Exactly what the percentages are of, on lines of their own (the map is narrow).
+    using W = wafer::UtilizationFrame::Window;
+    if (frame->windowS > 0 && frame->window == W::Compute) {
+        stats += '\n' + tr("% of the layer's %1 of compute").arg(seconds(frame->windowS));
+        if (m_phaseS > frame->windowS * (1 + 1e-6))
+            stats += '\n' + tr("(its phase took %1 in all: the rest was waiting for weights)")
+                                .arg(seconds(m_phaseS));
+    } else if (frame->windowS > 0 && frame->window == W::Step) {
+        stats += '\n' + tr("% of the whole %1 step, waits included").arg(seconds(frame->windowS));
+    }  // the adapters' window: the caller's note says it
     if (!m_regions.caption.isEmpty()) stats += '\n' + m_regions.caption;
     if (frame->rows != frame->gridRows || frame->cols != frame->gridCols) {
         stats += '\n' + tr("shown as %1 x %2 cells, each the mean of the cores it covers")

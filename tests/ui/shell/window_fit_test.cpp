@@ -143,6 +143,21 @@ private slots:
         QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-block.png")));
         stepTo(3);
         QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-head.png")));
+        // The same on a laptop, with and without the Lessons dock.
+        for (QSize size : {QSize(1366, 768), QSize(1280, 720)}) {
+            m_window->resize(size);
+            QTRY_COMPARE(m_window->size(), size);
+            wafer->redrawNow();
+            QVERIFY(m_window->saveScreenshot(
+                ws::testing::artifactPath(QStringLiteral("teaching-wafer-head-%1x%2.png")
+                                              .arg(size.width())
+                                              .arg(size.height()))));
+        }
+        m_window->showLessons();
+        QTest::qWait(50);
+        wafer->redrawNow();
+        QVERIFY(m_window->saveScreenshot(
+            ws::testing::artifactPath("teaching-wafer-head-1280x720-lessons.png")));
         QVERIFY(m_window.stopRun(60000));
     }
 
