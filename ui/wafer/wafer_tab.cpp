@@ -189,10 +189,16 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_stepInfo->setObjectName(QStringLiteral("waferStepInfo"));
     m_stepInfo->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);  // never clipped
     controls->addWidget(m_stepInfo);
-    // What the views show, on a row of its own: one row of both is wider than a laptop allows
-    // beside the docks (issue 17: the window fits 1024 px).
     layout->addLayout(controls);
-    controls = new QHBoxLayout;
+    m_stepRow = controls;
+    // What the views show: beside the step controls when the tab is wide enough, else on a row
+    // of its own (placeViewControls; issue 17: the window fits a laptop).
+    m_viewRow = new QHBoxLayout;
+    m_viewRow->addStretch(1);
+    layout->addLayout(m_viewRow);
+    m_viewControls = new QWidget(page);
+    controls = new QHBoxLayout(m_viewControls);
+    controls->setContentsMargins(0, 0, 0, 0);
     controls->addWidget(new QLabel(tr("Heatmap:"), page));
     m_phase = new QComboBox(page);
     m_phase->setObjectName(QStringLiteral("waferPhase"));
@@ -205,14 +211,16 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
            "imbalances between cores show (the default scale is 0-100 %)"));
     controls->addWidget(m_fitColours);
     controls->addSpacing(16);
-    controls->addWidget(new QLabel(tr("Timeline clock:"), page));
+    // Short names keep the choices beside the step controls on a 1400-px window.
+    auto* clockLabel = new QLabel(tr("Clock:"), page);
+    clockLabel->setToolTip(tr("The timeline's clock"));
+    controls->addWidget(clockLabel);
     m_clockChoice = new QComboBox(page);
     m_clockChoice->setObjectName(QStringLiteral("waferClock"));
     m_clockChoice->addItem(tr("emulated wafer"), int(TimelineView::Clock::Emulated));
     m_clockChoice->addItem(tr("real CPU wall time"), int(TimelineView::Clock::Real));
     controls->addWidget(m_clockChoice);
-    controls->addStretch(1);
-    layout->addLayout(controls);
+    m_viewRow->insertWidget(0, m_viewControls);
 
     auto* vertical = new QSplitter(Qt::Vertical, page);
     auto* top = new QSplitter(Qt::Horizontal, vertical);
@@ -438,14 +446,36 @@ void WaferTab::showEvent(QShowEvent* event) {
 
 void WaferTab::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
+    placeViewControls();
     scheduleRedraw();
+}
+
+void WaferTab::placeViewControls() {
+    const bool inStepRow = m_stepRow->indexOf(m_viewControls) >= 0;
+    const int views = m_viewControls->sizeHint().width() - (inStepRow ? 24 : 0);  // no margin
+    // The step controls with the slider at 60 px at least (it stretches), the views 24 px away;
+    // the page's margins and a vertical scroll bar's width spared.
+    const int steps = m_stepRow->sizeHint().width() - (inStepRow ? views + 24 : 0) -
+                      m_stepSlider->sizeHint().width() + 60;
+    const bool oneRow = steps + 24 + views <= width() - 16 - 20;
+    if (oneRow == inStepRow) return;
+    if (oneRow) {
+        m_viewRow->removeWidget(m_viewControls);
+        m_stepRow->addWidget(m_viewControls);
+        m_viewControls->layout()->setContentsMargins(24, 0, 0, 0);
+    } else {
+        m_stepRow->removeWidget(m_viewControls);
+        m_viewRow->insertWidget(0, m_viewControls);
+        m_viewControls->layout()->setContentsMargins(0, 0, 0, 0);
+    }
 }
 
 void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
     if (prediction == m_phaseChoicesFor && m_phase->count() > 0) return;
     m_phaseChoicesFor = prediction;
     m_phase->clear();
-    m_phase->addItem(tr("follow the run (latest layer)"), kFollowPhase);
+    m_phase->addItem(tr("follow the run"), kFollowPhase);
+    m_phase->setItemData(0, tr("The layer phase the run computed last"), Qt::ToolTipRole);
     m_phase->addItem(tr("whole step"), kWholeStep);
     if (prediction && prediction->adapterFrame(false)) {
         m_phase->addItem(tr("LoRA adapter ops, forward (every block)"), kAdapterForward);
@@ -496,6 +526,7 @@ void WaferTab::updateStepControls() {
         if (m_runState == session::RunState::Paused) info += tr(" · paused");
     }
     m_stepInfo->setText(info);
+    placeViewControls();  // the info's width changed
     m_stepInfo->setToolTip(tr("The tab keeps the spans of the last %1 steps of this run "
                               "(at most %2 spans); older steps are dropped.")
                                .arg(WaferHistory::kMaxSteps)

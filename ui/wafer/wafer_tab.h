@@ -24,6 +24,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QSlider;
@@ -91,6 +92,9 @@ protected:
 
 private:
     void scheduleRedraw();
+    // The heatmap and clock choices beside the step controls when the tab is wide enough, on a
+    // row of their own otherwise.
+    void placeViewControls();
     void rebuildPhaseChoices(const wafer::StepPrediction* prediction);
     void updateStepControls();
     void updateSummary(const StepRecord* record);
@@ -128,6 +132,9 @@ private:
     QComboBox* m_phase;
     QCheckBox* m_fitColours;
     QComboBox* m_clockChoice;
+    QWidget* m_viewControls;
+    QHBoxLayout* m_stepRow;
+    QHBoxLayout* m_viewRow;
     UtilizationMap* m_map;
     ClusterDiagram* m_diagram;
     LayerNormChart* m_layerNorms;
