@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -66,6 +67,26 @@ int runCheck(const LessonOptions& opt) {
     return failed ? 1 : 0;
 }
 
+// What a coord_check or sweep action found, in a line or two (the figures checks read).
+void printStudy(lesson::Action::Kind kind, const lesson::StudyObservation& studies) {
+    if (kind == lesson::Action::Kind::CoordCheck && studies.coordCheck) {
+        const auto& r = *studies.coordCheck;
+        fmt::print(
+            "    coord check: worst slope SP {:+.2f} ({}, step {}), muP {:+.2f} ({}, step {}): "
+            "{}\n",
+            r.worstSpSlope, r.worstSpLayer, r.worstSpStep, r.worstMupSlope, r.worstMupLayer,
+            r.worstMupStep, r.pass ? "pass" : "FAIL");
+    }
+    if (kind == lesson::Action::Kind::Sweep && studies.sweepTransfer) {
+        for (const auto& t : *studies.sweepTransfer) {
+            std::string widths;
+            for (const auto& w : t.widths) widths += fmt::format(" {}:2^{}", w.width, w.bestLog2Lr);
+            fmt::print("    sweep {}: best LR per width{}; drift {} grid steps, regret {:.3f}\n",
+                       t.parametrization, widths, t.driftSteps, t.regret);
+        }
+    }
+}
+
 void printChecks(const char* label, const std::vector<lesson::CheckOutcome>& checks) {
     for (const auto& c : checks)
         fmt::print("    {} {} {}  ({})\n", c.passed ? "ok  " : "FAIL", label, c.text, c.detail);
@@ -90,8 +111,10 @@ int runLesson(const LessonOptions& opt) {
             if (!step.title.empty()) fmt::print("    {}\n", brief(step.text));
             if (step.action.kind != lesson::Action::Kind::None)
                 fmt::print("    action: {}\n", lesson::describeAction(step.action));
+            std::fflush(stdout);  // studies take a while: show what runs
             const auto outcome = runner.runStep(k);
             if (!outcome.error.empty()) fmt::print("    FAIL {}\n", outcome.error);
+            if (outcome.error.empty()) printStudy(step.action.kind, runner.studies());
             printChecks("expect", outcome.expect);
             if (step.tryIt) {
                 fmt::print("    try: {}\n", brief(step.tryIt->task));

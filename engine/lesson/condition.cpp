@@ -1,6 +1,7 @@
 // Lesson checks (see condition.h): parsing "left op right", observing a run's events, evaluating.
 #include "engine/lesson/condition.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -74,11 +75,16 @@ bool isRunSubject(std::string_view name) {
     return false;
 }
 
+// Results of the lesson's studies, not of a run: they have no "previous.".
+bool isStudySubject(std::string_view name) {
+    return name.starts_with("coord.") || name.starts_with("sweep.");
+}
+
 std::vector<std::string> allSubjectNames() {
     std::vector<std::string> names = configPaths();
     for (const SubjectInfo& s : checkSubjects()) {
         names.emplace_back(s.name);
-        names.push_back("previous." + std::string(s.name));
+        if (!isStudySubject(s.name)) names.push_back("previous." + std::string(s.name));
     }
     return names;
 }
@@ -119,6 +125,39 @@ std::optional<std::string> configValue(const config::Config& cfg, std::string_vi
     YAML::Emitter out;
     out << YAML::Flow << node;
     return std::string(out.c_str());
+}
+
+// The last computed layer phase's figures in the emulated step (its busy frame and its timing).
+std::optional<std::string> phaseValue(std::string_view name, const RunObservation& run,
+                                      const wafer::StepPrediction& p, std::string& why) {
+    if (!run.hasPhase) {
+        why = "no layer phase has been computed yet (pause_at one first)";
+        return std::nullopt;
+    }
+    const bool backward = run.phase == Phase::Backward;
+    if (name == "emulated.phase_compute_ms") {
+        // The phase's busiest-core compute time (LayerTiming::computeS, per micro-batch visit).
+        const std::string label = run.layer == 0 ? std::string("embeddings")
+                                  : run.layer == run.layerCount - 1
+                                      ? std::string("head")
+                                      : fmt::format("h.{}", run.layer - 1);
+        for (const wafer::LayerTiming& t : p.layers)
+            if (t.layer == label && (t.pass == wafer::Pass::Backward) == backward)
+                return formatNumberShort(t.computeS * 1e3);
+        why =
+            "the emulated step has no " + label + (backward ? " backward" : " forward") + " phase";
+        return std::nullopt;
+    }
+    const wafer::UtilizationFrame* frame = p.frameFor(run.layer, backward);
+    if (!frame) {
+        why = "the emulated step has no busy frame for that phase";
+        return std::nullopt;
+    }
+    if (name == "emulated.phase_busy_min_percent") return formatNumberShort(frame->min * 100.0);
+    if (name == "emulated.phase_busy_max_percent") return formatNumberShort(frame->max * 100.0);
+    if (name == "emulated.phase_busy_mean_percent") return formatNumberShort(frame->mean * 100.0);
+    why = "unknown subject";
+    return std::nullopt;
 }
 
 // A run subject's value, or nullopt with why.
@@ -186,7 +225,66 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
         if (name == "emulated.micro_batches") return std::to_string(run->microBatches);
         if (name == "emulated.streaming_hidden")
             return std::string(run->streamingHidden ? "true" : "false");
+        if (const wafer::StepPrediction* p = run->prediction.get()) {
+            if (name == "emulated.compute_ms") return number(p->split.compute * 1e3);
+            if (name == "emulated.weight_wait_ms") return number(p->split.streaming * 1e3);
+            if (name == "emulated.weight_stream_ms") {
+                double total = 0.0;
+                for (const wafer::LayerTiming& t : p->layers) total += t.weightStreamS;
+                return number(total * 1e3);
+            }
+            if (name.starts_with("emulated.phase_")) return phaseValue(name, *run, *p, why);
+        }
     }
+    why = "unknown subject";
+    return std::nullopt;
+}
+
+// A study's result (StudyObservation), or nullopt with why.
+std::optional<std::string> studyValue(std::string_view name, const StudyObservation* studies,
+                                      std::string& why) {
+    const auto number = [](double v) { return formatNumberShort(v); };
+    if (name.starts_with("coord.")) {
+        if (!studies || !studies->coordCheck) {
+            why = "no coord check has run yet (a coord_check action)";
+            return std::nullopt;
+        }
+        const mup::CoordCheckResult& r = *studies->coordCheck;
+        if (name == "coord.pass") return std::string(r.pass ? "true" : "false");
+        if (name == "coord.sp.worst_slope") return number(r.worstSpSlope);
+        if (name == "coord.mup.worst_slope") return number(r.worstMupSlope);
+        why = "unknown subject";
+        return std::nullopt;
+    }
+    if (!studies || !studies->sweepTransfer) {
+        why = "no sweep has run yet (a sweep action)";
+        return std::nullopt;
+    }
+    if (name == "sweep.trials") return std::to_string(studies->sweepTrials);
+    // sweep.<parametrization>.<figure>
+    const std::string_view rest = name.substr(6);
+    const size_t dot = rest.find('.');
+    const std::string_view param = rest.substr(0, dot);
+    const std::string_view figure = dot == std::string_view::npos ? "" : rest.substr(dot + 1);
+    const sweep::ParametrizationTransfer* t = nullptr;
+    for (const auto& candidate : *studies->sweepTransfer)
+        if (candidate.parametrization == param) t = &candidate;
+    if (!t) {
+        why = "the sweep has no " + std::string(param) + " trials";
+        return std::nullopt;
+    }
+    const auto known = [&](double v) -> std::optional<std::string> {
+        if (std::isnan(v)) {
+            why = t->note.empty() ? "the sweep cannot tell (too few widths or rates)" : t->note;
+            return std::nullopt;
+        }
+        return number(v);
+    };
+    if (figure == "drift_log2") return known(t->driftSteps * t->gridStep);
+    if (figure == "regret") return known(t->regret);
+    if (t->widths.empty()) return known(kNaN);
+    if (figure == "best_log2_lr_narrowest") return known(t->widths.front().bestLog2Lr);
+    if (figure == "best_log2_lr_widest") return known(t->widths.back().bestLog2Lr);
     why = "unknown subject";
     return std::nullopt;
 }
@@ -224,6 +322,7 @@ std::optional<std::string> valueOf(const Operand& operand, const CheckContext& c
         if (!value) why = "the config has no " + operand.text;
         return value;
     }
+    if (isStudySubject(operand.text)) return studyValue(operand.text, context.studies, why);
     return runValue(operand.text, context.run, context.previous, why);
 }
 
@@ -277,6 +376,7 @@ void RunObservation::observe(const session::Event& event) {
             microBatches = p.microBatch > 0 ? p.batchPerSystem / p.microBatch : 0;
             streamingHidden = p.weightStreamingHidden;
             layerCount = int(p.forwardFrame.size());
+            prediction = e->prediction;
         }
     }
 }
@@ -331,6 +431,32 @@ const std::vector<SubjectInfo>& checkSubjects() {
         {"emulated.tokens_per_s", "the emulated training throughput, tokens/s (all systems)"},
         {"emulated.micro_batches", "wafer passes (micro-batches) per step and system"},
         {"emulated.streaming_hidden", "true when no layer waits for its weights"},
+        {"emulated.compute_ms",
+         "the emulated step's time spent computing (its time split's compute part), ms"},
+        {"emulated.weight_wait_ms",
+         "the emulated step's time spent waiting for weights (not hidden by prefetch), ms"},
+        {"emulated.weight_stream_ms", "all the step's weight stream-in time, added up, ms"},
+        {"emulated.phase_compute_ms",
+         "the busiest core's compute time in the layer phase just computed (run.phase), ms"},
+        {"emulated.phase_busy_min_percent",
+         "the least busy core's busy share of that phase (the heatmap's darkest core), %"},
+        {"emulated.phase_busy_max_percent", "the busiest core's busy share of that phase, %"},
+        {"emulated.phase_busy_mean_percent", "the mean core's busy share of that phase, %"},
+        {"coord.pass", "true when the last coord check passed (every μP slope below 0.3)"},
+        {"coord.sp.worst_slope",
+         "its worst slope under SP: mean |activation| grows like width^slope"},
+        {"coord.mup.worst_slope", "the same under μP"},
+        {"sweep.trials", "trials of the last sweep with a result"},
+        {"sweep.sp.drift_log2",
+         "how far the best log2 learning rate moves across widths under SP (max - min)"},
+        {"sweep.mup.drift_log2", "the same under μP"},
+        {"sweep.sp.best_log2_lr_narrowest", "the best log2 learning rate of the narrowest width"},
+        {"sweep.sp.best_log2_lr_widest", "the best log2 learning rate of the widest width"},
+        {"sweep.mup.best_log2_lr_narrowest", "the same under μP"},
+        {"sweep.mup.best_log2_lr_widest", "the same under μP"},
+        {"sweep.sp.regret",
+         "the widest model's loss at the narrowest one's best rate minus its own best, nats"},
+        {"sweep.mup.regret", "the same under μP"},
     };
     return subjects;
 }
@@ -368,14 +494,15 @@ Result<Condition> parseCondition(std::string_view text) {
         const std::string& name = side->text;
         const std::string_view bare =
             name.starts_with("previous.") ? std::string_view(name).substr(9) : name;
-        if (isConfigPath(name) || isRunSubject(bare)) continue;
+        if (isConfigPath(name) || (isRunSubject(bare) && !(bare != name && isStudySubject(bare))))
+            continue;
         std::string message = "unknown subject `" + name + "`";
         if (auto hint = closestMatch(name, allSubjectNames()))
             message += "; did you mean `" + *hint + "`?";
         else
             message +=
                 "; a check names a config key (as `wafer fields` lists them) or one of "
-                "run.*, loss.*, emulated.* (README \"Lessons\")";
+                "run.*, loss.*, emulated.*, fit.*, coord.*, sweep.* (README \"Lessons\")";
         return Error{message};
     }
     return c;

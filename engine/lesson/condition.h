@@ -4,11 +4,14 @@
 // evaluating a check against the config, the current run and the run before it.
 // Subjects: a config key path (any key `wafer fields` lists), or one of checkSubjects()
 // ("run.state", "loss.final", "emulated.step_ms", ... and each with "previous." before it for the
-// run before the current one). The right side is a number, a word, or another subject.
+// run before the current one), or a result of the lesson's studies (StudyObservation: "coord.*"
+// after a coord_check action, "sweep.*" after a sweep action). The right side is a number, a
+// word, or another subject.
 // Thread-safe: plain data and pure functions; one RunObservation belongs to one thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +19,9 @@
 
 #include "engine/config/config.h"
 #include "engine/core/result.h"
+#include "engine/mup/coord_check.h"
 #include "engine/session/events.h"
+#include "engine/sweep/results.h"
 
 namespace ws::lesson {
 
@@ -39,6 +44,9 @@ struct RunObservation {
     double mfu = 0.0;
     double emulatedTokensPerS = 0.0;  // all systems
     int microBatches = 0;             // wafer passes per step and system
+    // The last prediction itself (the time split, every layer phase's timing and its per-core
+    // busy frame): what the Wafer tab shows for the run.
+    std::shared_ptr<const wafer::StepPrediction> prediction;
     bool streamingHidden = false;
     int layerCount = 0;  // ParameterTable layers (L + 2), from the prediction; 0 unknown
     // The most layers' weights the wafer held at once (system 0, wall clock): a layer is
@@ -60,6 +68,16 @@ struct RunObservation {
 
 private:
     void addVisitTime(int64_t step, int micro, int layer, bool backward, double start, double end);
+};
+
+// What the lesson's studies showed: the last coord_check and the last sweep action (not runs:
+// they train many small models of their own and are not `previous.*`).
+struct StudyObservation {
+    std::optional<mup::CoordCheckResult> coordCheck;
+    std::vector<int> coordWidths;  // the widths it trained
+    // The sweep's μTransfer analysis per parametrization (sweep/results.h), and its trials.
+    std::optional<std::vector<sweep::ParametrizationTransfer>> sweepTransfer;
+    int sweepTrials = 0;  // trials with a result
 };
 
 enum class Compare { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };
@@ -90,8 +108,9 @@ Result<Condition> parseCondition(std::string_view text);
 
 struct CheckContext {
     const config::Config* config = nullptr;
-    const RunObservation* run = nullptr;       // null: no run yet
-    const RunObservation* previous = nullptr;  // null: no run before it
+    const RunObservation* run = nullptr;        // null: no run yet
+    const RunObservation* previous = nullptr;   // null: no run before it
+    const StudyObservation* studies = nullptr;  // null: no study yet
 };
 
 struct CheckResult {

@@ -13,6 +13,8 @@
 #include "engine/config/text_format.h"
 #include "engine/config/yaml_reader.h"
 #include "engine/core/paths.h"
+#include "engine/mup/coord_check.h"
+#include "engine/sweep/space.h"
 #include "engine/wafer/run_fit.h"
 
 namespace ws::lesson {
@@ -104,6 +106,31 @@ void readConditions(const Raw& raw, std::vector<Condition>& out, ReadContext& ct
     }
 }
 
+// coord_check: {widths: [16, 32, 64], steps: 10}
+void readCoordCheck(const Raw& raw, Action& action, ReadContext& ctx) {
+    action.count = 10;  // `wafer coord-check`'s default
+    if (!raw.node->IsMap()) {
+        ctx.error(ctx.markOf(*raw.node), raw.path,
+                  "expected {widths: [16, 32, 64], steps: N}, found " + describeFound(*raw.node));
+        return;
+    }
+    MapReader c(*raw.node, raw.path, ctx);
+    std::vector<int64_t> widths;
+    c.field(widths, {.key = "widths", .help = "", .min = 1});
+    c.field(action.count, {.key = "steps", .help = "", .min = 1, .max = 1000});
+    c.reportUnusedKeys();
+    if (c.hadErrors()) return;
+    if (widths.size() < 2) {
+        const YAML::Node at = (*raw.node)["widths"] ? (*raw.node)["widths"] : *raw.node;
+        ctx.error(at.Mark(), childPath(raw.path, "widths"),
+                  "needs at least two widths (hidden sizes) to fit a slope, e.g. "
+                  "widths: [16, 32, 64], found " +
+                      std::to_string(widths.size()));
+        return;
+    }
+    for (int64_t w : widths) action.widths.push_back(int(std::min<int64_t>(w, 1 << 20)));
+}
+
 struct PauseAtFields {
     std::string phase;
     int layer = -1;
@@ -116,18 +143,21 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
     if (!node.IsMap()) {
         ctx.error(ctx.markOf(node), raw.path,
                   "expected one of `run_steps: N`, `pause_at: {phase: forward, layer: K}`, "
-                  "`step_phases: N`, `systems: N`, found " +
+                  "`step_phases: N`, `systems: N`, `coord_check: {widths: [16, 32, 64]}`, "
+                  "`sweep: {}`, found " +
                       describeFound(node));
         return;
     }
     MapReader reader(node, raw.path, ctx);
     int64_t runSteps = 0, stepPhases = 0;
     int systems = 0;
-    Raw pauseAt;
+    Raw pauseAt, coordCheck, sweep;
     reader.field(runSteps, {.key = "run_steps", .help = "", .min = 1});
     reader.field(pauseAt, {.key = "pause_at", .help = ""});
     reader.field(stepPhases, {.key = "step_phases", .help = "", .min = 1, .max = 100000});
     reader.field(systems, {.key = "systems", .help = "", .min = 1, .max = 1024});
+    reader.field(coordCheck, {.key = "coord_check", .help = ""});
+    reader.field(sweep, {.key = "sweep", .help = ""});
     reader.reportUnusedKeys();
     int given = 0;
     if (runSteps > 0) {
@@ -166,13 +196,30 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
             action.layer = f.layer;
         }
     }
+    if (coordCheck.node) {
+        ++given;
+        action.kind = Action::Kind::CoordCheck;
+        readCoordCheck(coordCheck, action, ctx);
+    }
+    if (sweep.node) {
+        ++given;
+        action.kind = Action::Kind::Sweep;
+        // Nothing to choose: the config's sweep: section says what to sweep (`changes` edit it).
+        if (!sweep.node->IsNull() && !(sweep.node->IsMap() && sweep.node->size() == 0))
+            ctx.error(ctx.markOf(*sweep.node), sweep.path,
+                      "expected `sweep: {}`: the step's config's own sweep: section is run as it "
+                      "is (change it with the step's `changes`, e.g. sweep.max_steps: 40), "
+                      "found " +
+                          describeFound(*sweep.node));
+    }
     if (given > 1)
         ctx.error(node.Mark(), raw.path,
-                  "one action per step: run_steps, pause_at, step_phases or systems (split the "
-                  "step in two)");
+                  "one action per step: run_steps, pause_at, step_phases, systems, coord_check "
+                  "or sweep (split the step in two)");
     if (given == 0 && !reader.hadErrors())
         ctx.error(node.Mark(), raw.path,
-                  "expected one of run_steps, pause_at, step_phases, systems; found none");
+                  "expected one of run_steps, pause_at, step_phases, systems, coord_check, "
+                  "sweep; found none");
 }
 
 void readView(const Raw& raw, LessonStep& step, ReadContext& ctx) {
@@ -327,6 +374,32 @@ bool applyStepConfig(config::LoadedConfig& cfg, const std::vector<Change>& chang
     return ok;
 }
 
+// A coord check must fit the step's config (widths the head size divides, not below the μP base
+// width, ...), and a sweep needs a sweep: section that plans.
+void checkStudy(const Action& action, const config::LoadedConfig& cfg, const std::string& path,
+                ReadContext& ctx) {
+    if (action.kind == Action::Kind::CoordCheck) {
+        config::Config base = cfg.config;
+        base.sweep.reset();
+        mup::CoordCheckOptions options;
+        options.widths = action.widths;
+        options.steps = int(action.count);
+        if (Status s = mup::checkCoordCheck(base, options); !s.ok())
+            ctx.errors.push_back(action.where + ": " + path +
+                                 ".coord_check.widths: " + s.error().message);
+    } else if (action.kind == Action::Kind::Sweep) {
+        if (!cfg.config.sweep) {
+            ctx.errors.push_back(action.where + ": " + path +
+                                 ".sweep: the config has no sweep: section to run (start the "
+                                 "lesson from a sweep preset such as presets/mup-sweep.yaml)");
+            return;
+        }
+        if (auto plan = sweep::planSweep(cfg); !plan.ok())
+            ctx.errors.push_back(action.where + ": " + path +
+                                 ".sweep: the sweep cannot be planned: " + plan.error().message);
+    }
+}
+
 void checkPauseLayer(const Action& action, const config::Config& cfg, const std::string& path,
                      ReadContext& ctx) {
     if (action.kind != Action::Kind::PauseAt) return;
@@ -346,11 +419,13 @@ void checkAgainstPreset(const Lesson& lesson, ReadContext& ctx) {
         const size_t before = ctx.errors.size();
         applyStepConfig(cfg, step.changes, step.action, path, ctx);
         checkPauseLayer(step.action, cfg.config, path + ".action", ctx);
+        checkStudy(step.action, cfg, path + ".action", ctx);
         if (step.tryIt) {
             applyStepConfig(cfg, step.tryIt->solutionChanges, step.tryIt->solutionAction,
                             path + ".try.solution", ctx);
             checkPauseLayer(step.tryIt->solutionAction, cfg.config, path + ".try.solution.action",
                             ctx);
+            checkStudy(step.tryIt->solutionAction, cfg, path + ".try.solution.action", ctx);
         }
         if (ctx.errors.size() != before) continue;
         const auto problems = config::validate(cfg.config);
@@ -439,6 +514,14 @@ std::string describeAction(const Action& a) {
             return "step " + std::to_string(a.count) + " layer phase" + (a.count == 1 ? "" : "s");
         case Action::Kind::Systems:
             return "switch to " + std::to_string(a.count) + " system" + (a.count == 1 ? "" : "s");
+        case Action::Kind::CoordCheck: {
+            std::string widths;
+            for (int w : a.widths) widths += (widths.empty() ? "" : ", ") + std::to_string(w);
+            return "run the coord check at widths " + widths + " (" + std::to_string(a.count) +
+                   " steps each, SP and μP)";
+        }
+        case Action::Kind::Sweep:
+            return "run the config's sweep";
     }
     return "?";
 }
@@ -523,6 +606,14 @@ void emitAction(YAML::Emitter& out, const Action& a) {
             break;
         case Action::Kind::Systems:
             out << YAML::Key << "systems" << YAML::Value << a.count;
+            break;
+        case Action::Kind::CoordCheck:
+            out << YAML::Key << "coord_check" << YAML::Value << YAML::BeginMap << YAML::Key
+                << "widths" << YAML::Value << YAML::Flow << a.widths << YAML::Key << "steps"
+                << YAML::Value << a.count << YAML::EndMap;
+            break;
+        case Action::Kind::Sweep:
+            out << YAML::Key << "sweep" << YAML::Value << YAML::BeginMap << YAML::EndMap;
             break;
     }
     out << YAML::EndMap;

@@ -1,7 +1,8 @@
 // Lessons: guided walks through a training run for teaching (issue 17), read from YAML files
 // (resources/lessons/, README "Lessons"). A lesson starts from a preset and is a list of steps;
 // each step has text for the learner, config changes, an action on the run (train N steps, pause
-// at one layer phase, step one phase, switch the number of systems), the view to show, a widget
+// at one layer phase, step one phase, switch the number of systems, run the μP coord check, run
+// the config's sweep), the view to show, a widget
 // to highlight, conditions the step promises (`expect`) and an optional "try it" whose check is
 // evaluated before Next. Loading checks everything a run would reject later (the preset, every
 // change applied in order, every check's subject) and reports each problem as
@@ -47,9 +48,16 @@ struct Action {
         PauseAt,    // run (or go on) paused until `phase` of `layer` has just been computed
         StepPhase,  // the paused run computes `count` more layer phases (Step Layer)
         Systems,    // runconfig.num_csx = count (a config change; the next run uses it)
+        // The μP coord check (mup/coord_check.h) of the current config at `widths`, trained
+        // `count` steps each under SP and μP; its result is `coord.*` in checks.
+        CoordCheck,
+        // The current config's sweep: section run as a sweep (sweep/runner.h); its μTransfer
+        // analysis is `sweep.*` in checks.
+        Sweep,
     };
     Kind kind = Kind::None;
     int64_t count = 0;
+    std::vector<int> widths;       // CoordCheck
     Phase phase = Phase::Forward;  // PauseAt
     int layer = 0;                 // PauseAt: ParameterTable layer (0 embeddings, L+1 head)
     std::string where;

@@ -5,6 +5,9 @@
 
 #include <thread>
 
+#include "engine/sweep/runner.h"
+#include "engine/sweep/space.h"
+
 namespace ws::lesson {
 namespace {
 
@@ -16,6 +19,11 @@ bool terminal(session::RunState state) {
 }
 
 }  // namespace
+
+std::string describeDuration(std::chrono::milliseconds d) {
+    if (d.count() >= 1000 && d.count() % 1000 == 0) return fmt::format("{} s", d.count() / 1000);
+    return fmt::format("{} ms", d.count());
+}
 
 bool StepOutcome::passed() const {
     if (!error.empty()) return false;
@@ -34,7 +42,9 @@ ActionDriver::Start ActionDriver::start(bool pausedRunLive, int64_t pauseStops) 
     Start out;
     switch (m_action.kind) {
         case Action::Kind::None:
-        case Action::Kind::Systems:  // a config change, made with the step's changes
+        case Action::Kind::Systems:     // a config change, made with the step's changes
+        case Action::Kind::CoordCheck:  // studies: performed by their owner (performStudy)
+        case Action::Kind::Sweep:
             break;
         case Action::Kind::RunSteps:
             out.newRun = true;
@@ -64,6 +74,8 @@ ActionDriver::Next ActionDriver::next(const RunObservation& run, session::RunSta
     switch (m_action.kind) {
         case Action::Kind::None:
         case Action::Kind::Systems:
+        case Action::Kind::CoordCheck:
+        case Action::Kind::Sweep:
             return Next::Done;
         case Action::Kind::RunSteps:
             return terminal(state) ? Next::Done : Next::Wait;
@@ -79,11 +91,56 @@ ActionDriver::Next ActionDriver::next(const RunObservation& run, session::RunSta
     if (pauseStops <= m_lastStops) return Next::Wait;  // not paused again yet
     if (m_action.kind == Action::Kind::PauseAt) {
         if (reached(m_action, run)) return Next::Done;
+        if (run.hasPhase) {
+            if (m_firstStep < 0) m_firstStep = run.phaseStep;
+            // Every phase of step m_firstStep + 1 has run: the target is not in a step.
+            if (run.phaseStep > m_firstStep + 1) {
+                m_error = fmt::format(
+                    "{} was not reached in a whole step of layer phases{}",
+                    describeAction(m_action),
+                    run.layerCount > 0
+                        ? fmt::format(" (the model has layers 0 to {})", run.layerCount - 1)
+                        : std::string());
+                return Next::Failed;
+            }
+        }
     } else if (m_remaining-- == 0) {
         return Next::Done;
     }
     m_lastStops = pauseStops;
     return Next::StepOnePhase;
+}
+
+std::string ActionDriver::waitingFor(const RunObservation& run, session::RunState state) const {
+    std::string what;
+    switch (m_action.kind) {
+        case Action::Kind::RunSteps:
+            what = fmt::format("the run to train {} steps, {} so far", m_action.count, run.steps());
+            break;
+        case Action::Kind::PauseAt:
+            what = "the run to " + describeAction(m_action);
+            break;
+        case Action::Kind::StepPhase:
+            what = fmt::format("the run to compute {} more layer phase{} and pause again",
+                               m_remaining + 1, m_remaining == 0 ? "" : "s");
+            break;
+        case Action::Kind::None:
+        case Action::Kind::Systems:
+        case Action::Kind::CoordCheck:  // studies are performed by their owner, not driven
+        case Action::Kind::Sweep:
+            return "nothing";
+    }
+    std::string where =
+        run.hasPhase ? fmt::format("the last phase computed: the {} pass of layer {} of step {}",
+                                   run.phase == Phase::Forward ? "forward" : "backward", run.layer,
+                                   run.phaseStep + 1)
+                     : std::string("no layer phase computed yet");
+    return fmt::format("{} ({}; the run is {})", what, where, session::runStateName(state));
+}
+
+std::string describeStep(const LessonStep& step, size_t index) {
+    if (step.title.empty()) return fmt::format("step {}", index + 1);
+    return fmt::format("step {} (\"{}\")", index + 1, step.title);
 }
 
 LessonRunner::LessonRunner(const Lesson& lesson, RunnerOptions options)
@@ -97,11 +154,12 @@ bool LessonRunner::runLive() const {
     return m_session && !terminal(m_session->state());
 }
 
-void LessonRunner::drain() {
-    if (!m_session) return;
+size_t LessonRunner::drain() {
+    if (!m_session) return 0;
     std::vector<session::Event> events;
     m_session->events().drain(events);
     for (const auto& e : events) m_current.observe(e);
+    return events.size();
 }
 
 void LessonRunner::endRun() {
@@ -122,7 +180,7 @@ Status LessonRunner::startRun(bool paused, int64_t stopAfterStep) {
     options.dbPath = m_options.workDir / "runs.sqlite";
     options.cacheDir = m_options.cacheDir;
     options.recordInStore = false;
-    options.finalCheckpoint = false;
+    // A lesson's run ends with a checkpoint as `wafer train` does: it can be resumed or sampled.
     options.stopAfterStep = stopAfterStep;
     options.runName = fmt::format("lesson run {}", ++m_runs);
     config::LoadedConfig cfg = m_config;
@@ -163,7 +221,57 @@ Status LessonRunner::enterStep(size_t k) {
     return applyConfigChanges(step.changes, step.action);
 }
 
+mup::CoordCheckOptions coordCheckOptions(const Action& action) {
+    mup::CoordCheckOptions options;
+    options.widths = action.widths;
+    options.steps = int(action.count);
+    options.threshold = 0.3;  // as `wafer coord-check` (coord_check.h says why)
+    return options;
+}
+
+config::Config coordCheckBase(const config::Config& config) {
+    config::Config base = config;
+    base.sweep.reset();  // as the studio's Run Coord Check: the sweep: section is not trained
+    return base;
+}
+
+void noteSweep(StudyObservation& studies, const sweep::SweepOutcome& outcome) {
+    studies.sweepTransfer = outcome.transfer;
+    studies.sweepTrials = int(outcome.trials.size());
+}
+
+Status LessonRunner::performStudy(const Action& action) {
+    endRun();  // the cores are the study's
+    if (action.kind == Action::Kind::CoordCheck) {
+        mup::CoordCheckOptions options = coordCheckOptions(action);
+        options.cacheDir = m_options.cacheDir;
+        auto result = mup::runCoordCheck(coordCheckBase(m_config.config), options);
+        if (!result.ok()) return Error{"the coord check failed: " + result.error().message};
+        m_studies.coordCheck = std::move(result).value();
+        m_studies.coordWidths = action.widths;
+        return Status::success();
+    }
+    auto plan = sweep::planSweep(m_config);
+    if (!plan.ok()) return Error{"the sweep cannot be planned: " + plan.error().message};
+    sweep::RunnerOptions options;
+    options.dbPath = m_options.workDir / "runs.sqlite";
+    options.cacheDir = m_options.cacheDir;
+    options.name = "lesson sweep";
+    options.confirmed = true;  // the lesson's author chose its size
+    auto runner = sweep::SweepRunner::create(std::move(plan).value(), options);
+    if (!runner.ok()) return Error{"the sweep cannot start: " + runner.error().message};
+    (*runner)->run();
+    const sweep::SweepOutcome& outcome = (*runner)->outcome();
+    if (outcome.status != "finished")
+        return Error{"the sweep " + outcome.status +
+                     (outcome.detail.empty() ? std::string() : ": " + outcome.detail)};
+    noteSweep(m_studies, outcome);
+    return Status::success();
+}
+
 Status LessonRunner::perform(const Action& action) {
+    if (action.kind == Action::Kind::CoordCheck || action.kind == Action::Kind::Sweep)
+        return performStudy(action);
     ActionDriver driver(action);
     const bool pausedLive = runLive() && m_session->state() == session::RunState::Paused;
     const ActionDriver::Start start =
@@ -172,16 +280,21 @@ Status LessonRunner::perform(const Action& action) {
     if (start.newRun) {
         if (Status s = startRun(start.paused, start.stopAfterStep); !s.ok()) return s;
     }
+    // The timeout counts time without progress: any event from the run starts it again.
     auto deadline = Clock::now() + m_options.timeout;
     while (true) {
         const int64_t stops = m_session ? m_session->pauseStops() : 0;
         const session::RunState state =
             m_session ? m_session->state() : session::RunState::Preparing;
-        drain();
+        if (drain() > 0) deadline = Clock::now() + m_options.timeout;
         switch (driver.next(m_current, state, stops)) {
             case ActionDriver::Next::Wait:
-                if (action.kind != Action::Kind::RunSteps && Clock::now() > deadline)
-                    return Error{"timed out waiting for the run to pause"};
+                if (Clock::now() >= deadline) {
+                    const std::string waited = driver.waitingFor(m_current, state);
+                    endRun();  // a stuck run is not left behind
+                    return Error{fmt::format("no progress for {} while waiting for {}",
+                                             describeDuration(m_options.timeout), waited)};
+                }
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
                 break;
             case ActionDriver::Next::StepOnePhase:
@@ -210,7 +323,7 @@ Status LessonRunner::perform(const Action& action) {
 }
 
 std::vector<CheckOutcome> LessonRunner::evaluate(const std::vector<Condition>& checks) const {
-    CheckContext context{&m_config.config, &m_current, previous()};
+    CheckContext context{&m_config.config, &m_current, previous(), &m_studies};
     std::vector<CheckOutcome> out;
     for (const Condition& c : checks) {
         const CheckResult r = ws::lesson::evaluate(c, context);
@@ -237,7 +350,8 @@ StepOutcome LessonRunner::runStep(size_t k) {
         return out;
     }
     if (Status s = perform(step.action); !s.ok()) {
-        out.error = describeAction(step.action) + ": " + s.error().message;
+        out.error =
+            describeStep(step, k) + ", " + describeAction(step.action) + ": " + s.error().message;
         return out;
     }
     out.expect = evaluate(step.expect);
@@ -246,7 +360,7 @@ StepOutcome LessonRunner::runStep(size_t k) {
         for (const auto& c : evaluate(step.tryIt->check)) all = all && c.passed;
         out.tryPassedBefore = all;
         if (Status s = applySolution(k); !s.ok()) {
-            out.error = "try solution: " + s.error().message;
+            out.error = describeStep(step, k) + ", try solution: " + s.error().message;
             return out;
         }
         out.tryCheck = evaluate(step.tryIt->check);

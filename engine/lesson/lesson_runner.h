@@ -3,7 +3,8 @@
 // drives its own session. For each step it applies the step's changes, performs its action
 // (a new run of N steps; pausing at one layer phase with Session::setPaused + stepOnePhase,
 // reading the phase from the session's Forward/Backward spans; stepping phases; switching the
-// number of systems), evaluates the step's `expect` checks, then does what the "try it" asks
+// number of systems; a coord check or a sweep, run to the end on the calling thread), evaluates
+// the step's `expect` checks, then does what the "try it" asks
 // (its solution) and evaluates its check. A config change ends the run in flight (a run's config
 // is fixed) and makes the current run `previous.*` in checks, until the next change.
 // Thread-safety: one LessonRunner belongs to one thread; the Session it drives trains on its own
@@ -19,7 +20,9 @@
 #include <vector>
 
 #include "engine/lesson/lesson.h"
+#include "engine/mup/coord_check.h"
 #include "engine/session/session.h"
+#include "engine/sweep/runner.h"
 
 namespace ws::lesson {
 
@@ -27,8 +30,10 @@ struct RunnerOptions {
     // Run folders (and the run store's place) go here; runs are not recorded in a store.
     std::filesystem::path workDir;
     std::filesystem::path cacheDir;  // token caches; empty: userCacheDir()
-    // Longest wait for one action (a run, or one layer phase) before it counts as failed.
-    std::chrono::seconds timeout{600};
+    // Longest time an action may go without progress (no event from its run: a run that never
+    // starts, a stuck run, a pause that never comes) before it fails with a message naming
+    // what it waited for.
+    std::chrono::milliseconds timeout{std::chrono::seconds(600)};
 };
 
 struct CheckOutcome {
@@ -49,7 +54,20 @@ struct StepOutcome {
     bool passed() const;
 };
 
-// Whether the last phase a run computed is the one a PauseAt action waits for.
+// "step 3 (\"Backward, in reverse\")": how errors name a step (index from 0).
+std::string describeStep(const LessonStep& step, size_t index);
+// "5 s", "250 ms"
+std::string describeDuration(std::chrono::milliseconds d);
+
+// A coord_check action as the coord check's options, and the config it checks (the step's,
+// without its sweep: section); the same in the runner and the studio.
+mup::CoordCheckOptions coordCheckOptions(const Action& coordCheck);
+config::Config coordCheckBase(const config::Config& config);
+// A finished sweep's analysis into the studies (`sweep.*` in checks).
+void noteSweep(StudyObservation& studies, const sweep::SweepOutcome& outcome);
+
+// Whether the last phase a run computed is the one a PauseAt action waits for. A PauseAt that a
+// whole step of phases passes without reaching (a layer the model does not have) fails at once.
 bool reached(const Action& pauseAt, const RunObservation& run);
 
 // One action on a session the caller owns, without blocking: the studio's Lessons panel uses it
@@ -81,11 +99,16 @@ public:
     };
     Next next(const RunObservation& run, session::RunState state, int64_t pauseStops);
     const std::string& error() const { return m_error; }
+    // What the action waits for and where the run stands, for a timeout's message: "the run
+    // to pause at the forward pass of layer 2 (the last phase computed: the backward pass of
+    // layer 1 of step 3; the run is paused)".
+    std::string waitingFor(const RunObservation& run, session::RunState state) const;
 
 private:
     Action m_action;
     int64_t m_lastStops = -1;  // the pause stop our last command was given at
     int64_t m_remaining = 0;   // StepPhase: phases still to ask for
+    int64_t m_firstStep = -1;  // PauseAt: the step of the first phase seen while stepping
     std::string m_error;
 };
 
@@ -102,6 +125,8 @@ public:
     Status enterStep(size_t k);
     Status perform(const Action& action);
     std::vector<CheckOutcome> evaluate(const std::vector<Condition>& checks) const;
+    // A coord_check or sweep action, on the calling thread (it ends the run in flight first).
+    Status performStudy(const Action& action);
     // The try-it's solution: its changes, then its action.
     Status applySolution(size_t k);
 
@@ -111,12 +136,13 @@ public:
     const config::LoadedConfig& config() const { return m_config; }
     const RunObservation& current() const { return m_current; }
     const RunObservation* previous() const { return m_previous ? &*m_previous : nullptr; }
+    const StudyObservation& studies() const { return m_studies; }
 
 private:
     Status applyConfigChanges(const std::vector<Change>& changes, const Action& action);
     Status startRun(bool paused, int64_t stopAfterStep);
     void endRun();
-    void drain();
+    size_t drain();  // the events taken
     bool runLive() const;
 
     const Lesson& m_lesson;
@@ -125,6 +151,7 @@ private:
     std::unique_ptr<session::Session> m_session;
     RunObservation m_current;
     std::optional<RunObservation> m_previous;
+    StudyObservation m_studies;
     int m_runs = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
+#include "engine/wafer/run_fit.h"
 #include "engine/wafer/spec.h"
 
 namespace ws::session {
@@ -33,6 +34,15 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     auto prediction = wafer::predictStep(*spec, in, {.frames = frames});
     if (!prediction.ok()) return prediction.error();
     return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());
+}
+
+Result<std::shared_ptr<const wafer::StepPrediction>> predictConfigStep(const config::Config& cfg,
+                                                                       bool frames) {
+    auto fit = wafer::fitOnWafer(cfg);
+    if (!fit.ok()) return fit.error();
+    model::GptShape shape = model::GptShape::fromConfig(cfg.model);
+    shape.applyLora(cfg.lora);
+    return predictRunStep(cfg, shape, fit->microBatch, {}, frames);
 }
 
 }  // namespace ws::session

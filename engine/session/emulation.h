@@ -22,4 +22,10 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
     std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames = true);
 
+// The step a run of `cfg` plans, from the config alone: its micro-batch from the wafer fit (as
+// the session chooses it), its LoRA shape; every block dense (a run's magnitude-pruned nonzeros
+// depend on its weights). What the studio replays of a stored run, whose spans are not stored.
+Result<std::shared_ptr<const wafer::StepPrediction>> predictConfigStep(const config::Config& cfg,
+                                                                       bool frames = true);
+
 }  // namespace ws::session

@@ -1207,7 +1207,18 @@ EOF2
   [[ $code -eq 1 ]] || fail "expected exit 1 for a failing check, got $code: $out"
   expect_in "ok   expect run.steps == 2" "$out"
   expect_in "FAIL expect loss.final < 0  (loss.final is " "$out"
-  expect_in "1 of 1 steps failed" "$out" ;;
+  expect_in "1 of 1 steps failed" "$out"
+  # Lessons 5 and 6's study actions are checked as strictly (widths the coord check can train).
+  cat >"$tmp/bad-study.yaml" <<EOF2
+title: Bad study
+preset: $src/presets/teaching-mup.yaml
+steps:
+  - text: a coord check
+    action: {coord_check: {widths: [16, 24], step: 3}}
+EOF2
+  out=$("$wafer" lesson check "$tmp/bad-study.yaml" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "expected exit 1 for a bad study action, got $code: $out"
+  expect_in "bad-study.yaml:5:46: steps\[0\].action.coord_check.step: unknown key; did you mean \`steps\`?" "$out" ;;
 *)
   fail "unknown case" ;;
 esac

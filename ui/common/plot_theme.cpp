@@ -37,6 +37,27 @@ QPen scaledPen(QObject* owner, const QByteArray& key, QPen pen, double scale, bo
 
 }  // namespace
 
+void markPlotFontsScaled(QCustomPlot* plot, double scale) {
+    const auto mark = [scale](QObject* owner, const QByteArray& key, const QFont& font) {
+        if (font.pointSizeF() <= 0) return;
+        const QByteArray baseKey = "wsPlotScaleBase_" + key, lastKey = "wsPlotScaleLast_" + key;
+        owner->setProperty(baseKey.constData(), font.pointSizeF() / scale);
+        owner->setProperty(lastKey.constData(), font.pointSizeF());
+    };
+    for (QCPAxisRect* rect : plot->axisRects()) {
+        for (QCPAxis* axis : rect->axes()) {
+            mark(axis, "tickFont", axis->tickLabelFont());
+            mark(axis, "labelFont", axis->labelFont());
+        }
+    }
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)))
+            mark(text, "font", text->font());
+    for (QCPLayoutElement* element : plot->plotLayout()->elements(true))
+        if (auto* text = qobject_cast<QCPTextElement*>(element)) mark(text, "font", text->font());
+    if (plot->legend) mark(plot->legend, "font", plot->legend->font());
+}
+
 void applyPlotScale(QCustomPlot* plot, double scale) {
     for (QCPAxisRect* rect : plot->axisRects()) {
         for (QCPAxis* axis : rect->axes()) {

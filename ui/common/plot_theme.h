@@ -28,4 +28,9 @@ PlotColors applyPlotPalette(QCustomPlot* plot);
 // changed since the last call becomes the new base. Cosmetic (0-width) graph pens count as 1.
 void applyPlotScale(QCustomPlot* plot, double scale);
 
+// For a chart made while the application font was already `scale` x its normal size (created
+// in presenter mode): records its fonts as that scale of their normal sizes, so that
+// applyPlotScale(plot, scale) keeps them and applyPlotScale(plot, 1) makes them normal.
+void markPlotFontsScaled(QCustomPlot* plot, double scale);
+
 }  // namespace ws::ui

@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDialog>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -12,21 +13,28 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTextBrowser>
+#include <QTextDocumentFragment>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "engine/config/config_yaml.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
 #include "ui/config/yaml_editor.h"
+#include "ui/shell/auto_step.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
+#include "ui/sweeps/coord_check_view.h"
+#include "ui/sweeps/sweep_controller.h"
+#include "ui/sweeps/sweeps_tab.h"
 
 namespace ws::ui {
 namespace {
@@ -199,6 +207,11 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_figure = new QLabel(this);
     m_figure->setObjectName(QStringLiteral("lessonFigure"));
     m_figure->setAlignment(Qt::AlignCenter);
+    // Its width follows the dock's (fitFigure), never the other way round.
+    m_figure->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    m_figure->setCursor(Qt::PointingHandCursor);
+    m_figure->setToolTip(tr("Click to show the figure large (Esc or a click closes it)"));
+    m_figure->installEventFilter(this);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("lessonStatus"));
     m_status->setWordWrap(true);
@@ -245,6 +258,8 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     layout->addWidget(m_figure);
     layout->addWidget(m_status);
     layout->addWidget(m_tryBox);
+    // Auto-step (Run menu) where the teacher stands: steps a paused run phase by phase.
+    layout->addWidget(m_window->autoStep()->createControls(this));
     layout->addLayout(nav);
 
     fillLessonList();
@@ -266,6 +281,16 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_poll->setInterval(50);
     connect(m_poll, &QTimer::timeout, this, [this] {
         RunController* controller = m_window->controller();
+        if ((m_driver || m_waitingToStart) && m_study == lesson::Action::Kind::None &&
+            m_sinceProgress.isValid() && m_sinceProgress.elapsed() >= m_actionTimeout.count()) {
+            timeOut();
+            return;
+        }
+        if (m_study != lesson::Action::Kind::None) {
+            if (!m_studyStarted && !controller->isActive()) startStudy();
+            if (m_studyStarted) m_poll->stop();  // its finished signal ends it
+            return;
+        }
         if (m_waitingToStart) {
             if (!controller->isActive()) startPendingRun();
             return;
@@ -281,12 +306,88 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
             advance(0);
     });
     connect(m_window->controller(), &RunController::eventBatch, this, &LessonsPanel::onEvents);
+    if (auto* sweeps = m_window->findChild<SweepsTab*>(QStringLiteral("SweepsTab")))
+        connect(sweeps->coordCheck(), &CoordCheckView::finished, this,
+                [this, sweeps](bool ok, const QString& message) {
+                    if (m_study != lesson::Action::Kind::CoordCheck || !m_studyStarted) return;
+                    const auto* result = sweeps->coordCheck()->lastResult();
+                    if (ok && result) {
+                        m_studies.coordCheck = *result;
+                        m_studies.coordWidths = m_studyAction.widths;
+                    }
+                    studyFinished(ok && result,
+                                  QTextDocumentFragment::fromHtml(message).toPlainText());
+                });
+    connect(m_window->sweepController(), &SweepController::finished, this,
+            [this](const sweep::SweepOutcome& outcome) {
+                if (m_study != lesson::Action::Kind::Sweep || !m_studyStarted) return;
+                const bool ok = outcome.status == "finished";
+                if (ok) lesson::noteSweep(m_studies, outcome);
+                studyFinished(ok, qs("the sweep " + outcome.status +
+                                     (outcome.detail.empty() ? "" : ": " + outcome.detail)));
+            });
     showStepText();
     updateButtons();
 }
 
 LessonsPanel::~LessonsPanel() {
     delete m_frame;
+}
+
+void LessonsPanel::fitFigure() {
+    if (m_figurePixmap.isNull()) {
+        m_figure->clear();
+        return;
+    }
+    // The dock's whole width (drawn at 960 px, the figures scale down well and up a little).
+    const QMargins margins = layout()->contentsMargins();
+    const int width = std::max(120, this->width() - margins.left() - margins.right());
+    const int shown = std::min(width, m_figurePixmap.width() * 2);
+    if (m_figure->pixmap().width() == shown) return;
+    const QPixmap scaled = m_figurePixmap.scaledToWidth(shown, Qt::SmoothTransformation);
+    m_figure->setPixmap(scaled);
+    m_figure->setFixedHeight(scaled.height());
+}
+
+bool LessonsPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_figure && event->type() == QEvent::MouseButtonRelease) {
+        showFigureLarge();
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+QDialog* LessonsPanel::showFigureLarge() {
+    if (m_figurePixmap.isNull()) return nullptr;
+    // For the room: most of the screen, over the views, until a click or Esc.
+    auto* dialog = new QDialog(window(), Qt::FramelessWindowHint);
+    dialog->setObjectName(QStringLiteral("lessonFigureDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    auto* layout = new QVBoxLayout(dialog);
+    layout->setContentsMargins(8, 8, 8, 8);
+    auto* image = new QLabel(dialog);
+    image->setObjectName(QStringLiteral("lessonFigureLarge"));
+    const QScreen* screen = window()->screen();
+    const QSize room = screen ? screen->availableGeometry().size() * 0.85 : QSize(1200, 800);
+    image->setPixmap(m_figurePixmap.scaled(room.boundedTo(m_figurePixmap.size() * 2),
+                                           Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    layout->addWidget(image);
+    // A click anywhere on it closes it, as Esc does.
+    struct Closer : QObject {
+        using QObject::QObject;
+        bool eventFilter(QObject*, QEvent* e) override {
+            if (e->type() == QEvent::MouseButtonRelease) static_cast<QDialog*>(parent())->close();
+            return false;
+        }
+    };
+    image->installEventFilter(new Closer(dialog));
+    dialog->show();
+    return dialog;
+}
+
+void LessonsPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    fitFigure();
 }
 
 void LessonsPanel::fillLessonList() {
@@ -330,6 +431,12 @@ std::optional<config::LoadedConfig> LessonsPanel::documentConfig() const {
 
 void LessonsPanel::enterStep(size_t index) {
     if (!m_lesson || index >= m_lesson->steps.size()) return;
+    // A study of the step left behind is abandoned: a sweep stops (a coord check cannot be
+    // cancelled; its result is not taken).
+    if (m_study == lesson::Action::Kind::Sweep && m_studyStarted)
+        m_window->sweepController()->stop();
+    m_study = lesson::Action::Kind::None;
+    m_finishedStudy = lesson::Action::Kind::None;
     m_driver.reset();
     m_waitingToStart = false;
     m_poll->stop();
@@ -397,13 +504,9 @@ void LessonsPanel::showStepText() {
     m_text->setMarkdown(qs(step.text));
     m_formula->setText(qs(step.formula));
     m_formula->setVisible(!step.formula.empty());
-    if (!step.figure.empty()) {
-        QPixmap figure(qs(step.figure.string()));
-        m_figure->setPixmap(figure.isNull() ? QPixmap()
-                                            : figure.scaledToWidth(std::min(figure.width(), 420),
-                                                                   Qt::SmoothTransformation));
-    }
+    m_figurePixmap = step.figure.empty() ? QPixmap() : QPixmap(qs(step.figure.string()));
     m_figure->setVisible(!step.figure.empty());
+    fitFigure();
     m_tryBox->setVisible(step.tryIt.has_value());
     if (step.tryIt) m_task->setText(qs(step.tryIt->task));
 }
@@ -440,8 +543,99 @@ void LessonsPanel::configChanged() {
     m_current = lesson::RunObservation{};
 }
 
+void LessonsPanel::performStudy(const lesson::Action& action) {
+    RunController* controller = m_window->controller();
+    if (controller->isActive()) {  // the cores are the study's
+        controller->stop();
+        m_seenSerial = -controller->runSerial();
+    }
+    m_study = action.kind;
+    m_studyAction = action;
+    m_studyStarted = false;
+    m_status->setText(tr("Doing: %1…").arg(qs(lesson::describeAction(action))));
+    updateButtons();
+    if (controller->isActive())
+        m_poll->start();  // startStudy once the run has stopped
+    else
+        startStudy();
+}
+
+void LessonsPanel::startStudy() {
+    auto config = documentConfig();
+    if (!config) {
+        studyFinished(false, tr("the config has problems (see the Config tab)"));
+        return;
+    }
+    m_studyStarted = true;
+    if (m_study == lesson::Action::Kind::CoordCheck) {
+        auto* sweeps = m_window->findChild<SweepsTab*>(QStringLiteral("SweepsTab"));
+        if (!sweeps) {
+            studyFinished(false, tr("the studio has no Sweeps tab"));
+            return;
+        }
+        // A refusal of the options is reported through CoordCheckView::finished.
+        if (!sweeps->coordCheck()->runOn(lesson::coordCheckBase(config->config),
+                                         lesson::coordCheckOptions(m_studyAction)) &&
+            m_study == lesson::Action::Kind::CoordCheck)
+            studyFinished(false, tr("a coord check is already running"));
+    } else if (!m_window->startSweep()) {
+        studyFinished(false, tr("the sweep cannot start (see the Log)"));
+    }
+    if (m_lesson) showView(m_lesson->steps[m_step]);  // Run Sweep shows the Sweeps tab itself
+}
+
+void LessonsPanel::studyFinished(bool ok, const QString& error) {
+    m_finishedStudy = ok ? m_study : lesson::Action::Kind::None;
+    m_study = lesson::Action::Kind::None;
+    m_studyStarted = false;
+    finishAction(ok, ok ? QString() : error);
+}
+
+QString LessonsPanel::studySummary(lesson::Action::Kind kind) const {
+    if (kind == lesson::Action::Kind::CoordCheck && m_studies.coordCheck) {
+        const mup::CoordCheckResult& r = *m_studies.coordCheck;
+        return tr("Coord check: activations grow like width^%1 under SP (%2, step %3) and "
+                  "like width^%4 under μP (%5, step %6): %7.")
+            .arg(r.worstSpSlope, 0, 'f', 2)
+            .arg(qs(std::string(r.worstSpLayer)))
+            .arg(r.worstSpStep)
+            .arg(r.worstMupSlope, 0, 'f', 2)
+            .arg(qs(std::string(r.worstMupLayer)))
+            .arg(r.worstMupStep)
+            .arg(r.pass ? tr("μP passes") : tr("μP fails"));
+    }
+    if (kind == lesson::Action::Kind::Sweep && m_studies.sweepTransfer) {
+        QStringList lines{
+            tr("Sweep: %1 trials. Best learning rate per width:").arg(m_studies.sweepTrials)};
+        for (const sweep::ParametrizationTransfer& t : *m_studies.sweepTransfer) {
+            QStringList widths;
+            for (const sweep::WidthOptimum& w : t.widths)
+                widths << tr("%1: 2^%2").arg(w.width).arg(w.bestLog2Lr);
+            lines << tr("<b>%1</b> %2 (moves %3)")
+                         .arg(t.parametrization == "mup" ? QStringLiteral("μP")
+                                                         : qs(t.parametrization).toUpper())
+                         .arg(widths.join(QStringLiteral(", ")))
+                         .arg(std::isnan(t.driftSteps)
+                                  ? tr("?")
+                                  : tr("%1 in log2").arg(t.driftSteps * t.gridStep));
+        }
+        return lines.join(QStringLiteral("<br>"));
+    }
+    return {};
+}
+
+QString LessonsPanel::statusText() const {
+    return m_status->text();
+}
+
 void LessonsPanel::performAction(const lesson::Action& action) {
+    if (action.kind == lesson::Action::Kind::CoordCheck ||
+        action.kind == lesson::Action::Kind::Sweep) {
+        performStudy(action);
+        return;
+    }
     m_driver = std::make_unique<lesson::ActionDriver>(action);
+    m_sinceProgress.start();
     RunController* controller = m_window->controller();
     session::Session* session = controller->session();
     const bool pausedLive = session && m_seenSerial == controller->runSerial() &&
@@ -479,7 +673,7 @@ void LessonsPanel::startPendingRun() {
     }
     session::SessionOptions options;
     options.stopAfterStep = m_start.stopAfterStep;
-    options.finalCheckpoint = false;
+    // The run ends with a checkpoint as any other does: Runs can resume it, Samples sample it.
     options.runName = tr("lesson: %1, step %2")
                           .arg(qs(m_lesson ? m_lesson->title : std::string()))
                           .arg(m_step + 1)
@@ -506,6 +700,7 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
         m_seenSerial = serial;
     }
     for (const session::Event& e : events) m_current.observe(e);
+    if (!events.empty()) m_sinceProgress.start();
     if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);
 }
 
@@ -516,9 +711,7 @@ void LessonsPanel::advance(int64_t pauseStops) {
     switch (m_driver->next(m_current, state, pauseStops)) {
         case lesson::ActionDriver::Next::Wait:
             if (!session && !m_window->controller()->isActive())
-                finishAction(false,
-                             tr("no run is live for %1")
-                                 .arg(qs(lesson::describeAction(m_lesson->steps[m_step].action))));
+                finishAction(false, stepFailure(tr("no run is live")));
             return;
         case lesson::ActionDriver::Next::StepOnePhase:
             m_window->controller()->stepLayer();
@@ -527,9 +720,38 @@ void LessonsPanel::advance(int64_t pauseStops) {
             finishAction(true, {});
             return;
         case lesson::ActionDriver::Next::Failed:
-            finishAction(false, qs(m_driver->error()));
+            finishAction(false, stepFailure(qs(m_driver->error())));
             return;
     }
+}
+
+QString LessonsPanel::stepFailure(const QString& what) const {
+    if (!m_lesson) return what;
+    const lesson::LessonStep& step = m_lesson->steps[m_step];
+    const lesson::Action& action =
+        m_solving && step.tryIt ? step.tryIt->solutionAction : step.action;
+    return tr("%1, %2: %3")
+        .arg(qs(lesson::describeStep(step, m_step)), qs(lesson::describeAction(action)), what);
+}
+
+void LessonsPanel::timeOut() {
+    RunController* controller = m_window->controller();
+    QString waited;
+    if (m_waitingToStart) {
+        waited = tr("the run in flight to end before the step's run starts");
+    } else if (m_driver) {
+        session::Session* session = controller->session();
+        waited = qs(m_driver->waitingFor(m_current, session ? session->state() : m_current.state));
+    }
+    const QString message =
+        stepFailure(tr("no progress for %1 while waiting for %2; the run was stopped")
+                        .arg(qs(lesson::describeDuration(m_actionTimeout)), waited));
+    // A stuck run is not left behind; its remaining events belong to no step.
+    if (controller->isActive()) {
+        controller->stop();
+        m_seenSerial = -controller->runSerial();
+    }
+    finishAction(false, message);
 }
 
 void LessonsPanel::finishAction(bool ok, const QString& error) {
@@ -548,6 +770,7 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
         QString text = m_current.started
                            ? tr("Run: %1 steps trained.%2").arg(m_current.steps()).arg(where)
                            : QString();
+        if (m_finishedStudy != lesson::Action::Kind::None) text = studySummary(m_finishedStudy);
         // What the step promises (`expect`), so a lesson's author sees at once when it does not
         // hold; the learner sees nothing extra when it does.
         const auto config = documentConfig();
@@ -555,7 +778,7 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
             QStringList failed;
             const lesson::CheckContext context{&config->config,
                                                m_current.started ? &m_current : nullptr,
-                                               m_previous ? &*m_previous : nullptr};
+                                               m_previous ? &*m_previous : nullptr, &m_studies};
             for (const lesson::Condition& c : m_lesson->steps[m_step].expect) {
                 const lesson::CheckResult r = lesson::evaluate(c, context);
                 if (!r.passed) failed << qs(c.text + " (" + r.detail + ")");
@@ -584,7 +807,7 @@ bool LessonsPanel::check() {
     } else {
         const lesson::CheckContext context{&config->config,
                                            m_current.started ? &m_current : nullptr,
-                                           m_previous ? &*m_previous : nullptr};
+                                           m_previous ? &*m_previous : nullptr, &m_studies};
         for (const lesson::Condition& c : step.tryIt->check) {
             const lesson::CheckResult r = lesson::evaluate(c, context);
             if (!r.passed) failures << qs(r.detail);

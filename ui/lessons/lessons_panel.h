@@ -3,7 +3,9 @@
 // formula and figure; and performs the step in the studio itself: the step's config
 // (lesson::configAtStep) goes into the window's config document, its action runs on the window's
 // real run through the RunController (a new run, paused or stopped after N steps; Step Layer),
-// driven by lesson::ActionDriver with every drained event batch; the step's view is brought
+// driven by lesson::ActionDriver with every drained event batch; a coord_check runs on the Sweeps
+// tab's coord check view and a sweep through the window's Run Sweep, their results summed up in
+// the panel and kept for checks (lesson::StudyObservation); the step's view is brought
 // forward and the named widget outlined (HighlightFrame). A step's "try it" is checked with
 // lesson::evaluate against the document's config, the current run and the run before it; Next
 // stays disabled until it passes (the hint is shown when it does not). Keys while the panel has
@@ -11,7 +13,10 @@
 // an error box with the engine's file:line:col messages. GUI thread only.
 #pragma once
 
+#include <QElapsedTimer>
+#include <QPixmap>
 #include <QWidget>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -19,6 +24,7 @@
 #include "engine/lesson/lesson_runner.h"
 
 class QComboBox;
+class QDialog;
 class QGroupBox;
 class QLabel;
 class QPushButton;
@@ -69,8 +75,14 @@ public:
 
     const lesson::Lesson* lesson() const { return m_lesson ? &*m_lesson : nullptr; }
     size_t stepIndex() const { return m_step; }
+    // Longest time a step's action may go without progress (no event from its run) before it
+    // fails with a message naming the step and what it waited for, the run is stopped and the
+    // buttons come back (lesson::RunnerOptions::timeout, the same default).
+    void setActionTimeout(std::chrono::milliseconds timeout) { m_actionTimeout = timeout; }
     // Whether the step's action is still being performed.
-    bool isBusy() const { return m_driver != nullptr || m_waitingToStart; }
+    bool isBusy() const {
+        return m_driver != nullptr || m_waitingToStart || m_study != lesson::Action::Kind::None;
+    }
     bool canGoNext() const;
     QString actionError() const { return m_actionError; }
     QString lastError() const { return m_lastError; }
@@ -79,6 +91,13 @@ public:
     const lesson::RunObservation* previousRun() const {
         return m_previous ? &*m_previous : nullptr;
     }
+    // What the lesson's coord_check and sweep actions found (`coord.*`, `sweep.*` in checks).
+    const lesson::StudyObservation& studies() const { return m_studies; }
+    // The status line under the step text (what the action did, or why it could not).
+    QString statusText() const;
+    // The step's figure large, for the room ("lessonFigureDialog", frameless, most of the
+    // screen; a click or Esc closes it); the figure's click opens it. Null without a figure.
+    QDialog* showFigureLarge();
     // The widget the step's highlight names (null when none or not found).
     QWidget* highlighted() const;
     // The object names tried, in order, for a lesson highlight name (README "Lessons").
@@ -90,15 +109,26 @@ signals:
 
 protected:
     void keyPressEvent(QKeyEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;  // the figure follows the dock's width
+    bool eventFilter(QObject* watched, QEvent* event) override;  // a click on the figure
 
 private:
     void fillLessonList();
     void showStepText();
+    void fitFigure();
     void performAction(const lesson::Action& action);
     void startPendingRun();
+    // coord_check and sweep: on the Sweeps tab's coord check view and the window's sweep.
+    void performStudy(const lesson::Action& action);
+    void startStudy();
+    void studyFinished(bool ok, const QString& error);
+    QString studySummary(lesson::Action::Kind kind) const;
     void onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore);
     void advance(int64_t pauseStops);
     void finishAction(bool ok, const QString& error);
+    // "step 2 ("Pause"), pause after the forward pass of layer 1: <what>"
+    QString stepFailure(const QString& what) const;
+    void timeOut();
     // The document's config changed (a step's changes, a solution): the run in flight ends and
     // becomes `previous` in checks.
     void configChanged();
@@ -123,6 +153,13 @@ private:
     int64_t m_seenSerial = 0;
     lesson::RunObservation m_current;
     std::optional<lesson::RunObservation> m_previous;
+    // The study in progress (None: none), its action, and whether it has been started (it waits
+    // for the run in flight to stop first).
+    lesson::Action::Kind m_study = lesson::Action::Kind::None;
+    lesson::Action m_studyAction;
+    bool m_studyStarted = false;
+    lesson::Action::Kind m_finishedStudy = lesson::Action::Kind::None;
+    lesson::StudyObservation m_studies;
     HighlightFrame* m_frame = nullptr;  // owned by the target's window
 
     QComboBox* m_lessons;
@@ -133,6 +170,7 @@ private:
     QTextBrowser* m_text;
     QLabel* m_formula;
     QLabel* m_figure;
+    QPixmap m_figurePixmap;  // the step's figure as drawn (shown scaled to the dock's width)
     QLabel* m_status;
     QGroupBox* m_tryBox;
     QLabel* m_task;
@@ -142,6 +180,8 @@ private:
     QPushButton* m_back;
     QPushButton* m_next;
     QTimer* m_poll;
+    std::chrono::milliseconds m_actionTimeout = lesson::RunnerOptions{}.timeout;
+    QElapsedTimer m_sinceProgress;  // since the action started or its run last sent an event
 };
 
 }  // namespace ws::ui

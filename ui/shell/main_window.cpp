@@ -36,6 +36,7 @@
 #include "ui/lessons/lessons_panel.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
+#include "ui/shell/auto_step.h"
 #include "ui/shell/cluster_job.h"
 #include "ui/shell/help_browser.h"
 #include "ui/shell/log_dock.h"
@@ -57,11 +58,21 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_document = new ConfigDocument(this);
     m_controller = new RunController(this);
+    m_autoStep = new AutoStep(m_controller, this);
     m_cluster = new ClusterJob(this);
     m_waferBinary = defaultWaferBinary();
     createTabs();
     m_sweeps = new SweepController(this);
-    setCentralWidget(m_tabs);
+    // The narration line sits above the tabs, where the whole room sees it whichever tab shows.
+    auto* central = new QWidget(this);
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    m_narration = new NarrationLine(central);
+    centralLayout->addWidget(m_narration);
+    centralLayout->addWidget(m_tabs, 1);
+    setCentralWidget(central);
+    connect(m_autoStep, &AutoStep::narrationChanged, m_narration, &NarrationLine::setLine);
     createDocks();
     createActions();
     nameActions();
@@ -137,8 +148,11 @@ bool MainWindow::startLessonRun(const config::LoadedConfig& config, session::Ses
                           tr("a sweep is running; stop it before a lesson's run"));
         return false;
     }
-    return launchRun(config, std::move(options), {QString::fromStdString(config.config.model.name)},
-                     paused);
+    // The lesson's run name ("lesson: ..., step 2") tells a dense run from a sparse one on the
+    // loss chart, where every run of the lesson's preset has the same model name.
+    const QString title = QString::fromStdString(options.runName.empty() ? config.config.model.name
+                                                                         : options.runName);
+    return launchRun(config, std::move(options), {title}, paused);
 }
 
 void MainWindow::openStore() {
@@ -200,6 +214,7 @@ void MainWindow::wireRunController() {
 
 void MainWindow::onRunFinished(const session::RunSummary& s) {
     m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
+    m_waferTab->setLiveRunId(s.runId);     // its recorded steps are the tab's, not a plan
     if (!s.modelDir.empty())
         m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
     m_runsDock->refresh();
@@ -236,6 +251,20 @@ void MainWindow::wireRunsDock() {
         }
     });
     connect(m_runsDock, &RunsDock::selectionChanged, this, &MainWindow::updateActions);
+    // One stored run selected while nothing trains: the Wafer tab shows (and can replay) the
+    // step its config plans; the run trained in this window keeps its recorded steps.
+    connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
+        if (ids.size() != 1 || !m_store || m_controller->isActive() || m_sweeps->isActive() ||
+            m_cluster->isActive())
+            return;
+        auto run = m_store->getRun(ids.front());
+        if (!run.ok() || run->kind == "sweep") return;
+        QString error;
+        if (!m_waferTab->showStoredRun(run->id, QString::fromStdString(run->name), run->configYaml,
+                                       &error) &&
+            !error.isEmpty())
+            m_logDock->append(int(session::LogLine::Level::Warning), error);
+    });
     // The status bar follows the selection while nothing trains: the run selected, or nothing.
     connect(m_runsDock, &RunsDock::selectionChanged, this, [this](const std::vector<int64_t>& ids) {
         if (m_controller->isActive() || m_sweeps->isActive()) return;
@@ -471,6 +500,9 @@ void MainWindow::createMenus() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
         run->addAction(a);
+    run->addAction(m_autoStep->action());
+    QMenu* pace = run->addMenu(tr("Auto-step Pa&ce"));
+    pace->addActions(m_autoStep->paceActions());
     run->addSeparator();
     run->addAction(m_runCluster);
     run->addSeparator();

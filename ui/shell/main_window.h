@@ -30,6 +30,7 @@ struct SessionOptions;
 
 namespace ws::ui {
 
+class AutoStep;
 class ClusterDialog;
 class ClusterJob;
 class ConfigDocument;
@@ -38,6 +39,7 @@ class FinetuneWizard;
 class HelpBrowser;
 class LessonsPanel;
 class LogDock;
+class NarrationLine;
 class PresenterMode;
 class RunController;
 class RunsDock;
@@ -127,6 +129,9 @@ public:
     ConfigDocument* document() const { return m_document; }
     RunController* controller() const { return m_controller; }
     SweepController* sweepController() const { return m_sweeps; }
+    // Run → Auto-step ("autoStepAction", Shift+F10) and its pace; it narrates each phase of the
+    // paused run in the "narrationLine" above the tabs (auto_step.h).
+    AutoStep* autoStep() const { return m_autoStep; }
     // View → Presenter Mode (F11; "presenterAction"): full screen, large type, high contrast.
     PresenterMode* presenterMode() const { return m_presenter; }
     store::RunStore* runStore() const { return m_store.get(); }
@@ -225,6 +230,8 @@ private:
     StoreFollower* m_follower;
     LogDock* m_logDock;
     PresenterMode* m_presenter = nullptr;
+    AutoStep* m_autoStep;
+    NarrationLine* m_narration = nullptr;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
     HelpBrowser* m_help = nullptr;

@@ -3,10 +3,14 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QDockWidget>
+#include <QFontMetrics>
 #include <QMainWindow>
+#include <QScreen>
 #include <QToolBar>
 
 #include "ui/common/plot_theme.h"
@@ -101,13 +105,48 @@ void PresenterMode::enter() {
     // Font first: the charts re-theme on the palette change and then see the large font.
     QApplication::setFont(large);
     QApplication::setPalette(highContrastPalette());
+    m_styleSheet = m_window->styleSheet();
+    m_window->setStyleSheet(m_styleSheet + indicatorStyleSheet(QFontMetrics(large).height()));
     scalePlots(kScale);
+    qApp->installEventFilter(this);  // charts created from now on
     relayoutToolBars();
     m_window->showFullScreen();
 }
 
+QString PresenterMode::indicatorStyleSheet(int fontPixels) {
+    const int size = std::max(14, fontPixels * 3 / 4);
+    return QStringLiteral(
+               "\nQCheckBox::indicator, QRadioButton::indicator, QGroupBox::indicator {"
+               " width: %1px; height: %1px; border: 3px solid #ffffff; background: #000000; }"
+               "\nQRadioButton::indicator { border-radius: %2px; }"
+               "\nQCheckBox::indicator:checked, QRadioButton::indicator:checked,"
+               " QGroupBox::indicator:checked { background: #ffd600; }"
+               "\nQCheckBox::indicator:indeterminate { background: #969696; }"
+               "\nQCheckBox::indicator:disabled, QRadioButton::indicator:disabled {"
+               " border-color: #969696; }")
+        .arg(size)
+        .arg(size / 2 + 3);
+}
+
+bool PresenterMode::eventFilter(QObject* watched, QEvent* event) {
+    if (m_active && event->type() == QEvent::Polish) {
+        auto* plot = qobject_cast<QCustomPlot*>(watched);
+        if (plot && std::find(m_scaled.begin(), m_scaled.end(), plot) == m_scaled.end()) {
+            // Made now, it took its fonts from the large application font (when it inherits it):
+            // only its lines still need the scale, and leaving must bring its fonts down.
+            if (plot->xAxis && m_font.pointSizeF() > 0 &&
+                plot->xAxis->tickLabelFont().pointSizeF() > m_font.pointSizeF() * 1.01)
+                markPlotFontsScaled(plot, kScale);
+            scalePlot(plot, kScale);
+        }
+    }
+    return QObject::eventFilter(watched, event);
+}
+
 void PresenterMode::leave() {
+    qApp->removeEventFilter(this);
     scalePlots(1.0);
+    m_window->setStyleSheet(m_styleSheet);
     QApplication::setFont(m_font);
     QApplication::setPalette(m_palette);
     m_window->setWindowState(m_windowState);
@@ -133,14 +172,24 @@ void PresenterMode::relayoutToolBars() {
 void PresenterMode::scalePlots(double scale) {
     for (const auto& hook : m_replotHooks) disconnect(hook);
     m_replotHooks.clear();
-    for (QCustomPlot* plot : m_window->findChildren<QCustomPlot*>()) {
-        applyPlotScale(plot, scale);
-        // Curves and labels a chart adds or re-styles later get the scale too.
-        if (scale != 1.0)
-            m_replotHooks.push_back(connect(plot, &QCustomPlot::beforeReplot, plot,
-                                            [plot, scale] { applyPlotScale(plot, scale); }));
-        plot->replot(QCustomPlot::rpQueuedReplot);
+    std::vector<QPointer<QCustomPlot>> plots = std::move(m_scaled);
+    m_scaled.clear();
+    for (QCustomPlot* plot : m_window->findChildren<QCustomPlot*>())
+        if (std::find(plots.begin(), plots.end(), plot) == plots.end()) plots.emplace_back(plot);
+    for (const auto& plot : plots)
+        if (plot) scalePlot(plot, scale);
+}
+
+void PresenterMode::scalePlot(QCustomPlot* plot, double scale) {
+    if (std::find(m_scaled.begin(), m_scaled.end(), plot) != m_scaled.end()) return;
+    applyPlotScale(plot, scale);
+    // Curves and labels a chart adds or re-styles later get the scale too.
+    if (scale != 1.0) {
+        m_replotHooks.push_back(connect(plot, &QCustomPlot::beforeReplot, plot,
+                                        [plot, scale] { applyPlotScale(plot, scale); }));
+        m_scaled.emplace_back(plot);
     }
+    plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 }  // namespace ws::ui

@@ -1,9 +1,11 @@
 // PresenterMode: View → Presenter Mode (F11) for teaching in front of a room. Entering it shows
 // the main window full screen, hides its docks, sets a high-contrast palette and a large-type
-// scale (the application font and every chart's fonts and lines × kScale); Esc or F11 leaves
-// and restores exactly what was there before: the window's state and geometry, which docks were
-// shown and where, the application font and palette. It binds only F11 and (while on) Esc:
-// Space and the arrow keys stay free for the Lessons panel. GUI thread only.
+// scale (the application font and every chart's fonts and lines × kScale, charts created later
+// too: new runs' and sweeps' charts); check boxes and radio buttons get a white box and a yellow
+// fill when checked (the style draws them black on black in the palette). Esc or F11 leaves and
+// restores exactly what was there before: the window's state and geometry, which docks were shown
+// and where, the application font, palette and the window's style sheet. It binds only F11 and
+// (while on) Esc: Space and the arrow keys stay free for the Lessons panel. GUI thread only.
 #pragma once
 
 #include <QByteArray>
@@ -36,6 +38,13 @@ public:
 
     // White on black with a yellow selection: the palette presenter mode sets.
     static QPalette highContrastPalette();
+    // The style sheet that draws check boxes' and radio buttons' indicators visibly on black,
+    // for type `fontPixels` high.
+    static QString indicatorStyleSheet(int fontPixels);
+
+protected:
+    // While active: a chart being polished (created after entering) gets the scale.
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 signals:
     void activeChanged(bool on);
@@ -44,6 +53,7 @@ private:
     void enter();
     void leave();
     void scalePlots(double scale);
+    void scalePlot(QCustomPlot* plot, double scale);
     void relayoutToolBars();
 
     QMainWindow* m_window;
@@ -56,7 +66,9 @@ private:
     QFont m_font;
     QPalette m_palette;
     std::vector<QPointer<QDockWidget>> m_hiddenDocks;
+    QString m_styleSheet;
     std::vector<QMetaObject::Connection> m_replotHooks;
+    std::vector<QPointer<QCustomPlot>> m_scaled;  // charts given the scale, for leave()
 };
 
 }  // namespace ws::ui

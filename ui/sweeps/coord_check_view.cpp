@@ -86,6 +86,7 @@ QString CoordCheckView::verdictText() const {
 }
 
 void CoordCheckView::setResult(const mup::CoordCheckResult& r) {
+    m_last = r;
     std::set<int> allSteps;
     for (const auto& p : r.points) allSteps.insert(p.step);
     std::vector<int> steps;

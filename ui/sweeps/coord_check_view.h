@@ -8,6 +8,7 @@
 #include <QWidget>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -35,6 +36,8 @@ public:
     int panelCount() const { return int(m_panels.size()); }
     QCustomPlot* panel(int i) const { return m_panels.at(size_t(i)); }
     QString verdictText() const;
+    // The result shown (setResult), null before the first.
+    const mup::CoordCheckResult* lastResult() const { return m_last ? &*m_last : nullptr; }
     QPushButton* runButton() const { return m_run; }
 
 signals:
@@ -50,6 +53,7 @@ private:
     std::vector<QCustomPlot*> m_panels;
     std::thread m_worker;
     std::shared_ptr<Result<mup::CoordCheckResult>> m_pending;
+    std::optional<mup::CoordCheckResult> m_last;
 };
 
 }  // namespace ws::ui

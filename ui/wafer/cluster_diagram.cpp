@@ -21,6 +21,29 @@ QString bytesText(double bytes) {
     return QStringLiteral("%1 B").arg(bytes, 0, 'f', 0);
 }
 
+// The rectangles of the texts the diagram's paint draws (textRects(): no two may overlap);
+// set while ClusterDiagram::paintEvent runs. GUI thread only.
+std::vector<QRectF>* g_textRects = nullptr;
+
+void drawRecorded(QPainter& p, const QRectF& r, int flags, const QString& text) {
+    p.drawText(r, flags, text);
+    if (g_textRects && !text.isEmpty()) g_textRects->push_back(p.boundingRect(r, flags, text));
+}
+
+QString rateText(double bytesPerS) {
+    return bytesText(bytesPerS) + QStringLiteral("/s");
+}
+
+// Draws as many of `lines` as `r` holds (at least one), each elided to its width: a label never
+// spills into its neighbours.
+void drawLines(QPainter& p, const QRectF& r, const QStringList& lines, Qt::Alignment align) {
+    const QFontMetrics fm(p.font());
+    const int fit = std::max(1, int(r.height() / fm.height()));
+    QStringList shown = lines.mid(0, fit);
+    for (auto& l : shown) l = fm.elidedText(l, Qt::ElideRight, std::max(0, int(r.width())));
+    drawRecorded(p, r, int(align), shown.join('\n'));
+}
+
 void drawArrow(QPainter& p, QPointF from, QPointF to, const QColor& color, double width) {
     p.setPen(QPen(color, width, Qt::SolidLine, Qt::RoundCap));
     p.drawLine(from, to);
@@ -158,10 +181,64 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
     update();
 }
 
+void ClusterDiagram::setReplay(std::optional<wafer::ReplayState> state, int numBlocks,
+                               const QString& caption) {
+    if (!state && !m_replay) return;
+    m_replay = std::move(state);
+    m_replayBlocks = numBlocks;
+    m_replayCaption = caption;
+    update();
+}
+
+// Slow motion: the bytes so far, then the rate now, then the step's total (as many lines as the
+// gap between MemoryX and SwarmX holds).
+QStringList ClusterDiagram::downLabel() const {
+    if (!m_replay) {
+        return {tr("weights ↓ %1").arg(bytesText(double(m_traffic.weightsDown))),
+                tr("broadcast to %1 system(s)").arg(m_numSystems)};
+    }
+    const wafer::LinkFlow& in = m_replay->weightsIn;
+    return {tr("weights ↓ %1").arg(bytesText(in.bytesSoFar)), rateLine(in),
+            m_numSystems > 1
+                ? tr("of %1, to %2 systems").arg(bytesText(in.totalBytes)).arg(m_numSystems)
+                : tr("of %1 this step").arg(bytesText(in.totalBytes))};
+}
+
+QStringList ClusterDiagram::upLabel() const {
+    if (!m_replay) {
+        if (m_numSystems > 1)
+            return {
+                tr("gradients ↑ %1").arg(bytesText(double(m_traffic.gradientsUp) / m_numSystems)),
+                tr("reduced by SwarmX (%1 in)").arg(bytesText(double(m_traffic.reducedBytes)))};
+        return {tr("gradients ↑ %1").arg(bytesText(double(m_traffic.gradientsUp)))};
+    }
+    const wafer::LinkFlow& out =
+        m_replay->gradientsOut.empty() ? m_replay->reducedOut : m_replay->gradientsOut.front();
+    QStringList lines{tr("gradients ↑ %1").arg(bytesText(out.bytesSoFar)), rateLine(out)};
+    if (m_numSystems > 1)
+        lines << tr("per system; reduced → MemoryX %1")
+                     .arg(bytesText(m_replay->reducedOut.bytesSoFar));
+    else
+        lines << tr("of %1 this step").arg(bytesText(out.totalBytes));
+    return lines;
+}
+
+QString ClusterDiagram::rateLine(const wafer::LinkFlow& flow) const {
+    if (!flow.active()) return tr("idle now");
+    return tr("%1 now (%2)")
+        .arg(rateText(flow.bytesPerS),
+             QString::fromStdString(wafer::replayLayerName(flow.layer, m_replayBlocks)));
+}
+
+QStringList ClusterDiagram::trafficLabels() const {
+    return {downLabel().join(' '), upLabel().join(' ')};
+}
+
 // One paint's colours, fonts and rows: title, MemoryX, arrows, the SwarmX tree, arrows, systems,
-// caption, in flight.
+// caption, foot. A widget too short for them all (presenter mode's large type under 1080 px)
+// gets one-line rows and no caption, and every label draws only the lines its row holds.
 struct ClusterDiagram::Paint {
-    Paint(const QWidget& widget, int treeDepth)
+    Paint(const QWidget& widget, int treeDepth, bool caption)
         : text(widget.palette().color(QPalette::Text)),
           base(widget.palette().color(QPalette::Base)),
           normal(widget.font()),
@@ -170,18 +247,32 @@ struct ClusterDiagram::Paint {
           line(fm.height()),
           w(widget.width()),
           h(widget.height()),
-          levels(std::max(1, treeDepth)),
-          titleH(line + 6),
-          memH(2 * line + 10),
-          levelH(line + 10),
-          arrowGap(2 * line + 14),
-          footH(line + 8),
-          memY(margin + titleH),
-          treeTop(memY + memH + arrowGap),
-          sysY(treeTop + levels * levelH + 26),
-          sysH(std::max(3.0 * line, h - sysY - (line + 4) - footH - margin)) {
+          levels(std::max(1, treeDepth)) {
         faint = text;
         faint.setAlpha(60);
+        titleH = line + 6;
+        memH = 2 * line + 10;
+        levelH = line + 10;
+        arrowGap = 2 * line + 14;
+        treeGap = 26;
+        captionH = caption ? line + 4 : 0;
+        footH = line + 8;
+        const double full = 2 * margin + titleH + memH + arrowGap + levels * levelH + treeGap +
+                            3.0 * line + captionH + footH;
+        compact = h < full;
+        if (compact) {
+            titleH = line + 2;
+            memH = line + 8;
+            levelH = line + 6;
+            arrowGap = line + 12;
+            treeGap = 16;
+            captionH = 0;
+            footH = line + 4;
+        }
+        memY = margin + titleH;
+        treeTop = memY + memH + arrowGap;
+        sysY = treeTop + levels * levelH + treeGap;
+        sysH = std::max(2.0 * line + 8, h - sysY - captionH - footH - margin);
     }
     static QFont boldOf(QFont font) {
         font.setBold(true);
@@ -203,14 +294,21 @@ struct ClusterDiagram::Paint {
     const double w, h;
     static constexpr double margin = 10;
     const int levels;
-    const double titleH, memH, levelH, arrowGap, footH;
-    const double memY, treeTop, sysY, sysH;
+    bool compact = false;
+    double titleH, memH, levelH, arrowGap, treeGap, captionH, footH;
+    double memY, treeTop, sysY, sysH;
 };
 
 void ClusterDiagram::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
-    const Paint k(*this, m_treeDepth);
+    const Paint k(*this, m_treeDepth, !m_waferName.isEmpty());
+    m_compact = k.compact;
+    m_textRects.clear();
+    g_textRects = &m_textRects;
+    struct Unset {
+        ~Unset() { g_textRects = nullptr; }
+    } unset;
     p.fillRect(rect(), k.base);
     if (!m_hasRecord) {
         // A run followed in other processes has no steps here, but its placement is known.
@@ -226,8 +324,10 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
     }
     p.setFont(k.bold);
     p.setPen(k.text);
-    p.drawText(QRectF(k.margin, k.margin, k.w - 2 * k.margin, k.titleH),
-               Qt::AlignLeft | Qt::AlignTop, tr("Cluster traffic this step"));
+    drawRecorded(p, QRectF(k.margin, k.margin, k.w - 2 * k.margin, k.titleH),
+                 Qt::AlignLeft | Qt::AlignTop,
+                 m_replay ? tr("Cluster traffic at the cursor (slow motion)")
+                          : tr("Cluster traffic this step"));
     const QRectF mem = drawMemoryX(p, k);
     const QRectF swarm = drawSwarmTree(p, k);
     const std::vector<QRectF> systems = drawSystems(p, k);
@@ -235,25 +335,40 @@ void ClusterDiagram::paintEvent(QPaintEvent*) {
     // What is in flight.
     p.setFont(k.bold);
     p.setPen(k.text);
-    p.drawText(QRectF(k.margin, k.h - k.margin - k.footH, k.w - 2 * k.margin, k.footH),
-               Qt::AlignHCenter | Qt::AlignVCenter, tr("latest: %1").arg(m_inFlight));
+    drawLines(p, QRectF(k.margin, k.h - k.margin - k.footH, k.w - 2 * k.margin, k.footH),
+              {m_replay ? m_replayCaption : tr("latest: %1").arg(m_inFlight)},
+              Qt::AlignHCenter | Qt::AlignVCenter);
 }
 
 QRectF ClusterDiagram::drawMemoryX(QPainter& p, const Paint& k) const {
-    const QString memText = tr("weights + optimizer · %1 / %2 layers updated")
-                                .arg(m_traffic.updatedLayers)
-                                .arg(m_traffic.plannedUpdates);
-    const double memW = std::min(k.w - 2 * k.margin,
-                                 std::max(k.w * 0.5, double(k.fm.horizontalAdvance(memText)) + 24));
+    const int updated = m_replay ? m_replay->updatesDone : m_traffic.updatedLayers;
+    const int planned = m_replay ? m_replay->updatesPlanned : m_traffic.plannedUpdates;
+    QString memText = tr("weights + optimizer · %1 / %2 layers updated").arg(updated).arg(planned);
+    if (m_replay && !m_replay->updating.empty()) {
+        memText = tr("updating %1 · %2 / %3 layers updated")
+                      .arg(QString::fromStdString(
+                          wafer::replayLayerName(m_replay->updating.front(), m_replayBlocks)))
+                      .arg(updated)
+                      .arg(planned);
+    }
+    const bool active = m_replay ? !m_replay->updating.empty() : m_active == Active::Update;
+    const QString oneLine = tr("MemoryX · %1").arg(memText);
+    const double textW = k.fm.horizontalAdvance(k.compact ? oneLine : memText) + 24;
+    const double memW = std::min(k.w - 2 * k.margin, std::max(k.w * 0.5, textW));
     const QRectF mem(k.w / 2 - memW / 2, k.memY, memW, k.memH);
-    p.setPen(k.boxPen(m_active == Active::Update, k.update));
+    p.setPen(k.boxPen(active, k.update));
     p.setBrush(k.base.lighter(103));
     p.drawRoundedRect(mem, 6, 6);
     p.setPen(k.text);
+    if (k.compact) {
+        p.setFont(k.normal);
+        drawLines(p, mem.adjusted(6, 0, -6, 0), {oneLine}, Qt::AlignCenter);
+        return mem;
+    }
     p.setFont(k.bold);
-    p.drawText(mem.adjusted(6, 4, -6, 0), Qt::AlignHCenter | Qt::AlignTop, tr("MemoryX"));
+    drawRecorded(p, mem.adjusted(6, 4, -6, 0), Qt::AlignHCenter | Qt::AlignTop, tr("MemoryX"));
     p.setFont(k.normal);
-    p.drawText(mem.adjusted(6, 0, -6, -4), Qt::AlignHCenter | Qt::AlignBottom, memText);
+    drawLines(p, mem.adjusted(6, 0, -6, -4), {memText}, Qt::AlignHCenter | Qt::AlignBottom);
     return mem;
 }
 
@@ -278,8 +393,7 @@ QRectF ClusterDiagram::drawSwarmTree(QPainter& p, const Paint& k) const {
         const double y = k.treeTop + level * k.levelH;
         for (int i = 0; i < drawn; ++i) {
             const QRectF node(k.w / 2 - rowW / 2 + i * (nodeW + 6), y, nodeW, k.levelH - 4);
-            p.setPen(k.boxPen(m_active == Active::Down || m_active == Active::Up,
-                              m_active == Active::Up ? k.up : k.down));
+            p.setPen(k.boxPen(downNow() || upNow(), downNow() ? k.down : k.up));
             p.setBrush(k.base.lighter(103));
             p.drawRoundedRect(node, 4, 4);
             swarmBounds = swarmBounds.isNull() ? node : swarmBounds.united(node);
@@ -287,12 +401,14 @@ QRectF ClusterDiagram::drawSwarmTree(QPainter& p, const Paint& k) const {
     }
     p.setPen(k.text);
     p.setFont(k.bold);
-    p.drawText(swarmBounds, Qt::AlignCenter, levels == 1 ? swarmLabel : QString());
+    if (levels == 1) drawLines(p, swarmBounds, {swarmLabel}, Qt::AlignCenter);
     p.setFont(k.normal);
     if (levels > 1) {  // left of the tree, where the rows leave room
-        p.drawText(QRectF(k.margin, swarmBounds.top(), swarmBounds.left() - k.margin - 6,
-                          swarmBounds.height()),
-                   Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap, swarmLabel);
+        drawLines(p,
+                  QRectF(k.margin, swarmBounds.top(), swarmBounds.left() - k.margin - 6,
+                         swarmBounds.height()),
+                  {tr("SwarmX tree,"), tr("depth %1").arg(m_treeDepth)},
+                  Qt::AlignRight | Qt::AlignVCenter);
     }
     return swarmBounds;
 }
@@ -309,7 +425,7 @@ std::vector<QRectF> ClusterDiagram::drawSystems(QPainter& p, const Paint& k) {
     for (int s = 0; s < drawnSystems; ++s) {
         const QRectF box(w / 2 - sysRowW / 2 + s * (sysW + 8), k.sysY, sysW, k.sysH);
         systems.push_back(box);
-        p.setPen(k.boxPen(m_active == Active::Compute, k.compute));
+        p.setPen(k.boxPen(computeNow(), k.compute));
         p.setBrush(k.base.lighter(103));
         p.drawRoundedRect(box, 6, 6);
         p.setPen(k.text);
@@ -319,20 +435,20 @@ std::vector<QRectF> ClusterDiagram::drawSystems(QPainter& p, const Paint& k) {
             rest ? (narrow ? tr("…%1").arg(m_numSystems) : tr("… %1 systems").arg(m_numSystems))
             : narrow ? tr("sys %1").arg(s)
                      : tr("system %1").arg(s);
-        p.drawText(box.adjusted(4, 2, -4, 0), Qt::AlignHCenter | Qt::AlignTop, name);
+        drawRecorded(p, box.adjusted(4, 2, -4, 0), Qt::AlignHCenter | Qt::AlignTop, name);
         const bool placed = !rest && size_t(s) < m_placement.size();
         if (placed) {  // where the system runs, under its wafer
-            p.drawText(
-                box.adjusted(4, 0, -4, -2), Qt::AlignHCenter | Qt::AlignBottom,
+            drawRecorded(
+                p, box.adjusted(4, 0, -4, -2), Qt::AlignHCenter | Qt::AlignBottom,
                 k.fm.elidedText(m_placement[size_t(s)], Qt::ElideRight, int(box.width()) - 8));
         }
         drawWaferThumbnail(p, k, box, placed);
     }
-    if (!m_waferName.isEmpty() && !systems.empty()) {
+    if (!m_waferName.isEmpty() && !systems.empty() && k.captionH > 0) {
         p.setPen(k.text);
-        p.drawText(QRectF(margin, k.sysY + k.sysH + 2, w - 2 * margin, k.line),
-                   Qt::AlignHCenter | Qt::AlignTop,
-                   tr("each system: one %1 wafer (its frame drawn inside)").arg(m_waferName));
+        drawLines(p, QRectF(margin, k.sysY + k.sysH + 2, w - 2 * margin, k.line),
+                  {tr("each system: one %1 wafer (its frame drawn inside)").arg(m_waferName)},
+                  Qt::AlignHCenter | Qt::AlignTop);
     }
     return systems;
 }
@@ -364,53 +480,81 @@ void ClusterDiagram::drawWaferThumbnail(QPainter& p, const Paint& k, const QRect
 }
 
 // Arrows, weights down on the left and gradients up on the right, with the bytes beside them.
+// In slow motion each arrow is lit while its link moves bytes, as thick as its rate now.
 void ClusterDiagram::drawTraffic(QPainter& p, const Paint& k, const QRectF& mem,
                                  const QRectF& swarmBounds,
                                  const std::vector<QRectF>& systems) const {
     auto arrowColor = [&](bool active, QColor c) {
-        if (!active) c.setAlpha(110);
+        if (!active) c.setAlpha(m_replay ? 60 : 110);
         return c;
+    };
+    // Width of a link's arrow: the normal picture's two widths, or in slow motion its rate.
+    auto width = [&](const wafer::LinkFlow* flow, bool active, double thin, double bold) {
+        if (!flow) return active ? bold : thin;
+        if (!flow->active() || flow->peakBytesPerS <= 0) return thin * 0.75;
+        return thin + 1.5 * bold * std::min(1.0, flow->bytesPerS / flow->peakBytesPerS);
     };
     const QColor down = k.down, up = k.up;
     const double w = k.w, margin = k.margin;
-    const bool downActive = m_active == Active::Down;
-    const bool upActive = m_active == Active::Up;
-    const double leftX = swarmBounds.center().x() - std::min(40.0, swarmBounds.width() / 4);
-    const double rightX = swarmBounds.center().x() + std::min(40.0, swarmBounds.width() / 4);
+    const bool downActive = downNow();
+    const bool upActive = upNow();
+    const wafer::ReplayState* r = m_replay ? &*m_replay : nullptr;
+    // In slow motion the labels have three lines to show: the arrows sit closer together.
+    const double offset = std::min(m_replay ? 28.0 : 40.0, swarmBounds.width() / 4);
+    const double leftX = swarmBounds.center().x() - offset;
+    const double rightX = swarmBounds.center().x() + offset;
     drawArrow(p, {leftX, mem.bottom() + 1}, {leftX, swarmBounds.top() - 2},
-              arrowColor(downActive, down), downActive ? 4 : 2);
+              arrowColor(r ? r->weightsIn.active() : downActive, down),
+              width(r ? &r->weightsIn : nullptr, downActive, 2, 4));
     drawArrow(p, {rightX, swarmBounds.top() - 2}, {rightX, mem.bottom() + 1},
-              arrowColor(upActive, up), upActive ? 4 : 2);
-    for (const QRectF& box : systems) {
+              arrowColor(r ? r->reducedOut.active() : upActive, up),
+              width(r ? &r->reducedOut : nullptr, upActive, 2, 4));
+    for (size_t i = 0; i < systems.size(); ++i) {
+        const QRectF& box = systems[i];
+        const wafer::LinkFlow* in = r && i < r->broadcast.size() ? &r->broadcast[i] : nullptr;
+        const wafer::LinkFlow* out =
+            r && i < r->gradientsOut.size() ? &r->gradientsOut[i] : nullptr;
         const double dx = std::min(14.0, box.width() / 5);
         drawArrow(p, {box.center().x() - dx, swarmBounds.bottom() + 2},
-                  {box.center().x() - dx, box.top() - 1}, arrowColor(downActive, down),
-                  downActive ? 3 : 1.5);
-        if (m_numSystems > 1 || m_traffic.gradientsUp > 0) {
+                  {box.center().x() - dx, box.top() - 1},
+                  arrowColor(in ? in->active() : downActive, down), width(in, downActive, 1.5, 3));
+        if (m_numSystems > 1 || m_traffic.gradientsUp > 0 || r) {
             drawArrow(p, {box.center().x() + dx, box.top() - 1},
-                      {box.center().x() + dx, swarmBounds.bottom() + 2}, arrowColor(upActive, up),
-                      upActive ? 3 : 1.5);
+                      {box.center().x() + dx, swarmBounds.bottom() + 2},
+                      arrowColor(out ? out->active() : upActive, up), width(out, upActive, 1.5, 3));
         }
     }
-    // Traffic labels beside the top arrows.
+    // Traffic labels beside the top arrows, as many lines as the gap holds.
     const double labelY = mem.bottom() + 2;
     const double labelH = swarmBounds.top() - mem.bottom() - 4;
     p.setFont(downActive ? k.bold : k.normal);
     p.setPen(down.darker(downActive ? 110 : 100));
-    p.drawText(QRectF(margin, labelY, leftX - margin - 8, labelH),
-               Qt::AlignRight | Qt::AlignVCenter | Qt::TextWordWrap,
-               tr("weights ↓ %1\nbroadcast to %2 system(s)")
-                   .arg(bytesText(double(m_traffic.weightsDown)))
-                   .arg(m_numSystems));
+    const double gap = m_replay ? 14 : 8;  // clear of a thick arrow's head
+    drawLines(p, QRectF(margin, labelY, leftX - margin - gap, labelH), downLabel(),
+              Qt::AlignRight | Qt::AlignVCenter);
     p.setFont(upActive ? k.bold : k.normal);
     p.setPen(up.darker(upActive ? 110 : 100));
-    p.drawText(QRectF(rightX + 8, labelY, w - rightX - 8 - margin, labelH),
-               Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
-               m_numSystems > 1
-                   ? tr("gradients ↑ %1\nreduced by SwarmX (%2 in)")
-                         .arg(bytesText(double(m_traffic.gradientsUp) / m_numSystems),
-                              bytesText(double(m_traffic.reducedBytes)))
-                   : tr("gradients ↑ %1").arg(bytesText(double(m_traffic.gradientsUp))));
+    drawLines(p, QRectF(rightX + gap, labelY, w - rightX - gap - margin, labelH), upLabel(),
+              Qt::AlignLeft | Qt::AlignVCenter);
+}
+
+bool ClusterDiagram::downNow() const {
+    if (!m_replay) return m_active == Active::Down;
+    bool any = m_replay->weightsIn.active();
+    for (const auto& f : m_replay->broadcast) any = any || f.active();
+    return any;
+}
+
+bool ClusterDiagram::upNow() const {
+    if (!m_replay) return m_active == Active::Up;
+    bool any = m_replay->reducedOut.active();
+    for (const auto& f : m_replay->gradientsOut) any = any || f.active();
+    return any;
+}
+
+bool ClusterDiagram::computeNow() const {
+    return m_replay ? m_replay->phase.activity == wafer::WaferActivity::Computing
+                    : m_active == Active::Compute;
 }
 
 }  // namespace ws::ui

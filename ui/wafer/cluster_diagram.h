@@ -5,6 +5,10 @@
 // reduced, with bytes. The arrow of the latest work (the last span to arrive; spans arrive as
 // work ends) is drawn bold and names its layer, so the picture moves as spans arrive. For a run
 // across processes (mpirun), each system's box also says which rank on which host computes it.
+// In slow motion (setReplay) it draws the replay's moment instead: each link's arrow lit and as
+// thick as its rate now (against the link's fastest span in the step), its bytes so far and the
+// rate beside, the boxes at work outlined. The rows shrink to one line each when the widget is
+// short (presenter mode's large type under 1080 px), so labels never overlap.
 // GUI thread only.
 #pragma once
 
@@ -13,8 +17,10 @@
 #include <QRectF>
 #include <QWidget>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "engine/wafer/replay.h"
 #include "ui/common/wafer_history.h"
 
 class QPainter;
@@ -45,6 +51,17 @@ public:
     const std::vector<QString>& placement() const { return m_placement; }
     const Traffic& traffic() const { return m_traffic; }
     QString inFlightText() const { return m_inFlight; }
+    // Slow motion: the replay's state at its cursor and a caption for the foot ("at 3.42 ms");
+    // nullopt returns to the step's traffic. Call after setStep().
+    void setReplay(std::optional<wafer::ReplayState> state, int numBlocks = 0,
+                   const QString& caption = {});
+    const std::optional<wafer::ReplayState>& replayState() const { return m_replay; }
+    // The traffic labels as drawn (tests): weights down, gradients up.
+    QStringList trafficLabels() const;
+    // Whether the last paint had to use the one-line rows (a short widget).
+    bool compactLayout() const { return m_compact; }
+    // The bounding rectangles of every text the last paint drew (tests: none may overlap).
+    const std::vector<QRectF>& textRects() const { return m_textRects; }
 
     QSize minimumSizeHint() const override { return {300, 260}; }
 
@@ -62,8 +79,20 @@ private:
     void drawTraffic(QPainter& p, const Paint& k, const QRectF& mem, const QRectF& swarmBounds,
                      const std::vector<QRectF>& systems) const;
 
+    QStringList downLabel() const;
+    bool downNow() const;  // weights move (slow motion) / the latest work streamed them
+    bool upNow() const;
+    bool computeNow() const;
+    QStringList upLabel() const;
+    QString rateLine(const wafer::LinkFlow& flow) const;  // "51.5 MB/s now (h.1)", "idle now"
+
     Traffic m_traffic;
     QString m_inFlight;
+    std::optional<wafer::ReplayState> m_replay;
+    int m_replayBlocks = 0;
+    QString m_replayCaption;
+    bool m_compact = false;
+    std::vector<QRectF> m_textRects;
     QString m_waferName;
     std::vector<QString> m_placement;  // per system; empty in one process
     Active m_active = Active::None;

@@ -201,6 +201,14 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
         m_kinds[size_t(k)] = bars;
     }
     m_planned->removeFromLegend();
+    m_future = new QCPItemRect(this);
+    m_future->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_future->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_future->setPen(Qt::NoPen);
+    m_future->setVisible(false);
+    m_future->setClipToAxisRect(true);
+    m_cursor = new QCPItemStraightLine(this);
+    m_cursor->setVisible(false);
     m_adapters = new GanttBars(xAxis, yAxis);
     m_adapters->setName(tr("LoRA adapter ops"));
     m_adapters->setBrush(adapterColor());
@@ -240,6 +248,10 @@ void TimelineView::applyTheme() {
     m_planned->setPen(QPen(ghost, 0, Qt::SolidLine));
     m_planned->setBrush(ghostFill);
     for (auto* bars : m_kinds) bars->highlightPen = QPen(text, 2);
+    m_cursor->setPen(QPen(QColor(214, 39, 40), 2.5));  // red: apart from every span kind
+    QColor shade = c.base;
+    shade.setAlpha(150);
+    m_future->setBrush(shade);
 }
 
 void TimelineView::changeEvent(QEvent* event) {
@@ -400,11 +412,54 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                              .arg(numSystems - 1)
                              .arg(totalSystems));
     }
+    m_stepTitle = m_title->text();
+    fitTitle();
+    setReplayCursor(m_cursorS);  // the time unit may have changed
     xAxis->setLabel(clock == Clock::Emulated
                         ? tr("emulated time within the step (%1)").arg(unit)
                         : tr("real CPU wall time within the step (%1)").arg(unit));
     if (!m_userZoomed) fitTime();
     return true;
+}
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    fitTitle();
+}
+
+// The title, without its parenthesis when the whole does not fit the width (presenter mode's
+// large type in a 1400-px window cut it at both ends).
+void TimelineView::fitTitle() {
+    QString title = m_titleOverride.isEmpty() ? m_stepTitle : m_titleOverride;
+    const QFontMetrics fm(m_title->font());
+    const qsizetype paren = title.indexOf(QStringLiteral(" ("));
+    if (fm.horizontalAdvance(title) > width() - 16 && paren > 0) {
+        const qsizetype close = title.indexOf(')', paren);
+        title = title.left(paren) + (close > 0 ? title.mid(close + 1) : QString());
+    }
+    if (title != m_title->text()) m_title->setText(title);
+}
+
+void TimelineView::setReplayCursor(double timeS) {
+    m_cursorS = timeS;
+    const bool shown = timeS >= 0;
+    m_cursor->setVisible(shown);
+    m_future->setVisible(shown);
+    if (!shown) return;
+    const double x = timeS * m_unitScale;
+    m_cursor->point1->setCoords(x, 0);
+    m_cursor->point2->setCoords(x, 1);
+    m_future->topLeft->setCoords(x, 0);
+    m_future->bottomRight->setCoords(std::max(x, m_extent * 1.02), 1);
+}
+
+void TimelineView::setTitleOverride(const QString& title) {
+    m_titleOverride = title;
+    fitTitle();
+}
+
+QString TimelineView::titleText() const {
+    return m_title->text();
 }
 
 void TimelineView::fitTime() {

@@ -9,7 +9,8 @@
 // compute bar carries its LoRA adapter products (x·A, u·B forward; their four gradient products
 // backward) as thin magenta bars at the times the cycle model runs them, a legend entry of their
 // own, and a tooltip naming the op. Wheel / drag zoom and pan the time axis, a double-click fits
-// the step again. GUI thread only.
+// the step again. In slow motion a vertical cursor marks the replay's time and the step after it
+// is shaded. GUI thread only.
 #pragma once
 
 #include <qcustomplot.h>
@@ -57,6 +58,13 @@ public:
     // Time axis: seconds within the step -> axis units.
     double unitScale() const { return m_unitScale; }
 
+    // Slow motion: the cursor at `timeS` seconds within the step (< 0: none). Does not replot.
+    void setReplayCursor(double timeS);
+    double replayCursor() const { return m_cursorS; }
+    // Replaces the title (empty: the title setStep() writes), e.g. for a re-planned schedule.
+    void setTitleOverride(const QString& title);
+    QString titleText() const;
+
     static QColor kindColor(streaming::SpanKind kind);
     static QString kindLabel(streaming::SpanKind kind);
 
@@ -66,15 +74,21 @@ protected:
     void wheelEvent(QWheelEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void applyTheme();
     void fitTime();
+    void fitTitle();
 
     std::array<GanttBars*, 6> m_kinds{};  // one plottable per span kind (and legend entry)
     GanttBars* m_planned = nullptr;
     GanttBars* m_adapters = nullptr;  // LoRA adapter ops inside the compute bars
     QCPTextElement* m_title;
+    QCPItemStraightLine* m_cursor;
+    QCPItemRect* m_future;  // the step after the cursor, shaded
+    double m_cursorS = -1;
+    QString m_titleOverride, m_stepTitle;
     QStringList m_laneNames;
     std::vector<int> m_barsPerLane;
     int m_untimed = 0;

@@ -17,9 +17,12 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/layer_norm_chart.h"
+#include "ui/wafer/slow_motion_bar.h"
+#include "ui/wafer/step_replayer.h"
 #include "ui/wafer/utilization_map.h"
 
 namespace ws::ui {
@@ -221,6 +224,8 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_clockChoice->addItem(tr("real CPU wall time"), int(TimelineView::Clock::Real));
     controls->addWidget(m_clockChoice);
     m_viewRow->insertWidget(0, m_viewControls);
+    m_slowBar = new SlowMotionBar(page);
+    layout->addWidget(m_slowBar);
 
     auto* vertical = new QSplitter(Qt::Vertical, page);
     auto* top = new QSplitter(Qt::Horizontal, vertical);
@@ -254,9 +259,12 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     bottom->setSizes({5000, 2000});
     vertical->addWidget(top);
     vertical->addWidget(bottom);
-    vertical->setStretchFactor(0, 3);
-    vertical->setStretchFactor(1, 2);
+    // The timeline keeps the height it had before the slow-motion bar took a row: its lanes
+    // go compact (one row per system) under ~210 px.
+    vertical->setStretchFactor(0, 4);
+    vertical->setStretchFactor(1, 3);
     layout->addWidget(vertical, 1);
+    m_views = vertical;
     // Below the views' minimum (a laptop with docks open) the page scrolls instead of forcing
     // the window wider or taller than the screen.
     auto* scroll = new QScrollArea(m_stack);
@@ -265,6 +273,7 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     scroll->setWidgetResizable(true);
     scroll->setWidget(page);
     m_stack->addWidget(scroll);
+    m_replayer = new StepReplayer(this);
 
     m_redrawTimer = new QTimer(this);
     m_redrawTimer->setSingleShot(true);
@@ -305,11 +314,17 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
         settings.value(QStringLiteral("wafer/clock"), int(TimelineView::Clock::Emulated)).toInt());
     m_clockChoice->setCurrentIndex(std::max(0, m_clockChoice->findData(int(m_clock))));
     rebuildPhaseChoices(nullptr);
+    setUpReplay();
     updateNotices();
 }
 
 void WaferTab::beginRun(const config::Config& config) {
+    if (m_plannedActive) leavePlannedRun();
+    m_replayer->clear();  // a new run: nothing of the last one replays
     m_history.clear();
+    m_liveRunId = -1;
+    auto spec = wafer::specForConfig(config);
+    m_ioBytesPerS = spec.ok() ? spec->ioBytesPerS() : 0;
     m_numBlocks = config.model.numHiddenLayers;
     m_numSystems = std::max(1, config.runconfig.numCsx);
     m_emulation = config.wafer.emulate ? Emulation::Waiting : Emulation::Off;
@@ -407,6 +422,7 @@ void WaferTab::setRunState(session::RunState state) {
 }
 
 void WaferTab::showStep(int64_t step) {
+    if (m_plannedActive) leavePlannedRun();
     if (m_history.empty()) return;
     m_live = false;
     m_shownStep = std::clamp(step, m_history.firstStep(), m_history.lastStep());
@@ -415,6 +431,8 @@ void WaferTab::showStep(int64_t step) {
 }
 
 void WaferTab::goLive() {
+    if (m_plannedActive) leavePlannedRun();
+    leaveReplay();
     m_live = true;
     m_shownStep = m_history.lastStep();
     scheduleRedraw();
@@ -474,8 +492,9 @@ void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
     if (prediction == m_phaseChoicesFor && m_phase->count() > 0) return;
     m_phaseChoicesFor = prediction;
     m_phase->clear();
+    // Short: at presenter mode's type size the controls row must fit a 1400-px window.
     m_phase->addItem(tr("follow the run"), kFollowPhase);
-    m_phase->setItemData(0, tr("The layer phase the run computed last"), Qt::ToolTipRole);
+    m_phase->setItemData(0, tr("The layer phase that just ran"), Qt::ToolTipRole);
     m_phase->addItem(tr("whole step"), kWholeStep);
     if (prediction && prediction->adapterFrame(false)) {
         m_phase->addItem(tr("LoRA adapter ops, forward (every block)"), kAdapterForward);
@@ -516,7 +535,7 @@ void WaferTab::updateStepControls() {
         m_stepSlider->setValue(shown);
         m_stepSpin->setRange(first, last);
         m_stepSpin->setValue(shown);
-        m_liveButton->setChecked(m_live);
+        m_liveButton->setChecked(m_live && !m_plannedActive);
     }
     QString info;
     if (any) {
@@ -570,6 +589,12 @@ void WaferTab::updateSummary(const StepRecord* record) {
         m_split->hide();  // nothing to split: no empty bar
         m_splitLabel->hide();
     }
+    if (m_plannedActive) {
+        m_realSummary->setText(
+            tr("Planned step only: the run's real CPU speed is in its record "
+               "(Runs dock), not replayed here"));
+        return;
+    }
     const QString aside = p ? tr("the model really trains; only the wafer's time is emulated")
                             : tr("the model really trains; nothing is emulated");
     m_realSummary->setText(
@@ -584,7 +609,7 @@ QString WaferTab::noticeText() const {
 }
 
 void WaferTab::updateNotices() {
-    if (m_emulation == Emulation::NoRun) {
+    if (m_emulation == Emulation::NoRun && !m_plannedActive) {
         m_emptyLabel->setText(
             tr("<h3>No run to show yet</h3><p>Press <b>Run</b> to train the config. While it "
                "trains, this tab shows the emulated wafer-scale cluster step by step: the "
@@ -592,8 +617,9 @@ void WaferTab::updateNotices() {
                "MemoryX through SwarmX to each system and the gradients coming back, and the "
                "step's timeline.</p><p>The emulator follows <tt>wafer.spec</tt> and "
                "<tt>runconfig.num_csx</tt>; <tt>wafer predict CONFIG</tt> gives the same "
-               "prediction from the command line.</p><p>Runs in the Runs dock are not replayed "
-               "here: the tab keeps the steps of the run trained in this window.</p>"));
+               "prediction from the command line.</p><p>Select a finished run in the Runs dock to "
+               "see, and replay in slow motion, the step its config plans (runs keep no spans "
+               "in the store; the tab keeps the steps of the run trained in this window).</p>"));
         // A centred word-wrapped label gets no height-for-width on its own.
         m_emptyLabel->setMinimumHeight(m_emptyLabel->heightForWidth(m_emptyLabel->width()));
         m_stack->setCurrentIndex(0);
@@ -613,10 +639,12 @@ void WaferTab::updateNotices() {
                                                        : m_notPlannedReason);
     }
     if (!m_followedNote.isEmpty()) banner = m_followedNote;
+    if (m_plannedActive) banner = m_plannedNote;
     m_banner->setText(banner);
     m_banner->setVisible(!banner.isEmpty());
     // Without the emulator, wall time is the only clock (the choice is kept for the next run).
-    const bool emulated = m_emulation == Emulation::On || m_emulation == Emulation::Waiting;
+    const bool emulated =
+        m_emulation == Emulation::On || m_emulation == Emulation::Waiting || m_plannedActive;
     m_clockChoice->setCurrentIndex(
         m_clockChoice->findData(int(emulated ? m_clock : TimelineView::Clock::Real)));
     m_clockChoice->setEnabled(emulated);
@@ -627,12 +655,12 @@ void WaferTab::redrawNow() {
     m_dirty = false;
     if (m_live) m_shownStep = m_history.lastStep();
     updateStepControls();
-    const StepRecord* record = m_shownStep >= 0 ? m_history.find(m_shownStep) : nullptr;
+    const StepRecord* record = shownRecord();
     const bool newest = record && record->step == m_history.lastStep();
     const bool running = m_runState == session::RunState::Running ||
                          m_runState == session::RunState::Paused ||
                          m_runState == session::RunState::Preparing;
-    const bool inProgress = newest && running;
+    const bool inProgress = newest && running && !m_plannedActive;
     updateSummary(record);
 
     // Heatmap: the chosen phase, or the layer that just ran, or the whole step.
@@ -675,24 +703,12 @@ void WaferTab::redrawNow() {
             phase = phaseName(highlightLayer, m_phaseCode % 2 == 1);
         }
         // Which matrix each region of cores holds, for a layer phase's frame.
-        CoreRegions regions;
-        double phaseS = 0;  // the phase's whole time, waits included
-        if (highlightLayer >= 0) {
-            const std::string name = highlightLayer == 0 ? std::string("embeddings")
-                                     : highlightLayer == m_numBlocks + 1
-                                         ? std::string("head")
-                                         : "h." + std::to_string(highlightLayer - 1);
-            const wafer::Pass pass =
-                highlightBackward ? wafer::Pass::Backward : wafer::Pass::Forward;
-            for (const auto& timing : prediction->layers)
-                if (timing.layer == name && timing.pass == pass) {
-                    regions = coreRegionsFor(timing);
-                    phaseS = timing.timeS;
-                    break;
-                }
-        }
-        m_map->setRegions(regions);
-        m_map->setPhaseSeconds(phaseS);
+        m_map->setRegions(highlightLayer >= 0
+                              ? regionsOf(*prediction, highlightLayer, highlightBackward)
+                              : CoreRegions{});
+        m_map->setPhaseSeconds(highlightLayer >= 0
+                                   ? phaseSecondsOf(*prediction, highlightLayer, highlightBackward)
+                                   : 0.0);
         m_map->showFrame(prediction, frame, phase, note);
     } else {
         m_map->setRegions({});
@@ -733,8 +749,40 @@ void WaferTab::redrawNow() {
                                 prediction ? tr("shown for one layer phase at a time (pick one "
                                                 "under Heatmap, or Step Layer)")
                                            : tr("no emulated schedule"));
+    // Slow motion draws the moment under its cursor over the step's picture.
+    syncReplay(record);
+    const bool replaying = m_replayer->isActive();
+    if (replaying) {
+        applyReplay();
+    } else {
+        m_diagram->setReplay(std::nullopt);
+        m_timeline->setReplayCursor(-1);
+    }
     m_map->replotTimed();  // only when its frame or titles changed
-    if (timelineChanged) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+    if (timelineChanged || replaying) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int layer,
+                                bool backward) const {
+    const std::string name = layerName(layer, m_numBlocks);
+    const wafer::Pass pass = backward ? wafer::Pass::Backward : wafer::Pass::Forward;
+    for (const auto& timing : prediction.layers)
+        if (timing.layer == name && timing.pass == pass) return coreRegionsFor(timing);
+    return {};
+}
+
+double WaferTab::phaseSecondsOf(const wafer::StepPrediction& prediction, int layer,
+                                bool backward) const {
+    const std::string name = layerName(layer, m_numBlocks);
+    const wafer::Pass pass = backward ? wafer::Pass::Backward : wafer::Pass::Forward;
+    for (const auto& timing : prediction.layers)
+        if (timing.layer == name && timing.pass == pass) return timing.timeS;
+    return 0;
+}
+
+const StepRecord* WaferTab::shownRecord() const {
+    if (m_plannedActive) return &m_planned;
+    return m_shownStep >= 0 ? m_history.find(m_shownStep) : nullptr;
 }
 
 }  // namespace ws::ui

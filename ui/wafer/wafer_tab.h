@@ -8,9 +8,14 @@
 // again. Events are recorded as they arrive and drawn by one coalesced redraw (40 ms
 // single-shot timer), only while the tab is visible. Says plainly when there is nothing to
 // show: no run yet, the emulator switched off, or a config the emulator could not plan.
+// Slow motion (the bar under the step controls; wafer_tab_replay.cpp): the shown step's emulated
+// schedule replays at a chosen pace, the views drawing the moment under the cursor; Play pins the
+// shown step (leaves Live), Live leaves the replay. A stored run opened from the Runs dock, whose
+// spans are not stored, shows and replays the step its config plans (showPlannedRun).
 // GUI thread only.
 #pragma once
 
+#include <QImage>
 #include <QWidget>
 #include <memory>
 #include <utility>
@@ -19,6 +24,8 @@
 #include "engine/config/config.h"
 #include "engine/session/events.h"
 #include "engine/store/placement_records.h"
+#include "engine/wafer/narration.h"
+#include "ui/common/animation_export.h"
 #include "ui/common/wafer_history.h"
 #include "ui/wafer/timeline_view.h"
 
@@ -36,7 +43,10 @@ namespace ws::ui {
 
 class BufferSlotsView;
 class ClusterDiagram;
+struct CoreRegions;
 class LayerNormChart;
+class SlowMotionBar;
+class StepReplayer;
 class TimeSplitBar;
 class UtilizationMap;
 
@@ -86,6 +96,51 @@ public:
     void setPhase(int phaseCode);
     void setClock(TimelineView::Clock clock);
 
+    // Slow motion (wafer_tab_replay.cpp). The bar ("slowMotionBar") and the clock behind it.
+    SlowMotionBar* slowMotionBar() const { return m_slowBar; }
+    StepReplayer* replayer() const { return m_replayer; }
+    bool isReplaying() const;
+    // Play / pause the shown step's replay (playing pins the shown step: leaves Live).
+    void setReplayPlaying(bool play);
+    // Tests and exports: the cursor at emulated `timeS` of the shown step (enters the replay,
+    // draws now), or as if `wallS` seconds passed at the chosen pace.
+    void setReplayTime(double timeS);
+    void advanceReplay(double wallS);
+    void leaveReplay();  // back to the step's normal picture
+    // The line under the cursor ("h.0 forward on system 0 while h.1's weights stream in").
+    QString replayLine() const;
+    // An animation of the shown step's replay at the chosen pace: its frame count at `fps`, and
+    // frame i drawn (heatmap, diagram, buffer slots, timeline and norms, as on screen) at emulated
+    // time min(step, i / fps x pace). Rendering enters the replay (paused) at that time.
+    int replayFrameCount(double fps) const;
+    QImage renderReplayFrame(int frame, double fps);
+    // Writes those frames (kAnimationFps a second) to `path` (.png animated PNG, .gif, .mp4)
+    // behind a progress dialog; Export… on the bar asks for the path first.
+    // A replay longer than kMaxAnimationFrames frames (a 25-ms step at 1 µs = 20 ms lasts 8
+    // minutes) is refused with a message naming a faster speed (replayTooLongToExport: empty when
+    // it can be exported).
+    static constexpr int kAnimationFps = 25;
+    static constexpr int kMaxAnimationFrames = 120 * kAnimationFps;
+    AnimationExportResult exportReplayAnimation(const QString& path);
+    QString replayTooLongToExport();
+    // Stored runs from the Runs dock: `config`'s planned step (re-planned through the engine,
+    // session::predictConfigStep), shown and replayed with a banner saying so; the history of the
+    // run trained in this window is kept, and Live or leavePlannedRun() return to it. False (and
+    // `error` set) when the emulator cannot plan the config.
+    bool showPlannedRun(const config::Config& config, const QString& runLabel,
+                        QString* error = nullptr);
+    void leavePlannedRun();
+    // A run selected in the Runs dock: its planned step (from its stored config YAML), or back
+    // to the recorded steps when it is the run trained in this window (liveRunId). False with
+    // `error` set when its config does not parse or plan.
+    bool showStoredRun(int64_t runId, const QString& name, const std::string& configYaml,
+                       QString* error = nullptr);
+    bool showsPlannedRun() const { return m_plannedActive; }
+    // The run store's id of the run trained in this window (-1: none or not recorded), so the
+    // main window knows which stored run the history already holds.
+    void setLiveRunId(int64_t id) { m_liveRunId = id; }
+    int64_t liveRunId() const { return m_liveRunId; }
+
 protected:
     void showEvent(QShowEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;  // the timeline may switch lane layout
@@ -100,6 +155,16 @@ private:
     void updateSummary(const StepRecord* record);
     void updateNotices();
     QString phaseName(int layer, bool backward) const;  // "h.2 backward"
+    CoreRegions regionsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
+    // The layer phase's whole time on the wafer (its wait for weights included); 0 if none.
+    double phaseSecondsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
+    const StepRecord* shownRecord() const;
+    // Slow motion (wafer_tab_replay.cpp).
+    void setUpReplay();
+    void syncReplay(const StepRecord* record);  // the replayed step follows the shown one
+    void applyReplay();                         // draws the replay's moment into the views
+    void drawReplay();                          // ... and replots (on every replay tick)
+    double ioBytesPerS() const;
 
     WaferHistory m_history;
     Emulation m_emulation = Emulation::NoRun;
@@ -141,6 +206,19 @@ private:
     TimelineView* m_timeline;
     BufferSlotsView* m_bufferSlots;
     QTimer* m_redrawTimer;
+    bool m_replayDrawn = false;  // the views show the replay's moment (drawReplay)
+    QWidget* m_views;            // the heatmap, diagram, timeline area (replay frames grab it)
+    SlowMotionBar* m_slowBar;
+    StepReplayer* m_replayer;
+    double m_ioBytesPerS = 0;             // the run's spec's (planned bytes of the replay)
+    wafer::NarrationContext m_narration;  // of the replayed step's prediction
+    // A stored run's planned step (showPlannedRun) and what it replaced while shown.
+    bool m_plannedActive = false;
+    StepRecord m_planned;
+    QString m_plannedNote;
+    int m_savedBlocks = 0, m_savedSystems = 1;  // the live run's, while a plan is shown
+    double m_savedIo = 0;
+    int64_t m_liveRunId = -1;
 };
 
 }  // namespace ws::ui

@@ -106,5 +106,115 @@ TEST(LessonCheck, ResidentLayersCountOverlappingVisits) {
     EXPECT_EQ(run.maxResidentLayers, 2);
 }
 
+// A prediction of a 1-block model (layers 0, 1, 2) whose block's forward frame is uneven.
+std::shared_ptr<wafer::StepPrediction> unevenPrediction() {
+    auto p = std::make_shared<wafer::StepPrediction>();
+    p->stepS = 0.010;
+    p->split.compute = 0.006;
+    p->split.streaming = 0.001;
+    for (const char* name : {"embeddings", "h.0", "head"}) {
+        wafer::LayerTiming t;
+        t.layer = name;
+        t.computeS = 0.001;
+        t.weightStreamS = 0.0005;
+        p->layers.push_back(t);
+    }
+    p->layers[1].computeS = 0.002;
+    wafer::LayerTiming backward = p->layers[1];
+    backward.pass = wafer::Pass::Backward;
+    backward.computeS = 0.004;
+    p->layers.push_back(backward);
+    wafer::UtilizationFrame frame;
+    frame.label = "h.0 forward";
+    frame.min = 0.25;
+    frame.max = 0.9;
+    frame.mean = 0.5;
+    p->frames = {frame};
+    p->forwardFrame = {-1, 0, -1};
+    p->backwardFrame = {-1, -1, -1};
+    return p;
+}
+
+TEST(LessonCheck, EmulatedPhaseFiguresComeFromThePrediction) {
+    RunObservation run;
+    CheckContext context{nullptr, &run, nullptr};
+    run.observe(session::EmulatedStep{0, 0.0, unevenPrediction()});
+    EXPECT_TRUE(check("emulated.compute_ms == 6", context).passed);
+    EXPECT_TRUE(check("emulated.weight_wait_ms == 1", context).passed);
+    EXPECT_TRUE(check("emulated.weight_stream_ms == 2", context).passed);  // 4 x 0.5 ms
+    const CheckResult none = check("emulated.phase_busy_min_percent < 50", context);
+    EXPECT_FALSE(none.passed);
+    EXPECT_NE(none.detail.find("no layer phase has been computed yet"), std::string::npos)
+        << none.detail;
+
+    run.observe(streaming::Span{0, 0, 0, 1, streaming::SpanKind::Forward, 0, 1.0, 2.0});
+    EXPECT_TRUE(check("emulated.phase_busy_min_percent == 25", context).passed);
+    EXPECT_TRUE(check("emulated.phase_busy_max_percent == 90", context).passed);
+    EXPECT_TRUE(check("emulated.phase_busy_mean_percent == 50", context).passed);
+    EXPECT_TRUE(check("emulated.phase_compute_ms == 2", context).passed);
+    run.observe(streaming::Span{0, 0, 0, 1, streaming::SpanKind::Backward, 0, 3.0, 4.0});
+    EXPECT_TRUE(check("emulated.phase_compute_ms == 4", context).passed);
+    const CheckResult noFrame = check("emulated.phase_busy_max_percent > 0", context);
+    EXPECT_FALSE(noFrame.passed);
+    EXPECT_NE(noFrame.detail.find("no busy frame"), std::string::npos) << noFrame.detail;
+}
+
+TEST(LessonCheck, StudySubjectsReadTheLastStudies) {
+    StudyObservation studies;
+    CheckContext context{nullptr, nullptr, nullptr, &studies};
+    const CheckResult before = check("coord.pass == true", context);
+    EXPECT_FALSE(before.passed);
+    EXPECT_NE(before.detail.find("no coord check has run yet"), std::string::npos) << before.detail;
+    EXPECT_NE(check("sweep.sp.drift_log2 > 1", context).detail.find("no sweep has run yet"),
+              std::string::npos);
+
+    mup::CoordCheckResult coord;
+    coord.worstSpSlope = 1.1;
+    coord.worstMupSlope = -0.05;
+    coord.pass = true;
+    studies.coordCheck = coord;
+    EXPECT_TRUE(check("coord.pass == true", context).passed);
+    EXPECT_TRUE(check("coord.sp.worst_slope > 0.5", context).passed);
+    EXPECT_TRUE(check("coord.mup.worst_slope < coord.sp.worst_slope", context).passed);
+
+    sweep::ParametrizationTransfer sp, mup;
+    sp.parametrization = "sp";
+    sp.gridStep = 1.0;
+    sp.driftSteps = 3.0;
+    sp.regret = 0.2;
+    const auto optimum = [](double width, double bestLog2Lr) {
+        sweep::WidthOptimum w;
+        w.width = width;
+        w.bestLog2Lr = bestLog2Lr;
+        return w;
+    };
+    sp.widths = {optimum(16, -7), optimum(128, -10)};
+    mup.parametrization = "mup";
+    mup.gridStep = 0.5;
+    mup.driftSteps = 1.0;
+    mup.widths = {optimum(16, -5), optimum(128, -5)};
+    studies.sweepTransfer = std::vector{sp, mup};
+    studies.sweepTrials = 32;
+    EXPECT_TRUE(check("sweep.trials == 32", context).passed);
+    EXPECT_TRUE(check("sweep.sp.drift_log2 == 3", context).passed);
+    EXPECT_TRUE(check("sweep.mup.drift_log2 == 0.5", context).passed);  // steps x grid step
+    EXPECT_TRUE(check("sweep.sp.best_log2_lr_widest == -10", context).passed);
+    EXPECT_TRUE(
+        check("sweep.mup.best_log2_lr_narrowest == sweep.mup.best_log2_lr_widest", context).passed);
+    EXPECT_TRUE(check("sweep.sp.regret > 0.1", context).passed);
+    const CheckResult unknown = check("sweep.mup.regret < 1", context);
+    EXPECT_FALSE(unknown.passed);  // NaN: the sweep could not tell
+    EXPECT_NE(unknown.detail.find("cannot tell"), std::string::npos) << unknown.detail;
+
+    // Studies are not runs: they have no previous.
+    auto previous = parseCondition("previous.sweep.trials > 1");
+    ASSERT_FALSE(previous.ok());
+    EXPECT_NE(previous.error().message.find("unknown subject"), std::string::npos);
+    auto typo = parseCondition("sweep.mup.drift < 1");
+    ASSERT_FALSE(typo.ok());
+    EXPECT_NE(typo.error().message.find("did you mean `sweep.mup.drift_log2`?"), std::string::npos)
+        << typo.error().message;
+}
+
 }  // namespace
 }  // namespace ws::lesson

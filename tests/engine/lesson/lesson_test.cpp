@@ -224,6 +224,88 @@ TEST(LessonErrors, ChecksAreParsed) {
         << e;
 }
 
+const std::string kMupHead =
+    "title: T\n"
+    "preset: ../../presets/teaching-mup.yaml\n"
+    "steps:\n";
+
+TEST(Lesson, ReadsStudyActions) {
+    auto lesson = parse(kMupHead +
+                        "  - text: a\n    action: {coord_check: {widths: [16, 32], steps: 3}}\n"
+                        "    view: sweeps/coord_check\n    highlight: coord_check\n"
+                        "    expect: [coord.mup.worst_slope < coord.sp.worst_slope]\n"
+                        "  - text: b\n    action: {coord_check: {widths: [16, 64]}}\n"
+                        "  - text: c\n    action: {sweep: {}}\n"
+                        "    expect: [sweep.mup.drift_log2 <= 1, \"sweep.trials >= 2\"]\n");
+    ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+    const Action& coord = lesson->steps[0].action;
+    EXPECT_EQ(coord.kind, Action::Kind::CoordCheck);
+    EXPECT_EQ(coord.widths, (std::vector<int>{16, 32}));
+    EXPECT_EQ(coord.count, 3);
+    EXPECT_EQ(lesson->steps[1].action.count, 10);  // `wafer coord-check`'s default steps
+    EXPECT_EQ(lesson->steps[2].action.kind, Action::Kind::Sweep);
+    EXPECT_EQ(describeAction(coord),
+              "run the coord check at widths 16, 32 (3 steps each, SP and μP)");
+    EXPECT_EQ(describeAction(lesson->steps[2].action), "run the config's sweep");
+}
+
+TEST(LessonErrors, StudyActionsAreChecked) {
+    // Widths the coord check cannot train, with the coord check's own reason.
+    std::string e =
+        errorOf(kMupHead + "  - text: a\n    action: {coord_check: {widths: [16, 24]}}\n");
+    EXPECT_NE(e.find("t.yaml:5:13: steps[0].action.coord_check.widths: width 24 is not a "
+                     "multiple of the head size 16"),
+              std::string::npos)
+        << e;
+    e = errorOf(kMupHead + "  - text: a\n    action: {coord_check: {widths: [16]}}\n");
+    EXPECT_NE(e.find("t.yaml:5:36: steps[0].action.coord_check.widths: needs at least two "
+                     "widths"),
+              std::string::npos)
+        << e;
+    e = errorOf(kMupHead + "  - text: a\n    action: {coord_check: {width: [16, 32]}}\n");
+    EXPECT_NE(e.find("steps[0].action.coord_check.width: unknown key"), std::string::npos) << e;
+    EXPECT_NE(e.find("did you mean `widths`?"), std::string::npos) << e;
+    e = errorOf(kMupHead +
+                "  - text: a\n    action: {coord_check: {widths: [16, 32], steps: 0}}\n");
+    EXPECT_NE(e.find("t.yaml:5:53: steps[0].action.coord_check.steps: expected an integer in "
+                     "[1, 1000], found \"0\""),
+              std::string::npos)
+        << e;
+    e = errorOf(kMupHead + "  - text: a\n    action: {coord_check: [16, 32]}\n");
+    EXPECT_NE(e.find("steps[0].action.coord_check: expected {widths: [16, 32, 64], steps: N}"),
+              std::string::npos)
+        << e;
+    // μP off in the config: nothing to compare SP with.
+    e = errorOf(kHead + "  - text: a\n    action: {coord_check: {widths: [64, 128]}}\n");
+    EXPECT_NE(e.find("steps[0].action.coord_check.widths: the coord check compares SP with muP, "
+                     "but the config has muP off"),
+              std::string::npos)
+        << e;
+    // A sweep needs a config with a sweep: section that plans.
+    e = errorOf(kHead + "  - text: a\n    action: {sweep: {}}\n");
+    EXPECT_NE(e.find("t.yaml:5:13: steps[0].action.sweep: the config has no sweep: section"),
+              std::string::npos)
+        << e;
+    e = errorOf(kMupHead + "  - text: a\n    action: {sweep: {seeds: 2}}\n");
+    EXPECT_NE(e.find("t.yaml:5:21: steps[0].action.sweep: expected `sweep: {}`"), std::string::npos)
+        << e;
+    e = errorOf(kMupHead + "  - text: a\n    action: {swep: {}}\n");
+    EXPECT_NE(e.find("steps[0].action.swep: unknown key"), std::string::npos) << e;
+    EXPECT_NE(e.find("did you mean `sweep`?"), std::string::npos) << e;
+    e = errorOf(kMupHead +
+                "  - text: a\n    action: {sweep: {}, coord_check: {widths: [16, 32]}}\n");
+    EXPECT_NE(e.find("steps[0].action: one action per step"), std::string::npos) << e;
+    e = errorOf(kMupHead +
+                "  - text: a\n    changes: {sweep.parametrization: [sp, mp]}\n"
+                "    action: {sweep: {}}\n");
+    EXPECT_NE(e.find("t.yaml:6:13: steps[0].action.sweep: the sweep cannot be planned"),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("mp is not defined in sweep.parametrizations (defined: sp, mup)"),
+              std::string::npos)
+        << e;
+}
+
 TEST(LessonErrors, EveryProblemIsReportedInOnePass) {
     const std::string e = errorOf(kHead +
                                   "  - text: a\n    view: wafr\n"

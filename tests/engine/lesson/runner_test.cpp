@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
+#include "engine/modelio/checkpoints.h"
 #include "support/temp_dir.h"
 
 namespace ws::lesson {
@@ -17,13 +21,15 @@ struct Fixture {
     Lesson lesson;
     std::unique_ptr<LessonRunner> runner;
 
-    explicit Fixture(const std::string& steps) {
-        auto loaded = parseLesson(kHead + steps, "t.yaml", dir.path());
+    explicit Fixture(const std::string& steps, const std::string& head = kHead,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(600)) {
+        auto loaded = parseLesson(head + steps, "t.yaml", dir.path());
         if (!loaded.ok()) throw std::runtime_error(loaded.error().message);
         lesson = std::move(*loaded);
         RunnerOptions options;
         options.workDir = dir.path();
         options.cacheDir = dir.path() / "cache";
+        options.timeout = timeout;
         runner = std::make_unique<LessonRunner>(lesson, options);
     }
 };
@@ -62,6 +68,54 @@ TEST(LessonRunner, PausesAtTheAskedPhaseAndStepsOn) {
     EXPECT_EQ(f.runner->current().state, session::RunState::Paused);
     EXPECT_EQ(f.runner->current().layer, 1);
     EXPECT_EQ(f.runner->current().phase, Phase::Forward);
+}
+
+// A lesson's run ends with a checkpoint, as `wafer train`'s do: it can be resumed or sampled.
+TEST(LessonRunner, ARunEndsWithACheckpoint) {
+    Fixture f(
+        "  - text: three steps\n"
+        "    action: {run_steps: 3}\n");
+    const StepOutcome o = f.runner->runStep(0);
+    ASSERT_TRUE(o.passed()) << describe(o);
+    const auto checkpoints = modelio::listCheckpoints(f.dir.path() / "run-1");
+    ASSERT_EQ(checkpoints.size(), 1u);
+    EXPECT_EQ(checkpoints.front().first, 3);
+}
+
+// An action that cannot finish within the timeout (none at all here, so the check does not
+// depend on how fast the machine is) fails with a message naming the step, what it waited for
+// and where the run stood, instead of waiting forever; the run is ended.
+TEST(LessonRunner, AnActionWithoutProgressTimesOutNamingTheStep) {
+    Fixture f(
+        "  - title: Pause at the head\n"
+        "    text: never in no time\n"
+        "    action: {pause_at: {phase: forward, layer: 3}}\n",
+        kHead, std::chrono::milliseconds(0));
+    const StepOutcome o = f.runner->runStep(0);
+    EXPECT_FALSE(o.passed());
+    EXPECT_EQ(
+        o.error.rfind("step 1 (\"Pause at the head\"), pause after the forward pass of layer 3: "
+                      "no progress for 0 ms while waiting for the run to pause after the "
+                      "forward pass of layer 3 (",
+                      0),
+        0u)
+        << o.error;
+    EXPECT_NE(o.error.find("; the run is "), std::string::npos) << o.error;
+    EXPECT_NE(f.runner->current().state, session::RunState::Paused);  // ended, not left paused
+}
+
+// A layer the model does not have is never reached: it fails after a whole step of phases,
+// however long the timeout.
+TEST(LessonRunner, APauseAtALayerTheModelLacksFailsAfterAWholeStep) {
+    Fixture f("  - text: nothing\n");
+    Action impossible;
+    impossible.kind = Action::Kind::PauseAt;
+    impossible.layer = 99;
+    const Status s = f.runner->perform(impossible);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message,
+              "pause after the forward pass of layer 99 was not reached in a whole step of layer "
+              "phases (the model has layers 0 to 3)");
 }
 
 TEST(LessonRunner, RunsStepsAndSwitchesSystems) {
@@ -123,6 +177,52 @@ TEST(LessonRunner, TriesTheSolutionAndReportsFailingChecks) {
     EXPECT_EQ(failing.expect[1].where, "t.yaml:11:30");
 }
 
+// presets/teaching-mup.yaml shrunk to a sweep of 2 widths x 2 rates x 2 parametrizations of 4
+// steps, written beside the test's lesson.
+std::filesystem::path tinyMupPreset(const std::filesystem::path& dir) {
+    std::ifstream in(WAFER_SOURCE_DIR "/presets/teaching-mup.yaml");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    std::string text = buffer.str();
+    const auto replace = [&](const std::string& from, const std::string& to) {
+        for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at))
+            text.replace(at, from.size(), to), at += to.size();
+    };
+    replace("values: [16, 32, 64, 128]", "values: [16, 32]");
+    replace("model.num_heads: [1, 2, 4, 8]", "model.num_heads: [1, 2]");
+    replace("model.filter_size: [64, 128, 256, 512]", "model.filter_size: [64, 128]");
+    replace("{min: -11, max: -4, step: 1}", "{min: -8, max: -7, step: 1}");
+    replace("max_steps: 100", "max_steps: 4");
+    replace("final_loss_steps: 10", "final_loss_steps: 2");
+    replace("../resources/corpus", WAFER_SOURCE_DIR "/resources/corpus");
+    const auto file = dir / "tiny-mup.yaml";
+    std::ofstream(file) << text;
+    return file;
+}
+
+TEST(LessonRunner, RunsTheCoordCheckAndTheSweep) {
+    ws::testing::TempDir presetDir{"lesson-preset"};
+    const std::string head =
+        "title: T\npreset: " + tinyMupPreset(presetDir.path()).string() + "\nsteps:\n";
+    Fixture f(
+        "  - text: the coord check\n"
+        "    action: {coord_check: {widths: [16, 32], steps: 2}}\n"
+        "    expect: [coord.sp.worst_slope > coord.mup.worst_slope, coord.pass == true]\n"
+        "  - text: the sweep\n"
+        "    action: {sweep: {}}\n"
+        "    expect: [sweep.trials == 8, sweep.sp.best_log2_lr_narrowest <= -7,\n"
+        "             sweep.mup.drift_log2 <= 1]\n",
+        head);
+    const StepOutcome coord = f.runner->runStep(0);
+    EXPECT_TRUE(coord.passed()) << describe(coord);
+    ASSERT_TRUE(f.runner->studies().coordCheck);
+    EXPECT_EQ(f.runner->studies().coordWidths, (std::vector<int>{16, 32}));
+    const StepOutcome swept = f.runner->runStep(1);
+    EXPECT_TRUE(swept.passed()) << describe(swept);
+    ASSERT_TRUE(f.runner->studies().sweepTransfer);
+    EXPECT_EQ(f.runner->studies().sweepTransfer->size(), 2u);  // sp and mup
+}
+
 }  // namespace
 }  // namespace ws::lesson
 
@@ -165,6 +265,29 @@ TEST(LessonActionDriver, SaysWhatToDoAfterEachPause) {
 
     ActionDriver noPause(step);
     EXPECT_FALSE(noPause.start(false, 0).error.empty());
+}
+
+// What a timeout message says the driver waited for, and where the run stood.
+TEST(LessonActionDriver, SaysWhatItWaitsFor) {
+    Action pauseAt;
+    pauseAt.kind = Action::Kind::PauseAt;
+    pauseAt.phase = Phase::Backward;
+    pauseAt.layer = 2;
+    ActionDriver driver(pauseAt);
+    RunObservation run;
+    EXPECT_EQ(driver.waitingFor(run, session::RunState::Preparing),
+              "the run to pause after the backward pass of layer 2 (no layer phase computed yet; "
+              "the run is preparing)");
+    run.observe(streaming::Span{4, 0, 0, 1, streaming::SpanKind::Forward, 0, 0.0, 1.0});
+    EXPECT_EQ(driver.waitingFor(run, session::RunState::Paused),
+              "the run to pause after the backward pass of layer 2 (the last phase computed: the "
+              "forward pass of layer 1 of step 5; the run is paused)");
+    Action steps;
+    steps.kind = Action::Kind::RunSteps;
+    steps.count = 30;
+    EXPECT_EQ(ActionDriver(steps).waitingFor(RunObservation{}, session::RunState::Running),
+              "the run to train 30 steps, 0 so far (no layer phase computed yet; the run is "
+              "running)");
 }
 
 }  // namespace

@@ -8,12 +8,19 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
+#include <QDialog>
 #include <QDockWidget>
+#include <QLabel>
+#include <QPointer>
+#include <QStyle>
+#include <QStyleOptionButton>
 #include <QTest>
 
 #include "support/gui_test.h"
 #include "support/studio_window.h"
 #include "ui/config/config_document.h"
+#include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/presenter_mode.h"
 #include "ui/training/training_tab.h"
@@ -31,6 +38,31 @@ QStringList visibleDocks(const MainWindow* window) {
     return names;
 }
 
+// Pixels of `w` as drawn, inside its check box indicator, that are light (outline) or yellow.
+QImage indicatorImage(QCheckBox* box) {
+    QStyleOptionButton option;
+    option.initFrom(box);
+    const QRect r = box->style()->subElementRect(QStyle::SE_CheckBoxIndicator, &option, box);
+    return box->grab().toImage().copy(r);
+}
+int lightPixels(QCheckBox* box) {
+    const QImage img = indicatorImage(box);
+    int n = 0;
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) n += qGray(img.pixel(x, y)) > 200;
+    return n;
+}
+int yellowPixels(QCheckBox* box) {
+    const QImage img = indicatorImage(box);
+    int n = 0;
+    for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x) {
+            const QColor c = img.pixelColor(x, y);
+            n += c.red() > 200 && c.green() > 150 && c.blue() < 80;
+        }
+    return n;
+}
+
 // The tick-label point size of the first chart of the Training tab.
 double chartTickFontSize(const MainWindow* window) {
     auto* tab = window->findChild<QWidget*>(QStringLiteral("trainingTab"));
@@ -46,7 +78,10 @@ private slots:
         QVERIFY(m_window.open());
         QVERIFY(m_window->openConfig(kTeaching));
     }
-    void cleanup() { m_window.close(); }
+    void cleanup() {
+        m_window->presenterMode()->setActive(false);  // a failed check leaves it on
+        m_window.close();
+    }
 
     void enterAndLeaveRestoreEverything() {
         MainWindow* w = m_window.get();
@@ -96,6 +131,87 @@ private slots:
         w->presenterMode()->setActive(false);
         QVERIFY(visibleDocks(w).contains("LessonsDock"));
         QVERIFY(visibleDocks(w).size() > 1);
+    }
+
+    // The high-contrast palette drew check boxes' boxes black on black ("fit colours" on the
+    // Wafer tab showed only its text): presenter mode outlines them in white, fills them yellow
+    // when checked, and puts the window's style sheet back on leaving.
+    void checkBoxesStayVisible() {
+        const QString sheetBefore = m_window->styleSheet();
+        m_window->presenterMode()->setActive(true);
+        QVERIFY(m_window->showTab("training"));
+        // As "fit colours" (shown once a run has emulated frames) and the Config tab's boxes.
+        auto* box =
+            new QCheckBox(QStringLiteral("fit colours"), m_window.find<QWidget>("trainingTab"));
+        box->show();
+        QTRY_VERIFY(box->isVisible());
+        box->setChecked(false);
+        QVERIFY2(lightPixels(box) > 20, "the unchecked box has no visible outline");
+        QCOMPARE(yellowPixels(box), 0);
+        box->setChecked(true);
+        QVERIFY2(yellowPixels(box) > 20, "the checked box is not filled");
+        box->setChecked(false);
+        m_window->presenterMode()->setActive(false);
+        QCOMPARE(m_window->styleSheet(), sheetBefore);
+        delete box;
+    }
+
+    // Charts made after entering presenter mode (a new run's, a sweep's) get its scale too, and
+    // lose it on leaving, as the ones that were there.
+    void chartsCreatedInPresenterModeFollowIt() {
+        auto* host = m_window.find<QWidget>("trainingTab");
+        auto* before = new QCustomPlot(host);
+        before->show();
+        const double normal = before->xAxis->tickLabelFont().pointSizeF();
+        m_window->presenterMode()->setActive(true);
+        const double normalPen = before->xAxis->basePen().widthF();
+        QVERIFY(m_window->showTab("training"));
+        auto* during = new QCustomPlot(host);
+        during->xAxis->setLabel(QStringLiteral("step"));
+        during->show();
+        QTRY_COMPARE(during->xAxis->basePen().widthF(), normalPen * PresenterMode::kScale);
+        QCOMPARE(during->xAxis->tickLabelFont().pointSizeF(), normal * PresenterMode::kScale);
+        QCOMPARE(before->xAxis->tickLabelFont().pointSizeF(), normal * PresenterMode::kScale);
+        during->replot();  // a chart re-styled later keeps the scale
+        QCOMPARE(during->xAxis->tickLabelFont().pointSizeF(), normal * PresenterMode::kScale);
+        m_window->presenterMode()->setActive(false);
+        QCOMPARE(during->xAxis->tickLabelFont().pointSizeF(), normal);
+        QCOMPARE(during->xAxis->basePen().widthF(), normalPen);
+        QCOMPARE(before->xAxis->tickLabelFont().pointSizeF(), normal);
+        delete before;
+        delete during;
+    }
+
+    // An open lesson's dock widens in presenter mode, its figure filling the dock's width.
+    void anOpenLessonsFigureIsShownLarge() {
+        m_window->showLessons();
+        LessonsPanel* panel = m_window->lessonsPanel();
+        QVERIFY(panel->openLesson(
+            QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons/01-weight-streaming.yaml")));
+        auto* figure = m_window.find<QLabel>("lessonFigure");
+        QTRY_VERIFY(figure->isVisible());
+        const int normal = figure->pixmap().width();
+        QVERIFY(normal > 200);
+        QVERIFY(normal >= panel->width() - 40);
+        m_window->presenterMode()->setActive(true);
+        m_window->setWindowState(Qt::WindowNoState);
+        m_window->resize(1920, 1080);
+        QTRY_COMPARE(m_window->size(), QSize(1920, 1080));
+        QTRY_VERIFY(figure->pixmap().width() >= panel->width() - 40);
+        QVERIFY(figure->isVisible());
+        QTest::qWait(200);  // the tool bar lays its larger buttons out
+        QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("presenter-lesson.png")));
+        // A click on the figure shows it large over the views; a click closes it.
+        QTest::mouseClick(figure, Qt::LeftButton);
+        auto* dialog = m_window.find<QDialog>("lessonFigureDialog");
+        QTRY_VERIFY(dialog->isVisible());
+        auto* large = dialog->findChild<QLabel*>("lessonFigureLarge");
+        QVERIFY(large->pixmap().width() > 2 * figure->pixmap().width());
+        QVERIFY(dialog->grab().save(ws::testing::artifactPath("presenter-lesson-figure.png")));
+        QPointer<QDialog> closing(dialog);
+        QTest::mouseClick(large, Qt::LeftButton);
+        QTRY_VERIFY(!closing);
+        m_window->presenterMode()->setActive(false);
     }
 
     void leavesSpaceAndArrowsUnbound() {

@@ -143,6 +143,13 @@ private slots:
         QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-block.png")));
         stepTo(3);
         QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-head.png")));
+        // A paused run adds its lines (the narration under the tabs): the window still fits.
+        const QSize running = windowMinimum(m_window.get());
+        QVERIFY2(running.width() <= kMaxWidth && running.height() <= kMaxHeight,
+                 qPrintable(QStringLiteral("%1 x %2 while a run is paused: %3")
+                                .arg(running.width())
+                                .arg(running.height())
+                                .arg(widest(m_window.get(), false))));
         // The same on a laptop, with and without the Lessons dock.
         for (QSize size : {QSize(1366, 768), QSize(1280, 720)}) {
             m_window->resize(size);
