@@ -135,15 +135,17 @@ std::optional<std::string> phaseValue(std::string_view name, const RunObservatio
         return std::nullopt;
     }
     const bool backward = run.phase == Phase::Backward;
-    if (name == "emulated.phase_compute_ms") {
-        // The phase's busiest-core compute time (LayerTiming::computeS, per micro-batch visit).
+    if (name == "emulated.phase_compute_ms" || name == "emulated.phase_ms") {
+        // The phase's busiest-core compute time (LayerTiming::computeS, per micro-batch visit),
+        // or its whole time on the wafer, the wait for weights included (LayerTiming::timeS).
         const std::string label = run.layer == 0 ? std::string("embeddings")
                                   : run.layer == run.layerCount - 1
                                       ? std::string("head")
                                       : fmt::format("h.{}", run.layer - 1);
         for (const wafer::LayerTiming& t : p.layers)
             if (t.layer == label && (t.pass == wafer::Pass::Backward) == backward)
-                return formatNumberShort(t.computeS * 1e3);
+                return formatNumberShort((name == "emulated.phase_ms" ? t.timeS : t.computeS) *
+                                         1e3);
         why =
             "the emulated step has no " + label + (backward ? " backward" : " forward") + " phase";
         return std::nullopt;
@@ -438,10 +440,15 @@ const std::vector<SubjectInfo>& checkSubjects() {
         {"emulated.weight_stream_ms", "all the step's weight stream-in time, added up, ms"},
         {"emulated.phase_compute_ms",
          "the busiest core's compute time in the layer phase just computed (run.phase), ms"},
+        {"emulated.phase_ms",
+         "that layer phase's whole time on the wafer, its wait for weights included, ms"},
         {"emulated.phase_busy_min_percent",
-         "the least busy core's busy share of that phase (the heatmap's darkest core), %"},
-        {"emulated.phase_busy_max_percent", "the busiest core's busy share of that phase, %"},
-        {"emulated.phase_busy_mean_percent", "the mean core's busy share of that phase, %"},
+         "the least busy core's share of that phase's compute window (the heatmap's darkest "
+         "core), %"},
+        {"emulated.phase_busy_max_percent",
+         "the busiest core's share of that phase's compute window, %"},
+        {"emulated.phase_busy_mean_percent",
+         "the mean core's share of that phase's compute window, %"},
         {"coord.pass", "true when the last coord check passed (every μP slope below 0.3)"},
         {"coord.sp.worst_slope",
          "its worst slope under SP: mean |activation| grows like width^slope"},

@@ -384,23 +384,26 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     if (opt.frames) {
         const int R = spec.gridRows, C = spec.gridCols;
         const size_t K = kinds.size();
-        // A kind's span is the same for every block but the first/last; use the layers' mean.
-        std::vector<double> kindSpan(K, 0.0), kindCount(K, 0.0);
-        for (size_t i = 0; i < n; ++i) {
-            kindSpan[size_t(order[i].kind)] += compEnd[i] - compStart[i];
-            kindCount[size_t(order[i].kind)] += 1;
-        }
+        std::vector<double> kindCount(K, 0.0);
+        for (size_t i = 0; i < n; ++i) kindCount[size_t(order[i].kind)] += 1;
         std::vector<float> stepBusy(size_t(R) * C, 0.0f);
         for (size_t k = 0; k < K; ++k) {
             const auto& cyc = kinds[k].coreBusyCycles;
-            const double spanCycles = kindSpan[k] / std::max(1.0, kindCount[k]) * clock;
+            // Over the phase's compute window (its ops back to back), not its span: a layer
+            // bound by its weight stream would otherwise show as a uniform ~1 % whatever its
+            // matrices do (the waiting is the time split's and the timeline's to show). The
+            // window is the same for every visit of a kind, and no core exceeds it (an op lasts
+            // at least its busiest core's cycles).
+            const double windowCycles = kinds[k].busyCycles;
             std::vector<float> busy(cyc.size());
             for (size_t j = 0; j < cyc.size(); ++j) {
-                busy[j] = spanCycles > 0 ? float(cyc[j] / spanCycles) : 0.0f;
+                busy[j] = windowCycles > 0 ? float(cyc[j] / windowCycles) : 0.0f;
                 stepBusy[j] += float(cyc[j] * kindCount[k]);
             }
             out.frames.push_back(
                 downsample(kindLabels[k], busy, R, C, opt.displayRows, opt.displayCols));
+            out.frames.back().window = UtilizationFrame::Window::Compute;
+            out.frames.back().windowS = windowCycles / clock;
         }
         // LoRA: the adapter products of a block's pass alone, over their own time.
         if (S.hasLora()) {
@@ -417,11 +420,15 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
                 out.frames.push_back(
                     downsample(backward ? "LoRA adapters backward" : "LoRA adapters forward", busy,
                                R, C, opt.displayRows, opt.displayCols));
+                out.frames.back().window = UtilizationFrame::Window::Adapters;
+                out.frames.back().windowS = spanCycles / clock;
             }
         }
         const double stepCycles = out.stepS * clock;
         for (auto& v : stepBusy) v = float(v / stepCycles);
         out.frames.push_back(downsample("step", stepBusy, R, C, opt.displayRows, opt.displayCols));
+        out.frames.back().window = UtilizationFrame::Window::Step;
+        out.frames.back().windowS = out.stepS;
         out.forwardFrame.assign(size_t(L + 2), -1);
         out.backwardFrame.assign(size_t(L + 2), -1);
         for (const auto& st : order) {

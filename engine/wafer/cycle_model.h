@@ -174,9 +174,11 @@ struct StepPrediction {
     bool weightStreamingHidden = false;  // no layer is bound by its weight stream
     TimeSplit split;
     ActivationFit activations;
-    std::vector<LayerTiming> layers;       // forward then backward, execution order
-    std::vector<TimelineSpan> spans;       // every system's spans (systems are identical)
-    std::vector<UtilizationFrame> frames;  // per planned layer phase, then "step" (last)
+    std::vector<LayerTiming> layers;  // forward then backward, execution order
+    std::vector<TimelineSpan> spans;  // every system's spans (systems are identical)
+    // Per planned layer phase, each over its compute window (UtilizationFrame::windowS: the
+    // phase's ops back to back, waits for weights excluded), then "step" (last), over stepS.
+    std::vector<UtilizationFrame> frames;
     // frames[] index of each layer's forward / backward phase (L + 2 entries, by ParameterTable
     // layer index); -1 without frames.
     std::vector<int> forwardFrame, backwardFrame;

@@ -137,16 +137,21 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     knobs->addSpacing(12);
     knobs->addWidget(new QLabel(tr("Top-k"), this));
     knobs->addWidget(m_topK);
-    knobs->addSpacing(12);
-    knobs->addWidget(new QLabel(tr("Length"), this));
-    knobs->addWidget(m_length);
-    knobs->addSpacing(12);
-    knobs->addWidget(new QLabel(tr("Seed"), this));
-    knobs->addWidget(m_seed);
     knobs->addStretch(1);
     knobs->addWidget(m_generate);
     knobs->addWidget(m_stop);
     form->addRow(QString(), knobs);
+    // Length and seed on a second row: one row of all the knobs is wider than a laptop allows
+    // beside the docks (issue 17).
+    auto* moreKnobs = new QHBoxLayout;
+    moreKnobs->setSpacing(8);
+    moreKnobs->addWidget(new QLabel(tr("Length"), this));
+    moreKnobs->addWidget(m_length);
+    moreKnobs->addSpacing(12);
+    moreKnobs->addWidget(new QLabel(tr("Seed"), this));
+    moreKnobs->addWidget(m_seed);
+    moreKnobs->addStretch(1);
+    form->addRow(QString(), moreKnobs);
 
     m_note = new QLabel(this);
     m_note->setObjectName(QStringLiteral("samplesNote"));

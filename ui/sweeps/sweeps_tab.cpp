@@ -110,7 +110,9 @@ SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     // The chart is the point of the tab: a long trial table must not squeeze it to a strip.
-    m_chart->setMinimumHeight(300);
+    // 140 px: still a chart, and the tab fits a 768-px laptop screen with a run's narration
+    // line under the tabs (issue 17).
+    m_chart->setMinimumHeight(140);
     split->setSizes({600, 400});
     layout->addWidget(split, 1);
 

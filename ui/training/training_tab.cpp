@@ -50,7 +50,9 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
     m_smoothing->setObjectName(QStringLiteral("smoothing"));
     m_smoothing->setRange(0, 99);
     m_smoothing->setValue(60);
-    m_smoothing->setFixedWidth(160);
+    // Narrower beside docks on a laptop (issue 17), never wider than it reads well.
+    m_smoothing->setMinimumWidth(90);
+    m_smoothing->setMaximumWidth(160);
     m_smoothing->setToolTip(tr("EMA smoothing weight; the raw values stay visible, faint, behind"));
     m_smoothingValue = new QLabel(QStringLiteral("0.60"), this);
     m_smoothingValue->setMinimumWidth(32);
@@ -102,6 +104,7 @@ TrainingTab::TrainingTab(QWidget* parent) : QWidget(parent) {
                                 "or select runs in the Runs panel to compare them."),
                              this);
     m_emptyHint->setAlignment(Qt::AlignCenter);
+    m_emptyHint->setWordWrap(true);
     m_emptyHint->setForegroundRole(QPalette::PlaceholderText);
 
     auto* layout = new QVBoxLayout(this);

@@ -215,8 +215,8 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
     m_adapters->setPen(QPen(adapterColor().darker(140), 0));
     m_adapters->removeFromLegend();  // listed only while a LoRA run is shown
     legend->setVisible(true);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
-    legend->setWrap(7);
+    legend->setWrap(3);  // two rows: one row of six is wider than a laptop's window allows
+    legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries out
     // The legend sits in its own row under the chart, never over the bars.
     axisRect()->insetLayout()->take(legend);
     plotLayout()->addElement(2, 0, legend);
@@ -386,8 +386,8 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             m_adapters->addToLegend();
         else
             m_adapters->removeFromLegend();
-        // Seven entries do not fit one row beside the gradient-norm chart: two rows then.
-        legend->setWrap(showAdapters ? 4 : 7);
+        // Two rows either way: one row is wider than a laptop's window allows (issue 17).
+        legend->setWrap(showAdapters ? 4 : 3);
         legend->setFillOrder(QCPLegend::foColumnsFirst, true);
     }
 

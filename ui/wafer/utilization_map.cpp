@@ -21,6 +21,27 @@ QCPColorGradient busyGradient() {
     return g;
 }
 
+namespace {
+
+QString seconds(double s) {
+    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
+    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 2);
+    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
+}
+
+// What a frame's percentages are of, for the colour scale.
+QString scaleLabel(const wafer::UtilizationFrame* frame, bool fitted) {
+    using W = wafer::UtilizationFrame::Window;
+    const W window = frame ? frame->window : W::Step;
+    const QString of = window == W::Compute    ? UtilizationMap::tr("% of the layer's compute")
+                       : window == W::Adapters ? UtilizationMap::tr("% of the adapters' time")
+                                               : UtilizationMap::tr("% of the step's time");
+    return fitted ? UtilizationMap::tr("busy (%1, colours fitted)").arg(of)
+                  : UtilizationMap::tr("busy (%1)").arg(of);
+}
+
+}  // namespace
+
 UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
     setObjectName(QStringLiteral("utilizationMap"));
     setMinimumSize(320, 260);
@@ -47,7 +68,7 @@ UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
     m_scale = new QCPColorScale(this);
     plotLayout()->addElement(2, 1, m_scale);
     m_scale->setType(QCPAxis::atRight);
-    m_scale->axis()->setLabel(tr("busy (% of the phase's time)"));
+    m_scale->axis()->setLabel(scaleLabel(nullptr, false));
     m_scale->setDataRange(QCPRange(0, 100));
     m_scale->setGradient(busyGradient());
     m_map->setColorScale(m_scale);
@@ -132,6 +153,16 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                         .arg(100.0 * frame->mean, 0, 'f', 1)
                         .arg(100.0 * frame->min, 0, 'f', 1)
                         .arg(100.0 * frame->max, 0, 'f', 1);
+    // Exactly what the percentages are of, on lines of their own (the map is narrow).
+    using W = wafer::UtilizationFrame::Window;
+    if (frame->windowS > 0 && frame->window == W::Compute) {
+        stats += '\n' + tr("% of the layer's %1 of compute").arg(seconds(frame->windowS));
+        if (m_phaseS > frame->windowS * (1 + 1e-6))
+            stats += '\n' + tr("(its phase took %1 in all: the rest was waiting for weights)")
+                                .arg(seconds(m_phaseS));
+    } else if (frame->windowS > 0 && frame->window == W::Step) {
+        stats += '\n' + tr("% of the whole %1 step, waits included").arg(seconds(frame->windowS));
+    }  // the adapters' window: the caller's note says it
     if (!m_regions.caption.isEmpty()) stats += '\n' + m_regions.caption;
     if (frame->rows != frame->gridRows || frame->cols != frame->gridCols) {
         stats += '\n' + tr("shown as %1 x %2 cells, each the mean of the cores it covers")
@@ -188,8 +219,7 @@ void UtilizationMap::applyColourRange(const wafer::UtilizationFrame* frame) {
     if (m_fitColours && frame && frame->max > frame->min)
         range = QCPRange(100.0 * frame->min, 100.0 * frame->max);
     m_scale->setDataRange(range);
-    m_scale->axis()->setLabel(m_fitColours ? tr("busy (%, colours fitted to this frame)")
-                                           : tr("busy (% of the phase's time)"));
+    m_scale->axis()->setLabel(scaleLabel(frame, m_fitColours));
     QString note;
     if (m_fitColours && frame && frame->max > frame->min) {
         // Enough decimals that the two ends differ: 0.658–0.659, 12.3–87.6.
@@ -242,6 +272,10 @@ void UtilizationMap::setRegions(const CoreRegions& regions) {
         m_regionItems.push_back(rect);
         m_regionItems.push_back(label);
     }
+}
+
+void UtilizationMap::setPhaseSeconds(double seconds) {
+    m_phaseS = seconds;
 }
 
 QString UtilizationMap::colourNote() const {

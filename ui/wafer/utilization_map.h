@@ -1,9 +1,11 @@
 // UtilizationMap: one utilization frame of the wafer as a heatmap (QCPColorMap): every core's
-// busy fraction over a layer phase or a whole step, 0-100 %, on the wafer's core grid (row 0 at
-// the top), with a labelled colour scale and a title naming the phase, the wafer and the
-// frame's mean / min / max. Big grids arrive averaged down to at most 256 x 256 display cells;
-// the axes still count cores. Showing the frame already shown costs nothing, so a live view may
-// call showFrame() on every redraw. GUI thread only.
+// busy fraction over a layer phase's compute window or a whole step, 0-100 %, on the wafer's
+// core grid (row 0 at the top), with a labelled colour scale and a title naming the phase, the
+// wafer, the frame's mean / min / max and exactly what the percentages are of (the window's
+// length; for a phase also the phase's whole time, waits for weights included). Big grids arrive
+// averaged down to at most 256 x 256 display cells; the axes still count cores. Showing the frame
+// already shown costs nothing, so a live view may call showFrame() on every redraw. GUI thread
+// only.
 #pragma once
 
 #include <qcustomplot.h>
@@ -33,6 +35,10 @@ public:
     // Outlines and names the regions of cores that hold each part of a matrix (core_regions.h)
     // and adds its caption under the title; empty: none. Call before showFrame().
     void setRegions(const CoreRegions& regions);
+    // The shown layer phase's whole time on the wafer (its compute window plus the waiting for
+    // weights, LayerTiming::timeS), said beside a phase frame's window; <= 0: not said. Call
+    // before showFrame().
+    void setPhaseSeconds(double seconds);
     const CoreRegions& regions() const { return m_regions; }
 
     const wafer::UtilizationFrame* frame() const { return m_frame; }
@@ -70,6 +76,7 @@ private:
     const wafer::UtilizationFrame* m_frame = nullptr;
     double m_setDataMs = 0;
     double m_lastFrameMs = 0;
+    double m_phaseS = 0;
     bool m_fitColours = false;
     bool m_stale = true;  // shown data changed since the last replotTimed()
 };

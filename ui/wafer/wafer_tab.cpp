@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -191,7 +192,16 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_stepInfo->setObjectName(QStringLiteral("waferStepInfo"));
     m_stepInfo->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);  // never clipped
     controls->addWidget(m_stepInfo);
-    controls->addSpacing(16);
+    layout->addLayout(controls);
+    m_stepRow = controls;
+    // What the views show: beside the step controls when the tab is wide enough, else on a row
+    // of its own (placeViewControls; issue 17: the window fits a laptop).
+    m_viewRow = new QHBoxLayout;
+    m_viewRow->addStretch(1);
+    layout->addLayout(m_viewRow);
+    m_viewControls = new QWidget(page);
+    controls = new QHBoxLayout(m_viewControls);
+    controls->setContentsMargins(0, 0, 0, 0);
     controls->addWidget(new QLabel(tr("Heatmap:"), page));
     m_phase = new QComboBox(page);
     m_phase->setObjectName(QStringLiteral("waferPhase"));
@@ -204,13 +214,16 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
            "imbalances between cores show (the default scale is 0-100 %)"));
     controls->addWidget(m_fitColours);
     controls->addSpacing(16);
-    controls->addWidget(new QLabel(tr("Timeline clock:"), page));
+    // Short names keep the choices beside the step controls on a 1400-px window.
+    auto* clockLabel = new QLabel(tr("Clock:"), page);
+    clockLabel->setToolTip(tr("The timeline's clock"));
+    controls->addWidget(clockLabel);
     m_clockChoice = new QComboBox(page);
     m_clockChoice->setObjectName(QStringLiteral("waferClock"));
     m_clockChoice->addItem(tr("emulated wafer"), int(TimelineView::Clock::Emulated));
     m_clockChoice->addItem(tr("real CPU wall time"), int(TimelineView::Clock::Real));
     controls->addWidget(m_clockChoice);
-    layout->addLayout(controls);
+    m_viewRow->insertWidget(0, m_viewControls);
     m_slowBar = new SlowMotionBar(page);
     layout->addWidget(m_slowBar);
 
@@ -252,7 +265,14 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     vertical->setStretchFactor(1, 3);
     layout->addWidget(vertical, 1);
     m_views = vertical;
-    m_stack->addWidget(page);
+    // Below the views' minimum (a laptop with docks open) the page scrolls instead of forcing
+    // the window wider or taller than the screen.
+    auto* scroll = new QScrollArea(m_stack);
+    scroll->setObjectName(QStringLiteral("waferScroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(page);
+    m_stack->addWidget(scroll);
     m_replayer = new StepReplayer(this);
 
     m_redrawTimer = new QTimer(this);
@@ -444,7 +464,28 @@ void WaferTab::showEvent(QShowEvent* event) {
 
 void WaferTab::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
+    placeViewControls();
     scheduleRedraw();
+}
+
+void WaferTab::placeViewControls() {
+    const bool inStepRow = m_stepRow->indexOf(m_viewControls) >= 0;
+    const int views = m_viewControls->sizeHint().width() - (inStepRow ? 24 : 0);  // no margin
+    // The step controls with the slider at 60 px at least (it stretches), the views 24 px away;
+    // the page's margins and a vertical scroll bar's width spared.
+    const int steps = m_stepRow->sizeHint().width() - (inStepRow ? views + 24 : 0) -
+                      m_stepSlider->sizeHint().width() + 60;
+    const bool oneRow = steps + 24 + views <= width() - 16 - 20;
+    if (oneRow == inStepRow) return;
+    if (oneRow) {
+        m_viewRow->removeWidget(m_viewControls);
+        m_stepRow->addWidget(m_viewControls);
+        m_viewControls->layout()->setContentsMargins(24, 0, 0, 0);
+    } else {
+        m_stepRow->removeWidget(m_viewControls);
+        m_viewRow->insertWidget(0, m_viewControls);
+        m_viewControls->layout()->setContentsMargins(0, 0, 0, 0);
+    }
 }
 
 void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
@@ -504,6 +545,7 @@ void WaferTab::updateStepControls() {
         if (m_runState == session::RunState::Paused) info += tr(" · paused");
     }
     m_stepInfo->setText(info);
+    placeViewControls();  // the info's width changed
     m_stepInfo->setToolTip(tr("The tab keeps the spans of the last %1 steps of this run "
                               "(at most %2 spans); older steps are dropped.")
                                .arg(WaferHistory::kMaxSteps)
@@ -664,6 +706,9 @@ void WaferTab::redrawNow() {
         m_map->setRegions(highlightLayer >= 0
                               ? regionsOf(*prediction, highlightLayer, highlightBackward)
                               : CoreRegions{});
+        m_map->setPhaseSeconds(highlightLayer >= 0
+                                   ? phaseSecondsOf(*prediction, highlightLayer, highlightBackward)
+                                   : 0.0);
         m_map->showFrame(prediction, frame, phase, note);
     } else {
         m_map->setRegions({});
@@ -724,6 +769,15 @@ CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int lay
     for (const auto& timing : prediction.layers)
         if (timing.layer == name && timing.pass == pass) return coreRegionsFor(timing);
     return {};
+}
+
+double WaferTab::phaseSecondsOf(const wafer::StepPrediction& prediction, int layer,
+                                bool backward) const {
+    const std::string name = layerName(layer, m_numBlocks);
+    const wafer::Pass pass = backward ? wafer::Pass::Backward : wafer::Pass::Forward;
+    for (const auto& timing : prediction.layers)
+        if (timing.layer == name && timing.pass == pass) return timing.timeS;
+    return 0;
 }
 
 const StepRecord* WaferTab::shownRecord() const {

@@ -31,6 +31,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QSlider;
@@ -147,12 +148,17 @@ protected:
 
 private:
     void scheduleRedraw();
+    // The heatmap and clock choices beside the step controls when the tab is wide enough, on a
+    // row of their own otherwise.
+    void placeViewControls();
     void rebuildPhaseChoices(const wafer::StepPrediction* prediction);
     void updateStepControls();
     void updateSummary(const StepRecord* record);
     void updateNotices();
     QString phaseName(int layer, bool backward) const;  // "h.2 backward"
     CoreRegions regionsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
+    // The layer phase's whole time on the wafer (its wait for weights included); 0 if none.
+    double phaseSecondsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
     const StepRecord* shownRecord() const;
     // Slow motion (wafer_tab_replay.cpp).
     void setUpReplay();
@@ -192,6 +198,9 @@ private:
     QComboBox* m_phase;
     QCheckBox* m_fitColours;
     QComboBox* m_clockChoice;
+    QWidget* m_viewControls;
+    QHBoxLayout* m_stepRow;
+    QHBoxLayout* m_viewRow;
     UtilizationMap* m_map;
     ClusterDiagram* m_diagram;
     LayerNormChart* m_layerNorms;

@@ -159,6 +159,7 @@ void WaferTab::applyReplay() {
                                        .arg(phaseName(ph.nextLayer, ph.nextBackward))
                                  : tr("last computed; the wafer's work for this step is done");
         m_map->setRegions(regionsOf(*prediction, ph.layer, ph.backward));
+        m_map->setPhaseSeconds(phaseSecondsOf(*prediction, ph.layer, ph.backward));
         m_map->showFrame(prediction, frame, phaseName(ph.layer, ph.backward), note);
     } else {
         m_map->setRegions({});

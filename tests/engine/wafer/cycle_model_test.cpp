@@ -370,5 +370,48 @@ TEST(ActivationFit, CountsWhatBackwardKeeps) {
     EXPECT_FALSE(activationFit(spec, nanoShape(), 64, 128).fits);
 }
 
+// A layer phase's frame is over its compute window (its ops back to back), not over its span:
+// on the teaching wafer a small block waits ~98 % of its phase for weights, and over the span
+// every core would read ~1 % whatever its matrices do. The window is stated in the frame, no
+// core exceeds it, and busy x window is the core's real busy time; the step's frame stays over
+// the whole step.
+TEST(CycleModel, PhaseFramesAreOverTheComputeWindow) {
+    model::GptShape shape{
+        .vocab = 256, .channels = 64, .layers = 2, .heads = 2, .ffn = 256, .maxPositions = 64};
+    StepInput in{shape, 8, 64, 1, nullptr};
+    in.weightBytesPerValue = 4;
+    auto p = predictStep(teaching(), in);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const UtilizationFrame* block = p->frameFor(1, false);
+    ASSERT_NE(block, nullptr);
+    EXPECT_EQ(block->window, UtilizationFrame::Window::Compute);
+    const LayerTiming* timing = nullptr;
+    for (const auto& l : p->layers)
+        if (l.layer == "h.0" && l.pass == Pass::Forward) timing = &l;
+    ASSERT_NE(timing, nullptr);
+    // The window: the phase's ops back to back (each max(compute, fabric) + fill).
+    double opsS = 0;
+    for (const auto& op : timing->ops) opsS += op.timeS;
+    EXPECT_NEAR(block->windowS, opsS, 1e-12);
+    EXPECT_LT(block->windowS, 0.05 * timing->timeS);  // the phase is mostly waiting here
+    EXPECT_GT(block->mean, 0.5);                      // so the window shows the cores' load
+    EXPECT_LE(block->max, 1.0 + 1e-6);
+    // busy x window = the core's busy cycles over the phase's ops.
+    LayerOps ops = blockOps(shape, 8, 64, Pass::Forward, teaching(), nullptr);
+    ASSERT_TRUE(planLayer(ops, teaching()).ok());
+    const std::vector<float> cycles = coreBusyCycles(ops, teaching());
+    const double clock = teaching().clockHz();
+    for (size_t j = 0; j < cycles.size(); j += 37)
+        EXPECT_NEAR(block->busy[j] * block->windowS * clock, cycles[j], 1e-4 * cycles[j] + 1);
+    // Over the phase's span the same core would be far less busy: the layer's mean says so.
+    EXPECT_LT(timing->meanBusy, 0.1 * block->mean);
+    // The step's frame: over the whole step.
+    const UtilizationFrame* step = p->frameFor(-1, false);
+    ASSERT_NE(step, nullptr);
+    EXPECT_EQ(step->window, UtilizationFrame::Window::Step);
+    EXPECT_DOUBLE_EQ(step->windowS, p->stepS);
+    EXPECT_LT(step->mean, 0.05);
+}
+
 }  // namespace
 }  // namespace ws::wafer
