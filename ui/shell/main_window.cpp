@@ -20,6 +20,7 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "engine/core/paths.h"
 #include "engine/finetune/finetune_plan.h"
@@ -329,10 +330,11 @@ void MainWindow::restoreWindowState() {
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     if (!settings.contains(QStringLiteral("window/state"))) {
         resize(1400, 900);
-        // First start: a slim log and a runs list wide enough for names and losses. Applied
+        // First start: a slim log and a runs list wide enough for names and losses, but not
+        // more than a fifth of the window (at 1400 px the Wafer tab needs the room). Applied
         // once the window has its size, or the docks keep their minimum sizes.
         QTimer::singleShot(0, this, [this] {
-            resizeDocks({m_runsDock}, {440}, Qt::Horizontal);
+            resizeDocks({m_runsDock}, {std::min(440, width() / 5)}, Qt::Horizontal);
             resizeDocks({m_logDock}, {130}, Qt::Vertical);
         });
     }
