@@ -829,23 +829,36 @@ EOF
         || fail "sweep --help under mpirun: exit $?"
     exit 0
   fi
-  # A worker killed in the middle of its trial, with recovery: the sweep goes on without it.
-  "$mpirun" --oversubscribe --mca orte_enable_recovery 1 -np 3 "$wafer" sweep "$tmp/sweep.yaml" \
-      --db "$tmp/rec.sqlite" "${sweep_args[@]}" --worker-timeout 3 >"$tmp/rec.jsonl" 2>"$tmp/rec.err" &
-  job=$!
-  for _ in $(seq 1 600); do [[ $(trial_runs "$tmp/rec.sqlite") -ge 3 ]] && break; sleep 0.05; done
-  victim=$(rank2 $job)
-  [[ -n $victim ]] || { kill -9 $job; fail "no rank 2 under mpirun $job"; }
-  kill -9 "$victim"
-  wait $job || fail "the sweep did not survive a lost worker: exit $?: $(cat "$tmp/rec.err")"
-  lost=$(grep -o "rank 2 on .* stopped answering during trial [0-9]*; the trial runs again" \
-         "$tmp/rec.err" | grep -o "trial [0-9]*" | grep -o "[0-9]*") \
-      || fail "no trial taken back from the killed rank 2: $(cat "$tmp/rec.err")"
+  # A worker killed in the middle of its trial, with recovery: the sweep goes on without it. The
+  # kill must land while rank 2 runs a trial; on a fast machine it can land between two of its
+  # trials (or after its last), and then no trial is lost: that attempt proves nothing, so the
+  # scenario runs again (at most 4 times).
+  lost=""
+  for attempt in 1 2 3 4; do
+    rm -f "$tmp/rec.sqlite"*
+    "$mpirun" --oversubscribe --mca orte_enable_recovery 1 -np 3 "$wafer" sweep "$tmp/sweep.yaml" \
+        --db "$tmp/rec.sqlite" "${sweep_args[@]}" --worker-timeout 3 >"$tmp/rec.jsonl" 2>"$tmp/rec.err" &
+    job=$!
+    for _ in $(seq 1 600); do [[ $(trial_runs "$tmp/rec.sqlite") -ge 3 ]] && break; sleep 0.05; done
+    victim=$(rank2 $job)
+    [[ -n $victim ]] || { kill -9 $job; fail "no rank 2 under mpirun $job"; }
+    kill -9 "$victim"
+    wait $job || fail "the sweep did not survive a lost worker: exit $?: $(cat "$tmp/rec.err")"
+    lost=$(grep -o "rank 2 on .* stopped answering during trial [0-9]*; the trial runs again" \
+           "$tmp/rec.err" | grep -o "trial [0-9]*" | grep -o "[0-9]*") && break
+    echo "attempt $attempt: rank 2 was killed between trials; again"
+  done
+  [[ -n $lost ]] || fail "no trial taken back from the killed rank 2 in 4 attempts: $(cat "$tmp/rec.err")"
   [[ $(grep -c '"event":"trial"' "$tmp/rec.jsonl") -eq 8 ]] || fail "expected 8 trials: $(cat "$tmp/rec.jsonl")"
   dump "$tmp/rec.sqlite" >"$tmp/rec.txt"
   diff "$tmp/one.txt" "$tmp/rec.txt" >"$tmp/diff" || fail "the sweep differs: $(head -20 "$tmp/diff")"
+  # The lost trial's first run, if rank 2 had recorded it before the kill, is shown failed (the
+  # kill can also land between the trial's hand-over and its run's record: then only the rerun).
   out=$("$wafer" runs list --db "$tmp/rec.sqlite" 2>&1)
-  grep -qE "#$lost: .* failed" <<<"$out" || fail "trial $lost's first run is not shown failed: $out"
+  if [[ $(grep -cE "#$lost: " <<<"$out") -gt 1 ]]; then
+    grep -qE "#$lost: .* failed" <<<"$out" || fail "trial $lost's first run is not shown failed: $out"
+  fi
+  [[ $(grep -cE "#$lost: .* finished" <<<"$out") -eq 1 ]] || fail "trial $lost's rerun is not shown finished: $out"
   # Without recovery mpirun ends the job; the sweep resumes in one process.
   "$mpirun" --oversubscribe -np 3 "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/end.sqlite" \
       "${sweep_args[@]}" >"$tmp/end.jsonl" 2>"$tmp/end.err" &
