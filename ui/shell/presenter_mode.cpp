@@ -10,12 +10,74 @@
 #include <QDockWidget>
 #include <QFontMetrics>
 #include <QMainWindow>
+#include <QPainter>
+#include <QProxyStyle>
 #include <QScreen>
+#include <QStyleFactory>
 #include <QToolBar>
 
 #include "ui/common/plot_theme.h"
 
 namespace ws::ui {
+
+namespace {
+
+// The application's style while presenter mode is on: the style that was there, except that
+// check boxes' and radio buttons' indicators are drawn visibly on the black palette (Fusion
+// derives their frame from the window colour: black on black) and sized to the large type: a
+// white frame, filled yellow when checked. A style rather than a style sheet, which would pin
+// every widget's font and keep the large type from reaching them.
+class PresenterStyle : public QProxyStyle {
+public:
+    PresenterStyle(QStyle* base, int indicatorPixels)
+        : QProxyStyle(base), m_indicator(indicatorPixels) {}
+
+    int pixelMetric(PixelMetric metric, const QStyleOption* option,
+                    const QWidget* widget) const override {
+        switch (metric) {
+            case PM_IndicatorWidth:
+            case PM_IndicatorHeight:
+            case PM_ExclusiveIndicatorWidth:
+            case PM_ExclusiveIndicatorHeight:
+                return m_indicator;
+            default:
+                return QProxyStyle::pixelMetric(metric, option, widget);
+        }
+    }
+
+    void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
+                       const QWidget* widget) const override {
+        if (element != PE_IndicatorCheckBox && element != PE_IndicatorRadioButton) {
+            QProxyStyle::drawPrimitive(element, option, painter, widget);
+            return;
+        }
+        const bool enabled = option->state & State_Enabled;
+        QColor fill(0, 0, 0);
+        if (option->state & State_On) fill = QColor(255, 214, 0);
+        if (option->state & State_NoChange) fill = QColor(150, 150, 150);
+        const double pen = std::max(2, m_indicator / 7);
+        const QRectF box = QRectF(option->rect).adjusted(pen / 2, pen / 2, -pen / 2, -pen / 2);
+        painter->save();
+        painter->setRenderHint(QPainter::Antialiasing);
+        painter->setPen(QPen(enabled ? QColor(255, 255, 255) : QColor(150, 150, 150), pen));
+        painter->setBrush(fill);
+        if (element == PE_IndicatorRadioButton)
+            painter->drawEllipse(box);
+        else
+            painter->drawRect(box);
+        painter->restore();
+    }
+
+private:
+    int m_indicator;
+};
+
+QStyle* createStyle(const QString& name) {
+    QStyle* style = QStyleFactory::create(name);
+    return style ? style : QStyleFactory::create(QStringLiteral("Fusion"));
+}
+
+}  // namespace
 
 PresenterMode::PresenterMode(QMainWindow* window) : QObject(window), m_window(window) {
     m_toggle = new QAction(tr("&Presenter Mode"), this);
@@ -102,30 +164,19 @@ void PresenterMode::enter() {
         large.setPointSizeF(large.pointSizeF() * kScale);
     else
         large.setPixelSize(int(large.pixelSize() * kScale + 0.5));
-    // Font first: the charts re-theme on the palette change and then see the large font.
+    // The style first: a new style gives the widgets its own palette, so the palette comes
+    // after it. Then the font: the charts re-theme on the palette change and then see the large
+    // font.
+    m_styleName = QApplication::style()->name();
+    QApplication::setStyle(new PresenterStyle(createStyle(m_styleName),
+                                              std::max(14, QFontMetrics(large).height() * 3 / 4)));
     QApplication::setFont(large);
+    QApplication::setPalette(QPalette());  // a change the widgets see, whatever the style did
     QApplication::setPalette(highContrastPalette());
-    m_styleSheet = m_window->styleSheet();
-    m_window->setStyleSheet(m_styleSheet + indicatorStyleSheet(QFontMetrics(large).height()));
     scalePlots(kScale);
     qApp->installEventFilter(this);  // charts created from now on
     relayoutToolBars();
     m_window->showFullScreen();
-}
-
-QString PresenterMode::indicatorStyleSheet(int fontPixels) {
-    const int size = std::max(14, fontPixels * 3 / 4);
-    return QStringLiteral(
-               "\nQCheckBox::indicator, QRadioButton::indicator, QGroupBox::indicator {"
-               " width: %1px; height: %1px; border: 3px solid #ffffff; background: #000000; }"
-               "\nQRadioButton::indicator { border-radius: %2px; }"
-               "\nQCheckBox::indicator:checked, QRadioButton::indicator:checked,"
-               " QGroupBox::indicator:checked { background: #ffd600; }"
-               "\nQCheckBox::indicator:indeterminate { background: #969696; }"
-               "\nQCheckBox::indicator:disabled, QRadioButton::indicator:disabled {"
-               " border-color: #969696; }")
-        .arg(size)
-        .arg(size / 2 + 3);
 }
 
 bool PresenterMode::eventFilter(QObject* watched, QEvent* event) {
@@ -146,16 +197,14 @@ bool PresenterMode::eventFilter(QObject* watched, QEvent* event) {
 void PresenterMode::leave() {
     qApp->removeEventFilter(this);
     scalePlots(1.0);
-    // Font and palette before the style sheet: with the style sheet gone first, the docks hidden
-    // in presenter mode kept its large type and black palette when shown again.
+    QApplication::setStyle(createStyle(m_styleName));  // deletes the presenter style
     QApplication::setFont(m_font);
     QApplication::setPalette(m_palette);
-    m_window->setStyleSheet(m_styleSheet);
+    for (const auto& dock : m_hiddenDocks)
+        if (dock) dock->show();
     m_window->setWindowState(m_windowState);
     if (!(m_windowState & (Qt::WindowFullScreen | Qt::WindowMaximized)))
         m_window->restoreGeometry(m_geometry);
-    for (const auto& dock : m_hiddenDocks)
-        if (dock) dock->show();
     m_window->restoreState(m_dockState);
     m_hiddenDocks.clear();
     relayoutToolBars();

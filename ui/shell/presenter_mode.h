@@ -4,7 +4,7 @@
 // too: new runs' and sweeps' charts); check boxes and radio buttons get a white box and a yellow
 // fill when checked (the style draws them black on black in the palette). Esc or F11 leaves and
 // restores exactly what was there before: the window's state and geometry, which docks were shown
-// and where, the application font, palette and the window's style sheet. It binds only F11 and
+// and where, the application's style, font and palette. It binds only F11 and
 // (while on) Esc: Space and the arrow keys stay free for the Lessons panel. GUI thread only.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <QObject>
 #include <QPalette>
 #include <QPointer>
+#include <QString>
 #include <vector>
 
 class QAction;
@@ -38,9 +39,6 @@ public:
 
     // White on black with a yellow selection: the palette presenter mode sets.
     static QPalette highContrastPalette();
-    // The style sheet that draws check boxes' and radio buttons' indicators visibly on black,
-    // for type `fontPixels` high.
-    static QString indicatorStyleSheet(int fontPixels);
 
 protected:
     // While active: a chart being polished (created after entering) gets the scale.
@@ -66,7 +64,7 @@ private:
     QFont m_font;
     QPalette m_palette;
     std::vector<QPointer<QDockWidget>> m_hiddenDocks;
-    QString m_styleSheet;
+    QString m_styleName;  // the application's style, put back on leaving
     std::vector<QMetaObject::Connection> m_replotHooks;
     std::vector<QPointer<QCustomPlot>> m_scaled;  // charts given the scale, for leave()
 };

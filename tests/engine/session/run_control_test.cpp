@@ -144,7 +144,9 @@ TEST_F(RunControlSession, PauseCheckpointContinueAndStopThroughTheRequestFile) {
 
     send(ControlCommand::Pause);
     ASSERT_TRUE(pollUntil([&] { return m_session->state() == RunState::Paused; }));
-    EXPECT_EQ(storedStatus(), "paused");  // what a studio in another process sees
+    // What a studio in another process sees, once the store's writer has recorded it (the
+    // session's state changes first; the status row follows on the writer thread).
+    EXPECT_TRUE(pollUntil([&] { return storedStatus() == "paused"; })) << storedStatus();
     const int64_t stops = m_session->pauseStops();
     send(ControlCommand::StepLayer);  // one layer phase, then paused again
     ASSERT_TRUE(pollUntil([&] { return m_session->pauseStops() > stops; }));
