@@ -174,7 +174,18 @@ private slots:
     // when checked, and puts the window's style sheet back on leaving.
     void checkBoxesStayVisible() {
         const QString sheetBefore = m_window->styleSheet();
+        // The widgets' type grows too, not only the charts' (a style sheet on the window once
+        // pinned every widget's font): a label's text needs 1.6 x the height.
+        auto* label = new QLabel(QStringLiteral("Predicted on teaching-16x16"),
+                                 m_window.find<QWidget>("trainingTab"));
+        label->show();
+        const int labelHeight = label->sizeHint().height();
         m_window->presenterMode()->setActive(true);
+        QTRY_VERIFY2(
+            label->sizeHint().height() > labelHeight * 1.4,
+            qPrintable(
+                QStringLiteral("%1 -> %2").arg(labelHeight).arg(label->sizeHint().height())));
+        delete label;
         QVERIFY(m_window->showTab("training"));
         // As "fit colours" (shown once a run has emulated frames) and the Config tab's boxes.
         auto* box =
