@@ -188,10 +188,7 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_stepTitle = new QLabel(this);
     m_stepTitle->setObjectName(QStringLiteral("lessonStepTitle"));
     m_stepTitle->setWordWrap(true);
-    QFont big = m_stepTitle->font();
-    big.setPointSizeF(big.pointSizeF() * 1.4);
-    big.setBold(true);
-    m_stepTitle->setFont(big);
+    sizeStepTitle();
     m_text = new QTextBrowser(this);
     m_text->setObjectName(QStringLiteral("lessonText"));
     m_text->setFocusPolicy(Qt::NoFocus);
@@ -422,6 +419,21 @@ bool LessonsPanel::openLesson(const QString& path) {
     enterStep(0);
     m_window->showLessonStart(m_lesson->start.config, qs(m_lesson->title));
     return true;
+}
+
+void LessonsPanel::sizeStepTitle() {
+    QFont big = font();
+    if (big.pointSizeF() > 0)
+        big.setPointSizeF(big.pointSizeF() * 1.4);
+    else
+        big.setPixelSize(int(big.pixelSize() * 1.4 + 0.5));
+    big.setBold(true);
+    m_stepTitle->setFont(big);
+}
+
+void LessonsPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) sizeStepTitle();
 }
 
 std::optional<config::LoadedConfig> LessonsPanel::documentConfig() const {

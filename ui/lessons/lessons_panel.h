@@ -111,9 +111,12 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;  // the figure follows the dock's width
     bool eventFilter(QObject* watched, QEvent* event) override;  // a click on the figure
+    // The type changing (Presenter Mode): the step title keeps 1.4 x the panel's type.
+    void changeEvent(QEvent* event) override;
 
 private:
     void fillLessonList();
+    void sizeStepTitle();
     void showStepText();
     void fitFigure();
     void performAction(const lesson::Action& action);

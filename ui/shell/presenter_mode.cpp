@@ -173,6 +173,7 @@ void PresenterMode::enter() {
     QApplication::setFont(large);
     QApplication::setPalette(QPalette());  // a change the widgets see, whatever the style did
     QApplication::setPalette(highContrastPalette());
+    restyleSheetWidgets();
     scalePlots(kScale);
     qApp->installEventFilter(this);  // charts created from now on
     relayoutToolBars();
@@ -200,6 +201,7 @@ void PresenterMode::leave() {
     QApplication::setStyle(createStyle(m_styleName));  // deletes the presenter style
     QApplication::setFont(m_font);
     QApplication::setPalette(m_palette);
+    restyleSheetWidgets();
     for (const auto& dock : m_hiddenDocks)
         if (dock) dock->show();
     m_window->setWindowState(m_windowState);
@@ -208,6 +210,17 @@ void PresenterMode::leave() {
     m_window->restoreState(m_dockState);
     m_hiddenDocks.clear();
     relayoutToolBars();
+}
+
+void PresenterMode::restyleSheetWidgets() {
+    // A widget with a style sheet of its own (a banner's colours) keeps the font it had when the
+    // sheet was applied: applied again, it takes the type now.
+    for (QWidget* widget : m_window->findChildren<QWidget*>()) {
+        const QString sheet = widget->styleSheet();
+        if (sheet.isEmpty()) continue;
+        widget->setStyleSheet(QString());
+        widget->setStyleSheet(sheet);
+    }
 }
 
 void PresenterMode::relayoutToolBars() {

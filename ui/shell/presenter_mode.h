@@ -53,6 +53,7 @@ private:
     void scalePlots(double scale);
     void scalePlot(QCustomPlot* plot, double scale);
     void relayoutToolBars();
+    void restyleSheetWidgets();
 
     QMainWindow* m_window;
     QAction* m_toggle;

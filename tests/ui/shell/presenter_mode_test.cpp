@@ -162,11 +162,17 @@ private slots:
         MainWindow* w = m_window.get();
         w->showLessons();
         QVERIFY(visibleDocks(w).contains("LessonsDock"));
+        auto* title = w->findChild<QLabel*>(QStringLiteral("lessonStepTitle"));
+        QVERIFY(title);
+        const double titleSize = title->font().pointSizeF();
         w->presenterMode()->setActive(true);
         QCOMPARE(visibleDocks(w), QStringList{"LessonsDock"});
+        // The step title grows with the type (it has a font of its own, 1.4 x the panel's).
+        QTRY_VERIFY(title->font().pointSizeF() > titleSize * 1.5);
         w->presenterMode()->setActive(false);
         QVERIFY(visibleDocks(w).contains("LessonsDock"));
         QVERIFY(visibleDocks(w).size() > 1);
+        QTRY_COMPARE(title->font().pointSizeF(), titleSize);
     }
 
     // The high-contrast palette drew check boxes' boxes black on black ("fit colours" on the
@@ -240,7 +246,16 @@ private slots:
         const int normal = figure->pixmap().width();
         QVERIFY(normal > 200);
         QVERIFY(normal >= panel->width() - 40);
+        // The Wafer tab's banner (the lesson preset's planned step) has a style sheet of its own
+        // for its colours: its type grows all the same.
+        auto* banner = m_window.find<QLabel>("waferBanner");
+        QVERIFY(!banner->text().isEmpty());
+        const int bannerType = banner->fontMetrics().height();
         m_window->presenterMode()->setActive(true);
+        QTRY_VERIFY2(
+            banner->fontMetrics().height() > bannerType * 1.4,
+            qPrintable(
+                QStringLiteral("%1 -> %2").arg(bannerType).arg(banner->fontMetrics().height())));
         m_window->setWindowState(Qt::WindowNoState);
         m_window->resize(1920, 1080);
         QTRY_COMPARE(m_window->size(), QSize(1920, 1080));
