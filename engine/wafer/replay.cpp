@@ -1,6 +1,8 @@
 // Slow-motion replay of one emulated step (replay.h).
 #include "engine/wafer/replay.h"
 
+#include "engine/wafer/narration.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,7 +76,7 @@ StepReplay::StepReplay(std::shared_ptr<const StepPrediction> prediction, double 
     m_bytes.assign(m_spans.size(), 0.0);
     for (size_t i = 0; i < m_spans.size(); ++i) {
         const TimelineSpan& s = m_spans[i];
-        const auto it = phases.find({replayLayerName(s.layer, m_numBlocks), s.backwardPass});
+        const auto it = phases.find({layerName(s.layer, m_numBlocks), s.backwardPass});
         if (it == phases.end()) continue;
         const double io = std::max(0.0, ioBytesPerS);
         if (s.kind == SpanKind::StreamIn) m_bytes[i] = it->second->weightStreamS * io;
@@ -220,15 +222,9 @@ double ReplayPace::frameTime(int frame, double stepS, double fps) const {
     return std::min(std::max(0.0, stepS), double(frame) / fps * m_factor);
 }
 
-std::string replayLayerName(int layer, int numBlocks) {
-    if (layer <= 0) return "embeddings";
-    if (layer > numBlocks) return "head";
-    return fmt::format("h.{}", layer - 1);
-}
-
 std::string describeReplayState(const ReplayState& st, int numSystems, int numBlocks) {
     const PhaseAtTime& ph = st.phase;
-    auto name = [&](int layer) { return replayLayerName(layer, numBlocks); };
+    auto name = [&](int layer) { return layerName(layer, numBlocks); };
     auto pass = [](bool backward) { return backward ? "backward" : "forward"; };
     const std::string where =
         numSystems > 1 ? fmt::format("on all {} systems", numSystems) : std::string("on system 0");

@@ -139,10 +139,6 @@ private:
     double m_factor = 0;
 };
 
-// "embeddings", "h.3" (block index from 0), "head": ParameterTable layer `layer` of a model with
-// `numBlocks` blocks.
-std::string replayLayerName(int layer, int numBlocks);
-
 // One line saying what happens at the state's moment, for the replay's caption: "h.1 forward on
 // system 0 while h.2's weights stream in", "waiting for the weights of h.2 (backward): 40 % in".
 std::string describeReplayState(const ReplayState& state, int numSystems, int numBlocks);

@@ -1,6 +1,8 @@
 // ClusterDiagram: see cluster_diagram.h.
 #include "ui/wafer/cluster_diagram.h"
 
+#include "engine/wafer/narration.h"
+
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
@@ -227,7 +229,7 @@ QString ClusterDiagram::rateLine(const wafer::LinkFlow& flow) const {
     if (!flow.active()) return tr("idle now");
     return tr("%1 now (%2)")
         .arg(rateText(flow.bytesPerS),
-             QString::fromStdString(wafer::replayLayerName(flow.layer, m_replayBlocks)));
+             QString::fromStdString(wafer::layerName(flow.layer, m_replayBlocks)));
 }
 
 QStringList ClusterDiagram::trafficLabels() const {
@@ -347,7 +349,7 @@ QRectF ClusterDiagram::drawMemoryX(QPainter& p, const Paint& k) const {
     if (m_replay && !m_replay->updating.empty()) {
         memText = tr("updating %1 · %2 / %3 layers updated")
                       .arg(QString::fromStdString(
-                          wafer::replayLayerName(m_replay->updating.front(), m_replayBlocks)))
+                          wafer::layerName(m_replay->updating.front(), m_replayBlocks)))
                       .arg(updated)
                       .arg(planned);
     }
