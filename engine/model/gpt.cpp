@@ -401,6 +401,7 @@ Real Gpt<Real>::headForward(LayerWeights<Real> headParams, LayerWeights<Real> wt
     ops::crossEntropyForward(act(m_losses), act(m_lse), act(m_logits), targets, N, V);
     double sum = 0.0;  // fixed order, so the loss is reproducible
     for (int n = 0; n < N; ++n) sum += double(m_acts[m_losses + size_t(n)]);
+    m_lastCrossEntropy = sum / N;
     if (s.hasMoe() && m_training) return Real(sum / N + loadBalancingLoss());
     return Real(sum / N);
 }

@@ -174,6 +174,9 @@ public:
     double loadBalancingLoss(int block) const;
     // The sum over MoE blocks: what a training forward added to the cross-entropy.
     double loadBalancingLoss() const;
+    // The mean cross-entropy of the last forward with targets (its loss without the
+    // load-balancing term).
+    double lastCrossEntropy() const { return m_lastCrossEntropy; }
 
     // --- Activations of the last forward, addressable by name.
     const std::vector<ActivationSlice>& activationSlices() const { return m_actSlices; }
@@ -238,6 +241,7 @@ private:
     bool m_training = false;
     uint64_t m_dropoutSeed = 0;
     bool m_haveTargets = false;
+    double m_lastCrossEntropy = 0.0;
 
     std::vector<ActivationSlice> m_actSlices;
     std::vector<Real> m_acts;

@@ -461,7 +461,14 @@ size_t parameterCount(const GptShape& shape) {
 }
 
 double trainingFlopsPerStep(const GptShape& shape, int batch, int seqLen) {
-    const double N = static_cast<double>(parameterCount(shape));
+    double N = static_cast<double>(parameterCount(shape));
+    // MoE: a token runs through top_k of an MoE block's experts, not all of them.
+    if (shape.hasMoe()) {
+        const BlockOffsets moe = blockOffsets(shape, 0);
+        for (int l = 0; l < shape.layers; ++l)
+            if (shape.isMoeBlock(l))
+                N -= double(shape.numExperts - shape.topK) * double(moe.expertStride);
+    }
     const double perToken = 6.0 * N + 6.0 * shape.layers * shape.channels * double(seqLen);
     return perToken * batch * seqLen;
 }

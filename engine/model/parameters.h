@@ -214,6 +214,7 @@ size_t parameterCount(const GptShape& shape);
 // llm.c's training FLOPs per step, (6 N + 6 L C T) B T, with N = parameterCount() (it includes wpe,
 // which does no multiply-adds, and lm_head when untied, which does): the first term is the
 // matmuls' forward + backward, the second the attention score and value products.
+// With MoE, N counts top_k experts of each MoE block (the ones a token runs through).
 double trainingFlopsPerStep(const GptShape& shape, int batch, int seqLen);
 
 }  // namespace ws::model

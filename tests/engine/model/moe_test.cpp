@@ -211,6 +211,42 @@ TEST(MoeTest, RouterLearnsWithTopTwo) {
     checkRouterLearns(2);
 }
 
+// Frozen tensors (fine-tuning's freeze_blocks, or any tensor): a frozen router or expert gets no
+// gradient written, and every trainable gradient is the same bits as with nothing frozen.
+TEST(MoeTest, FrozenRouterAndExpertLeaveTheOtherGradientsUnchanged) {
+    GptShape s = gradcheckShape(true);
+    s.numExperts = 3;
+    s.topK = 2;
+    s.lbCoef = 0.01;
+    const ParameterTable table(s);
+    const std::vector<float> p = weights(s, 0.2, 31);
+    const int B = 2, T = 6;
+    const auto in = tokens(B * T, s.vocab, 8), tg = tokens(B * T, s.vocab, 9);
+    Gpt<float> all(s, B, T), some(s, B, T);
+    std::vector<bool> frozen(table.tensors().size(), false);
+    std::vector<std::string> names = {"h.0.mlp.router.weight", "h.1.mlp.experts.1.c_fc.weight",
+                                      "h.1.mlp.experts.1.c_proj.bias"};
+    for (size_t t = 0; t < table.tensors().size(); ++t)
+        for (const std::string& name : names)
+            if (table.tensors()[t].name == name) frozen[t] = true;
+    some.setFrozen(frozen);
+    all.forward(p.data(), in.data(), tg.data(), true, 1);
+    some.forward(p.data(), in.data(), tg.data(), true, 1);
+    std::vector<float> ga(p.size(), 0.0f), gs(p.size(), 7.0f);
+    all.backward(p.data(), ga.data());
+    for (size_t t = 0; t < table.tensors().size(); ++t) {  // gradients accumulate into 0 ...
+        const TensorSlice& slice = table.tensors()[t];
+        if (!frozen[t]) std::fill_n(gs.begin() + long(slice.offset), slice.size, 0.0f);
+    }
+    some.backward(p.data(), gs.data());
+    for (size_t t = 0; t < table.tensors().size(); ++t) {
+        const TensorSlice& slice = table.tensors()[t];
+        for (size_t i = 0; i < slice.size; ++i)
+            ASSERT_EQ(gs[slice.offset + i], frozen[t] ? 7.0f : ga[slice.offset + i])
+                << slice.name << "[" << i << "]";  // ... and frozen ones are never written
+    }
+}
+
 TEST(MoeRouting, CapacityKeepsFirstChoicesInTokenOrderThenSecondChoices) {
     // 4 tokens, 2 experts, k 2: every token ranks expert 0 first except token 3.
     const std::vector<double> probs = {0.9, 0.1, 0.8, 0.2, 0.6, 0.4, 0.3, 0.7};

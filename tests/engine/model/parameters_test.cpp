@@ -150,6 +150,38 @@ TEST(ParameterTableTest, MoeBlocksHoldRouterAndContiguousExperts) {
     EXPECT_EQ(params[table.find("h.0.mlp.experts.1.c_fc.bias")->offset], 0.0f);
 }
 
+// μP: each expert scales like the dense MLP (c_fc LR / m_d, c_proj LR / m_ffn and its init / sqrt
+// (m_ffn) like mlp.c_proj), the router like c_fc (its fan-in is the width).
+TEST(ParameterTableTest, MupScalesExpertsLikeTheDenseMlp) {
+    config::ModelConfig m;
+    m.vocabSize = 50;
+    m.hiddenSize = 64;
+    m.numHeads = 2;
+    m.filterSize = 256;
+    m.numHiddenLayers = 2;
+    m.maxPositionEmbeddings = 16;
+    m.mupBaseHiddenSize = 16;
+    m.mupBaseFilterSize = 32;
+    m.moe = config::MoeConfig{.numExperts = 2, .topK = 1, .moeLayerFrequency = 2};
+    const ParameterTable table(GptShape::fromConfig(m));
+    EXPECT_EQ(table.find("h.0.mlp.router.weight")->lrScale, 1.0 / 4);
+    EXPECT_EQ(table.find("h.0.mlp.experts.1.c_fc.weight")->lrScale,
+              table.find("h.1.mlp.c_fc.weight")->lrScale);
+    EXPECT_EQ(table.find("h.0.mlp.experts.1.c_proj.weight")->lrScale, 1.0 / 8);
+    EXPECT_EQ(table.find("h.0.mlp.experts.1.c_proj.weight")->lrScale,
+              table.find("h.1.mlp.c_proj.weight")->lrScale);
+    std::vector<float> p(table.totalSize());
+    initParameters(table, m, 3, p.data());
+    auto rms = [&](const char* name) {
+        const TensorSlice* t = table.find(name);
+        double sum = 0;
+        for (size_t i = 0; i < t->size; ++i) sum += double(p[t->offset + i]) * p[t->offset + i];
+        return std::sqrt(sum / double(t->size));
+    };
+    EXPECT_NEAR(rms("h.0.mlp.experts.0.c_proj.weight") / rms("h.1.mlp.c_proj.weight"), 1.0, 0.05);
+    EXPECT_NEAR(rms("h.0.mlp.experts.0.c_fc.weight") / rms("h.1.mlp.c_fc.weight"), 1.0, 0.05);
+}
+
 TEST(ParameterTableTest, UntiedHeadAddsLmHeadLast) {
     GptShape s = gpt2Small();
     s.tiedEmbedding = false;
