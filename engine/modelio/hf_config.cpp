@@ -194,6 +194,13 @@ Status checkHfExportable(const config::ModelConfig& m) {
             "compute a different model. Only standard-parameterization models export",
             key, value)};
     };
+    if (m.moe)
+        return Error{fmt::format(
+            "model.moe is set ({} experts, top_k {}): Hugging Face's GPT-2 has no "
+            "mixture-of-experts layout (no router, no per-expert MLPs), so this model cannot be "
+            "exported as GPT-2; keep it as a Wafer Studio model folder, which samples, fine-tunes "
+            "and resumes here",
+            m.moe->numExperts, m.moe->topK)};
     if (m.mupEnabled()) return refuse("mup_base_hidden_size", std::to_string(m.mupBaseHiddenSize));
     if (m.embeddingsScale != 1.0)
         return refuse("embeddings_scale", fmt::format("{}", m.embeddingsScale));

@@ -33,6 +33,14 @@ struct StepMetrics {
     // h.0 ... h.{L-1}, head. Their squares sum to gradNorm². Kept in memory by front ends only
     // (the run store records gradNorm alone: L + 2 more keys per step would swamp it).
     std::vector<double> layerGradNorms;
+    // Mixture of experts (model.moe; otherwise 0 and empty): the MoE blocks' summed
+    // load-balancing loss (mean over the step's micro-batches; the objective trained is loss +
+    // this), and per block (L entries, empty for dense blocks) the tokens each expert computed
+    // this step after capacity drops, summed over systems and micro-batches (across processes:
+    // rank 0's systems). The run store gets "moe/lb_loss" every step and
+    // "moe/h.<block>.expert_<e>_tokens" on log steps.
+    double loadBalancingLoss = 0.0;
+    std::vector<std::vector<int64_t>> expertTokens;
     double tokensPerSec = 0.0;  // over the last log window
     int64_t tokensSeen = 0;
     double elapsedSec = 0.0;  // wall time since training started

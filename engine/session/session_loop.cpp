@@ -160,6 +160,8 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     m.learningRate = lr;
     m.gradNorm = result.gradNorm;
     m.layerGradNorms = result.layerGradNorms;
+    m.loadBalancingLoss = result.loadBalancingLoss;
+    m.expertTokens = result.expertTokens;
     recordStep(p, r, m);
     if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
         return r.end(RunState::Diverged, fmt::format("loss became {} at step {}", loss, r.step));
@@ -195,6 +197,13 @@ void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
     s.metric(step, "loss", m.loss, wall);
     s.metric(step, "lr", m.learningRate, wall);
     s.metric(step, "grad_norm", m.gradNorm, wall);
+    if (p.shape.hasMoe()) {
+        s.metric(step, "moe/lb_loss", m.loadBalancingLoss, wall);
+        for (size_t b = 0; m.logStep && b < m.expertTokens.size(); ++b)
+            for (size_t e = 0; e < m.expertTokens[b].size(); ++e)
+                s.metric(step, fmt::format("moe/h.{}.expert_{}_tokens", b, e).c_str(),
+                         double(m.expertTokens[b][e]), wall);
+    }
     if (!std::isnan(m.evalLoss)) {
         s.metric(step, "eval_loss", m.evalLoss, wall);
         s.metric(step, "eval_bpb", m.evalBitsPerByte, wall);

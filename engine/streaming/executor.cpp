@@ -52,7 +52,11 @@ int64_t activationBytesPerSequence(const model::GptShape& s, int T) {
     // residual; then ln_f, logits, loss terms.
     const int64_t C = s.channels, F = s.ffn, V = s.vocab, NH = s.heads;
     const int64_t perTokenBlock = C + 2 + 3 * C + 2 * NH + C + C + C + 2 + F + F + C;
-    const int64_t perToken = C + s.layers * perTokenBlock + C + 2 + V + 2;
+    int64_t perToken = C + s.layers * perTokenBlock + C + 2 + V + 2;
+    // An MoE block keeps router probabilities (E) and gates (k), and per kept assignment c_fc,
+    // gelu (F each) and the expert's output (C), instead of c_fc and gelu.
+    for (int l = 0; l < s.layers; ++l)
+        if (s.isMoeBlock(l)) perToken += s.numExperts + s.topK + s.topK * (2 * F + C) - 2 * F;
     return perToken * T * int64_t(sizeof(float));
 }
 
@@ -96,6 +100,10 @@ struct StreamingExecutor::Impl {
     size_t stateBase = 0;     // this rank's MemoryX shard's first gradient, in the model's layout
     bool fullLayout = false;  // this MemoryX keeps gradients for every parameter (Full layout)
     std::vector<double> losses;  // per local system, summed over micros
+    // MoE: per local system, summed over micros: the load-balancing loss, and per block the
+    // tokens each expert computed ((layers) x (E), empty for dense blocks).
+    std::vector<double> lbLosses;
+    std::vector<std::vector<std::vector<int64_t>>> expertTokens;
     std::unique_ptr<WeightStreamer> streamer;
     SystemWorkers workers;
     SerialQueue memoryxQueue;
@@ -105,6 +113,19 @@ struct StreamingExecutor::Impl {
     std::mutex statsMutex;
     StreamingStats stats;
     std::vector<Span> stepSpans;  // this step's stream-in and compute spans, for overlap stats
+
+    // The step's MoE figures over this process's systems (StepResult).
+    void moeStats(StepResult& result) const {
+        if (expertTokens.empty()) return;
+        double lb = 0.0;
+        for (double x : lbLosses) lb += x;
+        result.loadBalancingLoss = lb / double(lbLosses.size() * size_t(micros));
+        result.expertTokens = expertTokens.front();
+        for (size_t s = 1; s < expertTokens.size(); ++s)
+            for (size_t b = 0; b < expertTokens[s].size(); ++b)
+                for (size_t e = 0; e < expertTokens[s][b].size(); ++e)
+                    result.expertTokens[b][e] += expertTokens[s][b][e];
+    }
 
     Impl(const model::ParameterTable& t, const StreamingOptions& o, MemoryX* mx,
          optim::Optimizer* opt, SpanSink s, const ShardPlan& p)
@@ -448,6 +469,13 @@ void StreamingExecutor::init(const model::GptShape& shape, int globalBatch, int 
         d.grads.emplace_back(new float[m_table.totalSize()]);
     }
     d.losses.assign(size_t(d.mine.count), 0.0);
+    d.lbLosses.assign(size_t(d.mine.count), 0.0);
+    if (shape.hasMoe()) {
+        std::vector<std::vector<int64_t>> perBlock(size_t(shape.layers));
+        for (int b = 0; b < shape.layers; ++b)
+            if (shape.isMoeBlock(b)) perBlock[size_t(b)].assign(size_t(shape.numExperts), 0);
+        d.expertTokens.assign(size_t(d.mine.count), perBlock);
+    }
     for (const auto& layer : m_table.layers()) d.layerRanges.push_back({layer.offset, layer.size});
     d.streamer = std::make_unique<WeightStreamer>(
         memoryx ? memoryx->weights() : nullptr, d.mine.count,
@@ -491,6 +519,10 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     }
     d.streamer->begin(step, visits);
     std::fill(d.losses.begin(), d.losses.end(), 0.0);
+    std::fill(d.lbLosses.begin(), d.lbLosses.end(), 0.0);
+    for (auto& perBlock : d.expertTokens)
+        for (auto& counts : perBlock) std::fill(counts.begin(), counts.end(), 0);
+    const bool moe = m_table.shape().hasMoe();
 
     // Updates start with the last micro-batch's first reduced layer (without clipping) or after
     // the backward pass (with clipping); before that a cancel leaves MemoryX untouched.
@@ -541,9 +573,17 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                         const auto wte = m_table.shape().tiedEmbedding
                                              ? w.advanced(d.layer(head).size)
                                              : model::LayerWeights<float>{};
-                        d.losses[size_t(ls)] += gpt.headForward(w, wte, targets + rows(s));
+                        const float loss = gpt.headForward(w, wte, targets + rows(s));
+                        // MoE: the cross-entropy and the load-balancing loss apart.
+                        d.losses[size_t(ls)] += moe ? gpt.lastCrossEntropy() : loss;
+                        if (moe) d.lbLosses[size_t(ls)] += gpt.loadBalancingLoss();
                     } else {
                         gpt.blockForward(l - 1, w);
+                        if (moe && m_table.shape().isMoeBlock(l - 1)) {
+                            auto& counts = d.expertTokens[size_t(ls)][size_t(l - 1)];
+                            const auto& now = gpt.expertTokenCounts(l - 1);
+                            for (size_t e = 0; e < counts.size(); ++e) counts[e] += now[e];
+                        }
                     }
                     d.report(Span{step, m, s, l, SpanKind::Forward, 0, t0, d.now()});
                 });
@@ -637,6 +677,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     double lossSum = 0.0;
     for (double x : losses) lossSum += x;
     result.loss = lossSum / double(N * d.micros);
+    d.moeStats(result);
     d.accountOverlap();
     return result;
 }
@@ -707,6 +748,7 @@ StepResult StreamingExecutor::shardedStepEnd(double lr, double maxGradientNorm, 
     double lossSum = 0.0;
     for (double x : losses) lossSum += x;
     result.loss = lossSum / double(N * d.micros);
+    d.moeStats(result);
     return result;
 }
 

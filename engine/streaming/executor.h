@@ -87,6 +87,13 @@ struct StepResult {
     // squares sum to gradNorm² (up to rounding). Empty for a cancelled step.
     std::vector<double> layerGradNorms;
     bool cancelled = false;  // stopped between layers before any update: MemoryX is unchanged
+    // Mixture of experts (model::GptShape::hasMoe(); otherwise 0 and empty), over this process's
+    // systems and micro-batches (one process: the whole batch). `loss` stays the cross-entropy;
+    // the objective trained is loss + loadBalancingLoss.
+    double loadBalancingLoss = 0.0;  // mean per micro-batch of the MoE blocks' summed LB loss
+    // (layers) per block, the tokens each expert computed this step (after capacity drops);
+    // empty for a dense block.
+    std::vector<std::vector<int64_t>> expertTokens;
 };
 
 struct StreamingStats {

@@ -69,6 +69,13 @@ inline config::ModelConfig modelConfigOf(const model::GptShape& s) {
     config::ModelConfig m =
         modelConfig(s.vocab, s.channels, s.layers, s.heads, s.ffn, s.maxPositions);
     m.shareEmbeddingWeights = s.tiedEmbedding;
+    if (s.hasMoe())
+        m.moe = config::MoeConfig{.numExperts = s.numExperts,
+                                  .topK = s.topK,
+                                  .loadBalancingLossCoef = s.lbCoef,
+                                  .moeLayerFrequency = s.moeEvery,
+                                  .capacityFactor = s.capacityFactor,
+                                  .expertWeightingNormalization = s.expertNormalize};
     return m;
 }
 

@@ -175,6 +175,27 @@ TEST(HfExport, RefusesAnExistingFolderAndMup) {
     EXPECT_TRUE(fs::exists(tmp / "busy" / "keep.txt"));
 }
 
+// GPT-2 in transformers has no MoE layout: export refuses and says so; the model folder itself
+// (expert tensors by name) loads back exactly.
+TEST(HfExport, RefusesAMixtureOfExpertsModel) {
+    testing::TempDir tmp("hf-export-moe");
+    model::GptShape s = samplingShape();
+    s.numExperts = 3;
+    s.topK = 2;
+    s.moeEvery = 1;
+    const auto model = tinyModel(s, 1);
+    writeRunFolder(tmp / "run", model);
+    auto loaded = modelio::loadModel(tmp / "run");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->shape.numExperts, 3);
+    EXPECT_EQ(loaded->params, model.params);
+    auto r = exportHuggingFace(tmp / "run", tmp / "hf");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("no mixture-of-experts layout"), std::string::npos)
+        << r.error().message;
+    EXPECT_FALSE(fs::exists(tmp / "hf"));
+}
+
 void expectImportRefused(const HfFolderSpec& spec, const std::string& needle,
                          const std::function<void(const fs::path&)>& damage = {}) {
     testing::TempDir tmp("hf-refuse");

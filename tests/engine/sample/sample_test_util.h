@@ -54,6 +54,10 @@ inline std::string tinyConfigYaml(const model::GptShape& s) {
            "\n  vocab_size: " + std::to_string(s.vocab) +
            "\n  max_position_embeddings: " + std::to_string(s.maxPositions) +
            "\n  share_embedding_weights: " + (s.tiedEmbedding ? "true" : "false") +
+           (s.hasMoe() ? "\n  moe: {num_experts: " + std::to_string(s.numExperts) +
+                             ", top_k: " + std::to_string(s.topK) +
+                             ", moe_layer_frequency: " + std::to_string(s.moeEvery) + "}"
+                       : std::string()) +
            "\ntrain_input:\n  tokenizer: {type: byte}\n";
 }
 

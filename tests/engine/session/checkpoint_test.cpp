@@ -229,6 +229,35 @@ TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
     EXPECT_EQ(optimizer->names().size(), 2u * 2 * 2 * 2);  // moments x targets x A,B x blocks
 }
 
+TEST(Checkpoint, MoeRunWithCapacityDropsResumesBitForBit) {
+    // Mixture of experts: router and experts are tensors of the table like any other (their
+    // names in the files), and the routing depends only on the weights and the batch, so a resume
+    // reproduces the uninterrupted run exactly, capacity drops and load-balancing loss included.
+    TempDir dir("ckpt_moe");
+    writeTinyCorpus(dir.path());
+    const std::vector<std::string> moe = {"model.moe.num_experts=3", "model.moe.top_k=2",
+                                          "model.moe.capacity_factor=0.8",
+                                          "model.moe.load_balancing_loss_coef=0.05"};
+    const RunSummary whole = train(richConfig(dir, 6, "whole", moe), optionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto resuming = optionsIn(dir);
+    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->config.model.moe.has_value()) << "the checkpoint keeps model.moe";
+    const RunSummary resumed = train(std::move(config).value(), resuming);
+    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
+                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    auto file = checkpoint::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
+    ASSERT_TRUE(file.ok());
+    EXPECT_NE(file->find("h.1.mlp.router.weight"), nullptr);
+    EXPECT_NE(file->find("h.1.mlp.experts.2.c_proj.bias"), nullptr);
+    EXPECT_EQ(file->find("h.1.mlp.c_fc.weight"), nullptr);
+}
+
 TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
     // A LoRA checkpoint written before frozen tensors lost their optimizer state holds zero
     // moments for every base tensor: it still resumes, exactly.

@@ -36,6 +36,34 @@ TEST(Learning, NanoPresetBeatsUnigramEntropyWellWithinItsBudget) {
         << "eval " << summary.finalEvalLoss << " vs unigram " << summary.unigramEntropyNats;
 }
 
+// The MoE preset learns too, and its router keeps the experts in use: after the preset's own
+// budget the eval loss is well below the unigram entropy, the load-balancing loss ends near its
+// balanced value (the coefficient), and no expert of the last step was left idle.
+TEST(Learning, NanoMoePresetLearnsAndKeepsItsExpertsBusy) {
+    TempDir dir;
+    auto loaded = config::loadConfigFile(appDataDir() / "presets" / "gpt-nano-moe.yaml");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    ASSERT_TRUE(loaded->config.model.moe.has_value());
+    loaded->config.runconfig.modelDir = (dir.path() / "model").string();
+    SessionOptions options;
+    options.recordInStore = false;
+    options.cacheDir = dir.path() / "cache";
+    auto session = Session::create(std::move(loaded).value(), options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto steps = stepsOf(runToEnd(**session));
+    const auto& summary = (*session)->summary();
+    ASSERT_EQ(summary.state, RunState::Finished) << summary.detail;
+    ASSERT_FALSE(steps.empty());
+    std::printf("gpt-nano-moe: loss %.3f -> %.3f, eval %.3f (unigram %.3f), lb loss %.4f\n",
+                steps.front().loss, steps.back().loss, summary.finalEvalLoss,
+                summary.unigramEntropyNats, steps.back().loadBalancingLoss);
+    EXPECT_LT(steps.back().loss, steps.front().loss - 2.0);
+    EXPECT_LT(summary.finalEvalLoss, summary.unigramEntropyNats - 1.0);
+    EXPECT_LT(steps.back().loadBalancingLoss, 2 * 0.01 * 1.2);  // 2 MoE blocks, 0.01 balanced
+    for (size_t b = 0; b < steps.back().expertTokens.size(); ++b)
+        for (int64_t tokens : steps.back().expertTokens[b]) EXPECT_GT(tokens, 0) << "block " << b;
+}
+
 // gpt-micro (6 x 256, its own 2048-token BPE) for a shortened budget (150 steps of 4 x 256 tokens),
 // with the same seed, data and schedule in fp32 and in bf16 (oneDNN bf16 matmuls, fp32 masters and
 // optimizer state).
