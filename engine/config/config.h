@@ -72,6 +72,65 @@ struct SparsityConfig {
     }
 };
 
+// Mixture of experts (ours, in ModelZoo's moe_params key names where it has them). Present: the
+// MLP of every moe_layer_frequency-th block (blocks 0, n, 2n, ..., Megatron's moe_layer_freq
+// pattern; 1 = every block) becomes a router (softmax over experts of ln_2(x) · W_router) and
+// num_experts GPT-2 MLPs of filter_size each; every token goes to its top_k experts, whose outputs
+// are summed weighted by the router probabilities. Absent: every block is dense. num_experts 1 is
+// a real (single-expert) MoE block, equal to the dense MLP; ModelZoo treats it as dense.
+struct MoeConfig {
+    int numExperts = 4;
+    int topK = 1;
+    double loadBalancingLossCoef = 0.01;
+    int moeLayerFrequency = 1;
+    double capacityFactor = 0.0;  // 0: no limit (no token is dropped)
+    // Divide the top_k selected probabilities by their sum (Mixtral). With top_k 1 that makes
+    // every weight 1 and the router gets no gradient from the loss, so validate() refuses it.
+    bool expertWeightingNormalization = false;
+    std::string routingAlgorithm = "learned";
+    bool routerFp32 = true;
+
+    bool operator==(const MoeConfig&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(numExperts, {.key = "num_experts",
+                             .help = "Experts per MoE block (each a GPT-2 MLP of filter_size)",
+                             .min = 1,
+                             .max = 1024});
+        v.field(topK, {.key = "top_k",
+                       .help = "Experts each token is sent to (1: Switch Transformer)",
+                       .min = 1,
+                       .max = 1024});
+        v.field(loadBalancingLossCoef,
+                {.key = "load_balancing_loss_coef",
+                 .help = "Weight of the Switch load-balancing loss E * sum_e f_e * P_e added to "
+                         "the training loss (0: none)",
+                 .min = 0});
+        v.field(moeLayerFrequency,
+                {.key = "moe_layer_frequency",
+                 .help = "Every n-th block is MoE (blocks 0, n, 2n, ...); 1 = every block",
+                 .min = 1,
+                 .aliases = {"moe_layer_freq"}});
+        v.field(capacityFactor,
+                {.key = "capacity_factor",
+                 .help = "Expert capacity ceil(capacity_factor * tokens * top_k / num_experts); "
+                         "tokens past it skip that expert (0: no limit)",
+                 .min = 0});
+        v.field(
+            expertWeightingNormalization,
+            {.key = "expert_weighting_normalization",
+             .help = "Divide the selected experts' probabilities by their sum (needs top_k "
+                     ">= 2: with top_k 1 every weight would be 1 and the router never learns)"});
+        v.field(routingAlgorithm, {.key = "routing_algorithm",
+                                   .help = "How tokens pick experts: a learned softmax router",
+                                   .choices = {"learned"}});
+        v.field(routerFp32,
+                {.key = "router_fp32",
+                 .help = "The router computes in fp32 (also under mixed precision); must be true"});
+    }
+};
+
 struct ModelConfig {
     std::string name = "gpt2";
     int vocabSize = 50257;
@@ -105,6 +164,7 @@ struct ModelConfig {
     double attentionLogitsAlpha = 1.0;
 
     SparsityConfig sparsity;
+    std::optional<MoeConfig> moe;  // absent: every block's MLP is dense
 
     bool mupEnabled() const { return mupBaseHiddenSize > 0; }
 
@@ -198,6 +258,10 @@ struct ModelConfig {
         v.section(sparsity, {.key = "sparsity",
                              .help = "Static weight sparsity: pruned weights stay zero and the "
                                      "wafer skips them"});
+        v.optionalSection(moe, {.key = "moe",
+                                .help = "Mixture of experts: MoE blocks get a router and "
+                                        "num_experts MLPs (absent: dense)",
+                                .aliases = {"moe_params"}});
     }
 };
 

@@ -126,6 +126,35 @@ void checkLora(const LoraConfig& lora, const ModelConfig& model, std::vector<std
                          std::to_string(model.hiddenSize) + " (typical: 4 to 64)");
 }
 
+// model.moe: top_k within the experts, the top_k-1 normalisation trap, and the features the MoE
+// layout does not combine with (each names its keys).
+void checkMoe(const Config& config, std::vector<std::string>& errors) {
+    const MoeConfig& moe = *config.model.moe;
+    if (moe.numExperts >= 1 && moe.topK > moe.numExperts)
+        errors.push_back("model.moe.top_k (" + std::to_string(moe.topK) +
+                         ") is more than model.moe.num_experts (" + std::to_string(moe.numExperts) +
+                         "): a token cannot go to more experts than there are; use top_k <= " +
+                         std::to_string(moe.numExperts));
+    if (moe.expertWeightingNormalization && moe.topK == 1)
+        errors.push_back(
+            "model.moe.expert_weighting_normalization with top_k 1: dividing the one selected "
+            "probability by itself makes every weight 1, so the router gets no gradient from the "
+            "loss and never learns; set expert_weighting_normalization: false (Switch uses the "
+            "softmax probability) or top_k >= 2");
+    if (!moe.routerFp32)
+        errors.push_back(
+            "model.moe.router_fp32 is false: the router always computes in fp32 here; remove "
+            "the key or set it to true");
+    if (config.lora)
+        errors.push_back(
+            "lora with model.moe: adapters on expert MLPs are not supported; remove the lora: "
+            "section or model.moe");
+    if (config.model.sparsity.level > 0)
+        errors.push_back(
+            "model.sparsity.level > 0 with model.moe: static sparsity does not prune expert "
+            "MLPs; set model.sparsity.level: 0 or remove model.moe");
+}
+
 void checkSchedule(const OptimizerConfig& optimizer, std::vector<std::string>& errors) {
     const std::vector<SchedulerConfig>& schedule = optimizer.learningRate.schedule;
     for (size_t i = 0; i < schedule.size(); ++i) {
@@ -269,6 +298,7 @@ std::vector<std::string> validate(const Config& config) {
                          std::to_string(model.numHiddenLayers) + "); freeze at most every block");
 
     if (config.lora) checkLora(*config.lora, model, errors);
+    if (model.moe) checkMoe(config, errors);
 
     const OptimizerConfig& optimizer = config.optimizer;
     if (optimizer.optimizerType == "adamw") {

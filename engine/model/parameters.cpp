@@ -31,6 +31,7 @@ GptShape GptShape::fromConfig(const config::ModelConfig& model) {
     s.embeddingsScale = model.embeddingsScale;
     s.scaleQkDotByD = model.scaleQkDotByD;
     s.attentionLogitsAlpha = model.attentionLogitsAlpha;
+    s.applyMoe(model.moe);
     if (model.mupEnabled() && model.mupBaseFilterSize > 0) {
         // Width multipliers (Cerebras-GPT, arXiv 2304.03208, Appendix G: m_d = d_model / d_base).
         s.mup = true;
@@ -44,6 +45,28 @@ GptShape GptShape::fromConfig(const config::ModelConfig& model) {
                                   : model.outputLogitsAlpha / std::sqrt(s.widthMult);
     }
     return s;
+}
+
+void GptShape::applyMoe(const std::optional<config::MoeConfig>& moe) {
+    numExperts = 0;
+    topK = 1;
+    moeEvery = 1;
+    capacityFactor = 0.0;
+    lbCoef = 0.0;
+    expertNormalize = false;
+    if (!moe) return;
+    numExperts = moe->numExperts;
+    topK = moe->topK;
+    moeEvery = moe->moeLayerFrequency;
+    capacityFactor = moe->capacityFactor;
+    lbCoef = moe->loadBalancingLossCoef;
+    expertNormalize = moe->expertWeightingNormalization;
+}
+
+int GptShape::expertCapacity(int tokens) const {
+    if (!(capacityFactor > 0.0) || numExperts <= 0) return tokens;
+    const double cap = std::ceil(capacityFactor * double(tokens) * topK / numExperts);
+    return int(std::min(double(tokens), cap));
 }
 
 Status GptShape::validate(int batch, int seqLen) const {
@@ -83,6 +106,20 @@ Status GptShape::validate(int batch, int seqLen) const {
     if (!(attnDropout >= 0.0 && attnDropout < 1.0)) {
         return Error{
             fmt::format("model.attention_dropout_rate is {}; it must be in [0, 1)", attnDropout)};
+    }
+    if (hasMoe()) {
+        if (numExperts < 1 || topK < 1 || topK > numExperts || moeEvery < 1)
+            return Error{fmt::format(
+                "model.moe: num_experts {} and top_k {} must satisfy 1 <= top_k <= num_experts, "
+                "moe_layer_frequency {} >= 1",
+                numExperts, topK, moeEvery)};
+        if (expertNormalize && topK == 1)
+            return Error{
+                "model.moe.expert_weighting_normalization needs top_k >= 2 (with top_k 1 the "
+                "router never learns)"};
+        if (!(capacityFactor >= 0.0) || !(lbCoef >= 0.0))
+            return Error{"model.moe.capacity_factor and load_balancing_loss_coef must be >= 0"};
+        if (hasLora()) return Error{"lora with model.moe is not supported; remove one of them"};
     }
     if (batch < 0 || seqLen < 0) {
         return Error{
@@ -134,6 +171,23 @@ BlockOffsets blockOffsets(const GptShape& s) {
         o.loraB[t] = next(size_t(s.loraRank) * size_t(linear.out));
     }
     o.size = at;
+    return o;
+}
+
+BlockOffsets blockOffsets(const GptShape& s, int block) {
+    if (!s.isMoeBlock(block)) return blockOffsets(s);
+    const size_t C = s.channels, F = s.ffn, E = size_t(s.numExperts);
+    BlockOffsets o = blockOffsets(s);  // the shared part's offsets up to ln_2 are the same
+    o.loraA = {0, 0, 0, 0};
+    o.loraB = {0, 0, 0, 0};
+    o.experts = s.numExperts;
+    o.router = o.ln2b + C;
+    o.expertStride = C * F + F + F * C + C;
+    o.fcw = o.router + C * E;
+    o.fcb = o.fcw + C * F;
+    o.fcprojw = o.fcb + F;
+    o.fcprojb = o.fcprojw + F * C;
+    o.size = o.fcw + E * o.expertStride;
     return o;
 }
 
@@ -194,6 +248,20 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
         add(h + "attn.c_proj.bias", {C}, false);
         add(h + "ln_2.weight", {C}, false);
         add(h + "ln_2.bias", {C}, false);
+        if (shape.isMoeBlock(l)) {
+            // Same order as blockOffsets(shape, l). μP: the router's fan-in is C like c_fc's, and
+            // each expert is a dense MLP of width F, so it scales as the dense MLP does.
+            add(h + "mlp.router.weight", {C, shape.numExperts}, true, hiddenLr);
+            for (int e = 0; e < shape.numExperts; ++e) {
+                const std::string x = fmt::format("{}mlp.experts.{}.", h, e);
+                add(x + "c_fc.weight", {C, F}, true, hiddenLr);
+                add(x + "c_fc.bias", {F}, false);
+                add(x + "c_proj.weight", {F, C}, true, ffnOutLr);
+                add(x + "c_proj.bias", {C}, false);
+            }
+            endLayer();
+            continue;
+        }
         add(h + "mlp.c_fc.weight", {C, F}, true, hiddenLr);
         add(h + "mlp.c_fc.bias", {F}, false);
         add(h + "mlp.c_proj.weight", {F, C}, true, ffnOutLr);
@@ -223,6 +291,20 @@ void ParameterTable::add(std::string name, std::vector<int64_t> shape, bool deca
     m_totalSize += size;
 }
 
+std::vector<StreamUnit> ParameterTable::streamUnits(int block) const {
+    const LayerSlice& layer = m_layers[size_t(blockLayer(block))];
+    if (!m_shape.isMoeBlock(block)) return {{layer.name, layer.offset, 0, layer.size, -1}};
+    const BlockOffsets o = blockOffsets(m_shape, block);
+    std::vector<StreamUnit> units;
+    units.push_back({layer.name + ".shared", layer.offset, 0, o.fcw, -1});
+    for (int e = 0; e < o.experts; ++e) {
+        const size_t at = o.fcw + o.expert(e);
+        units.push_back({fmt::format("{}.mlp.experts.{}", layer.name, e), layer.offset + at, at,
+                         o.expertStride, e});
+    }
+    return units;
+}
+
 const TensorSlice* ParameterTable::find(std::string_view name) const {
     const auto it = m_byName.find(name);
     return it == m_byName.end() ? nullptr : &m_tensors[it->second];
@@ -240,6 +322,10 @@ InitKind initKindOf(const std::string& name) {
     if (name == "wte.weight" || name == "wpe.weight") return InitKind::Embedding;
     if (endsWith("attn.c_proj.weight")) return InitKind::AttnOutput;
     if (endsWith("mlp.c_proj.weight")) return InitKind::FfnOutput;
+    // An expert's output projection is a residual-output projection like mlp.c_proj; the router
+    // (mlp.router.weight) and the experts' c_fc draw like c_fc (Hidden, below).
+    if (name.find(".mlp.experts.") != std::string::npos && endsWith(".c_proj.weight"))
+        return InitKind::FfnOutput;
     if (name == "lm_head.weight") return InitKind::Head;
     if (endsWith("ln_1.weight") || endsWith("ln_2.weight") || name == "ln_f.weight") {
         return InitKind::One;

@@ -10,8 +10,15 @@
 //                              and with LoRA (GptShape::loraRank > 0) each targeted linear's
 //                              lora_A.weight (IN,R) and lora_B.weight (R,OUT), e.g.
 //                              attn.c_attn.lora_A.weight (C,R), attn.c_attn.lora_B.weight (R,3C)
+//                or, an MoE block (GptShape::isMoeBlock), the same up to ln_2.bias, then
+//                              mlp.router.weight (C,E) and per expert e = 0..E-1, each expert
+//                              contiguous: mlp.experts.e.c_fc.weight (C,F), .c_fc.bias (F),
+//                              .c_proj.weight (F,C), .c_proj.bias (C) (no LoRA with MoE)
 //   layer L+1    "head":       ln_f.weight (C), ln_f.bias (C), lm_head.weight (V,C) only if untied
-// with no padding anywhere (V vocab, C channels, F ffn width, maxT positions, L layers).
+// with no padding anywhere (V vocab, C channels, F ffn width, maxT positions, L layers, E
+// experts). Dense and MoE blocks differ in size, so a block's offsets come from
+// blockOffsets(shape, block); ParameterTable::streamUnits(block) splits an MoE block into its
+// shared part and one contiguous range per expert, the units weight streaming moves.
 //
 // Thread-safety: ParameterTable is immutable after construction. initParameters() writes the
 // buffer it is given (using the compute threads) and is deterministic for a seed.
@@ -65,6 +72,22 @@ struct GptShape {
     // Sets the fields above from a lora: section (absent: leaves the shape without adapters).
     void applyLora(const std::optional<config::LoraConfig>& lora);
 
+    // Mixture of experts (config model.moe): numExperts 0 = every block dense. Block l is MoE when
+    // l % moeEvery == 0 (blocks 0, n, 2n, ...). engine/model/moe.h has the routing rules.
+    int numExperts = 0;            // E
+    int topK = 1;                  // k: experts per token
+    int moeEvery = 1;              // model.moe.moe_layer_frequency
+    double capacityFactor = 0.0;   // 0: no capacity limit
+    double lbCoef = 0.0;           // load_balancing_loss_coef
+    bool expertNormalize = false;  // expert_weighting_normalization (top_k >= 2 only)
+    bool hasMoe() const { return numExperts > 0; }
+    bool isMoeBlock(int block) const { return hasMoe() && block % moeEvery == 0; }
+    // Tokens one expert of an MoE block takes from `tokens` routed tokens:
+    // ceil(capacityFactor * tokens * k / E), or `tokens` without a capacity factor.
+    int expertCapacity(int tokens) const;
+    // Sets the MoE fields from a model.moe section (absent: dense).
+    void applyMoe(const std::optional<config::MoeConfig>& moe);
+
     static GptShape fromConfig(const config::ModelConfig& model);
 
     int headSize() const { return heads > 0 ? channels / heads : 0; }
@@ -101,14 +124,35 @@ struct LayerSlice {
     size_t tensorCount = 0;
 };
 
-// Offsets of the 12 tensors inside one block's slice (identical for every block), then with LoRA
-// each target's lora_A and lora_B (loraA[t] = loraB[t] = 0 for a target without an adapter).
+// Offsets of a block's tensors inside its slice: GPT-2's 12, then with LoRA each target's lora_A
+// and lora_B (loraA[t] = loraB[t] = 0 for a target without an adapter). In an MoE block
+// (experts > 0) fcw, fcb, fcprojw and fcprojb are EXPERT 0's c_fc/c_proj tensors, expert e's are
+// expertStride * e further on (expert(e)), and router is mlp.router.weight (C,E); the shared part
+// (everything but the experts) is [0, fcw).
 struct BlockOffsets {
     size_t ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
     std::array<size_t, 4> loraA, loraB;
     size_t size;
+    int experts = 0;  // E in an MoE block, 0 in a dense one
+    size_t router = 0;
+    size_t expertStride = 0;  // elements of one expert (c_fc.weight .. c_proj.bias)
+    size_t expert(int e) const { return size_t(e) * expertStride; }
 };
+// The dense block layout (every block of a shape without MoE).
 BlockOffsets blockOffsets(const GptShape& shape);
+// The layout of block `block` (0-based): MoE or dense by GptShape::isMoeBlock.
+BlockOffsets blockOffsets(const GptShape& shape, int block);
+
+// A contiguous piece of one block that weight streaming moves as a unit: an MoE block's shared
+// part ("h.3.shared": LayerNorms, attention, router) then each expert ("h.3.mlp.experts.0", ...);
+// a dense block is one unit named like its layer ("h.3").
+struct StreamUnit {
+    std::string name;
+    size_t offset = 0;         // elements from the start of the parameter buffer
+    size_t offsetInBlock = 0;  // elements from the start of the block's slice
+    size_t size = 0;           // elements
+    int expert = -1;           // the expert, or -1 for the shared part / a dense block
+};
 
 class ParameterTable {
 public:
@@ -124,6 +168,8 @@ public:
     static constexpr int embeddingLayer() { return 0; }
     static constexpr int blockLayer(int block) { return 1 + block; }
     int headLayer() const { return m_shape.layers + 1; }
+    // Block `block`'s stream units in buffer order; they tile its layer slice exactly.
+    std::vector<StreamUnit> streamUnits(int block) const;
 
 private:
     void add(std::string name, std::vector<int64_t> shape, bool decay, double lrScale = 1.0);

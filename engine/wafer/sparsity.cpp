@@ -62,7 +62,7 @@ struct PrunableMatrix {
 std::vector<PrunableMatrix> prunableMatrices(const model::ParameterTable& table, int block) {
     const auto& s = table.shape();
     const size_t base = table.layers()[size_t(model::ParameterTable::blockLayer(block))].offset;
-    const model::BlockOffsets o = model::blockOffsets(s);
+    const model::BlockOffsets o = model::blockOffsets(s, block);
     const int64_t C = s.channels, F = s.ffn;
     return {{"qkv", base + o.qkvw, C, 3 * C, &BlockSparsity::qkv},
             {"attn_proj", base + o.attprojw, C, C, &BlockSparsity::attnProj},

@@ -59,6 +59,14 @@ Config everythingSet() {
     c.runconfig.maxSteps = 5'000'000'000LL;
     c.runconfig.modelDir = "";
     c.runconfig.checkpointPath = "/ckpt/model.safetensors";
+    c.model.moe = MoeConfig{.numExperts = 8,
+                            .topK = 2,
+                            .loadBalancingLossCoef = 0.1 + 0.2,
+                            .moeLayerFrequency = 2,
+                            .capacityFactor = 1.25,
+                            .expertWeightingNormalization = true,
+                            .routingAlgorithm = "learned",
+                            .routerFp32 = true};
     c.lora = LoraConfig{
         .rank = 4, .alpha = 0.1 + 0.2, .dropout = 0.05, .targets = {"attn.c_proj", "c_fc"}};
     SweepConfig sweep;
@@ -165,6 +173,21 @@ TEST(ConfigRoundTrip, ConfigWithoutLoraWritesNoLoraKey) {
     EXPECT_NE(hashConfig(c), hashConfig(Config{}));
 }
 
+// A dense model writes no moe key (existing configs keep their text and hash); ModelZoo's
+// moe_params spelling loads into the same section.
+TEST(ConfigRoundTrip, MoeSectionOnlyWhenPresentAndModelZooSpellingLoads) {
+    EXPECT_EQ(saveConfigYaml(Config{}, YamlStyle::Plain).find("moe"), std::string::npos);
+    Config c;
+    c.model.moe = MoeConfig{.numExperts = 8, .topK = 2, .capacityFactor = 1.5};
+    EXPECT_EQ(roundTrip(c, YamlStyle::Plain), c);
+    EXPECT_EQ(roundTrip(c, YamlStyle::Commented), c);
+    auto parsed = parseConfig(
+        "model:\n  moe_params:\n    num_experts: 8\n    top_k: 2\n    capacity_factor: 1.5\n",
+        "modelzoo", {});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(parsed->config.model.moe, c.model.moe);
+}
+
 TEST(ConfigRoundTrip, HashFollowsContentNotComments) {
     const Config a;
     Config b;
@@ -242,6 +265,8 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
     withSweep.sweep = SweepConfig{};
     Config withLora = defaults;
     withLora.lora = LoraConfig{};
+    Config withMoe = defaults;
+    withMoe.model.moe = MoeConfig{};
     for (const FieldDescription& f : describeFields()) {
         if (f.type == "section" || f.type == "optional_section" ||
             f.path.find("[N]") != std::string::npos || f.path.find("<key>") != std::string::npos)
@@ -250,10 +275,11 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
         const Status status = applyOverride(c, f.path + "=" + f.defaultValue);
         EXPECT_TRUE(status.ok()) << f.path << ": " << status.error().message;
         const bool inOptional = f.path.starts_with("model.output_layer_initializer.");
-        EXPECT_EQ(c, inOptional                     ? withOptional
-                     : f.path.starts_with("sweep.") ? withSweep
-                     : f.path.starts_with("lora.")  ? withLora
-                                                    : defaults)
+        EXPECT_EQ(c, inOptional                         ? withOptional
+                     : f.path.starts_with("sweep.")     ? withSweep
+                     : f.path.starts_with("lora.")      ? withLora
+                     : f.path.starts_with("model.moe.") ? withMoe
+                                                        : defaults)
             << f.path;
     }
 }

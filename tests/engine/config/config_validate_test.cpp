@@ -273,6 +273,34 @@ TEST(ConfigValidate, LoraRankTargetsAndDropoutAreChecked) {
     EXPECT_TRUE(validate(c).empty());
 }
 
+TEST(ConfigValidate, MoeRulesNameTheirKeys) {
+    Config c = runnable();
+    c.model.moe = MoeConfig{.numExperts = 4, .topK = 2};
+    EXPECT_TRUE(validate(c).empty());
+    c.model.moe->topK = 5;
+    EXPECT_EQ(onlyError(c),
+              "model.moe.top_k (5) is more than model.moe.num_experts (4): a token cannot go to "
+              "more experts than there are; use top_k <= 4");
+    // The trap of Cerebras' MoE write-up: renormalising one selected weight makes it 1.
+    c.model.moe->topK = 1;
+    c.model.moe->expertWeightingNormalization = true;
+    EXPECT_NE(onlyError(c).find("model.moe.expert_weighting_normalization with top_k 1"),
+              std::string::npos);
+    c.model.moe->topK = 2;
+    EXPECT_TRUE(validate(c).empty());
+    c.model.moe->numExperts = 0;
+    EXPECT_EQ(onlyError(c).rfind("model.moe.num_experts = 0", 0), 0u);
+    c.model.moe->numExperts = 4;
+    c.model.moe->routerFp32 = false;
+    EXPECT_NE(onlyError(c).find("model.moe.router_fp32"), std::string::npos);
+    c.model.moe->routerFp32 = true;
+    c.lora = LoraConfig{};
+    EXPECT_EQ(onlyError(c).rfind("lora with model.moe", 0), 0u);
+    c.lora.reset();
+    c.model.sparsity.level = 0.5;
+    EXPECT_EQ(onlyError(c).rfind("model.sparsity.level > 0 with model.moe", 0), 0u);
+}
+
 TEST(ConfigValidate, CheckVocabNamesBothNumbers) {
     Config c = runnable();
     c.model.vocabSize = 256;

@@ -83,6 +83,73 @@ TEST(ParameterTableTest, Gpt2SmallLayoutMatchesHuggingFace) {
     expectContiguousCover(table);
 }
 
+// An MoE block: the shared part up to ln_2, the router, then each expert contiguous; dense blocks
+// (not every n-th) keep GPT-2's MLP; streamUnits tiles each block exactly.
+TEST(ParameterTableTest, MoeBlocksHoldRouterAndContiguousExperts) {
+    config::ModelConfig m;
+    m.vocabSize = 50;
+    m.hiddenSize = 8;
+    m.numHeads = 2;
+    m.filterSize = 12;
+    m.numHiddenLayers = 3;
+    m.maxPositionEmbeddings = 16;
+    m.moe = config::MoeConfig{.numExperts = 3, .topK = 2, .moeLayerFrequency = 2};
+    const GptShape s = GptShape::fromConfig(m);
+    ASSERT_TRUE(s.validate(2, 4).ok());
+    EXPECT_TRUE(s.isMoeBlock(0));
+    EXPECT_FALSE(s.isMoeBlock(1));
+    EXPECT_TRUE(s.isMoeBlock(2));
+    const ParameterTable table(s);
+    expectContiguousCover(table);
+    const int64_t C = 8, F = 12;
+    const BlockOffsets moe = blockOffsets(s, 0), dense = blockOffsets(s, 1);
+    EXPECT_EQ(dense.experts, 0);
+    EXPECT_EQ(dense.size, blockOffsets(s).size);
+    EXPECT_EQ(table.layers()[2].size, dense.size);
+    EXPECT_EQ(moe.experts, 3);
+    EXPECT_EQ(table.layers()[1].size, moe.size);
+    EXPECT_EQ(table.layers()[3].size, moe.size);
+    EXPECT_EQ(table.find("h.1.mlp.c_fc.weight")->offset, table.layers()[2].offset + dense.fcw);
+    EXPECT_EQ(table.find("h.0.mlp.c_fc.weight"), nullptr);
+    const size_t h2 = table.layers()[3].offset;
+    EXPECT_EQ(table.find("h.2.mlp.router.weight")->shape, (std::vector<int64_t>{C, 3}));
+    EXPECT_EQ(table.find("h.2.mlp.router.weight")->offset, h2 + moe.router);
+    for (int e = 0; e < 3; ++e) {
+        const std::string x = "h.2.mlp.experts." + std::to_string(e) + ".";
+        EXPECT_EQ(table.find(x + "c_fc.weight")->offset, h2 + moe.fcw + moe.expert(e));
+        EXPECT_EQ(table.find(x + "c_fc.weight")->shape, (std::vector<int64_t>{C, F}));
+        EXPECT_EQ(table.find(x + "c_fc.bias")->offset, h2 + moe.fcb + moe.expert(e));
+        EXPECT_EQ(table.find(x + "c_proj.weight")->offset, h2 + moe.fcprojw + moe.expert(e));
+        EXPECT_EQ(table.find(x + "c_proj.weight")->shape, (std::vector<int64_t>{F, C}));
+        EXPECT_EQ(table.find(x + "c_proj.bias")->offset, h2 + moe.fcprojb + moe.expert(e));
+    }
+    EXPECT_EQ(moe.expertStride, size_t(C * F + F + F * C + C));
+
+    const std::vector<StreamUnit> units = table.streamUnits(2);
+    ASSERT_EQ(units.size(), 4u);
+    EXPECT_EQ(units[0].name, "h.2.shared");
+    EXPECT_EQ(units[0].expert, -1);
+    EXPECT_EQ(units[1].name, "h.2.mlp.experts.0");
+    EXPECT_EQ(units[3].expert, 2);
+    size_t at = 0;
+    for (const StreamUnit& u : units) {
+        EXPECT_EQ(u.offsetInBlock, at) << u.name;
+        EXPECT_EQ(u.offset, h2 + at) << u.name;
+        at += u.size;
+    }
+    EXPECT_EQ(at, moe.size);
+    EXPECT_EQ(units[1].offset, table.find("h.2.mlp.experts.0.c_fc.weight")->offset);
+    EXPECT_EQ(units[2].size, moe.expertStride);
+    const std::vector<StreamUnit> denseUnits = table.streamUnits(1);
+    ASSERT_EQ(denseUnits.size(), 1u);
+    EXPECT_EQ(denseUnits[0].name, "h.1");
+    EXPECT_EQ(denseUnits[0].size, dense.size);
+    // Expert output projections get the residual-output init, the router the hidden one.
+    std::vector<float> params(table.totalSize());
+    initParameters(table, m, 7, params.data());
+    EXPECT_EQ(params[table.find("h.0.mlp.experts.1.c_fc.bias")->offset], 0.0f);
+}
+
 TEST(ParameterTableTest, UntiedHeadAddsLmHeadLast) {
     GptShape s = gpt2Small();
     s.tiedEmbedding = false;
