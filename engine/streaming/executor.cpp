@@ -174,10 +174,30 @@ struct StreamingExecutor::Impl {
         return streamer->slot(v, s);
     }
 
-    // What a visit needs on the wafer: the layer's own weights, plus wte for a tied head.
-    std::vector<std::pair<size_t, size_t>> piecesFor(int layerIndex, bool forward) const {
+    // An MoE block's stream units (its shared part, then each expert: they tile its slice in
+    // order); empty for every other layer, which moves whole.
+    std::vector<model::StreamUnit> unitsOf(int layerIndex) const {
+        const int block = layerIndex - 1;
+        if (block < 0 || block >= table.shape().layers || !table.shape().isMoeBlock(block))
+            return {};
+        return table.streamUnits(block);
+    }
+
+    // What a visit needs on the wafer: the layer's own weights (an MoE block's unit by unit),
+    // plus wte for a tied head.
+    std::vector<std::pair<size_t, size_t>> piecesFor(
+        int layerIndex, bool forward, std::vector<int>* pieceExpert = nullptr) const {
         const auto& l = layer(layerIndex);
         if (layerIndex == model::ParameterTable::embeddingLayer() && !forward) return {};
+        const auto units = unitsOf(layerIndex);
+        if (!units.empty()) {
+            std::vector<std::pair<size_t, size_t>> pieces;
+            for (const auto& u : units) {
+                pieces.push_back({u.offset, u.size});
+                if (pieceExpert) pieceExpert->push_back(u.expert);
+            }
+            return pieces;
+        }
         std::vector<std::pair<size_t, size_t>> pieces = {{l.offset, l.size}};
         if (layerIndex == headIndex() && table.shape().tiedEmbedding) {
             pieces.push_back({wteOffset(), wteSize()});
@@ -185,10 +205,31 @@ struct StreamingExecutor::Impl {
         return pieces;
     }
     WeightVisit visitFor(int layerIndex, bool forward, int m) const {
-        WeightVisit visit{layerIndex, forward, m, piecesFor(layerIndex, forward), {}};
+        WeightVisit visit{layerIndex, forward, m, {}, {}, {}};
+        visit.pieces = piecesFor(layerIndex, forward, &visit.pieceExpert);
         if (sharded())
             for (const auto& piece : visit.pieces) visit.roots.push_back(plan.ownerOf(piece.first));
         return visit;
+    }
+
+    // A layer's trainable pieces cut at its stream units' bounds, grouped per unit (one group,
+    // tagged -1, for a layer that moves whole): what leaves the systems as one transfer each.
+    std::vector<std::pair<int, std::vector<optim::TrainablePiece>>> gradientUnits(
+        int layerIndex) const {
+        const auto& pieces = layerPieces[size_t(layerIndex)];
+        const auto units = unitsOf(layerIndex);
+        if (units.empty()) return {{-1, pieces}};
+        std::vector<std::pair<int, std::vector<optim::TrainablePiece>>> out;
+        for (const auto& u : units) {
+            std::vector<optim::TrainablePiece> clipped;
+            for (const auto& p : pieces) {
+                const size_t a = std::max(p.offset, u.offset);
+                const size_t b = std::min(p.offset + p.size, u.offset + u.size);
+                if (a < b) clipped.push_back({a, p.stateOffset + (a - p.offset), b - a});
+            }
+            if (!clipped.empty()) out.push_back({u.expert, std::move(clipped)});
+        }
+        return out;
     }
 
     // Where a trainable piece's reduced gradient goes in this rank's MemoryX.
@@ -271,24 +312,33 @@ struct StreamingExecutor::Impl {
             if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
             return;
         }
-        for (int s = 0; s < N; ++s) {
-            const double t0 = now();
-            report(Span{step, m, s, layerIndex, SpanKind::StreamOut, int64_t(count * sizeof(float)),
-                        t0, now()});
-        }
         {
             std::lock_guard lock(statsMutex);
             stats.bytesStreamedOut += int64_t(count * sizeof(float)) * N;
         }
-        // One process: each piece straight from the systems' buffers into MemoryX.
-        const double r0 = now();
-        for (const auto& piece : pieces) {
-            inputs.clear();
-            for (int s = 0; s < N; ++s) inputs.push_back(grads[size_t(s)].get() + piece.offset);
-            reduceSlice(inputs, m, piece.size, gradientOut(piece), last);
+        // One process: each piece straight from the systems' buffers into MemoryX, unit by unit
+        // (an MoE block's shared part, then each expert; a whole layer otherwise). The sums are
+        // element-wise, so cutting pieces at unit bounds changes no bit.
+        for (const auto& [expert, unitPieces] : gradientUnits(layerIndex)) {
+            size_t unitCount = 0;
+            for (const auto& piece : unitPieces) unitCount += piece.size;
+            const int64_t unitBytes = int64_t(unitCount * sizeof(float));
+            for (int s = 0; s < N; ++s) {
+                const double t0 = now();
+                Span out{step, m, s, layerIndex, SpanKind::StreamOut, unitBytes, t0, now()};
+                out.expert = expert;
+                report(out);
+            }
+            const double r0 = now();
+            for (const auto& piece : unitPieces) {
+                inputs.clear();
+                for (int s = 0; s < N; ++s) inputs.push_back(grads[size_t(s)].get() + piece.offset);
+                reduceSlice(inputs, m, piece.size, gradientOut(piece), last);
+            }
+            Span reduce{step, m, -1, layerIndex, SpanKind::Reduce, unitBytes * N, r0, now()};
+            reduce.expert = expert;
+            report(reduce);
         }
-        report(Span{step, m, -1, layerIndex, SpanKind::Reduce, int64_t(count * sizeof(float)) * N,
-                    r0, now()});
         if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
     }
 
