@@ -44,7 +44,12 @@ Status checkTokens(const int32_t* tokens, size_t count, int vocab) {
 
 template <typename Real>
 Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
-    : m_table(shape), m_off(blockOffsets(shape)), m_B(batch), m_T(seqLen), m_N(batch * seqLen) {
+    : m_table(shape),
+      m_off(blockOffsets(shape)),
+      m_moeOff(shape.hasMoe() ? blockOffsets(shape, 0) : BlockOffsets{}),
+      m_B(batch),
+      m_T(seqLen),
+      m_N(batch * seqLen) {
     assert(shape.validate(batch, seqLen).ok());
     const int64_t B = batch, T = seqLen, C = shape.channels, F = shape.ffn, V = shape.vocab,
                   NH = shape.heads;
@@ -63,8 +68,17 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
         a.ln2 = addActivation(h + "ln_2", {B, T, C});
         a.ln2Mean = addActivation(h + "ln_2.mean", {B, T});
         a.ln2Rstd = addActivation(h + "ln_2.rstd", {B, T});
-        a.fch = addActivation(h + "mlp.c_fc", {B, T, F});
-        a.fchGelu = addActivation(h + "mlp.gelu", {B, T, F});
+        if (shape.isMoeBlock(l)) {
+            const int64_t E = shape.numExperts, K = shape.topK;
+            a.routerProbs = addActivation(h + "mlp.router.probs", {B, T, E});
+            a.gates = addActivation(h + "mlp.router.gates", {B, T, K});
+            a.expertFch = addActivation(h + "mlp.experts.c_fc", {B * T * K, F});
+            a.expertGelu = addActivation(h + "mlp.experts.gelu", {B * T * K, F});
+            a.expertOut = addActivation(h + "mlp.experts.out", {B * T * K, C});
+        } else {
+            a.fch = addActivation(h + "mlp.c_fc", {B, T, F});
+            a.fchGelu = addActivation(h + "mlp.gelu", {B, T, F});
+        }
         a.residual3 = addActivation(h + "residual_mlp", {B, T, C});
         for (size_t t = 0; t < 4; ++t)
             if (shape.hasLora() && shape.loraTargets[t])
@@ -91,6 +105,22 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
     m_dqkv.assign(N * 3 * C, 0);
     m_datty.assign(N * C, 0);
     m_dfch.assign(N * F, 0);
+    if (shape.hasMoe()) {
+        const size_t K = size_t(shape.topK), E = size_t(shape.numExperts);
+        m_dfch.assign(N * K * F, 0);
+        m_moeX.assign(N * K * C, 0);
+        m_moeDx.assign(N * K * C, 0);
+        m_moeDy.assign(N * K * C, 0);
+        m_moeDgates.assign(N * K, 0);
+        m_moeDlogits.assign(N * E, 0);
+        m_routing.resize(size_t(shape.layers));
+        m_moeMatrices = {MatrixRange{m_moeOff.qkvw, size_t(C) * 3 * C},
+                         MatrixRange{m_moeOff.attprojw, size_t(C) * C}};
+        for (int e = 0; e < shape.numExperts; ++e) {
+            m_moeMatrices.push_back({m_moeOff.fcw + m_moeOff.expert(e), size_t(C) * F});
+            m_moeMatrices.push_back({m_moeOff.fcprojw + m_moeOff.expert(e), size_t(F) * C});
+        }
+    }
     if (shape.hasLora()) {
         m_loraDu.assign(N * size_t(shape.loraRank), 0);
         if (shape.loraDropout > 0.0) m_loraDropped.assign(N * size_t(std::max(C, F)), 0);
@@ -303,41 +333,46 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
-    const Real* w = computeWeights(blockParams, m_off.size, 0, m_blockMatrices);
+    const BlockOffsets& o = offsets(layer);
+    const Real* w = computeWeights(blockParams, o.size, 0, blockMatrices(layer));
     const BlockActs& a = m_blocks[size_t(layer)];
     const Real* input = blockInput(layer);
 
-    ops::layerNormForward(act(a.ln1), act(a.ln1Mean), act(a.ln1Rstd), input, w + m_off.ln1w,
-                          w + m_off.ln1b, N, C, s.lnEps);
+    ops::layerNormForward(act(a.ln1), act(a.ln1Mean), act(a.ln1Rstd), input, w + o.ln1w, w + o.ln1b,
+                          N, C, s.lnEps);
     roundActivation(act(a.ln1), nc);
-    ops::linearForward(act(a.qkv), act(a.ln1), w + m_off.qkvw, w + m_off.qkvb, N, C, 3 * C,
-                       linearMode(w + m_off.qkvw));
+    ops::linearForward(act(a.qkv), act(a.ln1), w + o.qkvw, w + o.qkvb, N, C, 3 * C,
+                       linearMode(w + o.qkvw));
     adapterForward(layer, 0, act(a.qkv), act(a.ln1), w, C, 3 * C);
     roundActivation(act(a.qkv), 3 * nc);
     ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T, C,
                           s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
                           dropoutKey(layerIndex, kAttentionProbs), bf16());
     roundActivation(act(a.atty), nc);
-    ops::linearForward(m_branch.data(), act(a.atty), w + m_off.attprojw, w + m_off.attprojb, N, C,
-                       C, linearMode(w + m_off.attprojw));
+    ops::linearForward(m_branch.data(), act(a.atty), w + o.attprojw, w + o.attprojb, N, C, C,
+                       linearMode(w + o.attprojw));
     adapterForward(layer, 1, m_branch.data(), act(a.atty), w, C, C);
     roundActivation(m_branch.data(), nc);
     ops::dropoutForward(m_branch.data(), nc, rate(s.dropout),
                         dropoutKey(layerIndex, kAttentionOut));
     ops::residualForward(act(a.residual2), input, m_branch.data(), nc);
 
-    ops::layerNormForward(act(a.ln2), act(a.ln2Mean), act(a.ln2Rstd), act(a.residual2),
-                          w + m_off.ln2w, w + m_off.ln2b, N, C, s.lnEps);
+    ops::layerNormForward(act(a.ln2), act(a.ln2Mean), act(a.ln2Rstd), act(a.residual2), w + o.ln2w,
+                          w + o.ln2b, N, C, s.lnEps);
     roundActivation(act(a.ln2), nc);
-    ops::linearForward(act(a.fch), act(a.ln2), w + m_off.fcw, w + m_off.fcb, N, C, F,
-                       linearMode(w + m_off.fcw));
-    adapterForward(layer, 2, act(a.fch), act(a.ln2), w, C, F);
-    roundActivation(act(a.fch), size_t(N) * F);
-    ops::geluForward(act(a.fchGelu), act(a.fch), size_t(N) * F);
-    roundActivation(act(a.fchGelu), size_t(N) * F);
-    ops::linearForward(m_branch.data(), act(a.fchGelu), w + m_off.fcprojw, w + m_off.fcprojb, N, F,
-                       C, linearMode(w + m_off.fcprojw));
-    adapterForward(layer, 3, m_branch.data(), act(a.fchGelu), w, F, C);
+    if (o.experts > 0) {
+        moeForward(layer, w);
+    } else {
+        ops::linearForward(act(a.fch), act(a.ln2), w + o.fcw, w + o.fcb, N, C, F,
+                           linearMode(w + o.fcw));
+        adapterForward(layer, 2, act(a.fch), act(a.ln2), w, C, F);
+        roundActivation(act(a.fch), size_t(N) * F);
+        ops::geluForward(act(a.fchGelu), act(a.fch), size_t(N) * F);
+        roundActivation(act(a.fchGelu), size_t(N) * F);
+        ops::linearForward(m_branch.data(), act(a.fchGelu), w + o.fcprojw, w + o.fcprojb, N, F, C,
+                           linearMode(w + o.fcprojw));
+        adapterForward(layer, 3, m_branch.data(), act(a.fchGelu), w, F, C);
+    }
     roundActivation(m_branch.data(), nc);
     ops::dropoutForward(m_branch.data(), nc, rate(s.dropout), dropoutKey(layerIndex, kMlpOut));
     ops::residualForward(act(a.residual3), act(a.residual2), m_branch.data(), nc);
@@ -366,6 +401,7 @@ Real Gpt<Real>::headForward(LayerWeights<Real> headParams, LayerWeights<Real> wt
     ops::crossEntropyForward(act(m_losses), act(m_lse), act(m_logits), targets, N, V);
     double sum = 0.0;  // fixed order, so the loss is reproducible
     for (int n = 0; n < N; ++n) sum += double(m_acts[m_losses + size_t(n)]);
+    if (s.hasMoe() && m_training) return Real(sum / N + loadBalancingLoss());
     return Real(sum / N);
 }
 
@@ -405,7 +441,8 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     const int N = m_N, C = s.channels, F = s.ffn;
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
-    const Real* w = computeWeights(blockParams, m_off.size, 0, m_blockMatrices);
+    const BlockOffsets& o = offsets(layer);
+    const Real* w = computeWeights(blockParams, o.size, 0, blockMatrices(layer));
     Real* g = blockGrads;
     auto dW = [&](size_t offset) { return gradOf(layerIndex, blockGrads, offset); };
     const BlockActs& a = m_blocks[size_t(layer)];
@@ -419,29 +456,32 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
 
     // MLP branch.
     const Real* dMlpOut = branchGrad(kMlpOut);
-    ops::linearBackward(m_dfch.data(), false, dW(m_off.fcprojw), dW(m_off.fcprojb), dMlpOut,
-                        act(a.fchGelu), w + m_off.fcprojw, N, F, C, linearMode(w + m_off.fcprojw));
-    adapterBackward(layer, 3, m_dfch.data(), dMlpOut, act(a.fchGelu), w, g, F, C);
-    ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
-    ops::linearBackward(m_dln.data(), false, dW(m_off.fcw), dW(m_off.fcb), m_dfch.data(),
-                        act(a.ln2), w + m_off.fcw, N, C, F, linearMode(w + m_off.fcw));
-    adapterBackward(layer, 2, m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, F);
-    ops::layerNormBackward(dres, dW(m_off.ln2w), dW(m_off.ln2b), m_dln.data(), act(a.residual2),
-                           w + m_off.ln2w, act(a.ln2Mean), act(a.ln2Rstd), N, C);
+    if (o.experts > 0) {
+        moeBackward(layer, w, blockGrads, dMlpOut);
+    } else {
+        ops::linearBackward(m_dfch.data(), false, dW(o.fcprojw), dW(o.fcprojb), dMlpOut,
+                            act(a.fchGelu), w + o.fcprojw, N, F, C, linearMode(w + o.fcprojw));
+        adapterBackward(layer, 3, m_dfch.data(), dMlpOut, act(a.fchGelu), w, g, F, C);
+        ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
+        ops::linearBackward(m_dln.data(), false, dW(o.fcw), dW(o.fcb), m_dfch.data(), act(a.ln2),
+                            w + o.fcw, N, C, F, linearMode(w + o.fcw));
+        adapterBackward(layer, 2, m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, F);
+    }
+    ops::layerNormBackward(dres, dW(o.ln2w), dW(o.ln2b), m_dln.data(), act(a.residual2), w + o.ln2w,
+                           act(a.ln2Mean), act(a.ln2Rstd), N, C);
     // Attention branch.
     const Real* dAttentionOut = branchGrad(kAttentionOut);
-    ops::linearBackward(m_datty.data(), false, dW(m_off.attprojw), dW(m_off.attprojb),
-                        dAttentionOut, act(a.atty), w + m_off.attprojw, N, C, C,
-                        linearMode(w + m_off.attprojw));
+    ops::linearBackward(m_datty.data(), false, dW(o.attprojw), dW(o.attprojb), dAttentionOut,
+                        act(a.atty), w + o.attprojw, N, C, C, linearMode(w + o.attprojw));
     adapterBackward(layer, 1, m_datty.data(), dAttentionOut, act(a.atty), w, g, C, C);
     ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
                            act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
                            rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16());
-    ops::linearBackward(m_dln.data(), false, dW(m_off.qkvw), dW(m_off.qkvb), m_dqkv.data(),
-                        act(a.ln1), w + m_off.qkvw, N, C, 3 * C, linearMode(w + m_off.qkvw));
+    ops::linearBackward(m_dln.data(), false, dW(o.qkvw), dW(o.qkvb), m_dqkv.data(), act(a.ln1),
+                        w + o.qkvw, N, C, 3 * C, linearMode(w + o.qkvw));
     adapterBackward(layer, 0, m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, 3 * C);
-    ops::layerNormBackward(dres, dW(m_off.ln1w), dW(m_off.ln1b), m_dln.data(), blockInput(layer),
-                           w + m_off.ln1w, act(a.ln1Mean), act(a.ln1Rstd), N, C);
+    ops::layerNormBackward(dres, dW(o.ln1w), dW(o.ln1b), m_dln.data(), blockInput(layer),
+                           w + o.ln1w, act(a.ln1Mean), act(a.ln1Rstd), N, C);
 }
 
 template <typename Real>
@@ -491,6 +531,17 @@ void Gpt<Real>::backward(const Real* params, Real* grads) {
         blockBackward(l, params + off, grads + off);
     }
     embedBackward(grads + emb);
+}
+
+template <typename Real>
+const BlockOffsets& Gpt<Real>::offsets(int layer) const {
+    return shape().isMoeBlock(layer) ? m_moeOff : m_off;
+}
+
+template <typename Real>
+auto Gpt<Real>::blockMatrices(int layer) const -> std::span<const MatrixRange> {
+    if (shape().isMoeBlock(layer)) return m_moeMatrices;
+    return m_blockMatrices;
 }
 
 template <typename Real>

@@ -19,6 +19,15 @@
 // in bf16 mode their values are bf16-rounded floats like the layer's vectors, and their matmuls,
 // forward and backward, run on the bf16 backend like the base matmuls (lora.h).
 //
+// Mixture of experts (GptShape::isMoeBlock, moe.h, moe.cpp): an MoE block's MLP branch is
+// sum over its token's kept top-k experts of gate · expert_MLP(ln_2(x)), each expert a GPT-2 MLP
+// (c_fc, GELU, c_proj) computed on the rows routed to it, then dropout and the residual add as in
+// a dense block. The router's product and softmax stay fp32 in bf16 mode (its weight is a
+// bf16-valued float like the layer's vectors); each expert's matmuls run like the dense MLP's,
+// with its c_fc output, GELU output and c_proj output rounded to bf16, and the gated sum rounded
+// like the dense projection output. In training the forward's loss adds every MoE block's
+// load-balancing loss (moe.h), whose gradient the block's backward adds to the router.
+//
 // μP multipliers (GptShape, all 1 under SP): the embedding sum × embeddings_scale (before
 // dropout), scores × GptShape::attentionScale() instead of 1/sqrt(hs), logits × outputLogitsScale;
 // the backward applies the same factors.
@@ -73,6 +82,7 @@
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/model/moe.h"
 #include "engine/model/ops.h"
 #include "engine/model/parameters.h"
 
@@ -153,6 +163,18 @@ public:
     void blockBackward(int layer, LayerWeights<Real> blockParams, Real* blockGrads);
     void embedBackward(Real* embeddingGrads);
 
+    // --- Mixture of experts, from the last forward (block: 0-based; dense blocks give empty / 0).
+    // Tokens each expert of `block` computed, after capacity drops: (E).
+    const std::vector<int>& expertTokenCounts(int block) const;
+    // Tokens that chose each expert (top-k assignments before capacity): (E).
+    const std::vector<int>& expertTokensRouted(int block) const;
+    // Assignments of `block` dropped by the expert capacity.
+    int droppedAssignments(int block) const;
+    // `block`'s load-balancing loss coef · E · sum_e f_e P_e (moe.h).
+    double loadBalancingLoss(int block) const;
+    // The sum over MoE blocks: what a training forward added to the cross-entropy.
+    double loadBalancingLoss() const;
+
     // --- Activations of the last forward, addressable by name.
     const std::vector<ActivationSlice>& activationSlices() const { return m_actSlices; }
     const Real* activationData() const { return m_acts.data(); }
@@ -163,7 +185,15 @@ private:
         size_t ln1, ln1Mean, ln1Rstd, qkv, attnMax, attnSum, atty, residual2, ln2, ln2Mean, ln2Rstd,
             fch, fchGelu, residual3;
         std::array<size_t, 4> loraU{};  // per lora::Target: dropout(x) · A (N,R), LoRA only
+        // MoE block only (fch and fchGelu unused): router probabilities (N,E), gates (N,k), and
+        // per kept assignment, rows grouped by expert (moe::Routing): c_fc output and GELU
+        // output (N*k,F), the expert's c_proj output before gating (N*k,C).
+        size_t routerProbs = 0, gates = 0, expertFch = 0, expertGelu = 0, expertOut = 0;
     };
+    // MoE block: from ln_2's output to m_branch (before dropout), and back: dout (N,C) is the MLP
+    // branch's gradient, m_dln receives ln_2 output's gradient (overwritten). moe.cpp.
+    void moeForward(int layer, const Real* w);
+    void moeBackward(int layer, const Real* w, Real* blockGrads, const Real* dout);
     size_t addActivation(std::string name, std::vector<int64_t> shape);
     Real* act(size_t offset) { return m_acts.data() + offset; }
     const Real* blockInput(int layer) const;
@@ -173,6 +203,9 @@ private:
     struct MatrixRange {
         size_t offset, size;
     };
+    // The block's layout (dense or MoE) and the matrices its bf16 weights pack.
+    const BlockOffsets& offsets(int layer) const;
+    std::span<const MatrixRange> blockMatrices(int layer) const;
     // The weights a layer computes with: params itself, or (bf16 mode) a copy at m_bf16Weights +
     // scratchOffset: bf16-valued floats except the listed matrices, whose bf16 bits the matmuls
     // read instead (their float copy is not written): packed here into m_bf16Packed at the same
@@ -198,7 +231,8 @@ private:
                          const Real* w, Real* g, int IN, int OUT);
 
     ParameterTable m_table;
-    BlockOffsets m_off;
+    BlockOffsets m_off;          // a dense block's layout
+    BlockOffsets m_moeOff;       // an MoE block's layout (shape().hasMoe() only)
     std::vector<bool> m_frozen;  // (tensors) setFrozen's flags; empty: all train
     int m_B, m_T, m_N;           // N = B*T
     bool m_training = false;
@@ -235,6 +269,14 @@ private:
     };
     std::array<PackedRegion, 2> m_packedRegions{};
     std::array<MatrixRange, 4> m_blockMatrices{};  // qkv, attention projection, fc, MLP projection
+    std::vector<MatrixRange> m_moeMatrices;  // qkv, attention projection, each expert's fc, proj
+    // MoE: routing of the last forward per block (empty for dense blocks) and scratch.
+    std::vector<moe::Routing> m_routing;
+    std::vector<Real> m_moeX;        // (N*k,C) inputs gathered per expert
+    std::vector<Real> m_moeDx;       // (N*k,C) their gradient
+    std::vector<Real> m_moeDy;       // (N*k,C) gated gradient of the experts' outputs
+    std::vector<Real> m_moeDgates;   // (N,k)
+    std::vector<Real> m_moeDlogits;  // (N,E)
 };
 
 extern template class Gpt<float>;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/model/element_kernels.h"
+#include "engine/model/moe.h"
 #include "engine/model/ops.h"
 #include "engine/tensor/bf16.h"
 #include "engine/tensor/gemv_bf16.h"
@@ -104,7 +105,10 @@ void attentionGemm(bool bf16, Trans tb, int M, int N, int K, float alpha, const 
 }  // namespace
 
 KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
-    : m_table(shape), m_off(model::blockOffsets(shape)), m_params(params) {
+    : m_table(shape),
+      m_off(model::blockOffsets(shape)),
+      m_moeOff(shape.hasMoe() ? model::blockOffsets(shape, 0) : model::BlockOffsets{}),
+      m_params(params) {
     assert(shape.validate().ok());
     if (shape.bf16) {
         // Packed once: the bf16 matmuls read the packed weights, everything else the rounded
@@ -124,6 +128,14 @@ KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
             LayerPanels& p = m_panels[size_t(l)];
             p.qkv = tensor::Bf16PanelMatrix(Trans::No, C, 3 * C, w + m_off.qkvw, 3 * C);
             p.attproj = tensor::Bf16PanelMatrix(Trans::No, C, C, w + m_off.attprojw, C);
+            if (shape.isMoeBlock(l)) {
+                for (int e = 0; e < shape.numExperts; ++e) {
+                    const float* x = w + m_moeOff.expert(e);
+                    p.expertFc.emplace_back(Trans::No, C, F, x + m_moeOff.fcw, F);
+                    p.expertProj.emplace_back(Trans::No, F, C, x + m_moeOff.fcprojw, C);
+                }
+                continue;
+            }
             p.fc = tensor::Bf16PanelMatrix(Trans::No, C, F, w + m_off.fcw, F);
             p.fcproj = tensor::Bf16PanelMatrix(Trans::No, F, C, w + m_off.fcprojw, C);
         }
@@ -149,6 +161,13 @@ void KvDecoder::ensureRows(int rows) {
     m_branch.resize(n * C);
     m_fch.resize(n * F);
     m_gelu.resize(n * F);
+    if (s.hasMoe()) {
+        const size_t E = size_t(s.numExperts), K = size_t(s.topK);
+        m_probs.resize(n * E);
+        m_gates.resize(n * K);
+        m_gathered.resize(n * C);
+        m_expertOut.resize(n * K * C);
+    }
     m_rows = rows;
 }
 
@@ -249,6 +268,12 @@ void KvDecoder::blockForward(int layer, int rows) {
     ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln2w,
                           w + m_off.ln2b, N, C, s.lnEps);
     maybeRound(m_ln.data(), nc);
+    if (s.isMoeBlock(layer)) {
+        moeMlp(layer, N, w);
+        maybeRound(m_branch.data(), nc);
+        ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
+        return;
+    }
     linear(m_fch.data(), m_ln.data(), w + m_off.fcw, packed(w + m_off.fcw),
            panels ? &panels->fc : nullptr, w + m_off.fcb, N, C, F);
     maybeRound(m_fch.data(), size_t(N) * F);
@@ -258,6 +283,51 @@ void KvDecoder::blockForward(int layer, int rows) {
            panels ? &panels->fcproj : nullptr, w + m_off.fcprojb, N, F, C);
     maybeRound(m_branch.data(), nc);
     ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
+}
+
+void KvDecoder::moeMlp(int layer, int rows, const float* w) {
+    const GptShape& s = shape();
+    const int N = rows, C = s.channels, F = s.ffn, E = s.numExperts, k = s.topK;
+    const model::BlockOffsets& o = m_moeOff;
+    const bool round = s.bf16;
+    const LayerPanels* panels = m_panels.empty() ? nullptr : &m_panels[size_t(layer)];
+    // The router in fp32 on the (bf16-valued in bf16 mode) weights, as Gpt::moeForward.
+    model::ops::linearForward(m_probs.data(), m_ln.data(), w + o.router,
+                              static_cast<const float*>(nullptr), N, C, E);
+    model::moe::softmaxRows(m_probs.data(), N, E);
+    model::moe::Routing r;
+    model::moe::route(r, m_gates.data(), m_probs.data(), N, E, k, N, s.expertNormalize, 0.0);
+    for (int e = 0; e < E; ++e) {
+        const int begin = r.expertBegin[size_t(e)], n = r.counts[size_t(e)];
+        if (n == 0) continue;
+        const float* in = m_ln.data();
+        if (!r.allTokens(e)) {
+            for (int i = 0; i < n; ++i)
+                std::memcpy(m_gathered.data() + size_t(i) * C,
+                            m_ln.data() + size_t(r.tokenOfRow[size_t(begin + i)]) * C,
+                            sizeof(float) * size_t(C));
+            in = m_gathered.data();
+        }
+        const float* x = w + o.expert(e);
+        float* y = m_expertOut.data() + size_t(begin) * C;
+        linear(m_fch.data(), in, x + o.fcw, packed(x + o.fcw),
+               panels ? &panels->expertFc[size_t(e)] : nullptr, x + o.fcb, n, C, F);
+        if (round) tensor::roundToBf16(m_fch.data(), size_t(n) * F);
+        model::ops::geluForward(m_gelu.data(), m_fch.data(), size_t(n) * F);
+        if (round) tensor::roundToBf16(m_gelu.data(), size_t(n) * F);
+        linear(y, m_gelu.data(), x + o.fcprojw, packed(x + o.fcprojw),
+               panels ? &panels->expertProj[size_t(e)] : nullptr, x + o.fcprojb, n, F, C);
+        if (round) tensor::roundToBf16(y, size_t(n) * C);
+    }
+    // The gated sum, slots in order, the first assigning (Gpt::moeForward).
+    for (int t = 0; t < N; ++t) {
+        float* b = m_branch.data() + size_t(t) * C;
+        for (int j = 0; j < k; ++j) {
+            const float gate = m_gates[size_t(t) * k + size_t(j)];
+            const float* y = m_expertOut.data() + size_t(r.row[size_t(t) * k + size_t(j)]) * C;
+            for (int c = 0; c < C; ++c) b[c] = j == 0 ? gate * y[c] : b[c] + gate * y[c];
+        }
+    }
 }
 
 // Causal attention of `rows` new queries (positions m_pos ..) over the cached keys 0 .. m_pos-1

@@ -18,6 +18,10 @@
 // prefills run on the oneDNN bf16 backend. Memory in bf16 mode: the fp32 copy plus two bf16 copies
 // of the weights (GPT-2 small: 0.5 + 0.25 + 0.25 GB) beside the caller's fp32 parameters.
 //
+// Mixture of experts (shape.hasMoe()): an MoE block's router, top-k choice and experts run as in
+// Gpt's evaluation forward (model/moe.h: no capacity limit outside training), each expert on the
+// rows routed to it.
+//
 // Thread-safety: one call at a time per object; different objects may run concurrently. Kernels
 // use tensor::computeThreads(). Preconditions (tokens in [0, V), room in the cache) are programmer
 // contracts, asserted in debug builds; check user tokens with model::checkTokens() first.
@@ -62,9 +66,13 @@ private:
     void ensureRows(int rows);
     void blockForward(int layer, int rows);
     void attention(int layer, int rows);
+    // An MoE block's MLP branch of `rows` rows into m_branch (from m_ln), as Gpt computes it in
+    // evaluation (every top-k assignment kept).
+    void moeMlp(int layer, int rows, const float* w);
 
     model::ParameterTable m_table;
-    model::BlockOffsets m_off;
+    model::BlockOffsets m_off;           // a dense block's layout
+    model::BlockOffsets m_moeOff;        // an MoE block's (shape().hasMoe() only)
     const float* m_params;               // what the decoder computes with
     std::vector<float> m_bf16Params;     // bf16 mode: the rounded copy m_params points to
     std::vector<uint16_t> m_bf16Packed;  // bf16 mode: the same values as bf16 bits
@@ -74,6 +82,7 @@ private:
     // bf16 mode: the weight matrices once more in the GEMV's panel layout, for decoding.
     struct LayerPanels {
         tensor::Bf16PanelMatrix qkv, attproj, fc, fcproj;
+        std::vector<tensor::Bf16PanelMatrix> expertFc, expertProj;  // MoE block: per expert
     };
     std::vector<LayerPanels> m_panels;      // (L)
     tensor::Bf16PanelMatrix m_logitPanels;  // the logits' (V,C)ᵀ
@@ -92,6 +101,8 @@ private:
     std::vector<float> m_branch;        // (n, C)
     std::vector<float> m_fch, m_gelu;   // (n, F)
     std::vector<float> m_logits;        // (n or 1, V)
+    // MoE: router probabilities (n,E), gates (n,k), gathered rows and expert outputs (n,C).
+    std::vector<float> m_probs, m_gates, m_gathered, m_expertOut;
 };
 
 }  // namespace ws::sample

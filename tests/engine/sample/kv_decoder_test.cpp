@@ -161,6 +161,39 @@ TEST(KvDecoder, Bf16ModeMatchesGptBf16ModeOverSeveralPanels) {
     expectBf16MatchesGptBf16(::ws::testing::gptShape(200, 96, 2, 4, 320, 20, false));
 }
 
+// Mixture of experts: the decoder routes each token as the full forward does (evaluation keeps
+// every assignment, so the capacity factor never drops a token of a prefix), top_k 1 and 2, with
+// a dense block between MoE blocks.
+model::GptShape moeSamplingShape(int k) {
+    model::GptShape s = ::ws::testing::gptShape(97, 32, 3, 4, 64, 24);
+    s.numExperts = 4;
+    s.topK = k;
+    s.moeEvery = 2;
+    s.capacityFactor = 0.5;
+    s.lbCoef = 0.01;
+    return s;
+}
+
+TEST(KvDecoder, MoeTopOneMatchesFullForward) {
+    expectTokenByTokenMatches(moeSamplingShape(1), 1e-4);
+}
+
+TEST(KvDecoder, MoeTopTwoMatchesFullForwardTokenByTokenAndPrefilled) {
+    const auto s = moeSamplingShape(2);
+    expectTokenByTokenMatches(s, 1e-4);
+    const auto params = randomParams(s, 7);
+    const auto tokens = randomTokens(s.maxPositions, s.vocab, 8);
+    const auto ref = referenceLogits(s, params, tokens);
+    KvDecoder decoder(s, params.data());
+    ASSERT_TRUE(decoder.append(std::span<const int32_t>(tokens), true));
+    for (int t = 0; t < s.maxPositions; ++t)
+        EXPECT_LE(relativeDiff(decoder.logits(t), ref.data() + t * s.vocab, s.vocab), 1e-4) << t;
+}
+
+TEST(KvDecoder, MoeBf16ModeMatchesGptBf16Mode) {
+    expectBf16MatchesGptBf16(moeSamplingShape(2));
+}
+
 TEST(KvDecoder, CancelLeavesTheCacheAsItWas) {
     const auto s = samplingShape();
     const auto params = randomParams(s, 11);
