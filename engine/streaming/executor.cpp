@@ -96,6 +96,10 @@ struct StreamingExecutor::Impl {
     size_t stateBase = 0;     // this rank's MemoryX shard's first gradient, in the model's layout
     bool fullLayout = false;  // this MemoryX keeps gradients for every parameter (Full layout)
     std::vector<double> losses;  // per local system, summed over micros
+    // MoE: per local system, per block (a dense block's empty), the tokens each expert computed
+    // in this step (model::Gpt::expertTokenCounts after each MoE block's forward, summed over
+    // micro-batches). Each system's worker writes only its own.
+    std::vector<std::vector<std::vector<int64_t>>> expertTokens;
     std::unique_ptr<WeightStreamer> streamer;
     SystemWorkers workers;
     SerialQueue memoryxQueue;
@@ -210,6 +214,36 @@ struct StreamingExecutor::Impl {
         if (sharded())
             for (const auto& piece : visit.pieces) visit.roots.push_back(plan.ownerOf(piece.first));
         return visit;
+    }
+
+    void countExperts(int ls, int block, const model::Gpt<float>& gpt) {
+        const auto& counts = gpt.expertTokenCounts(block);
+        auto& sum = expertTokens[size_t(ls)][size_t(block)];
+        if (sum.size() < counts.size()) sum.resize(counts.size(), 0);
+        for (size_t e = 0; e < counts.size(); ++e) sum[e] += counts[e];
+    }
+    // The step's tokens per expert over this process's systems; across processes every rank's,
+    // summed on rank 0 (a collective: every rank calls it). Empty for a dense model.
+    std::vector<std::vector<int64_t>> stepExpertTokens() {
+        if (!table.shape().hasMoe() || expertTokens.empty()) return {};
+        std::vector<std::vector<int64_t>> sum = expertTokens[0];
+        for (size_t ls = 1; ls < expertTokens.size(); ++ls)
+            for (size_t b = 0; b < sum.size(); ++b)
+                for (size_t e = 0; e < sum[b].size(); ++e) sum[b][e] += expertTokens[ls][b][e];
+        if (!comm) return sum;
+        std::vector<int64_t> flat;
+        for (const auto& b : sum) flat.insert(flat.end(), b.begin(), b.end());
+        const size_t bytes = flat.size() * sizeof(int64_t);
+        std::vector<int64_t> all(flat.size() * size_t(comm->size()));
+        comm->gather(comm::Channel::Gradients, flat.data(), bytes, all.data(),
+                     std::vector<size_t>(size_t(comm->size()), bytes), 0);
+        if (!root()) return {};
+        for (int r = 1; r < comm->size(); ++r) {
+            size_t at = size_t(r) * flat.size();
+            for (auto& b : sum)
+                for (auto& v : b) v += all[at++];
+        }
+        return sum;
     }
 
     // A layer's trainable pieces cut at its stream units' bounds, grouped per unit (one group,
@@ -498,6 +532,12 @@ void StreamingExecutor::init(const model::GptShape& shape, int globalBatch, int 
         d.grads.emplace_back(new float[m_table.totalSize()]);
     }
     d.losses.assign(size_t(d.mine.count), 0.0);
+    if (shape.hasMoe()) {
+        std::vector<std::vector<int64_t>> blocks(static_cast<size_t>(shape.layers));
+        for (int b = 0; b < shape.layers; ++b)
+            if (shape.isMoeBlock(b)) blocks[size_t(b)].assign(size_t(shape.numExperts), 0);
+        d.expertTokens.assign(size_t(d.mine.count), blocks);
+    }
     for (const auto& layer : m_table.layers()) d.layerRanges.push_back({layer.offset, layer.size});
     d.streamer = std::make_unique<WeightStreamer>(
         memoryx ? memoryx->weights() : nullptr, d.mine.count,
@@ -541,6 +581,8 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     }
     d.streamer->begin(step, visits);
     std::fill(d.losses.begin(), d.losses.end(), 0.0);
+    for (auto& system : d.expertTokens)
+        for (auto& block : system) std::fill(block.begin(), block.end(), 0);
 
     // Updates start with the last micro-batch's first reduced layer (without clipping) or after
     // the backward pass (with clipping); before that a cancel leaves MemoryX untouched.
@@ -594,6 +636,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                         d.losses[size_t(ls)] += gpt.headForward(w, wte, targets + rows(s));
                     } else {
                         gpt.blockForward(l - 1, w);
+                        if (m_table.shape().isMoeBlock(l - 1)) d.countExperts(ls, l - 1, gpt);
                     }
                     d.report(Span{step, m, s, l, SpanKind::Forward, 0, t0, d.now()});
                 });
@@ -669,7 +712,13 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                        losses.data(), bytes, 0);
     }
     StepResult result;
-    if (d.sharded()) return shardedStepEnd(lr, maxGradientNorm, updateCount, step, losses);
+    auto expertTokens = d.stepExpertTokens();  // (a collective across processes)
+    if (d.sharded()) {
+        result = shardedStepEnd(lr, maxGradientNorm, updateCount, step, losses);
+        if (d.root()) result.expertTokens = std::move(expertTokens);
+        return result;
+    }
+    result.expertTokens = std::move(expertTokens);
     if (!d.root()) {
         d.accountOverlap();
         return result;

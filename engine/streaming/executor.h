@@ -94,6 +94,10 @@ struct StepResult {
     // squares sum to gradNorm² (up to rounding). Empty for a cancelled step.
     std::vector<double> layerGradNorms;
     bool cancelled = false;  // stopped between layers before any update: MemoryX is unchanged
+    // MoE: per block (a dense block's empty) the tokens each expert computed in this step (after
+    // capacity drops), summed over every system and micro-batch (across processes, gathered on
+    // rank 0). Empty for a dense model and a cancelled step.
+    std::vector<std::vector<int64_t>> expertTokens;
 };
 
 struct StreamingStats {

@@ -470,6 +470,52 @@ TEST(StreamingExecutor, MoeStreamedEqualsPlainBitForBit) {
     expectClose(trainStreamed(moeShape(true), 0.5, one), trainStreamed(moeShape(true), 0.5, mixed));
 }
 
+// The step reports the tokens each expert computed, summed over systems and micro-batches: the
+// plain forward's counts over the whole batch (without a capacity factor a token's experts do
+// not depend on how the batch is split); dense blocks report none.
+TEST(StreamingExecutor, MoeStepReportsTheTokensEachExpertComputed) {
+    const auto shape = moeShape(true);
+    model::ParameterTable table(shape);
+    config::ModelConfig mc;
+    std::vector<float> params(table.totalSize());
+    model::initParameters(table, mc, 42, params.data());
+    model::Gpt<float> plain(shape, kB, kT);
+    std::vector<int32_t> in, out;
+    batch(0, kB, kT, shape.vocab, in, out);
+    plain.forward(params.data(), in.data(), out.data(), true, 0);
+
+    const auto oc = adamw(0.0);
+    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                              optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+    ASSERT_TRUE(mx.ok());
+    std::copy(params.begin(), params.end(), (*mx)->weights());
+    optim::Optimizer opt(oc, groupsOf(table), table.totalSize(), (*mx)->optimizerState());
+    StreamingOptions options;
+    options.systems = 2;
+    options.microBatch = 2;  // 2 systems x 2 micro-batches
+    StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
+    const auto r = exec.step(0, in.data(), out.data(), 1e-2, 0.0, 1, 0);
+    ASSERT_EQ(int(r.expertTokens.size()), shape.layers);
+    for (int b = 0; b < shape.layers; ++b) {
+        if (!shape.isMoeBlock(b)) {
+            EXPECT_TRUE(r.expertTokens[size_t(b)].empty());
+            continue;
+        }
+        const auto& counts = plain.expertTokenCounts(b);
+        ASSERT_EQ(r.expertTokens[size_t(b)].size(), counts.size());
+        int64_t sum = 0;
+        for (size_t e = 0; e < counts.size(); ++e) {
+            EXPECT_EQ(r.expertTokens[size_t(b)][e], counts[e]) << "block " << b << " expert " << e;
+            sum += r.expertTokens[size_t(b)][e];
+        }
+        EXPECT_EQ(sum, int64_t(kB) * kT * shape.topK);
+    }
+    // A dense model reports nothing.
+    Rig dense(0.0);
+    EXPECT_TRUE(dense.exec->step(0, dense.in.data(), dense.out.data(), 1e-2, 0.0, 1, 0)
+                    .expertTokens.empty());
+}
+
 TEST(Activations, BytesPerSequenceMatchTheModel) {
     for (bool tied : {true, false}) {
         const auto shape = streamingShape(tied);
