@@ -140,7 +140,7 @@ void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spe
             }
         std::cout << fmt::format(
             "moe          {} MoE block(s) of {} experts, top-{}: routing {}{}; each expert runs "
-            "on its own 1/{} of the cores, the busiest sets the MLP's time\n",
+            "on its own rectangle (~1/{} of the cores), the busiest sets the MLP's time\n",
             moeBlocks, p.moeExperts, p.moeTopK,
             p.uniformRouting ? "assumed UNIFORM (no run to take counts from)" : "as given",
             p.uniformRouting ? fmt::format(", {} tokens per expert per micro-batch", perExpert)

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "engine/model/parameters.h"
+#include "engine/wafer/buffer_slots.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/emulated_time.h"
 #include "support/test_shapes.h"
@@ -308,6 +309,32 @@ TEST(MoeWafer, MoeBlocksStreamAsSharedPartThenEachExpert) {
     SpanClock later(shared, 5, 100.0);
     EXPECT_DOUBLE_EQ(later.stepStart(5), 100.0);
     EXPECT_DOUBLE_EQ(later.stepStart(6), 100.0 + p->stepS);
+}
+
+// The weight buffer sees an MoE block's units as one visit in one slot: while expert 1's weights
+// stream in, h.0's forward visit holds slot 1 (visit 1 of a 2-slot ring), part-way in.
+TEST(MoeWafer, AnMoeBlocksUnitsShareOneBufferSlot) {
+    const WaferSpec spec = teaching();
+    StepInput in;
+    in.shape = moeShape(4, 1);
+    in.batchPerSystem = kB;
+    in.seqLen = kT;
+    const auto p = predictStep(spec, in, {.frames = false});
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const TimelineSpan* unit = nullptr;
+    for (const auto& t : p->spans)
+        if (t.system == 0 && t.kind == SpanKind::StreamIn && t.layer == 1 && !t.backwardPass &&
+            t.expert == 1)
+            unit = &t;
+    ASSERT_NE(unit, nullptr);
+    const BufferState state = bufferStateAt(*p, 0.5 * (unit->startS + unit->endS));
+    ASSERT_EQ(state.slotStates.size(), 2u);
+    EXPECT_EQ(state.slotStates[1].layer, 1);
+    // (with two slots a layer computes as its weights arrive)
+    EXPECT_NE(state.slotStates[1].activity, SlotActivity::Empty);
+    EXPECT_NE(state.slotStates[0].layer, 1);
+    EXPECT_GT(state.slotStates[1].streamedFraction, unit->share);
+    EXPECT_LT(state.slotStates[1].streamedFraction, 1.0);
 }
 
 }  // namespace
