@@ -33,6 +33,10 @@ struct StepMetrics {
     // h.0 ... h.{L-1}, head. Their squares sum to gradNorm². Kept in memory by front ends only
     // (the run store records gradNorm alone: L + 2 more keys per step would swamp it).
     std::vector<double> layerGradNorms;
+    // MoE: per block (a dense block's empty) the tokens each expert computed in this step, all
+    // systems and micro-batches (streaming::StepResult::expertTokens); empty for a dense model.
+    // Kept in memory by front ends only (the Wafer tab's tokens-per-expert chart), not stored.
+    std::vector<std::vector<int64_t>> expertTokens;
     double tokensPerSec = 0.0;  // over the last log window
     int64_t tokensSeen = 0;
     double elapsedSec = 0.0;  // wall time since training started

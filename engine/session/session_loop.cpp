@@ -145,6 +145,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
         return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }
     if (p.sparsity) p.sparsity->reapply(p.weights);
+    emulateRouting(p, r.step, result.expertTokens);  // MoE: the step's real routing
     const double loss = result.loss;
     ++r.step;
     r.windowTokens += p.tokensPerStep();
@@ -160,6 +161,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     m.learningRate = lr;
     m.gradNorm = result.gradNorm;
     m.layerGradNorms = result.layerGradNorms;
+    m.expertTokens = result.expertTokens;
     recordStep(p, r, m);
     if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
         return r.end(RunState::Diverged, fmt::format("loss became {} at step {}", loss, r.step));
