@@ -51,38 +51,52 @@ std::string percent(double part, double whole) {
     return fmt::format("{:.1f}%", whole > 0 ? 100.0 * part / whole : 0.0);
 }
 
+// MoE: how the prediction routed the tokens.
+nlohmann::json moeJson(const wafer::StepPrediction& p) {
+    nlohmann::json blocks = nlohmann::json::array();
+    for (size_t b = 0; b < p.expertTokens.size(); ++b)
+        if (!p.expertTokens[b].empty())
+            blocks.push_back({{"block", b}, {"tokens_per_expert", p.expertTokens[b]}});
+    return {{"experts", p.moeExperts},
+            {"top_k", p.moeTopK},
+            {"routing", p.uniformRouting ? "uniform (assumed)" : "given"},
+            {"blocks", blocks}};
+}
+
 nlohmann::json predictionJson(const wafer::StepPrediction& p, double speedup) {
     const auto& s = p.split;
-    return {{"event", "predict"},
-            {"wafer", p.waferName},
-            {"num_csx", p.numSystems},
-            {"batch_per_system", p.batchPerSystem},
-            {"micro_batch", p.microBatch},
-            {"seq_len", p.seqLen},
-            {"step_time_s", p.stepS},
-            {"tokens_per_s", p.tokensPerS},
-            {"samples_per_s", p.samplesPerS},
-            {"speedup", speedup},
-            {"mfu", p.mfu},
-            {"forward_s", p.forwardS},
-            {"backward_s", p.backwardS},
-            {"tree_depth", p.treeDepth},
-            {"time_split",
-             {{"compute_s", s.compute},
-              {"streaming_s", s.streaming},
-              {"fabric_s", s.fabric},
-              {"reduce_s", s.reduce},
-              {"bubble_s", s.bubble}}},
-            {"weight_streaming_hidden", p.weightStreamingHidden},
-            {"activations",
-             {{"stored_bytes", p.activations.storedBytes},
-              {"minimal_bytes", p.activations.minimalBytes},
-              {"available_bytes", p.activations.availableBytes},
-              {"fit", p.activations.fits},
-              {"fit_with_recompute", p.activations.fitsWithRecompute},
-              {"max_sequences", p.activations.maxSequences}}},
-            {"lora_rank", p.loraRank},
-            {"adapter_s", p.adapterS}};
+    nlohmann::json j = {{"event", "predict"},
+                        {"wafer", p.waferName},
+                        {"num_csx", p.numSystems},
+                        {"batch_per_system", p.batchPerSystem},
+                        {"micro_batch", p.microBatch},
+                        {"seq_len", p.seqLen},
+                        {"step_time_s", p.stepS},
+                        {"tokens_per_s", p.tokensPerS},
+                        {"samples_per_s", p.samplesPerS},
+                        {"speedup", speedup},
+                        {"mfu", p.mfu},
+                        {"forward_s", p.forwardS},
+                        {"backward_s", p.backwardS},
+                        {"tree_depth", p.treeDepth},
+                        {"time_split",
+                         {{"compute_s", s.compute},
+                          {"streaming_s", s.streaming},
+                          {"fabric_s", s.fabric},
+                          {"reduce_s", s.reduce},
+                          {"bubble_s", s.bubble}}},
+                        {"weight_streaming_hidden", p.weightStreamingHidden},
+                        {"activations",
+                         {{"stored_bytes", p.activations.storedBytes},
+                          {"minimal_bytes", p.activations.minimalBytes},
+                          {"available_bytes", p.activations.availableBytes},
+                          {"fit", p.activations.fits},
+                          {"fit_with_recompute", p.activations.fitsWithRecompute},
+                          {"max_sequences", p.activations.maxSequences}}},
+                        {"lora_rank", p.loraRank},
+                        {"adapter_s", p.adapterS}};
+    if (p.moeExperts > 0) j["moe"] = moeJson(p);
+    return j;
 }
 
 void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spec,
@@ -116,6 +130,23 @@ void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spe
             "lora         rank {}: the adapters' products take {:.4g} s of the step; the frozen "
             "base forms no weight gradients\n",
             p.loraRank, p.adapterS);
+    if (p.moeExperts > 0) {
+        int moeBlocks = 0;
+        int64_t perExpert = 0;
+        for (const auto& b : p.expertTokens)
+            if (!b.empty()) {
+                ++moeBlocks;
+                perExpert = b.front();
+            }
+        std::cout << fmt::format(
+            "moe          {} MoE block(s) of {} experts, top-{}: routing {}{}; each expert runs "
+            "on its own rectangle (~1/{} of the cores), the busiest sets the MLP's time\n",
+            moeBlocks, p.moeExperts, p.moeTopK,
+            p.uniformRouting ? "assumed UNIFORM (no run to take counts from)" : "as given",
+            p.uniformRouting ? fmt::format(", {} tokens per expert per micro-batch", perExpert)
+                             : std::string(),
+            p.moeExperts);
+    }
 }
 
 std::vector<int> parseSweep(const std::string& text, std::string& error) {

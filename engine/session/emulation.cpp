@@ -1,6 +1,8 @@
 // predictRunStep (emulation.h).
 #include "engine/session/emulation.h"
 
+#include <algorithm>
+
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/wafer/run_fit.h"
@@ -10,7 +12,8 @@ namespace ws::session {
 
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
-    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames) {
+    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames,
+    std::vector<std::vector<int64_t>> expertTokens) {
     auto spec = wafer::specForConfig(cfg);
     if (!spec.ok()) return spec.error();
     wafer::StepInput in;
@@ -23,6 +26,7 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
     in.weightBufferLayers = cfg.wafer.weightBufferLayers;
+    in.expertTokens = std::move(expertTokens);
     // Layers with nothing to train stream no gradients out (executor.h).
     const model::ParameterTable table(shape);
     for (const auto& layer : table.layers()) {
@@ -34,6 +38,31 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     auto prediction = wafer::predictStep(*spec, in, {.frames = frames});
     if (!prediction.ok()) return prediction.error();
     return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());
+}
+
+std::vector<std::vector<int64_t>> perPassExpertTokens(
+    const std::vector<std::vector<int64_t>>& stepTokens, int passes) {
+    passes = std::max(1, passes);
+    std::vector<std::vector<int64_t>> out;
+    for (const auto& counts : stepTokens) {
+        std::vector<int64_t> block(counts.size());
+        int64_t total = 0, given = 0;
+        std::vector<std::pair<int64_t, size_t>> remainders;  // (remainder, expert)
+        for (size_t e = 0; e < counts.size(); ++e) {
+            total += counts[e];
+            block[e] = counts[e] / passes;
+            given += block[e];
+            remainders.push_back({counts[e] % passes, e});
+        }
+        // Largest remainders first; ties to the lower expert, so the result is deterministic.
+        std::stable_sort(remainders.begin(), remainders.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
+        const int64_t target = (total + passes / 2) / passes;
+        for (size_t i = 0; given < target && i < remainders.size(); ++i, ++given)
+            ++block[remainders[i].second];
+        out.push_back(std::move(block));
+    }
+    return out;
 }
 
 Result<std::shared_ptr<const wafer::StepPrediction>> predictConfigStep(const config::Config& cfg,

@@ -17,10 +17,19 @@ namespace ws::session {
 
 // perBlockSparsity: empty (dense) or one entry per block. Errors name the problem (a spec that
 // does not load, a layer whose tile cannot fit a core's SRAM, ...). frames = false skips the
-// utilization frames (`wafer validate` wants only the times).
+// utilization frames (`wafer validate` wants only the times). expertTokens (MoE): one wafer
+// pass's tokens per expert per block (wafer::StepInput::expertTokens); empty: uniform routing.
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
-    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames = true);
+    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames = true,
+    std::vector<std::vector<int64_t>> expertTokens = {});
+
+// MoE: one wafer pass's tokens per expert from a step's routing over its whole global batch
+// (per block, per expert, summed over systems and micro-batches): each block's counts divided by
+// `passes` (systems x micro-batches), rounded by largest remainder so the block keeps
+// round(total / passes). The emulator maps one pass; every pass is taken to route alike.
+std::vector<std::vector<int64_t>> perPassExpertTokens(
+    const std::vector<std::vector<int64_t>>& stepTokens, int passes);
 
 // The step a run of `cfg` plans, from the config alone: its micro-batch from the wafer fit (as
 // the session chooses it), its LoRA shape; every block dense (a run's magnitude-pruned nonzeros

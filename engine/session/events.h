@@ -38,7 +38,8 @@ struct StepMetrics {
     // this), and per block (L entries, empty for dense blocks) the tokens each expert computed
     // this step after capacity drops, summed over systems and micro-batches (across processes:
     // rank 0's systems). The run store gets "moe/lb_loss" every step and
-    // "moe/h.<block>.expert_<e>_tokens" on log steps.
+    // "moe/h.<block>.expert_<e>_tokens" on log steps; the Wafer tab's tokens-per-expert chart
+    // keeps every step's counts in memory.
     double loadBalancingLoss = 0.0;
     std::vector<std::vector<int64_t>> expertTokens;
     double tokensPerSec = 0.0;  // over the last log window

@@ -512,6 +512,37 @@ void Session::startEmulator(Prepared& p) {
                                             : "not hidden (the step waits for weights)"));
 }
 
+// An MoE step's schedule depends on its routing, known only once it has run: the step was
+// published (EmulatedStep) and its spans timed with the routing of the step before (uniform for
+// the first); now it is published again, planned with its own routing, so the heatmap, the time
+// split and the tokens per expert agree, and the next step starts from its end on the emulated
+// clock with the same routing until its own is known.
+void Session::emulateRouting(Prepared& p, int64_t step,
+                             const std::vector<std::vector<int64_t>>& expertTokens) {
+    if (!p.emulatedClock || expertTokens.empty()) return;
+    const config::Config& cfg = m_config.config;
+    const int passes = cfg.runconfig.numCsx * std::max(1, p.executor->microBatches());
+    auto perPass = perPassExpertTokens(expertTokens, passes);
+    if (perPass != p.emulatedRouting || !p.routedPrediction) {
+        auto prediction = predictRunStep(
+            cfg, p.shape, p.fit.microBatch,
+            p.sparsity ? p.sparsity->blocks() : std::vector<wafer::BlockSparsity>{}, true, perPass);
+        if (!prediction.ok()) {
+            // Cannot happen for a run whose uniform routing planned (the same ops, other rows);
+            // if it does, the step keeps its first plan.
+            log(LogLine::Level::Warning,
+                "emulator: step " + std::to_string(step + 1) +
+                    " could not be re-planned with its routing: " + prediction.error().message);
+            return;
+        }
+        p.emulatedRouting = std::move(perPass);
+        p.routedPrediction = std::move(prediction).value();
+    }
+    const double start = p.emulatedClock->stepStart(step);
+    m_events.push(EmulatedStep{step, start, p.routedPrediction});
+    p.emulatedClock.emplace(p.routedPrediction, step + 1, start + p.routedPrediction->stepS);
+}
+
 // Evaluation runs forward on the host in micro-batches no larger than a training micro-batch,
 // whose memory the fit has accepted: ModelZoo's eval batches (120 x 2048 tokens for
 // Cerebras-GPT) need tens of GB of activations at once, and eval has no backward to

@@ -159,6 +159,10 @@ private:
     void buildOptimizer(Prepared& p);
     Status prepareWafer(Prepared& p);
     void startEmulator(Prepared& p);
+    // MoE: re-plans step `step` on the emulated machine with the routing it really had (per
+    // block, per expert, the whole step) and times the next step's spans with it.
+    void emulateRouting(Prepared& p, int64_t step,
+                        const std::vector<std::vector<int64_t>>& expertTokens);
     void prepareEvaluation(Prepared& p);
     Status openRunRecord(Prepared& p);
     Status claimModelFolder(Prepared& p);

@@ -145,6 +145,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
         return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }
     if (p.sparsity) p.sparsity->reapply(p.weights);
+    emulateRouting(p, r.step, result.expertTokens);  // MoE: the step's real routing
     const double loss = result.loss;
     ++r.step;
     r.windowTokens += p.tokensPerStep();

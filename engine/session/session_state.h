@@ -85,6 +85,10 @@ struct Session::Prepared {
     // prepareWafer, startEmulator, prepareEvaluation
     streaming::FitResult fit;
     std::optional<wafer::SpanClock> emulatedClock;
+    // MoE: the last per-pass routing the emulator planned, and its prediction (reused while the
+    // routing repeats).
+    std::vector<std::vector<int64_t>> emulatedRouting;
+    std::shared_ptr<const wafer::StepPrediction> routedPrediction;
     std::optional<streaming::StreamingExecutor> executor;
     int evalMicro = 1;  // sequences per evaluation forward pass
     std::optional<model::Gpt<float>> evalGpt;

@@ -100,8 +100,10 @@ struct StreamingExecutor::Impl {
     size_t stateBase = 0;     // this rank's MemoryX shard's first gradient, in the model's layout
     bool fullLayout = false;  // this MemoryX keeps gradients for every parameter (Full layout)
     std::vector<double> losses;  // per local system, summed over micros
-    // MoE: per local system, summed over micros: the load-balancing loss, and per block the
-    // tokens each expert computed ((layers) x (E), empty for dense blocks).
+    // MoE: per local system, summed over micros, the load-balancing loss; and per local system,
+    // per block (a dense block's empty), the tokens each expert computed in this step
+    // (model::Gpt::expertTokenCounts after each MoE block's forward, summed over micro-batches).
+    // Each system's worker writes only its own.
     std::vector<double> lbLosses;
     std::vector<std::vector<std::vector<int64_t>>> expertTokens;
     std::unique_ptr<WeightStreamer> streamer;
@@ -120,11 +122,6 @@ struct StreamingExecutor::Impl {
         double lb = 0.0;
         for (double x : lbLosses) lb += x;
         result.loadBalancingLoss = lb / double(lbLosses.size() * size_t(micros));
-        result.expertTokens = expertTokens.front();
-        for (size_t s = 1; s < expertTokens.size(); ++s)
-            for (size_t b = 0; b < expertTokens[s].size(); ++b)
-                for (size_t e = 0; e < expertTokens[s][b].size(); ++e)
-                    result.expertTokens[b][e] += expertTokens[s][b][e];
     }
 
     Impl(const model::ParameterTable& t, const StreamingOptions& o, MemoryX* mx,
@@ -195,10 +192,30 @@ struct StreamingExecutor::Impl {
         return streamer->slot(v, s);
     }
 
-    // What a visit needs on the wafer: the layer's own weights, plus wte for a tied head.
-    std::vector<std::pair<size_t, size_t>> piecesFor(int layerIndex, bool forward) const {
+    // An MoE block's stream units (its shared part, then each expert: they tile its slice in
+    // order); empty for every other layer, which moves whole.
+    std::vector<model::StreamUnit> unitsOf(int layerIndex) const {
+        const int block = layerIndex - 1;
+        if (block < 0 || block >= table.shape().layers || !table.shape().isMoeBlock(block))
+            return {};
+        return table.streamUnits(block);
+    }
+
+    // What a visit needs on the wafer: the layer's own weights (an MoE block's unit by unit),
+    // plus wte for a tied head.
+    std::vector<std::pair<size_t, size_t>> piecesFor(
+        int layerIndex, bool forward, std::vector<int>* pieceExpert = nullptr) const {
         const auto& l = layer(layerIndex);
         if (layerIndex == model::ParameterTable::embeddingLayer() && !forward) return {};
+        const auto units = unitsOf(layerIndex);
+        if (!units.empty()) {
+            std::vector<std::pair<size_t, size_t>> pieces;
+            for (const auto& u : units) {
+                pieces.push_back({u.offset, u.size});
+                if (pieceExpert) pieceExpert->push_back(u.expert);
+            }
+            return pieces;
+        }
         std::vector<std::pair<size_t, size_t>> pieces = {{l.offset, l.size}};
         if (layerIndex == headIndex() && table.shape().tiedEmbedding) {
             pieces.push_back({wteOffset(), wteSize()});
@@ -206,10 +223,61 @@ struct StreamingExecutor::Impl {
         return pieces;
     }
     WeightVisit visitFor(int layerIndex, bool forward, int m) const {
-        WeightVisit visit{layerIndex, forward, m, piecesFor(layerIndex, forward), {}};
+        WeightVisit visit{layerIndex, forward, m, {}, {}, {}};
+        visit.pieces = piecesFor(layerIndex, forward, &visit.pieceExpert);
         if (sharded())
             for (const auto& piece : visit.pieces) visit.roots.push_back(plan.ownerOf(piece.first));
         return visit;
+    }
+
+    void countExperts(int ls, int block, const model::Gpt<float>& gpt) {
+        const auto& counts = gpt.expertTokenCounts(block);
+        auto& sum = expertTokens[size_t(ls)][size_t(block)];
+        if (sum.size() < counts.size()) sum.resize(counts.size(), 0);
+        for (size_t e = 0; e < counts.size(); ++e) sum[e] += counts[e];
+    }
+    // The step's tokens per expert over this process's systems; across processes every rank's,
+    // summed on rank 0 (a collective: every rank calls it). Empty for a dense model.
+    std::vector<std::vector<int64_t>> stepExpertTokens() {
+        if (!table.shape().hasMoe() || expertTokens.empty()) return {};
+        std::vector<std::vector<int64_t>> sum = expertTokens[0];
+        for (size_t ls = 1; ls < expertTokens.size(); ++ls)
+            for (size_t b = 0; b < sum.size(); ++b)
+                for (size_t e = 0; e < sum[b].size(); ++e) sum[b][e] += expertTokens[ls][b][e];
+        if (!comm) return sum;
+        std::vector<int64_t> flat;
+        for (const auto& b : sum) flat.insert(flat.end(), b.begin(), b.end());
+        const size_t bytes = flat.size() * sizeof(int64_t);
+        std::vector<int64_t> all(flat.size() * size_t(comm->size()));
+        comm->gather(comm::Channel::Gradients, flat.data(), bytes, all.data(),
+                     std::vector<size_t>(size_t(comm->size()), bytes), 0);
+        if (!root()) return {};
+        for (int r = 1; r < comm->size(); ++r) {
+            size_t at = size_t(r) * flat.size();
+            for (auto& b : sum)
+                for (auto& v : b) v += all[at++];
+        }
+        return sum;
+    }
+
+    // A layer's trainable pieces cut at its stream units' bounds, grouped per unit (one group,
+    // tagged -1, for a layer that moves whole): what leaves the systems as one transfer each.
+    std::vector<std::pair<int, std::vector<optim::TrainablePiece>>> gradientUnits(
+        int layerIndex) const {
+        const auto& pieces = layerPieces[size_t(layerIndex)];
+        const auto units = unitsOf(layerIndex);
+        if (units.empty()) return {{-1, pieces}};
+        std::vector<std::pair<int, std::vector<optim::TrainablePiece>>> out;
+        for (const auto& u : units) {
+            std::vector<optim::TrainablePiece> clipped;
+            for (const auto& p : pieces) {
+                const size_t a = std::max(p.offset, u.offset);
+                const size_t b = std::min(p.offset + p.size, u.offset + u.size);
+                if (a < b) clipped.push_back({a, p.stateOffset + (a - p.offset), b - a});
+            }
+            if (!clipped.empty()) out.push_back({u.expert, std::move(clipped)});
+        }
+        return out;
     }
 
     // Where a trainable piece's reduced gradient goes in this rank's MemoryX.
@@ -292,24 +360,33 @@ struct StreamingExecutor::Impl {
             if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
             return;
         }
-        for (int s = 0; s < N; ++s) {
-            const double t0 = now();
-            report(Span{step, m, s, layerIndex, SpanKind::StreamOut, int64_t(count * sizeof(float)),
-                        t0, now()});
-        }
         {
             std::lock_guard lock(statsMutex);
             stats.bytesStreamedOut += int64_t(count * sizeof(float)) * N;
         }
-        // One process: each piece straight from the systems' buffers into MemoryX.
-        const double r0 = now();
-        for (const auto& piece : pieces) {
-            inputs.clear();
-            for (int s = 0; s < N; ++s) inputs.push_back(grads[size_t(s)].get() + piece.offset);
-            reduceSlice(inputs, m, piece.size, gradientOut(piece), last);
+        // One process: each piece straight from the systems' buffers into MemoryX, unit by unit
+        // (an MoE block's shared part, then each expert; a whole layer otherwise). The sums are
+        // element-wise, so cutting pieces at unit bounds changes no bit.
+        for (const auto& [expert, unitPieces] : gradientUnits(layerIndex)) {
+            size_t unitCount = 0;
+            for (const auto& piece : unitPieces) unitCount += piece.size;
+            const int64_t unitBytes = int64_t(unitCount * sizeof(float));
+            for (int s = 0; s < N; ++s) {
+                const double t0 = now();
+                Span out{step, m, s, layerIndex, SpanKind::StreamOut, unitBytes, t0, now()};
+                out.expert = expert;
+                report(out);
+            }
+            const double r0 = now();
+            for (const auto& piece : unitPieces) {
+                inputs.clear();
+                for (int s = 0; s < N; ++s) inputs.push_back(grads[size_t(s)].get() + piece.offset);
+                reduceSlice(inputs, m, piece.size, gradientOut(piece), last);
+            }
+            Span reduce{step, m, -1, layerIndex, SpanKind::Reduce, unitBytes * N, r0, now()};
+            reduce.expert = expert;
+            report(reduce);
         }
-        report(Span{step, m, -1, layerIndex, SpanKind::Reduce, int64_t(count * sizeof(float)) * N,
-                    r0, now()});
         if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
     }
 
@@ -579,11 +656,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                         if (moe) d.lbLosses[size_t(ls)] += gpt.loadBalancingLoss();
                     } else {
                         gpt.blockForward(l - 1, w);
-                        if (moe && m_table.shape().isMoeBlock(l - 1)) {
-                            auto& counts = d.expertTokens[size_t(ls)][size_t(l - 1)];
-                            const auto& now = gpt.expertTokenCounts(l - 1);
-                            for (size_t e = 0; e < counts.size(); ++e) counts[e] += now[e];
-                        }
+                        if (m_table.shape().isMoeBlock(l - 1)) d.countExperts(ls, l - 1, gpt);
                     }
                     d.report(Span{step, m, s, l, SpanKind::Forward, 0, t0, d.now()});
                 });
@@ -659,7 +732,13 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                        losses.data(), bytes, 0);
     }
     StepResult result;
-    if (d.sharded()) return shardedStepEnd(lr, maxGradientNorm, updateCount, step, losses);
+    auto expertTokens = d.stepExpertTokens();  // (a collective across processes)
+    if (d.sharded()) {
+        result = shardedStepEnd(lr, maxGradientNorm, updateCount, step, losses);
+        if (d.root()) result.expertTokens = std::move(expertTokens);
+        return result;
+    }
+    result.expertTokens = std::move(expertTokens);
     if (!d.root()) {
         d.accountOverlap();
         return result;

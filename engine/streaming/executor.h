@@ -47,6 +47,13 @@
 // sharded MemoryX uses Trainable). The trainable gradients are the same bits as the full
 // backward's, so the weights are those of a run that computes every gradient and discards the
 // frozen ones.
+// Mixture of experts (shape.isMoeBlock): MemoryX holds every expert; an MoE block's weights
+// stream in as units (model::ParameterTable::streamUnits: its shared part - LayerNorms,
+// attention, router - then each expert), each its own transfer and StreamIn span (Span::expert),
+// into the block's slot in layout order, so the systems compute the block as one layer, bit for
+// bit the plain step; its gradient streams out and is reduced unit by unit the same way (one
+// process; across processes the gather stays one message per layer). The wafer buffer is
+// counted per visit as before (slots x the largest layer: an MoE block with all its experts).
 // Thread-safety: one step at a time; systems compute on their own threads,
 // MemoryX work runs on its own thread, and spans are reported from all of them.
 #pragma once
@@ -91,8 +98,9 @@ struct StepResult {
     // systems and micro-batches (one process: the whole batch). `loss` stays the cross-entropy;
     // the objective trained is loss + loadBalancingLoss.
     double loadBalancingLoss = 0.0;  // mean per micro-batch of the MoE blocks' summed LB loss
-    // (layers) per block, the tokens each expert computed this step (after capacity drops);
-    // empty for a dense block.
+    // (layers) per block, the tokens each expert computed this step (after capacity drops),
+    // summed over every system and micro-batch (across processes, gathered on rank 0); empty for
+    // a dense block.
     std::vector<std::vector<int64_t>> expertTokens;
 };
 

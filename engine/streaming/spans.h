@@ -11,10 +11,10 @@
 namespace ws::streaming {
 
 enum class SpanKind {
-    StreamIn,   // MemoryX -> (SwarmX broadcast) -> a system's wafer: one layer's weights
+    StreamIn,   // MemoryX -> (SwarmX broadcast) -> a system's wafer: one layer's (unit's) weights
     Forward,    // a system computes one layer forward
     Backward,   // a system computes one layer backward
-    StreamOut,  // a system's wafer -> SwarmX: one layer's gradient
+    StreamOut,  // a system's wafer -> SwarmX: one layer's (unit's) gradient
     Reduce,     // SwarmX sums the systems' gradients of one layer into MemoryX
     Update,     // MemoryX applies the optimizer to one layer
 };
@@ -38,6 +38,9 @@ struct Span {
     // The process (mpirun rank) that did the work: 0 in one process, and for MemoryX / SwarmX
     // work, which runs on rank 0. Last, so that the positional initializers above stay valid.
     int rank = 0;
+    // An MoE block moves as units (model::StreamUnit): its shared part (-1, also a whole dense
+    // layer) and each expert e (e >= 0), each its own stream-in, stream-out and reduce span.
+    int expert = -1;
 };
 
 // Called from engine threads (the streamer, system workers, MemoryX); must be thread-safe and

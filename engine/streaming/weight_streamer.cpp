@@ -86,10 +86,11 @@ void WeightStreamer::finish() {
     m_cv.wait(lock, [&] { return !m_haveWork; });
 }
 
-// Local system s's copy of a visit across processes: the first system's slot comes from MemoryX
-// on rank 0 and by broadcast elsewhere; the other local systems copy it.
-void WeightStreamer::streamAcrossRanks(const WeightVisit& visit, int s, size_t slotStart,
-                                       size_t values) {
+// Local system s's copy of pieces [firstPiece, endPiece) of a visit across processes, at
+// slotStart: the first system's slot comes from MemoryX on rank 0 and by broadcast elsewhere;
+// the other local systems copy it.
+void WeightStreamer::streamAcrossRanks(const WeightVisit& visit, size_t firstPiece, size_t endPiece,
+                                       int s, size_t slotStart, size_t values) {
     const size_t bytes = values * size_t(bytesPerValue());
     char* first = m_bf16 ? reinterpret_cast<char*>(m_bf16Buffers[0].data() + slotStart)
                          : reinterpret_cast<char*>(m_buffers[0].data() + slotStart);
@@ -103,10 +104,10 @@ void WeightStreamer::streamAcrossRanks(const WeightVisit& visit, int s, size_t s
     // sharded).
     const int valueBytes = bytesPerValue();
     size_t at = 0;
-    for (size_t i = 0; i < visit.pieces.size();) {
+    for (size_t i = firstPiece; i < endPiece;) {
         const int root = visit.roots.empty() ? 0 : visit.roots[i];
         const size_t runStart = at;
-        for (; i < visit.pieces.size() && (visit.roots.empty() ? 0 : visit.roots[i]) == root; ++i) {
+        for (; i < endPiece && (visit.roots.empty() ? 0 : visit.roots[i]) == root; ++i) {
             const auto [offset, count] = visit.pieces[i];
             if (m_comm->rank() == root) {
                 const float* src = m_weights + (offset - m_weightsBase);
@@ -145,36 +146,60 @@ void WeightStreamer::loaderLoop() {
             for (const auto& piece : visit.pieces) values += piece.second;
             assert(values <= m_slotValues);
             const size_t slotStart = (j % size_t(m_slots)) * m_slotValues;
-            for (int s = 0; s < m_systems && values > 0; ++s) {
-                const auto t0 = Clock::now();
-                if (m_comm) {
-                    streamAcrossRanks(visit, s, slotStart, values);
-                } else if (!m_bf16) {
-                    float* dst = m_buffers[size_t(s)].data() + slotStart;
-                    for (const auto& [offset, count] : visit.pieces) {
-                        std::memcpy(dst, m_weights + (offset - m_weightsBase),
-                                    count * sizeof(float));
-                        dst += count;
+            // The visit's transfers: runs of pieces of one unit (the whole visit untagged).
+            const auto unitOf = [&](size_t i) {
+                return visit.pieceExpert.empty() ? -1 : visit.pieceExpert[i];
+            };
+            size_t at = 0;  // values of the slot filled by the runs before
+            for (size_t p0 = 0; p0 < visit.pieces.size();) {
+                size_t p1 = p0, runValues = 0;
+                for (; p1 < visit.pieces.size() && unitOf(p1) == unitOf(p0); ++p1)
+                    runValues += visit.pieces[p1].second;
+                const size_t runStart = slotStart + at;
+                for (int s = 0; s < m_systems && runValues > 0; ++s) {
+                    const auto t0 = Clock::now();
+                    if (m_comm) {
+                        streamAcrossRanks(visit, p0, p1, s, runStart, runValues);
+                    } else if (!m_bf16) {
+                        float* dst = m_buffers[size_t(s)].data() + runStart;
+                        for (size_t i = p0; i < p1; ++i) {
+                            const auto [offset, count] = visit.pieces[i];
+                            std::memcpy(dst, m_weights + (offset - m_weightsBase),
+                                        count * sizeof(float));
+                            dst += count;
+                        }
+                    } else if (s == 0) {
+                        // Converted once, on the way onto the first wafer...
+                        uint16_t* dst = m_bf16Buffers[0].data() + runStart;
+                        for (size_t i = p0; i < p1; ++i) {
+                            const auto [offset, count] = visit.pieces[i];
+                            tensor::floatToBf16Span(m_weights + (offset - m_weightsBase), dst,
+                                                    count);
+                            dst += count;
+                        }
+                    } else {
+                        // ...and the same bits broadcast to the others.
+                        std::memcpy(m_bf16Buffers[size_t(s)].data() + runStart,
+                                    m_bf16Buffers[0].data() + runStart,
+                                    runValues * sizeof(uint16_t));
                     }
-                } else if (s == 0) {
-                    // Converted once, on the way onto the first wafer...
-                    uint16_t* dst = m_bf16Buffers[0].data() + slotStart;
-                    for (const auto& [offset, count] : visit.pieces) {
-                        tensor::floatToBf16Span(m_weights + (offset - m_weightsBase), dst, count);
-                        dst += count;
+                    const auto t1 = Clock::now();
+                    if (m_sink) {
+                        Span span{step,
+                                  visit.micro,
+                                  m_firstSystem + s,
+                                  visit.layer,
+                                  SpanKind::StreamIn,
+                                  int64_t(runValues) * bytesPerValue(),
+                                  std::chrono::duration<double>(t0 - m_epoch).count(),
+                                  std::chrono::duration<double>(t1 - m_epoch).count(),
+                                  !visit.forward};
+                        span.expert = unitOf(p0);
+                        m_sink(span);
                     }
-                } else {
-                    // ...and the same bits broadcast to the others.
-                    std::memcpy(m_bf16Buffers[size_t(s)].data() + slotStart,
-                                m_bf16Buffers[0].data() + slotStart, values * sizeof(uint16_t));
                 }
-                const auto t1 = Clock::now();
-                if (m_sink) {
-                    m_sink(
-                        Span{step, visit.micro, m_firstSystem + s, visit.layer, SpanKind::StreamIn,
-                             bytes, std::chrono::duration<double>(t0 - m_epoch).count(),
-                             std::chrono::duration<double>(t1 - m_epoch).count(), !visit.forward});
-                }
+                at += runValues;
+                p0 = p1;
             }
             lock.lock();
             m_bytes += bytes * m_systems;

@@ -19,6 +19,12 @@
 // (memoryx.shards) each piece comes from the rank that holds it (WeightVisit::roots): that rank
 // fills the piece's part of the slot and broadcasts it; a visit whose pieces share a root is one
 // broadcast, as before. A rank's MemoryX holds the parameters from weightsBase on.
+//
+// Units (WeightVisit::pieceExpert, an MoE block): the visit's pieces are tagged with the unit they
+// belong to (its shared part, each expert); each run of pieces with one tag is its own transfer
+// with its own StreamIn span (Span::expert), landing in the slot right after the run before it,
+// so the slot holds the same values as one transfer would. The buffer is counted per visit, as
+// before: a block's units share its slot.
 // Thread-safety: begin/acquire/release from the executor's thread; the loader is internal.
 #pragma once
 
@@ -44,6 +50,9 @@ struct WeightVisit {
     // Across processes with MemoryX sharded: the rank whose MemoryX holds each piece (empty: all
     // on rank 0).
     std::vector<int> roots;
+    // The streamed unit of each piece (Span::expert: -1 shared part, e an expert); empty: the
+    // visit is one transfer.
+    std::vector<int> pieceExpert;
 };
 
 class WeightStreamer {
@@ -82,7 +91,8 @@ public:
 
 private:
     void loaderLoop();
-    void streamAcrossRanks(const WeightVisit& visit, int s, size_t slotStart, size_t values);
+    void streamAcrossRanks(const WeightVisit& visit, size_t firstPiece, size_t endPiece, int s,
+                           size_t slotStart, size_t values);
 
     int64_t visitBytes(const WeightVisit& visit) const;
 

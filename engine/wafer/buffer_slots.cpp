@@ -48,32 +48,46 @@ BufferState bufferStateAt(const StepPrediction& p, double t) {
     out.timeS = t;
     const int slots = std::max(1, p.weightBufferLayers);
     out.slotStates.assign(size_t(slots), SlotState{});
+    // A visit's stream-in span (an MoE block's: its first unit, the shared part; the visit ends
+    // with its last unit, visitEnd).
     std::vector<const TimelineSpan*> visits;
     for (const auto& s : p.spans)
-        if (s.system == 0 && s.kind == SpanKind::StreamIn) visits.push_back(&s);
+        if (s.system == 0 && s.kind == SpanKind::StreamIn && s.expert < 0) visits.push_back(&s);
+    auto visitEnd = [&](const TimelineSpan& first) {
+        double end = first.endS;
+        for (const auto& s : p.spans)
+            if (s.system == 0 && s.kind == SpanKind::StreamIn && s.expert >= 0 &&
+                s.layer == first.layer && s.micro == first.micro &&
+                s.backwardPass == first.backwardPass)
+                end = std::max(end, s.endS);
+        return end;
+    };
     std::stable_sort(
         visits.begin(), visits.end(),
         [](const TimelineSpan* a, const TimelineSpan* b) { return a->startS < b->startS; });
     for (size_t v = 0; v < visits.size(); ++v) {
         const TimelineSpan& in = *visits[v];
         const TimelineSpan* compute = computeOf(p, in);
-        const double end = compute ? compute->endS : in.endS;
+        const double inEnd = visitEnd(in);
+        const double end = compute ? compute->endS : inEnd;
         if (t < in.startS || t >= end) continue;
         SlotState& slot = out.slotStates[v % size_t(slots)];
         slot.layer = in.layer;
         slot.backward = in.backwardPass;
         slot.micro = in.micro;
-        slot.streamedFraction = fraction(t, in.startS, in.endS);
+        slot.streamedFraction = fraction(t, in.startS, inEnd);
         slot.computedFraction = compute ? fraction(t, compute->startS, compute->endS) : 0.0;
         if (compute && t >= compute->startS)
             slot.activity = SlotActivity::Computing;  // possibly as its last weights arrive
-        else if (t < in.endS)
+        else if (t < inEnd)
             slot.activity = SlotActivity::StreamingIn;
         else
             slot.activity = SlotActivity::Waiting;
     }
     for (const auto& s : p.spans)
-        if (s.system == 0 && s.kind == SpanKind::StreamOut && t >= s.startS && t < s.endS)
+        if (s.system == 0 && s.kind == SpanKind::StreamOut && t >= s.startS && t < s.endS &&
+            std::find(out.streamingOut.begin(), out.streamingOut.end(), s.layer) ==
+                out.streamingOut.end())  // (an MoE block's units: the layer once)
             out.streamingOut.push_back(s.layer);
     return out;
 }

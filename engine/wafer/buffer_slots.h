@@ -2,7 +2,8 @@
 // sit in each of the wafer.weight_buffer_layers slots (streaming in, waiting, or being computed
 // on) and whose gradients are streaming out to MemoryX. Read off a StepPrediction's schedule
 // (system 0): a layer takes a slot from the start of its stream-in until its compute ends; the
-// visits take the slots in turn (visit k in slot k mod slots), as the executor's ring does.
+// visits take the slots in turn (visit k in slot k mod slots), as the executor's ring does. An
+// MoE block's visit streams in as several units (TimelineSpan::expert): one visit, one slot.
 // Thread-safety: pure functions of immutable input.
 #pragma once
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "engine/model/model_facts.h"
 
@@ -45,6 +47,23 @@ Result<PlannedLayer> plan(LayerOps ops, const WaferSpec& spec, bool frames) {
     PlannedLayer p;
     if (Status s = planLayer(ops, spec); !s.ok()) return s.error();
     const double fill = fillCycles(spec);
+    // MoE: a run of consecutive expert ops runs at once, one chain per expert on its own cores;
+    // the run lasts its slowest chain (busy, compute and fabric parts taken from that chain).
+    struct Chain {
+        double busy = 0, compute = 0, fabric = 0;
+    };
+    std::vector<Chain> chains;
+    auto endRun = [&] {
+        const Chain* slowest = nullptr;
+        for (const auto& c : chains)
+            if (!slowest || c.busy > slowest->busy) slowest = &c;
+        if (slowest) {
+            p.busyCycles += slowest->busy;
+            p.computeCycles += slowest->compute;
+            p.fabricCycles += slowest->fabric;
+        }
+        chains.clear();
+    };
     for (const auto& op : ops.ops) {
         OpTiming t;
         t.name = op.name;
@@ -54,16 +73,30 @@ Result<PlannedLayer> plan(LayerOps ops, const WaferSpec& spec, bool frames) {
         t.chunks = op.chunks;
         t.folds = op.mapping.folds;
         t.adapter = op.adapter;
+        t.expert = op.expert;
+        t.region = op.region;
         t.fmacs = opFmacs(op);
         t.m = op.chunks > 1 ? op.chunkRows : op.m;
         t.n = op.n;
         t.mapping = op.mapping;
-        p.busyCycles += std::max(t.computeCycles, t.fabricCycles) + t.fillCycles;
-        p.computeCycles += t.computeCycles;
-        p.fabricCycles += std::max(0.0, t.fabricCycles - t.computeCycles) + t.fillCycles;
+        const double busy = std::max(t.computeCycles, t.fabricCycles) + t.fillCycles;
+        const double fabric = std::max(0.0, t.fabricCycles - t.computeCycles) + t.fillCycles;
+        if (op.expert >= 0) {
+            if (chains.size() <= size_t(op.expert)) chains.resize(size_t(op.expert) + 1);
+            Chain& c = chains[size_t(op.expert)];
+            c.busy += busy;
+            c.compute += t.computeCycles;
+            c.fabric += fabric;
+        } else {
+            endRun();
+            p.busyCycles += busy;
+            p.computeCycles += t.computeCycles;
+            p.fabricCycles += fabric;
+        }
         p.tileSram = std::max(p.tileSram, tileSramBytes(op, op.mapping));
         p.timings.push_back(std::move(t));
     }
+    endRun();
     if (frames) {
         p.coreBusyCycles = coreBusyCycles(ops, spec);
         p.rowLinkBytes.assign(size_t(spec.gridRows), 0.0);
@@ -72,6 +105,31 @@ Result<PlannedLayer> plan(LayerOps ops, const WaferSpec& spec, bool frames) {
     }
     p.ops = std::move(ops);
     return p;
+}
+
+// Each op's start and length within its phase (OpTiming::startS): one after another, a run of
+// expert ops at once with each expert's ops in order.
+void scheduleOps(std::vector<OpTiming>& ops, double clock) {
+    double opStart = 0, runStart = 0;
+    std::vector<double> chainEnd;
+    auto endRun = [&] {
+        for (double e : chainEnd) opStart = std::max(opStart, e);
+        chainEnd.clear();
+    };
+    for (auto& op : ops) {
+        op.timeS = (std::max(op.computeCycles, op.fabricCycles) + op.fillCycles) / clock;
+        if (op.expert < 0) {
+            endRun();
+            op.startS = opStart;
+            opStart += op.timeS;
+            continue;
+        }
+        if (chainEnd.empty()) runStart = opStart;
+        if (chainEnd.size() <= size_t(op.expert)) chainEnd.resize(size_t(op.expert) + 1, runStart);
+        op.startS = chainEnd[size_t(op.expert)];
+        chainEnd[size_t(op.expert)] += op.timeS;
+    }
+    endRun();
 }
 
 }  // namespace
@@ -130,11 +188,32 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     const int micros = B / mb;
 
     // Plan each distinct layer phase once: every block is the same on the wafer unless blocks
-    // carry their own sparsity, then each block's forward and backward is planned on its own.
+    // carry their own sparsity or MoE routing; then each distinct block is planned on its own.
     const bool perBlock = !in.perBlockSparsity.empty();
     if (perBlock && int(in.perBlockSparsity.size()) != L)
         return Error{fmt::format("per-block sparsity has {} entries for {} blocks",
                                  in.perBlockSparsity.size(), L)};
+    if (!in.expertTokens.empty() && int(in.expertTokens.size()) != L)
+        return Error{fmt::format("expert token counts have {} entries for {} blocks",
+                                 in.expertTokens.size(), L)};
+    // MoE: each block's routing (a dense block's empty), the given counts or the uniform split.
+    std::vector<std::optional<ExpertLoad>> loads(static_cast<size_t>(L));
+    std::vector<std::vector<int64_t>> mappedTokens(static_cast<size_t>(L));
+    bool uniform = false;
+    for (int l = 0; l < L && S.hasMoe(); ++l) {
+        if (!S.isMoeBlock(l)) continue;
+        const auto* given = in.expertTokens.empty() ? nullptr : &in.expertTokens[size_t(l)];
+        if (given && !given->empty()) {
+            if (int(given->size()) != S.numExperts)
+                return Error{fmt::format("block {}: {} expert token counts for {} experts", l,
+                                         given->size(), S.numExperts)};
+            loads[size_t(l)] = ExpertLoad{S.topK, *given};
+        } else {
+            loads[size_t(l)] = uniformExpertLoad(S.numExperts, S.topK, int64_t(mb) * T);
+            uniform = true;
+        }
+        mappedTokens[size_t(l)] = loads[size_t(l)]->tokens;
+    }
     std::vector<PlannedLayer> kinds;
     std::vector<std::string> kindLabels;
     auto addKind = [&](LayerOps ops, std::string label) -> Status {
@@ -145,22 +224,41 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         return {};
     };
     const int embF = 0, headF = 1, headB = 2, embB = 3, firstBlock = 4;
-    const int blockKinds = perBlock ? L : 1;
     Status planned = addKind(embeddingOps(S, mb, T, Pass::Forward, spec), "embeddings forward");
     if (planned.ok()) planned = addKind(headOps(S, mb, T, Pass::Forward, spec), "head forward");
     if (planned.ok()) planned = addKind(headOps(S, mb, T, Pass::Backward, spec), "head backward");
     if (planned.ok())
         planned = addKind(embeddingOps(S, mb, T, Pass::Backward, spec), "embeddings backward");
-    for (int k = 0; k < blockKinds && planned.ok(); ++k) {
-        const BlockSparsity* sp = perBlock ? &in.perBlockSparsity[size_t(k)] : in.sparsity;
-        const std::string name = perBlock ? fmt::format("h.{}", k) : std::string("h");
-        planned = addKind(blockOps(S, mb, T, Pass::Forward, spec, sp), name + " forward");
+    // Blocks with the same sparsity and routing share a kind (forward at firstBlock + 2i,
+    // backward after it).
+    std::vector<int> blockKindOf(size_t(L), 0);
+    std::map<std::pair<int, std::vector<int64_t>>, int> distinct;  // (sparsity, tokens) -> i
+    std::vector<std::vector<int>> blocksOfKind;
+    for (int l = 0; l < L; ++l) {
+        const auto key = std::pair{perBlock ? l : -1, loads[size_t(l)] ? loads[size_t(l)]->tokens
+                                                                       : std::vector<int64_t>{-1}};
+        const auto [it, fresh] = distinct.emplace(key, int(blocksOfKind.size()));
+        if (fresh) blocksOfKind.emplace_back();
+        blocksOfKind[size_t(it->second)].push_back(l);
+        blockKindOf[size_t(l)] = it->second;
+    }
+    for (size_t k = 0; k < blocksOfKind.size() && planned.ok(); ++k) {
+        const int l = blocksOfKind[k].front();
+        const BlockSparsity* sp = perBlock ? &in.perBlockSparsity[size_t(l)] : in.sparsity;
+        const ExpertLoad* moe = loads[size_t(l)] ? &*loads[size_t(l)] : nullptr;
+        std::string name = "h";
+        if (perBlock || (blocksOfKind[k].size() == 1 && blocksOfKind.size() > 1))
+            name = fmt::format("h.{}", l);
+        else if (blocksOfKind.size() > 1)
+            name = moe ? "MoE blocks" : "dense blocks";
+        planned = addKind(blockOps(S, mb, T, Pass::Forward, spec, sp, moe), name + " forward");
         if (planned.ok())
-            planned = addKind(blockOps(S, mb, T, Pass::Backward, spec, sp), name + " backward");
+            planned =
+                addKind(blockOps(S, mb, T, Pass::Backward, spec, sp, moe), name + " backward");
     }
     if (!planned.ok()) return planned.error();
     auto blockKind = [&](int block, bool backward) {
-        return firstBlock + 2 * (perBlock ? block : 0) + (backward ? 1 : 0);
+        return firstBlock + 2 * blockKindOf[size_t(block)] + (backward ? 1 : 0);
     };
 
     // Execution order of layer phases.
@@ -217,6 +315,26 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         (shared ? sharedSpans : spans)
             .push_back({shared ? -1 : 0, st.micro, st.layerIndex, k, pass == Pass::Backward, a, b});
     };
+    // A transfer of a layer's weights or gradients: an MoE block's moves as units, its shared
+    // part then each expert, one after another, each taking its share of [a, b).
+    const double expertValues = 2.0 * S.channels * S.ffn + S.ffn + S.channels;
+    auto transferSpans = [&](SpanKind k, const Step& st, Pass pass, double a, double b) {
+        const int block = st.layerIndex - 1;
+        const bool moe = block >= 0 && block < L && S.isMoeBlock(block);
+        if (!moe) return span(k, st, pass, a, b);
+        const double total = moeBlockValues(S, S.numExperts);
+        double at = a;
+        for (int e = -1; e < S.numExperts; ++e) {
+            const double share =
+                (e < 0 ? total - S.numExperts * expertValues : expertValues) / total;
+            const double end = e + 1 == S.numExperts ? b : at + share * (b - a);
+            span(k, st, pass, at, end);
+            auto& added = (k == SpanKind::Reduce ? sharedSpans : spans).back();
+            added.expert = e;
+            added.share = share;
+            at = end;
+        }
+    };
     for (size_t i = 0; i < n; ++i) {
         const PlannedLayer& p = kinds[size_t(order[i].kind)];
         const Pass pass = p.ops.pass;
@@ -239,7 +357,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             compStart[i] = std::max(i ? compEnd[i - 1] : 0.0, inEnd[i]);
             compEnd[i] = compStart[i] + busyS;
         }
-        if (streamS > 0) span(SpanKind::StreamIn, order[i], pass, inStart[i], inEnd[i]);
+        if (streamS > 0) transferSpans(SpanKind::StreamIn, order[i], pass, inStart[i], inEnd[i]);
         span(pass == Pass::Forward ? SpanKind::Forward : SpanKind::Backward, order[i], pass,
              compStart[i], compEnd[i]);
 
@@ -263,12 +381,7 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         t.rowLinkBytes = p.rowLinkBytes;
         t.colLinkBytes = p.colLinkBytes;
         t.ops = p.timings;
-        double opStart = 0;
-        for (auto& op : t.ops) {
-            op.startS = opStart;
-            op.timeS = (std::max(op.computeCycles, op.fabricCycles) + op.fillCycles) / clock;
-            opStart += op.timeS;
-        }
+        scheduleOps(t.ops, clock);
 
         const bool frozen = size_t(order[i].layerIndex) < in.frozenLayers.size() &&
                             in.frozenLayers[size_t(order[i].layerIndex)];
@@ -277,9 +390,10 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             t.gradStreamS = gradS;
             const double oStart = std::max(outEnd, compStart[i]);
             outEnd = std::max(oStart + gradS, compEnd[i]);
-            span(SpanKind::StreamOut, order[i], pass, oStart, outEnd);
+            transferSpans(SpanKind::StreamOut, order[i], pass, oStart, outEnd);
             const double reduceEnd = outEnd + treeLatency;
-            if (in.numSystems > 1) span(SpanKind::Reduce, order[i], pass, oStart, reduceEnd);
+            if (in.numSystems > 1)
+                transferSpans(SpanKind::Reduce, order[i], pass, oStart, reduceEnd);
             lastReduceEnd = reduceEnd;
             out.gradientStreamS += gradS;
             out.reduceS += treeLatency;
@@ -359,6 +473,13 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     out.samplesPerS = double(B) * in.numSystems / out.stepS;
     out.mfu = out.modelFlopsPerStep / (out.stepS * spec.peakFlopsPerS() * in.numSystems);
     out.activations = activationFit(spec, S, mb, T);
+    if (S.hasMoe()) {
+        out.expertTokens = std::move(mappedTokens);
+        out.uniformRouting = uniform;
+        out.moeExperts = S.numExperts;
+        out.moeTopK = S.topK;
+        out.expertRegions = expertRegions(S.numExperts, spec);
+    }
 
     // Every system runs the same schedule (data parallel, same per-system batch); SwarmX
     // reduces and MemoryX updates once for all of them.

@@ -17,6 +17,13 @@
 // computes no weight gradients (layer_ops.h); the embeddings' backward has no work and is not
 // scheduled, only the adapters' gradients stream out, reduce and update in MemoryX.
 //
+// Mixture of experts (shape.hasMoe()): each MoE block's experts run side by side, each on its own
+// rectangle of the grid with the tokens it got (layer_ops.h), so an MoE block's compute follows
+// its busiest expert; blocks with different routing are planned (and framed) each on its own.
+// An MoE block's weights stream in as units - its shared part, then each expert - and its
+// gradients out the same way (TimelineSpan::expert), as the streaming executor moves them. The
+// activations an MoE block stores are counted as a dense block's (ActivationFit).
+//
 // Limits (stated, not hidden): with the whole batch (or a micro-batch too large) activations are
 // assumed to stay on the wafer whether or not they fit (ActivationFit reports whether they do);
 // dX of sparse matmuls is counted dense; sparse weights stream dense. The fabric moves 16-bit
@@ -67,6 +74,11 @@ struct StepInput {
     // and left the slot, and it computes once its weights are all in, so every layer phase costs
     // its stream plus its compute.
     int weightBufferLayers = 2;
+    // Mixture of experts (shape.hasMoe()): per block (L entries, a dense block's empty), the
+    // token-assignments each expert processed in one wafer pass (one system's micro-batch; every
+    // micro-batch and both passes are taken to route alike). Empty, or a block's entry empty:
+    // uniform routing, M x top_k / E each (what the planner assumes without a run).
+    std::vector<std::vector<int64_t>> expertTokens = {};
 };
 
 struct PredictOptions {
@@ -86,13 +98,16 @@ struct OpTiming {
     int64_t chunks = 1;
     int folds = 1;
     bool adapter = false;  // a LoRA adapter product (WaferOp::adapter)
+    int expert = -1;       // MoE: the expert whose cores run it (WaferOp::expert); -1: all cores
+    CoreRegion region;     // those cores (whole: the wafer)
     double fmacs = 0;      // multiply-adds of the whole op (dense count)
     // Its output matrix Y[m, n] (per chunk: m = the chunk's rows) and how Y's tiles sit on the
     // cores (grid_mapping.h): which cores hold which rows and columns of Y.
     int64_t m = 0, n = 0;
     GridMapping mapping;
     // When it runs, in seconds from its layer phase's compute start (ops run one after another,
-    // each taking max(compute, fabric) + fill), and for how long.
+    // each taking max(compute, fabric) + fill; a run of MoE expert ops runs at once, each
+    // expert's ops one after another, and the run takes its slowest expert's), and for how long.
     double startS = 0;
     double timeS = 0;
 };
@@ -150,6 +165,11 @@ struct TimelineSpan {
     bool backwardPass = false;  // StreamIn: the weights for the backward visit
     double startS = 0;          // seconds from the start of the step
     double endS = 0;
+    // MoE blocks stream (in and out) as units, each its own span (streaming::Span::expert): -1
+    // the shared part (or a whole dense layer), e expert e; `share` is the unit's part of the
+    // layer's values (1 for a whole layer).
+    int expert = -1;
+    double share = 1.0;
 };
 
 struct StepPrediction {
@@ -192,6 +212,13 @@ struct StepPrediction {
     double adapterS = 0;                               // the whole step's, all blocks and micros
     double adapterFmacsPerStep = 0;                    // one system
     int adapterForwardFrame = -1, adapterBackwardFrame = -1;
+    // MoE: per block (L entries; a dense block's empty) the tokens per expert the prediction
+    // mapped (StepInput::expertTokens, or the uniform split it assumed), and whether that split
+    // was assumed (no routing given) rather than a run's.
+    std::vector<std::vector<int64_t>> expertTokens;
+    bool uniformRouting = false;
+    int moeExperts = 0, moeTopK = 0;        // 0: a dense model
+    std::vector<CoreRegion> expertRegions;  // (moeExperts) each expert's cores (layer_ops.h)
 
     // The utilization frame of a layer phase, or of the whole step (layer < 0); null when the
     // prediction has no frames.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -172,15 +173,80 @@ LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass
     return l;
 }
 
+std::vector<CoreRegion> expertRegions(int experts, const WaferSpec& spec) {
+    const int R = spec.gridRows, C = spec.gridCols;
+    int bestEr = 1, bestEc = std::min(experts, C);
+    double bestScore = 1e300;
+    for (int er = 1; er <= std::min(experts, R); ++er) {
+        const int ec = (experts + er - 1) / er;
+        if (ec > C) continue;
+        const double waste = double(er * ec - experts);
+        const double aspect = std::abs(std::log((double(R) / er) / (double(C) / ec)));
+        const double score = waste * 100 + aspect;
+        if (score < bestScore) {
+            bestScore = score;
+            bestEr = er;
+            bestEc = ec;
+        }
+    }
+    const Split rows = Split::of(R, bestEr), cols = Split::of(C, bestEc);
+    std::vector<CoreRegion> regions;
+    for (int e = 0; e < experts; ++e) {
+        CoreRegion g;
+        g.row0 = int(rows.begin(e / bestEc));
+        g.rows = int(rows.size(e / bestEc));
+        g.col0 = int(cols.begin(e % bestEc));
+        g.cols = int(cols.size(e % bestEc));
+        regions.push_back(g);
+    }
+    return regions;
+}
+
+ExpertLoad uniformExpertLoad(int experts, int topK, int64_t tokens) {
+    ExpertLoad load;
+    load.topK = topK;
+    const int64_t total = tokens * topK;
+    for (int e = 0; e < experts; ++e)
+        load.tokens.push_back(total / experts + (e < total % experts ? 1 : 0));
+    return load;
+}
+
+double moeBlockValues(const model::GptShape& s, int experts) {
+    const double C = s.channels, F = s.ffn;
+    const double mlp = C * F + F + F * C + C;
+    return double(model::blockOffsets(s).size) - mlp + C * experts + experts * mlp;
+}
+
 LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, const WaferSpec& spec,
-                  const BlockSparsity* sp) {
+                  const BlockSparsity* sp, const ExpertLoad* moe) {
     const int64_t M = int64_t(batch) * seqLen;
     const int64_t C = s.channels, F = s.ffn;
     LayerOps l;
     static const std::string kBlockName = "h";  // (a literal here trips GCC 12's -Wrestrict)
     l.layer = kBlockName;
     l.pass = pass;
-    const double values = double(model::blockOffsets(s).size);
+    auto& ops = l.ops;
+    const int E = moe ? int(moe->tokens.size()) : 0;
+    const double values = moe ? moeBlockValues(s, E) : double(model::blockOffsets(s).size);
+    const std::vector<CoreRegion> regions =
+        moe ? expertRegions(E, spec) : std::vector<CoreRegion>{};
+    // An MoE block's expert ops: on expert e's cores, with the rows it got (none: left out).
+    auto expertOps = [&](const std::function<void(int64_t, std::vector<WaferOp>&)>& make) {
+        for (int e = 0; e < E; ++e) {
+            const int64_t tokens = moe->tokens[size_t(e)];
+            if (tokens <= 0) continue;
+            std::vector<WaferOp> chain;
+            make(tokens, chain);
+            for (auto& op : chain) {
+                op.name = fmt::format("expert.{}.{}", e, op.name);
+                op.expert = e;
+                op.region = regions[size_t(e)];
+                ops.push_back(std::move(op));
+            }
+        }
+    };
+    const int k = moe ? moe->topK : 0;
+    const double routed = double(k) * C * kHalf;  // a token's activation to / from its k experts
     auto nnz = [&](const std::vector<int64_t> BlockSparsity::*member) {
         return sp ? &(sp->*member) : nullptr;
     };
@@ -195,7 +261,6 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
             if (a.base == base) return &a;
         return nullptr;
     };
-    auto& ops = l.ops;
     auto forward = [&](WaferOp op) {
         const std::string base = op.name;
         ops.push_back(std::move(op));
@@ -219,16 +284,47 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
         forward(matmulForward("attn_proj", M, C, C, nnz(&BlockSparsity::attnProj), spec));
         ops.push_back(denseOp("residual_1", M, C, 0, 1, 0, 0, spec));
         ops.push_back(denseOp("ln_2", M, C, 0, 8, kRowStats, 0, spec));
-        forward(matmulForward("fc", M, C, F, nnz(&BlockSparsity::fc), spec));
-        ops.push_back(denseOp("gelu", M, F, 0, 10, 0, 0, spec));
-        forward(matmulForward("fc_proj", M, F, C, nnz(&BlockSparsity::fcProj), spec));
+        if (moe) {
+            // Router logits, softmax and top-k selection (5 + k vector ops per logit), dispatch.
+            ops.push_back(matmulForward("router", M, C, E, nullptr, spec));
+            ops.push_back(denseOp("router.top_k", M, E, 0, 5.0 + k, kRowStats, 0, spec));
+            ops.push_back(denseOp("dispatch", M, C, 0, 0, routed, 0, spec));
+            expertOps([&](int64_t t, std::vector<WaferOp>& chain) {
+                chain.push_back(matmulForward("fc", t, C, F, nullptr, spec));
+                chain.push_back(denseOp("gelu", t, F, 0, 10, 0, 0, spec));
+                chain.push_back(matmulForward("fc_proj", t, F, C, nullptr, spec));
+            });
+            // The k outputs weighted by their router probabilities and summed.
+            ops.push_back(denseOp("combine", M, C, 0, 2.0 * k, routed, 0, spec));
+        } else {
+            forward(matmulForward("fc", M, C, F, nnz(&BlockSparsity::fc), spec));
+            ops.push_back(denseOp("gelu", M, F, 0, 10, 0, 0, spec));
+            forward(matmulForward("fc_proj", M, F, C, nnz(&BlockSparsity::fcProj), spec));
+        }
         ops.push_back(denseOp("residual_2", M, C, 0, 1, 0, 0, spec));
     } else {
         l.weightValues = values;  // weights stream in again for the backward pass
         l.gradientValues = frozenBase ? adapterValues : values;
-        backward("fc_proj", F, C, nnz(&BlockSparsity::fcProj));
-        ops.push_back(denseOp("gelu.backward", M, F, 0, 14, 0, 0, spec));
-        backward("fc", C, F, nnz(&BlockSparsity::fc));
+        if (moe) {
+            // dY to the k experts; each expert's dgate (a C-long dot product) comes back with
+            // its dX (2 ops per element and expert).
+            ops.push_back(denseOp("combine.backward", M, C, 0, 2.0 * k, routed, 0, spec));
+            expertOps([&](int64_t t, std::vector<WaferOp>& chain) {
+                chain.push_back(matmulInputGrad("fc_proj.dX", t, F, C, spec));
+                chain.push_back(matmulWeightGrad("fc_proj.dW", t, F, C, nullptr, spec));
+                chain.push_back(denseOp("gelu.backward", t, F, 0, 14, 0, 0, spec));
+                chain.push_back(matmulInputGrad("fc.dX", t, C, F, spec));
+                chain.push_back(matmulWeightGrad("fc.dW", t, C, F, nullptr, spec));
+            });
+            ops.push_back(denseOp("dispatch.backward", M, C, 0, double(k), routed, 0, spec));
+            ops.push_back(denseOp("router.softmax.backward", M, E, 0, 4, kRowStats, 0, spec));
+            ops.push_back(matmulInputGrad("router.dX", M, C, E, spec));
+            ops.push_back(matmulWeightGrad("router.dW", M, C, E, nullptr, spec));
+        } else {
+            backward("fc_proj", F, C, nnz(&BlockSparsity::fcProj));
+            ops.push_back(denseOp("gelu.backward", M, F, 0, 14, 0, 0, spec));
+            backward("fc", C, F, nnz(&BlockSparsity::fc));
+        }
         ops.push_back(denseOp("ln_2.backward", M, C, 0, 16, 2 * kRowStats, 0, spec));
         backward("attn_proj", C, C, nnz(&BlockSparsity::attnProj));
         ops.push_back(attentionOp(s, batch, seqLen, pass, spec));
@@ -356,7 +452,9 @@ GridMapping opMapping(const WaferOp& op, int64_t rows, const WaferSpec& spec) {
         return std::max(compute, std::max(mappingRowBytes(op, g), mappingColBytes(op, g)) /
                                      spec.fabricBytesPerCycle);
     };
-    return shape(mapOutputStationary(rows, op.n, spec.gridRows, spec.gridCols, cost));
+    const int R = op.region.whole() ? spec.gridRows : op.region.rows;
+    const int C = op.region.whole() ? spec.gridCols : op.region.cols;
+    return shape(mapOutputStationary(rows, op.n, R, C, cost));
 }
 
 int64_t lastChunkRows(const WaferOp& op) {
@@ -404,6 +502,9 @@ Status planLayer(LayerOps& layer, const WaferSpec& spec) {
 
 double coreCycles(const WaferOp& op, int r, int c, const WaferSpec& spec) {
     double total = 0;
+    if (!op.region.contains(r, c)) return 0;
+    r -= op.region.row0;
+    c -= op.region.col0;
     int64_t vr = 0, vc = 0;
     if (op.chunks > 1 && op.mapping.toVirtual(r, c, vr, vc))
         total += double(op.chunks - 1) * virtualCycles(op, op.mapping, vr, vc, spec);
@@ -418,6 +519,9 @@ void addMappingCycles(const WaferOp& op, const GridMapping& g, double times, con
                       std::vector<float>& busy) {
     if (times <= 0) return;
     const int R = g.rows, C = g.cols;
+    // The op's region of the grid (the whole wafer but for MoE experts): busy is gridCols wide.
+    const size_t pitch = size_t(spec.gridCols);
+    float* const origin = busy.data() + size_t(op.region.row0) * pitch + size_t(op.region.col0);
     const double rate = times / (spec.fmacsPerCycle * spec.computeEfficiency);
     if (op.layout == TileLayout::Causal) {
         // virtualCycles() per core with the divisions hoisted: per virtual column its two
@@ -449,7 +553,7 @@ void addMappingCycles(const WaferOp& op, const GridMapping& g, double times, con
                 const int64_t e = g.m.end(vr), s = g.m.begin(vr);
                 if (e <= s) continue;
                 const int64_t qe = e / T, pe = e % T, qs = s / T, ps = s % T;
-                float* row = busy.data() + size_t(r) * C + size_t(group) * g.groupCols;
+                float* row = origin + size_t(r) * pitch + size_t(group) * g.groupCols;
                 for (int64_t vc = 0; vc < g.groupCols; ++vc) {
                     const Cols& k = cols[size_t(vc)];
                     double pairs = 0;
@@ -480,7 +584,7 @@ void addMappingCycles(const WaferOp& op, const GridMapping& g, double times, con
     for (int r = 0; r < R; ++r) {
         for (int group = 0; group < g.folds; ++group)
             rowFactor[size_t(group)] = double(g.m.size(int64_t(group) * R + r)) * rate;
-        float* row = busy.data() + size_t(r) * C;
+        float* row = origin + size_t(r) * pitch;
         for (int c = 0; c < C; ++c)
             row[c] += float(rowFactor[size_t(groupOf[size_t(c)])] * colFactor[size_t(c)]);
     }
@@ -509,23 +613,24 @@ double fabricCycles(const WaferOp& op, const WaferSpec& spec) {
 void addLinkBytes(const WaferOp& op, std::vector<double>& rows, std::vector<double>& cols) {
     auto add = [&](const GridMapping& g, double times) {
         if (times <= 0) return;
-        for (int r = 0; r < g.rows && r < int(rows.size()); ++r) {
+        const int r0 = op.region.row0, c0 = op.region.col0;
+        for (int r = 0; r < g.rows && r0 + r < int(rows.size()); ++r) {
             double bytes = 0;  // the row's busiest group segment
             for (int group = 0; group < g.folds; ++group)
                 bytes = std::max(bytes,
                                  double(g.m.size(int64_t(group) * g.rows + r)) * op.rowBytesPerRow);
-            rows[size_t(r)] += times * bytes;
+            rows[size_t(r0 + r)] += times * bytes;
         }
         const double perProblem =
             mappingColBytes(op, g) / std::max(1.0, double(g.n.block) * op.colBytesPerCol);
-        for (int c = 0; c < g.cols && c < int(cols.size()); ++c) {
+        for (int c = 0; c < g.cols && c0 + c < int(cols.size()); ++c) {
             const int group = c / g.groupCols;
             if (group >= g.folds) continue;
             const int64_t vc = c % g.groupCols;
             double owned = double(g.n.size(vc));
             if (op.layout == TileLayout::Causal)
                 owned += double(g.n.size(2 * g.groupCols - 1 - vc));
-            cols[size_t(c)] +=
+            cols[size_t(c0 + c)] +=
                 times * owned * op.colBytesPerCol * (op.colBytesPerProblem ? perProblem : 1.0);
         }
     };

@@ -16,6 +16,20 @@
 // work, and only the adapters' gradients stream out (gradientValues). The forward and the
 // input-gradient matmuls of the base stay. LayerNorm's backward keeps its dγ/dβ arithmetic (a
 // few vector ops per element; not worth a second op list).
+//
+// Mixture of experts (blockOps with an ExpertLoad): the block's MLP becomes a router, then E
+// experts side by side. The router's matmul (M,C)x(C,E) and its softmax/top-k run on the whole
+// wafer like any op. The experts' weights are placed before the router has decided anything, so
+// the placement cannot follow the routing: each expert owns a fixed, equal rectangle of the grid
+// (expertRegions), and its fc / gelu / fc_proj (backward: their dX, dW) are mapped onto that
+// rectangle with the rows it really got this pass (ExpertLoad::tokens). The experts run at the
+// same time, each its own chain of ops on its own cores (WaferOp::expert), so the MLP's time is
+// its busiest expert's chain: compute follows the MAX of the tokens per expert, not their sum,
+// and an expert that got fewer tokens leaves its cores partly idle (an expert with none: idle
+// for the whole MLP; its ops are left out). Dispatch (each token's activation to its k experts)
+// and combine (the k outputs back, weighted by the router) are counted as row traffic of k x C
+// 16-bit values per token (ASSUMED: the fabric route from a token's row to the expert's
+// rectangle is not modelled hop by hop).
 // Thread-safety: plain values and pure functions.
 #pragma once
 
@@ -36,8 +50,33 @@ enum class TileLayout {
     Causal,  // rows repeat every `period` (one attention problem); only columns s <= t count
 };
 
+// A rectangle of the core grid (rows == 0: the whole wafer).
+struct CoreRegion {
+    int row0 = 0, col0 = 0;
+    int rows = 0, cols = 0;
+    bool whole() const { return rows == 0; }
+    bool contains(int r, int c) const {
+        return whole() || (r >= row0 && r < row0 + rows && c >= col0 && c < col0 + cols);
+    }
+};
+
+// Each of `experts` experts' rectangle of the grid: the grid cut into er x ec equal blocks
+// (er x ec >= experts, the fewest left over, then the most square cores' blocks), expert e in
+// block (e / ec, e % ec). Blocks beyond the experts stay idle.
+std::vector<CoreRegion> expertRegions(int experts, const WaferSpec& spec);
+
+// One MoE block's routing in one wafer pass (one system's micro-batch of M tokens): how many
+// token-assignments each expert processes (they sum to M x topK, less any dropped by the
+// capacity factor).
+struct ExpertLoad {
+    int topK = 1;
+    std::vector<int64_t> tokens;  // (E)
+};
+// M x topK split as evenly as integers allow (what the planner assumes without a run).
+ExpertLoad uniformExpertLoad(int experts, int topK, int64_t tokens);
+
 struct WaferOp {
-    std::string name;  // "qkv", "qkv.dW", "attention", "ln_1", ...
+    std::string name;  // "qkv", "qkv.dW", "attention", "ln_1", "expert.3.fc", ...
     TileLayout layout = TileLayout::Dense;
     int64_t m = 0, n = 0;             // output (or score tile) rows and columns
     int64_t period = 0;               // Causal: rows per attention problem (T)
@@ -59,6 +98,10 @@ struct WaferOp {
     GridMapping mapping;
     GridMapping lastMapping;
     bool adapter = false;  // a LoRA adapter product (see the header comment)
+    // MoE: the expert whose cores (region) run this op; -1: the whole wafer. A run of
+    // consecutive expert ops executes at once, each expert's ops in order on its own region.
+    int expert = -1;
+    CoreRegion region;
 };
 
 struct LayerOps {
@@ -80,10 +123,14 @@ struct BlockSparsity {
 // The layers of one step in execution order of their pass: embeddings, blocks, head (forward).
 // blockSparsity may be null (dense). With LoRA (shape.hasLora()) blocks carry the adapter
 // products and the frozen base's weight gradients are left out (see the header comment).
+// moe: null for a dense block; an MoE block's routing in this pass (see the header comment).
 LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
                       const WaferSpec& spec);
 LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, const WaferSpec& spec,
-                  const BlockSparsity* sparsity);
+                  const BlockSparsity* sparsity, const ExpertLoad* moe = nullptr);
+// Parameters of an MoE block of E experts: the dense block's, its MLP replaced by a router (C,E)
+// and E MLPs (C,F)+(F)+(F,C)+(C).
+double moeBlockValues(const model::GptShape& s, int experts);
 LayerOps headOps(const model::GptShape& s, int batch, int seqLen, Pass pass, const WaferSpec& spec);
 
 // Share of a core's SRAM an op's working tile may use; the rest holds the resident activations

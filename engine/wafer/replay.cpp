@@ -23,11 +23,15 @@ bool isCompute(const TimelineSpan& s) {
 
 // Which recorded span is the same work as a planned one. The pass only tells stream-ins apart
 // (the executor leaves it false on its other spans).
-using SpanKey = std::tuple<int, int, int, int, bool>;
+using SpanKey = std::tuple<int, int, int, int, bool, int>;
 template <class S>
 SpanKey keyOf(const S& s) {
-    return {s.system, s.micro, s.layer, int(s.kind),
-            s.kind == SpanKind::StreamIn ? s.backwardPass : false};
+    return {s.system,
+            s.micro,
+            s.layer,
+            int(s.kind),
+            s.kind == SpanKind::StreamIn ? s.backwardPass : false,
+            s.expert};
 }
 
 double fraction(double t, double a, double b) {
@@ -79,9 +83,11 @@ StepReplay::StepReplay(std::shared_ptr<const StepPrediction> prediction, double 
         const auto it = phases.find({layerName(s.layer, m_numBlocks), s.backwardPass});
         if (it == phases.end()) continue;
         const double io = std::max(0.0, ioBytesPerS);
-        if (s.kind == SpanKind::StreamIn) m_bytes[i] = it->second->weightStreamS * io;
-        if (s.kind == SpanKind::StreamOut) m_bytes[i] = it->second->gradStreamS * io;
-        if (s.kind == SpanKind::Reduce) m_bytes[i] = it->second->gradStreamS * io * m_numSystems;
+        // (An MoE block's stream unit moves its share of the layer's bytes.)
+        if (s.kind == SpanKind::StreamIn) m_bytes[i] = it->second->weightStreamS * io * s.share;
+        if (s.kind == SpanKind::StreamOut) m_bytes[i] = it->second->gradStreamS * io * s.share;
+        if (s.kind == SpanKind::Reduce)
+            m_bytes[i] = it->second->gradStreamS * io * m_numSystems * s.share;
     }
     if (!recorded.empty()) {
         std::map<SpanKey, double> bytes;

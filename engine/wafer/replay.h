@@ -84,6 +84,7 @@ struct SpanBytes {
     streaming::SpanKind kind = streaming::SpanKind::StreamIn;
     bool backwardPass = false;  // stream-ins: the weights for the backward visit
     double bytes = 0;
+    int expert = -1;  // an MoE block's stream unit (streaming::Span::expert)
 };
 
 class StepReplay {

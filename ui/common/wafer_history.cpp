@@ -12,6 +12,11 @@ std::string layerName(int layer, int numBlocks) {
     return "h." + std::to_string(layer - 1);
 }
 
+std::string spanUnitName(const RecordedSpan& span, int numBlocks) {
+    const std::string layer = layerName(span.layer, numBlocks);
+    return span.expert() >= 0 ? layer + ".expert." + std::to_string(span.expert()) : layer;
+}
+
 void WaferHistory::clear() {
     m_steps.clear();
     m_spanCount = 0;
@@ -87,10 +92,16 @@ void WaferHistory::addSpans(const std::vector<streaming::Span>& spans) {
         r.system = int16_t(span.system);
         r.kindCode = uint8_t(span.kind);
         r.backwardPass = span.backwardPass;
+        r.setExpert(span.expert);
         record->spans.push_back(r);
         ++m_spanCount;
     }
     enforceCap();
+}
+
+void WaferHistory::addExpertTokens(int64_t step, std::vector<std::vector<int64_t>> tokens) {
+    if (step < 0 || (m_dropped > 0 && step < firstStep())) return;
+    recordFor(step).expertTokens = std::move(tokens);
 }
 
 void WaferHistory::addMetrics(const session::StepMetrics& metrics) {
@@ -99,6 +110,7 @@ void WaferHistory::addMetrics(const session::StepMetrics& metrics) {
     StepRecord& record = recordFor(step);
     record.gradNorm = metrics.gradNorm;
     record.layerGradNorms = metrics.layerGradNorms;
+    if (!metrics.expertTokens.empty()) record.expertTokens = metrics.expertTokens;
     enforceCap();
 }
 

@@ -6,6 +6,7 @@
 // widgets; GUI thread only (not synchronised).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -25,11 +26,16 @@ struct RecordedSpan {
     int64_t bytes = 0;
     int16_t micro = 0;
     int16_t layer = 0;
-    int16_t system = -1;   // -1: SwarmX / MemoryX work
-    uint8_t kindCode = 0;  // streaming::SpanKind
-    bool backwardPass = false;
+    int16_t system = -1;  // -1: SwarmX / MemoryX work
+    // streaming::SpanKind, the stream-in's pass, and the MoE stream unit + 1 (Span::expert; 0:
+    // the shared part or a whole layer), packed to keep the span at 32 bytes.
+    uint16_t kindCode : 4 = 0;
+    uint16_t backwardPass : 1 = 0;
+    uint16_t unit : 11 = 0;
 
     streaming::SpanKind kind() const { return streaming::SpanKind(kindCode); }
+    int expert() const { return int(unit) - 1; }
+    void setExpert(int expert) { unit = uint16_t(std::clamp(expert + 1, 0, 2047)); }
     bool emulated() const { return emuStart >= 0; }
     bool isCompute() const {
         return kind() == streaming::SpanKind::Forward || kind() == streaming::SpanKind::Backward;
@@ -46,11 +52,16 @@ struct StepRecord {
     // the global gradient norm and (layers + 2) each ParameterTable layer's, before clipping.
     double gradNorm = std::numeric_limits<double>::quiet_NaN();
     std::vector<double> layerGradNorms;
+    // MoE: per block (a dense block's empty) the token-assignments each expert got in the step
+    // (all systems and micro-batches); empty until they arrive, and for a dense model.
+    std::vector<std::vector<int64_t>> expertTokens;
 };
 
 // "embeddings", "h.3" (block index from 0, as the parameter names), "head" for ParameterTable
 // layer `layer` of a model with `numBlocks` blocks.
 std::string layerName(int layer, int numBlocks);
+// The span's name on a timeline: its layer's, an MoE block's expert unit "h.3.expert.5".
+std::string spanUnitName(const RecordedSpan& span, int numBlocks);
 
 // Whether every MemoryX update of the step has run (the step's last work): with a prediction,
 // every layer it updates (a LoRA run's frozen embeddings and head have none); a step without one
@@ -67,9 +78,11 @@ public:
     void clear();
     void addEmulatedStep(const session::EmulatedStep& step);
     void addSpans(const std::vector<streaming::Span>& spans);
-    // Keeps the step's gradient norms (StepMetrics::step is 1-based: record step - 1). Metrics
-    // of a step already dropped are ignored.
+    // Keeps the step's gradient norms and MoE routing (StepMetrics::step is 1-based: record
+    // step - 1). Metrics of a step already dropped are ignored.
     void addMetrics(const session::StepMetrics& metrics);
+    // An MoE step's routing (0-based step, StepRecord::expertTokens). Ignored for a dropped step.
+    void addExpertTokens(int64_t step, std::vector<std::vector<int64_t>> tokens);
 
     bool empty() const { return m_steps.empty(); }
     size_t size() const { return m_steps.size(); }

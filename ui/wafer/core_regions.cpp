@@ -84,6 +84,28 @@ CoreRegions coreRegionsOf(const wafer::OpTiming& op) {
     return out;
 }
 
+CoreRegions coreRegionsOfExperts(const std::vector<wafer::CoreRegion>& experts,
+                                 const std::vector<int64_t>& tokens) {
+    CoreRegions out;
+    if (experts.empty() || experts.size() != tokens.size()) return out;
+    int64_t busiest = 0;
+    for (int64_t t : tokens) busiest = std::max(busiest, t);
+    out.caption = tr("Cores ↔ experts: each of the %1 experts owns a fixed share of the wafer and "
+                     "computes only the tokens routed to it\nthe busiest (%2 tokens) sets the "
+                     "MLP's time; the others' cores wait")
+                      .arg(experts.size())
+                      .arg(busiest);
+    for (size_t e = 0; e < experts.size(); ++e) {
+        const wafer::CoreRegion& g = experts[e];
+        if (g.rows <= 0 || g.cols <= 0) continue;
+        const QString label = tokens[e] > 0 ? tr("expert %1 · %2 tokens").arg(e).arg(tokens[e])
+                                            : tr("expert %1 · idle").arg(e);
+        out.regions.push_back(
+            {g.col0 - 0.5, g.col0 + g.cols - 0.5, g.row0 - 0.5, g.row0 + g.rows - 0.5, label});
+    }
+    return out;
+}
+
 CoreRegions coreRegionsFor(const wafer::LayerTiming& phase) {
     const wafer::OpTiming* longest = nullptr;
     for (const auto& op : phase.ops) {

@@ -29,5 +29,9 @@ struct CoreRegions {
 CoreRegions coreRegionsFor(const wafer::LayerTiming& phase);
 // The regions of one op's mapping.
 CoreRegions coreRegionsOf(const wafer::OpTiming& op);
+// An MoE block's phase: each expert's fixed rectangle of cores (StepPrediction::expertRegions)
+// labelled with the tokens it got this pass ("expert 3 · 0 tokens: idle").
+CoreRegions coreRegionsOfExperts(const std::vector<wafer::CoreRegion>& experts,
+                                 const std::vector<int64_t>& tokens);
 
 }  // namespace ws::ui

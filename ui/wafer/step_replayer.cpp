@@ -35,7 +35,8 @@ bool StepReplayer::setStep(const StepRecord* record, double ioBytesPerS) {
     std::vector<wafer::SpanBytes> recorded;
     recorded.reserve(record->spans.size());
     for (const RecordedSpan& s : record->spans)
-        recorded.push_back({s.system, s.micro, s.layer, s.kind(), s.backwardPass, double(s.bytes)});
+        recorded.push_back({s.system, s.micro, s.layer, s.kind(), bool(s.backwardPass),
+                            double(s.bytes), s.expert()});
     m_replay = std::make_unique<wafer::StepReplay>(record->prediction, ioBytesPerS, recorded);
     m_timeS = std::clamp(m_timeS, 0.0, m_replay->durationS());
     emit changed();

@@ -372,6 +372,7 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                 s.system = int16_t(p.system);
                 s.kindCode = uint8_t(p.kind);
                 s.backwardPass = p.backwardPass;
+                s.setExpert(p.expert);
                 const Placement at = placementOf(s, m_compact);
                 if (at.lane >= m_laneNames.size()) continue;
                 m_planned->bars.push_back({p.startS * m_unitScale, p.endS * m_unitScale, at.lane,
@@ -518,7 +519,7 @@ QString TimelineView::describeAt(const QPointF& pos) const {
     }
     if (!hit) return {};
     const RecordedSpan& s = hit->span;
-    QString what = QString::fromStdString(layerName(s.layer, m_numBlocks)) + QStringLiteral(" · ") +
+    QString what = QString::fromStdString(spanUnitName(s, m_numBlocks)) + QStringLiteral(" · ") +
                    kindLabel(s.kind());
     if (s.kind() == SpanKind::StreamIn)
         what += s.backwardPass ? tr(" for backward") : tr(" for forward");

@@ -5,7 +5,6 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
@@ -20,9 +19,12 @@
 #include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/core_regions.h"
+#include "ui/wafer/expert_load_chart.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/slow_motion_bar.h"
 #include "ui/wafer/step_replayer.h"
+#include "ui/wafer/time_split_bar.h"
 #include "ui/wafer/utilization_map.h"
 
 namespace ws::ui {
@@ -47,80 +49,6 @@ QString rate(double perS) {
 }
 
 }  // namespace
-
-// Where the predicted step time goes, as one stacked bar with a legend beneath.
-class TimeSplitBar : public QWidget {
-public:
-    explicit TimeSplitBar(QWidget* parent) : QWidget(parent) {
-        setMinimumHeight(2 * fontMetrics().height() + 12);
-        setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
-    }
-    void setSplit(const wafer::TimeSplit* split) {
-        m_parts.clear();
-        if (split) {
-            m_parts = {{tr("compute"), split->compute, QColor(89, 161, 79)},
-                       {tr("waiting for weights"), split->streaming, QColor(78, 121, 167)},
-                       {tr("fabric + fill"), split->fabric, QColor(237, 201, 72)},
-                       {tr("SwarmX reduce"), split->reduce, QColor(225, 87, 89)},
-                       {tr("bubble"), split->bubble, QColor(186, 176, 172)}};
-        }
-        QStringList tips;
-        for (const auto& p : m_parts) tips << QStringLiteral("%1: %2").arg(p.name, seconds(p.s));
-        setToolTip(tips.join('\n'));
-        update();
-    }
-    QSize sizeHint() const override { return {420, minimumHeight()}; }
-
-protected:
-    void changeEvent(QEvent* event) override {
-        QWidget::changeEvent(event);
-        // The legend's row follows the type size (presenter mode enlarges it).
-        if (event->type() == QEvent::FontChange) setMinimumHeight(2 * fontMetrics().height() + 12);
-    }
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        const QColor text = palette().color(QPalette::WindowText);
-        double total = 0;
-        for (const auto& part : m_parts) total += std::max(0.0, part.s);
-        const int barH = fontMetrics().height() - 2;
-        const QRectF bar(0, 2, width() - 1, barH);
-        if (total <= 0) {
-            p.setPen(text);
-            p.drawText(rect(), Qt::AlignLeft | Qt::AlignVCenter, tr("time split: no prediction"));
-            return;
-        }
-        double x = 0;
-        for (const auto& part : m_parts) {
-            const double w = bar.width() * std::max(0.0, part.s) / total;
-            p.fillRect(QRectF(x, bar.top(), w, bar.height()), part.color);
-            x += w;
-        }
-        p.setPen(QPen(text, 0.5));
-        p.drawRect(bar);
-        // Legend: swatch, name, percentage.
-        double lx = 0;
-        const double ly = bar.bottom() + 4;
-        const int sw = fontMetrics().height() - 6;
-        for (const auto& part : m_parts) {
-            const QString label = QStringLiteral("%1 %2 %").arg(part.name).arg(
-                100.0 * std::max(0.0, part.s) / total, 0, 'f', 1);
-            const int lw = fontMetrics().horizontalAdvance(label);
-            if (lx + sw + 4 + lw > width()) break;
-            p.fillRect(QRectF(lx, ly + 3, sw, sw), part.color);
-            p.setPen(text);
-            p.drawText(QPointF(lx + sw + 4, ly + fontMetrics().ascent()), label);
-            lx += sw + 4 + lw + 14;
-        }
-    }
-
-private:
-    struct Part {
-        QString name;
-        double s = 0;
-        QColor color;
-    };
-    std::vector<Part> m_parts;
-};
 
 WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("waferTab"));
@@ -248,9 +176,15 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_timeline = new TimelineView(timelineBox);
     timelineLayout->addWidget(m_bufferSlots);
     timelineLayout->addWidget(m_timeline, 1);
-    m_layerNorms = new LayerNormChart(bottom);
+    // The gradient norms, and under them an MoE run's tokens per expert (hidden otherwise).
+    auto* charts = new QSplitter(Qt::Vertical, bottom);
+    m_layerNorms = new LayerNormChart(charts);
+    m_expertLoads = new ExpertLoadChart(charts);
+    m_expertLoads->hide();
+    charts->addWidget(m_layerNorms);
+    charts->addWidget(m_expertLoads);
     bottom->addWidget(timelineBox);
-    bottom->addWidget(m_layerNorms);
+    bottom->addWidget(charts);
     bottom->setStretchFactor(0, 5);
     bottom->setStretchFactor(1, 2);
     // Start at those proportions: the size hints alone leave the diagram and the bar chart at
@@ -336,6 +270,13 @@ void WaferTab::beginRun(const config::Config& config) {
     m_realTokensPerS = 0;
     m_runState = session::RunState::Preparing;
     m_diagram->setPlacement({});
+    // An MoE model's chart: its MoE blocks (every moe_layer_frequency-th from block 0).
+    std::vector<int> moeBlocks;
+    const auto& moe = config.model.moe;
+    for (int b = 0; moe && b < m_numBlocks; ++b)
+        if (b % std::max(1, moe->moeLayerFrequency) == 0) moeBlocks.push_back(b);
+    m_expertLoads->setModel(m_numBlocks, moe ? moe->numExperts : 0, moe ? moe->topK : 1, moeBlocks);
+    m_expertLoads->setVisible(m_expertLoads->isMoe());
     rebuildPhaseChoices(nullptr);
     updateNotices();
     scheduleRedraw();
@@ -378,12 +319,14 @@ void WaferTab::appendSpans(const std::vector<streaming::Span>& spans) {
 }
 
 void WaferTab::addEmulatedStep(const session::EmulatedStep& step) {
+    // An MoE run re-sends a finished step with its real routing: not a new step.
+    const bool fresh = step.step > m_history.lastStep();
     m_history.addEmulatedStep(step);
     if (m_emulation != Emulation::On) {
         m_emulation = Emulation::On;
         updateNotices();
     }
-    if (m_live) {
+    if (m_live && fresh) {
         m_shownStep = m_history.lastStep();
         m_followLayer = -1;  // a new step: nothing computing yet
     }
@@ -396,6 +339,11 @@ void WaferTab::appendMetrics(const std::vector<session::StepMetrics>& batch) {
         if (m.tokensPerSec > 0) m_realTokensPerS = m.tokensPerSec;
         m_history.addMetrics(m);
     }
+    scheduleRedraw();
+}
+
+void WaferTab::addExpertTokens(int64_t step, const std::vector<std::vector<int64_t>>& tokens) {
+    m_history.addExpertTokens(step, tokens);
     scheduleRedraw();
 }
 
@@ -737,6 +685,20 @@ void WaferTab::redrawNow() {
         if (previous && !previous->layerGradNorms.empty()) normsRecord = previous;
     }
     m_layerNorms->setStep(normsRecord, m_numBlocks);
+    // The routing arrives after the step too: likewise.
+    const StepRecord* routingRecord = record;
+    if (m_live && record && record->expertTokens.empty()) {
+        const StepRecord* previous = m_history.find(record->step - 1);
+        if (previous && !previous->expertTokens.empty()) routingRecord = previous;
+    }
+    if (m_plannedActive) {
+        m_expertLoads->setVisible(
+            m_expertLoads->setPlanned(record ? record->prediction.get() : nullptr));
+    } else {
+        m_expertLoads->setPlanned(nullptr);
+        m_expertLoads->setVisible(m_expertLoads->isMoe());
+        m_expertLoads->setStep(routingRecord);
+    }
     // The buffer at the middle of the phase shown (its first micro-batch).
     const double slotTime =
         prediction && highlightLayer >= 0
@@ -765,6 +727,11 @@ void WaferTab::redrawNow() {
 CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int layer,
                                 bool backward) const {
     const std::string name = layerName(layer, m_numBlocks);
+    // An MoE block: its experts' shares of the wafer and the tokens each got.
+    const size_t block = size_t(layer - 1);
+    if (layer >= 1 && block < prediction.expertTokens.size() &&
+        !prediction.expertTokens[block].empty())
+        return coreRegionsOfExperts(prediction.expertRegions, prediction.expertTokens[block]);
     const wafer::Pass pass = backward ? wafer::Pass::Backward : wafer::Pass::Forward;
     for (const auto& timing : prediction.layers)
         if (timing.layer == name && timing.pass == pass) return coreRegionsFor(timing);

@@ -3,7 +3,8 @@
 // whether weight streaming hides behind compute) beside the real CPU's tokens/s; the per-core
 // utilization heatmap of the layer phase that just ran (or a chosen phase, or the whole step);
 // the MemoryX -> SwarmX -> systems diagram with this step's traffic; the step's gradient norm
-// per layer; and the step's timeline.
+// per layer (and, for a mixture-of-experts model, the tokens each expert got); and the step's
+// timeline.
 // A step slider scrubs back over the last WaferHistory::kMaxSteps steps; Live follows the run
 // again. Events are recorded as they arrive and drawn by one coalesced redraw (40 ms
 // single-shot timer), only while the tab is visible. Says plainly when there is nothing to
@@ -44,6 +45,7 @@ namespace ws::ui {
 class BufferSlotsView;
 class ClusterDiagram;
 struct CoreRegions;
+class ExpertLoadChart;
 class LayerNormChart;
 class SlowMotionBar;
 class StepReplayer;
@@ -66,6 +68,9 @@ public:
     void addEmulatedStep(const session::EmulatedStep& step);
     // Every step's metrics: real tokens/s and the gradient norms kept for scrubbing.
     void appendMetrics(const std::vector<session::StepMetrics>& batch);
+    // An MoE run's routing of a step (0-based; per block, per expert), for the tokens-per-expert
+    // chart.
+    void addExpertTokens(int64_t step, const std::vector<std::vector<int64_t>>& tokens);
     // Log lines tell why the emulator could not plan a run ("emulator off for this run: ...").
     void noteLog(int level, const QString& message);
     void setRunState(session::RunState state);
@@ -84,6 +89,8 @@ public:
     BufferSlotsView* bufferSlots() const { return m_bufferSlots; }
     ClusterDiagram* diagram() const { return m_diagram; }
     LayerNormChart* layerNormChart() const { return m_layerNorms; }
+    // Tokens per expert of the shown step (MoE runs; hidden for a dense model).
+    ExpertLoadChart* expertLoadChart() const { return m_expertLoads; }
     Emulation emulation() const { return m_emulation; }
     QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
     int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
@@ -204,6 +211,7 @@ private:
     UtilizationMap* m_map;
     ClusterDiagram* m_diagram;
     LayerNormChart* m_layerNorms;
+    ExpertLoadChart* m_expertLoads;
     TimelineView* m_timeline;
     BufferSlotsView* m_bufferSlots;
     QTimer* m_redrawTimer;

@@ -265,6 +265,7 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
         s.system = int16_t(t.system);
         s.kindCode = uint8_t(t.kind);
         s.backwardPass = t.kind == streaming::SpanKind::StreamIn && t.backwardPass;
+        s.setExpert(t.expert);
         m_planned.spans.push_back(s);
     }
     m_plannedNote =

@@ -8,6 +8,7 @@
 
 #include "engine/model/parameters.h"
 #include "engine/modelio/weights_io.h"
+#include "engine/session/emulation.h"
 #include "session_test_util.h"
 
 namespace ws::session {
@@ -152,6 +153,70 @@ TEST(SessionEmulation, Bf16RunStreamsHalfTheWeightBytesAndTime) {
     EXPECT_DOUBLE_EQ(fp32.gradStreamS, bf16.gradStreamS);
     EXPECT_NE(fp32.summary.find("of fp32 weights streamed in"), std::string::npos) << fp32.summary;
     EXPECT_NE(bf16.summary.find("of bf16 weights streamed in"), std::string::npos) << bf16.summary;
+}
+
+// MoE: a step's routing over the whole batch becomes one wafer pass's (the emulator maps one):
+// each count divided by the passes, the block's total kept by largest remainder (ties to the
+// lower expert), an idle expert idle, a dense block's empty entry left empty.
+TEST(SessionEmulation, PerPassExpertTokensKeepTheBlocksShare) {
+    const auto out = perPassExpertTokens({{10, 7, 0, 3}, {}, {8, 8, 8, 8}}, 4);
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[0], (std::vector<int64_t>{2, 2, 0, 1}));  // 20 / 4 = 5
+    EXPECT_TRUE(out[1].empty());
+    EXPECT_EQ(out[2], (std::vector<int64_t>{2, 2, 2, 2}));
+    EXPECT_EQ(perPassExpertTokens({{5, 3}}, 1)[0], (std::vector<int64_t>{5, 3}));
+}
+
+// MoE: each step is published again once it has run, planned with the tokens its experts really
+// computed (one wafer pass's: the step's counts over systems x micro-batches), and the next step
+// starts where it ended on the emulated clock; every expert's stream unit has its own emulated
+// span.
+TEST(SessionEmulation, MoeStepsAreReplannedWithTheirRealRouting) {
+    TempDir dir;
+    writeTinyCorpus(dir.path());
+    auto options = sessionOptionsIn(dir);
+    options.recordInStore = false;
+    auto session = Session::create(tinyConfig(dir.path(), 3,
+                                              {"wafer.spec=teaching-16x16", "runconfig.num_csx=2",
+                                               "model.moe.num_experts=4", "model.moe.top_k=2"}),
+                                   options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const auto events = runToEnd(**session);
+    ASSERT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
+    std::vector<const EmulatedStep*> published;
+    int expertSpans = 0, untimedExpertSpans = 0;
+    for (const auto& e : events) {
+        if (const auto* es = std::get_if<EmulatedStep>(&e)) published.push_back(es);
+        if (const auto* sp = std::get_if<streaming::Span>(&e); sp && sp->expert >= 0) {
+            ++expertSpans;
+            untimedExpertSpans += sp->emuStart < 0;
+        }
+    }
+    EXPECT_GT(expertSpans, 0);
+    EXPECT_EQ(untimedExpertSpans, 0);
+    // Per step: the provisional plan as it starts, then the plan of its real routing.
+    ASSERT_EQ(published.size(), 6u);
+    EXPECT_TRUE(published[0]->prediction->uniformRouting);
+    for (size_t i = 0; i < published.size(); ++i) EXPECT_EQ(published[i]->step, int64_t(i / 2));
+    for (size_t k = 0; k < 3; ++k) {
+        const EmulatedStep& provisional = *published[2 * k];
+        const EmulatedStep& routed = *published[2 * k + 1];
+        EXPECT_DOUBLE_EQ(provisional.emulatedStart, routed.emulatedStart);
+        const auto& p = *routed.prediction;
+        EXPECT_FALSE(p.uniformRouting);
+        ASSERT_EQ(p.expertTokens.size(), 2u);  // both blocks are MoE (moe_layer_frequency 1)
+        for (const auto& block : p.expertTokens) {
+            ASSERT_EQ(block.size(), 4u);
+            int64_t sum = 0;
+            for (int64_t n : block) sum += n;
+            EXPECT_EQ(sum, int64_t(p.microBatch) * p.seqLen * 2);  // M x top_k, none dropped
+        }
+        if (k + 1 < 3) {
+            EXPECT_DOUBLE_EQ(published[2 * k + 2]->emulatedStart, routed.emulatedStart + p.stepS);
+            // The next step starts with this step's routing.
+            EXPECT_EQ(published[2 * k + 2]->prediction->expertTokens, p.expertTokens);
+        }
+    }
 }
 
 TEST(SessionEmulation, SwitchedOffPublishesNoEmulatedTime) {

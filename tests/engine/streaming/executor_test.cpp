@@ -388,6 +388,134 @@ TEST(StreamingExecutor, PausePointSitsBetweenEveryLayer) {
     EXPECT_EQ(calls, 2 * 2 * int(rig.table.layers().size()));
 }
 
+// Mixture of experts: a 3-block model whose blocks 0 and 2 are MoE (3 experts, top-2).
+model::GptShape moeShape(bool tied) {
+    model::GptShape s = streamingShape(tied);
+    s.numExperts = 3;
+    s.topK = 2;
+    s.moeEvery = 2;
+    return s;
+}
+
+// An MoE block streams in as its shared part then each expert, each its own transfer and span
+// (Span::expert) with that unit's bytes; its gradient streams out and is reduced unit by unit;
+// a dense block and the other layers move whole. MemoryX holds every expert; the bytes are the
+// dense accounting's (every weight in twice a step), and the wafer buffer stays two slots of
+// the largest layer.
+TEST(StreamingExecutor, MoeBlocksStreamAsSharedPartThenEachExpert) {
+    const auto shape = moeShape(true);
+    const model::ParameterTable table(shape);
+    StreamingOptions options;
+    options.systems = 2;
+    std::vector<Span> spans;
+    StreamingStats stats;
+    trainStreamed(shape, 0.5, options, &stats, &spans);
+    const int E = shape.numExperts;
+    for (int layer = 1; layer <= shape.layers; ++layer) {
+        const bool moe = shape.isMoeBlock(layer - 1);
+        std::vector<int64_t> unitBytes;
+        if (moe)
+            for (const auto& u : table.streamUnits(layer - 1))
+                unitBytes.push_back(int64_t(u.size * sizeof(float)));
+        else
+            unitBytes.push_back(int64_t(table.layers()[size_t(layer)].size * sizeof(float)));
+        ASSERT_EQ(unitBytes.size(), size_t(moe ? E + 1 : 1));
+        for (const SpanKind kind : {SpanKind::StreamIn, SpanKind::StreamOut, SpanKind::Reduce}) {
+            // Step 0, system 0 (-1 for the reduce), the forward visit's stream-in.
+            std::vector<const Span*> units;
+            for (const auto& sp : spans)
+                if (sp.step == 0 && sp.layer == layer && sp.kind == kind &&
+                    sp.system == (kind == SpanKind::Reduce ? -1 : 0) && !sp.backwardPass)
+                    units.push_back(&sp);
+            std::sort(units.begin(), units.end(),
+                      [](const Span* a, const Span* b) { return a->start < b->start; });
+            ASSERT_EQ(units.size(), unitBytes.size()) << spanKindName(kind) << " layer " << layer;
+            for (size_t u = 0; u < units.size(); ++u) {
+                EXPECT_EQ(units[u]->expert, moe ? int(u) - 1 : -1);
+                const int64_t perSystem = kind == SpanKind::Reduce ? 2 : 1;
+                EXPECT_EQ(units[u]->bytes, unitBytes[u] * perSystem)
+                    << spanKindName(kind) << " layer " << layer << " unit " << u;
+            }
+        }
+    }
+    const int64_t perPass = model::streamedWeightsPerPass(table);
+    EXPECT_EQ(stats.bytesStreamedIn, kSteps * 2 * perPass * 4);
+    EXPECT_EQ(stats.bytesStreamedOut, kSteps * 2 * int64_t(table.totalSize()) * 4);
+    EXPECT_EQ(stats.maxResidentLayers, 2);
+    EXPECT_EQ(stats.waferBufferBytes, 2 * int64_t(model::largestStreamedVisit(table)) * 4);
+    EXPECT_LE(stats.peakWaferBufferBytes, stats.waferBufferBytes);
+}
+
+// Streamed MoE training gives the plain step's weights bit for bit (one system, with and
+// without clipping, one to three weight slots), and several systems or micro-batches the same
+// mean gradient within the summation-order tolerance.
+TEST(StreamingExecutor, MoeStreamedEqualsPlainBitForBit) {
+    for (const bool tied : {true, false}) {
+        const auto shape = moeShape(tied);
+        for (const double maxNorm : {0.0, 0.5}) {
+            const auto plain = trainPlain(shape, maxNorm);
+            for (const int slots : {1, 2, 3}) {
+                StreamingOptions options;
+                options.weightBufferLayers = slots;
+                const auto streamed = trainStreamed(shape, maxNorm, options);
+                EXPECT_EQ(streamed.losses, plain.losses) << tied << maxNorm << slots;
+                EXPECT_EQ(streamed.norms, plain.norms);
+                EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
+            }
+        }
+    }
+    StreamingOptions one, mixed;
+    mixed.systems = 2;
+    mixed.microBatch = 2;
+    expectClose(trainStreamed(moeShape(true), 0.5, one), trainStreamed(moeShape(true), 0.5, mixed));
+}
+
+// The step reports the tokens each expert computed, summed over systems and micro-batches: the
+// plain forward's counts over the whole batch (without a capacity factor a token's experts do
+// not depend on how the batch is split); dense blocks report none.
+TEST(StreamingExecutor, MoeStepReportsTheTokensEachExpertComputed) {
+    const auto shape = moeShape(true);
+    model::ParameterTable table(shape);
+    config::ModelConfig mc;
+    std::vector<float> params(table.totalSize());
+    model::initParameters(table, mc, 42, params.data());
+    model::Gpt<float> plain(shape, kB, kT);
+    std::vector<int32_t> in, out;
+    batch(0, kB, kT, shape.vocab, in, out);
+    plain.forward(params.data(), in.data(), out.data(), true, 0);
+
+    const auto oc = adamw(0.0);
+    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                              optim::Optimizer::stateCopies(oc), largestLayerSize(table));
+    ASSERT_TRUE(mx.ok());
+    std::copy(params.begin(), params.end(), (*mx)->weights());
+    optim::Optimizer opt(oc, groupsOf(table), table.totalSize(), (*mx)->optimizerState());
+    StreamingOptions options;
+    options.systems = 2;
+    options.microBatch = 2;  // 2 systems x 2 micro-batches
+    StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
+    const auto r = exec.step(0, in.data(), out.data(), 1e-2, 0.0, 1, 0);
+    ASSERT_EQ(int(r.expertTokens.size()), shape.layers);
+    for (int b = 0; b < shape.layers; ++b) {
+        if (!shape.isMoeBlock(b)) {
+            EXPECT_TRUE(r.expertTokens[size_t(b)].empty());
+            continue;
+        }
+        const auto& counts = plain.expertTokenCounts(b);
+        ASSERT_EQ(r.expertTokens[size_t(b)].size(), counts.size());
+        int64_t sum = 0;
+        for (size_t e = 0; e < counts.size(); ++e) {
+            EXPECT_EQ(r.expertTokens[size_t(b)][e], counts[e]) << "block " << b << " expert " << e;
+            sum += r.expertTokens[size_t(b)][e];
+        }
+        EXPECT_EQ(sum, int64_t(kB) * kT * shape.topK);
+    }
+    // A dense model reports nothing.
+    Rig dense(0.0);
+    EXPECT_TRUE(dense.exec->step(0, dense.in.data(), dense.out.data(), 1e-2, 0.0, 1, 0)
+                    .expertTokens.empty());
+}
+
 TEST(Activations, BytesPerSequenceMatchTheModel) {
     for (bool tied : {true, false}) {
         const auto shape = streamingShape(tied);
