@@ -35,7 +35,10 @@ Trajectory trainPlain(const model::GptShape& shape, double maxNorm) {
     for (int step = 0; step < kSteps; ++step) {
         batch(step, kB, kT, shape.vocab, in, out);
         std::fill(grads.begin(), grads.end(), 0.0f);
-        t.losses.push_back(gpt.forward(params.data(), in.data(), out.data(), true, 0));
+        const float loss = gpt.forward(params.data(), in.data(), out.data(), true, 0);
+        // The executor reports the cross-entropy alone (an MoE model trains on it plus the
+        // load-balancing loss, which it reports apart).
+        t.losses.push_back(shape.hasMoe() ? gpt.lastCrossEntropy() : loss);
         gpt.backward(params.data(), grads.data());
         const double norm = optim::globalNorm(grads.data(), grads.size());
         t.norms.push_back(norm);
