@@ -33,6 +33,12 @@ struct StepMetrics {
     // h.0 ... h.{L-1}, head. Their squares sum to gradNorm². Kept in memory by front ends only
     // (the run store records gradNorm alone: L + 2 more keys per step would swamp it).
     std::vector<double> layerGradNorms;
+    // With sparsity masks (the top-level sparsity section), on the steps it is measured (the
+    // first, log steps, mask updates; else empty): per block h.0 ... h.{L-1}, the share of its
+    // masked weights at zero, and the imbalance that causes on the wafer (the busiest output
+    // column's nonzeros over the mean column's, worst matrix; 1 = balanced). The run store keeps
+    // them as "sparsity/h.N" and "sparsity_imbalance/h.N".
+    std::vector<double> blockSparsity, blockImbalance;
     double tokensPerSec = 0.0;  // over the last log window
     int64_t tokensSeen = 0;
     double elapsedSec = 0.0;  // wall time since training started

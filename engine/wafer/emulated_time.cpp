@@ -21,6 +21,13 @@ SpanClock::SpanClock(std::shared_ptr<const StepPrediction> prediction)
     }
 }
 
+SpanClock::SpanClock(std::shared_ptr<const StepPrediction> prediction, int64_t originStep,
+                     double originS)
+    : SpanClock(std::move(prediction)) {
+    m_originStep = originStep;
+    m_originS = originS;
+}
+
 bool SpanClock::attach(streaming::Span& span) const {
     const auto it =
         m_byKey.find(spanKey(span.micro, span.system, span.layer, span.kind, span.backwardPass));

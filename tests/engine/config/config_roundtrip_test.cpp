@@ -89,6 +89,15 @@ Config everythingSet() {
     sweep.earlyStopping = {
         .rungs = {50, 125}, .reductionFactor = 4, .groupBy = {"model.hidden_size"}};
     c.sweep = sweep;
+    SparsitySectionConfig sparsity;
+    sparsity.sparsity = 0.5 + 0.25;
+    sparsity.type = "gmp";
+    sparsity.initMethod = "topk";
+    sparsity.initSparsity = 0.125;
+    sparsity.dropFraction = {.type = "constant", .init = 0.2, .halfPeriod = 30, .minimum = 0.05};
+    sparsity.schedule = {.freq = 7, .start = 3, .stop = 90};
+    sparsity.paramNamePatterns = {".*proj_[qkv]_dense_layer.weight", "h\\.1\\..*"};
+    c.sparsity = sparsity;
     return c;
 }
 
@@ -242,6 +251,8 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
     withSweep.sweep = SweepConfig{};
     Config withLora = defaults;
     withLora.lora = LoraConfig{};
+    Config withSparsity = defaults;
+    withSparsity.sparsity = SparsitySectionConfig{};
     for (const FieldDescription& f : describeFields()) {
         if (f.type == "section" || f.type == "optional_section" ||
             f.path.find("[N]") != std::string::npos || f.path.find("<key>") != std::string::npos)
@@ -250,10 +261,11 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
         const Status status = applyOverride(c, f.path + "=" + f.defaultValue);
         EXPECT_TRUE(status.ok()) << f.path << ": " << status.error().message;
         const bool inOptional = f.path.starts_with("model.output_layer_initializer.");
-        EXPECT_EQ(c, inOptional                     ? withOptional
-                     : f.path.starts_with("sweep.") ? withSweep
-                     : f.path.starts_with("lora.")  ? withLora
-                                                    : defaults)
+        EXPECT_EQ(c, inOptional                        ? withOptional
+                     : f.path.starts_with("sweep.")    ? withSweep
+                     : f.path.starts_with("lora.")     ? withLora
+                     : f.path.starts_with("sparsity.") ? withSparsity
+                                                       : defaults)
             << f.path;
     }
 }
