@@ -22,6 +22,7 @@
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/slow_motion_bar.h"
+#include "ui/wafer/sparsity_chart.h"
 #include "ui/wafer/step_replayer.h"
 #include "ui/wafer/utilization_map.h"
 
@@ -249,14 +250,19 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     timelineLayout->addWidget(m_bufferSlots);
     timelineLayout->addWidget(m_timeline, 1);
     m_layerNorms = new LayerNormChart(bottom);
+    // Sparsity per layer over the run (sparse runs only) beside the gradient norms.
+    m_sparsityChart = new SparsityChart(bottom);
+    m_sparsityChart->hide();
     bottom->addWidget(timelineBox);
     bottom->addWidget(m_layerNorms);
+    bottom->addWidget(m_sparsityChart);
     bottom->setStretchFactor(0, 5);
     bottom->setStretchFactor(1, 2);
+    bottom->setStretchFactor(2, 2);
     // Start at those proportions: the size hints alone leave the diagram and the bar chart at
     // their minimum widths, clipping the diagram's labels and the chart's title.
     top->setSizes({3000, 2000});
-    bottom->setSizes({5000, 2000});
+    bottom->setSizes({5000, 2000, 2000});
     vertical->addWidget(top);
     vertical->addWidget(bottom);
     // The timeline keeps the height it had before the slow-motion bar took a row: its lanes
@@ -336,6 +342,8 @@ void WaferTab::beginRun(const config::Config& config) {
     m_realTokensPerS = 0;
     m_runState = session::RunState::Preparing;
     m_diagram->setPlacement({});
+    m_sparsityChart->clear();
+    m_sparsityChart->setVisible(config.sparsity && config.sparsity->sparsity > 0);
     rebuildPhaseChoices(nullptr);
     updateNotices();
     scheduleRedraw();
@@ -395,6 +403,10 @@ void WaferTab::appendMetrics(const std::vector<session::StepMetrics>& batch) {
     for (const auto& m : batch) {
         if (m.tokensPerSec > 0) m_realTokensPerS = m.tokensPerSec;
         m_history.addMetrics(m);
+        if (!m.blockSparsity.empty()) {
+            m_sparsityChart->addPoint(m.step, m.blockSparsity, m.blockImbalance);
+            m_sparsityChart->show();
+        }
     }
     scheduleRedraw();
 }
@@ -737,6 +749,7 @@ void WaferTab::redrawNow() {
         if (previous && !previous->layerGradNorms.empty()) normsRecord = previous;
     }
     m_layerNorms->setStep(normsRecord, m_numBlocks);
+    if (m_sparsityChart->isVisible()) m_sparsityChart->redraw();
     // The buffer at the middle of the phase shown (its first micro-batch).
     const double slotTime =
         prediction && highlightLayer >= 0

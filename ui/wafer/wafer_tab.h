@@ -46,6 +46,7 @@ class ClusterDiagram;
 struct CoreRegions;
 class LayerNormChart;
 class SlowMotionBar;
+class SparsityChart;
 class StepReplayer;
 class TimeSplitBar;
 class UtilizationMap;
@@ -84,6 +85,8 @@ public:
     BufferSlotsView* bufferSlots() const { return m_bufferSlots; }
     ClusterDiagram* diagram() const { return m_diagram; }
     LayerNormChart* layerNormChart() const { return m_layerNorms; }
+    // Sparsity per layer over the run and its imbalance (shown for sparse runs only).
+    SparsityChart* sparsityChart() const { return m_sparsityChart; }
     Emulation emulation() const { return m_emulation; }
     QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
     int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
@@ -204,6 +207,7 @@ private:
     UtilizationMap* m_map;
     ClusterDiagram* m_diagram;
     LayerNormChart* m_layerNorms;
+    SparsityChart* m_sparsityChart;
     TimelineView* m_timeline;
     BufferSlotsView* m_bufferSlots;
     QTimer* m_redrawTimer;
