@@ -70,6 +70,8 @@ nlohmann::json summaryJson(const session::RunSummary& s) {
             {"elapsed_s", s.elapsedSec},
             {"parameters", s.parameterCount},
             {"unigram_entropy", s.unigramEntropyNats},
+            {"emulated_s", s.emulatedSeconds},
+            {"emulated_flops", s.emulatedFlops},
             {"model_dir", s.modelDir.string()},
             {"detail", s.detail}};
 }

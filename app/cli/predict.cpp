@@ -14,6 +14,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
+#include "engine/optim/sparse_masks.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/sparsity.h"
 #include "engine/wafer/validation.h"
@@ -205,9 +206,26 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     // Uniform static sparsity of the block matmuls (--sparsity: all four; else the config's
     // model.sparsity and its targets): every column keeps (1 - level) of its weights, what
     // magnitude pruning of typical weights gives on average.
-    const double level = opt.sparsity > 0 ? opt.sparsity : cfg.model.sparsity.level;
-    const auto& targets =
+    double level = opt.sparsity > 0 ? opt.sparsity : cfg.model.sparsity.level;
+    std::vector<std::string> targets =
         opt.sparsity > 0 ? std::vector<std::string>{} : cfg.model.sparsity.targets;
+    // The top-level sparsity section (gmp: its final level) on the matrices its patterns select.
+    if (opt.sparsity <= 0 && cfg.sparsity && cfg.sparsity->sparsity > 0) {
+        level = cfg.sparsity->sparsity;
+        auto selected = optim::selectMaskedMatrices(model::ParameterTable(in.shape),
+                                                    cfg.sparsity->paramNamePatterns);
+        if (!selected.ok()) return fail(selected.error().message);
+        const std::pair<const char*, const char*> kTargets[] = {
+            {"h.0.attn.c_attn.weight", "qkv"},
+            {"h.0.attn.c_proj.weight", "attn_proj"},
+            {"h.0.mlp.c_fc.weight", "fc"},
+            {"h.0.mlp.c_proj.weight", "fc_proj"}};
+        targets.clear();
+        for (const auto& m : *selected)
+            for (const auto& [name, target] : kTargets)
+                if (m.name == name) targets.push_back(target);
+        if (targets.empty()) level = 0;  // only matrices the cycle model plans dense
+    }
     auto pruned = [&](const char* target) {
         return targets.empty() ||
                std::find(targets.begin(), targets.end(), target) != targets.end();

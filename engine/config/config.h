@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/config/fields.h"
+#include "engine/config/sparsity_config.h"
 #include "engine/config/sweep_config.h"
 
 namespace ws::config {
@@ -641,6 +642,9 @@ struct Config {
     ClusterConfig cluster;
     std::optional<LoraConfig> lora;    // absent: no adapters
     std::optional<SweepConfig> sweep;  // sweep_config.h; absent in a plain run's config
+    // sparsity_config.h: ModelZoo's top-level sparsity section; absent: dense (model.sparsity,
+    // the older static form, still works alone)
+    std::optional<SparsitySectionConfig> sparsity;
 
     bool operator==(const Config&) const = default;
 
@@ -665,6 +669,10 @@ struct Config {
         v.optionalSection(sweep, {.key = "sweep",
                                   .help = "A hyperparameter sweep over this config (`wafer sweep`; "
                                           "ignored by `wafer train`)"});
+        v.optionalSection(sparsity,
+                          {.key = "sparsity",
+                           .help = "Weight sparsity, ModelZoo's section: static, set, rigl or gmp "
+                                   "masks over chosen matrices (sparsity_config.h)"});
     }
 };
 

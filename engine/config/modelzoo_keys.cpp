@@ -13,7 +13,6 @@ constexpr std::string_view kNotEmulated = "a Cerebras runtime setting with no ef
 
 const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     // Top-level sections.
-    {"", "sparsity", "sparse training is not emulated yet; the model trains dense"},
     {"", "csx", "use runconfig.num_csx for the number of emulated systems"},
     {"", "trainer", "the ModelZoo 2.x trainer layout is not read; the legacy sections are used"},
     {"", "cluster", "cluster specs are not supported by this build yet"},

@@ -153,6 +153,11 @@ void checkMoe(const Config& config, std::vector<std::string>& errors) {
         errors.push_back(
             "model.sparsity.level > 0 with model.moe: static sparsity does not prune expert "
             "MLPs; set model.sparsity.level: 0 or remove model.moe");
+    if (config.sparsity && config.sparsity->sparsity > 0)
+        errors.push_back(
+            "sparsity with model.moe: dynamic sparsity of expert MLPs is not supported yet (the "
+            "emulator re-plans an MoE step for its routing but not for changing masks); remove "
+            "the top-level sparsity: section or model.moe");
 }
 
 void checkSchedule(const OptimizerConfig& optimizer, std::vector<std::string>& errors) {
@@ -254,6 +259,45 @@ void checkInput(const InputConfig& input, const std::string& prefix, const Model
                          "model.max_position_embeddings to " +
                          std::to_string(input.maxSequenceLength) + " or lower " + prefix +
                          ".max_sequence_length");
+}
+
+}  // namespace
+
+namespace {
+
+// The top-level sparsity section against the rest of the config (sparsity_config.h).
+void checkSparsitySection(const Config& config, std::vector<std::string>& errors) {
+    const SparsitySectionConfig& sp = *config.sparsity;
+    if (config.model.sparsity.level > 0)
+        errors.push_back(
+            "sparsity (the top-level section) and model.sparsity.level are both set: they are two "
+            "ways of saying the same thing; keep the top-level section (e.g. sparsity: "
+            "{sparsity: " +
+            formatNumberShort(config.model.sparsity.level) +
+            ", type: static, init_method: topk}) and delete model.sparsity");
+    if (sp.sparsity > 0 && config.memoryx.shards > 1)
+        errors.push_back(
+            "sparsity with memoryx.shards > 1: the masks live beside the whole model in rank 0's "
+            "MemoryX; use memoryx.shards: 1 for a sparse model");
+    if (sp.sparsity > 0 && config.lora)
+        errors.push_back(
+            "sparsity with lora: LoRA freezes the base weights that the masks would prune; "
+            "delete one of the two sections");
+    if (sp.type == "gmp" && sp.initSparsity > sp.sparsity)
+        errors.push_back("sparsity.init_sparsity (" + formatNumberShort(sp.initSparsity) +
+                         ") is above sparsity.sparsity (" + formatNumberShort(sp.sparsity) +
+                         "): gradual magnitude pruning only adds zeros; swap them");
+    if (sp.type != "gmp" && sp.initSparsity > 0)
+        errors.push_back("sparsity.init_sparsity is for type gmp only (type is " + sp.type +
+                         "); delete it or set type: gmp");
+    if (sp.type == "gmp" && sp.sparsity > 0 && sp.schedule.stop == 0)
+        errors.push_back(
+            "sparsity.type gmp needs sparsity.schedule.stop: the step where pruning reaches "
+            "sparsity.sparsity (e.g. 3/4 of runconfig.max_steps)");
+    if (sp.schedule.stop > 0 && sp.schedule.stop <= sp.schedule.start && sp.dynamic())
+        errors.push_back("sparsity.schedule.stop (" + std::to_string(sp.schedule.stop) +
+                         ") must come after sparsity.schedule.start (" +
+                         std::to_string(sp.schedule.start) + ")");
 }
 
 }  // namespace
@@ -361,6 +405,7 @@ std::vector<std::string> validate(const Config& config) {
         errors.push_back(
             "memoryx.shards > 1 with model.sparsity.level > 0: static sparsity prunes the whole "
             "model at once on rank 0; use memoryx.shards: 1 for a sparse model");
+    if (config.sparsity) checkSparsitySection(config, errors);
     return errors;
 }
 

@@ -133,6 +133,10 @@ void beforeRead(OptimizerConfig& optimizer, MapReader& reader);
 void beforeRead(ModelConfig& model, MapReader& reader);
 // A Linear/Cosine piece without initial/end learning rate is a typo, not a zero.
 void afterRead(SchedulerConfig& piece, MapReader& reader);
+// The sparsity section (yaml_reader_sparsity.cpp): ModelZoo 2.2+'s glob param_filter gets the
+// regex to write instead; every param_name_patterns entry must compile as a regex.
+void beforeRead(SparsitySectionConfig& sparsity, MapReader& reader);
+void afterRead(SparsitySectionConfig& sparsity, MapReader& reader);
 
 // Reads a map into `value`, field by field; keys the map leaves out keep their current value
 // (defaults when loading a file, the old value when merging an override). Null keeps all.

@@ -213,6 +213,15 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
                            ? std::vector<std::string>{"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}
                            : request.loraTargets};
     }
+    // SPDF (sparse pre-training, dense fine-tuning): a sparse base fine-tunes dense. Its zero
+    // weights start at zero and train like the rest; --set sparsity.* keeps it sparse.
+    if ((c.sparsity && c.sparsity->sparsity > 0) || c.model.sparsity.level > 0) {
+        sum.densifiedFrom = c.sparsity
+                                ? fmt::format("{} at {:g}", c.sparsity->type, c.sparsity->sparsity)
+                                : fmt::format("static at {:g}", c.model.sparsity.level);
+        c.sparsity.reset();
+        c.model.sparsity = {};
+    }
     if (request.bf16) {
         c.model.mixedPrecision = *request.bf16;
         if (*request.bf16) c.model.fp16Type = "bfloat16";
@@ -244,6 +253,13 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
 
     plan.config.config = std::move(c);
     plan.config.warnings = base->notes;
+    if (!sum.densifiedFrom.empty() && !plan.config.config.sparsity &&
+        plan.config.config.model.sparsity.level <= 0)
+        plan.config.warnings.push_back(fmt::format(
+            "the base was trained sparse ({}); this fine-tune is dense (SPDF): its zero weights "
+            "start at zero and train. To stay sparse, --set sparsity.sparsity=... and "
+            "sparsity.type=static",
+            sum.densifiedFrom));
     plan.baseWeights = base->weights;
     plan.parentRun = base->runId;
     return plan;

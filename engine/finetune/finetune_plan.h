@@ -101,8 +101,11 @@ struct FinetuneSummary {
     double peakLearningRate = 0.0;
     int64_t parameters = 0;
     int64_t frozenParameters = 0;
-    bool lora = false;         // the method: LoRA adapters (else a full fine-tune)
-    bool bf16 = false;         // computes in bf16 (model.mixed_precision, fp16_type bfloat16)
+    bool lora = false;  // the method: LoRA adapters (else a full fine-tune)
+    bool bf16 = false;  // computes in bf16 (model.mixed_precision, fp16_type bfloat16)
+    // The base's sparsity ("rigl at 0.75"; empty: a dense base): the plan fine-tunes dense
+    // (SPDF, sparse pre-training and dense fine-tuning) unless overrides set sparsity again.
+    std::string densifiedFrom;
     int64_t memoryxBytes = 0;  // MethodCost::memoryxBytes
     double flopsPerToken = 0;  // MethodCost::flopsPerToken
     // Rough wall-clock estimate on this machine's CPU (estimateSeconds over the plan's method

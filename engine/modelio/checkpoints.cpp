@@ -317,7 +317,8 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
                                           const model::ParameterTable& table,
                                           const TensorReader& read, int stateCopies,
                                           const config::Config& config, const TrainerState& state,
-                                          const std::vector<bool>& frozen) {
+                                          const std::vector<bool>& frozen,
+                                          const MaskReader& masks) {
     assert(frozen.empty() || frozen.size() == table.tensors().size());
     auto isFrozen = [&](size_t t) { return !frozen.empty() && frozen[t]; };
     const fs::path folder = modelDir / checkpointFolderName(state.globalStep);
@@ -368,6 +369,14 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
                 source.push_back({int(copy) + 1, i});
             }
         }
+        // Sparsity masks beside the optimizer state (buffer -1 in `source`).
+        for (size_t i = 0; masks && i < table.tensors().size(); ++i) {
+            if (!masks(i)) continue;
+            const auto& t = table.tensors()[i];
+            views.push_back(
+                {t.name + kMaskSuffix, checkpoint::DType::U8, t.shape, nullptr, t.size});
+            source.push_back({-1, i});
+        }
         const std::map<std::string, std::string> metadata = {
             {"format", "pt"},
             {"producer", "wafer-studio"},
@@ -379,6 +388,8 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
         if (Status st = checkpoint::writeSafetensors(
                 partial / kOptimizerFile, views, metadata, &sha,
                 [&](size_t view) {
+                    if (source[view].first < 0)
+                        return static_cast<const void*>(masks(source[view].second));
                     return static_cast<const void*>(read(source[view].first, source[view].second));
                 });
             !st.ok()) {
@@ -534,7 +545,15 @@ Status loadCheckpointTensors(const CheckpointContents& checkpoint,
     const size_t expected =
         table.tensors().size() +
         (table.tensors().size() - (olderLayout ? 0 : frozenCount)) * suffixes.size();
-    const size_t found = checkpoint.model.names().size() + checkpoint.optimizer.names().size();
+    size_t maskTensors = 0;  // sparsity masks (loadCheckpointMasks) are not optimizer state
+    for (const auto& name : checkpoint.optimizer.names())
+        maskTensors += name.size() > std::strlen(kMaskSuffix) &&
+                               name.compare(name.size() - std::strlen(kMaskSuffix),
+                                            std::string::npos, kMaskSuffix) == 0
+                           ? 1
+                           : 0;
+    const size_t found =
+        checkpoint.model.names().size() + checkpoint.optimizer.names().size() - maskTensors;
     if (found != expected) {
         return Error{fmt::format(
             "{}: the checkpoint holds {} tensors, the model and its optimizer state {}; it is of "
@@ -552,6 +571,25 @@ Status loadCheckpointTensors(const CheckpointContents& checkpoint,
         }
     }
     return Status::success();
+}
+
+Result<size_t> loadCheckpointMasks(const CheckpointContents& checkpoint,
+                                   const model::ParameterTable& table, const MaskSink& put) {
+    std::vector<std::pair<size_t, const checkpoint::TensorInfo*>> found;
+    for (size_t i = 0; i < table.tensors().size(); ++i) {
+        const auto& t = table.tensors()[i];
+        const auto* info = checkpoint.optimizer.find(t.name + kMaskSuffix);
+        if (!info) continue;
+        if (info->dtype != checkpoint::DType::U8 || info->shape != t.shape || info->bytes != t.size)
+            return Error{fmt::format(
+                "{}: {}{} is not a U8 mask of {}'s shape; the checkpoint is damaged or of "
+                "another model",
+                checkpoint.optimizer.path().string(), t.name, kMaskSuffix, t.name)};
+        found.push_back({i, info});
+    }
+    for (const auto& [i, info] : found)
+        put(i, static_cast<const uint8_t*>(static_cast<const void*>(info->data)), info->bytes);
+    return found.size();
 }
 
 std::vector<std::string> configDifferences(const config::Config& a, const config::Config& b) {

@@ -1,7 +1,9 @@
 // Training checkpoints: a folder `checkpoint-<step>/` inside the run's model folder holding
 //   model.safetensors      the weights (Hugging Face GPT-2 names, config YAML in the metadata),
 //   optimizer.safetensors  the optimizer state per parameter: <name>.exp_avg and <name>.exp_avg_sq
-//                          (AdamW), <name>.momentum_buffer (SGD with momentum); step in metadata,
+//                          (AdamW), <name>.momentum_buffer (SGD with momentum); step in metadata;
+//                          with sparsity, <name>.sparsity_mask (U8, the tensor's shape, 1 =
+//                          pruned) for every masked matrix (optim/sparse_masks.h),
 //   trainer_state.json     global step, data-loader position, RNG streams, LR schedule position,
 //                          config hash, and the SHA-256 of both tensor files.
 // Everything a training step reads besides weights and optimizer state is a pure function of
@@ -88,11 +90,16 @@ Result<WrittenCheckpoint> writeCheckpoint(const std::filesystem::path& modelDir,
 // The same, reading each tensor where `read` finds it (weights_io.h), one at a time. `frozen`
 // (one flag per tensor, empty: none): frozen tensors have no optimizer state, so the optimizer
 // file holds the state of the tensors that train only (read is never asked for the rest).
+// `masks` (optional): a tensor's sparsity mask (table.tensors()[t].size bytes), or null for a
+// tensor without one.
+using MaskReader = std::function<const uint8_t*(size_t tensor)>;
+inline constexpr const char* kMaskSuffix = ".sparsity_mask";
 Result<WrittenCheckpoint> writeCheckpoint(const std::filesystem::path& modelDir,
                                           const model::ParameterTable& table,
                                           const TensorReader& read, int stateCopies,
                                           const config::Config& config, const TrainerState& state,
-                                          const std::vector<bool>& frozen = {});
+                                          const std::vector<bool>& frozen = {},
+                                          const MaskReader& masks = {});
 
 // A checkpoint folder that passed every check that does not need the model's shape.
 struct CheckpointContents {
@@ -124,6 +131,12 @@ using TensorSink = std::function<void(int buffer, size_t tensor, const void* dat
 Status loadCheckpointTensors(const CheckpointContents& checkpoint,
                              const model::ParameterTable& table, const TensorSink& put,
                              int stateCopies, const std::vector<bool>& frozen = {});
+
+// The sparsity masks a checkpoint holds (<name>.sparsity_mask, U8 of the tensor's shape), each
+// handed to `put` after every one is checked; how many there are (0: a dense checkpoint).
+using MaskSink = std::function<void(size_t tensor, const uint8_t* mask, size_t bytes)>;
+Result<size_t> loadCheckpointMasks(const CheckpointContents& checkpoint,
+                                   const model::ParameterTable& table, const MaskSink& put);
 
 // The keys whose values differ between two configs, as "key: a -> b" lines in declaration order.
 std::vector<std::string> configDifferences(const config::Config& a, const config::Config& b);

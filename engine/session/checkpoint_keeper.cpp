@@ -59,9 +59,9 @@ void CheckpointKeeper::write(int64_t step) {
     const modelio::TrainerState state =
         modelio::TrainerState::forRun(m_config, step, m_runId, m_schedule.at(step));
     // Optimizer state of the tensors that train only (MemoryX keeps none for the frozen ones).
-    auto written =
-        modelio::writeCheckpoint(m_modelDir, m_table, m_read, m_stateCopies, m_config, state,
-                                 frozenTensors(parameterGroups(m_table, m_config.optimizer)));
+    auto written = modelio::writeCheckpoint(
+        m_modelDir, m_table, m_read, m_stateCopies, m_config, state,
+        frozenTensors(parameterGroups(m_table, m_config.optimizer)), m_masks);
     if (!written.ok()) {
         m_log(LogLine::Level::Error,
               fmt::format("checkpoint at step {} not written: {}", step, written.error().message));

@@ -14,6 +14,7 @@
 
 #include "engine/config/config.h"
 #include "engine/model/parameters.h"
+#include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/optim/schedule.h"
 #include "engine/session/events.h"
@@ -40,6 +41,8 @@ public:
     // Every runconfig.checkpoint_steps, or now when `requested`.
     void afterStep(int64_t step, bool requested = false);
     void atEnd(int64_t step);  // the final checkpoint (skipped when `step` is already saved)
+    // Sparsity masks to write beside the optimizer state (modelio::writeCheckpoint).
+    void setMasks(modelio::MaskReader masks) { m_masks = std::move(masks); }
 
 private:
     void write(int64_t step);
@@ -55,6 +58,7 @@ private:
     int64_t m_runId;
     int64_t m_lastWritten;
     Log m_log;
+    modelio::MaskReader m_masks;
 };
 
 }  // namespace ws::session

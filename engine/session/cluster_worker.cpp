@@ -43,10 +43,13 @@ Result<std::unique_ptr<streaming::MemoryX>> createShardMemoryX(const config::Con
                                                                int rank) {
     config::MemoryXConfig mx = config.memoryx;
     if (rank > 0 && mx.backing == "file") mx.path += fmt::format(".shard{}", rank);
+    // Sparsity masks (top-level sparsity section) beside the weights; sharding refuses them.
+    const size_t maskBytes =
+        config.sparsity && config.sparsity->sparsity > 0 ? plan.count(rank) : 0;
     return streaming::MemoryX::create(
         mx, plan.count(rank), optim::Optimizer::stateCopies(config.optimizer),
         streaming::largestLayerSize(table),
-        plan.trainableOnRank(parameterGroups(table, config.optimizer), rank));
+        plan.trainableOnRank(parameterGroups(table, config.optimizer), rank), maskBytes);
 }
 
 ShardAccess::ShardAccess(comm::Comm* comm, const streaming::ShardPlan& plan,

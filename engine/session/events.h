@@ -42,6 +42,12 @@ struct StepMetrics {
     // keeps every step's counts in memory.
     double loadBalancingLoss = 0.0;
     std::vector<std::vector<int64_t>> expertTokens;
+    // With sparsity masks (the top-level sparsity section), on the steps it is measured (the
+    // first, log steps, mask updates; else empty): per block h.0 ... h.{L-1}, the share of its
+    // masked weights at zero, and the imbalance that causes on the wafer (the busiest output
+    // column's nonzeros over the mean column's, worst matrix; 1 = balanced). The run store keeps
+    // them as "sparsity/h.N" and "sparsity_imbalance/h.N".
+    std::vector<double> blockSparsity, blockImbalance;
     double tokensPerSec = 0.0;  // over the last log window
     int64_t tokensSeen = 0;
     double elapsedSec = 0.0;  // wall time since training started

@@ -165,6 +165,7 @@ Status Session::prepareAndTrain() {
     if (Status st = prepareData(p); !st.ok()) return st;
     if (Status st = prepareMemoryX(p); !st.ok()) return st;
     if (Status st = applySparsity(p); !st.ok()) return st;
+    if (Status st = prepareMasks(p); !st.ok()) return st;
     buildOptimizer(p);
     if (Status st = prepareWafer(p); !st.ok()) return st;
     prepareEvaluation(p);
@@ -391,6 +392,7 @@ Status Session::applySparsity(Prepared& p) {
                                                cfg.model.sparsity.targets);
     if (!pruned.ok()) return pruned.error();
     p.sparsity.emplace(std::move(pruned).value());
+    p.prunedWeights = p.sparsity->prunedCount();
     log(LogLine::Level::Info,
         fmt::format("sparsity: {} weights pruned to zero by magnitude ({:.0f}% of {})",
                     p.sparsity->prunedCount(), 100.0 * cfg.model.sparsity.level,
@@ -494,9 +496,7 @@ Status Session::prepareWafer(Prepared& p) {
 void Session::startEmulator(Prepared& p) {
     const config::Config& cfg = m_config.config;
     if (!cfg.wafer.emulate) return;
-    auto prediction =
-        predictRunStep(cfg, p.shape, p.fit.microBatch,
-                       p.sparsity ? p.sparsity->blocks() : std::vector<wafer::BlockSparsity>{});
+    auto prediction = predictRunStep(cfg, p.shape, p.fit.microBatch, currentBlockSparsity(p));
     if (!prediction.ok()) {
         log(LogLine::Level::Warning,
             "emulator off for this run (training is unaffected): " + prediction.error().message);
@@ -678,6 +678,13 @@ Status Session::startRunFolder(Prepared& p) {
         cfg, s.modelDir, *s.table, tensorReader(), p.stateCopies, *p.schedule, s.recorder, s.runId,
         p.resume ? p.startStep : -1,
         [this](LogLine::Level level, std::string message) { log(level, std::move(message)); });
+    if (p.masks) {
+        std::vector<bool> masked(s.table->tensors().size(), false);
+        for (const auto& m : p.masks->matrices()) masked[m.tensor] = true;
+        p.checkpoints->setMasks([&p, masked, &table = *s.table](size_t t) -> const uint8_t* {
+            return masked[t] ? p.pruned + table.tensors()[t].offset : nullptr;
+        });
+    }
     std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
     if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;
     const model::GptShape& shape = p.shape;

@@ -23,6 +23,7 @@
 #include "engine/core/result.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/session/events.h"
+#include "engine/wafer/layer_ops.h"
 
 namespace ws::store {
 class RunRecorder;
@@ -87,6 +88,10 @@ struct RunSummary {
     double unigramEntropyNats = 0.0;
     std::filesystem::path modelDir;
     std::string detail;  // error or stop reason
+    // With the emulator on: the emulated wafer time of the steps this session ran, and their
+    // training FLOPs with the multiply-adds of zero (pruned) weights skipped (forward, dX, dW).
+    double emulatedSeconds = 0.0;
+    double emulatedFlops = 0.0;
 };
 
 class Session {
@@ -156,6 +161,14 @@ private:
     // Each tensor of MemoryX's weights and optimizer state, for writers (sharded: fetched).
     modelio::TensorReader tensorReader();
     Status applySparsity(Prepared& p);
+    // The top-level sparsity section (session_sparsity.cpp): masks in MemoryX, from the
+    // checkpoint resumed from or initialised; after each step reapplied, updated on schedule,
+    // recorded as metrics, and the emulator re-planned when they change.
+    Status prepareMasks(Prepared& p);
+    void afterStepSparsity(Prepared& p, Progress& r);
+    void recordSparsity(Prepared& p, StepMetrics& m);
+    std::vector<wafer::BlockSparsity> currentBlockSparsity(const Prepared& p) const;
+    void countEmulatedStep(Prepared& p);
     void buildOptimizer(Prepared& p);
     Status prepareWafer(Prepared& p);
     void startEmulator(Prepared& p);

@@ -144,8 +144,9 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     if (result.cancelled) {
         return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }
-    if (p.sparsity) p.sparsity->reapply(p.weights);
+    afterStepSparsity(p, r);
     emulateRouting(p, r.step, result.expertTokens);  // MoE: the step's real routing
+    countEmulatedStep(p);
     const double loss = result.loss;
     ++r.step;
     r.windowTokens += p.tokensPerStep();
@@ -163,6 +164,9 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     m.layerGradNorms = result.layerGradNorms;
     m.loadBalancingLoss = result.loadBalancingLoss;
     m.expertTokens = result.expertTokens;
+    if (p.masks && (r.step == p.startStep + 1 || r.step % cfg.runconfig.logSteps == 0 ||
+                    r.step == p.maxSteps || p.masks->updatesAfter(r.step)))
+        recordSparsity(p, m);
     recordStep(p, r, m);
     if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
         return r.end(RunState::Diverged, fmt::format("loss became {} at step {}", loss, r.step));
@@ -280,6 +284,15 @@ void Session::finishTraining(Prepared& p, Progress& r) {
             double(st.bytesStreamedOut) / (1 << 20), st.maxResidentLayers,
             double(st.peakWaferBufferBytes) / (1 << 20), double(st.waferBufferBytes) / (1 << 20),
             st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
+    if (p.emulatedClock && r.step > p.startStep) {
+        log(LogLine::Level::Info,
+            fmt::format("emulated: {:.6g} s of wafer time and {:.6g} training FLOPs over {} steps "
+                        "({} zero weights skipped now)",
+                        m_summary.emulatedSeconds, m_summary.emulatedFlops, r.step - p.startStep,
+                        p.prunedWeights));
+        m_impl->metric(r.step, "emulated_time_s", m_summary.emulatedSeconds, wallClockNow());
+        m_impl->metric(r.step, "emulated_flops", m_summary.emulatedFlops, wallClockNow());
+    }
     // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
     // checkpoint) still reports where its weights stand - except a job across processes that was
     // stopped: mpirun gives it seconds (odls_base_sigkill_timeout) and the checkpoint comes first.

@@ -19,6 +19,7 @@
 #include "engine/model/gpt.h"
 #include "engine/optim/optimizer.h"
 #include "engine/optim/schedule.h"
+#include "engine/optim/sparse_masks.h"
 #include "engine/session/checkpoint_keeper.h"
 #include "engine/session/cluster_worker.h"
 #include "engine/session/folder_lock.h"
@@ -79,6 +80,10 @@ struct Session::Prepared {
     std::vector<optim::ParamGroup> groups;  // every parameter's group (global offsets)
     // applySparsity, buildOptimizer
     std::optional<wafer::StaticSparsity> sparsity;
+    // prepareMasks: the top-level sparsity section's masks (MemoryX's pruneMask bytes)
+    std::optional<optim::SparseMasks> masks;
+    uint8_t* pruned = nullptr;
+    int64_t prunedWeights = 0;  // zero weights the wafer skips now (masks or static)
     std::optional<optim::Optimizer> optimizer;
     int64_t maxSteps = 0;
     std::optional<optim::LearningRateSchedule> schedule;

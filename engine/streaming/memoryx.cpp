@@ -54,6 +54,7 @@ struct MemoryX::Header {
     uint64_t journalStateOffset;  // the layer's optimizer state: first float
     uint64_t journalStateCount;   // and how many (older stores: journalOffset, journalCount)
     uint64_t layout;              // 1; 0 in older stores (trainableCount = paramCount)
+    uint64_t maskBytes;           // sparsity masks after the journal; 0 in older stores
 };
 
 MemoryX::Header* MemoryX::header() const {
@@ -107,7 +108,8 @@ void MemoryX::endUpdate() {
 
 Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& config,
                                                  size_t paramCount, int stateCopies,
-                                                 size_t largestUpdate, size_t trainableCount) {
+                                                 size_t largestUpdate, size_t trainableCount,
+                                                 size_t maskBytes) {
     std::unique_ptr<MemoryX> mx(new MemoryX());
     if (trainableCount == kEveryParameter) trainableCount = paramCount;
     assert(trainableCount <= paramCount);
@@ -116,9 +118,14 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     mx->m_stateCopies = stateCopies;
     // weights, then the trainable parameters' gradients and state
     mx->m_floats = paramCount + trainableCount * size_t(1 + stateCopies);
+    mx->m_maskBytes = maskBytes;
     if (config.backing != "file") {
         mx->m_ram.reset(new float[mx->m_floats]());
         mx->m_base = mx->m_ram.get();
+        if (maskBytes > 0) {
+            mx->m_ramMask.reset(new uint8_t[maskBytes]());
+            mx->m_mask = mx->m_ramMask.get();
+        }
         return mx;
     }
 
@@ -138,7 +145,8 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
                         path.string())};
     }
     mx->m_journalFloats = largestUpdate * size_t(1 + stateCopies);
-    const size_t bytes = kHeaderBytes + (mx->m_floats + mx->m_journalFloats) * sizeof(float);
+    const size_t bytes =
+        kHeaderBytes + (mx->m_floats + mx->m_journalFloats) * sizeof(float) + maskBytes;
     struct statvfs fsInfo {};
     if (::statvfs(folder.c_str(), &fsInfo) == 0) {
         const double available = double(fsInfo.f_bavail) * double(fsInfo.f_frsize);
@@ -181,6 +189,7 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     h->stateCopies = uint64_t(stateCopies);
     h->dataFloats = mx->m_floats;
     h->journalFloats = mx->m_journalFloats;
+    h->maskBytes = maskBytes;
     fs::rename(temp, path, ec);
     if (ec) {
         ::munmap(map, bytes);
@@ -191,6 +200,7 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     mx->m_mapped = map;
     mx->m_mappedBytes = bytes;
     mx->m_base = reinterpret_cast<float*>(static_cast<char*>(map) + kHeaderBytes);
+    mx->m_mask = reinterpret_cast<uint8_t*>(mx->m_base + mx->m_floats + mx->m_journalFloats);
     mx->m_path = path;
     return mx;
 }
@@ -217,7 +227,7 @@ Result<std::unique_ptr<MemoryX>> MemoryX::open(const fs::path& path) {
     }
     if (h.stateCopies > 2 || h.trainableCount > h.paramCount ||
         h.dataFloats != h.paramCount + h.trainableCount * (1 + h.stateCopies) ||
-        kHeaderBytes + (h.dataFloats + h.journalFloats) * sizeof(float) != bytes ||
+        kHeaderBytes + (h.dataFloats + h.journalFloats) * sizeof(float) + h.maskBytes != bytes ||
         (h.journalValid && (h.journalOffset + h.journalCount > h.paramCount ||
                             h.journalStateOffset + h.journalStateCount > h.trainableCount ||
                             h.journalStateCount > h.journalCount ||
@@ -243,6 +253,8 @@ Result<std::unique_ptr<MemoryX>> MemoryX::open(const fs::path& path) {
     mx->m_mapped = map;
     mx->m_mappedBytes = bytes;
     mx->m_base = reinterpret_cast<float*>(static_cast<char*>(map) + kHeaderBytes);
+    mx->m_maskBytes = h.maskBytes;
+    mx->m_mask = reinterpret_cast<uint8_t*>(mx->m_base + mx->m_floats + mx->m_journalFloats);
     mx->m_path = path;
     Header* live = mx->header();
     if (live->journalValid) {

@@ -15,6 +15,11 @@
 // included: the mapped pages stay in the page cache) leaves at most one layer half-written, and
 // open() rolls it back from the journal, so every layer in a reopened store is whole - some
 // layers may be one step ahead of others, which is what "no torn layer" promises.
+//
+// Sparsity masks (optim/sparse_masks.h) live here too when a run asks for them (maskBytes > 0):
+// one byte per parameter after everything else (in the file, after the journal), so a
+// file-backed store keeps them beside the weights they mask. Mask updates happen between steps,
+// outside any journaled layer update.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +43,8 @@ public:
     static Result<std::unique_ptr<MemoryX>> create(const config::MemoryXConfig& config,
                                                    size_t paramCount, int stateCopies,
                                                    size_t largestUpdate,
-                                                   size_t trainableCount = kEveryParameter);
+                                                   size_t trainableCount = kEveryParameter,
+                                                   size_t maskBytes = 0);
     // Reopens a file-backed store, rolling back a layer update that a crash interrupted.
     static Result<std::unique_ptr<MemoryX>> open(const std::filesystem::path& path);
     ~MemoryX();
@@ -51,6 +57,10 @@ public:
     const float* weights() const { return m_base; }
     float* gradients() { return m_base + m_paramCount; }  // (trainable) reduced gradients
     optim::OptimizerState optimizerState();               // (copies x trainable)
+    // (maskBytes) the sparsity masks, 1 = pruned; null when the store was created without them.
+    uint8_t* pruneMask() { return m_maskBytes ? m_mask : nullptr; }
+    const uint8_t* pruneMask() const { return m_maskBytes ? m_mask : nullptr; }
+    size_t maskBytes() const { return m_maskBytes; }
     size_t bytes() const { return m_floats * sizeof(float); }
     bool fileBacked() const { return m_mapped != nullptr; }
     const std::filesystem::path& path() const { return m_path; }
@@ -81,6 +91,9 @@ private:
     size_t m_journalFloats = 0;
     bool m_rolledBack = false;
     size_t m_rolledBackOffset = 0;
+    size_t m_maskBytes = 0;
+    uint8_t* m_mask = nullptr;
+    std::unique_ptr<uint8_t[]> m_ramMask;
 };
 
 }  // namespace ws::streaming

@@ -23,6 +23,7 @@
 #include "ui/wafer/expert_load_chart.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/slow_motion_bar.h"
+#include "ui/wafer/sparsity_chart.h"
 #include "ui/wafer/step_replayer.h"
 #include "ui/wafer/time_split_bar.h"
 #include "ui/wafer/utilization_map.h"
@@ -176,13 +177,17 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_timeline = new TimelineView(timelineBox);
     timelineLayout->addWidget(m_bufferSlots);
     timelineLayout->addWidget(m_timeline, 1);
-    // The gradient norms, and under them an MoE run's tokens per expert (hidden otherwise).
+    // The gradient norms, and under them an MoE run's tokens per expert and a sparse run's
+    // sparsity per layer over the run (each hidden otherwise).
     auto* charts = new QSplitter(Qt::Vertical, bottom);
     m_layerNorms = new LayerNormChart(charts);
     m_expertLoads = new ExpertLoadChart(charts);
     m_expertLoads->hide();
+    m_sparsityChart = new SparsityChart(charts);
+    m_sparsityChart->hide();
     charts->addWidget(m_layerNorms);
     charts->addWidget(m_expertLoads);
+    charts->addWidget(m_sparsityChart);
     bottom->addWidget(timelineBox);
     bottom->addWidget(charts);
     bottom->setStretchFactor(0, 5);
@@ -190,7 +195,7 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     // Start at those proportions: the size hints alone leave the diagram and the bar chart at
     // their minimum widths, clipping the diagram's labels and the chart's title.
     top->setSizes({3000, 2000});
-    bottom->setSizes({5000, 2000});
+    bottom->setSizes({5000, 2000, 2000});
     vertical->addWidget(top);
     vertical->addWidget(bottom);
     // The timeline keeps the height it had before the slow-motion bar took a row: its lanes
@@ -277,6 +282,8 @@ void WaferTab::beginRun(const config::Config& config) {
         if (b % std::max(1, moe->moeLayerFrequency) == 0) moeBlocks.push_back(b);
     m_expertLoads->setModel(m_numBlocks, moe ? moe->numExperts : 0, moe ? moe->topK : 1, moeBlocks);
     m_expertLoads->setVisible(m_expertLoads->isMoe());
+    m_sparsityChart->clear();
+    m_sparsityChart->setVisible(config.sparsity && config.sparsity->sparsity > 0);
     rebuildPhaseChoices(nullptr);
     updateNotices();
     scheduleRedraw();
@@ -338,6 +345,10 @@ void WaferTab::appendMetrics(const std::vector<session::StepMetrics>& batch) {
     for (const auto& m : batch) {
         if (m.tokensPerSec > 0) m_realTokensPerS = m.tokensPerSec;
         m_history.addMetrics(m);
+        if (!m.blockSparsity.empty()) {
+            m_sparsityChart->addPoint(m.step, m.blockSparsity, m.blockImbalance);
+            m_sparsityChart->show();
+        }
     }
     scheduleRedraw();
 }
@@ -699,6 +710,7 @@ void WaferTab::redrawNow() {
         m_expertLoads->setVisible(m_expertLoads->isMoe());
         m_expertLoads->setStep(routingRecord);
     }
+    if (m_sparsityChart->isVisible()) m_sparsityChart->redraw();
     // The buffer at the middle of the phase shown (its first micro-batch).
     const double slotTime =
         prediction && highlightLayer >= 0

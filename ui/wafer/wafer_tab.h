@@ -48,6 +48,7 @@ struct CoreRegions;
 class ExpertLoadChart;
 class LayerNormChart;
 class SlowMotionBar;
+class SparsityChart;
 class StepReplayer;
 class TimeSplitBar;
 class UtilizationMap;
@@ -91,6 +92,8 @@ public:
     LayerNormChart* layerNormChart() const { return m_layerNorms; }
     // Tokens per expert of the shown step (MoE runs; hidden for a dense model).
     ExpertLoadChart* expertLoadChart() const { return m_expertLoads; }
+    // Sparsity per layer over the run and its imbalance (shown for sparse runs only).
+    SparsityChart* sparsityChart() const { return m_sparsityChart; }
     Emulation emulation() const { return m_emulation; }
     QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
     int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
@@ -212,6 +215,7 @@ private:
     ClusterDiagram* m_diagram;
     LayerNormChart* m_layerNorms;
     ExpertLoadChart* m_expertLoads;
+    SparsityChart* m_sparsityChart;
     TimelineView* m_timeline;
     BufferSlotsView* m_bufferSlots;
     QTimer* m_redrawTimer;

@@ -97,6 +97,15 @@ Config everythingSet() {
     sweep.earlyStopping = {
         .rungs = {50, 125}, .reductionFactor = 4, .groupBy = {"model.hidden_size"}};
     c.sweep = sweep;
+    SparsitySectionConfig sparsity;
+    sparsity.sparsity = 0.5 + 0.25;
+    sparsity.type = "gmp";
+    sparsity.initMethod = "topk";
+    sparsity.initSparsity = 0.125;
+    sparsity.dropFraction = {.type = "constant", .init = 0.2, .halfPeriod = 30, .minimum = 0.05};
+    sparsity.schedule = {.freq = 7, .start = 3, .stop = 90};
+    sparsity.paramNamePatterns = {".*proj_[qkv]_dense_layer.weight", "h\\.1\\..*"};
+    c.sparsity = sparsity;
     return c;
 }
 
@@ -267,6 +276,8 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
     withLora.lora = LoraConfig{};
     Config withMoe = defaults;
     withMoe.model.moe = MoeConfig{};
+    Config withSparsity = defaults;
+    withSparsity.sparsity = SparsitySectionConfig{};
     for (const FieldDescription& f : describeFields()) {
         if (f.type == "section" || f.type == "optional_section" ||
             f.path.find("[N]") != std::string::npos || f.path.find("<key>") != std::string::npos)
@@ -279,6 +290,7 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
                      : f.path.starts_with("sweep.")     ? withSweep
                      : f.path.starts_with("lora.")      ? withLora
                      : f.path.starts_with("model.moe.") ? withMoe
+                     : f.path.starts_with("sparsity.")  ? withSparsity
                                                         : defaults)
             << f.path;
     }

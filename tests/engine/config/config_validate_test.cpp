@@ -299,6 +299,10 @@ TEST(ConfigValidate, MoeRulesNameTheirKeys) {
     c.lora.reset();
     c.model.sparsity.level = 0.5;
     EXPECT_EQ(onlyError(c).rfind("model.sparsity.level > 0 with model.moe", 0), 0u);
+    c.model.sparsity.level = 0;
+    c.sparsity = SparsitySectionConfig{};
+    c.sparsity->sparsity = 0.75;
+    EXPECT_EQ(onlyError(c).rfind("sparsity with model.moe", 0), 0u);
 }
 
 TEST(ConfigValidate, CheckVocabNamesBothNumbers) {

@@ -4,12 +4,14 @@
 // held-out end; the plan explains its step count and proposes a prompt from the held-out text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 
 #include "../session/session_test_util.h"
+#include "engine/checkpoint/safetensors.h"
 #include "engine/finetune/finetune_plan.h"
 #include "engine/modelio/load_model.h"
 #include "engine/optim/optimizer.h"
@@ -345,6 +347,50 @@ TEST(FinetuneDefaults, AdaptTheShippedBaseToNewProse) {
     constexpr double kMinRelativeFall = 0.10;
     EXPECT_LT(result.finalEvalLoss, result.initialEvalLoss * (1.0 - kMinRelativeFall))
         << describeEvalChange(result.initialEvalLoss, result.finalEvalLoss);
+}
+
+// SPDF: a base pre-trained sparse (75% SET) fine-tunes dense by default; its zero weights start at
+// zero and train, so the fine-tuned matrices are dense again.
+TEST(FinetuneSparseBase, SparseBaseFineTunesDense) {
+    TempDir tmp("finetune_spdf");
+    session::testing::writeTinyCorpus(tmp.path());
+    auto cfg = session::testing::tinyConfig(
+        tmp.path(), 10, {"sparsity={sparsity: 0.75, type: set, schedule: {freq: 5, stop: 10}}"});
+    session::SessionOptions o;
+    o.recordInStore = false;
+    o.cacheDir = tmp / "cache";
+    {
+        auto s = session::Session::create(std::move(cfg), o);
+        ASSERT_TRUE(s.ok()) << s.error().message;
+        (*s)->run();
+        ASSERT_EQ((*s)->summary().state, session::RunState::Finished) << (*s)->summary().detail;
+    }
+    std::ofstream(tmp / "new.txt") << std::string(4000, 'a') + " wafer streams weights\n";
+    auto zeros = [](const fs::path& file) {
+        auto f = checkpoint::SafetensorsFile::open(file);
+        EXPECT_TRUE(f.ok());
+        auto values = f->readAsFloat("h.0.mlp.c_fc.weight");
+        EXPECT_TRUE(values.ok());
+        return double(std::count(values->begin(), values->end(), 0.0f)) / double(values->size());
+    };
+    EXPECT_GE(zeros(tmp / "model" / "model.safetensors"), 0.75);
+
+    FinetuneRequest r;
+    r.base = (tmp / "model").string();
+    r.dataFiles = {(tmp / "new.txt").string()};
+    r.overrides = {"runconfig.model_dir=" + (tmp / "dense").string(), "runconfig.max_steps=5"};
+    auto plan = planFinetune(r);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_FALSE(plan->config.config.sparsity.has_value());
+    EXPECT_EQ(plan->summary.densifiedFrom, "set at 0.75");
+    ASSERT_FALSE(plan->config.warnings.empty());
+    EXPECT_NE(plan->config.warnings.back().find("this fine-tune is dense (SPDF)"),
+              std::string::npos);
+    auto s = session::Session::create(std::move(plan->config), o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    (*s)->run();
+    ASSERT_EQ((*s)->summary().state, session::RunState::Finished) << (*s)->summary().detail;
+    EXPECT_LT(zeros(tmp / "dense" / "model.safetensors"), 0.01) << "the pruned weights trained";
 }
 
 }  // namespace

@@ -50,6 +50,42 @@ TEST(MemoryX, FileStoreKeepsWhatWasWrittenAfterItCloses) {
     EXPECT_TRUE(MemoryX::create(fileBacked(path), 10, 0, 10).ok());
 }
 
+// Sparsity masks (optim/sparse_masks.h) live in the store: in RAM, and in a file after the
+// journal, where a reopened store finds them; a store without masks has none.
+TEST(MemoryX, SparsityMasksLiveInTheStoreAndSurviveTheFile) {
+    auto ram = MemoryX::create(config::MemoryXConfig{}, 100, 2, 10, MemoryX::kEveryParameter, 100);
+    ASSERT_TRUE(ram.ok());
+    const uint8_t* ramMask = (*ram)->pruneMask();
+    ASSERT_NE(ramMask, nullptr);
+    if (ramMask) {
+        EXPECT_EQ(int(ramMask[99]), 0);
+    }
+    TempDir dir("memoryx_mask");
+    const auto path = dir / "model.memoryx";
+    {
+        auto mx = MemoryX::create(fileBacked(path), 1000, 2, 10, MemoryX::kEveryParameter, 1000);
+        ASSERT_TRUE(mx.ok()) << mx.error().message;
+        uint8_t* mask = (*mx)->pruneMask();
+        ASSERT_NE(mask, nullptr);
+        for (size_t i = 0; mask && i < 1000; ++i) mask[i] = uint8_t(i % 3 == 0);
+        (*mx)->weights()[999] = 2.5f;
+    }
+    auto reopened = MemoryX::open(path);
+    ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+    const uint8_t* back = (*reopened)->pruneMask();
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ((*reopened)->maskBytes(), 1000u);
+    for (size_t i = 0; back && i < 1000; ++i) {
+        ASSERT_EQ(int(back[i]), int(i % 3 == 0)) << i;
+    }
+    EXPECT_EQ((*reopened)->weights()[999], 2.5f);
+    const auto plain = dir / "plain.memoryx";
+    ASSERT_TRUE(MemoryX::create(fileBacked(plain), 10, 0, 10).ok());
+    auto noMask = MemoryX::open(plain);
+    ASSERT_TRUE(noMask.ok()) << noMask.error().message;
+    EXPECT_EQ((*noMask)->pruneMask(), nullptr);
+}
+
 TEST(MemoryX, RefusesToOverwriteAForeignFile) {
     TempDir dir("memoryx");
     const auto path = dir / "notes.txt";

@@ -26,6 +26,7 @@
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/layer_norm_chart.h"
+#include "ui/wafer/sparsity_chart.h"
 #include "ui/wafer/timeline_view.h"
 #include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
@@ -564,6 +565,52 @@ private slots:
         QVERIFY(lastBlockUpdate != partial.spans.rend());
         partial.spans.erase(std::next(lastBlockUpdate).base());
         QVERIFY(!stepComplete(partial, 2));
+    }
+
+    // Dynamic sparsity (issue 18): the chart of each block's zeros and imbalance over the run
+    // shows for a sparse run, follows the metrics' blockSparsity / blockImbalance, and hides for
+    // a dense one. Screenshot (looked at): wafer-tab-sparsity.png.
+    void sparsityChartFollowsTheRun() {
+        const auto p = predict("teaching-16x16", 1);
+        WaferTab tab;
+        tab.resize(1400, 900);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        ws::config::Config sparse = configFor(true, 1);
+        sparse.sparsity = ws::config::SparsitySectionConfig{};
+        sparse.sparsity->sparsity = 0.75;
+        sparse.sparsity->type = "rigl";
+        tab.beginRun(sparse);
+        QVERIFY(tab.sparsityChart()->isVisible());
+        tab.setRunState(ws::session::RunState::Running);
+        std::vector<ws::session::StepMetrics> batch;
+        for (int step = 1; step <= 40; ++step) {
+            ws::session::StepMetrics m;
+            m.step = step;
+            m.maxSteps = 40;
+            m.loss = 3.0;
+            if (step == 1 || step % 5 == 0) {
+                m.blockSparsity = {0.75, 0.75};
+                m.blockImbalance = {1.2 + 0.01 * step, 1.5 - 0.005 * step};
+            }
+            batch.push_back(m);
+        }
+        tab.addEmulatedStep({0, 0.0, p});
+        tab.appendSpans(spansOf(*p, 0, 1000));
+        tab.appendMetrics(batch);
+        tab.redrawNow();
+        SparsityChart* chart = tab.sparsityChart();
+        QCOMPARE(chart->blockCount(), 2);
+        QCOMPARE(chart->pointCount(0), 9);
+        QCOMPARE(chart->lastLevel(1), 0.75);
+        QVERIFY(std::abs(chart->lastImbalance(0) - 1.6) < 1e-9);
+        QVERIFY2(chart->titleText().contains("step 40: 75.0% zeros"),
+                 qPrintable(chart->titleText()));
+        QVERIFY2(chart->titleText().contains("1.60×"), qPrintable(chart->titleText()));
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-sparsity.png")));
+        tab.beginRun(configFor(true, 1));
+        QVERIFY(!tab.sparsityChart()->isVisible());
+        QCOMPARE(tab.sparsityChart()->blockCount(), 0);
     }
 
     void layerNormChartShowsTheShownStep() {
