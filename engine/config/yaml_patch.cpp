@@ -28,7 +28,11 @@ std::string pathName(const KeyPath& path) {
     std::string out;
     for (const Segment& s : path) {
         if (s.index) {
-            out += "[" + std::to_string(*s.index) + "]";
+            // Appended piece by piece: GCC 12's -Wrestrict misfires on "[" + std::string&& here
+            // (GCC bug 105329) once the config visitor grows.
+            out += '[';
+            out += std::to_string(*s.index);
+            out += ']';
         } else {
             if (!out.empty()) out += ".";
             out += s.key;
