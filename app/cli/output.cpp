@@ -68,6 +68,7 @@ nlohmann::json summaryJson(const session::RunSummary& s) {
             {"initial_eval_loss", number(s.initialEvalLoss)},
             {"tokens_per_s", s.tokensPerSec},
             {"elapsed_s", s.elapsedSec},
+            {"emulated_s", s.emulatedSec},
             {"parameters", s.parameterCount},
             {"unigram_entropy", s.unigramEntropyNats},
             {"model_dir", s.modelDir.string()},

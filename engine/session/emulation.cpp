@@ -10,7 +10,7 @@ namespace ws::session {
 
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
-    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames) {
+    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames, int attentionLength) {
     auto spec = wafer::specForConfig(cfg);
     if (!spec.ok()) return spec.error();
     wafer::StepInput in;
@@ -23,6 +23,7 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
     in.weightBufferLayers = cfg.wafer.weightBufferLayers;
+    in.attentionLength = attentionLength;
     // Layers with nothing to train stream no gradients out (executor.h).
     const model::ParameterTable table(shape);
     for (const auto& layer : table.layers()) {

@@ -18,9 +18,12 @@ namespace ws::session {
 // perBlockSparsity: empty (dense) or one entry per block. Errors name the problem (a spec that
 // does not load, a layer whose tile cannot fit a core's SRAM, ...). frames = false skips the
 // utilization frames (`wafer validate` wants only the times).
+// attentionLength: packed documents or short sequences (wafer::StepInput::attentionLength);
+// 0 = train_input.max_sequence_length.
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
-    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames = true);
+    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames = true,
+    int attentionLength = 0);
 
 // The step a run of `cfg` plans, from the config alone: its micro-batch from the wafer fit (as
 // the session chooses it), its LoRA shape; every block dense (a run's magnitude-pruned nonzeros

@@ -81,6 +81,9 @@ struct RunSummary {
     double finalEvalBitsPerByte = 0.0;
     double tokensPerSec = 0.0;  // whole-run average
     double elapsedSec = 0.0;
+    // The emulated wafer time of the steps this run trained (each step's own schedule: a
+    // sequence-length switch or packed documents change it); 0 without the emulator.
+    double emulatedSec = 0.0;
     int64_t parameterCount = 0;
     // Loss of the best context-free guess (the training split's unigram entropy): a model that
     // learned anything beyond token frequencies scores below it.
@@ -166,6 +169,7 @@ private:
     void runTrainingLoop(Prepared& p, Progress& r);
     void setPauseHooks(Progress& r);
     bool trainStep(Prepared& p, Progress& r);
+    bool beginEmulatedStep(Prepared& p, Progress& r, int64_t step);
     void recordStep(Prepared& p, Progress& r, StepMetrics& m);
     struct Evaluation {
         double loss;         // nats per token; NaN when there is nothing to evaluate

@@ -95,7 +95,8 @@ struct StreamingExecutor::Impl {
     std::vector<size_t> layerTrainable;  // (layers) how many of each layer's parameters train
     size_t stateBase = 0;     // this rank's MemoryX shard's first gradient, in the model's layout
     bool fullLayout = false;  // this MemoryX keeps gradients for every parameter (Full layout)
-    std::vector<double> losses;  // per local system, summed over micros
+    std::vector<double> losses;            // per local system, summed over micros
+    const int32_t* positionIds = nullptr;  // (B,T) setPositionIds; null: dense rows
     std::unique_ptr<WeightStreamer> streamer;
     SystemWorkers workers;
     SerialQueue memoryxQueue;
@@ -475,6 +476,10 @@ StreamingStats StreamingExecutor::stats() const {
     return s;
 }
 
+void StreamingExecutor::setPositionIds(const int32_t* positionIds) {
+    m_impl->positionIds = positionIds;
+}
+
 StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const int32_t* targets,
                                    double lr, double maxGradientNorm, int64_t updateCount,
                                    uint64_t dropoutSeed, const StepHooks& hooks) {
@@ -536,6 +541,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                         gpt.beginStep(true, first ? dropoutSeed
                                                   : model::rng::deriveKey(
                                                         dropoutSeed, uint64_t(s * d.micros + m)));
+                        gpt.setPositionIds(d.positionIds ? d.positionIds + rows(s) : nullptr);
                         gpt.embedForward(w, inputs + rows(s));
                     } else if (l == head) {
                         const auto wte = m_table.shape().tiedEmbedding

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "engine/model/model_facts.h"
+#include "engine/wafer/attention_span.h"
 
 namespace ws::wafer {
 
@@ -154,9 +155,13 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     for (int k = 0; k < blockKinds && planned.ok(); ++k) {
         const BlockSparsity* sp = perBlock ? &in.perBlockSparsity[size_t(k)] : in.sparsity;
         const std::string name = perBlock ? fmt::format("h.{}", k) : std::string("h");
-        planned = addKind(blockOps(S, mb, T, Pass::Forward, spec, sp), name + " forward");
+        const int span = in.attentionLength;  // packed documents / short sequences (VSL)
+        planned = addKind(withAttentionLength(blockOps(S, mb, T, Pass::Forward, spec, sp), span),
+                          name + " forward");
         if (planned.ok())
-            planned = addKind(blockOps(S, mb, T, Pass::Backward, spec, sp), name + " backward");
+            planned =
+                addKind(withAttentionLength(blockOps(S, mb, T, Pass::Backward, spec, sp), span),
+                        name + " backward");
     }
     if (!planned.ok()) return planned.error();
     auto blockKind = [&](int block, bool backward) {

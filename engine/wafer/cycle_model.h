@@ -67,6 +67,9 @@ struct StepInput {
     // and left the slot, and it computes once its weights are all in, so every layer phase costs
     // its stream plus its compute.
     int weightBufferLayers = 2;
+    // Variable sequence length (attention_span.h): the attention problems' equivalent length,
+    // sum over the packed pieces of len² / T (data/packing.h: attentionLength); 0 = seqLen.
+    int attentionLength = 0;
 };
 
 struct PredictOptions {
