@@ -236,7 +236,7 @@ Status Session::prepareData(Prepared& p) {
                         s.documents->documents(),
                         cfg.trainInput.useVsl ? "" : " (evaluation only)"));
     }
-    if (packsSequences(cfg.trainInput) && !s.documents) s.documents.emplace();
+    if (!s.documents) s.documents.emplace();  // one document: short segments only, if any
     if (cfg.trainInput.shortSequenceLength > 0) {
         log(LogLine::Level::Info,
             fmt::format("two-stage schedule: steps 1 to {} train on sequences of {} tokens ({} "
