@@ -92,5 +92,18 @@ runconfig:
     EXPECT_TRUE(validate(c).empty());
 }
 
+TEST(ConfigVsl, NanoVslPresetTrainsEightyPercentOfItsStepsShort) {
+    auto loaded = loadConfigFile(std::filesystem::path(WAFER_PRESETS_DIR) / "gpt-nano-vsl.yaml");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    const Config& c = loaded->config;
+    EXPECT_TRUE(validate(c).empty());
+    EXPECT_TRUE(c.trainInput.useVsl);
+    EXPECT_EQ(c.trainInput.maxSequenceLength, 512);
+    EXPECT_EQ(c.trainInput.shortSequenceLength, 128);
+    EXPECT_EQ(c.trainInput.shortSequenceSteps * 5, c.runconfig.maxSteps * 4);
+    // The same tokens per step as gpt-nano (16 x 128), in rows of 512.
+    EXPECT_EQ(c.trainInput.batchSize * c.trainInput.maxSequenceLength, 16 * 128);
+}
+
 }  // namespace
 }  // namespace ws::config
