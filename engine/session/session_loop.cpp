@@ -339,7 +339,7 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
             : 0.0;
     m_summary.finalLoss = r.windowSteps > 0 ? r.windowLossSum / r.windowSteps : r.lastWindowLoss;
     if (p.emulatedSteps) {
-        m_summary.emulatedSec = p.emulatedSteps->elapsed();
+        m_summary.emulatedSec = p.emulatedSteps->elapsedThrough(r.step);
     } else if (p.emulatedClock) {
         m_summary.emulatedSec = p.emulatedClock->stepStart(r.step);
     }

@@ -68,7 +68,6 @@ EmulatedSteps::EmulatedSteps(std::shared_ptr<const wafer::StepPrediction> full, 
 }
 
 Status EmulatedSteps::beginStep(int64_t step, double attentionLength) {
-    (void)step;
     const int quantum = std::max(1, m_T / 32);
     const int length = std::clamp(int(std::lround(attentionLength / quantum)) * quantum, 1, m_T);
     auto it = m_clocks.find(length);
@@ -80,6 +79,7 @@ Status EmulatedSteps::beginStep(int64_t step, double attentionLength) {
     m_current = it->second.get();
     m_start = m_elapsed;
     m_elapsed += m_current->prediction()->stepS;
+    m_lastStep = step;
     return {};
 }
 

@@ -61,7 +61,9 @@ public:
     // Sets the span's emulated times from the current step's schedule (SpanClock::attach).
     bool attach(streaming::Span& span) const;
     double stepStart() const { return m_start; }
-    double elapsed() const { return m_elapsed; }  // end of the last begun step
+    // The emulated time of the first `steps` steps (a step begun but not finished - a stop
+    // inside it - does not count).
+    double elapsedThrough(int64_t steps) const { return m_lastStep < steps ? m_elapsed : m_start; }
     const std::shared_ptr<const wafer::StepPrediction>& prediction() const;
 
 private:
@@ -70,6 +72,7 @@ private:
     std::map<int, std::unique_ptr<wafer::SpanClock>> m_clocks;  // by rounded attention length
     const wafer::SpanClock* m_current = nullptr;
     double m_start = 0.0, m_elapsed = 0.0;
+    int64_t m_lastStep = -1;  // the last begun step
 };
 
 }  // namespace ws::session
