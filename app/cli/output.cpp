@@ -68,9 +68,9 @@ nlohmann::json summaryJson(const session::RunSummary& s) {
             {"initial_eval_loss", number(s.initialEvalLoss)},
             {"tokens_per_s", s.tokensPerSec},
             {"elapsed_s", s.elapsedSec},
+            {"emulated_s", s.emulatedSec},
             {"parameters", s.parameterCount},
             {"unigram_entropy", s.unigramEntropyNats},
-            {"emulated_s", s.emulatedSeconds},
             {"emulated_flops", s.emulatedFlops},
             {"model_dir", s.modelDir.string()},
             {"detail", s.detail}};

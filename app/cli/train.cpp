@@ -246,7 +246,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
     } else if (summary.state != session::RunState::Failed) {
         std::cout << fmt::format(
             "{} after {} steps in {}: loss {:.4f}, eval loss {}{} ({}unigram baseline {:.3f}), "
-            "{:.0f} tokens/s, {} parameters\n"
+            "{:.0f} tokens/s, {} parameters{}\n"
             "run {} | model: {}\n",
             session::runStateName(summary.state), summary.steps, formatDuration(summary.elapsedSec),
             summary.finalLoss,
@@ -258,8 +258,11 @@ int driveSession(session::Session& session, const CommonOptions& common) {
             std::isnan(summary.initialEvalLoss)
                 ? std::string()
                 : fmt::format("{:.4f} before training; ", summary.initialEvalLoss),
-            summary.unigramEntropyNats, summary.tokensPerSec, summary.parameterCount, summary.runId,
-            (summary.modelDir / "model.safetensors").string());
+            summary.unigramEntropyNats, summary.tokensPerSec, summary.parameterCount,
+            summary.emulatedSec > 0
+                ? fmt::format("; emulated wafer time {:.4g} s", summary.emulatedSec)
+                : std::string(),
+            summary.runId, (summary.modelDir / "model.safetensors").string());
     }
     switch (summary.state) {
         case session::RunState::Failed:

@@ -404,6 +404,16 @@ struct InputConfig {
     // ModelZoo's micro_batch_size: "auto" (the largest per-system micro-batch whose activations
     // fit the wafer's SRAM), "none" (the whole per-system batch at once) or a number dividing it.
     std::string microBatchSize = "auto";
+    // Variable sequence length (VSL), as ModelZoo's `use_vsl`: the data_dir files are separate
+    // documents; a window that spans several keeps attention inside each and restarts positions
+    // at each (ModelZoo's position_ids). Needs data_dir to hold two or more files.
+    bool useVsl = false;
+    // train_input only: a two-stage sequence-length schedule. The first short_sequence_steps
+    // steps train on sequences of short_sequence_length tokens (max_sequence_length /
+    // short_sequence_length of them packed in each row, so tokens per step stay the same), the
+    // rest on max_sequence_length. 0 = one stage.
+    int shortSequenceLength = 0;
+    int64_t shortSequenceSteps = 0;
 
     bool operator==(const InputConfig&) const = default;
 
@@ -445,6 +455,21 @@ struct InputConfig {
                  .help = "Share of the corpus's tokens held out at its end for evaluation",
                  .min = 0,
                  .max = 0.5});
+        v.field(useVsl, {.key = "use_vsl",
+                         .help = "Variable sequence length: each data file is a document; "
+                                 "attention stays inside it and positions restart at its start"});
+        v.field(shortSequenceLength,
+                {.key = "short_sequence_length",
+                 .help = "Two-stage schedule (train_input): tokens per sequence for the first "
+                         "short_sequence_steps steps; must divide max_sequence_length (0 = off)",
+                 .unit = "tokens",
+                 .min = 0});
+        v.field(shortSequenceSteps,
+                {.key = "short_sequence_steps",
+                 .help = "Two-stage schedule (train_input): steps at short_sequence_length "
+                         "before switching to max_sequence_length",
+                 .unit = "steps",
+                 .min = 0});
     }
 };
 

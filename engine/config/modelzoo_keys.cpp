@@ -35,7 +35,7 @@ const std::array kIgnored = std::to_array<IgnoredModelZooKey>({
     {"model", "allow_multireplica", kNotEmulated},
     {"model", "attention_softmax_fp32", "attention softmax is always computed in fp32", "true"},
     {"model", "weight_initialization_seed", "runconfig.seed seeds the initialization"},
-    {"model", "use_vsl", "variable sequence length training is not implemented yet", "false"},
+    {"model", "use_vsl", "set train_input.use_vsl (and eval_input.use_vsl) instead", "false"},
     {"model", "fixed_sparse_attention", "attention is always dense"},
     // optimizer
     {"optimizer", "loss_scaling_factor", "no loss scaling is needed with bfloat16 or fp32"},

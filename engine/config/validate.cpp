@@ -361,6 +361,7 @@ std::vector<std::string> validate(const Config& config) {
     // often leave them at values that do not apply here.
     checkInput(config.trainInput, "train_input", model, errors);
     checkTokenizer(config.trainInput.tokenizer, "train_input", model, errors);
+    detail::checkVariableSequenceLength(config, errors);
     if (config.trainInput.dataDir.empty())
         errors.push_back(
             "train_input.data_dir is empty: give a text file, a folder of .txt "

@@ -17,6 +17,11 @@ namespace ws::config {
 // loader when the run starts).
 std::vector<std::string> validate(const Config& config);
 
+namespace detail {
+// validate()'s rules for train_input's variable-sequence-length keys (validate_vsl.cpp).
+void checkVariableSequenceLength(const Config& config, std::vector<std::string>& errors);
+}  // namespace detail
+
 // Once the tokenizer is built: its vocabulary must fit in model.vocab_size embedding rows.
 Status checkVocab(const Config& config, int tokenizerVocab);
 

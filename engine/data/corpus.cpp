@@ -110,9 +110,17 @@ Result<std::vector<fs::path>> listCorpusFiles(const std::vector<std::string>& da
 
 Result<std::string> readCorpus(const std::vector<std::string>& dataDir,
                                const CorpusOptions& options) {
+    auto documents = readCorpusDocuments(dataDir, options);
+    if (!documents.ok()) return documents.error();
+    return std::move(documents->text);
+}
+
+Result<CorpusDocuments> readCorpusDocuments(const std::vector<std::string>& dataDir,
+                                            const CorpusOptions& options) {
     auto files = listCorpusFiles(dataDir);
     if (!files.ok()) return files.error();
-    std::string corpus;
+    CorpusDocuments documents;
+    std::string& corpus = documents.text;
     for (size_t i = 0; i < files->size(); ++i) {
         const fs::path& file = (*files)[i];
         std::ifstream in(file, std::ios::binary);
@@ -128,6 +136,7 @@ Result<std::string> readCorpus(const std::vector<std::string>& dataDir,
                 return Error{nonTextMessage(file, *what, options.allowHint)};
         }
         if (i > 0) corpus += kCorpusFileSeparator;
+        documents.documentStarts.push_back(corpus.size());
         corpus += content;
     }
     if (corpus.size() == kCorpusFileSeparator.size() * (files->size() - 1)) {
@@ -135,7 +144,7 @@ Result<std::string> readCorpus(const std::vector<std::string>& dataDir,
             "the corpus is empty: {} file(s) were found but hold no text; add text to them",
             files->size())};
     }
-    return corpus;
+    return documents;
 }
 
 }  // namespace ws::data

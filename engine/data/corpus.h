@@ -44,4 +44,13 @@ struct CorpusOptions {
 Result<std::string> readCorpus(const std::vector<std::string>& dataDir,
                                const CorpusOptions& options = {});
 
+// readCorpus's text with where each file (document) starts in it: documentStarts[i] is the byte
+// offset of file i's first byte (the separators belong to the file before them).
+struct CorpusDocuments {
+    std::string text;
+    std::vector<size_t> documentStarts;
+};
+Result<CorpusDocuments> readCorpusDocuments(const std::vector<std::string>& dataDir,
+                                            const CorpusOptions& options = {});
+
 }  // namespace ws::data

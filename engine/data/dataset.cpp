@@ -118,13 +118,17 @@ int64_t Dataset::validationBatches(int B, int T) const {
     return windows >= B ? windows / B : 1;
 }
 
+int64_t Dataset::validationWindowStart(int64_t index, int B, int T, int row) const {
+    const auto windows = uint64_t((validationTokens() - 1) / size_t(T));
+    const uint64_t k = (uint64_t(index) * uint64_t(B) + uint64_t(row)) % windows;
+    return int64_t(m_trainTokens + size_t(k) * size_t(T));
+}
+
 void Dataset::validationBatch(int64_t index, int B, int T, int32_t* inputs,
                               int32_t* targets) const {
     assert(index >= 0 && validationBatches(B, T) > 0);
-    const auto windows = uint64_t((validationTokens() - 1) / size_t(T));
     for (int i = 0; i < B; ++i) {
-        const uint64_t k = (uint64_t(index) * uint64_t(B) + uint64_t(i)) % windows;
-        const size_t start = m_trainTokens + size_t(k) * size_t(T);
+        const auto start = size_t(validationWindowStart(index, B, T, i));
         m_cache.copyTokens(start, size_t(T), inputs + size_t(i) * size_t(T));
         m_cache.copyTokens(start + 1, size_t(T), targets + size_t(i) * size_t(T));
     }

@@ -56,6 +56,8 @@ public:
                     int32_t* targets) const;
 
     int64_t validationBatches(int B, int T) const;  // 0 when there is no validation window
+    // Start (index into the token cache) of row `row` of validation batch `index`.
+    int64_t validationWindowStart(int64_t index, int B, int T, int row) const;
     // inputs, targets: (B, T); index in [0, validationBatches(B, T)).
     void validationBatch(int64_t index, int B, int T, int32_t* inputs, int32_t* targets) const;
 

@@ -9,6 +9,7 @@
 
 #include "engine/model/lora.h"
 #include "engine/model/ops.h"
+#include "engine/model/packed_sequences.h"
 #include "engine/model/precision_gemm.h"
 #include "engine/model/random.h"
 #include "engine/tensor/bf16.h"
@@ -290,7 +291,12 @@ void Gpt<Real>::embedForward(LayerWeights<Real> embeddingParams, const int32_t* 
     std::copy(inputs, inputs + m_N, m_tokens.begin());
     const Real* w = computeWeights(embeddingParams, size_t(s.vocab + s.maxPositions) * C, 0);
     Real* encoded = act(m_encoded);
-    ops::embeddingForward(encoded, inputs, w, w + size_t(s.vocab) * C, m_B, m_T, s.channels);
+    if (packed()) {
+        ops::packedEmbeddingForward(encoded, inputs, m_positionIds.data(), w,
+                                    w + size_t(s.vocab) * C, m_B, m_T, s.channels);
+    } else {
+        ops::embeddingForward(encoded, inputs, w, w + size_t(s.vocab) * C, m_B, m_T, s.channels);
+    }
     // μP: embedding output × m_emb (Cerebras-GPT Appendix G, `embeddings_scale`; applied before
     // dropout as in ModelZoo's gpt2_model.py).
     if (s.embeddingsScale != 1.0) {
@@ -345,9 +351,16 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
                        linearMode(w + o.qkvw));
     adapterForward(layer, 0, act(a.qkv), act(a.ln1), w, C, 3 * C);
     roundActivation(act(a.qkv), 3 * nc);
-    ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T, C,
-                          s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
-                          dropoutKey(layerIndex, kAttentionProbs), bf16());
+    if (packed()) {
+        ops::packedAttentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv),
+                                    m_positionIds.data(), m_B, m_T, C, s.heads,
+                                    s.attentionScale<Real>(), rate(s.attnDropout),
+                                    dropoutKey(layerIndex, kAttentionProbs), bf16());
+    } else {
+        ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T, C,
+                              s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
+                              dropoutKey(layerIndex, kAttentionProbs), bf16());
+    }
     roundActivation(act(a.atty), nc);
     ops::linearForward(m_branch.data(), act(a.atty), w + o.attprojw, w + o.attprojb, N, C, C,
                        linearMode(w + o.attprojw));
@@ -475,9 +488,17 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     ops::linearBackward(m_datty.data(), false, dW(o.attprojw), dW(o.attprojb), dAttentionOut,
                         act(a.atty), w + o.attprojw, N, C, C, linearMode(w + o.attprojw));
     adapterBackward(layer, 1, m_datty.data(), dAttentionOut, act(a.atty), w, g, C, C);
-    ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
-                           act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
-                           rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16());
+    if (packed()) {
+        ops::packedAttentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
+                                     act(a.attnSum), m_positionIds.data(), m_B, m_T, C, s.heads,
+                                     s.attentionScale<Real>(), rate(s.attnDropout),
+                                     dropoutKey(layerIndex, kAttentionProbs), bf16());
+    } else {
+        ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
+                               act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
+                               rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs),
+                               bf16());
+    }
     ops::linearBackward(m_dln.data(), false, dW(o.qkvw), dW(o.qkvb), m_dqkv.data(), act(a.ln1),
                         w + o.qkvw, N, C, 3 * C, linearMode(w + o.qkvw));
     adapterBackward(layer, 0, m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, 3 * C);
@@ -504,7 +525,23 @@ void Gpt<Real>::embedBackward(Real* embeddingGrads) {
     Real* dwte = gradOf(emb, embeddingGrads, 0);
     Real* dwpe = gradOf(emb, embeddingGrads, size_t(s.vocab) * C);
     if (!dwte && !dwpe) return;  // frozen embeddings: nothing below needs a gradient
-    ops::embeddingBackward(dwte, dwpe, d, m_tokens.data(), m_B, m_T, s.channels);
+    if (packed()) {
+        ops::embeddingBackward(dwte, static_cast<Real*>(nullptr), d, m_tokens.data(), m_B, m_T,
+                               s.channels);
+        if (dwpe) ops::packedPositionBackward(dwpe, d, m_positionIds.data(), m_B, m_T, s.channels);
+    } else {
+        ops::embeddingBackward(dwte, dwpe, d, m_tokens.data(), m_B, m_T, s.channels);
+    }
+}
+
+template <typename Real>
+void Gpt<Real>::setPositionIds(const int32_t* positionIds) {
+    if (!positionIds) {
+        m_positionIds.clear();
+        return;
+    }
+    assert(ops::checkPositionIds(positionIds, m_B, m_T).ok());
+    m_positionIds.assign(positionIds, positionIds + m_N);
 }
 
 template <typename Real>

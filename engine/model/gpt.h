@@ -32,6 +32,10 @@
 // dropout), scores × GptShape::attentionScale() instead of 1/sqrt(hs), logits × outputLogitsScale;
 // the backward applies the same factors.
 //
+// Packed sequences (setPositionIds, packed_sequences.h): with ModelZoo's position_ids a row holds
+// several documents; positions restart at each and attention stays inside each. Without them (the
+// default) every op is the dense one above, untouched.
+//
 // Attention keeps no (T,T) matrix: per layer the activations hold q, k, v ("h.N.attn.qkv"), the
 // heads' output and each query row's softmax statistics ("h.N.attn.row_max", "h.N.attn.row_sum",
 // (B,NH,T) each), and blockBackward recomputes the probabilities block by block from q, k and the
@@ -143,6 +147,11 @@ public:
                  uint64_t dropoutSeed);
     // After forward with targets: grads (P, table layout) += dLoss/dParams. Consumes the logits.
     void backward(const Real* params, Real* grads);
+    // Packed sequences (packed_sequences.h): ModelZoo's position_ids (B,T) for the steps that
+    // follow, copied; null returns to the dense layout (position t, attention over the row).
+    // Precondition: ops::checkPositionIds accepts them.
+    void setPositionIds(const int32_t* positionIds);
+    bool packed() const { return !m_positionIds.empty(); }
     // frozen: one flag per ParameterTable tensor (empty: every tensor trains). A frozen tensor's
     // gradient is neither computed nor written by any backward.
     void setFrozen(std::vector<bool> frozen);
@@ -249,8 +258,9 @@ private:
     std::vector<BlockActs> m_blocks;
     size_t m_lnf = 0, m_lnfMean = 0, m_lnfRstd = 0, m_logits = 0, m_lse = 0, m_losses = 0;
 
-    std::vector<int32_t> m_tokens;   // (B,T) copy of the inputs for embedBackward
-    std::vector<int32_t> m_targets;  // (B,T)
+    std::vector<int32_t> m_tokens;       // (B,T) copy of the inputs for embedBackward
+    std::vector<int32_t> m_targets;      // (B,T)
+    std::vector<int32_t> m_positionIds;  // (B,T) setPositionIds; empty: the dense layout
 
     // Scratch, reused by every layer (not addressable activations).
     std::vector<Real> m_branch;          // (N,C) projection output before dropout and residual add

@@ -13,7 +13,7 @@ namespace ws::session {
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
     std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames,
-    std::vector<std::vector<int64_t>> expertTokens) {
+    std::vector<std::vector<int64_t>> expertTokens, int attentionLength) {
     auto spec = wafer::specForConfig(cfg);
     if (!spec.ok()) return spec.error();
     wafer::StepInput in;
@@ -27,6 +27,7 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
     in.weightBufferLayers = cfg.wafer.weightBufferLayers;
     in.expertTokens = std::move(expertTokens);
+    in.attentionLength = attentionLength;
     // Layers with nothing to train stream no gradients out (executor.h).
     const model::ParameterTable table(shape);
     for (const auto& layer : table.layers()) {

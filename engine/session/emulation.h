@@ -19,10 +19,12 @@ namespace ws::session {
 // does not load, a layer whose tile cannot fit a core's SRAM, ...). frames = false skips the
 // utilization frames (`wafer validate` wants only the times). expertTokens (MoE): one wafer
 // pass's tokens per expert per block (wafer::StepInput::expertTokens); empty: uniform routing.
+// attentionLength: packed documents or short sequences (wafer::StepInput::attentionLength);
+// 0 = train_input.max_sequence_length.
 Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
     const config::Config& cfg, const model::GptShape& shape, int microBatch,
     std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames = true,
-    std::vector<std::vector<int64_t>> expertTokens = {});
+    std::vector<std::vector<int64_t>> expertTokens = {}, int attentionLength = 0);
 
 // MoE: one wafer pass's tokens per expert from a step's routing over its whole global batch
 // (per block, per expert, summed over systems and micro-batches): each block's counts divided by

@@ -190,8 +190,16 @@ Status Session::prepareData(Prepared& p) {
     auto progress = [this](double fraction, std::string_view what) {
         m_events.push(PrepareProgress{fraction, std::string(what)});
     };
-    auto corpus = data::readCorpus(cfg.trainInput.dataDir, {cfg.trainInput.allowBinary});
-    if (!corpus.ok()) return Error{"train_input.data_dir: " + corpus.error().message};
+    if (cluster() && packsSequences(cfg.trainInput)) {
+        return Error{
+            "train_input.use_vsl / short_sequence_length: packed sequences do not run across "
+            "processes yet (the other ranks receive token ids only); run the job in one process "
+            "(num_csx systems still train data-parallel there) or turn them off"};
+    }
+    auto documents =
+        data::readCorpusDocuments(cfg.trainInput.dataDir, {cfg.trainInput.allowBinary});
+    if (!documents.ok()) return Error{"train_input.data_dir: " + documents.error().message};
+    const std::string* corpus = &documents->text;
     auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, *corpus, cacheDir);
     if (!tok.ok()) return Error{"train_input.tokenizer: " + tok.error().message};
     s.tokenizer = std::move(tok).value();
@@ -217,6 +225,26 @@ Status Session::prepareData(Prepared& p) {
                     s.dataset->trainTokens(), s.dataset->validationTokens(),
                     m_summary.unigramEntropyNats));
     p.evalData = &*s.dataset;
+    if (cfg.trainInput.useVsl || (cfg.evalInput.useVsl && !separateEval)) {
+        auto index = documentIndexFor(*documents, *s.trainCache,
+                                      tokenizer::tokenByteCounts(*s.tokenizer), "train_input");
+        if (!index.ok()) return index.error();
+        s.documents.emplace(std::move(index).value());
+        s.evalDocuments = s.documents;
+        log(LogLine::Level::Info,
+            fmt::format("variable sequence length: {} documents; attention stays inside each "
+                        "and positions restart at each{}",
+                        s.documents->documents(),
+                        cfg.trainInput.useVsl ? "" : " (evaluation only)"));
+    }
+    if (!s.documents) s.documents.emplace();  // one document: short segments only, if any
+    if (cfg.trainInput.shortSequenceLength > 0) {
+        log(LogLine::Level::Info,
+            fmt::format("two-stage schedule: steps 1 to {} train on sequences of {} tokens ({} "
+                        "packed in each row of {}), then {} tokens",
+                        cfg.trainInput.shortSequenceSteps, cfg.trainInput.shortSequenceLength,
+                        p.T / cfg.trainInput.shortSequenceLength, p.T, p.T));
+    }
     return separateEval ? prepareEvalData(p, cacheDir) : Status::success();
 }
 
@@ -227,17 +255,24 @@ Status Session::prepareEvalData(Prepared& p, const fs::path& cacheDir) {
     auto progress = [this](double fraction, std::string_view what) {
         m_events.push(PrepareProgress{fraction, std::string(what)});
     };
-    auto evalCorpus = data::readCorpus(
+    auto evalCorpus = data::readCorpusDocuments(
         cfg.evalInput.dataDir,
         {cfg.evalInput.allowBinary, "set eval_input.allow_binary: true to evaluate on it anyway"});
     if (!evalCorpus.ok()) return Error{"eval_input.data_dir: " + evalCorpus.error().message};
-    auto evalCache = data::TokenCache::build(*evalCorpus, *s.tokenizer, cacheDir, progress);
+    auto evalCache = data::TokenCache::build(evalCorpus->text, *s.tokenizer, cacheDir, progress);
     if (!evalCache.ok()) return evalCache.error();
     s.evalCache.emplace(std::move(evalCache).value());
     auto evalDataset = data::Dataset::create(*s.evalCache, 1.0, p.T);
     if (!evalDataset.ok()) return Error{"eval_input.data_dir: " + evalDataset.error().message};
     s.evalDataset.emplace(std::move(evalDataset).value());
     p.evalData = &*s.evalDataset;
+    s.evalDocuments.reset();
+    if (cfg.evalInput.useVsl) {
+        auto index = documentIndexFor(*evalCorpus, *s.evalCache,
+                                      tokenizer::tokenByteCounts(*s.tokenizer), "eval_input");
+        if (!index.ok()) return index.error();
+        s.evalDocuments.emplace(std::move(index).value());
+    }
     return Status::success();
 }
 
@@ -474,13 +509,18 @@ Status Session::prepareWafer(Prepared& p) {
         "allocating the training activations ({} system(s) x micro-batch {} x {} tokens, {:.1f} "
         "MiB per system)",
         streamingOptions.systems, p.fit.microBatch, p.T, double(p.fit.activationBytes) / (1 << 20));
-    p.executor.emplace(p.shape, p.B, p.T, streamingOptions, *s.memoryx, *p.optimizer,
-                       [this, &clock = p.emulatedClock](const streaming::Span& span) {
-                           if (!clock) return m_events.push(span);
-                           streaming::Span timed = span;
-                           clock->attach(timed);
-                           m_events.push(timed);
-                       });
+    p.executor.emplace(
+        p.shape, p.B, p.T, streamingOptions, *s.memoryx, *p.optimizer,
+        [this, &clock = p.emulatedClock, &steps = p.emulatedSteps](const streaming::Span& span) {
+            if (!clock) return m_events.push(span);
+            streaming::Span timed = span;
+            if (steps) {
+                steps->attach(timed);
+            } else {
+                clock->attach(timed);
+            }
+            m_events.push(timed);
+        });
     log(LogLine::Level::Info,
         fmt::format("streaming: {} system(s) x {} micro-batch(es) of {} sequences; MemoryX in {} "
                     "({:.1f} MiB); activations {:.1f} MiB per system",
@@ -503,6 +543,15 @@ void Session::startEmulator(Prepared& p) {
         return;
     }
     p.emulatedClock.emplace(std::move(prediction).value());
+    if (packsSequences(cfg.trainInput)) {
+        std::vector<wafer::BlockSparsity> blocks;
+        if (p.sparsity) blocks = p.sparsity->blocks();
+        p.emulatedSteps.emplace(
+            p.emulatedClock->prediction(), p.T,
+            [&cfg, shape = p.shape, micro = p.fit.microBatch, blocks](int attentionLength) {
+                return predictRunStep(cfg, shape, micro, blocks, true, attentionLength);
+            });
+    }
     const auto& e = *p.emulatedClock->prediction();
     log(LogLine::Level::Info,
         fmt::format("emulated {}: {} system(s), {} per step, {:.3g} tokens/s, MFU {:.1f}%; weight "

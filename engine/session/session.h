@@ -82,15 +82,17 @@ struct RunSummary {
     double finalEvalBitsPerByte = 0.0;
     double tokensPerSec = 0.0;  // whole-run average
     double elapsedSec = 0.0;
+    // The emulated wafer time of the steps this run trained (each step's own schedule: a
+    // sequence-length switch or packed documents change it); 0 without the emulator.
+    double emulatedSec = 0.0;
     int64_t parameterCount = 0;
     // Loss of the best context-free guess (the training split's unigram entropy): a model that
     // learned anything beyond token frequencies scores below it.
     double unigramEntropyNats = 0.0;
     std::filesystem::path modelDir;
     std::string detail;  // error or stop reason
-    // With the emulator on: the emulated wafer time of the steps this session ran, and their
-    // training FLOPs with the multiply-adds of zero (pruned) weights skipped (forward, dX, dW).
-    double emulatedSeconds = 0.0;
+    // With the emulator on: the training FLOPs of the steps this session ran, with the
+    // multiply-adds of zero (pruned) weights skipped (forward, dX, dW).
     double emulatedFlops = 0.0;
 };
 
@@ -183,6 +185,7 @@ private:
     void runTrainingLoop(Prepared& p, Progress& r);
     void setPauseHooks(Progress& r);
     bool trainStep(Prepared& p, Progress& r);
+    bool beginEmulatedStep(Prepared& p, Progress& r, int64_t step);
     void recordStep(Prepared& p, Progress& r, StepMetrics& m);
     struct Evaluation {
         double loss;         // nats per token; NaN when there is nothing to evaluate

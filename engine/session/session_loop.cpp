@@ -67,6 +67,10 @@ void Session::runTrainingLoop(Prepared& p, Progress& r) {
     r.windowStart = r.trainStart;
     setPauseHooks(r);
     r.step = p.startStep;
+    // A resumed run's emulated clock continues where the earlier steps left it.
+    for (int64_t k = 0; p.emulatedSteps && k < p.startStep; ++k) {
+        if (!beginEmulatedStep(p, r, k)) break;
+    }
     p.checkpoints->atStart(r.step);
     if (m_options.evaluateAtStart && !p.resume) {
         const Evaluation e = evaluate(p, r.step);
@@ -121,7 +125,18 @@ bool Session::trainStep(Prepared& p, Progress& r) {
                                 static_cast<uint64_t>(cfg.trainInput.shuffleSeed), r.inputs.data(),
                                 r.targets.data());
     const double lr = p.schedule->at(r.step);
-    if (p.emulatedClock) {
+    const bool packed = trainPositionIds(*m_impl->dataset, *m_impl->documents, cfg.trainInput,
+                                         r.step, p.B, p.T, r.positionIds);
+    p.executor->setPositionIds(packed ? r.positionIds.data() : nullptr);
+    if (r.step == cfg.trainInput.shortSequenceSteps && cfg.trainInput.shortSequenceLength > 0) {
+        log(LogLine::Level::Info,
+            fmt::format("step {}: sequence length {} -> {} (train_input.short_sequence_steps)",
+                        r.step + 1, cfg.trainInput.shortSequenceLength, p.T));
+    }
+    if (p.emulatedSteps && beginEmulatedStep(p, r, r.step)) {
+        m_events.push(
+            EmulatedStep{r.step, p.emulatedSteps->stepStart(), p.emulatedSteps->prediction()});
+    } else if (p.emulatedClock) {
         m_events.push(EmulatedStep{r.step, p.emulatedClock->stepStart(r.step),
                                    p.emulatedClock->prediction()});
     }
@@ -174,6 +189,24 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     if (r.step < p.maxSteps) {
         m_activity = fmt::format("writing the checkpoint of step {}", r.step);
         p.checkpoints->afterStep(r.step, m_checkpointRequested.exchange(false));
+    }
+    return true;
+}
+
+// Times step `step` on the emulated clock at its rows' attention length (vsl.h). A length the
+// cycle model cannot plan turns the per-step clock off (the full-length schedule goes on).
+bool Session::beginEmulatedStep(Prepared& p, Progress& r, int64_t step) {
+    const config::Config& cfg = m_config.config;
+    const bool packed = trainPositionIds(*m_impl->dataset, *m_impl->documents, cfg.trainInput, step,
+                                         p.B, p.T, r.positionIds);
+    const double length = packed ? data::attentionLength(r.positionIds) : double(p.T);
+    if (Status st = p.emulatedSteps->beginStep(step, length); !st.ok()) {
+        log(LogLine::Level::Warning,
+            "emulator: each step at its own sequence length is off (every step is timed at "
+            "full length): " +
+                st.error().message);
+        p.emulatedSteps.reset();
+        return false;
     }
     return true;
 }
@@ -253,14 +286,21 @@ Session::Evaluation Session::evaluate(Prepared& p, int64_t afterStep) {
         }
         weights = gathered.data();
     }
+    const data::DocumentIndex* documents =
+        cfg.evalInput.useVsl && m_impl->evalDocuments ? &*m_impl->evalDocuments : nullptr;
     for (int64_t i = 0; i < batches; ++i) {
         p.evalData->validationBatch(i, evalB, T, p.evalInputs.data(), p.evalTargets.data());
+        if (documents)
+            validationPositionIds(*p.evalData, *documents, i, evalB, T, p.evalPositionIds);
         for (const int32_t t : p.evalTargets) targetBytes += p.tokenBytes[size_t(t)];
         // Equal micro-batches: the batch's mean loss is the mean of theirs.
         double batchSum = 0.0;
-        for (int m = 0; m < evalB / p.evalMicro; ++m)
+        for (int m = 0; m < evalB / p.evalMicro; ++m) {
+            p.evalGpt->setPositionIds(documents ? p.evalPositionIds.data() + m * microTokens
+                                                : nullptr);
             batchSum += p.evalGpt->forward(weights, p.evalInputs.data() + m * microTokens,
                                            p.evalTargets.data() + m * microTokens, false, 0);
+        }
         sum += batchSum / double(evalB / p.evalMicro);
     }
     const double loss = sum / double(batches);
@@ -285,12 +325,14 @@ void Session::finishTraining(Prepared& p, Progress& r) {
             double(st.peakWaferBufferBytes) / (1 << 20), double(st.waferBufferBytes) / (1 << 20),
             st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
     if (p.emulatedClock && r.step > p.startStep) {
+        m_summary.emulatedSec = p.emulatedSteps ? p.emulatedSteps->elapsedThrough(r.step)
+                                                : p.emulatedClock->stepStart(r.step);
         log(LogLine::Level::Info,
-            fmt::format("emulated: {:.6g} s of wafer time and {:.6g} training FLOPs over {} steps "
-                        "({} zero weights skipped now)",
-                        m_summary.emulatedSeconds, m_summary.emulatedFlops, r.step - p.startStep,
-                        p.prunedWeights));
-        m_impl->metric(r.step, "emulated_time_s", m_summary.emulatedSeconds, wallClockNow());
+            fmt::format("emulated: {:.6g} s of wafer time through step {}; {:.6g} training FLOPs "
+                        "over this session's {} steps ({} zero weights skipped now)",
+                        m_summary.emulatedSec, r.step, m_summary.emulatedFlops,
+                        r.step - p.startStep, p.prunedWeights));
+        m_impl->metric(r.step, "emulated_time_s", m_summary.emulatedSec, wallClockNow());
         m_impl->metric(r.step, "emulated_flops", m_summary.emulatedFlops, wallClockNow());
     }
     // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
@@ -321,6 +363,11 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
             ? double((r.step - p.startStep) * p.tokensPerStep()) / m_summary.elapsedSec
             : 0.0;
     m_summary.finalLoss = r.windowSteps > 0 ? r.windowLossSum / r.windowSteps : r.lastWindowLoss;
+    if (p.emulatedSteps) {
+        m_summary.emulatedSec = p.emulatedSteps->elapsedThrough(r.step);
+    } else if (p.emulatedClock) {
+        m_summary.emulatedSec = p.emulatedClock->stepStart(r.step);
+    }
     m_activity = "writing the final weights and checkpoint";
     if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, tensorReader(),
                                          cfg, r.step);

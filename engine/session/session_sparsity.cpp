@@ -182,7 +182,6 @@ void Session::recordSparsity(Prepared& p, StepMetrics& metrics) {
 void Session::countEmulatedStep(Prepared& p) {
     if (!p.emulatedClock) return;
     const auto& e = *p.emulatedClock->prediction();
-    m_summary.emulatedSeconds += e.stepS;
     m_summary.emulatedFlops +=
         e.modelFlopsPerStep - 6.0 * double(p.tokensPerStep()) * double(p.prunedWeights);
 }

@@ -25,6 +25,7 @@
 #include "engine/session/folder_lock.h"
 #include "engine/session/resume.h"
 #include "engine/session/session.h"
+#include "engine/session/vsl.h"
 #include "engine/store/run_store.h"
 #include "engine/streaming/executor.h"
 #include "engine/streaming/fit.h"
@@ -48,6 +49,8 @@ struct Session::Impl {
     std::optional<data::Dataset> dataset;
     std::optional<data::TokenCache> evalCache;  // eval_input.data_dir given: its own corpus
     std::optional<data::Dataset> evalDataset;
+    // use_vsl: where the documents start in trainCache / evalCache (vsl.h).
+    std::optional<data::DocumentIndex> documents, evalDocuments;
     std::unique_ptr<model::ParameterTable> table;
     std::unique_ptr<streaming::MemoryX> memoryx;  // master weights and optimizer state
     // memoryx.shards > 1 across processes: memoryx is shard 0's part only (plan.begin(0) == 0)
@@ -94,10 +97,14 @@ struct Session::Prepared {
     // routing repeats).
     std::vector<std::vector<int64_t>> emulatedRouting;
     std::shared_ptr<const wafer::StepPrediction> routedPrediction;
+    // Steps that pack (vsl.h): each step timed at its own attention length; emulatedClock is
+    // then the full-length step's.
+    std::optional<EmulatedSteps> emulatedSteps;
     std::optional<streaming::StreamingExecutor> executor;
     int evalMicro = 1;  // sequences per evaluation forward pass
     std::optional<model::Gpt<float>> evalGpt;
     std::vector<int32_t> evalInputs, evalTargets;  // (eval batch, T)
+    std::vector<int32_t> evalPositionIds;          // (eval batch, T), eval_input.use_vsl only
     std::vector<int32_t> tokenBytes;  // (V) bytes each token id decodes to, for bits per byte
     // openRunRecord, claimModelFolder, startRunFolder
     fs::path db;  // the run store's file; default run folders go beside it
@@ -113,6 +120,7 @@ struct Session::Prepared {
 struct Session::Progress {
     streaming::StepHooks hooks;            // pause and stop between layers
     std::vector<int32_t> inputs, targets;  // (B, T) the step's batch
+    std::vector<int32_t> positionIds;      // (B, T) when the step packs (vsl.h)
     Clock::time_point trainStart;
     double wallStart = 0.0;  // the wall clock at trainStart, for the store's metric times
     // The log window: tokens/s and the logged loss are over the steps since its start.

@@ -106,6 +106,7 @@ struct StreamingExecutor::Impl {
     // Each system's worker writes only its own.
     std::vector<double> lbLosses;
     std::vector<std::vector<std::vector<int64_t>>> expertTokens;
+    const int32_t* positionIds = nullptr;  // (B,T) setPositionIds; null: dense rows
     std::unique_ptr<WeightStreamer> streamer;
     SystemWorkers workers;
     SerialQueue memoryxQueue;
@@ -580,6 +581,10 @@ StreamingStats StreamingExecutor::stats() const {
     return s;
 }
 
+void StreamingExecutor::setPositionIds(const int32_t* positionIds) {
+    m_impl->positionIds = positionIds;
+}
+
 StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const int32_t* targets,
                                    double lr, double maxGradientNorm, int64_t updateCount,
                                    uint64_t dropoutSeed, const StepHooks& hooks) {
@@ -645,6 +650,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
                         gpt.beginStep(true, first ? dropoutSeed
                                                   : model::rng::deriveKey(
                                                         dropoutSeed, uint64_t(s * d.micros + m)));
+                        gpt.setPositionIds(d.positionIds ? d.positionIds + rows(s) : nullptr);
                         gpt.embedForward(w, inputs + rows(s));
                     } else if (l == head) {
                         const auto wte = m_table.shape().tiedEmbedding

@@ -146,6 +146,11 @@ public:
                     double maxGradientNorm, int64_t updateCount, uint64_t dropoutSeed,
                     const StepHooks& hooks = {});
 
+    // Packed sequences (model/packed_sequences.h): the global batch's position_ids (B,T) for the
+    // steps that follow (the caller keeps them alive and fills them before each step), or null
+    // for dense rows. This process's systems read their own rows.
+    void setPositionIds(const int32_t* positionIds);
+
     StreamingStats stats() const;
     int microBatches() const { return m_micros; }
     int systems() const { return m_options.systems; }

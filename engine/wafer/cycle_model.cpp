@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "engine/model/model_facts.h"
+#include "engine/wafer/attention_span.h"
 
 namespace ws::wafer {
 
@@ -251,10 +252,14 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
             name = fmt::format("h.{}", l);
         else if (blocksOfKind.size() > 1)
             name = moe ? "MoE blocks" : "dense blocks";
-        planned = addKind(blockOps(S, mb, T, Pass::Forward, spec, sp, moe), name + " forward");
+        const int span = in.attentionLength;  // packed documents / short sequences (VSL)
+        planned = addKind(
+            withAttentionLength(blockOps(S, mb, T, Pass::Forward, spec, sp, moe), span),
+            name + " forward");
         if (planned.ok())
-            planned =
-                addKind(blockOps(S, mb, T, Pass::Backward, spec, sp, moe), name + " backward");
+            planned = addKind(
+                withAttentionLength(blockOps(S, mb, T, Pass::Backward, spec, sp, moe), span),
+                name + " backward");
     }
     if (!planned.ok()) return planned.error();
     auto blockKind = [&](int block, bool backward) {

@@ -79,6 +79,9 @@ struct StepInput {
     // micro-batch and both passes are taken to route alike). Empty, or a block's entry empty:
     // uniform routing, M x top_k / E each (what the planner assumes without a run).
     std::vector<std::vector<int64_t>> expertTokens = {};
+    // Variable sequence length (attention_span.h): the attention problems' equivalent length,
+    // sum over the packed pieces of len² / T (data/packing.h: attentionLength); 0 = seqLen.
+    int attentionLength = 0;
 };
 
 struct PredictOptions {
