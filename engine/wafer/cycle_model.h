@@ -17,8 +17,19 @@
 // computes no weight gradients (layer_ops.h); the embeddings' backward has no work and is not
 // scheduled, only the adapters' gradients stream out, reduce and update in MemoryX.
 //
-// Limits (stated, not hidden): with the whole batch (or a micro-batch too large) activations are
-// assumed to stay on the wafer whether or not they fit (ActivationFit reports whether they do);
+// Activation offload and recompute (StepInput::blockActivations, activation_memory.h): an
+// offloaded block's activations stream out over the outbound link (the one gradients use) as its
+// forward produces them, in order behind whatever that link still carries; a block's forward
+// cannot start before the offload of the block two phases back has drained (two buffers, as for
+// weights). Before a block's backward they stream back in over the inbound link, ahead of that
+// phase's weights in the same stream, so they prefetch while the phase before computes; the
+// backward starts once they are in. A recomputed block's backward phase runs its forward ops
+// again first ("recompute.<op>", the same per-core costs), on the weights streamed in for the
+// backward. Both are timed spans of their own (StepPrediction::activationSpans).
+//
+// Limits (stated, not hidden): without a plan (blockActivations empty), with the whole batch (or
+// a micro-batch too large) activations are assumed to stay on the wafer whether or not they fit
+// (ActivationFit reports whether they do; activation_plan.h chooses a plan that fits);
 // dX of sparse matmuls is counted dense; sparse weights stream dense. The fabric moves 16-bit
 // operands (layer_ops) whatever the run's precision: the wafer's compute is modelled as fp16/bf16.
 // Weights stream in at StepInput::weightBytesPerValue (an fp32 run's 4-byte weights take twice
@@ -34,6 +45,7 @@
 #include "engine/core/result.h"
 #include "engine/model/parameters.h"
 #include "engine/streaming/spans.h"
+#include "engine/wafer/activation_memory.h"
 #include "engine/wafer/layer_ops.h"
 #include "engine/wafer/spec.h"
 #include "engine/wafer/utilization.h"
@@ -67,6 +79,12 @@ struct StepInput {
     // and left the slot, and it computes once its weights are all in, so every layer phase costs
     // its stream plus its compute.
     int weightBufferLayers = 2;
+    // Per block (L entries): how its activations reach its backward (activation_memory.h;
+    // activation_plan.h chooses). Empty: every block keeps them on the wafer (the schedule above,
+    // unchanged).
+    std::vector<BlockActivation> blockActivations = {};
+    // The planner's one-line account of the choice, copied to StepPrediction::activationPlan.
+    std::string activationPlanNote = {};
 };
 
 struct PredictOptions {
@@ -152,6 +170,18 @@ struct TimelineSpan {
     double endS = 0;
 };
 
+// Offloaded activations on the system's link to MemoryX: out after a block's forward, in before
+// its backward (a lane of its own on the timeline).
+struct ActivationSpan {
+    int system = 0;
+    int micro = 0;
+    int layer = 0;          // ParameterTable layer index (1..L)
+    bool toMemoryX = true;  // out (forward) or back in (backward)
+    double bytes = 0;
+    double startS = 0;
+    double endS = 0;
+};
+
 struct StepPrediction {
     std::string waferName;
     int numSystems = 1;
@@ -192,6 +222,17 @@ struct StepPrediction {
     double adapterS = 0;                               // the whole step's, all blocks and micros
     double adapterFmacsPerStep = 0;                    // one system
     int adapterForwardFrame = -1, adapterBackwardFrame = -1;
+    // Activation offload and recompute (StepInput::blockActivations; zero / empty without).
+    std::vector<BlockActivation> blockActivations;  // as given (L entries, or empty)
+    std::string activationPlan;          // the planner's one-line account (StepInput's note)
+    double residentActivationBytes = 0;  // peak SRAM for activations (activation_memory.h)
+    double offloadBytesPerStep = 0;      // one system, each way (out == back in)
+    double offloadS = 0;                 // link time of those bytes, out plus in, one system
+    double recomputeFmacsPerStep = 0;    // one system: the recomputed forward ops
+    double recomputeS = 0;               // wafer time of the recomputed ops (part of compute)
+    double hardwareFlopsPerStep = 0;     // all systems: model FLOPs + 2 x recomputed FMACs
+    double hfu = 0;                      // hardwareFlopsPerStep / (stepS x peak x N)
+    std::vector<ActivationSpan> activationSpans;  // every system's
 
     // The utilization frame of a layer phase, or of the whole step (layer < 0); null when the
     // prediction has no frames.
