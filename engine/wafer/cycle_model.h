@@ -143,7 +143,7 @@ struct LayerTiming {
 // Where the step's time goes on the wafer; the parts add up to stepS.
 struct TimeSplit {
     double compute = 0;
-    double streaming = 0;  // waiting for weights (prefetch not hidden)
+    double streaming = 0;  // waiting on the link: weights, or offloaded activations (not hidden)
     double fabric = 0;     // fabric-bound excess and fill latency
     double reduce = 0;     // SwarmX reduce latency exposed at the end of the step
     double bubble = 0;     // iteration boundary: first stream-in, last update in MemoryX
