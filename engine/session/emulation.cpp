@@ -3,31 +3,28 @@
 
 #include <algorithm>
 
+#include "engine/config/validate.h"
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
+#include "engine/wafer/activation_plan.h"
 #include "engine/wafer/run_fit.h"
 #include "engine/wafer/spec.h"
 
 namespace ws::session {
 
-Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
-    const config::Config& cfg, const model::GptShape& shape, int microBatch,
-    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames,
-    std::vector<std::vector<int64_t>> expertTokens, int attentionLength) {
-    auto spec = wafer::specForConfig(cfg);
-    if (!spec.ok()) return spec.error();
+namespace {
+
+wafer::StepInput runStepInput(const config::Config& cfg, const model::GptShape& shape,
+                              int microBatch) {
     wafer::StepInput in;
     in.shape = shape;
     in.numSystems = cfg.runconfig.numCsx;
     in.batchPerSystem = cfg.trainInput.batchSize / cfg.runconfig.numCsx;
     in.seqLen = cfg.trainInput.maxSequenceLength;
     in.microBatch = microBatch;
-    in.perBlockSparsity = std::move(perBlockSparsity);
     in.updatesAfterNorm = cfg.optimizer.maxGradientNorm > 0;
     in.weightBytesPerValue = model::streamedBytesPerWeight(shape);  // as the executor streams
     in.weightBufferLayers = cfg.wafer.weightBufferLayers;
-    in.expertTokens = std::move(expertTokens);
-    in.attentionLength = attentionLength;
     // Layers with nothing to train stream no gradients out (executor.h).
     const model::ParameterTable table(shape);
     for (const auto& layer : table.layers()) {
@@ -36,6 +33,21 @@ Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
             frozen = frozen && model::isFrozenTensor(table, table.tensors()[t], cfg.optimizer);
         in.frozenLayers.push_back(frozen);
     }
+    return in;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const wafer::StepPrediction>> predictRunStep(
+    const config::Config& cfg, const model::GptShape& shape, int microBatch,
+    std::vector<wafer::BlockSparsity> perBlockSparsity, bool frames,
+    std::vector<std::vector<int64_t>> expertTokens, int attentionLength) {
+    auto spec = wafer::specForConfig(cfg);
+    if (!spec.ok()) return spec.error();
+    wafer::StepInput in = runStepInput(cfg, shape, microBatch);
+    in.perBlockSparsity = std::move(perBlockSparsity);
+    in.expertTokens = std::move(expertTokens);
+    in.attentionLength = attentionLength;
     auto prediction = wafer::predictStep(*spec, in, {.frames = frames});
     if (!prediction.ok()) return prediction.error();
     return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());
@@ -69,10 +81,21 @@ std::vector<std::vector<int64_t>> perPassExpertTokens(
 Result<std::shared_ptr<const wafer::StepPrediction>> predictConfigStep(const config::Config& cfg,
                                                                        bool frames) {
     auto fit = wafer::fitOnWafer(cfg);
-    if (!fit.ok()) return fit.error();
     model::GptShape shape = model::GptShape::fromConfig(cfg.model);
     shape.applyLora(cfg.lora);
-    return predictRunStep(cfg, shape, fit->microBatch, {}, frames);
+    if (fit.ok()) return predictRunStep(cfg, shape, fit->microBatch, {}, frames);
+    // This computer cannot train the step (its activations do not fit the wafer buffer); the
+    // emulated wafer would offload or recompute them (wafer/activation_plan.h): show that plan.
+    if (!config::validate(cfg).empty()) return fit.error();
+    auto spec = wafer::specForConfig(cfg);
+    if (!spec.ok()) return fit.error();
+    wafer::StepInput in = runStepInput(cfg, shape, 0);
+    auto plan = wafer::planActivations(*spec, in, double(cfg.wafer.sramBytes));
+    if (!plan.ok() || !plan->fits) return fit.error();
+    wafer::applyActivationPlan(*plan, in);
+    auto prediction = wafer::predictStep(*spec, in, {.frames = frames});
+    if (!prediction.ok()) return prediction.error();
+    return std::make_shared<const wafer::StepPrediction>(std::move(prediction).value());
 }
 
 }  // namespace ws::session

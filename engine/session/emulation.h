@@ -36,6 +36,8 @@ std::vector<std::vector<int64_t>> perPassExpertTokens(
 // The step a run of `cfg` plans, from the config alone: its micro-batch from the wafer fit (as
 // the session chooses it), its LoRA shape; every block dense (a run's magnitude-pruned nonzeros
 // depend on its weights). What the studio replays of a stored run, whose spans are not stored.
+// A config this computer cannot train because its activations do not fit (fitOnWafer refuses it)
+// gets the emulated wafer's activation plan instead (offload / recompute, activation_plan.h).
 Result<std::shared_ptr<const wafer::StepPrediction>> predictConfigStep(const config::Config& cfg,
                                                                        bool frames = true);
 

@@ -253,16 +253,44 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         else if (blocksOfKind.size() > 1)
             name = moe ? "MoE blocks" : "dense blocks";
         const int span = in.attentionLength;  // packed documents / short sequences (VSL)
-        planned = addKind(
-            withAttentionLength(blockOps(S, mb, T, Pass::Forward, spec, sp, moe), span),
-            name + " forward");
+        planned =
+            addKind(withAttentionLength(blockOps(S, mb, T, Pass::Forward, spec, sp, moe), span),
+                    name + " forward");
         if (planned.ok())
             planned = addKind(
                 withAttentionLength(blockOps(S, mb, T, Pass::Backward, spec, sp, moe), span),
                 name + " backward");
     }
     if (!planned.ok()) return planned.error();
+    // Activation offload and recompute (activation_memory.h): a recomputed block's backward phase
+    // is its own kind (its forward ops again, then its backward), planned after all the others so
+    // the kinds (and frames) above keep their indices.
+    const auto& acts = in.blockActivations;
+    if (!acts.empty() && int(acts.size()) != L)
+        return Error{
+            fmt::format("block activations have {} entries for {} blocks", acts.size(), L)};
+    auto activationOf = [&](int block) {
+        return acts.empty() ? BlockActivation::Keep : acts[size_t(block)];
+    };
+    auto recomputes = [&](int block) {
+        const BlockActivation a = activationOf(block);
+        return a == BlockActivation::Recompute || a == BlockActivation::RecomputeOffload;
+    };
+    bool anyRecompute = false;
+    for (int l = 0; l < L; ++l) anyRecompute = anyRecompute || recomputes(l);
+    const int firstRecompute = int(kinds.size());
+    for (size_t k = 0; k < blocksOfKind.size() && anyRecompute && planned.ok(); ++k) {
+        const int l = blocksOfKind[k].front();
+        const BlockSparsity* sp = perBlock ? &in.perBlockSparsity[size_t(l)] : in.sparsity;
+        const ExpertLoad* moe = loads[size_t(l)] ? &*loads[size_t(l)] : nullptr;
+        const std::string name = blocksOfKind.size() > 1 ? fmt::format("h.{}", l) : "h";
+        planned = addKind(
+            withAttentionLength(recomputeBlockOps(S, mb, T, spec, sp, moe), in.attentionLength),
+            name + " backward (recompute)");
+    }
+    if (!planned.ok()) return planned.error();
     auto blockKind = [&](int block, bool backward) {
+        if (backward && recomputes(block)) return firstRecompute + blockKindOf[size_t(block)];
         return firstBlock + 2 * blockKindOf[size_t(block)] + (backward ? 1 : 0);
     };
 
@@ -276,17 +304,21 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         int layerIndex;  // ParameterTable numbering
         int micro;
         bool lastMicro;
+        double offloadBytes = 0;  // activations out after this forward / in before this backward
     };
     std::vector<Step> order;
     for (int u = 0; u < micros; ++u) {
         const bool last = u + 1 == micros;
         order.push_back({embF, "embeddings", 0, u, last});
+        const double tokens = double(mb) * T;
         for (int l = 0; l < L; ++l)
-            order.push_back({blockKind(l, false), fmt::format("h.{}", l), l + 1, u, last});
+            order.push_back({blockKind(l, false), fmt::format("h.{}", l), l + 1, u, last,
+                             blockOffloadBytes(S, tokens, activationOf(l))});
         order.push_back({headF, "head", L + 1, u, last});
         order.push_back({headB, "head", L + 1, u, last});
         for (int l = L - 1; l >= 0; --l)
-            order.push_back({blockKind(l, true), fmt::format("h.{}", l), l + 1, u, last});
+            order.push_back({blockKind(l, true), fmt::format("h.{}", l), l + 1, u, last,
+                             blockOffloadBytes(S, tokens, activationOf(l))});
         // LoRA: the frozen embeddings need no gradient, so their backward is not scheduled.
         if (!S.hasLora()) order.push_back({embB, "embeddings", 0, u, last});
     }
@@ -307,10 +339,15 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     const double treeLatency = out.treeDepth * spec.cluster.swarmxHopLatencyUs * 1e-6;
     const double updateRate = spec.cluster.memoryxUpdateGparamsPerS * 1e9;
 
-    const double storedPerCore = activationFit(spec, S, mb, T).storedBytes / double(spec.cores());
+    const double storedPerCore =
+        (acts.empty() ? activationFit(spec, S, mb, T).storedBytes
+                      : residentActivationBytes(S, double(mb) * T, countsOf(acts))) /
+        double(spec.cores());
     const size_t n = order.size();
     const bool oneSlot = in.weightBufferLayers == 1;
     std::vector<double> inStart(n), inEnd(n), compStart(n), compEnd(n);
+    std::vector<double> drainEnd(n, 0.0);  // end of the offload after phase i (0: none)
+    std::vector<ActivationSpan> activationSpans;
     double outEnd = 0, updEnd = 0, lastReduceEnd = 0;
     std::vector<std::pair<size_t, double>> deferredUpdates;  // (order index, update seconds)
     using streaming::SpanKind;
@@ -346,23 +383,51 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         const double streamS = p.ops.weightValues * weightBpv / io;
         const double busyS = p.busyCycles / clock;
         const double fillS = fillCycles(spec) / clock;
+        // Offloaded activations (activation_memory.h): back in ahead of a backward phase's
+        // weights, out behind a forward phase on the outbound link.
+        const double actS = order[i].offloadBytes / io;
+        const double actInS = pass == Pass::Backward ? actS : 0.0;
+        const double actOutS = pass == Pass::Forward ? actS : 0.0;
         if (!oneSlot) {
             // Two weight buffers: layer i streams once layer i-1's stream ended and layer i-2's
             // compute freed its buffer; it computes as its weights arrive.
             inStart[i] = std::max(i ? inEnd[i - 1] : 0.0, i >= 2 ? compEnd[i - 2] : 0.0);
-            inEnd[i] = inStart[i] + (streamS > 0 ? streamS + treeLatency : 0);
-            compStart[i] =
-                std::max(i ? compEnd[i - 1] : 0.0, inStart[i] + (streamS > 0 ? treeLatency : 0));
+            if (actInS > 0) {
+                inEnd[i] = inStart[i] + actInS + streamS + treeLatency;
+                compStart[i] =
+                    std::max(i ? compEnd[i - 1] : 0.0, inStart[i] + actInS + treeLatency);
+            } else {
+                inEnd[i] = inStart[i] + (streamS > 0 ? streamS + treeLatency : 0);
+                compStart[i] = std::max(i ? compEnd[i - 1] : 0.0,
+                                        inStart[i] + (streamS > 0 ? treeLatency : 0));
+            }
+            if (i >= 2 && drainEnd[i - 2] > 0)
+                compStart[i] = std::max(compStart[i], drainEnd[i - 2]);
             compEnd[i] = std::max(compStart[i] + busyS, streamS > 0 ? inEnd[i] + fillS : 0.0);
         } else {
             // One buffer: the slot is free once layer i-1 has computed; layer i computes once
             // its weights are all in.
             inStart[i] = i ? std::max(inEnd[i - 1], compEnd[i - 1]) : 0.0;
-            inEnd[i] = inStart[i] + (streamS > 0 ? streamS + treeLatency : 0);
+            inEnd[i] =
+                inStart[i] + (streamS > 0 || actInS > 0 ? actInS + streamS + treeLatency : 0);
             compStart[i] = std::max(i ? compEnd[i - 1] : 0.0, inEnd[i]);
+            if (i >= 2 && drainEnd[i - 2] > 0)
+                compStart[i] = std::max(compStart[i], drainEnd[i - 2]);
             compEnd[i] = compStart[i] + busyS;
         }
-        if (streamS > 0) transferSpans(SpanKind::StreamIn, order[i], pass, inStart[i], inEnd[i]);
+        if (actInS > 0)
+            activationSpans.push_back({0, order[i].micro, order[i].layerIndex, false,
+                                       order[i].offloadBytes, inStart[i], inStart[i] + actInS});
+        if (actOutS > 0) {
+            // Streams out as the forward produces it, behind what the outbound link carries.
+            const double oStart = std::max(outEnd, compStart[i]);
+            outEnd = std::max(oStart + actOutS, compEnd[i]);
+            drainEnd[i] = outEnd;
+            activationSpans.push_back({0, order[i].micro, order[i].layerIndex, true,
+                                       order[i].offloadBytes, oStart, outEnd});
+        }
+        if (streamS > 0)
+            transferSpans(SpanKind::StreamIn, order[i], pass, inStart[i] + actInS, inEnd[i]);
         span(pass == Pass::Forward ? SpanKind::Forward : SpanKind::Backward, order[i], pass,
              compStart[i], compEnd[i]);
 
@@ -474,6 +539,37 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         }
         out.adapterS = (out.adapterForwardS + out.adapterBackwardS) * L * micros;
     }
+    // Activation offload and recompute: what they cost (zero without a plan).
+    out.blockActivations = acts;
+    out.activationPlan = in.activationPlanNote;
+    if (!acts.empty()) {
+        const ActivationCounts counts = countsOf(acts);
+        out.residentActivationBytes = residentActivationBytes(S, double(mb) * T, counts);
+        out.offloadBytesPerStep = offloadBytesPerMicroBatch(S, double(mb) * T, counts) * micros;
+        out.offloadS = 2 * out.offloadBytesPerStep / io;
+        if (anyRecompute) {
+            for (size_t i = 0; i < n; ++i) {
+                if (order[i].kind < firstRecompute) continue;
+                const PlannedLayer& p = kinds[size_t(order[i].kind)];
+                for (size_t k = 0; k < p.ops.ops.size(); ++k) {
+                    if (!isRecomputeOp(p.ops.ops[k])) continue;
+                    const OpTiming& op = p.timings[k];
+                    out.recomputeFmacsPerStep += op.fmacs;
+                    out.recomputeS +=
+                        (std::max(op.computeCycles, op.fabricCycles) + op.fillCycles) / clock;
+                }
+            }
+        }
+    }
+    out.hardwareFlopsPerStep =
+        out.modelFlopsPerStep + 2 * out.recomputeFmacsPerStep * in.numSystems;
+    out.hfu = out.hardwareFlopsPerStep / (out.stepS * spec.peakFlopsPerS() * in.numSystems);
+    out.activationSpans.reserve(activationSpans.size() * size_t(in.numSystems));
+    for (int sys = 0; sys < in.numSystems; ++sys)
+        for (auto s : activationSpans) {
+            s.system = sys;
+            out.activationSpans.push_back(s);
+        }
     out.tokensPerS = double(B) * T * in.numSystems / out.stepS;
     out.samplesPerS = double(B) * in.numSystems / out.stepS;
     out.mfu = out.modelFlopsPerStep / (out.stepS * spec.peakFlopsPerS() * in.numSystems);

@@ -24,8 +24,19 @@
 // gradients out the same way (TimelineSpan::expert), as the streaming executor moves them. The
 // activations an MoE block stores are counted as a dense block's (ActivationFit).
 //
-// Limits (stated, not hidden): with the whole batch (or a micro-batch too large) activations are
-// assumed to stay on the wafer whether or not they fit (ActivationFit reports whether they do);
+// Activation offload and recompute (StepInput::blockActivations, activation_memory.h): an
+// offloaded block's activations stream out over the outbound link (the one gradients use) as its
+// forward produces them, in order behind whatever that link still carries; a block's forward
+// cannot start before the offload of the block two phases back has drained (two buffers, as for
+// weights). Before a block's backward they stream back in over the inbound link, ahead of that
+// phase's weights in the same stream, so they prefetch while the phase before computes; the
+// backward starts once they are in. A recomputed block's backward phase runs its forward ops
+// again first ("recompute.<op>", the same per-core costs), on the weights streamed in for the
+// backward. Both are timed spans of their own (StepPrediction::activationSpans).
+//
+// Limits (stated, not hidden): without a plan (blockActivations empty), with the whole batch (or
+// a micro-batch too large) activations are assumed to stay on the wafer whether or not they fit
+// (ActivationFit reports whether they do; activation_plan.h chooses a plan that fits);
 // dX of sparse matmuls is counted dense; sparse weights stream dense. The fabric moves 16-bit
 // operands (layer_ops) whatever the run's precision: the wafer's compute is modelled as fp16/bf16.
 // Weights stream in at StepInput::weightBytesPerValue (an fp32 run's 4-byte weights take twice
@@ -41,6 +52,7 @@
 #include "engine/core/result.h"
 #include "engine/model/parameters.h"
 #include "engine/streaming/spans.h"
+#include "engine/wafer/activation_memory.h"
 #include "engine/wafer/layer_ops.h"
 #include "engine/wafer/spec.h"
 #include "engine/wafer/utilization.h"
@@ -82,6 +94,12 @@ struct StepInput {
     // Variable sequence length (attention_span.h): the attention problems' equivalent length,
     // sum over the packed pieces of len² / T (data/packing.h: attentionLength); 0 = seqLen.
     int attentionLength = 0;
+    // Per block (L entries): how its activations reach its backward (activation_memory.h;
+    // activation_plan.h chooses). Empty: every block keeps them on the wafer (the schedule above,
+    // unchanged).
+    std::vector<BlockActivation> blockActivations = {};
+    // The planner's one-line account of the choice, copied to StepPrediction::activationPlan.
+    std::string activationPlanNote = {};
 };
 
 struct PredictOptions {
@@ -143,7 +161,7 @@ struct LayerTiming {
 // Where the step's time goes on the wafer; the parts add up to stepS.
 struct TimeSplit {
     double compute = 0;
-    double streaming = 0;  // waiting for weights (prefetch not hidden)
+    double streaming = 0;  // waiting on the link: weights, or offloaded activations (not hidden)
     double fabric = 0;     // fabric-bound excess and fill latency
     double reduce = 0;     // SwarmX reduce latency exposed at the end of the step
     double bubble = 0;     // iteration boundary: first stream-in, last update in MemoryX
@@ -173,6 +191,18 @@ struct TimelineSpan {
     // layer's values (1 for a whole layer).
     int expert = -1;
     double share = 1.0;
+};
+
+// Offloaded activations on the system's link to MemoryX: out after a block's forward, in before
+// its backward (a lane of its own on the timeline).
+struct ActivationSpan {
+    int system = 0;
+    int micro = 0;
+    int layer = 0;          // ParameterTable layer index (1..L)
+    bool toMemoryX = true;  // out (forward) or back in (backward)
+    double bytes = 0;
+    double startS = 0;
+    double endS = 0;
 };
 
 struct StepPrediction {
@@ -222,6 +252,17 @@ struct StepPrediction {
     bool uniformRouting = false;
     int moeExperts = 0, moeTopK = 0;        // 0: a dense model
     std::vector<CoreRegion> expertRegions;  // (moeExperts) each expert's cores (layer_ops.h)
+    // Activation offload and recompute (StepInput::blockActivations; zero / empty without).
+    std::vector<BlockActivation> blockActivations;  // as given (L entries, or empty)
+    std::string activationPlan;          // the planner's one-line account (StepInput's note)
+    double residentActivationBytes = 0;  // peak SRAM for activations (activation_memory.h)
+    double offloadBytesPerStep = 0;      // one system, each way (out == back in)
+    double offloadS = 0;                 // link time of those bytes, out plus in, one system
+    double recomputeFmacsPerStep = 0;    // one system: the recomputed forward ops
+    double recomputeS = 0;               // wafer time of the recomputed ops (part of compute)
+    double hardwareFlopsPerStep = 0;     // all systems: model FLOPs + 2 x recomputed FMACs
+    double hfu = 0;                      // hardwareFlopsPerStep / (stepS x peak x N)
+    std::vector<ActivationSpan> activationSpans;  // every system's
 
     // The utilization frame of a layer phase, or of the whole step (layer < 0); null when the
     // prediction has no frames.

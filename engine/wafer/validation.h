@@ -3,10 +3,17 @@
 // systems for every model size, FLOP utilization within 8% across sizes relative to 111M on one
 // CS-2, and weight streaming hidden behind compute at the published batch sizes. Nothing is
 // tuned per case: the spec's one compute_efficiency applies to every row.
-// The whole per-system batch runs as one pass with its activations assumed to stay on the wafer
-// (the activationsFit column says whether they would, by cycle_model.h's accounting). Splitting
-// into micro-batches that fit that accounting makes weight streaming binding from 1.3B up, so the
-// published behaviour implies activations held or recomputed beyond what is modelled here.
+// Every row runs the activation planner's choice for its per-system batch (activation_plan.h:
+// micro-batching, recompute, offload to MemoryX or a mix, whichever is fastest and fits the
+// SRAM by activation_memory.h's accounting); weak scaling keeps the per-system batch, so one
+// plan serves every system count. None of the published batches fits whole on a CS-2, and
+// micro-batching alone makes weight streaming binding from 1.3B up, so the planner recomputes
+// for the larger sizes: their hardware FLOPs (HFU, recomputed forward ops included) exceed the
+// model FLOPs (MFU). The utilization claim is checked on HFU - what the hardware's utilization
+// counts - and MFU is reported beside it.
+// A second check holds an absolute figure: a 70B-class GPT on one CS-3 (wse3) against the AI Day
+// deck's "fine-tune LLaMA 70B on 1B tokens in a day on a single chip" (~11,600 tokens/s), with
+// the batch and sequence length assumed stated (presets/llama-70b-class.yaml has the same shape).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -14,6 +21,7 @@
 #include <vector>
 
 #include "engine/core/result.h"
+#include "engine/model/parameters.h"
 #include "engine/wafer/spec.h"
 
 namespace ws::wafer {
@@ -35,6 +43,12 @@ struct ValidationRow {
     double worstEfficiency = 1;
     bool streamingHidden = false;  // on every system count
     bool activationsFit = false;   // on one system, without recompute
+    // The activation plan (activation_plan.h) and what it costs.
+    std::string strategy;  // shortStrategy(): "micro-batch 60", "recompute mb 66", ...
+    std::string planNote;
+    int microBatch = 0;
+    double hfu1 = 0;          // hardware FLOP utilization on one system (recompute included)
+    double hfuDeviation = 0;  // |hfu1 / hfu1(111M) - 1|
 };
 
 struct ValidationReport {
@@ -43,12 +57,33 @@ struct ValidationReport {
     std::vector<int> systems;  // 1, 2, 4, 8, 16
     std::vector<ValidationRow> rows;
     double worstScaling = 1;       // smallest speedup(N)/N anywhere
-    double worstMfuDeviation = 0;  // largest relative MFU deviation from 111M
+    double worstMfuDeviation = 0;  // largest relative MFU deviation from 111M (reported)
+    double worstHfuDeviation = 0;  // largest relative HFU deviation from 111M (checked)
     bool scalingOk = false;        // worstScaling >= 0.91 (published: within 9%)
-    bool mfuOk = false;            // worstMfuDeviation < 0.08 (published: within 8%)
+    bool mfuOk = false;            // worstHfuDeviation < 0.08 (published: within 8%)
     bool streamingOk = false;      // hidden everywhere (published)
 };
 
 Result<ValidationReport> validateCerebrasGpt(const WaferSpec& spec);
+
+// The 70B-class GPT on one system: hidden 8192, 80 blocks, 64 heads, filter 43008 (so the MLP's
+// FLOPs match LLaMA's three-matrix 28672 one), vocabulary 32000, learned positions, bf16
+// weights streamed (2 bytes), global-norm clipping; batch 256 sequences of 4096 tokens (LLaMA 2's
+// 4M-token batch and context: ASSUMED, the deck states neither).
+struct AbsoluteCheck {
+    std::string model;  // "70B-class GPT"
+    std::string waferName;
+    int batch = 0, seqLen = 0;
+    double parameters = 0;
+    std::string strategy, planNote;
+    double stepS = 0, tokensPerS = 0, mfu = 0, hfu = 0;
+    double publishedTokensPerS = 0;  // 1e9 tokens / 86400 s
+    double ratio = 0;                // tokensPerS / publishedTokensPerS
+    bool withinBound = false;        // ratio >= 1 / 1.5 (and <= 1.5)
+};
+model::GptShape llama70bClassShape();
+inline constexpr int kLlama70bBatch = 256;
+inline constexpr int kLlama70bSeqLen = 4096;
+Result<AbsoluteCheck> validateLlama70bClass(const WaferSpec& spec);
 
 }  // namespace ws::wafer

@@ -17,21 +17,27 @@ constexpr int kLaneSwarmX = 1;
 constexpr int kFirstSystemLane = 2;
 constexpr double kBarHalfHeight = 0.36;
 
-int laneOf(const RecordedSpan& s) {
+// `per`: lanes per system, 3 (stream-in, compute, stream-out) or 4 with the activation-offload
+// lane (laneOfOffload) when the step offloads activations to MemoryX.
+int laneOf(const RecordedSpan& s, int per = 3) {
     switch (s.kind()) {
         case SpanKind::Update:
             return kLaneMemoryX;
         case SpanKind::Reduce:
             return kLaneSwarmX;
         case SpanKind::StreamIn:
-            return s.system < 0 ? kLaneSwarmX : kFirstSystemLane + 3 * s.system;
+            return s.system < 0 ? kLaneSwarmX : kFirstSystemLane + per * s.system;
         case SpanKind::Forward:
         case SpanKind::Backward:
-            return kFirstSystemLane + 3 * std::max(0, int(s.system)) + 1;
+            return kFirstSystemLane + per * std::max(0, int(s.system)) + 1;
         case SpanKind::StreamOut:
-            return s.system < 0 ? kLaneSwarmX : kFirstSystemLane + 3 * s.system + 2;
+            return s.system < 0 ? kLaneSwarmX : kFirstSystemLane + per * s.system + 2;
     }
     return kLaneSwarmX;
+}
+
+int laneOfOffload(int system) {
+    return kFirstSystemLane + 4 * system + 3;
 }
 
 // Where a span's bar sits: its lane (row) and the bar's centre and half height in lane units.
@@ -42,17 +48,17 @@ struct Placement {
     double half = kBarHalfHeight;
 };
 
-Placement placementOf(const RecordedSpan& s, bool compact) {
-    if (!compact) {
-        const int lane = laneOf(s);
-        return {lane, double(lane), kBarHalfHeight};
-    }
-    const int full = laneOf(s);
-    if (full < kFirstSystemLane) return {full, double(full), kBarHalfHeight};
-    const int system = (full - kFirstSystemLane) / 3;
-    const int band = (full - kFirstSystemLane) % 3;  // 0 in, 1 compute, 2 out
+Placement placementOfLane(int full, bool compact, int per) {
+    if (!compact || full < kFirstSystemLane) return {full, double(full), kBarHalfHeight};
+    const int system = (full - kFirstSystemLane) / per;
+    const int band = (full - kFirstSystemLane) % per;  // 0 in, 1 compute, 2 out, 3 offload
     const int lane = kFirstSystemLane + system;
-    return {lane, lane + (band - 1) * 0.29, 0.13};
+    if (per == 3) return {lane, lane + (band - 1) * 0.29, 0.13};
+    return {lane, lane + (band - 1.5) * 0.22, 0.1};
+}
+
+Placement placementOf(const RecordedSpan& s, bool compact, int per = 3) {
+    return placementOfLane(laneOf(s, per), compact, per);
 }
 
 QString formatBytes(double bytes) {
@@ -165,6 +171,10 @@ QColor TimelineView::kindColor(SpanKind kind) {
     return Qt::gray;
 }
 
+QColor TimelineView::offloadColor() {
+    return QColor(156, 117, 95);  // Tableau brown: apart from every span kind's colour
+}
+
 QString TimelineView::kindLabel(SpanKind kind) {
     switch (kind) {
         case SpanKind::StreamIn:
@@ -214,6 +224,11 @@ TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
     m_adapters->setBrush(adapterColor());
     m_adapters->setPen(QPen(adapterColor().darker(140), 0));
     m_adapters->removeFromLegend();  // listed only while a LoRA run is shown
+    m_offload = new GanttBars(xAxis, yAxis);
+    m_offload->setName(tr("activation offload (MemoryX)"));
+    m_offload->setBrush(offloadColor());
+    m_offload->setPen(QPen(offloadColor().darker(140), 0));
+    m_offload->removeFromLegend();  // listed only while a step that offloads is shown
     legend->setVisible(true);
     legend->setWrap(3);  // two rows: one row of six is wider than a laptop's window allows
     legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries out
@@ -285,7 +300,14 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     // Three lanes per system while each gets ~16 px; otherwise one row per system; and only
     // as many systems as get ~14 px rows (the rest are named in the title).
     const double available = std::max(0, height() - 130);
-    m_compact = available / (kFirstSystemLane + 3 * numSystems) < 16;
+    // A step that offloads activations to MemoryX gets a fourth lane per system for that traffic
+    // (emulated clock: the CPU run does not offload).
+    const wafer::StepPrediction* prediction =
+        record && clock == Clock::Emulated ? record->prediction.get() : nullptr;
+    const bool offloads = prediction && !prediction->activationSpans.empty();
+    m_lanesPerSystem = offloads ? 4 : 3;
+    const int per = m_lanesPerSystem;
+    m_compact = available / (kFirstSystemLane + per * numSystems) < 16;
     const int totalSystems = numSystems;
     if (m_compact) {
         numSystems = std::clamp(int(available / 14) - kFirstSystemLane, 1, numSystems);
@@ -296,10 +318,12 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                                                                 : tr("SwarmX reduce"));
     for (int s = 0; s < numSystems; ++s) {
         if (m_compact) {
-            m_laneNames << tr("system %1 (in / compute / out)").arg(s);
+            m_laneNames << (offloads ? tr("system %1 (in / compute / out / offload)").arg(s)
+                                     : tr("system %1 (in / compute / out)").arg(s));
         } else {
             m_laneNames << tr("system %1 stream-in").arg(s) << tr("system %1 compute").arg(s)
                         << tr("system %1 stream-out").arg(s);
+            if (offloads) m_laneNames << tr("system %1 activation offload").arg(s);
         }
     }
     auto ticker = yAxis->ticker().staticCast<QCPAxisTickerText>();
@@ -322,6 +346,7 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     for (auto* bars : m_kinds) bars->bars.clear();
     m_planned->bars.clear();
     m_adapters->bars.clear();
+    m_offload->bars.clear();
     // LoRA: each block phase's adapter ops, by (layer name, backward), from the prediction.
     std::map<std::pair<std::string, bool>, const wafer::LayerTiming*> adapterTimings;
     if (record && record->prediction && clock == Clock::Emulated &&
@@ -338,7 +363,7 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                 ++m_untimed;
                 continue;
             }
-            const Placement at = placementOf(s, m_compact);
+            const Placement at = placementOf(s, m_compact, per);
             const int lane = at.lane;
             if (lane >= m_laneNames.size()) continue;  // a system beyond the lanes: not drawn
             GanttBars::Bar bar{a * m_unitScale, b * m_unitScale,           lane, at.y,
@@ -373,14 +398,59 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                 s.kindCode = uint8_t(p.kind);
                 s.backwardPass = p.backwardPass;
                 s.setExpert(p.expert);
-                const Placement at = placementOf(s, m_compact);
+                const Placement at = placementOf(s, m_compact, per);
                 if (at.lane >= m_laneNames.size()) continue;
                 m_planned->bars.push_back({p.startS * m_unitScale, p.endS * m_unitScale, at.lane,
                                            at.y, at.half, false, s});
             }
         }
+        // Activations to MemoryX and back: what has run (up to the latest recorded span) drawn
+        // solid, the rest of the plan faint with the other planned bars.
+        if (offloads) {
+            double ranUntil = 0;
+            for (const auto& s : record->spans)
+                if (s.emulated()) ranUntil = std::max(ranUntil, double(s.emuEnd));
+            for (const auto& a : prediction->activationSpans) {
+                RecordedSpan s;
+                s.emuStart = float(a.startS);
+                s.emuEnd = float(a.endS);
+                s.bytes = int64_t(a.bytes);
+                s.micro = int16_t(a.micro);
+                s.layer = int16_t(a.layer);
+                s.system = int16_t(a.system);
+                s.kindCode = uint8_t(a.toMemoryX ? SpanKind::StreamOut : SpanKind::StreamIn);
+                s.backwardPass = !a.toMemoryX;
+                const Placement at = placementOfLane(laneOfOffload(a.system), m_compact, per);
+                if (at.lane >= m_laneNames.size()) continue;
+                GanttBars::Bar bar{a.startS * m_unitScale,
+                                   a.endS * m_unitScale,
+                                   at.lane,
+                                   at.y,
+                                   at.half,
+                                   false,
+                                   s,
+                                   a.toMemoryX ? tr("out") : tr("in"),
+                                   a.endS - a.startS};
+                bar.highlight = s.layer == highlightLayer;
+                if (a.endS <= ranUntil * (1 + 1e-6) || record->spans.empty()) {
+                    m_offload->bars.push_back(bar);
+                    ++m_barsPerLane[size_t(at.lane)];
+                } else {
+                    m_planned->bars.push_back(bar);
+                }
+            }
+        }
     }
     m_extent = lengthS * m_unitScale;
+    const bool showOffload = !m_offload->bars.empty() || offloads;
+    if (showOffload != legend->hasItemWithPlottable(m_offload)) {
+        if (showOffload)
+            m_offload->addToLegend();
+        else
+            m_offload->removeFromLegend();
+        legend->setWrap(showOffload ? 4 : 3);
+        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+    }
     const bool showAdapters = !m_adapters->bars.empty();
     if (showAdapters != legend->hasItemWithPlottable(m_adapters)) {
         if (showAdapters)
@@ -476,6 +546,10 @@ int TimelineView::plannedCount() const {
     return int(m_planned->bars.size());
 }
 
+int TimelineView::offloadBarCount() const {
+    return int(m_offload->bars.size());
+}
+
 int TimelineView::adapterBarCount() const {
     return int(m_adapters->bars.size());
 }
@@ -501,6 +575,21 @@ QString TimelineView::describeAt(const QPointF& pos) const {
                      formatSeconds(b.opS), formatSeconds(b.start / m_unitScale))
                 .arg(s.system)
                 .arg(s.micro);
+        }
+    }
+    for (const auto& b : m_offload->bars) {
+        if (std::abs(value - b.y) <= b.half && b.start - slack <= key && key <= b.end + slack) {
+            const RecordedSpan& s = b.span;
+            const bool out = s.kind() == SpanKind::StreamOut;
+            return tr("%1 · activation offload %2\nemulated: %3 from %4\nsystem %5, micro-batch "
+                      "%6\nmoved: %7 over the MemoryX link")
+                .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)),
+                     out ? tr("out to MemoryX after its forward")
+                         : tr("back in from MemoryX before its backward"),
+                     formatSeconds(b.opS), formatSeconds(b.start / m_unitScale))
+                .arg(s.system)
+                .arg(s.micro)
+                .arg(formatBytes(double(s.bytes)));
         }
     }
     for (const auto* bars : m_kinds) {

@@ -9,8 +9,11 @@
 // compute bar carries its LoRA adapter products (x·A, u·B forward; their four gradient products
 // backward) as thin magenta bars at the times the cycle model runs them, a legend entry of their
 // own, and a tooltip naming the op. Wheel / drag zoom and pan the time axis, a double-click fits
-// the step again. In slow motion a vertical cursor marks the replay's time and the step after it
-// is shaded. GUI thread only.
+// the step again. A step whose plan offloads activations to MemoryX (wafer/activation_plan.h)
+// gets a fourth lane per system, "activation offload", with each block's activations going out
+// after its forward and back in before its backward (emulated clock; brown, in the legend only
+// then; what has not run yet is drawn faintly with the planned schedule). In slow motion a vertical
+// cursor marks the replay's time and the step after it is shaded. GUI thread only.
 #pragma once
 
 #include <qcustomplot.h>
@@ -50,6 +53,10 @@ public:
     // LoRA adapter op bars drawn (one per adapter product per block compute span shown).
     int adapterBarCount() const;
     static QColor adapterColor();
+    // Activation-offload bars drawn (solid: run already; one per offload out or back in).
+    int offloadBarCount() const;
+    static QColor offloadColor();
+    int lanesPerSystem() const { return m_lanesPerSystem; }
     // Spans of the step not drawn because they have no time on this clock (e.g. a single
     // system's reduce, which the emulated machine does not do).
     int untimedCount() const { return m_untimed; }
@@ -84,6 +91,8 @@ private:
     std::array<GanttBars*, 6> m_kinds{};  // one plottable per span kind (and legend entry)
     GanttBars* m_planned = nullptr;
     GanttBars* m_adapters = nullptr;  // LoRA adapter ops inside the compute bars
+    GanttBars* m_offload = nullptr;   // activations to MemoryX and back (their own lane)
+    int m_lanesPerSystem = 3;         // 4 with the activation-offload lane
     QCPTextElement* m_title;
     QCPItemStraightLine* m_cursor;
     QCPItemRect* m_future;  // the step after the cursor, shaded

@@ -5,6 +5,8 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
+#include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSettings>
@@ -536,6 +538,18 @@ void WaferTab::updateSummary(const StepRecord* record) {
                     .arg(p->loraRank)
                     .arg(seconds(p->adapterS))
                     .arg(busy > 0 ? 100.0 * p->adapterS / busy : 0.0, 0, 'f', 1));
+        }
+        if (!p->activationPlan.empty() && !p->blockActivations.empty()) {
+            // Activation offload / recompute (wafer/activation_plan.h): the planner's one line.
+            m_summary->setText(
+                m_summary->text() +
+                tr("<br><b>Activations:</b> %1 · recompute %2 of the step, offload %3 each way "
+                   "(the timeline's activation-offload lane) · HFU %4 %")
+                    .arg(QString::fromStdString(p->activationPlan).toHtmlEscaped())
+                    .arg(seconds(p->recomputeS))
+                    .arg(QLocale().formattedDataSize(int64_t(p->offloadBytesPerStep), 2,
+                                                     QLocale::DataSizeSIFormat))
+                    .arg(100.0 * p->hfu, 0, 'f', 1));
         }
         m_split->setSplit(&p->split);
         m_split->show();

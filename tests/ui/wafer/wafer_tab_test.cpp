@@ -613,6 +613,49 @@ private slots:
         QCOMPARE(tab.sparsityChart()->blockCount(), 0);
     }
 
+    // A config whose activations do not fit (the 70B-class preset on one CS-3): its planned step
+    // recomputes and offloads the block inputs to MemoryX, and the timeline shows that traffic in
+    // a lane of its own per system, the summary the planner's one line.
+    void plannedStepThatOffloadsHasAnOffloadLane() {
+        auto loaded = ws::config::loadConfigFile(WAFER_SOURCE_DIR "/presets/llama-70b-class.yaml",
+                                                 {"wafer.spec=wse3"});
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+        WaferTab tab;
+        tab.resize(1400, 900);
+        tab.show();
+        QString error;
+        QVERIFY2(tab.showPlannedRun(loaded->config, QStringLiteral("llama-70b-class"), &error),
+                 qPrintable(error));
+        tab.setPhase(-1);
+        tab.redrawNow();
+        const TimelineView* timeline = tab.timeline();
+        QCOMPARE(timeline->lanesPerSystem(), 4);
+        QVERIFY(timeline->laneNames().contains(QStringLiteral("system 0 activation offload")));
+        QVERIFY(timeline->offloadBarCount() > 0);
+        const int offloadLane = 2 + 3;  // MemoryX, SwarmX, then system 0's in/compute/out
+        QCOMPARE(timeline->barCount(offloadLane), timeline->offloadBarCount());
+        const QString summary = tab.findChild<QLabel*>("waferSummary")->text();
+        QVERIFY2(summary.contains(QStringLiteral("Activations:")) &&
+                     summary.contains(QStringLiteral("MemoryX")),
+                 qPrintable(summary));
+        QTest::qWait(50);  // the summary's second line re-lays the page out
+        QVERIFY(tab.grab().save(artifactPath("wafer-tab-activation-offload.png")));
+        // Zoomed on the first micro-batch: inputs out during its forward, back in during its
+        // backward. The tooltip names the traffic.
+        TimelineView* view = tab.findChild<TimelineView*>();
+        QVERIFY(view);
+        const double unit = view->unitScale();
+        view->xAxis->setRange(0, 12.0 * unit);
+        view->replot();
+        QVERIFY(view->grab().save(artifactPath("wafer-timeline-activation-offload.png")));
+        bool named = false;
+        for (int x = 0; x < view->width() && !named; x += 2) {
+            const double y = view->yAxis->coordToPixel(offloadLane);
+            named = view->describeAt(QPointF(x, y)).contains(QStringLiteral("activation offload"));
+        }
+        QVERIFY(named);
+    }
+
     void layerNormChartShowsTheShownStep() {
         const auto p = predict("teaching-16x16", 2);
         WaferTab tab;
