@@ -549,7 +549,7 @@ void Session::startEmulator(Prepared& p) {
         p.emulatedSteps.emplace(
             p.emulatedClock->prediction(), p.T,
             [&cfg, shape = p.shape, micro = p.fit.microBatch, blocks](int attentionLength) {
-                return predictRunStep(cfg, shape, micro, blocks, true, attentionLength);
+                return predictRunStep(cfg, shape, micro, blocks, true, {}, attentionLength);
             });
     }
     const auto& e = *p.emulatedClock->prediction();
