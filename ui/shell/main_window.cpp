@@ -277,7 +277,7 @@ void MainWindow::wireRunsDock() {
         if (!run.ok() || run->kind == "sweep") return;
         QString error;
         if (!m_waferTab->showStoredRun(run->id, QString::fromStdString(run->name), run->configYaml,
-                                       &error) &&
+                                       &error, m_store.get()) &&
             !error.isEmpty())
             m_logDock->append(int(session::LogLine::Level::Warning), error);
     });

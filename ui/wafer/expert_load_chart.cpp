@@ -84,6 +84,15 @@ void ExpertLoadChart::changeEvent(QEvent* event) {
 
 void ExpertLoadChart::setModel(int numBlocks, int experts, int topK,
                                const std::vector<int>& moeBlocks) {
+    if (m_recorded) {  // a new live model: it shows when the recorded step is left
+        m_live = RecordedRouting{numBlocks, experts, topK, moeBlocks, -2, {}};
+        return;
+    }
+    applyModel(numBlocks, experts, topK, moeBlocks);
+}
+
+void ExpertLoadChart::applyModel(int numBlocks, int experts, int topK,
+                                 const std::vector<int>& moeBlocks) {
     m_numBlocks = numBlocks;
     m_experts = experts;
     m_topK = std::max(1, topK);
@@ -105,6 +114,7 @@ void ExpertLoadChart::setShownBlock(int block) {
 }
 
 void ExpertLoadChart::setStep(const StepRecord* record) {
+    if (m_recorded) leaveRecorded();
     const int64_t step = record ? record->step : -1;
     const std::vector<std::vector<int64_t>> none;
     const auto& tokens = record ? record->expertTokens : none;
@@ -114,16 +124,34 @@ void ExpertLoadChart::setStep(const StepRecord* record) {
     redraw();
 }
 
-bool ExpertLoadChart::setPlanned(const wafer::StepPrediction* planned) {
+bool ExpertLoadChart::setPlanned(const wafer::StepPrediction* planned,
+                                 const RecordedRouting* recorded) {
+    if (planned && recorded && recorded->experts > 0 && !recorded->tokens.empty()) {
+        if (!m_recorded) {
+            m_live = RecordedRouting{m_numBlocks, m_experts, m_topK, m_moeBlocks, m_step, m_tokens};
+            m_recorded = true;
+        } else if (recorded->step == m_step && recorded->tokens == m_tokens &&
+                   recorded->moeBlocks == m_moeBlocks && m_plannedNote.isEmpty()) {
+            return true;  // already shown
+        }
+        m_plannedNote.clear();
+        const int block = m_block;
+        applyModel(recorded->numBlocks, recorded->experts, recorded->topK, recorded->moeBlocks);
+        m_step = recorded->step;
+        m_tokens = recorded->tokens;
+        setShownBlock(block);  // keeps the picked layer when the new model has it
+        redraw();
+        return true;
+    }
+    if (m_recorded) leaveRecorded();
     QString note;
     if (planned && planned->moeExperts > 0) {
         int64_t perExpert = 0;
         for (const auto& block : planned->expertTokens)
             if (!block.empty()) perExpert = block.front();
-        note = tr("The run store keeps no routing counts (the studio keeps the tokens per expert "
-                  "of the run trained in this window, its last steps, in memory). This is the "
-                  "step the config plans, which assumes uniform routing: each of the %1 experts "
-                  "gets %2 tokens per micro-batch.")
+        note = tr("This run recorded no routing counts (they are stored on its log steps). This "
+                  "is the step its config plans, which assumes uniform routing: each of the %1 "
+                  "experts gets %2 tokens per micro-batch.")
                    .arg(planned->moeExperts)
                    .arg(perExpert);
     } else if (planned) {
@@ -134,6 +162,16 @@ bool ExpertLoadChart::setPlanned(const wafer::StepPrediction* planned) {
         redraw();
     }
     return planned && planned->moeExperts > 0;
+}
+
+void ExpertLoadChart::leaveRecorded() {
+    m_recorded = false;
+    const RecordedRouting live = std::move(m_live);
+    m_live = {};
+    applyModel(live.numBlocks, live.experts, live.topK, live.moeBlocks);
+    m_step = live.step;
+    m_tokens = live.tokens;
+    redraw();
 }
 
 void ExpertLoadChart::redraw() {
@@ -198,9 +236,10 @@ void ExpertLoadChart::redraw() {
         m_even > 0 ? tr("busiest %1x the even share").arg(double(busiest) / m_even, 0, 'f', 2)
                    : tr("no tokens");
     if (idle > 0) imbalance += tr(", %n idle", nullptr, idle);
-    m_title->setText(tr("h.%1 · step %2 · %3 tokens x top-%4 over %5 experts\n%6")
-                         .arg(m_block)
+    // The picker above names the layer; two short lines fit the column beside the timeline.
+    m_title->setText(tr("step %1%2 · %3 tokens x top-%4\n%5 experts, %6")
                          .arg(m_step + 1)
+                         .arg(m_recorded ? tr(" (recorded)") : QString())
                          .arg(total / m_topK)
                          .arg(m_topK)
                          .arg(m_experts)

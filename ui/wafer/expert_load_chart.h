@@ -5,9 +5,10 @@
 // collapsing router shows here and, on the heatmap, as that expert's idle cores. Experts that got
 // no token are marked "idle". A dense model (no model.moe) hides the plot and says so in a
 // sentence. The counts come with each step's metrics (session::StepMetrics::expertTokens) and
-// live in the Wafer tab's history (its last WaferHistory::kMaxSteps steps, in memory): the run
-// store does not keep them, so a stored run shows only what its planned step assumes.
-// GUI thread only.
+// live in the Wafer tab's history (its last WaferHistory::kMaxSteps steps, in memory). The run
+// store keeps them for log steps (metrics moe/h.<b>.expert_<e>_tokens): a stored run shows its
+// newest recorded step (setPlanned with a RecordedRouting), or what its planned step assumes
+// when it recorded none. GUI thread only.
 #pragma once
 
 #include <qcustomplot.h>
@@ -24,6 +25,17 @@ class QLabel;
 
 namespace ws::ui {
 
+// A stored run's routing as its store recorded it: the model's MoE layout and the counts of its
+// newest log step (tokens[block][expert], empty for dense blocks).
+struct RecordedRouting {
+    int numBlocks = 0;
+    int experts = 0;
+    int topK = 1;
+    std::vector<int> moeBlocks;
+    int64_t step = -1;  // 0-based
+    std::vector<std::vector<int64_t>> tokens;
+};
+
 class ExpertLoadChart : public QWidget {
     Q_OBJECT
 public:
@@ -35,10 +47,13 @@ public:
     // Shows `record`'s tokens per expert (StepRecord::expertTokens) for the picked layer; null
     // or without counts: says there are none yet. Replots only when what is shown changed.
     void setStep(const StepRecord* record);
-    // A stored run's planned step (the Wafer tab's showPlannedRun): the run store keeps no
-    // routing, so the chart says what the plan assumes (uniform routing) instead of bars; null
+    // A stored run's planned step (the Wafer tab's showPlannedRun). With `recorded` counts the
+    // chart shows that recorded step's bars (the live run's model and step come back when the
+    // mode is left); without, it says what the plan assumes (uniform routing). Null `planned`
     // leaves that mode. True when the planned model has experts (the chart is worth showing).
-    bool setPlanned(const wafer::StepPrediction* planned);
+    bool setPlanned(const wafer::StepPrediction* planned,
+                    const RecordedRouting* recorded = nullptr);
+    bool showsRecorded() const { return m_recorded; }
 
     // What is drawn, for tests and the main window.
     bool isMoe() const { return m_experts > 0; }
@@ -51,7 +66,10 @@ public:
     QString noteText() const;  // the sentence shown instead of the plot ("" when the plot shows)
     QCustomPlot* plot() const { return m_plot; }
 
-    QSize sizeHint() const override { return {320, 220}; }
+    // With the tab bar above it, no taller than the timeline beside it: the Wafer page's
+    // height follows its parts' hints (word-wrapped labels make the scroll area lay it out by
+    // height-for-width), so a taller hint would make the page scroll.
+    QSize sizeHint() const override { return {320, 200}; }
 
 protected:
     void changeEvent(QEvent* event) override;  // follows a light/dark palette switch
@@ -59,6 +77,8 @@ protected:
 private:
     void applyTheme();
     void redraw();
+    void applyModel(int numBlocks, int experts, int topK, const std::vector<int>& moeBlocks);
+    void leaveRecorded();
 
     int m_numBlocks = 0;
     int m_experts = 0;
@@ -69,7 +89,9 @@ private:
     std::vector<std::vector<int64_t>> m_tokens;  // its counts per block
     std::vector<int64_t> m_shown;                // the bars' counts
     double m_even = 0;
-    QString m_plannedNote;  // setPlanned: shown instead of the bars
+    QString m_plannedNote;    // setPlanned: shown instead of the bars
+    bool m_recorded = false;  // setPlanned with counts: a stored run's recorded step is shown
+    RecordedRouting m_live;   // the live run's model and step while a recorded one is shown
 
     QComboBox* m_layer;
     QLabel* m_note;

@@ -29,7 +29,10 @@ public:
     QString titleText() const;
     QString barLabel(int layer) const;  // the name under it: "" when thinned, "emb" when tight
 
-    QSize sizeHint() const override { return {320, 220}; }
+    // With the tab bar above it, no taller than the timeline beside it: the Wafer page's
+    // height follows its parts' hints (word-wrapped labels make the scroll area lay it out by
+    // height-for-width), so a taller hint would make the page scroll.
+    QSize sizeHint() const override { return {320, 200}; }
 
 protected:
     void changeEvent(QEvent* event) override;        // follows a light/dark palette switch

@@ -31,7 +31,10 @@ public:
     double lastImbalance(int block) const;  // NaN when none
     QString titleText() const;
 
-    QSize sizeHint() const override { return {320, 220}; }
+    // With the tab bar above it, no taller than the timeline beside it: the Wafer page's
+    // height follows its parts' hints (word-wrapped labels make the scroll area lay it out by
+    // height-for-width), so a taller hint would make the page scroll.
+    QSize sizeHint() const override { return {320, 200}; }
 
 protected:
     void changeEvent(QEvent* event) override;  // follows a light/dark palette switch

@@ -14,6 +14,8 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -179,19 +181,23 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     m_timeline = new TimelineView(timelineBox);
     timelineLayout->addWidget(m_bufferSlots);
     timelineLayout->addWidget(m_timeline, 1);
-    // The gradient norms, and under them an MoE run's tokens per expert and a sparse run's
-    // sparsity per layer over the run (each hidden otherwise).
-    auto* charts = new QSplitter(Qt::Vertical, bottom);
-    m_layerNorms = new LayerNormChart(charts);
-    m_expertLoads = new ExpertLoadChart(charts);
-    m_expertLoads->hide();
-    m_sparsityChart = new SparsityChart(charts);
-    m_sparsityChart->hide();
-    charts->addWidget(m_layerNorms);
-    charts->addWidget(m_expertLoads);
-    charts->addWidget(m_sparsityChart);
+    // The gradient norms, an MoE run's tokens per expert and a sparse run's sparsity per layer
+    // over the run, as tabs (the last two only for runs that have them): the column is as tall
+    // as the timeline, too short for two readable charts at the default window size.
+    m_chartTabs = new QTabWidget(bottom);
+    m_chartTabs->setObjectName(QStringLiteral("waferChartTabs"));
+    m_chartTabs->setDocumentMode(true);
+    m_layerNorms = new LayerNormChart(m_chartTabs);
+    m_expertLoads = new ExpertLoadChart(m_chartTabs);
+    m_sparsityChart = new SparsityChart(m_chartTabs);
+    m_chartTabs->addTab(m_layerNorms, tr("Gradient norms"));
+    m_chartTabs->addTab(m_expertLoads, tr("Tokens per expert"));
+    m_chartTabs->addTab(m_sparsityChart, tr("Sparsity"));
+    setChartShown(m_expertLoads, false);
+    setChartShown(m_sparsityChart, false);
+    connect(m_chartTabs, &QTabWidget::currentChanged, this, &WaferTab::scheduleRedraw);
     bottom->addWidget(timelineBox);
-    bottom->addWidget(charts);
+    bottom->addWidget(m_chartTabs);
     bottom->setStretchFactor(0, 5);
     bottom->setStretchFactor(1, 2);
     // Start at those proportions: the size hints alone leave the diagram and the bar chart at
@@ -283,9 +289,10 @@ void WaferTab::beginRun(const config::Config& config) {
     for (int b = 0; moe && b < m_numBlocks; ++b)
         if (b % std::max(1, moe->moeLayerFrequency) == 0) moeBlocks.push_back(b);
     m_expertLoads->setModel(m_numBlocks, moe ? moe->numExperts : 0, moe ? moe->topK : 1, moeBlocks);
-    m_expertLoads->setVisible(m_expertLoads->isMoe());
-    m_sparsityChart->clear();
-    m_sparsityChart->setVisible(config.sparsity && config.sparsity->sparsity > 0);
+    setChartShown(m_expertLoads, m_expertLoads->isMoe());
+    m_liveSparsity.clear();
+    m_liveSparse = config.sparsity && config.sparsity->sparsity > 0;
+    showSparsity({}, m_liveSparse);
     rebuildPhaseChoices(nullptr);
     updateNotices();
     scheduleRedraw();
@@ -348,8 +355,11 @@ void WaferTab::appendMetrics(const std::vector<session::StepMetrics>& batch) {
         if (m.tokensPerSec > 0) m_realTokensPerS = m.tokensPerSec;
         m_history.addMetrics(m);
         if (!m.blockSparsity.empty()) {
-            m_sparsityChart->addPoint(m.step, m.blockSparsity, m.blockImbalance);
-            m_sparsityChart->show();
+            m_liveSparsity.push_back({m.step, m.blockSparsity, m.blockImbalance});
+            if (!m_plannedActive) {  // a stored run's chart shows until Live
+                m_sparsityChart->addPoint(m.step, m.blockSparsity, m.blockImbalance);
+                setChartShown(m_sparsityChart, true);
+            }
         }
     }
     scheduleRedraw();
@@ -717,11 +727,12 @@ void WaferTab::redrawNow() {
         if (previous && !previous->expertTokens.empty()) routingRecord = previous;
     }
     if (m_plannedActive) {
-        m_expertLoads->setVisible(
-            m_expertLoads->setPlanned(record ? record->prediction.get() : nullptr));
+        setChartShown(m_expertLoads,
+                      m_expertLoads->setPlanned(record ? record->prediction.get() : nullptr,
+                                                m_storedRouting ? &*m_storedRouting : nullptr));
     } else {
         m_expertLoads->setPlanned(nullptr);
-        m_expertLoads->setVisible(m_expertLoads->isMoe());
+        setChartShown(m_expertLoads, m_expertLoads->isMoe());
         m_expertLoads->setStep(routingRecord);
     }
     if (m_sparsityChart->isVisible()) m_sparsityChart->redraw();
@@ -748,6 +759,28 @@ void WaferTab::redrawNow() {
     }
     m_map->replotTimed();  // only when its frame or titles changed
     if (timelineChanged || replaying) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+void WaferTab::showSparsity(const std::vector<SparsityPoint>& points, bool sparseConfig) {
+    m_sparsityChart->clear();
+    for (const auto& p : points) m_sparsityChart->addPoint(p.step, p.levels, p.imbalance);
+    setChartShown(m_sparsityChart, sparseConfig || !points.empty());
+    if (!points.empty()) m_sparsityChart->redraw();
+}
+
+void WaferTab::setChartShown(QWidget* chart, bool shown) {
+    const int index = m_chartTabs->indexOf(chart);
+    if (index < 0 || m_chartTabs->isTabVisible(index) == shown) return;
+    m_chartTabs->setTabVisible(index, shown);
+    // A chart that appears (an MoE or sparse run) is what that run is about: show it first.
+    if (shown) m_chartTabs->setCurrentIndex(index);
+    m_chartTabs->tabBar()->setVisible(
+        m_chartTabs->count() > 0 && (m_chartTabs->isTabVisible(1) || m_chartTabs->isTabVisible(2)));
+}
+
+bool WaferTab::chartShown(const QWidget* chart) const {
+    const int index = m_chartTabs->indexOf(const_cast<QWidget*>(chart));
+    return index >= 0 && m_chartTabs->isTabVisible(index);
 }
 
 CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int layer,

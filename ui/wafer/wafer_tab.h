@@ -19,6 +19,7 @@
 #include <QImage>
 #include <QWidget>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "engine/wafer/narration.h"
 #include "ui/common/animation_export.h"
 #include "ui/common/wafer_history.h"
+#include "ui/wafer/stored_run_charts.h"
 #include "ui/wafer/timeline_view.h"
 
 class QCheckBox;
@@ -37,6 +39,7 @@ class QLabel;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QTabWidget;
 class QStackedWidget;
 class QTimer;
 
@@ -94,6 +97,8 @@ public:
     ExpertLoadChart* expertLoadChart() const { return m_expertLoads; }
     // Sparsity per layer over the run and its imbalance (shown for sparse runs only).
     SparsityChart* sparsityChart() const { return m_sparsityChart; }
+    // Whether the chart's tab is offered (an MoE run's experts, a sparse run's sparsity).
+    bool chartShown(const QWidget* chart) const;
     Emulation emulation() const { return m_emulation; }
     QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
     int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
@@ -144,8 +149,10 @@ public:
     // A run selected in the Runs dock: its planned step (from its stored config YAML), or back
     // to the recorded steps when it is the run trained in this window (liveRunId). False with
     // `error` set when its config does not parse or plan.
+    // With `store`, its recorded tokens per expert (newest log step) and sparsity per layer
+    // show in their charts instead of the live run's.
     bool showStoredRun(int64_t runId, const QString& name, const std::string& configYaml,
-                       QString* error = nullptr);
+                       QString* error = nullptr, const store::RunStore* store = nullptr);
     bool showsPlannedRun() const { return m_plannedActive; }
     // The run store's id of the run trained in this window (-1: none or not recorded), so the
     // main window knows which stored run the history already holds.
@@ -232,6 +239,14 @@ private:
     int m_savedBlocks = 0, m_savedSystems = 1;  // the live run's, while a plan is shown
     double m_savedIo = 0;
     int64_t m_liveRunId = -1;
+    std::optional<RecordedRouting> m_storedRouting;  // a stored run's, while its plan is shown
+    std::vector<SparsityPoint> m_liveSparsity;       // the live run's, to restore its chart
+    bool m_liveSparse = false;                       // the live run's config prunes weights
+    // The charts beside the timeline, one tab each; the MoE and sparsity ones only for runs
+    // that have them.
+    QTabWidget* m_chartTabs = nullptr;
+    void setChartShown(QWidget* chart, bool shown);
+    void showSparsity(const std::vector<SparsityPoint>& points, bool sparseConfig);
 };
 
 }  // namespace ws::ui

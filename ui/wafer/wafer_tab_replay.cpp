@@ -280,6 +280,9 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
                      : QString());
     m_timeline->setTitleOverride(
         tr("Planned step of %1 (re-planned from its config, not recorded)").arg(runLabel));
+    // A stored run's own charts replace these (showStoredRun); a config's plan has none.
+    m_storedRouting.reset();
+    showSparsity({}, false);
     rebuildPhaseChoices(prediction->get());
     updateNotices();
     scheduleRedraw();
@@ -288,7 +291,7 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
 }
 
 bool WaferTab::showStoredRun(int64_t runId, const QString& name, const std::string& configYaml,
-                             QString* error) {
+                             QString* error, const store::RunStore* store) {
     if (runId == m_liveRunId && !m_history.empty()) {
         leavePlannedRun();
         return true;
@@ -301,6 +304,12 @@ bool WaferTab::showStoredRun(int64_t runId, const QString& name, const std::stri
     } else if (!parsed->config.wafer.emulate) {
         why = tr("the emulator was off for it (wafer.emulate: false)");
     } else if (showPlannedRun(parsed->config, label, &why)) {
+        if (store) {
+            m_storedRouting = readRecordedRouting(*store, runId, parsed->config);
+            showSparsity(readRecordedSparsity(*store, runId, parsed->config.model.numHiddenLayers),
+                         false);
+            scheduleRedraw();
+        }
         return true;
     }
     if (error) *error = tr("Wafer tab: %1 has no planned step to show: %2").arg(label, why);
@@ -316,6 +325,8 @@ void WaferTab::leavePlannedRun() {
     m_numSystems = m_savedSystems;
     m_ioBytesPerS = m_savedIo;
     m_timeline->setTitleOverride({});
+    m_storedRouting.reset();
+    showSparsity(m_liveSparsity, m_liveSparse);
     rebuildPhaseChoices(nullptr);
     updateNotices();
     scheduleRedraw();

@@ -10,11 +10,13 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/session/session.h"
+#include "engine/store/run_store.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
 #include "support/gui_test.h"
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
+#include "support/wafer_tab_feed.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/expert_load_chart.h"
 #include "ui/wafer/utilization_map.h"
@@ -26,6 +28,7 @@ using ws::streaming::SpanKind;
 namespace {
 
 using ws::testing::artifactPath;
+using ws::testing::spansOf;
 
 // 4 blocks, blocks 0 and 2 MoE with 4 experts, top-2.
 ws::model::GptShape moeShape() {
@@ -72,27 +75,17 @@ std::shared_ptr<const ws::wafer::StepPrediction> predict(
     return std::make_shared<const ws::wafer::StepPrediction>(std::move(p).value());
 }
 
-// The spans of a step, as a run publishes them (real time = emulated time + 1 s).
-std::vector<ws::streaming::Span> spansOf(const ws::wafer::StepPrediction& p, int64_t step) {
-    std::vector<ws::streaming::Span> out;
-    const double t0 = double(step) * p.stepS;
-    for (const auto& t : p.spans) {
-        ws::streaming::Span s;
-        s.step = step;
-        s.micro = t.micro;
-        s.system = t.system;
-        s.layer = t.layer;
-        s.kind = t.kind;
-        s.backwardPass = t.backwardPass;
-        s.expert = t.expert;
-        s.emuStart = t0 + t.startS;
-        s.emuEnd = t0 + t.endS;
-        s.start = 1.0 + s.emuStart;
-        s.end = 1.0 + s.emuEnd;
-        out.push_back(s);
-    }
-    return out;
-}
+// A tiny MoE model (4 experts, top-2 in both blocks) that trains in a moment.
+const std::string kMoeRunYaml =
+    "model: {hidden_size: 32, num_hidden_layers: 2, num_heads: 2, filter_size: 64,\n"
+    "        vocab_size: 256, max_position_embeddings: 64,\n"
+    "        moe: {num_experts: 4, top_k: 2}}\n"
+    "optimizer: {optimizer_type: adamw, learning_rate: 0.003}\n"
+    "train_input: {data_dir: corpus, batch_size: 4, max_sequence_length: 32,\n"
+    "              tokenizer: {type: byte}}\n"
+    "eval_input: {batch_size: 4}\n"
+    "runconfig: {max_steps: 6, eval_frequency: 50, eval_steps: 1, log_steps: 1, seed: 7,\n"
+    "            num_threads: 1}\n";
 
 }  // namespace
 
@@ -194,50 +187,13 @@ private slots:
     // names the experts' cores; the emulated step was re-planned with the run's routing.
     void liveMoeRun() {
         ws::testing::TempDir dir;
-        ws::testing::writeTinyCorpus(dir.path());
-        const std::string yaml =
-            "model: {hidden_size: 32, num_hidden_layers: 2, num_heads: 2, filter_size: 64,\n"
-            "        vocab_size: 256, max_position_embeddings: 64,\n"
-            "        moe: {num_experts: 4, top_k: 2}}\n"
-            "optimizer: {optimizer_type: adamw, learning_rate: 0.003}\n"
-            "train_input: {data_dir: corpus, batch_size: 4, max_sequence_length: 32,\n"
-            "              tokenizer: {type: byte}}\n"
-            "eval_input: {batch_size: 4}\n"
-            "runconfig: {max_steps: 6, eval_frequency: 50, eval_steps: 1, log_steps: 1, seed: 7,\n"
-            "            num_threads: 1}\n";
-        auto loaded =
-            ws::config::parseConfig(yaml, "moe.yaml", dir.path(), {"wafer.spec=teaching-16x16"});
-        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
-        loaded->config.runconfig.modelDir = (dir.path() / "model").string();
-        const ws::config::Config config = loaded->config;
-        ws::session::SessionOptions options;
-        options.dbPath = dir.path() / "runs.sqlite";
-        options.cacheDir = dir.path() / "cache";
-        options.recordInStore = false;
-        auto session = ws::session::Session::create(std::move(loaded).value(), options);
-        QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
-        (*session)->run();
-        QCOMPARE((*session)->summary().state, ws::session::RunState::Finished);
-        std::vector<ws::session::Event> events;
-        (*session)->events().drain(events);
-
+        ws::testing::TinyRun run;
+        QVERIFY(ws::testing::runTiny(kMoeRunYaml, dir.path(), run));
         WaferTab tab;
         tab.resize(1300, 850);
         tab.show();
         QVERIFY(QTest::qWaitForWindowExposed(&tab));
-        tab.beginRun(config);
-        tab.setRunState(ws::session::RunState::Running);
-        std::vector<ws::streaming::Span> spans;
-        std::vector<ws::session::StepMetrics> metrics;
-        for (const auto& e : events) {
-            if (const auto* es = std::get_if<ws::session::EmulatedStep>(&e))
-                tab.addEmulatedStep(*es);
-            if (const auto* sp = std::get_if<ws::streaming::Span>(&e)) spans.push_back(*sp);
-            if (const auto* m = std::get_if<ws::session::StepMetrics>(&e)) metrics.push_back(*m);
-        }
-        tab.appendSpans(spans);
-        tab.appendMetrics(metrics);
-        tab.setRunState(ws::session::RunState::Finished);
+        ws::testing::feedTab(tab, run);
         tab.redrawNow();
         ExpertLoadChart* chart = tab.expertLoadChart();
         QVERIFY(chart->isVisible());
@@ -259,6 +215,70 @@ private slots:
         QCoreApplication::processEvents();  // the charts' queued replots
         QVERIFY(tab.grab().save(artifactPath("expert-load-live-run.png")));
         QVERIFY(chart->grab().save(artifactPath("expert-load-live-chart.png")));
+    }
+
+    // A stored MoE run selected in the Runs dock: the chart shows the routing its store recorded
+    // on its newest log step (not the plan's uniform routing), marked as recorded, while the run
+    // trained in the window comes back on Live. Screenshot: expert-load-stored-run.png.
+    void storedRunShowsItsRecordedRouting() {
+        ws::testing::TempDir dir;
+        ws::testing::TinyRun stored;
+        std::string yaml = kMoeRunYaml;
+        yaml.replace(yaml.find("log_steps: 1"), 12, "log_steps: 4");
+        QVERIFY(ws::testing::runTiny(yaml, dir.path(), stored, /*record=*/true));
+        auto store = ws::store::RunStore::open(dir.path() / "runs.sqlite");
+        QVERIFY2(store.ok(), store.ok() ? "" : store.error().message.c_str());
+        // Counts on the log steps (4, and the last, 6): the chart shows the newest.
+        auto h0e0 = (*store)->metrics(stored.summary.runId, "moe/h.0.expert_0_tokens");
+        QVERIFY(h0e0.ok());
+        QCOMPARE(int(h0e0->size()), 2);
+        QCOMPARE(h0e0->back().step, int64_t(6));
+        std::vector<double> recorded;
+        for (int e = 0; e < 4; ++e)
+            recorded.push_back((*store)
+                                   ->metrics(stored.summary.runId,
+                                             "moe/h.1.expert_" + std::to_string(e) + "_tokens")
+                                   ->back()
+                                   .value);
+
+        WaferTab tab;
+        tab.resize(1300, 850);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        tab.beginRun(moeConfig());  // the window's own run: 4 blocks, MoE on 0 and 2
+        const auto even = predict({});
+        tab.addEmulatedStep({0, 0.0, even});
+        tab.appendSpans(spansOf(*even, 0));
+        tab.addExpertTokens(0, {{64, 64, 64, 64}, {}, {64, 64, 64, 64}, {}});
+        auto info = (*store)->getRun(stored.summary.runId);
+        QVERIFY(info.ok());
+        QString error;
+        QVERIFY2(tab.showStoredRun(info->id, "moe", info->configYaml, &error, store->get()),
+                 qPrintable(error));
+        tab.redrawNow();
+        ExpertLoadChart* chart = tab.expertLoadChart();
+        QVERIFY(chart->isVisible());
+        QVERIFY(chart->showsRecorded());
+        auto* picker = chart->findChild<QComboBox*>(QStringLiteral("expertLoadLayer"));
+        QCOMPARE(picker->count(), 2);  // the stored model's MoE blocks, h.0 and h.1
+        chart->setShownBlock(1);
+        double sum = 0;
+        for (int e = 0; e < 4; ++e) {
+            QCOMPARE(chart->barValue(e), recorded[size_t(e)]);
+            sum += chart->barValue(e);
+        }
+        QCOMPARE(sum, 4.0 * 32 * 2);
+        QVERIFY2(chart->titleText().contains(QStringLiteral("step 6 (recorded)")),
+                 qPrintable(chart->titleText()));
+        QCoreApplication::processEvents();
+        QVERIFY(tab.grab().save(artifactPath("expert-load-stored-run.png")));
+        // Live: the window's run and its model again.
+        tab.goLive();
+        tab.redrawNow();
+        QVERIFY(!chart->showsRecorded());
+        QCOMPARE(picker->count(), 2);
+        QCOMPARE(picker->itemText(1), QStringLiteral("h.2"));
+        QCOMPARE(chart->barValue(0), 64.0);
     }
 };
 

@@ -22,11 +22,11 @@
 #include "support/gui_test.h"
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
+#include "support/wafer_tab_feed.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/layer_norm_chart.h"
-#include "ui/wafer/sparsity_chart.h"
 #include "ui/wafer/timeline_view.h"
 #include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
@@ -37,6 +37,7 @@ using ws::streaming::SpanKind;
 namespace {
 
 using ws::testing::artifactPath;
+using ws::testing::spansOf;
 
 ws::model::GptShape smallShape() {
     ws::model::GptShape shape;
@@ -72,33 +73,6 @@ ws::config::Config configFor(bool emulate, int systems) {
     c.wafer.spec = "teaching-16x16";
     c.wafer.emulate = emulate;
     return c;
-}
-
-// The spans a run publishes for `step`, from the schedule (real time = emulated time + 1 s).
-std::vector<ws::streaming::Span> spansOf(const ws::wafer::StepPrediction& p, int64_t step,
-                                         int64_t bytes) {
-    std::vector<ws::streaming::Span> out;
-    const double t0 = double(step) * p.stepS;
-    for (const auto& t : p.spans) {
-        ws::streaming::Span s;
-        s.step = step;
-        s.micro = t.micro;
-        s.system = t.system;
-        s.layer = t.layer;
-        s.kind = t.kind;
-        s.backwardPass = t.backwardPass;
-        const bool moves = t.kind != SpanKind::Forward && t.kind != SpanKind::Backward;
-        s.bytes = moves ? bytes : 0;
-        s.emuStart = t0 + t.startS;
-        s.emuEnd = t0 + t.endS;
-        s.start = 1.0 + s.emuStart;
-        s.end = 1.0 + s.emuEnd;
-        out.push_back(s);
-    }
-    // Spans arrive as work ends.
-    std::stable_sort(out.begin(), out.end(),
-                     [](const auto& a, const auto& b) { return a.emuEnd < b.emuEnd; });
-    return out;
 }
 
 // A tiny model that trains in a moment (the session tests' config).
@@ -448,46 +422,26 @@ private slots:
     // are updated (the frozen embeddings and head have no update on the emulated machine).
     void loraRunShowsTheAdapterOps() {
         ws::testing::TempDir dir;
-        ws::testing::writeTinyCorpus(dir.path());
-        const std::string yaml =
+        ws::testing::TinyRun run;
+        QVERIFY(ws::testing::runTiny(
             kTinyRunYaml +
-            "lora: {rank: 4, alpha: 8, targets: [c_attn, attn.c_proj, c_fc, mlp.c_proj]}\n";
-        auto loaded =
-            ws::config::parseConfig(yaml, "tiny.yaml", dir.path(), {"wafer.spec=teaching-16x16"});
-        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
-        loaded->config.runconfig.modelDir = (dir.path() / "model").string();
-        const ws::config::Config config = loaded->config;
-        ws::session::SessionOptions options;
-        options.dbPath = dir.path() / "runs.sqlite";
-        options.cacheDir = dir.path() / "cache";
-        options.recordInStore = false;
-        auto session = ws::session::Session::create(std::move(loaded).value(), options);
-        QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
-        (*session)->run();
-        QCOMPARE((*session)->summary().state, ws::session::RunState::Finished);
-        std::vector<ws::session::Event> events;
-        (*session)->events().drain(events);
-
+                "lora: {rank: 4, alpha: 8, targets: [c_attn, attn.c_proj, c_fc, mlp.c_proj]}\n",
+            dir.path(), run));
         WaferTab tab;
         tab.resize(1300, 850);
         tab.show();
         QVERIFY(QTest::qWaitForWindowExposed(&tab));
-        tab.beginRun(config);
-        tab.setRunState(ws::session::RunState::Running);
+        ws::testing::feedTab(tab, run);
         std::vector<ws::streaming::Span> spans;
         std::shared_ptr<const ws::wafer::StepPrediction> prediction;
-        for (const auto& e : events) {
-            if (const auto* es = std::get_if<ws::session::EmulatedStep>(&e)) {
-                tab.addEmulatedStep(*es);
+        for (const auto& e : run.events) {
+            if (const auto* es = std::get_if<ws::session::EmulatedStep>(&e))
                 prediction = es->prediction;
-            }
             if (const auto* sp = std::get_if<ws::streaming::Span>(&e)) spans.push_back(*sp);
         }
         QVERIFY(prediction);
         QCOMPARE(prediction->loraRank, 4);
         QVERIFY(prediction->adapterS > 0);
-        tab.appendSpans(spans);
-        tab.setRunState(ws::session::RunState::Finished);
         tab.showStep(0);
         tab.redrawNow();
         QCOMPARE(tab.emulation(), WaferTab::Emulation::On);
@@ -565,95 +519,6 @@ private slots:
         QVERIFY(lastBlockUpdate != partial.spans.rend());
         partial.spans.erase(std::next(lastBlockUpdate).base());
         QVERIFY(!stepComplete(partial, 2));
-    }
-
-    // Dynamic sparsity (issue 18): the chart of each block's zeros and imbalance over the run
-    // shows for a sparse run, follows the metrics' blockSparsity / blockImbalance, and hides for
-    // a dense one. Screenshot (looked at): wafer-tab-sparsity.png.
-    void sparsityChartFollowsTheRun() {
-        const auto p = predict("teaching-16x16", 1);
-        WaferTab tab;
-        tab.resize(1400, 900);
-        tab.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&tab));
-        ws::config::Config sparse = configFor(true, 1);
-        sparse.sparsity = ws::config::SparsitySectionConfig{};
-        sparse.sparsity->sparsity = 0.75;
-        sparse.sparsity->type = "rigl";
-        tab.beginRun(sparse);
-        QVERIFY(tab.sparsityChart()->isVisible());
-        tab.setRunState(ws::session::RunState::Running);
-        std::vector<ws::session::StepMetrics> batch;
-        for (int step = 1; step <= 40; ++step) {
-            ws::session::StepMetrics m;
-            m.step = step;
-            m.maxSteps = 40;
-            m.loss = 3.0;
-            if (step == 1 || step % 5 == 0) {
-                m.blockSparsity = {0.75, 0.75};
-                m.blockImbalance = {1.2 + 0.01 * step, 1.5 - 0.005 * step};
-            }
-            batch.push_back(m);
-        }
-        tab.addEmulatedStep({0, 0.0, p});
-        tab.appendSpans(spansOf(*p, 0, 1000));
-        tab.appendMetrics(batch);
-        tab.redrawNow();
-        SparsityChart* chart = tab.sparsityChart();
-        QCOMPARE(chart->blockCount(), 2);
-        QCOMPARE(chart->pointCount(0), 9);
-        QCOMPARE(chart->lastLevel(1), 0.75);
-        QVERIFY(std::abs(chart->lastImbalance(0) - 1.6) < 1e-9);
-        QVERIFY2(chart->titleText().contains("step 40: 75.0% zeros"),
-                 qPrintable(chart->titleText()));
-        QVERIFY2(chart->titleText().contains("1.60×"), qPrintable(chart->titleText()));
-        QVERIFY(tab.grab().save(artifactPath("wafer-tab-sparsity.png")));
-        tab.beginRun(configFor(true, 1));
-        QVERIFY(!tab.sparsityChart()->isVisible());
-        QCOMPARE(tab.sparsityChart()->blockCount(), 0);
-    }
-
-    // A config whose activations do not fit (the 70B-class preset on one CS-3): its planned step
-    // recomputes and offloads the block inputs to MemoryX, and the timeline shows that traffic in
-    // a lane of its own per system, the summary the planner's one line.
-    void plannedStepThatOffloadsHasAnOffloadLane() {
-        auto loaded = ws::config::loadConfigFile(WAFER_SOURCE_DIR "/presets/llama-70b-class.yaml",
-                                                 {"wafer.spec=wse3"});
-        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
-        WaferTab tab;
-        tab.resize(1400, 900);
-        tab.show();
-        QString error;
-        QVERIFY2(tab.showPlannedRun(loaded->config, QStringLiteral("llama-70b-class"), &error),
-                 qPrintable(error));
-        tab.setPhase(-1);
-        tab.redrawNow();
-        const TimelineView* timeline = tab.timeline();
-        QCOMPARE(timeline->lanesPerSystem(), 4);
-        QVERIFY(timeline->laneNames().contains(QStringLiteral("system 0 activation offload")));
-        QVERIFY(timeline->offloadBarCount() > 0);
-        const int offloadLane = 2 + 3;  // MemoryX, SwarmX, then system 0's in/compute/out
-        QCOMPARE(timeline->barCount(offloadLane), timeline->offloadBarCount());
-        const QString summary = tab.findChild<QLabel*>("waferSummary")->text();
-        QVERIFY2(summary.contains(QStringLiteral("Activations:")) &&
-                     summary.contains(QStringLiteral("MemoryX")),
-                 qPrintable(summary));
-        QTest::qWait(50);  // the summary's second line re-lays the page out
-        QVERIFY(tab.grab().save(artifactPath("wafer-tab-activation-offload.png")));
-        // Zoomed on the first micro-batch: inputs out during its forward, back in during its
-        // backward. The tooltip names the traffic.
-        TimelineView* view = tab.findChild<TimelineView*>();
-        QVERIFY(view);
-        const double unit = view->unitScale();
-        view->xAxis->setRange(0, 12.0 * unit);
-        view->replot();
-        QVERIFY(view->grab().save(artifactPath("wafer-timeline-activation-offload.png")));
-        bool named = false;
-        for (int x = 0; x < view->width() && !named; x += 2) {
-            const double y = view->yAxis->coordToPixel(offloadLane);
-            named = view->describeAt(QPointF(x, y)).contains(QStringLiteral("activation offload"));
-        }
-        QVERIFY(named);
     }
 
     void layerNormChartShowsTheShownStep() {
