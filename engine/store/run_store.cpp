@@ -233,7 +233,7 @@ Result<int64_t> RunStore::createRun(const NewRun& run) {
                                 run.name, m_impl->name, role, *link)};
             }
         }
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         SQLite::Statement insert(db,
                                  "INSERT INTO runs(name, created, status, config_yaml, "
                                  "config_hash, parent_run, model_dir, kind, sweep_id) VALUES "
@@ -350,7 +350,7 @@ Status RunStore::forgetCheckpoint(int64_t run, int64_t step) {
 
 Status RunStore::truncateAfter(int64_t run, int64_t step) {
     return m_impl->writer->call([&](SQLite::Database& db) -> Status {
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         if (!runExists(db, run)) return m_impl->noRun(run);
         for (const char* sql : {"DELETE FROM metrics WHERE run = ? AND step > ?",
                                 "DELETE FROM checkpoints WHERE run = ? AND step > ?"}) {
@@ -373,7 +373,7 @@ Status RunStore::asyncWriteStatus() const {
 
 Status RunStore::deleteRun(int64_t run) {
     return m_impl->writer->call([&](SQLite::Database& db) -> Status {
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         if (!runExists(db, run)) return m_impl->noRun(run);
         for (const char* sql :
              {"DELETE FROM metrics WHERE run = ?", "DELETE FROM events WHERE run = ?",

@@ -196,7 +196,10 @@ void WriteQueue::writeRows(const std::vector<MetricRow>& metrics,
 
 void WriteQueue::writeRowsOnce(const std::vector<MetricRow>& metrics,
                                const std::vector<EventRow>& events, size_t& unknownRun) {
-    SQLite::Transaction transaction(*m_db);  // rolls back if anything below throws
+    // IMMEDIATE: take the write lock (waiting out other processes) before reading anything, so
+    // another process committing meanwhile cannot make the write fail at once with "database is
+    // locked" (a WAL read snapshot cannot be upgraded once stale). Rolls back if anything throws.
+    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement insertMetric(*m_db,
                                    "INSERT INTO metrics(run, step, key, value, special, "
                                    "wall_time) VALUES (?, ?, ?, ?, ?, ?)");
