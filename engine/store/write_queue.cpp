@@ -117,6 +117,12 @@ Status WriteQueue::health() const {
     return Error{m_failure};
 }
 
+std::string WriteQueue::fullDiskHint(const std::exception& e) {
+    const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&e);
+    if (sqlite == nullptr || (sqlite->getErrorCode() & 0xff) != SQLITE_FULL) return {};
+    return " (the disk is full: free some disk space where the run store is)";
+}
+
 void WriteQueue::noteFailure(const std::string& message) {
     std::lock_guard lock(m_mutex);
     if (m_failure.empty()) m_failure = message;
@@ -174,8 +180,8 @@ void WriteQueue::writeRows(const std::vector<MetricRow>& metrics,
             if ((code == SQLITE_BUSY || code == SQLITE_LOCKED) && attempt < kBusyAttempts) continue;
             noteFailure(
                 fmt::format("run store {}: lost {} metric rows and {} events that could "
-                            "not be written: {}",
-                            m_dbName, metrics.size(), events.size(), e.what()));
+                            "not be written: {}{}",
+                            m_dbName, metrics.size(), events.size(), e.what(), fullDiskHint(e)));
             return;
         } catch (const std::exception& e) {
             noteFailure(
