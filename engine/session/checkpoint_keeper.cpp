@@ -63,8 +63,18 @@ void CheckpointKeeper::write(int64_t step) {
         m_modelDir, m_table, m_read, m_stateCopies, m_config, state,
         frozenTensors(parameterGroups(m_table, m_config.optimizer)), m_masks);
     if (!written.ok()) {
+        std::error_code ec;
+        m_folderGone = !fs::is_directory(m_modelDir, ec);
         m_log(LogLine::Level::Error,
-              fmt::format("checkpoint at step {} not written: {}", step, written.error().message));
+              fmt::format(
+                  "checkpoint at step {} not written: {}; {}", step, written.error().message,
+                  m_folderGone ? std::string("the run's folder was deleted")
+                  : m_lastWritten >= 0
+                      ? fmt::format(
+                            "training goes on, and {} stays the newest complete "
+                            "checkpoint",
+                            (m_modelDir / modelio::checkpointFolderName(m_lastWritten)).string())
+                      : std::string("training goes on")));
         return;
     }
     m_lastWritten = step;
