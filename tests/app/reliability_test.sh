@@ -372,6 +372,11 @@ read_only_store)
   echo "--- runs list on a read-only store: exit $code"; head -3 <<<"$out"
   [[ $code -eq 0 ]] && expect_in "run-1\|gpt" "$out"
   [[ $code -ne 0 ]] && { expect_in "$tmp/store/runs.sqlite" "$out"; expect_in "read-only\|not writable" "$out"; }
+  # `store check` does not call a store it cannot read for want of writing damaged.
+  out=$("$wafer" store check --db "$tmp/store/runs.sqlite" 2>&1); code=$?
+  echo "--- store check on a read-only store: exit $code"; head -3 <<<"$out"
+  expect_not_in "damaged" "$out"
+  [[ $code -eq 0 ]] || expect_in "read-only\|not writable" "$out"
   [[ "$before" == "$(cd "$tmp/store" && find . -type f -exec sha256sum {} + | sort)" ]] \
       || fail "files changed in the read-only store folder" ;;
 store_vanishes)
