@@ -41,6 +41,10 @@ public:
     // Every runconfig.checkpoint_steps, or now when `requested`.
     void afterStep(int64_t step, bool requested = false);
     void atEnd(int64_t step);  // the final checkpoint (skipped when `step` is already saved)
+    // The loss of `divergedStep` was not finite. It was computed with the weights saved as the
+    // checkpoint of the step before, so resuming from that one diverges again at once, whatever
+    // the learning rate: it is set aside as checkpoint-<step>.diverged (kept, never resumed from).
+    void setAsideDiverged(int64_t divergedStep);
     // The run's folder was deleted under the running session (a checkpoint failed for it):
     // nothing more can be saved, so training should stop.
     bool folderGone() const { return m_folderGone; }

@@ -378,6 +378,7 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
         m_summary.emulatedSec = p.emulatedClock->stepStart(r.step);
     }
     m_activity = "writing the final weights and checkpoint";
+    if (r.endState == RunState::Diverged) p.checkpoints->setAsideDiverged(r.step);
     if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, tensorReader(),
                                          cfg, r.step);
         !st.ok()) {

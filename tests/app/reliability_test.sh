@@ -269,9 +269,11 @@ PY
   [[ $reads -gt 0 ]] || fail "the reader never read"
   [[ $scratch_errors -eq 0 ]] || fail "the create/delete process failed $scratch_errors times: $(head -20 "$tmp/studio.err")" ;;
 diverge_resume)
-  # A learning rate that jumps to 1e30 after step 12 makes the loss non-finite: the run is shown
-  # and stopped as diverged (exit 3), keeps its checkpoints from before, and resumes from the last
-  # of them with a sane learning rate (a config change, so --allow-config-change) to a finite end.
+  # A learning rate that jumps to 1e30 at step 13 makes the loss of step 14 non-finite: the run
+  # is shown and stopped as diverged (exit 3). Checkpoints are written every step, so
+  # checkpoint-13 holds the blown-up weights that gave that loss: it is set aside
+  # (checkpoint-13.diverged), checkpoint-12 is the last good one, and the run resumes from it with
+  # a sane learning rate (a config change, so --allow-config-change) to a finite end.
   python3 - "$preset" "$tmp/diverge.yaml" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -283,7 +285,7 @@ text = text[:start] + """    learning_rate:
 open(sys.argv[2], "w").write(text)
 PY
   out=$("$wafer" train "$tmp/diverge.yaml" --max-steps 30 --json --db "$db" "${tiny_args[@]}" \
-        --set "train_input.data_dir=$src/resources/corpus" --set runconfig.checkpoint_steps=5 \
+        --set "train_input.data_dir=$src/resources/corpus" --set runconfig.checkpoint_steps=1 \
         --set "runconfig.model_dir=$tmp/model" 2>&1); code=$?
   [[ $code -eq 3 ]] || fail "expected exit 3 for a diverged run, got $code: $(tail -5 <<<"$out")"
   expect_in '"status":"diverged"' "$out"
@@ -298,8 +300,11 @@ sys.exit(0 if rows and rows[-1][1] is None and rows[-1][2] in ("nan", "inf", "-i
 PY
   complete_checkpoints "$tmp/model"
   no_partial_files "$tmp/model"
-  newest=$(ls -d "$tmp/model"/checkpoint-* | sed 's/.*checkpoint-//' | sort -n | tail -1)
-  [[ $newest -eq 10 ]] || fail "expected checkpoint-10 as the last good one, newest is $newest"
+  newest=$(ls "$tmp/model" | grep -E '^checkpoint-[0-9]+$' | sed 's/checkpoint-//' | sort -n | tail -1)
+  [[ $newest -eq 12 ]] || fail "expected checkpoint-12 as the last good one, newest is $newest"
+  [[ -f "$tmp/model/checkpoint-13.diverged/model.safetensors" ]] \
+      || fail "checkpoint-13, whose weights diverged, was not set aside: $(ls "$tmp/model")"
+  expect_in "set checkpoint-13 aside as checkpoint-13.diverged" "$out"
   # Resumed as it was, the run diverges again (the same schedule from the same state).
   out=$("$wafer" train --resume 1 --json --db "$db" 2>&1); code=$?
   [[ $code -eq 3 ]] || fail "resumed unchanged, the run should diverge again (exit 3), got $code"
@@ -309,7 +314,7 @@ PY
   expect_in "allow-config-change" "$out"
   out=$("$wafer" train --resume 1 --allow-config-change --set optimizer.learning_rate=1e-3 \
         --json --db "$db" 2>&1) || fail "resume with a smaller learning rate: exit $? $(tail -5 <<<"$out")"
-  expect_in "checkpoint-10" "$out"
+  expect_in "resumed from $tmp/model/checkpoint-12" "$out"
   expect_in '"status":"finished"' "$out"
   [[ $(status_of 1 "$db") == finished ]] || fail "store status $(status_of 1 "$db") after the resume"
   python3 - "$db" <<'PY' || fail "the resumed run does not end with a finite loss at step 30"
