@@ -21,6 +21,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM  # the EXIT trap then unmounts and removes
 export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
 db="$tmp/runs.sqlite"
 
@@ -129,7 +130,7 @@ disk_full_checkpoint | disk_full_final_weights)
   "$wafer" train --resume 1 --max-steps 20 --allow-config-change --db "$tmp/ref.sqlite" \
       >/dev/null 2>&1 || fail "reference resume: exit $?"
   disk="$tmp/disk"
-  if small_fs "$disk" 16m; then how=tmpfs; else how=ulimit; mkdir -p "$disk"; fi
+  if small_fs "$disk" 16m; then how="tmpfs"; else how="ulimit"; mkdir -p "$disk"; fi
   "$wafer" train "$preset" --max-steps 10 --db "$db" "${model[@]}" \
       --set "runconfig.model_dir=$disk/model" >/dev/null 2>&1 || fail "first part: exit $?"
   before=$(cd "$disk/model/checkpoint-10" && sha256sum *)
@@ -300,7 +301,7 @@ sys.exit(0 if rows and rows[-1][1] is None and rows[-1][2] in ("nan", "inf", "-i
 PY
   complete_checkpoints "$tmp/model"
   no_partial_files "$tmp/model"
-  newest=$(ls "$tmp/model" | grep -E '^checkpoint-[0-9]+$' | sed 's/checkpoint-//' | sort -n | tail -1)
+  newest=$(find "$tmp/model" -maxdepth 1 -regex '.*/checkpoint-[0-9]+' -printf '%f\n' | sed 's/checkpoint-//' | sort -n | tail -1)
   [[ $newest -eq 12 ]] || fail "expected checkpoint-12 as the last good one, newest is $newest"
   [[ -f "$tmp/model/checkpoint-13.diverged/model.safetensors" ]] \
       || fail "checkpoint-13, whose weights diverged, was not set aside: $(ls "$tmp/model")"
