@@ -40,6 +40,9 @@ int checkCommand(const CommonOptions& common) {
                   << "\n";
     } else if (health.state == store::StoreHealth::State::Damaged) {
         std::cout << store::damagedStoreAdvice(path, health) << "\n";
+    } else if (health.state == store::StoreHealth::State::Busy &&
+               !store::notWritableAdvice(path).empty()) {
+        std::cout << fmt::format("not checked: {}\n", health.problem);
     } else if (health.state == store::StoreHealth::State::Busy) {
         std::cout << fmt::format(
             "run store {}: busy, not checked: another program held it locked for {} s ({}); try "

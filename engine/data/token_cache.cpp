@@ -83,10 +83,10 @@ public:
     int fd() const { return m_fd; }
     const fs::path& tempPath() const { return m_temp; }
     Status commit() {
-        if (::fsync(m_fd) != 0) return failure("cannot flush");
+        if (::fsync(m_fd) != 0) return failure("cannot flush the token cache");
         if (::close(m_fd) != 0) {
             m_fd = -1;
-            return failure("cannot close");
+            return failure("cannot close the token cache");
         }
         m_fd = -1;
         if (::rename(m_temp.c_str(), m_final.c_str()) != 0) {
@@ -98,8 +98,16 @@ public:
         return {};
     }
 
+    // Names the cache file (the temp file is gone once this object is), the system's reason and,
+    // when the disk is full, the way out.
     Error failure(std::string_view what) const {
-        return Error{fmt::format("{} '{}': {}", what, m_temp.string(), systemReason())};
+        const int error = errno;
+        const bool full = error == ENOSPC || error == EFBIG || error == EDQUOT;
+        return Error{fmt::format(
+            "{} '{}': {}{}", what, m_final.string(), std::strerror(error),
+            full ? " (the disk is full: free some space in that folder or point XDG_CACHE_HOME "
+                   "at a disk with room, then run again; nothing partial was kept)"
+                 : "")};
     }
 
 private:
@@ -177,11 +185,11 @@ Result<TokenCache> TokenCache::build(std::string_view corpusText,
     TempFile temp(file);
     if (temp.fd() < 0) {
         return Error{fmt::format("{}; make the cache folder writable",
-                                 temp.failure("cannot write the token cache").message)};
+                                 temp.failure("cannot create the token cache").message)};
     }
     Header header{};
     if (!writeAll(temp.fd(), &header, sizeof header)) {  // placeholder until the count is known
-        return temp.failure("cannot write");
+        return temp.failure("cannot write the token cache");
     }
     Sha256 payloadHash;
     uint64_t count = 0;
@@ -208,7 +216,7 @@ Result<TokenCache> TokenCache::build(std::string_view corpusText,
             }
             payloadHash.update(buffer.data(), buffer.size());
             if (!writeAll(temp.fd(), buffer.data(), buffer.size())) {
-                failure = temp.failure("cannot write").message;
+                failure = temp.failure("cannot write the token cache").message;
             }
             count += ids.size();
         },
@@ -225,7 +233,7 @@ Result<TokenCache> TokenCache::build(std::string_view corpusText,
     std::memcpy(header.tokenizerSha, tokenizerSha.data(), 64);
     std::memcpy(header.payloadSha, payloadHash.hexDigest().data(), 64);
     if (::pwrite(temp.fd(), &header, sizeof header, 0) != ssize_t(sizeof header)) {
-        return temp.failure("cannot write");
+        return temp.failure("cannot write the token cache");
     }
     if (Status s = temp.commit(); !s.ok()) return s.error();
 

@@ -55,6 +55,36 @@ void CheckpointKeeper::atEnd(int64_t step) {
     if (step != m_lastWritten) write(step);
 }
 
+void CheckpointKeeper::setAsideDiverged(int64_t divergedStep) {
+    const int64_t bad = divergedStep - 1;
+    const fs::path folder = m_modelDir / modelio::checkpointFolderName(bad);
+    std::error_code ec;
+    if (bad < 0 || !fs::is_directory(folder, ec)) return;
+    fs::path aside = folder;
+    aside += ".diverged";
+    fs::remove_all(aside, ec);
+    fs::rename(folder, aside, ec);
+    if (ec) {
+        m_log(LogLine::Level::Warning,
+              fmt::format("checkpoint: {} gave the non-finite loss of step {}, but cannot be set "
+                          "aside ({}): resume from an earlier checkpoint",
+                          folder.string(), divergedStep, ec.message()));
+        return;
+    }
+    if (m_store && m_runId >= 0) (void)m_store->forgetCheckpoint(m_runId, bad);
+    if (m_lastWritten == bad) m_lastWritten = -1;
+    const auto left = modelio::listCheckpoints(m_modelDir);
+    m_log(LogLine::Level::Warning,
+          fmt::format("checkpoint: set {} aside as {}: its weights gave the non-finite loss of "
+                      "step {}, so resuming from it would diverge again; {}",
+                      folder.filename().string(), aside.filename().string(), divergedStep,
+                      left.empty() ? std::string("no earlier checkpoint is left")
+                                   : fmt::format("resume from {} (e.g. with a smaller learning "
+                                                 "rate: --allow-config-change --set "
+                                                 "optimizer.learning_rate=...)",
+                                                 left.back().second.string())));
+}
+
 void CheckpointKeeper::write(int64_t step) {
     const modelio::TrainerState state =
         modelio::TrainerState::forRun(m_config, step, m_runId, m_schedule.at(step));
@@ -63,8 +93,18 @@ void CheckpointKeeper::write(int64_t step) {
         m_modelDir, m_table, m_read, m_stateCopies, m_config, state,
         frozenTensors(parameterGroups(m_table, m_config.optimizer)), m_masks);
     if (!written.ok()) {
+        std::error_code ec;
+        m_folderGone = !fs::is_directory(m_modelDir, ec);
         m_log(LogLine::Level::Error,
-              fmt::format("checkpoint at step {} not written: {}", step, written.error().message));
+              fmt::format(
+                  "checkpoint at step {} not written: {}; {}", step, written.error().message,
+                  m_folderGone ? std::string("the run's folder was deleted")
+                  : m_lastWritten >= 0
+                      ? fmt::format(
+                            "training goes on, and {} stays the newest complete "
+                            "checkpoint",
+                            (m_modelDir / modelio::checkpointFolderName(m_lastWritten)).string())
+                      : std::string("training goes on")));
         return;
     }
     m_lastWritten = step;

@@ -41,6 +41,13 @@ public:
     // Every runconfig.checkpoint_steps, or now when `requested`.
     void afterStep(int64_t step, bool requested = false);
     void atEnd(int64_t step);  // the final checkpoint (skipped when `step` is already saved)
+    // The loss of `divergedStep` was not finite. It was computed with the weights saved as the
+    // checkpoint of the step before, so resuming from that one diverges again at once, whatever
+    // the learning rate: it is set aside as checkpoint-<step>.diverged (kept, never resumed from).
+    void setAsideDiverged(int64_t divergedStep);
+    // The run's folder was deleted under the running session (a checkpoint failed for it):
+    // nothing more can be saved, so training should stop.
+    bool folderGone() const { return m_folderGone; }
     // Sparsity masks to write beside the optimizer state (modelio::writeCheckpoint).
     void setMasks(modelio::MaskReader masks) { m_masks = std::move(masks); }
 
@@ -59,6 +66,7 @@ private:
     int64_t m_lastWritten;
     Log m_log;
     modelio::MaskReader m_masks;
+    bool m_folderGone = false;
 };
 
 }  // namespace ws::session

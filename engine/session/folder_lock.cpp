@@ -15,7 +15,14 @@ Result<FolderLock> FolderLock::acquire(const std::filesystem::path& folder) {
     const std::filesystem::path file = folder / ".wafer.lock";
     const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        return Error{fmt::format("cannot create {}: {}", file.string(), std::strerror(errno))};
+        const int error = errno;
+        return Error{fmt::format(
+            "cannot create {}: {}{}", file.string(), std::strerror(error),
+            error == EROFS || error == EACCES || error == EPERM
+                ? fmt::format(" (the run's folder {} must be writable: make it writable, or "
+                              "choose another folder with runconfig.model_dir)",
+                              folder.string())
+                : std::string())};
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         const int err = errno;

@@ -101,10 +101,44 @@ void Session::setState(RunState state, std::string detail) {
     m_summary.state = state;
     if (!detail.empty()) m_summary.detail = detail;
     // Paused is recorded too: a studio following the run from another process shows it.
+    Status recorded = Status::success();
     if (m_impl->recorder && m_impl->runId >= 0 && state != RunState::Preparing) {
-        (void)m_impl->recorder->setStatus(m_impl->runId, runStateName(state));
+        recorded = m_impl->recorder->setStatus(m_impl->runId, runStateName(state));
     }
+    const bool ended = state == RunState::Finished || state == RunState::Stopped ||
+                       state == RunState::Diverged || state == RunState::Failed;
+    if (ended) reportLostRecords(recorded);
     m_events.push(StateChange{state, std::move(detail)});
+}
+
+// Rows the run store could not write (its disk filled up, its folder went away) are lost: say so
+// before the run's end is announced, once, so a run that looks complete in the store is not
+// taken for one. The model folder is another matter: its checkpoints are written and checked on
+// their own.
+void Session::reportLostRecords(const Status& statusWrite) {
+    Impl& s = *m_impl;
+    if (!s.store || s.lostRecordsReported) return;
+    s.store->flush();
+    Status lost = s.store->asyncWriteStatus();
+    if (lost.ok()) lost = statusWrite;
+    // A deleted store file takes the writes with it, and SQLite, writing on through its open
+    // descriptor, never notices.
+    if (std::error_code ec; lost.ok() && !fs::exists(s.store->path(), ec)) {
+        s.lostRecordsReported = true;
+        m_events.push(LogLine{LogLine::Level::Error,
+                              fmt::format("run store {} was deleted while the run was running; "
+                                          "its record of this run went with it",
+                                          s.store->path().string())});
+        return;
+    }
+    if (lost.ok()) return;
+    s.lostRecordsReported = true;
+    m_events.push(LogLine{
+        LogLine::Level::Error,
+        fmt::format("{}; the run's record in the run store is incomplete (free some disk space "
+                    "where {} is, or give another store with --db; the weights and checkpoints "
+                    "in the model folder are not affected)",
+                    lost.error().message, s.store->path().string())});
 }
 
 // Across processes: tells the other ranks that training is over (once; whether the run

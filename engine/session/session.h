@@ -147,6 +147,7 @@ public:
 private:
     Session(config::LoadedConfig config, SessionOptions options);
     void setState(RunState state, std::string detail = {});
+    void reportLostRecords(const Status& statusWrite);
     void log(LogLine::Level level, std::string message);
     Status prepareAndTrain();
 

@@ -189,6 +189,15 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     if (r.step < p.maxSteps) {
         m_activity = fmt::format("writing the checkpoint of step {}", r.step);
         p.checkpoints->afterStep(r.step, m_checkpointRequested.exchange(false));
+        if (p.checkpoints->folderGone()) {
+            // Training on with nowhere to save would only lose more work.
+            const std::string why = fmt::format(
+                "the run's folder {} was deleted while the run was running: nothing more can "
+                "be saved, so training stopped after step {}",
+                m_impl->modelDir.string(), r.step);
+            log(LogLine::Level::Error, why);
+            return r.end(RunState::Failed, why);
+        }
     }
     return true;
 }
@@ -369,10 +378,18 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
         m_summary.emulatedSec = p.emulatedClock->stepStart(r.step);
     }
     m_activity = "writing the final weights and checkpoint";
+    if (r.endState == RunState::Diverged) p.checkpoints->setAsideDiverged(r.step);
     if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, tensorReader(),
                                          cfg, r.step);
         !st.ok()) {
-        return st;
+        // The steps since the newest checkpoint are lost; say where the run can go on from.
+        const auto saved = modelio::listCheckpoints(s.modelDir);
+        if (saved.empty()) return st;
+        return Error{fmt::format(
+            "{}; the run can go on from its newest complete checkpoint {} once that is fixed: "
+            "wafer train --resume {}",
+            st.error().message, saved.back().second.string(),
+            s.runId >= 0 ? std::to_string(s.runId) : saved.back().second.string())};
     }
     if (s.recorder) (void)s.recorder->setSummary(s.runId, storedSummaryJson(m_summary));
     log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());

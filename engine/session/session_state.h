@@ -43,6 +43,7 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 struct Session::Impl {
     std::unique_ptr<store::RunStore> store;  // opened by this run (recordInStore)
     store::RunRecorder* recorder = nullptr;  // where the run's record goes: `store`, or given
+    bool lostRecordsReported = false;        // the store's lost writes were told (once)
     int64_t runId = -1;
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     std::optional<data::TokenCache> trainCache;

@@ -10,7 +10,7 @@ namespace ws::store {
 
 Status savePlacement(RunStore& store, int64_t run, const std::vector<RankPlacement>& ranks) {
     return store.writeWith([&](SQLite::Database& db) -> Status {
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         {
             SQLite::Statement exists(db, "SELECT 1 FROM runs WHERE id = ?");
             exists.bind(1, run);
@@ -54,7 +54,7 @@ Result<std::vector<RankPlacement>> placement(const RunStore& store, int64_t run)
 
 Status saveMemoryXShards(RunStore& store, int64_t run, const std::vector<MemoryXShard>& shards) {
     return store.writeWith([&](SQLite::Database& db) -> Status {
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         SQLite::Statement erase(db, "DELETE FROM run_memoryx_shards WHERE run = ?");
         erase.bind(1, run);
         erase.exec();

@@ -156,6 +156,7 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
         db = std::make_unique<SQLite::Database>(name, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
                                                 kBusyTimeoutMs);
     } catch (const std::exception& e) {
+        if (std::string advice = notWritableAdvice(dbPath); !advice.empty()) return Error{advice};
         return Error{
             fmt::format("cannot open run store {}: {} (check that its folder exists and "
                         "is writable)",
@@ -172,6 +173,7 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
             if (health.problem.empty()) health.problem = e.what();
             return Error{damagedStoreAdvice(dbPath, health)};
         }
+        if (std::string advice = notWritableAdvice(dbPath); !advice.empty()) return Error{advice};
         return Error{fmt::format("cannot read run store {}: {}", name, e.what())};
     }
     // WAL: readers (the GUI, `wafer runs`) never block the writer. synchronous=FULL makes each
@@ -191,12 +193,17 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
             const int code = e.getErrorCode() & 0xff;
             if ((code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
                 std::chrono::steady_clock::now() >= deadline) {
+                if (std::string advice = notWritableAdvice(dbPath); !advice.empty())
+                    return Error{advice};
                 return Error{fmt::format("cannot configure run store {}: {}", name, e.what())};
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
     }
-    if (Status s = detail::migrate(*db, detail::migrations(), name); !s) return s.error();
+    if (Status s = detail::migrate(*db, detail::migrations(), name); !s) {
+        if (std::string advice = notWritableAdvice(dbPath); !advice.empty()) return Error{advice};
+        return s.error();
+    }
     try {
         impl->reader =
             std::make_unique<SQLite::Database>(name, SQLite::OPEN_READONLY, kBusyTimeoutMs);
@@ -233,7 +240,7 @@ Result<int64_t> RunStore::createRun(const NewRun& run) {
                                 run.name, m_impl->name, role, *link)};
             }
         }
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         SQLite::Statement insert(db,
                                  "INSERT INTO runs(name, created, status, config_yaml, "
                                  "config_hash, parent_run, model_dir, kind, sweep_id) VALUES "
@@ -350,7 +357,7 @@ Status RunStore::forgetCheckpoint(int64_t run, int64_t step) {
 
 Status RunStore::truncateAfter(int64_t run, int64_t step) {
     return m_impl->writer->call([&](SQLite::Database& db) -> Status {
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         if (!runExists(db, run)) return m_impl->noRun(run);
         for (const char* sql : {"DELETE FROM metrics WHERE run = ? AND step > ?",
                                 "DELETE FROM checkpoints WHERE run = ? AND step > ?"}) {
@@ -373,7 +380,7 @@ Status RunStore::asyncWriteStatus() const {
 
 Status RunStore::deleteRun(int64_t run) {
     return m_impl->writer->call([&](SQLite::Database& db) -> Status {
-        SQLite::Transaction transaction(db);
+        SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
         if (!runExists(db, run)) return m_impl->noRun(run);
         for (const char* sql :
              {"DELETE FROM metrics WHERE run = ?", "DELETE FROM events WHERE run = ?",

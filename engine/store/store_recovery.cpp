@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -238,6 +239,27 @@ std::string compactUtcNow() {
 
 }  // namespace
 
+// (see store_recovery.h)
+std::string notWritableAdvice(const fs::path& dbPath) {
+    const fs::path folder = dbPath.has_parent_path() ? dbPath.parent_path() : fs::path(".");
+    std::string why;
+    struct statvfs disk {};
+    if (::statvfs(folder.c_str(), &disk) == 0 && (disk.f_flag & ST_RDONLY) != 0) {
+        why = "is on a read-only disk";
+    } else if (::access(folder.c_str(), W_OK) != 0) {
+        why = fmt::format("is in a folder that is not writable ({})", folder.string());
+    } else if (::access(dbPath.c_str(), F_OK) == 0 && ::access(dbPath.c_str(), W_OK) != 0) {
+        why = "is a read-only file";
+    } else {
+        return {};
+    }
+    return fmt::format(
+        "run store {} {}: the store must be writable, even to be read (SQLite keeps its -wal "
+        "and -shm files beside it); make it writable, or copy it to a writable folder and give "
+        "that with --db",
+        dbPath.string(), why);
+}
+
 fs::path backupPathFor(const fs::path& db) {
     return withSuffix(db, ".backup");
 }
@@ -267,6 +289,11 @@ StoreHealth checkStore(const fs::path& db) {
     } catch (const SQLite::Exception& e) {
         health.state = isBusy(e) ? StoreHealth::State::Busy : StoreHealth::State::Damaged;
         health.problem = e.what();
+        // Unreadable because unwritable (a WAL store on a read-only disk): not damage.
+        if (std::string advice = notWritableAdvice(db); !advice.empty()) {
+            health.state = StoreHealth::State::Busy;
+            health.problem = std::move(advice);
+        }
     } catch (const std::exception& e) {
         health.state = StoreHealth::State::Damaged;
         health.problem = e.what();

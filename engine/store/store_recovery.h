@@ -45,7 +45,9 @@ struct BackupInfo {
 struct StoreHealth {
     // Busy: another connection (a run opening the store, converting it to WAL, a sweep's other
     // trial) held a lock for longer than kBusyWait, so nothing could be read; nothing is known to
-    // be wrong with the file, and it is never treated as damaged.
+    // be wrong with the file, and it is never treated as damaged. The same when the file cannot
+    // be read because it cannot be written (a WAL store on a read-only disk; see
+    // notWritableAdvice).
     enum class State { Missing, Healthy, Busy, Damaged };
     State state = State::Missing;
     std::string problem;  // for Damaged and Busy: what SQLite said
@@ -53,6 +55,11 @@ struct StoreHealth {
 };
 
 std::filesystem::path backupPathFor(const std::filesystem::path& db);  // "<db>.backup"
+
+// When `db` cannot be opened because it cannot be written (SQLite writes even to read a WAL
+// store: its -wal and -shm files live beside it): an error naming the file, why (a read-only
+// disk, folder or file) and the way out. "" when writing is not the problem.
+std::string notWritableAdvice(const std::filesystem::path& db);
 
 // Never writes to `db`.
 StoreHealth checkStore(const std::filesystem::path& db);

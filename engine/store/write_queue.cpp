@@ -117,6 +117,12 @@ Status WriteQueue::health() const {
     return Error{m_failure};
 }
 
+std::string WriteQueue::fullDiskHint(const std::exception& e) {
+    const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&e);
+    if (sqlite == nullptr || (sqlite->getErrorCode() & 0xff) != SQLITE_FULL) return {};
+    return " (the disk is full: free some disk space where the run store is)";
+}
+
 void WriteQueue::noteFailure(const std::string& message) {
     std::lock_guard lock(m_mutex);
     if (m_failure.empty()) m_failure = message;
@@ -174,8 +180,8 @@ void WriteQueue::writeRows(const std::vector<MetricRow>& metrics,
             if ((code == SQLITE_BUSY || code == SQLITE_LOCKED) && attempt < kBusyAttempts) continue;
             noteFailure(
                 fmt::format("run store {}: lost {} metric rows and {} events that could "
-                            "not be written: {}",
-                            m_dbName, metrics.size(), events.size(), e.what()));
+                            "not be written: {}{}",
+                            m_dbName, metrics.size(), events.size(), e.what(), fullDiskHint(e)));
             return;
         } catch (const std::exception& e) {
             noteFailure(
@@ -196,7 +202,10 @@ void WriteQueue::writeRows(const std::vector<MetricRow>& metrics,
 
 void WriteQueue::writeRowsOnce(const std::vector<MetricRow>& metrics,
                                const std::vector<EventRow>& events, size_t& unknownRun) {
-    SQLite::Transaction transaction(*m_db);  // rolls back if anything below throws
+    // IMMEDIATE: take the write lock (waiting out other processes) before reading anything, so
+    // another process committing meanwhile cannot make the write fail at once with "database is
+    // locked" (a WAL read snapshot cannot be upgraded once stale). Rolls back if anything throws.
+    SQLite::Transaction transaction(*m_db, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement insertMetric(*m_db,
                                    "INSERT INTO metrics(run, step, key, value, special, "
                                    "wall_time) VALUES (?, ?, ?, ?, ?, ?)");

@@ -68,6 +68,9 @@ public:
     // written), or success.
     Status health() const;
 
+    // What to do when `e` says the disk is full (SQLITE_FULL), "" otherwise.
+    static std::string fullDiskHint(const std::exception& e);
+
 private:
     uint64_t pushJob(Job job);
     void waitDone(uint64_t sequence);
@@ -103,7 +106,7 @@ auto WriteQueue::call(F fn) -> std::invoke_result_t<F&, SQLite::Database&> {
         try {
             result.emplace(fn(db));
         } catch (const std::exception& e) {
-            result.emplace(Error{m_dbName + ": " + e.what()});
+            result.emplace(Error{m_dbName + ": " + e.what() + fullDiskHint(e)});
         }
     });
     waitDone(sequence);

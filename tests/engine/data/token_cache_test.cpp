@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/data/corpus.h"
+#include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 
 namespace ws::data {
@@ -220,6 +221,31 @@ TEST(TokenCache, ErrorsNameTheProblem) {
     ASSERT_FALSE(blocked.ok());
     EXPECT_NE(blocked.error().message.find("cannot create the token cache folder"),
               std::string::npos);
+}
+
+// Issue 19: the disk fills up while the cache is written. The error names the cache file, says the
+// disk is full and what to do; no temp file is left; with space back the same call succeeds.
+TEST(TokenCache, AFullDiskIsReportedAndLeavesNoTempFile) {
+    testing::TempDir dir;
+    auto byte = tokenizer::makeByteTokenizer();
+    const std::string text = sampleText(3000);  // ~200 KB of byte tokens, 2 bytes each
+    Result<TokenCache> full = Error{"not run"};
+    {
+        ws::testing::FileSizeLimit limit(64 * 1024);
+        full = TokenCache::build(text, *byte, dir / "cache");
+    }
+    ASSERT_FALSE(full.ok());
+    const std::string& message = full.error().message;
+    EXPECT_NE(message.find((dir / "cache" / "tokens").string()), std::string::npos) << message;
+    EXPECT_NE(message.find(".tokens'"), std::string::npos) << message;  // the cache, not a temp
+    EXPECT_NE(message.find("disk is full"), std::string::npos) << message;
+    EXPECT_NE(message.find("XDG_CACHE_HOME"), std::string::npos) << message;
+    EXPECT_TRUE(filesIn(dir / "cache" / "tokens").empty());
+
+    auto built = TokenCache::build(text, *byte, dir / "cache");
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    EXPECT_EQ(built->size(), text.size());
+    EXPECT_EQ(filesIn(dir / "cache" / "tokens").size(), 1u);
 }
 
 }  // namespace
