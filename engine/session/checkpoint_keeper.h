@@ -6,8 +6,8 @@
 // lacks files). The run's metrics are flushed to the store before each checkpoint is written, so
 // a checkpoint on disk never covers steps whose metrics a kill could still lose. atStart removes
 // what a killed process left (hidden .partial folders, atomic-write temp files); the store's rows
-// are reconciled by the resume (session/resume.h). A checkpoint that cannot be written is reported through `log` as an error and training
-// goes on: losing a checkpoint must not also lose the run.
+// are reconciled by the resume (session/resume.h). A checkpoint that cannot be written is reported
+// through `log` as an error and training goes on: losing a checkpoint must not also lose the run.
 // Not thread-safe: used by the training thread between steps, when MemoryX is consistent.
 #pragma once
 
