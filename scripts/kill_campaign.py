@@ -163,8 +163,13 @@ def integrity(db):
 
 
 def query(db, sql, *args):
+    """Rows of `sql`; none from a store a kill left before its schema was created."""
+    if not os.path.exists(db):
+        return []
     con = sqlite3.connect(db, timeout=10)
     try:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchall():
+            return []
         return con.execute(sql, args).fetchall()
     finally:
         con.close()
@@ -339,7 +344,7 @@ class Campaign:
         runs = query(db, "SELECT id, status FROM runs WHERE model_dir = ? ORDER BY id", model_dir)
         finished = [r for r, s in runs if s == "finished"]
         self.check(len(finished) == 1, f"expected one finished run in {model_dir}: {runs}", trial)
-        run = finished[-1] if finished else runs[-1][0]
+        run = finished[-1] if finished else (runs[-1][0] if runs else -1)
         weights = os.path.join(model_dir, "model.safetensors")
         self.check(os.path.exists(weights) and tensors(weights) == ref["weights"],
                    "final weights differ from the uninterrupted run's", trial)
@@ -463,8 +468,7 @@ class Campaign:
             if attempts > kills_wanted * 4 + 10:
                 self.check(False, "too many attempts without finishing", trial)
                 return kills
-            sweeps = query(db, "SELECT id FROM runs WHERE kind = 'sweep'") \
-                if os.path.exists(db) else []
+            sweeps = query(db, "SELECT id FROM runs WHERE kind = 'sweep'")
             if sweeps:
                 cmd = [self.wafer, "sweep", "--resume", str(sweeps[0][0]), "--db", db, "--yes"]
             else:
