@@ -1,6 +1,7 @@
 // AtomicFileWriter (see atomic_file.h): temp file + fsync + rename + fsync of the folder, and
 // the whole-file helpers built on it.
 #include "engine/checkpoint/atomic_file.h"
+#include "engine/core/kill_points.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -131,6 +132,7 @@ Status AtomicFileWriter::commit() {
         return fail("closing the temp file", errno);
     }
     m_fd = -1;
+    killPoint("atomic-commit");
     if (::rename(m_tempPath.c_str(), m_finalPath.c_str()) != 0) {
         return fail("renaming the temp file over it", errno);
     }

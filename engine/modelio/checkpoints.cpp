@@ -15,6 +15,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/config/yaml_writer.h"
 #include "engine/core/hash.h"
+#include "engine/core/kill_points.h"
 #include "engine/model/random.h"
 #include "engine/modelio/weights_io.h"
 
@@ -407,6 +408,7 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
         written.fileSha256[kTrainerStateFile] = sha256Hex(text);
     }
     if (Status st = fsyncPath(partial); !st.ok()) return st.error();
+    killPoint("checkpoint-rename");
     fs::rename(partial, folder, ec);
     if (ec) {
         return Error{fmt::format("cannot rename {} to {}: {}", partial.string(), folder.string(),

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "engine/core/kill_points.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/session/param_groups.h"
 #include "engine/store/run_store.h"
@@ -29,12 +30,15 @@ CheckpointKeeper::CheckpointKeeper(const config::Config& config, fs::path modelD
       m_log(std::move(log)) {}
 
 void CheckpointKeeper::atStart(int64_t step) {
-    // Partial folders are what a killed writer left behind; one process writes a run's folder.
+    // Partial folders are what a killed writer (or pruner) left behind, and .<file>.tmp-XXXXXX
+    // the temp file of an atomic write (the final weights) it never renamed into place; one
+    // process writes a run's folder, and this one holds it now.
     std::vector<fs::path> partial;
     std::error_code ec;
     for (fs::directory_iterator it(m_modelDir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (name.rfind(".checkpoint-", 0) == 0 && name.ends_with(".partial")) {
+        if ((name.rfind(".checkpoint-", 0) == 0 && name.ends_with(".partial")) ||
+            (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
             partial.push_back(it->path());
         }
     }
@@ -86,6 +90,9 @@ void CheckpointKeeper::setAsideDiverged(int64_t divergedStep) {
 }
 
 void CheckpointKeeper::write(int64_t step) {
+    // The metrics logged up to this step reach the store before the checkpoint exists: a process
+    // killed once it is on disk resumes from it and never logs those steps again.
+    if (m_store) m_store->flush();
     const modelio::TrainerState state =
         modelio::TrainerState::forRun(m_config, step, m_runId, m_schedule.at(step));
     // Optimizer state of the tensors that train only (MemoryX keeps none for the frozen ones).
@@ -108,6 +115,7 @@ void CheckpointKeeper::write(int64_t step) {
         return;
     }
     m_lastWritten = step;
+    killPoint("checkpoint-record");
     if (m_store && m_runId >= 0) {
         for (const auto& [name, sha] : written->fileSha256) {
             if (Status st = m_store->recordCheckpoint(m_runId, step, written->folder / name, sha);
@@ -129,14 +137,21 @@ void CheckpointKeeper::prune(int64_t newest) {
     for (size_t i = 0; i < excess; ++i) {
         const auto& [step, folder] = existing[i];
         if (step >= newest) break;  // never the one just written
+        // Out of sight in one rename first: a process killed while deleting leaves a hidden
+        // .partial folder (removed by the next atStart), never a checkpoint-<step> missing files.
+        const fs::path doomed =
+            m_modelDir / fmt::format(".{}.pruned.partial", folder.filename().string());
         std::error_code ec;
-        fs::remove_all(folder, ec);
+        fs::remove_all(doomed, ec);
+        fs::rename(folder, doomed, ec);
         if (ec) {
             m_log(LogLine::Level::Warning, fmt::format("cannot delete old checkpoint {}: {}",
                                                        folder.string(), ec.message()));
             continue;
         }
+        killPoint("checkpoint-prune");
         if (m_store && m_runId >= 0) (void)m_store->forgetCheckpoint(m_runId, step);
+        fs::remove_all(doomed, ec);
         m_log(LogLine::Level::Info,
               fmt::format("checkpoint: deleted {} (runconfig.max_checkpoints {})",
                           folder.filename().string(), keep));

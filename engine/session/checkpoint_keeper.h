@@ -2,8 +2,12 @@
 // checkpoint-<step> every runconfig.checkpoint_steps steps and once more when the run finishes or
 // is stopped, records each file's SHA-256 in the run store, and keeps only the newest
 // runconfig.max_checkpoints folders - deleting older ones only after the new one is complete and
-// recorded. A checkpoint that cannot be written is reported through `log` as an error and training
-// goes on: losing a checkpoint must not also lose the run.
+// recorded (each hidden by a rename first, so a kill mid-delete leaves no checkpoint-<step> that
+// lacks files). The run's metrics are flushed to the store before each checkpoint is written, so
+// a checkpoint on disk never covers steps whose metrics a kill could still lose. atStart removes
+// what a killed process left (hidden .partial folders, atomic-write temp files); the store's rows
+// are reconciled by the resume (session/resume.h). A checkpoint that cannot be written is reported
+// through `log` as an error and training goes on: losing a checkpoint must not also lose the run.
 // Not thread-safe: used by the training thread between steps, when MemoryX is consistent.
 #pragma once
 

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "engine/core/paths.h"
 #include "engine/store/run_store.h"
@@ -172,6 +174,38 @@ Status checkNoNewerCheckpoint(const fs::path& modelDir, int64_t step) {
                 "run another folder (--set runconfig.model_dir=NEW_FOLDER)",
                 modelDir.string(), path.filename().string(), step)};
         }
+    }
+    return Status::success();
+}
+
+Status reconcileCheckpointRecords(store::RunStore& store, int64_t run, const fs::path& modelDir,
+                                  const modelio::CheckpointContents& resumed) {
+    auto records = store.checkpoints(run);
+    if (!records.ok()) return records.error();
+    const fs::path folderKey = sameFileKey(modelDir);
+    std::map<int64_t, bool> anyFileLeft;  // steps of rows in modelDir: does a file remain?
+    for (const auto& record : *records) {
+        const fs::path file(record.path);
+        if (sameFileKey(file.parent_path().parent_path()) != folderKey) continue;
+        std::error_code ec;
+        anyFileLeft[record.step] = anyFileLeft[record.step] || fs::exists(file, ec);
+    }
+    for (const auto& [step, left] : anyFileLeft) {
+        if (left) continue;
+        if (Status st = store.forgetCheckpoint(run, step); !st.ok()) return st;
+    }
+    const int64_t step = resumed.state.globalStep;
+    const fs::path resumedKey = sameFileKey(resumed.folder);
+    std::set<std::string> recorded;
+    for (const auto& record : *records) {
+        const fs::path file(record.path);
+        if (record.step == step && sameFileKey(file.parent_path()) == resumedKey)
+            recorded.insert(file.filename().string());
+    }
+    for (const auto& [name, sha] : resumed.fileSha256) {
+        if (recorded.count(name)) continue;
+        if (Status st = store.recordCheckpoint(run, step, resumed.folder / name, sha); !st.ok())
+            return st;
     }
     return Status::success();
 }

@@ -71,4 +71,13 @@ std::vector<LogLine> describeResume(const ResumePlan& plan, const ResumePlacemen
 // Refuses when `modelDir` holds a checkpoint newer than `step` (continuing would overwrite it).
 Status checkNoNewerCheckpoint(const std::filesystem::path& modelDir, int64_t step);
 
+// Brings a continued run's checkpoint rows back in line with its model folder. A process killed
+// between putting a checkpoint in place and recording its checksums, or between deleting an old
+// checkpoint and forgetting it, left the store behind the folder: the rows of checkpoints in
+// `modelDir` whose files are all gone are dropped, and the files of `resumed` (the checkpoint
+// being continued from, verified) that have no row are recorded.
+Status reconcileCheckpointRecords(store::RunStore& store, int64_t run,
+                                  const std::filesystem::path& modelDir,
+                                  const modelio::CheckpointContents& resumed);
+
 }  // namespace ws::session

@@ -718,6 +718,10 @@ Status Session::claimModelFolder(Prepared& p) {
         s.runId = *p.placement->continueRun;
         m_summary.runId = s.runId;
         if (Status st = s.store->truncateAfter(s.runId, p.startStep); !st.ok()) return st;
+        if (Status st =
+                reconcileCheckpointRecords(*s.store, s.runId, s.modelDir, p.resume->checkpoint);
+            !st.ok())
+            return st;
     }
     m_summary.modelDir = s.modelDir;
     m_place = {s.runId, s.modelDir};

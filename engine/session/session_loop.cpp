@@ -13,6 +13,7 @@
 #include <new>
 #include <numbers>
 
+#include "engine/core/kill_points.h"
 #include "engine/model/random.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
@@ -159,6 +160,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     if (result.cancelled) {
         return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }
+    killPoint("step-end");
     afterStepSparsity(p, r);
     emulateRouting(p, r.step, result.expertTokens);  // MoE: the step's real routing
     countEmulatedStep(p);

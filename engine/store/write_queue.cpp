@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "engine/core/kill_points.h"
 #include "engine/store/time_format.h"
 
 namespace ws::store::detail {
@@ -230,6 +231,7 @@ void WriteQueue::writeRowsOnce(const std::vector<MetricRow>& metrics,
         insertEvent.bindNoCopy(4, row.message);
         if (!insertRow(insertEvent)) ++unknownRun;
     }
+    killPoint("store-commit");
     transaction.commit();
 }
 

@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "engine/core/kill_points.h"
 #include "engine/model/random.h"
 #include "engine/streaming/swarmx.h"
 #include "engine/streaming/weight_streamer.h"
@@ -458,6 +459,7 @@ struct StreamingExecutor::Impl {
                                  layerTrainable[size_t(layerIndex)]);
         optimizer->updateRange(memoryx->weights(), memoryx->gradients(), local, local + l.size, lr,
                                scale, updateCount);
+        killPoint("memoryx-update");
         memoryx->endUpdate();
         report(Span{step, micros - 1, -1, layerIndex, SpanKind::Update,
                     int64_t(l.size * sizeof(float)), t0, now()});
