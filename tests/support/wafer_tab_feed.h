@@ -47,8 +47,25 @@ inline std::vector<streaming::Span> spansOf(const wafer::StepPrediction& p, int6
     return out;
 }
 
+// A tiny model that trains in a moment (the session tests' config), `extra` appended.
+inline std::string tinyRunYaml(int maxSteps = 2, int logSteps = 1, const std::string& extra = {}) {
+    return "model: {hidden_size: 32, num_hidden_layers: 2, num_heads: 2, filter_size: 64,\n"
+           "        vocab_size: 256, max_position_embeddings: 64}\n"
+           "optimizer: {optimizer_type: adamw, learning_rate: 0.003}\n"
+           "train_input: {data_dir: corpus, batch_size: 4, max_sequence_length: 32,\n"
+           "              tokenizer: {type: byte}}\n"
+           "eval_input: {batch_size: 4}\n"
+           "runconfig: {max_steps: " +
+           std::to_string(maxSteps) +
+           ", eval_frequency: 50, eval_steps: 1, log_steps: " + std::to_string(logSteps) +
+           ", seed: 7,\n"
+           "            num_threads: 1}\n" +
+           extra;
+}
+
 // A real run of `yaml` on the tiny corpus in `dir` (teaching wafer, model in dir/model, store
-// dir/runs.sqlite when `record`): its config, summary and every event it published.
+// dir/runs.sqlite when `record`, `overrides` as --set gives them): its config, summary and every
+// event it published.
 struct TinyRun {
     config::Config config;
     session::RunSummary summary;
@@ -56,9 +73,10 @@ struct TinyRun {
 };
 
 inline bool runTiny(const std::string& yaml, const std::filesystem::path& dir, TinyRun& out,
-                    bool record = false) {
+                    bool record = false, std::vector<std::string> overrides = {}) {
     writeTinyCorpus(dir);
-    auto loaded = config::parseConfig(yaml, "tiny.yaml", dir, {"wafer.spec=teaching-16x16"});
+    overrides.insert(overrides.begin(), "wafer.spec=teaching-16x16");
+    auto loaded = config::parseConfig(yaml, "tiny.yaml", dir, overrides);
     if (!loaded.ok()) {
         qWarning("%s", loaded.error().message.c_str());
         return false;

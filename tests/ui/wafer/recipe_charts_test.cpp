@@ -77,17 +77,9 @@ std::vector<ws::session::StepMetrics> sparseMetrics() {
     return batch;
 }
 
-// A tiny model pruned to 50% by RigL, recorded in the store.
+// A tiny model pruned to 50% (static masks), recorded in the store.
 const std::string kSparseRunYaml =
-    "model: {hidden_size: 32, num_hidden_layers: 2, num_heads: 2, filter_size: 64,\n"
-    "        vocab_size: 256, max_position_embeddings: 64}\n"
-    "optimizer: {optimizer_type: adamw, learning_rate: 0.003}\n"
-    "train_input: {data_dir: corpus, batch_size: 4, max_sequence_length: 32,\n"
-    "              tokenizer: {type: byte}}\n"
-    "eval_input: {batch_size: 4}\n"
-    "runconfig: {max_steps: 6, eval_frequency: 50, eval_steps: 1, log_steps: 2, seed: 7,\n"
-    "            num_threads: 1}\n"
-    "sparsity: {sparsity: 0.5, type: static}\n";
+    ws::testing::tinyRunYaml(6, 2, "sparsity: {sparsity: 0.5, type: static}\n");
 
 }  // namespace
 

@@ -75,16 +75,7 @@ ws::config::Config configFor(bool emulate, int systems) {
     return c;
 }
 
-// A tiny model that trains in a moment (the session tests' config).
-const std::string kTinyRunYaml =
-    "model: {hidden_size: 32, num_hidden_layers: 2, num_heads: 2, filter_size: 64,\n"
-    "        vocab_size: 256, max_position_embeddings: 64}\n"
-    "optimizer: {optimizer_type: adamw, learning_rate: 0.003}\n"
-    "train_input: {data_dir: corpus, batch_size: 4, max_sequence_length: 32,\n"
-    "              tokenizer: {type: byte}}\n"
-    "eval_input: {batch_size: 4}\n"
-    "runconfig: {max_steps: 2, eval_frequency: 5, eval_steps: 1, log_steps: 1, seed: 7,\n"
-    "            num_threads: 1}\n";
+const std::string kTinyRunYaml = ws::testing::tinyRunYaml();
 
 int laneOfPlanned(const ws::wafer::TimelineSpan& t) {
     switch (t.kind) {
@@ -368,41 +359,18 @@ private slots:
         int64_t weightsDown[2] = {0, 0}, gradientsUp[2] = {0, 0};
         for (const bool bf16 : {false, true}) {
             ws::testing::TempDir dir;
-            ws::testing::writeTinyCorpus(dir.path());
-            std::vector<std::string> overrides = {"wafer.spec=teaching-16x16",
-                                                  "runconfig.num_csx=2"};
+            std::vector<std::string> overrides = {"runconfig.num_csx=2"};
             if (bf16) {
                 overrides.push_back("model.mixed_precision=true");
                 overrides.push_back("model.fp16_type=bfloat16");
             }
-            auto loaded = ws::config::parseConfig(kTinyRunYaml, "tiny.yaml", dir.path(), overrides);
-            QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
-            loaded->config.runconfig.modelDir = (dir.path() / "model").string();
-            const ws::config::Config config = loaded->config;
-            ws::session::SessionOptions options;
-            options.dbPath = dir.path() / "runs.sqlite";
-            options.cacheDir = dir.path() / "cache";
-            options.recordInStore = false;
-            auto session = ws::session::Session::create(std::move(loaded).value(), options);
-            QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
-            (*session)->run();
-            std::vector<ws::session::Event> events;
-            (*session)->events().drain(events);
-
+            ws::testing::TinyRun run;
+            QVERIFY(ws::testing::runTiny(kTinyRunYaml, dir.path(), run, false, overrides));
             WaferTab tab;
             tab.resize(1300, 850);
             tab.show();
             QVERIFY(QTest::qWaitForWindowExposed(&tab));
-            tab.beginRun(config);
-            tab.setRunState(ws::session::RunState::Running);
-            std::vector<ws::streaming::Span> spans;
-            for (const auto& e : events) {
-                if (const auto* es = std::get_if<ws::session::EmulatedStep>(&e))
-                    tab.addEmulatedStep(*es);
-                if (const auto* sp = std::get_if<ws::streaming::Span>(&e)) spans.push_back(*sp);
-            }
-            tab.appendSpans(spans);
-            tab.setRunState(ws::session::RunState::Finished);
+            ws::testing::feedTab(tab, run);
             tab.showStep(0);
             tab.redrawNow();
             QCOMPARE(tab.emulation(), WaferTab::Emulation::On);
