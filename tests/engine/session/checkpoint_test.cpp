@@ -37,13 +37,6 @@ const std::vector<std::string> kRichOverrides = {
     "runconfig.checkpoint_steps=3",
 };
 
-// The shared options, but runs keep the session's own names ("<model name> <date time>").
-SessionOptions optionsIn(const TempDir& dir) {
-    SessionOptions o = sessionOptionsIn(dir);
-    o.runName.clear();
-    return o;
-}
-
 config::LoadedConfig richConfig(const TempDir& dir, int maxSteps, const std::string& modelDir,
                                 std::vector<std::string> extra = {}) {
     std::vector<std::string> overrides = kRichOverrides;
@@ -51,14 +44,6 @@ config::LoadedConfig richConfig(const TempDir& dir, int maxSteps, const std::str
     auto c = tinyConfig(dir.path(), maxSteps, overrides);
     c.config.runconfig.modelDir = (dir.path() / modelDir).string();
     return c;
-}
-
-RunSummary train(config::LoadedConfig config, SessionOptions options) {
-    auto session = Session::create(std::move(config), std::move(options));
-    EXPECT_TRUE(session.ok()) << session.error().message;
-    if (!session.ok()) return {};
-    runToEnd(**session);
-    return (*session)->summary();
 }
 
 std::string readBytes(const fs::path& file) {
@@ -74,29 +59,14 @@ void writeBytes(const fs::path& file, const std::string& bytes) {
     std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-// Every tensor of two safetensors files, byte for byte (metadata may differ: it holds model_dir).
-void expectSameTensors(const fs::path& a, const fs::path& b) {
-    auto fa = checkpoint::SafetensorsFile::open(a);
-    auto fb = checkpoint::SafetensorsFile::open(b);
-    ASSERT_TRUE(fa.ok()) << fa.error().message;
-    ASSERT_TRUE(fb.ok()) << fb.error().message;
-    ASSERT_EQ(fa->names(), fb->names());
-    for (const auto& name : fa->names()) {
-        const auto* ta = fa->find(name);
-        const auto* tb = fb->find(name);
-        ASSERT_EQ(ta->bytes, tb->bytes) << name;
-        EXPECT_EQ(std::memcmp(ta->data, tb->data, ta->bytes), 0) << name << " differs";
-    }
-}
-
 TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
     TempDir dir("ckpt_exact");
     writeTinyCorpus(dir.path());
     constexpr int kSteps = 10;
-    const RunSummary whole = train(richConfig(dir, kSteps, "whole"), optionsIn(dir));
+    const RunSummary whole = train(richConfig(dir, kSteps, "whole"), unnamedOptionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
 
-    auto stopping = optionsIn(dir);
+    auto stopping = unnamedOptionsIn(dir);
     stopping.stopAfterStep = 4;
     const RunSummary first = train(richConfig(dir, kSteps, "split"), stopping);
     ASSERT_EQ(first.state, RunState::Stopped) << first.detail;
@@ -118,7 +88,7 @@ TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
     fs::create_directories(partial);
     writeBytes(partial / kModelFile, "half a file");
 
-    auto resuming = optionsIn(dir);
+    auto resuming = unnamedOptionsIn(dir);
     resuming.resumeFrom = at4;
     auto config = resumeConfig(at4);
     ASSERT_TRUE(config.ok()) << config.error().message;
@@ -152,9 +122,9 @@ TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
 TEST(Checkpoint, ResumeInAnotherFolderStartsALinkedRunThatStillMatches) {
     TempDir dir("ckpt_linked");
     writeTinyCorpus(dir.path());
-    const RunSummary whole = train(richConfig(dir, 6, "whole"), optionsIn(dir));
+    const RunSummary whole = train(richConfig(dir, 6, "whole"), unnamedOptionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = optionsIn(dir);
+    auto resuming = unnamedOptionsIn(dir);
     resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
     auto config = resumeConfig(resuming.resumeFrom,
                                {"runconfig.model_dir=" + (dir.path() / "other").string()});
@@ -181,9 +151,9 @@ TEST(Checkpoint, Bf16RunOnTwoThreadsResumesBitForBit) {
     writeTinyCorpus(dir.path());
     const std::vector<std::string> bf16 = {"model.mixed_precision=true", "model.fp16_type=bfloat16",
                                            "runconfig.num_threads=2"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", bf16), optionsIn(dir));
+    const RunSummary whole = train(richConfig(dir, 6, "whole", bf16), unnamedOptionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = optionsIn(dir);
+    auto resuming = unnamedOptionsIn(dir);
     resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
     auto config = resumeConfig(resuming.resumeFrom,
                                {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
@@ -204,9 +174,9 @@ TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
     const std::vector<std::string> lora = {"lora.rank=2", "lora.dropout=0.1",
                                            "lora.targets=[c_attn, mlp.c_proj]",
                                            "optimizer.learning_rate=0.01"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", lora), optionsIn(dir));
+    const RunSummary whole = train(richConfig(dir, 6, "whole", lora), unnamedOptionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = optionsIn(dir);
+    auto resuming = unnamedOptionsIn(dir);
     resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
     auto config = resumeConfig(resuming.resumeFrom,
                                {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
@@ -238,9 +208,9 @@ TEST(Checkpoint, MoeRunWithCapacityDropsResumesBitForBit) {
     const std::vector<std::string> moe = {"model.moe.num_experts=3", "model.moe.top_k=2",
                                           "model.moe.capacity_factor=0.8",
                                           "model.moe.load_balancing_loss_coef=0.05"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", moe), optionsIn(dir));
+    const RunSummary whole = train(richConfig(dir, 6, "whole", moe), unnamedOptionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = optionsIn(dir);
+    auto resuming = unnamedOptionsIn(dir);
     resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
     auto config = resumeConfig(resuming.resumeFrom,
                                {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
@@ -265,7 +235,7 @@ TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
     writeTinyCorpus(dir.path());
     const std::vector<std::string> lora = {"lora.rank=2", "lora.targets=[c_attn, c_fc]",
                                            "optimizer.learning_rate=0.01"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", lora), optionsIn(dir));
+    const RunSummary whole = train(richConfig(dir, 6, "whole", lora), unnamedOptionsIn(dir));
     ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
     // The older layout: checkpoint-3 copied, its optimizer file with zeros for the base tensors.
     const fs::path old = dir.path() / "old" / "checkpoint-3";
@@ -303,7 +273,7 @@ TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
         state["files"][kOptimizerFile]["sha256"] = sha;
         std::ofstream(old / "trainer_state.json") << state.dump(2);
     }
-    auto resuming = optionsIn(dir);
+    auto resuming = unnamedOptionsIn(dir);
     resuming.resumeFrom = old;
     auto config = resumeConfig(resuming.resumeFrom,
                                {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
@@ -321,7 +291,7 @@ TEST(Checkpoint, KeepsTheNewestMaxCheckpointsAndRecordsEachFilesSha256) {
     const RunSummary run =
         train(richConfig(dir, 7, "model",
                          {"runconfig.checkpoint_steps=2", "runconfig.max_checkpoints=2"}),
-              optionsIn(dir));
+              unnamedOptionsIn(dir));
     ASSERT_EQ(run.state, RunState::Finished) << run.detail;
     std::vector<int64_t> steps;
     for (const auto& [step, folder] : listCheckpoints(dir.path() / "model")) steps.push_back(step);
@@ -347,7 +317,7 @@ TEST(Checkpoint, CheckpointNowWritesAfterTheStepInFlight) {
     TempDir dir("ckpt_now");
     writeTinyCorpus(dir.path());
     auto session = Session::create(richConfig(dir, 3, "model", {"runconfig.checkpoint_steps=0"}),
-                                   optionsIn(dir));
+                                   unnamedOptionsIn(dir));
     ASSERT_TRUE(session.ok()) << session.error().message;
     (*session)->requestCheckpoint();  // before the first step: taken after step 1
     runToEnd(**session);
@@ -363,7 +333,7 @@ TEST(Checkpoint, SgdMomentumStateRoundTripsWithoutARunStore) {
     writeTinyCorpus(dir.path());
     const std::vector<std::string> sgd = {"optimizer.optimizer_type=sgd", "optimizer.momentum=0.9"};
     auto noStore = [&] {
-        auto o = optionsIn(dir);
+        auto o = unnamedOptionsIn(dir);
         o.recordInStore = false;
         return o;
     };
@@ -390,7 +360,7 @@ class CheckpointRefusal : public ::testing::Test {
 protected:
     void SetUp() override {
         writeTinyCorpus(m_dir.path());
-        auto options = optionsIn(m_dir);
+        auto options = unnamedOptionsIn(m_dir);
         options.stopAfterStep = 4;
         const RunSummary run = train(richConfig(m_dir, 10, "model"), options);
         ASSERT_EQ(run.state, RunState::Stopped) << run.detail;
@@ -401,7 +371,7 @@ protected:
 
     // Resumes from m_folder with the checkpoint's config plus `overrides`; returns the summary.
     RunSummary resume(std::vector<std::string> overrides = {}, bool allowConfigChange = false) {
-        auto options = optionsIn(m_dir);
+        auto options = unnamedOptionsIn(m_dir);
         options.resumeFrom = m_folder;
         options.allowConfigChange = allowConfigChange;
         auto config = tinyConfig(m_dir.path(), 10, kRichOverrides);

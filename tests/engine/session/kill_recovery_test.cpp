@@ -20,26 +20,12 @@ namespace {
 using namespace testing;
 namespace fs = std::filesystem;
 
-SessionOptions optionsIn(const TempDir& dir) {
-    SessionOptions o = sessionOptionsIn(dir);
-    o.runName.clear();
-    return o;
-}
-
-RunSummary train(config::LoadedConfig config, SessionOptions options) {
-    auto session = Session::create(std::move(config), std::move(options));
-    EXPECT_TRUE(session.ok()) << session.error().message;
-    if (!session.ok()) return {};
-    runToEnd(**session);
-    return (*session)->summary();
-}
-
 // Continues the run from `checkpoint` with the checkpoint's own config.
 RunSummary resume(const TempDir& dir, const fs::path& checkpoint) {
     auto config = resumeConfig(checkpoint);
     EXPECT_TRUE(config.ok()) << config.error().message;
     if (!config.ok()) return {};
-    SessionOptions options = optionsIn(dir);
+    SessionOptions options = unnamedOptionsIn(dir);
     options.resumeFrom = checkpoint;
     return train(std::move(config).value(), std::move(options));
 }
@@ -50,7 +36,7 @@ RunSummary resume(const TempDir& dir, const fs::path& checkpoint) {
 TEST(KillRecovery, ContinuedRunRecordsTheResumedCheckpointAndForgetsDeletedOnes) {
     TempDir dir("kill_rows");
     writeTinyCorpus(dir.path());
-    SessionOptions options = optionsIn(dir);
+    SessionOptions options = unnamedOptionsIn(dir);
     options.stopAfterStep = 4;
     const RunSummary first =
         train(tinyConfig(dir.path(), 6, {"runconfig.checkpoint_steps=2"}), options);
@@ -143,7 +129,7 @@ TEST(KillRecovery, MetricsReachTheStoreBeforeTheirCheckpointExists) {
     auto store = store::RunStore::open(dir.path() / "runs.sqlite");
     ASSERT_TRUE(store.ok());
     FlushWatchingRecorder recorder(**store);
-    SessionOptions options = optionsIn(dir);
+    SessionOptions options = unnamedOptionsIn(dir);
     options.recorder = &recorder;
     const RunSummary run =
         train(tinyConfig(dir.path(), 6, {"runconfig.checkpoint_steps=2"}), options);
@@ -159,7 +145,7 @@ TEST(KillRecovery, MetricsReachTheStoreBeforeTheirCheckpointExists) {
 TEST(KillRecovery, ResumeRemovesTempFilesAndHiddenFoldersAKilledRunLeft) {
     TempDir dir("kill_leftovers");
     writeTinyCorpus(dir.path());
-    SessionOptions options = optionsIn(dir);
+    SessionOptions options = unnamedOptionsIn(dir);
     options.stopAfterStep = 2;
     const RunSummary first =
         train(tinyConfig(dir.path(), 4, {"runconfig.checkpoint_steps=2"}), options);

@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
 #include "engine/session/session.h"
 #include "support/temp_dir.h"
@@ -81,6 +83,40 @@ inline std::vector<StepMetrics> stepsOf(const std::vector<Event>& events) {
         if (const auto* m = std::get_if<StepMetrics>(&e)) steps.push_back(*m);
     }
     return steps;
+}
+
+// sessionOptionsIn, but runs keep the session's own names ("<model name> <date time>").
+inline SessionOptions unnamedOptionsIn(const TempDir& dir) {
+    SessionOptions o = sessionOptionsIn(dir);
+    o.runName.clear();
+    return o;
+}
+
+// Creates the session and runs it to the end: its summary (and, when asked, its events); an
+// empty summary, with the failure recorded, when it cannot be created.
+inline RunSummary train(config::LoadedConfig config, SessionOptions options,
+                        std::vector<Event>* events = nullptr) {
+    auto session = Session::create(std::move(config), std::move(options));
+    EXPECT_TRUE(session.ok()) << session.error().message;
+    if (!session.ok()) return {};
+    auto all = runToEnd(**session);
+    if (events) *events = std::move(all);
+    return (*session)->summary();
+}
+
+// Every tensor of two safetensors files, byte for byte (metadata may differ: it holds model_dir).
+inline void expectSameTensors(const std::filesystem::path& a, const std::filesystem::path& b) {
+    auto fa = checkpoint::SafetensorsFile::open(a);
+    auto fb = checkpoint::SafetensorsFile::open(b);
+    ASSERT_TRUE(fa.ok()) << fa.error().message;
+    ASSERT_TRUE(fb.ok()) << fb.error().message;
+    ASSERT_EQ(fa->names(), fb->names());
+    for (const auto& name : fa->names()) {
+        const auto* ta = fa->find(name);
+        const auto* tb = fb->find(name);
+        ASSERT_EQ(ta->bytes, tb->bytes) << name;
+        EXPECT_EQ(std::memcmp(ta->data, tb->data, ta->bytes), 0) << name << " differs";
+    }
 }
 
 }  // namespace ws::session::testing

@@ -37,30 +37,6 @@ config::LoadedConfig sparseConfig(const TempDir& dir, int steps, const std::stri
     return c;
 }
 
-RunSummary train(config::LoadedConfig config, SessionOptions options,
-                 std::vector<Event>* events = nullptr) {
-    auto session = Session::create(std::move(config), std::move(options));
-    EXPECT_TRUE(session.ok()) << session.error().message;
-    if (!session.ok()) return {};
-    auto all = runToEnd(**session);
-    if (events) *events = std::move(all);
-    return (*session)->summary();
-}
-
-void expectSameTensors(const fs::path& a, const fs::path& b) {
-    auto fa = checkpoint::SafetensorsFile::open(a);
-    auto fb = checkpoint::SafetensorsFile::open(b);
-    ASSERT_TRUE(fa.ok()) << fa.error().message;
-    ASSERT_TRUE(fb.ok()) << fb.error().message;
-    ASSERT_EQ(fa->names(), fb->names());
-    for (const auto& name : fa->names()) {
-        const auto* ta = fa->find(name);
-        const auto* tb = fb->find(name);
-        ASSERT_EQ(ta->bytes, tb->bytes) << name;
-        EXPECT_EQ(std::memcmp(ta->data, tb->data, ta->bytes), 0) << name << " differs";
-    }
-}
-
 // Zeros of a tensor in a weights file, and the mask of it in an optimizer file.
 size_t zerosOf(const fs::path& file, const std::string& name) {
     auto f = checkpoint::SafetensorsFile::open(file);

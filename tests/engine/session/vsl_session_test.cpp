@@ -58,27 +58,10 @@ struct Trained {
     std::vector<Event> events;
 };
 
-Trained train(config::LoadedConfig config, SessionOptions options) {
-    auto session = Session::create(std::move(config), std::move(options));
-    EXPECT_TRUE(session.ok()) << session.error().message;
-    if (!session.ok()) return {};
+Trained trainWithEvents(config::LoadedConfig config, SessionOptions options) {
     Trained t;
-    t.events = runToEnd(**session);
-    t.summary = (*session)->summary();
+    t.summary = train(std::move(config), std::move(options), &t.events);
     return t;
-}
-
-void expectSameTensors(const fs::path& a, const fs::path& b) {
-    auto fa = checkpoint::SafetensorsFile::open(a);
-    auto fb = checkpoint::SafetensorsFile::open(b);
-    ASSERT_TRUE(fa.ok() && fb.ok());
-    ASSERT_EQ(fa->names(), fb->names());
-    for (const auto& name : fa->names()) {
-        const auto* ta = fa->find(name);
-        const auto* tb = fb->find(name);
-        ASSERT_EQ(ta->bytes, tb->bytes) << name;
-        EXPECT_EQ(std::memcmp(ta->data, tb->data, ta->bytes), 0) << name << " differs";
-    }
 }
 
 std::vector<const EmulatedStep*> emulatedSteps(const std::vector<Event>& events) {
@@ -106,7 +89,7 @@ bool logged(const std::vector<Event>& events, const std::string& part) {
 TEST(VslSession, TwoStageRunSwitchesAndResumesAcrossTheSwitchBitForBit) {
     TempDir dir("vsl_resume");
     writeDocuments(dir.path());
-    const Trained whole = train(vslConfig(dir, "whole"), sessionOptionsIn(dir));
+    const Trained whole = trainWithEvents(vslConfig(dir, "whole"), sessionOptionsIn(dir));
     ASSERT_EQ(whole.summary.state, RunState::Finished) << whole.summary.detail;
     EXPECT_TRUE(logged(whole.events, "step 6: sequence length 8 -> 32"));
     EXPECT_TRUE(logged(whole.events, "variable sequence length: 3 documents"));
@@ -134,13 +117,13 @@ TEST(VslSession, TwoStageRunSwitchesAndResumesAcrossTheSwitchBitForBit) {
     // Stop before the switch, resume past it: the same weights, optimizer state and clock.
     auto stopping = sessionOptionsIn(dir);
     stopping.stopAfterStep = 3;
-    const Trained first = train(vslConfig(dir, "split"), stopping);
+    const Trained first = trainWithEvents(vslConfig(dir, "split"), stopping);
     ASSERT_EQ(first.summary.state, RunState::Stopped) << first.summary.detail;
     auto resuming = sessionOptionsIn(dir);
     resuming.resumeFrom = dir.path() / "split" / "checkpoint-3";
     auto config = resumeConfig(resuming.resumeFrom);
     ASSERT_TRUE(config.ok()) << config.error().message;
-    const Trained second = train(std::move(config).value(), resuming);
+    const Trained second = trainWithEvents(std::move(config).value(), resuming);
     ASSERT_EQ(second.summary.state, RunState::Finished) << second.summary.detail;
     expectSameTensors(dir.path() / "whole" / modelio::kModelFile,
                       dir.path() / "split" / modelio::kModelFile);
@@ -158,9 +141,9 @@ TEST(VslSession, OneStageRunsAreUnchangedByTheNewKeys) {
     // use_vsl off and no schedule: the run is the plain one, emulated steps all alike.
     TempDir dir("vsl_plain");
     writeDocuments(dir.path());
-    const Trained plain =
-        train(tinyConfig(dir.path(), 4, {"train_input.data_dir=" + (dir.path() / "docs").string()}),
-              sessionOptionsIn(dir));
+    const Trained plain = trainWithEvents(
+        tinyConfig(dir.path(), 4, {"train_input.data_dir=" + (dir.path() / "docs").string()}),
+        sessionOptionsIn(dir));
     ASSERT_EQ(plain.summary.state, RunState::Finished) << plain.summary.detail;
     const auto steps = emulatedSteps(plain.events);
     ASSERT_EQ(steps.size(), 4u);
@@ -171,8 +154,8 @@ TEST(VslSession, OneStageRunsAreUnchangedByTheNewKeys) {
 TEST(VslSession, PackingACorpusWithoutDocumentBoundariesIsRefused) {
     TempDir dir("vsl_one_doc");
     writeTinyCorpus(dir.path());  // one file: one document
-    const Trained t =
-        train(tinyConfig(dir.path(), 4, {"train_input.use_vsl=true"}), sessionOptionsIn(dir));
+    const Trained t = trainWithEvents(tinyConfig(dir.path(), 4, {"train_input.use_vsl=true"}),
+                                      sessionOptionsIn(dir));
     ASSERT_EQ(t.summary.state, RunState::Failed);
     EXPECT_NE(t.summary.detail.find("train_input.use_vsl: the corpus is a single document"),
               std::string::npos)
