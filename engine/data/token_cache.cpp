@@ -287,7 +287,8 @@ Result<TokenCache> TokenCache::open(const fs::path& file, std::string_view corpu
         return fail("fails its checksum (damaged on disk)");
     }
     // The checksum covers the payload only: a damaged vocabulary size in the header would let
-    // token ids past it through to every table sized by it (found by fuzz_token_cache).
+    // token ids past it through to every table sized by it (seen examining a fuzz_token_cache
+    // finding).
     if (header.vocabSize != uint32_t(vocabSize) ||
         header.bytesPerToken != (vocabSize <= 65536 ? 2u : 4u)) {
         return fail(fmt::format(

@@ -160,8 +160,8 @@ TEST(TokenCache, DamagedFilesAreDetectedAndRebuilt) {
 }
 
 // The checksum covers the payload only; a damaged vocabulary size (header offset 20) used to be
-// trusted, and Dataset's unigram counts, sized by it, were written out of bounds (found by
-// fuzz_token_cache; tests/fuzz/regressions/token_cache/ holds the fuzz input).
+// trusted, and Dataset's unigram counts, sized by it, were written out of bounds (seen examining
+// a fuzz_token_cache finding; tests/fuzz/regressions/token_cache/damaged_vocab_size replays it).
 TEST(TokenCache, DamagedVocabularySizeInTheHeaderIsDetectedAndRebuilt) {
     const auto setVocab = [](uint32_t vocab) {
         return [vocab](const fs::path& file) {
