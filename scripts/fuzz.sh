@@ -74,7 +74,7 @@ found=0
 for t in "${targets[@]}"; do
   dir="$out/$t"
   mkdir -p "$dir/new" "$dir/findings"
-  args=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1
+  args=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
         -artifact_prefix="$dir/findings/")
   [[ -f "$root/tests/fuzz/$t.dict" ]] && args+=(-dict="$root/tests/fuzz/$t.dict")
   corpora=("$dir/new" "$root/tests/fuzz/corpus/$t")
