@@ -69,6 +69,9 @@ if [[ -d /dev/shm && -w /dev/shm ]]; then
   export TMPDIR=/dev/shm
 fi
 
+# Stack traces for UBSan reports too (ASan prints them anyway).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
 rows=()
 found=0
 for t in "${targets[@]}"; do

@@ -76,11 +76,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto recovered = ws::store::recoverStore(db, ws::store::RecoveryMethod::Salvage);
     if (!recovered.ok()) return 0;
     auto reopened = ws::store::RunStore::open(db);
-    if (!reopened.ok()) {
+    // A store from a newer Wafer Studio stays one after salvage (and this build refuses it).
+    if (!reopened.ok() && reopened.error().message.find("newer version") == std::string::npos) {
         std::fprintf(stderr, "run_store_fuzz: the recovered store does not open: %s\n",
                      reopened.error().message.c_str());
         std::abort();
     }
-    readEverything(**reopened);
+    if (reopened.ok()) readEverything(**reopened);
     return 0;
 }
