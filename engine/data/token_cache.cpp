@@ -173,7 +173,7 @@ Result<TokenCache> TokenCache::build(std::string_view corpusText,
 
     std::string note;
     if (fs::exists(file, ec)) {
-        auto existing = open(file, corpusSha, tokenizerSha);
+        auto existing = open(file, corpusSha, tokenizerSha, vocab);
         if (existing.ok()) {
             existing->m_reused = true;
             return existing;
@@ -237,7 +237,7 @@ Result<TokenCache> TokenCache::build(std::string_view corpusText,
     }
     if (Status s = temp.commit(); !s.ok()) return s.error();
 
-    auto built = open(file, corpusSha, tokenizerSha);
+    auto built = open(file, corpusSha, tokenizerSha, vocab);
     if (!built.ok())
         return Error{
             fmt::format("the token cache just written is unreadable: {}", built.error().message)};
@@ -246,7 +246,7 @@ Result<TokenCache> TokenCache::build(std::string_view corpusText,
 }
 
 Result<TokenCache> TokenCache::open(const fs::path& file, std::string_view corpusSha,
-                                    std::string_view tokenizerSha) {
+                                    std::string_view tokenizerSha, int vocabSize) {
     const std::string name = fmt::format("'{}'", file.string());
     const auto fail = [&](std::string_view problem) {
         return Error{fmt::format("{} {}", name, problem)};
@@ -293,6 +293,25 @@ Result<TokenCache> TokenCache::open(const fs::path& file, std::string_view corpu
     hash.update(payload, mapping->length - kHeaderBytes);
     if (hash.hexDigest() != std::string_view(header.payloadSha, 64)) {
         return fail("fails its checksum (damaged on disk)");
+    }
+    // The checksum covers the payload only: a damaged vocabulary size in the header would let
+    // token ids past it through to every table sized by it (seen examining a fuzz_token_cache
+    // finding).
+    if (header.vocabSize != uint32_t(vocabSize) ||
+        header.bytesPerToken != (vocabSize <= 65536 ? 2u : 4u)) {
+        return fail(fmt::format(
+            "has a header for a vocabulary of {} tokens stored in {} bytes each, but the "
+            "tokenizer has {} (damaged header)",
+            header.vocabSize, header.bytesPerToken, vocabSize));
+    }
+    for (size_t i = 0; i < size_t(header.count); ++i) {
+        uint32_t id = 0;
+        std::memcpy(&id, payload + i * header.bytesPerToken, header.bytesPerToken);
+        if (id >= uint32_t(vocabSize)) {
+            return fail(
+                fmt::format("holds token id {} at position {}, outside the vocabulary of {}",
+                            int32_t(id), i, vocabSize));
+        }
     }
     TokenCache cache;
     cache.m_mapping = std::move(mapping);

@@ -2,9 +2,10 @@
 // folder (never beside the corpus, so read-only corpora work).
 //
 // Keying and reuse: the file is cacheDir/tokens/<sha256(corpus)[:24]>-<sha256(identity)[:24]>
-// .tokens, and its header repeats both full digests. build() reuses a file only when both match
-// and the payload checksum verifies; a change of corpus or tokenizer, or a damaged file, means
-// a rebuild (note() says why). Files are written to a temp name, fsynced, then renamed, so a
+// .tokens, and its header repeats both full digests. build() reuses a file only when both match,
+// the payload checksum verifies, and the header's vocabulary and every token id fit the
+// tokenizer; a change of corpus or tokenizer, or a damaged file, means a rebuild (note() says
+// why). Files are written to a temp name, fsynced, then renamed, so a
 // crash never leaves a half file under the real name.
 //
 // File format (version 1, native little-endian, 256-byte header then the payload):
@@ -55,7 +56,7 @@ private:
     struct Mapping;
     TokenCache() = default;
     static Result<TokenCache> open(const std::filesystem::path& file, std::string_view corpusSha,
-                                   std::string_view tokenizerSha);
+                                   std::string_view tokenizerSha, int vocabSize);
 
     std::shared_ptr<const Mapping> m_mapping;
     const unsigned char* m_payload = nullptr;

@@ -38,6 +38,10 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
         j = json::parse(text);
     } catch (const json::parse_error& e) {
         return Error{fmt::format("{}: not valid JSON (at byte {}): {}", where, e.byte, e.what())};
+    } catch (const json::exception& e) {
+        // A number too large for a double ("1e400") is out_of_range, not a parse_error; it used
+        // to escape and end the program (found by fuzz_hf_config).
+        return Error{fmt::format("{}: not valid JSON: {}", where, e.what())};
     }
     if (!j.is_object()) return Error{where + ": expected a JSON object (a GPT2Config)"};
 

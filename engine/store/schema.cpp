@@ -149,6 +149,15 @@ SchemaState readSchemaState(SQLite::Database& db) {
 }
 
 Status checkOwnership(const SchemaState& state, int latest, const std::string& dbName) {
+    // user_version is any 32-bit integer in the file header; a negative one used to index the
+    // migration list before its start and call what lay there (found by fuzz_run_store).
+    if (state.version < 0) {
+        return Error{fmt::format(
+            "run store {} has schema version {}, which no version of Wafer Studio writes: its "
+            "header is damaged or it belongs to another program; use another run store file "
+            "(--db)",
+            dbName, state.version)};
+    }
     if (state.version > latest) {
         return Error{fmt::format(
             "run store {} has schema version {}, but this build of Wafer Studio knows only up to "

@@ -210,6 +210,12 @@ Result<fs::path> salvageInto(const fs::path& db, const fs::path& work) {
         }
         for (const auto& [name, sql] : others) to.exec(sql);  // indexes rebuilt from the rows
         const int version = from.execAndGet("PRAGMA user_version").getInt();
+        if (version < 0) {  // RunStore::open refuses it: the salvaged copy would be no better
+            return Error{fmt::format(
+                "{} has schema version {} in its header, which no version of Wafer Studio "
+                "writes, so its rows cannot be placed in a schema; restore the backup instead",
+                db.string(), version)};
+        }
         to.exec(fmt::format("PRAGMA user_version = {}", version));
         to.exec(fmt::format("PRAGMA application_id = {}", detail::kApplicationId));
         transaction.commit();

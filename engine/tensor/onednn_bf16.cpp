@@ -331,8 +331,13 @@ void matmulBf16(Trans ta, Trans tb, int M, int N, int K, float alpha, const floa
         packBf16(values, ld, rows, cols, packed);
         return std::pair<const uint16_t*, int>{packed, cols};
     };
-    const auto [a, la] = operand(A, Abf16, lda, aRows, aCols, s.a);
-    const auto [b, lb] = operand(B, Bbf16, ldb, bRows, bCols, s.b);
+    // Plain variables, not structured bindings: clang 14 (the fuzz build) cannot capture those
+    // in the lambda below.
+    const std::pair<const uint16_t*, int> packedA = operand(A, Abf16, lda, aRows, aCols, s.a);
+    const std::pair<const uint16_t*, int> packedB = operand(B, Bbf16, ldb, bRows, bCols, s.b);
+    const uint16_t* const a = packedA.first;
+    const uint16_t* const b = packedB.first;
+    const int la = packedA.second, lb = packedB.second;
 
     // One primitive per block shape, found or created here on the calling thread, so a failure
     // is seen before any block runs (and the whole product then takes the emulated path).

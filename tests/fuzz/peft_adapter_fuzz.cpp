@@ -14,7 +14,7 @@
 #include "engine/interop/peft_adapter.h"
 
 namespace {
-// The base of the seed corpus (tests/fuzz/corpus/peft): 2 blocks, 32 channels, ffn 64.
+// The base of the seed corpus (tests/fuzz/corpus/peft_adapter): 2 blocks, 32 channels, ffn 64.
 constexpr ws::interop::PeftBaseShape kBase{2, 32, 64};
 }  // namespace
 

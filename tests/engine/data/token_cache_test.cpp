@@ -160,6 +160,21 @@ TEST(TokenCache, DamagedFilesAreDetectedAndRebuilt) {
         "bad magic");
 }
 
+// The checksum covers the payload only; a damaged vocabulary size (header offset 20) used to be
+// trusted, and Dataset's unigram counts, sized by it, were written out of bounds (seen examining
+// a fuzz_token_cache finding; tests/fuzz/regressions/token_cache/damaged_vocab_size replays it).
+TEST(TokenCache, DamagedVocabularySizeInTheHeaderIsDetectedAndRebuilt) {
+    const auto setVocab = [](uint32_t vocab) {
+        return [vocab](const fs::path& file) {
+            std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekp(20);
+            f.write(reinterpret_cast<const char*>(&vocab), sizeof vocab);
+        };
+    };
+    expectRebuiltAfter(setVocab(1), "vocabulary of 1 tokens");
+    expectRebuiltAfter(setVocab(70000), "vocabulary of 70000 tokens");
+}
+
 TEST(TokenCache, WideVocabulariesStoreInt32) {
     testing::TempDir cache;
     WideTokenizer wide;

@@ -51,6 +51,8 @@ TEST(HfConfig, CerebrasGeluIsAcceptedWithANote) {
 
 TEST(HfConfig, Refusals) {
     expectRefused(R"({"model_type": "llama"})", "model_type");
+    // A number beyond double's range (fuzz_hf_config; tests/fuzz/regressions/hf_config/).
+    expectRefused(R"({"model_type": "gpt2", "n_positions": 21e308})", "21e308");
     expectRefused(R"({"architectures": ["BertModel"]})", "architectures");
     expectRefused(R"({"n_embd": 64})", "neither model_type nor architectures");
     expectRefused(R"({"model_type": "gpt2", "activation_function": "relu"})", "relu");

@@ -63,6 +63,25 @@ TEST(Schema, NewerVersionIsRefusedAndLeftAlone) {
     EXPECT_EQ(pragma(path, "user_version"), 99);
 }
 
+// A negative user_version (header bytes 60-63) used to run migrations[-1] (fuzz_run_store;
+// tests/fuzz/regressions/run_store/ holds the fuzz input).
+TEST(Schema, NegativeVersionIsRefusedAndLeftAlone) {
+    TempDir dir("schema_negative");
+    const auto path = dir / "runs.sqlite";
+    ASSERT_TRUE(RunStore::open(path).ok());
+    {
+        SQLite::Database db(path.string(), SQLite::OPEN_READWRITE);
+        db.exec("PRAGMA user_version = -1");
+    }
+    auto store = RunStore::open(path);
+    ASSERT_FALSE(store.ok());
+    const std::string& message = store.error().message;
+    EXPECT_NE(message.find(path.string()), std::string::npos) << message;
+    EXPECT_NE(message.find("schema version -1"), std::string::npos) << message;
+    EXPECT_NE(message.find("damaged"), std::string::npos) << message;
+    EXPECT_EQ(pragma(path, "user_version"), -1);
+}
+
 void addTagsV2(SQLite::Database& db) {
     db.exec("CREATE TABLE tags(run INTEGER NOT NULL REFERENCES runs(id), tag TEXT NOT NULL)");
 }

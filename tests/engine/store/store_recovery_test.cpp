@@ -159,6 +159,25 @@ TEST(StoreRecovery, SalvageReadsPastAnOverwrittenHeader) {
     EXPECT_EQ((*reopened)->metrics(1, "loss")->size(), 50u);
 }
 
+// A negative schema version used to be copied into the salvaged store, which then could not be
+// opened (and before that, made RunStore::open call migrations[-1]; fuzz_run_store).
+TEST(StoreRecovery, SalvageRefusesANegativeSchemaVersion) {
+    TempDir dir("store_negative_version");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "a", 5);
+    {
+        SQLite::Database raw(db.string(), SQLite::OPEN_READWRITE);
+        raw.exec("PRAGMA user_version = -1");
+    }
+    scribble(db, 0, 18);  // and damaged, so that salvage is what recovery does
+    const std::string before = fileHash(db);
+    auto report = recoverStore(db, RecoveryMethod::Salvage);
+    ASSERT_FALSE(report.ok());
+    EXPECT_NE(report.error().message.find("schema version -1"), std::string::npos)
+        << report.error().message;
+    EXPECT_EQ(fileHash(db), before);
+}
+
 TEST(StoreRecovery, AHealthyStoreIsNotRecoveredOver) {
     TempDir dir("store_healthy");
     const fs::path db = dir / "runs.sqlite";
