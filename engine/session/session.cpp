@@ -7,10 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <limits>
 #include <new>
 
+#include "engine/checkpoint/atomic_file.h"
 #include "engine/config/validate.h"
 #include "engine/core/paths.h"
 #include "engine/model/model_facts.h"
@@ -772,7 +772,11 @@ Status Session::startRunFolder(Prepared& p) {
             return masked[t] ? p.pruned + table.tensors()[t].offset : nullptr;
         });
     }
-    std::ofstream(s.modelDir / "config.yaml") << config::saveConfigYaml(cfg);
+    // Atomic, like every file of the folder: a kill mid-write must not leave half a config.
+    if (Status st = checkpoint::writeFileAtomically(s.modelDir / "config.yaml",
+                                                    config::saveConfigYaml(cfg));
+        !st.ok())
+        return st;
     if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;
     const model::GptShape& shape = p.shape;
     log(LogLine::Level::Info,
