@@ -227,6 +227,14 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
         if (*request.bf16) c.model.fp16Type = "bfloat16";
     }
     if (Status st = applyOverrides(c, request.overrides); !st.ok()) return st.error();
+    // Kept sparse with --set sparsity.*: its masks start from the base's zeros (topk prunes the
+    // smallest weights first), unless the overrides chose otherwise. Random masks would prune
+    // live weights of a trained model and leave most of its pruned ones dense.
+    if (!sum.densifiedFrom.empty() && c.sparsity &&
+        std::none_of(request.overrides.begin(), request.overrides.end(), [](const std::string& o) {
+            return o.starts_with("sparsity.init_method=") || o.starts_with("sparsity=");
+        }))
+        c.sparsity->initMethod = "topk";
     if (auto errors = config::validate(c); !errors.empty()) {
         return Error{
             fmt::format("the fine-tune config is not valid:\n{}", fmt::join(errors, "\n"))};
@@ -257,8 +265,9 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
         plan.config.config.model.sparsity.level <= 0)
         plan.config.warnings.push_back(fmt::format(
             "the base was trained sparse ({}); this fine-tune is dense (SPDF): its zero weights "
-            "start at zero and train. To stay sparse, --set sparsity.sparsity=... and "
-            "sparsity.type=static",
+            "start at zero and train. To stay sparse, --set sparsity.sparsity=<level> "
+            "sparsity.type=static (its masks then start from the base's zeros: "
+            "sparsity.init_method=topk)",
             sum.densifiedFrom));
     plan.baseWeights = base->weights;
     plan.parentRun = base->runId;

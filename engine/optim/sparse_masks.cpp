@@ -208,9 +208,12 @@ void SparseMasks::reapply(float* weights, const uint8_t* pruned) const {
 bool SparseMasks::updatesAfter(int64_t stepsDone) const {
     if (!m_config.dynamic() || m_config.sparsity <= 0) return false;
     const int64_t start = m_config.schedule.start;
-    if (stepsDone <= start || (stepsDone - start) % m_config.schedule.freq != 0) return false;
-    // gmp reaches its final level at stop; set and rigl stop before it (ModelZoo: not inclusive).
-    return m_config.type == "gmp" ? stepsDone <= m_stop : stepsDone < m_stop;
+    if (stepsDone <= start) return false;
+    const bool onSchedule = (stepsDone - start) % m_config.schedule.freq == 0;
+    // gmp reaches its final level at stop, also when stop is not on the freq grid (a last update
+    // there); set and rigl stop before it (ModelZoo: not inclusive).
+    if (m_config.type == "gmp") return (onSchedule && stepsDone <= m_stop) || stepsDone == m_stop;
+    return onSchedule && stepsDone < m_stop;
 }
 
 double SparseMasks::levelAfter(int64_t stepsDone) const {
@@ -219,6 +222,7 @@ double SparseMasks::levelAfter(int64_t stepsDone) const {
     const int64_t start = m_config.schedule.start;
     const int64_t freq = m_config.schedule.freq;
     int64_t last = stepsDone <= start ? start : start + (stepsDone - start) / freq * freq;
+    if (stepsDone >= m_stop) last = m_stop;  // the last update is at stop itself
     last = std::min(last, m_stop);
     return gmpLevel(m_config.initSparsity, m_config.sparsity, start, m_stop, last);
 }

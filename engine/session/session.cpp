@@ -260,8 +260,9 @@ Status Session::prepareData(Prepared& p) {
                     m_summary.unigramEntropyNats));
     p.evalData = &*s.dataset;
     if (cfg.trainInput.useVsl || (cfg.evalInput.useVsl && !separateEval)) {
-        auto index = documentIndexFor(*documents, *s.trainCache,
-                                      tokenizer::tokenByteCounts(*s.tokenizer), "train_input");
+        auto index =
+            documentIndexFor(*documents, *s.trainCache, tokenizer::tokenByteCounts(*s.tokenizer),
+                             cfg.trainInput.useVsl ? "train_input" : "eval_input", "train_input");
         if (!index.ok()) return index.error();
         s.documents.emplace(std::move(index).value());
         s.evalDocuments = s.documents;

@@ -21,7 +21,8 @@ bool packsSequences(const config::InputConfig& input) {
 Result<data::DocumentIndex> documentIndexFor(const data::CorpusDocuments& corpus,
                                              const data::TokenCache& cache,
                                              const std::vector<int32_t>& tokenBytes,
-                                             const std::string& key) {
+                                             const std::string& key, const std::string& dataKey) {
+    const std::string& data = dataKey.empty() ? key : dataKey;
     data::DocumentIndex index =
         data::DocumentIndex::fromByteOffsets(cache, tokenBytes, corpus.documentStarts);
     if (index.documents() < 2) {
@@ -30,7 +31,7 @@ Result<data::DocumentIndex> documentIndexFor(const data::CorpusDocuments& corpus
             "text), so there are no document boundaries to pack at: each file is one document, "
             "so list two or more text files (or a folder of them) in {}.data_dir, or set "
             "{}.use_vsl: false",
-            key, corpus.documentStarts.size(), key, index.documents(), key, key)};
+            key, corpus.documentStarts.size(), data, index.documents(), data, key)};
     }
     return index;
 }

@@ -31,12 +31,14 @@ int shortSegmentAt(const config::InputConfig& input, int64_t step);
 // True when some step of the run packs (documents, or short sequences).
 bool packsSequences(const config::InputConfig& input);
 
-// The documents of a corpus for use_vsl: errors (naming `key`, e.g. "train_input") when it is a
-// single document, which leaves nothing to pack.
+// The documents of a corpus for use_vsl: errors (naming `key`'s use_vsl, e.g. "train_input", and
+// the section whose data_dir holds the corpus, `dataKey`, empty: the same) when it is a single
+// document, which leaves nothing to pack.
 Result<data::DocumentIndex> documentIndexFor(const data::CorpusDocuments& corpus,
                                              const data::TokenCache& cache,
                                              const std::vector<int32_t>& tokenBytes,
-                                             const std::string& key);
+                                             const std::string& key,
+                                             const std::string& dataKey = {});
 
 // position_ids (B,T) of step `step`'s training rows into `out` (resized); false (out untouched)
 // when the step is dense: neither use_vsl nor a short stage.

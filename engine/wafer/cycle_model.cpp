@@ -187,6 +187,12 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
         return Error{fmt::format(
             "micro-batch {} does not divide the batch per system {}; choose a divisor", mb, B)};
     const int micros = B / mb;
+    // Each expert owns a rectangle of at least one core.
+    if (S.hasMoe() && int64_t(S.numExperts) > int64_t(spec.gridRows) * spec.gridCols)
+        return Error{fmt::format(
+            "model.moe.num_experts = {} exceeds the {} x {} cores of {}: each expert needs a "
+            "core of its own; use fewer experts or a larger wafer (wafer.spec)",
+            S.numExperts, spec.gridRows, spec.gridCols, spec.name)};
 
     // Plan each distinct layer phase once: every block is the same on the wafer unless blocks
     // carry their own sparsity or MoE routing; then each distinct block is planned on its own.

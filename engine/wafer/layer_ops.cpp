@@ -175,6 +175,12 @@ LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass
 
 std::vector<CoreRegion> expertRegions(int experts, const WaferSpec& spec) {
     const int R = spec.gridRows, C = spec.gridCols;
+    if (int64_t(experts) > int64_t(R) * C) {
+        // More experts than cores (predictStep refuses such a model): one core each, shared.
+        std::vector<CoreRegion> regions;
+        for (int e = 0; e < experts; ++e) regions.push_back({(e / C) % R, e % C, 1, 1});
+        return regions;
+    }
     int bestEr = 1, bestEc = std::min(experts, C);
     double bestScore = 1e300;
     for (int er = 1; er <= std::min(experts, R); ++er) {
@@ -189,14 +195,18 @@ std::vector<CoreRegion> expertRegions(int experts, const WaferSpec& spec) {
             bestEc = ec;
         }
     }
-    const Split rows = Split::of(R, bestEr), cols = Split::of(C, bestEc);
+    // Balanced cuts (part i starts at i * total / parts): with parts <= total every part keeps
+    // at least one row and column. Split's equal blocks rounded up would leave the last parts
+    // empty (5 experts on 16 columns: blocks of 4, the fifth at column 16, no core).
+    auto cut = [](int total, int parts, int i) { return int(int64_t(i) * total / parts); };
     std::vector<CoreRegion> regions;
     for (int e = 0; e < experts; ++e) {
+        const int i = e / bestEc, j = e % bestEc;
         CoreRegion g;
-        g.row0 = int(rows.begin(e / bestEc));
-        g.rows = int(rows.size(e / bestEc));
-        g.col0 = int(cols.begin(e % bestEc));
-        g.cols = int(cols.size(e % bestEc));
+        g.row0 = cut(R, bestEr, i);
+        g.rows = cut(R, bestEr, i + 1) - g.row0;
+        g.col0 = cut(C, bestEc, j);
+        g.cols = cut(C, bestEc, j + 1) - g.col0;
         regions.push_back(g);
     }
     return regions;

@@ -60,9 +60,10 @@ struct CoreRegion {
     }
 };
 
-// Each of `experts` experts' rectangle of the grid: the grid cut into er x ec equal blocks
+// Each of `experts` experts' rectangle of the grid: the grid cut into er x ec near-equal blocks
 // (er x ec >= experts, the fewest left over, then the most square cores' blocks), expert e in
-// block (e / ec, e % ec). Blocks beyond the experts stay idle.
+// block (e / ec, e % ec); every block keeps at least one core. Blocks beyond the experts stay
+// idle. More experts than cores (which predictStep refuses) share single cores.
 std::vector<CoreRegion> expertRegions(int experts, const WaferSpec& spec);
 
 // One MoE block's routing in one wafer pass (one system's micro-batch of M tokens): how many

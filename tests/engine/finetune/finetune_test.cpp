@@ -391,6 +391,30 @@ TEST(FinetuneSparseBase, SparseBaseFineTunesDense) {
     (*s)->run();
     ASSERT_EQ((*s)->summary().state, session::RunState::Finished) << (*s)->summary().detail;
     EXPECT_LT(zeros(tmp / "dense" / "model.safetensors"), 0.01) << "the pruned weights trained";
+
+    // Kept sparse with --set sparsity.*: the masks start from the base's zeros (topk), so every
+    // weight the base pruned stays zero and the level holds.
+    r.overrides = {"runconfig.model_dir=" + (tmp / "sparse").string(), "runconfig.max_steps=5",
+                   "sparsity.sparsity=0.75", "sparsity.type=static"};
+    auto sparse = planFinetune(r);
+    ASSERT_TRUE(sparse.ok()) << sparse.error().message;
+    ASSERT_TRUE(sparse->config.config.sparsity.has_value());
+    EXPECT_EQ(sparse->config.config.sparsity->initMethod, "topk");
+    auto t = session::Session::create(std::move(sparse->config), o);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    (*t)->run();
+    ASSERT_EQ((*t)->summary().state, session::RunState::Finished) << (*t)->summary().detail;
+    auto base = checkpoint::SafetensorsFile::open(tmp / "model" / "model.safetensors");
+    auto tuned = checkpoint::SafetensorsFile::open(tmp / "sparse" / "model.safetensors");
+    ASSERT_TRUE(base.ok() && tuned.ok());
+    auto before = base->readAsFloat("h.0.mlp.c_fc.weight");
+    auto after = tuned->readAsFloat("h.0.mlp.c_fc.weight");
+    ASSERT_TRUE(before.ok() && after.ok());
+    size_t revived = 0;
+    for (size_t i = 0; i < before->size(); ++i)
+        revived += (*before)[i] == 0.0f && (*after)[i] != 0.0f;
+    EXPECT_EQ(revived, 0u) << "weights the base pruned came back";
+    EXPECT_GE(zeros(tmp / "sparse" / "model.safetensors"), 0.75);
 }
 
 }  // namespace

@@ -223,5 +223,30 @@ TEST(SparseMasks, GmpPrunesByMagnitudeUpToEachScheduledLevel) {
     EXPECT_FALSE(masks->updatesAfter(50));
 }
 
+// A stop off the freq grid (15, every 10 steps): a last update at stop itself reaches the final
+// level, as the docs promise; it once stayed at step 10's level for good.
+TEST(SparseMasks, GmpReachesItsFinalLevelAtAStopOffTheFreqGrid) {
+    Fixture f;
+    config::SparsitySectionConfig c;
+    c.type = "gmp";
+    c.sparsity = 0.9;
+    c.initMethod = "topk";
+    c.schedule.freq = 10;
+    c.schedule.stop = 15;
+    auto masks = SparseMasks::create(c, f.table, 1, 1000);
+    ASSERT_TRUE(masks.ok());
+    masks->initialise(f.weights.data(), f.pruned.data());
+    const MaskedMatrix& m = masks->matrices().front();
+    EXPECT_TRUE(masks->updatesAfter(10));
+    EXPECT_FALSE(masks->updatesAfter(12));
+    ASSERT_TRUE(masks->updatesAfter(15));
+    EXPECT_FALSE(masks->updatesAfter(20));
+    for (int64_t step : {10, 15}) masks->update(step, f.weights.data(), f.pruned.data(), {});
+    EXPECT_DOUBLE_EQ(masks->levelAfter(15), 0.9);
+    EXPECT_DOUBLE_EQ(masks->levelAfter(17), 0.9);
+    EXPECT_LT(masks->levelAfter(14), 0.9);
+    EXPECT_EQ(SparseMasks::prunedIn(m, f.pruned.data()), std::llround(0.9 * double(m.size())));
+}
+
 }  // namespace
 }  // namespace ws::optim

@@ -161,6 +161,18 @@ TEST(VslSession, PackingACorpusWithoutDocumentBoundariesIsRefused) {
               std::string::npos)
         << t.summary.detail;
     EXPECT_NE(t.summary.detail.find("list two or more text files"), std::string::npos);
+    // Only evaluation packs (train_input.use_vsl is false): the error names eval_input.use_vsl,
+    // and the corpus it shares, train_input.data_dir.
+    const Trained e = trainWithEvents(tinyConfig(dir.path(), 4, {"eval_input.use_vsl=true"}),
+                                      sessionOptionsIn(dir));
+    ASSERT_EQ(e.summary.state, RunState::Failed);
+    EXPECT_NE(e.summary.detail.find("eval_input.use_vsl: the corpus is a single document"),
+              std::string::npos)
+        << e.summary.detail;
+    EXPECT_NE(e.summary.detail.find("in train_input.data_dir"), std::string::npos)
+        << e.summary.detail;
+    EXPECT_NE(e.summary.detail.find("set eval_input.use_vsl: false"), std::string::npos)
+        << e.summary.detail;
 }
 
 TEST(VslSession, ASwitchAfterTheLastStepIsRefusedBeforeTraining) {

@@ -47,22 +47,30 @@ double regionMean(const std::vector<float>& busy, const CoreRegion& r, int cols)
 
 TEST(MoeWafer, ExpertRegionsTileTheGridWithoutOverlap) {
     const WaferSpec spec = teaching();
-    for (int experts : {1, 2, 3, 4, 8, 16, 300}) {
+    // Every count up to the 256 cores: 5, 7, 11, 13 ... once left the last columns empty, 10,
+    // 15, 20 ... the last rows (a region outside the grid, read as the whole wafer).
+    for (int experts = 1; experts <= spec.cores(); ++experts) {
         const auto regions = expertRegions(experts, spec);
         ASSERT_EQ(int(regions.size()), experts);
         std::vector<int> owner(size_t(spec.cores()), -1);
         for (int e = 0; e < experts; ++e) {
             const CoreRegion& r = regions[size_t(e)];
-            if (experts <= spec.cores()) {
-                EXPECT_GT(r.rows, 0) << experts << " experts, expert " << e;
-                EXPECT_GT(r.cols, 0);
-            }
+            ASSERT_GT(r.rows, 0) << experts << " experts, expert " << e;
+            ASSERT_GT(r.cols, 0) << experts << " experts, expert " << e;
+            ASSERT_LE(r.row0 + r.rows, spec.gridRows) << experts << " experts, expert " << e;
+            ASSERT_LE(r.col0 + r.cols, spec.gridCols) << experts << " experts, expert " << e;
             for (int i = r.row0; i < r.row0 + r.rows; ++i)
                 for (int j = r.col0; j < r.col0 + r.cols; ++j) {
                     EXPECT_EQ(owner[size_t(i) * spec.gridCols + j], -1) << "overlap";
                     owner[size_t(i) * spec.gridCols + j] = e;
                 }
         }
+    }
+    // More experts than cores: single cores, shared, all on the grid.
+    for (const auto& r : expertRegions(300, spec)) {
+        EXPECT_EQ(r.rows * r.cols, 1);
+        EXPECT_LT(r.row0, spec.gridRows);
+        EXPECT_LT(r.col0, spec.gridCols);
     }
     // A power of two splits 16 x 16 into equal, near-square rectangles.
     for (const auto& r : expertRegions(4, spec)) EXPECT_EQ(r.rows * r.cols, 64);
@@ -249,6 +257,41 @@ TEST(MoeWafer, BadCountsAreRefusedNamingTheBlock) {
     EXPECT_NE(p.error().message.find("block 0"), std::string::npos) << p.error().message;
     in.expertTokens.resize(1);
     EXPECT_FALSE(predictStep(spec, in).ok());
+}
+
+// Expert counts that do not tile the grid evenly plan without a crash (5 once divided by zero in
+// the mapping, 10 wrote past the heatmap's cells), every expert busy on its own cores; more
+// experts than cores are refused naming the key and the wafer.
+TEST(MoeWafer, AnyExpertCountUpToTheCoresPlans) {
+    const WaferSpec spec = teaching();
+    for (int experts : {3, 5, 7, 10, 15, 20, 33, 256}) {
+        StepInput in;
+        in.shape = moeShape(experts, 1);
+        in.batchPerSystem = kB;
+        in.seqLen = kT;
+        const auto p = predictStep(spec, in);
+        ASSERT_TRUE(p.ok()) << experts << " experts: " << p.error().message;
+        ASSERT_EQ(int(p->expertRegions.size()), experts);
+        const auto* frame = p->frameFor(1, false);  // h.0 forward
+        ASSERT_TRUE(frame);
+        ASSERT_EQ(int(frame->busy.size()), spec.cores());
+        for (const auto& r : p->expertRegions) {
+            double busiest = 0;
+            for (int i = r.row0; i < r.row0 + r.rows; ++i)
+                for (int j = r.col0; j < r.col0 + r.cols; ++j)
+                    busiest = std::max(busiest, double(frame->busy[size_t(i * spec.gridCols + j)]));
+            EXPECT_GT(busiest, 0.0) << experts << " experts: an expert's cores never work";
+        }
+    }
+    StepInput in;
+    in.shape = moeShape(257, 1);
+    in.batchPerSystem = kB;
+    in.seqLen = kT;
+    const auto p = predictStep(spec, in);
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.error().message.find("model.moe.num_experts = 257"), std::string::npos)
+        << p.error().message;
+    EXPECT_NE(p.error().message.find("wafer.spec"), std::string::npos) << p.error().message;
 }
 
 // An MoE block's weights stream in as units and its gradients out the same way; the units split
