@@ -25,6 +25,10 @@ case "$which" in
     ;;
   thread)
     build="$root/build-tsan"
+    # The slow tests (Learning.*, MuTransfer*, the emulator validation, lesson 6, the 111M and
+    # coord-check CLI runs: about a minute each in Release) take 5-15x that under TSan and run
+    # the same threads as the fast session, streaming and sweep tests.
+    labels_out="$labels_out|slow|engine-slow"
     ;;
   *)
     echo "./test.sh --sanitize: '$which' is not supported; use address,undefined or thread" >&2
@@ -60,7 +64,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$here/ubsa
 # after its barrier. Under TSan those regions run on the calling thread (OMP_THREAD_LIMIT=1);
 # the engine's own compute pool (tensor/threads.h), the system, MemoryX, loader, store-writer,
 # session and sweep threads do not read OMP_THREAD_LIMIT and keep all their threads.
-[[ "$which" == thread ]] && export OMP_THREAD_LIMIT=1
+if [[ "$which" == thread ]]; then export OMP_THREAD_LIMIT=1; fi
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$here/tsan.supp"
 # Open MPI's shared-memory transport and its vader/CMA probes are not instrumented; the mpi tests
 # still run (they start `mpirun` with these variables inherited).
