@@ -8,6 +8,7 @@
 #include "engine/core/kill_points.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/session/param_groups.h"
+#include "engine/session/run_control.h"
 #include "engine/store/run_store.h"
 
 namespace ws::session {
@@ -32,13 +33,16 @@ CheckpointKeeper::CheckpointKeeper(const config::Config& config, fs::path modelD
 void CheckpointKeeper::atStart(int64_t step) {
     // Partial folders are what a killed writer (or pruner) left behind, and .<file>.tmp-XXXXXX
     // the temp file of an atomic write (the final weights) it never renamed into place; one
-    // process writes a run's folder, and this one holds it now.
+    // process writes a run's folder, and this one holds it now. Except the control file: the
+    // studio or `wafer runs pause` may be writing a request into it at this very moment.
+    const std::string controlTemp = "." + std::string(kControlFileName) + ".tmp-";
     std::vector<fs::path> partial;
     std::error_code ec;
     for (fs::directory_iterator it(m_modelDir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
         if ((name.rfind(".checkpoint-", 0) == 0 && name.ends_with(".partial")) ||
-            (name.starts_with('.') && name.find(".tmp-") != std::string::npos)) {
+            (name.starts_with('.') && name.find(".tmp-") != std::string::npos &&
+             !name.starts_with(controlTemp))) {
             partial.push_back(it->path());
         }
     }

@@ -154,8 +154,14 @@ TEST(KillRecovery, ResumeRemovesTempFilesAndHiddenFoldersAKilledRunLeft) {
     std::ofstream(model / ".model.safetensors.tmp-Ab12Cd") << "half a file";
     fs::create_directories(model / ".checkpoint-0.pruned.partial");
     std::ofstream(model / ".checkpoint-0.pruned.partial" / "trainer_state.json") << "{}";
+    // A request the studio or `wafer runs pause` is writing into the control file right now: not
+    // this run's leftover, so it stays (removing it made that request fail).
+    const fs::path request = model / "..wafer-control.json.tmp-Xy34Zw";
+    std::ofstream(request) << "{\"command\": \"pause\"";
     const RunSummary resumed = resume(dir, model / "checkpoint-2");
     ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    EXPECT_TRUE(fs::exists(request)) << "another process's control request was removed";
+    fs::remove(request);
     for (const auto& entry : fs::directory_iterator(model)) {
         const std::string name = entry.path().filename().string();
         EXPECT_TRUE(name == ".wafer.lock" || name == ".wafer-control.json" || name[0] != '.')
