@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -234,22 +235,38 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
     double level = opt.sparsity > 0 ? opt.sparsity : cfg.model.sparsity.level;
     std::vector<std::string> targets =
         opt.sparsity > 0 ? std::vector<std::string>{} : cfg.model.sparsity.targets;
-    // The top-level sparsity section (gmp: its final level) on the matrices its patterns select.
+    // The top-level sparsity section (gmp: its final level) on the matrices its patterns select,
+    // block by block: patterns may select some blocks' matrices and not others'.
+    std::vector<wafer::BlockSparsity> perBlock;
     if (opt.sparsity <= 0 && cfg.sparsity && cfg.sparsity->sparsity > 0) {
-        level = cfg.sparsity->sparsity;
+        level = 0;  // the uniform path below stays dense; perBlock carries the section
         auto selected = optim::selectMaskedMatrices(model::ParameterTable(in.shape),
                                                     cfg.sparsity->paramNamePatterns);
         if (!selected.ok()) return fail(selected.error().message);
-        const std::pair<const char*, const char*> kTargets[] = {
-            {"h.0.attn.c_attn.weight", "qkv"},
-            {"h.0.attn.c_proj.weight", "attn_proj"},
-            {"h.0.mlp.c_fc.weight", "fc"},
-            {"h.0.mlp.c_proj.weight", "fc_proj"}};
-        targets.clear();
-        for (const auto& m : *selected)
-            for (const auto& [name, target] : kTargets)
-                if (m.name == name) targets.push_back(target);
-        if (targets.empty()) level = 0;  // only matrices the cycle model plans dense
+        const double s = cfg.sparsity->sparsity;
+        const int64_t C = in.shape.channels, F = in.shape.ffn;
+        perBlock.assign(size_t(in.shape.layers), {});
+        bool any = false;
+        for (const auto& m : *selected) {
+            int block = -1, read = 0;
+            if (std::sscanf(m.name.c_str(), "h.%d.%n", &block, &read) != 1 || block < 0 ||
+                block >= in.shape.layers)
+                continue;
+            const std::string rest = m.name.substr(size_t(read));
+            wafer::BlockSparsity& b = perBlock[size_t(block)];
+            if (rest == "attn.c_attn.weight")
+                b.qkv = wafer::uniformColumnNonzeros(C, 3 * C, s);
+            else if (rest == "attn.c_proj.weight")
+                b.attnProj = wafer::uniformColumnNonzeros(C, C, s);
+            else if (rest == "mlp.c_fc.weight")
+                b.fc = wafer::uniformColumnNonzeros(C, F, s);
+            else if (rest == "mlp.c_proj.weight")
+                b.fcProj = wafer::uniformColumnNonzeros(F, C, s);
+            else
+                continue;  // only matrices the cycle model plans dense
+            any = true;
+        }
+        if (any) in.perBlockSparsity = perBlock;
     }
     auto pruned = [&](const char* target) {
         return targets.empty() ||

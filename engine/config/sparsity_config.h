@@ -11,8 +11,9 @@
 //     schedule: {freq: 100, stop: 3584}   # update every 100 steps, stop at 3584 (not inclusive)
 //     param_name_patterns: [".*proj_[qkv]_dense_layer.weight", ".*proj_output_dense_layer.weight",
 //                           ".*linear_layer.weight"]
-// Releases 2.2+ spell type as `algorithm` and schedule as `update` (same meaning); both are read.
-// Their glob `param_filter` is not: it is reported with the regex to write instead.
+// Releases 2.2+ spell type as `algorithm` and schedule as `update` (same meaning); both are read,
+// and so is their glob `param_filter` (fnmatch: a whole-name match), converted to the regexes it
+// means with a warning that shows them.
 // param_name_patterns are regexes (ECMAScript, whole-name match as Python's re.match + the
 // patterns' own `.*`) over a matrix's ModelZoo name or over ours; the mapping of names is in
 // engine/optim/sparse_masks.h. What each key means exactly (schedules, tie breaks) is there too.

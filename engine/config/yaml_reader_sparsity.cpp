@@ -12,12 +12,15 @@ namespace {
 
 // fnmatch's glob as an ECMAScript regex: * -> .*, ? -> ., [..] kept, the rest literal.
 std::string globToRegex(const std::string& glob) {
+    // fnmatch: the whole name matches ("$": param_name_patterns match from the start only), and
+    // a class negates with '!' where a regex negates with '^'.
     std::string out;
-    bool inClass = false;
+    bool inClass = false, classStart = false;
     for (char c : glob) {
         if (inClass) {
-            out += c;
-            inClass = c != ']';
+            out += classStart && c == '!' ? '^' : c;
+            inClass = classStart || c != ']';
+            classStart = false;
             continue;
         }
         switch (c) {
@@ -29,7 +32,7 @@ std::string globToRegex(const std::string& glob) {
                 break;
             case '[':
                 out += c;
-                inClass = true;
+                inClass = classStart = true;
                 break;
             case '.':
             case '\\':
@@ -48,7 +51,7 @@ std::string globToRegex(const std::string& glob) {
                 out += c;
         }
     }
-    return out;
+    return out + '$';
 }
 
 }  // namespace

@@ -35,9 +35,10 @@ struct StepMetrics {
     std::vector<double> layerGradNorms;
     // Mixture of experts (model.moe; otherwise 0 and empty): the MoE blocks' summed
     // load-balancing loss (mean over the step's micro-batches; the objective trained is loss +
-    // this), and per block (L entries, empty for dense blocks) the tokens each expert computed
-    // this step after capacity drops, summed over systems and micro-batches (across processes:
-    // rank 0's systems). The run store gets "moe/lb_loss" every step and
+    // this; across processes rank 0's systems only), and per block (L entries, empty for dense
+    // blocks) the tokens each expert computed this step after capacity drops, summed over
+    // systems and micro-batches (across processes: every rank's, gathered on rank 0). The run
+    // store gets "moe/lb_loss" every step and
     // "moe/h.<block>.expert_<e>_tokens" on log steps; the Wafer tab's tokens-per-expert chart
     // keeps every step's counts in memory.
     double loadBalancingLoss = 0.0;

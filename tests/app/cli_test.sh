@@ -1232,6 +1232,20 @@ EOF2
   out=$("$wafer" lesson check "$tmp/bad-study.yaml" 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "expected exit 1 for a bad study action, got $code: $out"
   expect_in "bad-study.yaml:5:46: steps\[0\].action.coord_check.step: unknown key; did you mean \`steps\`?" "$out" ;;
+predict_sparsity_blocks)
+  # The top-level sparsity section's patterns choose blocks: h.1-h.3 pruned computes less than
+  # h.0 alone, which computes less than dense (predict once read every block from h.0).
+  compute() {
+    "$wafer" predict "$src/presets/gpt-nano.yaml" --json "$@" |
+      python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["time_split"]["compute_s"])'
+  }
+  dense=$(compute) || fail "dense predict"
+  later=$(compute --set 'sparsity={sparsity: 0.9, type: static, param_name_patterns: ["h\\.[1-3]\\..*"]}') ||
+    fail "h.1-h.3 predict"
+  first=$(compute --set 'sparsity={sparsity: 0.9, type: static, param_name_patterns: ["h\\.0\\..*"]}') ||
+    fail "h.0 predict"
+  python3 -c "import sys; d, l, f = map(float, sys.argv[1:]); sys.exit(0 if l < f < d else 1)" \
+    "$dense" "$later" "$first" || fail "compute s: dense $dense, h.1-h.3 $later, h.0 $first" ;;
 *)
   fail "unknown case" ;;
 esac

@@ -70,14 +70,18 @@ TEST(ConfigSparsity, ReadsModelZoo22SpellingsAndGlobFilters) {
         "  update: {freq: 50, stop: 500}\n"
         "  param_filter:\n"
         "    - '*proj_[qkv]_dense_layer.weight'\n"
-        "    - '*linear_layer.weight'\n");
+        "    - '*linear_layer.weight'\n"
+        "    - 'h.[!0].attn.c_proj.weight'\n");
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     const SparsitySectionConfig& s = *loaded->config.sparsity;
     EXPECT_EQ(s.type, "set");
     EXPECT_EQ(s.schedule.freq, 50);
     EXPECT_EQ(s.schedule.stop, 500);
-    EXPECT_EQ(s.paramNamePatterns, (std::vector<std::string>{".*proj_[qkv]_dense_layer\\.weight",
-                                                             ".*linear_layer\\.weight"}));
+    // Whole-name matches, as fnmatch's; [!0] is a regex's [^0].
+    EXPECT_EQ(
+        s.paramNamePatterns,
+        (std::vector<std::string>{".*proj_[qkv]_dense_layer\\.weight$", ".*linear_layer\\.weight$",
+                                  "h\\.[^0]\\.attn\\.c_proj\\.weight$"}));
     ASSERT_EQ(loaded->warnings.size(), 1u);
     EXPECT_NE(loaded->warnings[0].find("test.yaml:5:3: sparsity.param_filter: ModelZoo 2.2's "
                                        "glob filter read as param_name_patterns"),
