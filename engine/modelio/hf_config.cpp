@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "engine/checkpoint/atomic_file.h"
@@ -130,7 +132,12 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
     auto ctx = intKey("n_ctx", 1024);
     if (!ctx.ok()) return ctx.error();
     m.maxPositionEmbeddings = *positions > 0 ? *positions : *ctx;
-    auto inner = intKey("n_inner", 4 * m.hiddenSize);  // null in GPT-2's files: 4 x n_embd
+    // null in GPT-2's files: 4 x n_embd, which must fit an int (fuzz_hf_config).
+    if (int64_t(m.hiddenSize) * 4 > std::numeric_limits<int>::max())
+        return keyError("n_embd", fmt::format("({}) is too large: the MLP width, 4 x n_embd, "
+                                              "does not fit a 32-bit size",
+                                              m.hiddenSize));
+    auto inner = intKey("n_inner", 4 * m.hiddenSize);
     if (!inner.ok()) return inner.error();
     m.filterSize = *inner;
     if (m.hiddenSize % m.numHeads != 0) {

@@ -53,6 +53,8 @@ TEST(HfConfig, Refusals) {
     expectRefused(R"({"model_type": "llama"})", "model_type");
     // A number beyond double's range (fuzz_hf_config; tests/fuzz/regressions/hf_config/).
     expectRefused(R"({"model_type": "gpt2", "n_positions": 21e308})", "21e308");
+    // 4 x n_embd (n_inner's default) beyond int: signed overflow (UBSan, fuzz_hf_config).
+    expectRefused(R"({"model_type": "gpt2", "n_embd": 666666666})", "4 x n_embd");
     expectRefused(R"({"architectures": ["BertModel"]})", "architectures");
     expectRefused(R"({"n_embd": 64})", "neither model_type nor architectures");
     expectRefused(R"({"model_type": "gpt2", "activation_function": "relu"})", "relu");
