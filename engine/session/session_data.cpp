@@ -1,0 +1,108 @@
+// Session (session.h): the run's data, the training corpus tokenized into its cache and split,
+// the evaluation corpus when eval_input.data_dir names its own, and the documents variable
+// sequence length packs. The rest of the preparation is in session.cpp.
+#include <fmt/format.h>
+
+#include "engine/core/paths.h"
+#include "engine/session/session.h"
+#include "engine/session/session_state.h"
+
+namespace ws::session {
+
+// Data: corpus -> tokenizer -> token cache -> train/validation windows.
+Status Session::prepareData(Prepared& p) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    const fs::path cacheDir = m_options.cacheDir.empty() ? userCacheDir() : m_options.cacheDir;
+    m_activity = "reading and tokenizing the corpus";
+    auto progress = [this](double fraction, std::string_view what) {
+        m_events.push(PrepareProgress{fraction, std::string(what)});
+    };
+    if (cluster() && packsSequences(cfg.trainInput)) {
+        return Error{
+            "train_input.use_vsl / short_sequence_length: packed sequences do not run across "
+            "processes yet (the other ranks receive token ids only); run the job in one process "
+            "(num_csx systems still train data-parallel there) or turn them off"};
+    }
+    auto documents =
+        data::readCorpusDocuments(cfg.trainInput.dataDir, {cfg.trainInput.allowBinary});
+    if (!documents.ok()) return Error{"train_input.data_dir: " + documents.error().message};
+    const std::string* corpus = &documents->text;
+    auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, *corpus, cacheDir);
+    if (!tok.ok()) return Error{"train_input.tokenizer: " + tok.error().message};
+    s.tokenizer = std::move(tok).value();
+    if (Status v = config::checkVocab(cfg, s.tokenizer->vocabSize()); !v.ok()) return v;
+    auto cache = data::TokenCache::build(*corpus, *s.tokenizer, cacheDir, progress);
+    if (!cache.ok()) return cache.error();
+    s.trainCache.emplace(std::move(cache).value());
+    log(LogLine::Level::Info,
+        fmt::format("corpus: {} bytes -> {} tokens ({} tokenizer, vocab {}){}", corpus->size(),
+                    s.trainCache->size(), s.tokenizer->kind(), s.tokenizer->vocabSize(),
+                    s.trainCache->reused() ? ", token cache reused" : ""));
+    p.B = cfg.trainInput.batchSize;
+    p.T = cfg.trainInput.maxSequenceLength;
+    const bool separateEval = !cfg.evalInput.dataDir.empty();
+    auto dataset = data::Dataset::create(
+        *s.trainCache, separateEval ? 0.0 : cfg.trainInput.validationFraction, p.T);
+    if (!dataset.ok()) return dataset.error();
+    s.dataset.emplace(std::move(dataset).value());
+    m_summary.unigramEntropyNats = s.dataset->unigramEntropyNats();
+    log(LogLine::Level::Info,
+        fmt::format("data: {} training tokens, {} held out; unigram entropy {:.3f} nats/token "
+                    "(the loss of a model that ignores context)",
+                    s.dataset->trainTokens(), s.dataset->validationTokens(),
+                    m_summary.unigramEntropyNats));
+    p.evalData = &*s.dataset;
+    if (cfg.trainInput.useVsl || (cfg.evalInput.useVsl && !separateEval)) {
+        auto index =
+            documentIndexFor(*documents, *s.trainCache, tokenizer::tokenByteCounts(*s.tokenizer),
+                             cfg.trainInput.useVsl ? "train_input" : "eval_input", "train_input");
+        if (!index.ok()) return index.error();
+        s.documents.emplace(std::move(index).value());
+        s.evalDocuments = s.documents;
+        log(LogLine::Level::Info,
+            fmt::format("variable sequence length: {} documents; attention stays inside each "
+                        "and positions restart at each{}",
+                        s.documents->documents(),
+                        cfg.trainInput.useVsl ? "" : " (evaluation only)"));
+    }
+    if (!s.documents) s.documents.emplace();  // one document: short segments only, if any
+    if (cfg.trainInput.shortSequenceLength > 0) {
+        log(LogLine::Level::Info,
+            fmt::format("two-stage schedule: steps 1 to {} train on sequences of {} tokens ({} "
+                        "packed in each row of {}), then {} tokens",
+                        cfg.trainInput.shortSequenceSteps, cfg.trainInput.shortSequenceLength,
+                        p.T / cfg.trainInput.shortSequenceLength, p.T, p.T));
+    }
+    return separateEval ? prepareEvalData(p, cacheDir) : Status::success();
+}
+
+// eval_input.data_dir given: the evaluation reads all of its own corpus, in the run's tokenizer.
+Status Session::prepareEvalData(Prepared& p, const fs::path& cacheDir) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    auto progress = [this](double fraction, std::string_view what) {
+        m_events.push(PrepareProgress{fraction, std::string(what)});
+    };
+    auto evalCorpus = data::readCorpusDocuments(
+        cfg.evalInput.dataDir,
+        {cfg.evalInput.allowBinary, "set eval_input.allow_binary: true to evaluate on it anyway"});
+    if (!evalCorpus.ok()) return Error{"eval_input.data_dir: " + evalCorpus.error().message};
+    auto evalCache = data::TokenCache::build(evalCorpus->text, *s.tokenizer, cacheDir, progress);
+    if (!evalCache.ok()) return evalCache.error();
+    s.evalCache.emplace(std::move(evalCache).value());
+    auto evalDataset = data::Dataset::create(*s.evalCache, 1.0, p.T);
+    if (!evalDataset.ok()) return Error{"eval_input.data_dir: " + evalDataset.error().message};
+    s.evalDataset.emplace(std::move(evalDataset).value());
+    p.evalData = &*s.evalDataset;
+    s.evalDocuments.reset();
+    if (cfg.evalInput.useVsl) {
+        auto index = documentIndexFor(*evalCorpus, *s.evalCache,
+                                      tokenizer::tokenByteCounts(*s.tokenizer), "eval_input");
+        if (!index.ok()) return index.error();
+        s.evalDocuments.emplace(std::move(index).value());
+    }
+    return Status::success();
+}
+
+}  // namespace ws::session
