@@ -3,8 +3,11 @@
 # target after the other, each for the given time, and prints a table: executions, coverage,
 # new inputs found, findings (crash, leak, timeout and out-of-memory files).
 #
-# Usage: scripts/fuzz.sh [--merge] [SECONDS_PER_TARGET] [TARGET...]
-#   SECONDS_PER_TARGET  default 60; the issue's campaign is `scripts/fuzz.sh 600`
+# Usage: scripts/fuzz.sh [--merge] [--cpu] [SECONDS_PER_TARGET] [TARGET...]
+#   SECONDS_PER_TARGET  default 60; the issue's campaign is `scripts/fuzz.sh --cpu 600`
+#   --cpu               count SECONDS as the fuzzer's own CPU time (user + system) rather than
+#                       wall time, so a busy, shared machine still gives each target its share;
+#                       the table's cpu_s column is measured either way
 #   TARGET              default all (tests/fuzz/targets.cmake): safetensors torch_checkpoint
 #                       peft_adapter config tokenizer token_cache trainer_state checkpoint_folder
 #                       hf_config run_store
@@ -21,10 +24,15 @@ build=${WAFER_FUZZ_BUILD:-$root/build-fuzz}
 out=${WAFER_FUZZ_OUT:-/tmp/wafer-fuzz}
 
 merge=0
-if [[ "${1:-}" == "--merge" ]]; then
-  merge=1
+cpu_budget=0
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --merge) merge=1 ;;
+    --cpu) cpu_budget=1 ;;
+    *) echo "fuzz: unknown option '$1' (options: --merge, --cpu)" >&2; exit 2 ;;
+  esac
   shift
-fi
+done
 seconds=60
 if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
   seconds=$1
@@ -72,20 +80,52 @@ fi
 # Stack traces for UBSan reports too (ASan prints them anyway).
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
+# CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat.
+cpu_seconds_of() {
+  local fields
+  read -r -a fields <<<"$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ ${#fields[@]} -gt 13 ]] || return 1
+  echo $(((fields[11] + fields[12]) / $(getconf CLK_TCK)))
+}
+
 rows=()
 found=0
 for t in "${targets[@]}"; do
   dir="$out/$t"
   mkdir -p "$dir/new" "$dir/findings"
-  args=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
+  wall_limit=$seconds
+  ((cpu_budget)) && wall_limit=$((seconds * 20))  # the CPU budget below ends it first
+  args=(-max_total_time="$wall_limit" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
         -artifact_prefix="$dir/findings/")
   [[ -f "$root/tests/fuzz/$t.dict" ]] && args+=(-dict="$root/tests/fuzz/$t.dict")
   corpora=("$dir/new" "$root/tests/fuzz/corpus/$t")
   [[ -d "$root/tests/fuzz/regressions/$t" ]] && corpora+=("$root/tests/fuzz/regressions/$t")
   before=$(ls "$dir/findings")
-  echo "fuzz: $t for ${seconds}s (log: $dir/log)" >&2
+  echo "fuzz: $t for ${seconds}s$( ((cpu_budget)) && echo ' of CPU time') (log: $dir/log)" >&2
   status=0
-  nice -n 10 "$build/tests/fuzz/fuzz_$t" "${args[@]}" "${corpora[@]}" >"$dir/log" 2>&1 || status=$?
+  TIMEFORMAT='%U %S'
+  {
+    time {
+      nice -n 10 "$build/tests/fuzz/fuzz_$t" "${args[@]}" "${corpora[@]}" >"$dir/log" 2>&1 &
+      pid=$!
+      interrupted=0
+      if ((cpu_budget)); then
+        # libFuzzer has no CPU-time limit: interrupt it (it prints its final stats) once spent.
+        while kill -0 "$pid" 2>/dev/null; do
+          used=$(cpu_seconds_of "$pid") || break
+          if ((used >= seconds)); then
+            kill -INT "$pid" 2>/dev/null && interrupted=1
+            break
+          fi
+          sleep 2
+        done
+      fi
+      wait "$pid" || status=$?
+      # libFuzzer exits 72 when interrupted (clang 14 has no -interrupted_exit_code)
+      ((interrupted && status == 72)) && status=0
+    }
+  } 2>"$dir/cpu_time"
+  cpu_s=$(tail -1 "$dir/cpu_time" | awk '{ printf "%d", $1 + $2 }'   2>/dev/null || echo "?")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
   if [[ -z "$execs" ]]; then  # stopped by a finding before the final stats: the last status line
     execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$dir/log" | tail -1)
@@ -100,7 +140,7 @@ for t in "${targets[@]}"; do
     found=1
     [[ $findings -eq 0 ]] && crash_files="exit status $status, see the log"
   fi
-  rows+=("$(printf '%-18s %12s %10s %14s %10s %8s  %s' "$t" "${execs:-?}" \
+  rows+=("$(printf '%-18s %6s %12s %10s %14s %10s %8s  %s' "$t" "$cpu_s" "${execs:-?}" \
     "${cov_start:-?}->${cov_end:-?}" "${corpus_end:-?}" "${added:-?}" "$findings" \
     "${crash_files:-}")")
   if ((merge)); then
@@ -110,8 +150,8 @@ for t in "${targets[@]}"; do
 done
 
 echo
-echo "Fuzzing: ${seconds}s per target, $(clang++ --version | head -1), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-printf '%-18s %12s %10s %14s %10s %8s  %s\n' target executions coverage corpus_size new_inputs findings files
+echo "Fuzzing: ${seconds}s $( ((cpu_budget)) && echo 'of CPU time ')per target, $(clang++ --version | head -1), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+printf '%-18s %6s %12s %10s %14s %10s %8s  %s\n' target cpu_s executions coverage corpus_size new_inputs findings files
 for row in "${rows[@]}"; do echo "$row"; done
 echo "(findings in $out/<target>/findings; logs in $out/<target>/log)"
 exit "$found"
