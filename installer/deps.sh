@@ -15,6 +15,7 @@ packages=(
   libhwy-dev
   openmpi-bin libopenmpi-dev
   xvfb xauth
+  help2man lintian desktop-file-utils shared-mime-info man-db dpkg-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch python3-numpy)

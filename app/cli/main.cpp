@@ -4,7 +4,18 @@
 #include <string>
 
 #include "app/cli/commands.h"
+#include "engine/core/paths.h"
 #include "wafer/version.h"
+
+namespace {
+// `wafer --version`: the version, then where this program finds its data and keeps the user's.
+std::string versionText() {
+    const ws::AppDataLocation data = ws::locateAppData();
+    return std::string("wafer ") + WAFER_VERSION + " (" + WAFER_GIT_REVISION + ")\n" +
+           "presets and resources: " + data.dir.string() + " (" + data.foundBy + ")\n" +
+           "run store: " + (ws::userDataDir() / "runs.sqlite").string();
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     // Under mpirun this joins the job (MPI_Init); its end (MPI_Finalize) is main's return.
@@ -29,8 +40,7 @@ int main(int argc, char** argv) {
         return command == "sweep" ? ws::cli::runSweepWorker(comm) : ws::cli::runTrainWorker(comm);
     CLI::App app{
         "wafer: train GPT models on an emulated wafer-scale machine with weight streaming"};
-    app.set_version_flag("--version",
-                         std::string("wafer ") + WAFER_VERSION + " (" + WAFER_GIT_REVISION + ")");
+    app.set_version_flag("--version", versionText());
     app.require_subcommand(1);
     ws::cli::CommonOptions common;
     common.comm = &comm;

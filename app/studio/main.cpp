@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 #include <cstdio>
 
@@ -102,6 +103,10 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("WaferStudio"));
     QApplication::setApplicationName(QStringLiteral("wafer-studio"));
     QApplication::setApplicationDisplayName(QStringLiteral("Wafer Studio"));
+    // The installed menu entry (installer/wafer-studio.desktop) and its icon.
+    QGuiApplication::setDesktopFileName(QStringLiteral("wafer-studio"));
+    QApplication::setWindowIcon(QIcon::fromTheme(
+        QStringLiteral("wafer-studio"), QIcon(QStringLiteral(":/icons/wafer-studio.svg"))));
     QString configPath = options.configPath;
     if (configPath.isEmpty()) {
         configPath =

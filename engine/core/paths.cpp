@@ -5,6 +5,11 @@
 #include <cstdlib>
 #include <system_error>
 
+#ifndef WAFER_DATA_SUBDIR
+#error \
+    "WAFER_DATA_SUBDIR (the share folder relative to a prefix) comes from engine/core/CMakeLists.txt"
+#endif
+
 namespace ws {
 namespace fs = std::filesystem;
 
@@ -21,6 +26,13 @@ fs::path executableDir() {
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     return ec ? fs::path() : exe.parent_path();
 }
+
+// A build tree holds the same share folder as an install (links made by CMake) and a
+// CMakeCache.txt at its top, where an installed prefix has none.
+bool isBuildTree(const fs::path& prefix) {
+    std::error_code ec;
+    return fs::exists(prefix / "CMakeCache.txt", ec);
+}
 }  // namespace
 
 fs::path userCacheDir() {
@@ -30,12 +42,27 @@ fs::path userDataDir() {
     return xdgDir("XDG_DATA_HOME", ".local/share");
 }
 
-fs::path appDataDir() {
-    if (const char* v = std::getenv("WAFER_STUDIO_HOME"); v && *v) return fs::path(v);
+AppDataLocation locateAppData() {
+    if (const char* v = std::getenv("WAFER_STUDIO_HOME"); v && *v)
+        return {fs::path(v), "WAFER_STUDIO_HOME", true};
+    const fs::path exeDir = executableDir();
     std::error_code ec;
-    const fs::path installed = executableDir() / ".." / "share" / "wafer-studio";
-    if (fs::exists(installed / "presets", ec)) return fs::weakly_canonical(installed, ec);
-    return fs::path(WAFER_SOURCE_DIR);
+    fs::path prefix = exeDir;
+    for (int up = 0; up <= 4 && !prefix.empty(); ++up) {
+        const fs::path candidate = prefix / WAFER_DATA_SUBDIR;
+        if (fs::is_directory(candidate / "presets", ec)) {
+            return {fs::weakly_canonical(candidate, ec),
+                    isBuildTree(prefix) ? "build tree" : "install prefix", true};
+        }
+        if (prefix == prefix.root_path()) break;
+        prefix = prefix.parent_path();
+    }
+    return {(exeDir.empty() ? fs::path("/usr/bin") : exeDir).parent_path() / WAFER_DATA_SUBDIR,
+            "not found", false};
+}
+
+fs::path appDataDir() {
+    return locateAppData().dir;
 }
 
 }  // namespace ws

@@ -41,7 +41,11 @@ tiny_args=(--set model.hidden_size=32 --set model.num_hidden_layers=1 --set mode
 case "$case_name" in
 version)
   out=$("$wafer" --version) || fail "exit $?"
-  expect_in "wafer 0." "$out" ;;
+  expect_in "wafer 0." "$out"
+  # Run from the build tree, it finds the data through the build's share folder (linked to the
+  # sources by CMake), not through a path compiled in.
+  expect_in "presets and resources: $(cd "$(dirname "$wafer")/.." && pwd -P)/share/wafer-studio (build tree)" "$out"
+  expect_in "run store: " "$out" ;;
 studio_help_without_display)
   # wafer-studio answers --help, --version and usage errors with no display at all.
   studio="$(dirname "$wafer")/wafer-studio"

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# The Debian package as a user gets it (issue 20): built with CPack from this build folder, then
+# its contents, its Depends: line, its desktop files and man pages checked; installed into a
+# scratch root and run with the source tree out of reach; installed and removed with dpkg; and
+# lintian. Usage: package_test.sh BUILD_DIR SOURCE_DIR PACKAGE_DIR CASE
+#   CASE build       cpack -G DEB into PACKAGE_DIR (the fixture the other cases use)
+#        contents    dpkg-deb -c / -f: the files and the control fields
+#        installed   extracted into a scratch root, run with the sources hidden (as root: in a
+#                    mount namespace where the source folder is an empty tmpfs and the
+#                    installed tree is read-only)
+#        dpkg        dpkg --root: install, then remove; the user's runs stay
+#        relocated   cmake --install to another prefix, run from there
+#        lintian     no errors or warnings
+set -uo pipefail
+build=$1
+src=$2
+pkgdir=$3
+case_name=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+expect_in() { grep -q -- "$1" <<<"$2" || fail "expected '$1' in:
+$2"; }
+
+version=$(sed -n 's/^#define WAFER_VERSION "\(.*\)"/\1/p' "$build/generated/wafer/version.h")
+[[ -n "$version" ]] || fail "no WAFER_VERSION in $build/generated/wafer/version.h"
+deb="$pkgdir/wafer-studio_${version}_amd64.deb"
+if [[ "$case_name" != build ]]; then
+  [[ -f "$deb" ]] || fail "no package $deb (the package.build test makes it)"
+fi
+
+# Runs a command with the source folder (and the build folder inside it) out of reach and the
+# installed tree read-only. Needs root for the mount namespace; without it, the command runs as
+# is, and the checks on where the programs found their data still hold.
+hidden() {
+  if [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
+    unshare -m -- bash -c 'set -e
+      mount -t tmpfs -o ro,size=1m none "$1"
+      mount --bind "$2" "$2"
+      mount -o remount,bind,ro "$2"
+      shift 2
+      "$@"' hidden "$src" "$HIDDEN_RO" "$@"
+  else
+    echo "(not root: running without hiding the source folder)" >&2
+    "$@"
+  fi
+}
+
+case "$case_name" in
+build)
+  mkdir -p "$pkgdir"
+  rm -f "$pkgdir"/wafer-studio_*.deb
+  (cd "$build" && cpack -G DEB -B "$pkgdir") >"$tmp/cpack.log" 2>&1 ||
+    fail "cpack failed: $(cat "$tmp/cpack.log")"
+  [[ -f "$deb" ]] || fail "cpack made no $deb: $(cat "$tmp/cpack.log")" ;;
+
+contents)
+  list=$(dpkg-deb -c "$deb") || fail "dpkg-deb -c failed"
+  for f in ./usr/bin/wafer ./usr/bin/wafer-studio \
+           ./usr/share/wafer-studio/README.md \
+           ./usr/share/wafer-studio/presets/gpt-nano.yaml \
+           ./usr/share/wafer-studio/presets/mup-sweep.yaml \
+           ./usr/share/wafer-studio/presets/wafers/wse3.yaml \
+           ./usr/share/wafer-studio/presets/wafers/teaching-16x16.yaml \
+           ./usr/share/wafer-studio/resources/corpus/kjv-01-genesis.txt \
+           ./usr/share/wafer-studio/resources/base-model/model.safetensors \
+           ./usr/share/wafer-studio/resources/base-model/vocab.json \
+           ./usr/share/wafer-studio/resources/lessons/01-weight-streaming.yaml \
+           ./usr/share/wafer-studio/resources/lessons/figures/weight-streaming.png \
+           ./usr/share/wafer-studio/resources/screenshots/studio-training.png \
+           ./usr/share/applications/wafer-studio.desktop \
+           ./usr/share/mime/packages/wafer-studio.xml \
+           ./usr/share/icons/hicolor/scalable/apps/wafer-studio.svg \
+           ./usr/share/icons/hicolor/16x16/apps/wafer-studio.png \
+           ./usr/share/icons/hicolor/48x48/apps/wafer-studio.png \
+           ./usr/share/icons/hicolor/256x256/apps/wafer-studio.png \
+           ./usr/share/man/man1/wafer.1.gz ./usr/share/man/man1/wafer-studio.1.gz \
+           ./usr/share/doc/wafer-studio/copyright ./usr/share/doc/wafer-studio/changelog.gz; do
+    grep -q " $f\$" <<<"$list" || fail "the package lacks $f"
+  done
+  # Nothing of the build, the tests or the source tree's scripts.
+  if grep -E '\.sh$|/tests?/|CMake|\.cpp$|\.h$|_test$' <<<"$list"; then
+    fail "the package holds build or test files (listed above)"
+  fi
+  [[ $(dpkg-deb -f "$deb" Package) == wafer-studio ]] || fail "Package: is not wafer-studio"
+  [[ $(dpkg-deb -f "$deb" Version) == "$version" ]] || fail "Version: is not $version"
+  [[ $(dpkg-deb -f "$deb" Architecture) == amd64 ]] || fail "Architecture: is not amd64"
+  depends=$(dpkg-deb -f "$deb" Depends)
+  # Computed by dpkg-shlibdeps from the programs' libraries, most with a minimum version.
+  names=$(tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/ .*//')
+  [[ $(grep -c '(>= ' <<<"$(tr ',' '\n' <<<"$depends")") -ge 10 ]] ||
+    fail "Depends: has few versioned entries, so it was not computed: $depends"
+  for lib in libc6 'libstdc++6' libqt6core6 libqt6widgets6 libqt6svg6 libqcustomplot2.1-qt6 \
+             libsqlite3-0 libyaml-cpp0.7 libdnnl2 libhwy1 libopenmpi3 libzip4 libfmt9; do
+    grep -qxF "$lib" <<<"$names" || fail "Depends: lacks $lib: $depends"
+  done
+  grep -q -- '-dev' <<<"$depends" && fail "Depends: names a -dev package: $depends"
+  # The desktop entry and the MIME type are valid, and the MIME type is what the entry opens.
+  dpkg-deb -x "$deb" "$tmp/root" || fail "dpkg-deb -x failed"
+  desktop-file-validate "$tmp/root/usr/share/applications/wafer-studio.desktop" ||
+    fail "desktop-file-validate rejects the .desktop file"
+  grep -q '^MimeType=application/x-wafer-studio-config;' \
+    "$tmp/root/usr/share/applications/wafer-studio.desktop" || fail "the entry opens no configs"
+  mkdir -p "$tmp/mime/packages"
+  cp /usr/share/mime/packages/freedesktop.org.xml "$tmp/root/usr/share/mime/packages/wafer-studio.xml" \
+    "$tmp/mime/packages/"
+  XDG_DATA_DIRS="$tmp" update-mime-database "$tmp/mime" 2>"$tmp/mime.err" || fail "update-mime-database: $(cat "$tmp/mime.err")"
+  [[ ! -s "$tmp/mime.err" ]] || fail "update-mime-database complains: $(cat "$tmp/mime.err")"
+  grep -q '^60:application/x-wafer-studio-config:params_\*\.yaml' "$tmp/mime/globs2" ||
+    fail "the params_*.yaml glob is not in the MIME database: $(grep wafer "$tmp/mime/globs2")"
+  grep -q '^application/x-wafer-studio-config application/x-yaml$' "$tmp/mime/subclasses" ||
+    fail "the config type is not a kind of YAML"
+  # The man pages render, and wafer's holds every subcommand's options.
+  page=$(MANWIDTH=100 man -l "$tmp/root/usr/share/man/man1/wafer.1.gz" 2>&1) || fail "man wafer: $page"
+  for text in "wafer train" "--resume" "wafer runs list" "wafer store recover" "WAFER_STUDIO_HOME"; do
+    expect_in "$text" "$page"
+  done
+  page=$(MANWIDTH=100 man -l "$tmp/root/usr/share/man/man1/wafer-studio.1.gz" 2>&1) ||
+    fail "man wafer-studio: $page"
+  expect_in "--screenshot" "$page" ;;
+
+installed)
+  root="$tmp/root"
+  dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x failed"
+  export HIDDEN_RO=$root HOME="$tmp/home" XDG_DATA_HOME="$tmp/home/data" \
+         XDG_CACHE_HOME="$tmp/home/cache" XDG_CONFIG_HOME="$tmp/home/config"
+  unset WAFER_STUDIO_HOME
+  mkdir -p "$HOME"
+  share="$root/usr/share/wafer-studio"
+  wafer="$root/usr/bin/wafer"
+  cd "$tmp" || fail "cd"
+  out=$(hidden "$wafer" --version 2>&1) || fail "wafer --version: $out"
+  expect_in "wafer $version" "$out"
+  expect_in "presets and resources: $share (install prefix)" "$out"
+  expect_in "run store: $XDG_DATA_HOME/wafer-studio/runs.sqlite" "$out"
+  out=$(hidden "$wafer" validate "$share/presets/gpt-nano.yaml" 2>&1) || fail "validate: $out"
+  expect_in "valid" "$out"
+  # A wafer spec by name, from the installed presets/wafers.
+  out=$(hidden "$wafer" validate "$share/presets/teaching-stream.yaml" 2>&1) ||
+    fail "validate teaching-stream: $out"
+  out=$(hidden "$wafer" fields 2>&1) || fail "fields: $out"
+  expect_in "optimizer.learning_rate" "$out"
+  out=$(hidden "$wafer" lesson list 2>&1) || fail "lesson list: $out"
+  expect_in "01-weight-streaming.yaml" "$out"
+  # A few training steps of the default preset on the bundled corpus: the token cache and the
+  # run store go to the user's folders, nothing into the read-only install.
+  out=$(hidden "$wafer" train "$share/presets/gpt-nano.yaml" --max-steps 3 --name installed 2>&1) ||
+    fail "train: $out"
+  [[ -f "$XDG_DATA_HOME/wafer-studio/runs.sqlite" ]] || fail "no run store in the user's data folder"
+  out=$(hidden "$wafer" runs list 2>&1) || fail "runs list: $out"
+  expect_in "installed" "$out"
+  expect_in "finished" "$out"
+  # The bundled base model fine-tunes.
+  printf 'In the beginning was the word, and the word was with the wafer.\n%.0s' {1..200} \
+    >"$tmp/text.txt"
+  out=$(hidden "$wafer" finetune --base "$share/resources/base-model" --data "$tmp/text.txt" \
+    --max-steps 2 --name tuned 2>&1) || fail "finetune from the base model: $out"
+  # The studio's first window, offscreen, on the default preset (found from the install).
+  shot="$tmp/first-window.png"
+  out=$(QT_QPA_PLATFORM=offscreen hidden "$root/usr/bin/wafer-studio" --screenshot "$shot" \
+    --quit-after-steps 1 --run 2>&1) || fail "wafer-studio: $out"
+  [[ -s "$shot" ]] || fail "no screenshot: $out"
+  python3 - "$shot" <<'PY' || fail "the screenshot is not a window-sized PNG"
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+width, height = struct.unpack(">II", data[16:24])
+assert width >= 800 and height >= 600, (width, height)
+PY
+  # Nothing was written beside the installed files (the mount was read-only, but a program that
+  # tried would have failed above; this checks the tree is as the package made it).
+  extra=$(cd "$root" && find . -newer "$deb" -type f | head)
+  [[ -z "$extra" ]] || fail "files appeared in the installed tree: $extra" ;;
+
+dpkg)
+  # A real install and removal with dpkg, into a scratch root (its database starts empty, so
+  # the libraries the package depends on are not there: --force-depends).
+  root="$tmp/root"
+  mkdir -p "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/info" "$root/home/user/.local/share/wafer-studio"
+  touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
+  echo "a user's run store" >"$root/home/user/.local/share/wafer-studio/runs.sqlite"
+  dpkg --root="$root" --force-depends --force-not-root --log=/dev/null -i "$deb" >"$tmp/dpkg.log" 2>&1 ||
+    fail "dpkg -i: $(cat "$tmp/dpkg.log")"
+  status=$(dpkg --root="$root" -s wafer-studio 2>&1) || fail "dpkg -s: $status"
+  expect_in "Status: install ok installed" "$status"
+  [[ -x "$root/usr/bin/wafer" && -f "$root/usr/share/wafer-studio/presets/gpt-nano.yaml" ]] ||
+    fail "dpkg -i installed no programs or presets"
+  dpkg --root="$root" --force-depends --force-not-root --log=/dev/null -r wafer-studio >"$tmp/dpkg.log" 2>&1 ||
+    fail "dpkg -r: $(cat "$tmp/dpkg.log")"
+  left=$(cd "$root" && find usr -type f | head)
+  [[ -z "$left" ]] || fail "dpkg -r left program files behind: $left"
+  [[ $(cat "$root/home/user/.local/share/wafer-studio/runs.sqlite") == "a user's run store" ]] ||
+    fail "removing the package touched the user's run store" ;;
+
+relocated)
+  # Any prefix works: the programs find share/wafer-studio beside their bin/.
+  prefix="$tmp/opt/wafer"
+  cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+    fail "cmake --install: $(cat "$tmp/install.log")"
+  export HIDDEN_RO=$prefix HOME="$tmp/home" XDG_DATA_HOME="$tmp/home/data" XDG_CACHE_HOME="$tmp/home/cache"
+  unset WAFER_STUDIO_HOME
+  mkdir -p "$HOME"
+  cd "$tmp" || fail "cd"
+  out=$(hidden "$prefix/bin/wafer" --version 2>&1) || fail "wafer --version: $out"
+  expect_in "presets and resources: $prefix/share/wafer-studio (install prefix)" "$out"
+  out=$(hidden "$prefix/bin/wafer" validate "$prefix/share/wafer-studio/presets/teaching-stream.yaml" 2>&1) ||
+    fail "validate: $out"
+  # Moved after installing, it still finds its data.
+  mv "$prefix" "$tmp/moved"
+  export HIDDEN_RO="$tmp/moved"
+  out=$(hidden "$tmp/moved/bin/wafer" --version 2>&1) || fail "moved wafer --version: $out"
+  expect_in "presets and resources: $tmp/moved/share/wafer-studio (install prefix)" "$out"
+  # With no share folder at all, the error names where it looked.
+  rm -rf "$tmp/moved/share/wafer-studio"
+  out=$(hidden "$tmp/moved/bin/wafer" --version 2>&1) || fail "wafer --version without data: $out"
+  expect_in "presets and resources: $tmp/moved/share/wafer-studio (not found)" "$out" ;;
+
+lintian)
+  out=$(lintian --tag-display-limit 0 -I "$deb" 2>&1)
+  echo "$out"
+  if grep -E '^[EW]: ' <<<"$out"; then
+    fail "lintian reports errors or warnings (above)"
+  fi ;;
+
+*) fail "unknown case" ;;
+esac
+echo "ok: $case_name"
