@@ -2,7 +2,7 @@
 # The Debian package as a user gets it (issue 20): built with CPack from this build folder, then
 # its contents, its Depends: line, its desktop files and man pages checked; installed into a
 # scratch root and run with the source tree out of reach; installed and removed with dpkg; and
-# lintian. Usage: package_test.sh BUILD_DIR SOURCE_DIR PACKAGE_DIR CASE
+# lintian. Usage: package_test.sh BUILD_DIR SOURCE_DIR PACKAGE_DIR CASE MIME_TYPE_OF
 #   CASE build       cpack -G DEB into PACKAGE_DIR (the fixture the other cases use)
 #        contents    dpkg-deb -c / -f: the files and the control fields
 #        installed   extracted into a scratch root, run with the sources hidden (as root: in a
@@ -16,6 +16,7 @@ build=$1
 src=$2
 pkgdir=$3
 case_name=$4
+mime_type_of=$5  # prints a file's MIME type as Qt sees it (mime_type_of.cpp)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -100,17 +101,27 @@ contents)
   dpkg-deb -x "$deb" "$tmp/root" || fail "dpkg-deb -x failed"
   desktop-file-validate "$tmp/root/usr/share/applications/wafer-studio.desktop" ||
     fail "desktop-file-validate rejects the .desktop file"
-  grep -q '^MimeType=application/x-wafer-studio-config;' \
-    "$tmp/root/usr/share/applications/wafer-studio.desktop" || fail "the entry opens no configs"
+  grep -q '^MimeType=application/x-wafer-studio-config;application/x-yaml;' \
+    "$tmp/root/usr/share/applications/wafer-studio.desktop" || fail "the entry opens no configs or YAML"
   mkdir -p "$tmp/mime/packages"
   cp /usr/share/mime/packages/freedesktop.org.xml "$tmp/root/usr/share/mime/packages/wafer-studio.xml" \
     "$tmp/mime/packages/"
   XDG_DATA_DIRS="$tmp" update-mime-database "$tmp/mime" 2>"$tmp/mime.err" || fail "update-mime-database: $(cat "$tmp/mime.err")"
   [[ ! -s "$tmp/mime.err" ]] || fail "update-mime-database complains: $(cat "$tmp/mime.err")"
-  grep -q '^60:application/x-wafer-studio-config:params_\*\.yaml' "$tmp/mime/globs2" ||
-    fail "the params_*.yaml glob is not in the MIME database: $(grep wafer "$tmp/mime/globs2")"
+  grep -q 'application/x-wafer-studio-config' "$tmp/mime/magic" ||
+    fail "the config type's content match is not in the MIME database"
   grep -q '^application/x-wafer-studio-config application/x-yaml$' "$tmp/mime/subclasses" ||
     fail "the config type is not a kind of YAML"
+  # As Qt (and KDE's file managers) read that database: a config without an extension is typed
+  # by its content; any *.yaml is YAML (names come first), so the entry opens YAML too.
+  printf 'train_input:\n    data_dir: corpus\n' >"$tmp/params_gpt3_111m.yaml"
+  printf 'services: {}\n' >"$tmp/compose.yaml"
+  printf 'train_input:\n    data_dir: corpus\nrunconfig:\n    max_steps: 1\n' >"$tmp/training-config"
+  types=$(XDG_DATA_DIRS="$tmp" XDG_DATA_HOME="$tmp/none" "$mime_type_of" "$tmp/params_gpt3_111m.yaml" \
+    "$tmp/compose.yaml" "$tmp/training-config") || fail "mime_type_of failed"
+  expect_in "params_gpt3_111m.yaml application/x-yaml" "$types"
+  expect_in "compose.yaml application/x-yaml" "$types"
+  expect_in "training-config application/x-wafer-studio-config" "$types"
   # The man pages render, and wafer's holds every subcommand's options.
   page=$(MANWIDTH=100 man -l "$tmp/root/usr/share/man/man1/wafer.1.gz" 2>&1) || fail "man wafer: $page"
   for text in "wafer train" "--resume" "wafer runs list" "wafer store recover" "WAFER_STUDIO_HOME"; do
