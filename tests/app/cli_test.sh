@@ -10,27 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
 db="$tmp/runs.sqlite"
 
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
-expect_in() { grep -q -- "$1" <<<"$2" || fail "expected '$1' in output:
-$2"; }
-
-# Two safetensors files hold the same tensors (names, dtypes, shapes, bytes), metadata aside
-# (it names each run's own model_dir); read by an independent reader, Python's standard library.
-same_tensors() {
-  python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
-import json, struct, sys
-def load(path):
-  data = open(path, "rb").read()
-  (n,) = struct.unpack("<Q", data[:8])
-  header = json.loads(data[8:8 + n])
-  header.pop("__metadata__", None)
-  body = data[8 + n:]
-  return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
-          for k, v in header.items()}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-sys.exit(0 if a == b and len(a) > 0 else 1)
-PY
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../support/test_helpers.sh"  # fail, expect_in, same_tensors
 
 # A tiny, fast config over the bundled corpus.
 tiny_args=(--set model.hidden_size=32 --set model.num_hidden_layers=1 --set model.num_heads=2

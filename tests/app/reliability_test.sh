@@ -25,10 +25,8 @@ trap 'exit 1' INT TERM  # the EXIT trap then unmounts and removes
 export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/cache" XDG_DATA_HOME="$tmp/data"
 db="$tmp/runs.sqlite"
 
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/test_helpers.sh"  # fail, expect_in, same_tensors
 skip() { echo "skipped [$case_name]: $*"; exit 0; }
-expect_in() { grep -q -- "$1" <<<"$2" || fail "expected '$1' in output:
-$2"; }
 expect_not_in() { ! grep -q -- "$1" <<<"$2" || fail "did not expect '$1' in output:
 $2"; }
 
@@ -95,23 +93,6 @@ status_of() {  # run-id store
 import sqlite3, sys
 row = sqlite3.connect(sys.argv[1]).execute("SELECT status FROM runs WHERE id = ?", (int(sys.argv[2]),)).fetchone()
 print(row[0] if row else "none")
-PY
-}
-
-# The final weights of two runs hold the same tensors (metadata aside: it names each run's folder).
-same_tensors() {
-  python3 - "$1" "$2" <<'PY' || fail "$1 and $2 hold different tensors"
-import json, struct, sys
-def load(path):
-  data = open(path, "rb").read()
-  (n,) = struct.unpack("<Q", data[:8])
-  header = json.loads(data[8:8 + n])
-  header.pop("__metadata__", None)
-  body = data[8 + n:]
-  return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
-          for k, v in header.items()}
-a, b = load(sys.argv[1]), load(sys.argv[2])
-sys.exit(0 if a == b and len(a) > 0 else 1)
 PY
 }
 

@@ -20,9 +20,7 @@ mime_type_of=$5  # prints a file's MIME type as Qt sees it (mime_type_of.cpp)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
-expect_in() { grep -q -- "$1" <<<"$2" || fail "expected '$1' in:
-$2"; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/test_helpers.sh"  # fail, expect_in
 
 version=$(sed -n 's/^#define WAFER_VERSION "\(.*\)"/\1/p' "$build/generated/wafer/version.h")
 [[ -n "$version" ]] || fail "no WAFER_VERSION in $build/generated/wafer/version.h"
