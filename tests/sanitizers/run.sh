@@ -69,6 +69,8 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:supp
 # Open MPI's shared-memory transport and its vader/CMA probes are not instrumented; the mpi tests
 # still run (they start `mpirun` with these variables inherited).
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# Open MPI's plug-ins stay loaded to the end, so that what they allocate is attributed.
+export OMPI_MCA_mca_base_component_disable_dlclose=1
 
 cd "$build"
 ctest --output-on-failure --timeout 1800 -j "$(nproc)" -LE "^($labels_out)$" -E "$exclude" "$@"
