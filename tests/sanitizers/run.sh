@@ -22,6 +22,10 @@ exclude='^cli\.(cerebras_111m_out_of_memory|mpi_shards_memory)$'
 case "$which" in
   address,undefined | undefined,address | address | undefined)
     build="$root/build-asan"
+    # The MoE preset trained to its loss target takes about 9 minutes in Release on a shared
+    # 2-core machine and passed the 30-minute limit under ASan; the MoE code it runs (routing,
+    # experts, their gradients and reduction) is run under ASan by the Moe* unit tests.
+    exclude="$exclude|^Learning\.NanoMoePresetLearnsAndKeepsItsExpertsBusy\$"
     ;;
   thread)
     build="$root/build-tsan"
