@@ -54,6 +54,7 @@ if [[ -n "${WAFER_SANITIZE_TARGETS:-}" ]]; then
   exclude="$exclude|_NOT_BUILT$"
   [[ " $WAFER_SANITIZE_TARGETS " == *" wafer "* ]] || labels_out="$labels_out|app"
   [[ " $WAFER_SANITIZE_TARGETS " == *" test_cluster "* ]] || labels_out="$labels_out|mpi"
+  [[ " $WAFER_SANITIZE_TARGETS " == *" fuzz_replay_"* ]] || labels_out="$labels_out|fuzz"
 else
   "$root/scripts/build.sh" "$build" "${flags[@]}"
 fi
