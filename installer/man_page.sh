@@ -19,12 +19,13 @@ roff_text() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
 subcommands_in() { awk '/^Subcommands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } /^$/ { on = 0 }'; }
 help_of() { PATH="$dir:$PATH" "$name" "$@" --help; }
 describe() {  # a command's section, then its subcommands'
+  local help sub
+  help=$(help_of "$@")
   echo ".SS \"$name $*\"" >>"$include"
   echo ".nf" >>"$include"
-  help_of "$@" | roff_text >>"$include"
+  roff_text <<<"$help" >>"$include"
   echo ".fi" >>"$include"
-  local sub
-  for sub in $(help_of "$@" | subcommands_in); do describe "$@" "$sub"; done
+  for sub in $(subcommands_in <<<"$help"); do describe "$@" "$sub"; done
 }
 if [[ "$commands" == --commands ]]; then
   echo "[COMMANDS]" >>"$include"

@@ -125,7 +125,7 @@ for t in "${targets[@]}"; do
       ((interrupted && status == 72)) && status=0
     }
   } 2>"$dir/cpu_time"
-  cpu_s=$(tail -1 "$dir/cpu_time" | awk '{ printf "%d", $1 + $2 }'   2>/dev/null || echo "?")
+  cpu_s=$(tail -1 "$dir/cpu_time" | awk '{ printf "%d", $1 + $2 }' 2>/dev/null || echo "?")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
   if [[ -z "$execs" ]]; then  # stopped by a finding before the final stats: the last status line
     execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$dir/log" | tail -1)
