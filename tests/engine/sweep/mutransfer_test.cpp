@@ -1,9 +1,12 @@
-// μTransfer, for real: a reduced presets/mup-sweep.yaml (its narrowest and widest widths, 16 and
-// 128, seven log2 learning rates 2^-9 ... 2^-3, one seed, the preset's 250 steps) trains 28
+// μTransfer, for real: a reduced presets/mup-sweep.yaml (its narrowest width and one 4x wider,
+// 16 and 64, seven log2 learning rates 2^-9 ... 2^-3, one seed, the preset's 250 steps) trains 28
 // models and must show what the full preset shows: under μP the best learning rate stays within
-// one grid step as the width grows 8x, and training the wide model at the narrow model's best
-// rate costs at most half the loss it costs under SP (the transfer regret, REFERENCE.md).
-// About a minute of training on 2 idle cores; labelled slow.
+// one grid step as the width grows, while under SP it moves; and training the wide model at the
+// narrow model's best rate costs little under μP and a lot under SP (the transfer regret, the
+// robust form of the contrast: REFERENCE.md). With this seed μP's optimum moves 1 step and SP's
+// 2, and the regrets are 0.034 against 0.445 nats. The widths were 16 and 128 until that trial
+// set took 7 minutes of a loaded CI run; 64 shows the same contrast at 2.6x less CPU time.
+// Labelled slow.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,8 +31,8 @@ TEST(MuTransfer, TheReducedPresetShowsMupKeepingTheOptimumAndSpDrifting) {
     auto loaded =
         loadSweepFile(std::filesystem::path(WAFER_PRESETS_DIR) / "mup-sweep.yaml",
                       {"sweep.seeds=1",
-                       "sweep.parameters={model.hidden_size: {values: [16, 128], with: "
-                       "{model.num_heads: [1, 8], model.filter_size: [64, 512]}}, "
+                       "sweep.parameters={model.hidden_size: {values: [16, 64], with: "
+                       "{model.num_heads: [1, 4], model.filter_size: [64, 256]}}, "
                        "optimizer.learning_rate: {log2_range: {min: -9, max: -3, step: 1}}}"});
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     auto plan = planSweep(*loaded);
@@ -67,10 +70,10 @@ TEST(MuTransfer, TheReducedPresetShowsMupKeepingTheOptimumAndSpDrifting) {
 
     EXPECT_LE(mup->driftSteps, 1.0);
     // SP's contrast is real (the wide model's optimum moved and its regret is large) ...
-    EXPECT_GE(sp->driftSteps, 2.0);
+    EXPECT_GE(sp->driftSteps, 1.0);
     EXPECT_GT(sp->regret, 0.15);
-    // ... and μP's regret is at most half of it.
-    EXPECT_LE(mup->regret, 0.5 * sp->regret);
+    // ... and μP's regret is a small part of it (0.08 of it with this seed).
+    EXPECT_LE(mup->regret, 0.25 * sp->regret);
 }
 
 }  // namespace
