@@ -282,6 +282,10 @@ run_control|mpi_run_control)
   expect_in "asked run 1 to pause" "$out"
   wait_for "paused status" status_is paused
   grep -q "paused between layers" "$tmp/train.log" || fail "the run did not say it paused"
+  # A paused run has no summary yet: the list shows its last recorded step and loss, not "-".
+  row=$("$wafer" runs list --db "$db" | awk '$1 == 1 {print $(NF-2), $(NF-1)}')
+  [[ $row =~ ^[0-9]+\ [0-9.e+-]+$ ]] || fail "runs list shows no step and loss for the paused run: '$row'"
+  expect_in '"last_recorded":{"loss":' "$("$wafer" runs list --json --db "$db")"
   "$wafer" runs control 1 checkpoint --db "$db" >/dev/null || fail "checkpoint: exit $?"
   sleep 1  # paused: the checkpoint waits for the step in flight
   ls "$tmp/m" | grep -q '^checkpoint-' && fail "a checkpoint was written while paused"
@@ -332,6 +336,8 @@ sigkill)
   wait $pid
   list=$("$wafer" runs list --db "$db")
   expect_in "interrupted" "$list"
+  row=$(awk '$1 == 1 {print $(NF-2), $(NF-1)}' <<<"$list")
+  [[ $row =~ ^[0-9]+\ [0-9.e+-]+$ ]] || fail "runs list shows no step and loss for the interrupted run: '$row'"
   expect_in '"status":"interrupted"' "$("$wafer" runs list --json --db "$db")"
   expect_in "interrupted" "$("$wafer" runs show 1 --db "$db")"
   # The killed run got as far as its newest checkpoint (how far depends on the machine's load).
