@@ -149,6 +149,16 @@ lora_peft)
       | grep '"token"')
   b=$("$wafer" sample "$tmp/base" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
   [[ -n "$a" && "$a" == "$b" ]] || fail "--no-adapters differs from the base"
+  # Without --base-model: the base's name, not this machine's path to it; import finds it
+  # again beside the adapter (as a shared adapter and its base are unpacked side by side).
+  "$wafer" export "$tmp/lora" --format peft --out "$tmp/peft-portable" >/dev/null \
+      || fail "portable peft export exit $?"
+  grep -q '"base_model_name_or_path": *"base"' "$tmp/peft-portable/adapter_config.json" \
+      || fail "base_model_name_or_path is not \"base\": $(cat "$tmp/peft-portable/adapter_config.json")"
+  grep -q "$tmp" "$tmp/peft-portable/adapter_config.json" && fail "an absolute path in adapter_config.json"
+  out=$("$wafer" import --adapter "$tmp/peft-portable" --out "$tmp/found-base" 2>&1) \
+      || fail "import without a base exit $?: $out"
+  expect_in "$tmp/base" "$out"
   out=$("$wafer" export "$tmp/lora" --format peft --out "$tmp/peft" --base-model gpt2-tiny) \
       || fail "peft export exit $?: $out"
   expect_in "rank 4, alpha 16, on c_attn, attn.c_proj, c_fc, mlp.c_proj" "$out"
@@ -682,6 +692,10 @@ EOF
   expect_in '"seed":1' "$out"
   expect_in '"status":"finished"' "$out"
   grep '"event":"trial"' <<<"$out" | grep -q '"final_loss":[0-9]' || fail "no final_loss: $out"
+  # Every trial line carries the estimated seconds left (engine/sweep/eta.h); the last says 0.
+  [[ $(grep '"event":"trial"' <<<"$out" | grep -c '"eta_s":') -eq 4 ]] || fail "no eta_s: $out"
+  grep '"event":"trial"' <<<"$out" | tail -1 | grep -q '"eta_s":0.0' \
+      || fail "the last trial's eta_s is not 0: $out"
   expect_in '"event":"summary"' "$out"
   expect_in '"transfer":' "$out"
   list=$("$wafer" runs list --json --db "$db") || fail "runs list exit $?"
