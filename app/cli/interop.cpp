@@ -26,7 +26,14 @@ struct ImportOptions {
 };
 
 int runAdapterImport(const ImportOptions& opt, const CommonOptions& common) {
-    auto base = interop::resolveModelRef(opt.folder, common.dbPath);
+    std::string baseRef = opt.folder;
+    if (baseRef.empty()) {
+        // No base given: the one the adapter names (base_model_name_or_path), found here.
+        auto found = interop::findPeftBase(opt.adapter);
+        if (!found.ok()) return fail(found.error().message);
+        baseRef = found->string();
+    }
+    auto base = interop::resolveModelRef(baseRef, common.dbPath);
     if (!base.ok()) return fail(base.error().message);
     std::filesystem::path out(opt.out);
     if (out.empty()) {
@@ -62,6 +69,8 @@ int runAdapterImport(const ImportOptions& opt, const CommonOptions& common) {
 
 int runImport(const ImportOptions& opt, const CommonOptions& common) {
     if (!opt.adapter.empty()) return runAdapterImport(opt, common);
+    if (opt.folder.empty())
+        return fail("give the Hugging Face folder to import (wafer import FOLDER), or --adapter");
     const std::filesystem::path source(opt.folder);
     std::filesystem::path out(opt.out);
     if (out.empty()) {
@@ -182,8 +191,8 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
         "pytorch_model.bin, config.json, vocab.json, merges.txt) as a Wafer Studio model folder; "
         "a pytorch_model.bin is read without executing its pickle");
     cmd->add_option("folder", imp->folder,
-                    "The Hugging Face folder, or the model.safetensors / pytorch_model.bin in one")
-        ->required();
+                    "The Hugging Face folder, or the model.safetensors / pytorch_model.bin in one "
+                    "(with --adapter: the base; left out, the base the adapter names)");
     cmd->add_option("--adapter", imp->adapter,
                     "A PEFT LoRA adapter folder (adapter_config.json, adapter_model.safetensors) "
                     "to put on the base given as `folder` (a Hugging Face folder, run id or run "
@@ -210,8 +219,8 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
                    "A LoRA run: merge the adapters into the weights (W + alpha/rank A B) and "
                    "write a plain GPT-2 folder");
     ecmd->add_option("--base-model", exp->baseModel,
-                     "--format peft: base_model_name_or_path to record (default: the folder of "
-                     "the run's base weights)");
+                     "--format peft: base_model_name_or_path to record (default: the base's "
+                     "Hugging Face id, or its folder's name)");
     ecmd->add_option("--out", exp->out, "Folder to create (must not exist or be empty)")
         ->required();
     ecmd->add_option("--db", common.dbPath, "Run store (SQLite file) for run ids");

@@ -47,13 +47,43 @@ std::string summaryField(const store::RunInfo& r, const char* key) {
     return fmt::format("{:.4g}", s[key].get<double>());
 }
 
+// Steps, loss and eval loss as `runs list` shows them: the summary's, written when a run ends;
+// for a run without one (paused, interrupted, killed, still running) the last recorded step
+// and its loss, and the last eval loss.
+struct ListedFigures {
+    std::string steps = "-", loss = "-", eval = "-";
+};
+
+ListedFigures listedFigures(const store::RunStore& store, const store::RunInfo& r) {
+    ListedFigures f{summaryField(r, "steps"), summaryField(r, "final_loss"),
+                    summaryField(r, "final_eval_loss")};
+    if (f.steps != "-") return f;
+    if (auto loss = store.lastPoint(r.id, "loss"); loss.ok() && loss->has_value()) {
+        f.steps = fmt::format("{}", (*loss)->step);
+        f.loss = fmt::format("{:.4g}", (*loss)->value);
+    }
+    if (auto eval = store.lastPoint(r.id, "eval_loss");
+        f.eval == "-" && eval.ok() && eval->has_value())
+        f.eval = fmt::format("{:.4g}", (*eval)->value);
+    return f;
+}
+
 int listRuns(const CommonOptions& common) {
     auto store = openStore(common);
     if (!store.ok()) return fail(store.error().message);
     auto runs = (*store)->listRuns();
     if (!runs.ok()) return fail(runs.error().message);
     if (common.json) {
-        for (const auto& r : *runs) std::cout << runJson(r).dump() << "\n";
+        for (const auto& r : *runs) {
+            nlohmann::json j = runJson(r);
+            if (r.summaryJson.empty() || summaryField(r, "steps") == "-") {
+                // No summary yet: the last recorded step and loss.
+                if (auto loss = (*store)->lastPoint(r.id, "loss"); loss.ok() && loss->has_value())
+                    j["last_recorded"] = {{"step", (*loss)->step},
+                                          {"loss", number((*loss)->value)}};
+            }
+            std::cout << j.dump() << "\n";
+        }
         return 0;
     }
     if (runs->empty()) {
@@ -63,10 +93,10 @@ int listRuns(const CommonOptions& common) {
     std::cout << fmt::format("{:>5}  {:<30}  {:<11}  {:<20}  {:>6}  {:>9}  {:>9}\n", "id", "name",
                              "status", "created", "steps", "loss", "eval");
     for (const auto& r : *runs) {
+        const ListedFigures f = listedFigures(**store, r);
         std::cout << fmt::format("{:>5}  {:<30.30}  {:<11}  {:<20.20}  {:>6}  {:>9}  {:>9}\n", r.id,
                                  r.name, session::shownRunStatus(r.status, r.modelDir), r.created,
-                                 summaryField(r, "steps"), summaryField(r, "final_loss"),
-                                 summaryField(r, "final_eval_loss"));
+                                 f.steps, f.loss, f.eval);
     }
     return 0;
 }

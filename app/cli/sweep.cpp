@@ -19,6 +19,7 @@
 #include "app/cli/output.h"
 #include "engine/config/text_format.h"
 #include "engine/sweep/cluster.h"
+#include "engine/sweep/eta.h"
 #include "engine/sweep/runner.h"
 
 namespace ws::cli {
@@ -195,6 +196,14 @@ int runSweep(const SweepOptions& opt, CommonOptions& common) {
         common.workersStarted = true;  // the runner releases them when the sweep ends
     }
     runner.start();
+    // The time left, estimated as the studio does (engine/sweep/eta.h): per-shape step times,
+    // steps left, the trials that run at once (one per rank across processes).
+    const auto started = std::chrono::steady_clock::now();
+    const auto secondsIn = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    sweep::SweepEta eta(sweep::trialCosts(plan),
+                        acrossProcesses ? common.comm->size() : plan.sweep.parallelTrials);
     std::map<int, sweep::TrialProgress> running;
     bool footerOpen = false;
     auto clearFooter = [&] {
@@ -213,12 +222,17 @@ int runSweep(const SweepOptions& opt, CommonOptions& common) {
         for (const auto& event : events) {
             if (const auto* s = std::get_if<sweep::TrialStarted>(&event)) {
                 running[s->trial] = {s->trial, 0, s->maxSteps, NAN};
+                eta.started(s->trial, secondsIn());
             } else if (const auto* p = std::get_if<sweep::TrialProgress>(&event)) {
                 running[p->trial] = *p;
+                eta.progress(p->trial, p->step, secondsIn());
             } else if (const auto* f = std::get_if<sweep::TrialFinished>(&event)) {
                 running.erase(f->result.trial);
+                eta.finished(f->result.trial, f->result.steps, secondsIn());
                 if (common.json) {
-                    std::cout << trialJson(f->result).dump() << std::endl;
+                    nlohmann::json j = trialJson(f->result);
+                    j["eta_s"] = number(eta.remainingSeconds(secondsIn()));  // null: not timed yet
+                    std::cout << j.dump() << std::endl;
                 } else {
                     clearFooter();
                     std::cout << table.row(f->result) << std::endl;
@@ -236,7 +250,9 @@ int runSweep(const SweepOptions& opt, CommonOptions& common) {
         }
         const auto now = std::chrono::steady_clock::now();
         if (tty && !running.empty() && now - lastFooter > std::chrono::milliseconds(200)) {
-            std::string line = "running:";
+            std::string line =
+                fmt::format("{}/{} done, ETA {} | running:", eta.endedTrials(), eta.totalTrials(),
+                            sweep::formatEta(eta.remainingSeconds(secondsIn())));
             for (const auto& [trial, p] : running)
                 line += fmt::format(
                     " | #{} step {}/{} loss {}", trial, p.step, p.maxSteps,

@@ -6,11 +6,13 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "engine/checkpoint/atomic_file.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
+#include "engine/core/paths.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/output_folder.h"
 #include "engine/model/parameters.h"
@@ -147,6 +149,110 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
     return buildOutputFolder(outDir, "export", build);
 }
 
+std::string portableBaseName(const fs::path& base) {
+    fs::path folder = base.lexically_normal();
+    const std::string ext = folder.extension().string();
+    if (ext == ".safetensors" || ext == ".bin" || ext == ".pt" || ext == ".pth")
+        folder = folder.parent_path();                          // the weights file in the folder
+    if (!folder.has_filename()) folder = folder.parent_path();  // "a/b/" -> "a/b"
+    std::error_code ec;
+    if (fs::is_regular_file(folder / "config.json", ec)) {
+        auto text = checkpoint::readWholeFile(folder / "config.json");
+        if (text.ok()) {
+            const auto j = nlohmann::json::parse(*text, nullptr, false);
+            if (j.is_object() && j.contains("_name_or_path") && j["_name_or_path"].is_string()) {
+                const std::string id = j["_name_or_path"].get<std::string>();
+                // transformers writes the path it loaded from when that was a folder.
+                const bool isPath = id.empty() || id.front() == '/' || id.front() == '.' ||
+                                    id.front() == '~' || id.find('\\') != std::string::npos ||
+                                    (id.size() > 1 && id[1] == ':');
+                if (!isPath) return id;
+            }
+        }
+    }
+    // A Hugging Face cache folder: .../models--org--name/snapshots/<hash>.
+    for (const auto& part : folder) {
+        const std::string name = part.string();
+        if (name.rfind("models--", 0) != 0 || name.size() <= 8) continue;
+        // "org--name" -> "org/name" (built anew: GCC 12 misreads replace() in a loop).
+        std::string id;
+        for (size_t at = 8; at < name.size(); ++at) {
+            if (name.compare(at, 2, "--") == 0) {
+                id += '/';
+                ++at;
+            } else {
+                id += name[at];
+            }
+        }
+        return id;
+    }
+    return folder.filename().string();
+}
+
+namespace {
+
+fs::path hfHubCache() {
+    if (const char* hub = std::getenv("HF_HUB_CACHE"); hub && *hub) return hub;
+    if (const char* home = std::getenv("HF_HOME"); home && *home) return fs::path(home) / "hub";
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return fs::path(xdg) / "huggingface" / "hub";
+    const char* home = std::getenv("HOME");
+    return fs::path(home ? home : "") / ".cache" / "huggingface" / "hub";
+}
+
+}  // namespace
+
+Result<fs::path> findPeftBase(const fs::path& adapterDir) {
+    auto text = checkpoint::readWholeFile(adapterDir / kPeftConfigFile);
+    if (!text.ok()) return text.error();
+    const auto j = nlohmann::json::parse(*text, nullptr, false);
+    const auto it = j.is_object() ? j.find("base_model_name_or_path") : j.end();
+    if (!j.is_object() || it == j.end() || !it->is_string() || it->get<std::string>().empty())
+        return Error{fmt::format(
+            "{}: base_model_name_or_path names no base; give the base model folder: wafer "
+            "import BASE --adapter {}",
+            (adapterDir / kPeftConfigFile).string(), adapterDir.string())};
+    const std::string name = it->get<std::string>();
+    std::vector<fs::path> candidates;
+    candidates.emplace_back(name);
+    const fs::path beside = fs::absolute(adapterDir).lexically_normal();
+    candidates.push_back((beside.has_filename() ? beside : beside.parent_path()).parent_path() /
+                         name);
+    candidates.push_back(userDataDir() / "models" / name);
+    candidates.push_back(appDataDir() / "resources" / name);
+    std::error_code ec;
+    for (const fs::path& c : candidates)
+        if (!name.empty() && fs::is_directory(c, ec)) return c;
+    // A Hugging Face id in the Hugging Face cache: its newest snapshot.
+    std::string cacheName = "models--";
+    for (char c : name) {
+        if (c == '/')
+            cacheName += "--";
+        else
+            cacheName += c;
+    }
+    const fs::path snapshots = hfHubCache() / cacheName / "snapshots";
+    fs::path newest;
+    fs::file_time_type newestTime{};
+    if (fs::is_directory(snapshots, ec)) {
+        for (const auto& entry : fs::directory_iterator(snapshots, ec)) {
+            const auto time = entry.last_write_time(ec);
+            if (entry.is_directory(ec) && (newest.empty() || time > newestTime)) {
+                newest = entry.path();
+                newestTime = time;
+            }
+        }
+    }
+    if (!newest.empty()) return newest;
+    std::string looked;
+    for (const fs::path& c : candidates) looked += "\n  " + c.string();
+    looked += "\n  " + snapshots.string();
+    return Error{fmt::format(
+        "the adapter's base \"{}\" (base_model_name_or_path in {}) is not on this machine; "
+        "looked in:{}\nGive the base model folder: wafer import BASE --adapter {}",
+        name, (adapterDir / kPeftConfigFile).string(), looked, adapterDir.string())};
+}
+
 Result<PeftExportResult> exportPeftAdapter(const fs::path& modelPath, const fs::path& outDir,
                                            const std::string& baseModel) {
     if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
@@ -169,8 +275,7 @@ Result<PeftExportResult> exportPeftAdapter(const fs::path& modelPath, const fs::
     if (!baseModel.empty()) {
         a.baseModel = baseModel;
     } else if (!m.config.runconfig.checkpointPath.empty()) {
-        const fs::path weights(m.config.runconfig.checkpointPath);
-        a.baseModel = (weights.has_extension() ? weights.parent_path() : weights).string();
+        a.baseModel = portableBaseName(m.config.runconfig.checkpointPath);
     }
     const model::ParameterTable table(m.shape);
     for (const model::TensorSlice& t : table.tensors()) {

@@ -93,11 +93,24 @@ struct PeftExportResult {
 
 // `wafer export RUN --format peft`: the adapters of a LoRA run (a run or checkpoint folder or its
 // model.safetensors) as a PEFT folder. baseModel becomes base_model_name_or_path (empty: the
-// folder of the run's base weights, runconfig.checkpoint_path, or null when it has none). A model
-// without adapters is refused.
+// portable name of the run's base weights, runconfig.checkpoint_path, see portableBaseName; null
+// when it has none), never a path of this machine, so the adapter can be shared. A model without
+// adapters is refused.
 Result<PeftExportResult> exportPeftAdapter(const std::filesystem::path& modelPath,
                                            const std::filesystem::path& outDir,
                                            const std::string& baseModel = {});
+
+// What base_model_name_or_path records of a base at `base` (its folder or a weights file in it):
+// its Hugging Face id when known (config.json's `_name_or_path` unless that is a path, or the
+// id of a Hugging Face cache folder, models--org--name), else its folder's name.
+std::string portableBaseName(const std::filesystem::path& base);
+
+// The base an adapter names (base_model_name_or_path), found on this machine: an existing path;
+// a folder of that name beside the adapter's folder; <data dir>/models/<name> (where `wafer
+// import` puts models); the app's own resources/<name>; a Hugging Face id's newest snapshot in
+// the Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub). Errors say
+// where it looked and how to name the base instead.
+Result<std::filesystem::path> findPeftBase(const std::filesystem::path& adapterDir);
 
 struct PeftImportResult {
     std::filesystem::path outDir;

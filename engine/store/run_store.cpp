@@ -437,6 +437,23 @@ Result<std::map<std::string, double>> RunStore::lastMetrics(int64_t run) const {
     });
 }
 
+Result<std::optional<MetricPoint>> RunStore::lastPoint(int64_t run, std::string_view key) const {
+    const std::string keyText(key);
+    return m_impl->read([&](SQLite::Database& db) -> Result<std::optional<MetricPoint>> {
+        if (!runExists(db, run)) return m_impl->noRun(run);
+        SQLite::Statement query(db,
+                                "SELECT step, value, special, wall_time FROM metrics WHERE run "
+                                "= ? AND key = ? ORDER BY step DESC, rowid DESC LIMIT 1");
+        query.bind(1, run);
+        query.bind(2, keyText);
+        if (!query.executeStep()) return std::optional<MetricPoint>();
+        const auto wall = query.getColumn(3);
+        return std::optional<MetricPoint>(MetricPoint{
+            query.getColumn(0).getInt64(), decodeValue(query.getColumn(1), query.getColumn(2)),
+            wall.isNull() ? std::numeric_limits<double>::quiet_NaN() : wall.getDouble()});
+    });
+}
+
 Result<std::vector<CheckpointRecord>> RunStore::checkpoints(int64_t run) const {
     return m_impl->read([&](SQLite::Database& db) -> Result<std::vector<CheckpointRecord>> {
         if (!runExists(db, run)) return m_impl->noRun(run);

@@ -117,6 +117,10 @@ public:
     Result<std::vector<MetricPoint>> metrics(int64_t run, std::string_view key) const;
     // The value at the highest step of each key (the last logged on ties).
     Result<std::map<std::string, double>> lastMetrics(int64_t run) const;
+    // One key's point at its highest step (the last logged on ties); nullopt when it has none.
+    // One index lookup: what `runs list` shows of a run that wrote no summary (paused, stopped
+    // by a kill, interrupted).
+    Result<std::optional<MetricPoint>> lastPoint(int64_t run, std::string_view key) const;
     Result<std::vector<CheckpointRecord>> checkpoints(int64_t run) const;  // by step
     Result<std::vector<EventRecord>> events(int64_t run) const;            // logging order
 

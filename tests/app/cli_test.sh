@@ -149,6 +149,16 @@ lora_peft)
       | grep '"token"')
   b=$("$wafer" sample "$tmp/base" --prompt "The " --max-tokens 12 --seed 2 --json | grep '"token"')
   [[ -n "$a" && "$a" == "$b" ]] || fail "--no-adapters differs from the base"
+  # Without --base-model: the base's name, not this machine's path to it; import finds it
+  # again beside the adapter (as a shared adapter and its base are unpacked side by side).
+  "$wafer" export "$tmp/lora" --format peft --out "$tmp/peft-portable" >/dev/null \
+      || fail "portable peft export exit $?"
+  grep -q '"base_model_name_or_path": *"base"' "$tmp/peft-portable/adapter_config.json" \
+      || fail "base_model_name_or_path is not \"base\": $(cat "$tmp/peft-portable/adapter_config.json")"
+  grep -q "$tmp" "$tmp/peft-portable/adapter_config.json" && fail "an absolute path in adapter_config.json"
+  out=$("$wafer" import --adapter "$tmp/peft-portable" --out "$tmp/found-base" 2>&1) \
+      || fail "import without a base exit $?: $out"
+  expect_in "$tmp/base" "$out"
   out=$("$wafer" export "$tmp/lora" --format peft --out "$tmp/peft" --base-model gpt2-tiny) \
       || fail "peft export exit $?: $out"
   expect_in "rank 4, alpha 16, on c_attn, attn.c_proj, c_fc, mlp.c_proj" "$out"
@@ -282,6 +292,10 @@ run_control|mpi_run_control)
   expect_in "asked run 1 to pause" "$out"
   wait_for "paused status" status_is paused
   grep -q "paused between layers" "$tmp/train.log" || fail "the run did not say it paused"
+  # A paused run has no summary yet: the list shows its last recorded step and loss, not "-".
+  row=$("$wafer" runs list --db "$db" | awk '$1 == 1 {print $(NF-2), $(NF-1)}')
+  [[ $row =~ ^[0-9]+\ [0-9.e+-]+$ ]] || fail "runs list shows no step and loss for the paused run: '$row'"
+  expect_in '"last_recorded":{"loss":' "$("$wafer" runs list --json --db "$db")"
   "$wafer" runs control 1 checkpoint --db "$db" >/dev/null || fail "checkpoint: exit $?"
   sleep 1  # paused: the checkpoint waits for the step in flight
   ls "$tmp/m" | grep -q '^checkpoint-' && fail "a checkpoint was written while paused"
@@ -332,6 +346,8 @@ sigkill)
   wait $pid
   list=$("$wafer" runs list --db "$db")
   expect_in "interrupted" "$list"
+  row=$(awk '$1 == 1 {print $(NF-2), $(NF-1)}' <<<"$list")
+  [[ $row =~ ^[0-9]+\ [0-9.e+-]+$ ]] || fail "runs list shows no step and loss for the interrupted run: '$row'"
   expect_in '"status":"interrupted"' "$("$wafer" runs list --json --db "$db")"
   expect_in "interrupted" "$("$wafer" runs show 1 --db "$db")"
   # The killed run got as far as its newest checkpoint (how far depends on the machine's load).
@@ -676,6 +692,10 @@ EOF
   expect_in '"seed":1' "$out"
   expect_in '"status":"finished"' "$out"
   grep '"event":"trial"' <<<"$out" | grep -q '"final_loss":[0-9]' || fail "no final_loss: $out"
+  # Every trial line carries the estimated seconds left (engine/sweep/eta.h); the last says 0.
+  [[ $(grep '"event":"trial"' <<<"$out" | grep -c '"eta_s":') -eq 4 ]] || fail "no eta_s: $out"
+  grep '"event":"trial"' <<<"$out" | tail -1 | grep -q '"eta_s":0.0' \
+      || fail "the last trial's eta_s is not 0: $out"
   expect_in '"event":"summary"' "$out"
   expect_in '"transfer":' "$out"
   list=$("$wafer" runs list --json --db "$db") || fail "runs list exit $?"

@@ -109,6 +109,10 @@ void ConfigForm::build() {
         const QString type = QString::fromStdString(f.type);
         if (path.contains(QLatin1String("[N]")))
             continue;  // schedule pieces: one learning_rate row
+        // A sweep's axes and parametrization bundles are maps keyed by config keys: YAML only.
+        if (path.contains(QLatin1String("<key>")) || type == QLatin1String("sweep_parameters") ||
+            type == QLatin1String("override_bundles"))
+            continue;
         if (!optionalPrefix.isEmpty() && path.startsWith(optionalPrefix)) continue;
         optionalPrefix.clear();
         const QString key = path.section('.', -1);
@@ -129,6 +133,17 @@ void ConfigForm::build() {
             heading->setToolTip(QString::fromStdString(f.help));
             heading->setContentsMargins(0, 6, 0, 0);
             form->addRow(heading);
+            if (path.startsWith(QLatin1String("sweep."))) m_sweepRows.push_back(heading);
+            if (path == QLatin1String("sweep")) {
+                // Its settings are form fields while the config has a sweep: section (hidden
+                // otherwise: editing one would add a sweep to a plain run's config).
+                m_sweepNote = new QLabel(this);
+                m_sweepNote->setWordWrap(true);
+                m_sweepNote->setForegroundRole(QPalette::PlaceholderText);
+                m_sweepNote->setToolTip(QString::fromStdString(f.help));
+                form->addRow(m_sweepNote);
+                continue;
+            }
             if (type == QLatin1String("optional_section")) {
                 auto* note = new QLabel(tr("Optional: %1. Edit it in the YAML view.")
                                             .arg(QString::fromStdString(f.help)),
@@ -192,6 +207,7 @@ void ConfigForm::build() {
         auto* label = new QLabel(ConfigDocument::fieldLabel(path), this);
         label->setToolTip(editor->toolTip());
         form->addRow(label, cell);
+        if (path.startsWith(QLatin1String("sweep."))) m_sweepRows.push_back(cell);
         // The error gets its own row under the field, so the form layout sizes its wrapped text.
         form->addRow(QString(), row.error);
         form->setRowVisible(row.error, false);
@@ -259,6 +275,16 @@ void ConfigForm::refresh() {
         QStringList paths = pathsNamedIn(p.message, fields);
         if (!p.path.isEmpty() && !paths.contains(p.path)) paths << p.path;
         for (const QString& path : paths) problemsByPath[path] << p.message;
+    }
+    const bool hasSweep = m_document->config().sweep.has_value();
+    for (QWidget* w : m_sweepRows)
+        if (auto* form = qobject_cast<QFormLayout*>(w->parentWidget()->layout()))
+            form->setRowVisible(w, hasSweep);
+    if (m_sweepNote) {
+        m_sweepNote->setText(
+            hasSweep ? tr("The swept parameters (sweep.parameters) and the parametrizations' "
+                          "overrides (sweep.parametrizations) are edited in the YAML view.")
+                     : tr("Optional: %1. Edit it in the YAML view.").arg(m_sweepNote->toolTip()));
     }
     for (auto& [path, row] : m_rows) {
         const auto problems = problemsByPath.find(path);

@@ -1,13 +1,15 @@
 // ConfigForm: the Config tab's form, generated from ws::config::describeFields() (the same
 // declarations that drive YAML load/save), one group per section, tooltips from the help text
-// and unit, choices as combo boxes. Edits go to the ConfigDocument as "path=value" overrides;
-// the document's problems show inline under every field they name. Number fields take only
-// number characters; combo and spin boxes take the mouse wheel only when focused, so scrolling
-// the form never changes a value. GUI thread only.
+// and unit, choices as combo boxes; the sweep: section's settings (max_steps, seeds,
+// parallel_trials, early stopping, ...) while the config has one (its axes: YAML view). Edits go to
+// the ConfigDocument as "path=value" overrides; the document's problems show inline under every
+// field they name. Number fields take only number characters; combo and spin boxes take the mouse
+// wheel only when focused, so scrolling the form never changes a value. GUI thread only.
 #pragma once
 
 #include <QWidget>
 #include <map>
+#include <vector>
 
 #include "ui/config/config_document.h"
 
@@ -46,6 +48,9 @@ private:
 
     ConfigDocument* m_document;
     std::map<QString, Row> m_rows;
+    // The sweep: section's fields and headings, shown while the config has one.
+    std::vector<QWidget*> m_sweepRows;
+    QLabel* m_sweepNote = nullptr;
     bool m_refreshing = false;
 };
 

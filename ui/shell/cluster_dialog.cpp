@@ -3,6 +3,7 @@
 
 #include <QApplication>
 #include <QButtonGroup>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -22,7 +23,7 @@
 namespace ws::ui {
 
 ClusterDialog::ClusterDialog(const ClusterPlan& initial, int systems, QWidget* parent)
-    : QDialog(parent), m_base(initial), m_systems(std::max(1, systems)) {
+    : QDialog(parent), m_base(initial), m_configSystems(std::max(1, systems)) {
     setObjectName(QStringLiteral("ClusterDialog"));
     setWindowTitle(m_base.resumeRunId >= 0 ? tr("Resume on Cluster") : tr("Run on Cluster"));
     auto* layout = new QVBoxLayout(this);
@@ -31,12 +32,10 @@ ClusterDialog::ClusterDialog(const ClusterPlan& initial, int systems, QWidget* p
             ? tr("Continue run %1 from its newest checkpoint with Open MPI, on any number of "
                  "processes; the result is the same as an uninterrupted run.")
                   .arg(m_base.resumeRunId)
-            : tr("Train <b>%1</b> with Open MPI: its %2 emulated system%3 "
+            : tr("Train <b>%1</b> with Open MPI: its emulated systems "
                  "(runconfig.num_csx) spread over the processes below, each process computing "
                  "whole systems. The result does not depend on how they are placed.")
-                  .arg(QFileInfo(m_base.configPath).fileName().toHtmlEscaped())
-                  .arg(m_systems)
-                  .arg(m_systems == 1 ? QString() : QStringLiteral("s")),
+                  .arg(QFileInfo(m_base.configPath).fileName().toHtmlEscaped()),
         this);
     intro->setWordWrap(true);
     layout->addWidget(intro);
@@ -81,6 +80,28 @@ ClusterDialog::ClusterDialog(const ClusterPlan& initial, int systems, QWidget* p
         tr("CPU threads each process computes with (--threads; 0: all cores "
            "of its host)"));
     form->addRow(tr("Threads per process:"), m_threads);
+    m_systemsSpin = new QSpinBox(this);
+    m_systemsSpin->setObjectName(QStringLiteral("systemsSpin"));
+    m_systemsSpin->setRange(1, 1024);
+    m_systemsSpin->setValue(m_configSystems);
+    const bool resuming = m_base.resumeRunId >= 0;
+    m_systemsSpin->setEnabled(!resuming);
+    m_systemsSpin->setToolTip(
+        resuming ? tr("A resumed run keeps the systems of its checkpoint's config")
+                 : tr("Emulated systems of this job (runconfig.num_csx); each process computes "
+                      "whole systems, so at least as many as processes"));
+    auto* systemsRow = new QHBoxLayout;
+    systemsRow->addWidget(m_systemsSpin);
+    m_systemsNote = new QLabel(this);
+    m_systemsNote->setObjectName(QStringLiteral("systemsNote"));
+    m_systemsNote->setWordWrap(true);
+    systemsRow->addWidget(m_systemsNote, 1);
+    form->addRow(tr("Systems (num_csx):"), systemsRow);
+    m_saveSystems = new QCheckBox(this);
+    m_saveSystems->setObjectName(QStringLiteral("saveSystemsBox"));
+    m_saveSystems->setText(tr("Also save it in %1").arg(QFileInfo(m_base.configPath).fileName()));
+    m_saveSystems->setVisible(false);
+    form->addRow(QString(), m_saveSystems);
     auto* config = new QLabel(
         m_base.resumeRunId >= 0 ? tr("run %1 (its checkpoint's own config)").arg(m_base.resumeRunId)
                                 : m_base.configPath,
@@ -128,7 +149,7 @@ ClusterDialog::ClusterDialog(const ClusterPlan& initial, int systems, QWidget* p
     connect(m_browse, &QPushButton::clicked, this, &ClusterDialog::chooseHostfile);
     for (QLineEdit* edit : {m_hosts, m_hostfile})
         connect(edit, &QLineEdit::textChanged, this, &ClusterDialog::update);
-    for (QSpinBox* box : {m_processes, m_threads})
+    for (QSpinBox* box : {m_processes, m_threads, m_systemsSpin})
         connect(box, &QSpinBox::valueChanged, this, &ClusterDialog::update);
     connect(m_hostsMode, &QRadioButton::toggled, this, &ClusterDialog::update);
     resize(720, sizeHint().height());
@@ -141,7 +162,22 @@ ClusterPlan ClusterDialog::plan() const {
     p.hostfile = m_hostfileMode->isChecked() ? m_hostfile->text().trimmed() : QString();
     p.processesPerHost = m_processes->value();
     p.threadsPerProcess = m_threads->value();
+    p.numCsx = p.resumeRunId < 0 && systems() != m_configSystems ? systems() : 0;
     return p;
+}
+
+int ClusterDialog::systems() const {
+    return m_systemsSpin->value();
+}
+
+bool ClusterDialog::saveSystemsInFile() const {
+    return m_saveSystems->isVisible() && m_saveSystems->isChecked();
+}
+
+QStringList ClusterDialog::problems() const {
+    QStringList found = planProblems(plan(), systems());
+    if (systems() != m_configSystems && m_systemsCheck) found << m_systemsCheck(systems());
+    return found;
 }
 
 QString ClusterDialog::shownCommandLine() const {
@@ -160,17 +196,35 @@ void ClusterDialog::update() {
     auto count = [](int n, const QString& one, const QString& many) {
         return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
     };
+    const int systemsNow = systems();
     QString summary = tr("%1 on %2 for %3 (runconfig.num_csx)")
                           .arg(count(processes, tr("process"), tr("processes")),
                                count(hosts, tr("host"), tr("hosts")),
-                               count(m_systems, tr("system"), tr("systems")));
-    if (processes > m_systems) {
+                               count(systemsNow, tr("system"), tr("systems")));
+    if (processes > systemsNow) {
         summary += QStringLiteral(" — <span style='color:#e53935'>%1</span>")
-                       .arg(tr("too many: each process needs a system of its own"));
-    } else if (processes > 0 && m_systems % processes != 0) {
+                       .arg(m_systemsSpin->isEnabled()
+                                ? tr("too many: each process needs a system of its own; raise "
+                                     "Systems to %1 or run fewer processes")
+                                      .arg(processes)
+                                : tr("too many: each process needs a system of its own"));
+    } else if (processes > 0 && systemsNow % processes != 0) {
         summary += tr(" (uneven: some processes compute one system more)");
     }
     m_summary->setText(summary);
+    const bool changed = systemsNow != m_configSystems;
+    const QString file = QFileInfo(m_base.configPath).fileName();
+    QString note =
+        changed ? tr("this job only; %1 keeps %2").arg(file.toHtmlEscaped()).arg(m_configSystems)
+                : tr("as in %1").arg(file.toHtmlEscaped());
+    if (m_base.resumeRunId >= 0) note = tr("as the run was started");
+    if (changed && m_systemsCheck) {
+        for (const QString& problem : m_systemsCheck(systemsNow))
+            note += QStringLiteral("<br><span style='color:#e53935'>%1</span>")
+                        .arg(problem.toHtmlEscaped());
+    }
+    m_systemsNote->setText(note);
+    m_saveSystems->setVisible(changed);
 }
 
 void ClusterDialog::chooseHostfile() {

@@ -122,6 +122,9 @@ QStringList mpirunArguments(const ClusterPlan& plan) {
         args << QStringLiteral("--resume") << QString::number(plan.resumeRunId);
     } else {
         args << plan.configPath;
+        if (plan.numCsx > 0)
+            args << QStringLiteral("--set")
+                 << QStringLiteral("runconfig.num_csx=%1").arg(plan.numCsx);
     }
     args << QStringLiteral("--threads") << QString::number(std::max(0, plan.threadsPerProcess));
     args << QStringLiteral("--db") << plan.dbPath;

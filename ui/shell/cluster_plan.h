@@ -1,7 +1,8 @@
 // ClusterPlan: what "Run on cluster…" starts, as data: the hosts (or a hostfile), processes per
 // host, threads per process, the saved config (or the run to resume) and the studio's run store;
 // and the exact `mpirun` command line it makes of them:
-//   mpirun --host a:2,b:2 -np 4 --bind-to none <wafer> train <config> --threads T --db <store>
+//   mpirun --host a:2,b:2 -np 4 --bind-to none <wafer> train <config> [--set
+//       runconfig.num_csx=N] --threads T --db <store>
 // (as root, with Open MPI's two OMPI_ALLOW_RUN_AS_ROOT variables). Also the checks made before
 // anything starts, each a sentence that says what to fix: mpirun missing, no hosts, a hostfile
 // that cannot be read or names no host, more processes than the config's systems (the CLI's own
@@ -21,7 +22,10 @@ struct ClusterPlan {
     QString hostfile;   // Open MPI hostfile ("host [slots=N]" per line, # comments)
     int processesPerHost = 1;
     int threadsPerProcess = 1;
-    QString configPath;        // the saved config (ignored when resumeRunId >= 0)
+    QString configPath;  // the saved config (ignored when resumeRunId >= 0)
+    // The job's runconfig.num_csx when it differs from the saved config's (0: the config's):
+    // passed as `--set runconfig.num_csx=N`, so the run records it and the file stays as saved.
+    int numCsx = 0;
     int64_t resumeRunId = -1;  // "Resume on cluster": `wafer train --resume ID`
     QString dbPath;            // the studio's run store: rank 0 records the run there
     QString waferBinary;       // the `wafer` CLI beside this studio

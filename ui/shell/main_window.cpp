@@ -600,7 +600,7 @@ void MainWindow::updateActions() {
     m_run->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
     m_runCluster->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
     const bool hasSweep = m_document->canRun() && m_document->config().sweep.has_value();
-    m_runSweep->setEnabled(!active && !sweeping && !cluster && hasSweep);
+    m_runSweep->setEnabled(!active && !sweeping && !cluster && hasSweep && !m_estimatingSweep);
     m_runSweep->setToolTip(hasSweep ? tr("Run the sweep: section of the current config (Ctrl+F5)")
                                     : tr("The current config has no sweep: section (see the "
                                          "mup-sweep preset)"));

@@ -70,12 +70,15 @@ public:
     // (resume_dialog.h) says it can; false when refused or cancelled.
     bool resumeRun(int64_t runId);
     // Plans the sweep of the document's config (its sweep: section, or a sweep file whose
-    // sweep.base names the config) and runs it; a plan above sweep.max_trials is confirmed
-    // first. False (the planning errors in the Log and the Sweeps tab) if it cannot start.
+    // sweep.base names the config) and runs it once the user confirms (every sweep: the question
+    // says how many trials and how long, from a few timed steps of each trial shape). False (the
+    // planning errors in the Log and the Sweeps tab) if it cannot start or was cancelled.
     bool startSweep();
     // Continues the stopped sweep stored as run `sweepRunId`.
     bool resumeSweep(int64_t sweepRunId);
-    // Replaces the confirmation dialog (tests): gets the plan's message, returns the answer.
+    // Replaces the confirmation dialog ("sweepConfirmBox"; tests): gets its question (trials,
+    // steps, the estimated time; the max_trials warning above it), returns the answer. An empty
+    // function brings the dialog back.
     void setSweepConfirmer(std::function<bool(const QString&)> confirm) {
         m_confirmSweep = std::move(confirm);
     }
@@ -201,6 +204,7 @@ private:
     // Runs dock's "Resume run…" (a run with a checkpoint or a stopped sweep, nothing training).
     bool canResumeNow(int64_t runId) const;
     void reportSweepError(const QString& message);
+    bool askToRunSweep(const QString& question);  // the "sweepConfirmBox" dialog
     // Run on Cluster (main_window_cluster.cpp).
     void wireCluster();
     bool startClusterJob(const ClusterPlan& plan);
@@ -228,6 +232,7 @@ private:
     SweepsTab* m_sweepsTab;
     SweepController* m_sweeps;
     std::function<bool(const QString&)> m_confirmSweep;
+    bool m_estimatingSweep = false;  // Run Sweep is timing the trial shapes before it asks
     Asker m_ask;
     std::function<QString(const QString&)> m_chooseSaveFile;
     RunsDock* m_runsDock;

@@ -14,6 +14,7 @@
 #include <QTimer>
 
 #include "engine/config/config_yaml.h"
+#include "engine/config/validate.h"
 #include "engine/session/events.h"
 #include "engine/session/folder_lock.h"
 #include "engine/session/run_control.h"
@@ -92,6 +93,16 @@ void MainWindow::wireCluster() {
             tr("cluster: %1").arg(line));
     });
     connect(m_cluster, &ClusterJob::runAppeared, this, &MainWindow::onClusterRunAppeared);
+    // The Wafer tab's real tokens/s of a run in other processes: the figure the store follower
+    // brings the Training tab, not "not measured yet".
+    connect(m_follower, &StoreFollower::metricsArrived, this,
+            [this](const std::vector<StoreFollower::Tail>& tails) {
+                const int64_t run = m_cluster->runId();
+                if (run < 0) return;
+                for (const auto& tail : tails)
+                    if (tail.runId == run && tail.key == "tokens_per_s" && !tail.points.empty())
+                        m_waferTab->setMeasuredTokensPerSec(tail.points.back().value);
+            });
     connect(m_cluster, &ClusterJob::noRunYet, this, &MainWindow::onClusterNoRunYet);
     connect(m_cluster, &ClusterJob::ended, this, &MainWindow::onClusterEnded);
     // A run another process trains changes status (paused, stopped) in the store: the commands
@@ -201,8 +212,25 @@ ClusterDialog* MainWindow::openClusterDialog(int64_t resumeRunId) {
     plan.runAsRoot = runningAsRoot();
     auto* dialog = new ClusterDialog(plan, systems, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (resumeRunId < 0) {
+        // Another num_csx must suit the rest of the config (batch_size divisible by it, ...).
+        dialog->setSystemsCheck([config = m_document->config()](int n) {
+            config::Config changed = config;
+            changed.runconfig.numCsx = n;
+            QStringList problems;
+            for (const std::string& p : config::validate(changed))
+                problems << QString::fromStdString(p);
+            return problems;
+        });
+    }
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         const ClusterPlan chosen = dialog->plan();
+        if (dialog->saveSystemsInFile()) {
+            // Asked for: the file gets the new num_csx too (the job has it either way).
+            m_document->setField(QStringLiteral("runconfig.num_csx"),
+                                 QString::number(dialog->systems()));
+            if (!save()) return;
+        }
         QSettings s;
         s.setValue(QStringLiteral("cluster/hosts"), chosen.hosts);
         s.setValue(QStringLiteral("cluster/hostfile"), chosen.hostfile);
@@ -244,6 +272,8 @@ void MainWindow::onClusterRunAppeared(int64_t runId) {
         shown.wafer.emulate = false;
         m_waferTab->beginRun(shown);
         m_waferTab->setRunState(session::RunState::Running);
+        if (auto rate = m_store->lastPoint(runId, "tokens_per_s"); rate.ok() && rate->has_value())
+            m_waferTab->setMeasuredTokensPerSec((*rate)->value);
         m_waferTab->setFollowedNote(
             tr("Run %1 trains in other processes (Run on Cluster): the studio follows it "
                "through the run store, so the charts and the Runs dock are live, and the "

@@ -1,20 +1,27 @@
 // MainWindow's sweep wiring (see main_window.h): Run Sweep plans the document's sweep with the
-// engine, asks before a plan above sweep.max_trials, and hands it to the SweepController; the
+// engine, times a few steps of each trial shape (engine/sweep/eta.h) and asks first, saying how
+// many trials and how long they will take, then hands it to the SweepController; the
 // controller's events feed the Sweeps tab, the Runs dock and the Log. Kept apart from
 // main_window.cpp so the shell stays a list of connections per concept.
 #include <QAction>
+#include <QApplication>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QEventLoop>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTextDocumentFragment>
+#include <QTimer>
 #include <cmath>
+#include <future>
 
 #include "engine/session/events.h"
 #include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
+#include "engine/sweep/eta.h"
 #include "engine/sweep/space.h"
 #include "ui/common/status_panel.h"
 #include "ui/config/config_document.h"
@@ -29,13 +36,53 @@
 #include "ui/sweeps/transfer_dialog.h"
 
 namespace ws::ui {
+namespace {
+
+// "about 40 s", "about 14 min", "about 2 h 05 min".
+QString roughDuration(double seconds) {
+    if (!std::isfinite(seconds)) return QObject::tr("unknown");
+    if (seconds < 90) return QObject::tr("about %1 s").arg(std::max(1, int(std::lround(seconds))));
+    const auto minutes = int64_t(std::lround(seconds / 60));
+    if (minutes < 90) return QObject::tr("about %1 min").arg(minutes);
+    return QObject::tr("about %1 h %2 min").arg(minutes / 60).arg(minutes % 60, 2, 10, QChar('0'));
+}
+
+// What the confirmation says: the trials, their steps, how many at once and how long.
+QString sweepQuestion(const sweep::SweepPlan& plan,
+                      const Result<sweep::SweepCalibration>& calibration) {
+    int64_t steps = 0;
+    for (const auto& t : plan.trials)
+        steps = std::max<int64_t>(steps, t.config.config.runconfig.maxSteps);
+    QString text;
+    if (plan.needsConfirmation) text += QString::fromStdString(plan.confirmationMessage) + "\n\n";
+    const QString trials = plan.sweep.seeds > 1 ? QObject::tr("%1 trials (%2 points × %3 seeds)")
+                                                      .arg(plan.trials.size())
+                                                      .arg(plan.points)
+                                                      .arg(plan.sweep.seeds)
+                                                : QObject::tr("%1 trials").arg(plan.trials.size());
+    text += QObject::tr("Run %1 of %2 steps, %3 at a time?")
+                .arg(trials)
+                .arg(steps)
+                .arg(std::min<size_t>(size_t(std::max(1, plan.sweep.parallelTrials)),
+                                      std::max<size_t>(1, plan.trials.size())));
+    if (calibration.ok()) {
+        const size_t shapes = calibration->secondsPerStep.size();
+        text += "\n\n" + QObject::tr(
+                             "Estimated time: %1 (from a few timed steps of each of the "
+                             "%2 model shape(s) on this machine; the Sweeps tab "
+                             "refines it as the trials run).")
+                             .arg(roughDuration(sweep::estimateSweepSeconds(plan, *calibration)))
+                             .arg(shapes);
+    } else {
+        text += "\n\n" + QObject::tr("The time could not be estimated: %1")
+                             .arg(QString::fromStdString(calibration.error().message));
+    }
+    return text;
+}
+
+}  // namespace
 
 void MainWindow::wireSweeps() {
-    m_confirmSweep = [this](const QString& message) {
-        return QMessageBox::question(this, tr("Run a large sweep?"), message,
-                                     QMessageBox::Yes | QMessageBox::Cancel,
-                                     QMessageBox::Cancel) == QMessageBox::Yes;
-    };
     // The status bar shows the sweep (trials done, ETA) from its start, not the last run's step.
     auto showSweepStatus = [this](const QString& state) {
         m_statusPanel->showSweep(state, m_sweepsTab->results().size(), m_sweepsTab->plannedTrials(),
@@ -139,6 +186,7 @@ void MainWindow::reportSweepError(const QString& message) {
 }
 
 bool MainWindow::startSweep() {
+    if (m_estimatingSweep) return false;  // asked already: the question is coming
     if (m_controller->isActive() || m_sweeps->isActive()) {
         m_logDock->append(int(session::LogLine::Level::Error),
                           tr("a run or sweep is active; stop it before starting a sweep"));
@@ -178,11 +226,35 @@ bool MainWindow::startSweep() {
     }
     sweep::RunnerOptions options;
     options.dbPath = m_dbPath.toStdString();
-    if (plan->needsConfirmation) {
-        if (!m_confirmSweep || !m_confirmSweep(QString::fromStdString(plan->confirmationMessage)))
-            return false;
-        options.confirmed = true;
-    }
+    // How long it will take, from a few timed steps of each shape: on a helper thread, the
+    // window kept live meanwhile (Run Sweep is refused until the answer is in).
+    m_estimatingSweep = true;
+    updateActions();
+    m_statusPanel->showPreparing(0.0, tr("timing a few steps of each trial shape…"));
+    QApplication::setOverrideCursor(Qt::BusyCursor);
+    auto timing = std::async(std::launch::async, [&plan] {
+        return sweep::calibrateSweep(*plan, sweep::CalibrationOptions{});
+    });
+    {
+        QEventLoop wait;
+        QTimer poll;
+        connect(&poll, &QTimer::timeout, &wait, [&] {
+            if (timing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) wait.quit();
+        });
+        poll.start(20);
+        wait.exec(QEventLoop::ExcludeUserInputEvents);
+    }  // the poll ends here: the future is consumed below
+    const Result<sweep::SweepCalibration> calibration = timing.get();
+    QApplication::restoreOverrideCursor();
+    m_statusPanel->clear();
+    m_estimatingSweep = false;
+    updateActions();
+    const QString question = sweepQuestion(*plan, calibration);
+    m_logDock->append(int(session::LogLine::Level::Info),
+                      tr("sweep: %1").arg(QString(question).replace('\n', ' ')));
+    if (!(m_confirmSweep ? m_confirmSweep(question) : askToRunSweep(question))) return false;
+    options.confirmed = true;
+    m_sweepsTab->setCalibration(calibration.ok() ? std::optional(*calibration) : std::nullopt);
     QString error;
     if (!m_sweeps->start(std::move(plan).value(), options, &error)) {
         reportSweepError(error);
@@ -191,6 +263,17 @@ bool MainWindow::startSweep() {
     m_tabs->setCurrentWidget(m_sweepsTab);
     updateActions();
     return true;
+}
+
+bool MainWindow::askToRunSweep(const QString& question) {
+    QMessageBox box(QMessageBox::Question, tr("Run the sweep?"), question, QMessageBox::Cancel,
+                    this);
+    box.setObjectName(QStringLiteral("sweepConfirmBox"));
+    QPushButton* run = box.addButton(tr("Run Sweep"), QMessageBox::AcceptRole);
+    run->setObjectName(QStringLiteral("runSweepButton"));
+    box.setDefaultButton(run);
+    box.exec();
+    return box.clickedButton() == run;
 }
 
 bool MainWindow::resumeSweep(int64_t sweepRunId) {

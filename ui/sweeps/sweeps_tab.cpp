@@ -57,18 +57,6 @@ bool mupProxyConfig(config::Config cfg, config::Config& out) {
 
 }  // namespace
 
-double sweepEtaSeconds(const std::vector<double>& durations, size_t notStarted, double runningLeft,
-                       size_t running, int parallel) {
-    if (durations.empty()) return std::nan("");
-    double mean = 0;
-    for (double d : durations) mean += d;
-    mean /= double(durations.size());
-    // Trials run side by side until fewer are left than run at once.
-    const size_t lanes =
-        std::max<size_t>(1, std::min<size_t>(size_t(std::max(parallel, 1)), notStarted + running));
-    return mean * (double(notStarted) + runningLeft) / double(lanes);
-}
-
 SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("SweepsTab"));
     auto* layout = new QVBoxLayout(this);
@@ -80,8 +68,15 @@ SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     m_header->setObjectName(QStringLiteral("SweepHeader"));
     m_header->setWordWrap(true);
     m_progress = new QProgressBar(this);
+    m_progress->setObjectName(QStringLiteral("SweepProgress"));
     m_progress->setMaximumWidth(220);
+    // The style draws a bar's own text over its fill in colours a palette may not contrast
+    // (hidden under the fill in the high-contrast one): the figures go in a label beside it.
+    m_progress->setTextVisible(false);
     m_progress->setVisible(false);
+    m_percent = new QLabel(this);
+    m_percent->setObjectName(QStringLiteral("SweepPercent"));
+    m_percent->setVisible(false);
     m_transferButton = new QPushButton(tr("Transfer μP Optimum…"), this);
     m_transferButton->setToolTip(
         tr("Write a wider config with the μP fields set from the proxy's best "
@@ -90,6 +85,7 @@ SweepsTab::SweepsTab(QWidget* parent) : QWidget(parent) {
     connect(m_transferButton, &QPushButton::clicked, this, &SweepsTab::transferRequested);
     top->addWidget(m_header, 1);
     top->addWidget(m_progress);
+    top->addWidget(m_percent);
     top->addWidget(m_transferButton);
     layout->addLayout(top);
 
@@ -126,10 +122,9 @@ void SweepsTab::beginSweep(const sweep::SweepPlan& plan) {
     m_results.clear();
     m_running.clear();
     m_transfer.clear();
-    m_startedAt.clear();
-    m_durations.clear();
     m_clock.start();
-    m_parallelTrials = plan.sweep.parallelTrials;
+    m_eta.emplace(sweep::trialCosts(plan), plan.sweep.parallelTrials, std::move(m_calibration));
+    m_calibration.reset();
     m_parametrizations = plan.sweep.parametrization;
     m_keys = sweptKeys(plan.sweep);
     m_planned = plan.trials.size();
@@ -148,7 +143,7 @@ void SweepsTab::beginSweep(const sweep::SweepPlan& plan) {
 
 void SweepsTab::noteTrialStarted(const sweep::TrialStarted& trial) {
     m_running[trial.trial] = {trial.trial, 0, trial.maxSteps, std::nan("")};
-    if (m_clock.isValid()) m_startedAt[trial.trial] = double(m_clock.elapsed()) / 1000.0;
+    if (m_eta && m_clock.isValid()) m_eta->started(trial.trial, double(m_clock.elapsed()) / 1e3);
     m_table->markStarted(trial);
     updateHeader();
 }
@@ -156,25 +151,20 @@ void SweepsTab::noteTrialStarted(const sweep::TrialStarted& trial) {
 void SweepsTab::noteProgress(const std::vector<sweep::TrialProgress>& batch) {
     std::map<int, sweep::TrialProgress> last;
     for (const auto& p : batch) last[p.trial] = p;
+    const double now = double(m_clock.elapsed()) / 1e3;
     for (const auto& [trial, p] : last) {
         m_running[trial] = p;
         m_table->markProgress(p);
+        if (m_eta && m_clock.isValid()) m_eta->progress(trial, p.step, now);
     }
     updateHeader();
 }
 
 void SweepsTab::addResult(const sweep::TrialResult& result) {
     m_running.erase(result.trial);
-    // Only trials started here have a duration (a resumed sweep first replays earlier results).
-    // The engine's own wall time is preferred: the GUI sees a trial's start and end only when it
-    // drains events (every ~33 ms), so a trial shorter than that could measure 0 s here.
-    if (auto started = m_startedAt.find(result.trial); started != m_startedAt.end()) {
-        const double seen = double(m_clock.elapsed()) / 1000.0 - started->second;
-        m_durations.push_back(std::isfinite(result.elapsedSec) && result.elapsedSec > 0
-                                  ? std::max(result.elapsedSec, seen)
-                                  : seen);
-        m_startedAt.erase(started);
-    }
+    // A trial settled before a resume was never started here: the estimate only stops counting it.
+    if (m_eta && m_clock.isValid())
+        m_eta->finished(result.trial, result.steps, double(m_clock.elapsed()) / 1e3);
     m_results[result.trial] = result;
     m_table->setResult(result);
     updateHeader();  // the tally and ETA at once; the charts on the coalescing timer
@@ -183,7 +173,7 @@ void SweepsTab::addResult(const sweep::TrialResult& result) {
 
 void SweepsTab::endSweep(const sweep::SweepOutcome& outcome) {
     m_running.clear();
-    m_startedAt.clear();
+    m_eta.reset();
     m_clock.invalidate();
     for (const auto& t : outcome.trials) {
         if (!m_results.count(t.trial)) m_table->setResult(t);
@@ -210,8 +200,7 @@ bool SweepsTab::showStoredSweep(store::RunStore* store, int64_t sweepRunId, QStr
     }
     m_results.clear();
     m_running.clear();
-    m_startedAt.clear();
-    m_durations.clear();
+    m_eta.reset();
     m_clock.invalidate();
     m_hasBase = false;
     std::vector<std::string> names;
@@ -268,15 +257,8 @@ bool SweepsTab::showStoredSweep(store::RunStore* store, int64_t sweepRunId, QStr
 }
 
 double SweepsTab::etaSeconds() const {
-    if (!m_clock.isValid() || m_planned == 0) return std::nan("");
-    double runningLeft = 0;
-    for (const auto& [trial, p] : m_running)
-        runningLeft +=
-            p.maxSteps > 0 ? 1.0 - std::clamp(double(p.step) / double(p.maxSteps), 0.0, 1.0) : 1.0;
-    const size_t settled = m_results.size() + m_running.size();
-    const size_t notStarted = m_planned > settled ? m_planned - settled : 0;
-    return sweepEtaSeconds(m_durations, notStarted, runningLeft, m_running.size(),
-                           m_parallelTrials);
+    if (!m_eta || !m_clock.isValid() || m_planned == 0) return std::nan("");
+    return m_eta->remainingSeconds(double(m_clock.elapsed()) / 1e3);
 }
 
 QString SweepsTab::headerText() const {
@@ -348,6 +330,11 @@ void SweepsTab::updateHeader() {
     m_progress->setVisible(live && m_planned > 0);
     m_progress->setRange(0, int(m_planned));
     m_progress->setValue(int(m_results.size()));
+    m_percent->setVisible(m_progress->isVisibleTo(this));
+    m_percent->setText(tr("%1 / %2 (%3%)")
+                           .arg(m_results.size())
+                           .arg(m_planned)
+                           .arg(m_planned ? int(100 * m_results.size() / m_planned) : 0));
 }
 
 }  // namespace ws::ui

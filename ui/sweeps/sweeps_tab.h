@@ -5,14 +5,18 @@
 // finish; the views redraw on a ~40 ms coalescing timer, so a burst of finished trials costs one
 // redraw. The header counts every trial the sweep plans (all points, seeds and
 // parametrizations, also for a stored sweep that stopped early) and, while a sweep runs, an ETA
-// from the durations of the trials finished so far. GUI thread only.
+// from engine/sweep/eta.h (per-shape step times, the steps left, the trials run at once: the
+// same estimate as `wafer sweep`'s). The progress bar shows its percentage readably in every
+// palette (the text beside the bar, never over its own fill). GUI thread only.
 #pragma once
 
 #include <QElapsedTimer>
 #include <QWidget>
 #include <map>
+#include <optional>
 #include <vector>
 
+#include "engine/sweep/eta.h"
 #include "engine/sweep/runner.h"
 
 class QLabel;
@@ -33,17 +37,16 @@ class SweepParallelCoords;
 class SweepTable;
 class TransferChart;
 
-// Seconds left in a sweep: the mean duration of the trials finished so far (`durations`) times
-// the work left (the trials not started, plus the unfinished share `runningLeft` of the
-// `running` ones, 0..1 each) over the trials that run at once. NaN until a trial has finished.
-double sweepEtaSeconds(const std::vector<double>& durations, size_t notStarted, double runningLeft,
-                       size_t running, int parallel);
-
 class SweepsTab : public QWidget {
     Q_OBJECT
 public:
     explicit SweepsTab(QWidget* parent = nullptr);
 
+    // The timed steps Run Sweep measured before asking (eta.h): the ETA's start until the
+    // sweep's own trials are timed. Used by the next beginSweep only.
+    void setCalibration(std::optional<sweep::SweepCalibration> calibration) {
+        m_calibration = std::move(calibration);
+    }
     void beginSweep(const sweep::SweepPlan& plan);
     void noteTrialStarted(const sweep::TrialStarted& trial);
     void noteProgress(const std::vector<sweep::TrialProgress>& batch);
@@ -56,7 +59,8 @@ public:
 
     std::vector<sweep::TrialResult> results() const;
     size_t plannedTrials() const { return m_planned; }  // every trial of the sweep
-    // The running sweep's ETA in seconds (sweepEtaSeconds); NaN when none runs or none finished.
+    // The running sweep's ETA in seconds (sweep::SweepEta); NaN when none runs or no step has
+    // been timed yet.
     double etaSeconds() const;
     QString headerText() const;
     // The μP optimum: the best log2 learning rate of the sweep's narrowest width under "mup"
@@ -73,6 +77,8 @@ public:
     QTabWidget* views() const { return m_views; }
     CoordCheckView* coordCheck() const { return m_coordCheck; }
     QPushButton* transferButton() const { return m_transferButton; }
+    QProgressBar* progressBar() const { return m_progress; }
+    QLabel* percentLabel() const { return m_percent; }
 
 signals:
     void transferRequested();
@@ -89,6 +95,7 @@ private:
     QTabWidget* m_views;
     QLabel* m_header;
     QProgressBar* m_progress;
+    QLabel* m_percent;  // the bar's percentage, beside it
     QPushButton* m_transferButton;
     QTimer* m_redrawTimer;
     std::vector<std::string> m_parametrizations;
@@ -99,10 +106,9 @@ private:
     config::Config m_base;
     bool m_hasBase = false;
     size_t m_planned = 0;
-    int m_parallelTrials = 1;
-    QElapsedTimer m_clock;              // started with the sweep
-    std::map<int, double> m_startedAt;  // trial -> m_clock seconds, trials started here
-    std::vector<double> m_durations;    // seconds of the trials started and finished here
+    QElapsedTimer m_clock;  // started with the sweep
+    std::optional<sweep::SweepEta> m_eta;
+    std::optional<sweep::SweepCalibration> m_calibration;
     QString m_title;
     QString m_state;
 };

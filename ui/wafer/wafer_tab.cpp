@@ -386,6 +386,16 @@ void WaferTab::setFollowedNote(const QString& note) {
     updateNotices();
 }
 
+void WaferTab::setMeasuredTokensPerSec(double tokensPerSec) {
+    if (!(tokensPerSec > 0)) return;
+    m_realTokensPerS = tokensPerSec;
+    scheduleRedraw();
+}
+
+QString WaferTab::realSummaryText() const {
+    return m_realSummary->text();
+}
+
 void WaferTab::setRunState(session::RunState state) {
     m_runState = state;
     scheduleRedraw();

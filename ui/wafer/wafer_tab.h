@@ -82,6 +82,10 @@ public:
     // store): `note` replaces the emulator's banner, saying what the tab can and cannot show of
     // it. beginRun clears it.
     void setFollowedNote(const QString& note);
+    // The real tokens/s of a run followed through the run store (its recorded tokens_per_s, as
+    // the Training tab draws it): the summary's "Real training on this CPU" figure.
+    void setMeasuredTokensPerSec(double tokensPerSec);
+    QString realSummaryText() const;
 
     void redrawNow();  // draw now (tests, screenshots), visible or not
 

@@ -162,6 +162,64 @@ TEST_F(PeftAdapterTest, ImportsOntoAHuggingFaceFolder) {
     EXPECT_EQ(std::memcmp(m->params.data(), loraParams.data(), loraParams.size() * 4), 0);
 }
 
+TEST_F(PeftAdapterTest, ExportNamesTheBasePortablyAndImportFindsItAgain) {
+    // The LoRA run's base is a folder of this machine (an absolute build-tree path): the
+    // adapter records its name only, and importing without naming a base finds it beside the
+    // adapter, where a shared adapter and its base would be unpacked.
+    const fs::path baseWeights = fs::absolute(dir.path() / "base" / "model.safetensors");
+    const std::string yaml = *checkpoint::readWholeFile(dir.path() / "lora" / "config.yaml");
+    auto lora = config::parseConfig(yaml, "config.yaml", dir.path() / "lora");
+    ASSERT_TRUE(lora.ok()) << lora.error().message;
+    lora->config.runconfig.checkpointPath = baseWeights.string();
+    ASSERT_TRUE(checkpoint::writeFileAtomically(dir.path() / "lora" / "config.yaml",
+                                                config::saveConfigYaml(lora->config))
+                    .ok());
+    auto r = exportPeftAdapter(dir.path() / "lora", dir.path() / "peft");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const std::string text = *checkpoint::readWholeFile(dir.path() / "peft" / kPeftConfigFile);
+    EXPECT_EQ(text.find(dir.path().string()), std::string::npos) << text;
+    const nlohmann::json c = configOf(dir.path() / "peft");
+    ASSERT_TRUE(c["base_model_name_or_path"].is_string()) << c.dump();
+    const std::string name = c["base_model_name_or_path"].get<std::string>();
+    EXPECT_EQ(name, "base");
+    EXPECT_FALSE(fs::path(name).is_absolute());
+
+    auto found = findPeftBase(dir.path() / "peft");
+    ASSERT_TRUE(found.ok()) << found.error().message;
+    EXPECT_TRUE(fs::equivalent(*found, dir.path() / "base"));
+    auto imported = importPeftAdapter(*found, dir.path() / "peft", dir.path() / "imported");
+    ASSERT_TRUE(imported.ok()) << imported.error().message;
+    auto m = modelio::loadModel(dir.path() / "imported");
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_EQ(std::memcmp(m->params.data(), loraParams.data(), loraParams.size() * 4), 0);
+
+    // Moved away from its base, the adapter says where it looked and how to name the base.
+    fs::rename(dir.path() / "peft", dir.path() / "out-peft");
+    fs::create_directories(dir.path() / "elsewhere");
+    fs::rename(dir.path() / "out-peft", dir.path() / "elsewhere" / "peft");
+    auto missing = findPeftBase(dir.path() / "elsewhere" / "peft");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("\"base\" (base_model_name_or_path"), std::string::npos)
+        << missing.error().message;
+    EXPECT_NE(missing.error().message.find("wafer import BASE --adapter"), std::string::npos);
+}
+
+TEST(PeftBaseName, IsTheHuggingFaceIdOrTheFolderName) {
+    ws::testing::TempDir dir("peft_base_name");
+    EXPECT_EQ(portableBaseName("/home/me/build/resources/base-model/model.safetensors"),
+              "base-model");
+    EXPECT_EQ(portableBaseName("/home/me/build/resources/base-model/"), "base-model");
+    EXPECT_EQ(portableBaseName("/root/.cache/huggingface/hub/models--cerebras--Cerebras-GPT-111M/"
+                               "snapshots/abc123/model.safetensors"),
+              "cerebras/Cerebras-GPT-111M");
+    // A Hugging Face folder saved by transformers: its config.json's id, unless that is a path.
+    fs::create_directories(dir.path() / "hf");
+    std::ofstream(dir.path() / "hf" / "config.json") << R"({"_name_or_path": "gpt2"})";
+    EXPECT_EQ(portableBaseName(dir.path() / "hf" / "model.safetensors"), "gpt2");
+    std::ofstream(dir.path() / "hf" / "config.json") << R"({"_name_or_path": "/tmp/x/gpt2"})";
+    EXPECT_EQ(portableBaseName(dir.path() / "hf"), "hf");
+}
+
 TEST_F(PeftAdapterTest, HfExportOfALoraRunNeedsMergeAndMergesExactly) {
     auto refused = exportHuggingFace(dir.path() / "lora", dir.path() / "hf");
     ASSERT_FALSE(refused.ok());

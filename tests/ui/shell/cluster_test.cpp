@@ -3,6 +3,7 @@
 // processes than systems), the unsaved config saved first, and a job whose host cannot be reached
 // - an mpirun stand-in that fails as Open MPI does, or says nothing and waits - ending in a
 // dialog with mpirun's words instead of a hang. The real job under mpirun is cluster_mpi_test.cpp.
+#include <QCheckBox>
 #include <QClipboard>
 #include <QDir>
 #include <QFile>
@@ -28,6 +29,7 @@
 #include "ui/shell/cluster_job.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
+#include "ui/wafer/wafer_tab.h"
 
 namespace {
 
@@ -84,10 +86,12 @@ private slots:
     void missingMpirunSaysWhatToInstall();
     void badHostfileIsExplained();
     void moreProcessesThanSystemsGetsTheCliMessage();
+    void systemsChangeForTheJobNotTheFile();
     void unsavedConfigIsSavedFirst();
     void unreachableHostEndsInADialogWithMpirunsWords();
     void noRunInTimeShowsWhatMpirunSaidAndCanStop();
     void theStudiosOwnRunFollowsControlRequestsToo();
+    void waferTabShowsTheFollowedRunsTokensPerSec();
 
 private:
     // Puts an executable `mpirun` with `script` first on PATH.
@@ -220,6 +224,53 @@ void ClusterTest::moreProcessesThanSystemsGetsTheCliMessage() {
              QStringList{QString::fromStdString(session::clusterPlacementProblem(3, 2))});
 }
 
+void ClusterTest::systemsChangeForTheJobNotTheFile() {
+    // 2 processes for a config of 1 system: refused, and fixed in the dialog by raising the
+    // job's systems; the config file keeps its 1 until the user asks to save it there.
+    const QString path = m_studio.filePath("one system.yaml");
+    writeTinyConfig(path, 1);
+    QVERIFY(m_studio->openConfig(path));
+    ui::ClusterDialog* dialog = m_studio->openClusterDialog();
+    QVERIFY(dialog);
+    auto* systems = dialog->findChild<QSpinBox*>("systemsSpin");
+    QVERIFY(systems && systems->isEnabled());
+    QCOMPARE(systems->value(), 1);
+    dialog->findChild<QRadioButton*>("hostsMode")->setChecked(true);
+    testing::commitLine(dialog->findChild<QLineEdit*>("hostsEdit"), "localhost");
+    dialog->findChild<QSpinBox*>("processesPerHost")->setValue(2);
+    QVERIFY2(dialog->findChild<QLabel*>("processSummary")->text().contains("raise Systems to 2"),
+             qPrintable(dialog->findChild<QLabel*>("processSummary")->text()));
+    QVERIFY(dialog->problems().contains(
+        QString::fromStdString(session::clusterPlacementProblem(2, 1))));
+    QVERIFY(!dialog->shownCommandLine().contains("num_csx"));
+
+    systems->setValue(3);  // batch_size 4 does not divide by 3: the config's own rule says so
+    QVERIFY2(dialog->problems().join('\n').contains("runconfig.num_csx (3)"),
+             qPrintable(dialog->problems().join('\n')));
+    QVERIFY(dialog->findChild<QLabel*>("systemsNote")->text().contains("num_csx (3)"));
+    systems->setValue(2);
+    const QStringList left = dialog->problems();
+    for (const QString& problem : left)
+        QVERIFY2(!problem.contains("num_csx") && !problem.contains("processes but"),
+                 qPrintable(problem));
+    QVERIFY2(dialog->shownCommandLine().contains(" --set runconfig.num_csx=2 --threads "),
+             qPrintable(dialog->shownCommandLine()));
+    QCOMPARE(dialog->plan().numCsx, 2);
+    QVERIFY2(dialog->findChild<QLabel*>("systemsNote")->text().contains("keeps 1"),
+             qPrintable(dialog->findChild<QLabel*>("systemsNote")->text()));
+    auto* saveToo = dialog->findChild<QCheckBox*>("saveSystemsBox");
+    QVERIFY(saveToo && saveToo->isVisibleTo(dialog) && !saveToo->isChecked());
+    QVERIFY(!dialog->saveSystemsInFile());
+    QVERIFY(dialog->grab().save(testing::artifactPath("cluster-dialog-systems.png")));
+    // Nothing was written: neither the file nor the document changed.
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("num_csx: 1"));
+    QVERIFY(!m_studio->document()->isModified());
+    QCOMPARE(m_studio->document()->config().runconfig.numCsx, 1);
+    dialog->reject();
+}
+
 void ClusterTest::unsavedConfigIsSavedFirst() {
     QFile preset(WAFER_SOURCE_DIR "/presets/gpt-nano.yaml");
     QVERIFY(preset.open(QIODevice::ReadOnly));
@@ -319,6 +370,38 @@ void ClusterTest::theStudiosOwnRunFollowsControlRequestsToo() {
     QVERIFY(finished.size() == 1 || finished.wait(30000));
     QCOMPARE(m_studio->controller()->state(), session::RunState::Stopped);
     QCOMPARE(store->getRun(runId)->status, std::string("stopped"));
+}
+
+void ClusterTest::waferTabShowsTheFollowedRunsTokensPerSec() {
+    // An mpirun stand-in that runs its one process here: the wafer command after its options.
+    fakeMpirun("while [ $# -gt 0 ] && [ \"$1\" != '" WAFER_CLI
+               "' ]; do shift; done\n"
+               "exec \"$@\"\n");
+    const QString config = m_studio.filePath("followed.yaml");
+    writeTinyConfig(config, 1);
+    QVERIFY(m_studio->openConfig(config));
+    m_studio->setClusterWaferBinary(WAFER_CLI);
+    ui::ClusterDialog* dialog = m_studio->openClusterDialog();
+    QVERIFY(dialog);
+    dialog->findChild<QRadioButton*>("hostsMode")->setChecked(true);
+    testing::commitLine(dialog->findChild<QLineEdit*>("hostsEdit"), "localhost");
+    dialog->findChild<QSpinBox*>("processesPerHost")->setValue(1);
+    dialog->findChild<QSpinBox*>("threadsPerProcess")->setValue(1);
+    QTest::mouseClick(dialog->findChild<QPushButton*>("startButton"), Qt::LeftButton);
+    QVERIFY(m_studio->clusterJob()->isActive());
+    auto* wafer = m_studio.find<ui::WaferTab>("waferTab");
+    // The run logs tokens/s every 5 steps; the follower brings it to the Training tab and here.
+    QTRY_VERIFY_WITH_TIMEOUT(m_studio->clusterJob()->runId() >= 0, 60000);
+    m_studio->showTab("wafer");  // where the user looks for it
+    QTRY_VERIFY2_WITH_TIMEOUT(wafer->realSummaryText().contains("tokens/s ("),
+                              qPrintable(wafer->realSummaryText()), 60000);
+    QVERIFY2(!wafer->realSummaryText().contains("not measured"),
+             qPrintable(wafer->realSummaryText()));
+    wafer->redrawNow();
+    QVERIFY(m_studio->saveScreenshot(testing::artifactPath("cluster-wafer-tokens.png")));
+    QSignalSpy ended(m_studio->clusterJob(), &ui::ClusterJob::ended);
+    m_studio.action("stopAction")->trigger();
+    QVERIFY(ended.size() == 1 || ended.wait(30000));
 }
 
 int main(int argc, char** argv) {

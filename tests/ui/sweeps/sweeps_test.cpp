@@ -23,17 +23,22 @@
 #include <cmath>
 #include <memory>
 
+#include <QApplication>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QSpinBox>
+#include <QTimer>
 #include "engine/config/config_yaml.h"
 #include "engine/store/run_store.h"
+#include "engine/sweep/space.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
 #include "ui/common/status_panel.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
+#include "ui/shell/presenter_mode.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/sweeps/coord_check_view.h"
 #include "ui/sweeps/sweep_controller.h"
@@ -49,6 +54,19 @@ using namespace ws::ui;
 namespace {
 
 using ws::testing::artifactPath;
+
+// WCAG's contrast ratio of two colours (1 to 21; 4.5 is the minimum for body text).
+double contrastRatio(const QColor& a, const QColor& b) {
+    auto luminance = [](const QColor& c) {
+        auto channel = [](double v) {
+            return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+        };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) +
+               0.0722 * channel(c.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
 
 // A 1-layer byte-level GPT small enough that 12 trials of 6 steps take a few seconds.
 QString tinySweepYaml(const QString& sweepExtra) {
@@ -88,6 +106,9 @@ private slots:
                              .toUtf8());
         corpus.close();
         QVERIFY(m_window.open({1500, 950}));
+        // Run Sweep asks first; these tests answer yes on purpose (runSweepAsksHowManyAndHowLong
+        // drives the real dialog).
+        m_window->setSweepConfirmer([](const QString&) { return true; });
     }
     void cleanup() { m_window.close(); }
 
@@ -290,13 +311,101 @@ private slots:
         QVERIFY(chart.grab().save(artifactPath(QStringLiteral("sweeps-long-note.png"))));
     }
 
-    void etaIsTheMeanTrialTimeOverTheWorkLeft() {
-        QVERIFY(std::isnan(sweepEtaSeconds({}, 10, 0, 0, 2)));  // nothing finished: unknown
-        // Mean 15 s; 4 trials not started and half of one running, 2 at a time.
-        QCOMPARE(sweepEtaSeconds({10, 20}, 4, 0.5, 1, 2), 15.0 * 4.5 / 2);
-        // The last trial runs alone however many could run at once.
-        QCOMPARE(sweepEtaSeconds({10, 20}, 0, 0.5, 1, 4), 15.0 * 0.5);
-        QCOMPARE(sweepEtaSeconds({10, 20}, 0, 0, 0, 2), 0.0);
+    void runSweepAsksHowManyAndHowLong() {
+        // Below sweep.max_trials too: every sweep says what it will cost before it starts.
+        QVERIFY(openSweep(tinySweepYaml({})));
+        m_window->setSweepConfirmer({});  // the real dialog
+        QString shown;
+        bool sawBox = false;
+        // Answers the dialog once it is up (after the steps are timed): Run Sweep or Cancel.
+        auto answer = [&](bool run) {
+            auto* poll = new QTimer(this);
+            connect(poll, &QTimer::timeout, this, [&, run, poll] {
+                auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                if (!box || box->objectName() != QLatin1String("sweepConfirmBox")) return;
+                poll->deleteLater();
+                poll->stop();
+                sawBox = true;
+                shown = box->text();
+                box->grab().save(artifactPath(QStringLiteral("sweeps-confirm.png")));
+                QAbstractButton* button =
+                    run ? box->findChild<QPushButton*>(QStringLiteral("runSweepButton"))
+                        : box->button(QMessageBox::Cancel);
+                button->click();
+            });
+            poll->start(20);
+        };
+        answer(false);
+        QVERIFY(!m_window->startSweep());
+        QVERIFY(sawBox);
+        QVERIFY(!m_window->sweepController()->isActive());
+        QVERIFY2(shown.contains(QStringLiteral("Run 12 trials of 6 steps, 2 at a time?")),
+                 qPrintable(shown));
+        QVERIFY2(shown.contains(QStringLiteral("Estimated time: about ")), qPrintable(shown));
+        // Run Sweep in the same dialog starts it.
+        sawBox = false;
+        answer(true);
+        QSignalSpy done(m_window->sweepController(), &SweepController::finished);
+        QVERIFY(m_window->startSweep());
+        QVERIFY(sawBox);
+        QVERIFY(done.wait(120000));
+    }
+
+    void progressPercentReadsInEveryPalette() {
+        auto loaded = ws::config::parseConfig(tinySweepYaml({}).toStdString(), "tiny-sweep.yaml",
+                                              m_window.dirPath().toStdString());
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+        auto plan = ws::sweep::planSweep(*loaded);
+        QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().message.c_str());
+        const QPalette normal = QApplication::palette();
+        QPalette dark = normal;
+        for (auto [role, color] : {std::pair{QPalette::Window, QColor(0x2b, 0x2b, 0x2b)},
+                                   {QPalette::WindowText, QColor(0xee, 0xee, 0xee)},
+                                   {QPalette::Base, QColor(0x1e, 0x1e, 0x1e)},
+                                   {QPalette::Text, QColor(0xee, 0xee, 0xee)},
+                                   {QPalette::Highlight, QColor(0x3d, 0x8e, 0xc9)}})
+            dark.setColor(role, color);
+        const std::pair<const char*, QPalette> palettes[] = {
+            {"normal", normal},
+            {"dark", dark},
+            {"high-contrast", PresenterMode::highContrastPalette()}};
+        for (const auto& [name, palette] : palettes) {
+            QApplication::setPalette(palette);
+            SweepsTab tab;
+            tab.resize(1200, 500);
+            tab.show();
+            tab.beginSweep(*plan);
+            for (int i = 0; i < 5; ++i) {
+                ws::sweep::TrialResult r;
+                r.trial = i;
+                r.status = ws::sweep::TrialStatus::Finished;
+                r.finalLoss = 2.0 + 0.1 * i;
+                tab.addResult(r);
+            }
+            QVERIFY(QTest::qWaitForWindowExposed(&tab));
+            QVERIFY(tab.progressBar()->isVisible());
+            // The bar draws no text over its own fill; the figures sit beside it, in the
+            // palette's text colour on its window colour.
+            QVERIFY2(!tab.progressBar()->isTextVisible(), name);
+            QLabel* percent = tab.percentLabel();
+            QVERIFY2(percent->isVisible(), name);
+            QCOMPARE(percent->text(), QStringLiteral("5 / 12 (41%)"));
+            const QColor fg = percent->palette().color(QPalette::WindowText);
+            const QColor bg = percent->palette().color(QPalette::Window);
+            QVERIFY2(contrastRatio(fg, bg) >= 4.5,
+                     qPrintable(QStringLiteral("%1: %2 on %3").arg(name, fg.name(), bg.name())));
+            // And it is drawn: the label's picture holds text-coloured pixels.
+            const QImage shot = percent->grab().toImage();
+            int textPixels = 0;
+            for (int y = 0; y < shot.height(); ++y)
+                for (int x = 0; x < shot.width(); ++x)
+                    textPixels += contrastRatio(shot.pixelColor(x, y), bg) >= 3.0;
+            QVERIFY2(textPixels > 20, name);
+            const QRect header = tab.progressBar()->geometry().united(percent->geometry());
+            QVERIFY(tab.grab(header.adjusted(-200, -10, 10, 10))
+                        .save(artifactPath(QStringLiteral("sweeps-progress-%1.png").arg(name))));
+        }
+        QApplication::setPalette(normal);
     }
 
     void stopLeavesTheSweepResumable() {
@@ -383,6 +492,8 @@ private slots:
         });
         QVERIFY(!m_window->startSweep());
         QVERIFY2(asked.contains(QStringLiteral("12")), qPrintable(asked));
+        QVERIFY2(asked.contains(QStringLiteral("Run 12 trials")), qPrintable(asked));
+        QVERIFY2(asked.contains(QStringLiteral("Estimated time")), qPrintable(asked));
         QVERIFY(!m_window->sweepController()->isActive());
 
         QVERIFY(openSweep(tinySweepYaml({}).replace(QStringLiteral("model.hidden_size: {"),
