@@ -15,6 +15,7 @@
 
 #include <QElapsedTimer>
 #include <QPixmap>
+#include <QRect>
 #include <QWidget>
 #include <chrono>
 #include <memory>
@@ -35,12 +36,19 @@ namespace ws::ui {
 
 class MainWindow;
 
-// A thick pulsing outline drawn over one widget (in its top-level window), visible on a
-// projector; follows the widget's geometry until deleted.
+// The part of `w` that shows, in `in`'s coordinates (`in` an ancestor of `w`): its rectangle
+// clipped by every ancestor's up to `in` (scroll areas' viewports, splitter panes, docks).
+// Empty when `w` is hidden.
+QRect visibleRectOf(const QWidget* w, const QWidget* in);
+
+// A thick pulsing outline drawn on one widget (by its top-level window), visible on a
+// projector; follows the widget's geometry until deleted. It covers only the part of the widget
+// that shows, never the docks or views beside it, and hides while `owner` (the Lessons panel)
+// is hidden: its dock closed.
 class HighlightFrame : public QWidget {
     Q_OBJECT
 public:
-    HighlightFrame(QWidget* target, QWidget* window);
+    HighlightFrame(QWidget* target, QWidget* window, QWidget* owner = nullptr);
     QWidget* target() const { return m_target; }
 
 protected:
@@ -51,8 +59,11 @@ protected:
 private:
     void follow();
     QWidget* m_target;  // null once destroyed
+    QWidget* m_owner;   // null once destroyed
     QTimer* m_timer;
     int m_ticks = 0;
+    bool m_keepInView = true;  // until the learner scrolls
+    bool m_scrolling = false;
 };
 
 class LessonsPanel : public QWidget {

@@ -10,7 +10,9 @@
 #include <QLabel>
 #include <QTimer>
 #include <QToolButton>
+#include <algorithm>
 
+#include "ui/common/text_fit.h"
 #include "ui/shell/run_controller.h"
 
 namespace ws::ui {
@@ -259,27 +261,54 @@ NarrationLine::NarrationLine(QWidget* parent) : QLabel(parent) {
 }
 
 void NarrationLine::setLine(const QString& line) {
-    setText(line);
+    m_full = line;
     setToolTip(line);
+    fitText();
     setVisible(!line.isEmpty());
 }
 
+QStringList NarrationLine::wrapped() const {
+    const int w = contentsRect().width() - 2 * margin();
+    return wrapLines({m_full}, fontMetrics(), w > 100 ? w : 1000);
+}
+
+void NarrationLine::fitText() {
+    // Up to kMaxLines lines, the last one elided when the text needs more (the tooltip has it
+    // whole): a wrapped label given fewer lines' height than its text cut the last line in half.
+    QStringList lines = wrapped();
+    if (lines.size() > kMaxLines) {
+        const QString rest = lines.mid(kMaxLines - 1).join(QLatin1Char(' '));
+        const int w = contentsRect().width() - 2 * margin();
+        lines = lines.mid(0, kMaxLines - 1);
+        lines << fontMetrics().elidedText(rest, Qt::ElideRight, std::max(1, w));
+    }
+    const QString shown = lines.join(QLatin1Char('\n'));
+    if (shown != text()) setText(shown);
+    if (int(lines.size()) != m_shownLines) {
+        m_shownLines = int(lines.size());
+        updateGeometry();
+    }
+}
+
 QSize NarrationLine::minimumSizeHint() const {
+    // The lines it shows (two at least, kMaxLines at most): every line it draws is whole.
     const int frame = 2 * (frameWidth() + margin());
-    return {0, 2 * fontMetrics().lineSpacing() + frame};
+    const int lines = std::clamp(int(wrapped().size()), 2, kMaxLines);
+    return {0, lines * fontMetrics().lineSpacing() + frame};
 }
 
 QSize NarrationLine::sizeHint() const {
-    const int w = width() > 100 ? width() : 1000;
-    return {0, std::max(minimumSizeHint().height(), QLabel::heightForWidth(w))};
+    return minimumSizeHint();
 }
 
 void NarrationLine::resizeEvent(QResizeEvent* event) {
     QLabel::resizeEvent(event);
-    if (width() != m_hintWidth) {  // the text wraps differently: ask the layout again
-        m_hintWidth = width();
-        updateGeometry();
-    }
+    fitText();
+}
+
+void NarrationLine::changeEvent(QEvent* event) {
+    QLabel::changeEvent(event);
+    if (event->type() == QEvent::FontChange) fitText();
 }
 
 bool NarrationLine::eventFilter(QObject* watched, QEvent* event) {

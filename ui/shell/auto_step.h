@@ -97,20 +97,26 @@ public:
     explicit NarrationLine(QWidget* parent = nullptr);
     void setLine(const QString& line);
     static constexpr double kScale = 1.3;  // of the application font
-    // At least two lines high, as high as the text wrapped at the line's width when there is
-    // room: never the height of the text wrapped at a narrow width (a word-wrapped label's
-    // height-for-width), which would make the window taller than a laptop's screen.
+    static constexpr int kMaxLines = 3;    // a longer narration ends in "…" (tooltip: whole)
+    // As high as the lines it shows at its width: two at least, kMaxLines at most, so that every
+    // line drawn is whole (never the height of the text wrapped at a narrow width, which would
+    // make the window taller than a laptop's screen).
     QSize minimumSizeHint() const override;
     QSize sizeHint() const override;
     bool hasHeightForWidth() const override { return false; }
+    QString fullText() const { return m_full; }
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
-    int m_hintWidth = -1;  // the width sizeHint() wrapped the text at
+    QStringList wrapped() const;  // the whole text's lines at the present width
+    void fitText();
     void followApplicationFont();
+    QString m_full;
+    int m_shownLines = 0;
 };
 
 }  // namespace ws::ui

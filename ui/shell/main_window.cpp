@@ -45,6 +45,7 @@
 #include "ui/shell/resume_dialog.h"
 #include "ui/shell/run_controller.h"
 #include "ui/shell/runs_dock.h"
+#include "ui/shell/screen_fit.h"
 #include "ui/shell/store_recovery_dialog.h"
 #include "ui/sweeps/sweep_controller.h"
 #include "ui/sweeps/sweeps_tab.h"
@@ -326,10 +327,12 @@ void MainWindow::followStore() {
 
 void MainWindow::restoreWindowState() {
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    // 1400 x 900, or the screen less its panels on a laptop; a saved geometry only when it
+    // still fits the screen (it may come from a larger one).
+    auto* fit = new ScreenFit(this, QSize(1400, 900));
+    fit->restoreOrFit(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     if (!settings.contains(QStringLiteral("window/state"))) {
-        resize(1400, 900);
         // First start: a slim log and a runs list wide enough for names and losses, but not
         // more than a fifth of the window (at 1400 px the Wafer tab needs the room). Applied
         // once the window has its size, or the docks keep their minimum sizes.
@@ -529,6 +532,9 @@ void MainWindow::createMenus() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_runsDock->toggleViewAction());
     view->addAction(m_logDock->toggleViewAction());
+    QAction* lessons = m_lessonsDock->toggleViewAction();
+    lessons->setObjectName(QStringLiteral("lessonsDockAction"));
+    view->addAction(lessons);
     view->addAction(m_presenter->action());
     view->addSeparator();
     const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples"),

@@ -14,7 +14,10 @@
 #include <QProxyStyle>
 #include <QScreen>
 #include <QStyleFactory>
+#include <QStyleOptionComboBox>
+#include <QTimer>
 #include <QToolBar>
+#include <utility>
 
 #include "ui/common/plot_theme.h"
 
@@ -47,6 +50,11 @@ public:
 
     void drawPrimitive(PrimitiveElement element, const QStyleOption* option, QPainter* painter,
                        const QWidget* widget) const override {
+        if (element == PE_FrameLineEdit) {
+            // Fusion outlines line edits in the window colour darkened: black on black.
+            drawOutline(painter, option);
+            return;
+        }
         if (element != PE_IndicatorCheckBox && element != PE_IndicatorRadioButton) {
             QProxyStyle::drawPrimitive(element, option, painter, widget);
             return;
@@ -68,9 +76,51 @@ public:
         painter->restore();
     }
 
+    void drawComplexControl(ComplexControl control, const QStyleOptionComplex* option,
+                            QPainter* painter, const QWidget* widget) const override {
+        QProxyStyle::drawComplexControl(control, option, painter, widget);
+        // Spin boxes' and editable combo boxes' frames: as line edits'.
+        const auto* combo = qstyleoption_cast<const QStyleOptionComboBox*>(option);
+        if (control == CC_SpinBox || (control == CC_ComboBox && combo && combo->editable))
+            drawOutline(painter, option);
+    }
+
 private:
+    static void drawOutline(QPainter* painter, const QStyleOption* option) {
+        const bool focused = option->state & State_HasFocus;
+        painter->save();
+        painter->setRenderHint(QPainter::Antialiasing, false);
+        painter->setBrush(Qt::NoBrush);
+        painter->setPen(QPen(focused                         ? QColor(255, 214, 0)
+                             : option->state & State_Enabled ? QColor(200, 200, 200)
+                                                             : QColor(110, 110, 110),
+                             1));
+        painter->drawRect(QRect(option->rect).adjusted(0, 0, -1, -1));
+        painter->restore();
+    }
+
     int m_indicator;
 };
+
+// `icon` drawn in `colour` wherever it is not transparent: the toolbar's dark icons made
+// visible on the black palette.
+QIcon tinted(const QIcon& icon, QSize size, const QColor& colour, const QColor& disabled) {
+    QIcon out;
+    for (const QSize s : {size, size * 2}) {
+        const QPixmap base = icon.pixmap(s);
+        if (base.isNull()) continue;
+        for (const auto& [mode, c] :
+             {std::pair{QIcon::Normal, colour}, {QIcon::Disabled, disabled}}) {
+            QPixmap p = base;
+            QPainter painter(&p);
+            painter.setCompositionMode(QPainter::CompositionMode_SourceIn);
+            painter.fillRect(p.rect(), c);
+            painter.end();
+            out.addPixmap(p, mode);
+        }
+    }
+    return out;
+}
 
 QStyle* createStyle(const QString& name) {
     QStyle* style = QStyleFactory::create(name);
@@ -147,7 +197,7 @@ QPalette PresenterMode::highContrastPalette() {
 
 void PresenterMode::enter() {
     m_windowState = m_window->windowState();
-    m_geometry = m_window->saveGeometry();
+    m_geometry = m_window->geometry();
     m_dockState = m_window->saveState();
     m_font = QApplication::font();
     m_palette = QApplication::palette();
@@ -176,6 +226,7 @@ void PresenterMode::enter() {
     restyleSheetWidgets();
     scalePlots(kScale);
     qApp->installEventFilter(this);  // charts created from now on
+    tintToolBarIcons(true);
     relayoutToolBars();
     m_window->showFullScreen();
 }
@@ -205,11 +256,39 @@ void PresenterMode::leave() {
     for (const auto& dock : m_hiddenDocks)
         if (dock) dock->show();
     m_window->setWindowState(m_windowState);
-    if (!(m_windowState & (Qt::WindowFullScreen | Qt::WindowMaximized)))
-        m_window->restoreGeometry(m_geometry);
     m_window->restoreState(m_dockState);
     m_hiddenDocks.clear();
+    tintToolBarIcons(false);
     relayoutToolBars();
+    if (!(m_windowState & (Qt::WindowFullScreen | Qt::WindowMaximized))) restoreGeometryExactly(0);
+}
+
+void PresenterMode::restoreGeometryExactly(int attempt) {
+    // The exact rectangle the window had (restoreGeometry() would shrink a window as large as
+    // the screen by 2 px and move it to fit its idea of the frame). A window manager leaving
+    // full screen may put back its own idea afterwards, asynchronously: look again a few times.
+    if (m_active || m_window->windowState() != m_windowState) return;
+    if (m_window->geometry() != m_geometry) m_window->setGeometry(m_geometry);
+    if (attempt < 5)
+        QTimer::singleShot(attempt == 0 ? 0 : 60, this,
+                           [this, attempt] { restoreGeometryExactly(attempt + 1); });
+}
+
+void PresenterMode::tintToolBarIcons(bool light) {
+    if (!light) {
+        for (const auto& [action, icon] : m_toolIcons)
+            if (action) action->setIcon(icon);
+        m_toolIcons.clear();
+        return;
+    }
+    for (QToolBar* bar : m_window->findChildren<QToolBar*>()) {
+        for (QAction* action : bar->actions()) {
+            if (action->icon().isNull()) continue;
+            m_toolIcons.emplace_back(action, action->icon());
+            action->setIcon(tinted(action->icon(), bar->iconSize(), QColor(255, 255, 255),
+                                   QColor(110, 110, 110)));
+        }
+    }
 }
 
 void PresenterMode::restyleSheetWidgets() {

@@ -2,19 +2,24 @@
 // the main window full screen, hides its docks, sets a high-contrast palette and a large-type
 // scale (the application font and every chart's fonts and lines × kScale, charts created later
 // too: new runs' and sweeps' charts); check boxes and radio buttons get a white box and a yellow
-// fill when checked (the style draws them black on black in the palette). Esc or F11 leaves and
-// restores exactly what was there before: the window's state and geometry, which docks were shown
-// and where, the application's style, font and palette. It binds only F11 and
+// fill when checked, line edits, spin boxes and editable combo boxes a light frame (the style
+// draws them black on black in the palette), and the tool bars' icons turn white. Esc or F11
+// leaves and restores exactly what was there before: the window's state and geometry (the exact
+// rectangle, not restoreGeometry()'s idea of one that fits), which docks were shown and where,
+// the icons, the application's style, font and palette. It binds only F11 and
 // (while on) Esc: Space and the arrow keys stay free for the Lessons panel. GUI thread only.
 #pragma once
 
 #include <QByteArray>
 #include <QFont>
+#include <QIcon>
 #include <QMetaObject>
 #include <QObject>
 #include <QPalette>
 #include <QPointer>
+#include <QRect>
 #include <QString>
+#include <utility>
 #include <vector>
 
 class QAction;
@@ -53,6 +58,9 @@ private:
     void scalePlots(double scale);
     void scalePlot(QCustomPlot* plot, double scale);
     void relayoutToolBars();
+    // Light icons on the black tool bar while on; the actions' own icons back when off.
+    void tintToolBarIcons(bool light);
+    void restoreGeometryExactly(int attempt);
     void restyleSheetWidgets();
 
     QMainWindow* m_window;
@@ -61,7 +69,9 @@ private:
     bool m_active = false;
     // What entering changed, put back on leaving.
     Qt::WindowStates m_windowState;
-    QByteArray m_geometry, m_dockState;
+    QRect m_geometry;  // the window's geometry (frame excluded) before entering
+    QByteArray m_dockState;
+    std::vector<std::pair<QPointer<QAction>, QIcon>> m_toolIcons;
     QFont m_font;
     QPalette m_palette;
     std::vector<QPointer<QDockWidget>> m_hiddenDocks;

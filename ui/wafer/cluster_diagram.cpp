@@ -3,12 +3,15 @@
 
 #include "engine/wafer/narration.h"
 
+#include <QHelpEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QToolTip>
 #include <algorithm>
 #include <cmath>
 #include <set>
 
+#include "ui/common/text_fit.h"
 #include "ui/wafer/timeline_view.h"
 #include "ui/wafer/utilization_map.h"
 
@@ -36,13 +39,13 @@ QString rateText(double bytesPerS) {
     return bytesText(bytesPerS) + QStringLiteral("/s");
 }
 
-// Draws as many of `lines` as `r` holds (at least one), each elided to its width: a label never
-// spills into its neighbours.
+// Draws `lines` in `r`: word-wrapped when the wrapped lines fit its height, else as many of
+// them as it holds (at least one), each elided to its width: a label never spills into its
+// neighbours. The tooltip has every label whole (ClusterDiagram::event).
 void drawLines(QPainter& p, const QRectF& r, const QStringList& lines, Qt::Alignment align) {
     const QFontMetrics fm(p.font());
     const int fit = std::max(1, int(r.height() / fm.height()));
-    QStringList shown = lines.mid(0, fit);
-    for (auto& l : shown) l = fm.elidedText(l, Qt::ElideRight, std::max(0, int(r.width())));
+    const QStringList shown = fitLines(lines, fm, int(r.width()), fit);
     drawRecorded(p, r, int(align), shown.join('\n'));
 }
 
@@ -234,6 +237,19 @@ QString ClusterDiagram::rateLine(const wafer::LinkFlow& flow) const {
 
 QStringList ClusterDiagram::trafficLabels() const {
     return {downLabel().join(' '), upLabel().join(' ')};
+}
+
+bool ClusterDiagram::event(QEvent* event) {
+    if (event->type() == QEvent::ToolTip && m_hasRecord) {
+        // The traffic whole, whatever the labels beside the arrows had room for.
+        QToolTip::showText(static_cast<QHelpEvent*>(event)->globalPos(),
+                           QStringLiteral("%1\n%2\nlatest: %3")
+                               .arg(downLabel().join(QStringLiteral(", ")),
+                                    upLabel().join(QStringLiteral(", ")), m_inFlight),
+                           this);
+        return true;
+    }
+    return QWidget::event(event);
 }
 
 // One paint's colours, fonts and rows: title, MemoryX, arrows, the SwarmX tree, arrows, systems,
@@ -529,15 +545,32 @@ void ClusterDiagram::drawTraffic(QPainter& p, const Paint& k, const QRectF& mem,
     // Traffic labels beside the top arrows, as many lines as the gap holds.
     const double labelY = mem.bottom() + 2;
     const double labelH = swarmBounds.top() - mem.bottom() - 4;
+    // A narrow diagram (a laptop with the Lessons dock open) says the step's traffic in short
+    // words rather than cutting the long ones ("weights ↓ 1...."); the tooltip has them whole.
+    auto fitting = [&p](const QStringList& full, const QStringList& brief, const QRectF& box) {
+        const QFontMetrics fm(p.font());
+        const int lines = std::max(1, int(box.height() / fm.height()));
+        return brief.isEmpty() || wrapLines(full, fm, int(box.width())).size() <= lines ? full
+                                                                                        : brief;
+    };
+    QStringList downBrief, upBrief;
+    if (!m_replay) {
+        downBrief = {tr("↓ %1").arg(bytesText(double(m_traffic.weightsDown))),
+                     tr("to %1 sys.").arg(m_numSystems)};
+        upBrief = {tr("↑ %1").arg(
+            bytesText(double(m_traffic.gradientsUp) / (m_numSystems > 1 ? m_numSystems : 1)))};
+        if (m_numSystems > 1) upBrief << tr("reduced");
+    }
     p.setFont(downActive ? k.bold : k.normal);
     p.setPen(down.darker(downActive ? 110 : 100));
     const double gap = m_replay ? 14 : 8;  // clear of a thick arrow's head
-    drawLines(p, QRectF(margin, labelY, leftX - margin - gap, labelH), downLabel(),
+    const QRectF downRect(margin, labelY, leftX - margin - gap, labelH);
+    drawLines(p, downRect, fitting(downLabel(), downBrief, downRect),
               Qt::AlignRight | Qt::AlignVCenter);
     p.setFont(upActive ? k.bold : k.normal);
     p.setPen(up.darker(upActive ? 110 : 100));
-    drawLines(p, QRectF(rightX + gap, labelY, w - rightX - gap - margin, labelH), upLabel(),
-              Qt::AlignLeft | Qt::AlignVCenter);
+    const QRectF upRect(rightX + gap, labelY, w - rightX - gap - margin, labelH);
+    drawLines(p, upRect, fitting(upLabel(), upBrief, upRect), Qt::AlignLeft | Qt::AlignVCenter);
 }
 
 bool ClusterDiagram::downNow() const {

@@ -67,6 +67,7 @@ public:
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    bool event(QEvent* event) override;  // the tooltip: every label whole
 
 private:
     enum class Active { None, Down, Compute, Up, Update };

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSlider>
+#include <QStyle>
 #include <cmath>
 
 namespace ws::ui {
@@ -41,7 +42,9 @@ SlowMotionBar::SlowMotionBar(QWidget* parent) : QWidget(parent) {
     m_source = new QLabel(tr("Slow motion:"), this);
     m_source->setObjectName(QStringLiteral("replaySource"));
     row->addWidget(m_source);
-    m_play = new QPushButton(tr("▶ Play"), this);
+    // Icons from the style rather than glyphs: no bundled or usual system font has U+23F8
+    // (pause), which showed as an empty box.
+    m_play = new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("Play"), this);
     m_play->setObjectName(QStringLiteral("replayPlay"));
     m_play->setCheckable(true);
     m_play->setToolTip(
@@ -61,7 +64,7 @@ SlowMotionBar::SlowMotionBar(QWidget* parent) : QWidget(parent) {
     m_scrub->setObjectName(QStringLiteral("replayScrub"));
     m_scrub->setRange(0, kScrubTicks);
     m_scrub->setToolTip(tr("Move the cursor through the step"));
-    m_scrub->setMinimumWidth(160);
+    m_scrub->setMinimumWidth(90);
     row->addWidget(m_scrub, 2);
     m_time = new QLabel(this);
     m_time->setObjectName(QStringLiteral("replayTime"));
@@ -121,7 +124,8 @@ void SlowMotionBar::setTime(double timeS, double durationS) {
 void SlowMotionBar::setPlaying(bool playing) {
     const QSignalBlocker block(m_play);
     m_play->setChecked(playing);
-    m_play->setText(playing ? tr("⏸ Pause") : tr("▶ Play"));
+    m_play->setText(playing ? tr("Pause") : tr("Play"));
+    m_play->setIcon(style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
 }
 
 void SlowMotionBar::setLine(const QString& line) {

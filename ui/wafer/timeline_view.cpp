@@ -195,7 +195,9 @@ QString TimelineView::kindLabel(SpanKind kind) {
 
 TimelineView::TimelineView(QWidget* parent) : QCustomPlot(parent) {
     setObjectName(QStringLiteral("timelineView"));
-    setMinimumHeight(200);
+    // One system's five lanes at ~16 px each, the title, axis and legend: a single system is
+    // never squeezed into the one-row-per-system layout.
+    setMinimumHeight(220);
     setNoAntialiasingOnDrag(true);
     plotLayout()->insertRow(0);
     m_title = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
@@ -299,7 +301,10 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     // Lanes.
     // Three lanes per system while each gets ~16 px; otherwise one row per system; and only
     // as many systems as get ~14 px rows (the rest are named in the title).
-    const double available = std::max(0, height() - 130);
+    // The title, the axis and a legend of two rows take ~130 px; each further row its height.
+    const int legendRowH = QFontMetrics(legend->font()).height() + 4;
+    const double available =
+        std::max(0, height() - 130 - std::max(0, m_legendRows - 2) * legendRowH);
     // A step that offloads activations to MemoryX gets a fourth lane per system for that traffic
     // (emulated clock: the CPU run does not offload).
     const wafer::StepPrediction* prediction =
@@ -448,8 +453,7 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             m_offload->addToLegend();
         else
             m_offload->removeFromLegend();
-        legend->setWrap(showOffload ? 4 : 3);
-        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+        fitLegend(true);
     }
     const bool showAdapters = !m_adapters->bars.empty();
     if (showAdapters != legend->hasItemWithPlottable(m_adapters)) {
@@ -457,9 +461,7 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             m_adapters->addToLegend();
         else
             m_adapters->removeFromLegend();
-        // Two rows either way: one row is wider than a laptop's window allows (issue 17).
-        legend->setWrap(showAdapters ? 4 : 3);
-        legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+        fitLegend(true);
     }
 
     if (!record) {
@@ -494,8 +496,27 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
+    fitLegend(false);
     QCustomPlot::resizeEvent(event);
     fitTitle();
+}
+
+// As many legend entries per row as the width holds (issue 31: three per row were cut at the
+// right on a laptop with the Lessons dock open; one row of six is wider than most windows).
+void TimelineView::fitLegend(bool force) {
+    const int items = legend->itemCount();
+    if (items == 0) return;
+    int widest = 0;
+    for (int i = 0; i < items; ++i)
+        if (QCPAbstractLegendItem* item = legend->item(i))
+            widest = std::max(widest, item->minimumOuterSizeHint().width());
+    const int available = width() - 24;
+    const int perRow =
+        std::clamp(available / std::max(1, widest + legend->columnSpacing()), 1, items);
+    if (!force && perRow == legend->wrap()) return;
+    legend->setWrap(perRow);
+    legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries out
+    m_legendRows = (items + perRow - 1) / perRow;
 }
 
 // The title, without its parenthesis when the whole does not fit the width (presenter mode's

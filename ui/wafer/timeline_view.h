@@ -81,12 +81,13 @@ protected:
     void wheelEvent(QWheelEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void changeEvent(QEvent* event) override;
-    void resizeEvent(QResizeEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;  // the title and legend fit the width
 
 private:
     void applyTheme();
     void fitTime();
     void fitTitle();
+    void fitLegend(bool force);  // `force`: re-lay out even when the row length is the same
 
     std::array<GanttBars*, 6> m_kinds{};  // one plottable per span kind (and legend entry)
     GanttBars* m_planned = nullptr;
@@ -108,6 +109,7 @@ private:
     int64_t m_shownStep = -1;
     bool m_userZoomed = false;
     bool m_compact = false;
+    int m_legendRows = 2;  // the legend's rows at the present width
     struct Shown {
         int64_t step = -2;
         size_t spans = 0;

@@ -2,10 +2,13 @@
 #include "ui/wafer/utilization_map.h"
 
 #include <QElapsedTimer>
+#include <QResizeEvent>
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "ui/common/text_fit.h"
 
 namespace ws::ui {
 
@@ -40,11 +43,27 @@ QString scaleLabel(const wafer::UtilizationFrame* frame, bool fitted) {
                   : UtilizationMap::tr("busy (%1)").arg(of);
 }
 
+// Ticks on whole cores, only over the grid: with square cores the axis with room to spare
+// shows more than the grid, and no core lives at -20 or 40 of a 16-wide wafer.
+class GridTicker : public QCPAxisTickerFixed {
+public:
+    double last = 15;  // the grid's last core on this axis
+
+protected:
+    QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
+        QVector<double> ticks = QCPAxisTickerFixed::createTickVector(tickStep, range);
+        ticks.erase(std::remove_if(ticks.begin(), ticks.end(),
+                                   [this](double t) { return t < -1e-9 || t > last + 1e-9; }),
+                    ticks.end());
+        return ticks;
+    }
+};
+
 }  // namespace
 
 UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
     setObjectName(QStringLiteral("utilizationMap"));
-    setMinimumSize(320, 260);
+    // Its minimum grows with its titles (minimumSizeHint): they wrap to the width.
     setNoAntialiasingOnDrag(true);
     plotLayout()->insertRow(0);
     m_title = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
@@ -57,7 +76,7 @@ UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
     yAxis->setLabel(tr("core row"));
     yAxis->setRangeReversed(true);  // row 0 at the top, as the wafer is drawn
     for (QCPAxis* axis : {xAxis, yAxis}) {
-        auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+        auto ticker = QSharedPointer<GridTicker>::create();
         ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);  // whole cores only
         axis->setTicker(ticker);
     }
@@ -82,7 +101,78 @@ UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
     axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
     m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
     applyTheme();
+    // Cores stay square: the axis with room to spare shows more than the grid (a 16 x 16
+    // wafer was drawn 490 x 75 px on a laptop and squashed in presenter mode).
+    connect(this, &QCustomPlot::afterLayout, this, &UtilizationMap::keepCoresSquare);
     showNothing(tr("No utilization frame yet"));
+}
+
+void UtilizationMap::setTitles(const QString& title, const QString& stats, const QString& note) {
+    if (title == m_fullTitle && stats == m_fullStats && note == m_fullNote) return;
+    m_stale = true;
+    m_fullTitle = title;
+    m_fullStats = stats;
+    m_fullNote = note;
+    fitTitles();
+}
+
+void UtilizationMap::fitTitles() {
+    // The titles sit over the heatmap's column only (the colour scale has the other): wrapped to
+    // its width, never cut at both ends as a centred line wider than the column was.
+    const int scaleW = std::max(70, m_scale->outerRect().width());
+    const int width = std::max(80, this->width() - scaleW - 12);
+    const QString title = wrapText(m_fullTitle, QFontMetrics(m_title->font()), width);
+    const QString stats = wrapText(m_fullStats, QFontMetrics(m_stats->font()), width);
+    const QString note = wrapText(m_fullNote, QFontMetrics(m_colourNote->font()), width);
+    if (title != m_title->text() || stats != m_stats->text() || note != m_colourNote->text())
+        m_stale = true;
+    m_title->setText(title);
+    m_stats->setText(stats);
+    m_colourNote->setText(note);
+    m_colourNote->setVisible(!note.isEmpty());
+    const int textHeight = titlesHeight();
+    if (textHeight != m_titlesHeight) {
+        m_titlesHeight = textHeight;
+        updateGeometry();  // the page gives the map room for its grid under the titles
+    }
+}
+
+int UtilizationMap::titlesHeight() const {
+    auto height = [](const QCPTextElement* e) {
+        if (!e->visible() || e->text().isEmpty()) return 0;
+        return int(e->text().count('\n') + 1) * QFontMetrics(e->font()).lineSpacing() + 4;
+    };
+    return height(m_title) + height(m_stats) + height(m_colourNote);
+}
+
+QSize UtilizationMap::minimumSizeHint() const {
+    // The titles as wrapped now, and ~150 px under them for the grid, its axes and ticks (the
+    // map drawn a few pixels high under presenter mode's large type told nothing).
+    return {260, std::max(260, titlesHeight() + 150)};
+}
+
+void UtilizationMap::resizeEvent(QResizeEvent* event) {
+    fitTitles();
+    QCustomPlot::resizeEvent(event);
+}
+
+void UtilizationMap::keepCoresSquare() {
+    const QRect r = axisRect()->rect();
+    if (r.width() <= 0 || r.height() <= 0 || m_gridCols <= 0 || m_gridRows <= 0) return;
+    const double perCol = r.width() / double(m_gridCols), perRow = r.height() / double(m_gridRows);
+    const double px = std::min(perCol, perRow);  // pixels per core on both axes
+    const double cols = r.width() / px, rows = r.height() / px;
+    for (auto [axis, cells] : {std::pair{xAxis, m_gridCols}, {yAxis, m_gridRows}})
+        if (auto grid = axis->ticker().dynamicCast<GridTicker>()) grid->last = cells - 1;
+    const double cx = (m_gridCols - 1) / 2.0, cy = (m_gridRows - 1) / 2.0;
+    xAxis->setRange(cx - cols / 2, cx + cols / 2);
+    yAxis->setRange(cy - rows / 2, cy + rows / 2);
+}
+
+QStringList UtilizationMap::shownTitleLines() const {
+    QStringList lines = m_title->text().split('\n') + m_stats->text().split('\n');
+    if (m_colourNote->visible()) lines += m_colourNote->text().split('\n');
+    return lines;
 }
 
 void UtilizationMap::applyTheme() {
@@ -118,16 +208,14 @@ void UtilizationMap::changeEvent(QEvent* event) {
 }
 
 void UtilizationMap::showNothing(const QString& emptyTitle) {
-    if (!m_frame && m_title->text() == emptyTitle && m_stats->text().isEmpty()) return;
+    if (!m_frame && m_fullTitle == emptyTitle && m_fullStats.isEmpty()) return;
     m_stale = true;
     m_owner.reset();
     m_frame = nullptr;
     m_map->data()->clear();
     m_map->setVisible(false);
-    m_title->setText(emptyTitle);
-    m_stats->setText(QString());
-    m_colourNote->setText(QString());
-    m_colourNote->setVisible(false);
+    setTitles(emptyTitle, {}, {});
+    m_gridCols = m_gridRows = 16;
     xAxis->setRange(-0.5, 15.5);
     yAxis->setRange(-0.5, 15.5);
 }
@@ -146,8 +234,6 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                                    QString::fromStdString(owner->waferName))
                               .arg(frame->gridRows)
                               .arg(frame->gridCols);
-    if (m_title->text() != title) m_stale = true;
-    m_title->setText(title);
     QString stats = (note.isEmpty() ? QString() : note + QStringLiteral("  ·  ")) +
                     tr("busy: mean %1 %, min %2 %, max %3 %")
                         .arg(100.0 * frame->mean, 0, 'f', 1)
@@ -169,9 +255,8 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
                             .arg(frame->rows)
                             .arg(frame->cols);
     }
-    if (stats != m_stats->text()) m_stale = true;
-    m_stats->setText(stats);
     applyColourRange(frame);
+    setTitles(title, stats, m_fullNote);
     if (frame == m_frame) return;  // same immutable frame: the cells are already set
     m_stale = true;
 
@@ -191,6 +276,8 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
         for (int c = 0; c < cols; ++c) data->setCell(c, r, 100.0 * double(busy[r * cols + c]));
     }
     m_map->setVisible(true);
+    m_gridCols = frame->gridCols;
+    m_gridRows = frame->gridRows;
     xAxis->setRange(-0.5, frame->gridCols - 0.5);
     yAxis->setRange(-0.5, frame->gridRows - 0.5);
     // Ticks on whole cores: 1, 2, 5 x 10^k, about six along each axis.
@@ -232,9 +319,7 @@ void UtilizationMap::applyColourRange(const wafer::UtilizationFrame* frame) {
             note += tr("\n(a spread of %1 points: the stripes are tiny differences)")
                         .arg(spread, 0, 'g', 2);
     }
-    if (note != m_colourNote->text()) m_stale = true;
-    m_colourNote->setText(note);
-    m_colourNote->setVisible(!note.isEmpty());
+    setTitles(m_fullTitle, m_fullStats, note);
 }
 
 void UtilizationMap::setRegions(const CoreRegions& regions) {
@@ -279,11 +364,11 @@ void UtilizationMap::setPhaseSeconds(double seconds) {
 }
 
 QString UtilizationMap::colourNote() const {
-    return m_colourNote->visible() ? m_colourNote->text() : QString();
+    return m_fullNote;
 }
 
 QString UtilizationMap::titleText() const {
-    return m_title->text() + '\n' + m_stats->text();
+    return m_fullTitle + '\n' + m_fullStats;
 }
 
 double UtilizationMap::cellValue(int row, int col) const {

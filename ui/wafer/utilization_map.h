@@ -57,12 +57,21 @@ public:
     bool fitColours() const { return m_fitColours; }
     QString colourNote() const;
 
+    // The title, stats and colour note as drawn: wrapped to the heatmap's column (tests).
+    QStringList shownTitleLines() const;
+    QSize minimumSizeHint() const override;
+
 protected:
     void changeEvent(QEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;  // the titles re-wrap
 
 private:
     void applyTheme();
+    void setTitles(const QString& title, const QString& stats, const QString& note);
+    void fitTitles();
+    int titlesHeight() const;  // the title rows' height as wrapped now
+    void keepCoresSquare();
     void applyColourRange(const wafer::UtilizationFrame* frame);
 
     QCPColorMap* m_map;
@@ -77,6 +86,9 @@ private:
     double m_setDataMs = 0;
     double m_lastFrameMs = 0;
     double m_phaseS = 0;
+    QString m_fullTitle, m_fullStats, m_fullNote;  // before wrapping
+    int m_gridCols = 16, m_gridRows = 16;          // the grid shown, in cores
+    int m_titlesHeight = 0;
     bool m_fitColours = false;
     bool m_stale = true;  // shown data changed since the last replotTimed()
 };

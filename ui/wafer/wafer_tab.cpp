@@ -38,6 +38,7 @@ constexpr int kFollowPhase = -2;
 constexpr int kWholeStep = -1;
 constexpr int kAdapterForward = -3;  // LoRA: the adapter products of a block's forward alone
 constexpr int kAdapterBackward = -4;
+constexpr int kReplayCursor = -5;  // slow motion: the phase under the cursor (not a choice)
 
 QString seconds(double s) {
     if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
@@ -96,6 +97,7 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_summary);
     m_realSummary = new QLabel(page);
     m_realSummary->setObjectName(QStringLiteral("waferRealSummary"));
+    m_realSummary->setWordWrap(true);  // one long line set the page's width on a laptop
     layout->addWidget(m_realSummary);
     auto* splitRow = new QHBoxLayout;
     m_splitLabel = new QLabel(tr("Where the predicted step time goes:"), page);
@@ -240,8 +242,13 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
         else if (m_live)
             showStep(m_shownStep);
     });
-    connect(m_phase, qOverload<int>(&QComboBox::activated), this,
-            [this](int index) { setPhase(m_phase->itemData(index).toInt()); });
+    connect(m_phase, qOverload<int>(&QComboBox::activated), this, [this](int index) {
+        const int code = m_phase->itemData(index).toInt();
+        if (code == kReplayCursor) return;
+        // A phase chosen during slow motion is shown as chosen: the replay ends.
+        if (isReplaying()) leaveReplay();
+        setPhase(code);
+    });
     connect(m_fitColours, &QCheckBox::toggled, this, [this](bool on) {
         m_map->setFitColours(on);
         QSettings().setValue(QStringLiteral("wafer/fitColours"), on);
@@ -495,6 +502,34 @@ void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
     const int index = m_phase->findData(m_phaseCode);
     m_phase->setCurrentIndex(index >= 0 ? index : 0);
     if (index < 0) m_phaseCode = kFollowPhase;
+}
+
+void WaferTab::showReplayPhaseChoice(const QString& phase) {
+    // The Heatmap choice names what the heatmap shows: in slow motion, the phase under the
+    // cursor (issue 31: it kept naming "h.0 forward" while playback showed other layers).
+    int index = m_phase->findData(kReplayCursor);
+    if (phase.isEmpty()) {
+        if (index >= 0) m_phase->removeItem(index);
+        const int chosen = m_phase->findData(m_phaseCode);
+        m_phase->setCurrentIndex(chosen >= 0 ? chosen : 0);
+        return;
+    }
+    const QString text = tr("slow motion: %1").arg(phase);
+    if (index < 0) {
+        m_phase->insertItem(0, text, kReplayCursor);
+        m_phase->setItemData(0,
+                             tr("The phase under the slow-motion cursor; choose another to "
+                                "leave slow motion and show it"),
+                             Qt::ToolTipRole);
+        index = 0;
+    } else {
+        m_phase->setItemText(index, text);
+    }
+    m_phase->setCurrentIndex(index);
+}
+
+QString WaferTab::phaseChoiceText() const {
+    return m_phase->currentText();
 }
 
 QString WaferTab::phaseName(int layer, bool backward) const {
@@ -765,6 +800,7 @@ void WaferTab::redrawNow() {
     } else {
         m_diagram->setReplay(std::nullopt);
         m_timeline->setReplayCursor(-1);
+        showReplayPhaseChoice({});
     }
     m_map->replotTimed();  // only when its frame or titles changed
     if (timelineChanged || replaying) m_timeline->replot(QCustomPlot::rpQueuedRefresh);

@@ -114,6 +114,8 @@ public:
     // Heatmap phase: follow the run's latest layer (-2), the whole step (-1), or layer*2+backward.
     void setPhase(int phaseCode);
     void setClock(TimelineView::Clock clock);
+    // What the Heatmap choice shows now ("follow the run", "slow motion: h.1 forward", ...).
+    QString phaseChoiceText() const;
 
     // Slow motion (wafer_tab_replay.cpp). The bar ("slowMotionBar") and the clock behind it.
     SlowMotionBar* slowMotionBar() const { return m_slowBar; }
@@ -173,6 +175,9 @@ private:
     // row of their own otherwise.
     void placeViewControls();
     void rebuildPhaseChoices(const wafer::StepPrediction* prediction);
+    // Slow motion: the Heatmap choice shows `phase` (the one under the cursor); empty: back to
+    // the phase chosen.
+    void showReplayPhaseChoice(const QString& phase);
     void updateStepControls();
     void updateSummary(const StepRecord* record);
     void updateNotices();

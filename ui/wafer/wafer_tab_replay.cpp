@@ -161,7 +161,9 @@ void WaferTab::applyReplay() {
         m_map->setRegions(regionsOf(*prediction, ph.layer, ph.backward));
         m_map->setPhaseSeconds(phaseSecondsOf(*prediction, ph.layer, ph.backward));
         m_map->showFrame(prediction, frame, phaseName(ph.layer, ph.backward), note);
+        showReplayPhaseChoice(phaseName(ph.layer, ph.backward));
     } else {
+        showReplayPhaseChoice(tr("nothing computed yet"));
         m_map->setRegions({});
         m_map->showNothing(ph.nextLayer >= 0
                                ? tr("Slow motion: nothing computed yet, the wafer waits for the "

@@ -50,7 +50,8 @@ private slots:
         QVERIFY(toggle->isEnabled());
         auto* line = m_window.find<NarrationLine>("narrationLine");
         QTRY_VERIFY(line->isVisible());
-        QVERIFY2(line->text().contains("paused before the first layer"), qPrintable(line->text()));
+        QVERIFY2(line->fullText().contains("paused before the first layer"),
+                 qPrintable(line->fullText()));
 
         m_window.action("autoStepPace500")->trigger();
         toggle->trigger();
@@ -80,7 +81,7 @@ private slots:
                  qPrintable(w->statusBar()->currentMessage()));
         QVERIFY(w->statusBar()->currentMessage().contains(autoStep->stopReason()));
         QCOMPARE(w->controller()->state(), RunState::Paused);  // still paused for the teacher
-        QCOMPARE(line->text(), lines.last());
+        QCOMPARE(line->fullText(), lines.last());
         QVERIFY(line->isVisible());
         QVERIFY(line->font().pointSizeF() > QApplication::font().pointSizeF() * 1.2);
 
@@ -88,7 +89,7 @@ private slots:
         toggle->trigger();
         autoStep->timer()->stop();
         for (int i = 0; i < 2; ++i) beat();
-        QTRY_VERIFY(line->text().startsWith("Step 2 · h.0 forward"));
+        QTRY_VERIFY(line->fullText().startsWith("Step 2 · h.0 forward"));
         QVERIFY(m_window->showTab("wafer"));
         // Two lines of narration fit: the window keeps a laptop's 1400 x 900.
         QTest::qWait(100);
