@@ -64,6 +64,8 @@ public:
     bool canRun() const { return m_problems.empty() && m_parsed; }
     // The value of `path` in the current config as YAML text ("128", "[0.9, 0.95]", "gelu").
     QString fieldValue(const QString& path) const;
+    // The 1-based line of `path`'s key in the text (its deepest enclosing key found; 0: none).
+    int lineOfPath(const QString& path) const;
 
     // Every field path the form knows, longest first (for finding the path a message names).
     static const QStringList& knownPaths();
@@ -81,7 +83,6 @@ private:
     void checkWafer();
     QString rejectedValueMessage(const QString& path, const QString& yamlValue,
                                  const QString& engineMessage) const;
-    int lineOfPath(const QString& path) const;
     ConfigProblem problemFromMessage(const QString& message) const;
 
     QString m_yaml;

@@ -37,6 +37,7 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     : QWidget(parent), m_document(document) {
     m_form = new ConfigForm(document, this);
     auto* scroll = new QScrollArea(this);
+    m_formScroll = scroll;
     scroll->setWidget(m_form);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -89,6 +90,20 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
 void ConfigTab::applyPendingYaml() {
     m_yamlDebounce->stop();
     m_document->setYaml(m_yaml->toPlainText());
+}
+
+bool ConfigTab::showField(const QString& path) {
+    QWidget* editor = m_form->editorFor(path);
+    if (editor && editor->isEnabled()) {
+        m_formScroll->ensureWidgetVisible(editor, 20, 40);
+        editor->setFocus(Qt::OtherFocusReason);
+        return true;
+    }
+    const int line = m_document->lineOfPath(path);
+    if (line <= 0) return editor != nullptr;
+    m_yaml->goToLine(line);
+    m_yaml->setFocus(Qt::OtherFocusReason);
+    return true;
 }
 
 void ConfigTab::onDocumentChanged() {
