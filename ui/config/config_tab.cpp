@@ -92,6 +92,11 @@ void ConfigTab::applyPendingYaml() {
     m_document->setYaml(m_yaml->toPlainText());
 }
 
+void ConfigTab::applyPendingEdits() {
+    if (m_yamlDebounce->isActive()) applyPendingYaml();
+    m_form->commitFocusedField();
+}
+
 bool ConfigTab::showField(const QString& path) {
     QWidget* editor = m_form->editorFor(path);
     if (editor && editor->isEnabled()) {
@@ -125,6 +130,14 @@ void ConfigTab::onDocumentChanged() {
     const int rows = std::min(int(m_document->problems().size()), 4);
     m_problems->setFixedHeight(rows * (m_problems->fontMetrics().height() + 8) + 8);
 
+    if (!m_document->isParsed()) {
+        // The facts of a config: there is none until the text parses (never another file's).
+        m_facts->setText(
+            tr("<span style='color:#e53935'><b>The YAML has %n problem(s)</b></span> "
+               "(listed below): the model's facts and Run wait until it parses.",
+               nullptr, int(m_document->problems().size())));
+        return;
+    }
     const config::Config& c = m_document->config();
     const model::ModelFacts facts = model::deriveFacts(c);
     const double memory = double(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes);

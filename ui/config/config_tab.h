@@ -28,6 +28,9 @@ public:
     QLabel* factsLabel() const { return m_facts; }
     // Applies pending YAML typing now (normally 300 ms after the last keystroke).
     void applyPendingYaml();
+    // Applies what the user typed and has not confirmed yet: the YAML view's pending typing and
+    // the form field being edited (before "Save them first?" is asked).
+    void applyPendingEdits();
     // Brings `path` into view: its form field scrolled to and focused, else (a key the form does
     // not edit, or a read-only form) its line in the YAML view. False when neither has it.
     bool showField(const QString& path);

@@ -65,6 +65,9 @@ QMessageBox::StandardButton MainWindow::ask(const QString& title, const QString&
 }
 
 bool MainWindow::maybeSave() {
+    // A value typed into a form field but not confirmed yet is an unsaved change too: it would
+    // otherwise be committed once a file dialog takes the focus, and lost without asking.
+    m_configTab->applyPendingEdits();
     if (!m_document->isModified()) return true;
     const auto answer =
         ask(tr("Unsaved changes"),
