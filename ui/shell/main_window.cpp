@@ -734,9 +734,8 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         options.kind = "finetune";
         options.parentRun = choice.parentRun;
         options.evaluateAtStart = true;  // the base's held-out loss is the curve's first point
-        if (!launchRun(choice.config, options,
-                       {QString::fromStdString(c.model.name) + tr(" fine-tune")}))
-            return;
+        // The chart's legend and Runs say the name given (or the wizard's distinct default).
+        if (!launchRun(choice.config, options, {choice.runName})) return;
         // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
         // a prompt of the user's own held-out text.
         if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);
