@@ -157,6 +157,11 @@ private slots:
         maxSteps->setFocus();
         maxSteps->selectAll();
         QTest::keyClicks(maxSteps, "123");  // typed, not confirmed
+        // Were the question skipped, the real file dialog would open: closed, so that the test
+        // fails instead of waiting on it.
+        QTimer::singleShot(3000, [] {
+            if (QWidget* modal = QApplication::activeModalWidget()) modal->close();
+        });
         QTest::keySequence(maxSteps, QKeySequence::Open);
         QCOMPARE(asked, QStringList{QStringLiteral("Unsaved changes")});
         QCOMPARE(window->document()->config().runconfig.maxSteps, int64_t(123));
