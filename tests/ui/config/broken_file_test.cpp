@@ -3,20 +3,23 @@
 // the text parses, and nothing rewrites the file (a form edit in that state used to regenerate the
 // whole text from the old config, dropping its comments). Fixing the text in the YAML view makes
 // the form editable again, and its edits then keep the comments. In the window: a value typed
-// into a form field counts as an unsaved change before another file is opened, and Ctrl+O opens
-// the file dialog with the focus in a form field.
+// into a form field counts as an unsaved change before another file is opened, Ctrl+O opens the
+// file dialog with the focus in a form field, and a dropped folder does not rewrite the file.
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
+#include <QDragEnterEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMimeData>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QUrl>
 
 #include "support/gui_test.h"
 #include "support/studio_window.h"
@@ -24,6 +27,7 @@
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
 #include "ui/config/yaml_editor.h"
+#include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
 
 using namespace ws::ui;
@@ -165,6 +169,30 @@ private slots:
         QTest::keySequence(maxSteps, QKeySequence::Open);
         QCOMPARE(asked, QStringList{QStringLiteral("Unsaved changes")});
         QCOMPARE(window->document()->config().runconfig.maxSteps, int64_t(123));
+    }
+
+    // A folder dropped on the window while the file has errors is not written into it (the form
+    // would have rewritten the whole text), and the Log says why instead of "data set".
+    void aDropOnAFileWithErrorsChangesNothing() {
+        ws::testing::StudioWindow window;
+        QVERIFY(window.open());
+        const QString broken = m_dir.filePath("broken-drop.yaml");
+        QVERIFY(writeFile(broken, brokenYaml()));
+        QVERIFY(!window->openConfig(broken));
+        const QString text = window->document()->yaml();
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(m_dir.path())});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(window.get(), &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(window.get(), &drop);
+        QCOMPARE(window->document()->yaml(), text);
+        QVERIFY(!window->document()->isModified());
+        const QString log = window.find<LogDock>("LogDock")->text();
+        QVERIFY2(log.contains("train_input.data_dir was not changed"), qPrintable(log));
+        QVERIFY(!log.contains("training data set to"));
     }
 
 private:
