@@ -356,6 +356,61 @@ std::string explainSteps(const FinetuneSummary& s) {
     return text;
 }
 
+namespace {
+
+// "a third", "a half", "1/5" of something: kLearningRateDivisor in words.
+std::string fractionWords(double divisor) {
+    if (divisor == 2.0) return "half";
+    if (divisor == 3.0) return "a third";
+    if (divisor == 4.0) return "a quarter";
+    return fmt::format("1/{:g}", divisor);
+}
+
+std::string lrText(double lr) {
+    return fmt::format("{:.3g}", lr);
+}
+
+}  // namespace
+
+std::string learningRateRule() {
+    return fmt::format(
+        "{} of the base's peak learning rate for a full fine-tune, {:g} × that for "
+        "LoRA",
+        fractionWords(kLearningRateDivisor), kLoraLearningRateMultiplier);
+}
+
+std::string explainLearningRate(const FinetuneSummary& s) {
+    const double full = s.basePeakLearningRate / kLearningRateDivisor;
+    const double planned = s.lora ? full * kLoraLearningRateMultiplier : full;
+    const std::string ofBase =
+        fmt::format("{} of the base's peak {}", fractionWords(kLearningRateDivisor),
+                    lrText(s.basePeakLearningRate));
+    const std::string rule = s.lora ? fmt::format("{:g} × a full fine-tune's {} ({})",
+                                                  kLoraLearningRateMultiplier, lrText(full), ofBase)
+                                    : ofBase;
+    if (std::abs(s.peakLearningRate - planned) > 1e-9 * std::max(planned, 1e-30))
+        return fmt::format("{} as set (the default: {}, {})", lrText(s.peakLearningRate),
+                           lrText(planned), rule);
+    return fmt::format("{}: {}", lrText(planned), rule);
+}
+
+std::string suggestRunName(std::string_view baseName, const std::vector<std::string>& dataFiles,
+                           const std::vector<std::string>& taken) {
+    std::string name = fmt::format("{} fine-tune", baseName.empty() ? "model" : baseName);
+    if (!dataFiles.empty()) {
+        std::filesystem::path first(dataFiles.front());
+        if (!first.has_filename()) first = first.parent_path();  // "notes/" names "notes"
+        name += " on " + first.filename().string();
+        if (dataFiles.size() > 1) name += fmt::format(" +{} more", dataFiles.size() - 1);
+    }
+    const auto isTaken = [&](const std::string& candidate) {
+        return std::find(taken.begin(), taken.end(), candidate) != taken.end();
+    };
+    std::string unique = name;
+    for (int n = 2; isTaken(unique); ++n) unique = fmt::format("{} ({})", name, n);
+    return unique;
+}
+
 std::string describeEvalChange(double before, double after) {
     const auto value = [](double v) {
         return std::isfinite(v) ? fmt::format("{:.3f}", v) : std::string("not measured");

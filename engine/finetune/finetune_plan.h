@@ -190,6 +190,22 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request);
 // 16 sequences × 128 tokens)", then ", raised to the minimum of 10" or similar.
 std::string explainSteps(const FinetuneSummary& summary);
 
+// The plan's peak learning rate and where it comes from, computed from the same constants the
+// plan uses (kLearningRateDivisor, kLoraLearningRateMultiplier): "1e-3: a third of the base's
+// peak 3e-3" for a full fine-tune, "0.01: 10 × a full fine-tune's 1e-3 (a third of the base's
+// peak 3e-3)" for LoRA, "2e-4 as set (the default: ...)" when overrides changed it.
+std::string explainLearningRate(const FinetuneSummary& summary);
+// The same rule without a plan, for both methods: "a third of the base's peak for a full
+// fine-tune, 10 × that for LoRA".
+std::string learningRateRule();
+
+// The name of a fine-tune run the user did not name: "<base model> fine-tune on <data>" ("gpt-base
+// fine-tune on manual.txt", "... on manual.txt +2 more"), with " (2)", " (3)", ... added until it
+// is none of `taken` (the run store's names), so that no two fine-tunes share a name on the
+// charts and in Runs.
+std::string suggestRunName(std::string_view baseName, const std::vector<std::string>& dataFiles,
+                           const std::vector<std::string>& taken);
+
 // The before/after line of a finished fine-tune: "eval loss on the held-out end of your text
 // 2.616 → 1.480 (43% lower)". NaN values read as "not measured".
 std::string describeEvalChange(double before, double after);

@@ -105,6 +105,7 @@ bool ConfigDocument::loadFile(const QString& path) {
     m_fieldProblems.clear();
     m_yaml = QString::fromUtf8(file.readAll());
     reparse();
+    forgetOtherConfig();
     m_modified = false;
     emit fileChanged();
     emit changed();
@@ -132,6 +133,7 @@ void ConfigDocument::setUntitled(const QString& yaml, const QString& name, const
     m_fieldProblems.clear();
     m_yaml = yaml;
     reparse();
+    forgetOtherConfig();
     m_modified = false;
     emit fileChanged();
     emit changed();
@@ -195,6 +197,14 @@ void ConfigDocument::setYaml(const QString& yaml) {
 }
 
 bool ConfigDocument::setField(const QString& path, const QString& yamlValue) {
+    if (!m_parsed) {
+        // The form edits a config; there is none while the text has errors, and patching the
+        // last one that parsed would rewrite this text from it (dropping its comments).
+        emit note(tr("%1 was not changed: the YAML has errors (listed under it); fix them in the "
+                     "YAML view first")
+                      .arg(path));
+        return false;
+    }
     m_fieldProblems.erase(path);
     config::Config edited = m_config;
     const Status status = config::applyOverride(edited, (path + "=" + yamlValue).toStdString());
@@ -229,15 +239,19 @@ config::LoadedConfig ConfigDocument::loadedConfig() const {
 }
 
 QString ConfigDocument::fieldValue(const QString& path) const {
-    const std::string plain = config::saveConfigYaml(m_config, config::YamlStyle::Plain);
-    if (plain != m_valuesOf) {
+    // Parsed: the config's values, defaults included. Not parsed: what the text itself says, so
+    // the form never shows another file's values (or a discarded edit) as this file's.
+    const std::string source = m_parsed ? config::saveConfigYaml(m_config, config::YamlStyle::Plain)
+                                        : m_yaml.toStdString();
+    if (source != m_valuesOf || m_valuesOfText == m_parsed) {
         m_values.clear();
         try {
-            collectValues(YAML::Load(plain), {}, m_values);
+            collectValues(YAML::Load(source), {}, m_values);
         } catch (const YAML::Exception&) {
-            // saveConfigYaml output always parses; an empty map only blanks the form.
+            // saveConfigYaml output always parses; a text that is not YAML blanks the form.
         }
-        m_valuesOf = plain;
+        m_valuesOf = source;
+        m_valuesOfText = !m_parsed;
     }
     const auto it = m_values.find(path);
     return it == m_values.end() ? QString() : it->second;
@@ -259,6 +273,12 @@ void ConfigDocument::reparse() {
     m_config = parsed->config;
     m_warnings = parsed->warnings;
     revalidate();
+}
+
+void ConfigDocument::forgetOtherConfig() {
+    if (m_parsed) return;
+    m_config = config::Config{};
+    m_warnings.clear();
 }
 
 void ConfigDocument::revalidate() {

@@ -4,8 +4,11 @@
 // and the wafer checks a run makes before training: wafer.spec, num_csx, the fit of a step) are
 // kept with the key path and YAML line they belong to, for inline display; canRun() is false
 // while there is any. A form edit patches the YAML text in place (engine/config/yaml_patch.h), so
-// the user's comments and key order stay. A document is either a file or untitled (a preset's
-// copy, a fine-tune's config, a run's config): an untitled one has no file to save over.
+// the user's comments and key order stay. While the text does not parse, the form has nothing to
+// edit: setField() refuses (it would rewrite the text from another config and drop its
+// comments) and fieldValue() reads the values the text itself holds, never an earlier file's.
+// A document is either a file or untitled (a preset's copy, a fine-tune's config, a run's
+// config): an untitled one has no file to save over.
 // Thread-safety: GUI thread only. Never throws: bad input becomes a Problem.
 #pragma once
 
@@ -46,10 +49,14 @@ public:
     void setYaml(const QString& yaml);
     // Applies "path=value" (value in YAML syntax). A rejected value is kept as a field problem
     // (and Run is disabled) until the field is edited again; an accepted one rewrites the YAML.
+    // Refused (false, nothing changed, a note) while the text does not parse.
     bool setField(const QString& path, const QString& yamlValue);
 
     const QString& yaml() const { return m_yaml; }
-    const config::Config& config() const { return m_config; }  // the last config that parsed
+    // The text parses into a config: the form edits it. False while it has parse errors
+    // (config() is then the last text of this document that parsed, or the defaults).
+    bool isParsed() const { return m_parsed; }
+    const config::Config& config() const { return m_config; }
     config::LoadedConfig loadedConfig() const;
     QString filePath() const { return m_filePath; }  // empty while untitled
     bool isUntitled() const { return m_filePath.isEmpty(); }
@@ -63,7 +70,11 @@ public:
     const std::vector<ConfigProblem>& problems() const { return m_problems; }
     bool canRun() const { return m_problems.empty() && m_parsed; }
     // The value of `path` in the current config as YAML text ("128", "[0.9, 0.95]", "gelu").
+    // While the text does not parse: the value the text holds at `path`, if it is readable YAML
+    // and sets it, else empty.
     QString fieldValue(const QString& path) const;
+    // The 1-based line of `path`'s key in the text (its deepest enclosing key found; 0: none).
+    int lineOfPath(const QString& path) const;
 
     // Every field path the form knows, longest first (for finding the path a message names).
     static const QStringList& knownPaths();
@@ -77,11 +88,13 @@ signals:
 
 private:
     void reparse();
+    // After a new text (a file, an untitled document): when it does not parse, config() must not
+    // keep the previous document's values (a later text of this one that parses replaces it).
+    void forgetOtherConfig();
     void revalidate();
     void checkWafer();
     QString rejectedValueMessage(const QString& path, const QString& yamlValue,
                                  const QString& engineMessage) const;
-    int lineOfPath(const QString& path) const;
     ConfigProblem problemFromMessage(const QString& message) const;
 
     QString m_yaml;
@@ -96,6 +109,7 @@ private:
     std::map<QString, QString> m_fieldProblems;   // path -> message of a rejected form value
     mutable std::map<QString, QString> m_values;  // fieldValue() cache, keyed by m_valuesOf
     mutable std::string m_valuesOf;
+    mutable bool m_valuesOfText = false;  // m_values were read from the text, not a config
 };
 
 }  // namespace ws::ui

@@ -3,6 +3,7 @@
 
 #include <QAbstractScrollArea>
 #include <QAbstractSpinBox>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
@@ -102,6 +103,16 @@ void ConfigForm::build() {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(8, 8, 8, 8);
     outer->setSpacing(12);
+    m_readOnlyNote = new QLabel(
+        tr("The YAML has errors (listed at the bottom): the form shows the values the text sets "
+           "and stays read-only until they are fixed in the YAML view."),
+        this);
+    m_readOnlyNote->setObjectName(QStringLiteral("formReadOnlyNote"));
+    m_readOnlyNote->setWordWrap(true);
+    m_readOnlyNote->setFrameShape(QFrame::StyledPanel);
+    m_readOnlyNote->setMargin(6);
+    m_readOnlyNote->hide();
+    outer->addWidget(m_readOnlyNote);
     QFormLayout* form = nullptr;
     QString optionalPrefix;
     for (const auto& f : config::describeFields()) {
@@ -125,6 +136,7 @@ void ConfigForm::build() {
             form->setHorizontalSpacing(10);
             form->setVerticalSpacing(6);
             outer->addWidget(group);
+            m_groups.push_back(group);
             continue;
         }
         if (!form) continue;
@@ -262,6 +274,9 @@ QLabel* ConfigForm::errorLabelFor(const QString& path) const {
 
 void ConfigForm::refresh() {
     m_refreshing = true;
+    const bool editable = m_document->isParsed();
+    m_readOnlyNote->setVisible(!editable);
+    for (QWidget* group : m_groups) group->setEnabled(editable);
     std::map<QString, QStringList> problemsByPath;
     QStringList fields;
     for (const auto& [path, row] : m_rows) fields << path;
@@ -323,8 +338,18 @@ void ConfigForm::refresh() {
             }
             if (index >= 0) combo->setCurrentIndex(index);
         } else if (auto* schedule = qobject_cast<ScheduleEditor*>(row.editor)) {
-            const config::Config& config = m_document->config();
-            schedule->setSchedule(config.optimizer.learningRate, config.runconfig.maxSteps);
+            if (editable) {
+                const config::Config& config = m_document->config();
+                schedule->setSchedule(config.optimizer.learningRate, config.runconfig.maxSteps);
+            } else {
+                // What the text sets, read as an override of the defaults would read it.
+                config::Config read;
+                (void)config::applyOverride(read, (path + '=' + value).toStdString());
+                (void)config::applyOverride(
+                    read, ("runconfig.max_steps=" + m_document->fieldValue("runconfig.max_steps"))
+                              .toStdString());
+                schedule->setSchedule(read.optimizer.learningRate, read.runconfig.maxSteps);
+            }
         } else if (auto* line = qobject_cast<QLineEdit*>(row.editor)) {
             // Keep a rejected value on screen so the user sees what the error is about (only
             // then: a field that merely shares another field's problem shows its new value).
@@ -367,8 +392,22 @@ void ConfigForm::resizeEvent(QResizeEvent* event) {
     wrapErrors();
 }
 
+void ConfigForm::commitFocusedField() {
+    QWidget* focus = QApplication::focusWidget();
+    if (!focus || !isAncestorOf(focus)) return;
+    for (const auto& [path, row] : m_rows) {
+        // A line edit commits its text; the other editors commit as they change.
+        if (row.editor == focus && qobject_cast<QLineEdit*>(focus)) {
+            commit(path);
+            return;
+        }
+    }
+}
+
 void ConfigForm::commit(const QString& path) {
-    if (m_refreshing) return;
+    // Read-only while the text does not parse (a field losing focus as the form is disabled
+    // must not try to write it).
+    if (m_refreshing || !m_document->isParsed()) return;
     const Row& row = m_rows.at(path);
     QString value;
     if (auto* box = qobject_cast<QCheckBox*>(row.editor)) {

@@ -4,7 +4,9 @@
 // parallel_trials, early stopping, ...) while the config has one (its axes: YAML view). Edits go to
 // the ConfigDocument as "path=value" overrides; the document's problems show inline under every
 // field they name. Number fields take only number characters; combo and spin boxes take the mouse
-// wheel only when focused, so scrolling the form never changes a value. GUI thread only.
+// wheel only when focused, so scrolling the form never changes a value. While the document's text
+// does not parse the form is read-only: it shows what the text says (ConfigDocument::fieldValue)
+// under a note that says why, and commits nothing. GUI thread only.
 #pragma once
 
 #include <QWidget>
@@ -28,6 +30,11 @@ public:
     QWidget* editorFor(const QString& path) const;
     // The inline error label of a field (hidden when the field has no problem), or nullptr.
     QLabel* errorLabelFor(const QString& path) const;
+    // Commits the field that has the keyboard focus, as leaving it would (a typed value not yet
+    // confirmed with Return or Tab); nothing when no field of the form has the focus.
+    void commitFocusedField();
+    // The note above the fields while the YAML has errors ("formReadOnlyNote").
+    QLabel* readOnlyNote() const { return m_readOnlyNote; }
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
@@ -51,6 +58,8 @@ private:
     // The sweep: section's fields and headings, shown while the config has one.
     std::vector<QWidget*> m_sweepRows;
     QLabel* m_sweepNote = nullptr;
+    std::vector<QWidget*> m_groups;  // the sections' group boxes, disabled while read-only
+    QLabel* m_readOnlyNote = nullptr;
     bool m_refreshing = false;
 };
 

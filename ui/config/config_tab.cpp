@@ -37,6 +37,7 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     : QWidget(parent), m_document(document) {
     m_form = new ConfigForm(document, this);
     auto* scroll = new QScrollArea(this);
+    m_formScroll = scroll;
     scroll->setWidget(m_form);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -91,6 +92,25 @@ void ConfigTab::applyPendingYaml() {
     m_document->setYaml(m_yaml->toPlainText());
 }
 
+void ConfigTab::applyPendingEdits() {
+    if (m_yamlDebounce->isActive()) applyPendingYaml();
+    m_form->commitFocusedField();
+}
+
+bool ConfigTab::showField(const QString& path) {
+    QWidget* editor = m_form->editorFor(path);
+    if (editor && editor->isEnabled()) {
+        m_formScroll->ensureWidgetVisible(editor, 20, 40);
+        editor->setFocus(Qt::OtherFocusReason);
+        return true;
+    }
+    const int line = m_document->lineOfPath(path);
+    if (line <= 0) return editor != nullptr;
+    m_yaml->goToLine(line);
+    m_yaml->setFocus(Qt::OtherFocusReason);
+    return true;
+}
+
 void ConfigTab::onDocumentChanged() {
     if (m_yaml->toPlainText() != m_document->yaml()) {
         m_updatingYaml = true;
@@ -110,6 +130,14 @@ void ConfigTab::onDocumentChanged() {
     const int rows = std::min(int(m_document->problems().size()), 4);
     m_problems->setFixedHeight(rows * (m_problems->fontMetrics().height() + 8) + 8);
 
+    if (!m_document->isParsed()) {
+        // The facts of a config: there is none until the text parses (never another file's).
+        m_facts->setText(
+            tr("<span style='color:#e53935'><b>The YAML has %n problem(s)</b></span> "
+               "(listed below): the model's facts and Run wait until it parses.",
+               nullptr, int(m_document->problems().size())));
+        return;
+    }
     const config::Config& c = m_document->config();
     const model::ModelFacts facts = model::deriveFacts(c);
     const double memory = double(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes);

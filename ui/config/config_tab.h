@@ -10,6 +10,7 @@
 
 class QLabel;
 class QListWidget;
+class QScrollArea;
 class QTimer;
 
 namespace ws::ui {
@@ -27,6 +28,12 @@ public:
     QLabel* factsLabel() const { return m_facts; }
     // Applies pending YAML typing now (normally 300 ms after the last keystroke).
     void applyPendingYaml();
+    // Applies what the user typed and has not confirmed yet: the YAML view's pending typing and
+    // the form field being edited (before "Save them first?" is asked).
+    void applyPendingEdits();
+    // Brings `path` into view: its form field scrolled to and focused, else (a key the form does
+    // not edit, or a read-only form) its line in the YAML view. False when neither has it.
+    bool showField(const QString& path);
 
 private:
     void onDocumentChanged();
@@ -36,6 +43,7 @@ private:
     YamlEditor* m_yaml;
     QLabel* m_facts;
     QListWidget* m_problems;
+    QScrollArea* m_formScroll;
     QTimer* m_yamlDebounce;
     bool m_updatingYaml = false;
 };

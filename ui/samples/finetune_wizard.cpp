@@ -20,6 +20,7 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTimer>
 #include <QTreeWidget>
@@ -141,6 +142,37 @@ FinetuneWizard::FinetuneWizard(store::RunStore* store, const QString& dbPath, QW
     resize(760, 560);
     reloadRuns();
     useShippedBase();
+    restoreDataPaths();
+}
+
+namespace {
+const QString kDataFilesKey = QStringLiteral("finetune/dataFiles");
+}
+
+void FinetuneWizard::restoreDataPaths() {
+    QStringList kept, gone;
+    for (const QString& path : QSettings().value(kDataFilesKey).toStringList()) {
+        (QFileInfo::exists(path) ? kept : gone) << path;
+    }
+    if (!gone.isEmpty()) {
+        QStringList names;
+        for (const QString& path : gone) names << QFileInfo(path).fileName();
+        m_dataNote->setText(tr("Left out from the last fine-tune's files, as they no longer "
+                               "exist: %1")
+                                .arg(names.join(QStringLiteral(", "))));
+        m_dataNote->setToolTip(gone.join('\n'));
+        m_dataNote->show();
+    }
+    if (!kept.isEmpty()) addDataPaths(kept);
+}
+
+void FinetuneWizard::accept() {
+    QSettings().setValue(kDataFilesKey, dataPaths());
+    QWizard::accept();
+}
+
+QString FinetuneWizard::dataNote() const {
+    return m_dataNote->isHidden() ? QString() : m_dataNote->text();
 }
 
 FinetuneWizard::~FinetuneWizard() {
@@ -234,7 +266,12 @@ QWizardPage* FinetuneWizard::makeDataPage() {
     m_summary->setTextFormat(Qt::RichText);
     m_summary->setMinimumHeight(90);
     m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_dataNote = new QLabel(page);
+    m_dataNote->setObjectName(QStringLiteral("dataNote"));
+    m_dataNote->setWordWrap(true);
+    m_dataNote->hide();  // restoreDataPaths(): files of the last Run that are gone
     auto* layout = new QVBoxLayout(page);
+    layout->addWidget(m_dataNote);
     layout->addWidget(m_files, 1);
     auto* row = new QHBoxLayout;
     row->addWidget(addFiles);
@@ -287,9 +324,9 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
     auto* page = new Page;
     m_settingsPage = page;
     page->setTitle(tr("4. Hyperparameters"));
-    page->setSubTitle(
-        tr("Fine-tune defaults: a third of the base's learning rate, a short "
-           "warmup, then a cosine decay. Run starts training."));
+    page->setSubTitle(tr("Fine-tune defaults: %1; a short warmup, then a cosine decay to a tenth "
+                         "of the peak. Run starts training.")
+                          .arg(QString::fromStdString(finetune::learningRateRule())));
     m_learningRate = new QLineEdit(page);
     m_learningRate->setObjectName(QStringLiteral("learningRate"));
     auto* validator = new QDoubleValidator(0.0, 10.0, 12, m_learningRate);
@@ -317,7 +354,7 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
     m_overrides = new QLineEdit(page);
     m_overrides->setPlaceholderText(tr("key=value … (as wafer finetune --set)"));
     m_runName = new QLineEdit(page);
-    m_runName->setPlaceholderText(tr("run-<id>"));
+    m_runName->setObjectName(QStringLiteral("runName"));
     m_estimate = new QLabel(page);
     m_estimate->setObjectName(QStringLiteral("settingsEstimate"));
     m_estimate->setWordWrap(true);
@@ -358,10 +395,12 @@ QWizardPage* FinetuneWizard::makeSettingsPage() {
 
 void FinetuneWizard::reloadRuns() {
     m_runs->clear();
+    m_takenNames.clear();
     if (!m_store) return;
     auto runs = m_store->listRuns();
     if (!runs.ok()) return;
     for (const store::RunInfo& run : *runs) {
+        m_takenNames.push_back(run.name);
         if (run.modelDir.empty() || run.kind == "sweep") continue;
         QString steps, loss;
         const QJsonObject summary =
@@ -514,6 +553,17 @@ void FinetuneWizard::setRunName(const QString& name) {
     m_runName->setText(name);
 }
 
+QString FinetuneWizard::suggestedRunName() const {
+    std::vector<std::string> files;
+    for (const QString& p : dataPaths()) files.push_back(p.toStdString());
+    const std::string base = m_plan ? m_plan->config.config.model.name : std::string();
+    return QString::fromStdString(finetune::suggestRunName(base, files, m_takenNames));
+}
+
+QString FinetuneWizard::settingsSubtitle() const {
+    return m_settingsPage->subTitle();
+}
+
 finetune::FinetuneRequest FinetuneWizard::request() const {
     finetune::FinetuneRequest r;
     r.base = baseRef().toStdString();
@@ -644,6 +694,11 @@ void FinetuneWizard::showPlan() {
                 .arg(s.batchSize)
                 .arg(s.sequenceLength)
                 .arg(roughDuration(s.estimatedSecondsPerEpoch), warning));
+        m_runName->setPlaceholderText(suggestedRunName());
+        m_settingsPage->setSubTitle(
+            tr("Fine-tune defaults: peak learning rate %1; a short warmup, then a cosine decay "
+               "to a tenth of the peak. Run starts training.")
+                .arg(QString::fromStdString(finetune::explainLearningRate(s))));
         // Defaults follow the plan until the user edits them.
         if (!m_lrEdited) m_learningRate->setText(QString::number(s.peakLearningRate, 'g', 3));
         if (!m_warmupEdited && !c.optimizer.learningRate.schedule.empty())
@@ -701,6 +756,7 @@ FinetuneChoice FinetuneWizard::choice() const {
     choice.parentRun = m_plan->parentRun;
     choice.basePath = m_basePath;
     choice.runName = m_runName->text().trimmed();
+    if (choice.runName.isEmpty()) choice.runName = suggestedRunName();
     choice.samplePrompt = QString::fromStdString(m_plan->summary.samplePrompt);
     auto& schedule = choice.config.config.optimizer.learningRate.schedule;
     // The plan's shape (finetune_plan.h): linear warmup, then cosine to a tenth of the peak.

@@ -8,7 +8,11 @@
 // method: LoRA adapters or a full fine-tune, and the precision, with both methods' trained
 // parameters, MemoryX bytes and estimated time side by side (FinetuneMethodPanel); (4) the
 // plan's hyperparameters, editable, with how the step count follows from epochs and data, the
-// live time estimate and whether the activations fit the wafer. Planning
+// live time estimate and whether the activations fit the wafer (the default learning rate
+// explained from the plan's own rule), and the run's name (default: the base and the data,
+// distinct from the store's runs: finetune::suggestRunName). The data files of the last Run
+// come back the next time the wizard opens (QSettings), less those that no longer exist, which a
+// note on page 2 names. Planning
 // reads and tokenizes the text, so it runs on the wizard's own thread pool and the newest request
 // wins; the GUI never waits on it (the destructor does, for a job in flight). Finish hands back
 // choice(): the config to train, its parent run, the base to compare with and a sample prompt.
@@ -45,7 +49,7 @@ struct FinetuneChoice {
     config::LoadedConfig config;
     std::optional<int64_t> parentRun;  // the base run when a run was chosen
     QString basePath;                  // the base as SamplesTab loads it (for "Compare with")
-    QString runName;                   // empty: the store names it
+    QString runName;                   // as typed, else the suggested default (never empty)
     QString samplePrompt;              // words of the held-out text, for the Samples tab
 };
 
@@ -71,13 +75,15 @@ public:
     bool baseOk() const { return m_baseOk; }
     QString baseInfo() const;  // the facts or the error shown under the choice
 
-    // Page 2.
+    // Page 2. The last Run's files are there when the wizard opens (dataNote() names those left
+    // out because they no longer exist).
     void addDataPaths(const QStringList& paths);
     void clearData();
     QStringList dataPaths() const;
     // Files of the data that do not look like plain text ("'x.pdf' looks like a PDF document,
     // ..."), as the newest plan found them; they block Next unless allowed.
     QStringList nonTextFiles() const { return m_nonText; }
+    QString dataNote() const;
     void setAllowBinary(bool allow);
     bool allowBinary() const;
 
@@ -93,6 +99,9 @@ public:
     void setWarmupSteps(int steps);
     void setOverrides(const QString& overrides);  // "key=value" separated by spaces, as --set
     void setRunName(const QString& name);
+    // The name the run gets when the Run name field is left empty (its placeholder).
+    QString suggestedRunName() const;
+    QString settingsSubtitle() const;  // page 4's subtitle: the defaults, the LR explained
 
     // The newest finished plan, if it succeeded; its error otherwise.
     bool isPlanning() const { return m_running || m_pending; }
@@ -102,10 +111,14 @@ public:
     QString settingsEstimate() const;  // page 4's estimate text
     FinetuneChoice choice() const;
 
+    // Run: remembers the data files for the next time, then closes as accepted.
+    void accept() override;
+
 signals:
     void planFinished();  // a planning job ended (plan() or planError() is current)
 
 private:
+    void restoreDataPaths();
     QWizardPage* makeBasePage();
     QWizardPage* makeDataPage();
     QWizardPage* makeMethodPage();
@@ -145,6 +158,7 @@ private:
     QListWidget* m_files;
     QCheckBox* m_allowBinary;
     QLabel* m_summary;
+    QLabel* m_dataNote;
     QStringList m_nonText;
     // Page 3
     QWizardPage* m_methodPage;
@@ -160,6 +174,7 @@ private:
     QLineEdit* m_overrides;
     QLineEdit* m_runName;
     QLabel* m_estimate;
+    std::vector<std::string> m_takenNames;  // every run's name in the store
     bool m_lrEdited = false;
     bool m_warmupEdited = false;
 };

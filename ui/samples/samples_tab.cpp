@@ -14,6 +14,7 @@
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QToolButton>
@@ -87,7 +88,12 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     };
     m_prompt = new QPlainTextEdit(this);
     m_prompt->setObjectName(QStringLiteral("samplesPrompt"));
-    m_prompt->setPlainText(QStringLiteral("And God said"));
+    // The last prompt (a fine-tune's words from the user's own text), else one for the shipped
+    // base model, which learned the King James Bible.
+    m_prompt->setPlainText(
+        QSettings()
+            .value(QStringLiteral("samples/prompt"), QStringLiteral("And God said"))
+            .toString());
     m_prompt->setFixedHeight(m_prompt->fontMetrics().lineSpacing() * 4 + 12);
     m_temperature = new QDoubleSpinBox(this);
     m_temperature->setRange(0.0, 2.0);
@@ -179,7 +185,27 @@ SamplesTab::SamplesTab(QWidget* parent) : QWidget(parent) {
     connect(m_model, &QLineEdit::textChanged, this, [this] { setNote({}); });
     connect(m_compareModel, &QLineEdit::textChanged, this, &SamplesTab::updatePanes);
     connect(m_loraCompare, &QCheckBox::toggled, this, &SamplesTab::updatePanes);
+    connect(m_prompt, &QPlainTextEdit::textChanged, this, [this] {
+        QSettings().setValue(QStringLiteral("samples/prompt"), m_prompt->toPlainText());
+    });
     updatePanes();
+}
+
+QString SamplesTab::outputKey() const {
+    return m_model->text().trimmed() + '\n' +
+           (comparesAdaptersWithBase() ? QStringLiteral("(adapters off)")
+                                       : m_compareModel->text().trimmed());
+}
+
+void SamplesTab::clearStaleOutput() {
+    if (m_running > 0 || m_outputFor.isEmpty() || m_outputFor == outputKey()) return;
+    m_outputFor.clear();
+    for (Pane* pane : {&m_a, &m_b}) {
+        pane->output->clear();
+        pane->status->setText(m_model->text().trimmed().isEmpty()
+                                  ? QString()
+                                  : tr("Generate samples from the model named above."));
+    }
 }
 
 SamplesTab::Pane SamplesTab::makePane(const QString& objectName) {
@@ -237,12 +263,14 @@ void SamplesTab::updatePanes() {
         m_b.title->setText(tr("%1 · base model (adapters off)").arg(title(path)));
         m_a.title->setToolTip(path);
         m_b.title->setToolTip(path);
+        clearStaleOutput();
         return;
     }
     m_a.title->setText(title(m_model->text()));
     m_b.title->setText(title(m_compareModel->text()));
     m_a.title->setToolTip(m_model->text());
     m_b.title->setToolTip(m_compareModel->text());
+    clearStaleOutput();
 }
 
 bool SamplesTab::comparesAdaptersWithBase() const {
@@ -325,6 +353,7 @@ bool SamplesTab::generate() {
     const std::string prompt = m_prompt->toPlainText().toStdString();
     m_allOk = true;
     m_messages.clear();
+    m_outputFor = outputKey();
     // Both in parallel: each stream loads its own model on its own worker.
     if (m_a.stream->start(m_model->text().trimmed().toStdString(), prompt, options)) ++m_running;
     const QString compare = m_compareModel->text().trimmed();
@@ -352,6 +381,7 @@ void SamplesTab::onStreamFinished(bool ok, const QString& message) {
     m_generate->setEnabled(true);
     m_stop->setEnabled(false);
     emit finished(m_allOk, m_messages.join(QStringLiteral("; ")));
+    clearStaleOutput();  // the models were changed while it generated
 }
 
 }  // namespace ws::ui

@@ -7,7 +7,9 @@
 // note above them can carry a fine-tune's before/after result. A model with LoRA adapters (a LoRA
 // run, imported PEFT adapters) and nothing to compare with is shown base vs adapter: the same
 // model sampled with its adapters and without them (its base), same prompt and seed, side by
-// side (a check box turns it off).
+// side (a check box turns it off). The panes show text of the models named above them only: another
+// model (a new fine-tune, a run selected in Runs) empties them until Generate. The prompt is kept
+// across restarts (QSettings "samples/prompt", the last one shown).
 // GUI thread only.
 #pragma once
 
@@ -82,6 +84,9 @@ private:
     };
     Pane makePane(const QString& objectName);
     void updatePanes();
+    // What the panes' text was generated from (models and mode); another choice empties them.
+    QString outputKey() const;
+    void clearStaleOutput();
     void chooseModel(QLineEdit* target, bool file);
     void onStreamFinished(bool ok, const QString& message);
 
@@ -104,6 +109,7 @@ private:
     int m_running = 0;
     bool m_allOk = true;
     QStringList m_messages;
+    QString m_outputFor;  // outputKey() of the text in the panes (empty: none)
 };
 
 }  // namespace ws::ui

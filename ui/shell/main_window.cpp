@@ -39,6 +39,7 @@
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/auto_step.h"
 #include "ui/shell/cluster_job.h"
+#include "ui/shell/failure_banner.h"
 #include "ui/shell/help_browser.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/presenter_mode.h"
@@ -72,6 +73,9 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     centralLayout->setSpacing(0);
     m_narration = new NarrationLine(central);
     centralLayout->addWidget(m_narration);
+    // Why a run did not start or failed, where the user is looking whichever tab shows.
+    m_failures = new FailureBanner(central);
+    centralLayout->addWidget(m_failures);
     centralLayout->addWidget(m_tabs, 1);
     setCentralWidget(central);
     connect(m_autoStep, &AutoStep::narrationChanged, m_narration, &NarrationLine::setLine);
@@ -152,8 +156,8 @@ void MainWindow::showLessons() {
 bool MainWindow::startLessonRun(const config::LoadedConfig& config, session::SessionOptions options,
                                 bool paused) {
     if (m_sweeps->isActive()) {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          tr("a sweep is running; stop it before a lesson's run"));
+        reportStartRefused(tr("The lesson's run could not start"),
+                           tr("a sweep is running; stop it before a lesson's run"), false);
         return false;
     }
     // The lesson's run name ("lesson: ..., step 2") tells a dense run from a sparse one on the
@@ -227,9 +231,24 @@ void MainWindow::wireRunController() {
                 updateActions();
             });
     connect(m_controller, &RunController::finished, this, &MainWindow::onRunFinished);
+    connect(m_failures, &FailureBanner::showKeyRequested, this, [this](const QString& key) {
+        m_tabs->setCurrentWidget(m_configTab);
+        m_configTab->showField(key);
+    });
+    connect(m_failures, &FailureBanner::showLogRequested, this, [this] {
+        m_logDock->show();
+        m_logDock->raise();
+    });
+}
+
+void MainWindow::reportStartRefused(const QString& headline, const QString& message,
+                                    bool aboutDocument) {
+    m_logDock->append(int(session::LogLine::Level::Error), message);
+    m_failures->showFailure(headline, message, aboutDocument);
 }
 
 void MainWindow::onRunFinished(const session::RunSummary& s) {
+    m_failures->runEnded(s);  // a failure is shown above the tabs, not only as "Failed" below
     m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
     m_waferTab->setLiveRunId(s.runId);     // its recorded steps are the tab's, not a plan
     if (!s.modelDir.empty())
@@ -639,11 +658,16 @@ bool MainWindow::launchRun(const config::LoadedConfig& config, session::SessionO
                            const LiveCurve& curve, bool paused) {
     options.dbPath = m_dbPath.toStdString();
     const double tokensPerStep = double(model::deriveFacts(config.config).tokensPerStep);
+    // The failure banner offers to show the key a message names only for the Config tab's config.
+    const bool fromDocument = m_document->canRun() && config.config == m_document->config();
+    const QString title =
+        curve.continuesRun >= 0 ? tr("run %1").arg(curve.continuesRun) : curve.title;
     QString error;
     if (!m_controller->start(config, options, &error, paused)) {
-        m_logDock->append(int(session::LogLine::Level::Error), error);
+        reportStartRefused(tr("“%1” could not start").arg(title), error, fromDocument);
         return false;
     }
+    m_failures->runStarting(title, fromDocument);
     if (curve.continuesRun >= 0) {
         // The stored curve up to the checkpoint, then the live points; the Wafer tab is left as
         // it was (a resumed run has always been started this way).
@@ -660,12 +684,18 @@ bool MainWindow::launchRun(const config::LoadedConfig& config, session::SessionO
 
 bool MainWindow::startRun() {
     if (m_sweeps->isActive()) {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          tr("a sweep is running; stop it before starting a run"));
+        reportStartRefused(tr("The run could not start"),
+                           tr("a sweep is running; stop it before starting a run"), false);
         return false;
     }
     m_configTab->applyPendingYaml();
     if (!m_document->canRun()) {
+        QStringList problems;
+        for (const auto& p : m_document->problems()) problems << p.message;
+        reportStartRefused(tr("Run is disabled: the config has %n problem(s), listed at the "
+                              "bottom of the Config tab",
+                              nullptr, int(problems.size())),
+                           problems.join('\n'), true);
         m_tabs->setCurrentWidget(m_configTab);
         return false;
     }
@@ -676,8 +706,9 @@ bool MainWindow::startRun() {
 bool MainWindow::resumeRun(int64_t runId) {
     if (isStoppedSweep(runId)) return resumeSweep(runId);
     if (m_controller->isActive() || m_sweeps->isActive()) {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          tr("a run is training; stop it before resuming run %1").arg(runId));
+        reportStartRefused(tr("Run %1 could not resume").arg(runId),
+                           tr("a run is training; stop it before resuming run %1").arg(runId),
+                           false);
         return false;
     }
     m_configTab->applyPendingYaml();
@@ -709,9 +740,8 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         options.kind = "finetune";
         options.parentRun = choice.parentRun;
         options.evaluateAtStart = true;  // the base's held-out loss is the curve's first point
-        if (!launchRun(choice.config, options,
-                       {QString::fromStdString(c.model.name) + tr(" fine-tune")}))
-            return;
+        // The chart's legend and Runs say the name given (or the wizard's distinct default).
+        if (!launchRun(choice.config, options, {choice.runName})) return;
         // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
         // a prompt of the user's own held-out text.
         if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);

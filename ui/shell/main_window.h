@@ -36,6 +36,7 @@ class ClusterDialog;
 class ClusterJob;
 class ConfigDocument;
 class ConfigTab;
+class FailureBanner;
 class FinetuneWizard;
 class HelpBrowser;
 class LessonsPanel;
@@ -132,7 +133,8 @@ public:
     // "stepLayerAction" (one layer phase while paused), "stopAction", "checkpointAction",
     // "resumeRunAction" (from a checkpoint), "finetuneAction", "runClusterAction",
     // "saveAction", "saveAsAction". The cluster job's dialogs: "clusterWaitBox" (no run yet),
-    // "clusterErrorBox" (the job failed; its "resumeOnClusterButton").
+    // "clusterErrorBox" (the job failed; its "resumeOnClusterButton"). Why a run, fine-tune or
+    // sweep did not start or failed: the "failureBanner" above the tabs (failure_banner.h).
     ConfigDocument* document() const { return m_document; }
     RunController* controller() const { return m_controller; }
     SweepController* sweepController() const { return m_sweeps; }
@@ -168,7 +170,7 @@ private:
     };
     // The one way a run starts (Run, Resume Run, the Fine-tune wizard): the controller trains
     // `config` into the window's run store, the Training tab draws it live and comes to the
-    // front. False with the reason in the Log.
+    // front. False with the reason in the Log and the failure banner.
     bool launchRun(const config::LoadedConfig& config, session::SessionOptions options,
                    const LiveCurve& curve, bool paused = false);
     void createTabs();
@@ -205,6 +207,11 @@ private:
     bool canResumeNow(int64_t runId) const;
     void reportSweepError(const QString& message);
     bool askToRunSweep(const QString& question);  // the "sweepConfirmBox" dialog
+    // A sweep that cannot start: reportSweepError and the failure banner; returns false.
+    bool refuseSweep(const QString& headline, const QString& message, bool aboutDocument);
+    // A start refused before any run existed: the Log and the failure banner. `aboutDocument`:
+    // the message is about the Config tab's config.
+    void reportStartRefused(const QString& headline, const QString& message, bool aboutDocument);
     // Run on Cluster (main_window_cluster.cpp).
     void wireCluster();
     bool startClusterJob(const ClusterPlan& plan);
@@ -241,6 +248,7 @@ private:
     PresenterMode* m_presenter = nullptr;
     AutoStep* m_autoStep;
     NarrationLine* m_narration = nullptr;
+    FailureBanner* m_failures = nullptr;
     StatusPanel* m_statusPanel;
     QMenu* m_recentMenu = nullptr;
     HelpBrowser* m_help = nullptr;

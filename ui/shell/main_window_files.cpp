@@ -65,6 +65,9 @@ QMessageBox::StandardButton MainWindow::ask(const QString& title, const QString&
 }
 
 bool MainWindow::maybeSave() {
+    // A value typed into a form field but not confirmed yet is an unsaved change too: it would
+    // otherwise be committed once a file dialog takes the focus, and lost without asking.
+    m_configTab->applyPendingEdits();
     if (!m_document->isModified()) return true;
     const auto answer =
         ask(tr("Unsaved changes"),
@@ -180,9 +183,12 @@ void MainWindow::dropEvent(QDropEvent* event) {
         entries << '"' + path + '"';
     }
     if (entries.isEmpty()) return;
-    m_document->setField(QStringLiteral("train_input.data_dir"), '[' + entries.join(", ") + ']');
-    m_logDock->append(int(session::LogLine::Level::Info),
-                      tr("training data set to %1 (train_input.data_dir)").arg(entries.join(", ")));
+    // Refused while the YAML has errors (the document's note says why, in the Log).
+    if (m_document->setField(QStringLiteral("train_input.data_dir"),
+                             '[' + entries.join(", ") + ']'))
+        m_logDock->append(
+            int(session::LogLine::Level::Info),
+            tr("training data set to %1 (train_input.data_dir)").arg(entries.join(", ")));
     m_tabs->setCurrentWidget(m_configTab);
     event->acceptProposedAction();
 }

@@ -15,6 +15,7 @@
 #include <QTabWidget>
 #include <QTextDocumentFragment>
 #include <QTimer>
+#include <algorithm>
 #include <cmath>
 #include <future>
 
@@ -26,6 +27,7 @@
 #include "ui/common/status_panel.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_tab.h"
+#include "ui/shell/failure_banner.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
@@ -90,6 +92,7 @@ void MainWindow::wireSweeps() {
     };
     connect(m_sweeps, &SweepController::started, this,
             [this, showSweepStatus](const sweep::SweepPlan& plan) {
+                m_failures->dismiss();
                 m_sweepsTab->beginSweep(plan);
                 showSweepStatus(tr("Sweep running"));
                 updateActions();
@@ -128,6 +131,25 @@ void MainWindow::wireSweeps() {
         m_logDock->append(int(out.status == "failed" ? session::LogLine::Level::Error
                                                      : session::LogLine::Level::Info),
                           message);
+        // A sweep whose every trial failed (its data missing, say) failed as a whole too.
+        const bool allTrialsFailed =
+            !out.trials.empty() &&
+            std::all_of(out.trials.begin(), out.trials.end(), [](const sweep::TrialResult& t) {
+                return t.status == sweep::TrialStatus::Failed;
+            });
+        if (out.status == "failed") {
+            m_failures->showFailure(
+                tr("Sweep %1 failed").arg(out.sweepRunId),
+                out.detail.empty() ? message : QString::fromStdString(out.detail), false);
+        } else if (allTrialsFailed) {
+            m_failures->showFailure(
+                tr("Sweep %1: all %n trial(s) failed", nullptr, int(out.trials.size()))
+                    .arg(out.sweepRunId),
+                tr("trial %1: %2")
+                    .arg(out.trials.front().trial)
+                    .arg(QString::fromStdString(out.trials.front().reason)),
+                m_document->canRun() && m_document->config().sweep.has_value());
+        }
         updateActions();
     });
     connect(m_sweepsTab, &SweepsTab::transferRequested, this, [this] {
@@ -185,15 +207,25 @@ void MainWindow::reportSweepError(const QString& message) {
     m_tabs->setCurrentWidget(m_sweepsTab);
 }
 
+bool MainWindow::refuseSweep(const QString& headline, const QString& message, bool aboutDocument) {
+    reportSweepError(message);
+    m_failures->showFailure(headline, message, aboutDocument);
+    return false;
+}
+
 bool MainWindow::startSweep() {
     if (m_estimatingSweep) return false;  // asked already: the question is coming
+    const QString refused = tr("The sweep could not start");
     if (m_controller->isActive() || m_sweeps->isActive()) {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          tr("a run or sweep is active; stop it before starting a sweep"));
+        reportStartRefused(refused, tr("a run or sweep is active; stop it before starting a sweep"),
+                           false);
         return false;
     }
     m_configTab->applyPendingYaml();
     if (!m_document->canRun()) {
+        QStringList problems;
+        for (const auto& p : m_document->problems()) problems << p.message;
+        reportStartRefused(refused, problems.join('\n'), true);
         m_tabs->setCurrentWidget(m_configTab);
         return false;
     }
@@ -202,10 +234,10 @@ bool MainWindow::startSweep() {
     Result<config::LoadedConfig> definition = Error{""};
     const auto& sweepSection = m_document->config().sweep;
     if (!sweepSection) {
-        reportSweepError(
-            tr("the config has no sweep: section; open a sweep (e.g. the "
-               "mup-sweep preset) or add one"));
-        return false;
+        return refuseSweep(refused,
+                           tr("the config has no sweep: section; open a sweep (e.g. the "
+                              "mup-sweep preset) or add one"),
+                           true);
     }
     if (!sweepSection->base.empty()) {
         // The engine reads the saved file; an untitled document is saved (Save As) first.
@@ -214,15 +246,14 @@ bool MainWindow::startSweep() {
     } else {
         definition = m_document->loadedConfig();
     }
-    if (!definition.ok()) {
-        reportSweepError(QString::fromStdString(definition.error().message));
-        return false;
-    }
+    if (!definition.ok())
+        return refuseSweep(refused, QString::fromStdString(definition.error().message), true);
     auto plan = sweep::planSweep(*definition);
     if (!plan.ok()) {
-        reportSweepError(tr("the sweep cannot be planned:\n") +
-                         QString::fromStdString(plan.error().message));
-        return false;
+        return refuseSweep(
+            refused,
+            tr("the sweep cannot be planned:\n") + QString::fromStdString(plan.error().message),
+            true);
     }
     sweep::RunnerOptions options;
     options.dbPath = m_dbPath.toStdString();
@@ -256,10 +287,8 @@ bool MainWindow::startSweep() {
     options.confirmed = true;
     m_sweepsTab->setCalibration(calibration.ok() ? std::optional(*calibration) : std::nullopt);
     QString error;
-    if (!m_sweeps->start(std::move(plan).value(), options, &error)) {
-        reportSweepError(error);
-        return false;
-    }
+    if (!m_sweeps->start(std::move(plan).value(), options, &error))
+        return refuseSweep(refused, error, true);
     m_tabs->setCurrentWidget(m_sweepsTab);
     updateActions();
     return true;
@@ -277,20 +306,19 @@ bool MainWindow::askToRunSweep(const QString& question) {
 }
 
 bool MainWindow::resumeSweep(int64_t sweepRunId) {
+    const QString refused = tr("Sweep %1 could not resume").arg(sweepRunId);
     if (m_controller->isActive() || m_sweeps->isActive()) {
-        m_logDock->append(
-            int(session::LogLine::Level::Error),
-            tr("a run or sweep is active; stop it before resuming sweep %1").arg(sweepRunId));
+        reportStartRefused(
+            refused,
+            tr("a run or sweep is active; stop it before resuming sweep %1").arg(sweepRunId),
+            false);
         return false;
     }
     sweep::RunnerOptions options;
     options.dbPath = m_dbPath.toStdString();
     options.confirmed = true;  // it was confirmed when it started
     QString error;
-    if (!m_sweeps->resume(sweepRunId, options, &error)) {
-        reportSweepError(error);
-        return false;
-    }
+    if (!m_sweeps->resume(sweepRunId, options, &error)) return refuseSweep(refused, error, false);
     m_tabs->setCurrentWidget(m_sweepsTab);
     updateActions();
     return true;

@@ -134,6 +134,9 @@ TEST_F(FinetuneRun, LoraPlanFreezesTheBaseAndTrainsTheAdapters) {
     EXPECT_EQ(c.lora->targets.size(), 4u);
     EXPECT_DOUBLE_EQ(plan->summary.peakLearningRate,
                      0.003 / kLearningRateDivisor * kLoraLearningRateMultiplier);
+    // The wizard's words for it (explainLearningRate) name that number and the rule.
+    EXPECT_EQ(explainLearningRate(plan->summary),
+              "0.01: 10 × a full fine-tune's 0.001 (a third of the base's peak 0.003)");
     // tinyConfig: 2 blocks of C 32, F 64; rank 4 x (32+96 + 32+32 + 32+64 + 64+32) per block.
     const int64_t adapters = 2 * 4 * (128 + 64 + 96 + 96);
     EXPECT_EQ(plan->summary.parameters - plan->summary.frozenParameters, adapters);
@@ -290,6 +293,42 @@ TEST(FinetuneText, ExplainStepsSaysWhereTheCountComesFrom) {
         explainSteps(s).starts_with("7 steps as set by max_steps (3 epochs would give 9 "
                                     "steps; 3 steps per epoch ("))
         << explainSteps(s);
+}
+
+// The wizard's words for the learning rate come from the constants the plan uses: LoRA's default
+// is kLoraLearningRateMultiplier times a full fine-tune's (the page once said "a third of the
+// base's" for both, issue 31).
+TEST(FinetuneText, ExplainLearningRateSaysWhatTheDefaultIs) {
+    ASSERT_EQ(kLearningRateDivisor, 3.0);  // the words below say "a third" and "10 ×"
+    ASSERT_EQ(kLoraLearningRateMultiplier, 10.0);
+    FinetuneSummary s;
+    s.basePeakLearningRate = 3e-3;
+    s.peakLearningRate = 1e-3;
+    EXPECT_EQ(explainLearningRate(s), "0.001: a third of the base's peak 0.003");
+    s.lora = true;
+    s.peakLearningRate = 1e-2;
+    EXPECT_EQ(explainLearningRate(s),
+              "0.01: 10 × a full fine-tune's 0.001 (a third of the base's peak 0.003)");
+    s.peakLearningRate = 2e-4;  // an override
+    EXPECT_EQ(explainLearningRate(s),
+              "0.0002 as set (the default: 0.01, 10 × a full fine-tune's 0.001 (a third of the "
+              "base's peak 0.003))");
+    EXPECT_EQ(learningRateRule(),
+              "a third of the base's peak learning rate for a full fine-tune, 10 × that for LoRA");
+}
+
+// A fine-tune nobody named is named after its base and data, distinct from the store's runs (all
+// were "gpt-base fine-tune" on the charts, issue 31).
+TEST(FinetuneText, SuggestedRunNamesNameTheDataAndAreDistinct) {
+    EXPECT_EQ(suggestRunName("gpt-base", {"/home/me/manual.txt"}, {}),
+              "gpt-base fine-tune on manual.txt");
+    EXPECT_EQ(suggestRunName("gpt-base", {"/home/me/notes/", "/a/b.txt", "/c.md"}, {}),
+              "gpt-base fine-tune on notes +2 more");
+    EXPECT_EQ(suggestRunName("gpt-base", {"/m/manual.txt"},
+                             {"gpt-base fine-tune on manual.txt",
+                              "gpt-base fine-tune on manual.txt (2)", "other"}),
+              "gpt-base fine-tune on manual.txt (3)");
+    EXPECT_EQ(suggestRunName("", {}, {}), "model fine-tune");
 }
 
 TEST(FinetuneText, DescribeEvalChange) {
