@@ -1171,6 +1171,30 @@ finetune_binary)
         --set "train_input.data_dir=$tmp/notes.txt" 2>&1) && fail "train on an ELF file must fail"
   expect_in "looks like an ELF executable" "$out"
   expect_in "train_input.allow_binary: true" "$out" ;;
+lesson_run_on)
+  # Issue 31: a lesson whose `preset:` line ran on into the next, indented line (one path
+  # component past 255 bytes) made `wafer lesson check` and `list` abort (exit 134). Both answer
+  # with the lesson's error, naming the key; `list` lists the good lessons beside it.
+  mkdir -p "$tmp/share/resources/lessons"
+  ln -s "$src/presets" "$tmp/share/presets"
+  ln -s "$src/resources/lessons/figures" "$tmp/share/resources/lessons/figures"
+  cp "$src/resources/lessons/01-weight-streaming.yaml" "$tmp/share/resources/lessons/"
+  lesson="$tmp/share/resources/lessons/02-hand-edited.yaml"
+  { echo 'title: "A hand edit"'
+    echo 'preset: ../../presets/teaching-stream.yaml'
+    echo "  and the next line ran on$(printf ' and on%.0s' {1..40})"
+    echo 'steps:'
+    echo '  - text: hello'; } >"$lesson"
+  out=$("$wafer" lesson check "$lesson" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "check: expected exit 1, got $code: $out"
+  expect_in "02-hand-edited.yaml:2:9: preset: the preset does not load: " "$out"
+  expect_in "cannot be read (File name too long)" "$out"
+  expect_in "did the \`preset:\` line run on into the next" "$out"
+  out=$("$wafer" lesson list "$tmp/share/resources/lessons" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "list: expected exit 1 (one lesson does not load), got $code: $out"
+  expect_in "01-weight-streaming.yaml *One step of weight streaming" "$out"
+  expect_in "02-hand-edited.yaml *(does not load" "$out"
+  expect_in "File name too long" "$out" ;;
 lessons)
   # Issue 17: `wafer lesson list` names the bundled lessons, `check` validates without running and
   # reports a bad file at its line and column, `run` exits 1 when a step's check fails.
