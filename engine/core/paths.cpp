@@ -65,4 +65,10 @@ fs::path appDataDir() {
     return locateAppData().dir;
 }
 
+fs::path absoluteNormal(const fs::path& path) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(path, ec);
+    return (ec ? path : absolute).lexically_normal();
+}
+
 }  // namespace ws

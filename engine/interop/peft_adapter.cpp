@@ -11,6 +11,7 @@
 #include "engine/checkpoint/atomic_file.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
+#include "engine/core/paths.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/output_folder.h"
 #include "engine/model/parameters.h"
@@ -201,7 +202,7 @@ Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::p
     auto adapter = readPeftAdapter(adapterDir, peftBase(m.shape));
     if (!adapter.ok()) return adapter.error();
     PeftImportResult result;
-    result.base = fs::absolute(m.weightsFile).lexically_normal();
+    result.base = absoluteNormal(m.weightsFile);
 
     config::Config cfg = m.config;
     bool byteVocabulary = false;        // an HF folder's 256 byte symbols: our byte tokenizer
