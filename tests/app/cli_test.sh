@@ -212,6 +212,33 @@ validate_inconsistent)
   out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set model.num_heads=5 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "expected exit 1, got $code"
   expect_in "num_heads" "$out" ;;
+validate_data)
+  # Issue 31: validate reads the data the config names as a run does: missing or binary data is
+  # refused naming the key and the fix, in the words `wafer train` stops with.
+  nano="$src/presets/gpt-nano.yaml"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$tmp/nope" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "missing data: expected exit 1, got $code: $out"
+  expect_in "train_input.data_dir: '$tmp/nope' does not exist" "$out"
+  expect_in "name an existing text file or folder" "$out"
+  out=$("$wafer" train "$nano" --max-steps 1 --db "$db" "${tiny_args[@]}" \
+        --set "train_input.data_dir=$tmp/nope" 2>&1) && fail "train on missing data: $out"
+  expect_in "train_input.data_dir: '$tmp/nope' does not exist" "$out"
+  { printf '\177ELF\002\001\001'; head -c 200 /dev/zero; } >"$tmp/program"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$tmp/program" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "binary data: expected exit 1, got $code: $out"
+  expect_in "train_input.data_dir: '$tmp/program' looks like an ELF executable" "$out"
+  expect_in "set train_input.allow_binary: true to train on it anyway" "$out"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$tmp/program" \
+        --set train_input.allow_binary=true) || fail "allow_binary: exit $? $out"
+  expect_in ": valid" "$out"
+  out=$("$wafer" validate "$nano" --set "eval_input.data_dir=[$tmp/nope]" --json); code=$?
+  [[ $code -eq 1 ]] || fail "missing eval data: expected exit 1, got $code: $out"
+  expect_in '"valid":false' "$out"
+  expect_in "eval_input.data_dir: '$tmp/nope' does not exist" "$out"
+  long="$tmp/$(printf 'x%.0s' {1..300})"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$long" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "a path past 255 bytes: expected exit 1, got $code: $out"
+  expect_in "cannot be read (File name too long)" "$out" ;;
 train_and_runs)
   out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 4 --json --db "$db" \
         --name smoke "${tiny_args[@]}" --set "runconfig.model_dir=$tmp/model") || fail "train exit $? $out"
