@@ -58,6 +58,38 @@ store_recover)
   expect_in "keepme" "$out"
   out=$("$wafer" store check --db "$db" 2>&1) || fail "store check after recovery: exit $? $out"
   expect_in "healthy" "$out" ;;
+store_unrecoverable)
+  # Issue 31: a store that salvage cannot read and that has no backup. Every command names only
+  # the routes that exist (never the backup); salvage fails saying so and leaves the file; a
+  # fresh store keeps the damaged file beside it.
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" --name gone \
+      "${tiny_args[@]}" >/dev/null 2>&1 || fail "train exit $?"
+  [[ ! -e "$db.backup" ]] || fail "a store opened once while empty has no backup"
+  size=$(stat -c %s "$db")
+  head -c "$size" /dev/zero | tr '\0' 'Z' | dd of="$db" conv=notrunc status=none
+  before=$(sha256sum <"$db")
+  for cmd in "runs list" "store check"; do
+    out=$("$wafer" $cmd --db "$db" 2>&1); code=$?
+    [[ $code -eq 1 ]] || fail "$cmd: expected exit 1, got $code: $out"
+    expect_in "wafer store recover --db $db --fresh" "$out"
+    grep -q -- "backup" <<<"$out" && fail "$cmd names a backup that does not exist: $out"
+  done
+  out=$("$wafer" store recover --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "salvage: expected exit 1, got $code: $out"
+  expect_in "Salvage failed: " "$out"
+  expect_in "Nothing was changed: the damaged file is still at $db" "$out"
+  expect_in "There is no backup to restore" "$out"
+  grep -qi -- "restore the\|--from-backup" <<<"$out" && fail "salvage offers a backup: $out"
+  out=$("$wafer" store recover --db "$db" --from-backup 2>&1) && fail "from a missing backup: $out"
+  expect_in "there is no backup" "$out"
+  [[ "$(sha256sum <"$db")" == "$before" ]] || fail "a failed recovery changed the store"
+  out=$("$wafer" store recover --db "$db" --fresh --from-backup 2>&1) && fail "both: $out"
+  out=$("$wafer" store recover --db "$db" --fresh 2>&1) || fail "fresh: exit $? $out"
+  expect_in "it is kept at $db.damaged-" "$out"
+  kept=$(ls "$tmp" | grep '^runs.sqlite.damaged-' | head -1)
+  [[ -n "$kept" && "$(sha256sum <"$tmp/$kept")" == "$before" ]] || fail "the damaged file was not kept"
+  out=$("$wafer" runs list --db "$db" 2>&1) || fail "runs list on the fresh store: exit $? $out"
+  out=$("$wafer" store check --db "$db" 2>&1) || fail "store check: exit $? $out" ;;
 help)
   out=$("$wafer" --help) || fail "exit $?"
   for word in train validate runs; do expect_in "$word" "$out"; done ;;
