@@ -656,10 +656,26 @@ void emitChecks(YAML::Emitter& out, const char* key, const std::vector<Condition
     out << YAML::EndSeq;
 }
 
+// Whether a literal block (`|`, as yaml-cpp writes it: no chomping or indentation indicator)
+// reads back as exactly `text`: it must end in exactly one line break (clip chomping), its first
+// line with content must not start with a blank (the block's indentation is taken from it), and
+// it may hold only characters a YAML block can carry as they are (no CR, no control characters).
+// Anything else is written quoted, with escapes (fuzz_lesson found a text without its final line
+// break coming back with one).
+bool literalKeeps(const std::string& text) {
+    if (text.size() < 2 || text.back() != '\n' || text[text.size() - 2] == '\n') return false;
+    const size_t content = text.find_first_not_of('\n');
+    if (text[content] == ' ' || text[content] == '\t') return false;
+    return std::none_of(text.begin(), text.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f;
+    });
+}
+
 void emitText(YAML::Emitter& out, const char* key, const std::string& text) {
     if (text.empty()) return;
     out << YAML::Key << key << YAML::Value;
-    if (text.find('\n') != std::string::npos) out << YAML::Literal;
+    if (text.find('\n') != std::string::npos && literalKeeps(text)) out << YAML::Literal;
     out << text;
 }
 
