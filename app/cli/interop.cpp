@@ -37,8 +37,7 @@ int runAdapterImport(const ImportOptions& opt, const CommonOptions& common) {
     if (!base.ok()) return fail(base.error().message);
     std::filesystem::path out(opt.out);
     if (out.empty()) {
-        const std::string name =
-            std::filesystem::absolute(opt.adapter).lexically_normal().filename().string();
+        const std::string name = absoluteNormal(opt.adapter).filename().string();
         out = userDataDir() / "models" / (name.empty() ? std::string("adapter") : name);
     }
     auto imported = interop::importPeftAdapter(base->path, opt.adapter, out);
@@ -75,8 +74,9 @@ int runImport(const ImportOptions& opt, const CommonOptions& common) {
     std::filesystem::path out(opt.out);
     if (out.empty()) {
         // A weights file given directly is named after its folder.
-        std::filesystem::path named = std::filesystem::absolute(source).lexically_normal();
-        if (std::filesystem::is_regular_file(named)) named = named.parent_path();
+        std::filesystem::path named = absoluteNormal(source);
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(named, ec)) named = named.parent_path();
         const std::string name = named.filename();
         out = userDataDir() / "models" / (name.empty() ? std::string("imported") : name);
     }

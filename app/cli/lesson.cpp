@@ -47,6 +47,14 @@ int runList(const LessonOptions& opt) {
             ++broken;
             fmt::print("{:<32} (does not load: `wafer lesson check {}`)\n",
                        l.file.filename().string(), l.file.string());
+            // Why, in its first lines: a long message (every problem of the file) is for check.
+            size_t at = 0;
+            for (int line = 0; line < 3 && at < l.error.size(); ++line) {
+                const size_t end = std::min(l.error.find('\n', at), l.error.size());
+                fmt::print("    {}\n", l.error.substr(at, end - at));
+                at = end + 1;
+            }
+            if (at < l.error.size()) fmt::print("    ...\n");
         }
     }
     return broken ? 1 : 0;
@@ -96,8 +104,15 @@ int runLesson(const LessonOptions& opt) {
     auto l = lesson::loadLesson(opt.file);
     if (!l.ok()) return fail(l.error().message);
     std::random_device random;
-    const fs::path work = fs::temp_directory_path() / fmt::format("wafer-lesson-{:08x}", random());
-    fs::create_directories(work);
+    std::error_code ec;
+    const fs::path work =
+        fs::temp_directory_path(ec) / fmt::format("wafer-lesson-{:08x}", random());
+    fs::create_directories(work, ec);
+    if (ec)
+        return fail(
+            fmt::format("cannot create the lesson's work folder {}: {} (set TMPDIR to a "
+                        "writable folder)",
+                        work.string(), ec.message()));
     lesson::RunnerOptions options;
     options.workDir = work;
     int failedSteps = 0;
@@ -128,7 +143,6 @@ int runLesson(const LessonOptions& opt) {
     if (opt.keep) {
         fmt::print("run folders kept in {}\n", work.string());
     } else {
-        std::error_code ec;
         fs::remove_all(work, ec);
     }
     if (failedSteps) {

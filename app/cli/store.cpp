@@ -1,5 +1,6 @@
 // `wafer store check|backup|recover`: the run store file's health, its verified backup, and the
-// two ways back from a damaged store (salvage the readable rows, or the last good backup).
+// ways back from a damaged store (salvage the readable rows, the last good backup, or a fresh
+// store that keeps the damaged file).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -64,7 +65,7 @@ int checkCommand(const CommonOptions& common) {
 
 int backupCommand(const CommonOptions& common) {
     const auto path = storePath(common);
-    if (!std::filesystem::exists(path)) {
+    if (std::error_code ec; !std::filesystem::exists(path, ec)) {
         return fail(fmt::format("there is no run store at {} to back up", path.string()));
     }
     if (Status s = store::backupStore(path); !s) return fail(s.error().message);
@@ -81,25 +82,34 @@ int backupCommand(const CommonOptions& common) {
     return 0;
 }
 
-int recoverCommand(const CommonOptions& common, bool fromBackup) {
+int recoverCommand(const CommonOptions& common, store::RecoveryMethod method) {
     const auto path = storePath(common);
-    auto report = store::recoverStore(
-        path, fromBackup ? store::RecoveryMethod::Backup : store::RecoveryMethod::Salvage);
+    auto report = store::recoverStore(path, method);
     if (!report.ok()) return fail(report.error().message);
+    const char* name = method == store::RecoveryMethod::Backup  ? "backup"
+                       : method == store::RecoveryMethod::Fresh ? "fresh"
+                                                                : "salvage";
     if (common.json) {
         std::cout << nlohmann::json{{"event", "store_recovered"},
                                     {"path", path.string()},
-                                    {"method", fromBackup ? "backup" : "salvage"},
+                                    {"method", name},
                                     {"damaged_kept_at", report->damagedKeptAt.string()},
                                     {"runs", report->runs},
                                     {"metrics", report->metrics}}
                          .dump()
                   << "\n";
+    } else if (method == store::RecoveryMethod::Fresh) {
+        std::cout << fmt::format(
+            "moved the damaged store {} aside: it is kept at {}\nthe next run or command starts "
+            "a fresh, empty store there\n",
+            path.string(), report->damagedKeptAt.string());
     } else {
         std::cout << fmt::format(
             "recovered {} ({}): {} run{}, {} metric rows\nthe damaged file is kept at {}\n",
-            path.string(), fromBackup ? "from its backup" : "salvaged row by row", report->runs,
-            report->runs == 1 ? "" : "s", report->metrics, report->damagedKeptAt.string());
+            path.string(),
+            method == store::RecoveryMethod::Backup ? "from its backup" : "salvaged row by row",
+            report->runs, report->runs == 1 ? "" : "s", report->metrics,
+            report->damagedKeptAt.string());
     }
     return 0;
 }
@@ -111,6 +121,7 @@ void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
         app.add_subcommand("store", "Check, back up or recover the run store file");
     storeCmd->require_subcommand(1);
     auto fromBackup = std::make_shared<bool>(false);
+    auto fresh = std::make_shared<bool>(false);
 
     CLI::App* check =
         storeCmd->add_subcommand("check", "Is the store readable? (exit 1 when damaged)");
@@ -120,9 +131,18 @@ void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     backup->callback([&common, &exitCode] { exitCode = backupCommand(common); });
     CLI::App* recover = storeCmd->add_subcommand(
         "recover", "Replace a damaged store by every row SQLite can still read (or its backup)");
-    recover->add_flag("--from-backup", *fromBackup, "Restore the last good backup instead");
-    recover->callback(
-        [fromBackup, &common, &exitCode] { exitCode = recoverCommand(common, *fromBackup); });
+    CLI::Option* backupFlag =
+        recover->add_flag("--from-backup", *fromBackup, "Restore the last good backup instead");
+    recover
+        ->add_flag("--fresh", *fresh,
+                   "Start a fresh, empty store instead, keeping the damaged file (and its "
+                   "backup) beside it")
+        ->excludes(backupFlag);
+    recover->callback([fromBackup, fresh, &common, &exitCode] {
+        exitCode = recoverCommand(common, *fresh        ? store::RecoveryMethod::Fresh
+                                          : *fromBackup ? store::RecoveryMethod::Backup
+                                                        : store::RecoveryMethod::Salvage);
+    });
     for (CLI::App* sub : {storeCmd, check, backup, recover}) {
         sub->add_option("--db", common.dbPath, "Run store (SQLite file)");
         sub->add_flag("--json", common.json, "One JSON object per line");

@@ -1,4 +1,5 @@
-// `wafer validate CONFIG`: checks a config (every problem at once) and prints the derived model.
+// `wafer validate CONFIG`: checks a config (every problem at once, the data it names included)
+// and prints the derived model.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -17,6 +18,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/session/emulation.h"
 #include "engine/session/param_groups.h"
+#include "engine/session/run_data.h"
 #include "engine/streaming/shards.h"
 #include "engine/wafer/run_fit.h"
 
@@ -81,7 +83,10 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
     auto loaded = config::loadConfigFile(opt.configPath, opt.overrides);
     if (!loaded.ok()) return fail(loaded.error().message);
     const auto& cfg = loaded->config;
-    const auto problems = config::validate(cfg);
+    auto problems = config::validate(cfg);
+    // The data it names, read as a run reads it: a config whose data a run would stop at is not
+    // valid (a missing data_dir, a binary file).
+    for (std::string& problem : session::checkRunData(cfg)) problems.push_back(std::move(problem));
     const auto facts = model::deriveFacts(cfg);
     const std::string precision = model::precisionDescription(cfg);  // "" under fp32
     // memoryx.shards > 1: which rank holds which layers of MemoryX, and their bytes.

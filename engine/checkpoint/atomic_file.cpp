@@ -159,12 +159,22 @@ Status writeFileAtomically(const std::filesystem::path& path, std::string_view c
 }
 
 Result<std::string> readWholeFile(const std::filesystem::path& path) {
+    // Paths read from files (configs, lessons, model folders) may name anything: a path the
+    // system refuses (a component past 255 bytes) says why, and only a file is read (a device
+    // or a pipe would never end).
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
+    const std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) {
+        if (ec && ec != std::errc::no_such_file_or_directory)
+            return Error{fmt::format("'{}' cannot be read ({})", path.string(), ec.message())};
         return Error{fmt::format("'{}' does not exist", path.string())};
-    if (std::filesystem::is_directory(path, ec)) {
+    }
+    if (std::filesystem::is_directory(status)) {
         return Error{fmt::format("'{}' is a folder, expected a file", path.string())};
     }
+    if (!std::filesystem::is_regular_file(status))
+        return Error{fmt::format("'{}' is not a regular file (a device or a pipe), expected a file",
+                                 path.string())};
     std::ifstream in(path, std::ios::binary);
     if (!in) return Error{fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno))};
     std::ostringstream buffer;

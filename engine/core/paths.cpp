@@ -17,7 +17,9 @@ namespace {
 fs::path xdgDir(const char* variable, const char* fallbackUnderHome) {
     if (const char* v = std::getenv(variable); v && *v) return fs::path(v) / "wafer-studio";
     const char* home = std::getenv("HOME");
-    fs::path base = (home && *home) ? fs::path(home) : fs::temp_directory_path();
+    std::error_code ec;  // a TMPDIR that is not a folder must not throw out of here
+    fs::path base = (home && *home) ? fs::path(home) : fs::temp_directory_path(ec);
+    if (base.empty()) base = "/tmp";
     return base / fallbackUnderHome / "wafer-studio";
 }
 
@@ -63,6 +65,12 @@ AppDataLocation locateAppData() {
 
 fs::path appDataDir() {
     return locateAppData().dir;
+}
+
+fs::path absoluteNormal(const fs::path& path) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(path, ec);
+    return (ec ? path : absolute).lexically_normal();
 }
 
 }  // namespace ws

@@ -31,4 +31,9 @@ AppDataLocation locateAppData();
 // locateAppData().dir.
 std::filesystem::path appDataDir();
 
+// `path` made absolute (against the working folder) and lexically normal, never throwing: a
+// path read from a file may be anything, and the working folder may be gone; then `path` is
+// returned normalised as it is, and opening it reports the real problem.
+std::filesystem::path absoluteNormal(const std::filesystem::path& path);
+
 }  // namespace ws

@@ -91,9 +91,14 @@ Result<std::vector<fs::path>> listCorpusFiles(const std::vector<std::string>& da
         std::error_code ec;
         const fs::file_status status = fs::status(path, ec);
         if (!fs::exists(status)) {
-            return Error{fmt::format(
-                "'{}' does not exist (working folder '{}'): name an existing text file or folder",
-                entry, fs::current_path(ec).string())};
+            // Not there, or a path the system refuses (a name past 255 bytes, a file where a
+            // folder should be): say which.
+            const bool missing = !ec || ec == std::errc::no_such_file_or_directory;
+            const std::string why =
+                missing ? "does not exist" : "cannot be read (" + ec.message() + ")";
+            return Error{
+                fmt::format("'{}' {} (working folder '{}'): name an existing text file or folder",
+                            entry, why, fs::current_path(ec).string())};
         }
         if (fs::is_directory(status)) {
             auto below = textFilesBelow(path);

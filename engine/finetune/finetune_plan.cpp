@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "engine/core/paths.h"
 #include "engine/data/corpus.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/model_ref.h"
@@ -28,8 +29,8 @@ namespace {
 void useBpeFiles(config::Config& c, const fs::path& vocab, const fs::path& merges) {
     for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
         input->tokenizer.type = "bpe";
-        input->tokenizer.vocabFile = fs::absolute(vocab).lexically_normal().string();
-        input->tokenizer.mergesFile = fs::absolute(merges).lexically_normal().string();
+        input->tokenizer.vocabFile = absoluteNormal(vocab).string();
+        input->tokenizer.mergesFile = absoluteNormal(merges).string();
     }
 }
 
@@ -75,7 +76,7 @@ Result<BaseModel> inspectBase(std::string_view refText, const fs::path& dbPath) 
             if (!bpe.ok()) return bpe.error();
             base.tokenizer = std::move(bpe).value();
         }
-        base.weights = fs::absolute(hf->weightsFile).lexically_normal();
+        base.weights = absoluteNormal(hf->weightsFile);
         base.huggingFace = true;
         base.description = "Hugging Face folder " + hf->folder.string();
         base.notes = hf->notes;
@@ -86,7 +87,7 @@ Result<BaseModel> inspectBase(std::string_view refText, const fs::path& dbPath) 
     if (!info.ok()) return info.error();
     base.config = info->config;
     base.tokenizer = info->tokenizer;
-    base.weights = fs::absolute(info->weightsFile).lexically_normal();
+    base.weights = absoluteNormal(info->weightsFile);
     base.step = info->step;
     base.parameters = info->facts.parameters;
     if (base.tokenizer->kind() == "byte") {
@@ -126,7 +127,7 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     const int B = shaped.trainInput.batchSize;
 
     std::vector<std::string> data;
-    for (const auto& f : request.dataFiles) data.push_back(fs::absolute(f).lexically_normal());
+    for (const auto& f : request.dataFiles) data.push_back(absoluteNormal(f));
     data::CorpusOptions corpusOptions;
     corpusOptions.allowNonText = request.allowBinary;
     corpusOptions.allowHint = "pass --allow-binary to train on it anyway";

@@ -306,7 +306,7 @@ Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::p
     auto adapter = readPeftAdapter(adapterDir, peftBase(m.shape));
     if (!adapter.ok()) return adapter.error();
     PeftImportResult result;
-    result.base = fs::absolute(m.weightsFile).lexically_normal();
+    result.base = absoluteNormal(m.weightsFile);
 
     config::Config cfg = m.config;
     bool byteVocabulary = false;        // an HF folder's 256 byte symbols: our byte tokenizer

@@ -7,6 +7,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -258,10 +260,15 @@ void readView(const Raw& raw, LessonStep& step, ReadContext& ctx) {
     step.subView = sub;
 }
 
+// A path written in the lesson, against the lesson's folder. Hand-written text can name anything
+// (a line that ran on into the next gives a component past the system's 255 bytes), so nothing
+// here may throw: a path the system refuses stays as written, and reading it reports why.
 fs::path resolvePath(const fs::path& baseDir, const std::string& text) {
     const fs::path p(text);
     if (p.is_absolute() || baseDir.empty()) return p;
-    return fs::weakly_canonical(baseDir / p);
+    std::error_code ec;
+    fs::path resolved = fs::weakly_canonical(baseDir / p, ec);
+    return ec ? (baseDir / p).lexically_normal() : resolved;
 }
 
 void readTry(const Raw& raw, TryIt& t, ReadContext& ctx) {
@@ -328,9 +335,14 @@ void readStep(const YAML::Node& node, const std::string& path, const fs::path& b
         ctx.error(node.Mark(), path, "needs a `text`: what the learner reads at this step");
     if (!figure.empty()) {
         step.figure = resolvePath(baseDir, figure);
-        if (!baseDir.empty() && !fs::exists(step.figure))
-            ctx.error(r.node()["figure"].Mark(), childPath(path, "figure"),
-                      "no such image: " + step.figure.string());
+        std::error_code ec;
+        if (!baseDir.empty() && !fs::is_regular_file(step.figure, ec))
+            ctx.error(
+                r.node()["figure"].Mark(), childPath(path, "figure"),
+                (ec && ec != std::errc::no_such_file_or_directory
+                     ? "cannot read the image " + step.figure.string() + " (" + ec.message() + ")"
+                     : "no such image: " + step.figure.string()) +
+                    "; name a PNG file relative to the lesson's folder (figures/...)");
     }
     readChanges(changes, step.changes, ctx);
     readAction(action, step.action, ctx);
@@ -567,8 +579,27 @@ Result<Lesson> parseLesson(std::string_view yamlText, std::string_view sourceNam
     }
     if (!preset.empty()) {
         lesson.preset = resolvePath(baseDir, preset);
-        auto loaded = config::loadConfigFile(lesson.preset);
-        if (!loaded.ok()) {
+        std::error_code ec;
+        const fs::file_status status = fs::status(lesson.preset, ec);
+        // Only a file is read: a device or a pipe (/dev/zero, a FIFO) would never end.
+        if (!fs::is_regular_file(status)) {
+            const std::string why = fs::exists(status) ? "is not a file"
+                                    : ec && ec != std::errc::no_such_file_or_directory
+                                        ? "cannot be read (" + ec.message() + ")"
+                                        : "does not exist";
+            // YAML joins a plain value with the next, more indented line: a hand edit that
+            // lost a line break or a `-` shows as a path with spaces in it.
+            const std::string runOn =
+                preset.find(' ') == std::string::npos
+                    ? ""
+                    : " (the value has spaces: did the `preset:` line run on into the next, "
+                      "indented line? YAML reads both as one value)";
+            ctx.error(root["preset"].Mark(), "preset",
+                      "the preset does not load: " + lesson.preset.string() + " " + why +
+                          "; name a config file relative to the lesson's folder, e.g. "
+                          "../../presets/teaching-stream.yaml" +
+                          runOn);
+        } else if (auto loaded = config::loadConfigFile(lesson.preset); !loaded.ok()) {
             ctx.error(root["preset"].Mark(), "preset",
                       "the preset does not load:\n" + loaded.error().message);
         } else {
@@ -625,16 +656,35 @@ void emitChecks(YAML::Emitter& out, const char* key, const std::vector<Condition
     out << YAML::EndSeq;
 }
 
+// Whether a literal block (`|`, as yaml-cpp writes it: no chomping or indentation indicator)
+// reads back as exactly `text`: it must end in exactly one line break (clip chomping), its first
+// line with content must not start with a blank (the block's indentation is taken from it), and
+// it may hold only characters a YAML block can carry as they are (no CR, no control characters).
+// Anything else is written quoted, with escapes (fuzz_lesson found a text without its final line
+// break coming back with one).
+bool literalKeeps(const std::string& text) {
+    if (text.size() < 2 || text.back() != '\n' || text[text.size() - 2] == '\n') return false;
+    const size_t content = text.find_first_not_of('\n');
+    if (text[content] == ' ' || text[content] == '\t') return false;
+    return std::none_of(text.begin(), text.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7f;
+    });
+}
+
 void emitText(YAML::Emitter& out, const char* key, const std::string& text) {
     if (text.empty()) return;
     out << YAML::Key << key << YAML::Value;
-    if (text.find('\n') != std::string::npos) out << YAML::Literal;
+    if (text.find('\n') != std::string::npos && literalKeeps(text)) out << YAML::Literal;
     out << text;
 }
 
 std::string relativePath(const fs::path& path, const fs::path& dir) {
     if (dir.empty()) return path.string();
-    return path.lexically_relative(fs::weakly_canonical(dir)).generic_string();
+    std::error_code ec;
+    fs::path base = fs::weakly_canonical(dir, ec);
+    if (ec) base = dir.lexically_normal();
+    return path.lexically_relative(base).generic_string();
 }
 
 }  // namespace
@@ -683,13 +733,25 @@ std::string saveLessonYaml(const Lesson& lesson, const fs::path& dir) {
 
 Result<Lesson> loadLesson(const fs::path& file) {
     std::ifstream in(file, std::ios::binary);
-    if (!in) return Error{file.string() + ": cannot read the lesson file"};
+    if (!in)
+        return Error{file.string() + ": cannot read the lesson file (" + std::strerror(errno) +
+                     ")"};
     std::stringstream text;
     text << in.rdbuf();
-    const fs::path absolute = fs::absolute(file);
-    auto lesson = parseLesson(text.str(), file.string(), absolute.parent_path());
-    if (lesson.ok()) lesson->sourceFile = absolute;
-    return lesson;
+    std::error_code ec;
+    fs::path absolute = fs::absolute(file, ec);
+    if (ec) absolute = file;
+    absolute = absolute.lexically_normal();
+    // parseLesson reports what it finds as errors; this catch is the last line for a reader
+    // below it that throws (a lesson is hand-written: one that does not load must be listed as
+    // such, never stop the studio or `wafer lesson`).
+    try {
+        auto lesson = parseLesson(text.str(), file.string(), absolute.parent_path());
+        if (lesson.ok()) lesson->sourceFile = absolute;
+        return lesson;
+    } catch (const std::exception& e) {
+        return Error{file.string() + ": the lesson could not be read: " + e.what()};
+    }
 }
 
 Status applyChanges(config::LoadedConfig& cfg, const std::vector<Change>& changes) {
@@ -721,10 +783,10 @@ fs::path defaultLessonDir() {
 std::vector<LessonEntry> listLessons(const fs::path& dir) {
     std::vector<LessonEntry> out;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        if (entry.path().extension() != ".yaml") continue;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() != ".yaml") continue;
         LessonEntry e;
-        e.file = entry.path();
+        e.file = it->path();
         auto lesson = loadLesson(e.file);
         if (lesson.ok()) {
             e.title = lesson->title;

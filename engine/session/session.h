@@ -31,6 +31,8 @@ class RunRecorder;
 
 namespace ws::session {
 
+struct RunDataInput;  // run_data.h
+
 struct SessionOptions {
     std::filesystem::path dbPath;    // empty: userDataDir()/runs.sqlite; run folders go beside it
     std::filesystem::path cacheDir;  // empty: userCacheDir()
@@ -157,7 +159,8 @@ private:
     struct Prepared;
     struct Progress;
     Status prepareData(Prepared& p);
-    Status prepareEvalData(Prepared& p, const std::filesystem::path& cacheDir);
+    Status prepareEvalData(Prepared& p, const RunDataInput& input,
+                           const std::filesystem::path& cacheDir);
     Status prepareMemoryX(Prepared& p);
     Status loadStartingWeights(Prepared& p);
     Status loadStartingShards(Prepared& p);

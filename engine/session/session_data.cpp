@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engine/core/paths.h"
+#include "engine/session/run_data_read.h"
 #include "engine/session/session.h"
 #include "engine/session/session_state.h"
 
@@ -24,9 +25,9 @@ Status Session::prepareData(Prepared& p) {
             "processes yet (the other ranks receive token ids only); run the job in one process "
             "(num_csx systems still train data-parallel there) or turn them off"};
     }
-    auto documents =
-        data::readCorpusDocuments(cfg.trainInput.dataDir, {cfg.trainInput.allowBinary});
-    if (!documents.ok()) return Error{"train_input.data_dir: " + documents.error().message};
+    const std::vector<RunDataInput> inputs = runDataInputs(cfg);
+    auto documents = readRunData(inputs.front());
+    if (!documents.ok()) return documents.error();
     const std::string* corpus = &documents->text;
     auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, *corpus, cacheDir);
     if (!tok.ok()) return Error{"train_input.tokenizer: " + tok.error().message};
@@ -74,20 +75,18 @@ Status Session::prepareData(Prepared& p) {
                         cfg.trainInput.shortSequenceSteps, cfg.trainInput.shortSequenceLength,
                         p.T / cfg.trainInput.shortSequenceLength, p.T, p.T));
     }
-    return separateEval ? prepareEvalData(p, cacheDir) : Status::success();
+    return separateEval ? prepareEvalData(p, inputs.back(), cacheDir) : Status::success();
 }
 
 // eval_input.data_dir given: the evaluation reads all of its own corpus, in the run's tokenizer.
-Status Session::prepareEvalData(Prepared& p, const fs::path& cacheDir) {
+Status Session::prepareEvalData(Prepared& p, const RunDataInput& input, const fs::path& cacheDir) {
     const config::Config& cfg = m_config.config;
     Impl& s = *m_impl;
     auto progress = [this](double fraction, std::string_view what) {
         m_events.push(PrepareProgress{fraction, std::string(what)});
     };
-    auto evalCorpus = data::readCorpusDocuments(
-        cfg.evalInput.dataDir,
-        {cfg.evalInput.allowBinary, "set eval_input.allow_binary: true to evaluate on it anyway"});
-    if (!evalCorpus.ok()) return Error{"eval_input.data_dir: " + evalCorpus.error().message};
+    auto evalCorpus = readRunData(input);
+    if (!evalCorpus.ok()) return evalCorpus.error();
     auto evalCache = data::TokenCache::build(evalCorpus->text, *s.tokenizer, cacheDir, progress);
     if (!evalCache.ok()) return evalCache.error();
     s.evalCache.emplace(std::move(evalCache).value());

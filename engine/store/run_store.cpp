@@ -97,8 +97,27 @@ struct RunStore::Impl {
         try {
             return fn(*reader);
         } catch (const std::exception& e) {
-            return Error{fmt::format("cannot read run store {}: {}", name, e.what())};
+            return readFailure(e);
         }
+    }
+
+    // A read that failed. Damage below the pages that opening reads ("database disk image is
+    // malformed" from a run's metrics) is only found here: it gets the same advice as a store
+    // refused at open, naming the ways back.
+    Error readFailure(const std::exception& e) const {
+        const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&e);
+        const int code = sqlite == nullptr ? 0 : sqlite->getErrorCode() & 0xff;
+        if (code != SQLITE_CORRUPT && code != SQLITE_NOTADB)
+            return Error{fmt::format("cannot read run store {}: {}", name, e.what())};
+        StoreHealth health = checkStore(path);
+        if (health.state == StoreHealth::State::Damaged) {
+            if (health.problem.empty()) health.problem = e.what();
+            return Error{damagedStoreAdvice(path, health)};
+        }
+        return Error{fmt::format(
+            "cannot read run store {}: {}; `wafer store check --db {}` reads every page of it "
+            "and says how to recover it if it is damaged",
+            name, e.what(), name)};
     }
 
     // An UPDATE of one run's row; an error when no such run exists.
@@ -202,6 +221,10 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
     }
     if (Status s = detail::migrate(*db, detail::migrations(), name); !s) {
         if (std::string advice = notWritableAdvice(dbPath); !advice.empty()) return Error{advice};
+        db.reset();
+        // Damage in the pages the schema's tables live on shows first here.
+        if (StoreHealth health = checkStore(dbPath); health.state == StoreHealth::State::Damaged)
+            return Error{damagedStoreAdvice(dbPath, health)};
         return s.error();
     }
     try {

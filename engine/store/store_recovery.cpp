@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -181,7 +183,7 @@ Result<fs::path> salvageInto(const fs::path& db, const fs::path& work) {
     const fs::path copy = work / "damaged.sqlite";
     std::error_code ec;
     fs::copy_file(db, copy, ec);
-    if (!ec && fs::exists(withSuffix(db, "-wal")))
+    if (!ec && fs::exists(withSuffix(db, "-wal"), ec))
         fs::copy_file(withSuffix(db, "-wal"), withSuffix(copy, "-wal"), ec);
     if (ec)
         return Error{fmt::format("cannot copy {} to salvage it: {}", db.string(), ec.message())};
@@ -199,8 +201,7 @@ Result<fs::path> salvageInto(const fs::path& db, const fs::path& work) {
         }
         if (std::none_of(tables.begin(), tables.end(),
                          [](const auto& t) { return t.first == "runs"; })) {
-            return Error{fmt::format("{} has no runs table left to salvage; restore the backup",
-                                     db.string())};
+            return Error{fmt::format("{} has no runs table left to salvage", db.string())};
         }
         SQLite::Database to(recovered.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
         SQLite::Transaction transaction(to);
@@ -213,7 +214,7 @@ Result<fs::path> salvageInto(const fs::path& db, const fs::path& work) {
         if (version < 0) {  // RunStore::open refuses it: the salvaged copy would be no better
             return Error{fmt::format(
                 "{} has schema version {} in its header, which no version of Wafer Studio "
-                "writes, so its rows cannot be placed in a schema; restore the backup instead",
+                "writes, so its rows cannot be placed in a schema",
                 db.string(), version)};
         }
         to.exec(fmt::format("PRAGMA user_version = {}", version));
@@ -226,8 +227,7 @@ Result<fs::path> salvageInto(const fs::path& db, const fs::path& work) {
         }
     } catch (const std::exception& e) {
         return Error{
-            fmt::format("SQLite cannot read what is left of {} ({}); restore the backup instead",
-                        db.string(), e.what())};
+            fmt::format("SQLite cannot read what is left of {} ({})", db.string(), e.what())};
     }
     return recovered;
 }
@@ -277,7 +277,7 @@ StoreHealth checkStore(const fs::path& db) {
     std::error_code ec;
     if (!fs::exists(db, ec)) return health;
     health.state = StoreHealth::State::Healthy;
-    if (fs::file_size(db, ec) == 0 && !fs::exists(withSuffix(db, "-wal"))) {
+    if (fs::file_size(db, ec) == 0 && !fs::exists(withSuffix(db, "-wal"), ec)) {
         if (health.backup && health.backup->runs > 0) {
             health.state = StoreHealth::State::Damaged;
             health.problem = fmt::format("the file is empty, but its backup holds {}",
@@ -377,6 +377,93 @@ Status refreshBackup(const fs::path& db) {
     return backupStore(db);
 }
 
+namespace {
+
+const char* methodName(RecoveryMethod method) {
+    switch (method) {
+        case RecoveryMethod::Salvage:
+            return "Salvage";
+        case RecoveryMethod::Backup:
+            return "Restoring the backup";
+        case RecoveryMethod::Fresh:
+            return "Starting a fresh store";
+    }
+    return "Recovery";
+}
+
+// The ways back from a damaged store that exist, one "- ..." line each: salvage (unless it is
+// what just failed), the backup when there is one (and saying so when there is none), and a
+// fresh store; then where the damaged file goes.
+std::string routesBack(const fs::path& db, const StoreHealth& health,
+                       std::optional<RecoveryMethod> failed) {
+    std::vector<std::string> routes;
+    if (failed != RecoveryMethod::Salvage)
+        routes.push_back(fmt::format(
+            "salvage what SQLite can still read: `wafer store recover --db {}`", db.string()));
+    if (health.backup && failed != RecoveryMethod::Backup)
+        routes.push_back(fmt::format(
+            "restore the last good backup, taken {} with {}: `wafer store recover --db {} "
+            "--from-backup`",
+            health.backup->taken, runsText(health.backup->runs), db.string()));
+    routes.push_back(fmt::format(
+        "start a fresh, empty store: `wafer store recover --db {} --fresh`{}", db.string(),
+        health.backup ? " (its backup is kept beside the damaged file)" : ""));
+    std::string text;
+    if (!health.backup && failed)
+        text += fmt::format("There is no backup to restore (no readable {}).\n",
+                            backupPathFor(db).string());
+    for (size_t i = 0; i < routes.size(); ++i) {
+        std::string route = routes[i];
+        if (i > 0 && !failed) {
+            route = "Or " + route;
+        } else {
+            route[0] = char(std::toupper(static_cast<unsigned char>(route[0])));
+        }
+        text += "- " + route + "\n";
+    }
+    text += fmt::format("{} the damaged file beside the store as {}.damaged-<time>.",
+                        routes.size() == 1 ? "It keeps" : "Each keeps", db.filename().string());
+    return text;
+}
+
+// Moves the store file and its -wal, -shm and -journal to `to` (+ the same suffixes); on failure
+// the store is where it was.
+Status moveStoreAside(const fs::path& db, const fs::path& to) {
+    std::error_code ec;
+    fs::rename(db, to, ec);
+    if (ec)
+        return Error{
+            fmt::format("cannot move the damaged store {} aside: {}", db.string(), ec.message())};
+    for (const char* side : {"-wal", "-shm", "-journal"}) {
+        if (fs::exists(withSuffix(db, side), ec))
+            fs::rename(withSuffix(db, side), withSuffix(to, side), ec);
+    }
+    return {};
+}
+
+// A fresh store: the damaged file (and its backup, which would otherwise be replaced by the new
+// store's first backup) moved aside; the next RunStore::open creates an empty store.
+Result<RecoveryReport> startFresh(const fs::path& db, const StoreHealth& health) {
+    RecoveryReport report;
+    report.damagedKeptAt = withSuffix(db, ".damaged-" + compactUtcNow());
+    std::error_code ec;
+    const fs::path backupKeptAt = withSuffix(report.damagedKeptAt, ".backup");
+    if (health.backup) {
+        fs::rename(health.backup->path, backupKeptAt, ec);
+        if (ec)
+            return Error{fmt::format("cannot move the backup {} aside: {}",
+                                     health.backup->path.string(), ec.message())};
+    }
+    if (Status moved = moveStoreAside(db, report.damagedKeptAt); !moved) {
+        if (health.backup) fs::rename(backupKeptAt, health.backup->path, ec);
+        return moved.error();
+    }
+    syncPath(db.parent_path().empty() ? fs::path(".") : db.parent_path());
+    return report;
+}
+
+}  // namespace
+
 Result<RecoveryReport> recoverStore(const fs::path& db, RecoveryMethod method) {
     const StoreHealth health = checkStore(db);
     if (health.state == StoreHealth::State::Missing) {
@@ -393,17 +480,29 @@ Result<RecoveryReport> recoverStore(const fs::path& db, RecoveryMethod method) {
             "run store {} passes SQLite's quick_check: nothing to recover{}", db.string(),
             method == RecoveryMethod::Backup
                 ? " (restoring the backup would lose the runs recorded since it was taken)"
+            : method == RecoveryMethod::Fresh
+                ? " (a fresh store would put its runs out of sight; to start over anyway, "
+                  "give another store with --db)"
                 : "")};
     }
-    if (method == RecoveryMethod::Backup && !health.backup) {
-        return Error{fmt::format("run store {} has no backup ({}); salvage it instead", db.string(),
-                                 backupPathFor(db).string())};
+    // Every failure below leaves the store as it was, and names the routes still open.
+    const auto failed = [&](const std::string& why) {
+        return Error{
+            fmt::format("{} failed: {}. Nothing was changed: the damaged file is still "
+                        "at {}.\n{}",
+                        methodName(method), why, db.string(), routesBack(db, health, method))};
+    };
+    if (method == RecoveryMethod::Backup && !health.backup) return failed("there is no backup");
+    if (method == RecoveryMethod::Fresh) {
+        auto fresh = startFresh(db, health);
+        if (!fresh.ok()) return failed(fresh.error().message);
+        return fresh;
     }
     const fs::path work = withSuffix(db, ".recovering");
     std::error_code ec;
     fs::remove_all(work, ec);
     fs::create_directories(work, ec);
-    if (ec) return Error{fmt::format("cannot create {}: {}", work.string(), ec.message())};
+    if (ec) return failed(fmt::format("cannot create {}: {}", work.string(), ec.message()));
     auto cleanup = [&] { fs::remove_all(work, ec); };
 
     fs::path recovered;
@@ -411,7 +510,7 @@ Result<RecoveryReport> recoverStore(const fs::path& db, RecoveryMethod method) {
         auto salvaged = salvageInto(db, work);
         if (!salvaged.ok()) {
             cleanup();
-            return salvaged.error();
+            return failed(salvaged.error().message);
         }
         recovered = *salvaged;
     } else {
@@ -419,8 +518,8 @@ Result<RecoveryReport> recoverStore(const fs::path& db, RecoveryMethod method) {
         fs::copy_file(health.backup->path, recovered, ec);
         if (ec) {
             cleanup();
-            return Error{fmt::format("cannot copy the backup {}: {}", health.backup->path.string(),
-                                     ec.message())};
+            return failed(fmt::format("cannot copy the backup {}: {}", health.backup->path.string(),
+                                      ec.message()));
         }
     }
     RecoveryReport report;
@@ -430,29 +529,23 @@ Result<RecoveryReport> recoverStore(const fs::path& db, RecoveryMethod method) {
         report.metrics = countRows(out, "metrics");
     } catch (const std::exception& e) {
         cleanup();
-        return Error{fmt::format("the recovered store cannot be read: {}", e.what())};
+        return failed(fmt::format("the recovered store cannot be read: {}", e.what()));
     }
     syncPath(recovered);
 
     // Keep the damaged files, under one name, then move the recovered store into place.
     report.damagedKeptAt = withSuffix(db, ".damaged-" + compactUtcNow());
-    fs::rename(db, report.damagedKeptAt, ec);
-    if (ec) {
+    if (Status moved = moveStoreAside(db, report.damagedKeptAt); !moved) {
         cleanup();
-        return Error{
-            fmt::format("cannot move the damaged store {} aside: {}", db.string(), ec.message())};
-    }
-    for (const char* side : {"-wal", "-shm", "-journal"}) {
-        if (fs::exists(withSuffix(db, side)))
-            fs::rename(withSuffix(db, side), withSuffix(report.damagedKeptAt, side), ec);
+        return failed(moved.error().message);
     }
     fs::rename(recovered, db, ec);
     if (ec) {
         const std::string why = ec.message();
         fs::rename(report.damagedKeptAt, db, ec);  // put the damaged one back: nothing lost
         cleanup();
-        return Error{
-            fmt::format("cannot move the recovered store into place at {}: {}", db.string(), why)};
+        return failed(
+            fmt::format("cannot move the recovered store into place at {}: {}", db.string(), why));
     }
     syncPath(db.parent_path().empty() ? fs::path(".") : db.parent_path());
     cleanup();
@@ -475,17 +568,7 @@ std::string damagedStoreAdvice(const fs::path& db, const StoreHealth& health) {
                   "{} is not an SQLite database ({}); it has not been changed. If you "
                   "meant another run store, check the path; if this was one:\n",
                   db.string(), health.problem);
-    text += fmt::format("- Salvage what SQLite can still read: `wafer store recover --db {}`",
-                        db.string());
-    if (health.backup) {
-        text += fmt::format(
-            "\n- Or restore the last good backup, taken {} with {}: "
-            "`wafer store recover --db {} --from-backup`",
-            health.backup->taken, runsText(health.backup->runs), db.string());
-    }
-    text += "\nEither way the damaged file is kept beside it as " + db.filename().string() +
-            ".damaged-<time>.";
-    return text;
+    return text + routesBack(db, health, std::nullopt);
 }
 
 }  // namespace ws::store

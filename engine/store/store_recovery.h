@@ -11,7 +11,8 @@
 // - recoverStore: salvages every row SQLite can still read (SQLite's .recover route, done in
 //   process: Debian's sqlite3 shell lacks the sqlite_dbpage table .recover needs) or restores
 //   the backup. The damaged file (and its -wal, -shm) is kept beside the store as
-//   "<store>.damaged-<UTC time>", and the recovered file is moved into place atomically.
+//   "<store>.damaged-<UTC time>", and the recovered file is moved into place atomically;
+// - or, when neither works, starts a fresh store, keeping the damaged file the same way.
 //
 // Thread-safety: free functions; safe to call from any thread. Failure contract: Errors name the
 // file and the fix; on any failure the store file is left exactly as it was.
@@ -71,16 +72,22 @@ Status backupStore(const std::filesystem::path& db);
 // older than kBackupMinInterval and older than the store's last change; otherwise nothing.
 Status refreshBackup(const std::filesystem::path& db);
 
-enum class RecoveryMethod { Salvage, Backup };
+// Salvage: every row SQLite can still read. Backup: the last good backup. Fresh: nothing kept
+// in the store: the damaged file (and its backup) moved aside, so the next open starts an empty
+// store (the route left when neither of the others works).
+enum class RecoveryMethod { Salvage, Backup, Fresh };
 
 struct RecoveryReport {
     std::filesystem::path damagedKeptAt;  // where the damaged file now is
     int64_t runs = 0, metrics = 0;        // what the recovered store holds
 };
 
+// Only for a damaged store. An error names what failed, says the store is unchanged, and lists
+// the routes still open (never a backup that does not exist).
 Result<RecoveryReport> recoverStore(const std::filesystem::path& db, RecoveryMethod method);
 
-// The paragraph shown when a store is damaged: what happened and the commands that recover it.
+// The paragraph shown when a store is damaged: what happened and the commands that recover it
+// (salvage, the backup when there is one, a fresh store).
 std::string damagedStoreAdvice(const std::filesystem::path& db, const StoreHealth& health);
 
 }  // namespace ws::store

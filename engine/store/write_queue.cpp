@@ -118,10 +118,17 @@ Status WriteQueue::health() const {
     return Error{m_failure};
 }
 
-std::string WriteQueue::fullDiskHint(const std::exception& e) {
+std::string WriteQueue::failureHint(const std::exception& e) const {
     const auto* sqlite = dynamic_cast<const SQLite::Exception*>(&e);
-    if (sqlite == nullptr || (sqlite->getErrorCode() & 0xff) != SQLITE_FULL) return {};
-    return " (the disk is full: free some disk space where the run store is)";
+    const int code = sqlite == nullptr ? 0 : sqlite->getErrorCode() & 0xff;
+    if (code == SQLITE_FULL)
+        return " (the disk is full: free some disk space where the run store is)";
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+        return fmt::format(
+            " (the store file is damaged: `wafer store check --db {}` says how to "
+            "recover it)",
+            m_dbName);
+    return {};
 }
 
 void WriteQueue::noteFailure(const std::string& message) {
@@ -182,7 +189,7 @@ void WriteQueue::writeRows(const std::vector<MetricRow>& metrics,
             noteFailure(
                 fmt::format("run store {}: lost {} metric rows and {} events that could "
                             "not be written: {}{}",
-                            m_dbName, metrics.size(), events.size(), e.what(), fullDiskHint(e)));
+                            m_dbName, metrics.size(), events.size(), e.what(), failureHint(e)));
             return;
         } catch (const std::exception& e) {
             noteFailure(

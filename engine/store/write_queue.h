@@ -68,8 +68,9 @@ public:
     // written), or success.
     Status health() const;
 
-    // What to do when `e` says the disk is full (SQLITE_FULL), "" otherwise.
-    static std::string fullDiskHint(const std::exception& e);
+    // What to do when `e` says the disk is full (SQLITE_FULL) or the file is damaged
+    // (SQLITE_CORRUPT, SQLITE_NOTADB), "" otherwise.
+    std::string failureHint(const std::exception& e) const;
 
 private:
     uint64_t pushJob(Job job);
@@ -106,7 +107,7 @@ auto WriteQueue::call(F fn) -> std::invoke_result_t<F&, SQLite::Database&> {
         try {
             result.emplace(fn(db));
         } catch (const std::exception& e) {
-            result.emplace(Error{m_dbName + ": " + e.what() + fullDiskHint(e)});
+            result.emplace(Error{m_dbName + ": " + e.what() + failureHint(e)});
         }
     });
     waitDone(sequence);

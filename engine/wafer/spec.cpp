@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <variant>
@@ -208,8 +211,9 @@ Result<WaferSpec> loadWaferSpecFile(const std::filesystem::path& path) {
     {
         FILE* f = std::fopen(path.c_str(), "rb");
         if (!f)
-            return Error{
-                fmt::format("cannot read wafer spec {}: no such readable file", path.string())};
+            return Error{fmt::format(
+                "cannot read wafer spec {}: {}; give a spec name ({}) or the path of a spec file",
+                path.string(), std::strerror(errno), "teaching-16x16, wse2, wse3")};
         char buf[4096];
         size_t n = 0;
         while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);

@@ -58,6 +58,38 @@ store_recover)
   expect_in "keepme" "$out"
   out=$("$wafer" store check --db "$db" 2>&1) || fail "store check after recovery: exit $? $out"
   expect_in "healthy" "$out" ;;
+store_unrecoverable)
+  # Issue 31: a store that salvage cannot read and that has no backup. Every command names only
+  # the routes that exist (never the backup); salvage fails saying so and leaves the file; a
+  # fresh store keeps the damaged file beside it.
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" --name gone \
+      "${tiny_args[@]}" >/dev/null 2>&1 || fail "train exit $?"
+  [[ ! -e "$db.backup" ]] || fail "a store opened once while empty has no backup"
+  size=$(stat -c %s "$db")
+  head -c "$size" /dev/zero | tr '\0' 'Z' | dd of="$db" conv=notrunc status=none
+  before=$(sha256sum <"$db")
+  for cmd in "runs list" "store check"; do
+    out=$("$wafer" $cmd --db "$db" 2>&1); code=$?
+    [[ $code -eq 1 ]] || fail "$cmd: expected exit 1, got $code: $out"
+    expect_in "wafer store recover --db $db --fresh" "$out"
+    grep -q -- "backup" <<<"$out" && fail "$cmd names a backup that does not exist: $out"
+  done
+  out=$("$wafer" store recover --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "salvage: expected exit 1, got $code: $out"
+  expect_in "Salvage failed: " "$out"
+  expect_in "Nothing was changed: the damaged file is still at $db" "$out"
+  expect_in "There is no backup to restore" "$out"
+  grep -qi -- "restore the\|--from-backup" <<<"$out" && fail "salvage offers a backup: $out"
+  out=$("$wafer" store recover --db "$db" --from-backup 2>&1) && fail "from a missing backup: $out"
+  expect_in "there is no backup" "$out"
+  [[ "$(sha256sum <"$db")" == "$before" ]] || fail "a failed recovery changed the store"
+  out=$("$wafer" store recover --db "$db" --fresh --from-backup 2>&1) && fail "both: $out"
+  out=$("$wafer" store recover --db "$db" --fresh 2>&1) || fail "fresh: exit $? $out"
+  expect_in "it is kept at $db.damaged-" "$out"
+  kept=$(ls "$tmp" | grep '^runs.sqlite.damaged-' | head -1)
+  [[ -n "$kept" && "$(sha256sum <"$tmp/$kept")" == "$before" ]] || fail "the damaged file was not kept"
+  out=$("$wafer" runs list --db "$db" 2>&1) || fail "runs list on the fresh store: exit $? $out"
+  out=$("$wafer" store check --db "$db" 2>&1) || fail "store check: exit $? $out" ;;
 help)
   out=$("$wafer" --help) || fail "exit $?"
   for word in train validate runs; do expect_in "$word" "$out"; done ;;
@@ -222,6 +254,33 @@ validate_inconsistent)
   out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set model.num_heads=5 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "expected exit 1, got $code"
   expect_in "num_heads" "$out" ;;
+validate_data)
+  # Issue 31: validate reads the data the config names as a run does: missing or binary data is
+  # refused naming the key and the fix, in the words `wafer train` stops with.
+  nano="$src/presets/gpt-nano.yaml"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$tmp/nope" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "missing data: expected exit 1, got $code: $out"
+  expect_in "train_input.data_dir: '$tmp/nope' does not exist" "$out"
+  expect_in "name an existing text file or folder" "$out"
+  out=$("$wafer" train "$nano" --max-steps 1 --db "$db" "${tiny_args[@]}" \
+        --set "train_input.data_dir=$tmp/nope" 2>&1) && fail "train on missing data: $out"
+  expect_in "train_input.data_dir: '$tmp/nope' does not exist" "$out"
+  { printf '\177ELF\002\001\001'; head -c 200 /dev/zero; } >"$tmp/program"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$tmp/program" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "binary data: expected exit 1, got $code: $out"
+  expect_in "train_input.data_dir: '$tmp/program' looks like an ELF executable" "$out"
+  expect_in "set train_input.allow_binary: true to train on it anyway" "$out"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$tmp/program" \
+        --set train_input.allow_binary=true) || fail "allow_binary: exit $? $out"
+  expect_in ": valid" "$out"
+  out=$("$wafer" validate "$nano" --set "eval_input.data_dir=[$tmp/nope]" --json); code=$?
+  [[ $code -eq 1 ]] || fail "missing eval data: expected exit 1, got $code: $out"
+  expect_in '"valid":false' "$out"
+  expect_in "eval_input.data_dir: '$tmp/nope' does not exist" "$out"
+  long="$tmp/$(printf 'x%.0s' {1..300})"
+  out=$("$wafer" validate "$nano" --set "train_input.data_dir=$long" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "a path past 255 bytes: expected exit 1, got $code: $out"
+  expect_in "cannot be read (File name too long)" "$out" ;;
 train_and_runs)
   out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 4 --json --db "$db" \
         --name smoke "${tiny_args[@]}" --set "runconfig.model_dir=$tmp/model") || fail "train exit $? $out"
@@ -1191,6 +1250,30 @@ finetune_binary)
         --set "train_input.data_dir=$tmp/notes.txt" 2>&1) && fail "train on an ELF file must fail"
   expect_in "looks like an ELF executable" "$out"
   expect_in "train_input.allow_binary: true" "$out" ;;
+lesson_run_on)
+  # Issue 31: a lesson whose `preset:` line ran on into the next, indented line (one path
+  # component past 255 bytes) made `wafer lesson check` and `list` abort (exit 134). Both answer
+  # with the lesson's error, naming the key; `list` lists the good lessons beside it.
+  mkdir -p "$tmp/share/resources/lessons"
+  ln -s "$src/presets" "$tmp/share/presets"
+  ln -s "$src/resources/lessons/figures" "$tmp/share/resources/lessons/figures"
+  cp "$src/resources/lessons/01-weight-streaming.yaml" "$tmp/share/resources/lessons/"
+  lesson="$tmp/share/resources/lessons/02-hand-edited.yaml"
+  { echo 'title: "A hand edit"'
+    echo 'preset: ../../presets/teaching-stream.yaml'
+    echo "  and the next line ran on$(printf ' and on%.0s' {1..40})"
+    echo 'steps:'
+    echo '  - text: hello'; } >"$lesson"
+  out=$("$wafer" lesson check "$lesson" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "check: expected exit 1, got $code: $out"
+  expect_in "02-hand-edited.yaml:2:9: preset: the preset does not load: " "$out"
+  expect_in "cannot be read (File name too long)" "$out"
+  expect_in "did the \`preset:\` line run on into the next" "$out"
+  out=$("$wafer" lesson list "$tmp/share/resources/lessons" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "list: expected exit 1 (one lesson does not load), got $code: $out"
+  expect_in "01-weight-streaming.yaml *One step of weight streaming" "$out"
+  expect_in "02-hand-edited.yaml *(does not load" "$out"
+  expect_in "File name too long" "$out" ;;
 lessons)
   # Issue 17: `wafer lesson list` names the bundled lessons, `check` validates without running and
   # reports a bad file at its line and column, `run` exits 1 when a step's check fails.

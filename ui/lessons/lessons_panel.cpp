@@ -16,6 +16,7 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QStackedWidget>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTextDocumentFragment>
@@ -38,6 +39,14 @@
 
 namespace ws::ui {
 namespace {
+
+// The key a lesson is listed under: its canonical path, or the path as given when the system
+// refuses it (a file name past 255 bytes must not throw out of the panel).
+QString lessonKey(const std::filesystem::path& file) {
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(file, ec);
+    return QString::fromStdString((ec ? file.lexically_normal() : canonical).string());
+}
 
 QString qs(const std::string& s) {
     return QString::fromStdString(s);
@@ -277,12 +286,16 @@ void LessonsPanel::fillLessonList() {
     m_lessons->addItem(tr("Choose a lesson…"));
     for (const lesson::LessonEntry& e : lesson::listLessons(lesson::defaultLessonDir())) {
         const QString name = qs(e.file.filename().string());
-        const QString text = e.title.empty()
-                                 ? tr("%1 (does not load)").arg(name)
-                                 : QStringLiteral("%1  %2").arg(name.left(2), qs(e.title));
-        m_lessons->addItem(text, qs(std::filesystem::weakly_canonical(e.file).string()));
-        if (!e.error.empty())
+        if (e.title.empty()) {
+            // "does not load" first: the list is narrow, and the file name is in the tooltip.
+            m_lessons->addItem(style()->standardIcon(QStyle::SP_MessageBoxWarning),
+                               tr("%1  does not load: %2").arg(name.left(2), name),
+                               lessonKey(e.file));
             m_lessons->setItemData(m_lessons->count() - 1, qs(e.error), Qt::ToolTipRole);
+            continue;
+        }
+        m_lessons->addItem(QStringLiteral("%1  %2").arg(name.left(2), qs(e.title)),
+                           lessonKey(e.file));
     }
 }
 
@@ -298,8 +311,7 @@ bool LessonsPanel::openLesson(const QString& path) {
     m_lesson = std::move(loaded).value();
     m_lessonTitle->setText(QStringLiteral("<b>%1</b>").arg(qs(m_lesson->title).toHtmlEscaped()));
     m_lessonTitle->setToolTip(qs(m_lesson->summary));
-    const int listed = m_lessons->findData(
-        QString::fromStdString(std::filesystem::weakly_canonical(path.toStdString()).string()));
+    const int listed = m_lessons->findData(lessonKey(path.toStdString()));
     m_lessons->setCurrentIndex(std::max(listed, 0));
     enterStep(0);
     m_window->showLessonStart(m_lesson->start.config, qs(m_lesson->title));

@@ -186,10 +186,14 @@ void MainWindow::openStore() {
         m_store = std::move(opened).value();
         m_runsDock->setStore(m_store.get());
     } else {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          QString::fromStdString(opened.error().message));
-        // A damaged store is never shown as an empty list: the user is told and offered the
-        // routes back once the window is up.
+        const QString message = QString::fromStdString(opened.error().message);
+        m_logDock->append(int(session::LogLine::Level::Error), message);
+        // A store that does not open is never shown as an empty list: the Runs dock says so,
+        // and a damaged one is offered the routes back once the window is up.
+        m_runsDock->showStoreProblem(
+            tr("The run store could not be opened, so no runs are listed: %1")
+                .arg(message.section(QLatin1Char('\n'), 0, 0)),
+            false);
         QTimer::singleShot(0, this, [this] { offerRecoveryIfDamaged(); });
     }
 }
@@ -326,6 +330,16 @@ void MainWindow::wireRunsDock() {
             });
     connect(m_runsDock, &RunsDock::errorOccurred, this, [this](const QString& message) {
         m_logDock->append(int(session::LogLine::Level::Error), message);
+    });
+    // A list that could not be read may be a damaged file: checked, and recovery offered.
+    connect(m_runsDock, &RunsDock::readFailed, this,
+            [this] { QTimer::singleShot(0, this, [this] { offerRecoveryIfDamaged(); }); });
+    connect(m_runsDock, &RunsDock::recoverRequested, this, [this] {
+        // Mended or moved away since it was found damaged: open what is there now.
+        if (store::checkStore(m_storePath).state == store::StoreHealth::State::Damaged)
+            offerRecoveryIfDamaged();
+        else if (!m_store)
+            reopenStore();
     });
 }
 
@@ -591,11 +605,26 @@ void MainWindow::offerRecoveryIfDamaged() {
     m_store.reset();
     const bool recovered = offerStoreRecovery(this, m_storePath, health);
     m_offeringRecovery = false;
-    if (!recovered) return;
+    if (!recovered) {
+        // Going on without it is allowed, but never looks like a store without runs.
+        m_runsDock->showStoreProblem(
+            tr("The run store %1 is damaged and not open: its runs are not listed, and new runs "
+               "cannot be recorded until it is recovered. The file has not been changed.")
+                .arg(QString::fromStdString(m_storePath.string())),
+            true);
+        return;
+    }
+    reopenStore();
+}
+
+void MainWindow::reopenStore() {
     auto reopened = store::RunStore::open(m_storePath);
     if (!reopened.ok()) {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          QString::fromStdString(reopened.error().message));
+        const QString message = QString::fromStdString(reopened.error().message);
+        m_logDock->append(int(session::LogLine::Level::Error), message);
+        m_runsDock->showStoreProblem(tr("The run store could not be opened: %1")
+                                         .arg(message.section(QLatin1Char('\n'), 0, 0)),
+                                     false);
         return;
     }
     m_store = std::move(reopened).value();

@@ -202,6 +202,9 @@ private:
     // When the store file is damaged (found at start or by a failed read): the recovery dialog
     // (store_recovery_dialog.h), then the recovered store is opened and followed again.
     void offerRecoveryIfDamaged();
+    // Opens m_storePath again (after a recovery) and lists and follows it; on failure the Runs
+    // dock says why.
+    void reopenStore();
     // Whether run `runId` can be resumed now: the one rule of the toolbar's Resume Run and the
     // Runs dock's "Resume run…" (a run with a checkpoint or a stopped sweep, nothing training).
     bool canResumeNow(int64_t runId) const;

@@ -3,15 +3,20 @@
 
 #include <QDateTime>
 #include <QDesktopServices>
+#include <QFrame>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPainter>
 #include <QPainterPath>
+#include <QPushButton>
+#include <QStyle>
 #include <QTreeWidget>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -164,9 +169,43 @@ RunsDock::RunsDock(QWidget* parent) : QDockWidget(tr("Runs"), parent) {
                 }
                 menu.exec(m_tree->header()->mapToGlobal(pos));
             });
+    m_problem = new QFrame(content);
+    m_problem->setObjectName(QStringLiteral("runsStoreProblem"));
+    m_problem->setFrameShape(QFrame::StyledPanel);
+    {
+        // The palette's own warning colours (as a tooltip's), so it reads in every theme.
+        m_problem->setAutoFillBackground(true);
+        QPalette warning = m_problem->palette();
+        warning.setColor(QPalette::Window, palette().color(QPalette::ToolTipBase));
+        warning.setColor(QPalette::WindowText, palette().color(QPalette::ToolTipText));
+        m_problem->setPalette(warning);
+        auto* icon = new QLabel(m_problem);
+        const int size = style()->pixelMetric(QStyle::PM_SmallIconSize);
+        icon->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(size, size));
+        icon->setAlignment(Qt::AlignTop);
+        m_problemText = new QLabel(m_problem);
+        m_problemText->setObjectName(QStringLiteral("runsStoreProblemText"));
+        m_problemText->setWordWrap(true);
+        m_problemText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        m_recover = new QPushButton(tr("Recover…"), m_problem);
+        m_recover->setObjectName(QStringLiteral("runsRecover"));
+        m_recover->setToolTip(
+            tr("Salvage the store, restore its backup or start a fresh one; "
+               "the damaged file is kept"));
+        auto* text = new QVBoxLayout;
+        text->addWidget(m_problemText);
+        text->addWidget(m_recover, 0, Qt::AlignLeft);
+        auto* row = new QHBoxLayout(m_problem);
+        row->setContentsMargins(6, 6, 6, 6);
+        row->addWidget(icon, 0, Qt::AlignTop);
+        row->addLayout(text, 1);
+        connect(m_recover, &QPushButton::clicked, this, &RunsDock::recoverRequested);
+        m_problem->hide();
+    }
     auto* layout = new QVBoxLayout(content);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->setSpacing(4);
+    layout->addWidget(m_problem);
     layout->addWidget(m_filter);
     layout->addWidget(m_tree);
     setWidget(content);
@@ -190,10 +229,34 @@ void RunsDock::refresh() {
     }
     auto runs = m_store->listRuns();
     if (!runs.ok()) {
-        emit errorOccurred(QString::fromStdString(runs.error().message));
+        const QString message = QString::fromStdString(runs.error().message);
+        showStoreProblem(tr("The run store could not be read, so its runs are not listed: %1")
+                             .arg(message.section(QLatin1Char('\n'), 0, 0)),
+                         false);
+        emit errorOccurred(message);
+        emit readFailed(message);
         return;
     }
+    clearStoreProblem();
     showRuns(*runs);
+}
+
+void RunsDock::showStoreProblem(const QString& text, bool recoverable) {
+    m_problemText->setText(text);
+    m_problemText->setToolTip(text);
+    m_recover->setVisible(recoverable);
+    m_problem->show();
+    // Where the user looks for runs: bring the dock forward if it was closed or tabbed away.
+    show();
+    raise();
+}
+
+void RunsDock::clearStoreProblem() {
+    m_problem->hide();
+}
+
+bool RunsDock::hasStoreProblem() const {
+    return !m_problem->isHidden();
 }
 
 namespace {

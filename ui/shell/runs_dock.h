@@ -2,8 +2,9 @@
 // with a status icon, final loss and date; a filter box; multi-select to overlay runs in the
 // Training tab; a context menu to rename, delete (after confirmation), open the run's config or
 // its folder, resume it from its newest checkpoint; each run's checkpoints are listed in its
-// tooltip and in a "Checkpoints" submenu that opens their folders. Reads the store synchronously
-// (it is small and local); GUI thread only.
+// tooltip and in a "Checkpoints" submenu that opens their folders. A store that cannot be read
+// shows as a warning above the list, never as an empty list. Reads the store synchronously (it is
+// small and local); GUI thread only.
 #pragma once
 
 #include <QDockWidget>
@@ -11,8 +12,11 @@
 #include <functional>
 #include <vector>
 
+class QFrame;
+class QLabel;
 class QLineEdit;
 class QMenu;
+class QPushButton;
 class QTreeWidget;
 class QTreeWidgetItem;
 
@@ -33,6 +37,12 @@ public:
 
     void setStore(store::RunStore* store);  // not owned; nullptr empties the list
     void refresh();                         // re-reads the store, keeping the selection
+    // A run store that could not be opened or read: a warning above the (then empty) list,
+    // so that it never passes for a store without runs, with a Recover… button when
+    // `recoverable` (it emits recoverRequested). A read that succeeds again clears it.
+    void showStoreProblem(const QString& text, bool recoverable);
+    void clearStoreProblem();
+    bool hasStoreProblem() const;
     // Shows these runs (newest first), updating the tree in place: the selection, expanded
     // sweeps and scroll position stay; selectionChanged only if a selected run disappeared.
     void showRuns(const std::vector<store::RunInfo>& runs);
@@ -55,6 +65,9 @@ signals:
     void selectionChanged(const std::vector<int64_t>& runIds);
     void openConfigRequested(const QString& yaml, const QString& runName);
     void errorOccurred(const QString& message);
+    // A read of the store failed (the message says why); the main window checks the file.
+    void readFailed(const QString& message);
+    void recoverRequested();
     void resumeRequested(int64_t runId);
 
 private:
@@ -63,6 +76,9 @@ private:
     void showContextMenu(const QPoint& pos);
 
     store::RunStore* m_store = nullptr;
+    QFrame* m_problem;       // "runsStoreProblem": the warning, hidden while the store reads
+    QLabel* m_problemText;   // "runsStoreProblemText"
+    QPushButton* m_recover;  // "runsRecover"
     QLineEdit* m_filter;
     QTreeWidget* m_tree;
     bool m_refreshing = false;

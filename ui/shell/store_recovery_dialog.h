@@ -1,7 +1,9 @@
 // The studio's answer to a damaged run store: a dialog that says what happened (the file has not
-// been changed) and offers the two routes back from engine/store/store_recovery.h — salvage what
-// SQLite can still read, or restore the last good backup — or to go on without the store. Never
-// an empty run list that looks like lost history. GUI thread only.
+// been changed) and offers only the routes back that exist (engine/store/store_recovery.h):
+// salvage what SQLite can still read, restore the last good backup (when there is one), start a
+// fresh store that keeps the damaged file beside it, or go on without the store. A route that
+// fails is reported in the same dialog, which then offers the routes still open. Never an empty
+// run list that looks like lost history. GUI thread only.
 #pragma once
 
 #include <QString>
@@ -16,7 +18,8 @@ struct StoreHealth;
 namespace ws::ui {
 
 // Shows the dialog for `db`; runs the chosen recovery (reporting its outcome in a second message
-// box). Returns true when the store was recovered and can be opened again.
+// box). Returns true when the store was recovered (or a fresh one started) and can be opened
+// again; false when the user went on without it.
 bool offerStoreRecovery(QWidget* parent, const std::filesystem::path& db,
                         const store::StoreHealth& health);
 

@@ -82,6 +82,18 @@ TEST(Corpus, ErrorsNameTheProblem) {
     EXPECT_NE(empty.error().message.find("the corpus is empty"), std::string::npos);
 }
 
+// Issue 31: a data_dir read from a config may name anything; one whose component passes the
+// system's 255 bytes (a line that ran on) said "does not exist". It says why it cannot be read.
+TEST(Corpus, APathTheSystemRefusesSaysWhy) {
+    testing::TempDir dir;
+    const std::string tooLong = (dir / std::string(300, 'x') / "a.txt").string();
+    auto refused = readCorpus({tooLong});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("'" + tooLong + "' cannot be read (File name too long)"),
+              std::string::npos)
+        << refused.error().message;
+}
+
 TEST(Corpus, ReadOnlyFoldersWork) {
     testing::TempDir dir;
     writeFile(dir / "ro" / "a.txt", "read only text");

@@ -231,6 +231,13 @@ TEST(HfImport, Refusals) {
     expectImportRefused({}, "model.safetensors", [](const fs::path& d) {
         fs::resize_file(d / "model.safetensors", 100);  // truncated
     });
+    // Issue 31: a folder named in a file may be a path the system refuses (a component past
+    // 255 bytes): an error naming it, never an exception.
+    const fs::path tooLong = fs::temp_directory_path() / std::string(300, 'h');
+    auto refused = inspectHfFolder(tooLong);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find(tooLong.string()), std::string::npos)
+        << refused.error().message;
 }
 
 }  // namespace

@@ -281,6 +281,8 @@ TEST_F(PeftAdapterTest, MissingFileIsRefused) {
     fs::remove(peft / kPeftConfigFile);
     expectRefused(dir.path() / "base", peft, "adapter_config.json is missing");
     expectRefused(dir.path() / "base", dir.path() / "nowhere", "no such folder");
+    // Issue 31: a path the system refuses (a component past 255 bytes) is refused the same way.
+    expectRefused(dir.path() / "base", dir.path() / std::string(300, 'p'), "no such folder");
 }
 
 TEST_F(PeftAdapterTest, OtherPeftMethodsAreRefused) {

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
 
 namespace ws::lesson {
 namespace {
@@ -147,6 +150,61 @@ TEST(LessonErrors, MissingPartsAreNamed) {
     EXPECT_NE(e.find("t.yaml:2:9: preset: the preset does not load"), std::string::npos) << e;
     e = errorOf(kHead + "  - text: a\n    figure: figures/none.png\n");
     EXPECT_NE(e.find("t.yaml:5:13: steps[0].figure: no such image"), std::string::npos) << e;
+}
+
+// Issue 31: a hand edit made the `preset:` line run on into the next, more indented line, which
+// YAML joins into one plain value: a path with a component past the system's 255 bytes. Every
+// file system call on it threw std::filesystem::filesystem_error ("File name too long"), which
+// stopped the studio at start and `wafer lesson check` (exit 134). Now it is the preset's error.
+const std::string kRunOnPreset =
+    "title: T\n"
+    "preset: ../../presets/teaching-stream.yaml\n"
+    "  and the next line of the hand edit runs on and on and on and on and on and on and on and "
+    "on and on and on and on and on and on and on and on and on and on and on and on and on and "
+    "on and on and on and on and on and on and on and on and on and on and on and on and on\n"
+    "steps:\n"
+    "  - text: a\n";
+
+TEST(LessonErrors, APathPastTheSystemsLimitIsAnErrorNotACrash) {
+    std::string e = errorOf(kRunOnPreset);
+    EXPECT_NE(e.find("t.yaml:2:9: preset: the preset does not load: "), std::string::npos) << e;
+    EXPECT_NE(e.find("cannot be read (File name too long)"), std::string::npos) << e;
+    EXPECT_NE(e.find("did the `preset:` line run on into the next"), std::string::npos) << e;
+    // A figure's name past the limit, and a preset that is not a file (reading /dev/zero would
+    // never end).
+    e = errorOf(kHead + "  - text: a\n    figure: figures/" + std::string(300, 'x') + ".png\n");
+    EXPECT_NE(e.find("t.yaml:5:13: steps[0].figure: cannot read the image"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("(File name too long)"), std::string::npos) << e;
+    e = errorOf("title: T\npreset: /dev/zero\nsteps:\n  - text: a\n");
+    EXPECT_NE(e.find("preset: the preset does not load: /dev/zero is not a file"),
+              std::string::npos)
+        << e;
+}
+
+// The studio and `wafer lesson list` read a whole folder: a lesson that does not load is listed
+// with its error, beside the ones that do.
+TEST(Lesson, AFolderWithABrokenLessonListsItWithItsError) {
+    namespace fs = std::filesystem;
+    const fs::path root =
+        fs::temp_directory_path() / ("wafer-lesson-list-" + std::to_string(::getpid()));
+    const fs::path dir = root / "resources" / "lessons";  // as shipped: presets two folders up
+    fs::create_directories(dir);
+    fs::create_directory_symlink(fs::path(WAFER_SOURCE_DIR) / "presets", root / "presets");
+    fs::create_directory_symlink(kLessonDir / "figures", dir / "figures");
+    fs::copy_file(kLessonDir / "07-learning-rate-too-high.yaml", dir / "07-good.yaml");
+    std::ofstream(dir / "08-runs-on.yaml") << kRunOnPreset;
+    const auto lessons = listLessons(dir);
+    ASSERT_EQ(lessons.size(), 2u);
+    EXPECT_TRUE(lessons[0].error.empty()) << lessons[0].error;
+    EXPECT_FALSE(lessons[0].title.empty());
+    EXPECT_TRUE(lessons[1].title.empty());
+    EXPECT_NE(lessons[1].error.find("08-runs-on.yaml:2:9: preset: "), std::string::npos)
+        << lessons[1].error;
+    EXPECT_NE(lessons[1].error.find("File name too long"), std::string::npos) << lessons[1].error;
+    EXPECT_FALSE(loadLesson(dir / "08-runs-on.yaml").ok());
+    std::error_code ec;
+    fs::remove_all(root, ec);
 }
 
 TEST(LessonErrors, ViewsAndHighlightsAreChecked) {

@@ -210,6 +210,12 @@ TEST(LoadModel, ErrorsNameTheFileAndTheFix) {
     writeRunFolder(dir / "garbage", tinyModel(samplingShape()));
     std::ofstream(dir / "garbage" / "model.safetensors") << "not a safetensors file";
     expectError(dir / "garbage", "model.safetensors", "");
+
+    // Issue 31: a model folder or checkpoint_path read from a file may name a path the system
+    // refuses (a component past 255 bytes): an error, never an exception.
+    const fs::path tooLong = dir / std::string(300, 'm');
+    expectError(tooLong, tooLong.string(), "");
+    expectError(tooLong / "model.safetensors", tooLong.string(), "");
 }
 
 }  // namespace

@@ -200,6 +200,114 @@ TEST(StoreRecovery, AnEmptiedFileWhoseBackupHoldsRunsIsDamaged) {
     EXPECT_FALSE(RunStore::open(db).ok());
 }
 
+// Overwrites the whole file with junk: nothing is left that salvage could read.
+void wreck(const fs::path& db) {
+    scribble(db, 0, size_t(fs::file_size(db)));
+}
+
+// Issue 31: salvage failed on a store without a backup, and its message said "restore the backup
+// instead". Every message names only routes that exist: here a fresh store, which keeps the
+// damaged file.
+TEST(StoreRecovery, AFailedSalvageWithoutABackupNamesOnlyTheRoutesThatExist) {
+    TempDir dir("store_unrecoverable");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "lost", 5);  // the store was empty when opened: no backup was taken
+    ASSERT_FALSE(checkStore(db).backup.has_value());
+    wreck(db);
+    const std::string damaged = fileHash(db);
+    const StoreHealth health = checkStore(db);
+    ASSERT_EQ(health.state, StoreHealth::State::Damaged);
+    const std::string advice = damagedStoreAdvice(db, health);
+    EXPECT_EQ(advice.find("backup"), std::string::npos) << advice;
+    EXPECT_NE(advice.find("wafer store recover --db " + db.string() + " --fresh"),
+              std::string::npos)
+        << advice;
+
+    auto salvaged = recoverStore(db, RecoveryMethod::Salvage);
+    ASSERT_FALSE(salvaged.ok());
+    const std::string& why = salvaged.error().message;
+    EXPECT_NE(why.find("Salvage failed: "), std::string::npos) << why;
+    EXPECT_NE(why.find("Nothing was changed: the damaged file is still at " + db.string()),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("There is no backup to restore"), std::string::npos) << why;
+    EXPECT_EQ(why.find("restore the"), std::string::npos) << why;
+    EXPECT_EQ(why.find("--from-backup"), std::string::npos) << why;
+    EXPECT_EQ(why.find("`wafer store recover --db " + db.string() + "`"), std::string::npos)
+        << why;  // salvage itself, which just failed
+    EXPECT_NE(why.find("- Start a fresh, empty store: `wafer store recover --db " + db.string() +
+                       " --fresh`"),
+              std::string::npos)
+        << why;
+    EXPECT_EQ(fileHash(db), damaged);
+    auto restored = recoverStore(db, RecoveryMethod::Backup);
+    ASSERT_FALSE(restored.ok());
+    EXPECT_NE(restored.error().message.find("there is no backup"), std::string::npos)
+        << restored.error().message;
+    EXPECT_EQ(restored.error().message.find("--from-backup"), std::string::npos)
+        << restored.error().message;
+
+    auto fresh = recoverStore(db, RecoveryMethod::Fresh);
+    ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+    EXPECT_EQ(fileHash(fresh->damagedKeptAt), damaged);
+    EXPECT_EQ(fresh->damagedKeptAt.parent_path(), db.parent_path());
+    EXPECT_EQ(checkStore(db).state, StoreHealth::State::Missing);
+    auto reopened = RunStore::open(db);
+    ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+    EXPECT_TRUE((*reopened)->listRuns()->empty());
+}
+
+// A fresh store moves the backup aside with the damaged file: the new store's first backup
+// would otherwise replace the last good copy of the old runs.
+TEST(StoreRecovery, AFreshStoreKeepsTheBackupBesideTheDamagedFile) {
+    TempDir dir("store_fresh_backup");
+    const fs::path db = dir / "runs.sqlite";
+    addRun(db, "one", 5);
+    ASSERT_TRUE(backupStore(db).ok());
+    const std::string backup = fileHash(backupPathFor(db));
+    wreck(db);
+    const std::string advice = damagedStoreAdvice(db, checkStore(db));
+    EXPECT_NE(advice.find("--from-backup"), std::string::npos) << advice;
+    EXPECT_NE(advice.find("- Or start a fresh, empty store"), std::string::npos) << advice;
+    auto fresh = recoverStore(db, RecoveryMethod::Fresh);
+    ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+    EXPECT_FALSE(fs::exists(backupPathFor(db)));
+    EXPECT_EQ(fileHash(fs::path(fresh->damagedKeptAt.string() + ".backup")), backup);
+    // A healthy store is never put out of sight.
+    addRun(db, "new", 1);
+    auto refused = recoverStore(db, RecoveryMethod::Fresh);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("nothing to recover"), std::string::npos);
+}
+
+// Issue 31: damage below the pages that opening reads (the backup was fresh, so opening did not
+// read every page) made `wafer runs list` say only "database disk image is malformed". A read
+// that finds damage names it and the routes back, as a refused open does.
+TEST(StoreRecovery, DamageFoundByAReadNamesTheRoutesBack) {
+    TempDir dir("store_read_damage");
+    const fs::path db = dir / "runs.sqlite";
+    for (int i = 0; i < 3; ++i) addRun(db, "run " + std::to_string(i), 2000);
+    int pageSize = 0, pages = 0;
+    {
+        SQLite::Database check(db.string(), SQLite::OPEN_READONLY);
+        pageSize = check.execAndGet("PRAGMA page_size").getInt();
+        pages = check.execAndGet("PRAGMA page_count").getInt();
+    }
+    scribble(db, std::streamoff(pageSize) * (pages / 2), size_t(pageSize));
+    auto opened = RunStore::open(db);  // its backup is minutes old: not retaken, pages not read
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    std::string message;
+    for (int64_t run = 1; run <= 3 && message.empty(); ++run) {
+        auto points = (*opened)->metrics(run, "loss");
+        if (!points.ok()) message = points.error().message;
+    }
+    ASSERT_FALSE(message.empty()) << "no read met the damaged page";
+    EXPECT_NE(message.find("is damaged"), std::string::npos) << message;
+    EXPECT_NE(message.find("wafer store recover --db " + db.string()), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("--from-backup"), std::string::npos) << message;  // it has one
+}
+
 // Another connection holding the store's exclusive lock (as one does while it opens a new store
 // and turns WAL on) until `release` is called.
 class ExclusiveHolder {

@@ -246,6 +246,18 @@ TEST(SweepSpace, ASweepFileNamesItsBaseConfig) {
     auto plain = loadSweepFile(dir.path() / "base.yaml");
     ASSERT_FALSE(plain.ok());
     EXPECT_NE(plain.error().message.find("no sweep: section"), std::string::npos);
+
+    // Issue 31: sweep.base may name a path the system refuses (a component past 255 bytes):
+    // an error naming the key, never an exception.
+    std::ofstream(dir.path() / "long.yaml")
+        << "sweep:\n  base: " << std::string(300, 'b') << ".yaml\n  seeds: 2\n";
+    auto tooLong = loadSweepFile(dir.path() / "long.yaml");
+    ASSERT_FALSE(tooLong.ok());
+    EXPECT_NE(tooLong.error().message.find("sweep.base: cannot open config file"),
+              std::string::npos)
+        << tooLong.error().message;
+    EXPECT_NE(tooLong.error().message.find("File name too long"), std::string::npos)
+        << tooLong.error().message;
 }
 
 TEST(SweepSpace, TheSweepSectionRoundTripsThroughSaveAndLoad) {

@@ -37,6 +37,18 @@ void writeFile(const fs::path& path, std::string_view text) {
 
 using Ids = std::vector<int32_t>;
 
+// Issue 31: vocab_file and merges_file come from a config and may name a path the system refuses
+// (a component past 255 bytes): an error naming the file, never an exception.
+TEST(Gpt2Bpe, APathTheSystemRefusesIsAnError) {
+    const fs::path tooLong = fs::temp_directory_path() / std::string(300, 'v') / "vocab.json";
+    auto refused = loadGpt2Bpe(tooLong, kMini / "merges.txt");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find(tooLong.string()), std::string::npos)
+        << refused.error().message;
+    refused = loadGpt2Bpe(kMini / "vocab.json", tooLong.parent_path() / "merges.txt");
+    ASSERT_FALSE(refused.ok());
+}
+
 TEST(Gpt2Bpe, EncodesLikeGpt2) {
     auto tok = loadMini();
     ASSERT_TRUE(tok);

@@ -61,6 +61,19 @@ TEST(WaferSpec, FindsPresetsByName) {
     EXPECT_NE(missing.error().message.find("wse2"), std::string::npos);  // lists what exists
 }
 
+// Issue 31: a spec path read from a config (wafer.spec) may be anything: an error naming why.
+TEST(WaferSpec, APathTheSystemRefusesIsAnErrorSayingWhy) {
+    const std::string tooLong = "/tmp/" + std::string(300, 'w') + ".yaml";
+    auto refused = loadWaferSpec(tooLong);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("File name too long"), std::string::npos)
+        << refused.error().message;
+    auto missing = loadWaferSpec("/tmp/no-such-spec.yaml");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("No such file or directory"), std::string::npos)
+        << missing.error().message;
+}
+
 TEST(WaferSpec, KnownNamesAndDidYouMeanForATypo) {
     EXPECT_EQ(knownSpecNames(), (std::vector<std::string>{"teaching-16x16", "wse2", "wse3"}));
     for (const auto& [typed, meant] : {std::pair{"teaching16", "teaching-16x16"},
