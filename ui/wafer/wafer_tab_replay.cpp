@@ -12,6 +12,7 @@
 #include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/executor_buffer.h"
 #include "ui/wafer/slow_motion_bar.h"
 #include "ui/wafer/step_replayer.h"
 #include "ui/wafer/utilization_map.h"
@@ -169,13 +170,24 @@ void WaferTab::applyReplay() {
                                      .arg(phaseName(ph.nextLayer, ph.nextBackward))
                                : tr("Slow motion: no utilization frame for this moment"));
     }
-    m_bufferSlots->setState(st.buffer, m_numBlocks);
+    // The buffer: what the run's executor held at that point of the phase (its real spans), as
+    // the step shows it outside slow motion; a planned step has only its schedule's.
+    const StepRecord* record = shownRecord();
+    std::optional<wafer::BufferState> held;
+    if (record && !m_plannedActive)
+        held = ExecutorBuffer(*record, prediction->weightBufferLayers).atReplayMoment(ph);
+    if (held)
+        m_bufferSlots->setState(std::move(held), m_numBlocks, {},
+                                tr("What the run's weight buffer held at this point of the "
+                                   "phase (its real stream-in and compute spans)."));
+    else
+        m_bufferSlots->setState(st.buffer, m_numBlocks, {},
+                                tr("The emulated schedule's buffer at the cursor."));
     double low = 0, high = 1;
     if (frame && m_fitColours->isChecked() && frame->max > frame->min) {
         low = frame->min;
         high = frame->max;
     }
-    const StepRecord* record = shownRecord();
     m_diagram->setStep(record, prediction->numSystems, m_numBlocks, prediction->treeDepth,
                        QString::fromStdString(prediction->waferName), frame, false, low, high);
     m_diagram->setReplay(
