@@ -9,6 +9,8 @@
 #include <QVBoxLayout>
 
 #include "engine/model/model_facts.h"
+#include "engine/wafer/run_fit.h"
+#include "engine/wafer/spec.h"
 #include "ui/config/config_form.h"
 #include "ui/config/yaml_editor.h"
 
@@ -58,6 +60,15 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     m_facts->setAutoFillBackground(true);
     m_facts->setBackgroundRole(QPalette::AlternateBase);
 
+    // How the step fits the wafer: the micro-batches a step needs (what the lessons ask about).
+    m_fit = new QLabel(this);
+    m_fit->setObjectName(QStringLiteral("configFit"));
+    m_fit->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_fit->setWordWrap(true);
+    m_fit->setContentsMargins(10, 2, 10, 6);
+    m_fit->setAutoFillBackground(true);
+    m_fit->setBackgroundRole(QPalette::AlternateBase);
+
     m_problems = new QListWidget(this);
     m_problems->setObjectName(QStringLiteral("configProblems"));
     m_problems->setWordWrap(true);
@@ -72,6 +83,7 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(m_facts);
+    layout->addWidget(m_fit);
     layout->addWidget(splitter, 1);
     layout->addWidget(m_problems);
 
@@ -141,6 +153,37 @@ void ConfigTab::onDocumentChanged() {
                nullptr, int(m_document->problems().size()));
     }
     m_facts->setText(text);
+    m_fit->setText(fitText(c, facts));
+}
+
+QString ConfigTab::fitText(const config::Config& c, const model::ModelFacts& facts) const {
+    // The engine's own fit (the check Run makes): micro-batches, and where the SRAM goes.
+    if (!m_document->problems().empty()) {
+        for (const auto& p : m_document->problems())
+            if (p.message.contains(QLatin1String("does not fit")))
+                return tr(
+                    "<b>On the wafer:</b> <span style='color:#e53935'><b>does not fit</b>"
+                    "</span> (why: the problem below)");
+        return tr("<b>On the wafer:</b> fix the problems below first");
+    }
+    const auto fit = wafer::fitOnWafer(c);
+    const auto spec = wafer::specForConfig(c);
+    if (!fit.ok() || !spec.ok()) return {};
+    const int perSystem = c.trainInput.batchSize / std::max(1, c.runconfig.numCsx);
+    const int micros = fit->microBatch > 0 ? perSystem / fit->microBatch : 0;
+    const double sram = c.wafer.sramBytes > 0 ? double(c.wafer.sramBytes)
+                                              : double(spec->cores()) * spec->sramBytesPerCore;
+    const QString passes = micros == 1 ? tr("1 micro-batch") : tr("%1 micro-batches").arg(micros);
+    const QString sequences =
+        fit->microBatch == 1 ? tr("1 sequence") : tr("%1 sequences").arg(fit->microBatch);
+    return tr("<b>On the wafer</b> (%1): <b>%2</b> of %3 per step and system &nbsp;·&nbsp; SRAM "
+              "%4: weight buffer %5 (%6) + activations %7 per micro-batch (%8 a sequence)")
+        .arg(QString::fromStdString(spec->name).toHtmlEscaped(), passes, sequences,
+             humanBytes(sram), humanBytes(double(facts.waferBufferBytes)),
+             c.wafer.weightBufferLayers == 1 ? tr("1 slot")
+                                             : tr("%1 slots").arg(c.wafer.weightBufferLayers),
+             humanBytes(double(fit->activationBytes)))
+        .arg(humanBytes(double(fit->bytesPerSequence)));
 }
 
 }  // namespace ws::ui
