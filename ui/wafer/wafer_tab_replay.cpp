@@ -171,18 +171,25 @@ void WaferTab::applyReplay() {
                                : tr("Slow motion: no utilization frame for this moment"));
     }
     // The buffer: what the run's executor held at that point of the phase (its real spans), as
-    // the step shows it outside slow motion; a planned step has only its schedule's.
+    // the step shows it outside slow motion; a phase it has not run yet (a paused step) has no
+    // such picture; a planned step has only its schedule's.
     const StepRecord* record = shownRecord();
-    std::optional<wafer::BufferState> held;
-    if (record && !m_plannedActive)
-        held = ExecutorBuffer(*record, prediction->weightBufferLayers).atReplayMoment(ph);
-    if (held)
-        m_bufferSlots->setState(std::move(held), m_numBlocks, {},
-                                tr("What the run's weight buffer held at this point of the "
-                                   "phase (its real stream-in and compute spans)."));
-    else
+    const std::optional<ExecutorBuffer> executor =
+        record && !m_plannedActive
+            ? std::optional<ExecutorBuffer>(std::in_place, *record, prediction->weightBufferLayers)
+            : std::nullopt;
+    if (executor && !executor->empty()) {
+        if (auto held = executor->atReplayMoment(ph))
+            m_bufferSlots->setState(std::move(held), m_numBlocks, {},
+                                    tr("What the run's weight buffer held at this point of the "
+                                       "phase (its real stream-in and compute spans)."));
+        else
+            m_bufferSlots->setState(std::nullopt, m_numBlocks,
+                                    tr("this phase has not run yet in this step"));
+    } else {
         m_bufferSlots->setState(st.buffer, m_numBlocks, {},
                                 tr("The emulated schedule's buffer at the cursor."));
+    }
     double low = 0, high = 1;
     if (frame && m_fitColours->isChecked() && frame->max > frame->min) {
         low = frame->min;
