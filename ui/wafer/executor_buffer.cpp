@@ -54,19 +54,25 @@ wafer::BufferState ExecutorBuffer::at(double timeS) const {
     return wafer::bufferStateOf(m_spans, m_slots, timeS, m_system);
 }
 
+void ExecutorBuffer::addOwnGradients(wafer::BufferState& state,
+                                     const wafer::TimelineSpan& compute) const {
+    // A backward phase's own gradients stream out as it ends (the executor sends them right
+    // after the compute): they belong to the phase, as the emulated schedule draws them.
+    if (compute.kind != SpanKind::Backward) return;
+    for (const wafer::TimelineSpan& s : m_spans)
+        if (s.kind == SpanKind::StreamOut && s.layer == compute.layer && s.micro == compute.micro &&
+            s.endS >= compute.startS &&
+            std::find(state.streamingOut.begin(), state.streamingOut.end(), compute.layer) ==
+                state.streamingOut.end())
+            state.streamingOut.push_back(compute.layer);
+}
+
 std::optional<wafer::BufferState> ExecutorBuffer::atPhase(int layer, bool backward) const {
     const wafer::TimelineSpan* c = compute(layer, backward, -1);
     if (!c) return std::nullopt;
     wafer::BufferState state =
         at(c->endS > c->startS ? c->endS - 1e-3 * (c->endS - c->startS) : c->startS);
-    // A backward phase's own gradients stream out as it ends (the executor sends them right
-    // after the compute): they belong to the phase shown.
-    for (const wafer::TimelineSpan& s : m_spans)
-        if (backward && s.kind == SpanKind::StreamOut && s.layer == layer && s.micro == c->micro &&
-            s.endS >= c->startS &&
-            std::find(state.streamingOut.begin(), state.streamingOut.end(), layer) ==
-                state.streamingOut.end())
-            state.streamingOut.push_back(layer);
+    addOwnGradients(state, *c);
     return state;
 }
 
@@ -76,9 +82,12 @@ std::optional<wafer::BufferState> ExecutorBuffer::atReplayMoment(
     const wafer::TimelineSpan* last =
         m.layer >= 0 ? compute(m.layer, m.backward, m.micro) : nullptr;
     if (m.layer >= 0 && !last) return std::nullopt;
-    if (m.activity == wafer::WaferActivity::Computing && last)
-        return at(last->startS +
-                  std::clamp(m.computedFraction, 0.0, 1.0) * (last->endS - last->startS));
+    if (m.activity == wafer::WaferActivity::Computing && last) {
+        wafer::BufferState state = at(last->startS + std::clamp(m.computedFraction, 0.0, 1.0) *
+                                                         (last->endS - last->startS));
+        addOwnGradients(state, *last);
+        return state;
+    }
     // Before the next phase (or the step's tail): between the last compute and the next one.
     const double from = last ? last->endS : std::min(0.0, m_spans[m_computes.front()].startS);
     if (m.nextLayer < 0) return at(from);  // the step's tail: every visit released

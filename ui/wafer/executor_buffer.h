@@ -37,6 +37,7 @@ public:
 private:
     const wafer::TimelineSpan* compute(int layer, bool backward, int micro) const;
     wafer::BufferState at(double timeS) const;
+    void addOwnGradients(wafer::BufferState& state, const wafer::TimelineSpan& compute) const;
 
     std::vector<wafer::TimelineSpan> m_spans;  // real times (s from the step's real origin)
     std::vector<size_t> m_computes;            // indices of the compute spans, by start
