@@ -119,8 +119,7 @@ void ConfigTab::onDocumentChanged() {
         item->setData(Qt::UserRole, p.line);
     }
     m_problems->setVisible(!m_document->problems().empty());
-    const int rows = std::min(int(m_document->problems().size()), 4);
-    m_problems->setFixedHeight(rows * (m_problems->fontMetrics().height() + 8) + 8);
+    sizeProblems();
 
     const config::Config& c = m_document->config();
     const model::ModelFacts facts = model::deriveFacts(c);
@@ -156,14 +155,34 @@ void ConfigTab::onDocumentChanged() {
     m_fit->setText(fitText(c, facts));
 }
 
+void ConfigTab::sizeProblems() {
+    // Tall enough for every problem's wrapped text (a long fit message runs to three lines at a
+    // laptop's width), up to a third of the tab; beyond that the list scrolls.
+    const QFontMetrics fm(m_problems->font());
+    const int textWidth = std::max(
+        120, m_problems->viewport()->width() - m_problems->iconSize().width() - 2 * fm.height());
+    int total = 8;
+    for (int i = 0; i < m_problems->count(); ++i)
+        total += fm.boundingRect(QRect(0, 0, textWidth, 100000), Qt::TextWordWrap,
+                                 m_problems->item(i)->text())
+                     .height() +
+                 8;
+    m_problems->setFixedHeight(std::min(total, std::max(fm.height() * 4, height() / 3)));
+}
+
+void ConfigTab::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    sizeProblems();
+}
+
 QString ConfigTab::fitText(const config::Config& c, const model::ModelFacts& facts) const {
     // The engine's own fit (the check Run makes): micro-batches, and where the SRAM goes.
     if (!m_document->problems().empty()) {
         for (const auto& p : m_document->problems())
             if (p.message.contains(QLatin1String("does not fit")))
-                return tr(
-                    "<b>On the wafer:</b> <span style='color:#e53935'><b>does not fit</b>"
-                    "</span> (why: the problem below)");
+                return tr("<b>On the wafer:</b> <span style='color:#e53935'><b>does not fit</b>"
+                          "</span> (why: under “%1” on the form, and in the list below)")
+                    .arg(ConfigDocument::fieldLabel(p.path).toHtmlEscaped());
         return tr("<b>On the wafer:</b> fix the problems below first");
     }
     const auto fit = wafer::fitOnWafer(c);

@@ -33,8 +33,12 @@ public:
     // Applies pending YAML typing now (normally 300 ms after the last keystroke).
     void applyPendingYaml();
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void onDocumentChanged();
+    void sizeProblems();  // the problem list fits its wrapped messages
     QString fitText(const config::Config& config, const model::ModelFacts& facts) const;
 
     ConfigDocument* m_document;

@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPointer>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -20,6 +21,7 @@
 #include "engine/lesson/lesson.h"
 #include "support/gui_test.h"
 #include "ui/config/config_document.h"
+#include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
 #include "ui/lessons/lesson_figure.h"
 #include "ui/lessons/lesson_subjects.h"
@@ -170,6 +172,24 @@ private slots:
             QVERIFY2(!p.message.contains("max_sequence_length"), qPrintable(p.message));
         }
         QCOMPARE(listed, 1);
+        // On the form, in full once: under the spec it is located at; the buffer's slots, which
+        // it names too, point there.
+        auto* form = window.findChild<ConfigTab*>("configTab")->form();
+        const QString atBuffer =
+            form->errorLabelFor("wafer.weight_buffer_layers")->property("fullText").toString();
+        const QString atSpec = form->errorLabelFor("wafer.spec")->property("fullText").toString();
+        QVERIFY2(atSpec.contains("weight buffer alone"), qPrintable(atSpec));
+        QVERIFY2(!atBuffer.contains("weight buffer alone") && atBuffer.contains("Spec"),
+                 qPrintable(atBuffer));
+        QVERIFY2(fit->text().contains("under “Spec”"), qPrintable(fit->text()));
+        // The list below the form shows the whole message: as tall as its wrapped text.
+        auto* problems = window.findChild<QListWidget*>("configProblems");
+        QVERIFY(problems->isVisible());
+        QTRY_VERIFY2(
+            problems->viewport()->height() >= problems->visualItemRect(problems->item(0)).bottom(),
+            qPrintable(QStringLiteral("%1 < %2")
+                           .arg(problems->viewport()->height())
+                           .arg(problems->visualItemRect(problems->item(0)).bottom())));
         screenshot(window, QStringLiteral("lesson-text-bound.png"));
     }
 
