@@ -164,12 +164,16 @@ void BufferSlotsView::paintEvent(QPaintEvent*) {
         x += slotWidth + gap;
     }
     QStringList out;
-    for (int layer : m_state->streamingOut) out << layerName(layer);
+    QStringList outShort;  // "emb" fits a narrow box
+    for (int layer : m_state->streamingOut) {
+        out << layerName(layer);
+        outShort << (layer == 0 ? tr("emb") : layerName(layer));
+    }
     const QRect r(x + gap, 2, width() - x - gap - 2, h);
     box(r, TimelineView::kindColor(SpanKind::StreamOut), out.isEmpty() ? 0 : 1,
         out.isEmpty() ? tr("gradients out: none")
                       : tr("gradients out → MemoryX: %1").arg(out.join(", ")),
-        out.isEmpty(), out.isEmpty() ? tr("out: none") : tr("out: %1").arg(out.join(", ")));
+        out.isEmpty(), out.isEmpty() ? tr("out: none") : tr("out: %1").arg(outShort.join(", ")));
 }
 
 }  // namespace ws::ui
