@@ -556,4 +556,27 @@ CheckResult evaluate(const Condition& c, const CheckContext& context) {
     return {passed, detail};
 }
 
+std::optional<std::string> subjectValue(std::string_view subject, const CheckContext& context,
+                                        std::string* why) {
+    std::string reason;
+    auto value = valueOf(Operand{true, std::string(subject)}, context, reason);
+    if (!value && why) *why = reason;
+    return value;
+}
+
+CheckResult evaluateAnswer(std::string_view subject, std::string_view typed,
+                           const CheckContext& context) {
+    const std::string answer = trim(typed);
+    if (answer.empty()) return {false, "type your answer first"};
+    std::string why;
+    const auto value = subjectValue(subject, context, &why);
+    if (!value) return {false, "the screen does not show it yet: " + why};
+    const std::optional<double> a = parseDouble(answer);
+    const std::optional<double> b = parseDouble(*value);
+    const bool passed = a && b ? std::abs(*a - *b) <= 1e-9 * std::max(1.0, std::abs(*b))
+                               : equalsIgnoreCase(answer, *value);
+    return {passed, passed ? "your answer " + answer + " is right"
+                           : "your answer " + answer + " is not what the screen shows"};
+}
+
 }  // namespace ws::lesson

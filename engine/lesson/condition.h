@@ -119,4 +119,13 @@ struct CheckResult {
 };
 CheckResult evaluate(const Condition& condition, const CheckContext& context);
 
+// A subject's value as a check sees it ("4", "forward", "true"); nullopt (and `why`) when it
+// has none yet.
+std::optional<std::string> subjectValue(std::string_view subject, const CheckContext& context,
+                                        std::string* why = nullptr);
+// The answer a learner typed against the subject it must equal (a try-it's `answer`): numbers
+// compare as numbers, words case-insensitively. The detail never gives the value away.
+CheckResult evaluateAnswer(std::string_view subject, std::string_view typed,
+                           const CheckContext& context);
+
 }  // namespace ws::lesson

@@ -284,8 +284,18 @@ void readTry(const Raw& raw, TryIt& t, ReadContext& ctx) {
     r.field(t.task, {.key = "task", .help = ""});
     r.field(t.hint, {.key = "hint", .help = ""});
     r.field(check, {.key = "check", .help = ""});
+    r.field(t.answer, {.key = "answer", .help = ""});
     r.field(solution, {.key = "solution", .help = ""});
     r.reportUnusedKeys();
+    if (!t.answer.empty()) {
+        // The answer names a subject, as a check's left side does.
+        auto parsed = parseCondition(t.answer + " == 0");
+        if (!parsed.ok() || !parsed->left.isSubject || parsed->left.text != t.answer)
+            ctx.error(r.node()["answer"].Mark(), childPath(raw.path, "answer"),
+                      "expected the subject whose value the learner types (e.g. "
+                      "\"fit.micro_batches\")" +
+                          (parsed.ok() ? std::string() : ": " + parsed.error().message));
+    }
     if (t.task.empty()) ctx.error(raw.node->Mark(), raw.path, "needs a `task` for the learner");
     if (!check.node)
         ctx.error(raw.node->Mark(), raw.path,
@@ -508,6 +518,7 @@ const std::vector<std::string_view>& highlightNames() {
         "buffer_slots",      "phase_label",
         "step_time",         "mfu",
         "sparsity",          "coord_check",
+        "wafer_fit",
     };
     return names;
 }
@@ -717,6 +728,7 @@ std::string saveLessonYaml(const Lesson& lesson, const fs::path& dir) {
             emitText(out, "task", t.task);
             emitText(out, "hint", t.hint);
             emitChecks(out, "check", t.check);
+            emitText(out, "answer", t.answer);
             if (!t.solutionChanges.empty() || t.solutionAction.kind != Action::Kind::None) {
                 out << YAML::Key << "solution" << YAML::Value << YAML::BeginMap;
                 if (!t.solutionChanges.empty()) emitChanges(out, t.solutionChanges);

@@ -70,6 +70,11 @@ struct TryIt {
     std::string task;
     std::string hint;
     std::vector<Condition> check;  // all must hold
+    // A question: the subject (a check subject, "fit.micro_batches") whose value the learner
+    // reads off the screen and types in; Check passes only when the typed answer equals it
+    // (evaluateAnswer), besides `check`. Empty: no question. The solution's answer is the
+    // subject's value once the solution is done.
+    std::string answer;
     std::vector<Change> solutionChanges;
     Action solutionAction;
 };

@@ -358,12 +358,21 @@ StepOutcome LessonRunner::runStep(size_t k) {
     if (step.tryIt) {
         bool all = !step.tryIt->check.empty();
         for (const auto& c : evaluate(step.tryIt->check)) all = all && c.passed;
-        out.tryPassedBefore = all;
+        out.tryPassedBefore = all && step.tryIt->answer.empty();  // a question still waits
         if (Status s = applySolution(k); !s.ok()) {
             out.error = describeStep(step, k) + ", try solution: " + s.error().message;
             return out;
         }
         out.tryCheck = evaluate(step.tryIt->check);
+        if (const std::string& subject = step.tryIt->answer; !subject.empty()) {
+            // The learner reads the answer off the screen: once the task is done it must have
+            // a value (the one "Show me" types in).
+            const CheckContext context{&m_config.config, &m_current, previous(), &m_studies};
+            std::string why;
+            const auto value = subjectValue(subject, context, &why);
+            out.tryCheck.push_back({"answer: " + subject, step.where, value.has_value(),
+                                    value ? subject + " is " + *value : subject + ": " + why});
+        }
     }
     return out;
 }

@@ -7,8 +7,10 @@
 namespace ws::streaming {
 namespace {
 
+// Binary units throughout, as the Config tab writes them: "12.0 MiB", "0.29 MiB".
 std::string mib(int64_t bytes) {
-    return fmt::format("{:.1f} MiB", double(bytes) / (1 << 20));
+    const double m = double(bytes) / (1 << 20);
+    return m < 1.0 ? fmt::format("{:.2f} MiB", m) : fmt::format("{:.1f} MiB", m);
 }
 
 // The longest sequence whose activations fit `available` bytes (binary search; 0 if none).
@@ -31,24 +33,53 @@ Result<FitResult> chooseMicroBatch(const FitInput& in) {
     r.bytesPerSequence = activationBytesPerSequence(in.shape, in.seqLen);
     const int64_t available = in.sramBytes - in.weightBufferBytes;
     const int64_t T = in.seqLen;
+    // The weight buffer alone leaves no room for one sequence: fewer slots, or a smaller model.
+    auto bufferTooBig = [&]() -> Error {
+        const int slots = in.weightBufferLayers;
+        std::string what = mib(in.weightBufferBytes);
+        std::string fix = "a smaller model or a bigger wafer (wafer.spec)";
+        if (slots > 0) {
+            const int64_t perSlot = in.weightBufferBytes / slots;
+            what = fmt::format(
+                "{} (wafer.weight_buffer_layers {} x {} of the largest layer's "
+                "weights)",
+                what, slots, mib(perSlot));
+            const int64_t room = in.sramBytes - r.bytesPerSequence;
+            const int64_t fitting = perSlot > 0 && room > 0 ? room / perSlot : 0;
+            if (fitting >= 1 && fitting < slots)
+                fix = fmt::format("wafer.weight_buffer_layers {} or fewer, {}", fitting, fix);
+        }
+        return Error{fmt::format(
+            "the weight buffer alone needs {}, leaving {} of the wafer's {} SRAM for the "
+            "activations, and one sequence of {} tokens needs {}: even micro_batch_size 1 does "
+            "not fit; use {}",
+            what, mib(std::max<int64_t>(available, 0)), mib(in.sramBytes), in.seqLen,
+            mib(r.bytesPerSequence), fix)};
+    };
     auto notEvenOne = [&]() -> Error {
-        // Which layer needs the most: a block (its MLP grows with the filter size) or the head
-        // (logits grow with the vocabulary).
+        // Which layer's activations need the most: a block's (its MLP grows with the filter
+        // size) or the head's (logits grow with the vocabulary).
         const int64_t C = in.shape.channels, F = in.shape.ffn;
         const int64_t block = (C + 2 + 3 * C + 2 * in.shape.heads + 3 * C + 2 + 2 * F + C) * T * 4;
         const int64_t head = (C + 2 + in.shape.vocab + 2) * T * 4;
         const bool blockWorst = block >= head;
         const int fits = longestFittingSequence(in.shape, available, in.seqLen);
+        const std::string shorter =
+            fits > 0 ? fmt::format("max_sequence_length {} or less, ", fits) : std::string();
         return Error{fmt::format(
             "the activations of one sequence of {} tokens need {} on the wafer; the largest layer "
-            "is {} ({}). After the weight buffer ({}) only {} of the wafer's {} SRAM remains, so "
-            "even micro_batch_size 1 does not fit: use max_sequence_length {} or less, a smaller "
+            "is {} ({} of activations a sequence). After the weight buffer ({}) only {} of the "
+            "wafer's {} SRAM remains, so even micro_batch_size 1 does not fit: use {}a smaller "
             "model, wafer.weight_buffer_layers 1, or a bigger wafer (wafer.spec)",
             in.seqLen, mib(r.bytesPerSequence),
             blockWorst ? "each transformer block" : "the head (logits grow with the vocabulary)",
             mib(blockWorst ? block : head), mib(in.weightBufferBytes),
-            mib(std::max<int64_t>(available, 0)), mib(in.sramBytes), fits)};
+            mib(std::max<int64_t>(available, 0)), mib(in.sramBytes), shorter)};
     };
+    // Not even the shortest sequence fits beside the buffer: the buffer is the problem.
+    if (r.bytesPerSequence > available &&
+        activationBytesPerSequence(in.shape, 1) > std::max<int64_t>(available, 0))
+        return bufferTooBig();
     if (r.bytesPerSequence > available) return notEvenOne();
 
     if (in.microBatchSetting == "auto") {

@@ -20,6 +20,7 @@ struct FitInput {
     std::string microBatchSetting;  // "auto", "none" or a number (validated by the config)
     int64_t sramBytes = 0;          // the wafer's memory
     int64_t weightBufferBytes = 0;  // weight_buffer_layers x the largest layer's weights
+    int weightBufferLayers = 0;     // wafer.weight_buffer_layers (0: not known, for messages)
 };
 
 struct FitResult {
@@ -30,7 +31,9 @@ struct FitResult {
 
 // "none" and numbers are taken as given (an error if they do not fit); "auto" picks the largest
 // divisor of the per-system batch that fits. When not even one sequence fits, the error names
-// the largest consumer (which layer), what it needs, what is available and what would fit.
+// the largest consumer (which layer), what it needs, what is available and what would fit; when
+// the weight buffer alone fills the SRAM, it says so and how many slots would leave room. Sizes
+// are in binary units (MiB, as the Config tab shows them).
 Result<FitResult> chooseMicroBatch(const FitInput& input);
 
 }  // namespace ws::streaming

@@ -1,9 +1,13 @@
-// What the wafer's weight buffer holds at a moment of one emulated step: which layer's weights
-// sit in each of the wafer.weight_buffer_layers slots (streaming in, waiting, or being computed
-// on) and whose gradients are streaming out to MemoryX. Read off a StepPrediction's schedule
-// (system 0): a layer takes a slot from the start of its stream-in until its compute ends; the
-// visits take the slots in turn (visit k in slot k mod slots), as the executor's ring does. An
-// MoE block's visit streams in as several units (TimelineSpan::expert): one visit, one slot.
+// What the wafer's weight buffer holds at a moment of one step: which layer's weights sit in each
+// of the wafer.weight_buffer_layers slots (streaming in, waiting, or being computed on) and whose
+// gradients are streaming out to MemoryX. Read off one system's spans of a step: the emulated
+// schedule's (StepPrediction, bufferStateAt), or the executor's real ones with their wall-clock
+// times (bufferStateOf), which say what the CPU run's bounded buffer really held (the loader
+// fills slot j % k as soon as visit j - k is released: with two slots the next layer is in while
+// this one computes). A layer takes a slot from the start of its stream-in until its compute
+// ends; the visits take the slots in turn (visit k in slot k mod slots), as the executor's ring
+// does. An MoE block's visit streams in as several units (TimelineSpan::expert): one visit, one
+// slot.
 // Thread-safety: pure functions of immutable input.
 #pragma once
 
@@ -33,6 +37,11 @@ struct BufferState {
 };
 
 BufferState bufferStateAt(const StepPrediction& prediction, double timeS);
+
+// The same from any spans of one step (times in seconds from a common origin): system `system`'s
+// stream-ins, computes and stream-outs; `slotCount` is wafer.weight_buffer_layers.
+BufferState bufferStateOf(const std::vector<TimelineSpan>& spans, int slotCount, double timeS,
+                          int system = 0);
 
 // The middle of a layer phase's compute (system 0, micro-batch `micro`) in seconds from the
 // step's start; < 0 when the schedule has no such phase.

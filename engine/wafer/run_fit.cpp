@@ -25,6 +25,7 @@ Result<streaming::FitResult> fitOnWafer(const config::Config& cfg, const model::
     in.sramBytes = sram;
     in.weightBufferBytes =
         int64_t(largest) * model::streamedBytesPerWeight(shape) * cfg.wafer.weightBufferLayers;
+    in.weightBufferLayers = cfg.wafer.weightBufferLayers;
     return streaming::chooseMicroBatch(in);
 }
 

@@ -62,6 +62,8 @@ public:
     bool isUntitled() const { return m_filePath.isEmpty(); }
     // "gpt-nano.yaml", or "gpt-nano (preset) — untitled" for an untitled document.
     QString displayName() const;
+    // The name an untitled document was given ("lesson: ..."); empty for a file.
+    QString untitledName() const { return isUntitled() ? m_untitledName : QString(); }
     // A file name to offer when an untitled document is first saved ("gpt-nano.yaml").
     QString suggestedFileName() const;
     bool isModified() const { return m_modified; }

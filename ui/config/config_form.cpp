@@ -286,10 +286,18 @@ void ConfigForm::refresh() {
                 QStringLiteral("%1 (%2): ").arg(ConfigDocument::fieldLabel(p.path), p.path)))
             rejected << p.path;
         // Under the field the problem is located at and every other field it names: the user
-        // may fix either (hidden_size % num_heads), and must see it where the message points.
+        // may fix either (hidden_size % num_heads), and must see it where the message points. A
+        // problem about the config as a whole (the fit, located at the wafer's spec) shows in
+        // full once, and the other fields it names point to it (the spec and the buffer's slots
+        // are neighbours: the same eight lines twice).
+        const bool aboutOneKey = !p.path.isEmpty() && p.message.startsWith(p.path);
         QStringList paths = pathsNamedIn(p.message, fields);
         if (!p.path.isEmpty() && !paths.contains(p.path)) paths << p.path;
-        for (const QString& path : paths) problemsByPath[path] << p.message;
+        for (const QString& path : paths)
+            problemsByPath[path] << (aboutOneKey || path == p.path || !m_rows.count(p.path)
+                                         ? p.message
+                                         : tr("(see the problem under “%1”)")
+                                               .arg(ConfigDocument::fieldLabel(p.path)));
     }
     const bool hasSweep = m_document->config().sweep.has_value();
     for (QWidget* w : m_sweepRows)

@@ -9,6 +9,8 @@
 #include <QVBoxLayout>
 
 #include "engine/model/model_facts.h"
+#include "engine/wafer/run_fit.h"
+#include "engine/wafer/spec.h"
 #include "ui/config/config_form.h"
 #include "ui/config/yaml_editor.h"
 
@@ -59,6 +61,15 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     m_facts->setAutoFillBackground(true);
     m_facts->setBackgroundRole(QPalette::AlternateBase);
 
+    // How the step fits the wafer: the micro-batches a step needs (what the lessons ask about).
+    m_fit = new QLabel(this);
+    m_fit->setObjectName(QStringLiteral("configFit"));
+    m_fit->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_fit->setWordWrap(true);
+    m_fit->setContentsMargins(10, 2, 10, 6);
+    m_fit->setAutoFillBackground(true);
+    m_fit->setBackgroundRole(QPalette::AlternateBase);
+
     m_problems = new QListWidget(this);
     m_problems->setObjectName(QStringLiteral("configProblems"));
     m_problems->setWordWrap(true);
@@ -73,6 +84,7 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(m_facts);
+    layout->addWidget(m_fit);
     layout->addWidget(splitter, 1);
     layout->addWidget(m_problems);
 
@@ -127,8 +139,7 @@ void ConfigTab::onDocumentChanged() {
         item->setData(Qt::UserRole, p.line);
     }
     m_problems->setVisible(!m_document->problems().empty());
-    const int rows = std::min(int(m_document->problems().size()), 4);
-    m_problems->setFixedHeight(rows * (m_problems->fontMetrics().height() + 8) + 8);
+    sizeProblems();
 
     if (!m_document->isParsed()) {
         // The facts of a config: there is none until the text parses (never another file's).
@@ -169,6 +180,57 @@ void ConfigTab::onDocumentChanged() {
                nullptr, int(m_document->problems().size()));
     }
     m_facts->setText(text);
+    m_fit->setText(fitText(c, facts));
+}
+
+void ConfigTab::sizeProblems() {
+    // Tall enough for every problem's wrapped text (a long fit message runs to three lines at a
+    // laptop's width), up to a third of the tab; beyond that the list scrolls.
+    const QFontMetrics fm(m_problems->font());
+    const int textWidth = std::max(
+        120, m_problems->viewport()->width() - m_problems->iconSize().width() - 2 * fm.height());
+    int total = 8;
+    for (int i = 0; i < m_problems->count(); ++i)
+        total += fm.boundingRect(QRect(0, 0, textWidth, 100000), Qt::TextWordWrap,
+                                 m_problems->item(i)->text())
+                     .height() +
+                 8;
+    m_problems->setFixedHeight(std::min(total, std::max(fm.height() * 4, height() / 3)));
+}
+
+void ConfigTab::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    sizeProblems();
+}
+
+QString ConfigTab::fitText(const config::Config& c, const model::ModelFacts& facts) const {
+    // The engine's own fit (the check Run makes): micro-batches, and where the SRAM goes.
+    if (!m_document->problems().empty()) {
+        for (const auto& p : m_document->problems())
+            if (p.message.contains(QLatin1String("does not fit")))
+                return tr("<b>On the wafer:</b> <span style='color:#e53935'><b>does not fit</b>"
+                          "</span> (why: under “%1” on the form, and in the list below)")
+                    .arg(ConfigDocument::fieldLabel(p.path).toHtmlEscaped());
+        return tr("<b>On the wafer:</b> fix the problems below first");
+    }
+    const auto fit = wafer::fitOnWafer(c);
+    const auto spec = wafer::specForConfig(c);
+    if (!fit.ok() || !spec.ok()) return {};
+    const int perSystem = c.trainInput.batchSize / std::max(1, c.runconfig.numCsx);
+    const int micros = fit->microBatch > 0 ? perSystem / fit->microBatch : 0;
+    const double sram = c.wafer.sramBytes > 0 ? double(c.wafer.sramBytes)
+                                              : double(spec->cores()) * spec->sramBytesPerCore;
+    const QString passes = micros == 1 ? tr("1 micro-batch") : tr("%1 micro-batches").arg(micros);
+    const QString sequences =
+        fit->microBatch == 1 ? tr("1 sequence") : tr("%1 sequences").arg(fit->microBatch);
+    return tr("<b>On the wafer</b> (%1): <b>%2</b> of %3 per step and system &nbsp;·&nbsp; SRAM "
+              "%4: weight buffer %5 (%6) + activations %7 per micro-batch (%8 a sequence)")
+        .arg(QString::fromStdString(spec->name).toHtmlEscaped(), passes, sequences,
+             humanBytes(sram), humanBytes(double(facts.waferBufferBytes)),
+             c.wafer.weightBufferLayers == 1 ? tr("1 slot")
+                                             : tr("%1 slots").arg(c.wafer.weightBufferLayers),
+             humanBytes(double(fit->activationBytes)))
+        .arg(humanBytes(double(fit->bytesPerSequence)));
 }
 
 }  // namespace ws::ui

@@ -1,11 +1,13 @@
 // ConfigTab: the Config tab. The generated form (left) and the YAML view (right) edit one
 // ConfigDocument and stay in sync (YAML edits apply 300 ms after typing stops); derived facts
-// (parameters, FLOPs/token, memory) update live above them; every problem is listed below with
-// a click taking you to its YAML line. GUI thread only.
+// (parameters, FLOPs/token, memory) and how a step fits the wafer (micro-batches) update live
+// above them; every problem is listed below with a click taking you to its YAML line. GUI
+// thread only.
 #pragma once
 
 #include <QWidget>
 
+#include "engine/model/model_facts.h"
 #include "ui/config/config_document.h"
 
 class QLabel;
@@ -26,6 +28,9 @@ public:
     ConfigForm* form() const { return m_form; }
     YamlEditor* yamlEditor() const { return m_yaml; }
     QLabel* factsLabel() const { return m_facts; }
+    // "On the wafer: 2 micro-batches of 4 sequences per step and system · SRAM ...": the
+    // engine's fit of the config (wafer/run_fit.h), or that it does not fit ("configFit").
+    QLabel* fitLabel() const { return m_fit; }
     // Applies pending YAML typing now (normally 300 ms after the last keystroke).
     void applyPendingYaml();
     // Applies what the user typed and has not confirmed yet: the YAML view's pending typing and
@@ -35,13 +40,19 @@ public:
     // not edit, or a read-only form) its line in the YAML view. False when neither has it.
     bool showField(const QString& path);
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void onDocumentChanged();
+    void sizeProblems();  // the problem list fits its wrapped messages
+    QString fitText(const config::Config& config, const model::ModelFacts& facts) const;
 
     ConfigDocument* m_document;
     ConfigForm* m_form;
     YamlEditor* m_yaml;
     QLabel* m_facts;
+    QLabel* m_fit;
     QListWidget* m_problems;
     QScrollArea* m_formScroll;
     QTimer* m_yamlDebounce;

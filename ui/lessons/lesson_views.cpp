@@ -317,6 +317,7 @@ QStringList LessonsPanel::highlightObjectNames(const QString& highlight) {
         {"mfu", {"waferSummary"}},
         {"sparsity", {"model.sparsity", "sparsity", "utilizationMap"}},
         {"coord_check", {"coordCheckView", "CoordVerdict"}},
+        {"wafer_fit", {"configFit"}},
     };
     return names.value(highlight);
 }

@@ -6,7 +6,6 @@
 #include <QDialog>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -30,6 +29,8 @@
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
 #include "ui/config/yaml_editor.h"
+#include "ui/lessons/lesson_figure.h"
+#include "ui/lessons/lesson_try_box.h"
 #include "ui/shell/auto_step.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
@@ -95,41 +96,13 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     m_formula->setStyleSheet(
         QStringLiteral("QLabel { font-family: monospace; font-size: 115%; padding: 6px;"
                        " border: 1px solid palette(mid); border-radius: 4px; }"));
-    m_figure = new QLabel(this);
-    m_figure->setObjectName(QStringLiteral("lessonFigure"));
-    m_figure->setAlignment(Qt::AlignCenter);
-    // Its width follows the dock's (fitFigure), never the other way round.
-    m_figure->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
-    m_figure->setCursor(Qt::PointingHandCursor);
-    m_figure->setToolTip(tr("Click to show the figure large (Esc or a click closes it)"));
-    m_figure->installEventFilter(this);
+    m_figure = new LessonFigure(this);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("lessonStatus"));
     m_status->setWordWrap(true);
     m_status->setMinimumHeight(m_status->fontMetrics().lineSpacing() * 2);
 
-    m_tryBox = new QGroupBox(tr("Try it"), this);
-    m_tryBox->setObjectName(QStringLiteral("lessonTry"));
-    auto* tryLayout = new QVBoxLayout(m_tryBox);
-    m_task = new QLabel(m_tryBox);
-    m_task->setObjectName(QStringLiteral("lessonTask"));
-    m_task->setWordWrap(true);
-    m_task->setMinimumHeight(m_task->fontMetrics().lineSpacing() * 3);
-    auto* tryButtons = new QHBoxLayout;
-    m_check = new QPushButton(tr("Check"), m_tryBox);
-    m_check->setObjectName(QStringLiteral("lessonCheck"));
-    m_showMe = new QPushButton(tr("Show me"), m_tryBox);
-    m_showMe->setObjectName(QStringLiteral("lessonShowMe"));
-    m_showMe->setToolTip(tr("Do what the task asks, as the learner would"));
-    tryButtons->addWidget(m_check);
-    tryButtons->addWidget(m_showMe);
-    tryButtons->addStretch(1);
-    m_checkResult = new QLabel(m_tryBox);
-    m_checkResult->setObjectName(QStringLiteral("lessonCheckResult"));
-    m_checkResult->setWordWrap(true);
-    tryLayout->addWidget(m_task);
-    tryLayout->addLayout(tryButtons);
-    tryLayout->addWidget(m_checkResult);
+    m_tryBox = new LessonTryBox(this);
 
     auto* nav = new QHBoxLayout;
     m_back = new QPushButton(tr("◀ Back"), this);
@@ -166,8 +139,8 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     });
     connect(m_back, &QPushButton::clicked, this, [this] { back(); });
     connect(m_next, &QPushButton::clicked, this, [this] { next(); });
-    connect(m_check, &QPushButton::clicked, this, [this] { check(); });
-    connect(m_showMe, &QPushButton::clicked, this, [this] { showMe(); });
+    connect(m_tryBox, &LessonTryBox::checkRequested, this, [this] { check(); });
+    connect(m_tryBox, &LessonTryBox::showMeRequested, this, [this] { showMe(); });
 
     m_poll->setInterval(50);
     connect(m_poll, &QTimer::timeout, this, [this] {
@@ -226,54 +199,14 @@ LessonsPanel::~LessonsPanel() {
 }
 
 void LessonsPanel::fitFigure() {
-    if (m_figurePixmap.isNull()) {
-        m_figure->clear();
-        return;
-    }
-    // The dock's whole width (drawn at 960 px, the figures scale down well and up a little).
+    // The dock's whole width, and at most 45 % of its height: the text must stay readable.
     const QMargins margins = layout()->contentsMargins();
-    const int width = std::max(120, this->width() - margins.left() - margins.right());
-    const int shown = std::min(width, m_figurePixmap.width() * 2);
-    if (m_figure->pixmap().width() == shown) return;
-    const QPixmap scaled = m_figurePixmap.scaledToWidth(shown, Qt::SmoothTransformation);
-    m_figure->setPixmap(scaled);
-    m_figure->setFixedHeight(scaled.height());
-}
-
-bool LessonsPanel::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_figure && event->type() == QEvent::MouseButtonRelease) {
-        showFigureLarge();
-        return true;
-    }
-    return QWidget::eventFilter(watched, event);
+    m_figure->fitTo(std::max(120, width() - margins.left() - margins.right()),
+                    std::max(120, int(height() * 0.45)));
 }
 
 QDialog* LessonsPanel::showFigureLarge() {
-    if (m_figurePixmap.isNull()) return nullptr;
-    // For the room: most of the screen, over the views, until a click or Esc.
-    auto* dialog = new QDialog(window(), Qt::FramelessWindowHint);
-    dialog->setObjectName(QStringLiteral("lessonFigureDialog"));
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    auto* layout = new QVBoxLayout(dialog);
-    layout->setContentsMargins(8, 8, 8, 8);
-    auto* image = new QLabel(dialog);
-    image->setObjectName(QStringLiteral("lessonFigureLarge"));
-    const QScreen* screen = window()->screen();
-    const QSize room = screen ? screen->availableGeometry().size() * 0.85 : QSize(1200, 800);
-    image->setPixmap(m_figurePixmap.scaled(room.boundedTo(m_figurePixmap.size() * 2),
-                                           Qt::KeepAspectRatio, Qt::SmoothTransformation));
-    layout->addWidget(image);
-    // A click anywhere on it closes it, as Esc does.
-    struct Closer : QObject {
-        using QObject::QObject;
-        bool eventFilter(QObject*, QEvent* e) override {
-            if (e->type() == QEvent::MouseButtonRelease) static_cast<QDialog*>(parent())->close();
-            return false;
-        }
-    };
-    image->installEventFilter(new Closer(dialog));
-    dialog->show();
-    return dialog;
+    return m_figure->showLarge();
 }
 
 void LessonsPanel::resizeEvent(QResizeEvent* event) {
@@ -353,7 +286,7 @@ void LessonsPanel::enterStep(size_t index) {
     m_step = index;
     m_tryPassed = false;
     m_actionError.clear();
-    m_checkResult->clear();
+    m_statusNote.clear();
     showStepText();
     const lesson::LessonStep& step = m_lesson->steps[index];
     auto config = lesson::configAtStep(*m_lesson, index, true);
@@ -378,8 +311,16 @@ void LessonsPanel::enterStep(size_t index) {
 
 bool LessonsPanel::next() {
     if (!canGoNext()) return false;
+    if (m_step + 1 >= m_lesson->steps.size()) return openLesson(nextLessonPath());
     enterStep(m_step + 1);
     return true;
+}
+
+QString LessonsPanel::nextLessonPath() const {
+    // The lesson after the open one in the list (a lesson opened from elsewhere has none).
+    const int at = m_lessons->currentIndex();
+    if (!m_lesson || at <= 0 || at + 1 >= m_lessons->count()) return {};
+    return m_lessons->itemData(at + 1).toString();
 }
 
 bool LessonsPanel::back() {
@@ -389,7 +330,8 @@ bool LessonsPanel::back() {
 }
 
 bool LessonsPanel::canGoNext() const {
-    if (!m_lesson || m_step + 1 >= m_lesson->steps.size() || isBusy()) return false;
+    if (!m_lesson || isBusy()) return false;
+    if (m_step + 1 >= m_lesson->steps.size() && nextLessonPath().isEmpty()) return false;
     const auto& step = m_lesson->steps[m_step];
     return !step.tryIt || m_tryPassed;
 }
@@ -403,8 +345,8 @@ void LessonsPanel::showStepText() {
                "or open a lesson file you wrote (README \"Lessons\").\n\nKeys while this panel "
                "has focus: **Space** or **→** Next, **←** Back."));
         m_formula->hide();
-        m_figure->hide();
-        m_tryBox->hide();
+        m_figure->setFigure({});
+        m_tryBox->setTry(nullptr);
         m_status->clear();
         return;
     }
@@ -414,21 +356,23 @@ void LessonsPanel::showStepText() {
     m_text->setMarkdown(qs(step.text));
     m_formula->setText(qs(step.formula));
     m_formula->setVisible(!step.formula.empty());
-    m_figurePixmap = step.figure.empty() ? QPixmap() : QPixmap(qs(step.figure.string()));
-    m_figure->setVisible(!step.figure.empty());
+    m_figure->setFigure(step.figure.empty() ? QString() : qs(step.figure.string()));
     fitFigure();
-    m_tryBox->setVisible(step.tryIt.has_value());
-    if (step.tryIt) m_task->setText(qs(step.tryIt->task));
+    m_tryBox->setTry(step.tryIt ? &*step.tryIt : nullptr);
 }
 
 bool LessonsPanel::applyConfig(const config::LoadedConfig& config) {
     const std::string want = config::saveConfigYaml(config.config, config::YamlStyle::Plain);
+    ConfigDocument* doc = m_window->document();
+    // The same config under another lesson's name (two lessons on one preset) is replaced all
+    // the same: the window title names the lesson open now.
+    const QString name = QStringLiteral("lesson: %1").arg(qs(m_lesson->title));
     if (auto have = documentConfig();
-        have && config::saveConfigYaml(have->config, config::YamlStyle::Plain) == want)
+        have && doc->untitledName() == name &&
+        config::saveConfigYaml(have->config, config::YamlStyle::Plain) == want)
         return false;
     // The learner's own config with unsaved edits is never replaced silently ("Save them
     // first?", as opening a file asks); a lesson's own document is the lesson's to replace.
-    ConfigDocument* doc = m_window->document();
     if (doc->isModified() && !doc->displayName().startsWith(QStringLiteral("lesson: ")) &&
         !m_window->maybeSave()) {
         m_actionError =
@@ -436,8 +380,7 @@ bool LessonsPanel::applyConfig(const config::LoadedConfig& config) {
                "changes. Save or discard them, then press Back and Next.");
         return false;
     }
-    doc->setUntitled(qs(config::saveConfigYaml(config.config)),
-                     QStringLiteral("lesson: %1").arg(qs(m_lesson->title)),
+    doc->setUntitled(qs(config::saveConfigYaml(config.config)), name,
                      qs(m_lesson->preset.parent_path().string()));
     configChanged();
     return true;
@@ -538,6 +481,47 @@ QString LessonsPanel::statusText() const {
     return m_status->text();
 }
 
+QString LessonsPanel::runLine() const {
+    if (!m_current.started) return {};
+    const int64_t steps = m_current.steps();
+    const QString trained =
+        steps == 1 ? tr("Run: 1 step trained") : tr("Run: %1 steps trained").arg(steps);
+    QString line;
+    switch (m_current.state) {
+        case session::RunState::Preparing:
+            return tr("Run: preparing.");
+        case session::RunState::Running:
+            line = tr("%1, training on.").arg(trained);
+            break;
+        case session::RunState::Paused:
+            line = tr("%1, paused.").arg(trained);
+            break;
+        default:
+            line = tr("%1.").arg(trained);
+            break;
+    }
+    // Where the paused wafer stands: the phase it just computed.
+    if (m_current.state == session::RunState::Paused && m_current.hasPhase) {
+        const int layers = m_current.layerCount;  // L + 2; 0 before the first prediction
+        const QString name = m_current.layer == 0 ? tr("the embeddings")
+                             : layers > 0 && m_current.layer == layers - 1
+                                 ? tr("the head")
+                                 : QStringLiteral("h.%1").arg(m_current.layer - 1);
+        line += tr(" The wafer shows the %1 pass of layer %2 (%3) of step %4.")
+                    .arg(m_current.phase == lesson::Phase::Forward ? tr("forward") : tr("backward"))
+                    .arg(m_current.layer)
+                    .arg(name)
+                    .arg(m_current.phaseStep + 1);
+    }
+    return line;
+}
+
+void LessonsPanel::refreshStatus() {
+    // A study's summary stands for the run line (the study trained models of its own).
+    const QString line = m_finishedStudy != lesson::Action::Kind::None ? QString() : runLine();
+    m_status->setText(line + m_statusNote);
+}
+
 void LessonsPanel::performAction(const lesson::Action& action) {
     if (action.kind == lesson::Action::Kind::CoordCheck ||
         action.kind == lesson::Action::Kind::Sweep) {
@@ -584,20 +568,7 @@ void LessonsPanel::startPendingRun() {
     session::SessionOptions options;
     options.stopAfterStep = m_start.stopAfterStep;
     // The run ends with a checkpoint as any other does: Runs can resume it, Samples sample it.
-    // "lesson 5: Unstructured sparsity, step 2": the Runs dock elides names in the middle, so the
-    // lesson's number leads and the step ends the name, both left readable.
-    QString number;
-    if (m_lesson) {
-        for (const char c : m_lesson->sourceFile.filename().string()) {
-            if (c < '0' || c > '9') break;
-            number += QChar(c);
-        }
-    }
-    number = number.isEmpty() ? QString() : QStringLiteral(" %1").arg(number.toInt());
-    options.runName = tr("lesson%1: %2, step %3")
-                          .arg(number, qs(m_lesson ? m_lesson->title : std::string()))
-                          .arg(m_step + 1)
-                          .toStdString();
+    options.runName = stepRunName().toStdString();
     if (!m_window->startLessonRun(*config, options, m_start.paused)) {
         finishAction(false, tr("the run cannot start (see the Log)"));
         return;
@@ -610,6 +581,25 @@ void LessonsPanel::startPendingRun() {
     m_poll->start();
 }
 
+QString LessonsPanel::stepRunName() const {
+    if (!m_lesson) return {};
+    // "lesson 5: Unstructured sparsity, step 2": the Runs dock elides names in the middle, so
+    // the lesson's number leads and the step ends the name, both left readable.
+    QString number;
+    for (const char c : m_lesson->sourceFile.filename().string()) {
+        if (c < '0' || c > '9') break;
+        number += QChar(c);
+    }
+    number = number.isEmpty() ? QString() : QStringLiteral(" %1").arg(number.toInt());
+    return tr("lesson%1: %2, step %3").arg(number, qs(m_lesson->title)).arg(m_step + 1);
+}
+
+QString LessonsPanel::runNameForDocument() const {
+    if (!m_lesson) return {};
+    const QString name = QStringLiteral("lesson: %1").arg(qs(m_lesson->title));
+    return m_window->document()->untitledName() == name ? stepRunName() : QString();
+}
+
 void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore) {
     const int64_t serial = m_window->controller()->runSerial();
     if (-serial == m_seenSerial) return;  // a run that ended for a config change
@@ -618,10 +608,13 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
         m_current = lesson::RunObservation{};
         m_current.started = true;
         m_seenSerial = serial;
+        m_statusNote.clear();  // what the step's own run showed
     }
     for (const session::Event& e : events) m_current.observe(e);
     if (!events.empty()) m_sinceProgress.start();
     if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);
+    // The learner's own Step Layer, Auto-step or Run: the status line follows the run.
+    if (!events.empty() && !isBusy() && m_actionError.isEmpty()) refreshStatus();
 }
 
 void LessonsPanel::advance(int64_t pauseStops) {
@@ -679,18 +672,10 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
     m_waitingToStart = false;
     m_poll->stop();
     m_actionError = error;
+    m_statusNote.clear();
     if (ok) {
-        QString where;
-        if (m_current.hasPhase)
-            where =
-                tr(" The wafer shows the %1 pass of layer %2 (step %3).")
-                    .arg(m_current.phase == lesson::Phase::Forward ? tr("forward") : tr("backward"))
-                    .arg(m_current.layer)
-                    .arg(m_current.phaseStep + 1);
-        QString text = m_current.started
-                           ? tr("Run: %1 steps trained.%2").arg(m_current.steps()).arg(where)
-                           : QString();
-        if (m_finishedStudy != lesson::Action::Kind::None) text = studySummary(m_finishedStudy);
+        if (m_finishedStudy != lesson::Action::Kind::None)
+            m_statusNote = studySummary(m_finishedStudy);
         // What the step promises (`expect`), so a lesson's author sees at once when it does not
         // hold; the learner sees nothing extra when it does.
         const auto config = documentConfig();
@@ -704,10 +689,20 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
                 if (!r.passed) failed << qs(c.text + " (" + r.detail + ")");
             }
             if (!failed.isEmpty())
-                text += tr("<br><span style='color:#c62828'>The lesson expected %1.</span>")
-                            .arg(failed.join(QStringLiteral("; ")).toHtmlEscaped());
+                m_statusNote += tr("<br><span style='color:#c62828'>The lesson expected %1.</span>")
+                                    .arg(failed.join(QStringLiteral("; ")).toHtmlEscaped());
         }
-        m_status->setText(text);
+        // "Show me" answers the question too, with what the screen now shows.
+        if (m_solving && m_lesson && m_lesson->steps[m_step].tryIt && config) {
+            const std::string& subject = m_lesson->steps[m_step].tryIt->answer;
+            const lesson::CheckContext context{&config->config,
+                                               m_current.started ? &m_current : nullptr,
+                                               m_previous ? &*m_previous : nullptr, &m_studies};
+            std::optional<std::string> value;
+            if (!subject.empty()) value = lesson::subjectValue(subject, context);
+            if (value) m_tryBox->setAnswer(qs(*value));
+        }
+        refreshStatus();
     } else {
         m_status->setText(tr("<span style='color:#c62828'>Could not do this step: %1</span>")
                               .arg(error.toHtmlEscaped()));
@@ -720,31 +715,15 @@ bool LessonsPanel::check() {
     if (!m_lesson) return false;
     const auto& step = m_lesson->steps[m_step];
     if (!step.tryIt) return true;
-    auto config = documentConfig();
-    QStringList failures;
-    if (!config) {
-        failures << tr("the config has problems: fix them on the Config tab");
-    } else {
-        const lesson::CheckContext context{&config->config,
-                                           m_current.started ? &m_current : nullptr,
-                                           m_previous ? &*m_previous : nullptr, &m_studies};
-        for (const lesson::Condition& c : step.tryIt->check) {
-            const lesson::CheckResult r = lesson::evaluate(c, context);
-            if (!r.passed) failures << qs(r.detail);
-        }
-    }
-    m_tryPassed = failures.isEmpty();
-    if (m_tryPassed) {
-        m_checkResult->setText(
-            tr("<span style='color:#2e7d32'><b>✓ Well done.</b> Next is "
-               "open.</span>"));
-    } else {
-        QString text = tr("<span style='color:#c62828'><b>Not yet:</b> %1</span>")
-                           .arg(failures.join(QStringLiteral("; ")).toHtmlEscaped());
-        if (!step.tryIt->hint.empty())
-            text += tr("<br><b>Hint:</b> %1").arg(qs(step.tryIt->hint).toHtmlEscaped());
-        m_checkResult->setText(text);
-    }
+    const auto config = documentConfig();
+    const lesson::CheckContext context{config ? &config->config : nullptr,
+                                       m_current.started ? &m_current : nullptr,
+                                       m_previous ? &*m_previous : nullptr, &m_studies};
+    const bool last = m_step + 1 >= m_lesson->steps.size();
+    const QString open = !last                         ? tr("Next is open.")
+                         : !nextLessonPath().isEmpty() ? tr("“Next lesson” is open.")
+                                                       : tr("That was the last lesson.");
+    m_tryPassed = m_tryBox->check(config ? &context : nullptr, open);
     updateButtons();
     return m_tryPassed;
 }
@@ -754,7 +733,7 @@ void LessonsPanel::showMe() {
     const auto& step = m_lesson->steps[m_step];
     if (!step.tryIt) return;
     // A "Not yet" from before no longer holds once the task is being done: Check tells anew.
-    m_checkResult->clear();
+    m_tryBox->clearResult();
     if (!step.tryIt->solutionChanges.empty()) {
         auto config = documentConfig();
         if (!config) return;
@@ -780,9 +759,15 @@ void LessonsPanel::showError(const QString& title, const QString& message) {
 void LessonsPanel::updateButtons() {
     m_back->setEnabled(m_lesson && m_step > 0);
     m_next->setEnabled(canGoNext());
+    // The last step's Next opens the next lesson.
+    const bool last = m_lesson && m_step + 1 >= m_lesson->steps.size();
+    m_next->setText(last ? tr("Next lesson ▶") : tr("Next ▶"));
+    QString nextTitle;
+    if (last && !nextLessonPath().isEmpty())
+        nextTitle = m_lessons->itemText(m_lessons->currentIndex() + 1);
+    m_next->setToolTip(nextTitle.isEmpty() ? QString() : tr("Open %1").arg(nextTitle));
     const bool tryOpen = m_lesson && !isBusy();
-    m_check->setEnabled(tryOpen);
-    m_showMe->setEnabled(tryOpen);
+    m_tryBox->setButtonsEnabled(tryOpen);
 }
 
 void LessonsPanel::keyPressEvent(QKeyEvent* event) {

@@ -1,16 +1,18 @@
 // LessonsPanel: the studio's Lessons dock (issue 17, README "Lessons"). It lists the shipped
 // lessons (resources/lessons) and opens any lesson file; shows the current step's title, text,
-// formula and figure; and performs the step in the studio itself: the step's config
-// (lesson::configAtStep) goes into the window's config document, its action runs on the window's
-// real run through the RunController (a new run, paused or stopped after N steps; Step Layer),
-// driven by lesson::ActionDriver with every drained event batch; a coord_check runs on the Sweeps
-// tab's coord check view and a sweep through the window's Run Sweep, their results summed up in
-// the panel and kept for checks (lesson::StudyObservation); the step's view is brought
-// forward and the named widget outlined (HighlightFrame). A step's "try it" is checked with
-// lesson::evaluate against the document's config, the current run and the run before it; Next
-// stays disabled until it passes (the hint is shown when it does not). Keys while the panel has
-// focus: Space / Right for Next, Left for Back. A lesson file that does not load is reported in
-// an error box with the engine's file:line:col messages. GUI thread only.
+// formula and figure (LessonFigure); and performs the step in the studio itself: the step's
+// config (lesson::configAtStep) goes into the window's config document, its action runs on the
+// window's real run through the RunController (a new run, paused or stopped after N steps; Step
+// Layer), driven by lesson::ActionDriver with every drained event batch; a coord_check runs on
+// the Sweeps tab's coord check view and a sweep through the window's Run Sweep, their results
+// summed up in the panel and kept for checks (lesson::StudyObservation); the step's view is
+// brought forward and the named widget outlined (HighlightFrame). A step's "try it"
+// (LessonTryBox) is checked with lesson::evaluate against the document's config, the current run
+// and the run before it (and a question against what the screen shows); Next stays disabled
+// until it passes. The status line follows the run as the learner steps or runs on their own;
+// the last step's Next opens the next lesson in the list. Keys while the panel has focus: Space
+// / Right for Next, Left for Back. A lesson file that does not load is reported in an error box
+// with the engine's file:line:col messages. GUI thread only.
 #pragma once
 
 #include <QElapsedTimer>
@@ -26,7 +28,6 @@
 
 class QComboBox;
 class QDialog;
-class QGroupBox;
 class QLabel;
 class QPushButton;
 class QTextBrowser;
@@ -34,6 +35,8 @@ class QTimer;
 
 namespace ws::ui {
 
+class LessonFigure;
+class LessonTryBox;
 class MainWindow;
 
 // The part of `w` that shows, in `in`'s coordinates (`in` an ancestor of `w`): its rectangle
@@ -94,7 +97,14 @@ public:
     bool isBusy() const {
         return m_driver != nullptr || m_waitingToStart || m_study != lesson::Action::Kind::None;
     }
+    // Next: the next step, or on the last step the next lesson in the list ("Next lesson ▶").
     bool canGoNext() const;
+    QString nextLessonPath() const;  // empty: no lesson after this one
+    // The name the current step gives a run: "lesson 2: The wafer buffer and prefetching, step 3";
+    // runNameForDocument() is that while the window's config is the lesson's own (so Run,
+    // pressed by the learner, names its run after the step too), else empty.
+    QString stepRunName() const;
+    QString runNameForDocument() const;
     QString actionError() const { return m_actionError; }
     QString lastError() const { return m_lastError; }
     const lesson::RunObservation& currentRun() const { return m_current; }
@@ -104,10 +114,12 @@ public:
     }
     // What the lesson's coord_check and sweep actions found (`coord.*`, `sweep.*` in checks).
     const lesson::StudyObservation& studies() const { return m_studies; }
-    // The status line under the step text (what the action did, or why it could not).
+    // The status line under the step text: where the run stands (steps trained, the phase a
+    // paused run shows; it follows the run as the learner steps or runs on), what the step's
+    // study found, the step's unmet expectations, or why the action could not be done.
     QString statusText() const;
-    // The step's figure large, for the room ("lessonFigureDialog", frameless, most of the
-    // screen; a click or Esc closes it); the figure's click opens it. Null without a figure.
+    // The step's figure large, for the room (LessonFigure::showLarge; the figure's click opens
+    // it). Null without a figure.
     QDialog* showFigureLarge();
     // The widget the step's highlight names (null when none or not found).
     QWidget* highlighted() const;
@@ -121,7 +133,6 @@ signals:
 protected:
     void keyPressEvent(QKeyEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;  // the figure follows the dock's width
-    bool eventFilter(QObject* watched, QEvent* event) override;  // a click on the figure
     // The type changing (Presenter Mode): the step title keeps 1.4 x the panel's type.
     void changeEvent(QEvent* event) override;
 
@@ -140,6 +151,8 @@ private:
     void onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore);
     void advance(int64_t pauseStops);
     void finishAction(bool ok, const QString& error);
+    QString runLine() const;  // "Run: 3 steps trained, paused. The wafer shows ..."
+    void refreshStatus();
     // "step 2 ("Pause"), pause after the forward pass of layer 1: <what>"
     QString stepFailure(const QString& what) const;
     void timeOut();
@@ -183,14 +196,10 @@ private:
     QLabel* m_stepTitle;
     QTextBrowser* m_text;
     QLabel* m_formula;
-    QLabel* m_figure;
-    QPixmap m_figurePixmap;  // the step's figure as drawn (shown scaled to the dock's width)
+    LessonFigure* m_figure;
     QLabel* m_status;
-    QGroupBox* m_tryBox;
-    QLabel* m_task;
-    QPushButton* m_check;
-    QPushButton* m_showMe;
-    QLabel* m_checkResult;
+    QString m_statusNote;  // a study's summary, unmet expectations (after the run line)
+    LessonTryBox* m_tryBox;
     QPushButton* m_back;
     QPushButton* m_next;
     QTimer* m_poll;

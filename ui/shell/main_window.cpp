@@ -729,7 +729,13 @@ bool MainWindow::startRun() {
         return false;
     }
     const config::LoadedConfig loaded = m_document->loadedConfig();
-    return launchRun(loaded, {}, {QString::fromStdString(loaded.config.model.name)});
+    // A lesson's config: the run is named after the lesson step, as the step's own runs are.
+    session::SessionOptions options;
+    const QString lessonRun = m_lessons->runNameForDocument();
+    options.runName = lessonRun.toStdString();
+    return launchRun(
+        loaded, std::move(options),
+        {lessonRun.isEmpty() ? QString::fromStdString(loaded.config.model.name) : lessonRun});
 }
 
 bool MainWindow::resumeRun(int64_t runId) {

@@ -3,6 +3,7 @@
 
 #include <QPainter>
 #include <QPainterPath>
+#include <algorithm>
 
 #include "ui/wafer/timeline_view.h"
 
@@ -17,11 +18,11 @@ BufferSlotsView::BufferSlotsView(QWidget* parent) : QWidget(parent) {
 }
 
 void BufferSlotsView::setState(std::optional<wafer::BufferState> state, int numBlocks,
-                               const QString& why) {
+                               const QString& why, const QString& source) {
     m_state = std::move(state);
     m_why = why.isEmpty() ? tr("no emulated schedule") : why;
     m_numBlocks = numBlocks;
-    setToolTip(text());
+    setToolTip(source.isEmpty() ? text() : text() + QLatin1Char('\n') + source);
     update();
 }
 
@@ -47,6 +48,24 @@ QString BufferSlotsView::slotText(const wafer::SlotState& s) const {
             break;
     }
     return what;
+}
+
+QString BufferSlotsView::shortSlotText(const wafer::SlotState& s) const {
+    // What a narrow box has room for: "h.1 fwd in", "h.1 fwd ↓40 %", "emb bwd" (computing: the
+    // box's colour, forward green or backward orange, says so; the tooltip has the full text).
+    const QString layer = s.layer == 0 ? tr("emb") : layerName(s.layer);
+    const QString what = tr("%1 %2").arg(layer, s.backward ? tr("bwd") : tr("fwd"));
+    switch (s.activity) {
+        case SlotActivity::StreamingIn:
+            return tr("%1 ↓%2 %").arg(what).arg(int(100 * s.streamedFraction));
+        case SlotActivity::Waiting:
+            return tr("%1 in").arg(what);
+        case SlotActivity::Computing:
+            return what;
+        case SlotActivity::Empty:
+            break;
+    }
+    return tr("empty");
 }
 
 QString BufferSlotsView::text() const {
@@ -92,12 +111,17 @@ void BufferSlotsView::paintEvent(QPaintEvent*) {
         return;
     }
     const int slotCount = int(m_state->slotStates.size());
-    const int outWidth =
-        std::max(fm.horizontalAdvance(tr("gradients out: embeddings")) + 24, width() / 5);
+    // The slots come first: the gradients' box shrinks to "out: ..." when room is short.
+    const int outWidth = std::clamp(width() / 5, fm.horizontalAdvance(tr("out: h.00")) + 20,
+                                    fm.horizontalAdvance(tr("gradients out: embeddings")) + 24);
     const int gap = 8;
     const int slotWidth =
         std::max(40, (width() - x - outWidth - gap * (slotCount + 1)) / std::max(1, slotCount));
-    auto box = [&](QRect r, const QColor& colour, double fill, const QString& label, bool dashed) {
+    auto box = [&](QRect r, const QColor& colour, double fill, QString label, bool dashed,
+                   const QString& shortLabel = {}) {
+        // A narrow box says the same in fewer words before it elides.
+        if (!shortLabel.isEmpty() && fm.horizontalAdvance(label) > r.width() - 10)
+            label = shortLabel;
         QPainterPath path;
         path.addRoundedRect(QRectF(r), 5, 5);
         QColor faint = colour;
@@ -120,31 +144,36 @@ void BufferSlotsView::paintEvent(QPaintEvent*) {
         const wafer::SlotState& s = m_state->slotStates[size_t(i)];
         const QRect r(x, 2, slotWidth, h);
         const QString label = tr("%1 · %2").arg(i + 1).arg(slotText(s));
+        const QString brief = tr("%1 · %2").arg(i + 1).arg(shortSlotText(s));
         switch (s.activity) {
             case SlotActivity::Empty:
                 box(r, pal.color(QPalette::Mid), 0, label, true);
                 break;
             case SlotActivity::StreamingIn:
                 box(r, TimelineView::kindColor(SpanKind::StreamIn), s.streamedFraction, label,
-                    false);
+                    false, brief);
                 break;
             case SlotActivity::Waiting:
-                box(r, TimelineView::kindColor(SpanKind::StreamIn), 1, label, false);
+                box(r, TimelineView::kindColor(SpanKind::StreamIn), 1, label, false, brief);
                 break;
             case SlotActivity::Computing:
                 box(r, TimelineView::kindColor(s.backward ? SpanKind::Backward : SpanKind::Forward),
-                    s.computedFraction, label, false);
+                    s.computedFraction, label, false, brief);
                 break;
         }
         x += slotWidth + gap;
     }
     QStringList out;
-    for (int layer : m_state->streamingOut) out << layerName(layer);
+    QStringList outShort;  // "emb" fits a narrow box
+    for (int layer : m_state->streamingOut) {
+        out << layerName(layer);
+        outShort << (layer == 0 ? tr("emb") : layerName(layer));
+    }
     const QRect r(x + gap, 2, width() - x - gap - 2, h);
     box(r, TimelineView::kindColor(SpanKind::StreamOut), out.isEmpty() ? 0 : 1,
         out.isEmpty() ? tr("gradients out: none")
                       : tr("gradients out → MemoryX: %1").arg(out.join(", ")),
-        out.isEmpty());
+        out.isEmpty(), out.isEmpty() ? tr("out: none") : tr("out: %1").arg(outShort.join(", ")));
 }
 
 }  // namespace ws::ui

@@ -18,8 +18,10 @@ public:
     explicit BufferSlotsView(QWidget* parent = nullptr);
 
     // The buffer at one moment (`numBlocks` names layers: 0 embeddings, 1..L h.0..h.L-1, L+1
-    // head); nullopt: nothing to show, `why` says so.
-    void setState(std::optional<wafer::BufferState> state, int numBlocks, const QString& why = {});
+    // head); nullopt: nothing to show, `why` says so. `source` says where the state comes from
+    // (the tooltip's second line).
+    void setState(std::optional<wafer::BufferState> state, int numBlocks, const QString& why = {},
+                  const QString& source = {});
     // What the boxes say, one line: "slot 1: h.0 forward, computing · slot 2: h.1 forward,
     // streaming in 40 % · gradients out: h.2" (tests, tooltips).
     QString text() const;
@@ -33,6 +35,7 @@ protected:
 private:
     QString layerName(int layer) const;
     QString slotText(const wafer::SlotState& slot) const;
+    QString shortSlotText(const wafer::SlotState& slot) const;  // for a narrow box
 
     std::optional<wafer::BufferState> m_state;
     QString m_why;

@@ -23,6 +23,7 @@
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/core_regions.h"
+#include "ui/wafer/executor_buffer.h"
 #include "ui/wafer/expert_load_chart.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/slow_motion_bar.h"
@@ -280,12 +281,14 @@ void WaferTab::beginRun(const config::Config& config) {
     m_ioBytesPerS = spec.ok() ? spec->ioBytesPerS() : 0;
     m_numBlocks = config.model.numHiddenLayers;
     m_numSystems = std::max(1, config.runconfig.numCsx);
+    m_bufferLayers = std::max(1, config.wafer.weightBufferLayers);
     m_emulation = config.wafer.emulate ? Emulation::Waiting : Emulation::Off;
     m_notPlannedReason.clear();
     m_followedNote.clear();
     m_shownStep = -1;
     m_live = true;
     m_followLayer = -1;
+    m_followStep = -1;
     m_realTokensPerS = 0;
     m_runState = session::RunState::Preparing;
     m_diagram->setPlacement({});
@@ -320,12 +323,15 @@ void WaferTab::setPlacement(const std::vector<store::RankPlacement>& ranks) {
 void WaferTab::appendSpans(const std::vector<streaming::Span>& spans) {
     if (spans.empty()) return;
     m_history.addSpans(spans);
-    // The layer phase to follow: the newest step's latest compute span. Spans arrive as work
-    // ends, so this is the phase that just finished (the next one is already running).
+    // The layer phase to follow: the latest compute span, and its step. Spans arrive as work
+    // ends, so this is the phase that just finished (the next one is already running; a paused
+    // run's next step may already be streaming its first weights in).
     const int64_t newest = m_history.lastStep();
     for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
-        if (it->step == newest && (it->kind == streaming::SpanKind::Forward ||
-                                   it->kind == streaming::SpanKind::Backward)) {
+        if ((it->kind == streaming::SpanKind::Forward ||
+             it->kind == streaming::SpanKind::Backward) &&
+            it->step >= m_followStep) {
+            m_followStep = it->step;
             m_followLayer = it->layer;
             m_followBackward = it->kind == streaming::SpanKind::Backward;
             break;
@@ -348,10 +354,7 @@ void WaferTab::addEmulatedStep(const session::EmulatedStep& step) {
         m_emulation = Emulation::On;
         updateNotices();
     }
-    if (m_live && fresh) {
-        m_shownStep = m_history.lastStep();
-        m_followLayer = -1;  // a new step: nothing computing yet
-    }
+    if (m_live && fresh) m_shownStep = m_history.lastStep();  // nothing computing in it yet
     scheduleRedraw();
 }
 
@@ -680,14 +683,20 @@ void WaferTab::updateNotices() {
 void WaferTab::redrawNow() {
     m_redrawTimer->stop();
     m_dirty = false;
-    if (m_live) m_shownStep = m_history.lastStep();
+    // Following a paused run: the step of the phase it paused after (the narration's), though
+    // the next step may already be streaming its first weights in.
+    const bool paused = m_runState == session::RunState::Paused;
+    if (m_live)
+        m_shownStep = paused && m_followStep >= 0 && m_history.find(m_followStep)
+                          ? m_followStep
+                          : m_history.lastStep();
     updateStepControls();
     const StepRecord* record = shownRecord();
     const bool newest = record && record->step == m_history.lastStep();
-    const bool running = m_runState == session::RunState::Running ||
-                         m_runState == session::RunState::Paused ||
+    const bool running = m_runState == session::RunState::Running || paused ||
                          m_runState == session::RunState::Preparing;
-    const bool inProgress = newest && running && !m_plannedActive;
+    const bool followed = m_live && record && record->step == m_followStep;
+    const bool inProgress = (newest || followed) && running && !m_plannedActive;
     updateSummary(record);
 
     // Heatmap: the chosen phase, or the layer that just ran, or the whole step.
@@ -701,7 +710,9 @@ void WaferTab::redrawNow() {
     QString note, phase;
     if (prediction) {
         if (m_phaseCode == kFollowPhase) {
-            if (inProgress && m_followLayer >= 0 && !stepComplete(*record, m_numBlocks)) {
+            // The phase just computed; paused, even when it was the step's last.
+            if (inProgress && followed && m_followLayer >= 0 &&
+                (paused || !stepComplete(*record, m_numBlocks))) {
                 frame = prediction->frameFor(m_followLayer, m_followBackward);
                 highlightLayer = m_followLayer;
                 highlightBackward = m_followBackward;
@@ -780,18 +791,7 @@ void WaferTab::redrawNow() {
         m_expertLoads->setStep(routingRecord);
     }
     if (m_sparsityChart->isVisible()) m_sparsityChart->redraw();
-    // The buffer at the middle of the phase shown (its first micro-batch).
-    const double slotTime =
-        prediction && highlightLayer >= 0
-            ? wafer::phaseMidpoint(*prediction, highlightLayer, highlightBackward)
-            : -1.0;
-    if (slotTime >= 0)
-        m_bufferSlots->setState(wafer::bufferStateAt(*prediction, slotTime), m_numBlocks);
-    else
-        m_bufferSlots->setState(std::nullopt, m_numBlocks,
-                                prediction ? tr("shown for one layer phase at a time (pick one "
-                                                "under Heatmap, or Step Layer)")
-                                           : tr("no emulated schedule"));
+    showBufferAtPhase(record, prediction.get(), highlightLayer, highlightBackward);
     // Slow motion draws the moment under its cursor over the step's picture.
     syncReplay(record);
     const bool replaying = m_replayer->isActive();
@@ -804,6 +804,39 @@ void WaferTab::redrawNow() {
     }
     m_map->replotTimed();  // only when its frame or titles changed
     if (timelineChanged || replaying) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+}
+
+void WaferTab::showBufferAtPhase(const StepRecord* record, const wafer::StepPrediction* prediction,
+                                 int layer, bool backward) {
+    if (layer < 0 || !record) {
+        m_bufferSlots->setState(std::nullopt, m_numBlocks,
+                                prediction ? tr("shown for one layer phase at a time (pick one "
+                                                "under Heatmap, or Step Layer)")
+                                           : tr("no emulated schedule"));
+        return;
+    }
+    // What the executor's buffer held as the phase ended (the run's real spans: the next layer
+    // already in the other slot); a planned step has none: its emulated schedule's middle.
+    const ExecutorBuffer executor(*record,
+                                  prediction ? prediction->weightBufferLayers : m_bufferLayers);
+    if (auto state = executor.atPhase(layer, backward)) {
+        m_bufferSlots->setState(std::move(state), m_numBlocks, {},
+                                tr("What the run's weight buffer held as %1 ended (its real "
+                                   "stream-in and compute spans).")
+                                    .arg(phaseName(layer, backward)));
+    } else if (!executor.empty()) {
+        m_bufferSlots->setState(
+            std::nullopt, m_numBlocks,
+            tr("%1 has not run yet in this step").arg(phaseName(layer, backward)));
+    } else if (const double t =
+                   prediction ? wafer::phaseMidpoint(*prediction, layer, backward) : -1.0;
+               t >= 0) {
+        m_bufferSlots->setState(wafer::bufferStateAt(*prediction, t), m_numBlocks, {},
+                                tr("The planned schedule's buffer in the middle of %1.")
+                                    .arg(phaseName(layer, backward)));
+    } else {
+        m_bufferSlots->setState(std::nullopt, m_numBlocks, tr("no emulated schedule"));
+    }
 }
 
 CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int layer,

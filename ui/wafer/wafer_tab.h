@@ -93,7 +93,8 @@ public:
     const WaferHistory& history() const { return m_history; }
     UtilizationMap* utilizationMap() const { return m_map; }
     TimelineView* timeline() const { return m_timeline; }
-    // The weight buffer's slots at the middle of the phase the heatmap shows ("bufferSlots").
+    // The weight buffer's slots at the phase the heatmap shows ("bufferSlots"): what the run's
+    // executor held as it ended (ExecutorBuffer), the planned schedule's for a stored run.
     BufferSlotsView* bufferSlots() const { return m_bufferSlots; }
     ClusterDiagram* diagram() const { return m_diagram; }
     LayerNormChart* layerNormChart() const { return m_layerNorms; }
@@ -106,7 +107,8 @@ public:
     Emulation emulation() const { return m_emulation; }
     QString noticeText() const;  // the empty-state or banner text shown now ("" when none)
     int64_t shownStep() const { return m_shownStep; }  // 0-based; -1 none
-    // The layer phase just computed (layer -1: none yet in this step); Step Layer advances it.
+    // The layer phase just computed (layer -1: none yet in this run); Step Layer advances it.
+    // While the run is paused and followed (Live), the tab shows that phase's step.
     std::pair<int, bool> followedPhase() const { return {m_followLayer, m_followBackward}; }
     bool isLive() const { return m_live; }
     void showStep(int64_t step);  // scrub (leaves Live)
@@ -183,6 +185,9 @@ private:
     void updateNotices();
     QString phaseName(int layer, bool backward) const;  // "h.2 backward"
     CoreRegions regionsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
+    // The weight buffer row at a layer phase of the shown step (layer < 0: none).
+    void showBufferAtPhase(const StepRecord* record, const wafer::StepPrediction* prediction,
+                           int layer, bool backward);
     // The layer phase's whole time on the wafer (its wait for weights included); 0 if none.
     double phaseSecondsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
     const StepRecord* shownRecord() const;
@@ -199,11 +204,13 @@ private:
     QString m_followedNote;  // setFollowedNote
     int m_numBlocks = 0;
     int m_numSystems = 1;
+    int m_bufferLayers = 2;  // wafer.weight_buffer_layers of the run
     int64_t m_shownStep = -1;
     bool m_live = true;
     int m_phaseCode = -2;
     TimelineView::Clock m_clock = TimelineView::Clock::Emulated;
-    int m_followLayer = -1;  // the newest step's latest compute span
+    int m_followLayer = -1;  // the latest compute span (its layer, pass and step)
+    int64_t m_followStep = -1;
     bool m_followBackward = false;
     double m_realTokensPerS = 0;
     session::RunState m_runState = session::RunState::Finished;

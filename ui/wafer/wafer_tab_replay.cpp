@@ -12,6 +12,7 @@
 #include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/executor_buffer.h"
 #include "ui/wafer/slow_motion_bar.h"
 #include "ui/wafer/step_replayer.h"
 #include "ui/wafer/utilization_map.h"
@@ -171,13 +172,31 @@ void WaferTab::applyReplay() {
                                      .arg(phaseName(ph.nextLayer, ph.nextBackward))
                                : tr("Slow motion: no utilization frame for this moment"));
     }
-    m_bufferSlots->setState(st.buffer, m_numBlocks);
+    // The buffer: what the run's executor held at that point of the phase (its real spans), as
+    // the step shows it outside slow motion; a phase it has not run yet (a paused step) has no
+    // such picture; a planned step has only its schedule's.
+    const StepRecord* record = shownRecord();
+    const std::optional<ExecutorBuffer> executor =
+        record && !m_plannedActive
+            ? std::optional<ExecutorBuffer>(std::in_place, *record, prediction->weightBufferLayers)
+            : std::nullopt;
+    if (executor && !executor->empty()) {
+        if (auto held = executor->atReplayMoment(ph))
+            m_bufferSlots->setState(std::move(held), m_numBlocks, {},
+                                    tr("What the run's weight buffer held at this point of the "
+                                       "phase (its real stream-in and compute spans)."));
+        else
+            m_bufferSlots->setState(std::nullopt, m_numBlocks,
+                                    tr("this phase has not run yet in this step"));
+    } else {
+        m_bufferSlots->setState(st.buffer, m_numBlocks, {},
+                                tr("The emulated schedule's buffer at the cursor."));
+    }
     double low = 0, high = 1;
     if (frame && m_fitColours->isChecked() && frame->max > frame->min) {
         low = frame->min;
         high = frame->max;
     }
-    const StepRecord* record = shownRecord();
     m_diagram->setStep(record, prediction->numSystems, m_numBlocks, prediction->treeDepth,
                        QString::fromStdString(prediction->waferName), frame, false, low, high);
     m_diagram->setReplay(

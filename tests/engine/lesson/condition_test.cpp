@@ -32,6 +32,29 @@ TEST(LessonCheck, ParsesSidesAndOperators) {
     EXPECT_TRUE(parseCondition("optimizer.learning_rate[0].total_iters == 10").ok());
 }
 
+// A try-it's question (issue 31): Check passes on the right answer only, and a wrong answer's
+// detail does not give the right one away.
+TEST(LessonCheck, AnswersAreComparedWithTheSubjectWithoutGivingItAway) {
+    config::Config cfg;
+    cfg.runconfig.numCsx = 4;
+    cfg.wafer.spec = "wse2";
+    const CheckContext context{&cfg, nullptr, nullptr};
+    EXPECT_TRUE(evaluateAnswer("runconfig.num_csx", "4", context).passed);
+    EXPECT_TRUE(evaluateAnswer("runconfig.num_csx", " 4.0 ", context).passed);
+    EXPECT_TRUE(evaluateAnswer("wafer.spec", "WSE2", context).passed);
+    const CheckResult wrong = evaluateAnswer("runconfig.num_csx", "2", context);
+    EXPECT_FALSE(wrong.passed);
+    EXPECT_EQ(wrong.detail.find('4'), std::string::npos) << wrong.detail;
+    const CheckResult empty = evaluateAnswer("runconfig.num_csx", "  ", context);
+    EXPECT_FALSE(empty.passed);
+    EXPECT_NE(empty.detail.find("type your answer"), std::string::npos) << empty.detail;
+    // A subject with no value yet (no run) cannot be answered.
+    const CheckResult noRun = evaluateAnswer("run.steps", "0", context);
+    EXPECT_FALSE(noRun.passed);
+    EXPECT_NE(noRun.detail.find("no run has started"), std::string::npos) << noRun.detail;
+    EXPECT_EQ(subjectValue("runconfig.num_csx", context), std::optional<std::string>("4"));
+}
+
 TEST(LessonCheck, ConfigValues) {
     config::Config cfg;
     cfg.runconfig.numCsx = 4;

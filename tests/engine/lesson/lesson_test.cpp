@@ -398,7 +398,7 @@ std::string contentOf(const Lesson& l) {
         if (st.tryIt)
             s += "|try " + st.tryIt->task + "|" + st.tryIt->hint + "|" + checks(st.tryIt->check) +
                  "|" + changes(st.tryIt->solutionChanges) + "|" +
-                 describeAction(st.tryIt->solutionAction);
+                 describeAction(st.tryIt->solutionAction) + "|answer " + st.tryIt->answer;
     }
     return s;
 }
@@ -428,6 +428,31 @@ TEST(Lesson, SavedLessonsReadBackTheSame) {
     auto again = parseLesson(saveLessonYaml(*shapes, kLessonDir), "saved.yaml", kLessonDir);
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(contentOf(*again), contentOf(*shapes));
+}
+
+// A try-it may ask a question (issue 31): `answer` names the subject whose value the learner
+// types; it must be a subject a check could name.
+TEST(Lesson, ReadsATryItsQuestion) {
+    auto lesson = parse(kHead +
+                        "  - text: How many micro-batches?\n"
+                        "    try:\n"
+                        "      task: Count them.\n"
+                        "      check: wafer.weight_buffer_layers == 2\n"
+                        "      answer: fit.micro_batches\n");
+    ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+    ASSERT_TRUE(lesson->steps[0].tryIt);
+    EXPECT_EQ(lesson->steps[0].tryIt->answer, "fit.micro_batches");
+    auto again = parseLesson(saveLessonYaml(*lesson, kLessonDir), "saved.yaml", kLessonDir);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->steps[0].tryIt->answer, "fit.micro_batches");
+    const std::string e = errorOf(kHead +
+                                  "  - text: How many?\n"
+                                  "    try: {task: t, check: \"run.steps > 0\",\n"
+                                  "          answer: fit.micro_bathces}\n");
+    EXPECT_NE(e.find("steps[0].try.answer: expected the subject whose value the learner types"),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("did you mean `fit.micro_batches`"), std::string::npos) << e;
 }
 
 }  // namespace

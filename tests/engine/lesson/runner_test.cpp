@@ -160,6 +160,7 @@ TEST(LessonRunner, TriesTheSolutionAndReportsFailingChecks) {
         "    try:\n"
         "      task: Use two systems.\n"
         "      check: runconfig.num_csx == 2\n"
+        "      answer: fit.micro_batches\n"
         "      solution: {changes: {runconfig.num_csx: 2}}\n"
         "  - text: a check that fails\n"
         "    action: {run_steps: 2}\n"
@@ -168,13 +169,17 @@ TEST(LessonRunner, TriesTheSolutionAndReportsFailingChecks) {
     EXPECT_FALSE(tried.tryPassedBefore);
     EXPECT_TRUE(allPassed(tried.tryCheck)) << describe(tried);
     EXPECT_TRUE(tried.passed());
+    // A question: once the solution is done, the subject it asks for has a value to type.
+    ASSERT_EQ(tried.tryCheck.size(), 2u) << describe(tried);
+    EXPECT_EQ(tried.tryCheck[1].text, "answer: fit.micro_batches");
+    EXPECT_EQ(tried.tryCheck[1].detail, "fit.micro_batches is 1");
     const StepOutcome failing = f.runner->runStep(1);
     EXPECT_FALSE(failing.passed());
     ASSERT_EQ(failing.expect.size(), 2u);
     EXPECT_TRUE(failing.expect[0].passed);
     EXPECT_FALSE(failing.expect[1].passed);
     EXPECT_NE(failing.expect[1].detail.find("loss.final is "), std::string::npos);
-    EXPECT_EQ(failing.expect[1].where, "t.yaml:11:30");
+    EXPECT_EQ(failing.expect[1].where, "t.yaml:12:30");
 }
 
 // presets/teaching-mup.yaml shrunk to a sweep of 2 widths x 2 rates x 2 parametrizations of 4

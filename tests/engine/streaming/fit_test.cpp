@@ -46,6 +46,37 @@ TEST(Fit, NotEvenOneSequenceNamesTheLayerAndALengthThatFits) {
     EXPECT_NE(m.find("micro_batch_size 1 does not fit"), std::string::npos) << m;
     EXPECT_NE(m.find("max_sequence_length 5 or less"), std::string::npos) << m;
     EXPECT_NE(m.find("the largest layer is"), std::string::npos) << m;
+    EXPECT_NE(m.find(" MiB"), std::string::npos) << m;  // binary units, as the Config tab's
+    EXPECT_EQ(m.find(" MB"), std::string::npos) << m;
+}
+
+// Issue 31: lesson 2's "bound" (4 slots of a block that fills a quarter of the wafer) said "use
+// max_sequence_length 0 or less". The buffer alone is the problem: say so, and how many slots
+// leave room.
+TEST(Fit, ABufferThatFillsTheWaferSaysSoAndHowManySlotsFit) {
+    auto in = input("auto", 0);
+    const int64_t perSlot = 3 << 20;
+    in.weightBufferLayers = 4;
+    in.weightBufferBytes = 4 * perSlot;
+    in.sramBytes = 4 * perSlot - (1 << 20);  // a MiB short of the buffer alone
+    auto r = chooseMicroBatch(in);
+    ASSERT_FALSE(r.ok());
+    const auto& m = r.error().message;
+    EXPECT_NE(m.find("the weight buffer alone needs 12.0 MiB (wafer.weight_buffer_layers 4 x "
+                     "3.0 MiB"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("of the wafer's 11.0 MiB SRAM"), std::string::npos) << m;
+    EXPECT_NE(m.find("use wafer.weight_buffer_layers 3 or fewer"), std::string::npos) << m;
+    EXPECT_EQ(m.find("max_sequence_length"), std::string::npos) << m;
+    EXPECT_EQ(m.find(" MB"), std::string::npos) << m;
+    // Without room for any token beside the buffer, no sequence length is suggested either.
+    auto none = input("auto", 0);
+    none.sramBytes = none.weightBufferBytes + 1;
+    auto n = chooseMicroBatch(none);
+    ASSERT_FALSE(n.ok());
+    EXPECT_EQ(n.error().message.find("max_sequence_length 0"), std::string::npos)
+        << n.error().message;
 }
 
 }  // namespace

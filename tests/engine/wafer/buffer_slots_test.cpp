@@ -1,6 +1,8 @@
 // The weight buffer's slots read off the emulated schedule (issue 17): with two slots the next
 // layer streams into the free slot while one computes; with one slot nothing streams in while a
 // layer computes; backward phases stream their gradients out; never more layers than slots.
+// The same from any spans (bufferStateOf, issue 31): the executor's real ones, whose loader
+// fills the free slot with the next layer while this one computes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -93,6 +95,57 @@ TEST(BufferSlots, NeverMoreLayersThanSlotsAndGradientsStreamOutInBackward) {
                   back.streamingOut.end())
             << slots;
     }
+}
+
+// Real spans as the executor's ring makes them (WeightStreamer: visit j streams into slot j % k
+// once visit j - k is released): 4 forward visits, stream 1 s, compute 2 s.
+std::vector<TimelineSpan> executorSpans(int slots) {
+    std::vector<TimelineSpan> spans;
+    std::vector<double> released;
+    double linkFree = 0, computeFree = 0;
+    for (int j = 0; j < 4; ++j) {
+        const double slotFree = j >= slots ? released[size_t(j - slots)] : 0.0;
+        const double in = std::max(linkFree, slotFree);
+        linkFree = in + 1.0;
+        spans.push_back({0, 0, j, SpanKind::StreamIn, false, in, in + 1.0});
+        const double start = std::max(in + 1.0, computeFree);
+        spans.push_back({0, 0, j, SpanKind::Forward, false, start, start + 2.0});
+        computeFree = start + 2.0;
+        released.push_back(computeFree);
+    }
+    return spans;
+}
+
+TEST(BufferSlots, TheExecutorsSpansShowTheNextLayerInWhileOneComputes) {
+    const std::vector<TimelineSpan> two = executorSpans(2);
+    // Layer 1 computes in [3, 5]; layer 2 streamed into layer 0's slot once layer 0 was
+    // released (at 3) and is in by 4, waiting: two layers on the wafer at once.
+    const BufferState b = bufferStateOf(two, 2, 4.0);
+    ASSERT_EQ(b.slotStates.size(), 2u);
+    EXPECT_EQ(occupied(b), 2);
+    EXPECT_EQ(b.slotStates[1].activity, SlotActivity::Computing);
+    EXPECT_EQ(b.slotStates[1].layer, 1);
+    EXPECT_EQ(b.slotStates[0].layer, 2);
+    EXPECT_TRUE(b.slotStates[0].activity == SlotActivity::Waiting ||
+                b.slotStates[0].activity == SlotActivity::StreamingIn);
+    // One slot: the next layer streams only once this one is released.
+    const std::vector<TimelineSpan> one = executorSpans(1);
+    for (const TimelineSpan& s : one) {
+        if (s.kind != SpanKind::Forward) continue;
+        const BufferState at = bufferStateOf(one, 1, 0.5 * (s.startS + s.endS));
+        EXPECT_EQ(occupied(at), 1);
+        EXPECT_EQ(at.slotStates[0].layer, s.layer);
+        EXPECT_EQ(at.slotStates[0].activity, SlotActivity::Computing);
+    }
+    // A paused run: layer 2 is in but not computed yet; it holds its slot, waiting.
+    std::vector<TimelineSpan> paused(two.begin(), two.begin() + 5);  // up to layer 2's stream
+    ASSERT_EQ(paused.back().kind, SpanKind::StreamIn);
+    const BufferState waiting = bufferStateOf(paused, 2, 4.999);
+    EXPECT_EQ(occupied(waiting), 2);
+    EXPECT_EQ(waiting.slotStates[0].layer, 2);
+    EXPECT_EQ(waiting.slotStates[0].activity, SlotActivity::Waiting);
+    // Another system's spans are not this one's.
+    EXPECT_EQ(occupied(bufferStateOf(two, 2, 4.0, 1)), 0);
 }
 
 }  // namespace

@@ -1,14 +1,16 @@
 // The Lessons dock in the studio (issue 17): lesson 01 walked end to end on the studio's real run
 // (every action performed through the RunController, every step's `expect` holds on what the run
-// showed, a try-it's Next opens only once its Check passes, Right/Space/Left navigate), the first
-// steps of lesson 02 (a run per buffer size), a failing try that keeps Next shut and shows the
-// hint, every shipped lesson walked step by step, and a bad lesson file's error box naming file and
-// line. Screenshots of the steps go to $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
+// showed, a try-it's Next opens only once its Check passes, Right/Space/Left navigate, the last
+// step offers the next lesson), the first steps of lesson 02 (a paused run, then a run per
+// buffer size), a failing try that keeps Next shut and shows the hint, every shipped lesson
+// walked step by step, and a bad lesson file's error box naming file and line. Screenshots of
+// the steps go to $WAFER_TEST_ARTIFACTS (lesson01-step1.png, ...).
 #include <QAction>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -167,7 +169,9 @@ void LessonsPanelTest::lessonOneEndToEnd() {
         if (k + 1 < steps) QTest::keyClick(panel, Qt::Key_Right);
     }
     QCOMPARE(panel->currentRun().steps(), int64_t(30));
-    QVERIFY(!panel->canGoNext());  // the last step
+    // The last step's Next opens the next lesson.
+    QVERIFY(panel->canGoNext());
+    QCOMPARE(panel->findChild<QPushButton*>("lessonNext")->text(), QStringLiteral("Next lesson ▶"));
     // Back re-enters the step before (and Left is its key).
     QTest::keyClick(panel, Qt::Key_Left);
     QCOMPARE(panel->stepIndex(), steps - 2);
@@ -184,12 +188,12 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
     window.showLessons();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(panel->openLesson(lessonFile("02-wafer-buffer.yaml")));
-    for (size_t k = 0; k < 3; ++k) {
+    for (size_t k = 0; k < 4; ++k) {
         performStep(window, *panel, QStringLiteral("lesson02-step%1.png").arg(k + 1));
         if (QTest::currentTestFailed()) return;
-        if (k < 2) QTest::keyClick(panel, Qt::Key_Space);
+        if (k < 3) QTest::keyClick(panel, Qt::Key_Space);
     }
-    // Step 3 changed the buffer to one slot: a new config, so the 2-slot run is `previous`.
+    // Step 4 changed the buffer to one slot: a new config, so the 2-slot run is `previous`.
     QCOMPARE(window.document()->fieldValue("wafer.weight_buffer_layers"), QStringLiteral("1"));
     QCOMPARE(panel->currentRun().maxResidentLayers, 1);
     QCOMPARE(panel->currentRun().steps(), int64_t(3));
@@ -199,9 +203,9 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
     QVERIFY(training != nullptr);
     QStringList names;
     for (const auto& [id, run] : training->runs()) names << QString::fromStdString(run.name);
-    QVERIFY2(names.filter(QStringLiteral("step 3")).size() == 1, qPrintable(names.join(", ")));
+    QVERIFY2(names.filter(QStringLiteral("step 4")).size() == 1, qPrintable(names.join(", ")));
     // The lesson's number leads the name, the step ends it: the Runs dock elides the middle.
-    QVERIFY2(names.contains(QStringLiteral("lesson 2: The wafer buffer and prefetching, step 3")),
+    QVERIFY2(names.contains(QStringLiteral("lesson 2: The wafer buffer and prefetching, step 4")),
              qPrintable(names.join(", ")));
 }
 
@@ -356,12 +360,12 @@ void LessonsPanelTest::failingTryKeepsNextDisabled() {
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(panel->openLesson(lessonFile("02-wafer-buffer.yaml")));
     QTRY_VERIFY(!panel->isBusy());
-    // Step 4: "give the wider model a double buffer" - config only, no run needed.
-    panel->enterStep(3);
+    // Step 5: "give the wider model a double buffer" - config only, no run needed.
+    panel->enterStep(4);
     QTRY_VERIFY(!panel->isBusy());
     const lesson::Lesson* shown = panel->lesson();
     QVERIFY(shown != nullptr);
-    const auto& step = shown->steps.at(3);
+    const auto& step = shown->steps.at(4);
     QVERIFY(step.tryIt);
     auto* next = panel->findChild<QPushButton*>("lessonNext");
     auto* result = panel->findChild<QLabel*>("lessonCheckResult");
@@ -372,7 +376,7 @@ void LessonsPanelTest::failingTryKeepsNextDisabled() {
     QVERIFY2(result->text().contains(QString::fromStdString(step.tryIt->hint).toHtmlEscaped()),
              qPrintable(result->text()));
     QTest::keyClick(panel, Qt::Key_Right);  // Next's key does nothing either
-    QCOMPARE(panel->stepIndex(), size_t(3));
+    QCOMPARE(panel->stepIndex(), size_t(4));
     screenshot(window, QStringLiteral("lesson02-try-failed.png"));
     // Show me does the task: the "Not yet" of the check before it no longer stands beside it
     // (it stayed, red, until Check was pressed again).
@@ -380,13 +384,14 @@ void LessonsPanelTest::failingTryKeepsNextDisabled() {
     QTRY_VERIFY(!panel->isBusy());
     QVERIFY2(!result->text().contains("Not yet"), qPrintable(result->text()));
     QVERIFY(!next->isEnabled());  // not before Check
-    // The learner sets the field on the form; now the check passes.
+    // The learner sets the field on the form and types the answer; now the check passes.
     QVERIFY(window.document()->setField("wafer.weight_buffer_layers", "2"));
+    panel->findChild<QLineEdit*>("lessonAnswer")->setText(QStringLiteral("4"));
     QTest::mouseClick(panel->findChild<QPushButton*>("lessonCheck"), Qt::LeftButton);
     QVERIFY2(result->text().contains("Well done"), qPrintable(result->text()));
     QVERIFY(next->isEnabled());
     QTest::keyClick(panel, Qt::Key_Right);
-    QCOMPARE(panel->stepIndex(), size_t(4));
+    QCOMPARE(panel->stepIndex(), size_t(5));
 }
 
 void LessonsPanelTest::badLessonFileShowsTheError() {

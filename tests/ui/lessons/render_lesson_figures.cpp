@@ -1,12 +1,15 @@
 // The lessons' figures (resources/lessons/figures/*.png), drawn by this program with QPainter so
-// that they can be regenerated and reviewed as code: the MemoryX -> SwarmX -> wafer data flow
-// (lesson 1), one weight slot against two (lesson 2), micro-batches (lesson 3), the data-
-// parallel tree (lesson 4) and a learning rate that overshoots (lesson 7). Colours are the
-// timeline's (stream-in blue, forward green, backward orange, gradients out purple, SwarmX red,
-// MemoryX teal).
+// that they can be regenerated and reviewed as code, 600 px wide with type that stays readable
+// in a 270 px Lessons dock (checked on every figure): the MemoryX -> SwarmX -> wafer data flow
+// (lesson 1), one weight slot against two (lesson 2), 64 sequences in 4 micro-batches of 16
+// (lesson 3, as its text says), the data-parallel tree (lesson 4) and a learning rate that
+// overshoots (lesson 7). Colours are the timeline's (stream-in blue, forward green, backward
+// orange, gradients out purple, SwarmX red, MemoryX teal).
 //   render_lesson_figures DIR          writes every figure into DIR
 //   render_lesson_figures --check DIR  exits 1 when a figure in DIR is missing or differs from
-//                                      what this program draws (ctest lesson_figures.current)
+//                                      what this program draws, or when a figure's smallest
+//                                      type would be under 10.5 px in a 270 px dock (ctest
+//                                      lesson_figures.current)
 // Single-threaded; no engine code.
 #include <QDir>
 #include <QFont>
@@ -15,6 +18,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QtMath>
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <utility>
@@ -26,7 +30,16 @@ const QColor kStreamIn(78, 121, 167), kForward(89, 161, 79), kBackward(242, 142,
 const QColor kStreamOut(176, 122, 161), kSwarmX(225, 87, 89), kMemoryX(118, 183, 178);
 const QColor kInk(30, 30, 30), kGrey(120, 120, 120), kPaper(255, 255, 255);
 
+// Drawn 600 px wide with no type under 24 px, so that shown in a 270 px dock (the Lessons dock
+// at 1366 x 768) the smallest letters are still 10.8 px; a click shows them large. The step's
+// text carries the explanation: a figure holds few words.
+constexpr int kWidth = 600;
+constexpr int kSmallestType = 24;
+constexpr double kNarrowestDock = 270, kReadablePx = 10.5;
+int g_smallestUsed = 1000;  // the smallest type the figure being drawn used
+
 QFont font(int pixels, bool bold = false) {
+    g_smallestUsed = std::min(g_smallestUsed, pixels);
     QFont f(QStringLiteral("DejaVu Sans"));
     f.setPixelSize(pixels);
     f.setBold(bold);
@@ -34,32 +47,38 @@ QFont font(int pixels, bool bold = false) {
     return f;
 }
 
+QImage canvas(int height) {
+    QImage img(kWidth, height, QImage::Format_RGB32);
+    img.fill(kPaper);
+    return img;
+}
+
 // A rounded box with a bold title and lines of text under it.
 void box(QPainter& p, const QRectF& r, const QColor& fill, const QString& title,
-         const QStringList& lines = {}, int titlePx = 26) {
+         const QStringList& lines = {}) {
     p.setPen(QPen(fill.darker(140), 3));
     p.setBrush(fill.lighter(165));
-    p.drawRoundedRect(r, 14, 14);
+    p.drawRoundedRect(r, 12, 12);
     p.setPen(kInk);
-    p.setFont(font(titlePx, true));
-    const QRectF titleRect(r.left(), r.top() + 10, r.width(), titlePx + 12);
+    p.setFont(font(26, true));
+    const QRectF titleRect(r.left(), r.top() + 6, r.width(), 34);
     p.drawText(titleRect, Qt::AlignHCenter | Qt::AlignTop, title);
-    p.setFont(font(19));
-    double y = titleRect.bottom() + 6;
+    p.setFont(font(kSmallestType));
+    double y = titleRect.bottom() + 2;
     for (const QString& line : lines) {
-        p.drawText(QRectF(r.left() + 8, y, r.width() - 16, 26), Qt::AlignHCenter, line);
-        y += 26;
+        p.drawText(QRectF(r.left() + 4, y, r.width() - 8, 30), Qt::AlignHCenter, line);
+        y += 30;
     }
 }
 
 // A thick arrow from a to b with a label beside its middle (above when horizontal).
 void arrow(QPainter& p, QPointF a, QPointF b, const QColor& c, const QString& label = {},
-           QPointF labelOffset = {0, -16}) {
+           QPointF labelOffset = {0, -18}) {
     const QLineF line(a, b);
     const double angle = qAtan2(b.y() - a.y(), b.x() - a.x());
-    const double head = 20;
+    const double head = 18;
     const QPointF shaftEnd = b - QPointF(qCos(angle), qSin(angle)) * head * 0.8;
-    p.setPen(QPen(c, 7, Qt::SolidLine, Qt::FlatCap));
+    p.setPen(QPen(c, 6, Qt::SolidLine, Qt::FlatCap));
     p.drawLine(a, shaftEnd);
     QPainterPath tip;
     tip.moveTo(b);
@@ -71,21 +90,21 @@ void arrow(QPainter& p, QPointF a, QPointF b, const QColor& c, const QString& la
     p.drawPath(tip);
     if (label.isEmpty()) return;
     p.setPen(c.darker(130));
-    p.setFont(font(20, true));
+    p.setFont(font(kSmallestType, true));
     const QPointF mid = line.center() + labelOffset;
-    p.drawText(QRectF(mid.x() - 150, mid.y() - 14, 300, 28), Qt::AlignCenter, label);
+    p.drawText(QRectF(mid.x() - 120, mid.y() - 15, 240, 30), Qt::AlignCenter, label);
 }
 
-void caption(QPainter& p, const QRectF& r, const QString& text) {
+void title(QPainter& p, const QString& text) {
     p.setPen(kInk);
-    p.setFont(font(20));
-    p.drawText(r, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextWordWrap, text);
+    p.setFont(font(30, true));
+    p.drawText(QRectF(0, 6, kWidth, 40), Qt::AlignHCenter, text);
 }
 
-void title(QPainter& p, int width, const QString& text) {
+void heading(QPainter& p, const QRectF& r, const QString& text) {
     p.setPen(kInk);
-    p.setFont(font(28, true));
-    p.drawText(QRectF(0, 10, width, 40), Qt::AlignHCenter, text);
+    p.setFont(font(kSmallestType, true));
+    p.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, text);
 }
 
 // A horizontal bar with a label inside.
@@ -94,47 +113,40 @@ void bar(QPainter& p, const QRectF& r, const QColor& c, const QString& label) {
     p.setBrush(c);
     p.drawRect(r);
     p.setPen(Qt::white);
-    p.setFont(font(18, true));
+    p.setFont(font(kSmallestType, true));
     p.drawText(r, Qt::AlignCenter, label);
 }
 
 // --- lesson 1: where the model lives and how one layer's weights travel ------------------------
 QImage weightStreaming() {
-    QImage img(960, 560, QImage::Format_RGB32);
-    img.fill(kPaper);
+    QImage img = canvas(350);
     QPainter p(&img);
     p.setRenderHint(QPainter::Antialiasing);
-    title(p, img.width(), QStringLiteral("Weight streaming: the model lives in MemoryX"));
-    box(p, QRectF(20, 90, 250, 250), kMemoryX, QStringLiteral("MemoryX"),
-        {QStringLiteral("every layer's weights"), QStringLiteral("optimizer state"),
-         QStringLiteral(""), QStringLiteral("the update runs here:"),
-         QStringLiteral("w ← w − lr · update")});
-    box(p, QRectF(370, 185, 190, 120), kSwarmX, QStringLiteral("SwarmX"),
-        {QStringLiteral("broadcast ↓"), QStringLiteral("reduce ↑")});
-    // The wafer: a grid of cores, a two-slot weight buffer, the activations.
-    const QRectF wafer(650, 70, 290, 360);
-    box(p, wafer, QColor(150, 150, 150), QStringLiteral("Wafer"), {}, 26);
-    p.setPen(QPen(QColor(190, 190, 190), 1));
-    p.setBrush(QColor(235, 235, 235));
-    for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 10; ++c) p.drawRect(QRectF(675 + c * 24, 115 + r * 15, 20, 12));
-    bar(p, QRectF(670, 225, 250, 44), kStreamIn, QStringLiteral("slot 1: layer k+1 arrives"));
-    bar(p, QRectF(670, 279, 250, 44), kForward, QStringLiteral("slot 2: layer k computes"));
+    title(p, QStringLiteral("The model lives in MemoryX"));
+    box(p, QRectF(8, 60, 170, 200), kMemoryX, QStringLiteral("MemoryX"),
+        {QStringLiteral("all weights"), QStringLiteral("optimizer"), QStringLiteral("the update")});
+    box(p, QRectF(232, 125, 136, 76), kSwarmX, QStringLiteral("SwarmX"));
+    // The wafer: a two-slot weight buffer and the activations.
+    const QRectF wafer(412, 52, 180, 288);
+    box(p, wafer, QColor(150, 150, 150), QStringLiteral("Wafer"));
+    bar(p, QRectF(422, 94, 160, 46), kStreamIn, QStringLiteral("k+1 in"));
+    bar(p, QRectF(422, 148, 160, 46), kForward, QStringLiteral("k computes"));
     p.setPen(QPen(kGrey, 2, Qt::DashLine));
     p.setBrush(QColor(245, 245, 245));
-    p.drawRect(QRectF(670, 335, 250, 80));
+    p.drawRect(QRectF(422, 204, 160, 126));
     p.setPen(kInk);
-    p.setFont(font(18));
-    p.drawText(QRectF(670, 335, 250, 80), Qt::AlignCenter | Qt::TextWordWrap,
-               QStringLiteral("activations stay on the wafer"));
-    arrow(p, {272, 180}, {368, 215}, kStreamIn, QStringLiteral("weights in"), {0, -34});
-    arrow(p, {562, 215}, {668, 245}, kStreamIn);
-    arrow(p, {668, 305}, {562, 275}, kStreamOut);
-    arrow(p, {368, 275}, {272, 305}, kStreamOut, QStringLiteral("gradients out"), {0, 34});
-    caption(p, QRectF(20, 440, 920, 110),
-            QStringLiteral("Forward: layer 0 (embeddings) to the head, one layer at a time. "
-                           "Backward: the head back to layer 0; each layer's weights stream in "
-                           "again, its gradient streams out, and MemoryX updates it."));
+    p.setFont(font(kSmallestType));
+    p.drawText(QRectF(422, 204, 160, 126), Qt::AlignCenter | Qt::TextWordWrap,
+               QStringLiteral("activations stay here"));
+    arrow(p, {180, 120}, {230, 145}, kStreamIn);
+    arrow(p, {370, 145}, {420, 120}, kStreamIn);
+    arrow(p, {420, 250}, {370, 190}, kStreamOut);
+    arrow(p, {230, 190}, {180, 225}, kStreamOut);
+    p.setFont(font(kSmallestType, true));
+    p.setPen(kStreamIn.darker(130));
+    p.drawText(QRectF(180, 60, 232, 30), Qt::AlignCenter, QStringLiteral("weights in →"));
+    p.setPen(kStreamOut.darker(130));
+    p.drawText(QRectF(180, 280, 232, 30), Qt::AlignCenter, QStringLiteral("← gradients out"));
     return img;
 }
 
@@ -147,20 +159,19 @@ struct Piece {
 void lane(QPainter& p, double y, double x0, double unit, const std::vector<Piece>& pieces,
           const QColor& c, const QString& name) {
     p.setPen(kInk);
-    p.setFont(font(19));
-    p.drawText(QRectF(10, y, x0 - 20, 40), Qt::AlignRight | Qt::AlignVCenter, name);
+    p.setFont(font(kSmallestType));
+    p.drawText(QRectF(4, y, x0 - 10, 36), Qt::AlignRight | Qt::AlignVCenter, name);
     for (const Piece& piece : pieces)
-        bar(p, QRectF(x0 + piece.start * unit, y + 2, (piece.end - piece.start) * unit, 36), c,
-            QStringLiteral("L%1").arg(piece.layer));
+        bar(p, QRectF(x0 + piece.start * unit, y + 2, (piece.end - piece.start) * unit, 32), c,
+            QStringLiteral("%1").arg(piece.layer));
 }
 
 QImage doubleBuffer() {
-    QImage img(960, 520, QImage::Format_RGB32);
-    img.fill(kPaper);
+    QImage img = canvas(380);
     QPainter p(&img);
     p.setRenderHint(QPainter::Antialiasing);
-    title(p, img.width(), QStringLiteral("One weight slot or two (stream 3, compute 2 per layer)"));
-    const double x0 = 170, unit = 34;
+    title(p, QStringLiteral("One weight slot or two"));
+    const double x0 = 118, unit = 19;
     // One slot: a layer streams in only after the one before has computed and left the slot.
     std::vector<Piece> s1, c1, s2, c2;
     double t = 0;
@@ -175,137 +186,117 @@ QImage doubleBuffer() {
         const double start = std::max(3.0 * l + 3, l > 0 ? c2.back().end : 0.0);
         c2.push_back({start, start + 2, l});
     }
-    p.setPen(kInk);
-    p.setFont(font(22, true));
-    p.drawText(QRectF(20, 62, 600, 30), Qt::AlignLeft, QStringLiteral("1 slot"));
-    lane(p, 98, x0, unit, s1, kStreamIn, QStringLiteral("stream-in"));
-    lane(p, 142, x0, unit, c1, kForward, QStringLiteral("compute"));
-    p.setPen(kInk);
-    p.setFont(font(22, true));
-    p.drawText(QRectF(20, 212, 600, 30), Qt::AlignLeft, QStringLiteral("2 slots"));
-    lane(p, 248, x0, unit, s2, kStreamIn, QStringLiteral("stream-in"));
-    lane(p, 292, x0, unit, c2, kForward, QStringLiteral("compute"));
+    heading(p, QRectF(8, 52, 400, 32), QStringLiteral("1 slot"));
+    lane(p, 86, x0, unit, s1, kStreamIn, QStringLiteral("in"));
+    lane(p, 124, x0, unit, c1, kForward, QStringLiteral("compute"));
+    heading(p, QRectF(8, 178, 400, 32), QStringLiteral("2 slots"));
+    lane(p, 212, x0, unit, s2, kStreamIn, QStringLiteral("in"));
+    lane(p, 250, x0, unit, c2, kForward, QStringLiteral("compute"));
     // The step's end in each case, and what the second slot saves.
     const double end1 = x0 + c1.back().end * unit, end2 = x0 + c2.back().end * unit;
     p.setPen(QPen(kInk, 2, Qt::DashLine));
-    p.drawLine(QPointF(end1, 90), QPointF(end1, 400));
-    p.drawLine(QPointF(end2, 240), QPointF(end2, 400));
-    p.setFont(font(19));
-    p.drawText(QRectF(end1 + 6, 150, 100, 26), Qt::AlignLeft, QStringLiteral("t = 20"));
-    p.drawText(QRectF(end2 + 6, 300, 100, 26), Qt::AlignLeft, QStringLiteral("t = 14"));
-    arrow(p, {end2 + 4, 380}, {end1 - 4, 380}, kSwarmX, QStringLiteral("saved"), {0, -18});
-    caption(p, QRectF(20, 410, 920, 100),
-            QStringLiteral("1 slot: t ≈ Σ (stream + compute). 2 slots: t ≈ Σ max(stream, "
-                           "compute): the next layer's weights arrive while this layer "
-                           "computes, at the cost of SRAM for a second layer."));
+    p.drawLine(QPointF(end1, 80), QPointF(end1, 340));
+    p.drawLine(QPointF(end2, 206), QPointF(end2, 340));
+    p.setPen(kInk);
+    p.setFont(font(kSmallestType));
+    p.drawText(QRectF(end1 + 6, 124, 90, 34), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("t = 20"));
+    p.drawText(QRectF(end2 + 6, 250, 90, 34), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("t = 14"));
+    arrow(p, {end2 + 4, 330}, {end1 - 4, 330}, kSwarmX, QStringLiteral("saved"), {0, -22});
+    p.setPen(kGrey);
+    p.setFont(font(kSmallestType));
+    p.drawText(QRectF(0, 344, kWidth, 32), Qt::AlignCenter,
+               QStringLiteral("stream 3, compute 2 per layer"));
     return img;
 }
 
 // --- lesson 3: micro-batches ------------------------------------------------------------------
+// Lesson 3, step 2: 64 sequences do not fit; the run cuts them into 4 micro-batches of 16.
 QImage microBatches() {
-    QImage img(960, 560, QImage::Format_RGB32);
-    img.fill(kPaper);
+    QImage img = canvas(440);
     QPainter p(&img);
     p.setRenderHint(QPainter::Antialiasing);
-    title(p, img.width(), QStringLiteral("Micro-batches: activations that do not fit"));
-    // The batch of 8 sequences, in 4 micro-batches of 2.
+    title(p, QStringLiteral("64 sequences, 4 micro-batches"));
     const QColor groups[] = {kForward, kStreamIn, kBackward, kStreamOut};
-    p.setFont(font(20, true));
-    p.setPen(kInk);
-    p.drawText(QRectF(20, 62, 300, 28), Qt::AlignLeft, QStringLiteral("batch: 8 sequences"));
-    for (int s = 0; s < 8; ++s) {
-        const QRectF r(30, 100 + s * 30, 190, 24);
-        p.setPen(QPen(groups[s / 2].darker(140), 2));
-        p.setBrush(groups[s / 2].lighter(150));
+    const double x0 = 10, full = 580, w = full / 4;
+    heading(p, QRectF(x0, 50, full, 32), QStringLiteral("the batch, cut in 4"));
+    for (int g = 0; g < 4; ++g) {
+        const QRectF r(x0 + g * w, 86, w - 6, 40);
+        p.setPen(QPen(groups[g].darker(140), 2));
+        p.setBrush(groups[g].lighter(150));
         p.drawRect(r);
         p.setPen(kInk);
-        p.setFont(font(16));
-        p.drawText(r, Qt::AlignCenter, QStringLiteral("sequence %1").arg(s + 1));
-    }
-    for (int g = 0; g < 4; ++g) {
-        p.setPen(groups[g].darker(150));
-        p.setFont(font(18, true));
-        p.drawText(QRectF(228, 100 + g * 60, 100, 54), Qt::AlignVCenter | Qt::AlignLeft,
-                   QStringLiteral("micro %1").arg(g + 1));
+        p.setFont(font(kSmallestType, true));
+        p.drawText(r, Qt::AlignCenter, QStringLiteral("16 seqs"));
     }
     // The wafer's SRAM: the whole batch's activations overflow it, one micro-batch's fit.
-    const double x0 = 380, full = 520, sram = full * 0.55;
-    p.setPen(kInk);
-    p.setFont(font(20, true));
-    p.drawText(QRectF(x0, 62, 560, 28), Qt::AlignLeft,
-               QStringLiteral("activations kept for the backward pass"));
-    bar(p, QRectF(x0, 110, full, 48), kSwarmX, QString());
+    heading(p, QRectF(x0, 138, full, 32), QStringLiteral("activations on the wafer"));
+    const double sram = full * 0.62;
+    bar(p, QRectF(x0, 174, full, 40), kSwarmX, QString());
     p.setPen(Qt::white);
-    p.setFont(font(18, true));
-    p.drawText(QRectF(x0 + 12, 110, sram - 20, 48), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("whole batch"));
-    p.drawText(QRectF(x0 + sram + 10, 110, full - sram - 20, 48), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("does not fit"));
-    bar(p, QRectF(x0, 180, full / 4, 48), kForward, QStringLiteral("1 micro"));
+    p.setFont(font(kSmallestType, true));
+    p.drawText(QRectF(x0 + 10, 174, sram - 20, 40), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("all 64 sequences"));
+    p.drawText(QRectF(x0 + sram + 8, 174, full - sram - 16, 40), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("too much"));
+    bar(p, QRectF(x0, 220, full / 4 + 40, 40), kForward, QStringLiteral("16 fit"));
     p.setPen(QPen(kInk, 3, Qt::DashLine));
-    p.drawLine(QPointF(x0 + sram, 96), QPointF(x0 + sram, 244));
-    p.setFont(font(18));
-    p.drawText(QRectF(x0 + sram + 8, 190, 240, 30), Qt::AlignLeft | Qt::AlignVCenter,
-               QStringLiteral("← wafer SRAM"));
-    // The passes: each micro-batch forward and backward, the weights streamed in each time.
+    p.drawLine(QPointF(x0 + sram, 166), QPointF(x0 + sram, 268));
     p.setPen(kInk);
-    p.setFont(font(20, true));
-    p.drawText(QRectF(x0, 262, 560, 28), Qt::AlignLeft, QStringLiteral("one step"));
-    const double w = 118;
+    p.setFont(font(kSmallestType));
+    p.drawText(QRectF(x0 + sram + 8, 222, full - sram - 8, 36), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("← SRAM"));
+    // The passes: each micro-batch forward and backward, the weights streamed in each time.
+    heading(p, QRectF(x0, 276, full, 32), QStringLiteral("one step: 4 passes, 1 update"));
+    const double pw = 112;
     for (int g = 0; g < 4; ++g) {
-        const double x = x0 + g * (w + 12);
-        bar(p, QRectF(x, 300, w, 20), kStreamIn, QStringLiteral("weights"));
-        bar(p, QRectF(x, 324, w / 2 - 2, 34), kForward, QStringLiteral("fwd"));
-        bar(p, QRectF(x + w / 2 + 2, 324, w / 2 - 2, 34), kBackward, QStringLiteral("bwd"));
-        p.setPen(groups[g].darker(150));
-        p.setFont(font(16, true));
-        p.drawText(QRectF(x, 362, w, 22), Qt::AlignCenter, QStringLiteral("micro %1").arg(g + 1));
+        const double x = x0 + g * (pw + 8);
+        bar(p, QRectF(x, 312, pw, 34), kStreamIn, QStringLiteral("weights"));
+        bar(p, QRectF(x, 350, pw / 2 - 2, 34), kForward, QStringLiteral("f"));
+        bar(p, QRectF(x + pw / 2 + 2, 350, pw / 2 - 2, 34), kBackward, QStringLiteral("b"));
+        p.setPen(QPen(groups[g].darker(140), 5));
+        p.drawLine(QPointF(x, 390), QPointF(x + pw, 390));
     }
-    bar(p, QRectF(x0 + 3 * (w + 12), 392, w, 30), kMemoryX, QStringLiteral("update"));
-    caption(p, QRectF(20, 436, 920, 114),
-            QStringLiteral("Each micro-batch runs forward and backward on its own; the weights "
-                           "stream in again for every pass. MemoryX adds up the gradients and "
-                           "updates once, after the last micro-batch: the same step as the "
-                           "whole batch at once."));
+    bar(p, QRectF(x0 + 4 * (pw + 8), 312, full - 4 * (pw + 8), 72), kMemoryX,
+        QStringLiteral("update"));
+    p.setPen(kInk);
+    p.setFont(font(kSmallestType));
+    p.drawText(QRectF(x0, 398, full, 36), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("weights stream in again for every pass"));
     return img;
 }
 
 // --- lesson 4: the data-parallel tree ---------------------------------------------------------
 QImage dataParallel() {
-    QImage img(960, 560, QImage::Format_RGB32);
-    img.fill(kPaper);
+    QImage img = canvas(400);
     QPainter p(&img);
     p.setRenderHint(QPainter::Antialiasing);
-    title(p, img.width(), QStringLiteral("Data parallelism: one model, 4 systems"));
-    box(p, QRectF(330, 60, 300, 86), kMemoryX, QStringLiteral("MemoryX"),
-        {QStringLiteral("one copy of the weights")}, 24);
-    box(p, QRectF(60, 200, 840, 86), kSwarmX, QStringLiteral("SwarmX"),
-        {QStringLiteral("broadcasts the weights down, adds (Σ) the gradients up")}, 24);
-    arrow(p, {455, 148}, {455, 198}, kStreamIn, QStringLiteral("weights"), {-90, 0});
-    arrow(p, {505, 198}, {505, 148}, kStreamOut, QStringLiteral("one gradient"), {105, 0});
+    title(p, QStringLiteral("One model, 4 systems"));
+    box(p, QRectF(190, 50, 220, 80), kMemoryX, QStringLiteral("MemoryX"),
+        {QStringLiteral("one copy")});
+    box(p, QRectF(10, 178, 580, 76), kSwarmX, QStringLiteral("SwarmX"),
+        {QStringLiteral("weights ↓, gradients Σ ↑")});
+    arrow(p, {270, 132}, {270, 176}, kStreamIn);
+    arrow(p, {330, 176}, {330, 132}, kStreamOut);
     for (int s = 0; s < 4; ++s) {
-        const QRectF r(30 + s * 235, 360, 195, 96);
+        const QRectF r(10 + s * 148, 306, 136, 88);
         box(p, r, QColor(150, 150, 150), QStringLiteral("system %1").arg(s),
-            {QStringLiteral("2 of 8 sequences")}, 22);
+            {QStringLiteral("2 of 8")});
         const double x = r.center().x();
-        arrow(p, {x - 24, 288}, {x - 24, 358}, kStreamIn);
-        arrow(p, {x + 24, 358}, {x + 24, 288}, kStreamOut);
+        arrow(p, {x - 18, 256}, {x - 18, 304}, kStreamIn);
+        arrow(p, {x + 18, 304}, {x + 18, 256}, kStreamOut);
     }
-    caption(p, QRectF(20, 462, 920, 90),
-            QStringLiteral("SwarmX sends each layer's weights to every system and adds the 4 "
-                           "systems' gradients on the way back: MemoryX gets one gradient, as "
-                           "if one system had seen all 8 sequences. Same loss curve."));
     return img;
 }
 
 // --- lesson 7: a learning rate that overshoots ------------------------------------------------
 // Gradient descent on loss(w) = w^2 from w0, with a step factor k (w <- w - k * 2w).
 QImage learningRate() {
-    QImage img(960, 500, QImage::Format_RGB32);
-    img.fill(kPaper);
+    QImage img = canvas(380);
     QPainter p(&img);
     p.setRenderHint(QPainter::Antialiasing);
-    title(p, img.width(), QStringLiteral("The step size: w ← w − lr · gradient"));
+    title(p, QStringLiteral("w ← w − lr · gradient"));
     const auto panel = [&](const QRectF& r, double lr, const QColor& c, const QString& label) {
         const double range = 3.2;  // w in [-range, range]
         const auto toScreen = [&](double w, double loss) {
@@ -328,20 +319,14 @@ QImage learningRate() {
             w = next;
         }
         p.setPen(c.darker(130));
-        p.setFont(font(21, true));
-        p.drawText(QRectF(r.left(), r.bottom() + 10, r.width(), 60),
+        p.setFont(font(kSmallestType, true));
+        p.drawText(QRectF(r.left() - 10, r.bottom() + 8, r.width() + 20, 64),
                    Qt::AlignHCenter | Qt::TextWordWrap, label);
-        p.setPen(kGrey);
-        p.setFont(font(16));
-        p.drawText(QRectF(r.left(), r.top() - 4, r.width(), 24), Qt::AlignHCenter,
-                   QStringLiteral("loss(w)"));
     };
-    panel(QRectF(40, 90, 400, 300), 0.2, kForward,
-          QStringLiteral("lr small enough: each step goes downhill"));
-    panel(QRectF(520, 90, 400, 300), 1.15, kSwarmX,
-          QStringLiteral("lr too large: each step overshoots, the loss climbs"));
-    caption(p, QRectF(20, 450, 920, 44),
-            QStringLiteral("The wafer computes bad updates exactly as fast as good ones."));
+    panel(QRectF(20, 64, 260, 220), 0.2, kForward,
+          QStringLiteral("lr small: each step goes downhill"));
+    panel(QRectF(320, 64, 260, 220), 1.15, kSwarmX,
+          QStringLiteral("lr too large: each step overshoots"));
     return img;
 }
 
@@ -387,7 +372,19 @@ int main(int argc, char** argv) {
     const QDir dir(args.back());
     int bad = 0;
     for (const auto& [name, draw] : figures()) {
+        g_smallestUsed = 1000;
         const QImage drawn = draw();
+        // Readable in the Lessons dock: the smallest type, scaled to the narrowest dock.
+        const double shownPx = g_smallestUsed * kNarrowestDock / drawn.width();
+        if (shownPx < kReadablePx) {
+            std::fprintf(stderr,
+                         "%s: its smallest type (%d px of %d) is %.1f px in a %.0f px dock, "
+                         "under %.1f px: draw it larger\n",
+                         qPrintable(name), g_smallestUsed, drawn.width(), shownPx, kNarrowestDock,
+                         kReadablePx);
+            ++bad;
+            continue;
+        }
         const QString path = dir.filePath(name);
         if (!check) {
             if (!dir.exists() && !QDir().mkpath(dir.path())) return 1;
