@@ -1,30 +1,34 @@
-// ChartPanel: one live QCustomPlot chart of one or two metrics for several runs. Each curve is
-// drawn smoothed (EMA) over its raw values (faint), decimated per pixel with min/max buckets so
-// spikes stay visible, and non-finite values (a diverging run) appear as red markers rather
-// than gaps. Drag pans, wheel zooms, double-click returns to following the data; a crosshair
-// shows the value of every visible curve under the mouse. Large numbers read as people write
-// them (50k tokens, 1.2M, 3B) on the axes and in the crosshair, and on the wall-time axis a pause
-// (a gap in the data, metric_series.h) breaks the line. GUI thread only; the series it points
-// at must outlive the next setCurves().
+// ChartPanel: one live QCustomPlot chart of one or two metrics for several
+// runs. Each curve is drawn smoothed (EMA) over its raw values (faint),
+// decimated per pixel with min/max buckets so spikes stay visible, and
+// non-finite values (a diverging run) appear as red markers rather than gaps.
+// Drag pans, wheel zooms, double-click returns to following the data; a
+// crosshair shows the value of every visible curve under the mouse. Large
+// numbers read as people write them (50k tokens, 1.2M, 3B) on the axes and in
+// the crosshair, and on the wall-time axis a pause (a gap in the data,
+// metric_series.h) breaks the line. GUI thread only; the series it points at
+// must outlive the next setCurves().
 #pragma once
 
 #include <qcustomplot.h>
 
 #include <QString>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "ui/training/metric_series.h"
 
 namespace ws::ui {
 
-// `v` with a k/M/B/T suffix from 1000 up, at most `significant` significant digits and no
-// trailing zeros: 50000 -> "50k", 1200000 -> "1.2M", 3e9 -> "3B", 149321 -> "149k" (3 digits).
-// Below 1000 the plain number ("750", "0.25").
+// `v` with a k/M/B/T suffix from 1000 up, at most `significant` significant
+// digits and no trailing zeros: 50000 -> "50k", 1200000 -> "1.2M", 3e9 -> "3B",
+// 149321 -> "149k" (3 digits). Below 1000 the plain number ("750", "0.25").
 QString humanNumber(double v, int significant = 3);
 
-// Tick labels for one axis: humanNumber with the fewest significant digits (3 or more) that
-// say every tick exactly ("100k", "100.25k", "100.5k"); empty when every tick is below 1000 (the
-// axis' own labels are used then).
+// Tick labels for one axis: humanNumber with the fewest significant digits (3
+// or more) that say every tick exactly ("100k", "100.25k", "100.5k"); empty
+// when every tick is below 1000 (the axis' own labels are used then).
 QStringList humanTickLabels(const QVector<double>& ticks);
 
 // An axis ticker whose labels are humanTickLabels.
@@ -57,15 +61,20 @@ public:
 
     void setCurves(std::vector<Curve> curves);  // rebuilds the graphs; call redraw() after
     void setOptions(const Options& options);
-    // Recomputes smoothing and decimation for the current x range and replots once.
+    // Recomputes smoothing and decimation for the current x range and replots
+    // once.
     void redraw();
-    // Follows the data again (autoscale both axes on every redraw) after the user zoomed.
+    // Follows the data again (autoscale both axes on every redraw) after the user
+    // zoomed.
     void followData();
     bool followsData() const { return m_follow; }
-    void setCrosshair(double x, bool visible);  // driven by the panel under the mouse
-    // Text of the crosshair tooltip at x (every visible curve's value there), for tests too.
+    void setCrosshair(double x,
+                      bool visible);  // driven by the panel under the mouse
+    // Text of the crosshair tooltip at x (every visible curve's value there), for
+    // tests too.
     QString valuesAt(double x) const;
-    // The crosshair's x as the axis reads it: a whole step, human tokens, seconds.
+    // The crosshair's x as the axis reads it: a whole step, human tokens,
+    // seconds.
     QString formatX(double x) const;
     double lastRedrawMs() const { return m_lastRedrawMs; }
 
@@ -84,23 +93,50 @@ protected:
 private:
     bool crowded() const { return m_curves.size() > 6; }
     QColor faintOf(const QColor& color) const;
+    // What a curve is drawn from, kept across setCurves() for a series shown
+    // again (the same address and identity) and extended as the series grows:
+    // smoothing, the min/max levels of the raw and the smoothed values, the
+    // tokens axis' x and the pauses. A replot decimates from the levels (its cost
+    // follows the plot's width, not the points), and only when the data, the x
+    // range, the axis or the width changed (issue 31).
+    struct Prepared {
+        const MetricSeries* series = nullptr;  // compared, never read: it may have been erased
+        uint64_t identity = 0;
+        size_t size = 0;        // points taken in
+        double smoothing = -1;  // the EMA weight of smoothY; -1: not smoothed
+        EmaState ema;
+        std::vector<double> smoothY;
+        MinMaxLevels rawLevels, smoothLevels;
+        double tokensPerStep = 0;
+        std::vector<double> tokensX;  // step * tokensPerStep (the tokens axis only)
+        TimeGapTracker gaps;          // the wall-time axis only
+    };
     struct Graphs {
         QCPGraph* raw = nullptr;
         QCPGraph* smooth = nullptr;
         QCPGraph* diverged = nullptr;
-        std::vector<double> x;        // full x of the series on the current axis kind
-        std::vector<double> smoothY;  // full smoothed values
-        std::vector<TimeGap> gaps;    // pauses to break the line at (wall-time axis only)
-        // What x/smoothY and the graphs' data were computed from; unchanged inputs skip the
-        // work, so a replot of many long runs only redraws what changed.
-        size_t preparedSize = size_t(-1);
-        XAxisKind preparedAxis = XAxisKind::Step;
-        double preparedSmoothing = -1;
+        std::unique_ptr<Prepared> prep;
+        // What the graphs' data was decimated for; the same again skips the work.
+        // Through the levels, the points depend on the plan, not on the exact range
+        // (unless markers for non-finite values or the full scan's buckets follow
+        // the range).
+        bool decimated = false;
         QCPRange decimatedRange;
         int decimatedBuckets = -1;
-        double lastFiniteMin = 0, lastFiniteMax = 0;  // y extent of the decimated data
+        XAxisKind decimatedAxis = XAxisKind::Step;
+        DecimationPlan decimatedPlan;
+        bool rangeDependent = true;
+        double lastFiniteMin = 0,
+               lastFiniteMax = 0;  // y extent of the decimated data
         bool hasExtent = false;
     };
+    // Brings g.prep up to the curve's series and the options; true when what it
+    // draws changed.
+    bool prepare(const Curve& c, Graphs& g);
+    // The series' x on the current axis (the prepared points only).
+    std::span<const double> xOf(const Curve& c, Prepared& p);
+    void decimate(const Curve& c, Graphs& g, const QCPRange& range, int buckets,
+                  const DecimationPlan& plan);
     void applyTheme();
     QString xLabel() const;
 

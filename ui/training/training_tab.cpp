@@ -266,6 +266,7 @@ void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
     auto it = m_runs.find(0);
     if (it == m_runs.end() || metrics.empty()) return;
     auto& series = it->second.metrics;
+    const size_t keysBefore = series.size();
     for (const auto& m : metrics) {
         const double step = double(m.step);
         const double wall = m_liveWallOffset + m.elapsedSec;
@@ -275,7 +276,9 @@ void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
         if (!std::isnan(m.evalLoss)) series[kEvalLoss].append(step, wall, m.evalLoss);
         if (m.logStep) series[kTokensPerSec].append(step, wall, m.tokensPerSec);
     }
-    m_curvesDirty = true;  // a new metric key may have appeared
+    // A new metric key (eval loss at the first evaluation) needs its curve; new points of the
+    // curves drawn only extend them (the charts keep their prepared data).
+    if (series.size() != keysBefore) m_curvesDirty = true;
     scheduleRedraw();
 }
 
@@ -343,12 +346,14 @@ std::vector<StoreFollower::Tail> TrainingTab::followRequests() const {
 
 void TrainingTab::appendStored(const std::vector<StoreFollower::Tail>& tails) {
     bool any = false;
+    bool newKey = false;
     for (const auto& tail : tails) {
         const auto run = m_runs.find(tail.runId);
         const auto origin = m_wallOrigin.find(tail.runId);
         if (run == m_runs.end() || origin == m_wallOrigin.end() || tail.points.empty()) continue;
         // Wall time counts from the run's first logged point, as when it was loaded whole.
         if (std::isnan(origin->second)) origin->second = tail.points.front().wallTime;
+        newKey = newKey || !run->second.metrics.count(tail.key);
         MetricSeries& series = run->second.metrics[tail.key];
         // The series may have been reloaded since the poll asked: only what it lacks is added.
         const double last = series.size() ? series.step.back() : -HUGE_VAL;
@@ -359,7 +364,7 @@ void TrainingTab::appendStored(const std::vector<StoreFollower::Tail>& tails) {
         }
     }
     if (!any) return;
-    m_curvesDirty = true;  // a key may have appeared (eval loss at the first evaluation)
+    if (newKey) m_curvesDirty = true;  // eval loss at the first evaluation, say
     scheduleRedraw();
 }
 
