@@ -48,7 +48,7 @@ QString qs(const std::string& s) {
 // --- LessonsPanel -----------------------------------------------------------------------------
 
 LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
-    : QWidget(parent), m_window(window), m_poll(new QTimer(this)) {
+    : QWidget(parent), m_window(window), m_runSelection(window), m_poll(new QTimer(this)) {
     setObjectName(QStringLiteral("lessonsPanel"));
     setFocusPolicy(Qt::StrongFocus);
     auto* layout = new QVBoxLayout(this);
@@ -295,6 +295,7 @@ bool LessonsPanel::openLesson(const QString& path) {
     }
     m_driver.reset();
     m_waitingToStart = false;
+    m_runSelection.lessonOpened();
     m_lesson = std::move(loaded).value();
     m_lessonTitle->setText(QStringLiteral("<b>%1</b>").arg(qs(m_lesson->title).toHtmlEscaped()));
     m_lessonTitle->setToolTip(qs(m_lesson->summary));
@@ -360,6 +361,7 @@ void LessonsPanel::enterStep(size_t index) {
     showView(step);
     setHighlight(qs(step.highlight));
     m_solving = false;
+    m_runSelection.stepShown(step, false);
     performAction(step.action);
     emit stepChanged(int(index));
 }
@@ -608,6 +610,7 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
         m_seenSerial = serial;
     }
     for (const session::Event& e : events) m_current.observe(e);
+    m_runSelection.noteLiveRun();
     if (!events.empty()) m_sinceProgress.start();
     if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);
 }
@@ -667,6 +670,7 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
     m_waitingToStart = false;
     m_poll->stop();
     m_actionError = error;
+    if (ok && m_lesson) m_runSelection.stepShown(m_lesson->steps[m_step], true);
     if (ok) {
         QString where;
         if (m_current.hasPhase)

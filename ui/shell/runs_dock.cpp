@@ -353,10 +353,20 @@ std::vector<int64_t> RunsDock::selectedRunIds() const {
 }
 
 void RunsDock::selectRuns(const std::vector<int64_t>& ids) {
+    // One selectionChanged for the whole change, not one per row (each loads runs' metrics).
+    const bool inRefresh = m_refreshing;
+    std::vector<int64_t> before = selectedRunIds();
+    m_refreshing = true;
     for (QTreeWidgetItemIterator it(m_tree); *it; ++it) {
         const int64_t id = (*it)->data(kName, kIdRole).toLongLong();
         (*it)->setSelected(std::find(ids.begin(), ids.end(), id) != ids.end());
     }
+    m_refreshing = inRefresh;
+    if (inRefresh) return;
+    std::vector<int64_t> after = selectedRunIds();
+    std::sort(before.begin(), before.end());
+    std::sort(after.begin(), after.end());
+    if (after != before) emit selectionChanged(selectedRunIds());
 }
 
 void RunsDock::applyFilter() {

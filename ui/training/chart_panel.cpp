@@ -39,8 +39,7 @@ QString humanNumber(double v, int significant) {
         const double scaled = v / std::pow(1000.0, unit);
         const int digits = int(std::floor(std::log10(std::fabs(scaled)))) + 1;  // 1 to 3
         QString text = QString::number(scaled, 'f', std::max(significant - digits, 0));
-        // Rounding can carry into the next unit (999,999 -> "1000k"): say "1M"
-        // instead.
+        // Rounding can carry into the next unit (999,999 -> "1000k"): say "1M" instead.
         if (std::fabs(text.toDouble()) >= 1000 && unit < 4) {
             ++unit;
             continue;
@@ -57,8 +56,7 @@ QStringList humanTickLabels(const QVector<double>& ticks) {
     double largest = 0;
     for (double t : ticks) largest = std::max(largest, std::fabs(t));
     if (largest < 1000) return {};
-    // The value a label reads as ("100.25k" -> 100250), to check that a label
-    // says its tick.
+    // The value a label reads as ("100.25k" -> 100250), to check that a label says its tick.
     auto readBack = [](QString label) {
         static const QString kSuffixes = QStringLiteral("kMBT");
         double scale = 1;
@@ -77,8 +75,8 @@ QStringList humanTickLabels(const QVector<double>& ticks) {
             labels << humanNumber(tick, significant);
             exact = exact && std::fabs(readBack(labels.back()) - tick) <= 1e-9 * largest;
         }
-        // Ticks are round numbers: the fewest digits that say each one exactly, up
-        // to the digits a double holds.
+        // Ticks are round numbers: the fewest digits that say each one exactly, up to the
+        // digits a double holds.
         if (exact || significant >= 15) return labels;
     }
 }
@@ -106,15 +104,23 @@ ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* par
     axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     axisRect()->setRangeZoom(Qt::Horizontal);
     setNoAntialiasingOnDrag(true);
-    // Many long overlaid runs: the fast polyline path and no antialiasing for the
-    // faint raw lines keep a replot inside a frame (bench/plot_bench.cpp).
+    // Many long overlaid runs: the fast polyline path and no antialiasing for the faint raw
+    // lines keep a replot inside a frame (bench/plot_bench.cpp).
     setPlottingHint(QCP::phFastPolylines, true);
+    // The legend goes below the plot area (placeLegend), in columns filled left to right.
     legend->setVisible(false);
-    legend->setBrush(QBrush(QColor(255, 255, 255, 0)));
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    axisRect()->insetLayout()->take(legend);
+    axisRect()->insetLayout()->simplify();
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, false);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    legend->setMargins(QMargins(6, 0, 6, 2));
+    legend->setColumnSpacing(14);
+    legend->setRowSpacing(0);
+    legend->setIconSize(22, 10);
+    legend->setFont(QFont(font().family(), std::max(7, font().pointSize() - 1)));
     m_crosshair = new QCPItemStraightLine(this);
-    // On the buffered overlay layer: moving it redraws only that layer, never the
-    // curves.
+    // On the buffered overlay layer: moving it redraws only that layer, never the curves.
     m_crosshair->setLayer(QStringLiteral("overlay"));
     layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmBuffered);
     m_crosshair->setVisible(false);
@@ -131,21 +137,17 @@ ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* par
 void ChartPanel::applyTheme() {
     // Follow the system palette so the charts read in light and dark themes.
     const PlotColors c = applyPlotPalette(this);
-    const QColor text = c.text, base = c.base, grid = c.grid;
+    const QColor text = c.text;
     m_title->setTextColor(text);
     legend->setTextColor(text);
-    legend->setBorderPen(QPen(grid));
-    QColor legendBack = base;
-    legendBack.setAlpha(220);
-    legend->setBrush(legendBack);
     m_crosshair->setPen(QPen(text, 1, Qt::DashLine));
     for (size_t i = 0; i < m_graphs.size() && i < m_curves.size(); ++i)
         m_graphs[i].raw->setPen(QPen(faintOf(m_curves[i].color), 1));
 }
 
-// The raw values' colour: the curve's colour a quarter of the way from the
-// chart's background, mixed here rather than drawn with alpha (blending every
-// pixel of 20 long overlaid runs costs more than the rest of the chart).
+// The raw values' colour: the curve's colour a quarter of the way from the chart's background,
+// mixed here rather than drawn with alpha (blending every pixel of 20 long overlaid runs
+// costs more than the rest of the chart).
 QColor ChartPanel::faintOf(const QColor& color) const {
     const QColor base = palette().color(QPalette::Base);
     constexpr double kShare = 0.25;
@@ -155,9 +157,8 @@ QColor ChartPanel::faintOf(const QColor& color) const {
 }
 
 void ChartPanel::setCurves(std::vector<Curve> curves) {
-    // The prepared data of series shown before is kept: a new curve list (a run
-    // added, a key appeared) costs no smoothing or levels of the runs already
-    // drawn.
+    // The prepared data of series shown before is kept: a new curve list (a run added, a key
+    // appeared) costs no smoothing or levels of the runs already drawn.
     std::map<const MetricSeries*, std::unique_ptr<Prepared>> kept;
     for (Graphs& g : m_graphs)
         if (g.prep && g.prep->series) kept[g.prep->series] = std::move(g.prep);
@@ -192,12 +193,12 @@ void ChartPanel::setCurves(std::vector<Curve> curves) {
         g.diverged->setName(tr("%1 diverged (NaN/Inf)").arg(c.name));
         g.diverged->removeFromLegend();
     }
-    legend->setVisible(anyLegend && m_curves.size() > 1);
-    // Smoothing and levels of new series now, when their data arrives, not in the
-    // next frame.
+    m_anyLegend = anyLegend;
+    placeLegend();
+    // Smoothing and levels of new series now, when their data arrives, not in the next frame.
     for (size_t i = 0; i < m_curves.size(); ++i) prepare(m_curves[i], m_graphs[i]);
-    // Antialiasing and wide pens cost more than they give once many runs overlap:
-    // thin aliased lines draw several times faster (bench/plot_bench.cpp).
+    // Antialiasing and wide pens cost more than they give once many runs overlap: thin aliased
+    // lines draw several times faster (bench/plot_bench.cpp).
     for (const Graphs& g : m_graphs) {
         g.smooth->setAntialiased(!crowded());
         if (crowded()) {
@@ -206,6 +207,106 @@ void ChartPanel::setCurves(std::vector<Curve> curves) {
             g.smooth->setPen(pen);
         }
     }
+}
+
+void ChartPanel::setLegendShown(bool shown) {
+    m_legendShown = shown;
+    placeLegend();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+namespace {
+
+// The legend's last entry when not every run fits: "+7 more (hover a curve for its name)".
+class MoreEntriesItem : public QCPAbstractLegendItem {
+public:
+    MoreEntriesItem(QCPLegend* parent, const QString& text)
+        : QCPAbstractLegendItem(parent), m_text(text) {}
+    QString text() const { return m_text; }
+
+protected:
+    void draw(QCPPainter* painter) override {
+        painter->setFont(mParentLegend->font());
+        painter->setPen(QPen(mParentLegend->textColor()));
+        painter->drawText(mRect, Qt::AlignLeft | Qt::AlignVCenter, m_text);
+    }
+    QSize minimumOuterSizeHint() const override {
+        const QFontMetrics metrics(mParentLegend->font());
+        return QSize(metrics.horizontalAdvance(m_text), metrics.height()) +
+               QSize(mMargins.left() + mMargins.right(), mMargins.top() + mMargins.bottom());
+    }
+
+private:
+    QString m_text;
+};
+
+}  // namespace
+
+void ChartPanel::placeLegend() {
+    const bool show = m_legendShown && m_anyLegend;
+    const bool placed = plotLayout()->hasElement(2, 0) && plotLayout()->element(2, 0) == legend;
+    if (show && !placed) {
+        if (plotLayout()->rowCount() < 3) plotLayout()->insertRow(2);
+        plotLayout()->addElement(2, 0, legend);
+        // Its own height, no more: the plot area takes the rest.
+        plotLayout()->setRowStretchFactor(2, 0.001);
+    } else if (!show && placed) {
+        plotLayout()->take(legend);
+        plotLayout()->simplify();
+    }
+    legend->setVisible(show);
+    if (!show) return;
+    // As many columns as the widest entry allows across the chart's width, and at most a
+    // quarter of its height in rows: the plot area keeps the room (the crosshair's read-out
+    // names every curve).
+    const QFontMetrics metrics(legend->font());
+    int widest = 0, entries = 0;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        if (!m_curves[i].inLegend) continue;
+        widest = std::max(widest, metrics.horizontalAdvance(m_curves[i].name));
+        ++entries;
+    }
+    const int entry = widest + legend->iconSize().width() + legend->iconTextPadding() + 8 +
+                      legend->columnSpacing();
+    const int columns = std::max(1, std::min(entries, std::max(width() - 20, entry) / entry));
+    const int rowHeight = std::max(metrics.height(), legend->iconSize().height()) + 2;
+    const int rows = std::max(1, height() / 4 / rowHeight);
+    const int room = columns * rows;
+    const int shown = entries <= room ? entries : room - 1;
+    // Which curves have an entry: the first ones (the run trained now comes first).
+    for (int i = legend->itemCount() - 1; i >= 0; --i)
+        if (dynamic_cast<MoreEntriesItem*>(legend->item(i))) legend->removeItem(i);
+    int listed = 0;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        if (!m_curves[i].inLegend) continue;
+        if (listed++ < shown) {
+            m_graphs[i].smooth->addToLegend(legend);
+        } else {
+            m_graphs[i].smooth->removeFromLegend(legend);
+        }
+    }
+    if (shown < entries)
+        legend->addItem(new MoreEntriesItem(
+            legend, tr("+%1 more (hover a curve for its name)").arg(entries - shown)));
+    legend->setWrap(columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+}
+
+void ChartPanel::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    if (legend->visible()) placeLegend();
+}
+
+QStringList ChartPanel::legendEntries() const {
+    QStringList names;
+    if (!legend->visible()) return names;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
+            names << item->plottable()->name();
+        else if (auto* more = dynamic_cast<MoreEntriesItem*>(legend->item(i)))
+            names << more->text();
+    }
+    return names;
 }
 
 void ChartPanel::setOptions(const Options& options) {
@@ -334,8 +435,7 @@ void ChartPanel::decimate(const Curve& c, Graphs& g, const QCPRange& range, int 
     }
     breakAtGaps(gaps, smooth);
     g.smooth->setData(toQVector(smooth.x), toQVector(smooth.y), true);
-    // Divergence markers sit on the last finite value (or the plot's top when
-    // none).
+    // Divergence markers sit on the last finite value (or the plot's top when none).
     const Decimated& markers = smoothing ? raw : smooth;
     g.diverged->setData(toQVector(markers.divergeX), toQVector(markers.divergeY), true);
     g.hasExtent = false;
@@ -363,8 +463,8 @@ void ChartPanel::redraw() {
     QElapsedTimer timer;
     timer.start();
     m_inRedraw = true;
-    // 1. Smoothing and min/max levels, extended by the points that arrived since
-    // the last redraw (or rebuilt when the smoothing changed).
+    // 1. Smoothing and min/max levels, extended by the points that arrived since the last
+    // redraw (or rebuilt when the smoothing changed).
     double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin;
     std::vector<bool> changed(m_curves.size());
     for (size_t i = 0; i < m_curves.size(); ++i) {
@@ -380,15 +480,14 @@ void ChartPanel::redraw() {
         xAxis->setRange(xMin - pad, xMax + pad);
     }
     const QCPRange range = xAxis->range();
-    // One min/max bucket per pixel column; two columns once many runs overlap,
-    // four once they crowd the chart (spikes still show, as a column two or four
-    // pixels wide): the painter's cost goes by the line segments, and 20 overlaid
-    // long runs must replot inside a frame (bench/plot_bench.cpp).
+    // One min/max bucket per pixel column; two columns once many runs overlap, four once they
+    // crowd the chart (spikes still show, as a column two or four pixels wide): the painter's
+    // cost goes by the line segments, and 20 overlaid long runs must replot inside a frame
+    // (bench/plot_bench.cpp).
     const int columns = m_curves.size() > 12 ? 4 : crowded() ? 2 : 1;
     const int buckets = std::max(axisRect()->width() / columns, 50);
-    // 2. Decimation for the visible range, from the levels: skipped when nothing
-    // it depends on changed, and otherwise proportional to the width, not to the
-    // points.
+    // 2. Decimation for the visible range, from the levels: skipped when nothing it depends on
+    // changed, and otherwise proportional to the width, not to the points.
     double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
     for (size_t i = 0; i < m_curves.size(); ++i) {
         Graphs& g = m_graphs[i];
@@ -490,8 +589,7 @@ QString ChartPanel::valuesAt(double x) const {
 }
 
 void ChartPanel::mousePressEvent(QMouseEvent* event) {
-    // A right click opens the context menu; only a drag or a click stops
-    // following the data.
+    // A right click opens the context menu; only a drag or a click stops following the data.
     if (event->button() != Qt::RightButton) m_follow = false;
     QCustomPlot::mousePressEvent(event);
 }
