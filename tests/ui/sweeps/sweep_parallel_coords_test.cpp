@@ -244,6 +244,16 @@ private slots:
         QCOMPARE(view.axisCount(), 6);
         QCOMPARE(view.axisName(4), QStringLiteral("seed"));
         QVERIFY(view.grab().save(artifactPath(QStringLiteral("sweep_parallel_coords_500.png"))));
+        // The Sweeps tab at a laptop's size with the same 500 trials, the view in front.
+        SweepsTab tab;
+        tab.resize(1100, 640);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        for (const auto& t : trials) tab.addResult(t);
+        tab.views()->setCurrentWidget(tab.parallelCoords());
+        tab.redrawNow();
+        QCOMPARE(tab.parallelCoords()->lineCount(), 500);
+        QVERIFY(tab.grab().save(artifactPath(QStringLiteral("sweeps_tab_500.png"))));
     }
 
     // Issue 31: a live sweep redraws on every finished trial. A new trial adds its line (in its
