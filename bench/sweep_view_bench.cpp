@@ -1,14 +1,18 @@
-// Parallel-coordinates redraw cost, offscreen at 1100x480: setResults + replot of 500 synthetic
-// trials (the size of a large sweep; a live sweep redraws on every finished trial, coalesced to
-// 40 ms) beside the same for 20 trials as the reference. The test that used to time this
-// (tests/ui/sweeps/sweep_parallel_coords_test.cpp) keeps what the view shows. Prints median and
-// worst of several rounds; the old test's budget was 1500 ms for the 500-trial redraw.
+// Parallel-coordinates redraw cost, offscreen at 1100x480, as a live sweep makes it: each
+// redraw brings one more finished trial (setResults with all trials so far + replot; the Sweeps
+// tab coalesces redraws to 40 ms), measured as the sweep goes from 480 to 500 trials, beside the
+// same from 10 to 20 trials as the reference. Also the first layout of a whole sweep at once (a
+// stored sweep opened). Target (issue 31): a redraw at 500 trials inside one 60 Hz frame
+// (16.7 ms). The test that used to time this (tests/ui/sweeps/sweep_parallel_coords_test.cpp)
+// keeps what the view shows. Figures are the GUI thread's CPU time [wall clock beside it: on a
+// machine shared with other jobs it also counts the time the thread waited for a core].
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QElapsedTimer>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <vector>
 
 #include "bench_machine.h"
@@ -17,34 +21,72 @@
 
 namespace {
 
-struct Timing {
-    double buildMedian = 0, totalMedian = 0, totalWorst = 0;
+double threadCpuMs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
+
+struct Ms {
+    double cpu = 0, wall = 0, layoutCpu = 0;
 };
 
-// One round: a fresh result set (as a finished trial brings) laid out and replotted.
-Timing timeRedraws(int trialCount, int rounds) {
+// setResults + replot, timed.
+Ms redraw(ws::ui::SweepParallelCoords& view, const std::vector<ws::sweep::TrialResult>& trials) {
+    QElapsedTimer wall;
+    wall.start();
+    const double cpu0 = threadCpuMs();
+    view.setResults(trials, ws::testing::syntheticTrialKeys());
+    const double layout = threadCpuMs() - cpu0;
+    view.plot()->replot(QCustomPlot::rpImmediateRefresh);
+    return {threadCpuMs() - cpu0, double(wall.nsecsElapsed()) / 1e6, layout};
+}
+
+struct Timing {
+    Ms first;  // every trial laid out at once
+    double median = 0, worst = 0, wallMedian = 0, wallWorst = 0, layoutMedian = 0;
+};
+
+// The first layout of `trialCount` trials, then a live sweep's redraws from `trialCount - grow`
+// trials to `trialCount`, one new trial each.
+Timing timeRedraws(int trialCount, int grow) {
+    auto trials = ws::testing::syntheticTrials(trialCount);
+    for (auto& t : trials) t.seed = t.trial % 4;  // a seed axis too, as in the test
+    Timing timing;
+    {
+        ws::ui::SweepParallelCoords view;
+        view.resize(1100, 480);
+        view.show();
+        QApplication::processEvents();
+        timing.first = redraw(view, trials);
+    }
     ws::ui::SweepParallelCoords view;
     view.resize(1100, 480);
     view.show();
     QApplication::processEvents();
-    auto trials = ws::testing::syntheticTrials(trialCount);
-    for (auto& t : trials) t.seed = t.trial % 4;  // a seed axis too, as in the test
-    std::vector<double> build, total;
-    for (int r = 0; r < rounds; ++r) {
-        QElapsedTimer timer;
-        timer.start();
-        view.setResults(trials, ws::testing::syntheticTrialKeys());
-        build.push_back(double(timer.nsecsElapsed()) / 1e6);
-        view.plot()->replot(QCustomPlot::rpImmediateRefresh);
-        total.push_back(double(timer.nsecsElapsed()) / 1e6);
+    std::vector<ws::sweep::TrialResult> shown(trials.begin(), trials.end() - grow);
+    redraw(view, shown);
+    std::vector<double> cpu, wall, layout;
+    for (int i = trialCount - grow; i < trialCount; ++i) {
+        shown.push_back(trials[size_t(i)]);
+        const Ms ms = redraw(view, shown);
+        cpu.push_back(ms.cpu);
+        wall.push_back(ms.wall);
+        layout.push_back(ms.layoutCpu);
     }
     if (view.lineCount() != trialCount) {  // a line per settled trial, as the test checks
         std::fprintf(stderr, "expected %d lines, the view drew %d\n", trialCount, view.lineCount());
         std::exit(1);
     }
-    std::sort(build.begin(), build.end());
-    std::sort(total.begin(), total.end());
-    return {build[build.size() / 2], total[total.size() / 2], total.back()};
+    std::sort(cpu.begin(), cpu.end());
+    std::sort(wall.begin(), wall.end());
+    std::sort(layout.begin(), layout.end());
+    timing.median = cpu[cpu.size() / 2];
+    timing.worst = cpu[cpu.size() - 1];
+    timing.wallMedian = wall[wall.size() / 2];
+    timing.wallWorst = wall[wall.size() - 1];
+    timing.layoutMedian = layout[layout.size() / 2];
+    return timing;
 }
 
 }  // namespace
@@ -53,19 +95,25 @@ int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     ws::bench::printMachine();
-    constexpr int kRounds = 9;
-    const Timing small = timeRedraws(20, kRounds);
-    const Timing large = timeRedraws(500, kRounds);
+    const Timing small = timeRedraws(20, 10);
+    const Timing large = timeRedraws(500, 20);
     std::printf(
-        "parallel coordinates redraw (setResults + replot), offscreen 1100x480, "
-        "median / worst of %d rounds\n",
-        kRounds);
-    std::printf("   20 trials: %8.2f / %8.2f ms, layout %.2f ms (reference)\n", small.totalMedian,
-                small.totalWorst, small.buildMedian);
-    std::printf(
-        "  500 trials: %8.2f / %8.2f ms, layout %.2f ms (%.1fx the reference; the live "
-        "sweep coalesces redraws to 40 ms)\n",
-        large.totalMedian, large.totalWorst, large.buildMedian,
-        large.totalMedian / std::max(small.totalMedian, 1e-6));
+        "parallel coordinates, offscreen 1100x480: a live sweep's redraw (one more trial: "
+        "setResults + replot), median / worst; GUI-thread CPU ms [wall ms]\n");
+    auto row = [](const char* what, const Timing& t, const Timing* ref) {
+        std::printf(
+            "  %s: redraw %7.2f / %7.2f [%7.2f / %7.2f], layout %.2f; first layout of all at "
+            "once %.2f [%.2f]",
+            what, t.median, t.worst, t.wallMedian, t.wallWorst, t.layoutMedian, t.first.cpu,
+            t.first.wall);
+        if (ref)
+            std::printf(" (%.1fx the reference)\n", t.median / std::max(ref->median, 1e-6));
+        else
+            std::printf(" (reference)\n");
+    };
+    row(" 20 trials", small, nullptr);
+    row("500 trials", large, &small);
+    std::printf("target (a redraw at 500 trials under 16.7 ms): %s\n",
+                large.median < 16.7 ? "met" : "NOT met");
     return 0;
 }

@@ -58,7 +58,7 @@ QString qs(const std::string& s) {
 // --- LessonsPanel -----------------------------------------------------------------------------
 
 LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
-    : QWidget(parent), m_window(window), m_poll(new QTimer(this)) {
+    : QWidget(parent), m_window(window), m_runSelection(window), m_poll(new QTimer(this)) {
     setObjectName(QStringLiteral("lessonsPanel"));
     setFocusPolicy(Qt::StrongFocus);
     auto* layout = new QVBoxLayout(this);
@@ -241,6 +241,7 @@ bool LessonsPanel::openLesson(const QString& path) {
     }
     m_driver.reset();
     m_waitingToStart = false;
+    m_runSelection.lessonOpened();
     m_lesson = std::move(loaded).value();
     m_lessonTitle->setText(QStringLiteral("<b>%1</b>").arg(qs(m_lesson->title).toHtmlEscaped()));
     m_lessonTitle->setToolTip(qs(m_lesson->summary));
@@ -305,6 +306,7 @@ void LessonsPanel::enterStep(size_t index) {
     showView(step);
     setHighlight(qs(step.highlight));
     m_solving = false;
+    m_runSelection.stepShown(step, false);
     performAction(step.action);
     emit stepChanged(int(index));
 }
@@ -611,6 +613,7 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
         m_statusNote.clear();  // what the step's own run showed
     }
     for (const session::Event& e : events) m_current.observe(e);
+    m_runSelection.noteLiveRun();
     if (!events.empty()) m_sinceProgress.start();
     if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);
     // The learner's own Step Layer, Auto-step or Run: the status line follows the run.
@@ -673,6 +676,7 @@ void LessonsPanel::finishAction(bool ok, const QString& error) {
     m_poll->stop();
     m_actionError = error;
     m_statusNote.clear();
+    if (ok && m_lesson) m_runSelection.stepShown(m_lesson->steps[m_step], true);
     if (ok) {
         if (m_finishedStudy != lesson::Action::Kind::None)
             m_statusNote = studySummary(m_finishedStudy);

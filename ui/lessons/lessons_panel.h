@@ -25,6 +25,7 @@
 
 #include "engine/lesson/lesson.h"
 #include "engine/lesson/lesson_runner.h"
+#include "ui/lessons/lesson_run_selection.h"
 
 class QComboBox;
 class QDialog;
@@ -167,6 +168,7 @@ private:
     std::optional<config::LoadedConfig> documentConfig() const;
 
     MainWindow* m_window;
+    LessonRunSelection m_runSelection;  // the runs a comparing step selects (issue 31)
     std::optional<lesson::Lesson> m_lesson;
     size_t m_step = 0;
     bool m_tryPassed = false;

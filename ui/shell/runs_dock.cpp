@@ -27,6 +27,7 @@
 #include "engine/modelio/checkpoints.h"
 #include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
+#include "ui/common/run_names.h"
 
 namespace ws::ui {
 namespace {
@@ -143,6 +144,9 @@ RunsDock::RunsDock(QWidget* parent) : QDockWidget(tr("Runs"), parent) {
     // "gpt-nano … lr=3e-3" tells runs apart where "gpt-nano-…" does not; the tooltip has it all.
     m_tree->setTextElideMode(Qt::ElideMiddle);
     m_tree->setRootIsDecorated(true);
+    // A trial sits two indentations in (its sweep's branch, its own): narrower steps leave its
+    // label the room (issue 31: "#62: hidd…zation=sp" at 1366 x 768).
+    m_tree->setIndentation(12);
     m_tree->setUniformRowHeights(true);
     m_tree->setAlternatingRowColors(true);
     m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -266,19 +270,15 @@ int64_t idOf(const QTreeWidgetItem* item) {
 }
 
 // A trial is named "<sweep name> #N: key=value ... seed=S" (sweep/runner.cpp). Under its sweep
-// the prefix is dropped, and so are the key=value parts every trial of the sweep shares: what is
-// left is what tells the trials apart ("#3: learning_rate=0.004 hidden_size=128").
+// it gets a short label (run_names.h): the sweep's name, the values every trial shares and the
+// ones linked to another key are dropped, the keys said as people say them, so what tells the
+// trials apart fits the column ("#62 width 128 · lr 2^-8 · SP"); the tooltip has the full name.
 std::map<int64_t, QString> trialLabels(const std::vector<store::RunInfo>& runs) {
     std::map<int64_t, QString> sweepNames;
     for (const auto& run : runs) {
         if (run.kind == "sweep") sweepNames[run.id] = QString::fromStdString(run.name);
     }
-    struct Trial {
-        int64_t id;
-        QString head;        // "#N"
-        QStringList values;  // "key=value" parts
-    };
-    std::map<int64_t, std::vector<Trial>> bySweep;
+    std::map<int64_t, std::vector<std::pair<int64_t, QString>>> bySweep;
     std::map<int64_t, QString> labels;
     for (const auto& run : runs) {
         if (!run.sweepId || !sweepNames.count(*run.sweepId)) continue;
@@ -286,27 +286,10 @@ std::map<int64_t, QString> trialLabels(const std::vector<store::RunInfo>& runs) 
         const QString prefix = sweepNames[*run.sweepId] + QLatin1Char(' ');
         if (name.startsWith(prefix)) name = name.mid(prefix.size());
         labels[run.id] = name;
-        const qsizetype colon = name.indexOf(QLatin1String(": "));
-        if (!name.startsWith(QLatin1Char('#')) || colon < 0) continue;
-        bySweep[*run.sweepId].push_back(
-            {run.id, name.left(colon), name.mid(colon + 2).split(' ', Qt::SkipEmptyParts)});
+        bySweep[*run.sweepId].emplace_back(run.id, name);
     }
-    for (const auto& [sweep, trials] : bySweep) {
-        if (trials.size() < 2) continue;
-        QStringList shared = trials.front().values;
-        for (const Trial& t : trials) {
-            shared.erase(std::remove_if(shared.begin(), shared.end(),
-                                        [&](const QString& v) { return !t.values.contains(v); }),
-                         shared.end());
-        }
-        for (const Trial& t : trials) {
-            QStringList own;
-            for (const QString& v : t.values) {
-                if (!shared.contains(v)) own << v;
-            }
-            labels[t.id] = own.isEmpty() ? t.head : t.head + QStringLiteral(": ") + own.join(' ');
-        }
-    }
+    for (const auto& [sweep, trials] : bySweep)
+        for (auto& [id, label] : sweepTrialLabels(trials)) labels[id] = label;
     return labels;
 }
 
@@ -433,10 +416,20 @@ std::vector<int64_t> RunsDock::selectedRunIds() const {
 }
 
 void RunsDock::selectRuns(const std::vector<int64_t>& ids) {
+    // One selectionChanged for the whole change, not one per row (each loads runs' metrics).
+    const bool inRefresh = m_refreshing;
+    std::vector<int64_t> before = selectedRunIds();
+    m_refreshing = true;
     for (QTreeWidgetItemIterator it(m_tree); *it; ++it) {
         const int64_t id = (*it)->data(kName, kIdRole).toLongLong();
         (*it)->setSelected(std::find(ids.begin(), ids.end(), id) != ids.end());
     }
+    m_refreshing = inRefresh;
+    if (inRefresh) return;
+    std::vector<int64_t> after = selectedRunIds();
+    std::sort(before.begin(), before.end());
+    std::sort(after.begin(), after.end());
+    if (after != before) emit selectionChanged(selectedRunIds());
 }
 
 void RunsDock::applyFilter() {

@@ -47,6 +47,7 @@ public:
     // sweeps and scroll position stay; selectionChanged only if a selected run disappeared.
     void showRuns(const std::vector<store::RunInfo>& runs);
     std::vector<int64_t> selectedRunIds() const;
+    // Selects exactly these runs; one selectionChanged when the selection changed.
     void selectRuns(const std::vector<int64_t>& ids);
     QTreeWidget* tree() const { return m_tree; }
 

@@ -101,6 +101,16 @@ SweepParallelCoords::SweepParallelCoords(QWidget* parent) : QWidget(parent) {
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("parallel_coords"));
     m_plot->setMinimumSize(360, 220);
+    // The lines on a layer of their own, in the order drawn; a line moves to its end by passing
+    // through the (never drawn) restack layer.
+    m_plot->addLayer(QStringLiteral("trials"), m_plot->layer(QStringLiteral("main")),
+                     QCustomPlot::limAbove);
+    m_lineLayer = m_plot->layer(QStringLiteral("trials"));
+    m_plot->addLayer(QStringLiteral("restack"), m_lineLayer, QCustomPlot::limAbove);
+    m_restack = m_plot->layer(QStringLiteral("restack"));
+    m_restack->setVisible(false);
+    // Hundreds of lines: none of them in a legend (each would be a legend item to build).
+    m_plot->setAutoAddPlottableToLegend(false);
     applySweepPlotTheme(m_plot);
     m_plot->yAxis->setVisible(false);
     m_plot->yAxis->setRange(-0.05, 1.05);
@@ -203,7 +213,7 @@ double SweepParallelCoords::axisPosition(int i, const std::string& value) const 
 
 QCPCurve* SweepParallelCoords::lineOf(int trial) const {
     const auto it = m_lineOfTrial.find(trial);
-    return it == m_lineOfTrial.end() ? nullptr : m_lines[it->second].curve;
+    return it == m_lineOfTrial.end() ? nullptr : it->second.curve;
 }
 
 void SweepParallelCoords::showEmpty(const QString& text) {
@@ -242,24 +252,27 @@ struct SweepParallelCoords::LossRange {
     }
 };
 
-void SweepParallelCoords::rebuild() {
-    m_plot->clearPlottables();
-    m_plot->clearItems();
-    m_axes.clear();
-    m_lines.clear();
+void SweepParallelCoords::removeLines() {
+    for (auto& [trial, line] : m_lineOfTrial) m_plot->removePlottable(line.curve);
     m_lineOfTrial.clear();
+}
+
+void SweepParallelCoords::rebuild() {
     m_emptyText.clear();
-    buildKeyAxes();
+    std::vector<Axis> axes = keyAxes();
     // A view of one key is a scatter the μTransfer chart draws better; say so instead.
-    if (m_axes.size() < 2 || m_trials.empty()) {
+    if (axes.size() < 2 || m_trials.empty()) {
         const QString why =
             m_trials.empty() ? tr("No finished trials yet: a line appears per trial as it ends.")
-            : m_axes.empty()
+            : axes.empty()
                 ? tr("No swept values to show.")
                 : tr("Parallel coordinates need a sweep over two or more keys; this one sweeps "
                      "only %1.")
-                      .arg(QString::fromStdString(m_axes[0].key));
+                      .arg(QString::fromStdString(axes[0].key));
+        removeLines();
+        m_plot->clearItems();
         m_axes.clear();
+        m_layoutKey.clear();
         showEmpty(why);
         replotIfShown();
         return;
@@ -270,13 +283,24 @@ void SweepParallelCoords::rebuild() {
         lossAxis.key = kLossAxis;
         lossAxis.lo = loss.lo;
         lossAxis.hi = loss.hi;
-        m_axes.push_back(lossAxis);
+        axes.push_back(lossAxis);
     }
-    nameAxes();
-    drawAxes(loss);
+    m_axes = std::move(axes);
     const bool dark = m_plot->palette().color(QPalette::Base).lightness() < 128;
     QCPColorGradient gradient = lossGradient(dark);
-    drawLines(loss, gradient);
+    const bool crowded = m_trials.size() > 120;
+    // Antialiasing hundreds of translucent polylines costs more than a live redraw may; in a
+    // bundle that dense the jagged edges do not show.
+    m_plot->setNotAntialiasedElements(crowded ? QCP::aePlottables : QCP::aeNone);
+    const QString layout = layoutKey(loss, dark, crowded);
+    const bool relayout = layout != m_layoutKey;
+    if (relayout) {
+        m_plot->clearItems();
+        nameAxes();
+        drawAxes(loss);
+        m_layoutKey = layout;
+    }
+    updateLines(loss, gradient, relayout);
     QStringList key{tr("One line per trial, coloured by final loss")};
     if (loss.anyDiverged) key << tr("grey dashed: diverged");
     if (std::any_of(m_trials.begin(), m_trials.end(),
@@ -284,13 +308,42 @@ void SweepParallelCoords::rebuild() {
         key << tr("faint grey: pruned (at its last rung's loss)");
     key << tr("hover a line for its values");
     m_caption->setText(key.join(QStringLiteral("  ·  ")));
-    m_scale->setGradient(gradient);
-    m_scale->setDataRange(loss.colorRange());
+    if (relayout) {
+        m_scale->setGradient(gradient);
+        m_scale->setDataRange(loss.colorRange());
+    }
     replotIfShown();
 }
 
+QString SweepParallelCoords::layoutKey(const LossRange& loss, bool dark, bool crowded) const {
+    QStringList parts;
+    for (size_t i = 0; i < m_axes.size(); ++i) {
+        const Axis& a = m_axes[i];
+        parts << QString::fromStdString(a.key) << QString::number(int(a.scale))
+              << QString::number(a.lo, 'g', 17) << QString::number(a.hi, 'g', 17);
+        for (const auto& c : a.categories) parts << QString::fromStdString(c);
+        const bool last = i + 1 == m_axes.size();
+        for (const auto& [at, label] : last ? lossTicks(loss) : keyTicks(int(i)))
+            parts << QString::number(at, 'g', 17) << label;
+        parts << QStringLiteral("|");
+    }
+    parts << QString::number(loss.colorLo, 'g', 17) << QString::number(loss.colorHi, 'g', 17)
+          << QString::number(loss.anyDiverged) << QString::number(dark) << QString::number(crowded)
+          << QString::number(m_plot->height());
+    return parts.join(QLatin1Char('\x1f'));
+}
+
+// A trial's values on the axes and its result: a line drawn from the same needs no change.
+std::string SweepParallelCoords::lineKey(const sweep::TrialResult& t) const {
+    std::string key = std::to_string(int(t.status)) + '\x1f' +
+                      QString::number(placedLoss(t), 'g', 17).toStdString();
+    for (size_t i = 0; i + 1 < m_axes.size(); ++i) key += '\x1f' + valueOf(t, m_axes[i].key);
+    return key;
+}
+
 // One axis per key with a value in some drawn trial; its scale from the values it holds.
-void SweepParallelCoords::buildKeyAxes() {
+std::vector<SweepParallelCoords::Axis> SweepParallelCoords::keyAxes() const {
+    std::vector<Axis> axes;
     for (const auto& key : m_keys) {
         Axis a;
         a.key = key;
@@ -321,8 +374,9 @@ void SweepParallelCoords::buildKeyAxes() {
         } else {
             a.scale = AxisScale::Categorical;
         }
-        m_axes.push_back(std::move(a));
+        axes.push_back(std::move(a));
     }
+    return axes;
 }
 
 SweepParallelCoords::LossRange SweepParallelCoords::lossRange() const {
@@ -442,71 +496,107 @@ std::vector<std::pair<double, QString>> SweepParallelCoords::keyTicks(int i) con
     return ticks;
 }
 
-// The lines: pruned first (faint), then diverged, then finished from worst to best, so the best
-// trials are on top of the pile.
-void SweepParallelCoords::drawLines(const LossRange& loss, QCPColorGradient& gradient) {
+// The lines: made for new trials (all of them reshaped when the layout changed), then stacked
+// pruned first (faint), then diverged, then finished from worst to best, so the best trials are
+// on top of the pile.
+void SweepParallelCoords::updateLines(const LossRange& loss, QCPColorGradient& gradient,
+                                      bool restyle) {
+    const bool crowded = m_trials.size() > 120;
+    std::map<int, Line> before = std::move(m_lineOfTrial);
+    m_lineOfTrial.clear();
+    for (size_t idx = 0; idx < m_trials.size(); ++idx) {
+        const sweep::TrialResult& t = m_trials[idx];
+        const std::string drawn = lineKey(t);
+        Line line;
+        if (auto it = before.find(t.trial); it != before.end()) {
+            line = it->second;
+            before.erase(it);
+        } else {
+            line.curve = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
+            line.curve->setSelectable(QCP::stNone);
+            line.curve->setLayer(m_lineLayer);
+        }
+        if (restyle || line.drawn != drawn) {
+            shapeLine(line.curve, t, loss, gradient, crowded);
+            line.drawn = drawn;
+        }
+        line.result = idx;
+        m_lineOfTrial[t.trial] = line;
+    }
+    for (auto& [trial, line] : before) m_plot->removePlottable(line.curve);  // gone
+    stackLines();
+}
+
+void SweepParallelCoords::shapeLine(QCPCurve* curve, const sweep::TrialResult& t,
+                                    const LossRange& loss, QCPColorGradient& gradient,
+                                    bool crowded) const {
     const int n = int(m_axes.size());
-    std::vector<size_t> order(m_trials.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto rank = [&](size_t i) {
-        const auto& t = m_trials[i];
+    QVector<double> along, xs, ys;
+    for (int i = 0; i + 1 < n; ++i) {
+        // A trial without this key (a linked or conditional one) passes the axis by.
+        const double y = axisPosition(i, valueOf(t, m_axes[size_t(i)].key));
+        if (std::isnan(y)) continue;
+        along.push_back(i);
+        xs.push_back(i);
+        ys.push_back(y);
+    }
+    const bool diverged = isDiverged(t);
+    const double placed = placedLoss(t);
+    if (diverged || std::isfinite(placed)) {
+        along.push_back(n - 1);
+        xs.push_back(n - 1);
+        ys.push_back(diverged ? 1.0 : loss.position(placed));
+    }
+    curve->setData(along, xs, ys, true);
+    const QColor text = m_plot->palette().color(QPalette::Text);
+    QPen pen;
+    if (diverged) {
+        QColor grey = text;
+        grey.setAlpha(crowded ? 90 : 140);
+        pen = QPen(grey, crowded ? 1.0 : 1.2, Qt::DashLine);
+    } else if (t.status == sweep::TrialStatus::Pruned) {
+        // Its loss is from an early rung, not a final one: placed, but not coloured as one.
+        QColor grey = text;
+        grey.setAlpha(crowded ? 30 : 55);
+        pen = QPen(grey, 1.0);
+    } else {
+        QColor c = gradient.color(placed, loss.colorRange());
+        // Many trials: thinner, more transparent lines, so dense bundles still show their shape.
+        c.setAlpha(crowded ? 110 : 200);
+        pen = QPen(c, crowded ? 1.0 : 1.8);
+    }
+    curve->setPen(pen);
+}
+
+void SweepParallelCoords::stackLines() {
+    std::vector<const Line*> order;
+    order.reserve(m_lineOfTrial.size());
+    for (const auto& [trial, line] : m_lineOfTrial) order.push_back(&line);
+    auto rank = [&](const Line* l) {
+        const auto& t = m_trials[l->result];
         if (t.status == sweep::TrialStatus::Pruned) return 0;
         return isDiverged(t) ? 1 : 2;
     };
-    auto sortLoss = [&](size_t i) {  // NaN would break the ordering: lossless ones go first
-        const double l = placedLoss(m_trials[i]);
-        return std::isnan(l) ? std::numeric_limits<double>::infinity() : l;
+    auto sortLoss = [&](const Line* l) {  // NaN would break the ordering: lossless ones go first
+        const double loss = placedLoss(m_trials[l->result]);
+        return std::isnan(loss) ? std::numeric_limits<double>::infinity() : loss;
     };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    // Ties keep the trials' order in the results (the order the old full redraw drew them in).
+    std::stable_sort(order.begin(), order.end(), [&](const Line* a, const Line* b) {
         if (rank(a) != rank(b)) return rank(a) < rank(b);
-        return sortLoss(a) > sortLoss(b);
+        if (sortLoss(a) != sortLoss(b)) return sortLoss(a) > sortLoss(b);
+        return a->result < b->result;
     });
-    const QColor text = m_plot->palette().color(QPalette::Text);
-    const QCPRange colorRange = loss.colorRange();
-    // Many trials: thinner, more transparent lines, so dense bundles still show their shape.
-    const bool crowded = m_trials.size() > 120;
-    // Antialiasing hundreds of translucent polylines costs more than a live redraw may; in a
-    // bundle that dense the jagged edges do not show.
-    m_plot->setNotAntialiasedElements(crowded ? QCP::aePlottables : QCP::aeNone);
-    for (size_t idx : order) {
-        const sweep::TrialResult& t = m_trials[idx];
-        auto* curve = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
-        curve->setSelectable(QCP::stNone);
-        QVector<double> along, xs, ys;
-        for (int i = 0; i + 1 < n; ++i) {
-            // A trial without this key (a linked or conditional one) passes the axis by.
-            const double y = axisPosition(i, valueOf(t, m_axes[size_t(i)].key));
-            if (std::isnan(y)) continue;
-            along.push_back(i);
-            xs.push_back(i);
-            ys.push_back(y);
-        }
-        const bool diverged = isDiverged(t);
-        const double placed = placedLoss(t);
-        if (diverged || std::isfinite(placed)) {
-            along.push_back(n - 1);
-            xs.push_back(n - 1);
-            ys.push_back(diverged ? 1.0 : loss.position(placed));
-        }
-        curve->setData(along, xs, ys, true);
-        QPen pen;
-        if (diverged) {
-            QColor grey = text;
-            grey.setAlpha(crowded ? 90 : 140);
-            pen = QPen(grey, crowded ? 1.0 : 1.2, Qt::DashLine);
-        } else if (t.status == sweep::TrialStatus::Pruned) {
-            // Its loss is from an early rung, not a final one: placed, but not coloured as one.
-            QColor grey = text;
-            grey.setAlpha(crowded ? 30 : 55);
-            pen = QPen(grey, 1.0);
-        } else {
-            QColor c = gradient.color(placed, colorRange);
-            c.setAlpha(crowded ? 110 : 200);
-            pen = QPen(c, crowded ? 1.0 : 1.8);
-        }
-        curve->setPen(pen);
-        m_lineOfTrial[t.trial] = m_lines.size();
-        m_lines.push_back({curve, idx});
+    // Only the lines from the first one out of place on are moved (to the end, in order): a
+    // new trial that lands in the middle of the pile moves the half above it, not all.
+    const QList<QCPLayerable*> drawn = m_lineLayer->children();
+    size_t same = 0;
+    while (same < order.size() && same < size_t(drawn.size()) &&
+           drawn[qsizetype(same)] == order[same]->curve)
+        ++same;
+    for (size_t i = same; i < order.size(); ++i) {
+        order[i]->curve->setLayer(m_restack);
+        order[i]->curve->setLayer(m_lineLayer);
     }
 }
 
@@ -524,7 +614,7 @@ QFont SweepParallelCoords::tickFont() const {
 void SweepParallelCoords::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     // Taller or shorter, a different number of tick labels fits: lay the axes out again.
-    if (!m_lines.empty() && std::abs(m_plot->height() - m_builtForHeight) > 30) rebuild();
+    if (!m_lineOfTrial.empty() && std::abs(m_plot->height() - m_builtForHeight) > 30) rebuild();
 }
 
 void SweepParallelCoords::showEvent(QShowEvent* event) {
@@ -573,14 +663,27 @@ void SweepParallelCoords::drawAxis(int i, const std::vector<std::pair<double, QS
 }
 
 void SweepParallelCoords::showTrialTip(QMouseEvent* event) {
-    auto* hit = m_plot->plottableAt(event->position(), false);
-    const auto it = std::find_if(m_lines.begin(), m_lines.end(),
-                                 [hit](const Line& l) { return l.curve == hit; });
-    if (!hit || it == m_lines.end()) {
+    // The nearest line within the selection tolerance; of lines equally near (trials sharing a
+    // segment), the one drawn first, as QCustomPlot::plottableAt picks in drawing order.
+    QCPAbstractPlottable* hit = nullptr;
+    double nearest = m_plot->selectionTolerance();
+    for (QCPLayerable* layerable : m_lineLayer->children()) {
+        auto* curve = qobject_cast<QCPCurve*>(layerable);
+        // The lines are clipped to the axis rect (QCustomPlot::plottableAt asks clipRect()).
+        if (!curve || !m_plot->axisRect()->rect().contains(event->position().toPoint())) continue;
+        const double distance = curve->selectTest(event->position(), false);
+        if (distance >= 0 && distance < nearest) {
+            nearest = distance;
+            hit = curve;
+        }
+    }
+    const auto it = std::find_if(m_lineOfTrial.begin(), m_lineOfTrial.end(),
+                                 [hit](const auto& l) { return l.second.curve == hit; });
+    if (!hit || it == m_lineOfTrial.end()) {
         QToolTip::hideText();
         return;
     }
-    const sweep::TrialResult& t = m_trials[it->result];
+    const sweep::TrialResult& t = m_trials[it->second.result];
     QStringList rows;
     rows << tr("<b>trial %1</b> — %2").arg(t.trial).arg(sweep::trialStatusName(t.status));
     for (size_t i = 0; i + 1 < m_axes.size(); ++i)

@@ -4,7 +4,11 @@
 // whose values are all powers of two (learning rates, widths, heads) sit on a log2 scale, other
 // numbers on a linear one, strings evenly spaced by name. Diverged trials are drawn, grey and
 // dashed, ending at the top of the loss axis ("diverged"); pruned trials are drawn faint; the best
-// trials are drawn last, so they are on top. GUI thread only.
+// trials are drawn last, so they are on top. Laid out incrementally (issue 31): a redraw makes
+// lines only for the trials that are new (or whose result changed) and puts them in their place
+// in the pile; the axes, their ticks and every line's shape and colour are laid out again only
+// when what they show changed (a new value on an axis, a new best or worst loss, the height).
+// GUI thread only.
 #pragma once
 
 #include <QWidget>
@@ -18,6 +22,7 @@
 class QCPColorGradient;
 class QCPColorScale;
 class QCPCurve;
+class QCPLayer;
 class QCPTextElement;
 class QCustomPlot;
 class QMouseEvent;
@@ -47,7 +52,7 @@ public:
     AxisScale axisScale(int i) const;
     // Where a value sits on axis i, 0 (bottom) to 1 (top); NaN when the axis does not know it.
     double axisPosition(int i, const std::string& value) const;
-    int lineCount() const { return int(m_lines.size()); }
+    int lineCount() const { return int(m_lineOfTrial.size()); }
     // The polyline of a trial (by TrialResult::trial), nullptr when it is not drawn.
     QCPCurve* lineOf(int trial) const;
     // Why the view is empty ("" when it shows trials).
@@ -68,18 +73,28 @@ private:
     struct Line {
         QCPCurve* curve = nullptr;
         size_t result = 0;  // index into m_trials
+        std::string drawn;  // the trial's values and result its shape and pen were made from
     };
 
     struct LossRange;  // where the loss axis puts losses, and their colours (the .cpp)
 
     void rebuild();
-    void buildKeyAxes();
+    std::vector<Axis> keyAxes() const;
     LossRange lossRange() const;
+    // What the axes, their ticks and the lines' colours are laid out from; the same again: only
+    // new trials need lines.
+    QString layoutKey(const LossRange& loss, bool dark, bool crowded) const;
+    std::string lineKey(const sweep::TrialResult& t) const;
+    void removeLines();
     void nameAxes();
     void drawAxes(const LossRange& loss);
     std::vector<std::pair<double, QString>> lossTicks(const LossRange& loss) const;
     std::vector<std::pair<double, QString>> keyTicks(int i) const;
-    void drawLines(const LossRange& loss, QCPColorGradient& gradient);
+    // Makes or updates the lines (all of them when `restyle`), then stacks them best on top.
+    void updateLines(const LossRange& loss, QCPColorGradient& gradient, bool restyle);
+    void shapeLine(QCPCurve* curve, const sweep::TrialResult& t, const LossRange& loss,
+                   QCPColorGradient& gradient, bool crowded) const;
+    void stackLines();
     void drawAxis(int i, const std::vector<std::pair<double, QString>>& ticks);
     void showEmpty(const QString& text);
     void replotIfShown();
@@ -88,13 +103,15 @@ private:
     std::string valueOf(const sweep::TrialResult& t, const std::string& key) const;
 
     QCustomPlot* m_plot;
+    QCPLayer* m_lineLayer;  // the lines, in drawing order
+    QCPLayer* m_restack;    // passed through to move a line to the end of m_lineLayer
     QCPColorScale* m_scale;
     QCPTextElement* m_caption;
     std::vector<sweep::TrialResult> m_trials;  // the drawn ones
     std::vector<std::string> m_keys;
     std::vector<Axis> m_axes;
-    std::vector<Line> m_lines;
-    std::map<int, size_t> m_lineOfTrial;
+    std::map<int, Line> m_lineOfTrial;  // by TrialResult::trial
+    QString m_layoutKey;                // what the axes were laid out from ("" none)
     QString m_emptyText;
     int m_builtForHeight = 0;  // the plot's height when the tick labels were chosen
     bool m_stale = false;      // redrawn while hidden: replot when shown

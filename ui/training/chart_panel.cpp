@@ -6,6 +6,8 @@
 #include <QToolTip>
 #include <cmath>
 #include <limits>
+#include <map>
+
 #include "ui/common/plot_theme.h"
 
 namespace ws::ui {
@@ -105,9 +107,18 @@ ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* par
     // Many long overlaid runs: the fast polyline path and no antialiasing for the faint raw
     // lines keep a replot inside a frame (bench/plot_bench.cpp).
     setPlottingHint(QCP::phFastPolylines, true);
+    // The legend goes below the plot area (placeLegend), in columns filled left to right.
     legend->setVisible(false);
-    legend->setBrush(QBrush(QColor(255, 255, 255, 0)));
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    axisRect()->insetLayout()->take(legend);
+    axisRect()->insetLayout()->simplify();
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, false);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setBrush(Qt::NoBrush);
+    legend->setMargins(QMargins(6, 0, 6, 2));
+    legend->setColumnSpacing(14);
+    legend->setRowSpacing(0);
+    legend->setIconSize(22, 10);
+    legend->setFont(QFont(font().family(), std::max(7, font().pointSize() - 1)));
     m_crosshair = new QCPItemStraightLine(this);
     // On the buffered overlay layer: moving it redraws only that layer, never the curves.
     m_crosshair->setLayer(QStringLiteral("overlay"));
@@ -126,13 +137,9 @@ ChartPanel::ChartPanel(const QString& title, const QString& yLabel, QWidget* par
 void ChartPanel::applyTheme() {
     // Follow the system palette so the charts read in light and dark themes.
     const PlotColors c = applyPlotPalette(this);
-    const QColor text = c.text, base = c.base, grid = c.grid;
+    const QColor text = c.text;
     m_title->setTextColor(text);
     legend->setTextColor(text);
-    legend->setBorderPen(QPen(grid));
-    QColor legendBack = base;
-    legendBack.setAlpha(220);
-    legend->setBrush(legendBack);
     m_crosshair->setPen(QPen(text, 1, Qt::DashLine));
     for (size_t i = 0; i < m_graphs.size() && i < m_curves.size(); ++i)
         m_graphs[i].raw->setPen(QPen(faintOf(m_curves[i].color), 1));
@@ -150,13 +157,22 @@ QColor ChartPanel::faintOf(const QColor& color) const {
 }
 
 void ChartPanel::setCurves(std::vector<Curve> curves) {
+    // The prepared data of series shown before is kept: a new curve list (a run added, a key
+    // appeared) costs no smoothing or levels of the runs already drawn.
+    std::map<const MetricSeries*, std::unique_ptr<Prepared>> kept;
+    for (Graphs& g : m_graphs)
+        if (g.prep && g.prep->series) kept[g.prep->series] = std::move(g.prep);
     clearGraphs();
     m_curves = std::move(curves);
-    m_graphs.assign(m_curves.size(), {});
+    m_graphs.clear();
+    m_graphs.resize(m_curves.size());
     bool anyLegend = false;
     for (size_t i = 0; i < m_curves.size(); ++i) {
         const Curve& c = m_curves[i];
         Graphs& g = m_graphs[i];
+        const auto same = kept.find(c.series);
+        g.prep = same != kept.end() && same->second ? std::move(same->second)
+                                                    : std::make_unique<Prepared>();
         g.raw = addGraph();
         g.raw->setPen(QPen(faintOf(c.color), 1));
         g.raw->setAntialiased(false);
@@ -177,7 +193,10 @@ void ChartPanel::setCurves(std::vector<Curve> curves) {
         g.diverged->setName(tr("%1 diverged (NaN/Inf)").arg(c.name));
         g.diverged->removeFromLegend();
     }
-    legend->setVisible(anyLegend && m_curves.size() > 1);
+    m_anyLegend = anyLegend;
+    placeLegend();
+    // Smoothing and levels of new series now, when their data arrives, not in the next frame.
+    for (size_t i = 0; i < m_curves.size(); ++i) prepare(m_curves[i], m_graphs[i]);
     // Antialiasing and wide pens cost more than they give once many runs overlap: thin aliased
     // lines draw several times faster (bench/plot_bench.cpp).
     for (const Graphs& g : m_graphs) {
@@ -188,6 +207,106 @@ void ChartPanel::setCurves(std::vector<Curve> curves) {
             g.smooth->setPen(pen);
         }
     }
+}
+
+void ChartPanel::setLegendShown(bool shown) {
+    m_legendShown = shown;
+    placeLegend();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+namespace {
+
+// The legend's last entry when not every run fits: "+7 more (hover a curve for its name)".
+class MoreEntriesItem : public QCPAbstractLegendItem {
+public:
+    MoreEntriesItem(QCPLegend* parent, const QString& text)
+        : QCPAbstractLegendItem(parent), m_text(text) {}
+    QString text() const { return m_text; }
+
+protected:
+    void draw(QCPPainter* painter) override {
+        painter->setFont(mParentLegend->font());
+        painter->setPen(QPen(mParentLegend->textColor()));
+        painter->drawText(mRect, Qt::AlignLeft | Qt::AlignVCenter, m_text);
+    }
+    QSize minimumOuterSizeHint() const override {
+        const QFontMetrics metrics(mParentLegend->font());
+        return QSize(metrics.horizontalAdvance(m_text), metrics.height()) +
+               QSize(mMargins.left() + mMargins.right(), mMargins.top() + mMargins.bottom());
+    }
+
+private:
+    QString m_text;
+};
+
+}  // namespace
+
+void ChartPanel::placeLegend() {
+    const bool show = m_legendShown && m_anyLegend;
+    const bool placed = plotLayout()->hasElement(2, 0) && plotLayout()->element(2, 0) == legend;
+    if (show && !placed) {
+        if (plotLayout()->rowCount() < 3) plotLayout()->insertRow(2);
+        plotLayout()->addElement(2, 0, legend);
+        // Its own height, no more: the plot area takes the rest.
+        plotLayout()->setRowStretchFactor(2, 0.001);
+    } else if (!show && placed) {
+        plotLayout()->take(legend);
+        plotLayout()->simplify();
+    }
+    legend->setVisible(show);
+    if (!show) return;
+    // As many columns as the widest entry allows across the chart's width, and at most a
+    // quarter of its height in rows: the plot area keeps the room (the crosshair's read-out
+    // names every curve).
+    const QFontMetrics metrics(legend->font());
+    int widest = 0, entries = 0;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        if (!m_curves[i].inLegend) continue;
+        widest = std::max(widest, metrics.horizontalAdvance(m_curves[i].name));
+        ++entries;
+    }
+    const int entry = widest + legend->iconSize().width() + legend->iconTextPadding() + 8 +
+                      legend->columnSpacing();
+    const int columns = std::max(1, std::min(entries, std::max(width() - 20, entry) / entry));
+    const int rowHeight = std::max(metrics.height(), legend->iconSize().height()) + 2;
+    const int rows = std::max(1, height() / 4 / rowHeight);
+    const int room = columns * rows;
+    const int shown = entries <= room ? entries : room - 1;
+    // Which curves have an entry: the first ones (the run trained now comes first).
+    for (int i = legend->itemCount() - 1; i >= 0; --i)
+        if (dynamic_cast<MoreEntriesItem*>(legend->item(i))) legend->removeItem(i);
+    int listed = 0;
+    for (size_t i = 0; i < m_curves.size(); ++i) {
+        if (!m_curves[i].inLegend) continue;
+        if (listed++ < shown) {
+            m_graphs[i].smooth->addToLegend(legend);
+        } else {
+            m_graphs[i].smooth->removeFromLegend(legend);
+        }
+    }
+    if (shown < entries)
+        legend->addItem(new MoreEntriesItem(
+            legend, tr("+%1 more (hover a curve for its name)").arg(entries - shown)));
+    legend->setWrap(columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+}
+
+void ChartPanel::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    if (legend->visible()) placeLegend();
+}
+
+QStringList ChartPanel::legendEntries() const {
+    QStringList names;
+    if (!legend->visible()) return names;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
+            names << item->plottable()->name();
+        else if (auto* more = dynamic_cast<MoreEntriesItem*>(legend->item(i)))
+            names << more->text();
+    }
+    return names;
 }
 
 void ChartPanel::setOptions(const Options& options) {
@@ -211,7 +330,7 @@ void ChartPanel::setOptions(const Options& options) {
     }
     xAxis->setLabel(xLabel());
     if (axisChanged) m_follow = true;
-    for (Graphs& g : m_graphs) g.decimatedBuckets = -1;
+    for (Graphs& g : m_graphs) g.decimated = false;
 }
 
 QString ChartPanel::xLabel() const {
@@ -231,37 +350,129 @@ void ChartPanel::followData() {
     redraw();
 }
 
+bool ChartPanel::prepare(const Curve& c, Graphs& g) {
+    Prepared& p = *g.prep;
+    if (!c.series) {
+        const bool had = p.size > 0 || p.series;
+        p = Prepared{};
+        return had;
+    }
+    const MetricSeries& s = *c.series;
+    const size_t size = s.size();
+    if (p.series != c.series || p.identity != s.identity || size < p.size) {
+        p = Prepared{};  // another series (or one that shrank): start again
+        p.series = c.series;
+        p.identity = s.identity;
+        g.decimated = false;
+    }
+    bool changed = false;
+    if (p.rawLevels.size() != size) {
+        p.rawLevels.extend(s.value);
+        changed = true;
+    }
+    const bool smoothing = m_options.smoothing > 0 && !c.markers && c.smoothed;
+    if (smoothing && p.smoothing != m_options.smoothing) {
+        p.smoothing = m_options.smoothing;
+        p.ema = {};
+        p.smoothY.clear();
+        p.smoothLevels.clear();
+        changed = true;
+    } else if (!smoothing && p.smoothing >= 0) {
+        p.smoothing = -1;
+        p.smoothY = {};
+        p.smoothLevels.clear();
+        changed = true;
+    }
+    if (smoothing && p.smoothY.size() != size) {
+        emaSmoothAppend(s.value, p.smoothing, p.ema, p.smoothY);
+        p.smoothLevels.extend(p.smoothY);
+        changed = true;
+    }
+    p.size = size;
+    if (m_options.xAxis == XAxisKind::WallTime) p.gaps.extend(std::span(s.wall).first(size));
+    return changed;
+}
+
+std::span<const double> ChartPanel::xOf(const Curve& c, Prepared& p) {
+    if (!c.series) return {};
+    const MetricSeries& s = *c.series;
+    switch (m_options.xAxis) {
+        case XAxisKind::Step:
+            return std::span(s.step).first(p.size);
+        case XAxisKind::WallTime:
+            return std::span(s.wall).first(p.size);
+        case XAxisKind::Tokens:
+            if (p.tokensPerStep != c.tokensPerStep) {
+                p.tokensPerStep = c.tokensPerStep;
+                p.tokensX.clear();
+            }
+            for (size_t i = p.tokensX.size(); i < p.size; ++i)
+                p.tokensX.push_back(s.step[i] * c.tokensPerStep);
+            return std::span(p.tokensX).first(p.size);
+    }
+    return {};
+}
+
+void ChartPanel::decimate(const Curve& c, Graphs& g, const QCPRange& range, int buckets,
+                          const DecimationPlan& plan) {
+    Prepared& p = *g.prep;
+    const std::span<const double> x = xOf(c, p);
+    const std::span<const double> values =
+        c.series ? std::span(c.series->value).first(p.size) : std::span<const double>{};
+    const bool smoothing = p.smoothing >= 0;
+    const std::vector<TimeGap> noGaps;
+    const std::vector<TimeGap>& gaps =
+        m_options.xAxis == XAxisKind::WallTime ? p.gaps.gaps() : noGaps;
+    Decimated raw, smooth;
+    if (smoothing) {
+        decimateMinMax(x, p.smoothY, p.smoothLevels, range.lower, range.upper, buckets, smooth);
+        decimateMinMax(x, values, p.rawLevels, range.lower, range.upper, buckets, raw);
+        breakAtGaps(gaps, raw);
+        g.raw->setData(toQVector(raw.x), toQVector(raw.y), true);
+    } else {
+        decimateMinMax(x, values, p.rawLevels, range.lower, range.upper, buckets, smooth);
+        g.raw->data()->clear();
+    }
+    breakAtGaps(gaps, smooth);
+    g.smooth->setData(toQVector(smooth.x), toQVector(smooth.y), true);
+    // Divergence markers sit on the last finite value (or the plot's top when none).
+    const Decimated& markers = smoothing ? raw : smooth;
+    g.diverged->setData(toQVector(markers.divergeX), toQVector(markers.divergeY), true);
+    g.hasExtent = false;
+    for (const Decimated* d : {&raw, &smooth}) {
+        if (d == &raw && !smoothing) continue;
+        for (double v : d->y) {
+            if (std::isnan(v) || (m_options.logY && v <= 0)) continue;  // NaN: a pause
+            if (!g.hasExtent) {
+                g.lastFiniteMin = g.lastFiniteMax = v;
+                g.hasExtent = true;
+            }
+            g.lastFiniteMin = std::min(g.lastFiniteMin, v);
+            g.lastFiniteMax = std::max(g.lastFiniteMax, v);
+        }
+    }
+    g.decimated = true;
+    g.decimatedRange = range;
+    g.decimatedBuckets = buckets;
+    g.decimatedAxis = m_options.xAxis;
+    g.decimatedPlan = plan;
+    g.rangeDependent = plan.level < 0 || !p.rawLevels.nonFinite().empty();
+}
+
 void ChartPanel::redraw() {
     QElapsedTimer timer;
     timer.start();
     m_inRedraw = true;
-    // 1. x values and smoothing, recomputed only for series that grew or options that changed.
+    // 1. Smoothing and min/max levels, extended by the points that arrived since the last
+    // redraw (or rebuilt when the smoothing changed).
     double xMin = std::numeric_limits<double>::infinity(), xMax = -xMin;
+    std::vector<bool> changed(m_curves.size());
     for (size_t i = 0; i < m_curves.size(); ++i) {
-        const Curve& c = m_curves[i];
-        Graphs& g = m_graphs[i];
-        const size_t size = c.series ? c.series->size() : 0;
-        if (size != g.preparedSize || g.preparedAxis != m_options.xAxis ||
-            g.preparedSmoothing != m_options.smoothing) {
-            g.x = c.series ? c.series->xs(m_options.xAxis, c.tokensPerStep) : std::vector<double>{};
-            static const std::vector<double> kEmpty;
-            const std::vector<double>& values = c.series ? c.series->value : kEmpty;
-            if (m_options.smoothing > 0 && !c.markers && c.smoothed) {
-                emaSmooth(values, m_options.smoothing, g.smoothY);
-            } else {
-                g.smoothY = values;
-            }
-            // Only the wall-time axis has pauses in it; steps and tokens run on without gaps.
-            g.gaps =
-                m_options.xAxis == XAxisKind::WallTime ? findTimeGaps(g.x) : std::vector<TimeGap>{};
-            g.preparedSize = size;
-            g.preparedAxis = m_options.xAxis;
-            g.preparedSmoothing = m_options.smoothing;
-            g.decimatedBuckets = -1;  // data changed: decimate again
-        }
-        if (!g.x.empty()) {
-            xMin = std::min(xMin, g.x.front());
-            xMax = std::max(xMax, g.x.back());
+        changed[i] = prepare(m_curves[i], m_graphs[i]);
+        const std::span<const double> x = xOf(m_curves[i], *m_graphs[i].prep);
+        if (!x.empty()) {
+            xMin = std::min(xMin, x.front());
+            xMax = std::max(xMax, x.back());
         }
     }
     if (m_follow && xMin <= xMax) {
@@ -269,52 +480,24 @@ void ChartPanel::redraw() {
         xAxis->setRange(xMin - pad, xMax + pad);
     }
     const QCPRange range = xAxis->range();
-    // One min/max bucket per pixel column; two columns once many runs overlap (spikes still
-    // show, as a column two pixels wide), which halves what the painter has to draw.
-    const int buckets = std::max(axisRect()->width() / (crowded() ? 2 : 1), 50);
-    // 2. Decimate raw and smoothed values for the visible range (skipped when nothing changed).
-    Decimated raw, smooth;
+    // One min/max bucket per pixel column; two columns once many runs overlap, four once they
+    // crowd the chart (spikes still show, as a column two or four pixels wide): the painter's
+    // cost goes by the line segments, and 20 overlaid long runs must replot inside a frame
+    // (bench/plot_bench.cpp).
+    const int columns = m_curves.size() > 12 ? 4 : crowded() ? 2 : 1;
+    const int buckets = std::max(axisRect()->width() / columns, 50);
+    // 2. Decimation for the visible range, from the levels: skipped when nothing it depends on
+    // changed, and otherwise proportional to the width, not to the points.
     double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
     for (size_t i = 0; i < m_curves.size(); ++i) {
-        const Curve& c = m_curves[i];
         Graphs& g = m_graphs[i];
-        if (g.decimatedBuckets != buckets || g.decimatedRange != range) {
-            static const std::vector<double> kEmpty;
-            const std::vector<double>& values = c.series ? c.series->value : kEmpty;
-            const bool smoothing = m_options.smoothing > 0 && !c.markers && c.smoothed;
-            decimateMinMax(g.x, g.smoothY, range.lower, range.upper, buckets, smooth);
-            breakAtGaps(g.gaps, smooth);
-            g.smooth->setData(toQVector(smooth.x), toQVector(smooth.y), true);
-            if (smoothing) {
-                decimateMinMax(g.x, values, range.lower, range.upper, buckets, raw);
-                breakAtGaps(g.gaps, raw);
-                g.raw->setData(toQVector(raw.x), toQVector(raw.y), true);
-            } else {
-                raw = smooth;
-                g.raw->data()->clear();
-            }
-            // Divergence markers sit on the last finite value (or the plot's top when none).
-            QVector<double> dx, dy;
-            for (size_t k = 0; k < raw.divergeX.size(); ++k) {
-                dx << raw.divergeX[k];
-                dy << raw.divergeY[k];
-            }
-            g.diverged->setData(dx, dy, true);
-            g.hasExtent = false;
-            for (const auto* d : {&raw, &smooth}) {
-                for (double v : d->y) {
-                    if (std::isnan(v) || (m_options.logY && v <= 0)) continue;  // NaN: a pause
-                    if (!g.hasExtent) {
-                        g.lastFiniteMin = g.lastFiniteMax = v;
-                        g.hasExtent = true;
-                    }
-                    g.lastFiniteMin = std::min(g.lastFiniteMin, v);
-                    g.lastFiniteMax = std::max(g.lastFiniteMax, v);
-                }
-            }
-            g.decimatedRange = range;
-            g.decimatedBuckets = buckets;
-        }
+        const DecimationPlan plan =
+            planDecimation(xOf(m_curves[i], *g.prep), g.prep->size, g.prep->rawLevels, range.lower,
+                           range.upper, buckets);
+        if (changed[i] || !g.decimated || g.decimatedBuckets != buckets ||
+            g.decimatedAxis != m_options.xAxis || g.decimatedPlan != plan ||
+            (g.rangeDependent && g.decimatedRange != range))
+            decimate(m_curves[i], g, range, buckets, plan);
         if (g.hasExtent) {
             yLo = std::min(yLo, g.lastFiniteMin);
             yHi = std::max(yHi, g.lastFiniteMax);
@@ -369,18 +552,37 @@ QString ChartPanel::valuesAt(double x) const {
     lines << QStringLiteral("<b>%1 %2</b>").arg(xLabel(), formatX(x));
     for (size_t i = 0; i < m_curves.size(); ++i) {
         const Curve& c = m_curves[i];
-        const Graphs& g = m_graphs[i];
-        if (!c.series || g.x.empty()) continue;
-        auto it = std::lower_bound(g.x.begin(), g.x.end(), x);
-        size_t at = size_t(it - g.x.begin());
-        if (at == g.x.size() || (at > 0 && std::fabs(g.x[at - 1] - x) < std::fabs(g.x[at] - x))) {
-            --at;
+        const Prepared& p = *m_graphs[i].prep;
+        const size_t n = std::min(p.size, c.series ? c.series->size() : 0);
+        if (n == 0) continue;
+        // The point nearest x among those drawn, on the current axis.
+        auto xAt = [&](size_t k) {
+            switch (m_options.xAxis) {
+                case XAxisKind::WallTime:
+                    return c.series->wall[k];
+                case XAxisKind::Tokens:
+                    return c.series->step[k] * c.tokensPerStep;
+                case XAxisKind::Step:
+                    break;
+            }
+            return c.series->step[k];
+        };
+        size_t lo = 0, hi = n;  // the first point at or right of x
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (xAt(mid) < x) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
+        size_t at = lo;
+        if (at == n || (at > 0 && std::fabs(xAt(at - 1) - x) < std::fabs(xAt(at) - x))) --at;
         const double raw = c.series->value[at];
+        const double shown = p.smoothing >= 0 && at < p.smoothY.size() ? p.smoothY[at] : raw;
         QString line = QStringLiteral("<span style='color:%1'>■</span> %2: <b>%3</b>")
-                           .arg(c.color.name(), c.name.toHtmlEscaped(), formatValue(g.smoothY[at]));
-        if (g.smoothY[at] != raw || !std::isfinite(raw))
-            line += tr(" (raw %1)").arg(formatValue(raw));
+                           .arg(c.color.name(), c.name.toHtmlEscaped(), formatValue(shown));
+        if (shown != raw || !std::isfinite(raw)) line += tr(" (raw %1)").arg(formatValue(raw));
         lines << line;
     }
     return lines.join(QStringLiteral("<br>"));

@@ -11,6 +11,8 @@
 #include <qcustomplot.h>
 
 #include <QString>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "ui/training/metric_series.h"
@@ -56,6 +58,13 @@ public:
     ChartPanel(const QString& title, const QString& yLabel, QWidget* parent = nullptr);
 
     void setCurves(std::vector<Curve> curves);  // rebuilds the graphs; call redraw() after
+    // The legend sits below the plot area, never over the curves, in as many columns as fit
+    // (issue 31); it lists the curves with inLegend. Hidden (collapsed) by the user: none.
+    // At most a quarter of the chart's height: when the entries do not fit, the last one says
+    // how many more there are (the crosshair's read-out names every curve).
+    void setLegendShown(bool shown);
+    bool legendShown() const { return m_legendShown; }
+    QStringList legendEntries() const;  // as listed, in order; empty when hidden
     void setOptions(const Options& options);
     // Recomputes smoothing and decimation for the current x range and replots once.
     void redraw();
@@ -79,30 +88,55 @@ protected:
     void wheelEvent(QWheelEvent* event) override;
     void mouseDoubleClickEvent(QMouseEvent* event) override;
     void leaveEvent(QEvent* event) override;
-    void changeEvent(QEvent* event) override;  // follows a light/dark palette switch
+    void changeEvent(QEvent* event) override;        // follows a light/dark palette switch
+    void resizeEvent(QResizeEvent* event) override;  // the legend's columns follow the width
 
 private:
     bool crowded() const { return m_curves.size() > 6; }
     QColor faintOf(const QColor& color) const;
+    // What a curve is drawn from, kept across setCurves() for a series shown again (the same
+    // address and identity) and extended as the series grows: smoothing, the min/max levels of
+    // the raw and the smoothed values, the tokens axis' x and the pauses. A replot decimates
+    // from the levels (its cost follows the plot's width, not the points), and only when the
+    // data, the x range, the axis or the width changed (issue 31).
+    struct Prepared {
+        const MetricSeries* series = nullptr;  // compared, never read: it may have been erased
+        uint64_t identity = 0;
+        size_t size = 0;        // points taken in
+        double smoothing = -1;  // the EMA weight of smoothY; -1: not smoothed
+        EmaState ema;
+        std::vector<double> smoothY;
+        MinMaxLevels rawLevels, smoothLevels;
+        double tokensPerStep = 0;
+        std::vector<double> tokensX;  // step * tokensPerStep (the tokens axis only)
+        TimeGapTracker gaps;          // the wall-time axis only
+    };
     struct Graphs {
         QCPGraph* raw = nullptr;
         QCPGraph* smooth = nullptr;
         QCPGraph* diverged = nullptr;
-        std::vector<double> x;        // full x of the series on the current axis kind
-        std::vector<double> smoothY;  // full smoothed values
-        std::vector<TimeGap> gaps;    // pauses to break the line at (wall-time axis only)
-        // What x/smoothY and the graphs' data were computed from; unchanged inputs skip the
-        // work, so a replot of many long runs only redraws what changed.
-        size_t preparedSize = size_t(-1);
-        XAxisKind preparedAxis = XAxisKind::Step;
-        double preparedSmoothing = -1;
+        std::unique_ptr<Prepared> prep;
+        // What the graphs' data was decimated for; the same again skips the work. Through the
+        // levels, the points depend on the plan, not on the exact range (unless markers for
+        // non-finite values or the full scan's buckets follow the range).
+        bool decimated = false;
         QCPRange decimatedRange;
         int decimatedBuckets = -1;
+        XAxisKind decimatedAxis = XAxisKind::Step;
+        DecimationPlan decimatedPlan;
+        bool rangeDependent = true;
         double lastFiniteMin = 0, lastFiniteMax = 0;  // y extent of the decimated data
         bool hasExtent = false;
     };
+    // Brings g.prep up to the curve's series and the options; true when what it draws changed.
+    bool prepare(const Curve& c, Graphs& g);
+    // The series' x on the current axis (the prepared points only).
+    std::span<const double> xOf(const Curve& c, Prepared& p);
+    void decimate(const Curve& c, Graphs& g, const QCPRange& range, int buckets,
+                  const DecimationPlan& plan);
     void applyTheme();
     QString xLabel() const;
+    void placeLegend();  // in the layout below the plot area when shown and needed, else out
 
     QString m_yLabel;
     QCPTextElement* m_title = nullptr;
@@ -113,6 +147,8 @@ private:
     bool m_follow = true;
     bool m_inRedraw = false;
     bool m_xTickerSet = false;
+    bool m_legendShown = true;
+    bool m_anyLegend = false;
     double m_lastRedrawMs = 0;
 };
 

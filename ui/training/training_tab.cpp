@@ -25,6 +25,7 @@
 #include "engine/config/config_yaml.h"
 #include "engine/model/model_facts.h"
 #include "engine/store/run_store.h"
+#include "ui/common/run_names.h"
 #include "ui/common/wafer_history.h"
 
 namespace ws::ui {
@@ -229,7 +230,19 @@ RunSeries loadStoredRun(store::RunStore& store, const store::RunInfo& info, int6
 
 }  // namespace
 
+void TrainingTab::forgetEndedRuns() {
+    bool any = false;
+    for (int64_t id : m_endedLive) {
+        if (std::find(m_overlay.begin(), m_overlay.end(), id) != m_overlay.end()) continue;
+        any = m_runs.erase(id) > 0 || any;
+        m_wallOrigin.erase(id);
+    }
+    m_endedLive.clear();
+    if (any) runsChanged();
+}
+
 void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
+    forgetEndedRuns();
     RunSeries live;
     live.runId = 0;
     live.name = name.toStdString();
@@ -266,6 +279,7 @@ void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
     auto it = m_runs.find(0);
     if (it == m_runs.end() || metrics.empty()) return;
     auto& series = it->second.metrics;
+    const size_t keysBefore = series.size();
     for (const auto& m : metrics) {
         const double step = double(m.step);
         const double wall = m_liveWallOffset + m.elapsedSec;
@@ -275,7 +289,9 @@ void TrainingTab::appendLive(const std::vector<session::StepMetrics>& metrics) {
         if (!std::isnan(m.evalLoss)) series[kEvalLoss].append(step, wall, m.evalLoss);
         if (m.logStep) series[kTokensPerSec].append(step, wall, m.tokensPerSec);
     }
-    m_curvesDirty = true;  // a new metric key may have appeared
+    // A new metric key (eval loss at the first evaluation) needs its curve; new points of the
+    // curves drawn only extend them (the charts keep their prepared data).
+    if (series.size() != keysBefore) m_curvesDirty = true;
     scheduleRedraw();
 }
 
@@ -291,6 +307,7 @@ void TrainingTab::adoptLiveRun(int64_t runId) {
     m_runs.erase(it);
     run.runId = runId;
     m_runs[runId] = std::move(run);
+    m_endedLive.push_back(runId);
     if (m_waferRunId == 0) m_waferRunId = runId;
     runsChanged();
 }
@@ -302,6 +319,7 @@ void TrainingTab::addRun(RunSeries run) {
 }
 
 void TrainingTab::setOverlayRuns(const std::vector<int64_t>& runIds, store::RunStore* store) {
+    m_overlay = runIds;
     for (auto it = m_runs.begin(); it != m_runs.end();) {
         const bool keep =
             it->first == 0 || std::find(runIds.begin(), runIds.end(), it->first) != runIds.end();
@@ -343,12 +361,14 @@ std::vector<StoreFollower::Tail> TrainingTab::followRequests() const {
 
 void TrainingTab::appendStored(const std::vector<StoreFollower::Tail>& tails) {
     bool any = false;
+    bool newKey = false;
     for (const auto& tail : tails) {
         const auto run = m_runs.find(tail.runId);
         const auto origin = m_wallOrigin.find(tail.runId);
         if (run == m_runs.end() || origin == m_wallOrigin.end() || tail.points.empty()) continue;
         // Wall time counts from the run's first logged point, as when it was loaded whole.
         if (std::isnan(origin->second)) origin->second = tail.points.front().wallTime;
+        newKey = newKey || !run->second.metrics.count(tail.key);
         MetricSeries& series = run->second.metrics[tail.key];
         // The series may have been reloaded since the poll asked: only what it lacks is added.
         const double last = series.size() ? series.step.back() : -HUGE_VAL;
@@ -359,7 +379,7 @@ void TrainingTab::appendStored(const std::vector<StoreFollower::Tail>& tails) {
         }
     }
     if (!any) return;
-    m_curvesDirty = true;  // a key may have appeared (eval loss at the first evaluation)
+    if (newKey) m_curvesDirty = true;  // eval loss at the first evaluation, say
     scheduleRedraw();
 }
 
@@ -413,6 +433,18 @@ QMenu* TrainingTab::chartMenu(double x, QWidget* parent) {
         log->setChecked(m_panelLogY[index]);
         log->setToolTip(tr("Log y for this chart only"));
         connect(log, &QAction::toggled, this, [this, index](bool on) { setPanelLogY(index, on); });
+        if (index == 0) {
+            // The legend below the loss chart names the runs of all four; it folds away.
+            QAction* shown = menu->addAction(tr("Show legend"));
+            shown->setObjectName(QStringLiteral("showLegend"));
+            shown->setCheckable(true);
+            shown->setChecked(m_panels[0]->legendShown());
+            shown->setToolTip(
+                tr("The runs' names below the loss chart (the colours hold for "
+                   "every chart)"));
+            connect(shown, &QAction::toggled, this,
+                    [this](bool on) { m_panels[0]->setLegendShown(on); });
+        }
     }
     return menu;
 }
@@ -437,9 +469,14 @@ void TrainingTab::scheduleRedraw() {
 void TrainingTab::rebuildCurves() {
     std::vector<ChartPanel::Curve> loss, lr, norm, speed;
     const bool several = m_runs.size() > 1;
+    bool anyEval = false;
+    // The loss chart's legend (below it) names the runs for all four charts: a run has one
+    // colour everywhere. Long names (a sweep trial's) are shortened and elided.
+    const QFontMetrics metrics(m_panels[0]->legend->font());
     for (const auto& [id, run] : m_runs) {
         const QColor color = colorFor(id);
-        QString name = QString::fromStdString(run.name);
+        QString name = metrics.elidedText(legendRunName(QString::fromStdString(run.name)),
+                                          Qt::ElideMiddle, 300);
         if (id == 0 && m_trainingNow) name += tr(" (now)");
         auto series = [&](const char* key) -> const MetricSeries* {
             const auto it = run.metrics.find(key);
@@ -447,9 +484,11 @@ void TrainingTab::rebuildCurves() {
         };
         loss.push_back({several ? name : tr("train"), color, series(kLoss), run.tokensPerStep});
         if (const auto* eval = series(kEvalLoss)) {
+            anyEval = true;
+            // Several runs: one legend entry says what dashed means, not one per run.
             loss.push_back({several ? tr("%1 (eval)").arg(name) : tr("eval"),
-                            color.darker(several ? 130 : 100), eval, run.tokensPerStep, true,
-                            true});
+                            color.darker(several ? 130 : 100), eval, run.tokensPerStep, true, true,
+                            !several});
             if (!several) loss.back().color = kPalette[1];
         }
         // The learning rate is a schedule, not a measurement: smoothing would only draw it late.
@@ -459,11 +498,15 @@ void TrainingTab::rebuildCurves() {
         speed.push_back(
             {name, color, series(kTokensPerSec), run.tokensPerStep, false, false, false});
     }
+    if (several && anyEval) {
+        ChartPanel::Curve key{tr("dashed: eval loss"), palette().color(QPalette::Mid), nullptr};
+        key.dashed = true;
+        loss.push_back(key);
+    }
     m_panels[0]->setCurves(std::move(loss));
     m_panels[1]->setCurves(std::move(lr));
     m_panels[2]->setCurves(std::move(norm));
     m_panels[3]->setCurves(std::move(speed));
-    if (!m_runs.empty()) m_panels[0]->legend->setVisible(true);
     m_emptyHint->setVisible(m_runs.empty());
     m_curvesDirty = false;
 }

@@ -37,8 +37,13 @@ class TrainingTab : public QWidget {
 public:
     explicit TrainingTab(QWidget* parent = nullptr);
 
-    // The run being trained now: clears its series and names it (the charts add "(now)").
+    // The run being trained now: clears its series and names it (the charts add "(now)"). The
+    // runs trained in this window before it leave the charts unless they are selected: the
+    // charts show the live run and the runs chosen, not every earlier run (issue 31).
     void beginLiveRun(const QString& name, double tokensPerStep);
+    // Drops the runs trained in this window that ended and are not selected (a lesson opening:
+    // the last lesson's runs do not stay on its charts).
+    void forgetEndedRuns();
     // A resumed run: the live series starts as stored run `runId` up to `fromStep` (the
     // checkpoint's step), so the new points continue the same curves.
     void continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
@@ -105,6 +110,8 @@ private:
 
     std::map<int64_t, RunSeries> m_runs;
     std::map<int64_t, double> m_wallOrigin;  // stored runs: the wall time their x counts from
+    std::vector<int64_t> m_overlay;          // the runs selected (setOverlayRuns)
+    std::vector<int64_t> m_endedLive;        // runs trained here that ended (adoptLiveRun)
     std::vector<ChartPanel*> m_panels;
     ChartPanel::Options m_options;
     std::vector<bool> m_panelLogY;  // per chart; [0] (loss) follows m_options.logY

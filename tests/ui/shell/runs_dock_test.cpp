@@ -341,7 +341,7 @@ private slots:
         // name, hidden_size=64, seed=0) are left out of the label and kept in the tooltip.
         QTreeWidgetItem* trial = itemOf(tree, m_ids.trials[1]);
         QVERIFY(trial);
-        QCOMPARE(trial->text(0), QString("#1: learning_rate=0.004"));
+        QCOMPARE(trial->text(0), QString("#1 lr 0.004"));
         QVERIFY(trial->toolTip(0).contains(
             "lr sweep 2026-12-01 03:10 #1: learning_rate=0.004 hidden_size=64 seed=0"));
         // The dock asks for room for names beside status, loss and date (a tree's default left
@@ -367,6 +367,65 @@ private slots:
                                                     .arg(dock->width())));
         }
         QVERIFY(dock->grab().save(artifactPath("runs-dock-names.png")));
+    }
+
+    // Issue 31: a μP sweep's trials ("#62: hidden_size=128 num_heads=8 filter_size=512
+    // learning_rate=0.00390625 parametrization=sp seed=0" under the sweep) were cut to
+    // "#62: hidd…zation=sp" at 1366 x 768 and at 1920 x 1080. Their labels now say what tells
+    // them apart in the words people use, and fit the column at both sizes.
+    void sweepTrialNamesFitAtLaptopAndDesktopSizes() {
+        auto opened = RunStore::open(m_path);
+        QVERIFY(opened.ok());
+        RunStore& store = **opened;
+        const std::string sweepName = "sweep 2026-03-01 10:15";
+        const int64_t sweep = addRun(store, sweepName, "finished", 0, 1.0, "sweep");
+        std::vector<int64_t> trials;
+        int number = 0;
+        for (int width : {32, 64, 128})
+            for (int e = -10; e <= -6; ++e)
+                for (const char* p : {"sp", "mup"}) {
+                    const std::string name =
+                        sweepName + " #" + std::to_string(number++) +
+                        ": hidden_size=" + std::to_string(width) +
+                        " num_heads=" + std::to_string(width / 16) +
+                        " filter_size=" + std::to_string(4 * width) +
+                        " learning_rate=" + QString::number(std::exp2(e), 'g', 17).toStdString() +
+                        " parametrization=" + p + " seed=0";
+                    trials.push_back(addRun(store, name, "finished", 0, 1.0, "sweep-trial", sweep));
+                }
+        RunsDock* dock = m_window.find<RunsDock>("RunsDock");
+        dock->refresh();
+        QTreeWidget* tree = dock->tree();
+        QTreeWidgetItem* last = itemOf(tree, trials.back());
+        QVERIFY(last);
+        QCOMPARE(last->text(0),
+                 QString::fromUtf8("#29 width 128\u2009·\u2009lr 2⁻⁶\u2009·\u2009μP"));
+        QVERIFY(
+            last->toolTip(0).contains(QString::fromStdString(sweepName + " #29: hidden_size=128")));
+        for (const QSize size : {QSize(1366, 768), QSize(1920, 1080)}) {
+            m_window->resize(size);
+            QTest::qWait(100);
+            for (int64_t id : trials) {
+                QTreeWidgetItem* t = itemOf(tree, id);
+                tree->scrollToItem(t);
+                // The name's own cell (not the row: the loss column is beside it), after the
+                // indentation and the status icon.
+                const QRect cell = tree->visualRect(tree->indexFromItem(t, 0));
+                const int room =
+                    cell.width() - tree->style()->pixelMetric(QStyle::PM_SmallIconSize) - 8;
+                const int needed = tree->fontMetrics().horizontalAdvance(t->text(0));
+                QVERIFY2(room >= needed,
+                         qPrintable(QString("%1 x %2: '%3' needs %4 px, has %5 (dock %6 px)")
+                                        .arg(size.width())
+                                        .arg(size.height())
+                                        .arg(t->text(0))
+                                        .arg(needed)
+                                        .arg(room)
+                                        .arg(dock->width())));
+            }
+            QVERIFY(m_window->saveScreenshot(
+                artifactPath(QStringLiteral("runs-dock-mup-trials-%1.png").arg(size.width()))));
+        }
     }
 
 private:

@@ -46,6 +46,27 @@ double lastValue(QCPCurve* curve) {
     return (curve->data()->constEnd() - 1)->value;
 }
 
+// The lines in the order they are drawn (the last on top).
+QList<QCPCurve*> drawnOrder(QCustomPlot* plot) {
+    QList<QCPCurve*> lines;
+    for (QCPLayerable* l : plot->layer(QStringLiteral("trials"))->children())
+        if (auto* curve = qobject_cast<QCPCurve*>(l)) lines << curve;
+    return lines;
+}
+
+// Marks every line drawn now, so a later redraw shows which lines it kept and which it made.
+void markLines(QCustomPlot* plot) {
+    for (int i = 0; i < plot->plottableCount(); ++i)
+        plot->plottable(i)->setProperty("drawnBefore", true);
+}
+
+int markedLines(QCustomPlot* plot) {
+    int n = 0;
+    for (int i = 0; i < plot->plottableCount(); ++i)
+        n += plot->plottable(i)->property("drawnBefore").toBool() ? 1 : 0;
+    return n;
+}
+
 }  // namespace
 
 class SweepParallelCoordsTest : public QObject {
@@ -124,7 +145,7 @@ private slots:
         QVERIFY(pruned->pen().color().alpha() < 80);
         QVERIFY(lastValue(pruned) > 0.0 && lastValue(pruned) < 0.9);
         // The best trial is drawn last, on top of the pile, and in its own colour.
-        QCOMPARE(plot->plottable(plot->plottableCount() - 1), best);
+        QCOMPARE(drawnOrder(plot).last(), best);
         QVERIFY(best->pen().color().rgb() != view.lineOf(0)->pen().color().rgb());
 
         plot->replot(QCustomPlot::rpImmediateRefresh);
@@ -223,6 +244,83 @@ private slots:
         QCOMPARE(view.axisCount(), 6);
         QCOMPARE(view.axisName(4), QStringLiteral("seed"));
         QVERIFY(view.grab().save(artifactPath(QStringLiteral("sweep_parallel_coords_500.png"))));
+        // The Sweeps tab at a laptop's size with the same 500 trials, the view in front.
+        SweepsTab tab;
+        tab.resize(1100, 640);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        for (const auto& t : trials) tab.addResult(t);
+        tab.views()->setCurrentWidget(tab.parallelCoords());
+        tab.redrawNow();
+        QCOMPARE(tab.parallelCoords()->lineCount(), 500);
+        QVERIFY(tab.grab().save(artifactPath(QStringLiteral("sweeps_tab_500.png"))));
+    }
+
+    // Issue 31: a live sweep redraws on every finished trial. A new trial adds its line (in its
+    // place in the pile), the others are kept; the axes are laid out again only when what they
+    // show changed, and then every line follows.
+    void aNewTrialAddsItsLineAndKeepsTheOthers() {
+        SweepParallelCoords view;
+        view.resize(1100, 480);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto all = syntheticTrials(60);
+        std::vector<TrialResult> trials(all.begin(), all.begin() + 50);
+        view.setResults(trials, kKeys);
+        QCustomPlot* plot = view.plot();
+        QCOMPARE(view.lineCount(), 50);
+        markLines(plot);
+        QCPAbstractItem* firstItem = plot->item(0);
+        const double lossOf10 = lastValue(view.lineOf(10));
+
+        // A trial inside the ranges seen (a loss between the best and the worst, values the
+        // axes have): one new line; the axes and every other line as they were.
+        TrialResult middle = all[50];
+        middle.finalLoss = (trials[0].finalLoss + trials[1].finalLoss) / 2;
+        trials.push_back(middle);
+        view.setResults(trials, kKeys);
+        QCOMPARE(view.lineCount(), 51);
+        QCOMPARE(markedLines(plot), 50);
+        QVERIFY(!view.lineOf(50)->property("drawnBefore").toBool());
+        QCOMPARE(plot->item(0), firstItem);
+        QCOMPARE(lastValue(view.lineOf(10)), lossOf10);
+        // In its place in the pile: above every worse finished trial, below every better one.
+        const QList<QCPCurve*> order = drawnOrder(plot);
+        const qsizetype at = order.indexOf(view.lineOf(50));
+        for (const auto& t : trials) {
+            if (t.status != TrialStatus::Finished || t.trial == 50) continue;
+            const qsizetype other = order.indexOf(view.lineOf(t.trial));
+            QVERIFY2(t.finalLoss > middle.finalLoss ? other < at : other > at,
+                     qPrintable(QString("trial %1 (loss %2) at %3, the new one (%4) at %5")
+                                    .arg(t.trial)
+                                    .arg(t.finalLoss)
+                                    .arg(other)
+                                    .arg(middle.finalLoss)
+                                    .arg(at)));
+        }
+
+        // A new best loss moves the bottom of the loss axis: the lines are kept but follow it,
+        // and the new best is drawn on top.
+        markLines(plot);
+        TrialResult best = all[51];
+        best.finalLoss = 1.0;
+        trials.push_back(best);
+        view.setResults(trials, kKeys);
+        QCOMPARE(view.lineCount(), 52);
+        QCOMPARE(markedLines(plot), 51);
+        QVERIFY(lastValue(view.lineOf(10)) != lossOf10);
+        QCOMPARE(lastValue(view.lineOf(51)), 0.0);
+        QCOMPARE(drawnOrder(plot).last(), view.lineOf(51));
+
+        // A trial that is gone (a sweep's results read again without it) loses its line.
+        trials.erase(trials.begin() + 3);
+        view.setResults(trials, kKeys);
+        QCOMPARE(view.lineCount(), 51);
+        QVERIFY(view.lineOf(3) == nullptr);
+        QCOMPARE(plot->plottableCount(), 51);
+        QCOMPARE(drawnOrder(plot).size(), 51);
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(view.grab().save(artifactPath(QStringLiteral("sweep_parallel_coords_grown.png"))));
     }
 
     void sweepsTabFeedsItAfterTheHeatmap() {

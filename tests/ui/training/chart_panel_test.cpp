@@ -3,15 +3,20 @@
 // tokens seen, log-y switches the scale, and CSV export writes every point. Also (issue 12,
 // item 13): human tick labels (50k, 1.2M), the crosshair's x in the same form, log-y for the
 // loss chart only unless a chart chooses its own, a pause breaking the wall-time line, a PNG
-// export of the charts without the toolbar, and "(now)" only on the run being trained.
+// export of the charts without the toolbar, and "(now)" only on the run being trained. Issue
+// 31: the legend below the loss chart (never over the curves), folding away from its menu,
+// one entry per run (a trial by its short name); the runs trained earlier in this window leave
+// the charts when a new one starts unless they are selected.
 #include <QCheckBox>
 #include <QFile>
 #include <QImage>
 #include <QMenu>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "support/gui_test.h"
 #include "ui/training/training_tab.h"
@@ -242,6 +247,112 @@ private slots:
         auto* logY = tab.findChild<QCheckBox*>("logY");
         QVERIFY(logY->geometry().bottom() < charts.top());
         QVERIFY(image.height() < int(tab.height() * dpr));
+    }
+
+    void theLegendIsBelowTheLossChartAndFolds() {
+        TrainingTab tab;
+        tab.resize(1366, 700);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        // Thirteen runs with eval points, as lesson 5 had by its step 6.
+        for (int64_t id = 1; id <= 13; ++id) {
+            RunSeries run = makeRun(
+                id, "lesson 5: Unstructured sparsity, step " + std::to_string(id), 30, false);
+            for (int s = 10; s <= 30; s += 10) run.metrics[kEvalLoss].append(s, s * 0.5, 2.0);
+            tab.addRun(run);
+        }
+        RunSeries trial = makeRun(
+            14, "sweep 2026-03-01 10:15 #62: hidden_size=128 learning_rate=0.00390625 seed=0", 30,
+            false);
+        tab.addRun(trial);
+        tab.redrawNow();
+        ChartPanel* loss = tab.lossPanel();
+        loss->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(loss->legend->visible());
+        // One entry per run and one saying what dashed means, not one per eval curve; those
+        // that do not fit a quarter of the chart's height are counted in a last entry.
+        const QStringList entries = loss->legendEntries();
+        QVERIFY2(entries.size() >= 4, qPrintable(entries.join(", ")));
+        QVERIFY2(entries.filter("(eval)").isEmpty(), qPrintable(entries.join(", ")));
+        const QRegularExpression more(QStringLiteral("^\\+(\\d+) more"));
+        const auto counted = more.match(entries.last());
+        QVERIFY2(counted.hasMatch(), qPrintable(entries.last()));
+        QCOMPARE(entries.size() - 1 + counted.captured(1).toInt(), 14 + 1);
+        QVERIFY(graphNames(tab).contains(
+            QString::fromUtf8("#62 width 128\u2009·\u2009lr 2⁻⁸\u2009·\u2009seed 0")));
+        // Below the plot area, not over the curves; in several columns; the plot keeps most
+        // of the chart's height.
+        const QRect plotArea = loss->axisRect()->rect();
+        QVERIFY(!loss->legend->outerRect().intersects(plotArea));
+        QVERIFY(loss->legend->outerRect().top() >= plotArea.bottom());
+        QVERIFY(loss->legend->columnCount() >= 2);
+        QVERIFY2(loss->legend->outerRect().height() <= loss->height() / 4 + 4,
+                 qPrintable(QString("legend %1 px of %2")
+                                .arg(loss->legend->outerRect().height())
+                                .arg(loss->height())));
+        // A few runs: every one listed.
+        TrainingTab few;
+        few.resize(1366, 700);
+        few.show();
+        for (int64_t id = 1; id <= 3; ++id)
+            few.addRun(makeRun(id, "run " + std::to_string(id), 30, false));
+        few.redrawNow();
+        QCOMPARE(few.lossPanel()->legendEntries(), (QStringList{"run 1", "run 2", "run 3"}));
+        // The other charts have no legend of their own: the colours are the loss chart's.
+        for (size_t i = 1; i < tab.panels().size(); ++i)
+            QVERIFY(!tab.panels()[i]->legend->visible());
+        for (ChartPanel* p : tab.panels()) p->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(tab.grab().save(ws::testing::artifactPath("charts-legend-14-runs.png")));
+
+        // The loss chart's menu folds it away, and the plot area takes the room.
+        std::unique_ptr<QMenu> menu(tab.chartMenu(10, loss));
+        QAction* shown = menu->findChild<QAction*>("showLegend");
+        QVERIFY(shown && shown->isChecked());
+        const int before = plotArea.height();
+        shown->trigger();
+        loss->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(!loss->legend->visible());
+        QVERIFY(loss->axisRect()->rect().height() > before);
+        std::unique_ptr<QMenu> again(tab.chartMenu(10, loss));
+        again->findChild<QAction*>("showLegend")->trigger();
+        loss->replot(QCustomPlot::rpImmediateRefresh);
+        QVERIFY(loss->legend->visible());
+        QCOMPARE(loss->axisRect()->rect().height(), before);
+    }
+
+    void earlierRunsLeaveUnlessSelected() {
+        TrainingTab tab;
+        tab.resize(1200, 800);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        ws::session::StepMetrics m;
+        m.step = 1;
+        m.loss = 4.0;
+        m.learningRate = 1e-3;
+        m.gradNorm = 1.0;
+        m.evalLoss = std::nan("");
+        auto train = [&](const QString& name, int64_t id) {
+            tab.beginLiveRun(name, 100);
+            tab.appendLive({m});
+            tab.adoptLiveRun(id);
+        };
+        auto shown = [&] {
+            std::vector<int64_t> ids;
+            for (const auto& [id, run] : tab.runs()) ids.push_back(id);
+            return ids;
+        };
+        train("first", 1);
+        QCOMPARE(shown(), std::vector<int64_t>{1});  // the run just ended stays in view
+        train("second", 2);
+        QCOMPARE(shown(), std::vector<int64_t>{2});  // the first was not selected: gone
+        tab.setOverlayRuns({2}, nullptr);            // selected in the Runs dock
+        train("third", 3);
+        QCOMPARE(shown(), (std::vector<int64_t>{2, 3}));
+        tab.beginLiveRun("fourth", 100);
+        QCOMPARE(shown(), (std::vector<int64_t>{0, 2}));
+        tab.setOverlayRuns({}, nullptr);
+        tab.forgetEndedRuns();
+        QCOMPARE(shown(), std::vector<int64_t>{0});
     }
 
     void onlyTheRunTrainedNowIsNow() {
