@@ -26,10 +26,29 @@
 namespace ws::ui {
 namespace {
 
+// The scroll bar's value that shows [start, start + length) of the content in a view `view` px
+// long now showing from `value`: unchanged when it shows already; its start (less a margin) when
+// it is longer than the view, so a tall widget's title shows, not its middle as
+// QScrollArea::ensureWidgetVisible would have it; else just enough to show its far end.
+int valueShowing(int start, int length, int view, int value) {
+    constexpr int margin = 8;
+    if (start >= value && start + length <= value + view) return value;
+    if (length + 2 * margin > view || start < value) return start - margin;
+    return start + length + margin - view;
+}
+
 // Every scroll area around `w` scrolls to it, inner ones first (they move it into their view).
 void scrollIntoView(QWidget* w) {
-    for (QWidget* p = w->parentWidget(); p; p = p->parentWidget())
-        if (auto* scroll = qobject_cast<QScrollArea*>(p)) scroll->ensureWidgetVisible(w, 8, 8);
+    for (QWidget* p = w->parentWidget(); p; p = p->parentWidget()) {
+        auto* scroll = qobject_cast<QScrollArea*>(p);
+        if (!scroll || !scroll->widget() || !scroll->widget()->isAncestorOf(w)) continue;
+        const QRect r(w->mapTo(scroll->widget(), QPoint(0, 0)), w->size());
+        const QSize view = scroll->viewport()->size();
+        QScrollBar* h = scroll->horizontalScrollBar();
+        QScrollBar* v = scroll->verticalScrollBar();
+        h->setValue(valueShowing(r.left(), r.width(), view.width(), h->value()));
+        v->setValue(valueShowing(r.top(), r.height(), view.height(), v->value()));
+    }
 }
 
 bool inScrollArea(const QWidget* w) {

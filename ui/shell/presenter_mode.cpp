@@ -102,20 +102,48 @@ private:
     int m_indicator;
 };
 
-// `icon` drawn in `colour` wherever it is not transparent: the toolbar's dark icons made
-// visible on the black palette.
-QIcon tinted(const QIcon& icon, QSize size, const QColor& colour, const QColor& disabled) {
+// `icon` as light on black. An icon of one tone (a silhouette) is drawn white; one with detail
+// (a page with lines on it) has its lightness turned over and stretched, hue and alpha kept, so
+// its darkest part becomes white and its lightest dark: it keeps its shape instead of becoming a
+// white square. Disabled: the same, dimmed to `disabledLightness`.
+QIcon lightOnBlack(const QIcon& icon, QSize size, int disabledLightness) {
     QIcon out;
     for (const QSize s : {size, size * 2}) {
         const QPixmap base = icon.pixmap(s);
         if (base.isNull()) continue;
-        for (const auto& [mode, c] :
-             {std::pair{QIcon::Normal, colour}, {QIcon::Disabled, disabled}}) {
-            QPixmap p = base;
-            QPainter painter(&p);
-            painter.setCompositionMode(QPainter::CompositionMode_SourceIn);
-            painter.fillRect(p.rect(), c);
-            painter.end();
+        const QImage source = base.toImage().convertToFormat(QImage::Format_ARGB32);
+        int low = 255, high = 0;
+        for (int y = 0; y < source.height(); ++y) {
+            const auto* line = reinterpret_cast<const QRgb*>(source.constScanLine(y));
+            for (int x = 0; x < source.width(); ++x)
+                if (qAlpha(line[x]) >= 128) {
+                    const int l = QColor::fromRgba(line[x]).lightness();
+                    low = std::min(low, l);
+                    high = std::max(high, l);
+                }
+        }
+        const bool silhouette = high - low < 64;
+        for (const auto& [mode, top] :
+             {std::pair{QIcon::Normal, 255}, {QIcon::Disabled, disabledLightness}}) {
+            QImage image = source;
+            for (int y = 0; y < image.height(); ++y) {
+                auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
+                for (int x = 0; x < image.width(); ++x) {
+                    const QColor c = QColor::fromRgba(line[x]);
+                    if (c.alpha() == 0) continue;
+                    if (silhouette) {
+                        line[x] = qRgba(top, top, top, c.alpha());
+                        continue;
+                    }
+                    const int turned =
+                        std::clamp((high - c.lightness()) * 255 / (high - low), 0, 255);
+                    line[x] = QColor::fromHsl(c.hslHue(), c.hslSaturation(), turned * top / 255,
+                                              c.alpha())
+                                  .rgba();
+                }
+            }
+            QPixmap p = QPixmap::fromImage(image);
+            p.setDevicePixelRatio(base.devicePixelRatio());
             out.addPixmap(p, mode);
         }
     }
@@ -285,8 +313,7 @@ void PresenterMode::tintToolBarIcons(bool light) {
         for (QAction* action : bar->actions()) {
             if (action->icon().isNull()) continue;
             m_toolIcons.emplace_back(action, action->icon());
-            action->setIcon(tinted(action->icon(), bar->iconSize(), QColor(255, 255, 255),
-                                   QColor(110, 110, 110)));
+            action->setIcon(lightOnBlack(action->icon(), bar->iconSize(), 110));
         }
     }
 }

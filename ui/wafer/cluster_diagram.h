@@ -7,8 +7,10 @@
 // across processes (mpirun), each system's box also says which rank on which host computes it.
 // In slow motion (setReplay) it draws the replay's moment instead: each link's arrow lit and as
 // thick as its rate now (against the link's fastest span in the step), its bytes so far and the
-// rate beside, the boxes at work outlined. The rows shrink to one line each when the widget is
-// short (presenter mode's large type under 1080 px), so labels never overlap.
+// rate beside, the boxes at work outlined. Every label is wrapped whole to its box
+// (cluster_layout.h): short words and one-line paddings when the widget is short (presenter
+// mode's large type, a laptop), and a minimum height (minimumSizeHint) at which every label reads
+// whole, so the page scrolls rather than cutting one with "…"; the tooltip has every label whole.
 // GUI thread only.
 #pragma once
 
@@ -26,6 +28,9 @@
 class QPainter;
 
 namespace ws::ui {
+
+class ClusterLayout;
+struct ClusterTexts;
 
 class ClusterDiagram : public QWidget {
     Q_OBJECT
@@ -58,30 +63,45 @@ public:
     const std::optional<wafer::ReplayState>& replayState() const { return m_replay; }
     // The traffic labels as drawn (tests): weights down, gradients up.
     QStringList trafficLabels() const;
-    // Whether the last paint had to use the one-line rows (a short widget).
+    // Whether the last paint had to use the compact rows (a short widget).
     bool compactLayout() const { return m_compact; }
     // The bounding rectangles of every text the last paint drew (tests: none may overlap).
     const std::vector<QRectF>& textRects() const { return m_textRects; }
+    // Every text the last paint drew (tests): its lines ('\n' between them), the box it was
+    // given and the rectangle its glyphs cover.
+    struct DrawnText {
+        QString text;
+        QRectF box;
+        QRectF bounds;
+    };
+    const std::vector<DrawnText>& drawnTexts() const { return m_drawn; }
 
-    QSize minimumSizeHint() const override { return {300, 260}; }
+    // 300 px wide, and as tall as its labels need at the width it has.
+    QSize minimumSizeHint() const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
     bool event(QEvent* event) override;  // the tooltip: every label whole
 
 private:
     enum class Active { None, Down, Compute, Up, Update };
-    struct Paint;  // one paint's colours, fonts and rows (cluster_diagram.cpp)
-    QRectF drawMemoryX(QPainter& p, const Paint& k) const;
-    QRectF drawSwarmTree(QPainter& p, const Paint& k) const;
-    std::vector<QRectF> drawSystems(QPainter& p, const Paint& k);
-    // Caches the scaling; `bottomLine` leaves a text line free under the wafer.
-    void drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& box, bool bottomLine);
-    void drawTraffic(QPainter& p, const Paint& k, const QRectF& mem, const QRectF& swarmBounds,
-                     const std::vector<QRectF>& systems) const;
+    struct Paint;                // one paint's colours and fonts (cluster_diagram.cpp)
+    ClusterTexts texts() const;  // everything the diagram says now
+    // Tells the page when the height the labels need changed (texts or width).
+    void relayout();
+    void drawMemoryX(QPainter& p, const Paint& k, const ClusterLayout& l) const;
+    void drawSwarmTree(QPainter& p, const Paint& k, const ClusterLayout& l) const;
+    void drawSystems(QPainter& p, const Paint& k, const ClusterLayout& l);
+    // The frame in `area` at the wafer's aspect; caches the scaling.
+    void drawWaferThumbnail(QPainter& p, const Paint& k, const QRectF& area);
+    void drawTraffic(QPainter& p, const Paint& k, const ClusterLayout& l) const;
 
     QStringList downLabel() const;
-    bool downNow() const;  // weights move (slow motion) / the latest work streamed them
+    QStringList downBrief() const;  // "↓ 547.8 kB", "to 1 sys."
+    QStringList upBrief() const;
+    QString captionText() const;  // "each system: one teaching-16x16 wafer (...)"; "" without
+    bool downNow() const;         // weights move (slow motion) / the latest work streamed them
     bool upNow() const;
     bool computeNow() const;
     QStringList upLabel() const;
@@ -93,7 +113,9 @@ private:
     int m_replayBlocks = 0;
     QString m_replayCaption;
     bool m_compact = false;
+    int m_requiredHeight = 0;  // minimumSizeHint's height when the page last heard of it
     std::vector<QRectF> m_textRects;
+    std::vector<DrawnText> m_drawn;
     QString m_waferName;
     std::vector<QString> m_placement;  // per system; empty in one process
     Active m_active = Active::None;

@@ -56,6 +56,37 @@ int lightEdgePixels(QLineEdit* line) {
     return n;
 }
 
+// An icon's detail: the mean grey of its opaque pixels that were dark in `original` and of
+// those that were light (below and above its own middle grey; {-1, -1} for an icon of one
+// tone). Issue 31: presenter mode tinted every opaque pixel white, and the page-with-lines icons
+// of Run Sweep and Fine-tune became white squares.
+struct Tones {
+    double dark = -1, light = -1;
+};
+Tones tonesOf(const QImage& original, const QImage& drawn) {
+    int low = 255, high = 0;
+    for (int y = 0; y < original.height(); ++y)
+        for (int x = 0; x < original.width(); ++x)
+            if (original.pixelColor(x, y).alpha() >= 128) {
+                low = std::min(low, qGray(original.pixel(x, y)));
+                high = std::max(high, qGray(original.pixel(x, y)));
+            }
+    if (high - low < 64) return {};  // one tone: a silhouette, nothing inside it to keep
+    const int middle = (low + high) / 2;
+    double sums[2] = {0, 0};
+    int counts[2] = {0, 0};
+    for (int y = 0; y < original.height(); ++y)
+        for (int x = 0; x < original.width(); ++x) {
+            if (original.pixelColor(x, y).alpha() < 128) continue;
+            const int side = qGray(original.pixel(x, y)) > middle ? 1 : 0;
+            // As seen on presenter mode's black: a transparent pixel is black.
+            const QColor c = drawn.pixelColor(x, y);
+            sums[side] += qGray(c.rgb()) * c.alphaF();
+            ++counts[side];
+        }
+    return {sums[0] / std::max(1, counts[0]), sums[1] / std::max(1, counts[1])};
+}
+
 }  // namespace
 
 class LaptopScreenTest : public QObject {
@@ -191,6 +222,60 @@ private slots:
         window.presenterMode()->setActive(false);
         QCOMPARE(iconLightness(stop), normal);  // the icon itself is back
         delete line;
+    }
+
+    // Every tool bar icon keeps its shape in presenter mode: what was dark in it and what was
+    // light stay apart (the light-on-black version of the icon, not its silhouette), and some of
+    // it is light on the black. Screenshot: artifacts/presenter-toolbar-1366x768.png.
+    void presenterIconsKeepTheirShape() {
+        MainWindow window(m_dir.filePath("runs.sqlite"));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto* toolbar = window.findChild<QToolBar*>(QStringLiteral("RunToolBar"));
+        QVERIFY(toolbar);
+        const QSize size = toolbar->iconSize();
+        std::vector<std::pair<QAction*, QImage>> originals;
+        for (QAction* action : toolbar->actions())
+            if (!action->icon().isNull())
+                originals.emplace_back(
+                    action,
+                    action->icon().pixmap(size).toImage().convertToFormat(QImage::Format_ARGB32));
+        QVERIFY(originals.size() >= 8);
+        window.presenterMode()->setActive(true);
+        QTRY_COMPARE(window.geometry(), kLaptopScreen);
+        QTest::qWait(100);  // the tool bar lays its larger buttons out
+        QVERIFY(
+            window
+                .grab(QRect(QPoint(0, 0), QSize(window.width(), toolbar->geometry().bottom() + 1)))
+                .save(ws::testing::artifactPath("presenter-toolbar-1366x768.png")));
+        int detailed = 0;
+        for (const auto& [action, original] : originals) {
+            const QImage drawn =
+                action->icon().pixmap(size).toImage().convertToFormat(QImage::Format_ARGB32);
+            QVERIFY(drawn.save(ws::testing::artifactPath(
+                QStringLiteral("presenter-icon-%1.png").arg(action->objectName()))));
+            QVERIFY(original.save(ws::testing::artifactPath(
+                QStringLiteral("icon-%1.png").arg(action->objectName()))));
+            const QString name = action->text().remove('&');
+            const Tones tones = tonesOf(original, drawn);
+            if (tones.dark < 0) {
+                QVERIFY2(iconLightness(
+                             qobject_cast<QToolButton*>(toolbar->widgetForAction(action))) > 160,
+                         qPrintable(name + ": its silhouette is not light on black"));
+                continue;
+            }
+            ++detailed;
+            QVERIFY2(std::abs(tones.dark - tones.light) > 80,
+                     qPrintable(QStringLiteral("%1: its dark and light parts are %2 and %3 grey "
+                                               "in presenter mode: a blob, not its shape")
+                                    .arg(name)
+                                    .arg(tones.dark)
+                                    .arg(tones.light)));
+            QVERIFY2(std::max(tones.dark, tones.light) > 160,
+                     qPrintable(name + ": nothing of it is light on black"));
+        }
+        QVERIFY(detailed >= 2);  // at least Run Sweep and Fine-tune have lines on a page
+        window.presenterMode()->setActive(false);
     }
 
     void viewMenuTogglesTheLessonsDock() {

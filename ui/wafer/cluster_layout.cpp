@@ -1,0 +1,244 @@
+// ClusterLayout: see cluster_layout.h.
+#include "ui/wafer/cluster_layout.h"
+
+#include <QCoreApplication>
+#include <QFontMetrics>
+#include <algorithm>
+#include <cmath>
+
+namespace ws::ui {
+namespace {
+
+// The diagram's words (translated in its context).
+QString tr(const char* text) {
+    return QCoreApplication::translate("ws::ui::ClusterDiagram", text);
+}
+
+QFont boldOf(QFont font) {
+    font.setBold(true);
+    return font;
+}
+
+bool wordsFit(const QString& text, const QFontMetrics& fm, int width) {
+    const QStringList words = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    return std::all_of(words.begin(), words.end(),
+                       [&](const QString& word) { return fm.horizontalAdvance(word) <= width; });
+}
+
+}  // namespace
+
+double lineHeight(const QFont& font) {
+    // Fractional metrics, rounded up: drawText stacks lines at the line spacing.
+    const QFontMetricsF fm(font);
+    return std::ceil(std::max(fm.height(), fm.lineSpacing()));
+}
+
+QStringList wrapWhole(const QStringList& lines, const QFontMetrics& fm, int width) {
+    width = std::max(1, width);
+    QStringList out;
+    for (const QString& line : lines) {
+        if (fm.horizontalAdvance(line) <= width) {
+            out << line;
+            continue;
+        }
+        QString current;
+        for (QString word : line.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            const QString joined = current.isEmpty() ? word : current + QLatin1Char(' ') + word;
+            if (fm.horizontalAdvance(joined) <= width) {
+                current = joined;
+                continue;
+            }
+            if (!current.isEmpty()) out << current;
+            // A word wider than the box on its own: broken between characters.
+            while (word.size() > 1 && fm.horizontalAdvance(word) > width) {
+                qsizetype n = word.size() - 1;
+                while (n > 1 && fm.horizontalAdvance(word.left(n)) > width) --n;
+                out << word.left(n);
+                word = word.mid(n);
+            }
+            current = word;
+        }
+        if (!current.isEmpty()) out << current;
+    }
+    return out;
+}
+
+ClusterLayout::ClusterLayout(const QFont& normal, QSizeF size, const ClusterTexts& texts)
+    : m_normal(normal), m_bold(boldOf(normal)), m_size(size), m_texts(texts) {
+    m_required = arrange(Mode::Compact);
+    for (Mode mode : {Mode::Roomy, Mode::RoomyBrief})
+        if (arrange(mode) <= size.height()) return;
+    arrange(Mode::Compact);
+}
+
+double ClusterLayout::arrange(Mode mode) {
+    const ClusterTexts& t = m_texts;
+    m_compact = mode == Mode::Compact;
+    const bool c = m_compact;
+    const bool brief = mode != Mode::Roomy;
+    const QFontMetrics fm(m_normal), bfm(m_bold);
+    const double line = lineHeight(m_normal), boldLine = lineHeight(m_bold);
+    const double w = std::max(m_size.width(), kMinWidth), inner = w - 2 * kMargin;
+    double y = kMargin;
+
+    title.lines = wrapWhole({t.title}, bfm, int(inner));
+    const double titleH = title.lines.size() * boldLine + (c ? 2 : 6);
+    title.box = QRectF(kMargin, y, inner, title.lines.size() * boldLine);
+    y += titleH;
+
+    // MemoryX: "MemoryX" over its state, or both on one line when compact.
+    const QString oneLine = tr("MemoryX · %1").arg(t.memText);
+    const double memW =
+        std::min(inner, std::max(w * 0.5, fm.horizontalAdvance(c ? oneLine : t.memText) + 24.0));
+    const double memX = w / 2 - memW / 2;
+    if (c) {
+        memTitle = {};
+        memText.lines = wrapWhole({oneLine}, fm, int(memW - 12));
+        mem = QRectF(memX, y, memW, memText.lines.size() * line + 8);
+        memText.box = mem.adjusted(6, 4, -6, -4);
+    } else {
+        memTitle.lines = {tr("MemoryX")};
+        memText.lines = wrapWhole({t.memText}, fm, int(memW - 12));
+        mem = QRectF(memX, y, memW, boldLine + memText.lines.size() * line + 10);
+        memTitle.box = QRectF(memX + 6, y + 4, memW - 12, boldLine);
+        memText.box = QRectF(memX + 6, y + 4 + boldLine, memW - 12, mem.height() - boldLine - 8);
+    }
+
+    // The SwarmX tree's widths: one row of nodes per level (fan-out up to 4); a one-level tree
+    // is one node with its label inside.
+    const int levels = std::max(1, t.treeDepth);
+    std::vector<std::pair<int, double>> rows;  // nodes drawn, their width
+    for (int level = 0; level < levels; ++level) {
+        const int fromBottom = levels - level;  // 1 = the level next to the systems
+        const int nodes = std::max(
+            1, int(std::ceil(t.numSystems / std::pow(4.0, std::max(0, fromBottom - 1)) / 4.0)));
+        const int drawn = std::min(nodes, 8);
+        double nodeW = std::min(110.0, (w * 0.7) / drawn - 6);
+        if (levels == 1 && drawn == 1)
+            nodeW = std::min(inner, double(bfm.horizontalAdvance(t.swarmLabel)) + 20);
+        rows.emplace_back(drawn, nodeW);
+    }
+    double swarmW = 0;
+    for (const auto& [drawn, nodeW] : rows) swarmW = std::max(swarmW, drawn * (nodeW + 6) - 6);
+
+    // The traffic labels beside the top arrows: the full words when roomy, else the brief ones
+    // when they take fewer lines.
+    const double offset = std::min(t.replay ? 28.0 : 40.0, swarmW / 4);
+    downX = w / 2 - offset;
+    upX = w / 2 + offset;
+    const double gap = t.replay ? 14 : 8;  // clear of a thick arrow's head
+    auto trafficLines = [&](const QStringList& full, const QStringList& shorter, bool bold,
+                            double width) {
+        const QFontMetrics m = bold ? bfm : fm;
+        QStringList lines = wrapWhole(full, m, int(width));
+        if (brief && !shorter.isEmpty()) {
+            QStringList b = wrapWhole(shorter, m, int(width));
+            if (b.size() < lines.size()) lines = b;
+        }
+        return lines;
+    };
+    down.lines = trafficLines(t.downFull, t.downBrief, t.downBold, downX - kMargin - gap);
+    up.lines = trafficLines(t.upFull, t.upBrief, t.upBold, w - upX - gap - kMargin);
+    const double trafficH = std::max(down.lines.size() * (t.downBold ? boldLine : line),
+                                     up.lines.size() * (t.upBold ? boldLine : line));
+    const double arrowGap = std::max(c ? line + 12 : 2 * line + 14, trafficH + 8);
+    down.box = QRectF(kMargin, mem.bottom() + 2, downX - kMargin - gap, arrowGap - 4);
+    up.box = QRectF(upX + gap, mem.bottom() + 2, w - upX - gap - kMargin, arrowGap - 4);
+    y = mem.bottom() + arrowGap;
+
+    // The tree's rows, its label inside the one node or beside a deeper tree.
+    QStringList side;
+    double levelH = line + (c ? 6 : 10);
+    if (levels == 1 && rows[0].first == 1) {
+        swarm.lines = wrapWhole({t.swarmLabel}, bfm, int(rows[0].second - 12));
+        levelH = swarm.lines.size() * boldLine + (c ? 6 : 10);
+    } else {
+        const double sideW = w / 2 - swarmW / 2 - kMargin - 6;
+        side = wrapWhole(t.swarmSide, fm, int(sideW));
+        levelH = std::max(levelH, (side.size() * line + 4) / levels);
+    }
+    treeRows.clear();
+    swarmBounds = QRectF();
+    for (int level = 0; level < levels; ++level) {
+        const auto [drawn, nodeW] = rows[size_t(level)];
+        const double rowW = drawn * (nodeW + 6) - 6;
+        std::vector<QRectF> nodes;
+        for (int i = 0; i < drawn; ++i) {
+            const QRectF node(w / 2 - rowW / 2 + i * (nodeW + 6), y + level * levelH, nodeW,
+                              levelH - 4);
+            nodes.push_back(node);
+            swarmBounds = swarmBounds.isNull() ? node : swarmBounds.united(node);
+        }
+        treeRows.push_back(std::move(nodes));
+    }
+    if (side.isEmpty()) {
+        swarm.box = swarmBounds.adjusted(6, 0, -6, 0);
+    } else {
+        swarm.lines = side;
+        swarm.box = QRectF(kMargin, swarmBounds.top(), swarmBounds.left() - kMargin - 6,
+                           swarmBounds.height());
+    }
+    y += levels * levelH + (c ? 16 : 26);
+
+    // Systems with their wafers: as many as fit at ~64 px each (at most 8), the last box
+    // standing for the rest.
+    const int fitting = std::max(1, int((inner + 8) / (64 + 8)));
+    const int drawnSystems = std::min({t.numSystems, 8, fitting});
+    const double sysW = std::min(170.0, inner / drawnSystems - 8);
+    const double sysRowW = drawnSystems * (sysW + 8) - 8;
+    const int textW = int(sysW - 8);
+    const bool narrow = sysW < fm.horizontalAdvance(tr("system 00")) + 8;
+    systems.assign(size_t(drawnSystems), {});
+    int nameLines = 1, placeLines = 0;
+    for (int s = 0; s < drawnSystems; ++s) {
+        System& sys = systems[size_t(s)];
+        const bool rest = drawnSystems < t.numSystems && s == drawnSystems - 1;
+        const QString name =
+            rest     ? (narrow ? tr("%1–%2") : tr("systems %1–%2")).arg(s).arg(t.numSystems - 1)
+            : narrow ? tr("sys %1").arg(s)
+                     : tr("system %1").arg(s);
+        sys.name.lines = wrapWhole({name}, fm, textW);
+        nameLines = std::max(nameLines, int(sys.name.lines.size()));
+        if (!rest && size_t(s) < t.placement.size()) {
+            // "rank 1 on hostB" where its words fit the box, else "rank 1" (the tooltip has it
+            // whole).
+            const QString& where = t.placement[size_t(s)];
+            sys.placement.lines =
+                wordsFit(where, fm, textW)
+                    ? wrapWhole({where}, fm, textW)
+                    : wrapWhole({where.section(QLatin1Char(' '), 0, 1)}, fm, textW);
+            placeLines = std::max(placeLines, int(sys.placement.lines.size()));
+        }
+    }
+    const double nameH = nameLines * line, placeH = placeLines * line;
+    // The wafer's picture at least a line high (two when roomy): a dot tells nothing.
+    const double waferMin = c ? line + 4 : 2 * line;
+    const double sysMin = 2 + nameH + 4 + waferMin + (placeLines ? placeH + 4 : 0) + 6;
+    const double sysY = y;
+
+    caption.lines =
+        c || t.caption.isEmpty() ? QStringList() : wrapWhole({t.caption}, fm, int(inner));
+    const double captionH = caption.lines.isEmpty() ? 0 : caption.lines.size() * line + 4;
+    foot.lines = wrapWhole({t.foot}, bfm, int(inner));
+    const double footH = foot.lines.size() * boldLine + (c ? 4 : 8);
+
+    const double needed = sysY + sysMin + captionH + footH + kMargin;
+    const double sysH = std::max(sysMin, m_size.height() - sysY - captionH - footH - kMargin);
+    for (int s = 0; s < drawnSystems; ++s) {
+        System& sys = systems[size_t(s)];
+        sys.box = QRectF(w / 2 - sysRowW / 2 + s * (sysW + 8), sysY, sysW, sysH);
+        sys.name.box = QRectF(sys.box.left() + 4, sysY + 2, textW, nameH);
+        sys.placement.box =
+            QRectF(sys.box.left() + 4, sys.box.bottom() - 2 - placeH, textW, placeH);
+        const double waferTop = sysY + 2 + nameH + 4;
+        const double waferBottom = sys.box.bottom() - (placeLines ? placeH + 4 : 0) - 6;
+        sys.waferArea =
+            QRectF(sys.box.left() + 6, waferTop, sysW - 12, std::max(0.0, waferBottom - waferTop));
+    }
+    caption.box = QRectF(kMargin, sysY + sysH + 2, inner, caption.lines.size() * line);
+    foot.box =
+        QRectF(kMargin, sysY + sysH + captionH + (c ? 2 : 4), inner, foot.lines.size() * boldLine);
+    return needed;
+}
+
+}  // namespace ws::ui
