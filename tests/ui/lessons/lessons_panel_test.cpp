@@ -135,6 +135,7 @@ void LessonsPanelTest::performStep(MainWindow& window, LessonsPanel& panel, cons
 void LessonsPanelTest::lessonOneEndToEnd() {
     QTemporaryDir dir;
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.resize(1600, 1000);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -182,6 +183,7 @@ void LessonsPanelTest::lessonOneEndToEnd() {
 void LessonsPanelTest::lessonTwoFirstSteps() {
     QTemporaryDir dir;
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.resize(1600, 1000);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -215,6 +217,7 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
 void LessonsPanelTest::learnerStepsAheadBeforeNext() {
     QTemporaryDir dir;
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.resize(1600, 1000);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -250,6 +253,7 @@ void LessonsPanelTest::learnerStepsAheadBeforeNext() {
 void LessonsPanelTest::lessonFiveSparsity() {
     QTemporaryDir dir;
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.resize(1400, 900);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -281,6 +285,7 @@ void LessonsPanelTest::lessonFiveSparsity() {
 void LessonsPanelTest::lessonSixMup() {
     QTemporaryDir dir;
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.resize(1400, 900);
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -329,6 +334,7 @@ void LessonsPanelTest::everyShippedLessonWalks() {
             continue;
         QTemporaryDir dir;
         MainWindow window(dir.filePath("runs.sqlite"));
+        window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
         window.resize(1600, 1000);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -354,6 +360,7 @@ void LessonsPanelTest::everyShippedLessonWalks() {
 void LessonsPanelTest::failingTryKeepsNextDisabled() {
     QTemporaryDir dir;
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.resize(1600, 1000);
     window.show();
     window.showLessons();
@@ -411,6 +418,7 @@ void LessonsPanelTest::badLessonFileShowsTheError() {
             "    action: {pause_at: {phase: sideways, layer: 0}}\n");
     }
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.show();
     window.showLessons();
     LessonsPanel* panel = window.lessonsPanel();
@@ -432,6 +440,7 @@ void LessonsPanelTest::unsavedConfigIsNotReplacedSilently() {
     const QString mine = dir.filePath("mine.yaml");
     QVERIFY(QFile::copy(QStringLiteral(WAFER_SOURCE_DIR "/presets/teaching-stream.yaml"), mine));
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.show();
     QVERIFY(window.openConfig(mine));
     QVERIFY(window.document()->setField("runconfig.max_steps", "77"));
@@ -486,6 +495,7 @@ void LessonsPanelTest::aStuckActionTimesOutAndGivesTheButtonsBack() {
                                      "  - title: \"Two\"\n"
                                      "    text: \"next\"\n");
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.show();
     window.showLessons();
     LessonsPanel* panel = window.lessonsPanel();
@@ -513,6 +523,7 @@ void LessonsPanelTest::aLessonRunEndsWithACheckpoint() {
                                      "    text: \"train\"\n"
                                      "    action: {run_steps: 3}\n");
     MainWindow window(dir.filePath("runs.sqlite"));
+    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
     window.show();
     window.showLessons();
     QSignalSpy finished(window.controller(), &RunController::finished);

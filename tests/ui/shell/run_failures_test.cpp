@@ -144,6 +144,7 @@ private slots:
             tinyYaml(missing, QStringLiteral("sweep:\n  parallel_trials: 1\n  max_steps: 3\n"
                                              "  parameters:\n    optimizer.learning_rate: "
                                              "{values: [0.001, 0.003]}\n"))));
+        m_window->setSweepConfirmer([](const QString&) { return true; });  // its question: Yes
         QSignalSpy done(m_window->sweepController(), &SweepController::finished);
         const bool started = m_window->startSweep();
         if (started) QVERIFY(done.wait(120000));
