@@ -474,6 +474,15 @@ Status SweepRunner::runSweep() {
               [](const TrialResult& a, const TrialResult& b) { return a.trial < b.trial; });
     m_outcome.transfer = analyzeTransfer(m_outcome.trials);
     m_outcome.status = stopping ? "stopped" : "finished";
+    // A sweep none of whose trials could train has no result: it failed, for its trials' reason
+    // (a missing data folder fails every trial alike), not "finished" with a green check.
+    const bool allFailed =
+        !m_outcome.trials.empty() &&
+        std::all_of(m_outcome.trials.begin(), m_outcome.trials.end(),
+                    [](const TrialResult& t) { return t.status == TrialStatus::Failed; });
+    if (!stopping && allFailed)
+        return Error{fmt::format("every trial failed; trial {}: {}", m_outcome.trials[0].trial,
+                                 m_outcome.trials[0].reason)};
     return Status::success();
 }
 

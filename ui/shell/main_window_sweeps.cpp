@@ -131,17 +131,14 @@ void MainWindow::wireSweeps() {
         m_logDock->append(int(out.status == "failed" ? session::LogLine::Level::Error
                                                      : session::LogLine::Level::Info),
                           message);
-        // A sweep whose every trial failed (its data missing, say) failed as a whole too.
+        // A sweep whose every trial failed (its data missing, say) failed as a whole too
         const bool allTrialsFailed =
             !out.trials.empty() &&
             std::all_of(out.trials.begin(), out.trials.end(), [](const sweep::TrialResult& t) {
                 return t.status == sweep::TrialStatus::Failed;
             });
-        if (out.status == "failed") {
-            m_failures->showFailure(
-                tr("Sweep %1 failed").arg(out.sweepRunId),
-                out.detail.empty() ? message : QString::fromStdString(out.detail), false);
-        } else if (allTrialsFailed) {
+        // (the engine records it as failed; the first trial's reason names the key to fix).
+        if (allTrialsFailed) {
             m_failures->showFailure(
                 tr("Sweep %1: all %n trial(s) failed", nullptr, int(out.trials.size()))
                     .arg(out.sweepRunId),
@@ -149,6 +146,10 @@ void MainWindow::wireSweeps() {
                     .arg(out.trials.front().trial)
                     .arg(QString::fromStdString(out.trials.front().reason)),
                 m_document->canRun() && m_document->config().sweep.has_value());
+        } else if (out.status == "failed") {
+            m_failures->showFailure(
+                tr("Sweep %1 failed").arg(out.sweepRunId),
+                out.detail.empty() ? message : QString::fromStdString(out.detail), false);
         }
         updateActions();
     });

@@ -4,6 +4,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <QAction>
 #include <QApplication>
@@ -102,10 +103,11 @@ private:
     int m_indicator;
 };
 
-// `icon` as light on black. An icon of one tone (a silhouette) is drawn white; one with detail
+// `icon` as light on black. An icon of one tone (a silhouette) is drawn white; a light icon
+// with detail (a pale disk) already shows on black and keeps its colours; a dark one with detail
 // (a page with lines on it) has its lightness turned over and stretched, hue and alpha kept, so
-// its darkest part becomes white and its lightest dark: it keeps its shape instead of becoming a
-// white square. Disabled: the same, dimmed to `disabledLightness`.
+// its darkest part becomes white and its lightest dark, its colours paler: it keeps its shape
+// instead of becoming a white square. Disabled: the same, dimmed to `disabledLightness`.
 QIcon lightOnBlack(const QIcon& icon, QSize size, int disabledLightness) {
     QIcon out;
     for (const QSize s : {size, size * 2}) {
@@ -113,6 +115,7 @@ QIcon lightOnBlack(const QIcon& icon, QSize size, int disabledLightness) {
         if (base.isNull()) continue;
         const QImage source = base.toImage().convertToFormat(QImage::Format_ARGB32);
         int low = 255, high = 0;
+        int64_t sum = 0, count = 0;
         for (int y = 0; y < source.height(); ++y) {
             const auto* line = reinterpret_cast<const QRgb*>(source.constScanLine(y));
             for (int x = 0; x < source.width(); ++x)
@@ -120,9 +123,12 @@ QIcon lightOnBlack(const QIcon& icon, QSize size, int disabledLightness) {
                     const int l = QColor::fromRgba(line[x]).lightness();
                     low = std::min(low, l);
                     high = std::max(high, l);
+                    sum += l;
+                    ++count;
                 }
         }
         const bool silhouette = high - low < 64;
+        const bool light = !silhouette && count > 0 && sum / count >= 140;
         for (const auto& [mode, top] :
              {std::pair{QIcon::Normal, 255}, {QIcon::Disabled, disabledLightness}}) {
             QImage image = source;
@@ -135,9 +141,20 @@ QIcon lightOnBlack(const QIcon& icon, QSize size, int disabledLightness) {
                         line[x] = qRgba(top, top, top, c.alpha());
                         continue;
                     }
-                    const int turned =
-                        std::clamp((high - c.lightness()) * 255 / (high - low), 0, 255);
-                    line[x] = QColor::fromHsl(c.hslHue(), c.hslSaturation(), turned * top / 255,
+                    if (light) {
+                        line[x] = QColor::fromHsl(c.hslHue(), c.hslSaturation(),
+                                                  c.lightness() * top / 255, c.alpha())
+                                      .rgba();
+                        continue;
+                    }
+                    // Turned over, stretched to the full range, mid tones raised (gamma 0.75):
+                    // on black, what was the icon's ink must read bright.
+                    const double t =
+                        std::clamp(double(high - c.lightness()) / double(high - low), 0.0, 1.0);
+                    const int turned = int(std::lround(255.0 * std::pow(t, 0.75)));
+                    // Half the saturation: a deep blue as light as white in HSL terms still
+                    // reads dark on black.
+                    line[x] = QColor::fromHsl(c.hslHue(), c.hslSaturation() / 2, turned * top / 255,
                                               c.alpha())
                                   .rgba();
                 }

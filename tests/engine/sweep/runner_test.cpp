@@ -203,6 +203,29 @@ TEST(SweepRunner, AFailingTrialIsRecordedAndTheSweepGoesOn) {
     EXPECT_EQ(out.trials[1].status, TrialStatus::Finished);
 }
 
+// Issue 31: a sweep none of whose trials could train was stored as "finished" (a green check in
+// the Runs dock) with no result at all. It fails, for its trials' reason, and the store says so.
+TEST(SweepRunner, ASweepWhoseTrialsAllFailHasFailed) {
+    TempDir dir("sweep_all_fail");
+    const std::string missing = (dir.path() / "missing").string();
+    auto plan = planSweep(tinySweep(dir.path(), "  parameters:\n    train_input.data_dir: [" +
+                                                    missing + ", " + missing + "/again]\n"));
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    auto runner = SweepRunner::create(std::move(plan).value(), optionsIn(dir));
+    ASSERT_TRUE(runner.ok());
+    runToEnd(**runner);
+    const SweepOutcome& out = (*runner)->outcome();
+    EXPECT_EQ(out.status, "failed");
+    EXPECT_NE(out.detail.find("every trial failed"), std::string::npos) << out.detail;
+    EXPECT_NE(out.detail.find("missing"), std::string::npos) << out.detail;
+    ASSERT_EQ(out.trials.size(), 2u);
+    auto store = store::RunStore::open(dir.path() / "runs.sqlite");
+    ASSERT_TRUE(store.ok());
+    auto run = (*store)->getRun(out.sweepRunId);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->status, "failed");
+}
+
 TEST(SweepRunner, AshaStopsTheWorseTrialExactlyAtItsRung) {
     TempDir dir("sweep_asha");
     writeTinyCorpus(dir.path());
