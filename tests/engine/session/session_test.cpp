@@ -431,7 +431,7 @@ TEST(Session, Bf16WeightBufferIsHalfAndLeavesMoreRoomOnTheWafer) {
     const auto tight32 = wafer::fitOnWafer(with({sramOverride}, {}));
     ASSERT_FALSE(tight32.ok());
     EXPECT_NE(
-        tight32.error().message.find(fmt::format("After the weight buffer ({:.1f} MiB)",
+        tight32.error().message.find(fmt::format("After the weight buffer ({:.2f} MiB)",
                                                  double(facts32.waferBufferBytes) / (1 << 20))),
         std::string::npos)
         << tight32.error().message;
