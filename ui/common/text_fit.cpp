@@ -5,7 +5,8 @@
 
 namespace ws::ui {
 
-QStringList wrapLines(const QStringList& lines, const QFontMetrics& fm, int width) {
+QStringList wrapLines(const QStringList& lines, const QFontMetrics& fm, int width,
+                      LongWord longWord) {
     width = std::max(1, width);
     QStringList out;
     for (const QString& line : lines) {
@@ -14,16 +15,26 @@ QStringList wrapLines(const QStringList& lines, const QFontMetrics& fm, int widt
             continue;
         }
         QString current;
-        for (const QString& word : line.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        for (QString word : line.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
             const QString joined = current.isEmpty() ? word : current + QLatin1Char(' ') + word;
             if (fm.horizontalAdvance(joined) <= width) {
                 current = joined;
                 continue;
             }
             if (!current.isEmpty()) out << current;
-            current = fm.horizontalAdvance(word) <= width
-                          ? word
-                          : fm.elidedText(word, Qt::ElideRight, width);
+            if (longWord == LongWord::Elide) {
+                current = fm.horizontalAdvance(word) <= width
+                              ? word
+                              : fm.elidedText(word, Qt::ElideRight, width);
+                continue;
+            }
+            while (word.size() > 1 && fm.horizontalAdvance(word) > width) {
+                qsizetype n = word.size() - 1;
+                while (n > 1 && fm.horizontalAdvance(word.left(n)) > width) --n;
+                out << word.left(n);
+                word = word.mid(n);
+            }
+            current = word;
         }
         if (!current.isEmpty()) out << current;
     }

@@ -8,9 +8,14 @@
 
 namespace ws::ui {
 
-// Each of `lines` broken at spaces into lines at most `width` px wide; a word wider than that
-// on its own is elided ("…").
-QStringList wrapLines(const QStringList& lines, const QFontMetrics& fm, int width);
+// What wrapping does with a word wider than the width on its own.
+enum class LongWord {
+    Elide,  // cut with "…"
+    Break,  // broken between characters onto as many lines as it needs (nothing hidden)
+};
+// Each of `lines` broken at spaces into lines at most `width` px wide.
+QStringList wrapLines(const QStringList& lines, const QFontMetrics& fm, int width,
+                      LongWord longWord = LongWord::Elide);
 // `text` ('\n' between its lines) wrapped as wrapLines does, joined by '\n'.
 QString wrapText(const QString& text, const QFontMetrics& fm, int width);
 // At most `maxLines` lines no wider than `width`: `lines` wrapped when that fits, else the first

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/common/text_fit.h"
+
 namespace ws::ui {
 namespace {
 
@@ -33,36 +35,6 @@ double lineHeight(const QFont& font) {
     return std::ceil(std::max(fm.height(), fm.lineSpacing()));
 }
 
-QStringList wrapWhole(const QStringList& lines, const QFontMetrics& fm, int width) {
-    width = std::max(1, width);
-    QStringList out;
-    for (const QString& line : lines) {
-        if (fm.horizontalAdvance(line) <= width) {
-            out << line;
-            continue;
-        }
-        QString current;
-        for (QString word : line.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-            const QString joined = current.isEmpty() ? word : current + QLatin1Char(' ') + word;
-            if (fm.horizontalAdvance(joined) <= width) {
-                current = joined;
-                continue;
-            }
-            if (!current.isEmpty()) out << current;
-            // A word wider than the box on its own: broken between characters.
-            while (word.size() > 1 && fm.horizontalAdvance(word) > width) {
-                qsizetype n = word.size() - 1;
-                while (n > 1 && fm.horizontalAdvance(word.left(n)) > width) --n;
-                out << word.left(n);
-                word = word.mid(n);
-            }
-            current = word;
-        }
-        if (!current.isEmpty()) out << current;
-    }
-    return out;
-}
-
 ClusterLayout::ClusterLayout(const QFont& normal, QSizeF size, const ClusterTexts& texts)
     : m_normal(normal), m_bold(boldOf(normal)), m_size(size), m_texts(texts) {
     m_required = arrange(Mode::Compact);
@@ -81,7 +53,7 @@ double ClusterLayout::arrange(Mode mode) {
     const double w = std::max(m_size.width(), kMinWidth), inner = w - 2 * kMargin;
     double y = kMargin;
 
-    title.lines = wrapWhole({t.title}, bfm, int(inner));
+    title.lines = wrapLines({t.title}, bfm, int(inner), LongWord::Break);
     const double titleH = title.lines.size() * boldLine + (c ? 2 : 6);
     title.box = QRectF(kMargin, y, inner, title.lines.size() * boldLine);
     y += titleH;
@@ -93,12 +65,12 @@ double ClusterLayout::arrange(Mode mode) {
     const double memX = w / 2 - memW / 2;
     if (c) {
         memTitle = {};
-        memText.lines = wrapWhole({oneLine}, fm, int(memW - 12));
+        memText.lines = wrapLines({oneLine}, fm, int(memW - 12), LongWord::Break);
         mem = QRectF(memX, y, memW, memText.lines.size() * line + 8);
         memText.box = mem.adjusted(6, 4, -6, -4);
     } else {
         memTitle.lines = {tr("MemoryX")};
-        memText.lines = wrapWhole({t.memText}, fm, int(memW - 12));
+        memText.lines = wrapLines({t.memText}, fm, int(memW - 12), LongWord::Break);
         mem = QRectF(memX, y, memW, boldLine + memText.lines.size() * line + 10);
         memTitle.box = QRectF(memX + 6, y + 4, memW - 12, boldLine);
         memText.box = QRectF(memX + 6, y + 4 + boldLine, memW - 12, mem.height() - boldLine - 8);
@@ -130,9 +102,9 @@ double ClusterLayout::arrange(Mode mode) {
     auto trafficLines = [&](const QStringList& full, const QStringList& shorter, bool bold,
                             double width) {
         const QFontMetrics m = bold ? bfm : fm;
-        QStringList lines = wrapWhole(full, m, int(width));
+        QStringList lines = wrapLines(full, m, int(width), LongWord::Break);
         if (brief && !shorter.isEmpty()) {
-            QStringList b = wrapWhole(shorter, m, int(width));
+            QStringList b = wrapLines(shorter, m, int(width), LongWord::Break);
             if (b.size() < lines.size()) lines = b;
         }
         return lines;
@@ -150,11 +122,11 @@ double ClusterLayout::arrange(Mode mode) {
     QStringList side;
     double levelH = line + (c ? 6 : 10);
     if (levels == 1 && rows[0].first == 1) {
-        swarm.lines = wrapWhole({t.swarmLabel}, bfm, int(rows[0].second - 12));
+        swarm.lines = wrapLines({t.swarmLabel}, bfm, int(rows[0].second - 12), LongWord::Break);
         levelH = swarm.lines.size() * boldLine + (c ? 6 : 10);
     } else {
         const double sideW = w / 2 - swarmW / 2 - kMargin - 6;
-        side = wrapWhole(t.swarmSide, fm, int(sideW));
+        side = wrapLines(t.swarmSide, fm, int(sideW), LongWord::Break);
         levelH = std::max(levelH, (side.size() * line + 4) / levels);
     }
     treeRows.clear();
@@ -197,16 +169,16 @@ double ClusterLayout::arrange(Mode mode) {
             rest     ? (narrow ? tr("%1–%2") : tr("systems %1–%2")).arg(s).arg(t.numSystems - 1)
             : narrow ? tr("sys %1").arg(s)
                      : tr("system %1").arg(s);
-        sys.name.lines = wrapWhole({name}, fm, textW);
+        sys.name.lines = wrapLines({name}, fm, textW, LongWord::Break);
         nameLines = std::max(nameLines, int(sys.name.lines.size()));
         if (!rest && size_t(s) < t.placement.size()) {
             // "rank 1 on hostB" where its words fit the box, else "rank 1" (the tooltip has it
             // whole).
             const QString& where = t.placement[size_t(s)];
-            sys.placement.lines =
-                wordsFit(where, fm, textW)
-                    ? wrapWhole({where}, fm, textW)
-                    : wrapWhole({where.section(QLatin1Char(' '), 0, 1)}, fm, textW);
+            sys.placement.lines = wordsFit(where, fm, textW)
+                                      ? wrapLines({where}, fm, textW, LongWord::Break)
+                                      : wrapLines({where.section(QLatin1Char(' '), 0, 1)}, fm,
+                                                  textW, LongWord::Break);
             placeLines = std::max(placeLines, int(sys.placement.lines.size()));
         }
     }
@@ -216,10 +188,11 @@ double ClusterLayout::arrange(Mode mode) {
     const double sysMin = 2 + nameH + 4 + waferMin + (placeLines ? placeH + 4 : 0) + 6;
     const double sysY = y;
 
-    caption.lines =
-        c || t.caption.isEmpty() ? QStringList() : wrapWhole({t.caption}, fm, int(inner));
+    caption.lines = c || t.caption.isEmpty()
+                        ? QStringList()
+                        : wrapLines({t.caption}, fm, int(inner), LongWord::Break);
     const double captionH = caption.lines.isEmpty() ? 0 : caption.lines.size() * line + 4;
-    foot.lines = wrapWhole({t.foot}, bfm, int(inner));
+    foot.lines = wrapLines({t.foot}, bfm, int(inner), LongWord::Break);
     const double footH = foot.lines.size() * boldLine + (c ? 4 : 8);
 
     const double needed = sysY + sysMin + captionH + footH + kMargin;

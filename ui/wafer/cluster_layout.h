@@ -79,8 +79,5 @@ private:
 
 // A line's height in `font` as QPainter::drawText stacks lines, in whole pixels.
 double lineHeight(const QFont& font);
-// `lines` wrapped at spaces to `width` px; a word wider than that on its own is broken between
-// characters (never cut with "…").
-QStringList wrapWhole(const QStringList& lines, const QFontMetrics& fm, int width);
 
 }  // namespace ws::ui
