@@ -275,7 +275,8 @@ void MainWindow::onRunFinished(const session::RunSummary& s) {
                                       .arg(line));
         }
     }
-    if (!s.detail.empty()) {
+    // A failure's detail is the error the session has just logged: once is enough.
+    if (!s.detail.empty() && s.state != session::RunState::Failed) {
         m_logDock->append(int(session::LogLine::Level::Info), QString::fromStdString(s.detail));
     }
     updateActions();
