@@ -74,19 +74,26 @@ void parallelRun(int count, F&& body) {
         static_cast<void*>(&body));
 }
 
-// Static partition of [0, n) into `threads` contiguous chunks of ceil(n / threads) elements:
-// body(begin, end) once per non-empty chunk.
+// Chunks per thread of a region that parallelFor() and matmul() split: a thread descheduled in
+// the middle of a region (a busy machine) then holds up one small chunk, not its whole share,
+// while the others claim the rest.
+constexpr int kChunksPerThread = 4;
+
+// Static partition of [0, n) into at most threads * kChunksPerThread contiguous chunks of equal
+// length (the last may be shorter), fixed by (n, threads): body(begin, end) once per chunk, on
+// whichever thread claims it.
 template <typename F>
 void parallelFor(int64_t n, int threads, F&& body) {
     if (threads <= 1 || n <= 1) {
         if (n > 0) body(int64_t{0}, n);
         return;
     }
-    const int64_t chunk = (n + threads - 1) / threads;
-    parallelRun(threads, [&](int index, int) {
+    const int64_t most = int64_t{threads} * kChunksPerThread;
+    const int64_t chunk = (n + (n < most ? n : most) - 1) / (n < most ? n : most);
+    parallelRun(int((n + chunk - 1) / chunk), [&](int index, int) {
         const int64_t begin = index * chunk;
         const int64_t end = begin + chunk < n ? begin + chunk : n;
-        if (begin < end) body(begin, end);
+        body(begin, end);
     });
 }
 
