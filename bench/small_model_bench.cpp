@@ -68,6 +68,8 @@ struct Figures {
     double computeSec = 0;   // Forward + Backward spans
     double updateSec = 0;    // Update spans (the optimizer in MemoryX)
     double executorSec = 0;  // the step's spans, first start to last end
+    double betweenSec = 0;   // gaps between consecutive Forward/Backward spans (the next layer's
+                             // weights arriving, MemoryX hand-offs)
     double spans = 0, events = 0, metrics = 0, polls = 0;
     double regions = 0, inlineRegions = 0, callerChunks = 0, workerChunks = 0, poolWaitSec = 0;
 };
@@ -100,6 +102,7 @@ Run trainOnce(const fs::path& dir, int threads, int steps, int warmup, int index
     };
     std::map<int64_t, StepMark> marks;  // by step count, as the drainer saw StepMetrics
     std::map<int64_t, std::pair<double, double>> window;  // step -> first span start, last end
+    std::map<int64_t, std::vector<std::pair<double, double>>> computeSpans;  // step -> spans
     double compute = 0, update = 0;
     int64_t spans = 0, events = 0, polls = 0, metrics = 0;
     std::atomic<bool> done{false};
@@ -123,8 +126,10 @@ Run trainOnce(const fs::path& dir, int threads, int steps, int warmup, int index
                     it->second.second = std::max(it->second.second, sp->end);
                     const double d = sp->end - sp->start;
                     if (sp->kind == streaming::SpanKind::Forward ||
-                        sp->kind == streaming::SpanKind::Backward)
+                        sp->kind == streaming::SpanKind::Backward) {
                         compute += d;
+                        computeSpans[sp->step].emplace_back(sp->start, sp->end);
+                    }
                     if (sp->kind == streaming::SpanKind::Update) update += d;
                 }
                 ++events;
@@ -148,6 +153,12 @@ Run trainOnce(const fs::path& dir, int threads, int steps, int warmup, int index
     f.updateSec = update / n;
     for (const auto& [step, w] : window) f.executorSec += w.second - w.first;
     f.executorSec /= n;
+    for (auto& [step, v] : computeSpans) {
+        std::sort(v.begin(), v.end());
+        for (size_t i = 1; i < v.size(); ++i)
+            f.betweenSec += std::max(0.0, v[i].first - v[i - 1].second);
+    }
+    f.betweenSec /= n;
     f.spans = double(spans) / n;
     f.events = double(events) / double(steps);
     f.metrics = double(metrics) / double(steps);
@@ -315,7 +326,8 @@ int main(int argc, char** argv) {
     row("  the executor's step (its spans, first to last)", &Figures::executorSec);
     row("    forward + backward compute (Forward/Backward spans)", &Figures::computeSec);
     row("    optimizer update in MemoryX (Update spans)", &Figures::updateSec);
-    fmt::print("{:58}{:>14}{:>14}\n", "    rest: weights arriving, reduce, norm, hand-offs",
+    row("    between layers: next weights arriving, hand-offs", &Figures::betweenSec);
+    fmt::print("{:58}{:>14}{:>14}\n", "    rest: the above, grads zeroed, reduce, norm, clip",
                ms(med(1, &Figures::executorSec) - med(1, &Figures::computeSec) -
                   med(1, &Figures::updateSec)),
                ms(med(2, &Figures::executorSec) - med(2, &Figures::computeSec) -
