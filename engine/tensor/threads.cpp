@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -24,9 +25,15 @@
 namespace ws::tensor {
 namespace {
 
-// Back-to-back regions (a layer runs dozens) find the workers still spinning; a pause longer than
-// this puts them to sleep so they cost nothing on a busy machine.
-constexpr auto kSpinMicros = std::chrono::microseconds(30);
+// An idle worker spins this long for the next region before it sleeps. Back-to-back regions (a
+// layer runs dozens) find it still spinning; a longer pause puts it to sleep so it costs nothing
+// on a busy machine. Short, because a region never waits for a sleeping worker (its chunks are
+// claimed, see Pool): a worker that sleeps through a region's start only joins it later, while
+// 30 us of spinning after each of a gpt-nano step's ~150 regions cost ~5% of the process's CPU
+// on a 2-core machine whose other core was busy.
+constexpr auto kWorkerSpin = std::chrono::microseconds(5);
+// A caller spins this long for chunks a worker has started (they are short) before it sleeps.
+constexpr auto kCallerSpin = std::chrono::microseconds(30);
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 
 thread_local bool t_inRegion = false;
@@ -61,8 +68,8 @@ inline void cpuRelax() {
 
 // Waits until `value` differs from `old`: spin briefly, then sleep.
 template <typename T>
-T waitChange(const std::atomic<T>& value, T old) {
-    const auto deadline = std::chrono::steady_clock::now() + kSpinMicros;
+T waitChange(const std::atomic<T>& value, T old, std::chrono::microseconds spin) {
+    const auto deadline = std::chrono::steady_clock::now() + spin;
     for (int i = 0;; ++i) {
         const T now = value.load(std::memory_order_acquire);
         if (now != old) return now;
@@ -104,10 +111,14 @@ public:
         std::unique_lock lock(m_busy, std::try_to_lock);
         if (!lock.owns_lock()) return false;
         const unsigned g = m_generation.load(std::memory_order_relaxed);
-        while (int(m_workers.size()) < count - 1) {
+        // Threads, not chunks, decide the team: a region of 8 chunks on 2 threads wakes 1 worker.
+        const int helpers = std::min(count, computeThreads()) - 1;
+        while (int(m_workers.size()) < helpers) {
             // A new worker starts from the generation before this job, so it sees it.
-            m_workers.emplace_back([this, g] { workerLoop(g); });
+            const int index = int(m_workers.size());
+            m_workers.emplace_back([this, g, index] { workerLoop(index, g); });
         }
+        m_helpers.store(helpers, std::memory_order_relaxed);
         m_body.store(body, std::memory_order_relaxed);
         m_context.store(context, std::memory_order_relaxed);
         m_done.store(0, std::memory_order_relaxed);
@@ -130,7 +141,7 @@ public:
         if (done != count) {
             // Chunks a worker started and has not finished: nothing else is left to do.
             const auto t0 = std::chrono::steady_clock::now();
-            while (done != count) done = waitChange(m_done, done);
+            while (done != count) done = waitChange(m_done, done, kCallerSpin);
             bump(m_stats.waits, 1);
             bump(m_stats.waitNanos, std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now() - t0)
@@ -174,15 +185,16 @@ private:
         }
     }
 
-    void workerLoop(unsigned seen) {
+    void workerLoop(int index, unsigned seen) {
         flushDenormalsOnThisThread();
         t_inRegion = true;
         for (;;) {
-            seen = waitChange(m_generation, seen);
+            seen = waitChange(m_generation, seen, kWorkerSpin);
             if (m_stop.load(std::memory_order_relaxed)) return;
             while (g_holdWorkers.load(std::memory_order_relaxed))  // as if not scheduled yet
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            runChunks();
+            // Workers beyond the current thread count (it was lowered) sit regions out.
+            if (index < m_helpers.load(std::memory_order_relaxed)) runChunks();
         }
     }
 
@@ -193,6 +205,7 @@ private:
     alignas(64) std::atomic<uint64_t> m_claim{0};  // packClaim(serial, count, next chunk)
     std::atomic<int> m_done{0};                    // chunks of the current job finished
     std::atomic<bool> m_stop{false};
+    std::atomic<int> m_helpers{0};  // workers that may join the current region
     std::atomic<void (*)(void*, int, int)> m_body{nullptr};
     std::atomic<void*> m_context{nullptr};
     alignas(64) Counters m_stats;  // apart from the words the workers touch

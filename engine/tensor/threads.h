@@ -9,7 +9,7 @@
 // Why not OpenMP's runtime: libgomp's default waiting spins ~300k iterations at every barrier and
 // can only be changed by OMP_WAIT_POLICY before the process starts; on a loaded 2-core machine that
 // spinning halved our training throughput (PyTorch needs OMP_WAIT_POLICY=PASSIVE for the same
-// reason). This pool spins only briefly (kSpinMicros) and then sleeps on a futex. `#pragma omp
+// reason). This pool spins only briefly (microseconds) and then sleeps on a futex. `#pragma omp
 // simd` is still used for vectorization.
 //
 // A region's chunks are claimed one by one by the caller and the pool's threads, so the caller

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -121,6 +122,26 @@ TEST(ThreadsTest, ARegionNeverWaitsForAThreadThatHasNotStarted) {
     EXPECT_EQ(after.regions - before.regions, 1);
     EXPECT_EQ(after.callerChunks - before.callerChunks, 4);
     EXPECT_EQ(after.workerChunks - before.workerChunks, 0);
+    setComputeThreads(0);
+}
+
+TEST(ThreadsTest, ARegionOfManyChunksRunsOnAtMostTheComputeThreads) {
+    // parallelFor and matmul split into several chunks per thread: the chunks, not the threads,
+    // grew the team (7 workers woken for every 8-chunk region on 2 threads, spinning and
+    // yielding against the step on a 2-core machine).
+    setComputeThreads(4);
+    parallelRun(4, [](int, int) {});  // the pool has workers to spare
+    setComputeThreads(2);
+    std::mutex mutex;
+    std::set<std::thread::id> ids;
+    for (int r = 0; r < 5; ++r) {
+        parallelRun(8, [&](int, int) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for all to join
+            std::lock_guard lock(mutex);
+            ids.insert(std::this_thread::get_id());
+        });
+    }
+    EXPECT_LE(ids.size(), 2u);
     setComputeThreads(0);
 }
 
