@@ -1,10 +1,10 @@
 // Compute threads for every engine kernel: one process-wide pool and static partitions.
 //
-// parallelFor() splits a range into one contiguous chunk per thread; each chunk's result depends
-// only on the range and the thread count, never on which thread runs it or when, so results are
-// reproducible for a given thread count. matmul() runs OpenBLAS / Eigen as single-threaded kernels
-// inside such a partition, so OpenBLAS's own pthread pool and Eigen's threading are pinned to one
-// thread and no second pool ever spins against this one.
+// parallelFor() splits a range into a few contiguous chunks per thread (kChunksPerThread); each
+// chunk's result depends only on the range and the thread count, never on which thread runs it or
+// when, so results are reproducible for a given thread count. matmul() runs OpenBLAS / Eigen as
+// single-threaded kernels inside such a partition, so OpenBLAS's own pthread pool and Eigen's
+// threading are pinned to one thread and no second pool ever spins against this one.
 //
 // Why not OpenMP's runtime: libgomp's default waiting spins ~300k iterations at every barrier and
 // can only be changed by OMP_WAIT_POLICY before the process starts; on a loaded 2-core machine that
