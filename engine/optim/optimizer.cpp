@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/optim/adamw_kernel.h"
+#include "engine/tensor/threads.h"
 
 namespace ws::optim {
 
@@ -13,11 +14,12 @@ namespace {
 constexpr int kNormChunks = 64;
 // Elements per call of the AdamW kernel.
 constexpr std::ptrdiff_t kAdamChunk = 16384;
-// Below this many elements a loop runs on the calling thread: waking the OpenMP team costs more
-// than the work (a LoRA run updates ~100 small adapter tensors per step; on a busy machine each
-// parallel region can wait a scheduler slice for a descheduled thread). Results do not depend on
-// it (element-wise updates; globalNorm's chunking is fixed).
-constexpr size_t kParallelFrom = 1 << 16;
+// The loops run on the engine's compute pool (tensor/threads.h), not OpenMP's: its threads are
+// the ones --threads / runconfig.num_threads counts, a small loop (tensor::threadsForWork) stays
+// on the calling thread (a LoRA run updates ~100 small adapter tensors per step), a region never
+// waits for a thread that has not started, and no second team of threads spins after each loop
+// on the cores the training step needs (libgomp spins ~300k iterations at every barrier). Results
+// do not depend on the threads (element-wise updates; globalNorm's chunking is fixed).
 }  // namespace
 
 size_t trainableSize(std::span<const ParamGroup> groups) {
@@ -50,14 +52,17 @@ std::vector<TrainablePiece> trainablePieces(std::span<const ParamGroup> groups, 
 double globalNorm(const float* values, size_t count) {
     double partial[kNormChunks] = {};
     const size_t chunk = (count + kNormChunks - 1) / kNormChunks;
-#pragma omp parallel for schedule(static) if (count >= kParallelFrom)
-    for (int c = 0; c < kNormChunks; ++c) {
-        const size_t begin = std::min(count, c * chunk);
-        const size_t end = std::min(count, begin + chunk);
-        double sum = 0.0;
-        for (size_t i = begin; i < end; ++i) sum += double(values[i]) * double(values[i]);
-        partial[c] = sum;
-    }
+    tensor::parallelFor(kNormChunks, tensor::threadsForWork(int64_t(count)),
+                        [&](int64_t firstChunk, int64_t endChunk) {
+                            for (int64_t c = firstChunk; c < endChunk; ++c) {
+                                const size_t begin = std::min(count, size_t(c) * chunk);
+                                const size_t end = std::min(count, begin + chunk);
+                                double sum = 0.0;
+                                for (size_t i = begin; i < end; ++i)
+                                    sum += double(values[i]) * double(values[i]);
+                                partial[c] = sum;
+                            }
+                        });
     double total = 0.0;
     for (double p : partial) total += p;
     return std::sqrt(total);
@@ -182,11 +187,14 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             // Element-wise, so the chunking changes no value; chunks keep each call long enough
             // for the SIMD kernel and give the threads even shares.
             const std::ptrdiff_t chunks = (n + kAdamChunk - 1) / kAdamChunk;
-#pragma omp parallel for schedule(static) if (size_t(n) >= kParallelFrom)
-            for (std::ptrdiff_t ci = 0; ci < chunks; ++ci) {
-                const std::ptrdiff_t i = ci * kAdamChunk;
-                adamwUpdate(k, p + i, g + i, m + i, v + i, size_t(std::min(kAdamChunk, n - i)));
-            }
+            tensor::parallelFor(chunks, tensor::threadsForWork(n),
+                                [&](int64_t first, int64_t last) {
+                                    for (int64_t ci = first; ci < last; ++ci) {
+                                        const std::ptrdiff_t i = ci * kAdamChunk;
+                                        adamwUpdate(k, p + i, g + i, m + i, v + i,
+                                                    size_t(std::min(kAdamChunk, n - i)));
+                                    }
+                                });
         } else {
             // PyTorch SGD: d = g + wd*p; buf = momentum*buf + d (buf = d at step 1); p -= lr*buf.
             const float flr = static_cast<float>(groupLr);
@@ -194,15 +202,16 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
             const float mu = static_cast<float>(c.momentum);
             float* buf = m_state.firstMoment ? m_state.firstMoment + at : nullptr;
             const bool first = step == 1;
-#pragma omp parallel for schedule(static) if (size_t(n) >= kParallelFrom)
-            for (std::ptrdiff_t i = 0; i < n; ++i) {
-                float d = g[i] * scale + wd * p[i];
-                if (buf) {
-                    buf[i] = first ? d : mu * buf[i] + d;
-                    d = buf[i];
+            tensor::parallelFor(n, tensor::threadsForWork(n), [&](int64_t i0, int64_t i1) {
+                for (int64_t i = i0; i < i1; ++i) {
+                    float d = g[i] * scale + wd * p[i];
+                    if (buf) {
+                        buf[i] = first ? d : mu * buf[i] + d;
+                        d = buf[i];
+                    }
+                    p[i] -= flr * d;
                 }
-                p[i] -= flr * d;
-            }
+            });
         }
     }
 }

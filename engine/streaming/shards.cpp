@@ -7,6 +7,8 @@
 #include <cassert>
 #include <cmath>
 
+#include "engine/tensor/threads.h"
+
 namespace ws::streaming {
 
 namespace {
@@ -139,12 +141,16 @@ double shardedGlobalNorm(comm::Comm& comm, comm::Channel channel, const ShardPla
         holder[size_t(c)] = plan.ownerOf(begin + (e > b ? e - 1 : b));
         if (e > b && plan.ownerOf(begin + b) != holder[size_t(c)]) crossing.push_back(c);
     }
-#pragma omp parallel for schedule(static)
-    for (int c = 0; c < kNormChunks; ++c) {
-        const size_t b = std::min(count, c * chunk), e = std::min(count, b + chunk);
-        if (me != holder[size_t(c)] || plan.ownerOf(begin + b) != me || e <= b) continue;
-        partial[size_t(c)] = sumSquares(0.0, b, e);
-    }
+    // On the engine's compute pool, as globalNorm (optim/optimizer.cpp).
+    tensor::parallelFor(
+        kNormChunks, tensor::threadsForWork(int64_t(count)), [&](int64_t first, int64_t last) {
+            for (int64_t c = first; c < last; ++c) {
+                const size_t b = std::min(count, size_t(c) * chunk);
+                const size_t e = std::min(count, b + chunk);
+                if (me != holder[size_t(c)] || plan.ownerOf(begin + b) != me || e <= b) continue;
+                partial[size_t(c)] = sumSquares(0.0, b, e);
+            }
+        });
     for (int c : crossing) {
         const size_t b = std::min(count, c * chunk), e = std::min(count, b + chunk);
         double sum = 0.0;

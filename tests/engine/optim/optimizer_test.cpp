@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/tensor/threads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -47,6 +49,33 @@ TEST(AdamW, MatchesReferenceAndSkipsDecayWhereAsked) {
         }
     }
     for (int i = 0; i < 4; ++i) EXPECT_NEAR(params[i], ref[i].p, 2e-6) << "element " << i;
+}
+
+TEST(AdamW, LargeUpdatesAndNormsRunOnTheComputePoolWithTheSameBits) {
+    // The update's loops use the engine's compute threads (--threads), not a second pool of
+    // OpenMP threads that ran even with --threads 1 and spun on the cores the step needs after
+    // every loop; the result is the same bit for bit on 1 thread and on 2.
+    const size_t n = size_t{1} << 18;
+    std::vector<float> start(n), grads(n);
+    for (size_t i = 0; i < n; ++i) {
+        start[i] = std::sin(float(i) * 0.01f);
+        grads[i] = std::cos(float(i) * 0.37f);
+    }
+    std::vector<float> one = start, two = start;
+    double normOne = 0, normTwo = 0;
+    tensor::setComputeThreads(1);
+    Optimizer a(adamw(0.1), {{0, n, true}}, n);
+    a.update(one.data(), grads.data(), 1e-3, 0.5, 1);
+    normOne = globalNorm(grads.data(), n);
+    tensor::setComputeThreads(2);
+    const tensor::PoolStats before = tensor::poolStats();
+    Optimizer b(adamw(0.1), {{0, n, true}}, n);
+    b.update(two.data(), grads.data(), 1e-3, 0.5, 1);
+    normTwo = globalNorm(grads.data(), n);
+    EXPECT_EQ(tensor::poolStats().regions - before.regions, 2);  // the update and the norm
+    EXPECT_EQ(one, two);
+    EXPECT_EQ(normOne, normTwo);
+    tensor::setComputeThreads(0);
 }
 
 TEST(AdamW, UpdateRangeTouchesOnlyThatRange) {

@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <new>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 namespace ws::streaming {
 namespace {
@@ -40,6 +44,36 @@ TEST(SerialQueue, AJobsExceptionIsRethrownByWaitIdleOnce) {
     queue.post([&] { ++ran; });
     EXPECT_NO_THROW(queue.waitIdle());
     EXPECT_EQ(ran.load(), 2);
+}
+
+TEST(SerialQueue, WaitIdleRunsJobsTheQueuesThreadHasNotStartedInOrder) {
+    // On a busy machine the queue's thread may wait a scheduler slice before it runs; the step
+    // waiting in waitIdle() must not wait for it. Held, the thread starts nothing: waitIdle()
+    // runs every job itself, one at a time and in the order posted.
+    SerialQueue queue;
+    queue.holdThreadForTest(true);
+    std::vector<int> order;
+    std::vector<std::thread::id> ids;
+    for (int j = 0; j < 3; ++j) {
+        queue.post([&, j] {
+            order.push_back(j);
+            ids.push_back(std::this_thread::get_id());
+        });
+    }
+    auto waited = std::async(std::launch::async, [&] {
+        queue.waitIdle();
+        return std::this_thread::get_id();
+    });
+    const bool returned = waited.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+    queue.holdThreadForTest(false);  // (lets a waitIdle() that waited return, so the test ends)
+    const std::thread::id waiter = waited.get();
+    EXPECT_TRUE(returned) << "waitIdle() waited for a thread that never started";
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+    for (const auto& id : ids) EXPECT_EQ(id, waiter);
+    EXPECT_EQ(queue.jobsRunByWaiter(), 3);
+    queue.post([&] { order.push_back(3); });  // and the thread runs jobs again once released
+    queue.waitIdle();
+    EXPECT_EQ(order.size(), 4u);
 }
 
 }  // namespace
