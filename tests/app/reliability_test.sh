@@ -400,15 +400,17 @@ disk_full_store)
   # its checkpoints are intact; with space back the store works again and the run can be resumed.
   small_fs "$tmp/storedisk" 2m || skip "cannot mount a small tmpfs here (the store's full disk is tested by RunStoreConcurrency.AFullDiskIsReportedAndTheStoreRecovers)"
   sdb="$tmp/storedisk/runs.sqlite"
-  "$wafer" train "$preset" --max-steps 40 --json --db "$sdb" "${tiny_args[@]}" \
-      --set runconfig.checkpoint_steps=5 --set "runconfig.model_dir=$tmp/model" \
+  # Enough steps that the run is still training when the disk fills: the tiny model trains 40
+  # steps in under 0.1 s, so a run of 40 could end before the poll below saw its checkpoint.
+  "$wafer" train "$preset" --max-steps 1500 --json --db "$sdb" "${tiny_args[@]}" \
+      --set runconfig.checkpoint_steps=500 --set "runconfig.model_dir=$tmp/model" \
       >"$tmp/out.jsonl" 2>&1 &
   pid=$!
   for _ in $(seq 1 600); do
-    [[ -d "$tmp/model/checkpoint-5" ]] && break
+    grep -q '"step":5,' "$tmp/out.jsonl" 2>/dev/null && break
     sleep 0.05
   done
-  [[ -d "$tmp/model/checkpoint-5" ]] || { kill -9 $pid; fail "no checkpoint-5 within 30 s"; }
+  grep -q '"step":5,' "$tmp/out.jsonl" || { kill -9 $pid; fail "no step 5 within 30 s"; }
   fill_fs "$tmp/storedisk"
   wait $pid; code=$?
   out=$(cat "$tmp/out.jsonl")
@@ -427,7 +429,7 @@ disk_full_store)
   out=$("$wafer" runs list --db "$sdb" 2>&1) || fail "runs list after the full disk: exit $? $out"
   expect_in "run-1\|gpt" "$out"
   # With space back the run continues from its newest checkpoint and its record is complete.
-  out=$("$wafer" train --resume 1 --max-steps 45 --allow-config-change --json --db "$sdb" 2>&1) \
+  out=$("$wafer" train --resume 1 --max-steps 1505 --allow-config-change --json --db "$sdb" 2>&1) \
       || fail "resume with space back: exit $? $(tail -5 <<<"$out")"
   expect_in '"status":"finished"' "$out"
   expect_not_in "incomplete" "$out"
