@@ -95,8 +95,15 @@ ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     connect(m_yaml, &QPlainTextEdit::textChanged, this, [this] {
         if (!m_updatingYaml) m_yamlDebounce->start();
     });
-    connect(document, &ConfigDocument::changed, this, &ConfigTab::onDocumentChanged);
+    m_documentChanged =
+        connect(document, &ConfigDocument::changed, this, &ConfigTab::onDocumentChanged);
     onDocumentChanged();
+}
+
+ConfigTab::~ConfigTab() {
+    // A top-level tab's ~QWidget closes it, taking the focus from a form field whose commit
+    // changes the document: by then this is a bare QWidget, so the document must not call back.
+    disconnect(m_documentChanged);
 }
 
 void ConfigTab::applyPendingYaml() {

@@ -24,6 +24,7 @@ class ConfigTab : public QWidget {
     Q_OBJECT
 public:
     explicit ConfigTab(ConfigDocument* document, QWidget* parent = nullptr);
+    ~ConfigTab() override;
 
     ConfigForm* form() const { return m_form; }
     YamlEditor* yamlEditor() const { return m_yaml; }
@@ -49,6 +50,9 @@ private:
     QString fitText(const config::Config& config, const model::ModelFacts& facts) const;
 
     ConfigDocument* m_document;
+    // The document's changes, cut in ~ConfigTab (its owner may have deleted it by then: the
+    // main window deletes its children in order, the document first).
+    QMetaObject::Connection m_documentChanged;
     ConfigForm* m_form;
     YamlEditor* m_yaml;
     QLabel* m_facts;
