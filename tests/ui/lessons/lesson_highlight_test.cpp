@@ -17,6 +17,7 @@
 #include "engine/lesson/lesson.h"
 #include "support/gui_test.h"
 #include "support/laptop_screens.h"
+#include "support/lesson_test_support.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
@@ -25,10 +26,11 @@
 
 using namespace ws::ui;
 namespace lesson = ws::lesson;
+using ws::testing::kActionTimeoutMs;
+using ws::testing::lessonFile;
+using ws::testing::stopRun;
 
 namespace {
-
-constexpr int kActionTimeoutMs = 180000;
 
 QString lessonDir() {
     return QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons");

@@ -20,6 +20,7 @@
 
 #include "engine/lesson/lesson.h"
 #include "support/gui_test.h"
+#include "support/lesson_test_support.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -36,14 +37,11 @@
 
 using namespace ws::ui;
 namespace lesson = ws::lesson;
+using ws::testing::kActionTimeoutMs;
+using ws::testing::lessonFile;
+using ws::testing::stopRun;
 
 namespace {
-
-constexpr int kActionTimeoutMs = 180000;
-
-QString lessonFile(const char* name) {
-    return QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons/") + QLatin1String(name);
-}
 
 // Every subject a check names (both sides), and a question's.
 QStringList subjectsOf(const lesson::TryIt& t) {
@@ -59,13 +57,6 @@ QStringList subjectsOf(const lesson::TryIt& t) {
 const lesson::Lesson& shownLesson(const LessonsPanel& panel) {
     static const lesson::Lesson none;
     return panel.lesson() ? *panel.lesson() : none;
-}
-
-void stopRun(MainWindow& window) {
-    if (!window.controller()->isActive()) return;
-    QSignalSpy finished(window.controller(), &RunController::finished);
-    window.controller()->stop();
-    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
 }
 
 void screenshot(MainWindow& window, const QString& name) {

@@ -20,6 +20,7 @@
 
 #include "engine/lesson/lesson.h"
 #include "support/gui_test.h"
+#include "support/lesson_test_support.h"
 #include "ui/config/config_document.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
@@ -31,14 +32,11 @@
 
 using namespace ws::ui;
 namespace lesson = ws::lesson;
+using ws::testing::kActionTimeoutMs;
+using ws::testing::lessonFile;
+using ws::testing::stopRun;
 
 namespace {
-
-constexpr int kActionTimeoutMs = 180000;
-
-QString lessonFile(const char* name) {
-    return QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons/") + QLatin1String(name);
-}
 
 // Every `expect` of the current step on the document's config and the panel's observed runs.
 QStringList failedExpectations(MainWindow& window, LessonsPanel& panel) {
@@ -60,14 +58,6 @@ void screenshot(MainWindow& window, const QString& name) {
     QCoreApplication::processEvents();
     window.findChild<WaferTab*>(QStringLiteral("waferTab"))->redrawNow();  // not its 40 ms timer
     QVERIFY(window.grab().save(ws::testing::artifactPath(name)));
-}
-
-// Stops the lesson's run, if one is going, and waits for it to finish.
-void stopRun(MainWindow& window) {
-    if (!window.controller()->isActive()) return;
-    QSignalSpy finished(window.controller(), &RunController::finished);
-    window.controller()->stop();
-    QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
 }
 
 }  // namespace
