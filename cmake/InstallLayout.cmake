@@ -1,6 +1,6 @@
 # Where the installed files go (GNUInstallDirs) and the share folder the programs look for beside
-# themselves (engine/core/paths.h): <prefix>/share/wafer-studio holding presets/, resources/ and
-# README.md. The build tree gets the same folder, linked to the sources, so that programs run
+# themselves (engine/core/paths.h): <prefix>/share/wafer-studio holding presets/, resources/, the
+# user guide docs/ (the studio's Help), README.md, CHANGELOG.md and HACKING.md. The build tree gets the same folder, linked to the sources, so that programs run
 # from the build tree and installed ones find their data the same way.
 include(GNUInstallDirs)
 if(IS_ABSOLUTE "${CMAKE_INSTALL_DATADIR}")
@@ -11,6 +11,6 @@ set(WAFER_DATA_SUBDIR "${CMAKE_INSTALL_DATADIR}/wafer-studio")
 
 set(build_share "${PROJECT_BINARY_DIR}/${WAFER_DATA_SUBDIR}")
 file(MAKE_DIRECTORY "${build_share}")
-foreach(item presets resources README.md)
+foreach(item presets resources docs README.md CHANGELOG.md HACKING.md)
   file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${item}" "${build_share}/${item}" SYMBOLIC)
 endforeach()

@@ -53,7 +53,8 @@ specs in \fIpresets/wafers\fR.
 .I ~/.local/share/wafer-studio/runs.sqlite
 The run store both programs share: every run, its metrics and its checkpoints.
 [SEE ALSO]
-The guide, \fI/usr/share/wafer-studio/README.md\fR (in the studio: Help, F1).
+The user guide, \fI/usr/share/wafer-studio/docs/guide.md\fR and the chapters it links (in the
+studio: Help, F1); dated measurements in \fI/usr/share/wafer-studio/CHANGELOG.md\fR.
 SECTIONS
 
 # help2man runs the program by its bare name, so the usage lines name it without a build path.

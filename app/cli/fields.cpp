@@ -1,5 +1,6 @@
 // `wafer fields`: every config key with its type, default, allowed values and help, from the one
-// field declaration the YAML loader uses. `--markdown` prints the README's config reference.
+// field declaration the YAML loader uses. `--markdown` prints the guide's config reference
+// (docs/config-reference.md).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -70,7 +71,7 @@ int printFields(bool markdown, const CommonOptions& common) {
 void addFieldsCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto markdown = std::make_shared<bool>(false);
     CLI::App* cmd = app.add_subcommand("fields", "List every config key with its help text");
-    cmd->add_flag("--markdown", *markdown, "Print a Markdown table (the README's reference)");
+    cmd->add_flag("--markdown", *markdown, "Print a Markdown table (the guide's config reference)");
     cmd->add_flag("--json", common.json, "One JSON object per key");
     cmd->callback([markdown, &common, &exitCode] { exitCode = printFields(*markdown, common); });
 }

@@ -13,7 +13,7 @@ std::filesystem::path userCacheDir();
 // $XDG_DATA_HOME/wafer-studio (default ~/.local/share/wafer-studio): the run store, run folders.
 std::filesystem::path userDataDir();
 
-// The app's shared data: presets/, resources/ and README.md (the in-app guide).
+// The app's shared data: presets/, resources/ and docs/ (the user guide the studio's Help shows).
 struct AppDataLocation {
     std::filesystem::path dir;
     // "WAFER_STUDIO_HOME", "install prefix" or "build tree" when found; "not found" otherwise,
@@ -26,7 +26,7 @@ struct AppDataLocation {
 // <prefix>/share/wafer-studio holding presets/, <prefix> being the executable's folder or one of
 // its first four parents. That covers an installed program (/usr/bin/wafer finds
 // /usr/share/wafer-studio, a relocated prefix alike) and a build tree, where CMake links
-// <build>/share/wafer-studio to the sources' presets/, resources/ and README.md.
+// <build>/share/wafer-studio to the sources' presets/, resources/, docs/ and the README.
 AppDataLocation locateAppData();
 // locateAppData().dir.
 std::filesystem::path appDataDir();

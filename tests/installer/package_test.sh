@@ -58,6 +58,10 @@ contents)
   list=$(dpkg-deb -c "$deb") || fail "dpkg-deb -c failed"
   for f in ./usr/bin/wafer ./usr/bin/wafer-studio \
            ./usr/share/wafer-studio/README.md \
+           ./usr/share/wafer-studio/CHANGELOG.md ./usr/share/wafer-studio/HACKING.md \
+           ./usr/share/wafer-studio/docs/guide.md \
+           ./usr/share/wafer-studio/docs/studio.md \
+           ./usr/share/wafer-studio/docs/config-reference.md \
            ./usr/share/wafer-studio/presets/gpt-nano.yaml \
            ./usr/share/wafer-studio/presets/mup-sweep.yaml \
            ./usr/share/wafer-studio/presets/wafers/wse3.yaml \
@@ -77,6 +81,11 @@ contents)
            ./usr/share/man/man1/wafer.1.gz ./usr/share/man/man1/wafer-studio.1.gz \
            ./usr/share/doc/wafer-studio/copyright ./usr/share/doc/wafer-studio/changelog.gz; do
     grep -q " $f\$" <<<"$list" || fail "the package lacks $f"
+  done
+  # Every chapter of the user guide, which the studio's Help renders from the install.
+  for chapter in "$src"/docs/*.md; do
+    f=./usr/share/wafer-studio/docs/$(basename "$chapter")
+    grep -q " $f\$" <<<"$list" || fail "the package lacks the guide's $f"
   done
   # Nothing of the build, the tests or the source tree's scripts.
   if grep -E '\.sh$|/tests?/|CMake|\.cpp$|\.h$|_test$' <<<"$list"; then

@@ -1,5 +1,6 @@
-// The engine keeps its layers: no folder includes one above it in the README's layer list, no
-// file includes Qt, and every engine folder is placed in the list. The checker itself is tested
+// The engine keeps its layers: no folder includes one above it in the layer list (HACKING.md,
+// "Layout"; the checker's messages still call it the README's), no file includes Qt, and every
+// engine folder is placed in the list. The checker itself is tested
 // on a planted tree, so the check provably fails when the rule is broken.
 #include <gtest/gtest.h>
 
@@ -31,7 +32,7 @@ void writeText(const fs::path& file, const std::string& text) {
 }
 
 Layers readmeLayers() {
-    return readLayers(readText(kSource / "README.md"));
+    return readLayers(readText(kSource / "HACKING.md"));
 }
 
 TEST(EngineLayers, NoFolderIncludesAHigherLayerOrQt) {
