@@ -15,8 +15,6 @@
 namespace ws::config {
 namespace {
 
-using detail::formatFlow;
-
 struct Segment {
     std::string key;                   // empty for a list index
     std::vector<std::string> aliases;  // older spellings the reader accepts for `key`
@@ -62,7 +60,7 @@ Segment segmentOf(const FieldInfo& info) {
 std::vector<std::string> blockLines(const std::vector<std::string>& value) {
     if (value.size() <= 1) return {};
     std::vector<std::string> lines;
-    for (const std::string& item : value) lines.push_back("- " + detail::quoteYaml(item));
+    for (const std::string& item : value) lines.push_back("- " + quoteYaml(item));
     return lines;
 }
 

@@ -5,7 +5,7 @@
 #include "engine/config/text_format.h"
 #include "engine/config/yaml_writer.h"
 
-namespace ws::config::detail {
+namespace ws::config {
 
 namespace {
 
@@ -78,4 +78,4 @@ std::string formatFlow(const OverrideBundles& value) {
     return enclose('{', joinStrings(bundles, ", "), '}');
 }
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

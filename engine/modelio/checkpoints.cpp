@@ -223,7 +223,7 @@ public:
         : m_out(out), m_prefix(std::move(prefix)) {}
     template <class T>
     void field(T& member, const config::FieldInfo& info) {
-        m_out.emplace_back(m_prefix + std::string(info.key), config::detail::formatFlow(member));
+        m_out.emplace_back(m_prefix + std::string(info.key), config::formatFlow(member));
     }
     template <class S>
     void section(S& member, const config::FieldInfo& info) {
