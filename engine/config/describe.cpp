@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "engine/config/config.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 namespace ws::config {
 

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "engine/config/text_format.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 namespace ws::config {
 

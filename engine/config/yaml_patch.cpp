@@ -10,7 +10,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/config/text_format.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 namespace ws::config {
 namespace {

@@ -1,6 +1,6 @@
 // Config -> YAML text: formatFlow() per field type and the block-style writer behind
 // saveConfigYaml() (a visitor over the same field list the reader uses), plus hashConfig().
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 #include <cmath>
 #include <type_traits>

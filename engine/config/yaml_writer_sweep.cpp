@@ -3,7 +3,7 @@
 #include <cctype>
 
 #include "engine/config/text_format.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 namespace ws::config {
 

@@ -13,7 +13,7 @@
 
 #include "engine/checkpoint/atomic_file.h"
 #include "engine/config/config_yaml.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 #include "engine/core/hash.h"
 #include "engine/core/kill_points.h"
 #include "engine/model/random.h"

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "engine/config/text_format.h"  // closestMatch for "did you mean" hints
-#include "engine/config/yaml_writer.h"  // formatScalar: a swept value as override text
+#include "engine/config/yaml_flow.h"    // formatScalar: a swept value as override text
 
 namespace ws::sweep {
 
