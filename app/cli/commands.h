@@ -34,8 +34,8 @@ void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addFieldsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode);
-void addPredictCommands(CLI::App& app, CommonOptions& common,
-                        int& exitCode);  // + validate-emulator
+void addPredictCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addValidateEmulatorCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addCoordCheckCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode);  // import, export

@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     ws::cli::addFieldsCommand(app, common, exitCode);
     ws::cli::addSampleCommand(app, common, exitCode);
     ws::cli::addSweepCommand(app, common, exitCode);
-    ws::cli::addPredictCommands(app, common, exitCode);
+    ws::cli::addPredictCommand(app, common, exitCode);
+    ws::cli::addValidateEmulatorCommand(app, common, exitCode);
     ws::cli::addCoordCheckCommand(app, common, exitCode);
     ws::cli::addInteropCommands(app, common, exitCode);
     ws::cli::addFinetuneCommand(app, common, exitCode);

@@ -37,11 +37,11 @@ struct SweepOptions {
 // A swept value as JSON: numbers as numbers, true/false as booleans, the rest as text.
 nlohmann::json valueJson(const std::string& text) {
     bool isNumber = false;
-    if (auto i = config::detail::parseInteger(text, &isNumber);
+    if (auto i = config::parseInteger(text, &isNumber);
         i && text.find_first_of(".eE") == std::string::npos)
         return *i;  // 32, not 32.0
-    if (auto v = config::detail::parseDouble(text); v && std::isfinite(*v)) return *v;
-    if (auto b = config::detail::parseBool(text)) return *b;
+    if (auto v = config::parseDouble(text); v && std::isfinite(*v)) return *v;
+    if (auto b = config::parseBool(text)) return *b;
     return text;
 }
 

@@ -18,10 +18,6 @@ namespace ws::config {
 
 namespace {
 
-using detail::childPath;
-using detail::indexPath;
-using detail::ReadContext;
-
 // Many errors at once help fixing a file in one go; hundreds only bury the first.
 constexpr size_t kMaxReportedErrors = 30;
 
@@ -78,7 +74,7 @@ std::optional<std::vector<PathSegment>> splitPath(std::string_view path, std::st
             std::optional<long long> index;
             if (rest.size() >= 3 && rest.back() == ']' &&
                 rest.find_first_not_of("0123456789", 1) == rest.size() - 1)
-                index = detail::parseInteger(rest.substr(1, rest.size() - 2), &isNumber);
+                index = parseInteger(rest.substr(1, rest.size() - 2), &isNumber);
             if (!index) {
                 problem = "\"" + std::string(part) +
                           "\" is not a key with a list index like learning_rate[0]";
@@ -110,7 +106,7 @@ public:
         if (!matches(info)) return;
         const std::string path = childPath(m_parentPath, info.key);
         if (!segment().index && isLast()) {
-            detail::readValue(m_value, member, info, path, m_ctx);
+            readValue(m_value, member, info, path, m_ctx);
             return;
         }
         if (!segment().index) {
@@ -134,7 +130,7 @@ public:
                      path + ".<key>=<value>");
                 return;
             }
-            detail::readSection(m_value, member, path, m_ctx);
+            readSection(m_value, member, path, m_ctx);
             return;
         }
         descend(member, path);
@@ -161,7 +157,7 @@ public:
                      path + ".<key>=<value>");
                 return;
             }
-            detail::readSection(m_value, *member, path, m_ctx);
+            readSection(m_value, *member, path, m_ctx);
             return;
         }
         descend(*member, path);
@@ -179,13 +175,13 @@ public:
             return;
         }
         std::string message = "unknown key " + path;
-        if (std::optional<std::string> hint = detail::closestMatch(key, m_keys))
+        if (std::optional<std::string> hint = closestMatch(key, m_keys))
             message += "; did you mean " + childPath(m_parentPath, *hint) + "?";
         else
             message +=
                 "; the keys allowed " +
                 (m_parentPath.empty() ? std::string("at the top level") : "in " + m_parentPath) +
-                " are " + detail::joinStrings(m_keys, ", ");
+                " are " + joinStrings(m_keys, ", ");
         fail(message);
     }
 
@@ -216,18 +212,18 @@ private:
         if constexpr (std::is_same_v<T, std::array<double, 2>>) {
             if (index >= 2) return fail(path + " has 2 entries, [0] and [1]");
             if (!isLast()) return fail(element + " is a number; it has no keys inside");
-            detail::readValue(m_value, member[index], info, element, m_ctx);
+            readValue(m_value, member[index], info, element, m_ctx);
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
             if (index >= member.size())
                 return fail(path + " has " + std::to_string(member.size()) +
                             " entries; set the whole list instead, e.g. " + path + "=[a, b]");
             if (!isLast()) return fail(element + " is a path; it has no keys inside");
             if (!m_value.IsScalar() || m_value.Scalar().empty())
-                return fail(element + ": expected a path, found " + detail::describeFound(m_value));
+                return fail(element + ": expected a path, found " + describeFound(m_value));
             member[index] = m_value.Scalar();
         } else if constexpr (std::is_same_v<T, LearningRate>) {
             if (member.schedule.empty())
-                return fail(path + " is a single number (" + detail::formatDouble(member.constant) +
+                return fail(path + " is a single number (" + formatDouble(member.constant) +
                             "), not a schedule; set the whole schedule, e.g. " + path +
                             "=[{scheduler: Constant, learning_rate: 0.001}]");
             if (index >= member.schedule.size())
@@ -240,7 +236,7 @@ private:
                                 " is a schedule piece: give a map like {total_iters: "
                                 "100} or set one key, e.g. " +
                                 element + ".total_iters=100");
-                detail::readSection(m_value, member.schedule[index], element, m_ctx);
+                readSection(m_value, member.schedule[index], element, m_ctx);
                 return;
             }
             descend(member.schedule[index], element);
@@ -339,7 +335,7 @@ Result<LoadedConfig> parseConfig(std::string_view yamlText, std::string_view sou
     if (!root.IsMap())
         return Error{ctx.where(root.Mark()) +
                      ": expected sections (model:, optimizer:, train_input:, ...), found " +
-                     detail::describeFound(root)};
+                     describeFound(root)};
     if (root["trainer"]) {
         bool hasLegacy = false;
         for (auto it = root.begin(); it != root.end(); ++it)
@@ -354,7 +350,7 @@ Result<LoadedConfig> parseConfig(std::string_view yamlText, std::string_view sou
 
     LoadedConfig loaded;
     detail::markSequenceLengthUnset(loaded.config);
-    detail::readSection(root, loaded.config, "", ctx);
+    readSection(root, loaded.config, "", ctx);
     if (ctx.errors.empty()) detail::translateLegacyMup(loaded.config, ctx);
     if (!ctx.errors.empty()) return joinErrors(ctx.errors);
 

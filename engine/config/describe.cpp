@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "engine/config/config.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 namespace ws::config {
 
@@ -47,7 +47,7 @@ public:
     template <class T>
     void field(T& member, const FieldInfo& info) {
         static_assert(typeName<T>() != nullptr, "a config field type without a type name");
-        add(info, typeName<T>(), detail::formatFlow(member));
+        add(info, typeName<T>(), formatFlow(member));
         if constexpr (std::is_same_v<T, LearningRate>) {
             SchedulerConfig piece;
             Describer pieces(path(info) + "[N]", m_out);

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-namespace ws::config::detail {
+namespace ws::config {
 
 namespace {
 
@@ -190,4 +190,4 @@ std::string joinStrings(const std::vector<std::string>& parts, std::string_view 
     return out;
 }
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

@@ -1,6 +1,7 @@
-// Small text helpers shared by the config readers, writers, validation and field catalogue:
-// number formatting that round-trips exactly, YAML string quoting, case-insensitive matching
-// and the edit distance behind "did you mean" hints. Internal to wafer::config.
+// Scalars as config text, for every module that reads or writes values the way config files do:
+// number formatting that round-trips exactly, YAML string quoting, strict YAML 1.1 scalar parsing
+// (--set values, sweep overrides), case-insensitive matching and the edit distance behind "did you
+// mean" hints. Public API of wafer::config.
 // Thread-safe: pure functions.
 #pragma once
 
@@ -10,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ws::config::detail {
+namespace ws::config {
 
 // Shortest text that parses back to exactly `value`, always recognisable as a floating-point
 // number by YAML 1.1 readers too (PyYAML needs the dot: "6.0e-04", "1.0", never "6e-04" or "1").
@@ -37,4 +38,4 @@ std::optional<std::string> closestMatch(std::string_view word,
                                         const std::vector<std::string>& candidates);
 std::string joinStrings(const std::vector<std::string>& parts, std::string_view separator);
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

@@ -6,13 +6,11 @@
 #include <type_traits>
 
 #include "engine/config/text_format.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 namespace ws::config {
 
 namespace {
-
-using detail::formatNumberShort;
 
 std::string rangeWords(const FieldInfo& info) {
     const bool lo = std::isfinite(info.min);
@@ -42,20 +40,19 @@ public:
             for (std::string_view choice : info.choices)
                 if (member == choice) return;
             std::vector<std::string> choices(info.choices.begin(), info.choices.end());
-            m_errors.push_back(p + " = " + detail::quoteYaml(member) + ": must be one of " +
-                               detail::joinStrings(choices, ", "));
+            m_errors.push_back(p + " = " + quoteYaml(member) + ": must be one of " +
+                               joinStrings(choices, ", "));
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
             if (info.choices.empty()) return;
             std::vector<std::string> choices(info.choices.begin(), info.choices.end());
             for (size_t i = 0; i < member.size(); ++i) {
                 if (std::find(choices.begin(), choices.end(), member[i]) != choices.end()) continue;
-                m_errors.push_back(p + "[" + std::to_string(i) +
-                                   "] = " + detail::quoteYaml(member[i]) + ": must be one of " +
-                                   detail::joinStrings(choices, ", "));
+                m_errors.push_back(p + "[" + std::to_string(i) + "] = " + quoteYaml(member[i]) +
+                                   ": must be one of " + joinStrings(choices, ", "));
             }
         } else if constexpr (std::is_same_v<T, LearningRate>) {
             if (!(member.constant >= 0) || !std::isfinite(member.constant))
-                m_errors.push_back(p + " = " + detail::formatDouble(member.constant) +
+                m_errors.push_back(p + " = " + formatDouble(member.constant) +
                                    ": must be a number >= 0");
             for (size_t i = 0; i < member.schedule.size(); ++i) {
                 FieldChecker inner(p + "[" + std::to_string(i) + "]", m_errors);
@@ -117,7 +114,7 @@ void checkLora(const LoraConfig& lora, const ModelConfig& model, std::vector<std
         for (size_t j = 0; j < i; ++j)
             if (lora.targets[i] == lora.targets[j])
                 errors.push_back("lora.targets[" + std::to_string(i) +
-                                 "] = " + detail::quoteYaml(lora.targets[i]) +
+                                 "] = " + quoteYaml(lora.targets[i]) +
                                  ": listed twice; name each layer once");
     if (lora.rank > model.hiddenSize && model.hiddenSize > 0)
         errors.push_back("lora.rank (" + std::to_string(lora.rank) +
@@ -382,7 +379,7 @@ std::vector<std::string> validate(const Config& config) {
     if (micro != "auto" && micro != "none") {
         const int perSystem =
             run.numCsx > 0 ? config.trainInput.batchSize / run.numCsx : config.trainInput.batchSize;
-        const auto value = detail::parseInteger(micro);
+        const auto value = parseInteger(micro);
         if (!value || *value < 1) {
             errors.push_back("train_input.micro_batch_size is \"" + micro +
                              "\": use auto, none, or a positive number of sequences");

@@ -10,12 +10,10 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/config/text_format.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 namespace ws::config {
 namespace {
-
-using detail::formatFlow;
 
 struct Segment {
     std::string key;                   // empty for a list index
@@ -62,7 +60,7 @@ Segment segmentOf(const FieldInfo& info) {
 std::vector<std::string> blockLines(const std::vector<std::string>& value) {
     if (value.size() <= 1) return {};
     std::vector<std::string> lines;
-    for (const std::string& item : value) lines.push_back("- " + detail::quoteYaml(item));
+    for (const std::string& item : value) lines.push_back("- " + quoteYaml(item));
     return lines;
 }
 

@@ -12,7 +12,11 @@
 #include "engine/config/modelzoo_keys.h"
 #include "engine/config/text_format.h"
 
-namespace ws::config::detail {
+namespace ws::config {
+
+using detail::findIgnoredModelZooKey;
+using detail::IgnoredModelZooKey;
+using detail::sectionKind;
 
 namespace {
 
@@ -560,4 +564,4 @@ void afterRead(SchedulerConfig& piece, MapReader& reader) {
                                joinStrings(missing, " and ") + " (missing here)");
 }
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

@@ -2,8 +2,9 @@
 // declares in visit(), plus readValue() overloads per field type. Used for files, for text from
 // the GUI and for --set overrides. Every problem becomes a message "file:line:col: key.path: what
 // was found and what is allowed" in ReadContext; reading goes on after an error so one pass
-// reports them all. Internal to wafer::config and to engine/lesson, whose lesson files reuse it
-// for the same errors (it exposes yaml-cpp, which stays private to both).
+// reports them all. Public API of wafer::config for any YAML file format that wants the config's
+// messages (engine/lesson's lesson files); it exposes yaml-cpp, so a module that includes it links
+// yaml-cpp privately itself, as config and lesson do.
 // Thread-safe: no shared state; a ReadContext belongs to one read.
 #pragma once
 
@@ -18,7 +19,7 @@
 
 #include "engine/config/config.h"
 
-namespace ws::config::detail {
+namespace ws::config {
 
 struct ReadContext {
     std::string source;    // file name as the user gave it, or "--set key=value"
@@ -173,4 +174,4 @@ void MapReader::optionalSection(std::optional<S>& member, const FieldInfo& info)
     readSection(*node, *member, childPath(m_path, info.key), m_ctx);
 }
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

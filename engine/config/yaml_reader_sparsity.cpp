@@ -6,7 +6,7 @@
 #include "engine/config/text_format.h"
 #include "engine/config/yaml_reader.h"
 
-namespace ws::config::detail {
+namespace ws::config {
 
 namespace {
 
@@ -102,4 +102,4 @@ void afterRead(SparsitySectionConfig& /*sparsity*/, MapReader& reader) {
     for (size_t i = 0; i < patterns.size(); ++i) check(patterns[i], indexPath(path, i));
 }
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

@@ -6,7 +6,7 @@
 #include "engine/config/text_format.h"
 #include "engine/config/yaml_reader.h"
 
-namespace ws::config::detail {
+namespace ws::config {
 
 namespace {
 
@@ -198,4 +198,4 @@ void readValue(const YAML::Node& node, OverrideBundles& value, const FieldInfo& 
     if (ctx.errors.size() == errorsBefore) value = std::move(result);
 }
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

@@ -1,6 +1,6 @@
 // Config -> YAML text: formatFlow() per field type and the block-style writer behind
 // saveConfigYaml() (a visitor over the same field list the reader uses), plus hashConfig().
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
 #include <cmath>
 #include <type_traits>
@@ -10,8 +10,6 @@
 #include "engine/core/hash.h"
 
 namespace ws::config {
-
-namespace detail {
 
 // Spelled out because GCC 12 at -O3 reports a false -Wrestrict for "[" + std::string(...)
 // (GCC bug 105329).
@@ -82,11 +80,7 @@ std::string formatFlow(const LearningRate& value) {
     return enclose('[', joinStrings(pieces, ", "), ']');
 }
 
-}  // namespace detail
-
 namespace {
-
-using detail::formatFlow;
 
 constexpr int kIndentStep = 4;  // ModelZoo's params files indent by four spaces
 
@@ -96,18 +90,17 @@ std::string commentFor(const FieldInfo& info) {
     const bool lo = std::isfinite(info.min);
     const bool hi = std::isfinite(info.max);
     if (lo && hi)
-        details.push_back(detail::formatNumberShort(info.min) + " to " +
-                          detail::formatNumberShort(info.max));
+        details.push_back(formatNumberShort(info.min) + " to " + formatNumberShort(info.max));
     else if (lo)
-        details.push_back(">= " + detail::formatNumberShort(info.min));
+        details.push_back(">= " + formatNumberShort(info.min));
     else if (hi)
-        details.push_back("<= " + detail::formatNumberShort(info.max));
+        details.push_back("<= " + formatNumberShort(info.max));
     if (!info.choices.empty()) {
         std::vector<std::string> choices(info.choices.begin(), info.choices.end());
-        details.push_back("one of: " + detail::joinStrings(choices, ", "));
+        details.push_back("one of: " + joinStrings(choices, ", "));
     }
     std::string text(info.help);
-    if (!details.empty()) text += " (" + detail::joinStrings(details, "; ") + ")";
+    if (!details.empty()) text += " (" + joinStrings(details, "; ") + ")";
     return text;
 }
 
@@ -130,7 +123,7 @@ public:
         }
         line(std::string(info.key) + ":");
         for (const std::string& item : member)
-            line(std::string(kIndentStep, ' ') + "- " + detail::quoteYaml(item));
+            line(std::string(kIndentStep, ' ') + "- " + quoteYaml(item));
     }
     void field(LearningRate& member, const FieldInfo& info) {
         comment(info);

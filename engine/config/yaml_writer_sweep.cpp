@@ -3,9 +3,9 @@
 #include <cctype>
 
 #include "engine/config/text_format.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 
-namespace ws::config::detail {
+namespace ws::config {
 
 namespace {
 
@@ -78,4 +78,4 @@ std::string formatFlow(const OverrideBundles& value) {
     return enclose('{', joinStrings(bundles, ", "), '}');
 }
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "engine/checkpoint/atomic_file.h"
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/atomic_file.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/interop/output_folder.h"
 #include "engine/model/lora_merge.h"
 #include "engine/modelio/hf_config.h"
@@ -25,12 +25,12 @@ constexpr std::string_view kEndOfText = "<|endoftext|>";
 Status writeByteVocabulary(const fs::path& dir) {
     nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
     for (int b = 0; b < 256; ++b) vocab[tokenizer::bytesToByteLevel(std::string(1, char(b)))] = b;
-    if (Status st = checkpoint::writeFileAtomically(dir / "vocab.json", vocab.dump() + "\n");
+    if (Status st = fileio::writeFileAtomically(dir / "vocab.json", vocab.dump() + "\n");
         !st.ok()) {
         return st;
     }
     // transformers skips the first line of merges.txt unconditionally: keep the version header.
-    return checkpoint::writeFileAtomically(dir / "merges.txt", "#version: 0.2\n");
+    return fileio::writeFileAtomically(dir / "merges.txt", "#version: 0.2\n");
 }
 
 std::optional<int> endOfTextId(const tokenizer::Tokenizer& tok) {
@@ -74,19 +74,19 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
     const std::optional<int> eos = endOfTextId(*m.tokenizer);
 
     auto build = [&](const fs::path& temp) -> Status {
-        std::vector<checkpoint::TensorView> views;
+        std::vector<fileio::TensorView> views;
         for (const auto& t : table.tensors()) {
             const std::string name = t.name == "lm_head.weight" ? t.name : "transformer." + t.name;
             views.push_back(
-                {name, checkpoint::DType::F32, t.shape, params + t.offset, t.size * sizeof(float)});
+                {name, fileio::DType::F32, t.shape, params + t.offset, t.size * sizeof(float)});
         }
         const std::map<std::string, std::string> metadata = {{"format", "pt"}};
-        if (Status st = checkpoint::writeSafetensors(temp / "model.safetensors", views, metadata);
+        if (Status st = fileio::writeSafetensors(temp / "model.safetensors", views, metadata);
             !st.ok()) {
             return st;
         }
-        if (Status st = checkpoint::writeFileAtomically(temp / "config.json",
-                                                        modelio::hfConfigJson(m.config.model, eos));
+        if (Status st = fileio::writeFileAtomically(temp / "config.json",
+                                                    modelio::hfConfigJson(m.config.model, eos));
             !st.ok()) {
             return st;
         }
@@ -117,7 +117,7 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
         for (const char* key : {"bos_token", "eos_token", "unk_token"}) {
             tc[key] = eos ? nlohmann::ordered_json(kEndOfText) : nlohmann::ordered_json(nullptr);
         }
-        return checkpoint::writeFileAtomically(temp / "tokenizer_config.json", tc.dump(2) + "\n");
+        return fileio::writeFileAtomically(temp / "tokenizer_config.json", tc.dump(2) + "\n");
     };
     auto target = buildOutputFolder(outDir, "export", build);
     if (!target.ok()) return target.error();

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <regex>
 
-#include "engine/checkpoint/atomic_file.h"
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
+#include "engine/fileio/atomic_file.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/interop/output_folder.h"
 #include "engine/modelio/hf_config.h"
 #include "engine/modelio/torch_checkpoint.h"
@@ -185,8 +185,8 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
         if (!mapped.ok()) return mapped.error();
         for (const auto& [canonical, name] : *mapped) {
             const auto* info = file.find(name);
-            if (info->dtype != checkpoint::DType::F32 && info->dtype != checkpoint::DType::F16 &&
-                info->dtype != checkpoint::DType::BF16 && info->dtype != checkpoint::DType::F64) {
+            if (info->dtype != fileio::DType::F32 && info->dtype != fileio::DType::F16 &&
+                info->dtype != fileio::DType::BF16 && info->dtype != fileio::DType::F64) {
                 return Error{
                     fmt::format("{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 "
                                 "weights can be imported (quantized files cannot)",
@@ -210,7 +210,7 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
             "was checked opcode by opcode and nothing in it was executed",
             hf.weightsFile.filename().string()));
     } else {
-        auto file = checkpoint::SafetensorsFile::open(hf.weightsFile);
+        auto file = fileio::SafetensorsFile::open(hf.weightsFile);
         if (!file.ok()) return file.error();
         if (Status st = checkTensors(*file); !st.ok()) return st.error();
     }
@@ -235,7 +235,7 @@ Result<std::vector<float>> readHfWeights(const HfFolder& hf, const model::Parame
         if (!file.ok()) return file.error();
         return read(*file);
     }
-    auto file = checkpoint::SafetensorsFile::open(hf.weightsFile);
+    auto file = fileio::SafetensorsFile::open(hf.weightsFile);
     if (!file.ok()) return file.error();
     return read(*file);
 }
@@ -278,7 +278,7 @@ Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path&
             return st;
         }
         if (Status st =
-                checkpoint::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
+                fileio::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
             !st.ok()) {
             return st;
         }

@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint/atomic_file.h"
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
 #include "engine/core/paths.h"
+#include "engine/fileio/atomic_file.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/output_folder.h"
 #include "engine/model/parameters.h"
@@ -67,9 +67,9 @@ Result<PeftAdapter> readPeftAdapter(const fs::path& folder, const PeftBaseShape&
                   "save_pretrained(..., safe_serialization=True) to get the safetensors file)"
                 : "; copy it from where the adapter was saved")};
     }
-    auto config = checkpoint::readWholeFile(configFile);
+    auto config = fileio::readWholeFile(configFile);
     if (!config.ok()) return config.error();
-    auto weights = checkpoint::readWholeFile(weightsFile);
+    auto weights = fileio::readWholeFile(weightsFile);
     if (!weights.ok()) return weights.error();
     return parsePeftAdapter(
         *config, std::span(reinterpret_cast<const std::byte*>(weights->data()), weights->size()),
@@ -82,7 +82,7 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
     const auto sizes = linearSizes(base);
     // PEFT's layout: the transposes of ours, kept alive while the file is written.
     std::vector<std::vector<float>> peft;
-    std::vector<checkpoint::TensorView> views;
+    std::vector<fileio::TensorView> views;
     for (int l = 0; l < base.layers; ++l) {
         for (size_t t = 0; t < 4; ++t) {
             if (!adapter.targets[t]) continue;
@@ -102,7 +102,7 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
                         transposed[size_t(j * rows + i)] = it->second[size_t(i * cols + j)];
                 peft.push_back(std::move(transposed));
                 views.push_back({std::string(kPeftPrefix) + ours,
-                                 checkpoint::DType::F32,
+                                 fileio::DType::F32,
                                  {cols, rows},
                                  nullptr,
                                  size_t(rows * cols) * sizeof(float)});
@@ -140,11 +140,11 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
     };
     auto build = [&](const fs::path& temp) -> Status {
         if (Status st =
-                checkpoint::writeSafetensors(temp / kPeftWeightsFile, views, {{"format", "pt"}});
+                fileio::writeSafetensors(temp / kPeftWeightsFile, views, {{"format", "pt"}});
             !st.ok()) {
             return st;
         }
-        return checkpoint::writeFileAtomically(temp / kPeftConfigFile, cfg.dump(2) + "\n");
+        return fileio::writeFileAtomically(temp / kPeftConfigFile, cfg.dump(2) + "\n");
     };
     return buildOutputFolder(outDir, "export", build);
 }
@@ -157,7 +157,7 @@ std::string portableBaseName(const fs::path& base) {
     if (!folder.has_filename()) folder = folder.parent_path();  // "a/b/" -> "a/b"
     std::error_code ec;
     if (fs::is_regular_file(folder / "config.json", ec)) {
-        auto text = checkpoint::readWholeFile(folder / "config.json");
+        auto text = fileio::readWholeFile(folder / "config.json");
         if (text.ok()) {
             const auto j = nlohmann::json::parse(*text, nullptr, false);
             if (j.is_object() && j.contains("_name_or_path") && j["_name_or_path"].is_string()) {
@@ -203,7 +203,7 @@ fs::path hfHubCache() {
 }  // namespace
 
 Result<fs::path> findPeftBase(const fs::path& adapterDir) {
-    auto text = checkpoint::readWholeFile(adapterDir / kPeftConfigFile);
+    auto text = fileio::readWholeFile(adapterDir / kPeftConfigFile);
     if (!text.ok()) return text.error();
     const auto j = nlohmann::json::parse(*text, nullptr, false);
     const auto it = j.is_object() ? j.find("base_model_name_or_path") : j.end();
@@ -354,7 +354,7 @@ Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::p
             return st;
         }
         if (Status st =
-                checkpoint::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
+                fileio::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
             !st.ok()) {
             return st;
         }

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/interop/peft_adapter.h"
 
 namespace ws::interop {
@@ -93,28 +93,28 @@ Status checkInert(const json& cfg, std::string_view source) {
     return Status::success();
 }
 
-Result<std::vector<float>> toFloat(const checkpoint::TensorInfo& t, std::string_view source) {
+Result<std::vector<float>> toFloat(const fileio::TensorInfo& t, std::string_view source) {
     const size_t n = size_t(t.elementCount());
     std::vector<float> out(n);
     const auto* bytes = static_cast<const unsigned char*>(t.data);
     switch (t.dtype) {
-        case checkpoint::DType::F32:
+        case fileio::DType::F32:
             if (n) std::memcpy(out.data(), bytes, n * 4);
             return out;
-        case checkpoint::DType::F64:
+        case fileio::DType::F64:
             for (size_t i = 0; i < n; ++i) {
                 double v;
                 std::memcpy(&v, bytes + 8 * i, 8);
                 out[i] = float(v);
             }
             return out;
-        case checkpoint::DType::F16:
-        case checkpoint::DType::BF16:
+        case fileio::DType::F16:
+        case fileio::DType::BF16:
             for (size_t i = 0; i < n; ++i) {
                 uint16_t v;
                 std::memcpy(&v, bytes + 2 * i, 2);
-                out[i] = t.dtype == checkpoint::DType::F16 ? checkpoint::halfToFloat(v)
-                                                           : checkpoint::bf16ToFloat(v);
+                out[i] =
+                    t.dtype == fileio::DType::F16 ? fileio::halfToFloat(v) : fileio::bf16ToFloat(v);
             }
             return out;
         default:
@@ -227,7 +227,7 @@ Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
                                  source, kPeftConfigFile)};
     }
     auto parsed =
-        checkpoint::parseSafetensors(safetensors, fmt::format("{}/{}", source, kPeftWeightsFile));
+        fileio::parseSafetensors(safetensors, fmt::format("{}/{}", source, kPeftWeightsFile));
     if (!parsed.ok()) return parsed.error();
     // Every tensor must be one we expect; report the first stranger by name.
     size_t expected = 0;
@@ -247,7 +247,7 @@ Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
                         "block and the base has {} blocks; is the adapter for a shallower base?",
                         source, kPeftWeightsFile, key, kPeftTargetNames[t], base.layers)};
                 }
-                const checkpoint::TensorInfo& info = it->second;
+                const fileio::TensorInfo& info = it->second;
                 const std::vector<int64_t> want =
                     isA ? std::vector<int64_t>{a.rank, IN} : std::vector<int64_t>{OUT, a.rank};
                 if (info.shape != want) {

@@ -16,10 +16,10 @@
 namespace ws::lesson {
 namespace {
 
-using config::detail::closestMatch;
-using config::detail::equalsIgnoreCase;
-using config::detail::formatNumberShort;
-using config::detail::parseDouble;
+using config::closestMatch;
+using config::equalsIgnoreCase;
+using config::formatNumberShort;
+using config::parseDouble;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 

@@ -21,14 +21,14 @@
 
 namespace ws::lesson {
 namespace fs = std::filesystem;
+using config::childPath;
+using config::closestMatch;
+using config::describeFound;
 using config::FieldInfo;
-using config::detail::childPath;
-using config::detail::closestMatch;
-using config::detail::describeFound;
-using config::detail::indexPath;
-using config::detail::joinStrings;
-using config::detail::MapReader;
-using config::detail::ReadContext;
+using config::indexPath;
+using config::joinStrings;
+using config::MapReader;
+using config::ReadContext;
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/checkpoint/atomic_file.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/media/media_internal.h"
 
 namespace ws::media::detail {
@@ -130,7 +130,7 @@ struct FrameRecord {
 
 class ApngWriter final : public AnimationWriter {
 public:
-    ApngWriter(std::filesystem::path path, AnimationSpec spec, checkpoint::AtomicFileWriter file)
+    ApngWriter(std::filesystem::path path, AnimationSpec spec, fileio::AtomicFileWriter file)
         : m_path(std::move(path)), m_spec(std::move(spec)), m_file(std::move(file)) {}
 
     AnimationFormat format() const override { return AnimationFormat::Apng; }
@@ -223,7 +223,7 @@ public:
 private:
     std::filesystem::path m_path;
     AnimationSpec m_spec;
-    checkpoint::AtomicFileWriter m_file;
+    fileio::AtomicFileWriter m_file;
     std::vector<FrameRecord> m_frames;
     std::vector<uint32_t> m_previous, m_current;  // packed frames
     int m_added = 0;
@@ -234,7 +234,7 @@ private:
 
 Result<std::unique_ptr<AnimationWriter>> createApngWriter(const std::filesystem::path& path,
                                                           const AnimationSpec& spec) {
-    auto file = checkpoint::AtomicFileWriter::create(path);
+    auto file = fileio::AtomicFileWriter::create(path);
     if (!file) return file.error();
     return std::unique_ptr<AnimationWriter>(
         std::make_unique<ApngWriter>(path, spec, std::move(*file)));

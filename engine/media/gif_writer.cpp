@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "engine/checkpoint/atomic_file.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/media/gif_palette.h"
 #include "engine/media/media_internal.h"
 
@@ -121,7 +121,7 @@ struct Pending {
 
 class GifWriter final : public AnimationWriter {
 public:
-    GifWriter(std::filesystem::path path, AnimationSpec spec, checkpoint::AtomicFileWriter file)
+    GifWriter(std::filesystem::path path, AnimationSpec spec, fileio::AtomicFileWriter file)
         : m_path(std::move(path)), m_spec(std::move(spec)), m_file(std::move(file)) {
         const size_t n = size_t(m_spec.width) * size_t(m_spec.height);
         m_before.assign(n, kTransparent);
@@ -281,7 +281,7 @@ private:
 
     std::filesystem::path m_path;
     AnimationSpec m_spec;
-    checkpoint::AtomicFileWriter m_file;
+    fileio::AtomicFileWriter m_file;
     std::string m_out;                                  // bytes not yet handed to m_file
     std::vector<uint32_t> m_before, m_pending, m_next;  // packed, alpha binarized
     Pending m_state;
@@ -299,7 +299,7 @@ private:
 Result<std::unique_ptr<AnimationWriter>> createGifWriter(const std::filesystem::path& path,
                                                          const AnimationSpec& spec) {
     static_assert(kMaxSide <= 65535, "GIF sizes are 16-bit");
-    auto file = checkpoint::AtomicFileWriter::create(path);
+    auto file = fileio::AtomicFileWriter::create(path);
     if (!file) return file.error();
     return std::unique_ptr<AnimationWriter>(
         std::make_unique<GifWriter>(path, spec, std::move(*file)));

@@ -11,11 +11,11 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint/atomic_file.h"
 #include "engine/config/config_yaml.h"
-#include "engine/config/yaml_writer.h"
+#include "engine/config/yaml_flow.h"
 #include "engine/core/hash.h"
 #include "engine/core/kill_points.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/model/random.h"
 #include "engine/modelio/weights_io.h"
 
@@ -194,7 +194,7 @@ Result<TrainerState> readTrainerState(const fs::path& file) {
     return s;
 }
 
-Status checkTensor(const checkpoint::SafetensorsFile& file, const std::string& name,
+Status checkTensor(const fileio::SafetensorsFile& file, const std::string& name,
                    const std::vector<int64_t>& shape) {
     const auto* info = file.find(name);
     if (!info) {
@@ -206,11 +206,11 @@ Status checkTensor(const checkpoint::SafetensorsFile& file, const std::string& n
                                  file.path().string(), name, fmt::join(info->shape, ", "),
                                  fmt::join(shape, ", "))};
     }
-    if (info->dtype != checkpoint::DType::F32) {
+    if (info->dtype != fileio::DType::F32) {
         return Error{fmt::format(
             "{}: tensor {} is {}, not F32; a training checkpoint keeps fp32 master values (to "
             "start from other weights use runconfig.checkpoint_path instead)",
-            file.path().string(), name, checkpoint::dtypeName(info->dtype))};
+            file.path().string(), name, fileio::dtypeName(info->dtype))};
     }
     return Status::success();
 }
@@ -223,7 +223,7 @@ public:
         : m_out(out), m_prefix(std::move(prefix)) {}
     template <class T>
     void field(T& member, const config::FieldInfo& info) {
-        m_out.emplace_back(m_prefix + std::string(info.key), config::detail::formatFlow(member));
+        m_out.emplace_back(m_prefix + std::string(info.key), config::formatFlow(member));
     }
     template <class S>
     void section(S& member, const config::FieldInfo& info) {
@@ -359,13 +359,13 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
     {
         const std::vector<std::string> suffixes = stateSuffixes(stateCopies);
         // Optimizer state of the tensors that train only: a frozen tensor has none.
-        std::vector<checkpoint::TensorView> views;
+        std::vector<fileio::TensorView> views;
         std::vector<std::pair<int, size_t>> source;  // (buffer, tensor) of each view
         for (size_t copy = 0; copy < suffixes.size(); ++copy) {
             for (size_t i = 0; i < table.tensors().size(); ++i) {
                 if (isFrozen(i)) continue;
                 const auto& t = table.tensors()[i];
-                views.push_back({t.name + suffixes[copy], checkpoint::DType::F32, t.shape, nullptr,
+                views.push_back({t.name + suffixes[copy], fileio::DType::F32, t.shape, nullptr,
                                  t.size * sizeof(float)});
                 source.push_back({int(copy) + 1, i});
             }
@@ -374,8 +374,7 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
         for (size_t i = 0; masks && i < table.tensors().size(); ++i) {
             if (!masks(i)) continue;
             const auto& t = table.tensors()[i];
-            views.push_back(
-                {t.name + kMaskSuffix, checkpoint::DType::U8, t.shape, nullptr, t.size});
+            views.push_back({t.name + kMaskSuffix, fileio::DType::U8, t.shape, nullptr, t.size});
             source.push_back({-1, i});
         }
         const std::map<std::string, std::string> metadata = {
@@ -386,7 +385,7 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
             {"config_hash", state.configHash},
         };
         std::string sha;
-        if (Status st = checkpoint::writeSafetensors(
+        if (Status st = fileio::writeSafetensors(
                 partial / kOptimizerFile, views, metadata, &sha,
                 [&](size_t view) {
                     if (source[view].first < 0)
@@ -401,7 +400,7 @@ Result<WrittenCheckpoint> writeCheckpoint(const fs::path& modelDir,
     finalState.fileSha256 = written.fileSha256;
     {
         const std::string text = stateToJson(finalState).dump(2) + "\n";
-        auto writer = checkpoint::AtomicFileWriter::create(partial / kTrainerStateFile);
+        auto writer = fileio::AtomicFileWriter::create(partial / kTrainerStateFile);
         if (!writer.ok()) return writer.error();
         if (Status st = writer->write(text.data(), text.size()); !st.ok()) return st.error();
         if (Status st = writer->commit(); !st.ok()) return st.error();
@@ -430,12 +429,12 @@ Result<CheckpointContents> openCheckpoint(const fs::path& folder) {
     if (!state.ok()) return state.error();
 
     std::map<std::string, std::string> digests;
-    auto openTensors = [&](const char* name) -> Result<checkpoint::SafetensorsFile> {
+    auto openTensors = [&](const char* name) -> Result<fileio::SafetensorsFile> {
         const fs::path path = folder / name;
         if (!fs::is_regular_file(path, ec)) {
             return Error{fmt::format("{}: missing from the checkpoint folder", path.string())};
         }
-        auto file = checkpoint::SafetensorsFile::open(path);
+        auto file = fileio::SafetensorsFile::open(path);
         if (!file.ok()) return file.error();
         auto sha = sha256File(path);
         if (!sha.ok()) return sha.error();
@@ -577,12 +576,12 @@ Status loadCheckpointTensors(const CheckpointContents& checkpoint,
 
 Result<size_t> loadCheckpointMasks(const CheckpointContents& checkpoint,
                                    const model::ParameterTable& table, const MaskSink& put) {
-    std::vector<std::pair<size_t, const checkpoint::TensorInfo*>> found;
+    std::vector<std::pair<size_t, const fileio::TensorInfo*>> found;
     for (size_t i = 0; i < table.tensors().size(); ++i) {
         const auto& t = table.tensors()[i];
         const auto* info = checkpoint.optimizer.find(t.name + kMaskSuffix);
         if (!info) continue;
-        if (info->dtype != checkpoint::DType::U8 || info->shape != t.shape || info->bytes != t.size)
+        if (info->dtype != fileio::DType::U8 || info->shape != t.shape || info->bytes != t.size)
             return Error{fmt::format(
                 "{}: {}{} is not a U8 mask of {}'s shape; the checkpoint is damaged or of "
                 "another model",

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config.h"
 #include "engine/core/result.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/model/parameters.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/optim/optimizer.h"
@@ -107,8 +107,8 @@ struct CheckpointContents {
     TrainerState state;
     config::Config config;                          // the config the checkpoint was trained with
     std::map<std::string, std::string> fileSha256;  // all three files as they are on disk now
-    checkpoint::SafetensorsFile model;
-    checkpoint::SafetensorsFile optimizer;
+    fileio::SafetensorsFile model;
+    fileio::SafetensorsFile optimizer;
 };
 
 // Opens and verifies a checkpoint folder: trainer_state.json is well-formed and ours, both tensor

@@ -7,7 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint/atomic_file.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/tokenizer/byte_level.h"
 
 namespace ws::modelio {
@@ -193,7 +193,7 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
 }
 
 Result<HfModelConfig> readHfConfig(const std::filesystem::path& file) {
-    auto text = checkpoint::readWholeFile(file);
+    auto text = fileio::readWholeFile(file);
     if (!text.ok()) return text.error();
     return parseHfConfig(*text, file);
 }

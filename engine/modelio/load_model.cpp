@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "engine/checkpoint/atomic_file.h"
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
+#include "engine/fileio/atomic_file.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/hf_config.h"
 #include "engine/modelio/weights_io.h"
@@ -29,8 +29,7 @@ Result<config::Config> configFromHuggingFace(const fs::path& file) {
     return c;
 }
 
-Result<config::Config> loadRunConfig(const fs::path& folder,
-                                     const checkpoint::SafetensorsFile& weights,
+Result<config::Config> loadRunConfig(const fs::path& folder, const fileio::SafetensorsFile& weights,
                                      const fs::path& weightsFile) {
     const fs::path yaml = folder / "config.yaml";
     std::error_code ec;
@@ -85,7 +84,7 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
         return std::move(bpe).value();
     }
     if (fs::exists(byteFile, ec)) {
-        auto text = checkpoint::readWholeFile(byteFile);
+        auto text = fileio::readWholeFile(byteFile);
         if (!text.ok()) return text.error();
         const auto json = nlohmann::json::parse(*text, nullptr, false);
         if (json.is_object() && json.value("type", std::string()) == "byte") {
@@ -105,7 +104,7 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
 namespace {
 
 // loadModelInfo, keeping the weights file open for loadModel.
-Result<checkpoint::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
+Result<fileio::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         m.folder = path;
@@ -125,7 +124,7 @@ Result<checkpoint::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m
                         "its weights yet? (a run writes them when it ends)",
                         m.folder.string())};
     }
-    auto file = checkpoint::SafetensorsFile::open(m.weightsFile);
+    auto file = fileio::SafetensorsFile::open(m.weightsFile);
     if (!file.ok()) return file.error();
     auto cfg = loadRunConfig(m.folder, *file, m.weightsFile);
     if (!cfg.ok()) return cfg.error();

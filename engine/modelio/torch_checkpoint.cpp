@@ -15,7 +15,7 @@
 
 namespace ws::modelio {
 namespace fs = std::filesystem;
-using checkpoint::DType;
+using fileio::DType;
 
 namespace {
 
@@ -122,7 +122,7 @@ Status checkTorchStorages(const TorchStateDict& dict,
                 "incomplete: download it again",
                 source, key, s.typeName, key)};
         }
-        const uint64_t want = s.elements * checkpoint::dtypeSize(s.dtype);
+        const uint64_t want = s.elements * fileio::dtypeSize(s.dtype);
         if (it->second != want) {
             return Error{fmt::format(
                 "{}: storage {} holds {} bytes but the pickle declares {} elements of {} ({} "
@@ -352,12 +352,12 @@ Result<std::vector<float>> TorchCheckpoint::readAsFloat(std::string_view name) c
     const TorchStorageInfo& storage = m_dict.storages.at(t->storageKey);
     if (t->dtype != DType::F32 && t->dtype != DType::F16 && t->dtype != DType::BF16 &&
         t->dtype != DType::F64) {
-        return Error{fmt::format(
-            "{}: tensor {} is stored as {} ({}); only Float, Half, BFloat16 and Double "
-            "tensors can be read as weights",
-            m_archive->source, t->name, storage.typeName, checkpoint::dtypeName(t->dtype))};
+        return Error{
+            fmt::format("{}: tensor {} is stored as {} ({}); only Float, Half, BFloat16 and Double "
+                        "tensors can be read as weights",
+                        m_archive->source, t->name, storage.typeName, fileio::dtypeName(t->dtype))};
     }
-    const size_t elementSize = checkpoint::dtypeSize(t->dtype);
+    const size_t elementSize = fileio::dtypeSize(t->dtype);
     const size_t n = size_t(t->elementCount());
     std::vector<float> out(n);
     std::lock_guard lock(m_archive->mutex);
@@ -387,8 +387,8 @@ Result<std::vector<float>> TorchCheckpoint::readAsFloat(std::string_view name) c
             for (size_t i = 0; i < n; ++i) {
                 uint16_t bits;
                 std::memcpy(&bits, p + i * 2, 2);
-                out[i] = t->dtype == DType::F16 ? checkpoint::halfToFloat(bits)
-                                                : checkpoint::bf16ToFloat(bits);
+                out[i] =
+                    t->dtype == DType::F16 ? fileio::halfToFloat(bits) : fileio::bf16ToFloat(bits);
             }
             break;
     }

@@ -17,7 +17,7 @@
 
 namespace ws::modelio {
 
-using checkpoint::DType;
+using fileio::DType;
 
 int64_t TorchTensorInfo::elementCount() const {
     int64_t n = 1;

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/checkpoint/dtype.h"
 #include "engine/core/result.h"
+#include "engine/fileio/dtype.h"
 
 namespace ws::modelio {
 
@@ -32,7 +32,7 @@ namespace ws::modelio {
 // `storageKey`, starting at element `storageOffset`.
 struct TorchTensorInfo {
     std::string name;
-    checkpoint::DType dtype = checkpoint::DType::F32;
+    fileio::DType dtype = fileio::DType::F32;
     std::vector<int64_t> shape;
     std::string storageKey;  // the archive holds its bytes as <prefix>/data/<key>
     uint64_t storageOffset = 0;
@@ -40,7 +40,7 @@ struct TorchTensorInfo {
 };
 
 struct TorchStorageInfo {
-    checkpoint::DType dtype = checkpoint::DType::F32;
+    fileio::DType dtype = fileio::DType::F32;
     std::string typeName;  // "FloatStorage", for messages
     uint64_t elements = 0;
 };

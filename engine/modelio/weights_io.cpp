@@ -22,11 +22,11 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    const TensorReader& read, const config::Config& config, int64_t step,
                    std::string* sha256Out) {
-    std::vector<checkpoint::TensorView> views;
+    std::vector<fileio::TensorView> views;
     views.reserve(table.tensors().size());
     for (size_t i = 0; i < table.tensors().size(); ++i) {
         const auto& t = table.tensors()[i];
-        views.push_back({t.name, checkpoint::DType::F32, t.shape, nullptr, t.size * sizeof(float)});
+        views.push_back({t.name, fileio::DType::F32, t.shape, nullptr, t.size * sizeof(float)});
     }
     const std::map<std::string, std::string> metadata = {
         {"format", "pt"},
@@ -34,7 +34,7 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
         {"step", std::to_string(step)},
         {"config_yaml", config::saveConfigYaml(config)},
     };
-    return checkpoint::writeSafetensors(file, views, metadata, sha256Out, [&read](size_t t) {
+    return fileio::writeSafetensors(file, views, metadata, sha256Out, [&read](size_t t) {
         return static_cast<const void*>(read(0, t));
     });
 }
@@ -82,12 +82,12 @@ Status readNamed(const WeightsFile& st, const model::ParameterTable& table, floa
 
 }  // namespace
 
-Result<std::vector<std::string>> matchWeights(const checkpoint::SafetensorsFile& st,
+Result<std::vector<std::string>> matchWeights(const fileio::SafetensorsFile& st,
                                               const model::ParameterTable& table) {
     return matchNames(st, table);
 }
 
-Status readWeights(const checkpoint::SafetensorsFile& st, const model::ParameterTable& table,
+Status readWeights(const fileio::SafetensorsFile& st, const model::ParameterTable& table,
                    float* params) {
     return readNamed(st, table, params);
 }
@@ -101,7 +101,7 @@ Status loadWeights(const std::filesystem::path& file, const model::ParameterTabl
         if (!torch.ok()) return torch.error();
         return readNamed(*torch, table, params);
     }
-    auto opened = checkpoint::SafetensorsFile::open(file);
+    auto opened = fileio::SafetensorsFile::open(file);
     if (!opened.ok()) return opened.error();
     return readWeights(*opened, table, params);
 }

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config.h"
 #include "engine/core/result.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/model/parameters.h"
 
 namespace ws::modelio {
@@ -39,12 +39,12 @@ Status loadWeights(const std::filesystem::path& file, const model::ParameterTabl
                    float* params);
 
 // The same from a file already opened.
-Status readWeights(const checkpoint::SafetensorsFile& file, const model::ParameterTable& table,
+Status readWeights(const fileio::SafetensorsFile& file, const model::ParameterTable& table,
                    float* params);
 
 // The check loadWeights makes before it reads a value, from the header alone: every tensor of
 // `table` present with its shape. Gives the name each has in the file, in table order.
-Result<std::vector<std::string>> matchWeights(const checkpoint::SafetensorsFile& file,
+Result<std::vector<std::string>> matchWeights(const fileio::SafetensorsFile& file,
                                               const model::ParameterTable& table);
 
 }  // namespace ws::modelio

@@ -76,7 +76,7 @@ Result<fs::path> resolveResumeTarget(std::string_view target, const fs::path& db
 
 Result<config::LoadedConfig> resumeConfig(const fs::path& checkpointFolder,
                                           const std::vector<std::string>& overrides) {
-    auto model = checkpoint::SafetensorsFile::open(checkpointFolder / modelio::kModelFile);
+    auto model = fileio::SafetensorsFile::open(checkpointFolder / modelio::kModelFile);
     if (!model.ok()) return model.error();
     const auto& meta = model->metadata();
     const auto yaml = meta.find("config_yaml");

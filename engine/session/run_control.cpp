@@ -6,7 +6,7 @@
 
 #include <system_error>
 
-#include "engine/checkpoint/atomic_file.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/session/folder_lock.h"
 #include "engine/session/session.h"
 
@@ -44,7 +44,7 @@ Result<std::optional<ControlRequest>> readControlRequest(const fs::path& modelDi
     const fs::path file = controlFile(modelDir);
     std::error_code ec;
     if (!fs::exists(file, ec)) return std::optional<ControlRequest>{};
-    auto text = checkpoint::readWholeFile(file);
+    auto text = fileio::readWholeFile(file);
     if (!text.ok()) {
         // Gone between the check and the read (a session cleared it): no request.
         if (!fs::exists(file, ec)) return std::optional<ControlRequest>{};
@@ -69,7 +69,7 @@ Status writeControlRequest(const fs::path& modelDir, const ControlRequest& r) {
     const nlohmann::ordered_json j = {
         {"run", r.runId}, {"sequence", r.sequence},       {"paused", r.paused},
         {"stop", r.stop}, {"checkpoints", r.checkpoints}, {"layer_steps", r.layerSteps}};
-    return checkpoint::writeFileAtomically(controlFile(modelDir), j.dump() + "\n");
+    return fileio::writeFileAtomically(controlFile(modelDir), j.dump() + "\n");
 }
 
 void clearControlRequest(const fs::path& modelDir) {

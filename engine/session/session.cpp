@@ -10,9 +10,9 @@
 #include <limits>
 #include <new>
 
-#include "engine/checkpoint/atomic_file.h"
 #include "engine/config/validate.h"
 #include "engine/core/paths.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/model/model_facts.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
@@ -263,7 +263,7 @@ Status loadStartingFile(const config::Config& cfg, const model::ParameterTable& 
                         float* params) {
     if (!table.shape().hasLora())
         return modelio::loadWeights(cfg.runconfig.checkpointPath, table, params);
-    if (auto file = checkpoint::SafetensorsFile::open(cfg.runconfig.checkpointPath);
+    if (auto file = fileio::SafetensorsFile::open(cfg.runconfig.checkpointPath);
         file.ok() && modelio::matchWeights(*file, table).ok()) {
         return modelio::readWeights(*file, table, params);
     }
@@ -678,8 +678,8 @@ Status Session::startRunFolder(Prepared& p) {
         });
     }
     // Atomic, like every file of the folder: a kill mid-write must not leave half a config.
-    if (Status st = checkpoint::writeFileAtomically(s.modelDir / "config.yaml",
-                                                    config::saveConfigYaml(cfg));
+    if (Status st =
+            fileio::writeFileAtomically(s.modelDir / "config.yaml", config::saveConfigYaml(cfg));
         !st.ok())
         return st;
     if (Status st = s.tokenizer->save(s.modelDir); !st.ok()) return st;

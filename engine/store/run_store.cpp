@@ -9,15 +9,18 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <thread>
 
 #include "engine/core/hash.h"
 #include "engine/core/paths.h"
+#include "engine/store/busy_waits.h"
 #include "engine/store/ofd_locks.h"
 #include "engine/store/schema.h"
 #include "engine/store/store_recovery.h"
@@ -32,6 +35,28 @@ namespace {
 // Long enough to ride out another process's batch commit or migration, short enough that a
 // stuck lock is reported instead of hanging the GUI.
 constexpr int kBusyTimeoutMs = 5000;
+
+// SQLite's own busy timeout (sqliteDefaultBusyCallback's schedule of sleeps, given up after
+// kBusyTimeoutMs in all), counting each wait: the writer waits exactly as
+// sqlite3_busy_timeout(kBusyTimeoutMs) makes it wait, and busyWaitsInProcess() can tell that it
+// did.
+std::atomic<uint64_t> g_busyWaits{0};
+
+int countedBusyWait(void* /*unused*/, int count) {
+    static constexpr int kDelays[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
+    static constexpr int kTotals[] = {0, 1, 3, 8, 18, 33, 53, 78, 103, 128, 178, 228};
+    constexpr int kSteps = int(std::size(kDelays));
+    if (count == 0) g_busyWaits.fetch_add(1);
+    int delay = kDelays[std::min(count, kSteps - 1)];
+    const int prior =
+        count < kSteps ? kTotals[count] : kTotals[kSteps - 1] + delay * (count - (kSteps - 1));
+    if (prior + delay > kBusyTimeoutMs) {
+        delay = kBusyTimeoutMs - prior;
+        if (delay <= 0) return 0;
+    }
+    sqlite3_sleep(delay);
+    return 1;
+}
 
 constexpr const char* kRunColumns =
     "id, name, created, status, config_yaml, config_hash, parent_run, model_dir, kind, sweep_id, "
@@ -181,6 +206,7 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
                         "is writable)",
                         name, e.what())};
     }
+    sqlite3_busy_handler(db->getHandle(), &countedBusyWait, nullptr);
     try {
         // SQLite reads the file lazily: this is where a file that is not a database shows.
         db->execAndGet("PRAGMA schema_version");
@@ -242,6 +268,10 @@ Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {
     }
     impl->writer = std::make_unique<detail::WriteQueue>(std::move(db), name);
     return std::unique_ptr<RunStore>(new RunStore(std::move(impl)));
+}
+
+uint64_t busyWaitsInProcess() {
+    return g_busyWaits.load();
 }
 
 Result<int64_t> RunStore::createRun(const NewRun& run) {

@@ -3,6 +3,12 @@
 // (weight_buffer_layers slots of the largest layer's weights, as they stream in: fp32, or bf16 in
 // bf16 mode) and every activation the
 // backward pass needs for one micro-batch. Pure functions.
+// Which "does it fit" this is: the run's own, on this computer (the executor's fp32 activations of
+// one micro-batch beside the weight buffer; wafer::fitOnWafer asks it of a config). The others ask
+// different questions with different byte counts: wafer::activationFit (cycle_model.h) whether the
+// emulated hardware keeps a whole batch's 16-bit activations; wafer::planActivations
+// (activation_plan.h) how it keeps, offloads to MemoryX (within MemoryX's capacity) or recomputes
+// them when not; wafer::planOp (layer_ops.h) whether one op's tile fits a core's SRAM.
 #pragma once
 
 #include <cstdint>

@@ -58,7 +58,7 @@ std::vector<ParametrizationTransfer> analyzeTransfer(const std::vector<TrialResu
     std::map<std::string, std::map<double, std::map<double, std::vector<double>>>> losses;
     for (const TrialResult& t : trials) {
         const double lr = log2Value(t.param(lrKey));
-        const std::optional<double> width = config::detail::parseDouble(t.param(widthKey));
+        const std::optional<double> width = config::parseDouble(t.param(widthKey));
         if (std::isnan(lr) || !width) continue;
         auto& seeds = losses[t.parametrization][*width][lr];
         if (t.status == TrialStatus::Diverged)

@@ -47,9 +47,8 @@ std::string jsonString(const std::string& text) {
 
 // A swept value as JSON: finite numbers and booleans as such, anything else as a string.
 std::string jsonValue(const std::string& text) {
-    if (auto v = config::detail::parseDouble(text); v && std::isfinite(*v))
-        return fmt::format("{}", *v);
-    if (auto b = config::detail::parseBool(text)) return *b ? "true" : "false";
+    if (auto v = config::parseDouble(text); v && std::isfinite(*v)) return fmt::format("{}", *v);
+    if (auto b = config::parseBool(text)) return *b ? "true" : "false";
     return jsonString(text);
 }
 
@@ -79,8 +78,8 @@ std::map<int64_t, double> parseRungJson(const std::string& text) {
         if (end == std::string::npos || colon == std::string::npos) break;
         size_t stop = text.find_first_of(",}", colon);
         if (stop == std::string::npos) stop = text.size();
-        const auto step = config::detail::parseInteger(text.substr(pos + 1, end - pos - 1));
-        const auto loss = config::detail::parseDouble(text.substr(colon + 1, stop - colon - 1));
+        const auto step = config::parseInteger(text.substr(pos + 1, end - pos - 1));
+        const auto loss = config::parseDouble(text.substr(colon + 1, stop - colon - 1));
         if (step) out[*step] = loss ? *loss : kNaN;
         pos = stop;
     }
@@ -518,7 +517,7 @@ bool SweepRunner::onTrialStep(Active& a, int64_t step, int64_t maxSteps, double 
         a.diverged = true;
         a.reason = std::isfinite(loss)
                        ? fmt::format("loss {:.4f} above sweep.max_loss {} at step {}", loss,
-                                     config::detail::formatNumberShort(sweep.maxLoss), step)
+                                     config::formatNumberShort(sweep.maxLoss), step)
                        : fmt::format("loss became {} at step {}", loss, step);
         return true;
     }

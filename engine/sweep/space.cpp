@@ -9,7 +9,7 @@
 #include <set>
 
 #include "engine/config/text_format.h"  // closestMatch for "did you mean" hints
-#include "engine/config/yaml_writer.h"  // formatScalar: a swept value as override text
+#include "engine/config/yaml_flow.h"    // formatScalar: a swept value as override text
 
 namespace ws::sweep {
 
@@ -48,7 +48,7 @@ std::string overrideProblem(const std::string& where, const Error& error) {
 }
 
 std::string overrideText(const std::string& key, const std::string& value) {
-    return key + "=" + config::detail::formatScalar(value);
+    return key + "=" + config::formatScalar(value);
 }
 
 struct Axis {
@@ -167,7 +167,7 @@ std::string TrialSpec::param(const std::string& key) const {
 }
 
 double log2Value(const std::string& value) {
-    const std::optional<double> v = config::detail::parseDouble(value);
+    const std::optional<double> v = config::parseDouble(value);
     if (!v || !(*v > 0)) return std::numeric_limits<double>::quiet_NaN();
     return std::log2(*v);
 }
@@ -246,8 +246,8 @@ Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
         if (it == s.parametrizations.bundles.end() && name != "sp") {
             std::string message = "sweep.parametrization: " + name +
                                   " is not defined in sweep.parametrizations (defined: " +
-                                  config::detail::joinStrings(bundleNames, ", ") + ")";
-            if (auto hint = config::detail::closestMatch(name, bundleNames))
+                                  config::joinStrings(bundleNames, ", ") + ")";
+            if (auto hint = config::closestMatch(name, bundleNames))
                 message += "; did you mean " + *hint + "?";
             errors.push_back(message);
             continue;
@@ -317,11 +317,10 @@ Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
     if (!bundles.empty()) axisKeys.push_back(kParametrizationKey);
     for (const auto& g : s.earlyStopping.groupBy) {
         if (std::find(axisKeys.begin(), axisKeys.end(), g) != axisKeys.end()) continue;
-        std::string message = "sweep.early_stopping.group_by: " + g + " is not swept (swept: " +
-                              (axisKeys.empty() ? std::string("nothing")
-                                                : config::detail::joinStrings(axisKeys, ", ")) +
-                              ")";
-        if (auto hint = config::detail::closestMatch(g, axisKeys))
+        std::string message =
+            "sweep.early_stopping.group_by: " + g + " is not swept (swept: " +
+            (axisKeys.empty() ? std::string("nothing") : config::joinStrings(axisKeys, ", ")) + ")";
+        if (auto hint = config::closestMatch(g, axisKeys))
             message += "; did you mean " + *hint + "?";
         errors.push_back(message);
     }

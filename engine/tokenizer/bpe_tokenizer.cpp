@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint/atomic_file.h"
 #include "engine/core/hash.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/tokenizer/byte_level.h"
 #include "engine/tokenizer/pretokenize.h"
 
@@ -138,9 +138,9 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(std::vector<Token> to
 
 Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::load(const fs::path& vocabJson,
                                                          const fs::path& mergesTxt) {
-    auto vocabText = checkpoint::readWholeFile(vocabJson);
+    auto vocabText = fileio::readWholeFile(vocabJson);
     if (!vocabText.ok()) return Error{fmt::format("vocab file: {}", vocabText.error().message)};
-    auto mergesText = checkpoint::readWholeFile(mergesTxt);
+    auto mergesText = fileio::readWholeFile(mergesTxt);
     if (!mergesText.ok()) {
         return Error{fmt::format("merges file: {}", mergesText.error().message)};
     }
@@ -336,9 +336,8 @@ Status BpeTokenizer::save(const fs::path& dir) const {
         mergesText += m_tokens[size_t(m.right)].key;
         mergesText += '\n';
     }
-    if (Status s = checkpoint::writeFileAtomically(dir / "vocab.json", vocabText); !s.ok())
-        return s;
-    return checkpoint::writeFileAtomically(dir / "merges.txt", mergesText);
+    if (Status s = fileio::writeFileAtomically(dir / "vocab.json", vocabText); !s.ok()) return s;
+    return fileio::writeFileAtomically(dir / "merges.txt", mergesText);
 }
 
 Result<std::unique_ptr<Tokenizer>> loadGpt2Bpe(const fs::path& vocabJson,

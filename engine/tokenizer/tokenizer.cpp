@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <atomic>
 
-#include "engine/checkpoint/atomic_file.h"
 #include "engine/core/hash.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 
 namespace ws::tokenizer {
@@ -47,7 +47,7 @@ public:
         if (ec) {
             return Error{fmt::format("cannot create folder '{}': {}", dir.string(), ec.message())};
         }
-        return checkpoint::writeFileAtomically(dir / "tokenizer.json", "{\"type\": \"byte\"}\n");
+        return fileio::writeFileAtomically(dir / "tokenizer.json", "{\"type\": \"byte\"}\n");
     }
 };
 

@@ -237,7 +237,7 @@ std::string alphanumeric(std::string_view text) {
 // its punctuation or its tail ("teaching16", "WSE-3").
 std::optional<std::string> closestSpecName(const std::string& name,
                                            const std::vector<std::string>& names) {
-    if (auto closest = config::detail::closestMatch(name, names)) return closest;
+    if (auto closest = config::closestMatch(name, names)) return closest;
     const std::string typed = alphanumeric(name);
     if (typed.size() < 3) return std::nullopt;
     for (const std::string& candidate : names)
@@ -273,8 +273,7 @@ Result<WaferSpec> loadWaferSpec(std::string_view nameOrPath) {
     if (auto closest = closestSpecName(s, names))
         hint = fmt::format("did you mean \"{}\"? ", *closest);
     return Error{fmt::format("no wafer spec named \"{}\" in {}; {}available: {}", s, dir.string(),
-                             hint,
-                             names.empty() ? "none" : config::detail::joinStrings(names, ", "))};
+                             hint, names.empty() ? "none" : config::joinStrings(names, ", "))};
 }
 
 Status overrideField(WaferSpec& spec, std::string_view keyEqualsValue) {

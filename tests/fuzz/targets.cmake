@@ -3,7 +3,7 @@
 # One entry per input the program reads: "<target>|<source>|<libraries it links, comma-separated>"; the seed
 # corpus is corpus/<target>/, crash inputs found and fixed go to regressions/<target>/.
 set(WAFER_FUZZ_TARGETS
-    "safetensors|safetensors_fuzz.cpp|wafer::checkpoint"
+    "safetensors|safetensors_fuzz.cpp|wafer::fileio"
     "torch_checkpoint|torch_checkpoint_fuzz.cpp|wafer::modelio"
     "peft_adapter|peft_adapter_fuzz.cpp|wafer::interop"
     "config|config_fuzz.cpp|wafer::config"

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "engine/checkpoint/dtype.h"
+#include "engine/fileio/dtype.h"
 #include "engine/modelio/torch_checkpoint.h"
 #include "engine/modelio/torch_pickle.h"
 
@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     checkInside(*dict);
     std::map<std::string, uint64_t> storageBytes;
     for (const auto& [key, s] : dict->storages) {
-        storageBytes[key] = s.elements * ws::checkpoint::dtypeSize(s.dtype);
+        storageBytes[key] = s.elements * ws::fileio::dtypeSize(s.dtype);
     }
     (void)ws::modelio::checkTorchStorages(*dict, storageBytes, "fuzz-input");
     return 0;

@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "../session/session_test_util.h"
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/finetune/finetune_plan.h"
 #include "engine/modelio/load_model.h"
 #include "engine/optim/optimizer.h"
@@ -406,7 +406,7 @@ TEST(FinetuneSparseBase, SparseBaseFineTunesDense) {
     }
     std::ofstream(tmp / "new.txt") << std::string(4000, 'a') + " wafer streams weights\n";
     auto zeros = [](const fs::path& file) {
-        auto f = checkpoint::SafetensorsFile::open(file);
+        auto f = fileio::SafetensorsFile::open(file);
         EXPECT_TRUE(f.ok());
         auto values = f->readAsFloat("h.0.mlp.c_fc.weight");
         EXPECT_TRUE(values.ok());
@@ -443,8 +443,8 @@ TEST(FinetuneSparseBase, SparseBaseFineTunesDense) {
     ASSERT_TRUE(t.ok()) << t.error().message;
     (*t)->run();
     ASSERT_EQ((*t)->summary().state, session::RunState::Finished) << (*t)->summary().detail;
-    auto base = checkpoint::SafetensorsFile::open(tmp / "model" / "model.safetensors");
-    auto tuned = checkpoint::SafetensorsFile::open(tmp / "sparse" / "model.safetensors");
+    auto base = fileio::SafetensorsFile::open(tmp / "model" / "model.safetensors");
+    auto tuned = fileio::SafetensorsFile::open(tmp / "sparse" / "model.safetensors");
     ASSERT_TRUE(base.ok() && tuned.ok());
     auto before = base->readAsFloat("h.0.mlp.c_fc.weight");
     auto after = tuned->readAsFloat("h.0.mlp.c_fc.weight");

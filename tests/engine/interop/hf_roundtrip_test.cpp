@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "../sample/sample_test_util.h"
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/interop/hf_export.h"
 #include "engine/interop/hf_import.h"
 #include "engine/modelio/hf_config.h"
@@ -25,7 +25,7 @@ using sample::testing::writeRunFolder;
 using ws::testing::samplingShape;
 
 struct HfFolderSpec {
-    checkpoint::DType dtype = checkpoint::DType::F16;
+    fileio::DType dtype = fileio::DType::F16;
     bool prefix = true;
     bool buffers = true;
     std::string skip;       // a tensor to leave out
@@ -42,19 +42,19 @@ std::vector<float> writeHfFolder(const fs::path& dir, const model::GptShape& s,
     const model::ParameterTable table(s);
     std::vector<float> params = randomParams(s, 7);
     std::vector<std::vector<uint16_t>> halves;
-    std::vector<checkpoint::TensorView> views;
+    std::vector<fileio::TensorView> views;
     halves.reserve(table.tensors().size() + 2 * size_t(s.layers));
     for (const auto& t : table.tensors()) {
         if (t.name == spec.skip) continue;
         auto& h = halves.emplace_back(t.size);
         for (size_t i = 0; i < t.size; ++i) {
             float& v = params[t.offset + i];
-            if (spec.dtype == checkpoint::DType::F16) {
-                h[i] = checkpoint::floatToHalf(v);
-                v = checkpoint::halfToFloat(h[i]);
+            if (spec.dtype == fileio::DType::F16) {
+                h[i] = fileio::floatToHalf(v);
+                v = fileio::halfToFloat(h[i]);
             } else {
-                h[i] = checkpoint::floatToBf16(v);
-                v = checkpoint::bf16ToFloat(h[i]);
+                h[i] = fileio::floatToBf16(v);
+                v = fileio::bf16ToFloat(h[i]);
             }
         }
         std::vector<int64_t> shape = t.shape;
@@ -68,18 +68,18 @@ std::vector<float> writeHfFolder(const fs::path& dir, const model::GptShape& s,
         for (int l = 0; l < s.layers; ++l) {
             const std::string p = (spec.prefix ? "transformer.h." : "h.") + std::to_string(l);
             views.push_back({p + ".attn.bias",
-                             checkpoint::DType::F32,
+                             fileio::DType::F32,
                              {1, 1, s.maxPositions, s.maxPositions},
                              mask.data(),
                              mask.size() * 4});
-            views.push_back({p + ".attn.masked_bias", checkpoint::DType::F32, {}, &masked, 4});
+            views.push_back({p + ".attn.masked_bias", fileio::DType::F32, {}, &masked, 4});
         }
     }
     if (!spec.extra.empty()) {
-        views.push_back({spec.extra, checkpoint::DType::F32, {1}, &masked, 4});
+        views.push_back({spec.extra, fileio::DType::F32, {1}, &masked, 4});
     }
     EXPECT_TRUE(
-        checkpoint::writeSafetensors(dir / "model.safetensors", views, {{"format", "pt"}}).ok());
+        fileio::writeSafetensors(dir / "model.safetensors", views, {{"format", "pt"}}).ok());
     std::string json = modelio::hfConfigJson(ws::testing::modelConfigOf(s), std::nullopt);
     const std::string from = "\"gelu_new\"";
     json.replace(json.find(from), from.size(), "\"" + spec.activation + "\"");
@@ -114,7 +114,7 @@ TEST(HfImport, Bf16WithoutPrefix) {
     testing::TempDir tmp("hf-import");
     const auto shape = samplingShape(262, 16, /*tied=*/false);
     HfFolderSpec spec;
-    spec.dtype = checkpoint::DType::BF16;
+    spec.dtype = fileio::DType::BF16;
     spec.prefix = false;
     spec.buffers = false;
     const auto expected = writeHfFolder(tmp / "hf", shape, spec);
@@ -135,7 +135,7 @@ TEST(HfExport, RoundTripThroughImportIsExact) {
         auto exported = exportHuggingFace(run, run.string() + "-hf");
         ASSERT_TRUE(exported.ok()) << exported.error().message;
         EXPECT_EQ(exported->tokenizerKind, "byte");
-        auto file = checkpoint::SafetensorsFile::open(run.string() + "-hf/model.safetensors");
+        auto file = fileio::SafetensorsFile::open(run.string() + "-hf/model.safetensors");
         ASSERT_TRUE(file.ok());
         EXPECT_TRUE(file->find("transformer.h.1.mlp.c_proj.weight"));
         EXPECT_EQ(file->find("lm_head.weight") != nullptr, !tied);

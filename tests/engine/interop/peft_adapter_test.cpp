@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../sample/sample_test_util.h"
-#include "engine/checkpoint/atomic_file.h"
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/atomic_file.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/interop/hf_export.h"
 #include "engine/model/lora_merge.h"
 #include "engine/modelio/load_model.h"
@@ -71,10 +71,10 @@ protected:
         return dir.path() / name;
     }
     nlohmann::json configOf(const fs::path& peft) {
-        return nlohmann::json::parse(*checkpoint::readWholeFile(peft / kPeftConfigFile));
+        return nlohmann::json::parse(*fileio::readWholeFile(peft / kPeftConfigFile));
     }
     void writeConfig(const fs::path& peft, const nlohmann::json& j) {
-        ASSERT_TRUE(checkpoint::writeFileAtomically(peft / kPeftConfigFile, j.dump(2)).ok());
+        ASSERT_TRUE(fileio::writeFileAtomically(peft / kPeftConfigFile, j.dump(2)).ok());
     }
     // Import must fail with `needle` in the message and leave nothing in the output's folder.
     void expectRefused(const fs::path& baseDir, const fs::path& peft, const std::string& needle) {
@@ -103,7 +103,7 @@ TEST_F(PeftAdapterTest, ExportWritesPeftNamesShapesAndConfig) {
     EXPECT_EQ(c["bias"], "none");
     EXPECT_EQ(c["task_type"], "CAUSAL_LM");
     EXPECT_EQ(c["base_model_name_or_path"], "gpt2-tiny");
-    auto file = checkpoint::SafetensorsFile::open(peft / kPeftWeightsFile);
+    auto file = fileio::SafetensorsFile::open(peft / kPeftWeightsFile);
     ASSERT_TRUE(file.ok()) << file.error().message;
     EXPECT_EQ(file->names().size(), size_t(2 * 2 * base.shape.layers));
     const int C = base.shape.channels, F = base.shape.ffn;
@@ -142,8 +142,8 @@ TEST_F(PeftAdapterTest, ExportThenImportGivesTheAdaptersBitForBit) {
     // Exporting the imported model again writes the same adapter file, byte for byte.
     auto again = exportPeftAdapter(dir.path() / "imported", dir.path() / "peft2", "gpt2-tiny");
     ASSERT_TRUE(again.ok()) << again.error().message;
-    EXPECT_EQ(*checkpoint::readWholeFile(peft / kPeftWeightsFile),
-              *checkpoint::readWholeFile(dir.path() / "peft2" / kPeftWeightsFile));
+    EXPECT_EQ(*fileio::readWholeFile(peft / kPeftWeightsFile),
+              *fileio::readWholeFile(dir.path() / "peft2" / kPeftWeightsFile));
 }
 
 TEST_F(PeftAdapterTest, ImportsOntoAHuggingFaceFolder) {
@@ -167,16 +167,16 @@ TEST_F(PeftAdapterTest, ExportNamesTheBasePortablyAndImportFindsItAgain) {
     // adapter records its name only, and importing without naming a base finds it beside the
     // adapter, where a shared adapter and its base would be unpacked.
     const fs::path baseWeights = fs::absolute(dir.path() / "base" / "model.safetensors");
-    const std::string yaml = *checkpoint::readWholeFile(dir.path() / "lora" / "config.yaml");
+    const std::string yaml = *fileio::readWholeFile(dir.path() / "lora" / "config.yaml");
     auto lora = config::parseConfig(yaml, "config.yaml", dir.path() / "lora");
     ASSERT_TRUE(lora.ok()) << lora.error().message;
     lora->config.runconfig.checkpointPath = baseWeights.string();
-    ASSERT_TRUE(checkpoint::writeFileAtomically(dir.path() / "lora" / "config.yaml",
-                                                config::saveConfigYaml(lora->config))
+    ASSERT_TRUE(fileio::writeFileAtomically(dir.path() / "lora" / "config.yaml",
+                                            config::saveConfigYaml(lora->config))
                     .ok());
     auto r = exportPeftAdapter(dir.path() / "lora", dir.path() / "peft");
     ASSERT_TRUE(r.ok()) << r.error().message;
-    const std::string text = *checkpoint::readWholeFile(dir.path() / "peft" / kPeftConfigFile);
+    const std::string text = *fileio::readWholeFile(dir.path() / "peft" / kPeftConfigFile);
     EXPECT_EQ(text.find(dir.path().string()), std::string::npos) << text;
     const nlohmann::json c = configOf(dir.path() / "peft");
     ASSERT_TRUE(c["base_model_name_or_path"].is_string()) << c.dump();
@@ -304,26 +304,26 @@ TEST_F(PeftAdapterTest, OtherPeftMethodsAreRefused) {
 TEST_F(PeftAdapterTest, AStrangerTensorIsRefusedByName) {
     const fs::path peft = exported();
     std::vector<std::vector<float>> keep;
-    std::vector<checkpoint::TensorView> views;
+    std::vector<fileio::TensorView> views;
     {
-        auto file = checkpoint::SafetensorsFile::open(peft / kPeftWeightsFile);
+        auto file = fileio::SafetensorsFile::open(peft / kPeftWeightsFile);
         ASSERT_TRUE(file.ok());
         keep.reserve(file->names().size());
         for (const std::string& name : file->names()) {
             keep.push_back(*file->readAsFloat(name));
-            views.push_back({name, checkpoint::DType::F32, file->find(name)->shape,
-                             keep.back().data(), keep.back().size() * 4});
+            views.push_back({name, fileio::DType::F32, file->find(name)->shape, keep.back().data(),
+                             keep.back().size() * 4});
         }
     }
     const float one = 1.0f;
-    views.push_back({"base_model.model.lm_head.weight", checkpoint::DType::F32, {1}, &one, 4});
+    views.push_back({"base_model.model.lm_head.weight", fileio::DType::F32, {1}, &one, 4});
     // The name of an adapter tensor without PEFT's prefix is a stranger too.
-    views.push_back({"h.0.attn.c_attn.lora_A.weight", checkpoint::DType::F32, {1}, &one, 4});
-    ASSERT_TRUE(checkpoint::writeSafetensors(peft / kPeftWeightsFile, views, {}).ok());
+    views.push_back({"h.0.attn.c_attn.lora_A.weight", fileio::DType::F32, {1}, &one, 4});
+    ASSERT_TRUE(fileio::writeSafetensors(peft / kPeftWeightsFile, views, {}).ok());
     expectRefused(dir.path() / "base", peft,
                   "tensor base_model.model.lm_head.weight is not an adapter of this base");
     views.erase(views.end() - 2);
-    ASSERT_TRUE(checkpoint::writeSafetensors(peft / kPeftWeightsFile, views, {}).ok());
+    ASSERT_TRUE(fileio::writeSafetensors(peft / kPeftWeightsFile, views, {}).ok());
     expectRefused(dir.path() / "base", peft,
                   "tensor h.0.attn.c_attn.lora_A.weight is not an adapter of this base");
 }

@@ -62,7 +62,7 @@ Layers readLayers(std::string_view readme) {
         if (std::stoi(m[1]) != expected) {
             layers.error = "layer " + m[1].str() + " follows layer " +
                            std::to_string(expected - 1) +
-                           " in the README's layer list; number the layers 1, 2, 3, ...";
+                           " in HACKING.md's layer list; number the layers 1, 2, 3, ...";
             return layers;
         }
         const std::string names = m[2];
@@ -71,22 +71,22 @@ Layers readLayers(std::string_view readme) {
              it != std::sregex_iterator(); ++it, ++count) {
             const std::string folder = (*it)[1];
             if (layers.layerOf.count(folder)) {
-                layers.error = "`" + folder + "` is on two layers of the README's layer list";
+                layers.error = "`" + folder + "` is on two layers of HACKING.md's layer list";
                 return layers;
             }
             layers.layerOf[folder] = expected;
         }
         if (count == 0) {
             layers.error = "layer " + std::to_string(expected) +
-                           " of the README's layer list names no folder (write them as `name`)";
+                           " of HACKING.md's layer list names no folder (write them as `name`)";
             return layers;
         }
         ++expected;
     }
     if (!inLayout && layers.layerOf.empty()) {
-        layers.error = "the README has no Layout section";
+        layers.error = "HACKING.md has no Layout section";
     } else if (layers.layerOf.empty()) {
-        layers.error = "the README's Layout section has no numbered list of engine layers";
+        layers.error = "HACKING.md's Layout section has no numbered list of engine layers";
     }
     return layers;
 }
@@ -130,9 +130,9 @@ std::vector<Violation> checkIncludes(const fs::path& engineDir, const Layers& la
             if (own.empty() || folder.empty() || folder == own) continue;
             const auto theirs = layers.layerOf.find(folder);
             if (ownLayer == layers.layerOf.end()) {
-                report(own + " is not in the README's layer list; place it there");
+                report(own + " is not in HACKING.md's layer list; place it there");
             } else if (theirs == layers.layerOf.end()) {
-                report(folder + " is not in the README's layer list; place it there");
+                report(folder + " is not in HACKING.md's layer list; place it there");
             } else if (theirs->second > ownLayer->second) {
                 report(own + " (layer " + std::to_string(ownLayer->second) + ") includes " +
                        folder + " (layer " + std::to_string(theirs->second) +
@@ -152,13 +152,13 @@ std::vector<std::string> unplacedFolders(const fs::path& engineDir, const Layers
     for (const std::string& folder : present) {
         if (!layers.layerOf.count(folder)) {
             problems.push_back("engine/" + folder +
-                               "/ is not in the README's layer list (Layout section); add it to "
+                               "/ is not in HACKING.md's layer list (Layout section); add it to "
                                "the layer whose folders it may include");
         }
     }
     for (const auto& [folder, layer] : layers.layerOf) {
         if (!present.count(folder)) {
-            problems.push_back("the README's layer list names `" + folder + "` (layer " +
+            problems.push_back("HACKING.md's layer list names `" + folder + "` (layer " +
                                std::to_string(layer) + "), but engine/" + folder +
                                "/ does not exist");
         }

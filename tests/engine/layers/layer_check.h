@@ -1,4 +1,4 @@
-// The engine's layer rule, checked from the source text: the README's Layout section lists the
+// The engine's layer rule, checked from the source text: HACKING.md's Layout section lists the
 // engine folders in numbered layers (lowest first); a file in engine/<folder>/ may include only
 // engine folders on its own layer or a lower one, and nothing in engine/ may include Qt.
 // readLayers() parses that list; checkIncludes() reads every #include line under an engine folder
@@ -19,8 +19,8 @@ struct Layers {
     std::string error;                   // why the list could not be read (empty: it was)
 };
 
-// The numbered list of the "Layout" section of README text, one line per layer, each naming its
-// folders in backticks: "1. `core`, `tensor`".
+// The numbered list of the "Layout" section of HACKING.md's text, one line per layer, each naming
+// its folders in backticks: "1. `core`, `tensor`".
 Layers readLayers(std::string_view readme);
 
 struct Violation {

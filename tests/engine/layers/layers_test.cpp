@@ -1,5 +1,5 @@
 // The engine keeps its layers: no folder includes one above it in the layer list (HACKING.md,
-// "Layout"; the checker's messages still call it the README's), no file includes Qt, and every
+// "Layout"), no file includes Qt, and every
 // engine folder is placed in the list. The checker itself is tested
 // on a planted tree, so the check provably fails when the rule is broken.
 #include <gtest/gtest.h>
@@ -125,7 +125,7 @@ TEST(EngineLayers, ThePlantedViolationsAreReportedWithFileAndLine) {
               std::string::npos)
         << found[3].message;
     EXPECT_EQ(found[4].file, fs::path("engine/stray/x.cpp"));
-    EXPECT_NE(found[4].message.find("stray is not in the README's layer list"), std::string::npos)
+    EXPECT_NE(found[4].message.find("stray is not in HACKING.md's layer list"), std::string::npos)
         << found[4].message;
 
     const std::vector<std::string> unplaced = unplacedFolders(engine, layers);

@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "../sample/sample_test_util.h"
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "support/temp_dir.h"
 
@@ -83,13 +83,12 @@ TEST(LoadModelInfo, ChecksTheHeaderWithoutReadingTensors) {
     const LoadedModel m = tinyModel(samplingShape());
     writeRunFolder(dir / "run", m);
     const model::ParameterTable table(m.shape);
-    std::vector<checkpoint::TensorView> views;
+    std::vector<fileio::TensorView> views;
     for (const auto& t : table.tensors()) {
-        views.push_back({t.name,
-                         t.name == "wpe.weight" ? checkpoint::DType::I32 : checkpoint::DType::F32,
+        views.push_back({t.name, t.name == "wpe.weight" ? fileio::DType::I32 : fileio::DType::F32,
                          t.shape, m.params.data() + t.offset, t.size * sizeof(float)});
     }
-    ASSERT_TRUE(checkpoint::writeSafetensors(dir / "run" / "model.safetensors", views, {}).ok());
+    ASSERT_TRUE(fileio::writeSafetensors(dir / "run" / "model.safetensors", views, {}).ok());
     auto info = loadModelInfo(dir / "run");
     ASSERT_TRUE(info.ok()) << info.error().message;
     EXPECT_EQ(info->facts.parameters, int64_t(table.totalSize()));
@@ -156,13 +155,13 @@ TEST(LoadModel, LoadsAHuggingFaceGpt2Folder) {
     const fs::path run = dir / "hf";
     fs::create_directories(run);
     const model::ParameterTable table(m.shape);
-    std::vector<checkpoint::TensorView> views;
+    std::vector<fileio::TensorView> views;
     for (const auto& t : table.tensors()) {
-        views.push_back({"transformer." + t.name, checkpoint::DType::F32, t.shape,
+        views.push_back({"transformer." + t.name, fileio::DType::F32, t.shape,
                          m.params.data() + t.offset, t.size * sizeof(float)});
     }
     ASSERT_TRUE(
-        checkpoint::writeSafetensors(run / "model.safetensors", views, {{"format", "pt"}}).ok());
+        fileio::writeSafetensors(run / "model.safetensors", views, {{"format", "pt"}}).ok());
     ASSERT_TRUE(m.tokenizer->save(run).ok());
     std::ofstream(run / "config.json")
         << R"({"model_type": "gpt2", "vocab_size": 256, "n_embd": 32, "n_layer": 2, "n_head": 4,

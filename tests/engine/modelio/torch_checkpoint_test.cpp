@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint/dtype.h"
+#include "engine/fileio/dtype.h"
 #include "engine/modelio/torch_checkpoint.h"
 #include "engine/modelio/torch_pickle.h"
 #include "support/temp_dir.h"
@@ -135,8 +135,8 @@ struct Fixture {
     }
     std::vector<Entry> storages() const {
         std::vector<uint16_t> half, bf;
-        for (float v : ln) half.push_back(checkpoint::floatToHalf(v));
-        for (float v : bias) bf.push_back(checkpoint::floatToBf16(v));
+        for (float v : ln) half.push_back(fileio::floatToHalf(v));
+        for (float v : bias) bf.push_back(fileio::floatToBf16(v));
         return {{"archive/data/0", rawOf(wte)},
                 {"archive/data/1", rawOf(half)},
                 {"archive/data/2", rawOf(bf)},
@@ -184,7 +184,7 @@ TEST(TorchCheckpoint, ReadsAStateDictBitExact) {
               (std::vector<std::string>{"bias", "lm_head.weight", "ln.bias", "ln.weight", "mask",
                                         "masked_bias", "wte.weight"}));
     EXPECT_EQ(ckpt->find("wte.weight")->shape, (std::vector<int64_t>{4, 3}));
-    EXPECT_EQ(ckpt->find("bias")->dtype, checkpoint::DType::BF16);
+    EXPECT_EQ(ckpt->find("bias")->dtype, fileio::DType::BF16);
     EXPECT_EQ(ckpt->find("masked_bias")->shape, std::vector<int64_t>{});
     EXPECT_EQ(*ckpt->readAsFloat("wte.weight"), f.wte);
     EXPECT_EQ(*ckpt->readAsFloat("lm_head.weight"), f.wte);

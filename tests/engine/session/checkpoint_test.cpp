@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint/safetensors.h"
 #include "engine/core/hash.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/session/folder_lock.h"
 #include "engine/session/resume.h"
@@ -187,12 +187,12 @@ TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
     expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
     expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
                       dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
-    auto file = checkpoint::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
+    auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
     ASSERT_TRUE(file.ok());
     EXPECT_NE(file->find("h.1.mlp.c_proj.lora_B.weight"), nullptr);
     // The frozen base has no optimizer state: the file holds the adapters' moments only.
     auto optimizer =
-        checkpoint::SafetensorsFile::open(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile);
+        fileio::SafetensorsFile::open(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile);
     ASSERT_TRUE(optimizer.ok());
     for (const auto& name : optimizer->names())
         EXPECT_NE(name.find(".lora_"), std::string::npos) << name << " is frozen: no state";
@@ -221,7 +221,7 @@ TEST(Checkpoint, MoeRunWithCapacityDropsResumesBitForBit) {
     expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
     expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
                       dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
-    auto file = checkpoint::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
+    auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
     ASSERT_TRUE(file.ok());
     EXPECT_NE(file->find("h.1.mlp.router.weight"), nullptr);
     EXPECT_NE(file->find("h.1.mlp.experts.2.c_proj.bias"), nullptr);
@@ -242,11 +242,11 @@ TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
     fs::create_directories(old.parent_path());
     fs::copy(dir.path() / "whole" / "checkpoint-3", old, fs::copy_options::recursive);
     {
-        auto current = checkpoint::SafetensorsFile::open(old / kOptimizerFile);
+        auto current = fileio::SafetensorsFile::open(old / kOptimizerFile);
         ASSERT_TRUE(current.ok());
-        auto model = checkpoint::SafetensorsFile::open(old / kModelFile);
+        auto model = fileio::SafetensorsFile::open(old / kModelFile);
         ASSERT_TRUE(model.ok());
-        std::vector<checkpoint::TensorView> views;
+        std::vector<fileio::TensorView> views;
         std::vector<std::vector<float>> zeros;
         zeros.reserve(2 * model->names().size());
         for (const char* suffix : {".exp_avg", ".exp_avg_sq"}) {
@@ -258,7 +258,7 @@ TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
                         {have->name, have->dtype, have->shape, have->data, have->bytes});
                 } else {
                     zeros.emplace_back(weight->bytes / sizeof(float), 0.0f);
-                    views.push_back({name + suffix, checkpoint::DType::F32, weight->shape,
+                    views.push_back({name + suffix, fileio::DType::F32, weight->shape,
                                      zeros.back().data(), weight->bytes});
                 }
             }
@@ -266,7 +266,7 @@ TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
         ASSERT_GT(views.size(), current->names().size());
         const fs::path rewritten = old.parent_path() / "optimizer.rewritten";
         std::string sha;
-        ASSERT_TRUE(checkpoint::writeSafetensors(rewritten, views, current->metadata(), &sha).ok());
+        ASSERT_TRUE(fileio::writeSafetensors(rewritten, views, current->metadata(), &sha).ok());
         fs::rename(rewritten, old / kOptimizerFile);
         nlohmann::json state;
         std::ifstream(old / "trainer_state.json") >> state;
@@ -350,7 +350,7 @@ TEST(Checkpoint, SgdMomentumStateRoundTripsWithoutARunStore) {
     ASSERT_EQ(train(std::move(config).value(), resuming).state, RunState::Finished);
     expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "split" / kModelFile);
     auto optimizer =
-        checkpoint::SafetensorsFile::open(dir.path() / "split" / "checkpoint-6" / kOptimizerFile);
+        fileio::SafetensorsFile::open(dir.path() / "split" / "checkpoint-6" / kOptimizerFile);
     ASSERT_TRUE(optimizer.ok());
     EXPECT_TRUE(optimizer->find("wte.weight.momentum_buffer"));
 }
@@ -467,11 +467,11 @@ TEST_F(CheckpointRefusal, ForeignTrainerStateIsRefused) {
 TEST_F(CheckpointRefusal, ForeignModelFileIsRefused) {
     // A valid safetensors file from another producer, consistently recorded in trainer_state.
     const std::vector<float> values(4, 1.0f);
-    ASSERT_TRUE(checkpoint::writeSafetensors(
-                    m_folder / kModelFile,
-                    {{"wte.weight", checkpoint::DType::F32, {2, 2}, values.data(), 16}},
-                    {{"format", "pt"}})
-                    .ok());
+    ASSERT_TRUE(
+        fileio::writeSafetensors(m_folder / kModelFile,
+                                 {{"wte.weight", fileio::DType::F32, {2, 2}, values.data(), 16}},
+                                 {{"format", "pt"}})
+            .ok());
     rerecordSha(kModelFile);
     const auto before = snapshot();
     expectRefused(resume(), {(m_folder / kModelFile).string(), "not written by Wafer Studio"});
@@ -482,17 +482,17 @@ TEST_F(CheckpointRefusal, ChecksumMismatchWithTheRunStoreIsReported) {
     // Someone rewrote the optimizer file and trainer_state.json consistently: only the run
     // store still knows what was written.
     {
-        auto file = checkpoint::SafetensorsFile::open(m_folder / kOptimizerFile);
+        auto file = fileio::SafetensorsFile::open(m_folder / kOptimizerFile);
         ASSERT_TRUE(file.ok());
         std::vector<std::vector<float>> copies;
-        std::vector<checkpoint::TensorView> views;
+        std::vector<fileio::TensorView> views;
         for (const auto& name : file->names()) {
             const auto* info = file->find(name);
             copies.emplace_back(info->bytes / sizeof(float), 0.0f);
             views.push_back({name, info->dtype, info->shape, copies.back().data(), info->bytes});
         }
         auto metadata = file->metadata();
-        ASSERT_TRUE(checkpoint::writeSafetensors(m_folder / "replaced", views, metadata).ok());
+        ASSERT_TRUE(fileio::writeSafetensors(m_folder / "replaced", views, metadata).ok());
     }
     fs::rename(m_folder / "replaced", m_folder / kOptimizerFile);
     rerecordSha(kOptimizerFile);

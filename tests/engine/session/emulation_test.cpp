@@ -17,6 +17,11 @@ using namespace testing;
 using namespace ws::modelio;  // loadWeights
 using streaming::SpanKind;
 
+// How far below its first step's loss a run that learns must end. The sparse run below goes from
+// 5.56 to 5.12 nats in its 4 steps; with learning_rate 1e-12 it ends at 5.57, within batch noise
+// of its first loss.
+constexpr double kLearnedNats = 0.2;
+
 TEST(SessionEmulation, EveryStepAndSpanCarriesEmulatedTime) {
     TempDir dir;
     writeTinyCorpus(dir.path());
@@ -250,10 +255,16 @@ TEST(SessionEmulation, StaticSparsityStaysZeroAndShowsAsImbalancePerBlock) {
     auto session = Session::create(cfg, options);
     ASSERT_TRUE(session.ok());
     std::shared_ptr<const wafer::StepPrediction> prediction;
-    for (const auto& e : runToEnd(**session))
+    const std::vector<Event> events = runToEnd(**session);
+    for (const auto& e : events)
         if (const auto* es = std::get_if<EmulatedStep>(&e)) prediction = es->prediction;
     ASSERT_EQ((*session)->summary().state, RunState::Finished) << (*session)->summary().detail;
-    EXPECT_LT((*session)->summary().finalLoss, 5.5);  // still learns (ln 256 = 5.55)
+    // Still learns: the last steps' loss well below the run's own first step (a model that
+    // learned nothing stays near its first loss, about ln 256 = 5.55, whatever the batch).
+    const std::vector<StepMetrics> steps = stepsOf(events);
+    ASSERT_EQ(steps.size(), 4u);
+    EXPECT_LT((*session)->summary().finalLoss, steps.front().loss - kLearnedNats)
+        << "first step " << steps.front().loss;
 
     // The trained weights: half of every fc / fc_proj matrix is exactly zero, qkv is dense.
     const auto shape = model::GptShape::fromConfig(cfg.config.model);

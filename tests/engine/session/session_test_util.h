@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "engine/checkpoint/safetensors.h"
 #include "engine/config/config_yaml.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/session/session.h"
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
@@ -106,8 +106,8 @@ inline RunSummary train(config::LoadedConfig config, SessionOptions options,
 
 // Every tensor of two safetensors files, byte for byte (metadata may differ: it holds model_dir).
 inline void expectSameTensors(const std::filesystem::path& a, const std::filesystem::path& b) {
-    auto fa = checkpoint::SafetensorsFile::open(a);
-    auto fb = checkpoint::SafetensorsFile::open(b);
+    auto fa = fileio::SafetensorsFile::open(a);
+    auto fb = fileio::SafetensorsFile::open(b);
     ASSERT_TRUE(fa.ok()) << fa.error().message;
     ASSERT_TRUE(fb.ok()) << fb.error().message;
     ASSERT_EQ(fa->names(), fb->names());

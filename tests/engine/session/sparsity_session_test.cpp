@@ -7,7 +7,7 @@
 #include <cstring>
 #include <set>
 
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/session/resume.h"
 #include "engine/session/session.h"
@@ -39,7 +39,7 @@ config::LoadedConfig sparseConfig(const TempDir& dir, int steps, const std::stri
 
 // Zeros of a tensor in a weights file, and the mask of it in an optimizer file.
 size_t zerosOf(const fs::path& file, const std::string& name) {
-    auto f = checkpoint::SafetensorsFile::open(file);
+    auto f = fileio::SafetensorsFile::open(file);
     EXPECT_TRUE(f.ok());
     auto values = f->readAsFloat(name);
     EXPECT_TRUE(values.ok());
@@ -47,7 +47,7 @@ size_t zerosOf(const fs::path& file, const std::string& name) {
 }
 
 std::vector<uint8_t> maskOf(const fs::path& optimizerFile, const std::string& name) {
-    auto f = checkpoint::SafetensorsFile::open(optimizerFile);
+    auto f = fileio::SafetensorsFile::open(optimizerFile);
     EXPECT_TRUE(f.ok());
     const auto* t = f->find(name + kMaskSuffix);
     EXPECT_NE(t, nullptr) << name;

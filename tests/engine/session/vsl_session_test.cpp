@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/session/resume.h"
 #include "session_test_util.h"

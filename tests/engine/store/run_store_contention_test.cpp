@@ -12,11 +12,12 @@
 #include <chrono>
 #include <functional>
 #include <future>
-#include <thread>
 
+#include "engine/store/busy_waits.h"
 #include "engine/store/placement_records.h"
 #include "engine/store/run_store.h"
 #include "support/temp_dir.h"
+#include "support/wait_until.h"
 
 namespace ws::store {
 namespace {
@@ -31,7 +32,10 @@ int64_t newRun(RunStore& store, const std::string& name) {
     return id.ok() ? *id : -1;
 }
 
-// Another process holds the write lock and commits a row while `write` runs on the store.
+// Another process holds the write lock and commits a row while `write` runs on the store. The lock
+// is released only once the store's own count shows its writer met it and is waiting (and the
+// write has not finished meanwhile), so every call below really contends, however the threads
+// are scheduled.
 Status writeWhileAnotherProcessCommits(const std::filesystem::path& path, int64_t run,
                                        const std::function<Status()>& write) {
     SQLite::Database other(path.string(), SQLite::OPEN_READWRITE, 5000);
@@ -41,10 +45,16 @@ Status writeWhileAnotherProcessCommits(const std::filesystem::path& path, int64_
                              "'2026-01-01T00:00:00.000Z', 'info', 'from another process')");
     insert.bind(1, run);
     insert.exec();
+    const uint64_t waitsBefore = busyWaitsInProcess();
     auto pending = std::async(std::launch::async, write);
-    // Long enough for the store's writer to start its job and meet the lock; either way the
-    // assertion below is about the outcome, not the timing.
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const bool waited = ws::testing::waitUntil(std::chrono::seconds(4), [&] {
+        return busyWaitsInProcess() > waitsBefore ||
+               pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+    EXPECT_TRUE(waited) << "the write neither waited for the lock nor finished";
+    EXPECT_GT(busyWaitsInProcess(), waitsBefore) << "the store's writer never met the other lock";
+    EXPECT_EQ(pending.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+        << "the write finished while another connection held the write lock";
     lock.commit();
     return pending.get();
 }

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string_view>
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 // The safetensors dtypes (names as in the format's JSON header).
 enum class DType {
@@ -45,4 +45,4 @@ float bf16ToFloat(uint16_t bits);
 uint16_t floatToHalf(float value);
 uint16_t floatToBf16(float value);
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

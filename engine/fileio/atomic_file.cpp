@@ -1,6 +1,6 @@
 // AtomicFileWriter (see atomic_file.h): temp file + fsync + rename + fsync of the folder, and
 // the whole-file helpers built on it.
-#include "engine/checkpoint/atomic_file.h"
+#include "engine/fileio/atomic_file.h"
 #include "engine/core/kill_points.h"
 
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <sstream>
 #include <utility>
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 namespace {
 constexpr size_t kBufferBytes = size_t{1} << 20;
@@ -183,4 +183,4 @@ Result<std::string> readWholeFile(const std::filesystem::path& path) {
     return std::move(buffer).str();
 }
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

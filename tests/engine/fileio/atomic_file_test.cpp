@@ -2,7 +2,7 @@
 // tokenizer and modelio save through) and readWholeFile: whole contents replace a file in one
 // rename, a failed write leaves the old file and no temp file, errors name the file.
 // (AtomicFileWriter under writeSafetensors: safetensors_test.cpp.)
-#include "engine/checkpoint/atomic_file.h"
+#include "engine/fileio/atomic_file.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 namespace {
 
 namespace fs = std::filesystem;
@@ -72,4 +72,4 @@ TEST(AtomicFile, ReadWholeFileNamesWhatIsWrong) {
 }
 
 }  // namespace
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

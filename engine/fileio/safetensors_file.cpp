@@ -10,9 +10,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 // The file's bytes: an mmap when the file system supports it, else a heap copy.
 struct SafetensorsFile::Mapping {
@@ -142,4 +142,4 @@ Result<std::vector<float>> SafetensorsFile::readAsFloat(std::string_view name) c
     return out;
 }
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

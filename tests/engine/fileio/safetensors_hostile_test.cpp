@@ -5,10 +5,10 @@
 #include <cstring>
 #include <fstream>
 
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 #include "support/temp_dir.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 namespace {
 
 // The bytes of a safetensors file: the given header length (default: the real one), the header
@@ -183,4 +183,4 @@ TEST(SafetensorsHostile, OpenNamesTheFileOnDisk) {
 }
 
 }  // namespace
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

@@ -1,5 +1,7 @@
-// Config values as YAML text: flow-style (one line) formatting per field type, shared by the
-// YAML writer, the field catalogue's defaults and validation messages. Internal to wafer::config.
+// Config values as YAML text: flow-style (one line) formatting per field type, as the YAML writer,
+// the field catalogue's defaults and validation messages write them, and as other modules write a
+// config value as `key=value` override text (sweep trials, checkpoint metadata). Public API of
+// wafer::config.
 // Thread-safe: pure functions.
 #pragma once
 
@@ -10,7 +12,7 @@
 
 #include "engine/config/config.h"
 
-namespace ws::config::detail {
+namespace ws::config {
 
 std::string formatFlow(const std::string& value);
 std::string formatFlow(bool value);
@@ -30,4 +32,4 @@ std::string enclose(char open, const std::string& body, char close);
 // double-quoted.
 std::string formatScalar(const std::string& text);
 
-}  // namespace ws::config::detail
+}  // namespace ws::config

@@ -1,6 +1,6 @@
 // safetensors writer and reader: round trips of every dtype, the on-disk layout, float
 // conversion, atomic replacement on failure, and a file written by an independent Python writer.
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -11,12 +11,12 @@
 #include <fstream>
 #include <numeric>
 
-#include "engine/checkpoint/dtype.h"
 #include "engine/core/hash.h"
+#include "engine/fileio/dtype.h"
 #include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 namespace {
 
 namespace fs = std::filesystem;
@@ -322,4 +322,4 @@ TEST(Safetensors, ReadsAFileWrittenByAnIndependentPythonWriter) {
 }
 
 }  // namespace
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

@@ -1,11 +1,11 @@
 // dtype names and sizes, and the f16/bf16 <-> f32 bit conversions (see dtype.h).
-#include "engine/checkpoint/dtype.h"
+#include "engine/fileio/dtype.h"
 
 #include <array>
 #include <bit>
 #include <cstring>
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 namespace {
 struct DTypeEntry {
@@ -121,4 +121,4 @@ uint16_t floatToHalf(float value) {
     return static_cast<uint16_t>(sign | half);
 }
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

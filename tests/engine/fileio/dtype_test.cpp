@@ -1,6 +1,6 @@
 // f16/bf16 conversions: exact widening (checked against an independent ldexp formula for every
 // bit pattern) and round-to-nearest-even narrowing (checked at every midpoint between neighbours).
-#include "engine/checkpoint/dtype.h"
+#include "engine/fileio/dtype.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 namespace {
 
 TEST(DType, NamesAndSizesRoundTrip) {
@@ -125,4 +125,4 @@ TEST(DType, Bf16NarrowingRoundsToNearestEven) {
 }
 
 }  // namespace
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

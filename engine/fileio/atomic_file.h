@@ -18,7 +18,7 @@
 
 #include "engine/core/result.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 class AtomicFileWriter {
 public:
@@ -56,4 +56,4 @@ Status writeFileAtomically(const std::filesystem::path& path, std::string_view c
 // The whole file as bytes; an error says whether it is missing, a folder or unreadable.
 Result<std::string> readWholeFile(const std::filesystem::path& path);
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

@@ -25,10 +25,10 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/checkpoint/dtype.h"
 #include "engine/core/result.h"
+#include "engine/fileio/dtype.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 // A tensor to write: `data` points at `bytes` bytes of little-endian elements in row-major order;
 // `bytes` must equal product(shape) * dtypeSize(dtype).
@@ -110,4 +110,4 @@ private:
     ParsedSafetensors m_parsed;
 };
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

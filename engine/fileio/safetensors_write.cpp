@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/checkpoint/atomic_file.h"
-#include "engine/checkpoint/safetensors.h"
 #include "engine/core/hash.h"
+#include "engine/fileio/atomic_file.h"
+#include "engine/fileio/safetensors.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 namespace {
 Status validateTensor(const std::filesystem::path& path, const TensorView& t, bool fetched) {
@@ -112,4 +112,4 @@ Status writeSafetensors(const std::filesystem::path& path, const std::vector<Ten
     return {};
 }
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "engine/checkpoint/safetensors.h"
+#include "engine/fileio/safetensors.h"
 
-namespace ws::checkpoint {
+namespace ws::fileio {
 
 namespace {
 using Json = nlohmann::json;
@@ -270,4 +270,4 @@ Result<ParsedSafetensors> parseSafetensors(std::span<const std::byte> bytes,
     return parsed;
 }
 
-}  // namespace ws::checkpoint
+}  // namespace ws::fileio
