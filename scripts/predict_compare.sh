@@ -4,6 +4,8 @@
 #
 #   scripts/predict_compare.sh /work/ref/69f07ee/bin/wafer build/app/wafer
 #
+# Give each binary where it was built or installed: `wafer` finds its wafer specs
+# (presets/wafers) relative to itself, so a copy elsewhere fails every case.
 # Runs each case below with both binaries (`wafer predict --json` over the presets: the default
 # gpt-nano, Cerebras-GPT 111M and 1.3B on several systems, MoE, sparsity, VSL/packed sequences,
 # micro-batches, one weight slot, LoRA, activation recompute and offload; the text output of a
