@@ -42,6 +42,11 @@
 // Weights stream in at StepInput::weightBytesPerValue (an fp32 run's 4-byte weights take twice
 // a bf16 run's time).
 //
+// The computation is four phases, each a function of its own (and tested alone): plan
+// (step_plan.h: the distinct layer phases mapped onto the grid), schedule (step_schedule.h: their
+// order over micro-batches), simulate (step_simulation.h: the stream / compute / reduce / update
+// timeline) and account (step_accounting.h: time split, FLOPs, MFU / HFU, frames).
+//
 // Thread-safety: pure functions. Failure contract: bad specs, num_csx beyond the spec's SwarmX
 // limit and ops that cannot fit a tile in SRAM return errors before any work.
 #pragma once
