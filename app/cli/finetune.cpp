@@ -10,6 +10,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "engine/core/units.h"
 #include "engine/finetune/finetune_plan.h"
 #include "engine/session/session.h"
 
@@ -23,13 +24,6 @@ struct FinetuneOptions {
     std::string name;
     bool dryRun = false;
 };
-
-std::string roughDuration(double seconds) {
-    if (!std::isfinite(seconds)) return "?";
-    if (seconds < 90) return fmt::format("~{:.0f} s", std::max(1.0, seconds));
-    if (seconds < 5400) return fmt::format("~{:.0f} min", seconds / 60);
-    return fmt::format("~{:.1f} h", seconds / 3600);
-}
 
 // 'text' for a POSIX shell, so the printed command can be pasted as it is.
 std::string shellQuoted(const std::string& text) {
@@ -75,15 +69,15 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
             "fine-tune {} ({} parameters{})\n"
             "data: {} bytes -> {} tokens ({} tokenizer); {} to train on, {} held out ({:.0f}%)\n"
             "steps: {}\n"
-            "plan: {}{}, MemoryX {:.1f} MiB, peak lr {:.3g} (base {:.3g}), estimated {} on this "
+            "plan: {}{}, MemoryX {}, peak lr {:.3g} (base {:.3g}), estimated {} on this "
             "CPU\n",
             s.baseDescription, s.parameters,
             s.frozenParameters > 0 ? fmt::format(", {} frozen", s.frozenParameters) : "",
             s.dataBytes, s.tokens, s.tokenizerKind, s.trainTokens, s.heldOutTokens,
             100 * s.validationFraction, finetune::explainSteps(s),
             s.lora ? "LoRA (the base frozen)" : "full fine-tune", s.bf16 ? ", bf16" : "",
-            double(s.memoryxBytes) / (1 << 20), s.peakLearningRate, s.basePeakLearningRate,
-            roughDuration(s.estimatedSeconds));
+            formatBytes(double(s.memoryxBytes)), s.peakLearningRate, s.basePeakLearningRate,
+            formatRoughDuration(s.estimatedSeconds));
     }
     if (!common.json) {
         for (const auto& note : plan->config.warnings) std::cout << "note: " << note << "\n";

@@ -12,6 +12,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/config/config_yaml.h"
+#include "engine/core/units.h"
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/optim/sparse_masks.h"
@@ -32,21 +33,6 @@ struct PredictOptionsCli {
     bool weakScaling = false;
     double sparsity = 0;
 };
-
-// 1234 -> "1.23 k<unit>", in decimal steps (hardware figures are decimal).
-std::string scaled(double v, const char* unit) {
-    const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-    int i = 0;
-    while (std::fabs(v) >= 1000 && i < 6) {
-        v /= 1000;
-        ++i;
-    }
-    return fmt::format("{:.3g} {}{}", v, prefixes[i], unit);
-}
-
-std::string gb(double bytes) {
-    return scaled(bytes, "B");
-}
 
 std::string percent(double part, double whole) {
     return fmt::format("{:.1f}%", whole > 0 ? 100.0 * part / whole : 0.0);
@@ -133,20 +119,20 @@ void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spe
         "activations  {} kept for backward vs {} SRAM: {}; with block recompute {} ({}); "
         "at most {} sequences per system fit\n",
         name, p.numSystems, spec.name, spec.gridRows, spec.gridCols,
-        scaled(spec.peakFlopsPerS(), "FLOP/s"), p.batchPerSystem, p.seqLen, p.microBatch,
+        formatSi(spec.peakFlopsPerS(), "FLOP/s"), p.batchPerSystem, p.seqLen, p.microBatch,
         p.treeDepth, p.stepS, p.forwardS, p.backwardS, p.tokensPerS, p.samplesPerS, 100 * p.mfu,
         percent(s.compute, p.stepS), percent(s.streaming, p.stepS), percent(s.fabric, p.stepS),
         percent(s.reduce, p.stepS), percent(s.bubble, p.stepS),
-        p.weightStreamingHidden ? "hidden" : "NOT hidden", gb(a.storedBytes), gb(a.availableBytes),
-        a.fits ? "fit" : "do NOT fit", gb(a.minimalBytes),
+        p.weightStreamingHidden ? "hidden" : "NOT hidden", formatBytes(a.storedBytes),
+        formatBytes(a.availableBytes), a.fits ? "fit" : "do NOT fit", formatBytes(a.minimalBytes),
         a.fitsWithRecompute ? "fit" : "do not fit", a.maxSequences);
     if (!p.activationPlan.empty()) std::cout << "plan         " << p.activationPlan << "\n";
     if (!p.blockActivations.empty())
         std::cout << fmt::format(
             "             recompute adds {} ({:.4g} s of the step); offload moves {} each way "
             "({:.4g} s on the MemoryX link, overlapped); HFU {:.1f}%\n",
-            scaled(2 * p.recomputeFmacsPerStep, "FLOP"), p.recomputeS, gb(p.offloadBytesPerStep),
-            p.offloadS, 100 * p.hfu);
+            formatSi(2 * p.recomputeFmacsPerStep, "FLOP"), p.recomputeS,
+            formatBytes(p.offloadBytesPerStep), p.offloadS, 100 * p.hfu);
     if (!a.fits && p.blockActivations.empty())
         std::cout << "             (the predicted time assumes the activations stay on the wafer "
                      "anyway; set train_input.micro_batch_size to split the batch)\n";

@@ -11,6 +11,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/core/paths.h"
+#include "engine/core/units.h"
 #include "engine/session/folder_lock.h"
 #include "engine/session/run_control.h"
 #include "engine/store/placement_records.h"
@@ -168,8 +169,8 @@ int showRun(const CommonOptions& common, int64_t id) {
                                                                   r.firstSystem + r.systems - 1));
         }
         for (const auto& s : *shards) {
-            std::cout << fmt::format("  MemoryX shard on rank {}: {} ({:.1f} MiB)\n", s.rank,
-                                     s.layers, double(s.bytes) / (1 << 20));
+            std::cout << fmt::format("  MemoryX shard on rank {}: {} ({})\n", s.rank, s.layers,
+                                     formatBytes(double(s.bytes)));
         }
     }
     std::cout << "final metrics:\n";

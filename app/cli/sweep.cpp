@@ -18,6 +18,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/config/text_format.h"
+#include "engine/core/units.h"
 #include "engine/sweep/cluster.h"
 #include "engine/sweep/eta.h"
 #include "engine/sweep/runner.h"
@@ -252,7 +253,7 @@ int runSweep(const SweepOptions& opt, CommonOptions& common) {
         if (tty && !running.empty() && now - lastFooter > std::chrono::milliseconds(200)) {
             std::string line =
                 fmt::format("{}/{} done, ETA {} | running:", eta.endedTrials(), eta.totalTrials(),
-                            sweep::formatEta(eta.remainingSeconds(secondsIn())));
+                            formatClock(eta.remainingSeconds(secondsIn())));
             for (const auto& [trial, p] : running)
                 line += fmt::format(
                     " | #{} step {}/{} loss {}", trial, p.step, p.maxSteps,

@@ -21,20 +21,15 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "engine/core/units.h"
 #include "engine/session/cluster_worker.h"
 #include "engine/session/resume.h"
 #include "engine/session/run_control.h"
+#include "engine/session/run_eta.h"
 #include "engine/session/session.h"
 
 namespace ws::cli {
 namespace {
-
-std::string formatDuration(double seconds) {
-    if (!std::isfinite(seconds) || seconds < 0) return "--:--";
-    const auto s = static_cast<int64_t>(seconds + 0.5);
-    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
-    return fmt::format("{}:{:02}", s / 60, s % 60);
-}
 
 struct TrainOptions {
     std::string configPath;
@@ -186,17 +181,13 @@ int driveSession(session::Session& session, const CommonOptions& common) {
                     continue;
                 }
                 if (!m->logStep && !evaluated) continue;
-                const double eta = m->tokensPerSec > 0
-                                       ? double(m->maxSteps - m->step) * double(m->tokensSeen) /
-                                             double(m->step) / m->tokensPerSec
-                                       : NAN;
                 const std::string line = fmt::format(
                     "step {:>{}}/{} | loss {:.4f} | eval {} | lr {:.3g} | {:.0f} tok/s | ETA {}",
                     m->step, std::to_string(m->maxSteps).size(), m->maxSteps, m->loss,
                     evaluated
                         ? fmt::format("{:.4f} ({:.3f} bits/byte)", m->evalLoss, m->evalBitsPerByte)
                         : std::string("  -   "),
-                    m->learningRate, m->tokensPerSec, formatDuration(eta));
+                    m->learningRate, m->tokensPerSec, formatClock(session::etaSeconds(*m)));
                 if (tty) {
                     std::cout << "\r\033[K" << line << (evaluated ? "\n" : "") << std::flush;
                     progressLineOpen = !evaluated;
@@ -248,7 +239,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
             "{} after {} steps in {}: loss {:.4f}, eval loss {}{} ({}unigram baseline {:.3f}), "
             "{:.0f} tokens/s, {} parameters{}\n"
             "run {} | model: {}\n",
-            session::runStateName(summary.state), summary.steps, formatDuration(summary.elapsedSec),
+            session::runStateName(summary.state), summary.steps, formatClock(summary.elapsedSec),
             summary.finalLoss,
             std::isnan(summary.finalEvalLoss) ? std::string("-")
                                               : fmt::format("{:.4f}", summary.finalEvalLoss),

@@ -12,6 +12,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/config/validate.h"
+#include "engine/core/units.h"
 #include "engine/finetune/finetune_plan.h"
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
@@ -24,17 +25,6 @@
 
 namespace ws::cli {
 namespace {
-
-std::string bytes(int64_t n) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = double(n);
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        ++u;
-    }
-    return fmt::format("{:.1f} {}", v, units[u]);
-}
 
 // The emulated step of `cfg` as a run of it would be emulated (its micro-batch, no frames).
 Result<std::shared_ptr<const wafer::StepPrediction>> emulatedStep(const config::Config& cfg) {
@@ -66,12 +56,6 @@ LoraFacts loraFacts(const config::Config& cfg) {
         f.emulatorError = step.ok() ? fullStep.error().message : step.error().message;
     }
     return f;
-}
-
-std::string seconds(double s) {
-    return s < 1e-3 ? fmt::format("{:.1f} µs", s * 1e6)
-           : s < 1  ? fmt::format("{:.3f} ms", s * 1e3)
-                    : fmt::format("{:.3f} s", s);
 }
 
 struct ValidateOptions {
@@ -172,22 +156,23 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
     std::cout << fmt::format(
         "{}: valid\n"
         "model       {}: {} layers, hidden {}, {} heads, ffn {}, vocab {}, positions {}{}\n"
-        "parameters  {} ({:.2f} M; {} in embeddings)\n"
-        "compute     {:.3g} training FLOPs per token, {:.3g} per step ({} tokens)\n"
+        "parameters  {} ({}; {} in embeddings)\n"
+        "compute     {} training FLOPs per token, {} per step ({} tokens)\n"
         "memory      weights {} + gradients {} + optimizer state {} = {}\n",
         opt.configPath, m.name, m.numHiddenLayers, m.hiddenSize, m.numHeads, m.filterSize,
         m.vocabSize, m.maxPositionEmbeddings, m.shareEmbeddingWeights ? ", tied head" : "",
-        facts.parameters, facts.parameters / 1e6, facts.embeddingParameters,
-        facts.trainingFlopsPerToken, facts.trainingFlopsPerToken * double(facts.tokensPerStep),
-        facts.tokensPerStep, bytes(facts.weightBytes), bytes(facts.gradientBytes),
-        bytes(facts.optimizerBytes),
-        bytes(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes));
+        facts.parameters, formatCount(double(facts.parameters)), facts.embeddingParameters,
+        formatCount(facts.trainingFlopsPerToken),
+        formatCount(facts.trainingFlopsPerToken * double(facts.tokensPerStep)), facts.tokensPerStep,
+        formatBytes(facts.weightBytes), formatBytes(facts.gradientBytes),
+        formatBytes(facts.optimizerBytes),
+        formatBytes(facts.weightBytes + facts.gradientBytes + facts.optimizerBytes));
     std::cout << fmt::format(
         "streaming   weights as {} ({} bytes each): wafer buffer {} ({} x the largest layer), "
         "{} streamed in per system per forward + backward pass\n",
         facts.streamBytesPerWeight == 2 ? "bf16" : "fp32", facts.streamBytesPerWeight,
-        bytes(facts.waferBufferBytes), cfg.wafer.weightBufferLayers,
-        bytes(facts.streamedBytesPerPass));
+        formatBytes(facts.waferBufferBytes), cfg.wafer.weightBufferLayers,
+        formatBytes(facts.streamedBytesPerPass));
     if (!precision.empty()) std::cout << "precision   " << precision << "\n";
     if (cfg.lora)
         std::cout << fmt::format(
@@ -213,8 +198,8 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
             std::cout << fmt::format(
                 "emulated    step {} on {} x {} system(s), the adapters' products {} of it; a full "
                 "fine-tune of the same model: {}\n",
-                seconds(p.stepS), p.waferName, p.numSystems, seconds(p.adapterS),
-                seconds(lora->fullStep->stepS));
+                formatSeconds(p.stepS), p.waferName, p.numSystems, formatSeconds(p.adapterS),
+                formatSeconds(lora->fullStep->stepS));
             // Per block: the ops that differ from a full fine-tune's (the adapters'), one line.
             for (const auto& layer : p.layers) {
                 const bool backward = layer.pass == wafer::Pass::Backward;
@@ -223,8 +208,8 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                 std::string ops;
                 for (const auto& op : layer.ops) {
                     if (!op.adapter) continue;
-                    ops +=
-                        fmt::format("{}{} {}", ops.empty() ? "" : ", ", op.name, seconds(op.timeS));
+                    ops += fmt::format("{}{} {}", ops.empty() ? "" : ", ", op.name,
+                                       formatSeconds(op.timeS));
                 }
                 std::cout << fmt::format("            h.0 {}: {}\n",
                                          backward ? "backward" : "forward", ops);
@@ -238,7 +223,7 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                                  shards.size());
         for (size_t k = 0; k < shards.size(); ++k)
             std::cout << fmt::format("{} rank {}: {} ({})", k == 0 ? "" : ";", k, shards[k].layers,
-                                     bytes(shards[k].bytes));
+                                     formatBytes(shards[k].bytes));
         std::cout << "\n";
     }
     if (m.mupEnabled())

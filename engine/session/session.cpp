@@ -12,6 +12,7 @@
 
 #include "engine/config/validate.h"
 #include "engine/core/paths.h"
+#include "engine/core/units.h"
 #include "engine/fileio/atomic_file.h"
 #include "engine/model/model_facts.h"
 #include "engine/modelio/checkpoints.h"
@@ -39,14 +40,6 @@ std::string defaultRunName(const config::Config& c) {
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M", &local);
     return fmt::format("{} {}", c.model.name, stamp);
-}
-
-// 0.000169 -> "169 µs": emulated step times span microseconds (a teaching model on a WSE-2) to
-// seconds (Cerebras-GPT 13B).
-std::string shortDuration(double seconds) {
-    if (seconds < 1e-3) return fmt::format("{:.3g} µs", seconds * 1e6);
-    if (seconds < 1.0) return fmt::format("{:.3g} ms", seconds * 1e3);
-    return fmt::format("{:.3g} s", seconds);
 }
 
 // The largest divisor of the evaluation batch that is no larger than a training micro-batch.
@@ -445,9 +438,10 @@ Status Session::prepareWafer(Prepared& p) {
     streamingOptions.weightBufferLayers = cfg.wafer.weightBufferLayers;
     startEmulator(p);
     m_activity = fmt::format(
-        "allocating the training activations ({} system(s) x micro-batch {} x {} tokens, {:.1f} "
-        "MiB per system)",
-        streamingOptions.systems, p.fit.microBatch, p.T, double(p.fit.activationBytes) / (1 << 20));
+        "allocating the training activations ({} system(s) x micro-batch {} x {} tokens, {} per "
+        "system)",
+        streamingOptions.systems, p.fit.microBatch, p.T,
+        formatBytes(double(p.fit.activationBytes)));
     p.executor.emplace(
         p.shape, p.B, p.T, streamingOptions, *s.memoryx, *p.optimizer,
         [this, &clock = p.emulatedClock, &steps = p.emulatedSteps](const streaming::Span& span) {
@@ -462,11 +456,11 @@ Status Session::prepareWafer(Prepared& p) {
         });
     log(LogLine::Level::Info,
         fmt::format("streaming: {} system(s) x {} micro-batch(es) of {} sequences; MemoryX in {} "
-                    "({:.1f} MiB); activations {:.1f} MiB per system",
+                    "({}); activations {} per system",
                     streamingOptions.systems, p.executor->microBatches(), p.fit.microBatch,
                     s.memoryx->fileBacked() ? s.memoryx->path().string() : std::string("RAM"),
-                    double(s.memoryx->bytes()) / (1 << 20),
-                    double(p.fit.activationBytes) / (1 << 20)));
+                    formatBytes(double(s.memoryx->bytes())),
+                    formatBytes(double(p.fit.activationBytes))));
     return Status::success();
 }
 
@@ -495,7 +489,7 @@ void Session::startEmulator(Prepared& p) {
     log(LogLine::Level::Info,
         fmt::format("emulated {}: {} system(s), {} per step, {:.3g} tokens/s, MFU {:.1f}%; weight "
                     "streaming {}",
-                    e.waferName, e.numSystems, shortDuration(e.stepS), e.tokensPerS, 100.0 * e.mfu,
+                    e.waferName, e.numSystems, formatSeconds(e.stepS), e.tokensPerS, 100.0 * e.mfu,
                     e.weightStreamingHidden ? "hidden behind compute"
                                             : "not hidden (the step waits for weights)"));
 }
@@ -539,8 +533,8 @@ void Session::prepareEvaluation(Prepared& p) {
     const int evalB = m_config.config.evalInput.batchSize;
     p.evalMicro = evalMicroBatch(evalB, p.fit.microBatch);
     m_activity = fmt::format(
-        "allocating the evaluation activations ({} sequences of {} tokens, {:.1f} MiB)",
-        p.evalMicro, p.T, double(p.evalMicro) * double(p.fit.bytesPerSequence) / (1 << 20));
+        "allocating the evaluation activations ({} sequences of {} tokens, {})", p.evalMicro, p.T,
+        formatBytes(double(p.evalMicro) * double(p.fit.bytesPerSequence)));
     p.evalGpt.emplace(p.shape, p.evalMicro, p.T);
     if (p.evalMicro < evalB) {
         log(LogLine::Level::Info,

@@ -14,6 +14,7 @@
 #include <numbers>
 
 #include "engine/core/kill_points.h"
+#include "engine/core/units.h"
 #include "engine/model/random.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/weights_io.h"
@@ -328,12 +329,12 @@ void Session::finishTraining(Prepared& p, Progress& r) {
     const auto st = p.executor->stats();
     log(LogLine::Level::Info,
         fmt::format(
-            "streaming: {:.1f} MiB of {} weights streamed in, {:.1f} MiB of fp32 "
-            "gradients out; at most {} layer(s) ({:.2f} MiB of its {:.2f} MiB weight "
+            "streaming: {} of {} weights streamed in, {} of fp32 "
+            "gradients out; at most {} layer(s) ({} of its {} weight "
             "buffer) on a wafer at once; {:.0f}% of stream-in time hidden behind compute",
-            double(st.bytesStreamedIn) / (1 << 20), st.bytesPerWeight == 2 ? "bf16" : "fp32",
-            double(st.bytesStreamedOut) / (1 << 20), st.maxResidentLayers,
-            double(st.peakWaferBufferBytes) / (1 << 20), double(st.waferBufferBytes) / (1 << 20),
+            formatBytes(double(st.bytesStreamedIn)), st.bytesPerWeight == 2 ? "bf16" : "fp32",
+            formatBytes(double(st.bytesStreamedOut)), st.maxResidentLayers,
+            formatBytes(double(st.peakWaferBufferBytes)), formatBytes(double(st.waferBufferBytes)),
             st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
     if (p.emulatedClock && r.step > p.startStep) {
         m_summary.emulatedSec = p.emulatedSteps ? p.emulatedSteps->elapsedThrough(r.step)

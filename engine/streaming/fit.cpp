@@ -2,15 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "engine/core/units.h"
 #include "engine/streaming/executor.h"
 
 namespace ws::streaming {
 namespace {
 
-// Binary units throughout, as the Config tab writes them: "12.0 MiB", "0.29 MiB".
+// Binary units throughout, as every front end writes them (engine/core/units.h): "12.0 MiB".
 std::string mib(int64_t bytes) {
-    const double m = double(bytes) / (1 << 20);
-    return m < 1.0 ? fmt::format("{:.2f} MiB", m) : fmt::format("{:.1f} MiB", m);
+    return formatBytes(double(bytes));
 }
 
 // The longest sequence whose activations fit `available` bytes (binary search; 0 if none).

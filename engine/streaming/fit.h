@@ -39,7 +39,7 @@ struct FitResult {
 // divisor of the per-system batch that fits. When not even one sequence fits, the error names
 // the largest consumer (which layer), what it needs, what is available and what would fit; when
 // the weight buffer alone fills the SRAM, it says so and how many slots would leave room. Sizes
-// are in binary units (MiB, as the Config tab shows them).
+// are in binary units, as every front end writes them (engine/core/units.h).
 Result<FitResult> chooseMicroBatch(const FitInput& input);
 
 }  // namespace ws::streaming

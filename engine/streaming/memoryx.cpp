@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/core/units.h"
+
 namespace ws::streaming {
 namespace fs = std::filesystem;
 
@@ -22,10 +24,6 @@ namespace {
 // `layout`, trainableCount and the journal's state range are: trainableCount = paramCount.
 constexpr size_t kHeaderBytes = 4096;
 constexpr char kMagic[8] = {'W', 'A', 'F', 'E', 'R', 'M', 'X', '1'};
-
-std::string gib(double bytes) {
-    return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
-}
 
 // True when `path` exists and is not a MemoryX store (so it must never be overwritten).
 bool isForeignFile(const fs::path& path) {
@@ -155,7 +153,8 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
                 fmt::format("memoryx.path {}: the store needs {} (weights, gradients, "
                             "optimizer state and an undo journal) but {} has only {} "
                             "free; free space or choose another folder",
-                            path.string(), gib(double(bytes)), folder.string(), gib(available))};
+                            path.string(), formatBytes(double(bytes)), folder.string(),
+                            formatBytes(available))};
         }
     }
     const fs::path temp = path.string() + ".creating";

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cmath>
 
+#include "engine/core/units.h"
 #include "engine/tensor/threads.h"
 
 namespace ws::streaming {
@@ -97,8 +98,8 @@ std::string ShardPlan::describe(const model::ParameterTable& table, size_t bytes
         const size_t trained = groups.empty() ? count(k) : trainableOnRank(groups, k);
         const double bytes = double(count(k) - trained) * sizeof(float) +
                              double(trained) * double(bytesPerParameter);
-        text += fmt::format("{}rank {}: {} ({:.1f} MiB)", k == 0 ? "" : "; ", k,
-                            layerNames(table, k), bytes / (1 << 20));
+        text += fmt::format("{}rank {}: {} ({})", k == 0 ? "" : "; ", k, layerNames(table, k),
+                            formatBytes(bytes));
     }
     return text;
 }

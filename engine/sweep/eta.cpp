@@ -317,11 +317,4 @@ double estimateSweepSeconds(const SweepPlan& plan, const SweepCalibration& calib
     return eta.remainingSeconds(0.0);
 }
 
-std::string formatEta(double seconds) {
-    if (!std::isfinite(seconds) || seconds < 0) return "--:--";
-    const auto s = int64_t(seconds + 0.5);
-    if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
-    return fmt::format("{}:{:02}", s / 60, s % 60);
-}
-
 }  // namespace ws::sweep

@@ -113,7 +113,4 @@ Result<SweepCalibration> calibrateSweep(const SweepPlan& plan, const Calibration
 // The whole sweep's estimated wall time from a calibration (SweepEta at its start).
 double estimateSweepSeconds(const SweepPlan& plan, const SweepCalibration& calibration);
 
-// "0:42", "13:10", "1:05:00": a duration as the front ends print an ETA ("--:--" when unknown).
-std::string formatEta(double seconds);
-
 }  // namespace ws::sweep

@@ -7,15 +7,11 @@
 #include <cmath>
 #include <optional>
 
+#include "engine/core/units.h"
+
 namespace ws::wafer {
 
 namespace {
-
-std::string bytesText(double b) {
-    if (b >= 1e12) return fmt::format("{:.3g} TB", b / 1e12);
-    if (b >= 1e9) return fmt::format("{:.3g} GB", b / 1e9);
-    return fmt::format("{:.3g} MB", b / 1e6);
-}
 
 // keep+recompute micro-batches timed by the cycle model (the roofline's best few).
 constexpr size_t kMixedShortlist = 3;
@@ -156,7 +152,7 @@ Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& b
         plan.memoryxBytesNeeded = stateBytes;
         plan.note =
             fmt::format("activations fit: the whole batch keeps {} for backward in {} of SRAM",
-                        bytesText(whole.storedBytes), bytesText(plan.availableBytes));
+                        formatBytes(whole.storedBytes), formatBytes(plan.availableBytes));
         return plan;
     }
 
@@ -247,7 +243,7 @@ Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& b
             "activations do not fit in any way: even one sequence recomputing every block from "
             "inputs in MemoryX needs more than the {} of SRAM; micro-batches of {} assumed "
             "resident anyway",
-            bytesText(plan.availableBytes), plan.microBatch);
+            formatBytes(plan.availableBytes), plan.microBatch);
         return plan;
     }
     const ActivationCandidate& win = plan.considered[size_t(best)];
@@ -264,7 +260,7 @@ Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& b
     std::string others;
     if (plan.considered.front().strategy != "micro-batching")
         others = fmt::format("micro-batching cannot fit (one sequence keeps {})",
-                             bytesText(activationFit(spec, S, 1, T).storedBytes));
+                             formatBytes(activationFit(spec, S, 1, T).storedBytes));
     for (size_t i = 0; i < plan.considered.size(); ++i) {
         if (int(i) == best) continue;
         const auto& c = plan.considered[i];
@@ -275,11 +271,12 @@ Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& b
     plan.note = fmt::format(
         "{} for backward do not fit {} of SRAM: {} ({}), micro-batches of {}, {} resident{}: "
         "{:.4g} s a step{}",
-        bytesText(whole.storedBytes), bytesText(plan.availableBytes), win.strategy,
-        describeCounts(win.counts), win.microBatch, bytesText(win.residentBytes),
-        plan.offloadBytesPerMicroBatch > 0 ? fmt::format(", {} to MemoryX per micro-batch",
-                                                         bytesText(plan.offloadBytesPerMicroBatch))
-                                           : std::string(),
+        formatBytes(whole.storedBytes), formatBytes(plan.availableBytes), win.strategy,
+        describeCounts(win.counts), win.microBatch, formatBytes(win.residentBytes),
+        plan.offloadBytesPerMicroBatch > 0
+            ? fmt::format(", {} to MemoryX per micro-batch",
+                          formatBytes(plan.offloadBytesPerMicroBatch))
+            : std::string(),
         win.stepS, others.empty() ? std::string() : "; vs " + others);
     return plan;
 }

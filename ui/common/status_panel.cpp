@@ -8,19 +8,10 @@
 #include <QProgressBar>
 #include <cmath>
 
-namespace ws::ui {
+#include "engine/core/units.h"
+#include "engine/session/run_eta.h"
 
-QString formatDuration(double seconds) {
-    if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("--:--");
-    const auto s = qint64(seconds + 0.5);
-    if (s >= 3600) {
-        return QStringLiteral("%1:%2:%3")
-            .arg(s / 3600)
-            .arg((s / 60) % 60, 2, 10, QLatin1Char('0'))
-            .arg(s % 60, 2, 10, QLatin1Char('0'));
-    }
-    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-}
+namespace ws::ui {
 
 StatusPanel::StatusPanel(QWidget* parent) : QWidget(parent) {
     m_state = new QLabel(tr("Ready"), this);
@@ -50,10 +41,7 @@ void StatusPanel::showMetrics(const session::StepMetrics& m) {
     m_step->setText(tr("step %1 / %2").arg(m.step).arg(m.maxSteps));
     m_loss->setText(tr("loss %1").arg(m.loss, 0, 'f', 4));
     if (m.logStep) m_speed->setText(tr("%1 tok/s").arg(m.tokensPerSec, 0, 'f', 0));
-    const double eta = m.step > 0 && m.elapsedSec > 0
-                           ? m.elapsedSec / double(m.step) * double(m.maxSteps - m.step)
-                           : NAN;
-    m_eta->setText(tr("ETA %1").arg(formatDuration(eta)));
+    m_eta->setText(tr("ETA %1").arg(QString::fromStdString(formatClock(session::etaSeconds(m)))));
     m_progress->setRange(0, int(std::max<int64_t>(m.maxSteps, 1)));
     m_progress->setValue(int(m.step));
 }
@@ -103,7 +91,8 @@ void StatusPanel::showStoredRun(const QString& name, const QString& status,
     const QJsonValue speed = summary.value(QLatin1String("tokens_per_s"));
     if (speed.isDouble()) m_speed->setText(tr("%1 tok/s").arg(speed.toDouble(), 0, 'f', 0));
     const QJsonValue took = summary.value(QLatin1String("elapsed_s"));
-    if (took.isDouble()) m_eta->setText(tr("took %1").arg(formatDuration(took.toDouble())));
+    if (took.isDouble())
+        m_eta->setText(tr("took %1").arg(QString::fromStdString(formatClock(took.toDouble()))));
     if (status == QLatin1String("finished")) m_progress->setValue(1);
 }
 
@@ -113,8 +102,9 @@ void StatusPanel::showSweep(const QString& state, size_t done, size_t planned, d
     m_step->setText(tr("trials %1 / %2").arg(done).arg(planned));
     m_loss->clear();
     m_speed->clear();
-    m_eta->setText(std::isnan(etaSeconds) ? QString()
-                                          : tr("ETA %1").arg(formatDuration(etaSeconds)));
+    m_eta->setText(std::isnan(etaSeconds)
+                       ? QString()
+                       : tr("ETA %1").arg(QString::fromStdString(formatClock(etaSeconds))));
     m_progress->setRange(0, int(std::max<size_t>(planned, 1)));
     m_progress->setValue(int(done));
 }

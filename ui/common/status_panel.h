@@ -13,9 +13,6 @@ class QProgressBar;
 
 namespace ws::ui {
 
-// "m:ss" or "h:mm:ss"; "--:--" when not known (NaN, negative).
-QString formatDuration(double seconds);
-
 class StatusPanel : public QWidget {
     Q_OBJECT
 public:

@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "engine/core/units.h"
 #include "engine/model/model_facts.h"
 #include "engine/wafer/run_fit.h"
 #include "engine/wafer/spec.h"
@@ -15,25 +16,6 @@
 #include "ui/config/yaml_editor.h"
 
 namespace ws::ui {
-namespace {
-
-QString humanCount(double n) {
-    if (n >= 1e12) return QString::number(n / 1e12, 'f', 2) + " T";
-    if (n >= 1e9) return QString::number(n / 1e9, 'f', 2) + " G";
-    if (n >= 1e6) return QString::number(n / 1e6, 'f', 2) + " M";
-    if (n >= 1e3) return QString::number(n / 1e3, 'f', 1) + " k";
-    return QString::number(n, 'f', 0);
-}
-
-QString humanBytes(double bytes) {
-    if (bytes >= double(1ll << 40))
-        return QString::number(bytes / double(1ll << 40), 'f', 2) + " TiB";
-    if (bytes >= double(1 << 30)) return QString::number(bytes / double(1 << 30), 'f', 2) + " GiB";
-    if (bytes >= double(1 << 20)) return QString::number(bytes / double(1 << 20), 'f', 1) + " MiB";
-    return QString::number(bytes / 1024.0, 'f', 1) + " KiB";
-}
-
-}  // namespace
 
 ConfigTab::ConfigTab(ConfigDocument* document, QWidget* parent)
     : QWidget(parent), m_document(document) {
@@ -165,17 +147,17 @@ void ConfigTab::onDocumentChanged() {
                        .arg(QString::fromStdString(c.model.name).toHtmlEscaped())
                        .arg(c.model.numHiddenLayers)
                        .arg(c.model.hiddenSize)
-                       .arg(humanCount(double(facts.parameters)))
-                       .arg(humanCount(facts.trainingFlopsPerToken))
-                       .arg(humanCount(double(facts.tokensPerStep)))
-                       .arg(humanBytes(memory))
-                       .arg(humanBytes(double(facts.weightBytes)))
-                       .arg(humanBytes(double(facts.gradientBytes)))
-                       .arg(humanBytes(double(facts.optimizerBytes)));
+                       .arg(QString::fromStdString(formatCount(double(facts.parameters))))
+                       .arg(QString::fromStdString(formatCount(facts.trainingFlopsPerToken)))
+                       .arg(QString::fromStdString(formatCount(double(facts.tokensPerStep))))
+                       .arg(QString::fromStdString(formatBytes(memory)))
+                       .arg(QString::fromStdString(formatBytes(double(facts.weightBytes))))
+                       .arg(QString::fromStdString(formatBytes(double(facts.gradientBytes))))
+                       .arg(QString::fromStdString(formatBytes(double(facts.optimizerBytes))));
     text +=
         tr(" &nbsp;·&nbsp; wafer buffer %1, %2 streamed in per forward + backward (%3 weights)")
-            .arg(humanBytes(double(facts.waferBufferBytes)))
-            .arg(humanBytes(double(facts.streamedBytesPerPass)))
+            .arg(QString::fromStdString(formatBytes(double(facts.waferBufferBytes))))
+            .arg(QString::fromStdString(formatBytes(double(facts.streamedBytesPerPass))))
             .arg(facts.streamBytesPerWeight == 2 ? QStringLiteral("bf16") : QStringLiteral("fp32"));
     if (const std::string path = model::precisionPath(c); !path.empty()) {
         text += tr(" &nbsp;·&nbsp; %1").arg(QString::fromStdString(path).toHtmlEscaped());
@@ -233,11 +215,12 @@ QString ConfigTab::fitText(const config::Config& c, const model::ModelFacts& fac
     return tr("<b>On the wafer</b> (%1): <b>%2</b> of %3 per step and system &nbsp;·&nbsp; SRAM "
               "%4: weight buffer %5 (%6) + activations %7 per micro-batch (%8 a sequence)")
         .arg(QString::fromStdString(spec->name).toHtmlEscaped(), passes, sequences,
-             humanBytes(sram), humanBytes(double(facts.waferBufferBytes)),
+             QString::fromStdString(formatBytes(sram)),
+             QString::fromStdString(formatBytes(double(facts.waferBufferBytes))),
              c.wafer.weightBufferLayers == 1 ? tr("1 slot")
                                              : tr("%1 slots").arg(c.wafer.weightBufferLayers),
-             humanBytes(double(fit->activationBytes)))
-        .arg(humanBytes(double(fit->bytesPerSequence)));
+             QString::fromStdString(formatBytes(double(fit->activationBytes))))
+        .arg(QString::fromStdString(formatBytes(double(fit->bytesPerSequence))));
 }
 
 }  // namespace ws::ui

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/core/units.h"
 #include "engine/model/parameters.h"
 #include "engine/tensor/matmul.h"
 
@@ -35,26 +36,6 @@ QString targetLabel(int t) {
 
 QString grouped(int64_t n) {
     return QLocale(QLocale::English).toString(qlonglong(n));
-}
-
-QString bytesText(int64_t bytes) {
-    const double b = double(bytes);
-    if (b >= 1024.0 * 1024 * 1024) return QStringLiteral("%1 GiB").arg(b / (1 << 30), 0, 'f', 2);
-    if (b >= 1024.0 * 1024) return QStringLiteral("%1 MiB").arg(b / (1 << 20), 0, 'f', 1);
-    return QStringLiteral("%1 KiB").arg(b / 1024, 0, 'f', 1);
-}
-
-QString flopsText(double flops) {
-    if (flops >= 1e9) return QStringLiteral("%1 GFLOP").arg(flops / 1e9, 0, 'f', 2);
-    if (flops >= 1e6) return QStringLiteral("%1 MFLOP").arg(flops / 1e6, 0, 'f', 2);
-    return QStringLiteral("%1 kFLOP").arg(flops / 1e3, 0, 'f', 1);
-}
-
-QString durationText(double seconds) {
-    if (!std::isfinite(seconds)) return QStringLiteral("?");
-    if (seconds < 90) return QStringLiteral("~%1 s").arg(std::max(1.0, std::round(seconds)));
-    if (seconds < 5400) return QStringLiteral("~%1 min").arg(std::round(seconds / 60));
-    return QStringLiteral("~%1 h").arg(seconds / 3600, 0, 'f', 1);
 }
 
 }  // namespace
@@ -306,22 +287,27 @@ void FinetuneMethodPanel::refresh() {
                 .arg(100.0 * double(c.trainableParameters) / double(c.parameters), 0, 'g', 3);
     }
     row(tr("trained parameters"), trained[0], trained[1]);
-    row(tr("MemoryX (weights, gradients, optimizer state)"), bytesText(costs[0].memoryxBytes),
-        bytesText(costs[1].memoryxBytes));
-    row(tr("training FLOPs per token"), flopsText(costs[0].flopsPerToken),
-        flopsText(costs[1].flopsPerToken));
+    row(tr("MemoryX (weights, gradients, optimizer state)"),
+        QString::fromStdString(formatBytes(costs[0].memoryxBytes)),
+        QString::fromStdString(formatBytes(costs[1].memoryxBytes)));
+    row(tr("training FLOPs per token"),
+        QString::fromStdString(formatSi(costs[0].flopsPerToken, "FLOP")),
+        QString::fromStdString(formatSi(costs[1].flopsPerToken, "FLOP")));
     if (m_planConfig) {
         row(tr("estimated time of this plan (%1 steps)").arg(qlonglong(m_planSteps)),
-            durationText(finetune::estimateSeconds(costs[0], m_planTokens, m_planSteps)),
-            durationText(finetune::estimateSeconds(costs[1], m_planTokens, m_planSteps)));
+            QString::fromStdString(formatRoughDuration(
+                finetune::estimateSeconds(costs[0], m_planTokens, m_planSteps))),
+            QString::fromStdString(formatRoughDuration(
+                finetune::estimateSeconds(costs[1], m_planTokens, m_planSteps))));
     }
     const QString note =
         tr("A LoRA step computes the frozen base's forward and input gradients (about 2/3 of a "
            "full step's matmuls), the adapters' small products, and AdamW over the adapters "
            "only; MemoryX keeps gradients and optimizer state for the adapters alone. "
-           "Estimates assume %1 GFLOP/s%2 on this CPU at this width.")
-            .arg(costs[0].flopsPerSecond / (costs[0].bf16 ? finetune::kBf16Speedup : 1.0) / 1e9, 0,
-                 'f', 0)
+           "Estimates assume %1%2 on this CPU at this width.")
+            .arg(QString::fromStdString(
+                formatSi(costs[0].flopsPerSecond / (costs[0].bf16 ? finetune::kBf16Speedup : 1.0),
+                         "FLOP/s")))
             .arg(costs[0].bf16 ? tr(" × %1 in bf16").arg(finetune::kBf16Speedup) : QString());
     m_comparison->setText(
         QStringLiteral("<table cellspacing='0' cellpadding='3'>%1</table><p><small>%2</small></p>")

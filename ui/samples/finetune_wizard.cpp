@@ -31,6 +31,7 @@
 #include <functional>
 
 #include "engine/core/paths.h"
+#include "engine/core/units.h"
 #include "engine/data/corpus.h"
 #include "engine/data/text_check.h"
 #include "engine/model/parameters.h"
@@ -66,13 +67,6 @@ protected:
         event->acceptProposedAction();
     }
 };
-
-QString roughDuration(double seconds) {
-    if (!std::isfinite(seconds)) return QStringLiteral("?");
-    if (seconds < 90) return QStringLiteral("~%1 s").arg(std::max(1.0, std::round(seconds)));
-    if (seconds < 5400) return QStringLiteral("~%1 min").arg(std::round(seconds / 60));
-    return QStringLiteral("~%1 h").arg(seconds / 3600, 0, 'f', 1);
-}
 
 QString errorText(const QString& message) {
     return QStringLiteral("<span style='color:#b00020'>%1</span>")
@@ -693,7 +687,8 @@ void FinetuneWizard::showPlan() {
                      grouped(s.tokensPerStep))
                 .arg(s.batchSize)
                 .arg(s.sequenceLength)
-                .arg(roughDuration(s.estimatedSecondsPerEpoch), warning));
+                .arg(QString::fromStdString(formatRoughDuration(s.estimatedSecondsPerEpoch)),
+                     warning));
         m_runName->setPlaceholderText(suggestedRunName());
         m_settingsPage->setSubTitle(
             tr("Fine-tune defaults: peak learning rate %1; a short warmup, then a cosine decay "
@@ -733,7 +728,7 @@ void FinetuneWizard::showPlan() {
             tr("<b>%1 steps</b>, estimated <b>%2</b> on this CPU (%8)<br>%3<br>"
                "training %4 of %5 parameters%6<br>%7")
                 .arg(s.maxSteps)
-                .arg(roughDuration(s.estimatedSeconds),
+                .arg(QString::fromStdString(formatRoughDuration(s.estimatedSeconds)),
                      QString::fromStdString(finetune::explainSteps(s)).toHtmlEscaped(),
                      grouped(s.parameters - s.frozenParameters), grouped(s.parameters),
                      s.frozenParameters > 0 ? tr(" (%1 frozen)").arg(grouped(s.frozenParameters))

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <future>
 
+#include "engine/core/units.h"
 #include "engine/session/events.h"
 #include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
@@ -39,15 +40,6 @@
 
 namespace ws::ui {
 namespace {
-
-// "about 40 s", "about 14 min", "about 2 h 05 min".
-QString roughDuration(double seconds) {
-    if (!std::isfinite(seconds)) return QObject::tr("unknown");
-    if (seconds < 90) return QObject::tr("about %1 s").arg(std::max(1, int(std::lround(seconds))));
-    const auto minutes = int64_t(std::lround(seconds / 60));
-    if (minutes < 90) return QObject::tr("about %1 min").arg(minutes);
-    return QObject::tr("about %1 h %2 min").arg(minutes / 60).arg(minutes % 60, 2, 10, QChar('0'));
-}
 
 // What the confirmation says: the trials, their steps, how many at once and how long.
 QString sweepQuestion(const sweep::SweepPlan& plan,
@@ -73,7 +65,8 @@ QString sweepQuestion(const sweep::SweepPlan& plan,
                              "Estimated time: %1 (from a few timed steps of each of the "
                              "%2 model shape(s) on this machine; the Sweeps tab "
                              "refines it as the trials run).")
-                             .arg(roughDuration(sweep::estimateSweepSeconds(plan, *calibration)))
+                             .arg(QString::fromStdString(formatRoughDuration(
+                                 sweep::estimateSweepSeconds(plan, *calibration))))
                              .arg(shapes);
     } else {
         text += "\n\n" + QObject::tr("The time could not be estimated: %1")

@@ -17,11 +17,11 @@
 #include <optional>
 
 #include "engine/config/config_yaml.h"
+#include "engine/core/units.h"
 #include "engine/session/folder_lock.h"
 #include "engine/store/run_store.h"
 #include "engine/store/sweep_records.h"
 #include "engine/sweep/space.h"
-#include "ui/common/status_panel.h"
 #include "ui/sweeps/coord_check_view.h"
 #include "ui/sweeps/sweep_heatmap.h"
 #include "ui/sweeps/sweep_parallel_coords.h"
@@ -321,7 +321,7 @@ void SweepsTab::updateHeader() {
         tally << QStringLiteral("%1 %2").arg(n).arg(QString::fromStdString(status));
     if (!m_running.empty()) tally << tr("%1 running").arg(m_running.size());
     if (const double eta = etaSeconds(); !std::isnan(eta))
-        tally << tr("ETA %1").arg(formatDuration(eta));
+        tally << tr("ETA %1").arg(QString::fromStdString(formatClock(eta)));
     m_header->setText(
         QStringLiteral("<b>%1</b><br>%2 — %3")
             .arg(m_title.toHtmlEscaped(), m_state.toHtmlEscaped(),

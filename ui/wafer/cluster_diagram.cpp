@@ -1,6 +1,7 @@
 // ClusterDiagram: see cluster_diagram.h.
 #include "ui/wafer/cluster_diagram.h"
 
+#include "engine/core/units.h"
 #include "engine/wafer/narration.h"
 
 #include <QHelpEvent>
@@ -20,13 +21,6 @@ namespace ws::ui {
 namespace {
 using streaming::SpanKind;
 
-QString bytesText(double bytes) {
-    if (bytes >= 1e9) return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2);
-    if (bytes >= 1e6) return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 2);
-    if (bytes >= 1e3) return QStringLiteral("%1 kB").arg(bytes / 1e3, 0, 'f', 1);
-    return QStringLiteral("%1 B").arg(bytes, 0, 'f', 0);
-}
-
 // The texts the diagram's paint draws (drawnTexts(), textRects(): no two may overlap); set
 // while ClusterDiagram::paintEvent runs. GUI thread only.
 std::vector<ClusterDiagram::DrawnText>* g_drawn = nullptr;
@@ -34,10 +28,6 @@ std::vector<ClusterDiagram::DrawnText>* g_drawn = nullptr;
 void drawRecorded(QPainter& p, const QRectF& r, int flags, const QString& text) {
     p.drawText(r, flags, text);
     if (g_drawn && !text.isEmpty()) g_drawn->push_back({text, r, p.boundingRect(r, flags, text)});
-}
-
-QString rateText(double bytesPerS) {
-    return bytesText(bytesPerS) + QStringLiteral("/s");
 }
 
 // Draws a laid-out label (ClusterLayout wrapped it to its box). Should the widget be shorter
@@ -204,39 +194,47 @@ void ClusterDiagram::setReplay(std::optional<wafer::ReplayState> state, int numB
 // gap between MemoryX and SwarmX holds).
 QStringList ClusterDiagram::downLabel() const {
     if (!m_replay) {
-        return {tr("weights ↓ %1").arg(bytesText(double(m_traffic.weightsDown))),
+        return {tr("weights ↓ %1")
+                    .arg(QString::fromStdString(formatBytes(double(m_traffic.weightsDown)))),
                 tr("broadcast to %1 system(s)").arg(m_numSystems)};
     }
     const wafer::LinkFlow& in = m_replay->weightsIn;
-    return {tr("weights ↓ %1").arg(bytesText(in.bytesSoFar)), rateLine(in),
+    return {tr("weights ↓ %1").arg(QString::fromStdString(formatBytes(in.bytesSoFar))),
+            rateLine(in),
             m_numSystems > 1
-                ? tr("of %1, to %2 systems").arg(bytesText(in.totalBytes)).arg(m_numSystems)
-                : tr("of %1 this step").arg(bytesText(in.totalBytes))};
+                ? tr("of %1, to %2 systems")
+                      .arg(QString::fromStdString(formatBytes(in.totalBytes)))
+                      .arg(m_numSystems)
+                : tr("of %1 this step").arg(QString::fromStdString(formatBytes(in.totalBytes)))};
 }
 
 QStringList ClusterDiagram::upLabel() const {
     if (!m_replay) {
         if (m_numSystems > 1)
-            return {
-                tr("gradients ↑ %1").arg(bytesText(double(m_traffic.gradientsUp) / m_numSystems)),
-                tr("reduced by SwarmX (%1 in)").arg(bytesText(double(m_traffic.reducedBytes)))};
-        return {tr("gradients ↑ %1").arg(bytesText(double(m_traffic.gradientsUp)))};
+            return {tr("gradients ↑ %1")
+                        .arg(QString::fromStdString(
+                            formatBytes(double(m_traffic.gradientsUp) / m_numSystems))),
+                    tr("reduced by SwarmX (%1 in)")
+                        .arg(QString::fromStdString(formatBytes(double(m_traffic.reducedBytes))))};
+        return {tr("gradients ↑ %1")
+                    .arg(QString::fromStdString(formatBytes(double(m_traffic.gradientsUp))))};
     }
     const wafer::LinkFlow& out =
         m_replay->gradientsOut.empty() ? m_replay->reducedOut : m_replay->gradientsOut.front();
-    QStringList lines{tr("gradients ↑ %1").arg(bytesText(out.bytesSoFar)), rateLine(out)};
+    QStringList lines{tr("gradients ↑ %1").arg(QString::fromStdString(formatBytes(out.bytesSoFar))),
+                      rateLine(out)};
     if (m_numSystems > 1)
         lines << tr("per system; reduced → MemoryX %1")
-                     .arg(bytesText(m_replay->reducedOut.bytesSoFar));
+                     .arg(QString::fromStdString(formatBytes(m_replay->reducedOut.bytesSoFar)));
     else
-        lines << tr("of %1 this step").arg(bytesText(out.totalBytes));
+        lines << tr("of %1 this step").arg(QString::fromStdString(formatBytes(out.totalBytes)));
     return lines;
 }
 
 QString ClusterDiagram::rateLine(const wafer::LinkFlow& flow) const {
     if (!flow.active()) return tr("idle now");
     return tr("%1 now (%2)")
-        .arg(rateText(flow.bytesPerS),
+        .arg(QString::fromStdString(formatByteRate(flow.bytesPerS)),
              QString::fromStdString(wafer::layerName(flow.layer, m_replayBlocks)));
 }
 
@@ -248,24 +246,24 @@ QStringList ClusterDiagram::trafficLabels() const {
 // (the tooltip has those).
 QStringList ClusterDiagram::downBrief() const {
     if (!m_replay)
-        return {tr("↓ %1").arg(bytesText(double(m_traffic.weightsDown))),
+        return {tr("↓ %1").arg(QString::fromStdString(formatBytes(double(m_traffic.weightsDown)))),
                 tr("to %1 sys.").arg(m_numSystems)};
     const wafer::LinkFlow& in = m_replay->weightsIn;
-    return {tr("↓ %1").arg(bytesText(in.bytesSoFar)),
-            in.active() ? rateText(in.bytesPerS) : tr("idle")};
+    return {tr("↓ %1").arg(QString::fromStdString(formatBytes(in.bytesSoFar))),
+            in.active() ? QString::fromStdString(formatByteRate(in.bytesPerS)) : tr("idle")};
 }
 
 QStringList ClusterDiagram::upBrief() const {
     if (!m_replay) {
-        QStringList lines{tr("↑ %1").arg(
-            bytesText(double(m_traffic.gradientsUp) / (m_numSystems > 1 ? m_numSystems : 1)))};
+        QStringList lines{tr("↑ %1").arg(QString::fromStdString(
+            formatBytes(double(m_traffic.gradientsUp) / (m_numSystems > 1 ? m_numSystems : 1))))};
         if (m_numSystems > 1) lines << tr("reduced");
         return lines;
     }
     const wafer::LinkFlow& out =
         m_replay->gradientsOut.empty() ? m_replay->reducedOut : m_replay->gradientsOut.front();
-    return {tr("↑ %1").arg(bytesText(out.bytesSoFar)),
-            out.active() ? rateText(out.bytesPerS) : tr("idle")};
+    return {tr("↑ %1").arg(QString::fromStdString(formatBytes(out.bytesSoFar))),
+            out.active() ? QString::fromStdString(formatByteRate(out.bytesPerS)) : tr("idle")};
 }
 
 QString ClusterDiagram::captionText() const {

@@ -105,7 +105,7 @@ private:
     bool upNow() const;
     bool computeNow() const;
     QStringList upLabel() const;
-    QString rateLine(const wafer::LinkFlow& flow) const;  // "51.5 MB/s now (h.1)", "idle now"
+    QString rateLine(const wafer::LinkFlow& flow) const;  // "51.5 MiB/s now (h.1)", "idle now"
 
     Traffic m_traffic;
     QString m_inFlight;

@@ -10,6 +10,8 @@
 #include <QStyle>
 #include <cmath>
 
+#include "engine/core/units.h"
+
 namespace ws::ui {
 namespace {
 
@@ -28,12 +30,6 @@ constexpr Speed kSpeeds[] = {
 };
 
 }  // namespace
-
-QString replayTimeText(double s) {
-    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
-    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 2);
-    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
-}
 
 SlowMotionBar::SlowMotionBar(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("slowMotionBar"));
@@ -116,7 +112,9 @@ int SlowMotionBar::speedIndex() const {
 }
 
 void SlowMotionBar::setTime(double timeS, double durationS) {
-    m_time->setText(tr("%1 of %2").arg(replayTimeText(timeS), replayTimeText(durationS)));
+    m_time->setText(tr("%1 of %2")
+                        .arg(QString::fromStdString(formatSeconds(timeS)),
+                             QString::fromStdString(formatSeconds(durationS))));
     const QSignalBlocker block(m_scrub);
     m_scrub->setValue(durationS > 0 ? int(std::lround(timeS / durationS * kScrubTicks)) : 0);
 }

@@ -64,7 +64,4 @@ private:
     QLabel* m_line;
 };
 
-// "3.42 ms", "512.0 µs", "1.250 s": a replay time, three significant digits or so.
-QString replayTimeText(double seconds);
-
 }  // namespace ws::ui

@@ -5,16 +5,10 @@
 #include <QPainter>
 #include <algorithm>
 
+#include "engine/core/units.h"
+
 namespace ws::ui {
-namespace {
-
-QString seconds(double s) {
-    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
-    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 2);
-    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TimeSplitBar::TimeSplitBar(QWidget* parent) : QWidget(parent) {
     setMinimumHeight(2 * fontMetrics().height() + 12);
@@ -31,7 +25,8 @@ void TimeSplitBar::setSplit(const wafer::TimeSplit* split) {
                    {tr("bubble"), split->bubble, QColor(186, 176, 172)}};
     }
     QStringList tips;
-    for (const auto& p : m_parts) tips << QStringLiteral("%1: %2").arg(p.name, seconds(p.s));
+    for (const auto& p : m_parts)
+        tips << QStringLiteral("%1: %2").arg(p.name, QString::fromStdString(formatSeconds(p.s)));
     setToolTip(tips.join('\n'));
     update();
 }

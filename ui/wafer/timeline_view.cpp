@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <utility>
+#include "engine/core/units.h"
 #include "ui/common/plot_theme.h"
 
 namespace ws::ui {
@@ -61,19 +62,10 @@ Placement placementOf(const RecordedSpan& s, bool compact, int per = 3) {
     return placementOfLane(laneOf(s, per), compact, per);
 }
 
-QString formatBytes(double bytes) {
-    if (bytes >= 1e9) return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 2);
-    if (bytes >= 1e6) return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 2);
-    if (bytes >= 1e3) return QStringLiteral("%1 kB").arg(bytes / 1e3, 0, 'f', 1);
-    return QStringLiteral("%1 B").arg(bytes, 0, 'f', 0);
-}
-
-QString formatSeconds(double s) {
+// A span's time; one the emulated clock did not time has none.
+QString spanTimeText(double s) {
     if (s < 0) return QObject::tr("not timed");
-    if (s < 1e-6) return QStringLiteral("%1 ns").arg(s * 1e9, 0, 'f', 1);
-    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 2);
-    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 3);
-    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
+    return QString::fromStdString(formatSeconds(s));
 }
 
 }  // namespace
@@ -593,7 +585,7 @@ QString TimelineView::describeAt(const QPointF& pos) const {
                       "%7")
                 .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)), b.op,
                      s.kind() == SpanKind::Backward ? tr("backward") : tr("forward"),
-                     formatSeconds(b.opS), formatSeconds(b.start / m_unitScale))
+                     spanTimeText(b.opS), spanTimeText(b.start / m_unitScale))
                 .arg(s.system)
                 .arg(s.micro);
         }
@@ -607,10 +599,10 @@ QString TimelineView::describeAt(const QPointF& pos) const {
                 .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)),
                      out ? tr("out to MemoryX after its forward")
                          : tr("back in from MemoryX before its backward"),
-                     formatSeconds(b.opS), formatSeconds(b.start / m_unitScale))
+                     spanTimeText(b.opS), spanTimeText(b.start / m_unitScale))
                 .arg(s.system)
                 .arg(s.micro)
-                .arg(formatBytes(double(s.bytes)));
+                .arg(QString::fromStdString(formatBytes(double(s.bytes))));
         }
     }
     for (const auto* bars : m_kinds) {
@@ -638,16 +630,17 @@ QString TimelineView::describeAt(const QPointF& pos) const {
                             : tr("SwarmX / MemoryX, micro-batch %1").arg(s.micro));
     if (planned) {
         lines << tr("planned: emulated %1, starting at %2")
-                     .arg(formatSeconds(double(s.emuEnd - s.emuStart)),
-                          formatSeconds(double(s.emuStart)))
+                     .arg(spanTimeText(double(s.emuEnd - s.emuStart)),
+                          spanTimeText(double(s.emuStart)))
               << tr("(not run yet in this step)");
     } else {
         lines << tr("emulated: %1")
-                     .arg(s.emulated() ? formatSeconds(double(s.emuEnd - s.emuStart)) +
-                                             tr(" from %1").arg(formatSeconds(double(s.emuStart)))
+                     .arg(s.emulated() ? spanTimeText(double(s.emuEnd - s.emuStart)) +
+                                             tr(" from %1").arg(spanTimeText(double(s.emuStart)))
                                        : tr("not on the emulated machine"));
-        lines << tr("real CPU: %1").arg(formatSeconds(double(s.realEnd - s.realStart)));
-        if (s.bytes > 0) lines << tr("moved: %1").arg(formatBytes(double(s.bytes)));
+        lines << tr("real CPU: %1").arg(spanTimeText(double(s.realEnd - s.realStart)));
+        if (s.bytes > 0)
+            lines << tr("moved: %1").arg(QString::fromStdString(formatBytes(double(s.bytes))));
     }
     return lines.join('\n');
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/core/units.h"
 #include "ui/common/text_fit.h"
 
 namespace ws::ui {
@@ -25,12 +26,6 @@ QCPColorGradient busyGradient() {
 }
 
 namespace {
-
-QString seconds(double s) {
-    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
-    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 2);
-    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
-}
 
 // What a frame's percentages are of, for the colour scale.
 QString scaleLabel(const wafer::UtilizationFrame* frame, bool fitted) {
@@ -242,12 +237,14 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
     // Exactly what the percentages are of, on lines of their own (the map is narrow).
     using W = wafer::UtilizationFrame::Window;
     if (frame->windowS > 0 && frame->window == W::Compute) {
-        stats += '\n' + tr("% of the layer's %1 of compute").arg(seconds(frame->windowS));
+        stats += '\n' + tr("% of the layer's %1 of compute")
+                            .arg(QString::fromStdString(formatSeconds(frame->windowS)));
         if (m_phaseS > frame->windowS * (1 + 1e-6))
             stats += '\n' + tr("(its phase took %1 in all: the rest was waiting for weights)")
-                                .arg(seconds(m_phaseS));
+                                .arg(QString::fromStdString(formatSeconds(m_phaseS)));
     } else if (frame->windowS > 0 && frame->window == W::Step) {
-        stats += '\n' + tr("% of the whole %1 step, waits included").arg(seconds(frame->windowS));
+        stats += '\n' + tr("% of the whole %1 step, waits included")
+                            .arg(QString::fromStdString(formatSeconds(frame->windowS)));
     }  // the adapters' window: the caller's note says it
     if (!m_regions.caption.isEmpty()) stats += '\n' + m_regions.caption;
     if (frame->rows != frame->gridRows || frame->cols != frame->gridCols) {

@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "engine/core/units.h"
 #include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
@@ -40,19 +41,6 @@ constexpr int kWholeStep = -1;
 constexpr int kAdapterForward = -3;  // LoRA: the adapter products of a block's forward alone
 constexpr int kAdapterBackward = -4;
 constexpr int kReplayCursor = -5;  // slow motion: the phase under the cursor (not a choice)
-
-QString seconds(double s) {
-    if (s < 1e-3) return QStringLiteral("%1 µs").arg(s * 1e6, 0, 'f', 1);
-    if (s < 1) return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', 2);
-    return QStringLiteral("%1 s").arg(s, 0, 'f', 3);
-}
-
-QString rate(double perS) {
-    if (perS >= 1e9) return QStringLiteral("%1 G").arg(perS / 1e9, 0, 'f', 2);
-    if (perS >= 1e6) return QStringLiteral("%1 M").arg(perS / 1e6, 0, 'f', 2);
-    if (perS >= 1e3) return QStringLiteral("%1 k").arg(perS / 1e3, 0, 'f', 1);
-    return QStringLiteral("%1 ").arg(perS, 0, 'f', 0);
-}
 
 }  // namespace
 
@@ -575,16 +563,17 @@ void WaferTab::updateSummary(const StepRecord* record) {
                                          ? record->prediction.get()
                                          : m_history.latestPrediction().get();
     if (p) {
-        m_summary->setText(
-            tr("<b>Predicted on %1 × %2 system(s):</b> step %3 · %4tokens/s · MFU %5 % · "
-               "weight streaming %6")
-                .arg(QString::fromStdString(p->waferName))
-                .arg(p->numSystems)
-                .arg(seconds(p->stepS), rate(p->tokensPerS))
-                .arg(100.0 * p->mfu, 0, 'f', 1)
-                .arg(p->weightStreamingHidden ? tr("<b>hidden</b> behind compute")
-                                              : tr("<b>not hidden</b> (the step waits for "
-                                                   "weights)")));
+        m_summary->setText(tr("<b>Predicted on %1 × %2 system(s):</b> step %3 · %4 · MFU %5 % · "
+                              "weight streaming %6")
+                               .arg(QString::fromStdString(p->waferName))
+                               .arg(p->numSystems)
+                               .arg(QString::fromStdString(formatSeconds(p->stepS)),
+                                    QString::fromStdString(formatSi(p->tokensPerS, "tokens/s")))
+                               .arg(100.0 * p->mfu, 0, 'f', 1)
+                               .arg(p->weightStreamingHidden
+                                        ? tr("<b>hidden</b> behind compute")
+                                        : tr("<b>not hidden</b> (the step waits for "
+                                             "weights)")));
         if (p->loraRank > 0) {
             const double busy = p->split.compute + p->split.fabric;
             m_summary->setText(
@@ -593,7 +582,7 @@ void WaferTab::updateSummary(const StepRecord* record) {
                    "%2 of the step (%3 % of the wafer's compute and fabric time); the frozen base "
                    "forms no weight gradients and only the adapters' gradients stream out")
                     .arg(p->loraRank)
-                    .arg(seconds(p->adapterS))
+                    .arg(QString::fromStdString(formatSeconds(p->adapterS)))
                     .arg(busy > 0 ? 100.0 * p->adapterS / busy : 0.0, 0, 'f', 1));
         }
         if (!p->activationPlan.empty() && !p->blockActivations.empty()) {
@@ -603,7 +592,7 @@ void WaferTab::updateSummary(const StepRecord* record) {
                 tr("<br><b>Activations:</b> %1 · recompute %2 of the step, offload %3 each way "
                    "(the timeline's activation-offload lane) · HFU %4 %")
                     .arg(QString::fromStdString(p->activationPlan).toHtmlEscaped())
-                    .arg(seconds(p->recomputeS))
+                    .arg(QString::fromStdString(formatSeconds(p->recomputeS)))
                     .arg(QLocale().formattedDataSize(int64_t(p->offloadBytesPerStep), 2,
                                                      QLocale::DataSizeSIFormat))
                     .arg(100.0 * p->hfu, 0, 'f', 1));
@@ -629,7 +618,8 @@ void WaferTab::updateSummary(const StepRecord* record) {
                             : tr("the model really trains; nothing is emulated");
     m_realSummary->setText(
         m_realTokensPerS > 0
-            ? tr("Real training on this CPU: %1tokens/s (%2)").arg(rate(m_realTokensPerS), aside)
+            ? tr("Real training on this CPU: %1 (%2)")
+                  .arg(QString::fromStdString(formatSi(m_realTokensPerS, "tokens/s")), aside)
             : tr("Real training on this CPU: tokens/s not measured yet"));
 }
 
@@ -732,8 +722,8 @@ void WaferTab::redrawNow() {
             phase = backward ? tr("LoRA adapter ops, backward") : tr("LoRA adapter ops, forward");
             note = tr("rank %1: busy over the adapters' own %2 per block")
                        .arg(prediction->loraRank)
-                       .arg(seconds(backward ? prediction->adapterBackwardS
-                                             : prediction->adapterForwardS));
+                       .arg(QString::fromStdString(formatSeconds(
+                           backward ? prediction->adapterBackwardS : prediction->adapterForwardS)));
         } else {
             highlightLayer = m_phaseCode / 2;
             highlightBackward = m_phaseCode % 2 == 1;

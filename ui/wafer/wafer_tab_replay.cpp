@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/config/config_yaml.h"
+#include "engine/core/units.h"
 #include "engine/session/emulation.h"
 #include "engine/wafer/narration.h"
 #include "engine/wafer/spec.h"
@@ -138,7 +139,7 @@ void WaferTab::applyReplay() {
     const wafer::ReplayState st = m_replayer->state();
     const auto& prediction = replay->prediction();
     const wafer::PhaseAtTime& ph = st.phase;
-    const QString at = replayTimeText(st.timeS);
+    const QString at = QString::fromStdString(formatSeconds(st.timeS));
     // The teachers' narration of the moment (engine/wafer/narration.h); past the step's last
     // work it has nothing to say, the replay's own summary does.
     std::string line = wafer::narrateMoment(*prediction, st.timeS, m_narration);
@@ -199,9 +200,9 @@ void WaferTab::applyReplay() {
     }
     m_diagram->setStep(record, prediction->numSystems, m_numBlocks, prediction->treeDepth,
                        QString::fromStdString(prediction->waferName), frame, false, low, high);
-    m_diagram->setReplay(
-        st, replay->numBlocks(),
-        tr("slow motion at %1 of %2").arg(at, replayTimeText(replay->durationS())));
+    m_diagram->setReplay(st, replay->numBlocks(),
+                         tr("slow motion at %1 of %2")
+                             .arg(at, QString::fromStdString(formatSeconds(replay->durationS()))));
     m_timeline->setReplayCursor(st.timeS);
 }
 

@@ -6,6 +6,7 @@
 // estimates made at 25, 50 and 75% of its wall time are within the stated tolerance of the time
 // it really had left.
 #include "engine/sweep/eta.h"
+#include "engine/core/units.h"
 
 #include <gtest/gtest.h>
 
@@ -202,17 +203,11 @@ TEST(SweepEta, EstimatesARecordedSweepWithinTolerance) {
         const double old =
             meanTrialEstimate(rec, now, plan->trials.size(), plan->sweep.parallelTrials);
         std::printf("at %2.0f%% (%s of %s): %s left, estimated %s (the mean-trial estimate: %s)\n",
-                    100 * share, formatEta(now).c_str(), formatEta(total).c_str(),
-                    formatEta(actual).c_str(), formatEta(estimate).c_str(), formatEta(old).c_str());
+                    100 * share, formatClock(now).c_str(), formatClock(total).c_str(),
+                    formatClock(actual).c_str(), formatClock(estimate).c_str(),
+                    formatClock(old).c_str());
         EXPECT_NEAR(estimate, actual, kTolerance * actual) << "at " << share * 100 << "%";
     }
-}
-
-TEST(SweepEta, FormatsLikeTheStatusBar) {
-    EXPECT_EQ(formatEta(42.2), "0:42");
-    EXPECT_EQ(formatEta(13 * 60 + 10), "13:10");
-    EXPECT_EQ(formatEta(3900), "1:05:00");
-    EXPECT_EQ(formatEta(std::nan("")), "--:--");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <QWheelEvent>
 #include <memory>
 
+#include "engine/core/units.h"
 #include "engine/model/model_facts.h"
 #include "engine/wafer/run_fit.h"
 #include "support/gui_test.h"
@@ -158,9 +159,8 @@ private slots:
         QCOMPARE(fp32.streamedBytesPerPass, 2 * bf16.streamedBytesPerPass);
         const QString text16 = tab->factsLabel()->text();
         QVERIFY2(text16.contains("(bf16 weights)"), qPrintable(text16));
-        const auto human = [](int64_t b) {  // the tab's units below 1 GiB
-            return b >= (1 << 20) ? QString::number(double(b) / (1 << 20), 'f', 1) + " MiB"
-                                  : QString::number(double(b) / 1024, 'f', 1) + " KiB";
+        const auto human = [](int64_t b) {  // the tab's units (engine/core/units.h)
+            return QString::fromStdString(ws::formatBytes(double(b)));
         };
         const auto streaming = [&](const ws::model::ModelFacts& f) {
             return "wafer buffer " + human(f.waferBufferBytes) + ", " +

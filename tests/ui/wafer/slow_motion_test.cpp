@@ -15,6 +15,7 @@
 #include <QTreeWidget>
 
 #include "engine/config/config_yaml.h"
+#include "engine/core/units.h"
 #include "engine/session/session.h"
 #include "support/animation_decode.h"
 #include "support/gui_test.h"
@@ -155,7 +156,8 @@ private slots:
         // own weight stream on the teaching wafer.
         QVERIFY2(tab.replayLine().contains("h.0") && tab.replayLine().contains("forward"),
                  qPrintable(tab.replayLine()));
-        QVERIFY2(bar->timeText().endsWith(QStringLiteral("of %1").arg(replayTimeText(p.stepS))),
+        QVERIFY2(bar->timeText().endsWith(QStringLiteral("of %1").arg(
+                     QString::fromStdString(ws::formatSeconds(p.stepS)))),
                  qPrintable(bar->timeText()));
         QVERIFY(tab.diagram()->replayState());
         // Issue 31: the Heatmap choice names the phase the heatmap shows in slow motion, not
