@@ -21,19 +21,9 @@
 #include "engine/session/param_groups.h"
 #include "engine/session/run_data.h"
 #include "engine/streaming/shards.h"
-#include "engine/wafer/run_fit.h"
 
 namespace ws::cli {
 namespace {
-
-// The emulated step of `cfg` as a run of it would be emulated (its micro-batch, no frames).
-Result<std::shared_ptr<const wafer::StepPrediction>> emulatedStep(const config::Config& cfg) {
-    auto fit = wafer::fitOnWafer(cfg);
-    if (!fit.ok()) return fit.error();
-    model::GptShape shape = model::GptShape::fromConfig(cfg.model);
-    shape.applyLora(cfg.lora);
-    return session::predictRunStep(cfg, shape, fit->microBatch, {}, false);
-}
 
 // A LoRA config: the method, what trains, and the emulated step beside a full fine-tune's.
 struct LoraFacts {
@@ -45,10 +35,11 @@ struct LoraFacts {
 LoraFacts loraFacts(const config::Config& cfg) {
     LoraFacts f;
     f.cost = finetune::methodCost(cfg);
-    auto step = emulatedStep(cfg);
+    // The same step the studio shows for the config (its activation plan where they do not fit).
+    auto step = session::predictConfigStep(cfg, false);
     config::Config full = cfg;
     full.lora.reset();
-    auto fullStep = emulatedStep(full);
+    auto fullStep = session::predictConfigStep(full, false);
     if (step.ok() && fullStep.ok()) {
         f.step = *step;
         f.fullStep = *fullStep;
