@@ -13,8 +13,8 @@
 #include "engine/fileio/safetensors.h"
 #include "engine/interop/output_folder.h"
 #include "engine/modelio/hf_config.h"
+#include "engine/modelio/model_folder.h"
 #include "engine/modelio/torch_checkpoint.h"
-#include "engine/modelio/weights_io.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -93,16 +93,6 @@ Result<std::map<std::string, std::string>> mapTensors(const WeightsFile& file,
         }
     }
     return byCanonical;
-}
-
-Status copyFile(const fs::path& from, const fs::path& to) {
-    std::error_code ec;
-    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-        return Error{
-            fmt::format("cannot copy {} to {}: {}", from.string(), to.string(), ec.message())};
-    }
-    return Status::success();
 }
 
 }  // namespace
@@ -271,20 +261,12 @@ Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path&
     if (!params.ok()) return params.error();
     const config::Config cfg = importedRunConfig(*hf);
 
+    // The byte tokenizer writes its tokenizer.json; GPT-2's BPE files are copied as published.
+    const auto byteTokenizer = hf->byteTokenizer ? tokenizer::makeByteTokenizer() : nullptr;
+    const modelio::FolderTokenizer tokenizerFiles{byteTokenizer.get(), hf->vocabFile,
+                                                  hf->mergesFile};
     auto build = [&](const fs::path& temp) -> Status {
-        if (Status st =
-                modelio::saveWeights(temp / "model.safetensors", table, params->data(), cfg, 0);
-            !st.ok()) {
-            return st;
-        }
-        if (Status st =
-                fileio::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
-            !st.ok()) {
-            return st;
-        }
-        if (hf->byteTokenizer) return tokenizer::makeByteTokenizer()->save(temp);
-        if (Status st = copyFile(hf->vocabFile, temp / "vocab.json"); !st.ok()) return st;
-        return copyFile(hf->mergesFile, temp / "merges.txt");
+        return modelio::writeModelFolder(temp, table, params->data(), cfg, 0, tokenizerFiles);
     };
     auto target = buildOutputFolder(outDir, "import", build);
     if (!target.ok()) return target.error();

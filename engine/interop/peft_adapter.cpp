@@ -17,7 +17,7 @@
 #include "engine/interop/output_folder.h"
 #include "engine/model/parameters.h"
 #include "engine/modelio/load_model.h"
-#include "engine/modelio/weights_io.h"
+#include "engine/modelio/model_folder.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace ws::interop {
@@ -347,20 +347,12 @@ Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::p
     if (adapter->baseModel)
         result.notes.push_back(fmt::format("the adapter names its base \"{}\"; its shapes fit {}",
                                            *adapter->baseModel, m.folder.string()));
+    // As wafer import writes the base's tokenizer (hf_import.h).
+    const auto byteTokenizer = byteVocabulary ? tokenizer::makeByteTokenizer() : nullptr;
+    const modelio::FolderTokenizer tokenizerFiles{
+        byteVocabulary ? byteTokenizer.get() : m.tokenizer.get(), {}, {}};
     auto build = [&](const fs::path& temp) -> Status {
-        if (Status st =
-                modelio::saveWeights(temp / "model.safetensors", table, params.data(), cfg, 0);
-            !st.ok()) {
-            return st;
-        }
-        if (Status st =
-                fileio::writeFileAtomically(temp / "config.yaml", config::saveConfigYaml(cfg));
-            !st.ok()) {
-            return st;
-        }
-        // As wafer import writes the base's tokenizer (hf_import.h).
-        if (byteVocabulary) return tokenizer::makeByteTokenizer()->save(temp);
-        return m.tokenizer->save(temp);
+        return modelio::writeModelFolder(temp, table, params.data(), cfg, 0, tokenizerFiles);
     };
     auto target = buildOutputFolder(outDir, "import", build);
     if (!target.ok()) return target.error();

@@ -28,6 +28,9 @@
 namespace ws::store {
 class RunRecorder;
 }
+namespace ws::streaming {
+struct StepResult;
+}
 
 namespace ws::session {
 
@@ -149,47 +152,35 @@ public:
 private:
     Session(config::LoadedConfig config, SessionOptions options);
     void setState(RunState state, std::string detail = {});
-    void reportLostRecords(const Status& statusWrite);
     void log(LogLine::Level level, std::string message);
     Status prepareAndTrain();
 
     // The phases of prepareAndTrain, in the order it runs them (session.cpp). `Prepared` holds
     // what the preparation builds for the loop, `Progress` the loop's running figures; both live
-    // for one prepareAndTrain, on the worker thread.
+    // for one prepareAndTrain, on the worker thread. Each job is a class of its own
+    // (session_state.h); these phases put them together.
     struct Prepared;
     struct Progress;
     Status prepareData(Prepared& p);
     Status prepareEvalData(Prepared& p, const RunDataInput& input,
                            const std::filesystem::path& cacheDir);
     Status prepareMemoryX(Prepared& p);
-    Status loadStartingWeights(Prepared& p);
-    Status loadStartingShards(Prepared& p);
-    // Each tensor of MemoryX's weights and optimizer state, for writers (sharded: fetched).
-    modelio::TensorReader tensorReader();
-    Status applySparsity(Prepared& p);
-    // The top-level sparsity section (session_sparsity.cpp): masks in MemoryX, from the
-    // checkpoint resumed from or initialised; after each step reapplied, updated on schedule,
-    // recorded as metrics, and the emulator re-planned when they change.
-    Status prepareMasks(Prepared& p);
-    void afterStepSparsity(Prepared& p, Progress& r);
-    void recordSparsity(Prepared& p, StepMetrics& m);
-    std::vector<wafer::BlockSparsity> currentBlockSparsity(const Prepared& p) const;
-    void countEmulatedStep(Prepared& p);
+    Status prepareSparsity(Prepared& p);
     void buildOptimizer(Prepared& p);
     Status prepareWafer(Prepared& p);
-    void startEmulator(Prepared& p);
-    // MoE: re-plans step `step` on the emulated machine with the routing it really had (per
-    // block, per expert, the whole step) and times the next step's spans with it.
-    void emulateRouting(Prepared& p, int64_t step,
-                        const std::vector<std::vector<int64_t>>& expertTokens);
+    Status startExecutor(Prepared& p);
     void prepareEvaluation(Prepared& p);
     Status openRunRecord(Prepared& p);
     Status claimModelFolder(Prepared& p);
+    Status recordPlacement(const Prepared& p);
     Status startRunFolder(Prepared& p);
     void runTrainingLoop(Prepared& p, Progress& r);
     void setPauseHooks(Progress& r);
     bool trainStep(Prepared& p, Progress& r);
-    bool beginEmulatedStep(Prepared& p, Progress& r, int64_t step);
+    // The attention length of step `step`'s rows (packed: data::attentionLength), for the
+    // emulator; leaves the step's position ids in r.positionIds.
+    double attentionLength(const Prepared& p, Progress& r, int64_t step);
+    void afterStep(Prepared& p, Progress& r, const streaming::StepResult& result);
     void recordStep(Prepared& p, Progress& r, StepMetrics& m);
     struct Evaluation {
         double loss;         // nats per token; NaN when there is nothing to evaluate

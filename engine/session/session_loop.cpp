@@ -1,6 +1,7 @@
 // The training loop of a Session and what a run leaves behind: the steps with their pause
 // points, logging, evaluation and checkpoints, then the summary, the final weights and the run
-// record. The preparation phases that build what it runs on are in session.cpp.
+// record. The preparation phases that build what it runs on are in session.cpp; the jobs the
+// loop calls on (the emulator, sparsity, evaluation, the record) are classes of their own.
 #include "engine/session/session.h"
 
 #include <fmt/format.h>
@@ -9,17 +10,14 @@
 
 #include <chrono>
 #include <cmath>
-#include <limits>
 #include <new>
-#include <numbers>
 
 #include "engine/core/kill_points.h"
 #include "engine/core/units.h"
 #include "engine/model/random.h"
 #include "engine/modelio/checkpoints.h"
-#include "engine/modelio/weights_io.h"
+#include "engine/modelio/model_folder.h"
 #include "engine/session/cluster_worker.h"
-#include "engine/session/emulation.h"
 
 #include "engine/session/session_state.h"
 
@@ -70,20 +68,18 @@ void Session::runTrainingLoop(Prepared& p, Progress& r) {
     setPauseHooks(r);
     r.step = p.startStep;
     // A resumed run's emulated clock continues where the earlier steps left it.
-    for (int64_t k = 0; p.emulatedSteps && k < p.startStep; ++k) {
-        if (!beginEmulatedStep(p, r, k)) break;
-    }
+    p.emulator->catchUp(p.startStep, [&](int64_t step) { return attentionLength(p, r, step); });
     p.checkpoints->atStart(r.step);
     if (m_options.evaluateAtStart && !p.resume) {
         const Evaluation e = evaluate(p, r.step);
         m_summary.initialEvalLoss = e.loss;
-        m_impl->metric(r.step, "eval_loss", e.loss, r.wallStart);
-        m_impl->metric(r.step, "eval_bpb", e.bitsPerByte, r.wallStart);
+        m_impl->record.metric(r.step, "eval_loss", e.loss, r.wallStart);
+        m_impl->record.metric(r.step, "eval_bpb", e.bitsPerByte, r.wallStart);
         log(LogLine::Level::Info,
             fmt::format("eval loss before training: {:.4f} ({:.4f} bits/byte)", e.loss,
                         e.bitsPerByte));
     }
-    while (r.step < p.maxSteps && trainStep(p, r)) {
+    while (r.step < p.maxSteps() && trainStep(p, r)) {
     }
 }
 
@@ -126,7 +122,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     m_impl->dataset->trainBatch(r.step, p.B, p.T, cfg.trainInput.shuffle,
                                 static_cast<uint64_t>(cfg.trainInput.shuffleSeed), r.inputs.data(),
                                 r.targets.data());
-    const double lr = p.schedule->at(r.step);
+    const double lr = p.optimizer->schedule().at(r.step);
     const bool packed = trainPositionIds(*m_impl->dataset, *m_impl->documents, cfg.trainInput,
                                          r.step, p.B, p.T, r.positionIds);
     p.executor->setPositionIds(packed ? r.positionIds.data() : nullptr);
@@ -135,13 +131,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
             fmt::format("step {}: sequence length {} -> {} (train_input.short_sequence_steps)",
                         r.step + 1, cfg.trainInput.shortSequenceLength, p.T));
     }
-    if (p.emulatedSteps && beginEmulatedStep(p, r, r.step)) {
-        m_events.push(
-            EmulatedStep{r.step, p.emulatedSteps->stepStart(), p.emulatedSteps->prediction()});
-    } else if (p.emulatedClock) {
-        m_events.push(EmulatedStep{r.step, p.emulatedClock->stepStart(r.step),
-                                   p.emulatedClock->prediction()});
-    }
+    p.emulator->beginStep(r.step, [&](int64_t step) { return attentionLength(p, r, step); });
     const uint64_t seed = static_cast<uint64_t>(cfg.runconfig.seed);
     const bool dropout = p.shape.dropout > 0.0 || p.shape.attnDropout > 0.0;
     const uint64_t dropoutSeed =
@@ -162,9 +152,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
         return r.end(RunState::Stopped, fmt::format("stopped by request after step {}", r.step));
     }
     killPoint("step-end");
-    afterStepSparsity(p, r);
-    emulateRouting(p, r.step, result.expertTokens);  // MoE: the step's real routing
-    countEmulatedStep(p);
+    afterStep(p, r, result);
     const double loss = result.loss;
     ++r.step;
     r.windowTokens += p.tokensPerStep();
@@ -173,7 +161,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
 
     StepMetrics m;
     m.step = r.step;
-    m.maxSteps = p.maxSteps;
+    m.maxSteps = p.maxSteps();
     m.loss = loss;
     m.evalLoss = kNaN;
     m.evalBitsPerByte = kNaN;
@@ -182,14 +170,13 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     m.layerGradNorms = result.layerGradNorms;
     m.loadBalancingLoss = result.loadBalancingLoss;
     m.expertTokens = result.expertTokens;
-    if (p.masks && (r.step == p.startStep + 1 || r.step % cfg.runconfig.logSteps == 0 ||
-                    r.step == p.maxSteps || p.masks->updatesAfter(r.step)))
-        recordSparsity(p, m);
+    if (p.sparsity->recordDue(r.step, p.startStep, p.maxSteps(), cfg.runconfig.logSteps))
+        p.sparsity->record(m, m_impl->record);
     recordStep(p, r, m);
     if (cfg.runconfig.checkLossValues && !std::isfinite(loss)) {
         return r.end(RunState::Diverged, fmt::format("loss became {} at step {}", loss, r.step));
     }
-    if (r.step < p.maxSteps) {
+    if (r.step < p.maxSteps()) {
         m_activity = fmt::format("writing the checkpoint of step {}", r.step);
         p.checkpoints->afterStep(r.step, m_checkpointRequested.exchange(false));
         if (p.checkpoints->folderGone()) {
@@ -197,7 +184,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
             const std::string why = fmt::format(
                 "the run's folder {} was deleted while the run was running: nothing more can "
                 "be saved, so training stopped after step {}",
-                m_impl->modelDir.string(), r.step);
+                p.folder->path().string(), r.step);
             log(LogLine::Level::Error, why);
             return r.end(RunState::Failed, why);
         }
@@ -205,22 +192,22 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     return true;
 }
 
-// Times step `step` on the emulated clock at its rows' attention length (vsl.h). A length the
-// cycle model cannot plan turns the per-step clock off (the full-length schedule goes on).
-bool Session::beginEmulatedStep(Prepared& p, Progress& r, int64_t step) {
-    const config::Config& cfg = m_config.config;
-    const bool packed = trainPositionIds(*m_impl->dataset, *m_impl->documents, cfg.trainInput, step,
-                                         p.B, p.T, r.positionIds);
-    const double length = packed ? data::attentionLength(r.positionIds) : double(p.T);
-    if (Status st = p.emulatedSteps->beginStep(step, length); !st.ok()) {
-        log(LogLine::Level::Warning,
-            "emulator: each step at its own sequence length is off (every step is timed at "
-            "full length): " +
-                st.error().message);
-        p.emulatedSteps.reset();
-        return false;
-    }
-    return true;
+double Session::attentionLength(const Prepared& p, Progress& r, int64_t step) {
+    const bool packed = trainPositionIds(*m_impl->dataset, *m_impl->documents,
+                                         m_config.config.trainInput, step, p.B, p.T, r.positionIds);
+    return packed ? data::attentionLength(r.positionIds) : double(p.T);
+}
+
+// After the optimizer step: the sparsity kept (and the emulator re-planned when the masks
+// changed), the step's real routing (MoE), and its emulated FLOPs.
+void Session::afterStep(Prepared& p, Progress& r, const streaming::StepResult& result) {
+    if (p.sparsity->afterStep(r.step) && p.emulator->on())
+        p.emulator->masksChanged(r.step + 1, p.sparsity->blocks());
+    const int passes = m_config.config.runconfig.numCsx * std::max(1, p.executor->microBatches());
+    p.emulator->routed(r.step, result.expertTokens, passes);
+    if (p.emulator->on())
+        m_summary.emulatedFlops +=
+            p.emulator->stepFlops(p.tokensPerStep(), p.sparsity->prunedWeights());
 }
 
 // A step's figures: throughput, the evaluation when it is due, the store's metrics, the log
@@ -233,7 +220,7 @@ void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
     const double windowSec = secondsSince(r.windowStart);
     m.tokensPerSec = windowSec > 0 ? double(r.windowTokens) / windowSec : 0.0;
     const int freq = cfg.runconfig.evalFrequency;
-    const bool last = step == p.maxSteps;
+    const bool last = step == p.maxSteps();
     if ((freq > 0 && step % freq == 0) || (last && cfg.runconfig.evalSteps > 0)) {
         const Evaluation e = evaluate(p, step);
         m.evalLoss = e.loss;
@@ -243,7 +230,7 @@ void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
     }
     m.logStep = step % cfg.runconfig.logSteps == 0 || last;
     const double wall = r.wallStart + m.elapsedSec;
-    Impl& s = *m_impl;
+    RunRecord& s = m_impl->record;
     s.metric(step, "loss", m.loss, wall);
     s.metric(step, "lr", m.learningRate, wall);
     s.metric(step, "grad_norm", m.gradNorm, wall);
@@ -269,57 +256,12 @@ void Session::recordStep(Prepared& p, Progress& r, StepMetrics& m) {
     m_events.push(m);
 }
 
-// The mean loss over up to runconfig.eval_steps evaluation batches (NaN when there are none),
-// and the same in bits per byte: every batch holds evalB x T targets, so the mean is the total
-// nats over the targets' count, and total nats / ln 2 / the bytes the targets decode to is
-// mean x (targets / bytes) / ln 2 (the ratio is exactly 1 for the byte tokenizer).
-// Evaluation reads MemoryX's weights directly (forward only, not streamed).
+// The held-out loss after `afterStep` steps (evaluator.h).
 Session::Evaluation Session::evaluate(Prepared& p, int64_t afterStep) {
-    const config::Config& cfg = m_config.config;
-    const int evalB = cfg.evalInput.batchSize;
-    const int T = p.T;
-    const int64_t available = p.evalData->validationBatches(evalB, T);
-    const int64_t batches = std::min<int64_t>(cfg.runconfig.evalSteps, available);
-    if (batches <= 0) return {kNaN, kNaN};
+    if (p.evaluator->batches() <= 0) return {kNaN, kNaN};
     m_activity = fmt::format("evaluating the weights after step {}", afterStep);
-    double sum = 0.0;
-    int64_t targetBytes = 0;
-    const size_t microTokens = size_t(p.evalMicro) * size_t(T);
-    // MemoryX sharded: the forward pass reads every weight, so they are gathered here for the
-    // evaluation, tensor by tensor (the weights only, a quarter of an AdamW MemoryX), and freed.
-    std::vector<float> gathered;
-    const float* weights = p.weights;
-    if (!weights) {
-        gathered.resize(m_impl->table->totalSize());
-        const modelio::TensorReader read = tensorReader();
-        for (size_t t = 0; t < m_impl->table->tensors().size(); ++t) {
-            const auto& slice = m_impl->table->tensors()[t];
-            std::copy_n(read(0, t), slice.size, gathered.data() + slice.offset);
-        }
-        weights = gathered.data();
-    }
-    const data::DocumentIndex* documents =
-        cfg.evalInput.useVsl && m_impl->evalDocuments ? &*m_impl->evalDocuments : nullptr;
-    for (int64_t i = 0; i < batches; ++i) {
-        p.evalData->validationBatch(i, evalB, T, p.evalInputs.data(), p.evalTargets.data());
-        if (documents)
-            validationPositionIds(*p.evalData, *documents, i, evalB, T, p.evalPositionIds);
-        for (const int32_t t : p.evalTargets) targetBytes += p.tokenBytes[size_t(t)];
-        // Equal micro-batches: the batch's mean loss is the mean of theirs.
-        double batchSum = 0.0;
-        for (int m = 0; m < evalB / p.evalMicro; ++m) {
-            p.evalGpt->setPositionIds(documents ? p.evalPositionIds.data() + m * microTokens
-                                                : nullptr);
-            batchSum += p.evalGpt->forward(weights, p.evalInputs.data() + m * microTokens,
-                                           p.evalTargets.data() + m * microTokens, false, 0);
-        }
-        sum += batchSum / double(evalB / p.evalMicro);
-    }
-    const double loss = sum / double(batches);
-    const int64_t targets = batches * int64_t(evalB) * T;
-    return {loss, targetBytes > 0
-                      ? loss * (double(targets) / double(targetBytes)) / std::numbers::ln2
-                      : kNaN};
+    const Evaluator::Result e = p.evaluator->evaluate(*m_impl->weights);
+    return {e.loss, e.bitsPerByte};
 }
 
 // After the loop: what streaming moved, and where the weights stand when no evaluation has said
@@ -336,16 +278,15 @@ void Session::finishTraining(Prepared& p, Progress& r) {
             formatBytes(double(st.bytesStreamedOut)), st.maxResidentLayers,
             formatBytes(double(st.peakWaferBufferBytes)), formatBytes(double(st.waferBufferBytes)),
             st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
-    if (p.emulatedClock && r.step > p.startStep) {
-        m_summary.emulatedSec = p.emulatedSteps ? p.emulatedSteps->elapsedThrough(r.step)
-                                                : p.emulatedClock->stepStart(r.step);
+    if (p.emulator->on() && r.step > p.startStep) {
+        m_summary.emulatedSec = p.emulator->elapsedThrough(r.step);
         log(LogLine::Level::Info,
             fmt::format("emulated: {:.6g} s of wafer time through step {}; {:.6g} training FLOPs "
                         "over this session's {} steps ({} zero weights skipped now)",
                         m_summary.emulatedSec, r.step, m_summary.emulatedFlops,
-                        r.step - p.startStep, p.prunedWeights));
-        m_impl->metric(r.step, "emulated_time_s", m_summary.emulatedSec, wallClockNow());
-        m_impl->metric(r.step, "emulated_flops", m_summary.emulatedFlops, wallClockNow());
+                        r.step - p.startStep, p.sparsity->prunedWeights()));
+        m_impl->record.metric(r.step, "emulated_time_s", m_summary.emulatedSec, wallClockNow());
+        m_impl->record.metric(r.step, "emulated_flops", m_summary.emulatedFlops, wallClockNow());
     }
     // A run that ended before its first evaluation (stopped early, or max_steps 0 to evaluate a
     // checkpoint) still reports where its weights stand - except a job across processes that was
@@ -357,8 +298,8 @@ void Session::finishTraining(Prepared& p, Progress& r) {
         m_summary.finalEvalLoss = e.loss;
         m_summary.finalEvalBitsPerByte = e.bitsPerByte;
         if (r.step > 0) {
-            m_impl->metric(r.step, "eval_loss", e.loss, wallClockNow());
-            m_impl->metric(r.step, "eval_bpb", e.bitsPerByte, wallClockNow());
+            m_impl->record.metric(r.step, "eval_loss", e.loss, wallClockNow());
+            m_impl->record.metric(r.step, "eval_bpb", e.bitsPerByte, wallClockNow());
         }
     }
 }
@@ -367,7 +308,8 @@ void Session::finishTraining(Prepared& p, Progress& r) {
 // checkpoint, and the state the run ended in.
 Status Session::writeOutputs(Prepared& p, Progress& r) {
     const config::Config& cfg = m_config.config;
-    Impl& s = *m_impl;
+    RunRecord& record = m_impl->record;
+    const fs::path& modelDir = p.folder->path();
     m_summary.steps = r.step;
     m_summary.elapsedSec = secondsSince(r.trainStart);
     m_summary.tokensPerSec =
@@ -375,27 +317,23 @@ Status Session::writeOutputs(Prepared& p, Progress& r) {
             ? double((r.step - p.startStep) * p.tokensPerStep()) / m_summary.elapsedSec
             : 0.0;
     m_summary.finalLoss = r.windowSteps > 0 ? r.windowLossSum / r.windowSteps : r.lastWindowLoss;
-    if (p.emulatedSteps) {
-        m_summary.emulatedSec = p.emulatedSteps->elapsedThrough(r.step);
-    } else if (p.emulatedClock) {
-        m_summary.emulatedSec = p.emulatedClock->stepStart(r.step);
-    }
+    if (p.emulator->on()) m_summary.emulatedSec = p.emulator->elapsedThrough(r.step);
     m_activity = "writing the final weights and checkpoint";
     if (r.endState == RunState::Diverged) p.checkpoints->setAsideDiverged(r.step);
-    if (Status st = modelio::saveWeights(s.modelDir / "model.safetensors", *s.table, tensorReader(),
-                                         cfg, r.step);
+    if (Status st = modelio::writeModelWeights(modelDir, m_impl->weights->table(),
+                                               m_impl->weights->reader(), cfg, r.step);
         !st.ok()) {
         // The steps since the newest checkpoint are lost; say where the run can go on from.
-        const auto saved = modelio::listCheckpoints(s.modelDir);
+        const auto saved = modelio::listCheckpoints(modelDir);
         if (saved.empty()) return st;
         return Error{fmt::format(
             "{}; the run can go on from its newest complete checkpoint {} once that is fixed: "
             "wafer train --resume {}",
             st.error().message, saved.back().second.string(),
-            s.runId >= 0 ? std::to_string(s.runId) : saved.back().second.string())};
+            record.runId() >= 0 ? std::to_string(record.runId()) : saved.back().second.string())};
     }
-    if (s.recorder) (void)s.recorder->setSummary(s.runId, storedSummaryJson(m_summary));
-    log(LogLine::Level::Info, "wrote " + (s.modelDir / "model.safetensors").string());
+    record.setSummary(storedSummaryJson(m_summary));
+    log(LogLine::Level::Info, "wrote " + (modelDir / modelio::kModelFile).string());
     // A diverged run's weights are not worth resuming from; every other end is.
     if (r.endState != RunState::Diverged && m_options.finalCheckpoint) p.checkpoints->atEnd(r.step);
     setState(r.endState, r.endDetail);

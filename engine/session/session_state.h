@@ -1,6 +1,9 @@
-// Session internals shared by session.cpp (lifecycle and the preparation phases) and
-// session_loop.cpp (the training loop and the run's outputs): what a run keeps (Impl), what the
-// preparation phases build (Prepared) and the loop's running figures (Progress). Not a public
+// Session internals shared by session.cpp (lifecycle and the preparation phases), session_data.cpp
+// (the run's data) and session_loop.cpp (the training loop and the run's outputs): what a run
+// keeps (Impl), what the preparation phases build (Prepared) and the loop's running figures
+// (Progress). The jobs themselves are classes of their own: RunWeights (MemoryX, whole or
+// sharded), RunSparsity, RunOptimizer, EmulatorFeed, Evaluator, RunRecord (the run store) and
+// RunFolder (the model folder); the Session composes them and runs the loop. Not a public
 // header: only the session's own sources include it. Thread-safety: all of it lives on the
 // session's worker thread.
 #pragma once
@@ -16,22 +19,20 @@
 
 #include "engine/data/dataset.h"
 #include "engine/data/token_cache.h"
-#include "engine/model/gpt.h"
-#include "engine/optim/optimizer.h"
-#include "engine/optim/schedule.h"
-#include "engine/optim/sparse_masks.h"
 #include "engine/session/checkpoint_keeper.h"
-#include "engine/session/cluster_worker.h"
-#include "engine/session/folder_lock.h"
+#include "engine/session/emulator_feed.h"
+#include "engine/session/evaluator.h"
 #include "engine/session/resume.h"
+#include "engine/session/run_folder.h"
+#include "engine/session/run_optimizer.h"
+#include "engine/session/run_record.h"
+#include "engine/session/run_sparsity.h"
+#include "engine/session/run_weights.h"
 #include "engine/session/session.h"
 #include "engine/session/vsl.h"
-#include "engine/store/run_store.h"
 #include "engine/streaming/executor.h"
 #include "engine/streaming/fit.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/wafer/emulated_time.h"
-#include "engine/wafer/sparsity.h"
 
 namespace ws::session {
 namespace fs = std::filesystem;
@@ -39,12 +40,9 @@ using Clock = std::chrono::steady_clock;
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Everything the run builds once prepared; lives on the worker thread.
+// What outlives one preparation: the run's record, its data and its weights.
 struct Session::Impl {
-    std::unique_ptr<store::RunStore> store;  // opened by this run (recordInStore)
-    store::RunRecorder* recorder = nullptr;  // where the run's record goes: `store`, or given
-    bool lostRecordsReported = false;        // the store's lost writes were told (once)
-    int64_t runId = -1;
+    RunRecord record;  // the run store's record of the run (empty: none)
     std::unique_ptr<tokenizer::Tokenizer> tokenizer;
     std::optional<data::TokenCache> trainCache;
     std::optional<data::Dataset> dataset;
@@ -52,20 +50,7 @@ struct Session::Impl {
     std::optional<data::Dataset> evalDataset;
     // use_vsl: where the documents start in trainCache / evalCache (vsl.h).
     std::optional<data::DocumentIndex> documents, evalDocuments;
-    std::unique_ptr<model::ParameterTable> table;
-    std::unique_ptr<streaming::MemoryX> memoryx;  // master weights and optimizer state
-    // memoryx.shards > 1 across processes: memoryx is shard 0's part only (plan.begin(0) == 0)
-    // and `shards` reaches the other shards' tensors, one at a time.
-    streaming::ShardPlan plan;
-    std::optional<ShardAccess> shards;
-    // Every parameter's optimizer group (global offsets): which tensors train, and so where
-    // MemoryX keeps gradients and optimizer state (optim::GradientLayout::Trainable).
-    std::vector<optim::ParamGroup> groups;
-    fs::path modelDir;
-
-    void metric(int64_t step, const char* key, double value, double wall) {
-        if (recorder) recorder->logMetric(runId, step, key, value, wall);
-    }
+    std::unique_ptr<RunWeights> weights;  // master weights and optimizer state in MemoryX
 };
 
 // What the preparation phases build for the training loop, in the order they build it. One lives
@@ -79,42 +64,24 @@ struct Session::Prepared {
     // prepareMemoryX
     model::GptShape shape;
     std::optional<ResumePlan> resume;
-    int stateCopies = 0;       // optimizer state buffers per parameter
-    float* weights = nullptr;  // MemoryX's master weights (null when MemoryX is sharded)
-    std::vector<optim::ParamGroup> groups;  // every parameter's group (global offsets)
-    // applySparsity, buildOptimizer
-    std::optional<wafer::StaticSparsity> sparsity;
-    // prepareMasks: the top-level sparsity section's masks (MemoryX's pruneMask bytes)
-    std::optional<optim::SparseMasks> masks;
-    uint8_t* pruned = nullptr;
-    int64_t prunedWeights = 0;  // zero weights the wafer skips now (masks or static)
-    std::optional<optim::Optimizer> optimizer;
-    int64_t maxSteps = 0;
-    std::optional<optim::LearningRateSchedule> schedule;
-    // prepareWafer, startEmulator, prepareEvaluation
+    // prepareSparsity, buildOptimizer
+    std::optional<RunSparsity> sparsity;
+    std::optional<RunOptimizer> optimizer;
+    // prepareWafer, prepareEvaluation
     streaming::FitResult fit;
-    std::optional<wafer::SpanClock> emulatedClock;
-    // MoE: the last per-pass routing the emulator planned, and its prediction (reused while the
-    // routing repeats).
-    std::vector<std::vector<int64_t>> emulatedRouting;
-    std::shared_ptr<const wafer::StepPrediction> routedPrediction;
-    // Steps that pack (vsl.h): each step timed at its own attention length; emulatedClock is
-    // then the full-length step's.
-    std::optional<EmulatedSteps> emulatedSteps;
+    std::optional<EmulatorFeed> emulator;
     std::optional<streaming::StreamingExecutor> executor;
-    int evalMicro = 1;  // sequences per evaluation forward pass
-    std::optional<model::Gpt<float>> evalGpt;
-    std::vector<int32_t> evalInputs, evalTargets;  // (eval batch, T)
-    std::vector<int32_t> evalPositionIds;          // (eval batch, T), eval_input.use_vsl only
-    std::vector<int32_t> tokenBytes;  // (V) bytes each token id decodes to, for bits per byte
+    std::optional<Evaluator> evaluator;
     // openRunRecord, claimModelFolder, startRunFolder
     fs::path db;  // the run store's file; default run folders go beside it
     std::optional<ResumePlacement> placement;
-    std::optional<FolderLock> folderLock;  // held until training ends
+    std::optional<RunFolder> folder;  // locked until training ends
     int64_t startStep = 0;
     std::optional<CheckpointKeeper> checkpoints;
 
     int64_t tokensPerStep() const { return int64_t(B) * T; }
+    int64_t maxSteps() const { return optimizer->maxSteps(); }
+    const ResumePlan* resumePlan() const { return resume ? &*resume : nullptr; }
 };
 
 // The training loop's running figures: where it is, the current log window and how it ended.

@@ -13,6 +13,7 @@
 #include "engine/model/parameters.h"
 #include "engine/model/random.h"
 #include "engine/modelio/load_model.h"
+#include "engine/modelio/model_folder.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "support/test_shapes.h"
@@ -67,11 +68,9 @@ inline void writeRunFolder(const std::filesystem::path& dir, const modelio::Load
     auto cfg = config::parseConfig(tinyConfigYaml(m.shape), "tiny.yaml", dir);
     ASSERT_TRUE(cfg.ok()) << cfg.error().message;
     const model::ParameterTable table(m.shape);
-    ASSERT_TRUE(
-        modelio::saveWeights(dir / "model.safetensors", table, m.params.data(), cfg->config, 3)
-            .ok());
-    std::ofstream(dir / "config.yaml") << config::saveConfigYaml(cfg->config);
-    ASSERT_TRUE(m.tokenizer->save(dir).ok());
+    ASSERT_TRUE(modelio::writeModelFolder(dir, table, m.params.data(), cfg->config, 3,
+                                          {m.tokenizer.get(), {}, {}})
+                    .ok());
 }
 
 }  // namespace ws::sample::testing

@@ -1,0 +1,55 @@
+// Evaluator: a run's held-out loss. Up to runconfig.eval_steps batches of eval_input.batch_size
+// sequences from the evaluation data (the training corpus's held-out split, or eval_input's own
+// corpus), run forward on the host over MemoryX's weights (not streamed), in micro-batches no
+// larger than a training micro-batch, whose memory the wafer fit has accepted: ModelZoo's eval
+// batches (120 x 2048 tokens for Cerebras-GPT) need tens of GB of activations at once, and eval
+// has no backward to accumulate, so splitting it only changes the order of a sum.
+// Not thread-safe: the session's worker thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/data/dataset.h"
+#include "engine/data/packing.h"
+#include "engine/model/gpt.h"
+#include "engine/session/run_weights.h"
+
+namespace ws::session {
+
+class Evaluator {
+public:
+    struct Result {
+        double loss;         // nats per token; NaN when there is nothing to evaluate
+        double bitsPerByte;  // the same loss per byte of the text the targets decode to
+    };
+
+    // The largest divisor of the evaluation batch that is no larger than a training micro-batch.
+    static int microBatch(int evalBatch, int trainMicroBatch);
+
+    // `data` (and `documents`, eval_input.use_vsl's document index or null) must outlive this.
+    // tokenBytes: (V) the bytes each token id decodes to (tokenizer::tokenByteCounts).
+    Evaluator(const config::Config& config, const model::GptShape& shape, int T,
+              int trainMicroBatch, const data::Dataset& data, const data::DocumentIndex* documents,
+              std::vector<int32_t> tokenBytes);
+
+    int micro() const { return m_micro; }  // sequences per forward pass
+    // The batches an evaluation reads: runconfig.eval_steps, fewer when the data holds fewer.
+    int64_t batches() const;
+    // The mean loss over batches() (NaN when there are none), and the same in bits per byte.
+    Result evaluate(RunWeights& weights);
+
+private:
+    const config::Config& m_config;
+    int m_T;
+    int m_micro;
+    const data::Dataset& m_data;
+    const data::DocumentIndex* m_documents;
+    std::vector<int32_t> m_tokenBytes;
+    model::Gpt<float> m_gpt;                   // (micro, T)
+    std::vector<int32_t> m_inputs, m_targets;  // (eval batch, T)
+    std::vector<int32_t> m_positionIds;        // (eval batch, T), with m_documents only
+};
+
+}  // namespace ws::session
