@@ -161,6 +161,8 @@ public:
 private:
     void init(const model::GptShape& shape, int globalBatch, int seqLen, MemoryX* memoryx,
               optim::Optimizer* optimizer, SpanSink sink);
+    void unshardedStepEnd(StepResult& result, double lr, double maxGradientNorm,
+                          int64_t updateCount, int64_t step, const std::vector<double>& losses);
     StepResult shardedStepEnd(double lr, double maxGradientNorm, int64_t updateCount, int64_t step,
                               const std::vector<double>& losses);
 
