@@ -50,17 +50,8 @@ size_t largestLayerSize(const model::ParameterTable& table) {
 }
 
 int64_t activationBytesPerSequence(const model::GptShape& s, int T) {
-    // Mirrors Gpt's activation table: per block ln_1, its mean/rstd, qkv, the softmax statistics
-    // (max and sum per head), attention output, residual, ln_2 with mean/rstd, c_fc, gelu,
-    // residual; then ln_f, logits, loss terms.
-    const int64_t C = s.channels, F = s.ffn, V = s.vocab, NH = s.heads;
-    const int64_t perTokenBlock = C + 2 + 3 * C + 2 * NH + C + C + C + 2 + F + F + C;
-    int64_t perToken = C + s.layers * perTokenBlock + C + 2 + V + 2;
-    // An MoE block keeps router probabilities (E) and gates (k), and per kept assignment c_fc,
-    // gelu (F each) and the expert's output (C), instead of c_fc and gelu.
-    for (int l = 0; l < s.layers; ++l)
-        if (s.isMoeBlock(l)) perToken += s.numExperts + s.topK + s.topK * (2 * F + C) - 2 * F;
-    return perToken * T * int64_t(sizeof(float));
+    // Every activation Gpt keeps for the backward pass, for one sequence.
+    return int64_t(model::activationLayout(s, 1, T).size() * sizeof(float));
 }
 
 void StreamingExecutor::Impl::accountOverlap() {
