@@ -18,84 +18,29 @@
 // sum lets debug builds check that the recomputation reproduced the forward.
 #include <algorithm>
 #include <cassert>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <type_traits>
 #include <vector>
 
+#include "engine/model/attention_kernels.h"
 #include "engine/model/element_kernels.h"
 #include "engine/model/ops.h"
 #include "engine/model/precision_gemm.h"
-#include "engine/model/random.h"
-#include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
 
 namespace ws::model::ops {
 
+using attention::DropoutMask;
+using attention::kRowBlock;
+using attention::roundProbabilities;
+using attention::softmaxBackwardRow;
 using tensor::Trans;
-
-namespace {
-
-constexpr int kRowBlock = 64;
-
-struct DropoutMask {
-    bool active;
-    uint32_t threshold;
-    double scale;
-    uint64_t key;
-    explicit DropoutMask(double p, uint64_t k)
-        : active(p > 0.0), threshold(rng::dropThreshold(p)), scale(dropoutScale(p)), key(k) {}
-    // dst[j] = src[j] * mask(base + j) for j < n.
-    template <typename Real>
-    void apply(Real* dst, const Real* src, int n, uint64_t base) const {
-        const Real s = Real(scale);
-        for (int j = 0; j < n; ++j) {
-            dst[j] = rng::keep(key, base + uint64_t(j), threshold) ? src[j] * s : Real(0);
-        }
-    }
-};
-
-// One product of a (batch, head) pair, in the model's precision (no operand is pre-packed).
-template <typename Real>
-void gemm(bool bf16, Trans ta, Trans tb, int M, int N, int K, Real alpha, const Real* A, int lda,
-          const Real* B, int ldb, Real beta, Real* C, int ldc) {
-    precisionGemm<Real>(bf16, ta, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, beta, C,
-                        ldc);
-}
-
-int64_t attentionWork(int B, int T, int C) {
-    return int64_t{B} * T * T * C;
-}
-
-// bf16 mode: the probabilities the backward uses are rounded to bf16 (gpt.h), rows x cols of them.
-template <typename Real>
-void roundProbabilities(bool bf16, Real* P, int rows, int cols, int ld) {
-    if constexpr (std::is_same_v<Real, float>) {
-        if (!bf16) return;
-        for (int i = 0; i < rows; ++i) {
-            Real* row = P + size_t(i) * ld;
-            tensor::roundToBf16Span(row, row, size_t(cols));
-        }
-    } else {
-        (void)bf16, (void)P, (void)rows, (void)cols, (void)ld;
-    }
-}
-
-template <typename Real>
-bool sameBits(Real a, Real b) {
-    return std::memcmp(&a, &b, sizeof(Real)) == 0;
-}
-
-}  // namespace
 
 template <typename Real>
 void attentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv, int B, int T, int C,
                       int NH, Real scale, double dropout, uint64_t key, bool bf16) {
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
     const DropoutMask mask(dropout, key);
-    const int threads = tensor::threadsForWork(attentionWork(B, T, C));
+    const int threads = tensor::threadsForWork(attention::work(B, T, C));
     tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
         std::vector<Real> probs(size_t(kRowBlock) * T);                      // (rows, T)
         std::vector<Real> dropped(mask.active ? size_t(kRowBlock) * T : 0);  // (rows, T)
@@ -110,8 +55,8 @@ void attentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv, in
             for (int r0 = 0; r0 < T; r0 += kRowBlock) {
                 const int rows = std::min(kRowBlock, T - r0), cols = r0 + rows;
                 Real* Pb = probs.data();
-                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, scale, q + size_t(r0) * ld,
-                           ld, k, ld, Real(0), Pb, T);
+                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, scale,
+                                    q + size_t(r0) * ld, ld, k, ld, Real(0), Pb, T);
                 kernels::causalSoftmaxRows(Pb, rows, r0 + 1, T, maxes + r0, sums + r0, false);
                 const Real* weights = Pb;
                 if (mask.active) {
@@ -121,8 +66,8 @@ void attentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv, in
                     }
                     weights = dropped.data();
                 }
-                gemm<Real>(bf16, Trans::No, Trans::No, rows, hs, cols, Real(1), weights, T, v, ld,
-                           Real(0), o + size_t(r0) * C, C);
+                precisionGemm<Real>(bf16, Trans::No, Trans::No, rows, hs, cols, Real(1), weights, T,
+                                    v, ld, Real(0), o + size_t(r0) * C, C);
             }
         }
     });
@@ -135,7 +80,7 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
     (void)rowSum;  // read by the debug check only
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
     const DropoutMask mask(dropout, key);
-    const int threads = tensor::threadsForWork(attentionWork(B, T, C));
+    const int threads = tensor::threadsForWork(attention::work(B, T, C));
     tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
         std::vector<Real> probs(size_t(kRowBlock) * T);                      // (rows, T)
         std::vector<Real> dS(size_t(kRowBlock) * T);                         // (rows, T)
@@ -158,18 +103,19 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
                 const int rows = std::min(kRowBlock, T - r0), cols = r0 + rows;
                 // The forward's probabilities again: its product, its softmax from its max.
                 Real* Pb = probs.data();
-                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, scale, q + size_t(r0) * ld,
-                           ld, k, ld, Real(0), Pb, T);
+                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, scale,
+                                    q + size_t(r0) * ld, ld, k, ld, Real(0), Pb, T);
                 std::copy_n(rowMax + size_t(bh) * T + r0, rows, maxes.begin());
                 kernels::causalSoftmaxRows(Pb, rows, r0 + 1, T, maxes.data(), sums.data(), true);
                 for (int i = 0; i < rows; ++i) {  // the forward's row sums again, to the bit
-                    assert(sameBits(sums[size_t(i)], rowSum[size_t(bh) * T + size_t(r0 + i)]));
+                    assert(attention::sameBits(sums[size_t(i)],
+                                               rowSum[size_t(bh) * T + size_t(r0 + i)]));
                 }
                 roundProbabilities(bf16, Pb, rows, cols, T);
                 const Real* dOb = dO + size_t(r0) * C;
                 // d(dropped probs) = dO · vᵀ, and dv += (dropped probs)ᵀ · dO.
-                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, Real(1), dOb, C, v, ld,
-                           Real(0), dS.data(), T);
+                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, cols, hs, Real(1), dOb, C, v,
+                                    ld, Real(0), dS.data(), T);
                 const Real* weights = Pb;
                 if (mask.active) {
                     for (int i = 0; i < rows; ++i) {
@@ -180,25 +126,18 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
                     }
                     weights = dropped.data();
                 }
-                gemm<Real>(bf16, Trans::Yes, Trans::No, cols, hs, rows, Real(1), weights, T, dOb, C,
-                           Real(1), dv, ld);
+                precisionGemm<Real>(bf16, Trans::Yes, Trans::No, cols, hs, rows, Real(1), weights,
+                                    T, dOb, C, Real(1), dv, ld);
                 // Softmax backward: dS = P ∘ (dP - rowsum(P ∘ dP)); zero above the diagonal.
                 for (int i = 0; i < rows; ++i) {
-                    const int len = r0 + i + 1;
-                    const Real* p = Pb + size_t(i) * T;
-                    Real* d = dS.data() + size_t(i) * T;
-                    Real dot = 0;
-#pragma omp simd reduction(+ : dot)
-                    for (int j = 0; j < len; ++j) dot += p[j] * d[j];
-#pragma omp simd
-                    for (int j = 0; j < len; ++j) d[j] = p[j] * (d[j] - dot);
-                    std::fill(d + len, d + cols, Real(0));
+                    softmaxBackwardRow(Pb + size_t(i) * T, dS.data() + size_t(i) * T, 0, r0 + i + 1,
+                                       cols);
                 }
                 // Scores were scale · q · kᵀ: dq = scale · dS · k, dk += scale · dSᵀ · q.
-                gemm<Real>(bf16, Trans::No, Trans::No, rows, hs, cols, scale, dS.data(), T, k, ld,
-                           Real(0), dq + size_t(r0) * ld, ld);
-                gemm<Real>(bf16, Trans::Yes, Trans::No, cols, hs, rows, scale, dS.data(), T,
-                           q + size_t(r0) * ld, ld, Real(1), dk, ld);
+                precisionGemm<Real>(bf16, Trans::No, Trans::No, rows, hs, cols, scale, dS.data(), T,
+                                    k, ld, Real(0), dq + size_t(r0) * ld, ld);
+                precisionGemm<Real>(bf16, Trans::Yes, Trans::No, cols, hs, rows, scale, dS.data(),
+                                    T, q + size_t(r0) * ld, ld, Real(1), dk, ld);
             }
         }
     });

@@ -43,6 +43,59 @@ Status checkTokens(const int32_t* tokens, size_t count, int vocab) {
     return Status::success();
 }
 
+ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen) {
+    const int64_t B = batch, T = seqLen, C = shape.channels, F = shape.ffn, V = shape.vocab,
+                  NH = shape.heads;
+    ActivationLayout L;
+    auto add = [&L](std::string name, std::vector<int64_t> dims) {
+        size_t size = 1;
+        for (int64_t d : dims) size *= size_t(d);
+        const size_t offset = L.size();
+        L.slices.push_back({std::move(name), std::move(dims), offset, size});
+        return offset;
+    };
+    L.encoded = add("encoded", {B, T, C});
+    for (int l = 0; l < shape.layers; ++l) {
+        const std::string h = fmt::format("h.{}.", l);
+        ActivationLayout::Block a{};
+        a.ln1 = add(h + "ln_1", {B, T, C});
+        a.ln1Mean = add(h + "ln_1.mean", {B, T});
+        a.ln1Rstd = add(h + "ln_1.rstd", {B, T});
+        a.qkv = add(h + "attn.qkv", {B, T, 3 * C});
+        a.attnMax = add(h + "attn.row_max", {B, NH, T});
+        a.attnSum = add(h + "attn.row_sum", {B, NH, T});
+        a.atty = add(h + "attn.out", {B, T, C});
+        a.residual2 = add(h + "residual_attn", {B, T, C});
+        a.ln2 = add(h + "ln_2", {B, T, C});
+        a.ln2Mean = add(h + "ln_2.mean", {B, T});
+        a.ln2Rstd = add(h + "ln_2.rstd", {B, T});
+        if (shape.isMoeBlock(l)) {
+            const int64_t E = shape.numExperts, K = shape.topK;
+            a.routerProbs = add(h + "mlp.router.probs", {B, T, E});
+            a.gates = add(h + "mlp.router.gates", {B, T, K});
+            a.expertFch = add(h + "mlp.experts.c_fc", {B * T * K, F});
+            a.expertGelu = add(h + "mlp.experts.gelu", {B * T * K, F});
+            a.expertOut = add(h + "mlp.experts.out", {B * T * K, C});
+        } else {
+            a.fch = add(h + "mlp.c_fc", {B, T, F});
+            a.fchGelu = add(h + "mlp.gelu", {B, T, F});
+        }
+        a.residual3 = add(h + "residual_mlp", {B, T, C});
+        for (size_t t = 0; t < 4; ++t)
+            if (shape.hasLora() && shape.loraTargets[t])
+                a.loraU[t] = add(h + std::string(lora::targetName(lora::Target(t))) + ".lora_u",
+                                 {B, T, shape.loraRank});
+        L.blocks.push_back(a);
+    }
+    L.lnf = add("ln_f", {B, T, C});
+    L.lnfMean = add("ln_f.mean", {B, T});
+    L.lnfRstd = add("ln_f.rstd", {B, T});
+    L.logits = add("logits", {B, T, V});
+    L.lse = add("logsumexp", {B, T});
+    L.losses = add("losses", {B, T});
+    return L;
+}
+
 template <typename Real>
 Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
     : m_table(shape),
@@ -50,51 +103,11 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
       m_moeOff(shape.hasMoe() ? blockOffsets(shape, 0) : BlockOffsets{}),
       m_B(batch),
       m_T(seqLen),
-      m_N(batch * seqLen) {
+      m_N(batch * seqLen),
+      m_layout(activationLayout(shape, batch, seqLen)) {
     assert(shape.validate(batch, seqLen).ok());
-    const int64_t B = batch, T = seqLen, C = shape.channels, F = shape.ffn, V = shape.vocab,
-                  NH = shape.heads;
-    m_encoded = addActivation("encoded", {B, T, C});
-    for (int l = 0; l < shape.layers; ++l) {
-        const std::string h = fmt::format("h.{}.", l);
-        BlockActs a{};
-        a.ln1 = addActivation(h + "ln_1", {B, T, C});
-        a.ln1Mean = addActivation(h + "ln_1.mean", {B, T});
-        a.ln1Rstd = addActivation(h + "ln_1.rstd", {B, T});
-        a.qkv = addActivation(h + "attn.qkv", {B, T, 3 * C});
-        a.attnMax = addActivation(h + "attn.row_max", {B, NH, T});
-        a.attnSum = addActivation(h + "attn.row_sum", {B, NH, T});
-        a.atty = addActivation(h + "attn.out", {B, T, C});
-        a.residual2 = addActivation(h + "residual_attn", {B, T, C});
-        a.ln2 = addActivation(h + "ln_2", {B, T, C});
-        a.ln2Mean = addActivation(h + "ln_2.mean", {B, T});
-        a.ln2Rstd = addActivation(h + "ln_2.rstd", {B, T});
-        if (shape.isMoeBlock(l)) {
-            const int64_t E = shape.numExperts, K = shape.topK;
-            a.routerProbs = addActivation(h + "mlp.router.probs", {B, T, E});
-            a.gates = addActivation(h + "mlp.router.gates", {B, T, K});
-            a.expertFch = addActivation(h + "mlp.experts.c_fc", {B * T * K, F});
-            a.expertGelu = addActivation(h + "mlp.experts.gelu", {B * T * K, F});
-            a.expertOut = addActivation(h + "mlp.experts.out", {B * T * K, C});
-        } else {
-            a.fch = addActivation(h + "mlp.c_fc", {B, T, F});
-            a.fchGelu = addActivation(h + "mlp.gelu", {B, T, F});
-        }
-        a.residual3 = addActivation(h + "residual_mlp", {B, T, C});
-        for (size_t t = 0; t < 4; ++t)
-            if (shape.hasLora() && shape.loraTargets[t])
-                a.loraU[t] =
-                    addActivation(h + std::string(lora::targetName(lora::Target(t))) + ".lora_u",
-                                  {B, T, shape.loraRank});
-        m_blocks.push_back(a);
-    }
-    m_lnf = addActivation("ln_f", {B, T, C});
-    m_lnfMean = addActivation("ln_f.mean", {B, T});
-    m_lnfRstd = addActivation("ln_f.rstd", {B, T});
-    m_logits = addActivation("logits", {B, T, V});
-    m_lse = addActivation("logsumexp", {B, T});
-    m_losses = addActivation("losses", {B, T});
-    m_acts.assign(m_actSlices.back().offset + m_actSlices.back().size, Real(0));
+    const int64_t C = shape.channels, F = shape.ffn, V = shape.vocab;
+    m_acts.assign(m_layout.size(), Real(0));
 
     const size_t N = size_t(m_N);
     m_tokens.assign(N, 0);
@@ -140,18 +153,8 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
 }
 
 template <typename Real>
-size_t Gpt<Real>::addActivation(std::string name, std::vector<int64_t> shape) {
-    size_t size = 1;
-    for (int64_t d : shape) size *= size_t(d);
-    const size_t offset =
-        m_actSlices.empty() ? 0 : m_actSlices.back().offset + m_actSlices.back().size;
-    m_actSlices.push_back({std::move(name), std::move(shape), offset, size});
-    return offset;
-}
-
-template <typename Real>
 const Real* Gpt<Real>::activation(std::string_view name) const {
-    for (const ActivationSlice& s : m_actSlices) {
+    for (const ActivationSlice& s : m_layout.slices) {
         if (s.name == name) return m_acts.data() + s.offset;
     }
     return nullptr;
@@ -159,7 +162,8 @@ const Real* Gpt<Real>::activation(std::string_view name) const {
 
 template <typename Real>
 const Real* Gpt<Real>::blockInput(int layer) const {
-    return m_acts.data() + (layer == 0 ? m_encoded : m_blocks[size_t(layer - 1)].residual3);
+    return m_acts.data() +
+           (layer == 0 ? m_layout.encoded : m_layout.blocks[size_t(layer - 1)].residual3);
 }
 
 template <typename Real>
@@ -290,7 +294,7 @@ void Gpt<Real>::embedForward(LayerWeights<Real> embeddingParams, const int32_t* 
     const size_t C = size_t(s.channels), n = size_t(m_N) * C;
     std::copy(inputs, inputs + m_N, m_tokens.begin());
     const Real* w = computeWeights(embeddingParams, size_t(s.vocab + s.maxPositions) * C, 0);
-    Real* encoded = act(m_encoded);
+    Real* encoded = act(m_layout.encoded);
     if (packed()) {
         ops::packedEmbeddingForward(encoded, inputs, m_positionIds.data(), w,
                                     w + size_t(s.vocab) * C, m_B, m_T, s.channels);
@@ -312,9 +316,10 @@ void Gpt<Real>::adapterForward(int layer, int target, Real* out, const Real* inp
                                int IN, int OUT) {
     const GptShape& s = shape();
     if (!s.hasLora() || !s.loraTargets[size_t(target)]) return;
-    lora::loraForward(out, act(m_blocks[size_t(layer)].loraU[size_t(target)]), m_loraDropped.data(),
-                      inp, w + m_off.loraA[size_t(target)], w + m_off.loraB[size_t(target)], m_N,
-                      IN, s.loraRank, OUT, Real(s.loraScale), rate(s.loraDropout),
+    lora::loraForward(out, act(m_layout.blocks[size_t(layer)].loraU[size_t(target)]),
+                      m_loraDropped.data(), inp, w + m_off.loraA[size_t(target)],
+                      w + m_off.loraB[size_t(target)], m_N, IN, s.loraRank, OUT, Real(s.loraScale),
+                      rate(s.loraDropout),
                       dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16());
 }
 
@@ -327,7 +332,7 @@ void Gpt<Real>::adapterBackward(int layer, int target, Real* dinp, const Real* d
     const int layerIndex = ParameterTable::blockLayer(layer);
     lora::loraBackward(dinp, gradOf(layerIndex, g, m_off.loraA[t]),
                        gradOf(layerIndex, g, m_off.loraB[t]), m_loraDu.data(), m_loraDropped.data(),
-                       dout, inp, act(m_blocks[size_t(layer)].loraU[t]), w + m_off.loraA[t],
+                       dout, inp, act(m_layout.blocks[size_t(layer)].loraU[t]), w + m_off.loraA[t],
                        w + m_off.loraB[t], m_N, IN, s.loraRank, OUT, Real(s.loraScale),
                        rate(s.loraDropout),
                        dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16());
@@ -341,7 +346,7 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     const int layerIndex = ParameterTable::blockLayer(layer);
     const BlockOffsets& o = offsets(layer);
     const Real* w = computeWeights(blockParams, o.size, 0, blockMatrices(layer));
-    const BlockActs& a = m_blocks[size_t(layer)];
+    const ActivationLayout::Block& a = m_layout.blocks[size_t(layer)];
     const Real* input = blockInput(layer);
 
     ops::layerNormForward(act(a.ln1), act(a.ln1Mean), act(a.ln1Rstd), input, w + o.ln1w, w + o.ln1b,
@@ -401,19 +406,21 @@ Real Gpt<Real>::headForward(LayerWeights<Real> headParams, LayerWeights<Real> wt
     const Real* w = headWeights(headParams, wte, &W);
     const Real* last = blockInput(s.layers);
 
-    ops::layerNormForward(act(m_lnf), act(m_lnfMean), act(m_lnfRstd), last, w, w + C, N, C,
-                          s.lnEps);
-    roundActivation(act(m_lnf), size_t(N) * C);
+    ops::layerNormForward(act(m_layout.lnf), act(m_layout.lnfMean), act(m_layout.lnfRstd), last, w,
+                          w + C, N, C, s.lnEps);
+    roundActivation(act(m_layout.lnf), size_t(N) * C);
     // μP: logits × output_logits_alpha / m_d (1 under SP; see GptShape::fromConfig).
     precisionGemm<Real>(bf16(), Trans::No, Trans::Yes, N, V, C, Real(s.outputLogitsScale),
-                        act(m_lnf), nullptr, C, W, packedWeight(W), C, Real(0), act(m_logits), V);
-    roundActivation(act(m_logits), size_t(N) * V);
+                        act(m_layout.lnf), nullptr, C, W, packedWeight(W), C, Real(0),
+                        act(m_layout.logits), V);
+    roundActivation(act(m_layout.logits), size_t(N) * V);
     m_haveTargets = targets != nullptr;
     if (!targets) return Real(0);
     std::copy(targets, targets + N, m_targets.begin());
-    ops::crossEntropyForward(act(m_losses), act(m_lse), act(m_logits), targets, N, V);
+    ops::crossEntropyForward(act(m_layout.losses), act(m_layout.lse), act(m_layout.logits), targets,
+                             N, V);
     double sum = 0.0;  // fixed order, so the loss is reproducible
-    for (int n = 0; n < N; ++n) sum += double(m_acts[m_losses + size_t(n)]);
+    for (int n = 0; n < N; ++n) sum += double(m_acts[m_layout.losses + size_t(n)]);
     m_lastCrossEntropy = sum / N;
     if (s.hasMoe() && m_training) return Real(sum / N + loadBalancingLoss());
     return Real(sum / N);
@@ -430,9 +437,9 @@ void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> w
     const int head = m_table.headLayer(), emb = ParameterTable::embeddingLayer();
     Real* dW = s.tiedEmbedding ? gradOf(emb, dWte, 0) : gradOf(head, headGrads, 2 * size_t(C));
 
-    Real* dlogits = act(m_logits);  // in place: the logits are not needed any more
-    ops::crossEntropyBackward(dlogits, act(m_logits), act(m_lse), m_targets.data(), Real(1) / N, N,
-                              V);
+    Real* dlogits = act(m_layout.logits);  // in place: the logits are not needed any more
+    ops::crossEntropyBackward(dlogits, act(m_layout.logits), act(m_layout.lse), m_targets.data(),
+                              Real(1) / N, N, V);
     const Real logitScale = Real(s.outputLogitsScale);  // logits = scale · ln_f · Wᵀ
     // bf16: dlogits feeds both products, so it is packed once.
     const uint16_t* dlogitsBf16 = packOnceForBf16(bf16(), dlogits, size_t(N) * V);
@@ -440,12 +447,12 @@ void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> w
                         W, packedWeight(W), C, Real(0), m_dln.data(), C);
     if (dW) {
         precisionGemm<Real>(bf16(), Trans::Yes, Trans::No, V, C, N, logitScale, dlogits,
-                            dlogitsBf16, V, act(m_lnf), nullptr, C, Real(1), dW, C);
+                            dlogitsBf16, V, act(m_layout.lnf), nullptr, C, Real(1), dW, C);
     }
     std::fill(m_dres.begin(), m_dres.end(), Real(0));
     ops::layerNormBackward(m_dres.data(), gradOf(head, headGrads, 0),
                            gradOf(head, headGrads, size_t(C)), m_dln.data(), blockInput(s.layers),
-                           w, act(m_lnfMean), act(m_lnfRstd), N, C);
+                           w, act(m_layout.lnfMean), act(m_layout.lnfRstd), N, C);
     m_haveTargets = false;
 }
 
@@ -459,7 +466,7 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     const Real* w = computeWeights(blockParams, o.size, 0, blockMatrices(layer));
     Real* g = blockGrads;
     auto dW = [&](size_t offset) { return gradOf(layerIndex, blockGrads, offset); };
-    const BlockActs& a = m_blocks[size_t(layer)];
+    const ActivationLayout::Block& a = m_layout.blocks[size_t(layer)];
     Real* dres = m_dres.data();  // holds d(residual_mlp) on entry, d(block input) on exit
     const double p = rate(s.dropout);
     auto branchGrad = [&](int site) -> const Real* {
@@ -584,7 +591,7 @@ auto Gpt<Real>::blockMatrices(int layer) const -> std::span<const MatrixRange> {
 
 template <typename Real>
 const Real* Gpt<Real>::logits(int b, int t) const {
-    return m_acts.data() + m_logits + (size_t(b) * m_T + size_t(t)) * size_t(shape().vocab);
+    return m_acts.data() + m_layout.logits + (size_t(b) * m_T + size_t(t)) * size_t(shape().vocab);
 }
 
 template class Gpt<float>;

@@ -100,6 +100,40 @@ struct ActivationSlice {
     size_t size = 0;
 };
 
+// Where every activation of a step lives in Gpt's one activation buffer: the size table (llm.c's
+// act_sizes) and each tensor's offset, in buffer order: the embedding sum; per block ln_1 with its
+// mean and rstd, qkv, the softmax statistics (max and sum per head and row), the attention
+// output, the residual, ln_2 with mean and rstd, the MLP's c_fc and GELU outputs (an MoE block:
+// router probabilities, gates, and per kept assignment c_fc, GELU and the expert's output), the
+// residual, each LoRA adapter's dropout(x)·A; then ln_f with mean and rstd, logits, log-sum-exp
+// and the per-token losses. The one source of the activation memory a step needs (the streaming
+// executor's fit reads its size). Every tensor is a multiple of batch x seqLen.
+struct ActivationLayout {
+    struct Block {  // offsets into the buffer
+        size_t ln1, ln1Mean, ln1Rstd, qkv, attnMax, attnSum, atty, residual2, ln2, ln2Mean, ln2Rstd,
+            fch, fchGelu, residual3;
+        std::array<size_t, 4> loraU{};  // per lora::Target: dropout(x) · A (N,R), LoRA only
+        // MoE block only (fch and fchGelu unused): router probabilities (N,E), gates (N,k), and
+        // per kept assignment, rows grouped by expert (moe::Routing): c_fc output and GELU
+        // output (N*k,F), the expert's c_proj output before gating (N*k,C).
+        size_t routerProbs = 0, gates = 0, expertFch = 0, expertGelu = 0, expertOut = 0;
+    };
+    std::vector<ActivationSlice> slices;  // in buffer order, back to back
+    size_t encoded = 0;
+    std::vector<Block> blocks;
+    size_t lnf = 0, lnfMean = 0, lnfRstd = 0, logits = 0, lse = 0, losses = 0;
+
+    size_t size() const { return slices.empty() ? 0 : slices.back().offset + slices.back().size; }
+    // What block `layer` (0-based) keeps, and what the head keeps (ln_f to the losses).
+    size_t blockSize(int layer) const {
+        const size_t end = size_t(layer) + 1 < blocks.size() ? blocks[size_t(layer) + 1].ln1 : lnf;
+        return end - blocks[size_t(layer)].ln1;
+    }
+    size_t headSize() const { return size() - lnf; }
+};
+
+ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen);
+
 // A layer's weights as a per-layer entry point receives them (same layout either way): fp32 values
 // (a plain `const Real*` converts), or in bf16 mode (Gpt<float> with shape.bf16 only) the slice as
 // bf16 bits (tensor::floatToBf16), which the layer uses without converting anything but its
@@ -188,25 +222,15 @@ public:
     double lastCrossEntropy() const { return m_lastCrossEntropy; }
 
     // --- Activations of the last forward, addressable by name.
-    const std::vector<ActivationSlice>& activationSlices() const { return m_actSlices; }
+    const std::vector<ActivationSlice>& activationSlices() const { return m_layout.slices; }
     const Real* activationData() const { return m_acts.data(); }
     const Real* activation(std::string_view name) const;  // null if unknown
 
 private:
-    struct BlockActs {  // offsets into m_acts
-        size_t ln1, ln1Mean, ln1Rstd, qkv, attnMax, attnSum, atty, residual2, ln2, ln2Mean, ln2Rstd,
-            fch, fchGelu, residual3;
-        std::array<size_t, 4> loraU{};  // per lora::Target: dropout(x) · A (N,R), LoRA only
-        // MoE block only (fch and fchGelu unused): router probabilities (N,E), gates (N,k), and
-        // per kept assignment, rows grouped by expert (moe::Routing): c_fc output and GELU
-        // output (N*k,F), the expert's c_proj output before gating (N*k,C).
-        size_t routerProbs = 0, gates = 0, expertFch = 0, expertGelu = 0, expertOut = 0;
-    };
     // MoE block: from ln_2's output to m_branch (before dropout), and back: dout (N,C) is the MLP
     // branch's gradient, m_dln receives ln_2 output's gradient (overwritten). moe.cpp.
     void moeForward(int layer, const Real* w);
     void moeBackward(int layer, const Real* w, Real* blockGrads, const Real* dout);
-    size_t addActivation(std::string name, std::vector<int64_t> shape);
     Real* act(size_t offset) { return m_acts.data() + offset; }
     const Real* blockInput(int layer) const;
     uint64_t dropoutKey(int layerIndex, int site) const;
@@ -252,11 +276,8 @@ private:
     bool m_haveTargets = false;
     double m_lastCrossEntropy = 0.0;
 
-    std::vector<ActivationSlice> m_actSlices;
-    std::vector<Real> m_acts;
-    size_t m_encoded = 0;
-    std::vector<BlockActs> m_blocks;
-    size_t m_lnf = 0, m_lnfMean = 0, m_lnfRstd = 0, m_logits = 0, m_lse = 0, m_losses = 0;
+    ActivationLayout m_layout;
+    std::vector<Real> m_acts;  // (m_layout.size())
 
     std::vector<int32_t> m_tokens;       // (B,T) copy of the inputs for embedBackward
     std::vector<int32_t> m_targets;      // (B,T)

@@ -62,23 +62,15 @@ const Real* adapterInput(Real* dropped, const Real* inp, size_t n, double dropou
 
 }  // namespace
 
-// One product of the adapter in the model's precision (precision_gemm.h): fp32, or in bf16 mode
-// bf16 operands (converted as they enter) with fp32 accumulation and output.
-template <typename Real>
-void gemm(bool bf16, Trans ta, Trans tb, int M, int N, int K, Real alpha, const Real* A, int lda,
-          const Real* B, int ldb, Real beta, Real* C, int ldc) {
-    precisionGemm<Real>(bf16, ta, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, beta, C,
-                        ldc);
-}
-
 template <typename Real>
 void loraForward(Real* out, Real* u, Real* dropped, const Real* inp, const Real* A, const Real* B,
                  int N, int IN, int R, int OUT, Real scale, double dropout, uint64_t key,
                  bool bf16) {
     const Real* x = adapterInput(dropped, inp, size_t(N) * IN, dropout, key);
-    gemm<Real>(bf16, Trans::No, Trans::No, N, R, IN, Real(1), x, IN, A, R, Real(0), u, R);
+    precisionGemm<Real>(bf16, Trans::No, Trans::No, N, R, IN, Real(1), x, IN, A, R, Real(0), u, R);
     // out = scale * u · B + out: with B = 0 every element of out gets + 0 (unchanged).
-    gemm<Real>(bf16, Trans::No, Trans::No, N, OUT, R, scale, u, R, B, OUT, Real(1), out, OUT);
+    precisionGemm<Real>(bf16, Trans::No, Trans::No, N, OUT, R, scale, u, R, B, OUT, Real(1), out,
+                        OUT);
 }
 
 template <typename Real>
@@ -87,22 +79,26 @@ void loraBackward(Real* dinp, Real* dA, Real* dB, Real* du, Real* dropped, const
                   int R, int OUT, Real scale, double dropout, uint64_t key, bool bf16) {
     // dB += scale * uᵀ · dout; du = scale * dout · Bᵀ. (dA, dB null: a frozen adapter.)
     if (dB)
-        gemm<Real>(bf16, Trans::Yes, Trans::No, R, OUT, N, scale, u, R, dout, OUT, Real(1), dB,
-                   OUT);
-    gemm<Real>(bf16, Trans::No, Trans::Yes, N, R, OUT, scale, dout, OUT, B, OUT, Real(0), du, R);
+        precisionGemm<Real>(bf16, Trans::Yes, Trans::No, R, OUT, N, scale, u, R, dout, OUT, Real(1),
+                            dB, OUT);
+    precisionGemm<Real>(bf16, Trans::No, Trans::Yes, N, R, OUT, scale, dout, OUT, B, OUT, Real(0),
+                        du, R);
     // dA += dropout(inp)ᵀ · du (the mask recomputed from key).
     if (dA) {
         const Real* x = adapterInput(dropped, inp, size_t(N) * IN, dropout, key);
-        gemm<Real>(bf16, Trans::Yes, Trans::No, IN, R, N, Real(1), x, IN, du, R, Real(1), dA, R);
+        precisionGemm<Real>(bf16, Trans::Yes, Trans::No, IN, R, N, Real(1), x, IN, du, R, Real(1),
+                            dA, R);
     }
     if (dropout <= 0.0) {
         // dinp += du · Aᵀ.
-        gemm<Real>(bf16, Trans::No, Trans::Yes, N, IN, R, Real(1), du, R, A, R, Real(1), dinp, IN);
+        precisionGemm<Real>(bf16, Trans::No, Trans::Yes, N, IN, R, Real(1), du, R, A, R, Real(1),
+                            dinp, IN);
         return;
     }
     // dinp += mask(du · Aᵀ): the product into the scratch (its dropped input is no longer
     // needed), the mask, then the add.
-    gemm<Real>(bf16, Trans::No, Trans::Yes, N, IN, R, Real(1), du, R, A, R, Real(0), dropped, IN);
+    precisionGemm<Real>(bf16, Trans::No, Trans::Yes, N, IN, R, Real(1), du, R, A, R, Real(0),
+                        dropped, IN);
     const size_t n = size_t(N) * IN;
     ops::dropoutBackward(dropped, dropped, n, dropout, key);
     ops::residualForward(dinp, dinp, dropped, n);

@@ -144,7 +144,7 @@ void Gpt<Real>::moeForward(int layer, const Real* w) {
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, F = s.ffn, E = s.numExperts, k = s.topK;
     const BlockOffsets& o = m_moeOff;
-    const BlockActs& a = m_blocks[size_t(layer)];
+    const ActivationLayout::Block& a = m_layout.blocks[size_t(layer)];
     const Real* x = act(a.ln2);
     Real* probs = act(a.routerProbs);
     Real* gates = act(a.gates);
@@ -212,7 +212,7 @@ void Gpt<Real>::moeBackward(int layer, const Real* w, Real* blockGrads, const Re
     const GptShape& s = shape();
     const int N = m_N, C = s.channels, F = s.ffn, E = s.numExperts, k = s.topK;
     const BlockOffsets& o = m_moeOff;
-    const BlockActs& a = m_blocks[size_t(layer)];
+    const ActivationLayout::Block& a = m_layout.blocks[size_t(layer)];
     const int layerIndex = ParameterTable::blockLayer(layer);
     auto dW = [&](size_t offset) { return gradOf(layerIndex, blockGrads, offset); };
     const moe::Routing& r = m_routing[size_t(layer)];

@@ -11,61 +11,24 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cstring>
-#include <type_traits>
 #include <vector>
 
+#include "engine/model/attention_kernels.h"
 #include "engine/model/element_kernels.h"
 #include "engine/model/ops.h"
 #include "engine/model/precision_gemm.h"
-#include "engine/model/random.h"
-#include "engine/tensor/bf16.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tensor/threads.h"
 
 namespace ws::model::ops {
 
+using attention::DropoutMask;
+using attention::kRowBlock;
+using attention::roundProbabilities;
+using attention::softmaxBackwardRow;
 using tensor::Trans;
 
 namespace {
-
-constexpr int kRowBlock = 64;  // as attention.cpp: one-document rows take the same products
-
-struct DropoutMask {
-    bool active;
-    uint32_t threshold;
-    double scale;
-    uint64_t key;
-    explicit DropoutMask(double p, uint64_t k)
-        : active(p > 0.0), threshold(rng::dropThreshold(p)), scale(dropoutScale(p)), key(k) {}
-    template <typename Real>
-    void apply(Real* dst, const Real* src, int n, uint64_t base) const {
-        const Real s = Real(scale);
-        for (int j = 0; j < n; ++j) {
-            dst[j] = rng::keep(key, base + uint64_t(j), threshold) ? src[j] * s : Real(0);
-        }
-    }
-};
-
-template <typename Real>
-void gemm(bool bf16, Trans ta, Trans tb, int M, int N, int K, Real alpha, const Real* A, int lda,
-          const Real* B, int ldb, Real beta, Real* C, int ldc) {
-    precisionGemm<Real>(bf16, ta, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, beta, C,
-                        ldc);
-}
-
-template <typename Real>
-void roundProbabilities(bool bf16, Real* P, int rows, int cols, int ld) {
-    if constexpr (std::is_same_v<Real, float>) {
-        if (!bf16) return;
-        for (int i = 0; i < rows; ++i) {
-            Real* row = P + size_t(i) * ld;
-            tensor::roundToBf16Span(row, row, size_t(cols));
-        }
-    } else {
-        (void)bf16, (void)P, (void)rows, (void)cols, (void)ld;
-    }
-}
 
 // The block of query rows [r0, r0 + rows) of one sequence: keys [lo, hi) cover every row's
 // document (starts never decrease along a row of position_ids).
@@ -94,10 +57,6 @@ void softmaxBlock(Real* P, const Block& blk, const int32_t* pos, int T, Real* ma
         kernels::causalSoftmaxRows(row + s, 1, len - s, width - s, maxes + i, sums + i, maxKnown);
         std::fill(row, row + s, Real(0));
     }
-}
-
-int64_t attentionWork(int B, int T, int C) {
-    return int64_t{B} * T * T * C;
 }
 
 }  // namespace
@@ -160,7 +119,7 @@ void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* q
                             double dropout, uint64_t key, bool bf16) {
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
     const DropoutMask mask(dropout, key);
-    const int threads = tensor::threadsForWork(attentionWork(B, T, C));
+    const int threads = tensor::threadsForWork(attention::work(B, T, C));
     tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
         std::vector<Real> probs(size_t(kRowBlock) * T);                      // (rows, T)
         std::vector<Real> dropped(mask.active ? size_t(kRowBlock) * T : 0);  // (rows, T)
@@ -177,8 +136,9 @@ void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* q
                 const Block blk = blockAt(pos, r0, T);
                 const int rows = blk.rows, width = blk.width();
                 Real* Pb = probs.data();
-                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, scale, q + size_t(r0) * ld,
-                           ld, k + size_t(blk.lo) * ld, ld, Real(0), Pb, T);
+                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, scale,
+                                    q + size_t(r0) * ld, ld, k + size_t(blk.lo) * ld, ld, Real(0),
+                                    Pb, T);
                 softmaxBlock(Pb, blk, pos, T, maxes + r0, sums + r0, false);
                 const Real* weights = Pb;
                 if (mask.active) {  // indexed by the absolute (query, key) pair, as attention.cpp
@@ -188,8 +148,8 @@ void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* q
                     }
                     weights = dropped.data();
                 }
-                gemm<Real>(bf16, Trans::No, Trans::No, rows, hs, width, Real(1), weights, T,
-                           v + size_t(blk.lo) * ld, ld, Real(0), o + size_t(r0) * C, C);
+                precisionGemm<Real>(bf16, Trans::No, Trans::No, rows, hs, width, Real(1), weights,
+                                    T, v + size_t(blk.lo) * ld, ld, Real(0), o + size_t(r0) * C, C);
             }
         }
     });
@@ -202,7 +162,7 @@ void packedAttentionBackward(Real* dqkv, const Real* dout, const Real* qkv, cons
     (void)rowSum;  // read by the debug check only
     const int hs = C / NH, ld = 3 * C, pairs = B * NH;
     const DropoutMask mask(dropout, key);
-    const int threads = tensor::threadsForWork(attentionWork(B, T, C));
+    const int threads = tensor::threadsForWork(attention::work(B, T, C));
     tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
         std::vector<Real> probs(size_t(kRowBlock) * T);                      // (rows, T)
         std::vector<Real> dS(size_t(kRowBlock) * T);                         // (rows, T)
@@ -226,18 +186,19 @@ void packedAttentionBackward(Real* dqkv, const Real* dout, const Real* qkv, cons
                 const Block blk = blockAt(pos, r0, T);
                 const int rows = blk.rows, width = blk.width(), lo = blk.lo;
                 Real* Pb = probs.data();
-                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, scale, q + size_t(r0) * ld,
-                           ld, k + size_t(lo) * ld, ld, Real(0), Pb, T);
+                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, scale,
+                                    q + size_t(r0) * ld, ld, k + size_t(lo) * ld, ld, Real(0), Pb,
+                                    T);
                 std::copy_n(rowMax + size_t(bh) * T + r0, rows, maxes.begin());
                 softmaxBlock(Pb, blk, pos, T, maxes.data(), sums.data(), true);
                 for (int i = 0; i < rows; ++i) {  // the forward's row sums again, to the bit
-                    assert(std::memcmp(&sums[size_t(i)], &rowSum[size_t(bh) * T + size_t(r0 + i)],
-                                       sizeof(Real)) == 0);
+                    assert(attention::sameBits(sums[size_t(i)],
+                                               rowSum[size_t(bh) * T + size_t(r0 + i)]));
                 }
                 roundProbabilities(bf16, Pb, rows, width, T);
                 const Real* dOb = dO + size_t(r0) * C;
-                gemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, Real(1), dOb, C,
-                           v + size_t(lo) * ld, ld, Real(0), dS.data(), T);
+                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, Real(1), dOb, C,
+                                    v + size_t(lo) * ld, ld, Real(0), dS.data(), T);
                 const Real* weights = Pb;
                 if (mask.active) {
                     for (int i = 0; i < rows; ++i) {
@@ -249,25 +210,17 @@ void packedAttentionBackward(Real* dqkv, const Real* dout, const Real* qkv, cons
                     }
                     weights = dropped.data();
                 }
-                gemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, Real(1), weights, T, dOb,
-                           C, Real(1), dv + size_t(lo) * ld, ld);
+                precisionGemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, Real(1), weights,
+                                    T, dOb, C, Real(1), dv + size_t(lo) * ld, ld);
                 // Softmax backward over the row's document: dS = P ∘ (dP - rowsum(P ∘ dP)).
                 for (int i = 0; i < rows; ++i) {
-                    const int s = blk.start(pos, i), len = r0 + i - lo + 1;
-                    const Real* p = Pb + size_t(i) * T;
-                    Real* d = dS.data() + size_t(i) * T;
-                    Real dot = 0;
-#pragma omp simd reduction(+ : dot)
-                    for (int j = s; j < len; ++j) dot += p[j] * d[j];
-#pragma omp simd
-                    for (int j = s; j < len; ++j) d[j] = p[j] * (d[j] - dot);
-                    std::fill(d, d + s, Real(0));
-                    std::fill(d + len, d + width, Real(0));
+                    softmaxBackwardRow(Pb + size_t(i) * T, dS.data() + size_t(i) * T,
+                                       blk.start(pos, i), r0 + i - lo + 1, width);
                 }
-                gemm<Real>(bf16, Trans::No, Trans::No, rows, hs, width, scale, dS.data(), T,
-                           k + size_t(lo) * ld, ld, Real(0), dq + size_t(r0) * ld, ld);
-                gemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, scale, dS.data(), T,
-                           q + size_t(r0) * ld, ld, Real(1), dk + size_t(lo) * ld, ld);
+                precisionGemm<Real>(bf16, Trans::No, Trans::No, rows, hs, width, scale, dS.data(),
+                                    T, k + size_t(lo) * ld, ld, Real(0), dq + size_t(r0) * ld, ld);
+                precisionGemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, scale, dS.data(),
+                                    T, q + size_t(r0) * ld, ld, Real(1), dk + size_t(lo) * ld, ld);
             }
         }
     });

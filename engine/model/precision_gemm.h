@@ -31,6 +31,15 @@ void precisionGemm(bool bf16, tensor::Trans ta, tensor::Trans tb, int M, int N, 
     tensor::matmul<Real>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// The same with no operand pre-packed: the ops' own small products (attention's per-head blocks,
+// the LoRA adapters).
+template <typename Real>
+void precisionGemm(bool bf16, tensor::Trans ta, tensor::Trans tb, int M, int N, int K, Real alpha,
+                   const Real* A, int lda, const Real* B, int ldb, Real beta, Real* C, int ldc) {
+    precisionGemm<Real>(bf16, ta, tb, M, N, K, alpha, A, nullptr, lda, B, nullptr, ldb, beta, C,
+                        ldc);
+}
+
 // bf16 mode: src (count floats, e.g. a gradient used by two products) packed to bf16 bits once, in
 // a per-thread buffer valid until the next call on this thread; null when not bf16 (or double).
 template <typename Real>

@@ -197,7 +197,20 @@ private:
     Result<uint32_t> persistentLoad(uint32_t pid);
     Result<TorchStateDict> finish(uint32_t top);
     Status addItems(uint32_t target, const std::vector<uint32_t>& items);
+    // One opcode: the switch over every opcode a state dict uses; the rest are refused.
     Status step(bool& stopped);
+    Error truncated() const;
+    Error underflow() const;
+    void pushInt(int64_t v);
+    Status pushString(uint64_t length);
+    Status memoPut(uint64_t key);
+    Status memoGet(uint64_t key);
+    void makeTuple(std::vector<uint32_t> items);
+    std::optional<std::vector<uint32_t>> popN(size_t n);  // the top n, deepest first
+    Status pushLong1();
+    Status pushGlobalLines();
+    Status build();
+    Error refuseOpcode() const;
 };
 
 Result<uint32_t> Interpreter::makeGlobal(std::string_view module, std::string_view name) {
@@ -386,50 +399,6 @@ Status Interpreter::step(bool& stopped) {
             m_source, m_bytes.size())};
     }
     m_op = uint8_t(*p);
-    const auto truncated = [&] { return fail("its argument runs past the end of the pickle"); };
-    const auto underflow = [&] { return fail("the stack is empty where a value is needed"); };
-    const auto pushInt = [&](int64_t v) {
-        Object o;
-        o.kind = Kind::Int;
-        o.integer = v;
-        push(make(std::move(o)));
-    };
-    const auto pushString = [&](uint64_t length) -> Status {
-        const std::byte* s = nullptr;
-        if (length > m_bytes.size() || !take(size_t(length), s)) return truncated();
-        Object o;
-        o.kind = Kind::Str;
-        o.text.assign(reinterpret_cast<const char*>(s), size_t(length));
-        push(make(std::move(o)));
-        return Status::success();
-    };
-    const auto memoPut = [&](uint64_t key) -> Status {
-        const auto value = top();
-        if (!value) return underflow();
-        m_memo[key] = *value;
-        return Status::success();
-    };
-    const auto memoGet = [&](uint64_t key) -> Status {
-        auto it = m_memo.find(key);
-        if (it == m_memo.end()) return fail(fmt::format("memo entry {} was never stored", key));
-        push(it->second);
-        return Status::success();
-    };
-    const auto makeTuple = [&](std::vector<uint32_t> items) {
-        Object o;
-        o.kind = Kind::Tuple;
-        o.items = std::move(items);
-        push(make(std::move(o)));
-    };
-    const auto popN = [&](size_t n) -> std::optional<std::vector<uint32_t>> {
-        std::vector<uint32_t> items(n);
-        for (size_t i = n; i-- > 0;) {
-            auto v = pop();
-            if (!v) return std::nullopt;
-            items[i] = *v;
-        }
-        return items;
-    };
 
     switch (m_op) {
         case 0x80: {  // PROTO
@@ -492,18 +461,8 @@ Status Interpreter::step(bool& stopped) {
             pushInt(v);
             return Status::success();
         }
-        case 0x8a: {  // LONG1: n bytes of little-endian two's complement
-            uint8_t n = 0;
-            if (!readLe(n)) return truncated();
-            if (n > 8) return fail(fmt::format("an integer of {} bytes", n));
-            const std::byte* s = nullptr;
-            if (!take(n, s)) return truncated();
-            uint64_t v = 0;
-            for (size_t i = 0; i < n; ++i) v |= uint64_t(uint8_t(s[i])) << (8 * i);
-            if (n > 0 && n < 8 && (uint8_t(s[n - 1]) & 0x80)) v |= ~uint64_t(0) << (8 * n);
-            pushInt(int64_t(v));
-            return Status::success();
-        }
+        case 0x8a:  // LONG1: n bytes of little-endian two's complement
+            return pushLong1();
         case 'G': {  // BINFLOAT (big endian): kept as a value only
             const std::byte* s = nullptr;
             if (!take(8, s)) return truncated();
@@ -615,21 +574,8 @@ Status Interpreter::step(bool& stopped) {
             if (!readLe(key)) return truncated();
             return memoGet(key);
         }
-        case 'c': {  // GLOBAL "module\nname\n"
-            std::string lines[2];
-            for (std::string& line : lines) {
-                const auto* begin = m_bytes.data() + m_pos;
-                const auto* end = m_bytes.data() + m_bytes.size();
-                const auto* nl = std::find(begin, end, std::byte{'\n'});
-                if (nl == end) return truncated();
-                line.assign(reinterpret_cast<const char*>(begin), size_t(nl - begin));
-                m_pos += size_t(nl - begin) + 1;
-            }
-            auto g = makeGlobal(lines[0], lines[1]);
-            if (!g.ok()) return g.error();
-            push(*g);
-            return Status::success();
-        }
+        case 'c':  // GLOBAL "module\nname\n"
+            return pushGlobalLines();
         case 0x93: {  // STACK_GLOBAL
             auto items = popN(2);
             if (!items) return underflow();
@@ -646,23 +592,8 @@ Status Interpreter::step(bool& stopped) {
             if (!items) return underflow();
             return reduce((*items)[0], (*items)[1]);
         }
-        case 'b': {  // BUILD: only an OrderedDict's attributes (state_dict()'s _metadata), ignored
-            const auto state = pop();
-            const auto targetIndex = top();
-            if (!state || !targetIndex) return underflow();
-            const Object& target = at(*targetIndex);
-            if (target.kind != Kind::Dict || !target.ordered) {
-                return fail(
-                    fmt::format("BUILD sets the state of a {}; only an OrderedDict's "
-                                "attributes are accepted",
-                                kindName(target.kind)));
-            }
-            const Kind k = at(*state).kind;
-            if (k != Kind::Dict && k != Kind::None) {
-                return fail(fmt::format("BUILD with a {} as state", kindName(k)));
-            }
-            return Status::success();
-        }
+        case 'b':  // BUILD
+            return build();
         case 'Q': {
             auto pid = pop();
             if (!pid) return underflow();
@@ -672,8 +603,120 @@ Status Interpreter::step(bool& stopped) {
             return Status::success();
         }
         default:
-            break;
+            return refuseOpcode();
     }
+}
+
+// The operand helpers of step().
+Error Interpreter::truncated() const {
+    return fail("its argument runs past the end of the pickle");
+}
+
+Error Interpreter::underflow() const {
+    return fail("the stack is empty where a value is needed");
+}
+
+void Interpreter::pushInt(int64_t v) {
+    Object o;
+    o.kind = Kind::Int;
+    o.integer = v;
+    push(make(std::move(o)));
+}
+
+Status Interpreter::pushString(uint64_t length) {
+    const std::byte* s = nullptr;
+    if (length > m_bytes.size() || !take(size_t(length), s)) return truncated();
+    Object o;
+    o.kind = Kind::Str;
+    o.text.assign(reinterpret_cast<const char*>(s), size_t(length));
+    push(make(std::move(o)));
+    return Status::success();
+}
+
+Status Interpreter::memoPut(uint64_t key) {
+    const auto value = top();
+    if (!value) return underflow();
+    m_memo[key] = *value;
+    return Status::success();
+}
+
+Status Interpreter::memoGet(uint64_t key) {
+    auto it = m_memo.find(key);
+    if (it == m_memo.end()) return fail(fmt::format("memo entry {} was never stored", key));
+    push(it->second);
+    return Status::success();
+}
+
+void Interpreter::makeTuple(std::vector<uint32_t> items) {
+    Object o;
+    o.kind = Kind::Tuple;
+    o.items = std::move(items);
+    push(make(std::move(o)));
+}
+
+std::optional<std::vector<uint32_t>> Interpreter::popN(size_t n) {
+    std::vector<uint32_t> items(n);
+    for (size_t i = n; i-- > 0;) {
+        auto v = pop();
+        if (!v) return std::nullopt;
+        items[i] = *v;
+    }
+    return items;
+}
+
+// LONG1: n bytes of little-endian two's complement.
+Status Interpreter::pushLong1() {
+    uint8_t n = 0;
+    if (!readLe(n)) return truncated();
+    if (n > 8) return fail(fmt::format("an integer of {} bytes", n));
+    const std::byte* s = nullptr;
+    if (!take(n, s)) return truncated();
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) v |= uint64_t(uint8_t(s[i])) << (8 * i);
+    if (n > 0 && n < 8 && (uint8_t(s[n - 1]) & 0x80)) v |= ~uint64_t(0) << (8 * n);
+    pushInt(int64_t(v));
+    return Status::success();
+}
+
+// GLOBAL: "module\nname\n".
+Status Interpreter::pushGlobalLines() {
+    std::string lines[2];
+    for (std::string& line : lines) {
+        const auto* begin = m_bytes.data() + m_pos;
+        const auto* end = m_bytes.data() + m_bytes.size();
+        const auto* nl = std::find(begin, end, std::byte{'\n'});
+        if (nl == end) return truncated();
+        line.assign(reinterpret_cast<const char*>(begin), size_t(nl - begin));
+        m_pos += size_t(nl - begin) + 1;
+    }
+    auto g = makeGlobal(lines[0], lines[1]);
+    if (!g.ok()) return g.error();
+    push(*g);
+    return Status::success();
+}
+
+// BUILD: only an OrderedDict's attributes (state_dict()'s _metadata), ignored.
+Status Interpreter::build() {
+    const auto state = pop();
+    const auto targetIndex = top();
+    if (!state || !targetIndex) return underflow();
+    const Object& target = at(*targetIndex);
+    if (target.kind != Kind::Dict || !target.ordered) {
+        return fail(
+            fmt::format("BUILD sets the state of a {}; only an OrderedDict's "
+                        "attributes are accepted",
+                        kindName(target.kind)));
+    }
+    const Kind k = at(*state).kind;
+    if (k != Kind::Dict && k != Kind::None) {
+        return fail(fmt::format("BUILD with a {} as state", kindName(k)));
+    }
+    return Status::success();
+}
+
+// An opcode step() does not run: damaged bytes, an object constructor, or one a state dict
+// never uses.
+Error Interpreter::refuseOpcode() const {
     const std::string_view name = opcodeName(m_op);
     if (name.empty()) return fail("not a pickle opcode; the file is damaged or not a checkpoint");
     if (m_op == 'i' || m_op == 'o' || m_op == 0x81 || m_op == 0x92 || m_op == 0x82 ||

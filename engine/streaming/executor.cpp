@@ -50,17 +50,8 @@ size_t largestLayerSize(const model::ParameterTable& table) {
 }
 
 int64_t activationBytesPerSequence(const model::GptShape& s, int T) {
-    // Mirrors Gpt's activation table: per block ln_1, its mean/rstd, qkv, the softmax statistics
-    // (max and sum per head), attention output, residual, ln_2 with mean/rstd, c_fc, gelu,
-    // residual; then ln_f, logits, loss terms.
-    const int64_t C = s.channels, F = s.ffn, V = s.vocab, NH = s.heads;
-    const int64_t perTokenBlock = C + 2 + 3 * C + 2 * NH + C + C + C + 2 + F + F + C;
-    int64_t perToken = C + s.layers * perTokenBlock + C + 2 + V + 2;
-    // An MoE block keeps router probabilities (E) and gates (k), and per kept assignment c_fc,
-    // gelu (F each) and the expert's output (C), instead of c_fc and gelu.
-    for (int l = 0; l < s.layers; ++l)
-        if (s.isMoeBlock(l)) perToken += s.numExperts + s.topK + s.topK * (2 * F + C) - 2 * F;
-    return perToken * T * int64_t(sizeof(float));
+    // Every activation Gpt keeps for the backward pass, for one sequence.
+    return int64_t(model::activationLayout(s, 1, T).size() * sizeof(float));
 }
 
 void StreamingExecutor::Impl::accountOverlap() {
@@ -183,158 +174,193 @@ void StreamingExecutor::setPositionIds(const int32_t* positionIds) {
     m_impl->positionIds = positionIds;
 }
 
-StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const int32_t* targets,
-                                   double lr, double maxGradientNorm, int64_t updateCount,
-                                   uint64_t dropoutSeed, const StepHooks& hooks) {
-    Impl& d = *m_impl;
-    const int N = m_options.systems;
-    const int head = d.headIndex();
-    const bool clip = maxGradientNorm > 0.0;
-
-    // The step's visit order: per micro-batch, forward 0..L+1 then backward L+1..0.
+// The step's visit order: per micro-batch, forward 0..L+1 then backward L+1..0.
+std::vector<WeightVisit> StreamingExecutor::Impl::stepVisits() const {
+    const int head = headIndex();
     std::vector<WeightVisit> visits;
-    for (int m = 0; m < d.micros; ++m) {
-        for (int l = 0; l <= head; ++l) visits.push_back(d.visitFor(l, true, m));
-        for (int l = head; l >= 0; --l) visits.push_back(d.visitFor(l, false, m));
+    for (int m = 0; m < micros; ++m) {
+        for (int l = 0; l <= head; ++l) visits.push_back(visitFor(l, true, m));
+        for (int l = head; l >= 0; --l) visits.push_back(visitFor(l, false, m));
     }
-    d.streamer->begin(step, visits);
-    std::fill(d.losses.begin(), d.losses.end(), 0.0);
-    std::fill(d.lbLosses.begin(), d.lbLosses.end(), 0.0);
-    for (auto& perBlock : d.expertTokens)
-        for (auto& counts : perBlock) std::fill(counts.begin(), counts.end(), 0);
-    const bool moe = m_table.shape().hasMoe();
+    return visits;
+}
 
+void StreamingExecutor::Impl::resetStepTotals() {
+    std::fill(losses.begin(), losses.end(), 0.0);
+    std::fill(lbLosses.begin(), lbLosses.end(), 0.0);
+    for (auto& perBlock : expertTokens)
+        for (auto& counts : perBlock) std::fill(counts.begin(), counts.end(), 0);
+}
+
+void StreamingExecutor::Impl::drainVisits(int from, size_t count) {
+    for (int j = from; j < int(count); ++j) {
+        streamer->acquire(j);
+        streamer->release(j);
+    }
+}
+
+// Layer l of micro-batch m forward on every local system, with visit v's weights on the wafer.
+void StreamingExecutor::Impl::forwardLayer(const StepInput& in, int m, int l, int v) {
+    const int head = headIndex();
+    const bool moe = table.shape().hasMoe();
+    workers.run([&](int ls) {
+        const int s = mine.first + ls;  // the system's number in the job
+        auto& gpt = *gpts[size_t(ls)];
+        const auto w = weightsOnWafer(v, ls);
+        const size_t rows = size_t(s * perSystem + m * micro) * size_t(T);
+        const double t0 = now();
+        if (l == 0) {
+            const bool first = s == 0 && m == 0;
+            gpt.beginStep(true,
+                          first ? in.dropoutSeed
+                                : model::rng::deriveKey(in.dropoutSeed, uint64_t(s * micros + m)));
+            gpt.setPositionIds(positionIds ? positionIds + rows : nullptr);
+            gpt.embedForward(w, in.inputs + rows);
+        } else if (l == head) {
+            const auto wte = table.shape().tiedEmbedding ? w.advanced(layer(head).size)
+                                                         : model::LayerWeights<float>{};
+            const float loss = gpt.headForward(w, wte, in.targets + rows);
+            // MoE: the cross-entropy and the load-balancing loss apart.
+            losses[size_t(ls)] += moe ? gpt.lastCrossEntropy() : loss;
+            if (moe) lbLosses[size_t(ls)] += gpt.loadBalancingLoss();
+        } else {
+            gpt.blockForward(l - 1, w);
+            if (table.shape().isMoeBlock(l - 1)) countExperts(ls, l - 1, gpt);
+        }
+        report(Span{in.step, m, s, l, SpanKind::Forward, 0, t0, now()});
+    });
+}
+
+// Every local system's trainable gradients to zero, before a micro-batch's backward pass.
+void StreamingExecutor::Impl::zeroGradients() {
+    for (auto& g : grads)
+        for (const auto& pieces : layerPieces)
+            for (const auto& piece : pieces) std::fill_n(g.get() + piece.offset, piece.size, 0.0f);
+}
+
+// Layer l of micro-batch m backward on every local system, into each system's gradients.
+void StreamingExecutor::Impl::backwardLayer(const StepInput& in, int m, int l, int v) {
+    const int head = headIndex();
+    workers.run([&](int ls) {
+        const int s = mine.first + ls;
+        auto& gpt = *gpts[size_t(ls)];
+        float* g = grads[size_t(ls)].get();
+        const auto w = weightsOnWafer(v, ls);
+        const double t0 = now();
+        if (l == head) {
+            const bool tied = table.shape().tiedEmbedding;
+            gpt.headBackward(w, tied ? w.advanced(layer(head).size) : model::LayerWeights<float>{},
+                             g + layer(head).offset, tied ? g + wteOffset() : nullptr);
+        } else if (l == 0) {
+            gpt.embedBackward(g + layer(0).offset);
+        } else {
+            gpt.blockBackward(l - 1, w, g + layer(l).offset);
+        }
+        report(Span{in.step, m, s, l, SpanKind::Backward, 0, t0, now()});
+    });
+}
+
+// Every visit of the step: each layer streams in, computes forward then backward on every local
+// system, and each layer's gradient goes to MemoryX's queue (reduce, and update without clipping).
+bool StreamingExecutor::Impl::streamLayers(const StepInput& in, const StepHooks& hooks,
+                                           size_t visitCount) {
+    const int head = headIndex();
     // Updates start with the last micro-batch's first reduced layer (without clipping) or after
     // the backward pass (with clipping); before that a cancel leaves MemoryX untouched.
     auto cancelNow = [&](int m, bool backward) {
         if (hooks.pausePoint) hooks.pausePoint();
-        const bool updatesStarted = !clip && backward && m == d.micros - 1;
+        const bool updatesStarted = !in.clip && backward && m == micros - 1;
         // Across processes the other ranks are inside the step too: stop between steps only.
-        return hooks.cancel && !d.comm && !updatesStarted &&
+        return hooks.cancel && !comm && !updatesStarted &&
                hooks.cancel->load(std::memory_order_relaxed);
     };
     auto abandon = [&](int visit) {
         // Release the remaining visits so the loader finishes, then drop the step.
-        for (int j = visit; j < int(visits.size()); ++j) {
-            d.streamer->acquire(j);
-            d.streamer->release(j);
-        }
-        d.memoryxQueue.waitIdle();
-        d.streamer->finish();
-        d.accountOverlap();
-        StepResult r;
-        r.cancelled = true;
-        return r;
+        drainVisits(visit, visitCount);
+        memoryxQueue.waitIdle();
+        streamer->finish();
+        accountOverlap();
+        return false;
     };
 
     int v = 0;
     bool holding = false;  // visit v is acquired and not yet released
     try {
-        for (int m = 0; m < d.micros; ++m) {
-            d.memoryxQueue.waitIdle();  // the previous micro-batch's reduces read the grad buffers
-            auto rows = [&](int s) { return size_t(s * d.perSystem + m * d.micro) * size_t(d.T); };
-            // --- forward
+        for (int m = 0; m < micros; ++m) {
+            memoryxQueue.waitIdle();  // the previous micro-batch's reduces read the grad buffers
             for (int l = 0; l <= head; ++l, ++v) {
                 if (cancelNow(m, false)) return abandon(v);
-                d.streamer->acquire(v);
+                streamer->acquire(v);
                 holding = true;
-                d.workers.run([&](int ls) {
-                    const int s = d.mine.first + ls;  // the system's number in the job
-                    auto& gpt = *d.gpts[size_t(ls)];
-                    const auto w = d.weightsOnWafer(v, ls);
-                    const double t0 = d.now();
-                    if (l == 0) {
-                        const bool first = s == 0 && m == 0;
-                        gpt.beginStep(true, first ? dropoutSeed
-                                                  : model::rng::deriveKey(
-                                                        dropoutSeed, uint64_t(s * d.micros + m)));
-                        gpt.setPositionIds(d.positionIds ? d.positionIds + rows(s) : nullptr);
-                        gpt.embedForward(w, inputs + rows(s));
-                    } else if (l == head) {
-                        const auto wte = m_table.shape().tiedEmbedding
-                                             ? w.advanced(d.layer(head).size)
-                                             : model::LayerWeights<float>{};
-                        const float loss = gpt.headForward(w, wte, targets + rows(s));
-                        // MoE: the cross-entropy and the load-balancing loss apart.
-                        d.losses[size_t(ls)] += moe ? gpt.lastCrossEntropy() : loss;
-                        if (moe) d.lbLosses[size_t(ls)] += gpt.loadBalancingLoss();
-                    } else {
-                        gpt.blockForward(l - 1, w);
-                        if (m_table.shape().isMoeBlock(l - 1)) d.countExperts(ls, l - 1, gpt);
-                    }
-                    d.report(Span{step, m, s, l, SpanKind::Forward, 0, t0, d.now()});
-                });
-                d.streamer->release(v);
+                forwardLayer(in, m, l, v);
+                streamer->release(v);
                 holding = false;
             }
-            // --- backward
-            for (auto& g : d.grads)
-                for (const auto& pieces : d.layerPieces)
-                    for (const auto& piece : pieces)
-                        std::fill_n(g.get() + piece.offset, piece.size, 0.0f);
+            zeroGradients();
             for (int l = head; l >= 0; --l, ++v) {
                 if (cancelNow(m, true)) return abandon(v);
-                d.streamer->acquire(v);
+                streamer->acquire(v);
                 holding = true;
-                d.workers.run([&](int ls) {
-                    const int s = d.mine.first + ls;
-                    auto& gpt = *d.gpts[size_t(ls)];
-                    float* g = d.grads[size_t(ls)].get();
-                    const auto w = d.weightsOnWafer(v, ls);
-                    const double t0 = d.now();
-                    if (l == head) {
-                        const bool tied = m_table.shape().tiedEmbedding;
-                        gpt.headBackward(
-                            w, tied ? w.advanced(d.layer(head).size) : model::LayerWeights<float>{},
-                            g + d.layer(head).offset, tied ? g + d.wteOffset() : nullptr);
-                    } else if (l == 0) {
-                        gpt.embedBackward(g + d.layer(0).offset);
-                    } else {
-                        gpt.blockBackward(l - 1, w, g + d.layer(l).offset);
-                    }
-                    d.report(Span{step, m, s, l, SpanKind::Backward, 0, t0, d.now()});
-                });
-                d.streamer->release(v);
+                backwardLayer(in, m, l, v);
+                streamer->release(v);
                 holding = false;
-                if (d.layerTrainable[size_t(l)] == 0) continue;  // frozen: no gradient leaves
-                const bool last = m == d.micros - 1;
-                d.memoryxQueue.post([&d, step, m, l, last, clip, lr, updateCount] {
-                    d.reduceLayer(step, m, l, last, !clip, lr, updateCount);
+                if (layerTrainable[size_t(l)] == 0) continue;  // frozen: no gradient leaves
+                const bool last = m == micros - 1;
+                memoryxQueue.post([this, in, m, l, last] {
+                    reduceLayer(in.step, m, l, last, !in.clip, in.lr, in.updateCount);
                 });
             }
         }
-        d.memoryxQueue.waitIdle();
+        memoryxQueue.waitIdle();
     } catch (...) {
         // Across processes the other ranks wait inside this step's broadcasts and gathers: the
         // step cannot be drained, only the job ended.
-        if (d.comm) d.comm->abort(1, "a training step failed: " + currentExceptionText());
+        if (comm) comm->abort(1, "a training step failed: " + currentExceptionText());
         // A failure inside the step (an allocation, usually): leave the weight loader and
         // MemoryX's queue idle, as a cancel would, before the error unwinds the step whose
         // visits they reference. MemoryX may hold a partial update; the run ends failed.
-        if (holding) d.streamer->release(v++);
-        for (int j = v; j < int(visits.size()); ++j) {
-            d.streamer->acquire(j);
-            d.streamer->release(j);
-        }
+        if (holding) streamer->release(v++);
+        drainVisits(v, visitCount);
         try {
-            d.memoryxQueue.waitIdle();
+            memoryxQueue.waitIdle();
         } catch (...) {  // the queue's own error, if any, adds nothing to the first
         }
-        d.streamer->finish();
-        d.accountOverlap();
+        streamer->finish();
+        accountOverlap();
         throw;
     }
-    d.streamer->finish();
+    streamer->finish();
+    return true;
+}
 
-    // The losses, summed in system order on rank 0 (one process: its own, in order).
-    std::vector<double> losses = d.losses;
-    if (d.comm) {
+// The losses, summed in system order on rank 0 (one process: its own, in order).
+std::vector<double> StreamingExecutor::Impl::gatherLosses() {
+    std::vector<double> all = losses;
+    if (comm) {
         std::vector<size_t> bytes;
-        for (size_t n : d.systemsPerRank) bytes.push_back(n * sizeof(double));
-        losses.assign(size_t(N), 0.0);
-        d.comm->gather(comm::Channel::Gradients, d.losses.data(), d.losses.size() * sizeof(double),
-                       losses.data(), bytes, 0);
+        for (size_t n : systemsPerRank) bytes.push_back(n * sizeof(double));
+        all.assign(size_t(options.systems), 0.0);
+        comm->gather(comm::Channel::Gradients, losses.data(), losses.size() * sizeof(double),
+                     all.data(), bytes, 0);
     }
+    return all;
+}
+
+StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const int32_t* targets,
+                                   double lr, double maxGradientNorm, int64_t updateCount,
+                                   uint64_t dropoutSeed, const StepHooks& hooks) {
+    Impl& d = *m_impl;
+    const Impl::StepInput in{
+        step, inputs, targets, lr, updateCount, dropoutSeed, maxGradientNorm > 0.0};
+    const std::vector<WeightVisit> visits = d.stepVisits();
+    d.streamer->begin(step, visits);
+    d.resetStepTotals();
+    if (!d.streamLayers(in, hooks, visits.size())) {
+        StepResult r;
+        r.cancelled = true;
+        return r;
+    }
+    const std::vector<double> losses = d.gatherLosses();
     StepResult result;
     auto expertTokens = d.stepExpertTokens();  // (a collective across processes)
     if (d.sharded()) {
@@ -347,10 +373,20 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
         d.accountOverlap();
         return result;
     }
+    unshardedStepEnd(result, lr, maxGradientNorm, updateCount, step, losses);
+    return result;
+}
+
+// The end of a step with one MemoryX (rank 0): the gradient norms, with clipping the updates
+// (phase two: the norm is known only now), and the loss.
+void StreamingExecutor::unshardedStepEnd(StepResult& result, double lr, double maxGradientNorm,
+                                         int64_t updateCount, int64_t step,
+                                         const std::vector<double>& losses) {
+    Impl& d = *m_impl;
+    const int head = d.headIndex();
     result.gradNorm = d.optimizer->gradientNorm(d.memoryx->gradients());
     result.layerGradNorms = d.optimizer->rangeGradientNorms(d.memoryx->gradients(), d.layerRanges);
-    if (clip) {
-        // Phase two: the norm is known only now; update every layer in MemoryX.
+    if (maxGradientNorm > 0.0) {
         const double scale = optim::clipFactor(result.gradNorm, maxGradientNorm);
         d.memoryxQueue.post([&d, step, head, lr, scale, updateCount] {
             for (int l = head; l >= 0; --l) d.updateLayer(step, l, lr, scale, updateCount);
@@ -359,10 +395,9 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     }
     double lossSum = 0.0;
     for (double x : losses) lossSum += x;
-    result.loss = lossSum / double(N * d.micros);
+    result.loss = lossSum / double(m_options.systems * d.micros);
     d.moeStats(result);
     d.accountOverlap();
-    return result;
 }
 
 // The end of a step with MemoryX sharded: the gradient norms summed across shards in the

@@ -161,6 +161,8 @@ public:
 private:
     void init(const model::GptShape& shape, int globalBatch, int seqLen, MemoryX* memoryx,
               optim::Optimizer* optimizer, SpanSink sink);
+    void unshardedStepEnd(StepResult& result, double lr, double maxGradientNorm,
+                          int64_t updateCount, int64_t step, const std::vector<double>& losses);
     StepResult shardedStepEnd(double lr, double maxGradientNorm, int64_t updateCount, int64_t step,
                               const std::vector<double>& losses);
 
@@ -176,7 +178,8 @@ private:
 size_t largestLayerSize(const model::ParameterTable& table);
 
 // Activation memory one sequence of length T needs on a system for a training step (every
-// activation the backward pass reads), in bytes of fp32. Used to pick micro_batch_size: auto.
+// activation the backward pass reads: model::activationLayout), in bytes of fp32. Used to pick
+// micro_batch_size: auto.
 int64_t activationBytesPerSequence(const model::GptShape& shape, int seqLen);
 
 }  // namespace ws::streaming

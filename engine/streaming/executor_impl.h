@@ -79,6 +79,30 @@ struct StreamingExecutor::Impl {
     // The step's MoE figures over this process's systems (StepResult).
     void moeStats(StepResult& result) const;
 
+    // The phases of a step (executor.cpp), in order: the visit order the streamer loads, the
+    // totals reset, every visit streamed in and computed (forward, then backward with each
+    // layer's gradient posted to MemoryX's queue), and the losses gathered.
+    struct StepInput {
+        int64_t step = 0;
+        const int32_t* inputs = nullptr;   // (B,T) the global batch
+        const int32_t* targets = nullptr;  // (B,T)
+        double lr = 0.0;
+        int64_t updateCount = 0;
+        uint64_t dropoutSeed = 0;
+        bool clip = false;  // updates wait for the global gradient norm
+    };
+    std::vector<WeightVisit> stepVisits() const;
+    void resetStepTotals();
+    // False when hooks.cancel stopped the step before MemoryX changed (the streamer and the queue
+    // are then idle). On an exception both are left idle before it propagates.
+    bool streamLayers(const StepInput& in, const StepHooks& hooks, size_t visitCount);
+    void forwardLayer(const StepInput& in, int m, int layerIndex, int visit);
+    void zeroGradients();
+    void backwardLayer(const StepInput& in, int m, int layerIndex, int visit);
+    // Acquire and release visits [from, count) so the streamer's loader runs to the end.
+    void drainVisits(int from, size_t count);
+    std::vector<double> gatherLosses();  // (N) on rank 0; this process's systems elsewhere
+
     Impl(const model::ParameterTable& t, const StreamingOptions& o, MemoryX* mx,
          optim::Optimizer* opt, SpanSink s, const ShardPlan& p)
         : table(t),

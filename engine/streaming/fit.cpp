@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/core/units.h"
+#include "engine/model/gpt.h"
 #include "engine/streaming/executor.h"
 
 namespace ws::streaming {
@@ -32,7 +35,6 @@ Result<FitResult> chooseMicroBatch(const FitInput& in) {
     FitResult r;
     r.bytesPerSequence = activationBytesPerSequence(in.shape, in.seqLen);
     const int64_t available = in.sramBytes - in.weightBufferBytes;
-    const int64_t T = in.seqLen;
     // The weight buffer alone leaves no room for one sequence: fewer slots, or a smaller model.
     auto bufferTooBig = [&]() -> Error {
         const int slots = in.weightBufferLayers;
@@ -59,9 +61,12 @@ Result<FitResult> chooseMicroBatch(const FitInput& in) {
     auto notEvenOne = [&]() -> Error {
         // Which layer's activations need the most: a block's (its MLP grows with the filter
         // size) or the head's (logits grow with the vocabulary).
-        const int64_t C = in.shape.channels, F = in.shape.ffn;
-        const int64_t block = (C + 2 + 3 * C + 2 * in.shape.heads + 3 * C + 2 + 2 * F + C) * T * 4;
-        const int64_t head = (C + 2 + in.shape.vocab + 2) * T * 4;
+        const model::ActivationLayout layout = model::activationLayout(in.shape, 1, in.seqLen);
+        size_t largestBlock = 0;
+        for (int l = 0; l < in.shape.layers; ++l)
+            largestBlock = std::max(largestBlock, layout.blockSize(l));
+        const int64_t block = int64_t(largestBlock * sizeof(float));
+        const int64_t head = int64_t(layout.headSize() * sizeof(float));
         const bool blockWorst = block >= head;
         const int fits = longestFittingSequence(in.shape, available, in.seqLen);
         const std::string shorter =

@@ -219,10 +219,70 @@ void SweepRunner::run() {
     m_events.push(SweepDone{m_outcome.status, m_outcome.detail});
 }
 
+// What runSweep's phases share while the trials run (the controlling thread's only).
+struct SweepRunner::Schedule {
+    fs::path db;
+    std::deque<const TrialSpec*> pending;  // by index, not yet started (or taken back)
+    std::vector<std::unique_ptr<Active>> active;
+    int parallel = 1;         // trials at once in this process
+    int threadsPerTrial = 1;  // a local trial's compute threads (unless num_threads says)
+    std::string runName;      // the sweep run's name, the prefix of its trials' names
+    bool stopping = false;    // a stop was requested: no more trials start
+
+    int localTrials() const {
+        return int(std::count_if(active.begin(), active.end(),
+                                 [](const auto& a) { return a->rank == 0; }));
+    }
+};
+
+namespace {
+
+// A trial's result before it ran: which trial, with which values.
+TrialResult resultOf(const TrialSpec& spec) {
+    TrialResult r;
+    r.trial = spec.index;
+    r.params = spec.params;
+    r.parametrization = spec.parametrization;
+    r.seed = spec.seed;
+    return r;
+}
+
+// A trial's row in the store before its outcome is known.
+store::SweepTrialRecord recordOf(int64_t sweepRunId, const TrialSpec& spec) {
+    store::SweepTrialRecord record;
+    record.sweepRun = sweepRunId;
+    record.trial = spec.index;
+    record.pointKey = spec.pointKey();
+    record.paramsJson = paramsJson(spec.params);
+    record.seed = spec.seed;
+    return record;
+}
+
+}  // namespace
+
+// Plan → launch → collect, until every trial has a result or a stop has ended the running ones:
+// the sweep's record (new, or resumed with its settled trials), the schedule, then a loop that
+// starts trials on free slots, waits for an event, takes back lost workers' trials and records
+// the trials that ended.
 Status SweepRunner::runSweep() {
+    const fs::path db = m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
+    auto settled = openSweepRecord(db);
+    if (!settled.ok()) return settled.error();
+    Schedule sched = planSchedule(db, *settled);
+    while (!sched.active.empty() || (!sched.pending.empty() && !sched.stopping)) {
+        if (m_stopRequested && !sched.stopping) stopRunningTrials(sched);
+        if (Status st = launchTrials(sched); !st.ok()) return st;
+        waitForTrialEvent(sched.stopping);
+        if (m_cluster) takeBackLostTrials(sched);
+        collectEndedTrials(sched);
+    }
+    if (m_cluster) stopCluster();
+    return concludeSweep(sched.stopping);
+}
+
+Result<std::vector<bool>> SweepRunner::openSweepRecord(const fs::path& db) {
     Shared& sh = *m_shared;
     const config::SweepConfig& sweep = m_plan.sweep;
-    const fs::path db = m_options.dbPath.empty() ? userDataDir() / "runs.sqlite" : m_options.dbPath;
     auto opened = store::RunStore::open(db);
     if (!opened.ok()) return opened.error();
     sh.store = std::move(opened).value();
@@ -230,7 +290,6 @@ Status SweepRunner::runSweep() {
         sh.asha.emplace(sweep.earlyStopping.rungs, sweep.earlyStopping.reductionFactor);
     for (const auto& w : m_plan.definition.warnings) m_events.push(SweepLog{true, w});
 
-    // Results already settled (resume), by trial index.
     std::vector<bool> settled(m_plan.trials.size(), false);
     if (m_resumeId) {
         sh.sweepRunId = *m_resumeId;
@@ -238,37 +297,7 @@ Status SweepRunner::runSweep() {
         auto lock = lockSweepFolder(*sh.store, sh.sweepRunId, db);
         if (!lock.ok()) return lock.error();
         sh.lock.emplace(std::move(lock).value());
-        auto records = store::sweepTrials(*sh.store, sh.sweepRunId);
-        if (!records.ok()) return records.error();
-        for (const auto& r : *records) {
-            if (r.trial < 0 || size_t(r.trial) >= m_plan.trials.size() ||
-                r.pointKey != m_plan.trials[size_t(r.trial)].pointKey())
-                return Error{fmt::format(
-                    "sweep {}: stored trial {} ({}) does not match the sweep's plan; its "
-                    "definition changed, so it cannot be resumed: start a new sweep",
-                    sh.sweepRunId, r.trial, r.pointKey)};
-            const auto status = parseTrialStatus(r.status);
-            if (!status || !isSettled(*status)) continue;
-            const TrialSpec& spec = m_plan.trials[size_t(r.trial)];
-            TrialResult result;
-            result.trial = r.trial;
-            result.params = spec.params;
-            result.parametrization = spec.parametrization;
-            result.seed = spec.seed;
-            result.status = *status;
-            result.steps = r.steps;
-            result.finalLoss = r.finalLoss;
-            result.reason = r.reason;
-            result.runId = r.run.value_or(-1);
-            result.rungLosses = parseRungJson(r.rungLossesJson);
-            if (sh.asha)
-                for (const auto& [step, loss] : result.rungLosses)
-                    sh.asha->restore(groupOf(spec, sweep.earlyStopping.groupBy), r.trial, step,
-                                     loss);
-            settled[size_t(r.trial)] = true;
-            m_outcome.trials.push_back(result);
-            m_events.push(TrialFinished{std::move(result), true});
-        }
+        if (Status st = restoreSettledTrials(settled); !st.ok()) return st.error();
         (void)sh.store->setStatus(sh.sweepRunId, "running");
         m_events.push(SweepLog{
             false, fmt::format("resuming sweep {}: {} of {} trials already done", sh.sweepRunId,
@@ -287,14 +316,57 @@ Status SweepRunner::runSweep() {
         (void)sh.store->setStatus(sh.sweepRunId, "running");
     }
     m_outcome.sweepRunId = sh.sweepRunId;
+    return settled;
+}
 
-    std::deque<const TrialSpec*> pending;
+// Resume: the stored trials with a settled result become results again (and ASHA's rungs), by
+// trial index in `settled`; a stored trial the plan does not have refuses the resume.
+Status SweepRunner::restoreSettledTrials(std::vector<bool>& settled) {
+    Shared& sh = *m_shared;
+    const config::SweepConfig& sweep = m_plan.sweep;
+    auto records = store::sweepTrials(*sh.store, sh.sweepRunId);
+    if (!records.ok()) return records.error();
+    for (const auto& r : *records) {
+        if (r.trial < 0 || size_t(r.trial) >= m_plan.trials.size() ||
+            r.pointKey != m_plan.trials[size_t(r.trial)].pointKey())
+            return Error{
+                fmt::format("sweep {}: stored trial {} ({}) does not match the sweep's plan; its "
+                            "definition changed, so it cannot be resumed: start a new sweep",
+                            sh.sweepRunId, r.trial, r.pointKey)};
+        const auto status = parseTrialStatus(r.status);
+        if (!status || !isSettled(*status)) continue;
+        const TrialSpec& spec = m_plan.trials[size_t(r.trial)];
+        TrialResult result = resultOf(spec);
+        result.status = *status;
+        result.steps = r.steps;
+        result.finalLoss = r.finalLoss;
+        result.reason = r.reason;
+        result.runId = r.run.value_or(-1);
+        result.rungLosses = parseRungJson(r.rungLossesJson);
+        if (sh.asha)
+            for (const auto& [step, loss] : result.rungLosses)
+                sh.asha->restore(groupOf(spec, sweep.earlyStopping.groupBy), r.trial, step, loss);
+        settled[size_t(r.trial)] = true;
+        m_outcome.trials.push_back(result);
+        m_events.push(TrialFinished{std::move(result), true});
+    }
+    return Status::success();
+}
+
+// The trials still to run, how many at once and with how many threads each; across processes
+// the cluster starts here.
+SweepRunner::Schedule SweepRunner::planSchedule(const fs::path& db,
+                                                const std::vector<bool>& settled) {
+    Schedule sched;
+    sched.db = db;
     for (const auto& t : m_plan.trials)
-        if (!settled[size_t(t.index)]) pending.push_back(&t);
+        if (!settled[size_t(t.index)]) sched.pending.push_back(&t);
     // Across processes every rank runs one trial at a time; rank 0's share is its local slot.
     const bool acrossProcesses = m_options.comm && m_options.comm->size() > 1;
-    const int parallel =
-        acrossProcesses ? 1 : std::max(1, std::min<int>(sweep.parallelTrials, int(pending.size())));
+    sched.parallel =
+        acrossProcesses
+            ? 1
+            : std::max(1, std::min<int>(m_plan.sweep.parallelTrials, int(sched.pending.size())));
     int cores = m_options.cores > 0 ? m_options.cores : availableCores();
     if (acrossProcesses) {
         m_cluster = std::make_unique<Cluster>();
@@ -309,166 +381,172 @@ Status SweepRunner::runSweep() {
                                "on {} schedules and records",
                                m_options.comm->size(), m_options.comm->host())});
     }
-    const int threadsPerTrial = std::max(1, cores / parallel);
-    std::string runName = m_options.name;
-    if (runName.empty()) {
-        auto info = sh.store->getRun(sh.sweepRunId);
-        runName = info.ok() ? info->name : "sweep";
+    sched.threadsPerTrial = std::max(1, cores / sched.parallel);
+    sched.runName = m_options.name;
+    if (sched.runName.empty()) {
+        auto info = m_shared->store->getRun(m_shared->sweepRunId);
+        sched.runName = info.ok() ? info->name : "sweep";
     }
+    return sched;
+}
 
-    std::vector<std::unique_ptr<Active>> active;
-    bool stopping = false;
-    auto localTrials = [&] {
-        return int(std::count_if(active.begin(), active.end(),
-                                 [](const auto& a) { return a->rank == 0; }));
-    };
-    // A free worker rank (lowest first), or 0 when none is.
-    auto freeWorker = [&]() -> int {
-        if (!m_cluster) return 0;
-        std::lock_guard lock(m_cluster->mutex);
-        for (size_t r = 1; r < m_cluster->workers.size(); ++r) {
-            const auto& w = *m_cluster->workers[r];
-            if (w.ready && !w.lost && !w.trial) return int(r);
-        }
-        return 0;
-    };
-    while (!active.empty() || (!pending.empty() && !stopping)) {
-        if (m_stopRequested && !stopping) {
-            stopping = true;
-            for (auto& a : active) {
-                if (a->session)
-                    a->session->requestStop();
-                else
-                    cluster::send(*m_options.comm, a->rank, cluster::kStop,
-                                  nlohmann::json::object(), cluster::kSendTimeout);
-            }
-            m_events.push(SweepLog{false, "stopping the sweep: running trials stop between layers",
-                                   sh.sweepRunId});
-        }
-        while (!stopping && !pending.empty()) {
-            int rank = 0;
-            if (localTrials() >= parallel) {
-                rank = freeWorker();
-                if (rank == 0) break;
-            }
-            const TrialSpec& spec = *pending.front();
-            pending.pop_front();
-            config::LoadedConfig trialConfig = spec.config;
-            auto& rc = trialConfig.config.runconfig;
-            int threads = threadsPerTrial;
-            if (rank > 0) {
-                std::lock_guard lock(m_cluster->mutex);
-                threads = std::max(1, m_cluster->workers[size_t(rank)]->cores);
-            }
-            threads = rc.numThreads > 0 ? rc.numThreads : threads;
-            rc.numThreads = threads;
-            if (!rc.modelDir.empty())
-                rc.modelDir =
-                    (fs::path(rc.modelDir) / fmt::format("trial-{}", spec.index)).string();
-            session::SessionOptions so;
-            so.dbPath = db;
-            so.cacheDir = m_options.cacheDir;
-            so.runName = fmt::format("{} #{}: {}", runName, spec.index, describeValues(spec));
-            so.kind = "sweep-trial";
-            so.finalCheckpoint = false;  // a stopped trial reruns; keep a sweep's disk use small
-            so.sweepId = sh.sweepRunId;
-            auto a = std::make_unique<Active>();
-            a->spec = &spec;
-            a->group = groupOf(spec, sweep.earlyStopping.groupBy);
-            a->maxSteps = rc.maxSteps;
-            a->rank = rank;
-            store::SweepTrialRecord record;
-            record.sweepRun = sh.sweepRunId;
-            record.trial = spec.index;
-            record.pointKey = spec.pointKey();
-            record.paramsJson = paramsJson(spec.params);
-            record.seed = spec.seed;
-            record.status = "running";
-            record.finalLoss = kNaN;
-            if (Status st = store::saveSweepTrial(*sh.store, record); !st.ok()) return st;
-            m_events.push(TrialStarted{spec.index, spec.params, spec.parametrization, spec.seed,
-                                       rc.maxSteps, threads});
-            // Created here for every trial: a config a session refuses fails alike on any rank.
-            auto created = session::Session::create(trialConfig, so);
-            if (!created.ok()) {
-                TrialResult failed;
-                failed.trial = spec.index;
-                failed.params = spec.params;
-                failed.parametrization = spec.parametrization;
-                failed.seed = spec.seed;
-                failed.status = TrialStatus::Failed;
-                failed.reason = created.error().message;
-                record.status = "failed";
-                record.reason = failed.reason;
-                (void)store::saveSweepTrial(*sh.store, record);
-                m_outcome.trials.push_back(failed);
-                m_events.push(TrialFinished{std::move(failed), false});
-                continue;
-            }
-            if (rank > 0) {
-                if (!sendTrial(*a, trialConfig, so.runName)) {
-                    pending.push_front(&spec);  // the worker is gone: another rank runs it
-                    continue;
-                }
-                active.push_back(std::move(a));
-                continue;
-            }
-            a->session = std::move(created).value();
-            Active* raw = a.get();
-            a->session->events().setNotify([this, raw] { onTrialEvents(*raw); });
-            a->session->start();
-            active.push_back(std::move(a));
-        }
-        {
-            std::unique_lock lock(m_mutex);
-            m_wake.wait_for(lock, std::chrono::milliseconds(100),
-                            [&] { return m_trialEnded || (m_stopRequested && !stopping); });
-            m_trialEnded = false;
-        }
-        if (m_cluster) {
-            heartbeatWorkers();
-            for (int rank : lostWorkers()) {
-                // Its trial goes back to the front of the queue; its run stays as a failed one.
-                auto it = std::find_if(active.begin(), active.end(),
-                                       [&](const auto& a) { return a->rank == rank; });
-                const std::string host = m_options.comm->hostOf(rank);
-                if (it == active.end()) {
-                    m_events.push(SweepLog{
-                        true, fmt::format("rank {} on {} stopped answering; the sweep goes on "
-                                          "without it",
-                                          rank, host)});
-                    continue;
-                }
-                Active& lost = **it;
-                const std::string message = fmt::format(
-                    "rank {} on {} stopped answering during trial {}; the trial runs again on "
-                    "another rank",
-                    rank, host, lost.spec->index);
-                if (lost.remoteRunId >= 0) {
-                    (void)sh.store->setStatus(lost.remoteRunId, "failed");
-                    sh.store->logEvent(lost.remoteRunId, "error", "sweep: " + message);
-                }
-                m_events.push(SweepLog{true, message});
-                if (!stopping) pending.push_front(lost.spec);
-                active.erase(it);
-            }
-        }
-        for (auto it = active.begin(); it != active.end();) {
-            if (!(*it)->ended) {
-                ++it;
-                continue;
-            }
-            TrialResult result = finishTrial(**it);
-            if (m_cluster && (*it)->rank > 0) {
-                std::lock_guard lock(m_cluster->mutex);
-                m_cluster->workers[size_t((*it)->rank)]->trial = nullptr;
-            }
-            m_outcome.trials.push_back(result);
-            m_events.push(TrialFinished{std::move(result), false});
-            it = active.erase(it);
-        }
+void SweepRunner::stopRunningTrials(Schedule& sched) {
+    sched.stopping = true;
+    for (auto& a : sched.active) {
+        if (a->session)
+            a->session->requestStop();
+        else
+            cluster::send(*m_options.comm, a->rank, cluster::kStop, nlohmann::json::object(),
+                          cluster::kSendTimeout);
     }
-    if (m_cluster) stopCluster();
+    m_events.push(SweepLog{false, "stopping the sweep: running trials stop between layers",
+                           m_shared->sweepRunId});
+}
+
+// A free worker rank (lowest first), or 0 when none is.
+int SweepRunner::freeWorker() {
+    if (!m_cluster) return 0;
+    std::lock_guard lock(m_cluster->mutex);
+    for (size_t r = 1; r < m_cluster->workers.size(); ++r) {
+        const auto& w = *m_cluster->workers[r];
+        if (w.ready && !w.lost && !w.trial) return int(r);
+    }
+    return 0;
+}
+
+// Pending trials onto free slots: this process's first, then free worker ranks.
+Status SweepRunner::launchTrials(Schedule& sched) {
+    while (!sched.stopping && !sched.pending.empty()) {
+        int rank = 0;
+        if (sched.localTrials() >= sched.parallel) {
+            rank = freeWorker();
+            if (rank == 0) break;
+        }
+        const TrialSpec& spec = *sched.pending.front();
+        sched.pending.pop_front();
+        if (Status st = launchTrial(sched, spec, rank); !st.ok()) return st;
+    }
+    return Status::success();
+}
+
+// One trial started on `rank` (0: here), recorded as running; a config its session refuses is
+// recorded failed, and a worker gone before it took the trial gives it back to `pending`.
+Status SweepRunner::launchTrial(Schedule& sched, const TrialSpec& spec, int rank) {
+    Shared& sh = *m_shared;
+    config::LoadedConfig trialConfig = spec.config;
+    auto& rc = trialConfig.config.runconfig;
+    int threads = sched.threadsPerTrial;
+    if (rank > 0) {
+        std::lock_guard lock(m_cluster->mutex);
+        threads = std::max(1, m_cluster->workers[size_t(rank)]->cores);
+    }
+    threads = rc.numThreads > 0 ? rc.numThreads : threads;
+    rc.numThreads = threads;
+    if (!rc.modelDir.empty())
+        rc.modelDir = (fs::path(rc.modelDir) / fmt::format("trial-{}", spec.index)).string();
+    session::SessionOptions so;
+    so.dbPath = sched.db;
+    so.cacheDir = m_options.cacheDir;
+    so.runName = fmt::format("{} #{}: {}", sched.runName, spec.index, describeValues(spec));
+    so.kind = "sweep-trial";
+    so.finalCheckpoint = false;  // a stopped trial reruns; keep a sweep's disk use small
+    so.sweepId = sh.sweepRunId;
+    auto a = std::make_unique<Active>();
+    a->spec = &spec;
+    a->group = groupOf(spec, m_plan.sweep.earlyStopping.groupBy);
+    a->maxSteps = rc.maxSteps;
+    a->rank = rank;
+    store::SweepTrialRecord record = recordOf(sh.sweepRunId, spec);
+    record.status = "running";
+    record.finalLoss = kNaN;
+    if (Status st = store::saveSweepTrial(*sh.store, record); !st.ok()) return st;
+    m_events.push(TrialStarted{spec.index, spec.params, spec.parametrization, spec.seed,
+                               rc.maxSteps, threads});
+    // Created here for every trial: a config a session refuses fails alike on any rank.
+    auto created = session::Session::create(trialConfig, so);
+    if (!created.ok()) {
+        TrialResult failed = resultOf(spec);
+        failed.status = TrialStatus::Failed;
+        failed.reason = created.error().message;
+        record.status = "failed";
+        record.reason = failed.reason;
+        (void)store::saveSweepTrial(*sh.store, record);
+        m_outcome.trials.push_back(failed);
+        m_events.push(TrialFinished{std::move(failed), false});
+        return Status::success();
+    }
+    if (rank > 0) {
+        if (!sendTrial(*a, trialConfig, so.runName))
+            sched.pending.push_front(&spec);  // the worker is gone: another rank runs it
+        else
+            sched.active.push_back(std::move(a));
+        return Status::success();
+    }
+    a->session = std::move(created).value();
+    Active* raw = a.get();
+    a->session->events().setNotify([this, raw] { onTrialEvents(*raw); });
+    a->session->start();
+    sched.active.push_back(std::move(a));
+    return Status::success();
+}
+
+// Until a trial ends, a worker frees up, a stop is requested, or 100 ms pass (heartbeats).
+void SweepRunner::waitForTrialEvent(bool stopping) {
+    std::unique_lock lock(m_mutex);
+    m_wake.wait_for(lock, std::chrono::milliseconds(100),
+                    [&] { return m_trialEnded || (m_stopRequested && !stopping); });
+    m_trialEnded = false;
+}
+
+// Across processes: a lost worker's trial goes back to the front of the queue; its run stays as
+// a failed one.
+void SweepRunner::takeBackLostTrials(Schedule& sched) {
+    heartbeatWorkers();
+    for (int rank : lostWorkers()) {
+        auto it = std::find_if(sched.active.begin(), sched.active.end(),
+                               [&](const auto& a) { return a->rank == rank; });
+        const std::string host = m_options.comm->hostOf(rank);
+        if (it == sched.active.end()) {
+            m_events.push(SweepLog{
+                true, fmt::format("rank {} on {} stopped answering; the sweep goes on without it",
+                                  rank, host)});
+            continue;
+        }
+        Active& lost = **it;
+        const std::string message = fmt::format(
+            "rank {} on {} stopped answering during trial {}; the trial runs again on another "
+            "rank",
+            rank, host, lost.spec->index);
+        if (lost.remoteRunId >= 0) {
+            (void)m_shared->store->setStatus(lost.remoteRunId, "failed");
+            m_shared->store->logEvent(lost.remoteRunId, "error", "sweep: " + message);
+        }
+        m_events.push(SweepLog{true, message});
+        if (!sched.stopping) sched.pending.push_front(lost.spec);
+        sched.active.erase(it);
+    }
+}
+
+void SweepRunner::collectEndedTrials(Schedule& sched) {
+    for (auto it = sched.active.begin(); it != sched.active.end();) {
+        if (!(*it)->ended) {
+            ++it;
+            continue;
+        }
+        TrialResult result = finishTrial(**it);
+        if (m_cluster && (*it)->rank > 0) {
+            std::lock_guard lock(m_cluster->mutex);
+            m_cluster->workers[size_t((*it)->rank)]->trial = nullptr;
+        }
+        m_outcome.trials.push_back(result);
+        m_events.push(TrialFinished{std::move(result), false});
+        it = sched.active.erase(it);
+    }
+}
+
+// The outcome in trial order with its transfer analysis; finished, stopped, or an error when
+// every trial failed.
+Status SweepRunner::concludeSweep(bool stopping) {
     std::sort(m_outcome.trials.begin(), m_outcome.trials.end(),
               [](const TrialResult& a, const TrialResult& b) { return a.trial < b.trial; });
     m_outcome.transfer = analyzeTransfer(m_outcome.trials);
@@ -542,11 +620,7 @@ TrialResult SweepRunner::finishTrial(Active& a) {
     if (a.session) a.session->wait();
     const session::RunSummary& summary = a.session ? a.session->summary() : *a.remoteSummary;
     std::lock_guard lock(a.mutex);  // late span events may still be handled
-    TrialResult r;
-    r.trial = a.spec->index;
-    r.params = a.spec->params;
-    r.parametrization = a.spec->parametrization;
-    r.seed = a.spec->seed;
+    TrialResult r = resultOf(*a.spec);
     r.steps = summary.steps;
     r.runId = summary.runId;
     r.rungLosses = a.rungLosses;
@@ -579,12 +653,7 @@ TrialResult SweepRunner::finishTrial(Active& a) {
     if (r.runId >= 0 && !r.reason.empty())
         sh.store->logEvent(r.runId, r.status == TrialStatus::Failed ? "error" : "info",
                            "sweep: " + std::string(trialStatusName(r.status)) + ": " + r.reason);
-    store::SweepTrialRecord record;
-    record.sweepRun = sh.sweepRunId;
-    record.trial = r.trial;
-    record.pointKey = a.spec->pointKey();
-    record.paramsJson = paramsJson(r.params);
-    record.seed = r.seed;
+    store::SweepTrialRecord record = recordOf(sh.sweepRunId, *a.spec);
     if (r.runId >= 0) record.run = r.runId;
     record.status = trialStatusName(r.status);
     record.steps = r.steps;

@@ -131,7 +131,22 @@ private:
     struct Active;
     struct Cluster;
     SweepRunner(SweepPlan plan, RunnerOptions options);
+    // runSweep's phases (runner.cpp), in order.
+    struct Schedule;
     Status runSweep();
+    // The sweep's run in the store (new, or resumed), locked; on resume the trials already
+    // settled become results. The settled ones by trial index.
+    Result<std::vector<bool>> openSweepRecord(const std::filesystem::path& db);
+    Status restoreSettledTrials(std::vector<bool>& settled);
+    Schedule planSchedule(const std::filesystem::path& db, const std::vector<bool>& settled);
+    void stopRunningTrials(Schedule& schedule);
+    Status launchTrials(Schedule& schedule);
+    Status launchTrial(Schedule& schedule, const TrialSpec& spec, int rank);
+    int freeWorker();
+    void waitForTrialEvent(bool stopping);
+    void takeBackLostTrials(Schedule& schedule);
+    void collectEndedTrials(Schedule& schedule);
+    Status concludeSweep(bool stopping);
     void onTrialEvents(Active& active);
     // A step of a trial, local or remote: the loss window, progress, the divergence bound and
     // ASHA at rungs. True when the trial must stop after it. Called under active.mutex.

@@ -216,26 +216,19 @@ Result<config::LoadedConfig> loadSweepFile(const std::filesystem::path& path,
     return combined;
 }
 
-Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
-    if (!definition.config.sweep)
-        return Error{"the config has no sweep: section (see presets/mup-sweep.yaml)"};
-    SweepPlan plan;
-    plan.definition = definition;
-    plan.sweep = *definition.config.sweep;
-    const config::SweepConfig& s = plan.sweep;
-    std::vector<std::string> errors;
-    checkSettings(definition.config, s, errors);
+namespace {
 
-    config::LoadedConfig base = definition;
-    base.config.sweep.reset();
-
-    // Parametrizations: named bundles (sp is built in, empty), each override checked once.
+// Parametrizations: named bundles (sp is built in, empty), each override checked once on the
+// base config. The keys they set go to bundleKeys.
+std::vector<config::OverrideBundle> checkParametrizations(const config::SweepConfig& s,
+                                                          const config::Config& base,
+                                                          std::set<std::string>& bundleKeys,
+                                                          std::vector<std::string>& errors) {
     std::vector<std::string> bundleNames;
     for (const auto& b : s.parametrizations.bundles) bundleNames.push_back(b.name);
     if (std::find(bundleNames.begin(), bundleNames.end(), "sp") == bundleNames.end())
         bundleNames.push_back("sp");
     std::vector<config::OverrideBundle> bundles;
-    std::set<std::string> bundleKeys;
     for (const auto& name : s.parametrization) {
         if (std::count(s.parametrization.begin(), s.parametrization.end(), name) > 1) {
             errors.push_back("sweep.parametrization lists " + name + " twice");
@@ -256,54 +249,66 @@ Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
             it == s.parametrizations.bundles.end() ? config::OverrideBundle{"sp", {}} : *it;
         for (const auto& [key, value] : bundle.overrides) {
             bundleKeys.insert(key);
-            config::Config probe = base.config;
+            config::Config probe = base;
             if (Status st = config::applyOverride(probe, overrideText(key, value)); !st.ok())
                 errors.push_back(
                     overrideProblem("sweep.parametrizations." + name + "." + key, st.error()));
         }
         bundles.push_back(std::move(bundle));
     }
+    return bundles;
+}
 
-    // Axes: values, each checked on the base config once.
+// An axis's companion keys (`with`): one value per value of the axis, not swept or set by a
+// parametrization too, each value accepted by the base config. False when one is unusable.
+bool checkCompanions(const Axis& axis, const config::SweepConfig& s, const config::Config& base,
+                     const std::set<std::string>& bundleKeys, std::vector<std::string>& errors) {
+    bool companionsOk = true;
+    for (const auto& [key, list] : axis.with) {
+        const std::string where = "sweep.parameters." + axis.key + ".with." + key;
+        if (list.size() != axis.values.size()) {
+            errors.push_back(fmt::format("{} has {} values but {} has {}: give one per value",
+                                         where, list.size(), axis.key, axis.values.size()));
+            companionsOk = false;
+            continue;
+        }
+        for (const auto& other : s.parameters.axes)
+            if (other.key == key)
+                errors.push_back(where +
+                                 " is also swept on its own: the two contradict each "
+                                 "other");
+        if (bundleKeys.count(key))
+            errors.push_back(where +
+                             " is also set by a parametrization in "
+                             "sweep.parametrizations: the two contradict each other");
+        for (const auto& v : list) {
+            config::Config probe = base;
+            if (Status st = config::applyOverride(probe, overrideText(key, v)); !st.ok()) {
+                errors.push_back(overrideProblem(where, st.error()));
+                companionsOk = false;
+                break;
+            }
+        }
+    }
+    return companionsOk;
+}
+
+// Axes: values, each checked on the base config once; the usable ones, in declared order.
+std::vector<Axis> checkAxes(const config::SweepConfig& s, const config::Config& base,
+                            const std::set<std::string>& bundleKeys,
+                            std::vector<std::string>& errors) {
     std::vector<Axis> axes;
     for (const auto& spec : s.parameters.axes) {
         std::optional<Axis> axis = expandAxis(spec, errors);
         if (!axis) continue;
-        bool companionsOk = true;
-        for (const auto& [key, list] : axis->with) {
-            const std::string where = "sweep.parameters." + axis->key + ".with." + key;
-            if (list.size() != axis->values.size()) {
-                errors.push_back(fmt::format("{} has {} values but {} has {}: give one per value",
-                                             where, list.size(), axis->key, axis->values.size()));
-                companionsOk = false;
-                continue;
-            }
-            for (const auto& other : s.parameters.axes)
-                if (other.key == key)
-                    errors.push_back(where +
-                                     " is also swept on its own: the two contradict each "
-                                     "other");
-            if (bundleKeys.count(key))
-                errors.push_back(where +
-                                 " is also set by a parametrization in "
-                                 "sweep.parametrizations: the two contradict each other");
-            for (const auto& v : list) {
-                config::Config probe = base.config;
-                if (Status st = config::applyOverride(probe, overrideText(key, v)); !st.ok()) {
-                    errors.push_back(overrideProblem(where, st.error()));
-                    companionsOk = false;
-                    break;
-                }
-            }
-        }
-        if (!companionsOk) continue;
+        if (!checkCompanions(*axis, s, base, bundleKeys, errors)) continue;
         if (bundleKeys.count(axis->key))
             errors.push_back("sweep.parameters." + axis->key +
                              " is swept and also set by a parametrization in "
                              "sweep.parametrizations: the two contradict each other");
         bool keyOk = true;
         for (const auto& v : axis->values) {
-            config::Config probe = base.config;
+            config::Config probe = base;
             if (Status st = config::applyOverride(probe, overrideText(axis->key, v)); !st.ok()) {
                 errors.push_back(overrideProblem("sweep.parameters." + axis->key, st.error()));
                 keyOk = false;
@@ -312,9 +317,15 @@ Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
         }
         if (keyOk) axes.push_back(std::move(*axis));
     }
+    return axes;
+}
+
+// early_stopping.group_by names swept keys only; and the sweep sweeps something.
+void checkGroupsAndSize(const config::SweepConfig& s, const std::vector<Axis>& axes,
+                        bool parametrized, std::vector<std::string>& errors) {
     std::vector<std::string> axisKeys;
     for (const auto& a : axes) axisKeys.push_back(a.key);
-    if (!bundles.empty()) axisKeys.push_back(kParametrizationKey);
+    if (parametrized) axisKeys.push_back(kParametrizationKey);
     for (const auto& g : s.earlyStopping.groupBy) {
         if (std::find(axisKeys.begin(), axisKeys.end(), g) != axisKeys.end()) continue;
         std::string message =
@@ -328,13 +339,13 @@ Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
         errors.push_back(
             "the sweep is empty: give sweep.parameters (e.g. optimizer.learning_rate: "
             "{log2_range: {min: -12, max: -4, step: 1}}), sweep.parametrization or seeds > 1");
-    if (!errors.empty()) return joinErrors(std::move(errors));
+}
 
-    // The grid: axes in declared order (the last fastest), parametrization after them.
+// The grid points to run, in grid order: all of them, or with method random the first
+// num_trials of a seeded shuffle. `sizes` are the grid's dimensions (the last fastest).
+Result<std::vector<size_t>> gridPoints(const config::SweepConfig& s,
+                                       const std::vector<size_t>& sizes) {
     double total = 1;
-    std::vector<size_t> sizes;
-    for (const auto& a : axes) sizes.push_back(a.values.size());
-    if (!bundles.empty()) sizes.push_back(bundles.size());
     for (size_t n : sizes) total *= double(n);
     if (total * s.seeds > kMaxExpandedTrials)
         return Error{fmt::format(
@@ -354,49 +365,92 @@ Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
         order.resize(size_t(s.numTrials));
         std::sort(order.begin(), order.end());
     }
-    plan.points = order.size();
+    return order;
+}
+
+// The trial at grid point `point` with seed `seed`: the base config with the point's axis
+// values, their companions, its parametrization's overrides, the seed and the step count; what
+// its config does not accept goes to errors.
+TrialSpec makeTrial(const config::LoadedConfig& base, const std::vector<Axis>& axes,
+                    const std::vector<config::OverrideBundle>& bundles,
+                    const std::vector<size_t>& sizes, size_t point, int64_t seed, int64_t steps,
+                    std::vector<std::string>& errors) {
+    TrialSpec trial;
+    trial.seed = seed;
+    trial.config = base;
+    std::vector<size_t> digits(sizes.size());
+    size_t rest = point;
+    for (size_t d = sizes.size(); d-- > 0;) {
+        digits[d] = rest % sizes[d];
+        rest /= sizes[d];
+    }
+    std::vector<std::string> overrides;
+    if (!bundles.empty()) {
+        const auto& bundle = bundles[digits.back()];
+        trial.parametrization = bundle.name;
+        for (const auto& [key, value] : bundle.overrides)
+            overrides.push_back(overrideText(key, value));
+    }
+    for (size_t a = 0; a < axes.size(); ++a) {
+        const std::string& value = axes[a].values[digits[a]];
+        trial.params.push_back({axes[a].key, value});
+        overrides.push_back(overrideText(axes[a].key, value));
+        for (const auto& [key, list] : axes[a].with)
+            overrides.push_back(overrideText(key, list[digits[a]]));
+    }
+    if (!bundles.empty()) trial.params.push_back({kParametrizationKey, trial.parametrization});
+    overrides.push_back("runconfig.seed=" + std::to_string(trial.seed));
+    overrides.push_back("runconfig.max_steps=" + std::to_string(steps));
+    std::string values;
+    for (const auto& p : trial.params)
+        values += (values.empty() ? "" : ", ") + p.key + "=" + p.value;
+    for (const auto& o : overrides) {
+        if (Status st = config::applyOverride(trial.config.config, o); !st.ok())
+            errors.push_back(overrideProblem("trial " + values, st.error()));
+    }
+    for (const auto& problem : config::validate(trial.config.config))
+        errors.push_back("the trial with " + values + ": " + problem);
+    return trial;
+}
+
+}  // namespace
+
+// Check → grid → trials: every problem of the definition is collected before any trial is
+// made, then each trial's own config is checked.
+Result<SweepPlan> planSweep(const config::LoadedConfig& definition) {
+    if (!definition.config.sweep)
+        return Error{"the config has no sweep: section (see presets/mup-sweep.yaml)"};
+    SweepPlan plan;
+    plan.definition = definition;
+    plan.sweep = *definition.config.sweep;
+    const config::SweepConfig& s = plan.sweep;
+    std::vector<std::string> errors;
+    checkSettings(definition.config, s, errors);
+
+    config::LoadedConfig base = definition;
+    base.config.sweep.reset();
+    std::set<std::string> bundleKeys;
+    const std::vector<config::OverrideBundle> bundles =
+        checkParametrizations(s, base.config, bundleKeys, errors);
+    const std::vector<Axis> axes = checkAxes(s, base.config, bundleKeys, errors);
+    checkGroupsAndSize(s, axes, !bundles.empty(), errors);
+    if (!errors.empty()) return joinErrors(std::move(errors));
+
+    // The grid: axes in declared order (the last fastest), parametrization after them.
+    std::vector<size_t> sizes;
+    for (const auto& a : axes) sizes.push_back(a.values.size());
+    if (!bundles.empty()) sizes.push_back(bundles.size());
+    auto order = gridPoints(s, sizes);
+    if (!order.ok()) return order.error();
+    plan.points = order->size();
 
     const int64_t steps = s.maxSteps > 0 ? s.maxSteps : base.config.runconfig.maxSteps;
     const int64_t baseSeed = base.config.runconfig.seed;
     for (int seedIndex = 0; seedIndex < s.seeds; ++seedIndex) {
-        for (size_t point : order) {
-            TrialSpec trial;
+        for (size_t point : *order) {
+            TrialSpec trial =
+                makeTrial(base, axes, bundles, sizes, point, baseSeed + seedIndex, steps, errors);
             trial.index = static_cast<int>(plan.trials.size());
-            trial.seed = baseSeed + seedIndex;
-            trial.config = base;
-            std::vector<size_t> digits(sizes.size());
-            size_t rest = point;
-            for (size_t d = sizes.size(); d-- > 0;) {
-                digits[d] = rest % sizes[d];
-                rest /= sizes[d];
-            }
-            std::vector<std::string> overrides;
-            if (!bundles.empty()) {
-                const auto& bundle = bundles[digits.back()];
-                trial.parametrization = bundle.name;
-                for (const auto& [key, value] : bundle.overrides)
-                    overrides.push_back(overrideText(key, value));
-            }
-            for (size_t a = 0; a < axes.size(); ++a) {
-                const std::string& value = axes[a].values[digits[a]];
-                trial.params.push_back({axes[a].key, value});
-                overrides.push_back(overrideText(axes[a].key, value));
-                for (const auto& [key, list] : axes[a].with)
-                    overrides.push_back(overrideText(key, list[digits[a]]));
-            }
-            if (!bundles.empty())
-                trial.params.push_back({kParametrizationKey, trial.parametrization});
-            overrides.push_back("runconfig.seed=" + std::to_string(trial.seed));
-            overrides.push_back("runconfig.max_steps=" + std::to_string(steps));
-            std::string values;
-            for (const auto& p : trial.params)
-                values += (values.empty() ? "" : ", ") + p.key + "=" + p.value;
-            for (const auto& o : overrides) {
-                if (Status st = config::applyOverride(trial.config.config, o); !st.ok())
-                    errors.push_back(overrideProblem("trial " + values, st.error()));
-            }
-            for (const auto& problem : config::validate(trial.config.config))
-                errors.push_back("the trial with " + values + ": " + problem);
             plan.trials.push_back(std::move(trial));
         }
     }

@@ -377,5 +377,51 @@ TEST(GptTest, TinyModelOverfitsARepeatedSequence) {
         << "first " << losses.first << " last " << losses.last;
 }
 
+// The activation table (activationLayout) is Gpt's buffer: back to back, the embedding sum first,
+// then every block from its ln_1, then the head from ln_f; blockSize and headSize tile it, and
+// everything scales with the batch. Dense, MoE and LoRA blocks alike.
+TEST(ActivationLayout, IsGptsBufferTiledByEmbeddingBlocksAndHead) {
+    GptShape moe = ws::testing::gradcheckShape(true);
+    moe.numExperts = 4;
+    moe.topK = 2;
+    moe.moeEvery = 2;
+    GptShape lora = ws::testing::gradcheckShape(false);
+    lora.applyLora(config::LoraConfig{.rank = 2, .targets = {"c_attn", "mlp.c_proj"}});
+    for (const GptShape& shape : {ws::testing::gradcheckShape(true), moe, lora}) {
+        const int B = 2, T = 5;
+        const ActivationLayout layout = activationLayout(shape, B, T);
+        const Gpt<float> gpt(shape, B, T);
+        ASSERT_EQ(gpt.activationSlices().size(), layout.slices.size());
+        size_t next = 0;
+        for (size_t i = 0; i < layout.slices.size(); ++i) {
+            const ActivationSlice& a = layout.slices[i];
+            EXPECT_EQ(a.offset, next) << a.name;
+            next += a.size;
+            EXPECT_EQ(gpt.activationSlices()[i].name, a.name);
+            EXPECT_EQ(gpt.activationSlices()[i].offset, a.offset) << a.name;
+        }
+        EXPECT_EQ(layout.size(), next);
+        EXPECT_EQ(layout.encoded, 0u);
+        size_t tiled = layout.slices.front().size + layout.headSize();
+        for (int l = 0; l < shape.layers; ++l) {
+            const auto first = std::find_if(
+                layout.slices.begin(), layout.slices.end(),
+                [&](const auto& a) { return a.offset == layout.blocks[size_t(l)].ln1; });
+            ASSERT_NE(first, layout.slices.end());
+            EXPECT_EQ(first->name, "h." + std::to_string(l) + ".ln_1");
+            tiled += layout.blockSize(l);
+        }
+        EXPECT_EQ(tiled, layout.size());
+        EXPECT_EQ(layout.slices[layout.slices.size() - 6].name, "ln_f");
+        EXPECT_EQ(layout.slices[layout.slices.size() - 6].offset, layout.lnf);
+        EXPECT_EQ(activationLayout(shape, 1, T).size() * B, layout.size());
+    }
+    // LoRA keeps dropout(x)·A (N,R) per adapted linear of each block; MoE blocks keep more than
+    // dense ones (block 0 is MoE, block 1 dense).
+    EXPECT_EQ(activationLayout(lora, 1, 5).blockSize(0),
+              activationLayout(ws::testing::gradcheckShape(false), 1, 5).blockSize(0) + 2 * 5 * 2);
+    EXPECT_GT(activationLayout(moe, 1, 5).blockSize(0), activationLayout(moe, 1, 5).blockSize(1));
+}
+
 }  // namespace
 }  // namespace ws::model

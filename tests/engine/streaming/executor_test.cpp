@@ -520,12 +520,20 @@ TEST(StreamingExecutor, MoeStepReportsTheTokensEachExpertComputed) {
 }
 
 TEST(Activations, BytesPerSequenceMatchTheModel) {
-    for (bool tied : {true, false}) {
-        const auto shape = streamingShape(tied);
+    // Dense, MoE, and LoRA (whose adapters keep dropout(x)·A per target) shapes: what the fit
+    // counts is what the model allocates.
+    model::GptShape lora = streamingShape(true);
+    lora.applyLora(config::LoraConfig{.rank = 2, .targets = {"c_attn", "c_fc"}});
+    for (const auto& shape : {streamingShape(true), streamingShape(false), moeShape(true), lora}) {
         model::Gpt<float> gpt(shape, 1, 12);
         const auto& last = gpt.activationSlices().back();
         EXPECT_EQ(activationBytesPerSequence(shape, 12),
                   int64_t((last.offset + last.size) * sizeof(float)));
+        // Linear in the batch: one sequence's bytes times B.
+        model::Gpt<float> three(shape, 3, 12);
+        const auto& end = three.activationSlices().back();
+        EXPECT_EQ(3 * activationBytesPerSequence(shape, 12),
+                  int64_t((end.offset + end.size) * sizeof(float)));
     }
 }
 
