@@ -19,7 +19,7 @@
 #include "bench_machine.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 
 using ws::ui::MainWindow;
 

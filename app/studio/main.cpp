@@ -14,7 +14,7 @@
 #include "ui/config/config_document.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/sweeps/sweep_controller.h"
 
 namespace {

@@ -1,13 +1,16 @@
 // What the Lessons dock's GUI tests share: the shipped lessons' files, how long a lesson's
-// action may take, and stopping the lesson's run between checks.
+// action may take, stopping the lesson's run between checks, and the studio they run in
+// (openLessonStudio: one set-up for every test).
 #pragma once
 
 #include <QSignalSpy>
 #include <QString>
 #include <QTest>
 
+#include "support/studio_window.h"
+#include "ui/common/run_controller.h"
+#include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
 
 namespace ws::testing {
 
@@ -25,6 +28,16 @@ inline void stopRun(ws::ui::MainWindow& window) {
     QSignalSpy finished(window.controller(), &ws::ui::RunController::finished);
     window.controller()->stop();
     QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 60000);
+}
+
+// Opens `studio` as the lesson tests run it: a fresh run store, `size`, exposed, Run Sweep
+// answered Yes (a lesson's sweep asks no question), the Lessons dock shown. False when the
+// window cannot be opened.
+[[nodiscard]] inline bool openLessonStudio(StudioWindow& studio, QSize size = {1600, 1000}) {
+    if (!studio.open(size)) return false;
+    studio->setSweepConfirmer([](const QString&) { return true; });
+    studio->showLessons();
+    return studio->lessonsPanel()->isVisible();
 }
 
 }  // namespace ws::testing

@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 
 namespace ws::testing {
 

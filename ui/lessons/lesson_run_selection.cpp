@@ -4,23 +4,19 @@
 #include <algorithm>
 
 #include "engine/session/session.h"
-#include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
-#include "ui/shell/runs_dock.h"
-#include "ui/training/training_tab.h"
+#include "ui/common/run_controller.h"
+#include "ui/lessons/lesson_host.h"
 
 namespace ws::ui {
 
 void LessonRunSelection::lessonOpened() {
     m_runs.clear();
-    if (auto* runs = m_window->findChild<RunsDock*>(QStringLiteral("RunsDock")))
-        runs->selectRuns({});
-    if (auto* training = m_window->findChild<TrainingTab*>(QStringLiteral("trainingTab")))
-        training->forgetEndedRuns();
+    m_host->selectRuns({});
+    m_host->forgetEndedRuns();
 }
 
 void LessonRunSelection::noteLiveRun() {
-    const session::Session* session = m_window->controller()->session();
+    const session::Session* session = m_host->runController()->session();
     const auto place = session ? session->place() : std::nullopt;
     if (!place || place->runId <= 0) return;
     if (std::find(m_runs.begin(), m_runs.end(), place->runId) == m_runs.end())
@@ -44,8 +40,7 @@ void LessonRunSelection::stepShown(const lesson::LessonStep& step, bool actionDo
     const bool ownRunComing = !actionDone && step.action.kind != lesson::Action::Kind::None;
     const size_t count = std::min(m_runs.size(), ownRunComing ? size_t(1) : size_t(2));
     const std::vector<int64_t> compared(m_runs.end() - ptrdiff_t(count), m_runs.end());
-    if (auto* runs = m_window->findChild<RunsDock*>(QStringLiteral("RunsDock")))
-        runs->selectRuns(compared);
+    m_host->selectRuns(compared);
 }
 
 }  // namespace ws::ui

@@ -14,11 +14,11 @@
 
 namespace ws::ui {
 
-class MainWindow;
+class LessonHost;
 
 class LessonRunSelection {
 public:
-    explicit LessonRunSelection(MainWindow* window) : m_window(window) {}
+    explicit LessonRunSelection(LessonHost* host) : m_host(host) {}
 
     // A lesson opened: no run of it yet; the Runs selection and the ended runs are cleared.
     void lessonOpened();
@@ -32,7 +32,7 @@ public:
     const std::vector<int64_t>& runs() const { return m_runs; }
 
 private:
-    MainWindow* m_window;
+    LessonHost* m_host;
     std::vector<int64_t> m_runs;
 };
 

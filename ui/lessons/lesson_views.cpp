@@ -1,12 +1,10 @@
 // LessonsPanel's pointing at things (lessons_panel.h): a step's view brought forward (tab,
-// stacked page, dock, collapsed splitter pane, scroll position), the widget a highlight name
-// stands for, and the orange HighlightFrame that follows it as it moves, drawn on the part of it
-// that shows.
-#include <QAction>
+// stacked page, dock, collapsed splitter pane, scroll position) and the orange HighlightFrame that
+// follows it as it moves, drawn on the part of it that shows. Which widget a view or a highlight
+// name stands for, the studio says (LessonHost).
 #include <QCoreApplication>
 #include <QDockWidget>
 #include <QElapsedTimer>
-#include <QHash>
 #include <QPainter>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -14,14 +12,10 @@
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTimer>
-#include <QToolBar>
 #include <algorithm>
 
-#include "ui/config/config_form.h"
-#include "ui/config/config_tab.h"
-#include "ui/config/yaml_editor.h"
+#include "ui/lessons/lesson_host.h"
 #include "ui/lessons/lessons_panel.h"
-#include "ui/shell/main_window.h"
 
 namespace ws::ui {
 namespace {
@@ -143,57 +137,6 @@ void reveal(QWidget* w) {
     scrollIntoView(w);
 }
 
-QWidget* findNamed(QWidget* root, const QString& name) {
-    if (name.endsWith(QLatin1Char('*'))) {
-        const QString prefix = name.chopped(1);
-        for (QWidget* w : root->findChildren<QWidget*>())
-            if (w->objectName().startsWith(prefix)) return w;
-        return nullptr;
-    }
-    return root->findChild<QWidget*>(name);
-}
-
-// The widget a sub-view name stands for, per tab (lesson::subViewNames).
-QString subViewObjectName(lesson::View view, const QString& sub) {
-    static const QHash<QString, QString> wafer = {{"heatmap", "utilizationMap"},
-                                                  {"timeline", "timelineView"},
-                                                  {"cluster", "clusterDiagram"},
-                                                  {"layer_norms", "layerNormChart"}};
-    static const QHash<QString, QString> training = {{"loss", "Loss"},
-                                                     {"learning_rate", "Learning rate"},
-                                                     {"grad_norm", "Gradient norm"},
-                                                     {"throughput", "Throughput"}};
-    static const QHash<QString, QString> sweeps = {{"table", "SweepTable"},
-                                                   {"heatmap", "heatmap_*"},
-                                                   {"parallel", "parallel_coords"},
-                                                   {"transfer", "transfer_*"},
-                                                   {"coord_check", "CoordVerdict"}};
-    switch (view) {
-        case lesson::View::Wafer:
-            return wafer.value(sub);
-        case lesson::View::Training:
-            return training.value(sub);
-        case lesson::View::Sweeps:
-            return sweeps.value(sub);
-        default:
-            return {};
-    }
-}
-
-// The widget of a step's sub-view ("wafer/timeline": the timeline), null when it names none.
-QWidget* viewWidgetOf(MainWindow* window, const lesson::LessonStep& step) {
-    if (step.view == lesson::View::None || step.subView.empty()) return nullptr;
-    const QString sub = QString::fromStdString(step.subView);
-    if (step.view == lesson::View::Config) {
-        auto* tab = window->findChild<ConfigTab*>(QStringLiteral("configTab"));
-        if (!tab) return nullptr;
-        return sub == QLatin1String("yaml") ? static_cast<QWidget*>(tab->yamlEditor())
-                                            : static_cast<QWidget*>(tab->form());
-    }
-    const QString name = subViewObjectName(step.view, sub);
-    return name.isEmpty() ? nullptr : findNamed(window, name);
-}
-
 }  // namespace
 
 // --- HighlightFrame ---------------------------------------------------------------------------
@@ -307,38 +250,8 @@ void HighlightFrame::paintEvent(QPaintEvent*) {
 
 void LessonsPanel::showView(const lesson::LessonStep& step) {
     if (step.view == lesson::View::None) return;
-    m_window->showTab(QString::fromLatin1(lesson::viewName(step.view)));
-    reveal(viewWidgetOf(m_window, step));
-}
-
-QStringList LessonsPanel::highlightObjectNames(const QString& highlight) {
-    // "action:X": the run toolbar's button for action X. A trailing * matches a prefix.
-    static const QHash<QString, QStringList> names = {
-        {"run_button", {"action:runAction"}},
-        {"pause_button", {"action:pauseAction"}},
-        {"step_layer_button", {"action:stepLayerAction"}},
-        {"continue_button", {"action:continueAction"}},
-        {"stop_button", {"action:stopAction"}},
-        {"wafer_spec", {"wafer.spec"}},
-        {"num_systems", {"runconfig.num_csx"}},
-        {"weight_buffer_layers", {"wafer.weight_buffer_layers"}},
-        {"micro_batch_size",
-         {"runconfig.micro_batch_size", "train_input.micro_batch_size", "configFacts"}},
-        {"learning_rate",
-         {"optimizer.learning_rate", "constantLearningRate", "schedulePieces", "Learning rate"}},
-        {"loss_chart", {"Loss"}},
-        {"heatmap", {"utilizationMap"}},
-        {"timeline", {"timelineView"}},
-        {"cluster_diagram", {"clusterDiagram"}},
-        {"buffer_slots", {"waferBufferSlots", "bufferSlots", "timelineView"}},
-        {"phase_label", {"waferPhase"}},
-        {"step_time", {"waferSummary"}},
-        {"mfu", {"waferSummary"}},
-        {"sparsity", {"model.sparsity", "sparsity", "utilizationMap"}},
-        {"coord_check", {"coordCheckView", "CoordVerdict"}},
-        {"wafer_fit", {"configFit"}},
-    };
-    return names.value(highlight);
+    m_host->showTab(QString::fromLatin1(lesson::viewName(step.view)));
+    reveal(m_host->viewWidget(step.view, QString::fromStdString(step.subView)));
 }
 
 QWidget* LessonsPanel::highlighted() const {
@@ -349,32 +262,16 @@ void LessonsPanel::setHighlight(const QString& name) {
     delete m_frame;
     m_frame = nullptr;
     if (name.isEmpty()) return;
-    // The first candidate the step's view shows; else the first that exists, brought forward.
-    QWidget* target = nullptr;
-    QWidget* hidden = nullptr;
-    for (const QString& candidate : highlightObjectNames(name)) {
-        QWidget* found = nullptr;
-        if (candidate.startsWith(QLatin1String("action:"))) {
-            auto* action = m_window->findChild<QAction*>(candidate.mid(7));
-            auto* toolbar = m_window->findChild<QToolBar*>(QStringLiteral("RunToolBar"));
-            if (action && toolbar) found = toolbar->widgetForAction(action);
-        } else {
-            found = findNamed(m_window, candidate);
-        }
-        if (found && found->isVisible()) {
-            target = found;
-            break;
-        }
-        if (found && !hidden) hidden = found;
-    }
-    if (!target) target = hidden;
+    QWidget* target = m_host->highlightTarget(name);
     if (!target) return;
     reveal(target);
     m_frame = new HighlightFrame(target, target->window(), this);
     // The frame keeps a widget inside a scrolled view in view itself; for one outside (a tool
     // bar button) the step's view is kept there instead.
     if (!inScrollArea(target) && m_lesson)
-        if (QWidget* view = viewWidgetOf(m_window, m_lesson->steps[m_step]);
+        if (QWidget* view =
+                m_host->viewWidget(m_lesson->steps[m_step].view,
+                                   QString::fromStdString(m_lesson->steps[m_step].subView));
             view && inScrollArea(view))
             new ViewKeeper(view, m_frame);
     connect(m_frame, &QObject::destroyed, this, [this] { m_frame = nullptr; });

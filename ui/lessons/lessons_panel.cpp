@@ -25,18 +25,11 @@
 #include <cmath>
 
 #include "engine/config/config_yaml.h"
-#include "ui/config/config_document.h"
-#include "ui/config/config_form.h"
-#include "ui/config/config_tab.h"
-#include "ui/config/yaml_editor.h"
+#include "engine/sweep/runner.h"
+#include "ui/common/run_controller.h"
 #include "ui/lessons/lesson_figure.h"
+#include "ui/lessons/lesson_host.h"
 #include "ui/lessons/lesson_try_box.h"
-#include "ui/shell/auto_step.h"
-#include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
-#include "ui/sweeps/coord_check_view.h"
-#include "ui/sweeps/sweep_controller.h"
-#include "ui/sweeps/sweeps_tab.h"
 
 namespace ws::ui {
 namespace {
@@ -57,8 +50,8 @@ QString qs(const std::string& s) {
 
 // --- LessonsPanel -----------------------------------------------------------------------------
 
-LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
-    : QWidget(parent), m_window(window), m_runSelection(window), m_poll(new QTimer(this)) {
+LessonsPanel::LessonsPanel(LessonHost* host, QWidget* parent)
+    : QWidget(parent), m_host(host), m_runSelection(host), m_poll(new QTimer(this)) {
     setObjectName(QStringLiteral("lessonsPanel"));
     setFocusPolicy(Qt::StrongFocus);
     auto* layout = new QVBoxLayout(this);
@@ -123,7 +116,7 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
     layout->addWidget(m_status);
     layout->addWidget(m_tryBox);
     // Auto-step (Run menu) where the teacher stands: steps a paused run phase by phase.
-    layout->addWidget(m_window->autoStep()->createControls(this));
+    layout->addWidget(m_host->createAutoStepControls(this));
     layout->addLayout(nav);
 
     fillLessonList();
@@ -144,7 +137,7 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
 
     m_poll->setInterval(50);
     connect(m_poll, &QTimer::timeout, this, [this] {
-        RunController* controller = m_window->controller();
+        RunController* controller = m_host->runController();
         if ((m_driver || m_waitingToStart) && m_study == lesson::Action::Kind::None &&
             m_sinceProgress.isValid() && m_sinceProgress.elapsed() >= m_actionTimeout.count()) {
             timeOut();
@@ -169,27 +162,23 @@ LessonsPanel::LessonsPanel(MainWindow* window, QWidget* parent)
         else
             advance(0);
     });
-    connect(m_window->controller(), &RunController::eventBatch, this, &LessonsPanel::onEvents);
-    if (auto* sweeps = m_window->findChild<SweepsTab*>(QStringLiteral("SweepsTab")))
-        connect(sweeps->coordCheck(), &CoordCheckView::finished, this,
-                [this, sweeps](bool ok, const QString& message) {
-                    if (m_study != lesson::Action::Kind::CoordCheck || !m_studyStarted) return;
-                    const auto* result = sweeps->coordCheck()->lastResult();
-                    if (ok && result) {
-                        m_studies.coordCheck = *result;
-                        m_studies.coordWidths = m_studyAction.widths;
-                    }
-                    studyFinished(ok && result,
-                                  QTextDocumentFragment::fromHtml(message).toPlainText());
-                });
-    connect(m_window->sweepController(), &SweepController::finished, this,
-            [this](const sweep::SweepOutcome& outcome) {
-                if (m_study != lesson::Action::Kind::Sweep || !m_studyStarted) return;
-                const bool ok = outcome.status == "finished";
-                if (ok) lesson::noteSweep(m_studies, outcome);
-                studyFinished(ok, qs("the sweep " + outcome.status +
-                                     (outcome.detail.empty() ? "" : ": " + outcome.detail)));
-            });
+    connect(m_host->runController(), &RunController::eventBatch, this, &LessonsPanel::onEvents);
+    connect(m_host, &LessonHost::coordCheckFinished, this, [this](bool ok, const QString& message) {
+        if (m_study != lesson::Action::Kind::CoordCheck || !m_studyStarted) return;
+        const auto* result = m_host->lastCoordCheck();
+        if (ok && result) {
+            m_studies.coordCheck = *result;
+            m_studies.coordWidths = m_studyAction.widths;
+        }
+        studyFinished(ok && result, QTextDocumentFragment::fromHtml(message).toPlainText());
+    });
+    connect(m_host, &LessonHost::sweepFinished, this, [this](const sweep::SweepOutcome& outcome) {
+        if (m_study != lesson::Action::Kind::Sweep || !m_studyStarted) return;
+        const bool ok = outcome.status == "finished";
+        if (ok) lesson::noteSweep(m_studies, outcome);
+        studyFinished(ok, qs("the sweep " + outcome.status +
+                             (outcome.detail.empty() ? "" : ": " + outcome.detail)));
+    });
     showStepText();
     updateButtons();
 }
@@ -248,7 +237,7 @@ bool LessonsPanel::openLesson(const QString& path) {
     const int listed = m_lessons->findData(lessonKey(path.toStdString()));
     m_lessons->setCurrentIndex(std::max(listed, 0));
     enterStep(0);
-    m_window->showLessonStart(m_lesson->start.config, qs(m_lesson->title));
+    m_host->showLessonStart(m_lesson->start.config, qs(m_lesson->title));
     return true;
 }
 
@@ -268,17 +257,14 @@ void LessonsPanel::changeEvent(QEvent* event) {
 }
 
 std::optional<config::LoadedConfig> LessonsPanel::documentConfig() const {
-    ConfigDocument* doc = m_window->document();
-    if (!doc->canRun()) return std::nullopt;
-    return doc->loadedConfig();
+    return m_host->runnableConfig();
 }
 
 void LessonsPanel::enterStep(size_t index) {
     if (!m_lesson || index >= m_lesson->steps.size()) return;
     // A study of the step left behind is abandoned: a sweep stops (a coord check cannot be
     // cancelled; its result is not taken).
-    if (m_study == lesson::Action::Kind::Sweep && m_studyStarted)
-        m_window->sweepController()->stop();
+    if (m_study == lesson::Action::Kind::Sweep && m_studyStarted) m_host->stopSweep();
     m_study = lesson::Action::Kind::None;
     m_finishedStudy = lesson::Action::Kind::None;
     m_driver.reset();
@@ -365,31 +351,31 @@ void LessonsPanel::showStepText() {
 
 bool LessonsPanel::applyConfig(const config::LoadedConfig& config) {
     const std::string want = config::saveConfigYaml(config.config, config::YamlStyle::Plain);
-    ConfigDocument* doc = m_window->document();
     // The same config under another lesson's name (two lessons on one preset) is replaced all
     // the same: the window title names the lesson open now.
     const QString name = QStringLiteral("lesson: %1").arg(qs(m_lesson->title));
     if (auto have = documentConfig();
-        have && doc->untitledName() == name &&
+        have && m_host->configUntitledName() == name &&
         config::saveConfigYaml(have->config, config::YamlStyle::Plain) == want)
         return false;
     // The learner's own config with unsaved edits is never replaced silently ("Save them
     // first?", as opening a file asks); a lesson's own document is the lesson's to replace.
-    if (doc->isModified() && !doc->displayName().startsWith(QStringLiteral("lesson: ")) &&
-        !m_window->maybeSave()) {
+    if (m_host->configModified() &&
+        !m_host->configDisplayName().startsWith(QStringLiteral("lesson: ")) &&
+        !m_host->maybeSaveConfig()) {
         m_actionError =
             tr("The step's config was not loaded: the open config keeps its unsaved "
                "changes. Save or discard them, then press Back and Next.");
         return false;
     }
-    doc->setUntitled(qs(config::saveConfigYaml(config.config)), name,
-                     qs(m_lesson->preset.parent_path().string()));
+    m_host->setUntitledConfig(qs(config::saveConfigYaml(config.config)), name,
+                              qs(m_lesson->preset.parent_path().string()));
     configChanged();
     return true;
 }
 
 void LessonsPanel::configChanged() {
-    RunController* controller = m_window->controller();
+    RunController* controller = m_host->runController();
     if (controller->isActive()) {
         controller->stop();
         m_seenSerial = -controller->runSerial();  // its remaining events are not observed
@@ -399,7 +385,7 @@ void LessonsPanel::configChanged() {
 }
 
 void LessonsPanel::performStudy(const lesson::Action& action) {
-    RunController* controller = m_window->controller();
+    RunController* controller = m_host->runController();
     if (controller->isActive()) {  // the cores are the study's
         controller->stop();
         m_seenSerial = -controller->runSerial();
@@ -423,17 +409,12 @@ void LessonsPanel::startStudy() {
     }
     m_studyStarted = true;
     if (m_study == lesson::Action::Kind::CoordCheck) {
-        auto* sweeps = m_window->findChild<SweepsTab*>(QStringLiteral("SweepsTab"));
-        if (!sweeps) {
-            studyFinished(false, tr("the studio has no Sweeps tab"));
-            return;
-        }
-        // A refusal of the options is reported through CoordCheckView::finished.
-        if (!sweeps->coordCheck()->runOn(lesson::coordCheckBase(config->config),
-                                         lesson::coordCheckOptions(m_studyAction)) &&
+        // A refusal of the options is reported through LessonHost::coordCheckFinished.
+        if (!m_host->runCoordCheck(lesson::coordCheckBase(config->config),
+                                   lesson::coordCheckOptions(m_studyAction)) &&
             m_study == lesson::Action::Kind::CoordCheck)
             studyFinished(false, tr("a coord check is already running"));
-    } else if (!m_window->startSweep()) {
+    } else if (!m_host->startSweep()) {
         studyFinished(false, tr("the sweep cannot start (see the Log)"));
     }
     if (m_lesson) showView(m_lesson->steps[m_step]);  // Run Sweep shows the Sweeps tab itself
@@ -532,7 +513,7 @@ void LessonsPanel::performAction(const lesson::Action& action) {
     }
     m_driver = std::make_unique<lesson::ActionDriver>(action);
     m_sinceProgress.start();
-    RunController* controller = m_window->controller();
+    RunController* controller = m_host->runController();
     session::Session* session = controller->session();
     const bool pausedLive = session && m_seenSerial == controller->runSerial() &&
                             session->state() == session::RunState::Paused;
@@ -571,14 +552,14 @@ void LessonsPanel::startPendingRun() {
     options.stopAfterStep = m_start.stopAfterStep;
     // The run ends with a checkpoint as any other does: Runs can resume it, Samples sample it.
     options.runName = stepRunName().toStdString();
-    if (!m_window->startLessonRun(*config, options, m_start.paused)) {
+    if (!m_host->startLessonRun(*config, options, m_start.paused)) {
         finishAction(false, tr("the run cannot start (see the Log)"));
         return;
     }
     if (m_current.started) m_previous = std::move(m_current);
     m_current = lesson::RunObservation{};
     m_current.started = true;
-    m_seenSerial = m_window->controller()->runSerial();
+    m_seenSerial = m_host->runController()->runSerial();
     if (m_lesson) showView(m_lesson->steps[m_step]);  // starting a run shows the Training tab
     m_poll->start();
 }
@@ -599,11 +580,11 @@ QString LessonsPanel::stepRunName() const {
 QString LessonsPanel::runNameForDocument() const {
     if (!m_lesson) return {};
     const QString name = QStringLiteral("lesson: %1").arg(qs(m_lesson->title));
-    return m_window->document()->untitledName() == name ? stepRunName() : QString();
+    return m_host->configUntitledName() == name ? stepRunName() : QString();
 }
 
 void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t pauseStopsBefore) {
-    const int64_t serial = m_window->controller()->runSerial();
+    const int64_t serial = m_host->runController()->runSerial();
     if (-serial == m_seenSerial) return;  // a run that ended for a config change
     if (serial != m_seenSerial) {         // a run the learner started (Run)
         if (m_current.started) m_previous = std::move(m_current);
@@ -622,15 +603,15 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
 
 void LessonsPanel::advance(int64_t pauseStops) {
     if (!m_driver) return;
-    session::Session* session = m_window->controller()->session();
+    session::Session* session = m_host->runController()->session();
     const session::RunState state = session ? session->state() : m_current.state;
     switch (m_driver->next(m_current, state, pauseStops)) {
         case lesson::ActionDriver::Next::Wait:
-            if (!session && !m_window->controller()->isActive())
+            if (!session && !m_host->runController()->isActive())
                 finishAction(false, stepFailure(tr("no run is live")));
             return;
         case lesson::ActionDriver::Next::StepOnePhase:
-            m_window->controller()->stepLayer();
+            m_host->runController()->stepLayer();
             return;
         case lesson::ActionDriver::Next::Done:
             finishAction(true, {});
@@ -651,7 +632,7 @@ QString LessonsPanel::stepFailure(const QString& what) const {
 }
 
 void LessonsPanel::timeOut() {
-    RunController* controller = m_window->controller();
+    RunController* controller = m_host->runController();
     QString waited;
     if (m_waitingToStart) {
         waited = tr("the run in flight to end before the step's run starts");

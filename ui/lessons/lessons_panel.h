@@ -38,7 +38,7 @@ namespace ws::ui {
 
 class LessonFigure;
 class LessonTryBox;
-class MainWindow;
+class LessonHost;
 
 // The part of `w` that shows, in `in`'s coordinates (`in` an ancestor of `w`): its rectangle
 // clipped by every ancestor's up to `in` (scroll areas' viewports, splitter panes, docks).
@@ -73,7 +73,8 @@ private:
 class LessonsPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit LessonsPanel(MainWindow* window, QWidget* parent = nullptr);
+    // `host`: the studio the lessons drive (lesson_host.h).
+    explicit LessonsPanel(LessonHost* host, QWidget* parent = nullptr);
     ~LessonsPanel() override;
 
     // Loads a lesson file and enters its first step; false (and an error box "lessonErrorBox"
@@ -124,8 +125,6 @@ public:
     QDialog* showFigureLarge();
     // The widget the step's highlight names (null when none or not found).
     QWidget* highlighted() const;
-    // The object names tried, in order, for a lesson highlight name (README "Lessons").
-    static QStringList highlightObjectNames(const QString& highlight);
 
 signals:
     void stepChanged(int index);
@@ -167,7 +166,7 @@ private:
     void updateButtons();
     std::optional<config::LoadedConfig> documentConfig() const;
 
-    MainWindow* m_window;
+    LessonHost* m_host;
     LessonRunSelection m_runSelection;  // the runs a comparing step selects (issue 31)
     std::optional<lesson::Lesson> m_lesson;
     size_t m_step = 0;

@@ -29,6 +29,9 @@
 #include "engine/session/run_control.h"
 #include "engine/store/run_store.h"
 #include "engine/store/store_recovery.h"
+#include "ui/cluster/cluster_controller.h"
+#include "ui/cluster/cluster_job.h"
+#include "ui/common/run_controller.h"
 #include "ui/common/status_panel.h"
 #include "ui/common/store_follower.h"
 #include "ui/config/config_document.h"
@@ -37,19 +40,22 @@
 #include "ui/lessons/lessons_panel.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
-#include "ui/shell/auto_step.h"
-#include "ui/shell/cluster_job.h"
+#include "ui/shell/config_files.h"
 #include "ui/shell/failure_banner.h"
 #include "ui/shell/help_browser.h"
 #include "ui/shell/log_dock.h"
-#include "ui/shell/presenter_mode.h"
 #include "ui/shell/resume_dialog.h"
-#include "ui/shell/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/shell/screen_fit.h"
 #include "ui/shell/store_recovery_dialog.h"
+#include "ui/shell/studio_actions.h"
+#include "ui/shell/studio_lesson_host.h"
 #include "ui/sweeps/sweep_controller.h"
+#include "ui/sweeps/sweep_presenter.h"
 #include "ui/sweeps/sweeps_tab.h"
+#include "ui/teaching/auto_step.h"
+#include "ui/teaching/presenter_mode.h"
+#include "ui/teaching/teaching.h"
 #include "ui/training/training_tab.h"
 #include "ui/wafer/wafer_tab.h"
 
@@ -61,38 +67,30 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     m_document = new ConfigDocument(this);
     m_controller = new RunController(this);
-    m_autoStep = new AutoStep(m_controller, this);
-    m_cluster = new ClusterJob(this);
-    m_waferBinary = defaultWaferBinary();
+    m_teaching = new Teaching(this, m_controller);
     createTabs();
+    m_files = new ConfigFiles(m_document, m_configTab, this);
     m_sweeps = new SweepController(this);
     // The narration line sits above the tabs, where the whole room sees it whichever tab shows.
     auto* central = new QWidget(this);
     auto* centralLayout = new QVBoxLayout(central);
     centralLayout->setContentsMargins(0, 0, 0, 0);
     centralLayout->setSpacing(0);
-    m_narration = new NarrationLine(central);
-    centralLayout->addWidget(m_narration);
+    centralLayout->addWidget(m_teaching->createNarrationLine(central));
     // Why a run did not start or failed, where the user is looking whichever tab shows.
     m_failures = new FailureBanner(central);
     centralLayout->addWidget(m_failures);
     centralLayout->addWidget(m_tabs, 1);
     setCentralWidget(central);
-    connect(m_autoStep, &AutoStep::narrationChanged, m_narration, &NarrationLine::setLine);
-    // Auto-step switches itself off at the step's end or when the run moves on: say why.
-    connect(m_autoStep, &AutoStep::runningChanged, this, [this](bool running) {
-        if (!running && !m_autoStep->stopReason().isEmpty())
-            statusBar()->showMessage(tr("Auto-step stopped: %1").arg(m_autoStep->stopReason()),
-                                     15000);
-    });
+    connect(m_teaching, &Teaching::statusMessage, statusBar(), &QStatusBar::showMessage);
     createDocks();
     createActions();
-    nameActions();
     createMenus();
     openStore();
 
     // Wiring: document -> actions/title; controller -> charts, status, log, runs.
     wireDocument();
+    wireFiles();
     wireRunController();
     wireRunsDock();
     wireSweeps();
@@ -100,9 +98,8 @@ MainWindow::MainWindow(const QString& dbPath, QWidget* parent)
     wireCluster();
 
     restoreWindowState();
-    rebuildRecentMenu();
     updateActions();
-    updateTitle();
+    m_files->updateTitle();
 }
 
 void MainWindow::createTabs() {
@@ -139,18 +136,16 @@ void MainWindow::createDocks() {
     m_statusPanel = new StatusPanel(this);
     m_statusPanel->setObjectName(QStringLiteral("statusPanel"));
     statusBar()->addPermanentWidget(m_statusPanel, 1);
-    m_lessonsDock = new QDockWidget(tr("Lessons"), this);
-    m_lessonsDock->setObjectName(QStringLiteral("LessonsDock"));
-    m_lessons = new LessonsPanel(this, m_lessonsDock);
-    m_lessonsDock->setWidget(m_lessons);
-    addDockWidget(Qt::RightDockWidgetArea, m_lessonsDock);
-    m_lessonsDock->hide();  // Help → Lessons
-}
-
-void MainWindow::showLessons() {
-    m_lessonsDock->show();
-    m_lessonsDock->raise();
-    m_lessons->setFocus();
+    StudioLessonHost::Pieces pieces;
+    pieces.controller = m_controller;
+    pieces.autoStep = m_teaching->autoStep();
+    pieces.document = m_document;
+    pieces.configTab = m_configTab;
+    pieces.trainingTab = m_trainingTab;
+    pieces.sweepsTab = m_sweepsTab;
+    pieces.sweeps = m_sweeps;
+    pieces.runsDock = m_runsDock;
+    m_teaching->createLessonsDock(new StudioLessonHost(this, pieces));
 }
 
 bool MainWindow::startLessonRun(const config::LoadedConfig& config, session::SessionOptions options,
@@ -200,7 +195,7 @@ void MainWindow::openStore() {
 
 void MainWindow::wireDocument() {
     connect(m_document, &ConfigDocument::changed, this, &MainWindow::updateActions);
-    connect(m_document, &ConfigDocument::fileChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &ConfigDocument::fileChanged, m_files, &ConfigFiles::updateTitle);
     connect(m_document, &ConfigDocument::note, this, [this](const QString& message) {
         m_logDock->append(int(session::LogLine::Level::Info), message);
     });
@@ -386,58 +381,12 @@ MainWindow::~MainWindow() {
 }
 
 void MainWindow::createActions() {
-    auto* toolbar = addToolBar(tr("Run"));
-    toolbar->setObjectName(QStringLiteral("RunToolBar"));
-    toolbar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    toolbar->setMovable(false);
-    QStyle* s = style();
-    m_run = new QAction(s->standardIcon(QStyle::SP_MediaPlay), tr("&Run"), this);
-    m_run->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_Return)});
-    m_run->setToolTip(tr("Train the current config (F5)"));
-    m_runSweep =
-        new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("Run S&weep"), this);
-    m_runSweep->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_F5));
-    m_runSweep->setToolTip(tr("Run the sweep: section of the current config (Ctrl+F5)"));
-    m_pause = new QAction(s->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
-    m_pause->setShortcut(QKeySequence(Qt::Key_F6));
-    m_pause->setToolTip(tr("Pause between two layers (F6)"));
-    // "Continue" un-pauses; "Resume Run" continues a stopped run from a checkpoint.
-    m_continue = new QAction(s->standardIcon(QStyle::SP_MediaSeekForward), tr("&Continue"), this);
-    m_continue->setShortcut(QKeySequence(Qt::Key_F7));
-    m_continue->setToolTip(tr("Continue the paused run (F7)"));
-    m_stepLayer =
-        new QAction(s->standardIcon(QStyle::SP_MediaSkipForward), tr("Step &Layer"), this);
-    m_stepLayer->setShortcut(QKeySequence(Qt::Key_F10));
-    m_stepLayer->setToolTip(
-        tr("While paused: run one more layer phase (one layer's forward or backward pass, with "
-           "its weights streamed in) and pause again; the Wafer tab shows it (F10)"));
-    m_stop = new QAction(s->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
-    m_stop->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
-    m_stop->setToolTip(tr("Stop after the current step; the weights so far are saved (Shift+F5)"));
-    m_checkpoint =
-        new QAction(s->standardIcon(QStyle::SP_DriveHDIcon), tr("Check&point Now"), this);
-    m_checkpoint->setShortcut(QKeySequence(Qt::Key_F9));
-    m_checkpoint->setToolTip(
-        tr("Write a checkpoint after the current step; the Log names its folder (F9)"));
-    m_resumeRun = new QAction(s->standardIcon(QStyle::SP_BrowserReload), tr("Resume R&un…"), this);
-    m_resumeRun->setShortcut(QKeySequence(Qt::Key_F8));
-    m_resumeRun->setToolTip(
-        tr("Continue the run selected in Runs from its newest checkpoint (F8)"));
-    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
-        toolbar->addAction(a);
-    toolbar->addSeparator();
-    m_finetune =
-        new QAction(s->standardIcon(QStyle::SP_FileDialogDetailedView), tr("&Fine-tune…"), this);
-    m_finetune->setToolTip(tr("Fine-tune a base model on your own text"));
-    for (QAction* a : {m_checkpoint, m_resumeRun, m_finetune}) toolbar->addAction(a);
-    m_runCluster =
-        new QAction(s->standardIcon(QStyle::SP_DriveNetIcon), tr("Run on C&luster…"), this);
-    m_runCluster->setToolTip(
-        tr("Train the current config with Open MPI: its systems spread over processes on this "
-           "and other machines"));
-    connect(m_runCluster, &QAction::triggered, this, [this] { openClusterDialog(); });
-    connect(m_finetune, &QAction::triggered, this, &MainWindow::openFinetuneWizard);
-    connect(m_run, &QAction::triggered, this, &MainWindow::startRun);
+    m_actions = StudioActions::create(this);
+    m_actions.addRunToolBar(this);
+    const StudioActions& a = m_actions;
+    connect(a.runCluster, &QAction::triggered, this, [this] { openClusterDialog(); });
+    connect(a.finetune, &QAction::triggered, this, &MainWindow::openFinetuneWizard);
+    connect(a.run, &QAction::triggered, this, &MainWindow::startRun);
     // The commands act on the run this window trains, else on one another process trains (the
     // cluster job's, or the one selected in Runs) through its control requests.
     using session::ControlCommand;
@@ -446,89 +395,48 @@ void MainWindow::createActions() {
             if (m_controller->isActive()) {
                 (m_controller->*own)();
             } else {
-                controlExternalRun(int(other));
+                m_cluster->controlExternalRun(other);
             }
         };
     };
-    connect(m_pause, &QAction::triggered, this,
+    connect(a.pause, &QAction::triggered, this,
             route(&RunController::pause, ControlCommand::Pause));
-    connect(m_stepLayer, &QAction::triggered, this,
+    connect(a.stepLayer, &QAction::triggered, this,
             route(&RunController::stepLayer, ControlCommand::StepLayer));
-    connect(m_continue, &QAction::triggered, this,
+    connect(a.continueRun, &QAction::triggered, this,
             route(&RunController::resume, ControlCommand::Continue));
-    connect(m_stop, &QAction::triggered, this, [this] {
+    connect(a.stop, &QAction::triggered, this, [this] {
         if (m_controller->isActive()) {
             m_controller->stop();
         } else if (m_sweeps->isActive()) {
             m_sweeps->stop();
         } else if (m_cluster->isActive()) {
-            m_cluster->stop();
-            m_logDock->append(int(session::LogLine::Level::Info),
-                              tr("cluster job: stopping after the step in flight (with a "
-                                 "checkpoint)"));
-            updateActions();
+            m_cluster->stopJob();
         } else {
-            controlExternalRun(int(ControlCommand::Stop));
+            m_cluster->controlExternalRun(ControlCommand::Stop);
         }
     });
-    connect(m_runSweep, &QAction::triggered, this, &MainWindow::startSweep);
-    connect(m_checkpoint, &QAction::triggered, this,
+    connect(a.runSweep, &QAction::triggered, this, &MainWindow::startSweep);
+    connect(a.checkpoint, &QAction::triggered, this,
             route(&RunController::requestCheckpoint, ControlCommand::Checkpoint));
-    connect(m_resumeRun, &QAction::triggered, this, [this] {
+    connect(a.resumeRun, &QAction::triggered, this, [this] {
         const auto ids = m_runsDock->selectedRunIds();
         if (ids.size() == 1) resumeRun(ids.front());
     });
-    m_resumeRun->setToolTip(tr("Continue the run or stopped sweep selected in Runs (F8)"));
-
-    m_open = new QAction(s->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open…"), this);
-    m_open->setShortcut(QKeySequence::Open);
-    connect(m_open, &QAction::triggered, this, &MainWindow::openDialog);
-    m_save = new QAction(s->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save"), this);
-    m_save->setShortcut(QKeySequence::Save);
-    connect(m_save, &QAction::triggered, this, &MainWindow::save);
-    m_saveAs = new QAction(tr("Save &As…"), this);
-    m_saveAs->setShortcut(QKeySequence::SaveAs);
-    connect(m_saveAs, &QAction::triggered, this, &MainWindow::saveAs);
-    m_presenter = new PresenterMode(this);
-    m_quit = new QAction(tr("&Quit"), this);
-    m_quit->setShortcut(QKeySequence::Quit);
-    connect(m_quit, &QAction::triggered, this, &QWidget::close);
+    connect(a.open, &QAction::triggered, m_files, &ConfigFiles::openDialog);
+    connect(a.save, &QAction::triggered, m_files, &ConfigFiles::save);
+    connect(a.saveAs, &QAction::triggered, m_files, &ConfigFiles::saveAs);
+    connect(a.quit, &QAction::triggered, this, &QWidget::close);
     YamlEditor* editor = m_configTab->yamlEditor();
-    m_undo = new QAction(tr("&Undo"), this);
-    m_undo->setShortcut(QKeySequence::Undo);
-    m_undo->setEnabled(false);
-    connect(m_undo, &QAction::triggered, editor, &QPlainTextEdit::undo);
-    connect(editor, &QPlainTextEdit::undoAvailable, m_undo, &QAction::setEnabled);
-    m_redo = new QAction(tr("&Redo"), this);
-    m_redo->setShortcut(QKeySequence::Redo);
-    m_redo->setEnabled(false);
-    connect(m_redo, &QAction::triggered, editor, &QPlainTextEdit::redo);
-    connect(editor, &QPlainTextEdit::redoAvailable, m_redo, &QAction::setEnabled);
+    connect(a.undo, &QAction::triggered, editor, &QPlainTextEdit::undo);
+    connect(editor, &QPlainTextEdit::undoAvailable, a.undo, &QAction::setEnabled);
+    connect(a.redo, &QAction::triggered, editor, &QPlainTextEdit::redo);
+    connect(editor, &QPlainTextEdit::redoAvailable, a.redo, &QAction::setEnabled);
     // The editor has its own Ctrl+Z while focused; the menu actions cover the form too.
-    for (QAction* a : {m_undo, m_redo}) a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    m_configTab->addAction(m_undo);
-    m_configTab->addAction(m_redo);
-}
-
-void MainWindow::nameActions() {
-    // For findChild (tests, accessibility tools); main_window.h lists them.
-    const std::pair<QAction*, const char*> named[] = {{m_run, "runAction"},
-                                                      {m_runSweep, "runSweepAction"},
-                                                      {m_pause, "pauseAction"},
-                                                      {m_continue, "continueAction"},
-                                                      {m_stepLayer, "stepLayerAction"},
-                                                      {m_stop, "stopAction"},
-                                                      {m_checkpoint, "checkpointAction"},
-                                                      {m_resumeRun, "resumeRunAction"},
-                                                      {m_finetune, "finetuneAction"},
-                                                      {m_runCluster, "runClusterAction"},
-                                                      {m_open, "openAction"},
-                                                      {m_save, "saveAction"},
-                                                      {m_saveAs, "saveAsAction"},
-                                                      {m_undo, "undoAction"},
-                                                      {m_redo, "redoAction"},
-                                                      {m_quit, "quitAction"}};
-    for (const auto& [action, name] : named) action->setObjectName(QLatin1String(name));
+    for (QAction* action : {a.undo, a.redo}) {
+        action->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        m_configTab->addAction(action);
+    }
 }
 
 void MainWindow::createMenus() {
@@ -537,39 +445,36 @@ void MainWindow::createMenus() {
     const QDir presetDir(QString::fromStdString((appDataDir() / "presets").string()));
     for (const QFileInfo& info :
          presetDir.entryInfoList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name)) {
-        presets->addAction(info.completeBaseName(), this,
-                           [this, path = info.absoluteFilePath()] { newFromPreset(path); });
+        presets->addAction(info.completeBaseName(), this, [this, path = info.absoluteFilePath()] {
+            m_files->newFromPreset(path);
+        });
     }
     presets->setEnabled(!presets->isEmpty());
-    file->addAction(m_open);
-    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    file->addAction(m_actions.open);
+    m_files->setRecentMenu(file->addMenu(tr("Open &Recent")));
     file->addSeparator();
-    file->addAction(m_save);
-    file->addAction(m_saveAs);
+    file->addAction(m_actions.save);
+    file->addAction(m_actions.saveAs);
     file->addSeparator();
-    file->addAction(m_quit);
+    file->addAction(m_actions.quit);
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
-    edit->addAction(m_undo);
-    edit->addAction(m_redo);
+    edit->addAction(m_actions.undo);
+    edit->addAction(m_actions.redo);
     QMenu* run = menuBar()->addMenu(tr("&Run"));
-    for (QAction* a : {m_run, m_runSweep, m_pause, m_continue, m_stepLayer, m_stop})
+    for (QAction* a : {m_actions.run, m_actions.runSweep, m_actions.pause, m_actions.continueRun,
+                       m_actions.stepLayer, m_actions.stop})
         run->addAction(a);
-    run->addAction(m_autoStep->action());
-    QMenu* pace = run->addMenu(tr("Auto-step Pa&ce"));
-    pace->addActions(m_autoStep->paceActions());
+    m_teaching->addRunMenuItems(run);
     run->addSeparator();
-    run->addAction(m_runCluster);
+    run->addAction(m_actions.runCluster);
     run->addSeparator();
-    for (QAction* a : {m_checkpoint, m_resumeRun}) run->addAction(a);
+    for (QAction* a : {m_actions.checkpoint, m_actions.resumeRun}) run->addAction(a);
     run->addSeparator();
-    run->addAction(m_finetune);
+    run->addAction(m_actions.finetune);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_runsDock->toggleViewAction());
     view->addAction(m_logDock->toggleViewAction());
-    QAction* lessons = m_lessonsDock->toggleViewAction();
-    lessons->setObjectName(QStringLiteral("lessonsDockAction"));
-    view->addAction(lessons);
-    view->addAction(m_presenter->action());
+    m_teaching->addViewMenuItems(view);
     view->addSeparator();
     const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples"),
                                tr("S&weeps")};
@@ -580,7 +485,7 @@ void MainWindow::createMenus() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     QAction* guide = help->addAction(tr("Wafer Studio &Guide"), this, [this] { showHelp({}); });
     guide->setShortcut(QKeySequence::HelpContents);
-    help->addAction(tr("&Lessons"), this, [this] { showLessons(); })
+    help->addAction(tr("&Lessons"), m_teaching, &Teaching::showLessons)
         ->setObjectName(QStringLiteral("lessonsAction"));
     QMenu* sections = help->addMenu(tr("Guide &Sections"));
     for (const QString& section : helpMenuSections())
@@ -649,39 +554,38 @@ void MainWindow::updateActions() {
     const bool cluster = m_cluster->isActive();
     // A run another process trains (a cluster job's, a `wafer train` beside the studio), as
     // the store shows it.
-    const std::string external = externalRun() >= 0 ? shownStatusOf(externalRun()) : "";
+    const int64_t externalId = m_cluster->externalRun();
+    const std::string external = externalId >= 0 ? m_cluster->shownStatusOf(externalId) : "";
     const bool externalRunning = external == "running";
     const bool externalPaused = external == "paused";
-    m_run->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
-    m_runCluster->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
+    m_actions.run->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
+    m_actions.runCluster->setEnabled(!active && !sweeping && !cluster && m_document->canRun());
     const bool hasSweep = m_document->canRun() && m_document->config().sweep.has_value();
-    m_runSweep->setEnabled(!active && !sweeping && !cluster && hasSweep && !m_estimatingSweep);
-    m_runSweep->setToolTip(hasSweep ? tr("Run the sweep: section of the current config (Ctrl+F5)")
-                                    : tr("The current config has no sweep: section (see the "
-                                         "mup-sweep preset)"));
-    m_run->setToolTip(m_document->canRun() ? tr("Train the current config (F5)")
-                                           : tr("Fix the problems listed in the Config tab first"));
-    m_pause->setEnabled((active && !paused && state != session::RunState::Preparing) ||
-                        externalRunning);
-    m_continue->setEnabled((active && paused) || externalPaused);
-    m_stepLayer->setEnabled((active && paused) || externalPaused);
-    m_stop->setEnabled(active || sweeping || (cluster && !m_cluster->isStopping()) ||
-                       (!cluster && (externalRunning || externalPaused)));
-    m_finetune->setEnabled(!active && !sweeping && !cluster);
-    m_checkpoint->setEnabled((active && state == session::RunState::Running) || externalRunning);
+    m_actions.runSweep->setEnabled(!active && !sweeping && !cluster && hasSweep &&
+                                   !m_sweepPresenter->isEstimating());
+    m_actions.runSweep->setToolTip(
+        hasSweep ? tr("Run the sweep: section of the current config (Ctrl+F5)")
+                 : tr("The current config has no sweep: section (see the "
+                      "mup-sweep preset)"));
+    m_actions.run->setToolTip(m_document->canRun()
+                                  ? tr("Train the current config (F5)")
+                                  : tr("Fix the problems listed in the Config tab first"));
+    m_actions.pause->setEnabled((active && !paused && state != session::RunState::Preparing) ||
+                                externalRunning);
+    m_actions.continueRun->setEnabled((active && paused) || externalPaused);
+    m_actions.stepLayer->setEnabled((active && paused) || externalPaused);
+    m_actions.stop->setEnabled(active || sweeping || (cluster && !m_cluster->job()->isStopping()) ||
+                               (!cluster && (externalRunning || externalPaused)));
+    m_actions.finetune->setEnabled(!active && !sweeping && !cluster);
+    m_actions.checkpoint->setEnabled((active && state == session::RunState::Running) ||
+                                     externalRunning);
     const auto selected = m_runsDock->selectedRunIds();
-    m_resumeRun->setEnabled(selected.size() == 1 && canResumeNow(selected.front()));
+    m_actions.resumeRun->setEnabled(selected.size() == 1 && canResumeNow(selected.front()));
 }
 
 bool MainWindow::canResumeNow(int64_t runId) const {
     if (m_controller->isActive() || m_sweeps->isActive() || m_cluster->isActive()) return false;
-    return m_runsDock->canResume(runId) || isStoppedSweep(runId);
-}
-
-void MainWindow::updateTitle() {
-    setWindowFilePath(m_document->filePath());
-    setWindowModified(m_document->isModified());
-    setWindowTitle(QStringLiteral("%1[*] — Wafer Studio").arg(m_document->displayName()));
+    return m_runsDock->canResume(runId) || m_sweepPresenter->isStoppedSweep(runId);
 }
 
 bool MainWindow::launchRun(const config::LoadedConfig& config, session::SessionOptions options,
@@ -732,7 +636,7 @@ bool MainWindow::startRun() {
     const config::LoadedConfig loaded = m_document->loadedConfig();
     // A lesson's config: the run is named after the lesson step, as the step's own runs are.
     session::SessionOptions options;
-    const QString lessonRun = m_lessons->runNameForDocument();
+    const QString lessonRun = m_teaching->lessons()->runNameForDocument();
     options.runName = lessonRun.toStdString();
     return launchRun(
         loaded, std::move(options),
@@ -740,7 +644,7 @@ bool MainWindow::startRun() {
 }
 
 bool MainWindow::resumeRun(int64_t runId) {
-    if (isStoppedSweep(runId)) return resumeSweep(runId);
+    if (m_sweepPresenter->isStoppedSweep(runId)) return resumeSweep(runId);
     if (m_controller->isActive() || m_sweeps->isActive()) {
         reportStartRefused(tr("Run %1 could not resume").arg(runId),
                            tr("a run is training; stop it before resuming run %1").arg(runId),
@@ -833,25 +737,159 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         return;
     }
     if (m_cluster->isActive()) {
-        const auto answer =
-            ask(tr("Stop the cluster job?"),
-                tr("A cluster job is training. Quitting stops it after the step in flight, with a "
-                   "checkpoint to resume from."),
-                QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Yes);
+        const auto answer = m_files->ask(
+            tr("Stop the cluster job?"),
+            tr("A cluster job is training. Quitting stops it after the step in flight, with a "
+               "checkpoint to resume from."),
+            QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Yes);
         if (answer != QMessageBox::Yes) {
             event->ignore();
             return;
         }
-        m_cluster->stopAndWait(60000);
+        m_cluster->job()->stopAndWait(60000);
     }
     m_controller->stop();
     m_sweeps->stop();
-    m_presenter->setActive(false);  // the layout kept is the one presenter mode left
+    m_teaching->presenterMode()->setActive(
+        false);  // the layout kept is the one presenter mode left
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
     event->accept();
+}
+
+// --- The features, put together -----------------------------------------------------------------
+
+void MainWindow::log(int level, const QString& line) {
+    m_logDock->append(level, line);
+}
+
+void MainWindow::wireFiles() {
+    connect(m_files, &ConfigFiles::logLine, this, &MainWindow::log);
+    connect(m_files, &ConfigFiles::showConfigTabRequested, this,
+            [this] { m_tabs->setCurrentWidget(m_configTab); });
+}
+
+void MainWindow::wireSweeps() {
+    SweepPresenter::Studio studio;
+    studio.window = this;
+    studio.document = m_document;
+    studio.configTab = m_configTab;
+    studio.tab = m_sweepsTab;
+    studio.statusPanel = m_statusPanel;
+    studio.dbPath = m_dbPath;
+    studio.store = [this] { return m_store.get(); };
+    studio.runActive = [this] { return m_controller->isActive(); };
+    studio.save = [this] { return m_files->save(); };
+    studio.showTab = [this](const QString& name) { showTab(name); };
+    m_sweepPresenter = new SweepPresenter(m_sweeps, std::move(studio), this);
+    connect(m_sweepPresenter, &SweepPresenter::logLine, this, &MainWindow::log);
+    connect(m_sweepPresenter, &SweepPresenter::failed, m_failures, &FailureBanner::showFailure);
+    connect(m_sweepPresenter, &SweepPresenter::startingAnew, m_failures, &FailureBanner::dismiss);
+    connect(m_sweepPresenter, &SweepPresenter::runsChanged, m_runsDock, &RunsDock::refresh);
+    connect(m_sweepPresenter, &SweepPresenter::stateChanged, this, &MainWindow::updateActions);
+    connect(m_sweepPresenter, &SweepPresenter::openConfigRequested, this,
+            [this](const QString& path) {
+                if (maybeSave()) openConfig(path);
+            });
+    connect(m_runsDock, &RunsDock::selectionChanged, m_sweepPresenter,
+            &SweepPresenter::showSelected);
+}
+
+void MainWindow::wireCluster() {
+    ClusterController::Studio studio;
+    studio.window = this;
+    studio.document = m_document;
+    studio.configTab = m_configTab;
+    studio.waferTab = m_waferTab;
+    studio.statusPanel = m_statusPanel;
+    studio.follower = m_follower;
+    studio.store = [this] { return m_store.get(); };
+    studio.storePath = [this] { return m_storePath; };
+    studio.windowBusy = [this] { return m_controller->isActive() || m_sweeps->isActive(); };
+    studio.save = [this] { return m_files->save(); };
+    studio.isShippedPreset = &ConfigFiles::isShippedPreset;
+    studio.ask = [this](const QString& title, const QString& text,
+                        QMessageBox::StandardButtons buttons,
+                        QMessageBox::StandardButton defaultButton) {
+        return m_files->ask(title, text, buttons, defaultButton);
+    };
+    studio.showTab = [this](const QString& name) { showTab(name); };
+    studio.selectedRuns = [this] { return m_runsDock->selectedRunIds(); };
+    studio.selectRuns = [this](const std::vector<int64_t>& ids) { m_runsDock->selectRuns(ids); };
+    studio.refreshRuns = [this] { m_runsDock->refresh(); };
+    studio.canResume = [this](int64_t id) { return m_runsDock->canResume(id); };
+    m_cluster = new ClusterController(std::move(studio), this);
+    connect(m_cluster, &ClusterController::logLine, this, &MainWindow::log);
+    connect(m_cluster, &ClusterController::stateChanged, this, &MainWindow::updateActions);
+}
+
+// The public doors of the features (tests and app/studio drive them through the window).
+bool MainWindow::isShippedPreset(const QString& path) {
+    return ConfigFiles::isShippedPreset(path);
+}
+bool MainWindow::openConfig(const QString& path) {
+    return m_files->openConfig(path);
+}
+bool MainWindow::maybeSave() {
+    return m_files->maybeSave();
+}
+void MainWindow::setAsker(Asker ask) {
+    m_files->setAsker(std::move(ask));
+}
+void MainWindow::setSaveFileChooser(std::function<QString(const QString&)> choose) {
+    m_files->setSaveFileChooser(std::move(choose));
+}
+bool MainWindow::startSweep() {
+    return m_sweepPresenter->start();
+}
+bool MainWindow::resumeSweep(int64_t sweepRunId) {
+    return m_sweepPresenter->resume(sweepRunId);
+}
+void MainWindow::setSweepConfirmer(std::function<bool(const QString&)> confirm) {
+    m_sweepPresenter->setConfirmer(std::move(confirm));
+}
+ClusterDialog* MainWindow::openClusterDialog(int64_t resumeRunId) {
+    return m_cluster->openDialog(resumeRunId);
+}
+ClusterJob* MainWindow::clusterJob() const {
+    return m_cluster->job();
+}
+void MainWindow::setClusterWaferBinary(const QString& path) {
+    m_cluster->setWaferBinary(path);
+}
+int64_t MainWindow::externalRun() const {
+    return m_cluster->externalRun();
+}
+LessonsPanel* MainWindow::lessonsPanel() const {
+    return m_teaching->lessons();
+}
+void MainWindow::showLessons() {
+    m_teaching->showLessons();
+}
+AutoStep* MainWindow::autoStep() const {
+    return m_teaching->autoStep();
+}
+PresenterMode* MainWindow::presenterMode() const {
+    return m_teaching->presenterMode();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        for (const QUrl& url : event->mimeData()->urls()) {
+            if (!url.isLocalFile()) return;
+        }
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    QStringList paths;
+    for (const QUrl& url : event->mimeData()->urls()) paths << url.toLocalFile();
+    if (paths.isEmpty()) return;
+    m_files->useAsTrainingData(paths);
+    event->acceptProposedAction();
 }
 
 }  // namespace ws::ui

@@ -1,7 +1,8 @@
 // MainWindow: the studio's thin shell. It builds the tabs (Config, Training, Wafer, Samples,
-// Sweeps), the Runs and Log docks, the status bar, menus and toolbar, and wires them to one
-// ConfigDocument, one RunController, one SweepController, one ClusterJob (Run on Cluster…) and the
-// run store; the behaviour lives in those pieces. Window layout, recent files and the last tab are
+// Sweeps), the Runs and Log docks, the status bar, menus and toolbar, and puts the features
+// together: one ConfigDocument and its files (ConfigFiles), one RunController, the sweeps
+// (SweepPresenter), Run on Cluster (ClusterController), the lessons and teaching aids, and the
+// run store; each feature owns its wiring. Window layout, recent files and the last tab are
 // kept with QSettings. A dropped text file or folder becomes the training data
 // (train_input.data_dir). GUI thread only.
 #pragma once
@@ -12,7 +13,8 @@
 #include <memory>
 
 #include "engine/store/run_store.h"
-#include "ui/shell/cluster_plan.h"
+#include "ui/common/asker.h"
+#include "ui/shell/studio_actions.h"
 
 class QAction;
 class QDockWidget;
@@ -32,8 +34,10 @@ struct SessionOptions;
 namespace ws::ui {
 
 class AutoStep;
+class ClusterController;
 class ClusterDialog;
 class ClusterJob;
+class ConfigFiles;
 class ConfigDocument;
 class ConfigTab;
 class FailureBanner;
@@ -49,7 +53,9 @@ class SamplesTab;
 class StatusPanel;
 class StoreFollower;
 class SweepController;
+class SweepPresenter;
 class SweepsTab;
+class Teaching;
 class TrainingTab;
 class WaferTab;
 
@@ -65,6 +71,7 @@ public:
     bool openConfig(const QString& path);
     // True for files inside the shipped presets folder.
     static bool isShippedPreset(const QString& path);
+    ConfigFiles* files() const { return m_files; }
     // Starts training the document's config; false (with the reason in the log) if it cannot.
     bool startRun();
     // Continues a stopped or finished run from its newest checkpoint after the resume dialog
@@ -80,9 +87,7 @@ public:
     // Replaces the confirmation dialog ("sweepConfirmBox"; tests): gets its question (trials,
     // steps, the estimated time; the max_trials warning above it), returns the answer. An empty
     // function brings the dialog back.
-    void setSweepConfirmer(std::function<bool(const QString&)> confirm) {
-        m_confirmSweep = std::move(confirm);
-    }
+    void setSweepConfirmer(std::function<bool(const QString&)> confirm);
     // Opens the fine-tune wizard (window-modal, returns at once); its Run starts a run of kind
     // "finetune", puts its config in the Config tab as an untitled document ("finetune of
     // <base>") and sets Samples to compare it with the base.
@@ -94,9 +99,10 @@ public:
     // Pause / Continue / Step Layer / Checkpoint Now / Stop act on it. With `resumeRunId`: the
     // same dialog continues that run from its newest checkpoint ("Resume on Cluster…").
     ClusterDialog* openClusterDialog(int64_t resumeRunId = -1);
-    ClusterJob* clusterJob() const { return m_cluster; }
+    ClusterJob* clusterJob() const;
+    ClusterController* cluster() const { return m_cluster; }
     // The `wafer` program cluster jobs run (default: the one beside this studio; tests).
-    void setClusterWaferBinary(const QString& path) { m_waferBinary = path; }
+    void setClusterWaferBinary(const QString& path);
     // The run the toolbar's Pause / Continue / Checkpoint Now / Stop act on in another process
     // (through its control requests, session/run_control.h): the cluster job's run, else the one
     // run selected in Runs when another process trains it; -1 when none, or when this window
@@ -110,7 +116,7 @@ public:
     // Opens the guide (the README) at `section` (a heading's start; empty: where it was).
     HelpBrowser* showHelp(const QString& section);
     // The Lessons dock ("LessonsDock", Help → Lessons) and its panel (ui/lessons/lessons_panel.h).
-    LessonsPanel* lessonsPanel() const { return m_lessons; }
+    LessonsPanel* lessonsPanel() const;
     void showLessons();
     // Starts a run for a lesson step as Run does (recorded, charted live), with `options`
     // (stopAfterStep) and, when `paused`, paused before its first layer. False with the reason
@@ -138,22 +144,21 @@ public:
     ConfigDocument* document() const { return m_document; }
     RunController* controller() const { return m_controller; }
     SweepController* sweepController() const { return m_sweeps; }
+    SweepPresenter* sweeps() const { return m_sweepPresenter; }
     // Run → Auto-step ("autoStepAction", Shift+F10) and its pace; it narrates each phase of the
     // paused run in the "narrationLine" above the tabs (auto_step.h).
-    AutoStep* autoStep() const { return m_autoStep; }
+    AutoStep* autoStep() const;
     // View → Presenter Mode (F11; "presenterAction"): full screen, large type, high contrast.
-    PresenterMode* presenterMode() const { return m_presenter; }
+    PresenterMode* presenterMode() const;
+    Teaching* teaching() const { return m_teaching; }
     store::RunStore* runStore() const { return m_store.get(); }
 
     // Replace the modal questions and the save-file dialog (tests). The asker gets the title,
     // the text, the buttons and the default button and returns the button pressed; the chooser
     // gets the suggested path and returns the chosen one (empty: cancelled).
-    using Asker = std::function<QMessageBox::StandardButton(
-        const QString&, const QString&, QMessageBox::StandardButtons, QMessageBox::StandardButton)>;
-    void setAsker(Asker ask) { m_ask = std::move(ask); }
-    void setSaveFileChooser(std::function<QString(const QString&)> choose) {
-        m_chooseSaveFile = std::move(choose);
-    }
+    using Asker = ws::ui::Asker;
+    void setAsker(Asker ask);
+    void setSaveFileChooser(std::function<QString(const QString&)> choose);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -183,22 +188,11 @@ private:
     void followStore();
     void restoreWindowState();
     void createActions();
-    void nameActions();
     void createMenus();
-    void updateActions();
-    void updateTitle();
-    void addRecentFile(const QString& path);
-    void rebuildRecentMenu();
-    bool save();
-    bool saveAs();
-    QString suggestedSavePath() const;
-    QMessageBox::StandardButton ask(const QString& title, const QString& text,
-                                    QMessageBox::StandardButtons buttons,
-                                    QMessageBox::StandardButton defaultButton);
-    void openDialog();
-    void newFromPreset(const QString& path);
+    void wireFiles();
     void wireSweeps();
-    bool isStoppedSweep(int64_t runId) const;
+    void wireCluster();
+    void updateActions();
     // When the store file is damaged (found at start or by a failed read): the recovery dialog
     // (store_recovery_dialog.h), then the recovered store is opened and followed again.
     void offerRecoveryIfDamaged();
@@ -208,25 +202,10 @@ private:
     // Whether run `runId` can be resumed now: the one rule of the toolbar's Resume Run and the
     // Runs dock's "Resume run…" (a run with a checkpoint or a stopped sweep, nothing training).
     bool canResumeNow(int64_t runId) const;
-    void reportSweepError(const QString& message);
-    bool askToRunSweep(const QString& question);  // the "sweepConfirmBox" dialog
-    // A sweep that cannot start: reportSweepError and the failure banner; returns false.
-    bool refuseSweep(const QString& headline, const QString& message, bool aboutDocument);
     // A start refused before any run existed: the Log and the failure banner. `aboutDocument`:
     // the message is about the Config tab's config.
     void reportStartRefused(const QString& headline, const QString& message, bool aboutDocument);
-    // Run on Cluster (main_window_cluster.cpp).
-    void wireCluster();
-    bool startClusterJob(const ClusterPlan& plan);
-    void onClusterRunAppeared(int64_t runId);
-    void onClusterNoRunYet(const QString& said);
-    void onClusterEnded(int exitCode, bool crashed, const QString& said);
-    // After mpirun ended, once rank 0 has let go of the run's folder (`attempt` tries so far).
-    void reportClusterEnd(int exitCode, bool crashed, const QString& said, int attempt);
-    void showClusterPlacement();
-    void controlExternalRun(int command);  // a session::ControlCommand
-    // The shown status of stored run `runId` ("running", "paused", "interrupted", ...).
-    std::string shownStatusOf(int64_t runId) const;
+    void log(int level, const QString& line);
 
     QString m_dbPath;
     std::filesystem::path m_storePath;  // m_dbPath, or the user's run store
@@ -241,29 +220,18 @@ private:
     WaferTab* m_waferTab;
     SweepsTab* m_sweepsTab;
     SweepController* m_sweeps;
-    std::function<bool(const QString&)> m_confirmSweep;
-    bool m_estimatingSweep = false;  // Run Sweep is timing the trial shapes before it asks
-    Asker m_ask;
-    std::function<QString(const QString&)> m_chooseSaveFile;
+    SweepPresenter* m_sweepPresenter = nullptr;
+    ConfigFiles* m_files = nullptr;
     RunsDock* m_runsDock;
     StoreFollower* m_follower;
     LogDock* m_logDock;
-    PresenterMode* m_presenter = nullptr;
-    AutoStep* m_autoStep;
-    NarrationLine* m_narration = nullptr;
+    Teaching* m_teaching;
     FailureBanner* m_failures = nullptr;
     StatusPanel* m_statusPanel;
-    QMenu* m_recentMenu = nullptr;
     HelpBrowser* m_help = nullptr;
-    LessonsPanel* m_lessons = nullptr;
-    QDockWidget* m_lessonsDock = nullptr;
     bool m_finetuneRunning = false;  // the run in flight came from the Fine-tune wizard
-    ClusterJob* m_cluster;
-    QString m_waferBinary;
-    bool m_clusterPlacementShown = false;  // the cluster run's placement is on the Wafer tab
-    QAction *m_run, *m_runSweep, *m_pause, *m_continue, *m_stepLayer, *m_stop;
-    QAction *m_resumeRun, *m_checkpoint, *m_finetune, *m_runCluster;
-    QAction *m_open, *m_save, *m_saveAs, *m_undo, *m_redo, *m_quit;
+    ClusterController* m_cluster = nullptr;
+    StudioActions m_actions;
 };
 
 }  // namespace ws::ui

@@ -91,7 +91,9 @@ Layers readLayers(std::string_view readme) {
     return layers;
 }
 
-std::vector<Violation> checkIncludes(const fs::path& engineDir, const Layers& layers) {
+std::vector<Violation> checkIncludes(const fs::path& engineDir, const Layers& layers,
+                                     const Tree& tree) {
+    const std::string prefix = tree.root + "/";
     std::vector<Violation> found;
     const std::regex include(R"(^\s*#\s*include\s*([<"])([^">]+)[">])");
     const std::regex qt(R"(^(Qt|Q[A-Z]))");
@@ -102,7 +104,7 @@ std::vector<Violation> checkIncludes(const fs::path& engineDir, const Layers& la
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
         const std::string own = folderOf(engineDir, file);  // "" for a file directly in engine/
-        const fs::path shown = "engine" / file.lexically_relative(engineDir);
+        const fs::path shown = tree.root / file.lexically_relative(engineDir);
         const auto ownLayer = layers.layerOf.find(own);
         std::ifstream in(file);
         std::string line;
@@ -115,24 +117,23 @@ std::vector<Violation> checkIncludes(const fs::path& engineDir, const Layers& la
                                  shown.string() + ":" + std::to_string(number) + ": " +
                                      m[0].str().substr(m[0].str().find('#')) + ": " + why});
             };
-            if (std::regex_search(target, qt)) {
+            if (!tree.qtAllowed && std::regex_search(target, qt)) {
                 report("the engine never includes Qt (DESIGN: engine/ links no GUI toolkit)");
                 continue;
             }
             // The engine folder the include names: "engine/<folder>/..." or a relative path.
             std::string folder;
-            if (target.rfind("engine/", 0) == 0) {
-                folder =
-                    folderOf(engineDir, engineDir / target.substr(std::string("engine/").size()));
+            if (target.rfind(prefix, 0) == 0) {
+                folder = folderOf(engineDir, engineDir / target.substr(prefix.size()));
             } else if (m[1] == "\"") {
                 folder = folderOf(engineDir, file.parent_path() / target);
             }
             if (own.empty() || folder.empty() || folder == own) continue;
             const auto theirs = layers.layerOf.find(folder);
             if (ownLayer == layers.layerOf.end()) {
-                report(own + " is not in HACKING.md's layer list; place it there");
+                report(own + " is not in " + tree.listName + "; place it there");
             } else if (theirs == layers.layerOf.end()) {
-                report(folder + " is not in HACKING.md's layer list; place it there");
+                report(folder + " is not in " + tree.listName + "; place it there");
             } else if (theirs->second > ownLayer->second) {
                 report(own + " (layer " + std::to_string(ownLayer->second) + ") includes " +
                        folder + " (layer " + std::to_string(theirs->second) +
@@ -143,7 +144,8 @@ std::vector<Violation> checkIncludes(const fs::path& engineDir, const Layers& la
     return found;
 }
 
-std::vector<std::string> unplacedFolders(const fs::path& engineDir, const Layers& layers) {
+std::vector<std::string> unplacedFolders(const fs::path& engineDir, const Layers& layers,
+                                         const Tree& tree) {
     std::vector<std::string> problems;
     std::set<std::string> present;
     for (const auto& entry : fs::directory_iterator(engineDir)) {
@@ -151,15 +153,15 @@ std::vector<std::string> unplacedFolders(const fs::path& engineDir, const Layers
     }
     for (const std::string& folder : present) {
         if (!layers.layerOf.count(folder)) {
-            problems.push_back("engine/" + folder +
-                               "/ is not in HACKING.md's layer list (Layout section); add it to "
-                               "the layer whose folders it may include");
+            problems.push_back(tree.root + "/" + folder + "/ is not in " + tree.listName +
+                               (tree.root == "engine" ? " (Layout section)" : "") +
+                               "; add it to the layer whose folders it may include");
         }
     }
     for (const auto& [folder, layer] : layers.layerOf) {
         if (!present.count(folder)) {
-            problems.push_back("HACKING.md's layer list names `" + folder + "` (layer " +
-                               std::to_string(layer) + "), but engine/" + folder +
+            problems.push_back(tree.listName + " names `" + folder + "` (layer " +
+                               std::to_string(layer) + "), but " + tree.root + "/" + folder +
                                "/ does not exist");
         }
     }

@@ -24,18 +24,27 @@ struct Layers {
 Layers readLayers(std::string_view readme);
 
 struct Violation {
-    std::filesystem::path file;  // relative to the folder checked, as "engine/sample/x.cpp"
+    std::filesystem::path file;  // as "engine/sample/x.cpp" or "ui/lessons/x.cpp"
     int line = 0;                // 1-based
     std::string message;         // "engine/sample/x.cpp:12: ..." (file and line included)
 };
 
-// Every #include line of the files under `engineDir` (its direct subfolders are the concepts)
-// that reaches a higher layer, an engine folder missing from `layers`, or Qt.
-std::vector<Violation> checkIncludes(const std::filesystem::path& engineDir, const Layers& layers);
+// Which tree is checked: the engine (no Qt; its layers in HACKING.md) or the studio's ui/ (Qt
+// allowed; its layers in tests/engine/layers/ui_layers_test.cpp).
+struct Tree {
+    std::string root = "engine";  // includes name it: "engine/<folder>/..."
+    bool qtAllowed = false;
+    std::string listName = "HACKING.md's layer list";  // where `layers` come from, for messages
+};
 
-// Folders under `engineDir` that `layers` does not place, and listed folders that do not exist,
+// Every #include line of the files under `dir` (its direct subfolders are the concepts) that
+// reaches a higher layer, a folder missing from `layers`, or Qt (unless the tree allows it).
+std::vector<Violation> checkIncludes(const std::filesystem::path& dir, const Layers& layers,
+                                     const Tree& tree = {});
+
+// Folders under `dir` that `layers` does not place, and listed folders that do not exist,
 // one sentence each.
-std::vector<std::string> unplacedFolders(const std::filesystem::path& engineDir,
-                                         const Layers& layers);
+std::vector<std::string> unplacedFolders(const std::filesystem::path& dir, const Layers& layers,
+                                         const Tree& tree = {});
 
 }  // namespace ws::layers

@@ -24,7 +24,7 @@
 #include "ui/samples/finetune_wizard.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 
 using namespace ws::ui;

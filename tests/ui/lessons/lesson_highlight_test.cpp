@@ -20,7 +20,7 @@
 #include "support/lesson_test_support.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/sweeps/sweep_controller.h"
 #include "ui/wafer/wafer_tab.h"
 

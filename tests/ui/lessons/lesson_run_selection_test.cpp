@@ -13,7 +13,7 @@
 #include "support/gui_test.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
 

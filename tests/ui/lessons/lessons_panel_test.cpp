@@ -21,10 +21,10 @@
 #include "engine/lesson/lesson.h"
 #include "support/gui_test.h"
 #include "support/lesson_test_support.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
 #include "ui/sweeps/coord_check_view.h"
 #include "ui/sweeps/sweeps_tab.h"
 #include "ui/training/training_tab.h"
@@ -65,6 +65,13 @@ void screenshot(MainWindow& window, const QString& name) {
 class LessonsPanelTest : public QObject {
     Q_OBJECT
 private slots:
+    // Every test starts in a fresh studio (lesson_test_support.h): its own run store, the
+    // Lessons dock open, Run Sweep answered Yes.
+    void init() { QVERIFY(ws::testing::openLessonStudio(m_studio)); }
+    void cleanup() {
+        if (m_studio.get()) stopRun(*m_studio.get());
+        m_studio.close();
+    }
     void lessonOneEndToEnd();
     void lessonTwoFirstSteps();
     void learnerStepsAheadBeforeNext();
@@ -78,6 +85,7 @@ private slots:
     void aLessonRunEndsWithACheckpoint();
 
 private:
+    ws::testing::StudioWindow m_studio;
     // Waits for the step's action, checks its `expect`, does its try-it (Show me, then Check)
     // and takes a screenshot.
     void performStep(MainWindow& window, LessonsPanel& panel, const QString& shot);
@@ -123,13 +131,7 @@ void LessonsPanelTest::performStep(MainWindow& window, LessonsPanel& panel, cons
 }
 
 void LessonsPanelTest::lessonOneEndToEnd() {
-    QTemporaryDir dir;
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.resize(1600, 1000);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.showLessons();
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(panel->isVisible());
     QVERIFY(panel->openLesson(lessonFile("01-weight-streaming.yaml")));
@@ -171,13 +173,7 @@ void LessonsPanelTest::lessonOneEndToEnd() {
 }
 
 void LessonsPanelTest::lessonTwoFirstSteps() {
-    QTemporaryDir dir;
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.resize(1600, 1000);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.showLessons();
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(panel->openLesson(lessonFile("02-wafer-buffer.yaml")));
     for (size_t k = 0; k < 4; ++k) {
@@ -205,13 +201,7 @@ void LessonsPanelTest::lessonTwoFirstSteps() {
 // lands where the lesson says (lesson 1 moves by pause_at, not by a count of phases from
 // wherever the run stands), so its checks hold.
 void LessonsPanelTest::learnerStepsAheadBeforeNext() {
-    QTemporaryDir dir;
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.resize(1600, 1000);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.showLessons();
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(panel->openLesson(lessonFile("01-weight-streaming.yaml")));
     QVERIFY(panel->next());  // step 2: paused after the embeddings' forward pass
@@ -241,13 +231,9 @@ void LessonsPanelTest::learnerStepsAheadBeforeNext() {
 // Lessons 5 and 6 at the README's screenshot size (1400 x 900, the Lessons dock open), every step
 // performed as the learner sees it; screenshots lesson05-stepK.png / lesson06-stepK.png.
 void LessonsPanelTest::lessonFiveSparsity() {
-    QTemporaryDir dir;
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.resize(1400, 900);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.showLessons();
+    m_studio.close();
+    QVERIFY(ws::testing::openLessonStudio(m_studio, QSize(1400, 900)));
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY2(panel->openLesson(lessonFile("05-sparsity.yaml")), qPrintable(panel->lastError()));
     const lesson::Lesson* shown = panel->lesson();
@@ -273,13 +259,9 @@ void LessonsPanelTest::lessonFiveSparsity() {
 // The coord check runs on the Sweeps tab's coord check view and the sweep through Run Sweep: the
 // Sweeps tab fills with the lesson's trials, and the panel says what they found.
 void LessonsPanelTest::lessonSixMup() {
-    QTemporaryDir dir;
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.resize(1400, 900);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    window.showLessons();
+    m_studio.close();
+    QVERIFY(ws::testing::openLessonStudio(m_studio, QSize(1400, 900)));
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY2(panel->openLesson(lessonFile("06-mup.yaml")), qPrintable(panel->lastError()));
     auto* sweeps = window.findChild<SweepsTab*>(QStringLiteral("SweepsTab"));
@@ -322,13 +304,10 @@ void LessonsPanelTest::everyShippedLessonWalks() {
     for (const QString& file : files) {
         if (file.startsWith(QLatin1String("05-")) || file.startsWith(QLatin1String("06-")))
             continue;
-        QTemporaryDir dir;
-        MainWindow window(dir.filePath("runs.sqlite"));
-        window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-        window.resize(1600, 1000);
-        window.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
-        window.showLessons();
+        // A fresh studio per lesson, as a learner opening it would have.
+        m_studio.close();
+        QVERIFY(ws::testing::openLessonStudio(m_studio));
+        MainWindow& window = *m_studio.get();
         LessonsPanel* panel = window.lessonsPanel();
         QVERIFY2(panel->openLesson(lessonFile(qPrintable(file))), qPrintable(panel->lastError()));
         const lesson::Lesson* shown = panel->lesson();
@@ -348,12 +327,7 @@ void LessonsPanelTest::everyShippedLessonWalks() {
 }
 
 void LessonsPanelTest::failingTryKeepsNextDisabled() {
-    QTemporaryDir dir;
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.resize(1600, 1000);
-    window.show();
-    window.showLessons();
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(panel->openLesson(lessonFile("02-wafer-buffer.yaml")));
     QTRY_VERIFY(!panel->isBusy());
@@ -407,10 +381,7 @@ void LessonsPanelTest::badLessonFileShowsTheError() {
             "    text: \"hello\"\n"
             "    action: {pause_at: {phase: sideways, layer: 0}}\n");
     }
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.show();
-    window.showLessons();
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(!panel->openLesson(path));
     QVERIFY(panel->lesson() == nullptr);
@@ -429,9 +400,7 @@ void LessonsPanelTest::unsavedConfigIsNotReplacedSilently() {
     QTemporaryDir dir;
     const QString mine = dir.filePath("mine.yaml");
     QVERIFY(QFile::copy(QStringLiteral(WAFER_SOURCE_DIR "/presets/teaching-stream.yaml"), mine));
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.show();
+    MainWindow& window = *m_studio.get();
     QVERIFY(window.openConfig(mine));
     QVERIFY(window.document()->setField("runconfig.max_steps", "77"));
     QVERIFY(window.document()->isModified());
@@ -484,10 +453,7 @@ void LessonsPanelTest::aStuckActionTimesOutAndGivesTheButtonsBack() {
                                      "    action: {run_steps: 200}\n"
                                      "  - title: \"Two\"\n"
                                      "    text: \"next\"\n");
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.show();
-    window.showLessons();
+    MainWindow& window = *m_studio.get();
     LessonsPanel* panel = window.lessonsPanel();
     panel->setActionTimeout(std::chrono::milliseconds(0));
     QVERIFY(panel->openLesson(path));
@@ -512,10 +478,7 @@ void LessonsPanelTest::aLessonRunEndsWithACheckpoint() {
                                      "  - title: \"Three steps\"\n"
                                      "    text: \"train\"\n"
                                      "    action: {run_steps: 3}\n");
-    MainWindow window(dir.filePath("runs.sqlite"));
-    window.setSweepConfirmer([](const QString&) { return true; });  // Run Sweep: Yes
-    window.show();
-    window.showLessons();
+    MainWindow& window = *m_studio.get();
     QSignalSpy finished(window.controller(), &RunController::finished);
     LessonsPanel* panel = window.lessonsPanel();
     QVERIFY(panel->openLesson(path));

@@ -19,7 +19,7 @@
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/training/training_tab.h"
 
 using namespace ws::ui;

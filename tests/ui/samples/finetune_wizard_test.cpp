@@ -31,7 +31,7 @@
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 
 using namespace ws::ui;
 

@@ -27,7 +27,7 @@
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/resume_dialog.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
 

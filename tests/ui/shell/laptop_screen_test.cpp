@@ -17,7 +17,7 @@
 #include "support/gui_test.h"
 #include "support/laptop_screens.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/presenter_mode.h"
+#include "ui/teaching/presenter_mode.h"
 #include "ui/shell/screen_fit.h"
 
 using namespace ws::ui;

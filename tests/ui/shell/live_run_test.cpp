@@ -9,7 +9,7 @@
 #include "support/gui_test.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/training/training_tab.h"
 
 using namespace ws::ui;

@@ -30,7 +30,7 @@
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
 #include "ui/wafer/layer_norm_chart.h"

@@ -20,7 +20,7 @@
 #include "ui/shell/failure_banner.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/sweeps/sweep_controller.h"
 
 using namespace ws::ui;

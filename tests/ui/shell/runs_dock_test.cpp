@@ -29,7 +29,7 @@
 #include "ui/common/store_follower.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
 

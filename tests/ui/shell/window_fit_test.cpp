@@ -15,7 +15,7 @@
 #include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 #include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
 

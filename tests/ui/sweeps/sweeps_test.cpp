@@ -38,7 +38,7 @@
 #include "ui/config/config_document.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/presenter_mode.h"
+#include "ui/teaching/presenter_mode.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/sweeps/coord_check_view.h"
 #include "ui/sweeps/sweep_controller.h"

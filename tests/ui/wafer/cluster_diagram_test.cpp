@@ -16,7 +16,7 @@
 #include "support/laptop_screens.h"
 #include "support/wafer_tab_feed.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/presenter_mode.h"
+#include "ui/teaching/presenter_mode.h"
 #include "ui/shell/screen_fit.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/wafer_tab.h"

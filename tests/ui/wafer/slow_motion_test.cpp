@@ -22,7 +22,7 @@
 #include "support/studio_window.h"
 #include "support/temp_dir.h"
 #include "ui/config/config_document.h"
-#include "ui/shell/presenter_mode.h"
+#include "ui/teaching/presenter_mode.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"

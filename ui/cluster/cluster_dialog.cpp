@@ -1,5 +1,5 @@
 // ClusterDialog: see cluster_dialog.h.
-#include "ui/shell/cluster_dialog.h"
+#include "ui/cluster/cluster_dialog.h"
 
 #include <QApplication>
 #include <QButtonGroup>

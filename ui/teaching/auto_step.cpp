@@ -1,5 +1,5 @@
 // AutoStep and NarrationLine: see auto_step.h.
-#include "ui/shell/auto_step.h"
+#include "ui/teaching/auto_step.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -12,8 +12,8 @@
 #include <QToolButton>
 #include <algorithm>
 
+#include "ui/common/run_controller.h"
 #include "ui/common/text_fit.h"
-#include "ui/shell/run_controller.h"
 
 namespace ws::ui {
 namespace {

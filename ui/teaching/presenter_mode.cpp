@@ -1,5 +1,5 @@
 // PresenterMode: see presenter_mode.h.
-#include "ui/shell/presenter_mode.h"
+#include "ui/teaching/presenter_mode.h"
 
 #include <qcustomplot.h>
 

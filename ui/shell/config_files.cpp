@@ -1,25 +1,19 @@
-// MainWindow's config files (see main_window.h): opening (dialog, drag and drop, recent files,
-// presets as untitled copies), saving (never over a shipped preset) and asking before changes are
-// lost. Kept apart from main_window.cpp so the shell stays a list of connections per concept.
-#include "ui/shell/main_window.h"
+// ConfigFiles: see config_files.h.
+#include "ui/shell/config_files.h"
 
 #include <QAction>
 #include <QDir>
-#include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QMenuBar>
+#include <QMenu>
 #include <QMessageBox>
-#include <QMimeData>
 #include <QSettings>
 #include <QStandardPaths>
-#include <QTabWidget>
 
 #include "engine/core/paths.h"
 #include "engine/session/events.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_tab.h"
-#include "ui/shell/log_dock.h"
 
 namespace ws::ui {
 
@@ -40,12 +34,15 @@ QString canonicalOrAbsolute(const QString& path) {
 
 }  // namespace
 
-bool MainWindow::isShippedPreset(const QString& path) {
+ConfigFiles::ConfigFiles(ConfigDocument* document, ConfigTab* configTab, QWidget* window)
+    : QObject(window), m_document(document), m_configTab(configTab), m_window(window) {}
+
+bool ConfigFiles::isShippedPreset(const QString& path) {
     const QString dir = canonicalOrAbsolute(presetsDir());
     return canonicalOrAbsolute(path).startsWith(dir + QLatin1Char('/'));
 }
 
-bool MainWindow::openConfig(const QString& path) {
+bool ConfigFiles::openConfig(const QString& path) {
     const bool ok = isShippedPreset(path)
                         ? m_document->loadUntitledCopy(
                               path, tr("%1 (preset)").arg(QFileInfo(path).completeBaseName()))
@@ -55,16 +52,13 @@ bool MainWindow::openConfig(const QString& path) {
     return ok;
 }
 
-QMessageBox::StandardButton MainWindow::ask(const QString& title, const QString& text,
-                                            QMessageBox::StandardButtons buttons,
-                                            QMessageBox::StandardButton defaultButton) {
-    if (m_ask) return m_ask(title, text, buttons, defaultButton);
-    QMessageBox box(QMessageBox::Question, title, text, buttons, this);
-    box.setDefaultButton(defaultButton);
-    return QMessageBox::StandardButton(box.exec());
+QMessageBox::StandardButton ConfigFiles::ask(const QString& title, const QString& text,
+                                             QMessageBox::StandardButtons buttons,
+                                             QMessageBox::StandardButton defaultButton) {
+    return askQuestion(m_window, m_ask, title, text, buttons, defaultButton);
 }
 
-bool MainWindow::maybeSave() {
+bool ConfigFiles::maybeSave() {
     // A value typed into a form field but not confirmed yet is an unsaved change too: it would
     // otherwise be committed once a file dialog takes the focus, and lost without asking.
     m_configTab->applyPendingEdits();
@@ -77,14 +71,14 @@ bool MainWindow::maybeSave() {
     return answer == QMessageBox::Discard;
 }
 
-bool MainWindow::save() {
+bool ConfigFiles::save() {
     m_configTab->applyPendingYaml();
     // An untitled document (a preset's copy, a fine-tune's config) has no file of its own yet.
     if (m_document->isUntitled() || isShippedPreset(m_document->filePath())) return saveAs();
     return m_document->saveFile(m_document->filePath());
 }
 
-QString MainWindow::suggestedSavePath() const {
+QString ConfigFiles::suggestedSavePath() const {
     if (!m_document->isUntitled() && !isShippedPreset(m_document->filePath()))
         return m_document->filePath();
     // The last folder saved into, else the user's documents: never the shipped presets.
@@ -95,13 +89,13 @@ QString MainWindow::suggestedSavePath() const {
     return QDir(dir).filePath(m_document->suggestedFileName());
 }
 
-bool MainWindow::saveAs() {
+bool ConfigFiles::saveAs() {
     m_configTab->applyPendingYaml();
     const QString suggested = suggestedSavePath();
-    const QString path = m_chooseSaveFile
-                             ? m_chooseSaveFile(suggested)
-                             : QFileDialog::getSaveFileName(this, tr("Save config as"), suggested,
-                                                            tr("YAML config (*.yaml *.yml)"));
+    const QString path =
+        m_chooseSaveFile ? m_chooseSaveFile(suggested)
+                         : QFileDialog::getSaveFileName(m_window, tr("Save config as"), suggested,
+                                                        tr("YAML config (*.yaml *.yml)"));
     if (path.isEmpty()) return false;
     if (isShippedPreset(path)) {
         // The presets ship with the app: overwriting one changes every later "New from Preset".
@@ -112,9 +106,8 @@ bool MainWindow::saveAs() {
                                     .arg(QFileInfo(path).fileName(), presetsDir()),
                                 QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Cancel);
         if (answer != QMessageBox::Save) {
-            m_logDock->append(
-                int(session::LogLine::Level::Info),
-                tr("not saved: %1 is a shipped preset; choose another folder").arg(path));
+            emit logLine(int(session::LogLine::Level::Info),
+                         tr("not saved: %1 is a shipped preset; choose another folder").arg(path));
             return false;
         }
     }
@@ -127,20 +120,20 @@ bool MainWindow::saveAs() {
     return ok;
 }
 
-void MainWindow::openDialog() {
+void ConfigFiles::openDialog() {
     if (!maybeSave()) return;
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open config"), QFileInfo(m_document->filePath()).absolutePath(),
+        m_window, tr("Open config"), QFileInfo(m_document->filePath()).absolutePath(),
         tr("YAML config (*.yaml *.yml);;All files (*)"));
     if (!path.isEmpty()) openConfig(path);
 }
 
-void MainWindow::newFromPreset(const QString& path) {
+void ConfigFiles::newFromPreset(const QString& path) {
     if (!maybeSave()) return;
     openConfig(path);
 }
 
-void MainWindow::addRecentFile(const QString& path) {
+void ConfigFiles::addRecentFile(const QString& path) {
     QSettings settings;
     QStringList files = settings.value(QStringLiteral("recentFiles")).toStringList();
     const QString absolute = QFileInfo(path).absoluteFilePath();
@@ -151,7 +144,7 @@ void MainWindow::addRecentFile(const QString& path) {
     rebuildRecentMenu();
 }
 
-void MainWindow::rebuildRecentMenu() {
+void ConfigFiles::rebuildRecentMenu() {
     if (!m_recentMenu) return;
     m_recentMenu->clear();
     const QStringList files = QSettings().value(QStringLiteral("recentFiles")).toStringList();
@@ -166,19 +159,9 @@ void MainWindow::rebuildRecentMenu() {
     m_recentMenu->setEnabled(!files.isEmpty());
 }
 
-void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-    if (event->mimeData()->hasUrls()) {
-        for (const QUrl& url : event->mimeData()->urls()) {
-            if (!url.isLocalFile()) return;
-        }
-        event->acceptProposedAction();
-    }
-}
-
-void MainWindow::dropEvent(QDropEvent* event) {
+void ConfigFiles::useAsTrainingData(const QStringList& paths) {
     QStringList entries;
-    for (const QUrl& url : event->mimeData()->urls()) {
-        QString path = url.toLocalFile();
+    for (QString path : paths) {
         path.replace('\\', QStringLiteral("\\\\")).replace('"', QStringLiteral("\\\""));
         entries << '"' + path + '"';
     }
@@ -186,11 +169,20 @@ void MainWindow::dropEvent(QDropEvent* event) {
     // Refused while the YAML has errors (the document's note says why, in the Log).
     if (m_document->setField(QStringLiteral("train_input.data_dir"),
                              '[' + entries.join(", ") + ']'))
-        m_logDock->append(
-            int(session::LogLine::Level::Info),
-            tr("training data set to %1 (train_input.data_dir)").arg(entries.join(", ")));
-    m_tabs->setCurrentWidget(m_configTab);
-    event->acceptProposedAction();
+        emit logLine(int(session::LogLine::Level::Info),
+                     tr("training data set to %1 (train_input.data_dir)").arg(entries.join(", ")));
+    emit showConfigTabRequested();
+}
+
+void ConfigFiles::setRecentMenu(QMenu* menu) {
+    m_recentMenu = menu;
+    rebuildRecentMenu();
+}
+
+void ConfigFiles::updateTitle() {
+    m_window->setWindowFilePath(m_document->filePath());
+    m_window->setWindowModified(m_document->isModified());
+    m_window->setWindowTitle(QStringLiteral("%1[*] — Wafer Studio").arg(m_document->displayName()));
 }
 
 }  // namespace ws::ui

@@ -16,7 +16,7 @@
 #include <QStringList>
 #include <cstdint>
 
-#include "ui/shell/cluster_plan.h"
+#include "ui/cluster/cluster_plan.h"
 
 class QTimer;
 

@@ -1,5 +1,5 @@
 // ClusterPlan: see cluster_plan.h.
-#include "ui/shell/cluster_plan.h"
+#include "ui/cluster/cluster_plan.h"
 
 #include <unistd.h>
 

@@ -23,7 +23,7 @@
 #include "ui/config/config_document.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/presenter_mode.h"
+#include "ui/teaching/presenter_mode.h"
 #include "ui/training/training_tab.h"
 
 using namespace ws::ui;

@@ -1,5 +1,5 @@
 // ClusterJob: see cluster_job.h.
-#include "ui/shell/cluster_job.h"
+#include "ui/cluster/cluster_job.h"
 
 #include <signal.h>
 

@@ -15,7 +15,7 @@
 #include <QDialog>
 #include <functional>
 
-#include "ui/shell/cluster_plan.h"
+#include "ui/cluster/cluster_plan.h"
 
 class QCheckBox;
 class QLabel;

@@ -1,5 +1,5 @@
 // RunController: see run_controller.h.
-#include "ui/shell/run_controller.h"
+#include "ui/common/run_controller.h"
 
 #include <QTimer>
 

@@ -1,37 +1,27 @@
-// MainWindow's Run on Cluster (see main_window.h): the dialog, the mpirun child (ClusterJob), the
-// run it records followed through the store like any run another process writes, and the
-// toolbar's commands sent to such runs as control requests (session/run_control.h). Failures end
-// in a dialog that says what happened and what to fix, never in a hang. Kept apart from
-// main_window.cpp so the shell stays a list of connections per concept.
-#include <QAction>
+// ClusterController: see cluster_controller.h.
+#include "ui/cluster/cluster_controller.h"
+
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
-#include <QTabWidget>
 #include <QThread>
 #include <QTimer>
+#include <algorithm>
 
 #include "engine/config/config_yaml.h"
 #include "engine/config/validate.h"
 #include "engine/session/events.h"
 #include "engine/session/folder_lock.h"
-#include "engine/session/run_control.h"
 #include "engine/store/placement_records.h"
 #include "engine/store/run_store.h"
+#include "ui/cluster/cluster_dialog.h"
+#include "ui/cluster/cluster_job.h"
 #include "ui/common/status_panel.h"
 #include "ui/common/store_follower.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_tab.h"
-#include "ui/shell/cluster_dialog.h"
-#include "ui/shell/cluster_job.h"
-#include "ui/shell/log_dock.h"
-#include "ui/shell/main_window.h"
-#include "ui/shell/run_controller.h"
-#include "ui/shell/runs_dock.h"
-#include "ui/sweeps/sweep_controller.h"
-#include "ui/training/training_tab.h"
 #include "ui/wafer/wafer_tab.h"
 
 namespace ws::ui {
@@ -81,116 +71,111 @@ QString preformatted(const QString& text) {
 
 }  // namespace
 
-void MainWindow::wireCluster() {
-    connect(m_cluster, &ClusterJob::outputLine, this, [this](const QString& line, bool fromStderr) {
+ClusterController::ClusterController(Studio studio, QObject* parent)
+    : QObject(parent),
+      m_studio(std::move(studio)),
+      m_job(new ClusterJob(this)),
+      m_waferBinary(defaultWaferBinary()) {
+    wireJob();
+}
+
+bool ClusterController::isActive() const {
+    return m_job->isActive();
+}
+
+void ClusterController::stopJob() {
+    m_job->stop();
+    log(int(session::LogLine::Level::Info),
+        tr("cluster job: stopping after the step in flight (with a checkpoint)"));
+    emit stateChanged();
+}
+
+void ClusterController::wireJob() {
+    connect(m_job, &ClusterJob::outputLine, this, [this](const QString& line, bool fromStderr) {
         // Rank 0's progress line ("step 40/600 | loss …") is what the charts draw: not logged.
         static const QRegularExpression progress(QStringLiteral("^step +\\d+/\\d+ \\|"));
         if (!fromStderr && progress.match(line).hasMatch()) return;
-        m_logDock->append(
-            int(fromStderr && line.contains(QLatin1String("error"), Qt::CaseInsensitive)
+        log(int(fromStderr && line.contains(QLatin1String("error"), Qt::CaseInsensitive)
                     ? session::LogLine::Level::Warning
                     : session::LogLine::Level::Info),
             tr("cluster: %1").arg(line));
     });
-    connect(m_cluster, &ClusterJob::runAppeared, this, &MainWindow::onClusterRunAppeared);
+    connect(m_job, &ClusterJob::runAppeared, this, &ClusterController::onRunAppeared);
     // The Wafer tab's real tokens/s of a run in other processes: the figure the store follower
     // brings the Training tab, not "not measured yet".
-    connect(m_follower, &StoreFollower::metricsArrived, this,
+    connect(m_studio.follower, &StoreFollower::metricsArrived, this,
             [this](const std::vector<StoreFollower::Tail>& tails) {
-                const int64_t run = m_cluster->runId();
+                const int64_t run = m_job->runId();
                 if (run < 0) return;
                 for (const auto& tail : tails)
                     if (tail.runId == run && tail.key == "tokens_per_s" && !tail.points.empty())
-                        m_waferTab->setMeasuredTokensPerSec(tail.points.back().value);
+                        m_studio.waferTab->setMeasuredTokensPerSec(tail.points.back().value);
             });
-    connect(m_cluster, &ClusterJob::noRunYet, this, &MainWindow::onClusterNoRunYet);
-    connect(m_cluster, &ClusterJob::ended, this, &MainWindow::onClusterEnded);
-    // A run another process trains changes status (paused, stopped) in the store: the commands
-    // follow, the Wafer tab shows its state and placement.
-    connect(m_follower, &StoreFollower::runsChanged, this, [this] {
-        const int64_t run = externalRun();
-        if (run >= 0) {
-            const std::string status = shownStatusOf(run);
-            if (status == "paused") m_waferTab->setRunState(session::RunState::Paused);
-            if (status == "running") m_waferTab->setRunState(session::RunState::Running);
-            if (auto info = m_store->getRun(run);
-                info.ok() && m_runsDock->selectedRunIds() == std::vector<int64_t>{run}) {
-                m_statusPanel->showStoredRun(
-                    tr("run %1 “%2”").arg(run).arg(QString::fromStdString(info->name)),
-                    QString::fromStdString(status), info->summaryJson);
-            }
-        }
-        if (m_cluster->runId() >= 0 && !m_clusterPlacementShown) showClusterPlacement();
-        updateActions();
-    });
+    connect(m_job, &ClusterJob::noRunYet, this, &ClusterController::onNoRunYet);
+    connect(m_job, &ClusterJob::ended, this,
+            [this](int exitCode, bool crashed, const QString& said) {
+                reportEnd(exitCode, crashed, said, 0);
+            });
+    connect(m_studio.follower, &StoreFollower::runsChanged, this,
+            &ClusterController::onFollowedRunsChanged);
 }
 
-std::string MainWindow::shownStatusOf(int64_t runId) const {
-    if (!m_store) return {};
-    auto run = m_store->getRun(runId);
+void ClusterController::onFollowedRunsChanged() {
+    // A run another process trains changes status (paused, stopped) in the store: the commands
+    // follow, the Wafer tab shows its state and placement.
+    const int64_t run = externalRun();
+    if (run >= 0) {
+        const std::string status = shownStatusOf(run);
+        if (status == "paused") m_studio.waferTab->setRunState(session::RunState::Paused);
+        if (status == "running") m_studio.waferTab->setRunState(session::RunState::Running);
+        if (auto info = m_studio.store()->getRun(run);
+            info.ok() && m_studio.selectedRuns() == std::vector<int64_t>{run}) {
+            m_studio.statusPanel->showStoredRun(
+                tr("run %1 “%2”").arg(run).arg(QString::fromStdString(info->name)),
+                QString::fromStdString(status), info->summaryJson);
+        }
+    }
+    if (m_job->runId() >= 0 && !m_placementShown) showPlacement();
+    emit stateChanged();
+}
+
+std::string ClusterController::shownStatusOf(int64_t runId) const {
+    if (!m_studio.store()) return {};
+    auto run = m_studio.store()->getRun(runId);
     if (!run.ok()) return {};
     return session::shownRunStatus(run->status, run->modelDir);
 }
 
-int64_t MainWindow::externalRun() const {
-    if (m_controller->isActive() || m_sweeps->isActive() || !m_store) return -1;
-    if (m_cluster->isActive()) return m_cluster->runId();
-    const auto selected = m_runsDock->selectedRunIds();
+int64_t ClusterController::externalRun() const {
+    if (m_studio.windowBusy() || !m_studio.store()) return -1;
+    if (m_job->isActive()) return m_job->runId();
+    const auto selected = m_studio.selectedRuns();
     if (selected.size() != 1) return -1;
-    auto run = m_store->getRun(selected.front());
+    auto run = m_studio.store()->getRun(selected.front());
     // `wafer train` and `wafer finetune` follow control requests; sweep trials do not.
     if (!run.ok() || (run->kind != "train" && run->kind != "finetune")) return -1;
     const std::string status = session::shownRunStatus(run->status, run->modelDir);
     return status == "running" || status == "paused" ? run->id : -1;
 }
 
-void MainWindow::controlExternalRun(int command) {
+void ClusterController::controlExternalRun(session::ControlCommand c) {
     const int64_t runId = externalRun();
     if (runId < 0) return;
-    const auto c = session::ControlCommand(command);
-    auto run = m_store->getRun(runId);
+    auto run = m_studio.store()->getRun(runId);
     auto sent = run.ok() ? session::sendRunControl(run->modelDir, runId, c)
                          : Result<session::ControlRequest>(run.error());
     if (!sent.ok()) {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          QString::fromStdString(sent.error().message));
+        log(int(session::LogLine::Level::Error), QString::fromStdString(sent.error().message));
         return;
     }
-    m_logDock->append(int(session::LogLine::Level::Info),
-                      tr("asked run %1 to %2 (its process acts on it between layers; the Runs "
-                         "dock shows the result)")
-                          .arg(runId)
-                          .arg(QLatin1String(session::controlCommandName(c))));
+    log(int(session::LogLine::Level::Info),
+        tr("asked run %1 to %2 (its process acts on it between layers; the Runs "
+           "dock shows the result)")
+            .arg(runId)
+            .arg(QLatin1String(session::controlCommandName(c))));
 }
 
-ClusterDialog* MainWindow::openClusterDialog(int64_t resumeRunId) {
-    if (m_controller->isActive() || m_sweeps->isActive() || m_cluster->isActive()) {
-        m_logDock->append(int(session::LogLine::Level::Error),
-                          tr("a run, sweep or cluster job is in progress; stop it first"));
-        return nullptr;
-    }
-    int systems = 1;
-    if (resumeRunId < 0) {
-        m_configTab->applyPendingYaml();
-        if (!m_document->canRun()) {
-            m_tabs->setCurrentWidget(m_configTab);
-            return nullptr;
-        }
-        // Every process reads the config from a file: the one on disk must be what is shown.
-        if (m_document->isModified() || m_document->isUntitled() ||
-            isShippedPreset(m_document->filePath())) {
-            const auto answer =
-                ask(tr("Save the config first"),
-                    tr("Every process of a cluster job reads the config from its file. Save “%1” "
-                       "first?")
-                        .arg(m_document->displayName()),
-                    QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Save);
-            if (answer != QMessageBox::Save || !save()) return nullptr;
-        }
-        systems = m_document->config().runconfig.numCsx;
-    } else if (auto cfg = storedConfig(m_store.get(), resumeRunId)) {
-        systems = cfg->runconfig.numCsx;
-    }
+ClusterPlan ClusterController::defaultPlan(int64_t resumeRunId, int systems) const {
     QSettings settings;
     ClusterPlan plan;
     plan.hosts =
@@ -204,17 +189,50 @@ ClusterDialog* MainWindow::openClusterDialog(int64_t resumeRunId) {
             .value(QStringLiteral("cluster/threadsPerProcess"),
                    std::max(1, QThread::idealThreadCount() / std::max(1, plan.processesPerHost)))
             .toInt();
-    plan.configPath = resumeRunId < 0 ? m_document->filePath() : QString();
+    plan.configPath = resumeRunId < 0 ? m_studio.document->filePath() : QString();
     plan.resumeRunId = resumeRunId;
-    plan.dbPath = QFileInfo(QString::fromStdString(m_storePath.string())).absoluteFilePath();
+    plan.dbPath =
+        QFileInfo(QString::fromStdString(m_studio.storePath().string())).absoluteFilePath();
     plan.waferBinary = m_waferBinary;
     plan.mpirun = findMpirun();
     plan.runAsRoot = runningAsRoot();
-    auto* dialog = new ClusterDialog(plan, systems, this);
+    return plan;
+}
+
+ClusterDialog* ClusterController::openDialog(int64_t resumeRunId) {
+    if (m_studio.windowBusy() || m_job->isActive()) {
+        log(int(session::LogLine::Level::Error),
+            tr("a run, sweep or cluster job is in progress; stop it first"));
+        return nullptr;
+    }
+    int systems = 1;
+    if (resumeRunId < 0) {
+        m_studio.configTab->applyPendingYaml();
+        if (!m_studio.document->canRun()) {
+            m_studio.showTab(QStringLiteral("config"));
+            return nullptr;
+        }
+        // Every process reads the config from a file: the one on disk must be what is shown.
+        if (m_studio.document->isModified() || m_studio.document->isUntitled() ||
+            m_studio.isShippedPreset(m_studio.document->filePath())) {
+            const auto answer = askQuestion(
+                m_studio.window, m_studio.ask, tr("Save the config first"),
+                tr("Every process of a cluster job reads the config from its file. Save “%1” "
+                   "first?")
+                    .arg(m_studio.document->displayName()),
+                QMessageBox::Save | QMessageBox::Cancel, QMessageBox::Save);
+            if (answer != QMessageBox::Save || !m_studio.save()) return nullptr;
+        }
+        systems = m_studio.document->config().runconfig.numCsx;
+    } else if (auto cfg = storedConfig(m_studio.store(), resumeRunId)) {
+        systems = cfg->runconfig.numCsx;
+    }
+    const ClusterPlan plan = defaultPlan(resumeRunId, systems);
+    auto* dialog = new ClusterDialog(plan, systems, m_studio.window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     if (resumeRunId < 0) {
         // Another num_csx must suit the rest of the config (batch_size divisible by it, ...).
-        dialog->setSystemsCheck([config = m_document->config()](int n) {
+        dialog->setSystemsCheck([config = m_studio.document->config()](int n) {
             config::Config changed = config;
             changed.runconfig.numCsx = n;
             QStringList problems;
@@ -227,54 +245,54 @@ ClusterDialog* MainWindow::openClusterDialog(int64_t resumeRunId) {
         const ClusterPlan chosen = dialog->plan();
         if (dialog->saveSystemsInFile()) {
             // Asked for: the file gets the new num_csx too (the job has it either way).
-            m_document->setField(QStringLiteral("runconfig.num_csx"),
-                                 QString::number(dialog->systems()));
-            if (!save()) return;
+            m_studio.document->setField(QStringLiteral("runconfig.num_csx"),
+                                        QString::number(dialog->systems()));
+            if (!m_studio.save()) return;
         }
         QSettings s;
         s.setValue(QStringLiteral("cluster/hosts"), chosen.hosts);
         s.setValue(QStringLiteral("cluster/hostfile"), chosen.hostfile);
         s.setValue(QStringLiteral("cluster/processesPerHost"), chosen.processesPerHost);
         s.setValue(QStringLiteral("cluster/threadsPerProcess"), chosen.threadsPerProcess);
-        startClusterJob(chosen);
+        startJob(chosen);
     });
     dialog->open();
     return dialog;
 }
 
-bool MainWindow::startClusterJob(const ClusterPlan& plan) {
+bool ClusterController::startJob(const ClusterPlan& plan) {
     QString error;
-    if (!m_cluster->start(plan, m_store.get(), &error)) {
-        m_logDock->append(int(session::LogLine::Level::Error), error);
+    if (!m_job->start(plan, m_studio.store(), &error)) {
+        log(int(session::LogLine::Level::Error), error);
         auto* box = new QMessageBox(QMessageBox::Critical, tr("The cluster job did not start"),
-                                    error, QMessageBox::Ok, this);
+                                    error, QMessageBox::Ok, m_studio.window);
         box->setObjectName(QStringLiteral("clusterErrorBox"));
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
         return false;
     }
-    m_clusterPlacementShown = false;
-    m_logDock->append(int(session::LogLine::Level::Info),
-                      tr("cluster job started: %1").arg(commandLine(plan)));
-    m_statusPanel->showPreparing(0.0,
-                                 tr("starting %1 processes with mpirun…").arg(processCount(plan)));
-    updateActions();
+    m_placementShown = false;
+    log(int(session::LogLine::Level::Info), tr("cluster job started: %1").arg(commandLine(plan)));
+    m_studio.statusPanel->showPreparing(
+        0.0, tr("starting %1 processes with mpirun…").arg(processCount(plan)));
+    emit stateChanged();
     return true;
 }
 
-void MainWindow::onClusterRunAppeared(int64_t runId) {
-    m_runsDock->refresh();
-    m_runsDock->selectRuns({runId});  // the Training tab overlays and follows it
-    if (auto cfg = storedConfig(m_store.get(), runId)) {
+void ClusterController::onRunAppeared(int64_t runId) {
+    m_studio.refreshRuns();
+    m_studio.selectRuns({runId});  // the Training tab overlays and follows it
+    if (auto cfg = storedConfig(m_studio.store(), runId)) {
         // Only the emulated systems and their placement: a run in another process sends no
         // spans, so the tab says the emulator has nothing to show for it.
         config::Config shown = *cfg;
         shown.wafer.emulate = false;
-        m_waferTab->beginRun(shown);
-        m_waferTab->setRunState(session::RunState::Running);
-        if (auto rate = m_store->lastPoint(runId, "tokens_per_s"); rate.ok() && rate->has_value())
-            m_waferTab->setMeasuredTokensPerSec((*rate)->value);
-        m_waferTab->setFollowedNote(
+        m_studio.waferTab->beginRun(shown);
+        m_studio.waferTab->setRunState(session::RunState::Running);
+        if (auto rate = m_studio.store()->lastPoint(runId, "tokens_per_s");
+            rate.ok() && rate->has_value())
+            m_studio.waferTab->setMeasuredTokensPerSec((*rate)->value);
+        m_studio.waferTab->setFollowedNote(
             tr("Run %1 trains in other processes (Run on Cluster): the studio follows it "
                "through the run store, so the charts and the Runs dock are live, and the "
                "diagram names the rank and host of each system. Utilization frames and "
@@ -282,25 +300,25 @@ void MainWindow::onClusterRunAppeared(int64_t runId) {
                "(or `wafer predict CONFIG`).")
                 .arg(runId));
     }
-    showClusterPlacement();
-    m_tabs->setCurrentWidget(m_trainingTab);
-    m_logDock->append(int(session::LogLine::Level::Info),
-                      tr("cluster job: run %1 is training; Pause, Checkpoint Now and Stop act on "
-                         "it")
-                          .arg(runId));
-    updateActions();
+    showPlacement();
+    m_studio.showTab(QStringLiteral("training"));
+    log(int(session::LogLine::Level::Info),
+        tr("cluster job: run %1 is training; Pause, Checkpoint Now and Stop act on "
+           "it")
+            .arg(runId));
+    emit stateChanged();
 }
 
-void MainWindow::showClusterPlacement() {
-    const int64_t runId = m_cluster->runId();
-    if (runId < 0 || !m_store) return;
-    auto ranks = store::placement(*m_store, runId);
+void ClusterController::showPlacement() {
+    const int64_t runId = m_job->runId();
+    if (runId < 0 || !m_studio.store()) return;
+    auto ranks = store::placement(*m_studio.store(), runId);
     if (!ranks.ok() || ranks->empty()) return;  // recorded just after the run's row
-    m_waferTab->setPlacement(*ranks);
-    m_clusterPlacementShown = true;
+    m_studio.waferTab->setPlacement(*ranks);
+    m_placementShown = true;
 }
 
-void MainWindow::onClusterNoRunYet(const QString& said) {
+void ClusterController::onNoRunYet(const QString& said) {
     auto* box = new QMessageBox(
         QMessageBox::Warning, tr("The cluster job has not started a run"),
         tr("<p>No run has appeared in the run store yet. What mpirun said so far:</p>%1<p>%2</p>")
@@ -309,63 +327,64 @@ void MainWindow::onClusterNoRunYet(const QString& said) {
                     "works from here without a password and that Open MPI and this wafer "
                     "program are installed on every host. A large corpus can also take a while "
                     "to prepare.")),
-        QMessageBox::NoButton, this);
+        QMessageBox::NoButton, m_studio.window);
     box->setObjectName(QStringLiteral("clusterWaitBox"));
     box->setTextFormat(Qt::RichText);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->addButton(tr("Keep Waiting"), QMessageBox::RejectRole);
     QPushButton* stop = box->addButton(tr("Stop the Job"), QMessageBox::DestructiveRole);
     stop->setObjectName(QStringLiteral("stopJobButton"));
-    connect(stop, &QPushButton::clicked, m_cluster, &ClusterJob::stop);
+    connect(stop, &QPushButton::clicked, m_job, &ClusterJob::stop);
     // Gone once the run appears or the job ends.
-    connect(m_cluster, &ClusterJob::runAppeared, box, &QWidget::close);
-    connect(m_cluster, &ClusterJob::ended, box, &QWidget::close);
+    connect(m_job, &ClusterJob::runAppeared, box, &QWidget::close);
+    connect(m_job, &ClusterJob::ended, box, &QWidget::close);
     box->open();
 }
 
-void MainWindow::onClusterEnded(int exitCode, bool crashed, const QString& said) {
-    reportClusterEnd(exitCode, crashed, said, 0);
-}
-
-void MainWindow::reportClusterEnd(int exitCode, bool crashed, const QString& said, int attempt) {
-    const int64_t runId =
-        m_cluster->runId() >= 0 ? m_cluster->runId() : m_cluster->plan().resumeRunId;
+void ClusterController::reportEnd(int exitCode, bool crashed, const QString& said, int attempt) {
+    const int64_t runId = m_job->runId() >= 0 ? m_job->runId() : m_job->plan().resumeRunId;
     const std::string status = runId >= 0 ? shownStatusOf(runId) : std::string();
     // mpirun can end a moment before rank 0 (being killed, or writing its last checkpoint) lets
     // go of the run's folder: until then the run still looks live. Ask again for up to 5 s.
     if ((status == "running" || status == "paused") && attempt < 25) {
         QTimer::singleShot(200, this, [this, exitCode, crashed, said, attempt] {
-            if (!m_cluster->isActive()) reportClusterEnd(exitCode, crashed, said, attempt + 1);
+            if (!m_job->isActive()) reportEnd(exitCode, crashed, said, attempt + 1);
         });
         return;
     }
-    m_runsDock->refresh();
-    auto run =
-        runId >= 0 && m_store ? m_store->getRun(runId) : Result<store::RunInfo>(Error{"no run"});
+    m_studio.refreshRuns();
+    auto run = runId >= 0 && m_studio.store() ? m_studio.store()->getRun(runId)
+                                              : Result<store::RunInfo>(Error{"no run"});
     if (run.ok()) {
-        m_statusPanel->showStoredRun(
+        m_studio.statusPanel->showStoredRun(
             tr("run %1 “%2”").arg(runId).arg(QString::fromStdString(run->name)),
             QString::fromStdString(status), run->summaryJson);
     } else {
-        m_statusPanel->clear();
+        m_studio.statusPanel->clear();
     }
     const bool clean = !crashed && exitCode == 0 && (status == "finished" || status == "stopped");
-    const bool stoppedOnPurpose = m_cluster->isStopping() && status == "stopped";
+    const bool stoppedOnPurpose = m_job->isStopping() && status == "stopped";
     if (runId >= 0)
-        m_waferTab->setRunState(status == "finished" ? session::RunState::Finished
-                                                     : session::RunState::Stopped);
-    updateActions();
-    if (runId < 0 && m_cluster->isStopping()) {
-        m_logDock->append(int(session::LogLine::Level::Info),
-                          tr("cluster job stopped before it started a run"));
+        m_studio.waferTab->setRunState(status == "finished" ? session::RunState::Finished
+                                                            : session::RunState::Stopped);
+    emit stateChanged();
+    if (runId < 0 && m_job->isStopping()) {
+        log(int(session::LogLine::Level::Info), tr("cluster job stopped before it started a run"));
+        emit endReported(false);
         return;
     }
     if (clean || stoppedOnPurpose) {
-        m_logDock->append(
-            int(session::LogLine::Level::Info),
+        log(int(session::LogLine::Level::Info),
             tr("cluster job ended: run %1 %2").arg(runId).arg(QString::fromStdString(status)));
+        emit endReported(false);
         return;
     }
+    showFailure(runId, exitCode, status, said);
+    emit endReported(true);
+}
+
+void ClusterController::showFailure(int64_t runId, int exitCode, const std::string& status,
+                                    const QString& said) {
     QString text;
     if (runId < 0) {
         text =
@@ -379,7 +398,7 @@ void MainWindow::reportClusterEnd(int exitCode, bool crashed, const QString& sai
     text += tr("<p>What it said last:</p>") + preformatted(said);
     if (const QString hint = hintFor(said); !hint.isEmpty())
         text += QStringLiteral("<p>%1</p>").arg(hint.toHtmlEscaped());
-    const bool resumable = runId >= 0 && m_runsDock->canResume(runId);
+    const bool resumable = runId >= 0 && m_studio.canResume(runId);
     if (resumable) {
         text +=
             tr("<p>Its newest checkpoint is kept: Resume on Cluster continues it exactly, on "
@@ -391,7 +410,7 @@ void MainWindow::reportClusterEnd(int exitCode, bool crashed, const QString& sai
                "dies.</p>");
     }
     auto* box = new QMessageBox(QMessageBox::Critical, tr("The cluster job failed"), text,
-                                QMessageBox::Close, this);
+                                QMessageBox::Close, m_studio.window);
     box->setObjectName(QStringLiteral("clusterErrorBox"));
     box->setTextFormat(Qt::RichText);
     box->setAttribute(Qt::WA_DeleteOnClose);
@@ -401,7 +420,7 @@ void MainWindow::reportClusterEnd(int exitCode, bool crashed, const QString& sai
         connect(resume, &QPushButton::clicked, this, [this, runId] {
             // After the box has gone: the cluster dialog is window-modal too.
             QMetaObject::invokeMethod(
-                this, [this, runId] { openClusterDialog(runId); }, Qt::QueuedConnection);
+                this, [this, runId] { openDialog(runId); }, Qt::QueuedConnection);
         });
     }
     box->open();
