@@ -137,7 +137,7 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
         const bool complete = stepComplete(*record, numBlocks);
         if (live && !complete && !record->spans.empty()) {
             const RecordedSpan& s = record->spans.back();
-            const QString layer = QString::fromStdString(layerName(s.layer, numBlocks));
+            const QString layer = QString::fromStdString(wafer::layerName(s.layer, numBlocks));
             switch (s.kind()) {
                 case SpanKind::StreamIn:
                     m_active = Active::Down;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 #include <utility>
+
+#include "engine/wafer/narration.h"
 #include "ui/common/plot_theme.h"
 
 namespace ws::ui {
@@ -377,7 +379,7 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             ++m_barsPerLane[size_t(lane)];
             if (!adapterTimings.empty() && s.isCompute() && s.layer >= 1 && s.layer <= numBlocks) {
                 const auto it = adapterTimings.find(
-                    {layerName(s.layer, numBlocks), s.kind() == SpanKind::Backward});
+                    {wafer::layerName(s.layer, numBlocks), s.kind() == SpanKind::Backward});
                 if (it == adapterTimings.end()) continue;
                 for (const auto& op : it->second->ops) {
                     if (!op.adapter) continue;
@@ -591,7 +593,7 @@ QString TimelineView::describeAt(const QPointF& pos) const {
             const RecordedSpan& s = b.span;
             return tr("%1 · LoRA adapter op %2 (%3)\nemulated: %4 from %5\nsystem %6, micro-batch "
                       "%7")
-                .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)), b.op,
+                .arg(QString::fromStdString(wafer::layerName(s.layer, m_numBlocks)), b.op,
                      s.kind() == SpanKind::Backward ? tr("backward") : tr("forward"),
                      formatSeconds(b.opS), formatSeconds(b.start / m_unitScale))
                 .arg(s.system)
@@ -604,7 +606,7 @@ QString TimelineView::describeAt(const QPointF& pos) const {
             const bool out = s.kind() == SpanKind::StreamOut;
             return tr("%1 · activation offload %2\nemulated: %3 from %4\nsystem %5, micro-batch "
                       "%6\nmoved: %7 over the MemoryX link")
-                .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)),
+                .arg(QString::fromStdString(wafer::layerName(s.layer, m_numBlocks)),
                      out ? tr("out to MemoryX after its forward")
                          : tr("back in from MemoryX before its backward"),
                      formatSeconds(b.opS), formatSeconds(b.start / m_unitScale))

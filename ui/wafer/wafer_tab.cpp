@@ -536,7 +536,7 @@ QString WaferTab::phaseChoiceText() const {
 }
 
 QString WaferTab::phaseName(int layer, bool backward) const {
-    return QString::fromStdString(layerName(layer, m_numBlocks)) +
+    return QString::fromStdString(wafer::layerName(layer, m_numBlocks)) +
            (backward ? tr(" backward") : tr(" forward"));
 }
 
@@ -841,7 +841,7 @@ void WaferTab::showBufferAtPhase(const StepRecord* record, const wafer::StepPred
 
 CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int layer,
                                 bool backward) const {
-    const std::string name = layerName(layer, m_numBlocks);
+    const std::string name = wafer::layerName(layer, m_numBlocks);
     // An MoE block: its experts' shares of the wafer and the tokens each got.
     const size_t block = size_t(layer - 1);
     if (layer >= 1 && block < prediction.expertTokens.size() &&
@@ -855,7 +855,7 @@ CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int lay
 
 double WaferTab::phaseSecondsOf(const wafer::StepPrediction& prediction, int layer,
                                 bool backward) const {
-    const std::string name = layerName(layer, m_numBlocks);
+    const std::string name = wafer::layerName(layer, m_numBlocks);
     const wafer::Pass pass = backward ? wafer::Pass::Backward : wafer::Pass::Forward;
     for (const auto& timing : prediction.layers)
         if (timing.layer == name && timing.pass == pass) return timing.timeS;
