@@ -13,8 +13,8 @@
 
 #include "ui/common/text_fit.h"
 #include "ui/wafer/cluster_layout.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/timeline_view.h"
-#include "ui/wafer/utilization_map.h"
 
 namespace ws::ui {
 namespace {

@@ -22,6 +22,7 @@
 #include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/executor_buffer.h"
 #include "ui/wafer/expert_load_chart.h"
@@ -30,7 +31,6 @@
 #include "ui/wafer/sparsity_chart.h"
 #include "ui/wafer/step_replayer.h"
 #include "ui/wafer/time_split_bar.h"
-#include "ui/wafer/utilization_map.h"
 
 namespace ws::ui {
 namespace {
@@ -164,7 +164,7 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
 
     auto* vertical = new QSplitter(Qt::Vertical, page);
     auto* top = new QSplitter(Qt::Horizontal, vertical);
-    m_map = new UtilizationMap(top);
+    m_map = new CoreHeatmap(top);
     m_diagram = new ClusterDiagram(top);
     top->addWidget(m_map);
     top->addWidget(m_diagram);

@@ -54,7 +54,7 @@ class SlowMotionBar;
 class SparsityChart;
 class StepReplayer;
 class TimeSplitBar;
-class UtilizationMap;
+class CoreHeatmap;
 
 class WaferTab : public QWidget {
     Q_OBJECT
@@ -91,7 +91,7 @@ public:
 
     // Views and state, for the main window and tests.
     const WaferHistory& history() const { return m_history; }
-    UtilizationMap* utilizationMap() const { return m_map; }
+    CoreHeatmap* utilizationMap() const { return m_map; }
     TimelineView* timeline() const { return m_timeline; }
     // The weight buffer's slots at the phase the heatmap shows ("bufferSlots"): what the run's
     // executor held as it ended (ExecutorBuffer), the planned schedule's for a stored run.
@@ -234,7 +234,7 @@ private:
     QWidget* m_viewControls;
     QHBoxLayout* m_stepRow;
     QHBoxLayout* m_viewRow;
-    UtilizationMap* m_map;
+    CoreHeatmap* m_map;
     ClusterDiagram* m_diagram;
     LayerNormChart* m_layerNorms;
     ExpertLoadChart* m_expertLoads;

@@ -12,10 +12,10 @@
 #include "engine/wafer/spec.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/executor_buffer.h"
 #include "ui/wafer/slow_motion_bar.h"
 #include "ui/wafer/step_replayer.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
 
 namespace ws::ui {

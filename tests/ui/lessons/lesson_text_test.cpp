@@ -32,7 +32,7 @@
 #include "ui/shell/run_controller.h"
 #include "ui/training/training_tab.h"
 #include "ui/wafer/buffer_slots_view.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;

@@ -33,9 +33,9 @@
 #include "ui/shell/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/timeline_view.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;

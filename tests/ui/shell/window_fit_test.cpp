@@ -16,7 +16,7 @@
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/run_controller.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;

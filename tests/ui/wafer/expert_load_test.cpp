@@ -17,9 +17,9 @@
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
 #include "support/wafer_tab_feed.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/expert_load_chart.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;

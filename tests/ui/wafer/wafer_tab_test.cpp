@@ -25,10 +25,10 @@
 #include "support/wafer_tab_feed.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/timeline_view.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
 
 using namespace ws::ui;
@@ -617,7 +617,7 @@ private slots:
         QVERIFY(frame);
         QVERIFY(frame->rows <= 256 && frame->rows >= 128);
         QVERIFY(frame->cols <= 256 && frame->cols >= 128);
-        UtilizationMap map;
+        CoreHeatmap map;
         map.resize(700, 600);
         map.show();
         QVERIFY(QTest::qWaitForWindowExposed(&map));
