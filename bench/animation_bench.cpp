@@ -18,7 +18,7 @@
 
 #include "bench_machine.h"
 #include "engine/media/animation_writer.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/core_heatmap.h"
 
 namespace {
 
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     const int frames = argc > 1 ? std::max(1, std::atoi(argv[1])) : 60;
     ws::bench::printMachine();
     QTemporaryDir dir;
-    ws::ui::UtilizationMap map;
+    ws::ui::CoreHeatmap map;
     map.resize(1920, 1080);
     map.show();
     auto owner = std::make_shared<ws::wafer::StepPrediction>();

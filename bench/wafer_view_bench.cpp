@@ -12,7 +12,7 @@
 #include "bench_machine.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/wafer_tab.h"
 
 namespace {
@@ -61,7 +61,7 @@ Timing timeRounds(int rounds, F&& round) {
 }
 
 Timing timeFrames(const std::shared_ptr<const ws::wafer::StepPrediction>& p, int rounds) {
-    ws::ui::UtilizationMap map;
+    ws::ui::CoreHeatmap map;
     map.resize(1000, 700);
     map.show();
     QApplication::processEvents();

@@ -4,16 +4,12 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/wafer/narration.h"
+
 namespace ws::ui {
 
-std::string layerName(int layer, int numBlocks) {
-    if (layer <= 0) return "embeddings";
-    if (layer > numBlocks) return "head";
-    return "h." + std::to_string(layer - 1);
-}
-
 std::string spanUnitName(const RecordedSpan& span, int numBlocks) {
-    const std::string layer = layerName(span.layer, numBlocks);
+    const std::string layer = wafer::layerName(span.layer, numBlocks);
     return span.expert() >= 0 ? layer + ".expert." + std::to_string(span.expert()) : layer;
 }
 

@@ -57,9 +57,6 @@ struct StepRecord {
     std::vector<std::vector<int64_t>> expertTokens;
 };
 
-// "embeddings", "h.3" (block index from 0, as the parameter names), "head" for ParameterTable
-// layer `layer` of a model with `numBlocks` blocks.
-std::string layerName(int layer, int numBlocks);
 // The span's name on a timeline: its layer's, an MoE block's expert unit "h.3.expert.5".
 std::string spanUnitName(const RecordedSpan& span, int numBlocks);
 

@@ -210,8 +210,7 @@ void MainWindow::wireRunController() {
     connect(m_controller, &RunController::metrics, m_waferTab, &WaferTab::appendMetrics);
     // Drill-down: a chart point of the run trained here opens that step on the Wafer tab
     // (StepMetrics steps count from 1, the Wafer tab's from 0).
-    m_trainingTab->setStepInspector(
-        [this](int64_t step) { return m_waferTab->history().find(step - 1) != nullptr; });
+    m_trainingTab->setStepInspector([this](int64_t step) { return m_waferTab->hasStep(step - 1); });
     connect(m_trainingTab, &TrainingTab::inspectStepRequested, this, [this](int64_t step) {
         m_tabs->setCurrentWidget(m_waferTab);
         m_waferTab->showStep(step - 1);

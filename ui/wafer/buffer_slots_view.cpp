@@ -5,6 +5,7 @@
 #include <QPainterPath>
 #include <algorithm>
 
+#include "engine/wafer/narration.h"
 #include "ui/wafer/timeline_view.h"
 
 namespace ws::ui {
@@ -26,10 +27,9 @@ void BufferSlotsView::setState(std::optional<wafer::BufferState> state, int numB
     update();
 }
 
+// The engine's names (wafer::layerName), as the timeline, the heatmap and the narration say them.
 QString BufferSlotsView::layerName(int layer) const {
-    if (layer == 0) return tr("embeddings");
-    if (layer == m_numBlocks + 1) return tr("head");
-    return QStringLiteral("h.%1").arg(layer - 1);
+    return QString::fromStdString(wafer::layerName(layer, m_numBlocks));
 }
 
 QString BufferSlotsView::slotText(const wafer::SlotState& s) const {

@@ -14,8 +14,8 @@
 
 #include "ui/common/text_fit.h"
 #include "ui/wafer/cluster_layout.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/timeline_view.h"
-#include "ui/wafer/utilization_map.h"
 
 namespace ws::ui {
 namespace {
@@ -127,7 +127,7 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
         const bool complete = stepComplete(*record, numBlocks);
         if (live && !complete && !record->spans.empty()) {
             const RecordedSpan& s = record->spans.back();
-            const QString layer = QString::fromStdString(layerName(s.layer, numBlocks));
+            const QString layer = QString::fromStdString(wafer::layerName(s.layer, numBlocks));
             switch (s.kind()) {
                 case SpanKind::StreamIn:
                     m_active = Active::Down;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "engine/wafer/narration.h"
 #include "ui/common/plot_theme.h"
 
 namespace ws::ui {
@@ -124,8 +126,8 @@ void LayerNormChart::setStep(const StepRecord* record, int numBlocks) {
     // Thinned axis labels still leave every layer's name and exact norm one hover away.
     QStringList tip = {m_help};
     for (size_t l = 0; l < norms.size(); ++l) {
-        tip << QStringLiteral("%1: %2").arg(QString::fromStdString(layerName(int(l), layers - 2)),
-                                            norm(norms[l]));
+        tip << QStringLiteral("%1: %2").arg(
+            QString::fromStdString(wafer::layerName(int(l), layers - 2)), norm(norms[l]));
     }
     setToolTip(tip.join('\n'));
     // Drawn now (a grab or a screenshot right after sees it); the repaint is queued.
@@ -147,7 +149,7 @@ void LayerNormChart::updateTickLabels() {
     const QFontMetrics metrics(xAxis->tickLabelFont());
     auto name = [&](int l, bool shortEmbeddings) {
         if (l == 0 && shortEmbeddings) return QStringLiteral("emb");
-        return QString::fromStdString(layerName(l, m_layers - 2));
+        return QString::fromStdString(wafer::layerName(l, m_layers - 2));
     };
     auto widest = [&](bool shortEmbeddings) {
         int w = 0;

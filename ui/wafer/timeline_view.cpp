@@ -6,7 +6,9 @@
 #include <cmath>
 #include <map>
 #include <utility>
+
 #include "engine/core/units.h"
+#include "engine/wafer/narration.h"
 #include "ui/common/plot_theme.h"
 
 namespace ws::ui {
@@ -290,22 +292,52 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     m_clock = clock;
     m_shownStep = record ? record->step : -1;
 
-    // Lanes.
-    // Three lanes per system while each gets ~16 px; otherwise one row per system; and only
-    // as many systems as get ~14 px rows (the rest are named in the title).
-    // The title, the axis and a legend of two rows take ~130 px; each further row its height.
-    const int legendRowH = QFontMetrics(legend->font()).height() + 4;
-    const double available =
-        std::max(0, height() - 130 - std::max(0, m_legendRows - 2) * legendRowH);
     // A step that offloads activations to MemoryX gets a fourth lane per system for that traffic
     // (emulated clock: the CPU run does not offload).
     const wafer::StepPrediction* prediction =
         record && clock == Clock::Emulated ? record->prediction.get() : nullptr;
     const bool offloads = prediction && !prediction->activationSpans.empty();
+    const int shownSystems = layOutLanes(numSystems, clock, offloads);
+
+    // Time unit from the step's length on this clock.
+    const double lengthS = stepLengthS(record, clock);
+    m_unitScale = lengthS < 2e-3 ? 1e6 : lengthS < 2.0 ? 1e3 : 1.0;
+    const QString unit = m_unitScale == 1e6 ? tr("µs") : m_unitScale == 1e3 ? tr("ms") : tr("s");
+
+    for (auto* bars : m_kinds) bars->bars.clear();
+    m_planned->bars.clear();
+    m_adapters->bars.clear();
+    m_offload->bars.clear();
+    m_untimed = 0;
+    if (record) {
+        addRecordedBars(*record, prediction, numBlocks, highlightLayer);
+        if (prediction) addPlannedBars(*prediction);
+        // Activations to MemoryX and back: what has run drawn solid, the rest faint.
+        if (offloads) addOffloadBars(*record, *prediction, highlightLayer);
+    }
+    m_extent = lengthS * m_unitScale;
+    showOptionalLegendEntries(offloads);
+
+    writeTitle(record, clock, shownSystems, numSystems);
+    setReplayCursor(m_cursorS);  // the time unit may have changed
+    xAxis->setLabel(clock == Clock::Emulated
+                        ? tr("emulated time within the step (%1)").arg(unit)
+                        : tr("real CPU wall time within the step (%1)").arg(unit));
+    if (!m_userZoomed) fitTime();
+    return true;
+}
+
+// Lanes.
+// Three lanes per system while each gets ~16 px; otherwise one row per system; and only
+// as many systems as get ~14 px rows (the rest are named in the title).
+// The title, the axis and a legend of two rows take ~130 px; each further row its height.
+int TimelineView::layOutLanes(int numSystems, Clock clock, bool offloads) {
+    const int legendRowH = QFontMetrics(legend->font()).height() + 4;
+    const double available =
+        std::max(0, height() - 130 - std::max(0, m_legendRows - 2) * legendRowH);
     m_lanesPerSystem = offloads ? 4 : 3;
     const int per = m_lanesPerSystem;
     m_compact = available / (kFirstSystemLane + per * numSystems) < 16;
-    const int totalSystems = numSystems;
     if (m_compact) {
         numSystems = std::clamp(int(available / 14) - kFirstSystemLane, 1, numSystems);
     }
@@ -328,8 +360,10 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
     for (int i = 0; i < m_laneNames.size(); ++i) ticker->addTick(i, m_laneNames[i]);
     yAxis->setRange(-0.6, m_laneNames.size() - 0.4);
     m_barsPerLane.assign(size_t(m_laneNames.size()), 0);
+    return numSystems;
+}
 
-    // Time unit from the step's length on this clock.
+double TimelineView::stepLengthS(const StepRecord* record, Clock clock) {
     double lengthS = 0;
     if (record) {
         if (clock == Clock::Emulated && record->prediction) lengthS = record->prediction->stepS;
@@ -337,108 +371,115 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             lengthS = std::max(lengthS, double(clock == Clock::Emulated ? s.emuEnd : s.realEnd));
         }
     }
-    m_unitScale = lengthS < 2e-3 ? 1e6 : lengthS < 2.0 ? 1e3 : 1.0;
-    const QString unit = m_unitScale == 1e6 ? tr("µs") : m_unitScale == 1e3 ? tr("ms") : tr("s");
+    return lengthS;
+}
 
-    for (auto* bars : m_kinds) bars->bars.clear();
-    m_planned->bars.clear();
-    m_adapters->bars.clear();
-    m_offload->bars.clear();
+// The step's recorded spans on the clock `prediction` says (null: the real one), each in its
+// lane; on a LoRA run's emulated clock each block's compute bar carries its adapter ops.
+void TimelineView::addRecordedBars(const StepRecord& record,
+                                   const wafer::StepPrediction* prediction, int numBlocks,
+                                   int highlightLayer) {
+    const bool emulated = m_clock == Clock::Emulated;
+    const int per = m_lanesPerSystem;
     // LoRA: each block phase's adapter ops, by (layer name, backward), from the prediction.
     std::map<std::pair<std::string, bool>, const wafer::LayerTiming*> adapterTimings;
-    if (record && record->prediction && clock == Clock::Emulated &&
-        record->prediction->loraRank > 0) {
-        for (const auto& l : record->prediction->layers)
+    if (prediction && prediction->loraRank > 0) {
+        for (const auto& l : prediction->layers)
             adapterTimings.emplace(std::pair{l.layer, l.pass == wafer::Pass::Backward}, &l);
     }
-    m_untimed = 0;
-    if (record) {
-        for (const auto& s : record->spans) {
-            const double a = clock == Clock::Emulated ? s.emuStart : s.realStart;
-            const double b = clock == Clock::Emulated ? s.emuEnd : s.realEnd;
-            if (clock == Clock::Emulated && !s.emulated()) {
-                ++m_untimed;
-                continue;
-            }
-            const Placement at = placementOf(s, m_compact, per);
-            const int lane = at.lane;
-            if (lane >= m_laneNames.size()) continue;  // a system beyond the lanes: not drawn
-            GanttBars::Bar bar{a * m_unitScale, b * m_unitScale,           lane, at.y,
-                               at.half,         s.layer == highlightLayer, s};
-            m_kinds[size_t(s.kindCode) % 6]->bars.push_back(bar);
-            ++m_barsPerLane[size_t(lane)];
-            if (!adapterTimings.empty() && s.isCompute() && s.layer >= 1 && s.layer <= numBlocks) {
-                const auto it = adapterTimings.find(
-                    {layerName(s.layer, numBlocks), s.kind() == SpanKind::Backward});
-                if (it == adapterTimings.end()) continue;
-                for (const auto& op : it->second->ops) {
-                    if (!op.adapter) continue;
-                    GanttBars::Bar sub = bar;
-                    sub.start = (a + op.startS) * m_unitScale;
-                    sub.end = (a + op.startS + op.timeS) * m_unitScale;
-                    sub.half = at.half * 0.55;
-                    sub.highlight = false;
-                    sub.op = QString::fromStdString(op.name);
-                    sub.opS = op.timeS;
-                    m_adapters->bars.push_back(sub);
-                }
-            }
+    for (const auto& s : record.spans) {
+        const double a = emulated ? s.emuStart : s.realStart;
+        const double b = emulated ? s.emuEnd : s.realEnd;
+        if (emulated && !s.emulated()) {
+            ++m_untimed;
+            continue;
         }
-        if (clock == Clock::Emulated && record->prediction) {
-            for (const auto& p : record->prediction->spans) {
-                RecordedSpan s;
-                s.emuStart = float(p.startS);
-                s.emuEnd = float(p.endS);
-                s.micro = int16_t(p.micro);
-                s.layer = int16_t(p.layer);
-                s.system = int16_t(p.system);
-                s.kindCode = uint8_t(p.kind);
-                s.backwardPass = p.backwardPass;
-                s.setExpert(p.expert);
-                const Placement at = placementOf(s, m_compact, per);
-                if (at.lane >= m_laneNames.size()) continue;
-                m_planned->bars.push_back({p.startS * m_unitScale, p.endS * m_unitScale, at.lane,
-                                           at.y, at.half, false, s});
-            }
-        }
-        // Activations to MemoryX and back: what has run (up to the latest recorded span) drawn
-        // solid, the rest of the plan faint with the other planned bars.
-        if (offloads) {
-            double ranUntil = 0;
-            for (const auto& s : record->spans)
-                if (s.emulated()) ranUntil = std::max(ranUntil, double(s.emuEnd));
-            for (const auto& a : prediction->activationSpans) {
-                RecordedSpan s;
-                s.emuStart = float(a.startS);
-                s.emuEnd = float(a.endS);
-                s.bytes = int64_t(a.bytes);
-                s.micro = int16_t(a.micro);
-                s.layer = int16_t(a.layer);
-                s.system = int16_t(a.system);
-                s.kindCode = uint8_t(a.toMemoryX ? SpanKind::StreamOut : SpanKind::StreamIn);
-                s.backwardPass = !a.toMemoryX;
-                const Placement at = placementOfLane(laneOfOffload(a.system), m_compact, per);
-                if (at.lane >= m_laneNames.size()) continue;
-                GanttBars::Bar bar{a.startS * m_unitScale,
-                                   a.endS * m_unitScale,
-                                   at.lane,
-                                   at.y,
-                                   at.half,
-                                   false,
-                                   s,
-                                   a.toMemoryX ? tr("out") : tr("in"),
-                                   a.endS - a.startS};
-                bar.highlight = s.layer == highlightLayer;
-                if (a.endS <= ranUntil * (1 + 1e-6) || record->spans.empty()) {
-                    m_offload->bars.push_back(bar);
-                    ++m_barsPerLane[size_t(at.lane)];
-                } else {
-                    m_planned->bars.push_back(bar);
-                }
+        const Placement at = placementOf(s, m_compact, per);
+        const int lane = at.lane;
+        if (lane >= m_laneNames.size()) continue;  // a system beyond the lanes: not drawn
+        GanttBars::Bar bar{a * m_unitScale, b * m_unitScale,           lane, at.y,
+                           at.half,         s.layer == highlightLayer, s};
+        m_kinds[size_t(s.kindCode) % 6]->bars.push_back(bar);
+        ++m_barsPerLane[size_t(lane)];
+        if (!adapterTimings.empty() && s.isCompute() && s.layer >= 1 && s.layer <= numBlocks) {
+            const auto it = adapterTimings.find(
+                {wafer::layerName(s.layer, numBlocks), s.kind() == SpanKind::Backward});
+            if (it == adapterTimings.end()) continue;
+            for (const auto& op : it->second->ops) {
+                if (!op.adapter) continue;
+                GanttBars::Bar sub = bar;
+                sub.start = (a + op.startS) * m_unitScale;
+                sub.end = (a + op.startS + op.timeS) * m_unitScale;
+                sub.half = at.half * 0.55;
+                sub.highlight = false;
+                sub.op = QString::fromStdString(op.name);
+                sub.opS = op.timeS;
+                m_adapters->bars.push_back(sub);
             }
         }
     }
-    m_extent = lengthS * m_unitScale;
+}
+
+// The step's planned schedule, drawn faintly behind the recorded bars (emulated clock).
+void TimelineView::addPlannedBars(const wafer::StepPrediction& prediction) {
+    for (const auto& p : prediction.spans) {
+        RecordedSpan s;
+        s.emuStart = float(p.startS);
+        s.emuEnd = float(p.endS);
+        s.micro = int16_t(p.micro);
+        s.layer = int16_t(p.layer);
+        s.system = int16_t(p.system);
+        s.kindCode = uint8_t(p.kind);
+        s.backwardPass = p.backwardPass;
+        s.setExpert(p.expert);
+        const Placement at = placementOf(s, m_compact, m_lanesPerSystem);
+        if (at.lane >= m_laneNames.size()) continue;
+        m_planned->bars.push_back(
+            {p.startS * m_unitScale, p.endS * m_unitScale, at.lane, at.y, at.half, false, s});
+    }
+}
+
+// Activations to MemoryX and back: what has run (up to the latest recorded span) drawn solid,
+// the rest of the plan faint with the other planned bars.
+void TimelineView::addOffloadBars(const StepRecord& record, const wafer::StepPrediction& prediction,
+                                  int highlightLayer) {
+    double ranUntil = 0;
+    for (const auto& s : record.spans)
+        if (s.emulated()) ranUntil = std::max(ranUntil, double(s.emuEnd));
+    for (const auto& a : prediction.activationSpans) {
+        RecordedSpan s;
+        s.emuStart = float(a.startS);
+        s.emuEnd = float(a.endS);
+        s.bytes = int64_t(a.bytes);
+        s.micro = int16_t(a.micro);
+        s.layer = int16_t(a.layer);
+        s.system = int16_t(a.system);
+        s.kindCode = uint8_t(a.toMemoryX ? SpanKind::StreamOut : SpanKind::StreamIn);
+        s.backwardPass = !a.toMemoryX;
+        const Placement at = placementOfLane(laneOfOffload(a.system), m_compact, m_lanesPerSystem);
+        if (at.lane >= m_laneNames.size()) continue;
+        GanttBars::Bar bar{a.startS * m_unitScale,
+                           a.endS * m_unitScale,
+                           at.lane,
+                           at.y,
+                           at.half,
+                           false,
+                           s,
+                           a.toMemoryX ? tr("out") : tr("in"),
+                           a.endS - a.startS};
+        bar.highlight = s.layer == highlightLayer;
+        if (a.endS <= ranUntil * (1 + 1e-6) || record.spans.empty()) {
+            m_offload->bars.push_back(bar);
+            ++m_barsPerLane[size_t(at.lane)];
+        } else {
+            m_planned->bars.push_back(bar);
+        }
+    }
+}
+
+// The activation-offload and LoRA-adapter entries are in the legend only for steps that have
+// them.
+void TimelineView::showOptionalLegendEntries(bool offloads) {
     const bool showOffload = !m_offload->bars.empty() || offloads;
     if (showOffload != legend->hasItemWithPlottable(m_offload)) {
         if (showOffload)
@@ -455,7 +496,10 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
             m_adapters->removeFromLegend();
         fitLegend(true);
     }
+}
 
+void TimelineView::writeTitle(const StepRecord* record, Clock clock, int shownSystems,
+                              int totalSystems) {
     if (!record) {
         m_title->setText(tr("Timeline: no step recorded yet"));
     } else if (clock == Clock::Emulated) {
@@ -471,20 +515,14 @@ bool TimelineView::setStep(const StepRecord* record, int numSystems, int numBloc
                              .arg(record->step + 1)
                              .arg(record->spans.size()));
     }
-    if (numSystems < totalSystems) {
+    if (shownSystems < totalSystems) {
         m_title->setText(m_title->text() +
                          tr(" · systems 0-%1 of %2 shown (a taller timeline shows more)")
-                             .arg(numSystems - 1)
+                             .arg(shownSystems - 1)
                              .arg(totalSystems));
     }
     m_stepTitle = m_title->text();
     fitTitle();
-    setReplayCursor(m_cursorS);  // the time unit may have changed
-    xAxis->setLabel(clock == Clock::Emulated
-                        ? tr("emulated time within the step (%1)").arg(unit)
-                        : tr("real CPU wall time within the step (%1)").arg(unit));
-    if (!m_userZoomed) fitTime();
-    return true;
 }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
@@ -583,7 +621,7 @@ QString TimelineView::describeAt(const QPointF& pos) const {
             const RecordedSpan& s = b.span;
             return tr("%1 · LoRA adapter op %2 (%3)\nemulated: %4 from %5\nsystem %6, micro-batch "
                       "%7")
-                .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)), b.op,
+                .arg(QString::fromStdString(wafer::layerName(s.layer, m_numBlocks)), b.op,
                      s.kind() == SpanKind::Backward ? tr("backward") : tr("forward"),
                      spanTimeText(b.opS), spanTimeText(b.start / m_unitScale))
                 .arg(s.system)
@@ -596,7 +634,7 @@ QString TimelineView::describeAt(const QPointF& pos) const {
             const bool out = s.kind() == SpanKind::StreamOut;
             return tr("%1 · activation offload %2\nemulated: %3 from %4\nsystem %5, micro-batch "
                       "%6\nmoved: %7 over the MemoryX link")
-                .arg(QString::fromStdString(layerName(s.layer, m_numBlocks)),
+                .arg(QString::fromStdString(wafer::layerName(s.layer, m_numBlocks)),
                      out ? tr("out to MemoryX after its forward")
                          : tr("back in from MemoryX before its backward"),
                      spanTimeText(b.opS), spanTimeText(b.start / m_unitScale))

@@ -88,6 +88,17 @@ private:
     void fitTime();
     void fitTitle();
     void fitLegend(bool force);  // `force`: re-lay out even when the row length is the same
+    // setStep's phases: the lanes (returns the systems that get lanes), the step's length on a
+    // clock, the bars (recorded, planned, activation offload), the legend, the title.
+    int layOutLanes(int numSystems, Clock clock, bool offloads);
+    static double stepLengthS(const StepRecord* record, Clock clock);
+    void addRecordedBars(const StepRecord& record, const wafer::StepPrediction* prediction,
+                         int numBlocks, int highlightLayer);
+    void addPlannedBars(const wafer::StepPrediction& prediction);
+    void addOffloadBars(const StepRecord& record, const wafer::StepPrediction& prediction,
+                        int highlightLayer);
+    void showOptionalLegendEntries(bool offloads);
+    void writeTitle(const StepRecord* record, Clock clock, int shownSystems, int totalSystems);
 
     std::array<GanttBars*, 6> m_kinds{};  // one plottable per span kind (and legend entry)
     GanttBars* m_planned = nullptr;

@@ -1,46 +1,56 @@
 // WaferTab: see wafer_tab.h.
 #include "ui/wafer/wafer_tab.h"
 
-#include <QCheckBox>
-#include <QComboBox>
-#include <QHBoxLayout>
 #include <QLabel>
-#include <QLocale>
-#include <QPainter>
-#include <QPushButton>
 #include <QScrollArea>
-#include <QSettings>
-#include <QSlider>
-#include <QSpinBox>
-#include <QSplitter>
 #include <QStackedWidget>
-#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 
 #include "engine/core/units.h"
 #include "engine/wafer/spec.h"
-#include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
-#include "ui/wafer/core_regions.h"
-#include "ui/wafer/executor_buffer.h"
-#include "ui/wafer/expert_load_chart.h"
-#include "ui/wafer/layer_norm_chart.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/slow_motion_bar.h"
-#include "ui/wafer/sparsity_chart.h"
+#include "ui/wafer/step_controls.h"
 #include "ui/wafer/step_replayer.h"
-#include "ui/wafer/time_split_bar.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/step_views.h"
+#include "ui/wafer/wafer_chart_tabs.h"
+#include "ui/wafer/wafer_summary.h"
+#include "ui/wafer/wafer_view_controls.h"
 
 namespace ws::ui {
 namespace {
 
-constexpr int kFollowPhase = -2;
-constexpr int kWholeStep = -1;
-constexpr int kAdapterForward = -3;  // LoRA: the adapter products of a block's forward alone
-constexpr int kAdapterBackward = -4;
-constexpr int kReplayCursor = -5;  // slow motion: the phase under the cursor (not a choice)
+using Phase = WaferViewControls;  // the Heatmap choice's codes (Phase::kFollowPhase, ...)
+
+// Page 0: the empty state (its label is the notice).
+QWidget* emptyPage(QWidget* parent, QLabel*& label) {
+    auto* page = new QWidget(parent);
+    label = new QLabel(page);
+    label->setObjectName(QStringLiteral("waferNotice"));
+    label->setWordWrap(true);
+    label->setAlignment(Qt::AlignCenter);
+    label->setTextFormat(Qt::RichText);
+    label->setFixedWidth(600);
+    auto* layout = new QVBoxLayout(page);
+    layout->addStretch(1);
+    layout->addWidget(label, 0, Qt::AlignHCenter);
+    layout->addStretch(2);
+    return page;
+}
+
+QLabel* bannerLabel(QWidget* parent) {
+    auto* banner = new QLabel(parent);
+    banner->setObjectName(QStringLiteral("waferBanner"));
+    banner->setWordWrap(true);
+    banner->setStyleSheet(
+        QStringLiteral("QLabel { background: #fff3cd; color: #5c4400; border: 1px solid #e0c060; "
+                       "border-radius: 4px; padding: 4px 8px; }"));
+    banner->hide();
+    return banner;
+}
 
 }  // namespace
 
@@ -50,158 +60,29 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(m_stack);
-
-    // Page 0: the empty state.
-    auto* emptyPage = new QWidget(m_stack);
-    m_emptyLabel = new QLabel(emptyPage);
-    m_emptyLabel->setObjectName(QStringLiteral("waferNotice"));
-    m_emptyLabel->setWordWrap(true);
-    m_emptyLabel->setAlignment(Qt::AlignCenter);
-    m_emptyLabel->setTextFormat(Qt::RichText);
-    m_emptyLabel->setFixedWidth(600);
-    auto* emptyLayout = new QVBoxLayout(emptyPage);
-    emptyLayout->addStretch(1);
-    emptyLayout->addWidget(m_emptyLabel, 0, Qt::AlignHCenter);
-    emptyLayout->addStretch(2);
-    m_stack->addWidget(emptyPage);
+    m_stack->addWidget(emptyPage(m_stack, m_emptyLabel));
 
     // Page 1: the views.
     auto* page = new QWidget(m_stack);
     auto* layout = new QVBoxLayout(page);
     layout->setContentsMargins(8, 6, 8, 4);
     layout->setSpacing(4);
-    m_banner = new QLabel(page);
-    m_banner->setObjectName(QStringLiteral("waferBanner"));
-    m_banner->setWordWrap(true);
-    m_banner->setStyleSheet(
-        QStringLiteral("QLabel { background: #fff3cd; color: #5c4400; border: 1px solid #e0c060; "
-                       "border-radius: 4px; padding: 4px 8px; }"));
-    m_banner->hide();
+    m_banner = bannerLabel(page);
     layout->addWidget(m_banner);
-
-    m_summary = new QLabel(page);
-    m_summary->setObjectName(QStringLiteral("waferSummary"));
-    m_summary->setTextFormat(Qt::RichText);
-    m_summary->setWordWrap(true);
-    layout->addWidget(m_summary);
-    m_realSummary = new QLabel(page);
-    m_realSummary->setObjectName(QStringLiteral("waferRealSummary"));
-    m_realSummary->setWordWrap(true);  // one long line set the page's width on a laptop
-    layout->addWidget(m_realSummary);
-    auto* splitRow = new QHBoxLayout;
-    m_splitLabel = new QLabel(tr("Where the predicted step time goes:"), page);
-    splitRow->addWidget(m_splitLabel, 0, Qt::AlignTop);
-    m_split = new TimeSplitBar(page);
-    splitRow->addWidget(m_split, 1);
-    layout->addLayout(splitRow);
-
-    auto* controls = new QHBoxLayout;
-    controls->addWidget(new QLabel(tr("Step:"), page));
-    m_stepSlider = new QSlider(Qt::Horizontal, page);
-    m_stepSlider->setObjectName(QStringLiteral("waferStepSlider"));
-    m_stepSlider->setToolTip(tr("Scrub back over the recorded steps"));
-    controls->addWidget(m_stepSlider, 1);
-    m_stepSpin = new QSpinBox(page);
-    m_stepSpin->setObjectName(QStringLiteral("waferStepSpin"));
-    m_stepSpin->setKeyboardTracking(false);
-    controls->addWidget(m_stepSpin);
-    m_liveButton = new QPushButton(tr("Live"), page);
-    m_liveButton->setObjectName(QStringLiteral("waferLive"));
-    m_liveButton->setCheckable(true);
-    m_liveButton->setChecked(true);
-    m_liveButton->setToolTip(tr("Follow the step being trained"));
-    controls->addWidget(m_liveButton);
-    m_stepInfo = new QLabel(page);
-    m_stepInfo->setObjectName(QStringLiteral("waferStepInfo"));
-    m_stepInfo->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);  // never clipped
-    controls->addWidget(m_stepInfo);
-    layout->addLayout(controls);
-    m_stepRow = controls;
+    m_summary = new WaferSummary(page, layout);
+    m_stepControls = new StepControls(page);
+    layout->addLayout(m_stepControls->row());
     // What the views show: beside the step controls when the tab is wide enough, else on a row
     // of its own (placeViewControls; issue 17: the window fits a laptop).
     m_viewRow = new QHBoxLayout;
     m_viewRow->addStretch(1);
     layout->addLayout(m_viewRow);
-    m_viewControls = new QWidget(page);
-    controls = new QHBoxLayout(m_viewControls);
-    controls->setContentsMargins(0, 0, 0, 0);
-    controls->addWidget(new QLabel(tr("Heatmap:"), page));
-    m_phase = new QComboBox(page);
-    m_phase->setObjectName(QStringLiteral("waferPhase"));
-    m_phase->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    controls->addWidget(m_phase);
-    m_fitColours = new QCheckBox(tr("fit colours"), page);
-    m_fitColours->setObjectName(QStringLiteral("waferFitColours"));
-    m_fitColours->setToolTip(
-        tr("Stretch the colour scale over the shown frame's min-max busy fraction, so small "
-           "imbalances between cores show (the default scale is 0-100 %)"));
-    controls->addWidget(m_fitColours);
-    controls->addSpacing(16);
-    // Short names keep the choices beside the step controls on a 1400-px window.
-    auto* clockLabel = new QLabel(tr("Clock:"), page);
-    clockLabel->setToolTip(tr("The timeline's clock"));
-    controls->addWidget(clockLabel);
-    m_clockChoice = new QComboBox(page);
-    m_clockChoice->setObjectName(QStringLiteral("waferClock"));
-    m_clockChoice->addItem(tr("emulated wafer"), int(TimelineView::Clock::Emulated));
-    m_clockChoice->addItem(tr("real CPU wall time"), int(TimelineView::Clock::Real));
-    controls->addWidget(m_clockChoice);
+    m_viewControls = new WaferViewControls(page);
     m_viewRow->insertWidget(0, m_viewControls);
     m_slowBar = new SlowMotionBar(page);
     layout->addWidget(m_slowBar);
-
-    auto* vertical = new QSplitter(Qt::Vertical, page);
-    auto* top = new QSplitter(Qt::Horizontal, vertical);
-    m_map = new UtilizationMap(top);
-    m_diagram = new ClusterDiagram(top);
-    top->addWidget(m_map);
-    top->addWidget(m_diagram);
-    top->setStretchFactor(0, 3);
-    top->setStretchFactor(1, 2);
-    // The per-layer gradient norms sit under the diagram, beside the timeline: under the
-    // diagram itself they would make the top row taller than the default window allows and
-    // squeeze the heatmap and the timeline's lanes; the timeline can spare some width.
-    auto* bottom = new QSplitter(Qt::Horizontal, vertical);
-    // The weight buffer's slots sit on the timeline, whose stream-in lane they explain.
-    auto* timelineBox = new QWidget(bottom);
-    auto* timelineLayout = new QVBoxLayout(timelineBox);
-    timelineLayout->setContentsMargins(0, 0, 0, 0);
-    timelineLayout->setSpacing(2);
-    m_bufferSlots = new BufferSlotsView(timelineBox);
-    m_timeline = new TimelineView(timelineBox);
-    timelineLayout->addWidget(m_bufferSlots);
-    timelineLayout->addWidget(m_timeline, 1);
-    // The gradient norms, an MoE run's tokens per expert and a sparse run's sparsity per layer
-    // over the run, as tabs (the last two only for runs that have them): the column is as tall
-    // as the timeline, too short for two readable charts at the default window size.
-    m_chartTabs = new QTabWidget(bottom);
-    m_chartTabs->setObjectName(QStringLiteral("waferChartTabs"));
-    m_chartTabs->setDocumentMode(true);
-    m_layerNorms = new LayerNormChart(m_chartTabs);
-    m_expertLoads = new ExpertLoadChart(m_chartTabs);
-    m_sparsityChart = new SparsityChart(m_chartTabs);
-    m_chartTabs->addTab(m_layerNorms, tr("Gradient norms"));
-    m_chartTabs->addTab(m_expertLoads, tr("Tokens per expert"));
-    m_chartTabs->addTab(m_sparsityChart, tr("Sparsity"));
-    setChartShown(m_expertLoads, false);
-    setChartShown(m_sparsityChart, false);
-    connect(m_chartTabs, &QTabWidget::currentChanged, this, &WaferTab::scheduleRedraw);
-    bottom->addWidget(timelineBox);
-    bottom->addWidget(m_chartTabs);
-    bottom->setStretchFactor(0, 5);
-    bottom->setStretchFactor(1, 2);
-    // Start at those proportions: the size hints alone leave the diagram and the bar chart at
-    // their minimum widths, clipping the diagram's labels and the chart's title.
-    top->setSizes({3000, 2000});
-    bottom->setSizes({5000, 2000, 2000});
-    vertical->addWidget(top);
-    vertical->addWidget(bottom);
-    // The timeline keeps the height it had before the slow-motion bar took a row: its lanes
-    // go compact (one row per system) under ~210 px.
-    vertical->setStretchFactor(0, 4);
-    vertical->setStretchFactor(1, 3);
-    layout->addWidget(vertical, 1);
-    m_views = vertical;
+    m_views = new WaferStepViews(page);
+    layout->addWidget(m_views, 1);
     // Below the views' minimum (a laptop with docks open) the page scrolls instead of forcing
     // the window wider or taller than the screen.
     auto* scroll = new QScrollArea(m_stack);
@@ -218,46 +99,39 @@ WaferTab::WaferTab(QWidget* parent) : QWidget(parent) {
     connect(m_redrawTimer, &QTimer::timeout, this, [this] {
         if (isVisible()) redrawNow();
     });
+    connectControls();
+    // The colour scale restored from the settings applies as a toggle does (and schedules a
+    // redraw like one, which lays the page out before the first run's step arrives).
+    if (m_viewControls->fitColours()) {
+        m_views->heatmap()->setFitColours(true);
+        scheduleRedraw();
+    }
+    m_viewControls->rebuildPhases(nullptr, m_run.numBlocks);
+    setUpReplay();
+    updateNotices();
+}
 
-    connect(m_stepSlider, &QSlider::valueChanged, this, [this](int v) {
-        if (m_stepSlider->isSliderDown() || v - 1 != m_shownStep) showStep(int64_t(v) - 1);
+void WaferTab::connectControls() {
+    connect(m_views->charts(), &QTabWidget::currentChanged, this, &WaferTab::scheduleRedraw);
+    connect(m_stepControls, &StepControls::stepChosen, this, [this](int64_t step, bool dragged) {
+        if (dragged || step != m_shownStep) showStep(step);
     });
-    connect(m_stepSpin, qOverload<int>(&QSpinBox::valueChanged), this, [this](int v) {
-        if (v - 1 != m_shownStep) showStep(int64_t(v) - 1);
-    });
-    connect(m_liveButton, &QPushButton::toggled, this, [this](bool on) {
+    connect(m_stepControls, &StepControls::liveToggled, this, [this](bool on) {
         if (on)
             goLive();
         else if (m_live)
             showStep(m_shownStep);
     });
-    connect(m_phase, qOverload<int>(&QComboBox::activated), this, [this](int index) {
-        const int code = m_phase->itemData(index).toInt();
-        if (code == kReplayCursor) return;
+    connect(m_viewControls, &WaferViewControls::phaseChosen, this, [this](int code) {
         // A phase chosen during slow motion is shown as chosen: the replay ends.
         if (isReplaying()) leaveReplay();
         setPhase(code);
     });
-    connect(m_fitColours, &QCheckBox::toggled, this, [this](bool on) {
-        m_map->setFitColours(on);
-        QSettings().setValue(QStringLiteral("wafer/fitColours"), on);
+    connect(m_viewControls, &WaferViewControls::fitColoursToggled, this, [this](bool on) {
+        m_views->heatmap()->setFitColours(on);
         scheduleRedraw();
     });
-    connect(m_clockChoice, qOverload<int>(&QComboBox::activated), this, [this](int index) {
-        setClock(TimelineView::Clock(m_clockChoice->itemData(index).toInt()));
-        QSettings().setValue(QStringLiteral("wafer/clock"), int(m_clock));
-    });
-
-    // The colour scale and the clock persist (QSettings), so a lesson reopens as it was left; the
-    // phase does not (the next run may have other layers).
-    QSettings settings;
-    m_fitColours->setChecked(settings.value(QStringLiteral("wafer/fitColours"), false).toBool());
-    m_clock = TimelineView::Clock(
-        settings.value(QStringLiteral("wafer/clock"), int(TimelineView::Clock::Emulated)).toInt());
-    m_clockChoice->setCurrentIndex(std::max(0, m_clockChoice->findData(int(m_clock))));
-    rebuildPhaseChoices(nullptr);
-    setUpReplay();
-    updateNotices();
+    connect(m_viewControls, &WaferViewControls::clockChosen, this, &WaferTab::setClock);
 }
 
 void WaferTab::beginRun(const config::Config& config) {
@@ -266,10 +140,10 @@ void WaferTab::beginRun(const config::Config& config) {
     m_history.clear();
     m_liveRunId = -1;
     auto spec = wafer::specForConfig(config);
-    m_ioBytesPerS = spec.ok() ? spec->ioBytesPerS() : 0;
-    m_numBlocks = config.model.numHiddenLayers;
-    m_numSystems = std::max(1, config.runconfig.numCsx);
-    m_bufferLayers = std::max(1, config.wafer.weightBufferLayers);
+    m_run.ioBytesPerS = spec.ok() ? spec->ioBytesPerS() : 0;
+    m_run.numBlocks = config.model.numHiddenLayers;
+    m_run.numSystems = std::max(1, config.runconfig.numCsx);
+    m_run.bufferLayers = std::max(1, config.wafer.weightBufferLayers);
     m_emulation = config.wafer.emulate ? Emulation::Waiting : Emulation::Off;
     m_notPlannedReason.clear();
     m_followedNote.clear();
@@ -279,18 +153,9 @@ void WaferTab::beginRun(const config::Config& config) {
     m_followStep = -1;
     m_realTokensPerS = 0;
     m_runState = session::RunState::Preparing;
-    m_diagram->setPlacement({});
-    // An MoE model's chart: its MoE blocks (every moe_layer_frequency-th from block 0).
-    std::vector<int> moeBlocks;
-    const auto& moe = config.model.moe;
-    for (int b = 0; moe && b < m_numBlocks; ++b)
-        if (b % std::max(1, moe->moeLayerFrequency) == 0) moeBlocks.push_back(b);
-    m_expertLoads->setModel(m_numBlocks, moe ? moe->numExperts : 0, moe ? moe->topK : 1, moeBlocks);
-    setChartShown(m_expertLoads, m_expertLoads->isMoe());
-    m_liveSparsity.clear();
-    m_liveSparse = config.sparsity && config.sparsity->sparsity > 0;
-    showSparsity({}, m_liveSparse);
-    rebuildPhaseChoices(nullptr);
+    m_views->diagram()->setPlacement({});
+    m_views->charts()->beginRun(config);
+    m_viewControls->rebuildPhases(nullptr, m_run.numBlocks);
     updateNotices();
     scheduleRedraw();
 }
@@ -305,7 +170,7 @@ void WaferTab::setPlacement(const std::vector<store::RankPlacement>& ranks) {
                 tr("rank %1 on %2").arg(r.rank).arg(QString::fromStdString(r.host));
         }
     }
-    m_diagram->setPlacement(std::move(perSystem));
+    m_views->diagram()->setPlacement(std::move(perSystem));
 }
 
 void WaferTab::appendSpans(const std::vector<streaming::Span>& spans) {
@@ -351,13 +216,7 @@ void WaferTab::appendMetrics(const std::vector<session::StepMetrics>& batch) {
     for (const auto& m : batch) {
         if (m.tokensPerSec > 0) m_realTokensPerS = m.tokensPerSec;
         m_history.addMetrics(m);
-        if (!m.blockSparsity.empty()) {
-            m_liveSparsity.push_back({m.step, m.blockSparsity, m.blockImbalance});
-            if (!m_plannedActive) {  // a stored run's chart shows until Live
-                m_sparsityChart->addPoint(m.step, m.blockSparsity, m.blockImbalance);
-                setChartShown(m_sparsityChart, true);
-            }
-        }
+        m_views->charts()->addMetrics(m, m_plannedActive);
     }
     scheduleRedraw();
 }
@@ -391,7 +250,7 @@ void WaferTab::setMeasuredTokensPerSec(double tokensPerSec) {
 }
 
 QString WaferTab::realSummaryText() const {
-    return m_realSummary->text();
+    return m_summary->realText();
 }
 
 void WaferTab::setRunState(session::RunState state) {
@@ -418,15 +277,12 @@ void WaferTab::goLive() {
 }
 
 void WaferTab::setPhase(int phaseCode) {
-    m_phaseCode = phaseCode;
-    const int index = m_phase->findData(phaseCode);
-    if (index >= 0) m_phase->setCurrentIndex(index);
+    m_viewControls->setPhaseCode(phaseCode);
     scheduleRedraw();
 }
 
 void WaferTab::setClock(TimelineView::Clock clock) {
-    m_clock = clock;
-    m_clockChoice->setCurrentIndex(m_clockChoice->findData(int(clock)));
+    m_viewControls->setClock(clock);
     scheduleRedraw();
 }
 
@@ -447,180 +303,45 @@ void WaferTab::resizeEvent(QResizeEvent* event) {
 }
 
 void WaferTab::placeViewControls() {
-    const bool inStepRow = m_stepRow->indexOf(m_viewControls) >= 0;
+    QHBoxLayout* stepRow = m_stepControls->row();
+    const bool inStepRow = stepRow->indexOf(m_viewControls) >= 0;
     const int views = m_viewControls->sizeHint().width() - (inStepRow ? 24 : 0);  // no margin
     // The step controls with the slider at 60 px at least (it stretches), the views 24 px away;
     // the page's margins and a vertical scroll bar's width spared.
-    const int steps = m_stepRow->sizeHint().width() - (inStepRow ? views + 24 : 0) -
-                      m_stepSlider->sizeHint().width() + 60;
+    const int steps = stepRow->sizeHint().width() - (inStepRow ? views + 24 : 0) -
+                      m_stepControls->sliderWidthHint() + 60;
     const bool oneRow = steps + 24 + views <= width() - 16 - 20;
     if (oneRow == inStepRow) return;
     if (oneRow) {
         m_viewRow->removeWidget(m_viewControls);
-        m_stepRow->addWidget(m_viewControls);
+        stepRow->addWidget(m_viewControls);
         m_viewControls->layout()->setContentsMargins(24, 0, 0, 0);
     } else {
-        m_stepRow->removeWidget(m_viewControls);
+        stepRow->removeWidget(m_viewControls);
         m_viewRow->insertWidget(0, m_viewControls);
         m_viewControls->layout()->setContentsMargins(0, 0, 0, 0);
     }
 }
 
-void WaferTab::rebuildPhaseChoices(const wafer::StepPrediction* prediction) {
-    if (prediction == m_phaseChoicesFor && m_phase->count() > 0) return;
-    m_phaseChoicesFor = prediction;
-    m_phase->clear();
-    // Short: at presenter mode's type size the controls row must fit a 1400-px window.
-    m_phase->addItem(tr("follow the run"), kFollowPhase);
-    m_phase->setItemData(0, tr("The layer phase that just ran"), Qt::ToolTipRole);
-    m_phase->addItem(tr("whole step"), kWholeStep);
-    if (prediction && prediction->adapterFrame(false)) {
-        m_phase->addItem(tr("LoRA adapter ops, forward (every block)"), kAdapterForward);
-        m_phase->addItem(tr("LoRA adapter ops, backward (every block)"), kAdapterBackward);
-    }
-    if (prediction) {
-        const int layers = int(prediction->forwardFrame.size());
-        for (int backward = 0; backward < 2; ++backward) {
-            for (int i = 0; i < layers; ++i) {
-                // Backward runs from the head down, as the step does.
-                const int layer = backward ? layers - 1 - i : i;
-                const auto* frame = prediction->frameFor(layer, backward);
-                if (!frame || frame == prediction->frameFor(-1, false)) continue;
-                m_phase->addItem(phaseName(layer, backward), layer * 2 + backward);
-            }
-        }
-    }
-    const int index = m_phase->findData(m_phaseCode);
-    m_phase->setCurrentIndex(index >= 0 ? index : 0);
-    if (index < 0) m_phaseCode = kFollowPhase;
-}
-
-void WaferTab::showReplayPhaseChoice(const QString& phase) {
-    // The Heatmap choice names what the heatmap shows: in slow motion, the phase under the
-    // cursor (issue 31: it kept naming "h.0 forward" while playback showed other layers).
-    int index = m_phase->findData(kReplayCursor);
-    if (phase.isEmpty()) {
-        if (index >= 0) m_phase->removeItem(index);
-        const int chosen = m_phase->findData(m_phaseCode);
-        m_phase->setCurrentIndex(chosen >= 0 ? chosen : 0);
-        return;
-    }
-    const QString text = tr("slow motion: %1").arg(phase);
-    if (index < 0) {
-        m_phase->insertItem(0, text, kReplayCursor);
-        m_phase->setItemData(0,
-                             tr("The phase under the slow-motion cursor; choose another to "
-                                "leave slow motion and show it"),
-                             Qt::ToolTipRole);
-        index = 0;
-    } else {
-        m_phase->setItemText(index, text);
-    }
-    m_phase->setCurrentIndex(index);
-}
-
 QString WaferTab::phaseChoiceText() const {
-    return m_phase->currentText();
+    return m_viewControls->phaseText();
 }
 
 QString WaferTab::phaseName(int layer, bool backward) const {
-    return QString::fromStdString(layerName(layer, m_numBlocks)) +
-           (backward ? tr(" backward") : tr(" forward"));
+    return ws::ui::phaseName(layer, backward, m_run.numBlocks);
 }
 
 void WaferTab::updateStepControls() {
-    const bool any = !m_history.empty();
-    const int first = any ? int(m_history.firstStep()) + 1 : 0;
-    const int last = any ? int(m_history.lastStep()) + 1 : 0;
-    const int shown = m_shownStep >= 0 ? int(m_shownStep) + 1 : 0;
-    for (QWidget* w : std::initializer_list<QWidget*>{m_stepSlider, m_stepSpin, m_liveButton})
-        w->setEnabled(any);
-    {
-        const QSignalBlocker b1(m_stepSlider), b2(m_stepSpin), b3(m_liveButton);
-        m_stepSlider->setRange(first, last);
-        m_stepSlider->setValue(shown);
-        m_stepSpin->setRange(first, last);
-        m_stepSpin->setValue(shown);
-        m_liveButton->setChecked(m_live && !m_plannedActive);
-    }
-    QString info;
-    if (any) {
-        info = tr("of %1 – %2").arg(first).arg(last);
-        if (m_history.droppedSteps() > 0)
-            info += tr(" (the last %1 steps are kept)").arg(m_history.size());
-        if (m_runState == session::RunState::Paused) info += tr(" · paused");
-    }
-    m_stepInfo->setText(info);
+    m_stepControls->show(m_history, m_shownStep, m_live && !m_plannedActive,
+                         m_runState == session::RunState::Paused);
     placeViewControls();  // the info's width changed
-    m_stepInfo->setToolTip(tr("The tab keeps the spans of the last %1 steps of this run "
-                              "(at most %2 spans); older steps are dropped.")
-                               .arg(WaferHistory::kMaxSteps)
-                               .arg(WaferHistory::kMaxSpans));
 }
 
 void WaferTab::updateSummary(const StepRecord* record) {
     const wafer::StepPrediction* p = record && record->prediction
                                          ? record->prediction.get()
                                          : m_history.latestPrediction().get();
-    if (p) {
-        m_summary->setText(tr("<b>Predicted on %1 × %2 system(s):</b> step %3 · %4 · MFU %5 % · "
-                              "weight streaming %6")
-                               .arg(QString::fromStdString(p->waferName))
-                               .arg(p->numSystems)
-                               .arg(QString::fromStdString(formatSeconds(p->stepS)),
-                                    QString::fromStdString(formatSi(p->tokensPerS, "tokens/s")))
-                               .arg(100.0 * p->mfu, 0, 'f', 1)
-                               .arg(p->weightStreamingHidden
-                                        ? tr("<b>hidden</b> behind compute")
-                                        : tr("<b>not hidden</b> (the step waits for "
-                                             "weights)")));
-        if (p->loraRank > 0) {
-            const double busy = p->split.compute + p->split.fabric;
-            m_summary->setText(
-                m_summary->text() +
-                tr("<br><b>LoRA rank %1:</b> the adapter ops (x·A, u·B and their gradients) take "
-                   "%2 of the step (%3 % of the wafer's compute and fabric time); the frozen base "
-                   "forms no weight gradients and only the adapters' gradients stream out")
-                    .arg(p->loraRank)
-                    .arg(QString::fromStdString(formatSeconds(p->adapterS)))
-                    .arg(busy > 0 ? 100.0 * p->adapterS / busy : 0.0, 0, 'f', 1));
-        }
-        if (!p->activationPlan.empty() && !p->blockActivations.empty()) {
-            // Activation offload / recompute (wafer/activation_plan.h): the planner's one line.
-            m_summary->setText(
-                m_summary->text() +
-                tr("<br><b>Activations:</b> %1 · recompute %2 of the step, offload %3 each way "
-                   "(the timeline's activation-offload lane) · HFU %4 %")
-                    .arg(QString::fromStdString(p->activationPlan).toHtmlEscaped())
-                    .arg(QString::fromStdString(formatSeconds(p->recomputeS)))
-                    .arg(QLocale().formattedDataSize(int64_t(p->offloadBytesPerStep), 2,
-                                                     QLocale::DataSizeSIFormat))
-                    .arg(100.0 * p->hfu, 0, 'f', 1));
-        }
-        m_split->setSplit(&p->split);
-        m_split->show();
-        m_splitLabel->show();
-    } else {
-        m_summary->setText(m_emulation == Emulation::Off
-                               ? tr("<b>No prediction:</b> the emulator is off for this run")
-                               : tr("<b>No prediction</b> for this run"));
-        m_split->setSplit(nullptr);
-        m_split->hide();  // nothing to split: no empty bar
-        m_splitLabel->hide();
-    }
-    if (m_plannedActive) {
-        m_realSummary->setText(
-            tr("Planned step only: the run's real CPU speed is in its record "
-               "(Runs dock), not replayed here"));
-        return;
-    }
-    const QString aside = p ? tr("the model really trains; only the wafer's time is emulated")
-                            : tr("the model really trains; nothing is emulated");
-    m_realSummary->setText(
-        m_realTokensPerS > 0
-            ? tr("Real training on this CPU: %1 (%2)")
-                  .arg(QString::fromStdString(formatSi(m_realTokensPerS, "tokens/s")), aside)
-            : tr("Real training on this CPU: tokens/s not measured yet"));
+    m_summary->show(p, m_emulation == Emulation::Off, m_plannedActive, m_realTokensPerS);
 }
 
 QString WaferTab::noticeText() const {
@@ -665,9 +386,7 @@ void WaferTab::updateNotices() {
     // Without the emulator, wall time is the only clock (the choice is kept for the next run).
     const bool emulated =
         m_emulation == Emulation::On || m_emulation == Emulation::Waiting || m_plannedActive;
-    m_clockChoice->setCurrentIndex(
-        m_clockChoice->findData(int(emulated ? m_clock : TimelineView::Clock::Real)));
-    m_clockChoice->setEnabled(emulated);
+    m_viewControls->setEmulatedClockOffered(emulated);
 }
 
 void WaferTab::redrawNow() {
@@ -689,172 +408,96 @@ void WaferTab::redrawNow() {
     const bool inProgress = (newest || followed) && running && !m_plannedActive;
     updateSummary(record);
 
-    // Heatmap: the chosen phase, or the layer that just ran, or the whole step.
     const auto& prediction = record && record->prediction
                                  ? record->prediction
                                  : std::shared_ptr<const wafer::StepPrediction>();
-    rebuildPhaseChoices(prediction ? prediction.get() : m_phaseChoicesFor);
-    int highlightLayer = -1;
-    bool highlightBackward = false;
-    const wafer::UtilizationFrame* frame = nullptr;
-    QString note, phase;
-    if (prediction) {
-        if (m_phaseCode == kFollowPhase) {
-            // The phase just computed; paused, even when it was the step's last.
-            if (inProgress && followed && m_followLayer >= 0 &&
-                (paused || !stepComplete(*record, m_numBlocks))) {
-                frame = prediction->frameFor(m_followLayer, m_followBackward);
-                highlightLayer = m_followLayer;
-                highlightBackward = m_followBackward;
-                phase = phaseName(m_followLayer, m_followBackward);
-                note = tr("just computed");
-            } else {
-                frame = prediction->frameFor(-1, false);
-                note = !inProgress                          ? tr("whole step")
-                       : stepComplete(*record, m_numBlocks) ? tr("step complete")
-                                                            : tr("step starting");
-            }
-        } else if (m_phaseCode == kWholeStep) {
-            frame = prediction->frameFor(-1, false);
-        } else if (m_phaseCode == kAdapterForward || m_phaseCode == kAdapterBackward) {
-            const bool backward = m_phaseCode == kAdapterBackward;
-            frame = prediction->adapterFrame(backward);
-            phase = backward ? tr("LoRA adapter ops, backward") : tr("LoRA adapter ops, forward");
-            note = tr("rank %1: busy over the adapters' own %2 per block")
-                       .arg(prediction->loraRank)
-                       .arg(QString::fromStdString(formatSeconds(
-                           backward ? prediction->adapterBackwardS : prediction->adapterForwardS)));
-        } else {
-            highlightLayer = m_phaseCode / 2;
-            highlightBackward = m_phaseCode % 2 == 1;
-            frame = prediction->frameFor(highlightLayer, m_phaseCode % 2 == 1);
-            phase = phaseName(highlightLayer, m_phaseCode % 2 == 1);
-        }
-        // Which matrix each region of cores holds, for a layer phase's frame.
-        m_map->setRegions(highlightLayer >= 0
-                              ? regionsOf(*prediction, highlightLayer, highlightBackward)
-                              : CoreRegions{});
-        m_map->setPhaseSeconds(highlightLayer >= 0
-                                   ? phaseSecondsOf(*prediction, highlightLayer, highlightBackward)
-                                   : 0.0);
-        m_map->showFrame(prediction, frame, phase, note);
-    } else {
-        m_map->setRegions({});
-        m_map->showNothing(m_emulation == Emulation::NoRun || m_emulation == Emulation::Waiting
-                               ? tr("No utilization frame yet")
-                               : tr("No utilization frames: the emulator is off for this run"));
-    }
+    if (prediction) m_viewControls->rebuildPhases(prediction.get(), m_run.numBlocks);
+    const ShownPhase shown = showHeatmap(record, prediction, inProgress, followed, paused);
     // The wafers in the diagram use the heatmap's colours.
     double colourLow = 0, colourHigh = 1;
-    if (frame && m_fitColours->isChecked() && frame->max > frame->min) {
-        colourLow = frame->min;
-        colourHigh = frame->max;
+    if (shown.frame && m_viewControls->fitColours() && shown.frame->max > shown.frame->min) {
+        colourLow = shown.frame->min;
+        colourHigh = shown.frame->max;
     }
-    m_diagram->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
-                       prediction ? prediction->treeDepth : 0,
-                       prediction ? QString::fromStdString(prediction->waferName) : QString(),
-                       frame, inProgress, colourLow, colourHigh);
-    const bool timelineChanged =
-        m_timeline->setStep(record, prediction ? prediction->numSystems : m_numSystems, m_numBlocks,
-                            prediction ? m_clock : TimelineView::Clock::Real, highlightLayer);
-    // Norms arrive with the step's metrics, after its spans: while following the run, show the
-    // newest step that has them rather than "not measured yet" for most of every step.
-    const StepRecord* normsRecord = record;
-    if (m_live && record && record->layerGradNorms.empty()) {
-        const StepRecord* previous = m_history.find(record->step - 1);
-        if (previous && !previous->layerGradNorms.empty()) normsRecord = previous;
-    }
-    m_layerNorms->setStep(normsRecord, m_numBlocks);
-    // The routing arrives after the step too: likewise.
-    const StepRecord* routingRecord = record;
-    if (m_live && record && record->expertTokens.empty()) {
-        const StepRecord* previous = m_history.find(record->step - 1);
-        if (previous && !previous->expertTokens.empty()) routingRecord = previous;
-    }
-    if (m_plannedActive) {
-        setChartShown(m_expertLoads,
-                      m_expertLoads->setPlanned(record ? record->prediction.get() : nullptr,
-                                                m_storedRouting ? &*m_storedRouting : nullptr));
-    } else {
-        m_expertLoads->setPlanned(nullptr);
-        setChartShown(m_expertLoads, m_expertLoads->isMoe());
-        m_expertLoads->setStep(routingRecord);
-    }
-    if (m_sparsityChart->isVisible()) m_sparsityChart->redraw();
-    showBufferAtPhase(record, prediction.get(), highlightLayer, highlightBackward);
+    const int numSystems = prediction ? prediction->numSystems : m_run.numSystems;
+    m_views->diagram()->setStep(
+        record, numSystems, m_run.numBlocks, prediction ? prediction->treeDepth : 0,
+        prediction ? QString::fromStdString(prediction->waferName) : QString(), shown.frame,
+        inProgress, colourLow, colourHigh);
+    TimelineView* timeline = m_views->timeline();
+    const bool timelineChanged = timeline->setStep(
+        record, numSystems, m_run.numBlocks,
+        prediction ? m_viewControls->clock() : TimelineView::Clock::Real, shown.layer);
+    m_views->charts()->showStep(m_history, record, m_live, m_plannedActive, m_run.numBlocks);
+    m_views->showBufferAtPhase(record, prediction.get(), shown.layer, shown.backward,
+                               m_run.numBlocks, m_run.bufferLayers);
     // Slow motion draws the moment under its cursor over the step's picture.
     syncReplay(record);
     const bool replaying = m_replayer->isActive();
     if (replaying) {
         applyReplay();
     } else {
-        m_diagram->setReplay(std::nullopt);
-        m_timeline->setReplayCursor(-1);
-        showReplayPhaseChoice({});
+        m_views->diagram()->setReplay(std::nullopt);
+        timeline->setReplayCursor(-1);
+        m_viewControls->showReplayPhase({});
     }
-    m_map->replotTimed();  // only when its frame or titles changed
-    if (timelineChanged || replaying) m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+    m_views->heatmap()->replotTimed();  // only when its frame or titles changed
+    if (timelineChanged || replaying) timeline->replot(QCustomPlot::rpQueuedRefresh);
 }
 
-void WaferTab::showBufferAtPhase(const StepRecord* record, const wafer::StepPrediction* prediction,
-                                 int layer, bool backward) {
-    if (layer < 0 || !record) {
-        m_bufferSlots->setState(std::nullopt, m_numBlocks,
-                                prediction ? tr("shown for one layer phase at a time (pick one "
-                                                "under Heatmap, or Step Layer)")
-                                           : tr("no emulated schedule"));
-        return;
+WaferTab::ShownPhase WaferTab::showHeatmap(
+    const StepRecord* record, const std::shared_ptr<const wafer::StepPrediction>& prediction,
+    bool inProgress, bool followed, bool paused) {
+    if (!prediction) {
+        m_views->showNoHeatmap(m_emulation == Emulation::NoRun || m_emulation == Emulation::Waiting
+                                   ? tr("No utilization frame yet")
+                                   : tr("No utilization frames: the emulator is off for this run"));
+        return {};
     }
-    // What the executor's buffer held as the phase ended (the run's real spans: the next layer
-    // already in the other slot); a planned step has none: its emulated schedule's middle.
-    const ExecutorBuffer executor(*record,
-                                  prediction ? prediction->weightBufferLayers : m_bufferLayers);
-    if (auto state = executor.atPhase(layer, backward)) {
-        m_bufferSlots->setState(std::move(state), m_numBlocks, {},
-                                tr("What the run's weight buffer held as %1 ended (its real "
-                                   "stream-in and compute spans).")
-                                    .arg(phaseName(layer, backward)));
-    } else if (!executor.empty()) {
-        m_bufferSlots->setState(
-            std::nullopt, m_numBlocks,
-            tr("%1 has not run yet in this step").arg(phaseName(layer, backward)));
-    } else if (const double t =
-                   prediction ? wafer::phaseMidpoint(*prediction, layer, backward) : -1.0;
-               t >= 0) {
-        m_bufferSlots->setState(wafer::bufferStateAt(*prediction, t), m_numBlocks, {},
-                                tr("The planned schedule's buffer in the middle of %1.")
-                                    .arg(phaseName(layer, backward)));
+    // The chosen phase, or the layer that just ran, or the whole step.
+    ShownPhase shown;
+    QString note, phase;
+    const int code = m_viewControls->phaseCode();
+    if (code == Phase::kFollowPhase) {
+        // The phase just computed; paused, even when it was the step's last.
+        if (inProgress && followed && m_followLayer >= 0 &&
+            (paused || !stepComplete(*record, m_run.numBlocks))) {
+            shown = {prediction->frameFor(m_followLayer, m_followBackward), m_followLayer,
+                     m_followBackward};
+            phase = phaseName(m_followLayer, m_followBackward);
+            note = tr("just computed");
+        } else {
+            shown.frame = prediction->frameFor(-1, false);
+            note = !inProgress                              ? tr("whole step")
+                   : stepComplete(*record, m_run.numBlocks) ? tr("step complete")
+                                                            : tr("step starting");
+        }
+    } else if (code == Phase::kWholeStep) {
+        shown.frame = prediction->frameFor(-1, false);
+    } else if (code == Phase::kAdapterForward || code == Phase::kAdapterBackward) {
+        const bool backward = code == Phase::kAdapterBackward;
+        shown.frame = prediction->adapterFrame(backward);
+        phase = backward ? tr("LoRA adapter ops, backward") : tr("LoRA adapter ops, forward");
+        note = tr("rank %1: busy over the adapters' own %2 per block")
+                   .arg(prediction->loraRank)
+                   .arg(QString::fromStdString(formatSeconds(
+                       backward ? prediction->adapterBackwardS : prediction->adapterForwardS)));
     } else {
-        m_bufferSlots->setState(std::nullopt, m_numBlocks, tr("no emulated schedule"));
+        shown = {prediction->frameFor(code / 2, code % 2 == 1), code / 2, code % 2 == 1};
+        phase = phaseName(shown.layer, shown.backward);
     }
-}
-
-CoreRegions WaferTab::regionsOf(const wafer::StepPrediction& prediction, int layer,
-                                bool backward) const {
-    const std::string name = layerName(layer, m_numBlocks);
-    // An MoE block: its experts' shares of the wafer and the tokens each got.
-    const size_t block = size_t(layer - 1);
-    if (layer >= 1 && block < prediction.expertTokens.size() &&
-        !prediction.expertTokens[block].empty())
-        return coreRegionsOfExperts(prediction.expertRegions, prediction.expertTokens[block]);
-    const wafer::Pass pass = backward ? wafer::Pass::Backward : wafer::Pass::Forward;
-    for (const auto& timing : prediction.layers)
-        if (timing.layer == name && timing.pass == pass) return coreRegionsFor(timing);
-    return {};
-}
-
-double WaferTab::phaseSecondsOf(const wafer::StepPrediction& prediction, int layer,
-                                bool backward) const {
-    const std::string name = layerName(layer, m_numBlocks);
-    const wafer::Pass pass = backward ? wafer::Pass::Backward : wafer::Pass::Forward;
-    for (const auto& timing : prediction.layers)
-        if (timing.layer == name && timing.pass == pass) return timing.timeS;
-    return 0;
+    m_views->showHeatmap(prediction, shown.frame, shown.layer, shown.backward, phase, note,
+                         m_run.numBlocks);
+    return shown;
 }
 
 const StepRecord* WaferTab::shownRecord() const {
     if (m_plannedActive) return &m_planned;
     return m_shownStep >= 0 ? m_history.find(m_shownStep) : nullptr;
+}
+
+bool WaferTab::chartShown(const QWidget* chart) const {
+    return m_views->charts()->chartShown(chart);
 }
 
 }  // namespace ws::ui

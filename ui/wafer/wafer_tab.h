@@ -13,6 +13,11 @@
 // schedule replays at a chosen pace, the views drawing the moment under the cursor; Play pins the
 // shown step (leaves Live), Live leaves the replay. A stored run opened from the Runs dock, whose
 // spans are not stored, shows and replays the step its config plans (showPlannedRun).
+// Its parts, each owning its widgets: WaferSummary (the prediction rows), StepControls (step
+// slider, Live), WaferViewControls (heatmap phase, colours, clock), WaferStepViews (heatmap,
+// diagram, buffer slots, timeline and the WaferChartTabs beside it) and the SlowMotionBar with
+// its StepReplayer. The tab keeps the run's record, decides which step and phase they show, and
+// swaps a stored run's plan in and out.
 // GUI thread only.
 #pragma once
 
@@ -29,32 +34,25 @@
 #include "engine/wafer/narration.h"
 #include "ui/common/animation_export.h"
 #include "ui/common/wafer_history.h"
-#include "ui/wafer/stored_run_charts.h"
 #include "ui/wafer/timeline_view.h"
 
-class QCheckBox;
-class QComboBox;
 class QHBoxLayout;
 class QLabel;
-class QPushButton;
-class QSlider;
-class QSpinBox;
-class QTabWidget;
 class QStackedWidget;
 class QTimer;
 
+namespace ws::store {
+class RunStore;
+}
+
 namespace ws::ui {
 
-class BufferSlotsView;
-class ClusterDiagram;
-struct CoreRegions;
-class ExpertLoadChart;
-class LayerNormChart;
 class SlowMotionBar;
-class SparsityChart;
+class StepControls;
 class StepReplayer;
-class TimeSplitBar;
-class UtilizationMap;
+class WaferStepViews;
+class WaferSummary;
+class WaferViewControls;
 
 class WaferTab : public QWidget {
     Q_OBJECT
@@ -89,19 +87,11 @@ public:
 
     void redrawNow();  // draw now (tests, screenshots), visible or not
 
-    // Views and state, for the main window and tests.
+    // The recorded steps (read-only: the main window asks whether a step is kept, tests what it
+    // holds). The views are the tab's own: tests reach them by type (tests/support/
+    // wafer_tab_views.h), lessons by object name.
     const WaferHistory& history() const { return m_history; }
-    UtilizationMap* utilizationMap() const { return m_map; }
-    TimelineView* timeline() const { return m_timeline; }
-    // The weight buffer's slots at the phase the heatmap shows ("bufferSlots"): what the run's
-    // executor held as it ended (ExecutorBuffer), the planned schedule's for a stored run.
-    BufferSlotsView* bufferSlots() const { return m_bufferSlots; }
-    ClusterDiagram* diagram() const { return m_diagram; }
-    LayerNormChart* layerNormChart() const { return m_layerNorms; }
-    // Tokens per expert of the shown step (MoE runs; hidden for a dense model).
-    ExpertLoadChart* expertLoadChart() const { return m_expertLoads; }
-    // Sparsity per layer over the run and its imbalance (shown for sparse runs only).
-    SparsityChart* sparsityChart() const { return m_sparsityChart; }
+    bool hasStep(int64_t step) const { return m_history.find(step) != nullptr; }  // 0-based
     // Whether the chart's tab is offered (an MoE run's experts, a sparse run's sparsity).
     bool chartShown(const QWidget* chart) const;
     Emulation emulation() const { return m_emulation; }
@@ -119,9 +109,8 @@ public:
     // What the Heatmap choice shows now ("follow the run", "slow motion: h.1 forward", ...).
     QString phaseChoiceText() const;
 
-    // Slow motion (wafer_tab_replay.cpp). The bar ("slowMotionBar") and the clock behind it.
-    SlowMotionBar* slowMotionBar() const { return m_slowBar; }
-    StepReplayer* replayer() const { return m_replayer; }
+    // Slow motion (wafer_tab_replay.cpp): the bar ("slowMotionBar") and the clock behind it (a
+    // StepReplayer child of the tab).
     bool isReplaying() const;
     // Play / pause the shown step's replay (playing pins the shown step: leaves Live).
     void setReplayPlaying(bool play);
@@ -172,97 +161,72 @@ protected:
     void resizeEvent(QResizeEvent* event) override;  // the timeline may switch lane layout
 
 private:
+    void connectControls();
     void scheduleRedraw();
     // The heatmap and clock choices beside the step controls when the tab is wide enough, on a
     // row of their own otherwise.
     void placeViewControls();
-    void rebuildPhaseChoices(const wafer::StepPrediction* prediction);
-    // Slow motion: the Heatmap choice shows `phase` (the one under the cursor); empty: back to
-    // the phase chosen.
-    void showReplayPhaseChoice(const QString& phase);
     void updateStepControls();
-    void updateSummary(const StepRecord* record);
     void updateNotices();
+    void updateSummary(const StepRecord* record);
+    // The heatmap of the shown step at the chosen phase (or the one just computed); returns the
+    // frame drawn and the layer phase highlighted (layer -1: none).
+    struct ShownPhase {
+        const wafer::UtilizationFrame* frame = nullptr;
+        int layer = -1;
+        bool backward = false;
+    };
+    ShownPhase showHeatmap(const StepRecord* record,
+                           const std::shared_ptr<const wafer::StepPrediction>& prediction,
+                           bool inProgress, bool followed, bool paused);
     QString phaseName(int layer, bool backward) const;  // "h.2 backward"
-    CoreRegions regionsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
-    // The weight buffer row at a layer phase of the shown step (layer < 0: none).
-    void showBufferAtPhase(const StepRecord* record, const wafer::StepPrediction* prediction,
-                           int layer, bool backward);
-    // The layer phase's whole time on the wafer (its wait for weights included); 0 if none.
-    double phaseSecondsOf(const wafer::StepPrediction& prediction, int layer, bool backward) const;
     const StepRecord* shownRecord() const;
+    // The run whose layers the tab names: the live run's, or a stored run's while its plan shows.
+    struct RunShape {
+        int numBlocks = 0;
+        int numSystems = 1;
+        int bufferLayers = 2;    // wafer.weight_buffer_layers of the run
+        double ioBytesPerS = 0;  // the run's spec's (planned bytes of the replay)
+    };
     // Slow motion (wafer_tab_replay.cpp).
     void setUpReplay();
     void syncReplay(const StepRecord* record);  // the replayed step follows the shown one
     void applyReplay();                         // draws the replay's moment into the views
     void drawReplay();                          // ... and replots (on every replay tick)
-    double ioBytesPerS() const;
 
     WaferHistory m_history;
     Emulation m_emulation = Emulation::NoRun;
     QString m_notPlannedReason;
     QString m_followedNote;  // setFollowedNote
-    int m_numBlocks = 0;
-    int m_numSystems = 1;
-    int m_bufferLayers = 2;  // wafer.weight_buffer_layers of the run
+    RunShape m_run;
     int64_t m_shownStep = -1;
     bool m_live = true;
-    int m_phaseCode = -2;
-    TimelineView::Clock m_clock = TimelineView::Clock::Emulated;
     int m_followLayer = -1;  // the latest compute span (its layer, pass and step)
     int64_t m_followStep = -1;
     bool m_followBackward = false;
     double m_realTokensPerS = 0;
     session::RunState m_runState = session::RunState::Finished;
-    const wafer::StepPrediction* m_phaseChoicesFor = nullptr;
     bool m_dirty = true;
 
     QStackedWidget* m_stack;
     QLabel* m_emptyLabel;
     QLabel* m_banner;
-    QLabel* m_summary;
-    QLabel* m_realSummary;
-    TimeSplitBar* m_split;
-    QLabel* m_splitLabel;
-    QSlider* m_stepSlider;
-    QSpinBox* m_stepSpin;
-    QPushButton* m_liveButton;
-    QLabel* m_stepInfo;
-    QComboBox* m_phase;
-    QCheckBox* m_fitColours;
-    QComboBox* m_clockChoice;
-    QWidget* m_viewControls;
-    QHBoxLayout* m_stepRow;
+    WaferSummary* m_summary;
+    StepControls* m_stepControls;
+    WaferViewControls* m_viewControls;
     QHBoxLayout* m_viewRow;
-    UtilizationMap* m_map;
-    ClusterDiagram* m_diagram;
-    LayerNormChart* m_layerNorms;
-    ExpertLoadChart* m_expertLoads;
-    SparsityChart* m_sparsityChart;
-    TimelineView* m_timeline;
-    BufferSlotsView* m_bufferSlots;
+    SlowMotionBar* m_slowBar;
+    WaferStepViews* m_views;  // the heatmap, diagram, timeline area (replay frames grab it)
     QTimer* m_redrawTimer;
     bool m_replayDrawn = false;  // the views show the replay's moment (drawReplay)
-    QWidget* m_views;            // the heatmap, diagram, timeline area (replay frames grab it)
-    SlowMotionBar* m_slowBar;
     StepReplayer* m_replayer;
-    double m_ioBytesPerS = 0;             // the run's spec's (planned bytes of the replay)
     wafer::NarrationContext m_narration;  // of the replayed step's prediction
     // A stored run's planned step (showPlannedRun) and what it replaced while shown.
     bool m_plannedActive = false;
     StepRecord m_planned;
     QString m_plannedNote;
-    int m_savedBlocks = 0, m_savedSystems = 1;  // the live run's, while a plan is shown
-    double m_savedIo = 0;
+    RunShape m_savedRun;  // the live run's, while a plan is shown
     int64_t m_liveRunId = -1;
-    std::optional<RecordedRouting> m_storedRouting;  // a stored run's, while its plan is shown
-    std::vector<SparsityPoint> m_liveSparsity;       // the live run's, to restore its chart
-    bool m_liveSparse = false;                       // the live run's config prunes weights
-    // The charts beside the timeline, one tab each; the MoE and sparsity ones only for runs
-    // that have them.
-    QTabWidget* m_chartTabs = nullptr;
-    void setChartShown(QWidget* chart, bool shown);
-    void showSparsity(const std::vector<SparsityPoint>& points, bool sparseConfig);
 };
 
 }  // namespace ws::ui

@@ -11,13 +11,15 @@
 #include "engine/session/emulation.h"
 #include "engine/wafer/narration.h"
 #include "engine/wafer/spec.h"
-#include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
-#include "ui/wafer/executor_buffer.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/slow_motion_bar.h"
 #include "ui/wafer/step_replayer.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/step_views.h"
+#include "ui/wafer/stored_run_charts.h"
+#include "ui/wafer/wafer_chart_tabs.h"
 #include "ui/wafer/wafer_tab.h"
+#include "ui/wafer/wafer_view_controls.h"
 
 namespace ws::ui {
 
@@ -47,17 +49,13 @@ bool WaferTab::isReplaying() const {
     return m_replayer->isActive();
 }
 
-double WaferTab::ioBytesPerS() const {
-    return m_ioBytesPerS;
-}
-
 // The replayed step is the shown one; a new step arriving while following the run ends the
 // replay (Play and scrubbing pin the shown step, so that happens only when asked for).
 void WaferTab::syncReplay(const StepRecord* record) {
     if (m_replayer->isActive() && m_live && !m_plannedActive && record &&
         record->step != m_replayer->step())
         m_replayer->setActive(false);
-    if (m_replayer->setStep(record && record->prediction ? record : nullptr, ioBytesPerS()) &&
+    if (m_replayer->setStep(record && record->prediction ? record : nullptr, m_run.ioBytesPerS) &&
         m_replayer->replay())
         m_narration = wafer::narrationContext(*m_replayer->replay()->prediction());
     m_replayer->setPace(m_slowBar->pace(m_replayer->durationS()));
@@ -129,8 +127,8 @@ void WaferTab::drawReplay() {
     }
     if (!active) return;
     applyReplay();
-    m_map->replotTimed();
-    m_timeline->replot(QCustomPlot::rpQueuedRefresh);
+    m_views->heatmap()->replotTimed();
+    m_views->timeline()->replot(QCustomPlot::rpQueuedRefresh);
 }
 
 void WaferTab::applyReplay() {
@@ -160,50 +158,34 @@ void WaferTab::applyReplay() {
                                  ? tr("last computed; the wafer waits for the weights of %1")
                                        .arg(phaseName(ph.nextLayer, ph.nextBackward))
                                  : tr("last computed; the wafer's work for this step is done");
-        m_map->setRegions(regionsOf(*prediction, ph.layer, ph.backward));
-        m_map->setPhaseSeconds(phaseSecondsOf(*prediction, ph.layer, ph.backward));
-        m_map->showFrame(prediction, frame, phaseName(ph.layer, ph.backward), note);
-        showReplayPhaseChoice(phaseName(ph.layer, ph.backward));
+        m_views->showHeatmap(prediction, frame, ph.layer, ph.backward,
+                             phaseName(ph.layer, ph.backward), note, m_run.numBlocks);
+        m_viewControls->showReplayPhase(phaseName(ph.layer, ph.backward));
     } else {
-        showReplayPhaseChoice(tr("nothing computed yet"));
-        m_map->setRegions({});
-        m_map->showNothing(ph.nextLayer >= 0
-                               ? tr("Slow motion: nothing computed yet, the wafer waits for the "
-                                    "weights of %1")
-                                     .arg(phaseName(ph.nextLayer, ph.nextBackward))
-                               : tr("Slow motion: no utilization frame for this moment"));
+        m_viewControls->showReplayPhase(tr("nothing computed yet"));
+        m_views->showNoHeatmap(ph.nextLayer >= 0
+                                   ? tr("Slow motion: nothing computed yet, the wafer waits for "
+                                        "the weights of %1")
+                                         .arg(phaseName(ph.nextLayer, ph.nextBackward))
+                                   : tr("Slow motion: no utilization frame for this moment"));
     }
     // The buffer: what the run's executor held at that point of the phase (its real spans), as
-    // the step shows it outside slow motion; a phase it has not run yet (a paused step) has no
-    // such picture; a planned step has only its schedule's.
+    // the step shows it outside slow motion; a planned step has only its schedule's.
     const StepRecord* record = shownRecord();
-    const std::optional<ExecutorBuffer> executor =
-        record && !m_plannedActive
-            ? std::optional<ExecutorBuffer>(std::in_place, *record, prediction->weightBufferLayers)
-            : std::nullopt;
-    if (executor && !executor->empty()) {
-        if (auto held = executor->atReplayMoment(ph))
-            m_bufferSlots->setState(std::move(held), m_numBlocks, {},
-                                    tr("What the run's weight buffer held at this point of the "
-                                       "phase (its real stream-in and compute spans)."));
-        else
-            m_bufferSlots->setState(std::nullopt, m_numBlocks,
-                                    tr("this phase has not run yet in this step"));
-    } else {
-        m_bufferSlots->setState(st.buffer, m_numBlocks, {},
-                                tr("The emulated schedule's buffer at the cursor."));
-    }
+    m_views->showBufferAtReplay(m_plannedActive ? nullptr : record, *prediction, st,
+                                m_run.numBlocks);
     double low = 0, high = 1;
-    if (frame && m_fitColours->isChecked() && frame->max > frame->min) {
+    if (frame && m_viewControls->fitColours() && frame->max > frame->min) {
         low = frame->min;
         high = frame->max;
     }
-    m_diagram->setStep(record, prediction->numSystems, m_numBlocks, prediction->treeDepth,
-                       QString::fromStdString(prediction->waferName), frame, false, low, high);
-    m_diagram->setReplay(st, replay->numBlocks(),
-                         tr("slow motion at %1 of %2")
-                             .arg(at, QString::fromStdString(formatSeconds(replay->durationS()))));
-    m_timeline->setReplayCursor(st.timeS);
+    ClusterDiagram* diagram = m_views->diagram();
+    diagram->setStep(record, prediction->numSystems, m_run.numBlocks, prediction->treeDepth,
+                     QString::fromStdString(prediction->waferName), frame, false, low, high);
+    diagram->setReplay(st, replay->numBlocks(),
+                       tr("slow motion at %1 of %2")
+                           .arg(at, QString::fromStdString(formatSeconds(replay->durationS()))));
+    m_views->timeline()->setReplayCursor(st.timeS);
 }
 
 int WaferTab::replayFrameCount(double fps) const {
@@ -218,8 +200,8 @@ QImage WaferTab::renderReplayFrame(int frame, double fps) {
     const double duration = m_replayer->durationS();
     m_replayer->setTime(m_slowBar->pace(duration).frameTime(frame, duration, fps));
     applyReplay();
-    m_map->replot(QCustomPlot::rpImmediateRefresh);
-    m_timeline->replot(QCustomPlot::rpImmediateRefresh);
+    m_views->heatmap()->replot(QCustomPlot::rpImmediateRefresh);
+    m_views->timeline()->replot(QCustomPlot::rpImmediateRefresh);
     return m_views->grab().toImage();
 }
 
@@ -260,22 +242,18 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
         return false;
     }
     auto spec = wafer::specForConfig(config);
-    if (!m_plannedActive) {  // keep the run trained in this window
-        m_savedBlocks = m_numBlocks;
-        m_savedSystems = m_numSystems;
-        m_savedIo = m_ioBytesPerS;
-    }
+    if (!m_plannedActive) m_savedRun = m_run;  // keep the run trained in this window
     m_replayer->setActive(false);
     m_plannedActive = true;
-    m_numBlocks = config.model.numHiddenLayers;
-    m_numSystems = std::max(1, config.runconfig.numCsx);
-    m_ioBytesPerS = spec.ok() ? spec->ioBytesPerS() : 0;
+    m_run.numBlocks = config.model.numHiddenLayers;
+    m_run.numSystems = std::max(1, config.runconfig.numCsx);
+    m_run.ioBytesPerS = spec.ok() ? spec->ioBytesPerS() : 0;
     // One step as planned: spans with the plan's times and bytes, no real time (not recorded).
     m_planned = StepRecord{};
     m_planned.step = 0;
     m_planned.emulatedStart = 0;
     m_planned.prediction = *prediction;
-    const wafer::StepReplay plan(*prediction, m_ioBytesPerS);
+    const wafer::StepReplay plan(*prediction, m_run.ioBytesPerS);
     for (size_t i = 0; i < plan.spans().size(); ++i) {
         const wafer::TimelineSpan& t = plan.spans()[i];
         RecordedSpan s;
@@ -300,12 +278,11 @@ bool WaferTab::showPlannedRun(const config::Config& config, const QString& runLa
                      ? tr("; its blocks are planned dense (the run's pruned nonzeros depend on "
                           "its weights)")
                      : QString());
-    m_timeline->setTitleOverride(
+    m_views->timeline()->setTitleOverride(
         tr("Planned step of %1 (re-planned from its config, not recorded)").arg(runLabel));
     // A stored run's own charts replace these (showStoredRun); a config's plan has none.
-    m_storedRouting.reset();
-    showSparsity({}, false);
-    rebuildPhaseChoices(prediction->get());
+    m_views->charts()->showPlanCharts();
+    m_viewControls->rebuildPhases(prediction->get(), m_run.numBlocks);
     updateNotices();
     scheduleRedraw();
     updateStepControls();
@@ -327,9 +304,9 @@ bool WaferTab::showStoredRun(int64_t runId, const QString& name, const std::stri
         why = tr("the emulator was off for it (wafer.emulate: false)");
     } else if (showPlannedRun(parsed->config, label, &why)) {
         if (store) {
-            m_storedRouting = readRecordedRouting(*store, runId, parsed->config);
-            showSparsity(readRecordedSparsity(*store, runId, parsed->config.model.numHiddenLayers),
-                         false);
+            m_views->charts()->showPlanCharts(
+                readRecordedRouting(*store, runId, parsed->config),
+                readRecordedSparsity(*store, runId, parsed->config.model.numHiddenLayers));
             scheduleRedraw();
         }
         return true;
@@ -343,13 +320,10 @@ void WaferTab::leavePlannedRun() {
     m_replayer->setActive(false);
     m_plannedActive = false;
     m_planned = StepRecord{};
-    m_numBlocks = m_savedBlocks;
-    m_numSystems = m_savedSystems;
-    m_ioBytesPerS = m_savedIo;
-    m_timeline->setTitleOverride({});
-    m_storedRouting.reset();
-    showSparsity(m_liveSparsity, m_liveSparse);
-    rebuildPhaseChoices(nullptr);
+    m_run = m_savedRun;
+    m_views->timeline()->setTitleOverride({});
+    m_views->charts()->showLiveCharts();
+    m_viewControls->rebuildPhases(nullptr, m_run.numBlocks);
     updateNotices();
     scheduleRedraw();
     updateStepControls();

@@ -1,4 +1,4 @@
-// exportAnimation on a real widget: the Wafer tab's UtilizationMap fed synthetic busy frames (a
+// exportAnimation on a real widget: the Wafer tab's CoreHeatmap fed synthetic busy frames (a
 // wave over a 32 x 32 teaching grid) exported as GIF and animated PNG, decoded back with the test
 // decoders (and the GIF by Qt's own reader too), with the right frame count and size. Cancel in
 // the progress dialog and errors (a missing folder, a frame of another size) leave no file, the
@@ -17,7 +17,7 @@
 #include "support/animation_decode.h"
 #include "support/gui_test.h"
 #include "ui/common/animation_export.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/core_heatmap.h"
 
 namespace {
 
@@ -80,11 +80,11 @@ private:
 class AnimationExportTest : public QObject {
     Q_OBJECT
 private slots:
-    void exportsTheUtilizationMapAsGifAndApng() {
+    void exportsTheCoreHeatmapAsGifAndApng() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         QWidget window;
-        auto* map = new ws::ui::UtilizationMap(&window);
+        auto* map = new ws::ui::CoreHeatmap(&window);
         map->resize(480, 360);
         window.resize(480, 360);
         window.show();

@@ -21,6 +21,7 @@
 #include "engine/lesson/lesson.h"
 #include "support/gui_test.h"
 #include "support/lesson_test_support.h"
+#include "support/wafer_tab_views.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -32,8 +33,10 @@
 #include "ui/common/run_controller.h"
 #include "ui/training/training_tab.h"
 #include "ui/wafer/buffer_slots_view.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 namespace lesson = ws::lesson;
@@ -292,8 +295,8 @@ private slots:
         window.controller()->drainNow();
         wafer->redrawNow();
         QCOMPARE(wafer->shownStep(), int64_t(0));
-        QVERIFY2(wafer->utilizationMap()->titleText().contains("embeddings backward"),
-                 qPrintable(wafer->utilizationMap()->titleText()));
+        QVERIFY2(WaferTabViews(*wafer).heatmap->titleText().contains("embeddings backward"),
+                 qPrintable(WaferTabViews(*wafer).heatmap->titleText()));
         screenshot(window, QStringLiteral("lesson-text-auto-step-end.png"));
         stopRun(window);
     }
@@ -353,12 +356,12 @@ private slots:
                  "lesson 2's step 2 no longer says so");
         auto* wafer = window.findChild<WaferTab*>(QStringLiteral("waferTab"));
         wafer->redrawNow();
-        const QString held = wafer->bufferSlots()->text();
+        const QString held = WaferTabViews(*wafer).bufferSlots->text();
         QVERIFY2(held.contains("h.0 forward, computing"), qPrintable(held));
         QVERIFY2(held.contains("h.1 forward, in") || held.contains("h.1 forward, streaming"),
                  qPrintable(held));
         QVERIFY2(!held.contains("empty"), qPrintable(held));
-        QCOMPARE(panel->highlighted(), static_cast<QWidget*>(wafer->bufferSlots()));
+        QCOMPARE(panel->highlighted(), static_cast<QWidget*>(WaferTabViews(*wafer).bufferSlots));
         screenshot(window, QStringLiteral("lesson-text-two-slots.png"));
         stopRun(window);
     }

@@ -23,6 +23,7 @@
 
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "support/wafer_tab_views.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -33,10 +34,12 @@
 #include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/timeline_view.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 
@@ -193,8 +196,8 @@ private slots:
         QCOMPARE(wafer->emulation(), WaferTab::Emulation::On);
         QVERIFY(wafer->history().size() >= 5);
         QVERIFY(wafer->history().latestPrediction() != nullptr);
-        QVERIFY(wafer->utilizationMap()->frame() != nullptr);
-        QVERIFY(wafer->timeline()->barCount(3) > 0);  // system 0's compute lane
+        QVERIFY(WaferTabViews(*wafer).heatmap->frame() != nullptr);
+        QVERIFY(WaferTabViews(*wafer).timeline->barCount(3) > 0);  // system 0's compute lane
 
         QVERIFY(m_window.stopRun(60000));
         QVERIFY(!controller->isActive());
@@ -312,7 +315,7 @@ private slots:
         const ws::session::StepMetrics& m = reported[size_t(k - 1)];
         QCOMPARE(m.step, k);
         QCOMPARE(m.layerGradNorms.size(), size_t(numBlocks + 2));
-        LayerNormChart* chart = wafer->layerNormChart();
+        LayerNormChart* chart = WaferTabViews(*wafer).layerNorms;
         QCOMPARE(chart->barCount(), numBlocks + 2);
         for (int l = 0; l < numBlocks + 2; ++l)
             QCOMPARE(chart->barValue(l), m.layerGradNorms[size_t(l)]);

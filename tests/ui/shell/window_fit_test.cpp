@@ -13,11 +13,14 @@
 
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "support/wafer_tab_views.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
-#include "ui/wafer/utilization_map.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 
@@ -138,8 +141,8 @@ private slots:
             wafer->redrawNow();
         };
         stepTo(1);
-        QVERIFY(wafer->utilizationMap()->titleText().contains("of the layer's"));
-        QVERIFY(wafer->utilizationMap()->frame()->mean > 0.5);
+        QVERIFY(WaferTabViews(*wafer).heatmap->titleText().contains("of the layer's"));
+        QVERIFY(WaferTabViews(*wafer).heatmap->frame()->mean > 0.5);
         QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-block.png")));
         stepTo(3);
         QVERIFY(m_window->saveScreenshot(ws::testing::artifactPath("teaching-wafer-head.png")));

@@ -15,11 +15,14 @@
 #include "support/gui_test.h"
 #include "support/laptop_screens.h"
 #include "support/wafer_tab_feed.h"
+#include "support/wafer_tab_views.h"
 #include "ui/shell/main_window.h"
 #include "ui/teaching/presenter_mode.h"
 #include "ui/shell/screen_fit.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 
@@ -99,7 +102,7 @@ private slots:
         QVERIFY(window.showTab(QStringLiteral("wafer")));
         auto* tab = window.findChild<WaferTab*>(QStringLiteral("waferTab"));
         QVERIFY(tab);
-        ClusterDiagram* diagram = tab->diagram();
+        ClusterDiagram* diagram = WaferTabViews(*tab).diagram;
         auto* fit = window.findChild<ScreenFit*>();
         QVERIFY(fit);
         struct Screen {

@@ -10,9 +10,12 @@
 #include "support/gui_test.h"
 #include "support/temp_dir.h"
 #include "support/wafer_tab_feed.h"
+#include "support/wafer_tab_views.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/executor_buffer.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 using ws::testing::artifactPath;
@@ -63,7 +66,7 @@ private slots:
             // The heatmap's phase: h.0 forward.
             tab.setPhase(1 * 2);
             tab.redrawNow();
-            const QString shown = tab.bufferSlots()->text();
+            const QString shown = WaferTabViews(tab).bufferSlots->text();
             QVERIFY2(shown.contains("h.0 forward, computing"), qPrintable(shown));
             QCOMPARE(shown.contains("h.1 forward"), slotCount == 2);
             QCOMPARE(shown.contains("slot 2"), slotCount == 2);
@@ -73,8 +76,8 @@ private slots:
             // h.1 backward: its own gradients stream out as it ends.
             tab.setPhase(2 * 2 + 1);
             tab.redrawNow();
-            QVERIFY2(tab.bufferSlots()->text().contains("gradients out: h.1"),
-                     qPrintable(tab.bufferSlots()->text()));
+            QVERIFY2(WaferTabViews(tab).bufferSlots->text().contains("gradients out: h.1"),
+                     qPrintable(WaferTabViews(tab).bufferSlots->text()));
             tab.setPhase(1 * 2);
             tab.redrawNow();
 
@@ -87,7 +90,7 @@ private slots:
             QVERIFY(end > start);
             tab.setReplayTime(start + 0.9 * (end - start));
             QVERIFY(tab.isReplaying());
-            const QString replayed = tab.bufferSlots()->text();
+            const QString replayed = WaferTabViews(tab).bufferSlots->text();
             QVERIFY2(replayed.contains("h.0 forward, computing"), qPrintable(replayed));
             QCOMPARE(replayed.contains("h.1 forward"), slotCount == 2);
             if (slotCount == 2)

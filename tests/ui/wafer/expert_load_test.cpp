@@ -17,10 +17,13 @@
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
 #include "support/wafer_tab_feed.h"
+#include "support/wafer_tab_views.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/expert_load_chart.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 using ws::streaming::SpanKind;
@@ -99,7 +102,7 @@ private slots:
         dense.wafer.spec = "teaching-16x16";
         tab.beginRun(dense);
         tab.redrawNow();
-        ExpertLoadChart* chart = tab.expertLoadChart();
+        ExpertLoadChart* chart = WaferTabViews(tab).expertLoads;
         QVERIFY(chart);
         QVERIFY(!chart->isMoe());
         QVERIFY(chart->isHidden());
@@ -114,7 +117,7 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&tab));
         tab.beginRun(moeConfig());
         tab.setRunState(ws::session::RunState::Running);
-        ExpertLoadChart* chart = tab.expertLoadChart();
+        ExpertLoadChart* chart = WaferTabViews(tab).expertLoads;
         QVERIFY(chart->isVisible());
         QVERIFY(chart->noteText().contains(QStringLiteral("No step yet")));
         // Step 0: even routing; step 1: skewed (expert 3 of h.0 idle). Counts of the whole step.
@@ -158,7 +161,7 @@ private slots:
         // The heatmap of h.0's forward names each expert's cores with its tokens (per pass).
         tab.setPhase(1 * 2 + 0);
         tab.redrawNow();
-        const CoreRegions regions = tab.utilizationMap()->regions();
+        const CoreRegions regions = WaferTabViews(tab).heatmap->regions();
         QCOMPARE(int(regions.regions.size()), 4);
         QVERIFY2(regions.regions[3].label.contains(QStringLiteral("idle")),
                  qPrintable(regions.regions[3].label));
@@ -195,7 +198,7 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&tab));
         ws::testing::feedTab(tab, run);
         tab.redrawNow();
-        ExpertLoadChart* chart = tab.expertLoadChart();
+        ExpertLoadChart* chart = WaferTabViews(tab).expertLoads;
         QVERIFY(chart->isVisible());
         QCOMPARE(chart->barCount(), 4);
         double sum = 0;
@@ -211,7 +214,7 @@ private slots:
         QVERIFY(!record->prediction->uniformRouting);
         tab.setPhase(1 * 2 + 0);
         tab.redrawNow();
-        QCOMPARE(int(tab.utilizationMap()->regions().regions.size()), 4);
+        QCOMPARE(int(WaferTabViews(tab).heatmap->regions().regions.size()), 4);
         QCoreApplication::processEvents();  // the charts' queued replots
         QVERIFY(tab.grab().save(artifactPath("expert-load-live-run.png")));
         QVERIFY(chart->grab().save(artifactPath("expert-load-live-chart.png")));
@@ -256,7 +259,7 @@ private slots:
         QVERIFY2(tab.showStoredRun(info->id, "moe", info->configYaml, &error, store->get()),
                  qPrintable(error));
         tab.redrawNow();
-        ExpertLoadChart* chart = tab.expertLoadChart();
+        ExpertLoadChart* chart = WaferTabViews(tab).expertLoads;
         QVERIFY(chart->isVisible());
         QVERIFY(chart->showsRecorded());
         auto* picker = chart->findChild<QComboBox*>(QStringLiteral("expertLoadLayer"));

@@ -19,11 +19,14 @@
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
 #include "support/wafer_tab_feed.h"
+#include "support/wafer_tab_views.h"
 #include "ui/wafer/expert_load_chart.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/sparsity_chart.h"
 #include "ui/wafer/timeline_view.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 
@@ -96,13 +99,13 @@ private slots:
         tab.show();
         QVERIFY(QTest::qWaitForWindowExposed(&tab));
         tab.beginRun(sparseConfig());
-        QVERIFY(tab.sparsityChart()->isVisible());
+        QVERIFY(WaferTabViews(tab).sparsity->isVisible());
         tab.setRunState(ws::session::RunState::Running);
         tab.addEmulatedStep({0, 0.0, p});
         tab.appendSpans(ws::testing::spansOf(*p, 0, 1000));
         tab.appendMetrics(sparseMetrics());
         tab.redrawNow();
-        SparsityChart* chart = tab.sparsityChart();
+        SparsityChart* chart = WaferTabViews(tab).sparsity;
         QCOMPARE(chart->blockCount(), 2);
         QCOMPARE(chart->pointCount(0), 9);
         QCOMPARE(chart->lastLevel(1), 0.75);
@@ -114,8 +117,8 @@ private slots:
         ws::config::Config dense = sparseConfig();
         dense.sparsity.reset();
         tab.beginRun(dense);
-        QVERIFY(!tab.sparsityChart()->isVisible());
-        QCOMPARE(tab.sparsityChart()->blockCount(), 0);
+        QVERIFY(!WaferTabViews(tab).sparsity->isVisible());
+        QCOMPARE(WaferTabViews(tab).sparsity->blockCount(), 0);
     }
 
     // A config whose activations do not fit (the 70B-class preset on one CS-3): its planned step
@@ -133,7 +136,7 @@ private slots:
                  qPrintable(error));
         tab.setPhase(-1);
         tab.redrawNow();
-        const TimelineView* timeline = tab.timeline();
+        const TimelineView* timeline = WaferTabViews(tab).timeline;
         QCOMPARE(timeline->lanesPerSystem(), 4);
         QVERIFY(timeline->laneNames().contains(QStringLiteral("system 0 activation offload")));
         QVERIFY(timeline->offloadBarCount() > 0);
@@ -185,7 +188,7 @@ private slots:
         QVERIFY2(tab.showStoredRun(info->id, "sparse", info->configYaml, &error, store->get()),
                  qPrintable(error));
         tab.redrawNow();
-        SparsityChart* chart = tab.sparsityChart();
+        SparsityChart* chart = WaferTabViews(tab).sparsity;
         QVERIFY(chart->isVisible());
         QCOMPARE(chart->pointCount(1), int(level->size()));
         QVERIFY(std::abs(chart->lastLevel(1) - level->back().value) < 1e-12);
@@ -219,10 +222,11 @@ private slots:
         c.sparsity.reset();
         tab.beginRun(c);  // dense: the norms alone, no tab bar
         tab.redrawNow();
-        QVERIFY(tab.layerNormChart()->isVisible());
+        QVERIFY(WaferTabViews(tab).layerNorms->isVisible());
         QVERIFY(!tabs->tabBar()->isVisible());
-        QVERIFY(!tab.chartShown(tab.expertLoadChart()) && !tab.chartShown(tab.sparsityChart()));
-        const int height = tab.layerNormChart()->height();
+        QVERIFY(!tab.chartShown(WaferTabViews(tab).expertLoads) &&
+                !tab.chartShown(WaferTabViews(tab).sparsity));
+        const int height = WaferTabViews(tab).layerNorms->height();
         QVERIFY(height > 150);
 
         tab.beginRun(sparseConfig());
@@ -230,9 +234,10 @@ private slots:
         tab.redrawNow();
         QCoreApplication::processEvents();
         QVERIFY(tabs->tabBar()->isVisible());
-        QVERIFY(tab.chartShown(tab.sparsityChart()) && !tab.chartShown(tab.expertLoadChart()));
-        QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(tab.sparsityChart()));
-        QVERIFY(tab.sparsityChart()->height() > height - 40);  // less the tab bar
+        QVERIFY(tab.chartShown(WaferTabViews(tab).sparsity) &&
+                !tab.chartShown(WaferTabViews(tab).expertLoads));
+        QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(WaferTabViews(tab).sparsity));
+        QVERIFY(WaferTabViews(tab).sparsity->height() > height - 40);  // less the tab bar
         QVERIFY(tab.grab().save(artifactPath("wafer-tab-sparse-column.png")));
 
         c.model.moe = ws::config::MoeConfig{};
@@ -241,12 +246,13 @@ private slots:
         tab.beginRun(c);
         tab.redrawNow();
         QCoreApplication::processEvents();
-        QVERIFY(tab.chartShown(tab.expertLoadChart()) && !tab.chartShown(tab.sparsityChart()));
-        QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(tab.expertLoadChart()));
-        QVERIFY(tab.expertLoadChart()->height() > height - 40);
+        QVERIFY(tab.chartShown(WaferTabViews(tab).expertLoads) &&
+                !tab.chartShown(WaferTabViews(tab).sparsity));
+        QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(WaferTabViews(tab).expertLoads));
+        QVERIFY(WaferTabViews(tab).expertLoads->height() > height - 40);
         QVERIFY(tab.grab().save(artifactPath("wafer-tab-moe-column.png")));
-        tabs->setCurrentWidget(tab.layerNormChart());  // the norms stay one click away
-        QVERIFY(tab.layerNormChart()->isVisible());
+        tabs->setCurrentWidget(WaferTabViews(tab).layerNorms);  // the norms stay one click away
+        QVERIFY(WaferTabViews(tab).layerNorms->isVisible());
     }
 };
 

@@ -21,16 +21,19 @@
 #include "support/gui_test.h"
 #include "support/studio_window.h"
 #include "support/temp_dir.h"
+#include "support/wafer_tab_views.h"
 #include "ui/config/config_document.h"
 #include "ui/teaching/presenter_mode.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/slow_motion_bar.h"
 #include "ui/wafer/step_replayer.h"
 #include "ui/wafer/timeline_view.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 using ws::streaming::SpanKind;
@@ -130,8 +133,8 @@ private slots:
         QVERIFY(tab.isLive());
         QCOMPARE(tab.shownStep(), int64_t(1));
         QVERIFY(!tab.isReplaying());
-        QCOMPARE(tab.timeline()->replayCursor(), -1.0);
-        QVERIFY(!tab.diagram()->replayState());
+        QCOMPARE(WaferTabViews(tab).timeline->replayCursor(), -1.0);
+        QVERIFY(!WaferTabViews(tab).diagram->replayState());
         auto* bar = tab.findChild<SlowMotionBar*>("slowMotionBar");
         QVERIFY(bar && bar->isVisible());
         auto* play = bar->findChild<QPushButton*>("replayPlay");
@@ -148,10 +151,10 @@ private slots:
         QVERIFY(tab.isReplaying());
         QVERIFY(!tab.isLive());  // scrubbing pins the shown step
         QCOMPARE(tab.shownStep(), int64_t(1));
-        QCOMPARE(tab.utilizationMap()->frame(), p.frameFor(1, false));
-        QVERIFY2(tab.utilizationMap()->titleText().contains("h.0 forward"),
-                 qPrintable(tab.utilizationMap()->titleText()));
-        QCOMPARE(tab.timeline()->replayCursor(), t1);
+        QCOMPARE(WaferTabViews(tab).heatmap->frame(), p.frameFor(1, false));
+        QVERIFY2(WaferTabViews(tab).heatmap->titleText().contains("h.0 forward"),
+                 qPrintable(WaferTabViews(tab).heatmap->titleText()));
+        QCOMPARE(WaferTabViews(tab).timeline->replayCursor(), t1);
         // The narration of the moment (engine/wafer/narration.h): h.0's forward, bound by its
         // own weight stream on the teaching wafer.
         QVERIFY2(tab.replayLine().contains("h.0") && tab.replayLine().contains("forward"),
@@ -159,7 +162,7 @@ private slots:
         QVERIFY2(bar->timeText().endsWith(QStringLiteral("of %1").arg(
                      QString::fromStdString(ws::formatSeconds(p.stepS)))),
                  qPrintable(bar->timeText()));
-        QVERIFY(tab.diagram()->replayState());
+        QVERIFY(WaferTabViews(tab).diagram->replayState());
         // Issue 31: the Heatmap choice names the phase the heatmap shows in slow motion, not
         // the phase chosen before (h.0 forward here, while the cursor moves on to h.1).
         tab.leaveReplay();
@@ -167,8 +170,8 @@ private slots:
         tab.redrawNow();
         QCOMPARE(tab.phaseChoiceText(), QStringLiteral("h.0 forward"));
         tab.setReplayTime(middleOf(p, 2, false));
-        QVERIFY2(tab.utilizationMap()->titleText().contains("h.1 forward"),
-                 qPrintable(tab.utilizationMap()->titleText()));
+        QVERIFY2(WaferTabViews(tab).heatmap->titleText().contains("h.1 forward"),
+                 qPrintable(WaferTabViews(tab).heatmap->titleText()));
         QVERIFY2(tab.phaseChoiceText().contains("h.1 forward"), qPrintable(tab.phaseChoiceText()));
         tab.leaveReplay();
         tab.redrawNow();
@@ -176,10 +179,10 @@ private slots:
         tab.setPhase(-2);  // follow the run again
         tab.setReplayTime(t1);
         QVERIFY(tab.isReplaying());
-        const double weightsAtT1 = tab.diagram()->replayState()->weightsIn.bytesSoFar;
+        const double weightsAtT1 = WaferTabViews(tab).diagram->replayState()->weightsIn.bytesSoFar;
         QVERIFY(weightsAtT1 > 0);
-        QCOMPARE(tab.diagram()->replayState()->gradientsOut[0].bytesSoFar, 0.0);
-        QVERIFY(tab.bufferSlots()->text().contains("h.0 forward, computing"));
+        QCOMPARE(WaferTabViews(tab).diagram->replayState()->gradientsOut[0].bytesSoFar, 0.0);
+        QVERIFY(WaferTabViews(tab).bufferSlots->text().contains("h.0 forward, computing"));
         QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         QVERIFY(tab.grab().save(ws::testing::artifactPath("slow-motion-1400x900.png")));
 
@@ -187,21 +190,21 @@ private slots:
         const double t2 = middleOf(p, 2, true);
         QVERIFY(t2 > t1);
         tab.setReplayTime(t2);
-        QCOMPARE(tab.utilizationMap()->frame(), p.frameFor(2, true));
-        QCOMPARE(tab.timeline()->replayCursor(), t2);
-        const auto& at2 = *tab.diagram()->replayState();
+        QCOMPARE(WaferTabViews(tab).heatmap->frame(), p.frameFor(2, true));
+        QCOMPARE(WaferTabViews(tab).timeline->replayCursor(), t2);
+        const auto& at2 = *WaferTabViews(tab).diagram->replayState();
         QVERIFY(at2.weightsIn.bytesSoFar > weightsAtT1);
-        QVERIFY(tab.diagram()->trafficLabels()[0].startsWith("weights ↓"));
+        QVERIFY(WaferTabViews(tab).diagram->trafficLabels()[0].startsWith("weights ↓"));
 
         // The step's end: every link carried the step's recorded bytes (an fp32 run's).
         tab.setReplayTime(1e9);
-        QCOMPARE(tab.replayer()->timeS(), p.stepS);
+        QCOMPARE(WaferTabViews(tab).replayer->timeS(), p.stepS);
         double recordedIn = 0, recordedOut = 0;
         for (const auto& s : tab.history().find(1)->spans) {
             if (s.kind() == SpanKind::StreamIn && s.system == 0) recordedIn += double(s.bytes);
             if (s.kind() == SpanKind::StreamOut && s.system == 0) recordedOut += double(s.bytes);
         }
-        const auto& end = *tab.diagram()->replayState();
+        const auto& end = *WaferTabViews(tab).diagram->replayState();
         QVERIFY(recordedIn > 0 && recordedOut > 0);
         QVERIFY(std::abs(end.weightsIn.bytesSoFar - recordedIn) < 1e-6 * recordedIn);
         QVERIFY(std::abs(end.gradientsOut[0].bytesSoFar - recordedOut) < 1e-6 * recordedOut);
@@ -212,14 +215,14 @@ private slots:
         speed->setCurrentIndex(speed->findText("whole step in 10 s"));
         tab.setReplayTime(0);
         tab.advanceReplay(1.0);
-        QVERIFY(std::abs(tab.replayer()->timeS() - p.stepS / 10) < 1e-12);
+        QVERIFY(std::abs(WaferTabViews(tab).replayer->timeS() - p.stepS / 10) < 1e-12);
         speed->setCurrentIndex(speed->findText("1 µs = 20 ms"));
         tab.advanceReplay(0.020);
-        QVERIFY(std::abs(tab.replayer()->timeS() - (p.stepS / 10 + 1e-6)) < 1e-12);
+        QVERIFY(std::abs(WaferTabViews(tab).replayer->timeS() - (p.stepS / 10 + 1e-6)) < 1e-12);
 
         // Play / Pause: the timer runs only while playing (its ticks are not waited for).
         QTest::mouseClick(play, Qt::LeftButton);
-        QVERIFY(tab.replayer()->isPlaying());
+        QVERIFY(WaferTabViews(tab).replayer->isPlaying());
         QCOMPARE(play->text(), QStringLiteral("Pause"));
         // Issue 31: the Pause glyph (U+23F8) is in no usual font and showed as an empty box:
         // every character of the button is in its font, and the icon says play / pause.
@@ -227,15 +230,15 @@ private slots:
         for (const QChar c : play->text())
             QVERIFY2(QFontMetrics(play->font()).inFont(c), qPrintable(QString(c)));
         QTest::mouseClick(play, Qt::LeftButton);
-        QVERIFY(!tab.replayer()->isPlaying());
+        QVERIFY(!WaferTabViews(tab).replayer->isPlaying());
         QVERIFY(tab.isReplaying());
 
         // Live leaves the replay: the normal picture again.
         tab.goLive();
         tab.redrawNow();
         QVERIFY(!tab.isReplaying());
-        QCOMPARE(tab.timeline()->replayCursor(), -1.0);
-        QVERIFY(!tab.diagram()->replayState());
+        QCOMPARE(WaferTabViews(tab).timeline->replayCursor(), -1.0);
+        QVERIFY(!WaferTabViews(tab).diagram->replayState());
 
         // The run goes on and finishes; its last step replays as well.
         tab.setRunState(ws::session::RunState::Running);
@@ -244,9 +247,9 @@ private slots:
         tab.redrawNow();
         QCOMPARE(tab.shownStep(), int64_t(2));
         tab.setReplayTime(t1);
-        QCOMPARE(tab.utilizationMap()->frame(), p.frameFor(1, false));
-        QCOMPARE(tab.timeline()->replayCursor(), t1);
-        QCOMPARE(tab.replayer()->step(), int64_t(2));
+        QCOMPARE(WaferTabViews(tab).heatmap->frame(), p.frameFor(1, false));
+        QCOMPARE(WaferTabViews(tab).timeline->replayCursor(), t1);
+        QCOMPARE(WaferTabViews(tab).replayer->step(), int64_t(2));
 
         // Export: frames of the replay at the chosen pace, each drawn at its time.
         speed->setCurrentIndex(speed->findText("whole step in 10 s"));
@@ -254,8 +257,8 @@ private slots:
         const QImage frame = tab.renderReplayFrame(150, 30);
         QVERIFY(!frame.isNull());
         QVERIFY(frame.width() > 600 && frame.height() > 400);
-        QVERIFY(std::abs(tab.replayer()->timeS() - p.stepS / 2) < 1e-12);
-        QCOMPARE(tab.timeline()->replayCursor(), p.stepS / 2);
+        QVERIFY(std::abs(WaferTabViews(tab).replayer->timeS() - p.stepS / 2) < 1e-12);
+        QCOMPARE(WaferTabViews(tab).timeline->replayCursor(), p.stepS / 2);
         QVERIFY(frame.save(ws::testing::artifactPath("slow-motion-export-frame.png")));
 
         // Export… writes those frames as an animation; the cursor comes back where it was. At
@@ -276,7 +279,7 @@ private slots:
         QVERIFY2(exported.outcome == ws::ui::AnimationExportOutcome::Exported,
                  qPrintable(exported.error));
         QCOMPARE(exported.frames, frames);
-        QCOMPARE(tab.replayer()->timeS(), t1);
+        QCOMPARE(WaferTabViews(tab).replayer->timeS(), t1);
         const auto decoded = ws::testing::decodeGif(ws::testing::readBytes(dir / "replay.gif"));
         QVERIFY2(decoded.error.empty(), decoded.error.c_str());
         QCOMPARE(decoded.width, frame.width());
@@ -309,8 +312,8 @@ private slots:
         QVERIFY(trained->showTab("wafer"));
         trainedTab->setReplayTime(middleOf(*trainedTab->history().find(2)->prediction, 2, false));
         QVERIFY(trained->saveScreenshot(ws::testing::artifactPath("slow-motion-studio.png")));
-        trainedTab->diagram()->repaint();
-        QCOMPARE(overlaps(trainedTab->diagram()), QString());
+        WaferTabViews(*trainedTab).diagram->repaint();
+        QCOMPARE(overlaps(WaferTabViews(*trainedTab).diagram), QString());
         trained->presenterMode()->setActive(true);
         for (const QSize size : {QSize(1920, 1080), QSize(1400, 900)}) {
             trained->setWindowState(Qt::WindowNoState);  // offscreen: full screen is its screen
@@ -327,9 +330,9 @@ private slots:
                                               .arg(size.width())
                                               .arg(size.height()));
             QVERIFY(trained->saveScreenshot(path));
-            trainedTab->diagram()->repaint();
-            QVERIFY(!trainedTab->diagram()->textRects().empty());
-            const QString overlap = overlaps(trainedTab->diagram());
+            WaferTabViews(*trainedTab).diagram->repaint();
+            QVERIFY(!WaferTabViews(*trainedTab).diagram->textRects().empty());
+            const QString overlap = overlaps(WaferTabViews(*trainedTab).diagram);
             QVERIFY2(overlap.isEmpty(), qPrintable(overlap + " at " + path));
         }
         trained->presenterMode()->setActive(false);
@@ -346,18 +349,18 @@ private slots:
         QVERIFY(other->showTab("wafer"));
         tab->redrawNow();
         QVERIFY2(tab->noticeText().contains("planned schedule"), qPrintable(tab->noticeText()));
-        QVERIFY(tab->timeline()->titleText().startsWith("Planned step of run"));
+        QVERIFY(WaferTabViews(*tab).timeline->titleText().startsWith("Planned step of run"));
         const auto& planned = *trainedTab->history().find(2)->prediction;
         const double t = middleOf(planned, 1, true);
         tab->setReplayTime(t);
         QVERIFY(tab->isReplaying());
-        QCOMPARE(tab->timeline()->replayCursor(), t);
-        QVERIFY(tab->utilizationMap()->frame());
-        QVERIFY2(tab->utilizationMap()->titleText().contains("h.0 backward"),
-                 qPrintable(tab->utilizationMap()->titleText()));
-        QVERIFY(tab->diagram()->replayState()->weightsIn.bytesSoFar > 0);
-        QVERIFY(tab->slowMotionBar()
-                    ->findChild<QLabel*>("replaySource")
+        QCOMPARE(WaferTabViews(*tab).timeline->replayCursor(), t);
+        QVERIFY(WaferTabViews(*tab).heatmap->frame());
+        QVERIFY2(WaferTabViews(*tab).heatmap->titleText().contains("h.0 backward"),
+                 qPrintable(WaferTabViews(*tab).heatmap->titleText()));
+        QVERIFY(WaferTabViews(*tab).diagram->replayState()->weightsIn.bytesSoFar > 0);
+        QVERIFY(WaferTabViews(*tab)
+                    .slowMotionBar->findChild<QLabel*>("replaySource")
                     ->text()
                     .contains("planned schedule"));
         QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);

@@ -23,13 +23,16 @@
 #include "support/temp_dir.h"
 #include "support/test_shapes.h"
 #include "support/wafer_tab_feed.h"
+#include "support/wafer_tab_views.h"
 #include "ui/wafer/buffer_slots_view.h"
 #include "ui/wafer/cluster_diagram.h"
+#include "ui/wafer/core_heatmap.h"
 #include "ui/wafer/core_regions.h"
 #include "ui/wafer/layer_norm_chart.h"
 #include "ui/wafer/timeline_view.h"
-#include "ui/wafer/utilization_map.h"
 #include "ui/wafer/wafer_tab.h"
+
+using ws::testing::WaferTabViews;
 
 using namespace ws::ui;
 using ws::streaming::SpanKind;
@@ -115,10 +118,10 @@ private slots:
         tab.redrawNow();
         const std::vector<QString> expected{"rank 0 on hostA", "rank 1 on hostB",
                                             "rank 1 on hostB"};
-        QCOMPARE(tab.diagram()->placement(), expected);
+        QCOMPARE(WaferTabViews(tab).diagram->placement(), expected);
         QVERIFY(tab.grab().save(artifactPath("wafer-tab-placement.png")));
         tab.beginRun(configFor(true, 3));
-        QVERIFY(tab.diagram()->placement().empty());
+        QVERIFY(WaferTabViews(tab).diagram->placement().empty());
     }
 
     // Issue 17, legibility: the buffer's slots at the shown phase, the matrix each region of
@@ -137,7 +140,7 @@ private slots:
             tab.appendSpans(spansOf(*p, 0, 1000));
             tab.setPhase(1 * 2);  // h.0 forward
             tab.redrawNow();
-            const QString buffer = tab.bufferSlots()->text();
+            const QString buffer = WaferTabViews(tab).bufferSlots->text();
             QVERIFY2(buffer.contains("slot 1: h.0 forward, computing") ||
                          buffer.contains("slot 2: h.0 forward, computing"),
                      qPrintable(buffer));
@@ -145,13 +148,14 @@ private slots:
             QVERIFY2(buffer.contains("gradients out: none"), qPrintable(buffer));
             tab.setPhase(2 * 2 + 1);  // h.1 backward: its gradients stream out
             tab.redrawNow();
-            QVERIFY2(tab.bufferSlots()->text().contains("gradients out → MemoryX: h.1") ||
-                         tab.bufferSlots()->text().contains("gradients out: h.1"),
-                     qPrintable(tab.bufferSlots()->text()));
+            QVERIFY2(
+                WaferTabViews(tab).bufferSlots->text().contains("gradients out → MemoryX: h.1") ||
+                    WaferTabViews(tab).bufferSlots->text().contains("gradients out: h.1"),
+                qPrintable(WaferTabViews(tab).bufferSlots->text()));
             tab.setPhase(-1);  // the whole step: no one moment to show
             tab.redrawNow();
-            QVERIFY(tab.bufferSlots()->text().contains("one layer phase at a time"));
-            QVERIFY(tab.utilizationMap()->regions().regions.empty());
+            QVERIFY(WaferTabViews(tab).bufferSlots->text().contains("one layer phase at a time"));
+            QVERIFY(WaferTabViews(tab).heatmap->regions().regions.empty());
 
             // Regions: a block's forward names its longest op's matrix and its parts.
             tab.setPhase(1 * 2);
@@ -159,22 +163,22 @@ private slots:
             QVERIFY(fit);
             fit->setChecked(false);
             tab.redrawNow();
-            const CoreRegions& regions = tab.utilizationMap()->regions();
+            const CoreRegions& regions = WaferTabViews(tab).heatmap->regions();
             QVERIFY2(regions.caption.startsWith("Cores ↔ matrix:"), qPrintable(regions.caption));
             QVERIFY(!regions.regions.empty());
             for (const auto& r : regions.regions) {
                 QVERIFY(r.col0 >= -0.5 && r.col1 <= 15.5 + 1e-9 && r.col0 < r.col1);
                 QVERIFY(!r.label.isEmpty());
             }
-            QVERIFY(tab.utilizationMap()->titleText().contains(regions.caption));
-            QVERIFY(tab.utilizationMap()->colourNote().isEmpty());  // 0-100 %: nothing to say
+            QVERIFY(WaferTabViews(tab).heatmap->titleText().contains(regions.caption));
+            QVERIFY(WaferTabViews(tab).heatmap->colourNote().isEmpty());  // 0-100 %: nothing to say
 
             // Fitted colours say what they stretch, with the frame's own min and max.
             fit->setChecked(true);
             tab.redrawNow();
             const ws::wafer::UtilizationFrame* frame = p->frameFor(1, false);
             QVERIFY(frame && frame->max > frame->min);
-            const QString note = tab.utilizationMap()->colourNote();
+            const QString note = WaferTabViews(tab).heatmap->colourNote();
             QVERIFY2(note.startsWith("Colours stretched to "), qPrintable(note));
             QVERIFY2(note.contains(QString::number(100.0 * frame->min, 'f', 1).left(3)),
                      qPrintable(note));
@@ -238,10 +242,10 @@ private slots:
         for (const auto& s : partial)
             if (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward) lastCompute = &s;
         QVERIFY(lastCompute);
-        QCOMPARE(tab.utilizationMap()->frame(),
+        QCOMPARE(WaferTabViews(tab).heatmap->frame(),
                  p->frameFor(lastCompute->layer, lastCompute->kind == SpanKind::Backward));
-        QVERIFY(tab.utilizationMap()->titleText().contains("just computed"));
-        QVERIFY(!tab.diagram()->inFlightText().isEmpty());
+        QVERIFY(WaferTabViews(tab).heatmap->titleText().contains("just computed"));
+        QVERIFY(!WaferTabViews(tab).diagram->inFlightText().isEmpty());
         QVERIFY(tab.grab().save(artifactPath("wafer-tab-live.png")));
 
         // A chosen phase: h.0 backward; the map holds that frame's values, cell by cell.
@@ -249,27 +253,27 @@ private slots:
         tab.redrawNow();
         const ws::wafer::UtilizationFrame* frame = p->frameFor(1, true);
         QVERIFY(frame);
-        QCOMPARE(tab.utilizationMap()->frame(), frame);
+        QCOMPARE(WaferTabViews(tab).heatmap->frame(), frame);
         QCOMPARE(frame->rows, 16);
         for (int r = 0; r < frame->rows; ++r) {
             for (int c = 0; c < frame->cols; ++c) {
                 const double want = frame->busy[size_t(r * frame->cols + c)];
-                QVERIFY2(std::abs(tab.utilizationMap()->cellValue(r, c) - want) < 1e-6,
+                QVERIFY2(std::abs(WaferTabViews(tab).heatmap->cellValue(r, c) - want) < 1e-6,
                          qPrintable(QString("cell %1,%2").arg(r).arg(c)));
             }
         }
-        const QString title = tab.utilizationMap()->titleText();
+        const QString title = WaferTabViews(tab).heatmap->titleText();
         QVERIFY2(title.contains("h.0 backward on teaching-16x16 (16 x 16 cores)"),
                  qPrintable(title));
         QVERIFY2(title.contains(QString("mean %1 %").arg(100.0 * frame->mean, 0, 'f', 1)),
                  qPrintable(title));
         tab.setPhase(-1);  // whole step
         tab.redrawNow();
-        QCOMPARE(tab.utilizationMap()->frame(), p->frameFor(-1, false));
+        QCOMPARE(WaferTabViews(tab).heatmap->frame(), p->frameFor(-1, false));
 
         // The timeline of the step in progress: lanes MemoryX, SwarmX, 3 per system; planned
         // ghosts for the whole schedule, bars only for the spans that arrived.
-        TimelineView* timeline = tab.timeline();
+        TimelineView* timeline = WaferTabViews(tab).timeline;
         QVERIFY(!timeline->compact());
         QCOMPARE(timeline->laneCount(), 2 + 3 * 2);
         QCOMPARE(timeline->plannedCount(), int(p->spans.size()));
@@ -297,8 +301,8 @@ private slots:
         // The diagram counts step 0's own traffic (1000 bytes a span there).
         int64_t streamIns = 0;
         for (const auto& t : p->spans) streamIns += t.kind == SpanKind::StreamIn && t.system == 0;
-        QCOMPARE(tab.diagram()->traffic().weightsDown, streamIns * 1000);
-        QVERIFY(tab.diagram()->inFlightText().contains("complete"));
+        QCOMPARE(WaferTabViews(tab).diagram->traffic().weightsDown, streamIns * 1000);
+        QVERIFY(WaferTabViews(tab).diagram->inFlightText().contains("complete"));
         // Hovering a bar names it.
         QString hover;
         for (int x = 0; x < timeline->width() && hover.isEmpty(); x += 3) {
@@ -374,8 +378,8 @@ private slots:
             tab.showStep(0);
             tab.redrawNow();
             QCOMPARE(tab.emulation(), WaferTab::Emulation::On);
-            weightsDown[bf16] = tab.diagram()->traffic().weightsDown;
-            gradientsUp[bf16] = tab.diagram()->traffic().gradientsUp;
+            weightsDown[bf16] = WaferTabViews(tab).diagram->traffic().weightsDown;
+            gradientsUp[bf16] = WaferTabViews(tab).diagram->traffic().gradientsUp;
             QVERIFY(tab.grab().save(
                 artifactPath(bf16 ? "wafer-tab-bf16-run.png" : "wafer-tab-fp32-run.png")));
         }
@@ -416,7 +420,7 @@ private slots:
 
         // Timeline: 2 blocks x (8 forward + 16 backward products) per micro-batch.
         const int micros = prediction->batchPerSystem / prediction->microBatch;
-        TimelineView* timeline = tab.timeline();
+        TimelineView* timeline = WaferTabViews(tab).timeline;
         QCOMPARE(timeline->adapterBarCount(), 2 * (8 + 16) * micros);
         int legendEntries = 0;  // the six span kinds and the adapters (in two rows)
         for (int i = 0; i < timeline->legend->itemCount(); ++i)
@@ -458,15 +462,15 @@ private slots:
         QVERIFY(phases->findText("embeddings backward") < 0);  // frozen: no work
         tab.setPhase(-4);
         tab.redrawNow();
-        QCOMPARE(tab.utilizationMap()->frame(), prediction->adapterFrame(true));
-        QVERIFY2(tab.utilizationMap()->titleText().contains("LoRA adapter ops, backward"),
-                 qPrintable(tab.utilizationMap()->titleText()));
+        QCOMPARE(WaferTabViews(tab).heatmap->frame(), prediction->adapterFrame(true));
+        QVERIFY2(WaferTabViews(tab).heatmap->titleText().contains("LoRA adapter ops, backward"),
+                 qPrintable(WaferTabViews(tab).heatmap->titleText()));
         const QString summary = tab.findChild<QLabel*>("waferSummary")->text();
         QVERIFY2(summary.contains("LoRA rank 4") && summary.contains("adapter ops"),
                  qPrintable(summary));
         // MemoryX updates the adapters' layers only: the blocks.
-        QCOMPARE(tab.diagram()->traffic().updatedLayers, 2);
-        QCOMPARE(tab.diagram()->traffic().plannedUpdates, 2);
+        QCOMPARE(WaferTabViews(tab).diagram->traffic().updatedLayers, 2);
+        QCOMPARE(WaferTabViews(tab).diagram->traffic().plannedUpdates, 2);
         QTest::qWait(50);  // the summary's second line re-lays the tab out
         QVERIFY(tab.grab().save(artifactPath("wafer-tab-lora-run.png")));
         tab.setPhase(-2);
@@ -518,7 +522,7 @@ private slots:
         tab.addEmulatedStep({3, 3 * p->stepS, p});
         tab.appendSpans(spansOf(*p, 3, 2000));
         tab.redrawNow();
-        LayerNormChart* chart = tab.layerNormChart();
+        LayerNormChart* chart = WaferTabViews(tab).layerNorms;
         QVERIFY(tab.isLive());
         QCOMPARE(tab.shownStep(), int64_t(3));
         QCOMPARE(chart->barCount(), numBlocks + 2);
@@ -590,10 +594,12 @@ private slots:
         tab.appendSpans({span});
         tab.redrawNow();
         QCOMPARE(tab.emulation(), WaferTab::Emulation::Off);
-        QVERIFY(tab.utilizationMap()->frame() == nullptr);
-        QVERIFY(tab.utilizationMap()->titleText().contains("emulator is off"));
-        QVERIFY(tab.timeline()->xAxis->label().contains("real CPU"));
-        QCOMPARE(tab.timeline()->barCount(tab.timeline()->compact() ? 2 : 2 + 1), 1);
+        QVERIFY(WaferTabViews(tab).heatmap->frame() == nullptr);
+        QVERIFY(WaferTabViews(tab).heatmap->titleText().contains("emulator is off"));
+        QVERIFY(WaferTabViews(tab).timeline->xAxis->label().contains("real CPU"));
+        QCOMPARE(WaferTabViews(tab).timeline->barCount(
+                     WaferTabViews(tab).timeline->compact() ? 2 : 2 + 1),
+                 1);
 
         // The emulator could not plan the config: the reason from the log is shown.
         tab.beginRun(configFor(true, 1));
@@ -607,7 +613,7 @@ private slots:
         QVERIFY2(tab.noticeText().contains("could not plan") &&
                      tab.noticeText().contains("does not fit a core's SRAM"),
                  qPrintable(tab.noticeText()));
-        QVERIFY(tab.utilizationMap()->frame() == nullptr);
+        QVERIFY(WaferTabViews(tab).heatmap->frame() == nullptr);
     }
 
     void wse2FrameReplotTime() {
@@ -617,7 +623,7 @@ private slots:
         QVERIFY(frame);
         QVERIFY(frame->rows <= 256 && frame->rows >= 128);
         QVERIFY(frame->cols <= 256 && frame->cols >= 128);
-        UtilizationMap map;
+        CoreHeatmap map;
         map.resize(700, 600);
         map.show();
         QVERIFY(QTest::qWaitForWindowExposed(&map));

@@ -1,4 +1,4 @@
-// UtilizationMap: one utilization frame of the wafer as a heatmap (QCPColorMap): every core's
+// CoreHeatmap: one utilization frame of the wafer as a heatmap (QCPColorMap): every core's
 // busy fraction over a layer phase's compute window or a whole step, 0-100 %, on the wafer's
 // core grid (row 0 at the top), with a labelled colour scale and a title naming the phase, the
 // wafer, the frame's mean / min / max and exactly what the percentages are of (the window's
@@ -19,10 +19,10 @@
 
 namespace ws::ui {
 
-class UtilizationMap : public QCustomPlot {
+class CoreHeatmap : public QCustomPlot {
     Q_OBJECT
 public:
-    explicit UtilizationMap(QWidget* parent = nullptr);
+    explicit CoreHeatmap(QWidget* parent = nullptr);
 
     // Shows `frame`, which `owner` keeps alive; null shows an empty grid with `emptyTitle`.
     // Does not replot (call replot() or let the tab's redraw do it).

@@ -1,5 +1,5 @@
-// UtilizationMap: see utilization_map.h.
-#include "ui/wafer/utilization_map.h"
+// CoreHeatmap: see core_heatmap.h.
+#include "ui/wafer/core_heatmap.h"
 
 #include <QElapsedTimer>
 #include <QResizeEvent>
@@ -31,11 +31,11 @@ namespace {
 QString scaleLabel(const wafer::UtilizationFrame* frame, bool fitted) {
     using W = wafer::UtilizationFrame::Window;
     const W window = frame ? frame->window : W::Step;
-    const QString of = window == W::Compute    ? UtilizationMap::tr("% of the layer's compute")
-                       : window == W::Adapters ? UtilizationMap::tr("% of the adapters' time")
-                                               : UtilizationMap::tr("% of the step's time");
-    return fitted ? UtilizationMap::tr("busy (%1, colours fitted)").arg(of)
-                  : UtilizationMap::tr("busy (%1)").arg(of);
+    const QString of = window == W::Compute    ? CoreHeatmap::tr("% of the layer's compute")
+                       : window == W::Adapters ? CoreHeatmap::tr("% of the adapters' time")
+                                               : CoreHeatmap::tr("% of the step's time");
+    return fitted ? CoreHeatmap::tr("busy (%1, colours fitted)").arg(of)
+                  : CoreHeatmap::tr("busy (%1)").arg(of);
 }
 
 // Ticks on whole cores, only over the grid: with square cores the axis with room to spare
@@ -56,7 +56,7 @@ protected:
 
 }  // namespace
 
-UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
+CoreHeatmap::CoreHeatmap(QWidget* parent) : QCustomPlot(parent) {
     setObjectName(QStringLiteral("utilizationMap"));
     // Its minimum grows with its titles (minimumSizeHint): they wrap to the width.
     setNoAntialiasingOnDrag(true);
@@ -98,11 +98,11 @@ UtilizationMap::UtilizationMap(QWidget* parent) : QCustomPlot(parent) {
     applyTheme();
     // Cores stay square: the axis with room to spare shows more than the grid (a 16 x 16
     // wafer was drawn 490 x 75 px on a laptop and squashed in presenter mode).
-    connect(this, &QCustomPlot::afterLayout, this, &UtilizationMap::keepCoresSquare);
+    connect(this, &QCustomPlot::afterLayout, this, &CoreHeatmap::keepCoresSquare);
     showNothing(tr("No utilization frame yet"));
 }
 
-void UtilizationMap::setTitles(const QString& title, const QString& stats, const QString& note) {
+void CoreHeatmap::setTitles(const QString& title, const QString& stats, const QString& note) {
     if (title == m_fullTitle && stats == m_fullStats && note == m_fullNote) return;
     m_stale = true;
     m_fullTitle = title;
@@ -111,7 +111,7 @@ void UtilizationMap::setTitles(const QString& title, const QString& stats, const
     fitTitles();
 }
 
-void UtilizationMap::fitTitles() {
+void CoreHeatmap::fitTitles() {
     // The titles sit over the heatmap's column only (the colour scale has the other): wrapped to
     // its width, never cut at both ends as a centred line wider than the column was.
     const int scaleW = std::max(70, m_scale->outerRect().width());
@@ -132,7 +132,7 @@ void UtilizationMap::fitTitles() {
     }
 }
 
-int UtilizationMap::titlesHeight() const {
+int CoreHeatmap::titlesHeight() const {
     auto height = [](const QCPTextElement* e) {
         if (!e->visible() || e->text().isEmpty()) return 0;
         return int(e->text().count('\n') + 1) * QFontMetrics(e->font()).lineSpacing() + 4;
@@ -140,18 +140,18 @@ int UtilizationMap::titlesHeight() const {
     return height(m_title) + height(m_stats) + height(m_colourNote);
 }
 
-QSize UtilizationMap::minimumSizeHint() const {
+QSize CoreHeatmap::minimumSizeHint() const {
     // The titles as wrapped now, and ~150 px under them for the grid, its axes and ticks (the
     // map drawn a few pixels high under presenter mode's large type told nothing).
     return {260, std::max(260, titlesHeight() + 150)};
 }
 
-void UtilizationMap::resizeEvent(QResizeEvent* event) {
+void CoreHeatmap::resizeEvent(QResizeEvent* event) {
     fitTitles();
     QCustomPlot::resizeEvent(event);
 }
 
-void UtilizationMap::keepCoresSquare() {
+void CoreHeatmap::keepCoresSquare() {
     const QRect r = axisRect()->rect();
     if (r.width() <= 0 || r.height() <= 0 || m_gridCols <= 0 || m_gridRows <= 0) return;
     const double perCol = r.width() / double(m_gridCols), perRow = r.height() / double(m_gridRows);
@@ -164,13 +164,13 @@ void UtilizationMap::keepCoresSquare() {
     yAxis->setRange(cy - rows / 2, cy + rows / 2);
 }
 
-QStringList UtilizationMap::shownTitleLines() const {
+QStringList CoreHeatmap::shownTitleLines() const {
     QStringList lines = m_title->text().split('\n') + m_stats->text().split('\n');
     if (m_colourNote->visible()) lines += m_colourNote->text().split('\n');
     return lines;
 }
 
-void UtilizationMap::applyTheme() {
+void CoreHeatmap::applyTheme() {
     const QPalette pal = palette();
     const QColor text = pal.color(QPalette::Text);
     QColor grid = text;
@@ -191,7 +191,7 @@ void UtilizationMap::applyTheme() {
     m_colourNote->setTextColor(text.lightness() > 128 ? QColor(255, 190, 60) : QColor(190, 90, 0));
 }
 
-void UtilizationMap::changeEvent(QEvent* event) {
+void CoreHeatmap::changeEvent(QEvent* event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyTheme();
@@ -202,7 +202,7 @@ void UtilizationMap::changeEvent(QEvent* event) {
     }
 }
 
-void UtilizationMap::showNothing(const QString& emptyTitle) {
+void CoreHeatmap::showNothing(const QString& emptyTitle) {
     if (!m_frame && m_fullTitle == emptyTitle && m_fullStats.isEmpty()) return;
     m_stale = true;
     m_owner.reset();
@@ -215,9 +215,9 @@ void UtilizationMap::showNothing(const QString& emptyTitle) {
     yAxis->setRange(-0.5, 15.5);
 }
 
-void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owner,
-                               const wafer::UtilizationFrame* frame, const QString& phase,
-                               const QString& note) {
+void CoreHeatmap::showFrame(std::shared_ptr<const wafer::StepPrediction> owner,
+                            const wafer::UtilizationFrame* frame, const QString& phase,
+                            const QString& note) {
     if (!frame || !owner) {
         showNothing(note.isEmpty() ? tr("No utilization frame for this phase") : note);
         return;
@@ -291,13 +291,13 @@ void UtilizationMap::showFrame(std::shared_ptr<const wafer::StepPrediction> owne
     m_setDataMs = double(timer.nsecsElapsed()) / 1e6;
 }
 
-void UtilizationMap::setFitColours(bool fit) {
+void CoreHeatmap::setFitColours(bool fit) {
     if (fit != m_fitColours) m_stale = true;
     m_fitColours = fit;
     applyColourRange(m_frame);
 }
 
-void UtilizationMap::applyColourRange(const wafer::UtilizationFrame* frame) {
+void CoreHeatmap::applyColourRange(const wafer::UtilizationFrame* frame) {
     // 0-100 % compares phases; fitted to the frame's own min-max it shows small imbalances.
     QCPRange range(0, 100);
     if (m_fitColours && frame && frame->max > frame->min)
@@ -319,7 +319,7 @@ void UtilizationMap::applyColourRange(const wafer::UtilizationFrame* frame) {
     setTitles(m_fullTitle, m_fullStats, note);
 }
 
-void UtilizationMap::setRegions(const CoreRegions& regions) {
+void CoreHeatmap::setRegions(const CoreRegions& regions) {
     const bool same =
         regions.caption == m_regions.caption &&
         regions.regions.size() == m_regions.regions.size() &&
@@ -356,25 +356,25 @@ void UtilizationMap::setRegions(const CoreRegions& regions) {
     }
 }
 
-void UtilizationMap::setPhaseSeconds(double seconds) {
+void CoreHeatmap::setPhaseSeconds(double seconds) {
     m_phaseS = seconds;
 }
 
-QString UtilizationMap::colourNote() const {
+QString CoreHeatmap::colourNote() const {
     return m_fullNote;
 }
 
-QString UtilizationMap::titleText() const {
+QString CoreHeatmap::titleText() const {
     return m_fullTitle + '\n' + m_fullStats;
 }
 
-double UtilizationMap::cellValue(int row, int col) const {
+double CoreHeatmap::cellValue(int row, int col) const {
     if (!m_frame || row < 0 || col < 0 || row >= m_frame->rows || col >= m_frame->cols)
         return std::numeric_limits<double>::quiet_NaN();
     return m_map->data()->cell(col, row) / 100.0;
 }
 
-void UtilizationMap::replotTimed() {
+void CoreHeatmap::replotTimed() {
     if (!m_stale) return;  // nothing changed since the last replot: the buffer is current
     m_stale = false;
     QElapsedTimer timer;
@@ -384,7 +384,7 @@ void UtilizationMap::replotTimed() {
     m_setDataMs = 0;
 }
 
-void UtilizationMap::mouseMoveEvent(QMouseEvent* event) {
+void CoreHeatmap::mouseMoveEvent(QMouseEvent* event) {
     QCustomPlot::mouseMoveEvent(event);
     if (!m_frame) return;
     const double col = xAxis->pixelToCoord(event->position().x());
