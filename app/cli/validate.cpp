@@ -239,7 +239,9 @@ int runValidate(const ValidateOptions& opt, const CommonOptions& common) {
                      .problems = config::validate(cfg),
                      .warnings = loaded->warnings,
                      .facts = model::deriveFacts(cfg),
-                     .precision = model::precisionDescription(cfg)};
+                     .precision = model::precisionDescription(cfg),
+                     .shards = {},
+                     .lora = std::nullopt};
     // The data it names, read as a run reads it: a config whose data a run would stop at is not
     // valid (a missing data_dir, a binary file).
     for (std::string& problem : session::checkRunData(cfg))
