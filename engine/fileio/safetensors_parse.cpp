@@ -104,37 +104,39 @@ int64_t TensorInfo::elementCount() const {
     return count;
 }
 
-Result<ParsedSafetensors> parseSafetensors(std::span<const std::byte> bytes,
-                                           std::string_view source) {
-    auto fail = [&](const std::string& what) {
-        return Error{fmt::format("safetensors file {}: {}", source, what)};
-    };
+namespace {
+
+// The phases of parseSafetensors. Each returns what it read, or the problem as the text after
+// "safetensors file <source>: ".
+
+// The 8-byte length and the JSON header after it.
+Result<Json> readHeader(std::span<const std::byte> bytes) {
     if (bytes.size() < 8) {
-        return fail(fmt::format(
+        return Error{fmt::format(
             "the file is only {} bytes; a safetensors file starts with an 8-byte header length",
-            bytes.size()));
+            bytes.size())};
     }
     uint64_t headerLength = 0;
     std::memcpy(&headerLength, bytes.data(), 8);
     if (headerLength > kMaxHeaderBytes) {
-        return fail(
+        return Error{
             fmt::format("the header length {} is absurd (the limit is {} bytes): the file "
                         "is corrupted or not a safetensors file",
-                        headerLength, kMaxHeaderBytes));
+                        headerLength, kMaxHeaderBytes)};
     }
     const uint64_t afterLength = bytes.size() - 8;
     if (headerLength > afterLength) {
-        return fail(
+        return Error{
             fmt::format("the header length {} is larger than the rest of the file ({} "
                         "bytes): the file is truncated or not a safetensors file",
-                        headerLength, afterLength));
+                        headerLength, afterLength)};
     }
     const auto headerBytes = bytes.subspan(8, headerLength);
     if (auto bad = firstInvalidUtf8(headerBytes)) {
-        return fail(
-            fmt::format("the header is not valid UTF-8 (bad byte 0x{:02x} at header offset "
-                        "{})",
-                        static_cast<unsigned>(headerBytes[*bad]), *bad));
+        return Error{
+            fmt::format("the header is not valid UTF-8 (bad byte 0x{:02x} at header "
+                        "offset {})",
+                        static_cast<unsigned>(headerBytes[*bad]), *bad)};
     }
     const std::string_view headerText(reinterpret_cast<const char*>(headerBytes.data()),
                                       headerBytes.size());
@@ -142,102 +144,84 @@ Result<ParsedSafetensors> parseSafetensors(std::span<const std::byte> bytes,
     try {
         header = parseHeaderJson(headerText);
     } catch (const HeaderRejected& e) {
-        return fail("invalid header: " + e.message);
+        return Error{"invalid header: " + e.message};
     } catch (const Json::exception& e) {
-        return fail(fmt::format("the header is not valid JSON: {}", e.what()));
+        return Error{fmt::format("the header is not valid JSON: {}", e.what())};
     }
-    if (!header.is_object()) return fail("the header JSON is not an object");
+    if (!header.is_object()) return Error{"the header JSON is not an object"};
+    return header;
+}
 
-    ParsedSafetensors parsed;
-    parsed.headerBytes = headerLength;
-    const uint64_t dataSize = afterLength - headerLength;
-    const std::byte* dataStart = bytes.data() + 8 + headerLength;
-
-    for (const auto& [name, entry] : header.items()) {
-        if (name == "__metadata__") {
-            if (!entry.is_object()) return fail("__metadata__ is not an object of strings");
-            for (const auto& [key, value] : entry.items()) {
-                if (!value.is_string()) {
-                    return fail(fmt::format("__metadata__ value of '{}' is not a string", key));
-                }
-                parsed.metadata.emplace(key, value.get<std::string>());
-            }
-            continue;
-        }
-        // Clang before 16 cannot capture a structured binding in a lambda (the fuzz build).
-        const std::string& tensorName = name;
-        auto tensorFail = [&](const std::string& what) {
-            return fail(fmt::format("tensor '{}': {}", tensorName, what));
-        };
-        if (!entry.is_object()) return tensorFail("the entry is not an object");
-        const auto dtypeIt = entry.find("dtype");
-        const auto shapeIt = entry.find("shape");
-        const auto offsetsIt = entry.find("data_offsets");
-        if (dtypeIt == entry.end() || shapeIt == entry.end() || offsetsIt == entry.end()) {
-            return tensorFail("needs the keys dtype, shape and data_offsets");
-        }
-        if (!dtypeIt->is_string()) return tensorFail("dtype is not a string");
-        const auto dtype = dtypeFromName(dtypeIt->get_ref<const std::string&>());
-        if (!dtype) {
-            return tensorFail(fmt::format("unknown dtype '{}' (known: {})",
-                                          dtypeIt->get_ref<const std::string&>(),
-                                          knownDtypeNames()));
-        }
-        if (!shapeIt->is_array()) return tensorFail("shape is not an array");
-        TensorInfo info;
-        info.name = name;
-        info.dtype = *dtype;
-        uint64_t elements = 1;
-        for (const auto& dim : *shapeIt) {
-            auto d = nonNegativeInteger(dim);
-            if (!d)
-                return tensorFail(
-                    fmt::format("shape entry {} is {}", dim.dump(), d.error().message));
-            if (*d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-                __builtin_mul_overflow(elements, *d, &elements) ||
-                elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-                return tensorFail(fmt::format(
-                    "the shape {} has more elements than can be addressed", shapeIt->dump()));
-            }
-            info.shape.push_back(static_cast<int64_t>(*d));
-        }
-        uint64_t expectedBytes = 0;
-        if (__builtin_mul_overflow(elements, dtypeSize(*dtype), &expectedBytes)) {
-            return tensorFail(fmt::format("the shape {} of {} overflows a byte count",
-                                          shapeIt->dump(), dtypeName(*dtype)));
-        }
-        if (!offsetsIt->is_array() || offsetsIt->size() != 2) {
-            return tensorFail("data_offsets is not an array [begin, end]");
-        }
-        auto begin = nonNegativeInteger((*offsetsIt)[0]);
-        auto end = nonNegativeInteger((*offsetsIt)[1]);
-        if (!begin || !end) {
-            return tensorFail(fmt::format("data_offsets {} must hold two non-negative integers",
-                                          offsetsIt->dump()));
-        }
-        if (*end < *begin) {
-            return tensorFail(
-                fmt::format("data_offsets {} end before they begin", offsetsIt->dump()));
-        }
-        if (*end > dataSize) {
-            return tensorFail(fmt::format(
-                "data_offsets {} run past the end of the data region ({} bytes): the file is "
-                "truncated or corrupted",
-                offsetsIt->dump(), dataSize));
-        }
-        if (*end - *begin != expectedBytes) {
-            return tensorFail(fmt::format(
-                "shape {} of {} needs {} bytes but data_offsets {} span {}", shapeIt->dump(),
-                dtypeName(*dtype), expectedBytes, offsetsIt->dump(), *end - *begin));
-        }
-        info.dataBegin = *begin;
-        info.bytes = static_cast<size_t>(expectedBytes);
-        info.data = dataStart + *begin;
-        parsed.tensors.emplace(name, std::move(info));
+// One tensor's entry {dtype, shape, data_offsets}, checked against the data region's size; the
+// problem is the text after "tensor '<name>': ".
+Result<TensorInfo> readTensorEntry(const std::string& name, const Json& entry, uint64_t dataSize,
+                                   const std::byte* dataStart) {
+    if (!entry.is_object()) return Error{"the entry is not an object"};
+    const auto dtypeIt = entry.find("dtype");
+    const auto shapeIt = entry.find("shape");
+    const auto offsetsIt = entry.find("data_offsets");
+    if (dtypeIt == entry.end() || shapeIt == entry.end() || offsetsIt == entry.end()) {
+        return Error{"needs the keys dtype, shape and data_offsets"};
     }
+    if (!dtypeIt->is_string()) return Error{"dtype is not a string"};
+    const auto dtype = dtypeFromName(dtypeIt->get_ref<const std::string&>());
+    if (!dtype) {
+        return Error{fmt::format("unknown dtype '{}' (known: {})",
+                                 dtypeIt->get_ref<const std::string&>(), knownDtypeNames())};
+    }
+    if (!shapeIt->is_array()) return Error{"shape is not an array"};
+    TensorInfo info;
+    info.name = name;
+    info.dtype = *dtype;
+    uint64_t elements = 1;
+    for (const auto& dim : *shapeIt) {
+        auto d = nonNegativeInteger(dim);
+        if (!d) return Error{fmt::format("shape entry {} is {}", dim.dump(), d.error().message)};
+        if (*d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+            __builtin_mul_overflow(elements, *d, &elements) ||
+            elements > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+            return Error{fmt::format("the shape {} has more elements than can be addressed",
+                                     shapeIt->dump())};
+        }
+        info.shape.push_back(static_cast<int64_t>(*d));
+    }
+    uint64_t expectedBytes = 0;
+    if (__builtin_mul_overflow(elements, dtypeSize(*dtype), &expectedBytes)) {
+        return Error{fmt::format("the shape {} of {} overflows a byte count", shapeIt->dump(),
+                                 dtypeName(*dtype))};
+    }
+    if (!offsetsIt->is_array() || offsetsIt->size() != 2) {
+        return Error{"data_offsets is not an array [begin, end]"};
+    }
+    auto begin = nonNegativeInteger((*offsetsIt)[0]);
+    auto end = nonNegativeInteger((*offsetsIt)[1]);
+    if (!begin || !end) {
+        return Error{
+            fmt::format("data_offsets {} must hold two non-negative integers", offsetsIt->dump())};
+    }
+    if (*end < *begin) {
+        return Error{fmt::format("data_offsets {} end before they begin", offsetsIt->dump())};
+    }
+    if (*end > dataSize) {
+        return Error{fmt::format(
+            "data_offsets {} run past the end of the data region ({} bytes): the file is "
+            "truncated or corrupted",
+            offsetsIt->dump(), dataSize)};
+    }
+    if (*end - *begin != expectedBytes) {
+        return Error{fmt::format("shape {} of {} needs {} bytes but data_offsets {} span {}",
+                                 shapeIt->dump(), dtypeName(*dtype), expectedBytes,
+                                 offsetsIt->dump(), *end - *begin)};
+    }
+    info.dataBegin = *begin;
+    info.bytes = static_cast<size_t>(expectedBytes);
+    info.data = dataStart + *begin;
+    return info;
+}
 
-    // The tensors must tile the data region exactly: no overlaps (two tensors sharing bytes), no
-    // gaps and no trailing bytes (data a reader would silently ignore).
+// The tensors must tile the data region exactly: no overlaps (two tensors sharing bytes), no
+// gaps and no trailing bytes (data a reader would silently ignore). "" when they do.
+std::string tilingProblem(const ParsedSafetensors& parsed, uint64_t dataSize) {
     std::vector<const TensorInfo*> byOffset;
     byOffset.reserve(parsed.tensors.size());
     for (const auto& [name, info] : parsed.tensors) byOffset.push_back(&info);
@@ -248,25 +232,61 @@ Result<ParsedSafetensors> parseSafetensors(std::span<const std::byte> bytes,
     const TensorInfo* previous = nullptr;
     for (const TensorInfo* t : byOffset) {
         if (t->dataBegin < covered) {
-            return fail(fmt::format(
-                "tensors '{}' and '{}' overlap (bytes {}..{} of the data region)",
-                previous ? previous->name : std::string(), t->name, t->dataBegin, covered));
+            return fmt::format("tensors '{}' and '{}' overlap (bytes {}..{} of the data region)",
+                               previous ? previous->name : std::string(), t->name, t->dataBegin,
+                               covered);
         }
         if (t->dataBegin > covered) {
-            return fail(
-                fmt::format("bytes {}..{} of the data region belong to no tensor (before "
-                            "tensor '{}')",
-                            covered, t->dataBegin, t->name));
+            return fmt::format(
+                "bytes {}..{} of the data region belong to no tensor (before "
+                "tensor '{}')",
+                covered, t->dataBegin, t->name);
         }
         covered = t->dataBegin + t->bytes;
         previous = t;
     }
     if (covered != dataSize) {
-        return fail(
-            fmt::format("the data region has {} bytes but the tensors cover only {}: "
-                        "trailing bytes belong to no tensor",
-                        dataSize, covered));
+        return fmt::format(
+            "the data region has {} bytes but the tensors cover only {}: "
+            "trailing bytes belong to no tensor",
+            dataSize, covered);
     }
+    return {};
+}
+
+}  // namespace
+
+Result<ParsedSafetensors> parseSafetensors(std::span<const std::byte> bytes,
+                                           std::string_view source) {
+    auto fail = [&](const std::string& what) {
+        return Error{fmt::format("safetensors file {}: {}", source, what)};
+    };
+    auto header = readHeader(bytes);
+    if (!header.ok()) return fail(header.error().message);
+    uint64_t headerLength = 0;
+    std::memcpy(&headerLength, bytes.data(), 8);
+    ParsedSafetensors parsed;
+    parsed.headerBytes = headerLength;
+    const uint64_t dataSize = bytes.size() - 8 - headerLength;
+    const std::byte* dataStart = bytes.data() + 8 + headerLength;
+
+    for (const auto& [name, entry] : header->items()) {
+        if (name == "__metadata__") {
+            if (!entry.is_object()) return fail("__metadata__ is not an object of strings");
+            for (const auto& [key, value] : entry.items()) {
+                if (!value.is_string()) {
+                    return fail(fmt::format("__metadata__ value of '{}' is not a string", key));
+                }
+                parsed.metadata.emplace(key, value.get<std::string>());
+            }
+            continue;
+        }
+        auto info = readTensorEntry(name, entry, dataSize, dataStart);
+        if (!info.ok()) return fail(fmt::format("tensor '{}': {}", name, info.error().message));
+        parsed.tensors.emplace(name, std::move(info).value());
+    }
+    if (std::string problem = tilingProblem(parsed, dataSize); !problem.empty())
+        return fail(problem);
     return parsed;
 }
 

@@ -127,9 +127,52 @@ Result<std::vector<float>> toFloat(const fileio::TensorInfo& t, std::string_view
 
 }  // namespace
 
-Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
-                                     std::span<const std::byte> safetensors,
-                                     const PeftBaseShape& base, std::string_view source) {
+namespace {
+
+// target_modules: which of GPT-2's four linears the adapter adapts, into a.targets.
+Status readTargets(const json& cfg, PeftAdapter& a, std::string_view source) {
+    // target_modules: a list of names (a single string is a regex in PEFT: only a plain name is
+    // taken).
+    const auto targets = cfg.find("target_modules");
+    std::vector<std::string> names;
+    if (targets != cfg.end() && targets->is_string()) {
+        names.push_back(targets->get<std::string>());
+    } else if (targets != cfg.end() && targets->is_array()) {
+        for (const auto& t : *targets) {
+            if (!t.is_string())
+                return Error{fmt::format("{}: {}: target_modules holds {}, not a module name",
+                                         source, kPeftConfigFile, t.dump())};
+            names.push_back(t.get<std::string>());
+        }
+    } else {
+        return Error{
+            fmt::format("{}: {}: target_modules must list the adapted modules (for "
+                        "GPT-2: c_attn, attn.c_proj, c_fc, mlp.c_proj)",
+                        source, kPeftConfigFile)};
+    }
+    for (const std::string& name : names) {
+        // PEFT's shorthand for every linear but the output layer: GPT-2's four Conv1D.
+        const auto hit = name == "all-linear" ? std::optional(std::array{true, true, true, true})
+                                              : modulesMatching(name);
+        if (!hit) {
+            return Error{fmt::format(
+                "{}: {}: target module \"{}\" is not a GPT-2 linear this engine adapts (c_attn, "
+                "attn.c_proj, c_fc, mlp.c_proj; c_proj means both projections); was the adapter "
+                "made for another architecture?",
+                source, kPeftConfigFile, name)};
+        }
+        for (size_t t = 0; t < 4; ++t) a.targets[t] = a.targets[t] || (*hit)[t];
+    }
+    if (a.targetNames().empty()) {
+        return Error{fmt::format("{}: {}: target_modules is empty: the adapter adapts nothing",
+                                 source, kPeftConfigFile)};
+    }
+    return Status::success();
+}
+
+// adapter_config.json: a LoRA adapter of a causal LM, its rank, alpha, dropout and targets.
+Result<PeftAdapter> readAdapterConfig(std::string_view configJson, const PeftBaseShape& base,
+                                      std::string_view source) {
     const json cfg = json::parse(configJson, nullptr, false);
     if (cfg.is_discarded() || !cfg.is_object())
         return Error{fmt::format("{}: {} is not a JSON object", source, kPeftConfigFile)};
@@ -189,46 +232,15 @@ Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
     }
     a.baseModel = str("base_model_name_or_path");
 
-    // target_modules: a list of names (a single string is a regex in PEFT: only a plain name is
-    // taken).
-    const auto targets = cfg.find("target_modules");
-    std::vector<std::string> names;
-    if (targets != cfg.end() && targets->is_string()) {
-        names.push_back(targets->get<std::string>());
-    } else if (targets != cfg.end() && targets->is_array()) {
-        for (const auto& t : *targets) {
-            if (!t.is_string())
-                return Error{fmt::format("{}: {}: target_modules holds {}, not a module name",
-                                         source, kPeftConfigFile, t.dump())};
-            names.push_back(t.get<std::string>());
-        }
-    } else {
-        return Error{
-            fmt::format("{}: {}: target_modules must list the adapted modules (for "
-                        "GPT-2: c_attn, attn.c_proj, c_fc, mlp.c_proj)",
-                        source, kPeftConfigFile)};
-    }
-    for (const std::string& name : names) {
-        // PEFT's shorthand for every linear but the output layer: GPT-2's four Conv1D.
-        const auto hit = name == "all-linear" ? std::optional(std::array{true, true, true, true})
-                                              : modulesMatching(name);
-        if (!hit) {
-            return Error{fmt::format(
-                "{}: {}: target module \"{}\" is not a GPT-2 linear this engine adapts (c_attn, "
-                "attn.c_proj, c_fc, mlp.c_proj; c_proj means both projections); was the adapter "
-                "made for another architecture?",
-                source, kPeftConfigFile, name)};
-        }
-        for (size_t t = 0; t < 4; ++t) a.targets[t] = a.targets[t] || (*hit)[t];
-    }
+    if (Status st = readTargets(cfg, a, source); !st.ok()) return st.error();
+    return a;
+}
 
-    if (a.targetNames().empty()) {
-        return Error{fmt::format("{}: {}: target_modules is empty: the adapter adapts nothing",
-                                 source, kPeftConfigFile)};
-    }
-    auto parsed =
-        fileio::parseSafetensors(safetensors, fmt::format("{}/{}", source, kPeftWeightsFile));
-    if (!parsed.ok()) return parsed.error();
+// adapter_model.safetensors: every A and B the config promises, shaped for this base, and
+// nothing else; into a.tensors in our layout.
+Status readAdapterTensors(const fileio::ParsedSafetensors& parsedFile, const PeftBaseShape& base,
+                          std::string_view source, PeftAdapter& a) {
+    const fileio::ParsedSafetensors* parsed = &parsedFile;
     // Every tensor must be one we expect; report the first stranger by name.
     size_t expected = 0;
     for (int l = 0; l < base.layers; ++l) {
@@ -294,6 +306,20 @@ Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
                 source, kPeftWeightsFile, name, kPeftPrefix, kPeftConfigFile, base.layers)};
         }
     }
+    return Status::success();
+}
+
+}  // namespace
+
+Result<PeftAdapter> parsePeftAdapter(std::string_view configJson,
+                                     std::span<const std::byte> safetensors,
+                                     const PeftBaseShape& base, std::string_view source) {
+    auto a = readAdapterConfig(configJson, base, source);
+    if (!a.ok()) return a.error();
+    auto parsed =
+        fileio::parseSafetensors(safetensors, fmt::format("{}/{}", source, kPeftWeightsFile));
+    if (!parsed.ok()) return parsed.error();
+    if (Status st = readAdapterTensors(*parsed, base, source, *a); !st.ok()) return st.error();
     return a;
 }
 

@@ -27,8 +27,48 @@ size_t firstInvalidUtf8(std::string_view text) {
 
 }  // namespace
 
-Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem::path& file) {
-    const std::string where = file.string();
+namespace {
+
+// A config.json's keys read with the checks and messages every key shares ("<file>: "key" ...").
+class HfKeys {
+public:
+    HfKeys(const json& j, std::string where) : m_j(j), m_where(std::move(where)) {}
+
+    Error error(const char* key, std::string_view what) const {
+        return Error{fmt::format("{}: \"{}\" {}", m_where, key, what)};
+    }
+    Result<bool> boolean(const char* key, bool fallback) const {
+        const auto it = m_j.find(key);
+        if (it == m_j.end() || it->is_null()) return fallback;
+        if (!it->is_boolean()) return error(key, "must be true or false");
+        return it->get<bool>();
+    }
+    Result<int> positive(const char* key, int fallback) const {
+        const auto it = m_j.find(key);
+        if (it == m_j.end() || it->is_null()) return fallback;
+        if (!it->is_number_integer() || it->get<int64_t>() < 1 ||
+            it->get<int64_t>() > (int64_t(1) << 30)) {
+            return error(key, fmt::format("is {}; it must be a positive integer", it->dump()));
+        }
+        return it->get<int>();
+    }
+    Result<double> number(const char* key, double fallback, double lo, double hi) const {
+        const auto it = m_j.find(key);
+        if (it == m_j.end() || it->is_null()) return fallback;
+        if (!it->is_number() || it->get<double>() < lo || it->get<double>() > hi) {
+            return error(key,
+                         fmt::format("is {}; it must be a number in [{}, {}]", it->dump(), lo, hi));
+        }
+        return it->get<double>();
+    }
+
+private:
+    const json& m_j;
+    std::string m_where;
+};
+
+// The text as a JSON object, or why it is not one.
+Result<json> parseConfigObject(std::string_view text, const std::string& where) {
     if (const size_t bad = firstInvalidUtf8(text); bad != std::string_view::npos) {
         return Error{
             fmt::format("{}: not UTF-8 text (invalid byte 0x{:02x} at offset {}); a "
@@ -46,26 +86,27 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
         return Error{fmt::format("{}: not valid JSON: {}", where, e.what())};
     }
     if (!j.is_object()) return Error{where + ": expected a JSON object (a GPT2Config)"};
+    return j;
+}
 
-    HfModelConfig out;
-    auto keyError = [&](const char* key, std::string_view what) {
-        return Error{fmt::format("{}: \"{}\" {}", where, key, what)};
-    };
+// model_type / architectures name GPT-2, and the attention variants the engine does not compute
+// are off.
+Status checkArchitecture(const json& j, const HfKeys& keys, const std::string& where) {
     if (auto it = j.find("model_type"); it != j.end()) {
         if (!it->is_string() || it->get<std::string>() != "gpt2") {
-            return keyError("model_type",
-                            fmt::format("is {}; only the GPT-2 architecture (model_type \"gpt2\": "
-                                        "GPT-2, Cerebras-GPT) is supported",
-                                        it->dump()));
+            return keys.error("model_type",
+                              fmt::format("is {}; only the GPT-2 architecture (model_type "
+                                          "\"gpt2\": GPT-2, Cerebras-GPT) is supported",
+                                          it->dump()));
         }
     }
     if (auto it = j.find("architectures"); it != j.end() && it->is_array()) {
         for (const auto& a : *it) {
             if (!a.is_string() || !a.get<std::string>().starts_with("GPT2")) {
-                return keyError("architectures",
-                                fmt::format("lists {}; only GPT2LMHeadModel / GPT2Model "
-                                            "checkpoints are supported",
-                                            a.dump()));
+                return keys.error("architectures",
+                                  fmt::format("lists {}; only GPT2LMHeadModel / GPT2Model "
+                                              "checkpoints are supported",
+                                              a.dump()));
             }
         }
     } else if (j.find("model_type") == j.end()) {
@@ -73,14 +114,7 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
                      ": neither model_type nor architectures is set; is this a Hugging Face "
                      "GPT-2 config.json?"};
     }
-
     // Keys whose non-default values change the computation in ways the engine does not do.
-    auto boolKey = [&](const char* key, bool fallback) -> Result<bool> {
-        const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return fallback;
-        if (!it->is_boolean()) return keyError(key, "must be true or false");
-        return it->get<bool>();
-    };
     for (auto [key, fallback, needed, why] :
          {std::tuple{"scale_attn_weights", true, true,
                      "false (unscaled attention scores) is not supported"},
@@ -88,33 +122,15 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
                      "true (scores divided by the layer index) is not supported"},
           std::tuple{"add_cross_attention", false, false,
                      "true (encoder-decoder cross attention) is not supported"}}) {
-        auto value = boolKey(key, fallback);
+        auto value = keys.boolean(key, fallback);
         if (!value.ok()) return value.error();
-        if (*value != needed) return keyError(key, why);
+        if (*value != needed) return keys.error(key, why);
     }
+    return Status::success();
+}
 
-    auto intKey = [&](const char* key, int fallback) -> Result<int> {
-        const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return fallback;
-        if (!it->is_number_integer() || it->get<int64_t>() < 1 ||
-            it->get<int64_t>() > (int64_t(1) << 30)) {
-            return keyError(key, fmt::format("is {}; it must be a positive integer", it->dump()));
-        }
-        return it->get<int>();
-    };
-    auto numberKey = [&](const char* key, double fallback, double lo, double hi) -> Result<double> {
-        const auto it = j.find(key);
-        if (it == j.end() || it->is_null()) return fallback;
-        if (!it->is_number() || it->get<double>() < lo || it->get<double>() > hi) {
-            return keyError(
-                key, fmt::format("is {}; it must be a number in [{}, {}]", it->dump(), lo, hi));
-        }
-        return it->get<double>();
-    };
-    config::ModelConfig& m = out.model;
-    m.name = "gpt2";
-    if (auto it = j.find("_name_or_path"); it != j.end() && it->is_string() && !it->empty())
-        m.name = it->get<std::string>();
+// The network's shape: vocabulary, width, depth, heads, positions, MLP width, the tied head.
+Status readShape(const HfKeys& keys, config::ModelConfig& m) {
     struct IntField {
         const char* key;
         int fallback;
@@ -123,36 +139,42 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
     for (auto [key, fallback, target] :
          {IntField{"vocab_size", 50257, &m.vocabSize}, IntField{"n_embd", 768, &m.hiddenSize},
           IntField{"n_layer", 12, &m.numHiddenLayers}, IntField{"n_head", 12, &m.numHeads}}) {
-        auto v = intKey(key, fallback);
+        auto v = keys.positive(key, fallback);
         if (!v.ok()) return v.error();
         *target = *v;
     }
-    auto positions = intKey("n_positions", 0);
+    auto positions = keys.positive("n_positions", 0);
     if (!positions.ok()) return positions.error();
-    auto ctx = intKey("n_ctx", 1024);
+    auto ctx = keys.positive("n_ctx", 1024);
     if (!ctx.ok()) return ctx.error();
     m.maxPositionEmbeddings = *positions > 0 ? *positions : *ctx;
     // null in GPT-2's files: 4 x n_embd, which must fit an int (fuzz_hf_config).
     if (int64_t(m.hiddenSize) * 4 > std::numeric_limits<int>::max())
-        return keyError("n_embd", fmt::format("({}) is too large: the MLP width, 4 x n_embd, "
-                                              "does not fit a 32-bit size",
-                                              m.hiddenSize));
-    auto inner = intKey("n_inner", 4 * m.hiddenSize);
+        return keys.error("n_embd", fmt::format("({}) is too large: the MLP width, 4 x n_embd, "
+                                                "does not fit a 32-bit size",
+                                                m.hiddenSize));
+    auto inner = keys.positive("n_inner", 4 * m.hiddenSize);
     if (!inner.ok()) return inner.error();
     m.filterSize = *inner;
     if (m.hiddenSize % m.numHeads != 0) {
-        return keyError("n_head",
-                        fmt::format("({}) does not divide n_embd ({})", m.numHeads, m.hiddenSize));
+        return keys.error(
+            "n_head", fmt::format("({}) does not divide n_embd ({})", m.numHeads, m.hiddenSize));
     }
-    auto eps = numberKey("layer_norm_epsilon", 1e-5, 0.0, 1.0);
+    auto eps = keys.number("layer_norm_epsilon", 1e-5, 0.0, 1.0);
     if (!eps.ok()) return eps.error();
     m.layerNormEpsilon = *eps;
-    auto tied = boolKey("tie_word_embeddings", true);
+    auto tied = keys.boolean("tie_word_embeddings", true);
     if (!tied.ok()) return tied.error();
     m.shareEmbeddingWeights = *tied;
-    auto resid = numberKey("resid_pdrop", 0.1, 0.0, 0.99);
-    auto embd = numberKey("embd_pdrop", 0.1, 0.0, 0.99);
-    auto attn = numberKey("attn_pdrop", 0.1, 0.0, 0.99);
+    return Status::success();
+}
+
+// Dropout rates and the initializer's range.
+Status readTraining(const HfKeys& keys, HfModelConfig& out) {
+    config::ModelConfig& m = out.model;
+    auto resid = keys.number("resid_pdrop", 0.1, 0.0, 0.99);
+    auto embd = keys.number("embd_pdrop", 0.1, 0.0, 0.99);
+    auto attn = keys.number("attn_pdrop", 0.1, 0.0, 0.99);
     if (!resid.ok()) return resid.error();
     if (!embd.ok()) return embd.error();
     if (!attn.ok()) return attn.error();
@@ -164,15 +186,19 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
             "(model.dropout_rate = {})",
             *embd, *resid, *resid));
     }
-    if (auto range = numberKey("initializer_range", 0.02, 0.0, 10.0); range.ok()) {
+    if (auto range = keys.number("initializer_range", 0.02, 0.0, 10.0); range.ok()) {
         m.initializer.std = m.embeddingInitializer.std = *range;
         m.initializer.a = m.embeddingInitializer.a = -2 * *range;
         m.initializer.b = m.embeddingInitializer.b = 2 * *range;
     }
+    return Status::success();
+}
 
+// activation_function: GPT-2's tanh GELU (exact GELU accepted with a note).
+Status readActivation(const json& j, const HfKeys& keys, HfModelConfig& out) {
     std::string activation = "gelu_new";
     if (auto it = j.find("activation_function"); it != j.end()) {
-        if (!it->is_string()) return keyError("activation_function", "must be a string");
+        if (!it->is_string()) return keys.error("activation_function", "must be a string");
         activation = it->get<std::string>();
     }
     if (activation == "gelu") {
@@ -182,13 +208,32 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
             "slightly from the original's");
     } else if (activation != "gelu_new" && activation != "gelu_pytorch_tanh" &&
                activation != "gelu_fast") {
-        return keyError("activation_function",
-                        fmt::format("is \"{}\"; the engine computes GPT-2's tanh GELU "
-                                    "(gelu_new, gelu_pytorch_tanh, gelu_fast; gelu is accepted "
-                                    "as a close approximation)",
-                                    activation));
+        return keys.error("activation_function",
+                          fmt::format("is \"{}\"; the engine computes GPT-2's tanh GELU "
+                                      "(gelu_new, gelu_pytorch_tanh, gelu_fast; gelu is accepted "
+                                      "as a close approximation)",
+                                      activation));
     }
-    m.nonlinearity = "gelu";
+    out.model.nonlinearity = "gelu";
+    return Status::success();
+}
+
+}  // namespace
+
+Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem::path& file) {
+    const std::string where = file.string();
+    auto j = parseConfigObject(text, where);
+    if (!j.ok()) return j.error();
+    const HfKeys keys(*j, where);
+    if (Status st = checkArchitecture(*j, keys, where); !st.ok()) return st.error();
+    HfModelConfig out;
+    config::ModelConfig& m = out.model;
+    m.name = "gpt2";
+    if (auto it = j->find("_name_or_path"); it != j->end() && it->is_string() && !it->empty())
+        m.name = it->get<std::string>();
+    if (Status st = readShape(keys, m); !st.ok()) return st.error();
+    if (Status st = readTraining(keys, out); !st.ok()) return st.error();
+    if (Status st = readActivation(*j, keys, out); !st.ok()) return st.error();
     return out;
 }
 

@@ -43,14 +43,42 @@ ClusterLayout::ClusterLayout(const QFont& normal, QSizeF size, const ClusterText
     arrange(Mode::Compact);
 }
 
+// What one arrangement measures with: the fonts, line heights and widths every row uses.
+struct ClusterLayout::Frame {
+    const ClusterTexts& t;
+    bool c;      // compact rows
+    bool brief;  // brief traffic labels where they take fewer lines
+    QFontMetrics fm, bfm;
+    double line, boldLine;
+    double w, inner;
+};
+
 double ClusterLayout::arrange(Mode mode) {
-    const ClusterTexts& t = m_texts;
     m_compact = mode == Mode::Compact;
-    const bool c = m_compact;
-    const bool brief = mode != Mode::Roomy;
-    const QFontMetrics fm(m_normal), bfm(m_bold);
-    const double line = lineHeight(m_normal), boldLine = lineHeight(m_bold);
-    const double w = std::max(m_size.width(), kMinWidth), inner = w - 2 * kMargin;
+    const Frame f{m_texts,
+                  m_compact,
+                  mode != Mode::Roomy,
+                  QFontMetrics(m_normal),
+                  QFontMetrics(m_bold),
+                  lineHeight(m_normal),
+                  lineHeight(m_bold),
+                  std::max(m_size.width(), kMinWidth),
+                  std::max(m_size.width(), kMinWidth) - 2 * kMargin};
+    arrangeTitleAndMemoryX(f);
+    const TreeRows rows = treeWidths(f);
+    double swarmW = 0;
+    for (const auto& [drawn, nodeW] : rows) swarmW = std::max(swarmW, drawn * (nodeW + 6) - 6);
+    double y = arrangeTraffic(f, swarmW);
+    y = arrangeTree(f, rows, swarmW, y);
+    return arrangeSystems(f, y);
+}
+
+// The title, then MemoryX's box.
+void ClusterLayout::arrangeTitleAndMemoryX(const Frame& f) {
+    const ClusterTexts& t = f.t;
+    const bool c = f.c;
+    const QFontMetrics &fm = f.fm, &bfm = f.bfm;
+    const double line = f.line, boldLine = f.boldLine, w = f.w, inner = f.inner;
     double y = kMargin;
 
     title.lines = wrapLines({t.title}, bfm, int(inner), LongWord::Break);
@@ -75,11 +103,16 @@ double ClusterLayout::arrange(Mode mode) {
         memTitle.box = QRectF(memX + 6, y + 4, memW - 12, boldLine);
         memText.box = QRectF(memX + 6, y + 4 + boldLine, memW - 12, mem.height() - boldLine - 8);
     }
+}
 
-    // The SwarmX tree's widths: one row of nodes per level (fan-out up to 4); a one-level tree
-    // is one node with its label inside.
+// The SwarmX tree's widths: one row of nodes per level (fan-out up to 4); a one-level tree
+// is one node with its label inside.
+ClusterLayout::TreeRows ClusterLayout::treeWidths(const Frame& f) const {
+    const ClusterTexts& t = f.t;
+    const QFontMetrics& bfm = f.bfm;
+    const double w = f.w, inner = f.inner;
     const int levels = std::max(1, t.treeDepth);
-    std::vector<std::pair<int, double>> rows;  // nodes drawn, their width
+    TreeRows rows;
     for (int level = 0; level < levels; ++level) {
         const int fromBottom = levels - level;  // 1 = the level next to the systems
         const int nodes = std::max(
@@ -90,11 +123,16 @@ double ClusterLayout::arrange(Mode mode) {
             nodeW = std::min(inner, double(bfm.horizontalAdvance(t.swarmLabel)) + 20);
         rows.emplace_back(drawn, nodeW);
     }
-    double swarmW = 0;
-    for (const auto& [drawn, nodeW] : rows) swarmW = std::max(swarmW, drawn * (nodeW + 6) - 6);
+    return rows;
+}
 
-    // The traffic labels beside the top arrows: the full words when roomy, else the brief ones
-    // when they take fewer lines.
+// The traffic labels beside the top arrows (the full words when roomy, else the brief ones when
+// they take fewer lines); returns the y below the arrows.
+double ClusterLayout::arrangeTraffic(const Frame& f, double swarmW) {
+    const ClusterTexts& t = f.t;
+    const bool c = f.c, brief = f.brief;
+    const QFontMetrics &fm = f.fm, &bfm = f.bfm;
+    const double line = f.line, boldLine = f.boldLine, w = f.w;
     const double offset = std::min(t.replay ? 28.0 : 40.0, swarmW / 4);
     downX = w / 2 - offset;
     upX = w / 2 + offset;
@@ -116,9 +154,16 @@ double ClusterLayout::arrange(Mode mode) {
     const double arrowGap = std::max(c ? line + 12 : 2 * line + 14, trafficH + 8);
     down.box = QRectF(kMargin, mem.bottom() + 2, downX - kMargin - gap, arrowGap - 4);
     up.box = QRectF(upX + gap, mem.bottom() + 2, w - upX - gap - kMargin, arrowGap - 4);
-    y = mem.bottom() + arrowGap;
+    return mem.bottom() + arrowGap;
+}
 
-    // The tree's rows, its label inside the one node or beside a deeper tree.
+// The tree's rows, its label inside the one node or beside a deeper tree; returns the y below.
+double ClusterLayout::arrangeTree(const Frame& f, const TreeRows& rows, double swarmW, double y) {
+    const ClusterTexts& t = f.t;
+    const bool c = f.c;
+    const QFontMetrics &fm = f.fm, &bfm = f.bfm;
+    const double line = f.line, boldLine = f.boldLine, w = f.w;
+    const int levels = int(rows.size());
     QStringList side;
     double levelH = line + (c ? 6 : 10);
     if (levels == 1 && rows[0].first == 1) {
@@ -151,7 +196,15 @@ double ClusterLayout::arrange(Mode mode) {
                            swarmBounds.height());
     }
     y += levels * levelH + (c ? 16 : 26);
+    return y;
+}
 
+// Systems with their wafers, then caption and foot; returns the rows' height.
+double ClusterLayout::arrangeSystems(const Frame& f, double y) {
+    const ClusterTexts& t = f.t;
+    const bool c = f.c;
+    const QFontMetrics &fm = f.fm, &bfm = f.bfm;
+    const double line = f.line, boldLine = f.boldLine, w = f.w, inner = f.inner;
     // Systems with their wafers: as many as fit at ~64 px each (at most 8), the last box
     // standing for the rest.
     const int fitting = std::max(1, int((inner + 8) / (64 + 8)));

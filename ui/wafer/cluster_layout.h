@@ -15,6 +15,7 @@
 #include <QSizeF>
 #include <QString>
 #include <QStringList>
+#include <utility>
 #include <vector>
 
 namespace ws::ui {
@@ -68,7 +69,15 @@ public:
 
 private:
     enum class Mode { Roomy, RoomyBrief, Compact };
+    struct Frame;  // the fonts, line heights and widths of one arrangement
+    using TreeRows = std::vector<std::pair<int, double>>;  // per level: nodes drawn, their width
     double arrange(Mode mode);  // lays out in `mode`, returns the rows' height
+    // Its rows from the top, each on the y the previous one returns.
+    void arrangeTitleAndMemoryX(const Frame& f);
+    TreeRows treeWidths(const Frame& f) const;
+    double arrangeTraffic(const Frame& f, double swarmW);
+    double arrangeTree(const Frame& f, const TreeRows& rows, double swarmW, double y);
+    double arrangeSystems(const Frame& f, double y);
 
     QFont m_normal, m_bold;
     QSizeF m_size;
