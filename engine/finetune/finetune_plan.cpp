@@ -48,6 +48,128 @@ Status applyOverrides(config::Config& c, const std::vector<std::string>& overrid
     return Status::success();
 }
 
+// The new text's size into `sum`: held-out and training tokens, steps per epoch, the steps and
+// the peak learning rate the fine-tune takes; or why the text is too short for windows of T.
+Status sizeTheData(const std::string& text, int64_t tokens, int B, int T,
+                   const FinetuneRequest& request, const config::Config& c, FinetuneSummary& sum) {
+    // A held-out slice of at least one window (T + 1 tokens) and a training slice of at least 2.
+    double fraction = std::max(0.1, double(T + 2) / double(std::max<int64_t>(tokens, 1)));
+    if (fraction > 0.5 || tokens < 2 * (T + 2)) {
+        return Error{fmt::format(
+            "--data: the new text is {} tokens ({} bytes); fine-tuning with sequences of {} "
+            "tokens needs at least {} (a held-out window and training windows). Add text, or "
+            "lower the sequence length with --set train_input.max_sequence_length=N",
+            tokens, sum.dataBytes, T, 2 * (T + 2))};
+    }
+    sum.validationFraction = fraction;
+    sum.heldOutTokens = int64_t(std::llround(double(tokens) * fraction));
+    sum.trainTokens = tokens - sum.heldOutTokens;
+    sum.samplePrompt =
+        promptFromText(text, size_t(std::llround(double(text.size()) * (1.0 - fraction))));
+    sum.batchSize = B;
+    sum.sequenceLength = T;
+    sum.tokensPerStep = int64_t(B) * T;
+    sum.stepsPerEpoch =
+        std::max<int64_t>(1, (sum.trainTokens + sum.tokensPerStep - 1) / sum.tokensPerStep);
+    sum.epochs = request.epochs;
+    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
+    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
+    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
+    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
+                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
+    return Status::success();
+}
+
+// The base's config turned into a fine-tune's: the new text with its held-out share, the
+// evaluation and logging cadence, the base's weights as the start, warm-up then cosine decay.
+void scheduleFinetune(config::Config& c, const FinetuneSummary& sum,
+                      const std::vector<std::string>& data, const FinetuneRequest& request,
+                      const std::filesystem::path& weights) {
+    const int T = sum.sequenceLength;
+    c.trainInput.dataDir = data;
+    c.trainInput.allowBinary = request.allowBinary;
+    c.trainInput.validationFraction = sum.validationFraction;
+    c.trainInput.maxSequenceLength = T;
+    c.evalInput.dataDir.clear();
+    c.evalInput.maxSequenceLength = T;
+    const int64_t windows = std::max<int64_t>(1, (sum.heldOutTokens - 1) / T);
+    c.evalInput.batchSize = int(std::min<int64_t>(c.evalInput.batchSize, windows));
+    c.runconfig.evalSteps = int(std::clamp<int64_t>(windows / c.evalInput.batchSize, 1, 50));
+    c.runconfig.maxSteps = sum.maxSteps;
+    c.runconfig.evalFrequency = int(std::max<int64_t>(1, sum.maxSteps / 10));
+    c.runconfig.logSteps = int(std::clamp<int64_t>(sum.maxSteps / 20, 1, 10));
+    c.runconfig.checkpointPath = weights.string();
+    c.runconfig.modelDir.clear();
+    c.runconfig.checkpointSteps = 0;
+    c.runconfig.saveInitialCheckpoint = false;
+    const int64_t warmup = std::clamp<int64_t>(sum.maxSteps / 10, 1, 100);
+    config::SchedulerConfig warm, decay;
+    warm.scheduler = "Linear";
+    warm.initialLearningRate = 0.0;
+    warm.endLearningRate = sum.peakLearningRate;
+    warm.totalIters = warmup;
+    decay.scheduler = "Cosine";
+    decay.initialLearningRate = sum.peakLearningRate;
+    decay.endLearningRate = sum.peakLearningRate / 10.0;
+    decay.totalIters = 0;
+    c.optimizer.learningRate.schedule = {warm, decay};
+    c.optimizer.freezeEmbeddings = request.freezeEmbeddings;
+    c.optimizer.freezeBlocks = request.freezeBlocks;
+}
+
+// The method on top: LoRA adapters (new, or the base's own continued), SPDF's dense fine-tune of
+// a sparse base, the precision.
+Status chooseMethod(config::Config& c, FinetuneSummary& sum, const FinetuneRequest& request) {
+    // A base with LoRA adapters (a LoRA run, imported PEFT adapters) keeps them: the run
+    // continues training them on the frozen base (session/session.cpp reads them from the base's
+    // file). New adapters on top would need the old ones merged into the weights first.
+    if (c.lora && request.loraRank > 0) {
+        return Error{fmt::format(
+            "--base holds LoRA adapters already (rank {}); fine-tune without --lora to continue "
+            "training them, or merge them into the weights first (wafer export BASE --merge --out "
+            "DIR) and fine-tune DIR with --lora",
+            c.lora->rank)};
+    }
+    if (request.loraRank > 0) {
+        c.lora = config::LoraConfig{
+            .rank = request.loraRank,
+            .alpha = request.loraAlpha > 0 ? request.loraAlpha : 2.0 * request.loraRank,
+            .dropout = request.loraDropout,
+            .targets = request.loraTargets.empty()
+                           ? std::vector<std::string>{"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}
+                           : request.loraTargets};
+    }
+    // SPDF (sparse pre-training, dense fine-tuning): a sparse base fine-tunes dense. Its zero
+    // weights start at zero and train like the rest; --set sparsity.* keeps it sparse.
+    if ((c.sparsity && c.sparsity->sparsity > 0) || c.model.sparsity.level > 0) {
+        sum.densifiedFrom = c.sparsity
+                                ? fmt::format("{} at {:g}", c.sparsity->type, c.sparsity->sparsity)
+                                : fmt::format("static at {:g}", c.model.sparsity.level);
+        c.sparsity.reset();
+        c.model.sparsity = {};
+    }
+    if (request.bf16) {
+        c.model.mixedPrecision = *request.bf16;
+        if (*request.bf16) c.model.fp16Type = "bfloat16";
+    }
+    return Status::success();
+}
+
+// What the method costs: parameters that train, MemoryX bytes, FLOPs and the time estimates.
+void addCost(FinetuneSummary& sum, const config::Config& c) {
+    const MethodCost cost = methodCost(c);
+    sum.parameters = cost.parameters;
+    sum.frozenParameters = cost.parameters - cost.trainableParameters;
+    sum.lora = cost.lora;
+    sum.bf16 = model::GptShape::fromConfig(c.model).bf16;
+    sum.memoryxBytes = cost.memoryxBytes;
+    sum.flopsPerToken = cost.flopsPerToken;
+    sum.estimatedSecondsPerEpoch =
+        estimateSeconds(cost, double(sum.trainTokens), double(sum.stepsPerEpoch));
+    sum.estimatedSeconds = estimateSeconds(cost, double(sum.maxSteps) * double(sum.tokensPerStep),
+                                           double(sum.maxSteps));
+}
+
 }  // namespace
 
 Result<BaseModel> inspectBase(std::string_view refText, const fs::path& dbPath) {
@@ -139,94 +261,9 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     plan.summary.tokenizerKind = base->tokenizer->kind();
     FinetuneSummary& sum = plan.summary;
     const int64_t tokens = sum.tokens;
-    // A held-out slice of at least one window (T + 1 tokens) and a training slice of at least 2.
-    double fraction = std::max(0.1, double(T + 2) / double(std::max<int64_t>(tokens, 1)));
-    if (fraction > 0.5 || tokens < 2 * (T + 2)) {
-        return Error{fmt::format(
-            "--data: the new text is {} tokens ({} bytes); fine-tuning with sequences of {} "
-            "tokens needs at least {} (a held-out window and training windows). Add text, or "
-            "lower the sequence length with --set train_input.max_sequence_length=N",
-            tokens, sum.dataBytes, T, 2 * (T + 2))};
-    }
-    sum.validationFraction = fraction;
-    sum.heldOutTokens = int64_t(std::llround(double(tokens) * fraction));
-    sum.trainTokens = tokens - sum.heldOutTokens;
-    sum.samplePrompt =
-        promptFromText(*text, size_t(std::llround(double(text->size()) * (1.0 - fraction))));
-    sum.batchSize = B;
-    sum.sequenceLength = T;
-    sum.tokensPerStep = int64_t(B) * T;
-    sum.stepsPerEpoch =
-        std::max<int64_t>(1, (sum.trainTokens + sum.tokensPerStep - 1) / sum.tokensPerStep);
-    sum.epochs = request.epochs;
-    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
-    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
-    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
-    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
-                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
-    sum.baseDescription = base->description;
-
-    c.trainInput.dataDir = data;
-    c.trainInput.allowBinary = request.allowBinary;
-    c.trainInput.validationFraction = fraction;
-    c.trainInput.maxSequenceLength = T;
-    c.evalInput.dataDir.clear();
-    c.evalInput.maxSequenceLength = T;
-    const int64_t windows = std::max<int64_t>(1, (sum.heldOutTokens - 1) / T);
-    c.evalInput.batchSize = int(std::min<int64_t>(c.evalInput.batchSize, windows));
-    c.runconfig.evalSteps = int(std::clamp<int64_t>(windows / c.evalInput.batchSize, 1, 50));
-    c.runconfig.maxSteps = sum.maxSteps;
-    c.runconfig.evalFrequency = int(std::max<int64_t>(1, sum.maxSteps / 10));
-    c.runconfig.logSteps = int(std::clamp<int64_t>(sum.maxSteps / 20, 1, 10));
-    c.runconfig.checkpointPath = base->weights.string();
-    c.runconfig.modelDir.clear();
-    c.runconfig.checkpointSteps = 0;
-    c.runconfig.saveInitialCheckpoint = false;
-    const int64_t warmup = std::clamp<int64_t>(sum.maxSteps / 10, 1, 100);
-    config::SchedulerConfig warm, decay;
-    warm.scheduler = "Linear";
-    warm.initialLearningRate = 0.0;
-    warm.endLearningRate = sum.peakLearningRate;
-    warm.totalIters = warmup;
-    decay.scheduler = "Cosine";
-    decay.initialLearningRate = sum.peakLearningRate;
-    decay.endLearningRate = sum.peakLearningRate / 10.0;
-    decay.totalIters = 0;
-    c.optimizer.learningRate.schedule = {warm, decay};
-    c.optimizer.freezeEmbeddings = request.freezeEmbeddings;
-    c.optimizer.freezeBlocks = request.freezeBlocks;
-    // A base with LoRA adapters (a LoRA run, imported PEFT adapters) keeps them: the run
-    // continues training them on the frozen base (session/session.cpp reads them from the base's
-    // file). New adapters on top would need the old ones merged into the weights first.
-    if (c.lora && request.loraRank > 0) {
-        return Error{fmt::format(
-            "--base holds LoRA adapters already (rank {}); fine-tune without --lora to continue "
-            "training them, or merge them into the weights first (wafer export BASE --merge --out "
-            "DIR) and fine-tune DIR with --lora",
-            c.lora->rank)};
-    }
-    if (request.loraRank > 0) {
-        c.lora = config::LoraConfig{
-            .rank = request.loraRank,
-            .alpha = request.loraAlpha > 0 ? request.loraAlpha : 2.0 * request.loraRank,
-            .dropout = request.loraDropout,
-            .targets = request.loraTargets.empty()
-                           ? std::vector<std::string>{"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}
-                           : request.loraTargets};
-    }
-    // SPDF (sparse pre-training, dense fine-tuning): a sparse base fine-tunes dense. Its zero
-    // weights start at zero and train like the rest; --set sparsity.* keeps it sparse.
-    if ((c.sparsity && c.sparsity->sparsity > 0) || c.model.sparsity.level > 0) {
-        sum.densifiedFrom = c.sparsity
-                                ? fmt::format("{} at {:g}", c.sparsity->type, c.sparsity->sparsity)
-                                : fmt::format("static at {:g}", c.model.sparsity.level);
-        c.sparsity.reset();
-        c.model.sparsity = {};
-    }
-    if (request.bf16) {
-        c.model.mixedPrecision = *request.bf16;
-        if (*request.bf16) c.model.fp16Type = "bfloat16";
-    }
+    if (Status st = sizeTheData(*text, tokens, B, T, request, c, sum); !st.ok()) return st.error();
+    scheduleFinetune(c, sum, data, request, base->weights);
+    if (Status st = chooseMethod(c, sum, request); !st.ok()) return st.error();
     if (Status st = applyOverrides(c, request.overrides); !st.ok()) return st.error();
     // Kept sparse with --set sparsity.*: its masks start from the base's zeros (topk prunes the
     // smallest weights first), unless the overrides chose otherwise. Random masks would prune
@@ -248,17 +285,7 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     sum.maxSteps = c.runconfig.maxSteps;
     sum.peakLearningRate = peakLearningRate(c.optimizer.learningRate);
 
-    const MethodCost cost = methodCost(c);
-    sum.parameters = cost.parameters;
-    sum.frozenParameters = cost.parameters - cost.trainableParameters;
-    sum.lora = cost.lora;
-    sum.bf16 = model::GptShape::fromConfig(c.model).bf16;
-    sum.memoryxBytes = cost.memoryxBytes;
-    sum.flopsPerToken = cost.flopsPerToken;
-    sum.estimatedSecondsPerEpoch =
-        estimateSeconds(cost, double(sum.trainTokens), double(sum.stepsPerEpoch));
-    sum.estimatedSeconds = estimateSeconds(cost, double(sum.maxSteps) * double(sum.tokensPerStep),
-                                           double(sum.maxSteps));
+    addCost(sum, c);
 
     plan.config.config = std::move(c);
     plan.config.warnings = base->notes;
