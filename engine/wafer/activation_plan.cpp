@@ -125,6 +125,126 @@ double estimateStepS(const WaferSpec& spec, const StepInput& in, int mb,
     return micro * double(in.batchPerSystem / mb);
 }
 
+// A candidate the cycle model will time: a strategy, its micro-batch and per-block choices.
+struct Choice {
+    std::string strategy;
+    int mb;
+    ActivationCounts counts;
+};
+
+// The candidates that fit the SRAM and MemoryX: each uniform strategy at its largest fitting
+// micro-batch, and keep+recompute at the micro-batches the roofline estimate likes best (the
+// estimate only shortlists; the cycle model times them).
+std::vector<Choice> shortlist(const WaferSpec& spec, const StepInput& base, double availableBytes,
+                              double stateBytes) {
+    const auto& S = base.shape;
+    const int B = base.batchPerSystem, T = base.seqLen, L = S.layers;
+    const std::vector<int> divisors = divisorsDescending(B);
+    const double memoryx = spec.cluster.memoryxBytes;
+    auto fitsAt = [&](int mb, const ActivationCounts& c) {
+        const double tokens = double(mb) * T;
+        const double resident = c.allKeep() ? activationFit(spec, S, mb, T).storedBytes
+                                            : residentActivationBytes(S, tokens, c);
+        return resident <= availableBytes &&
+               stateBytes + offloadBytesPerMicroBatch(S, tokens, c) <= memoryx;
+    };
+    std::vector<Choice> choices;
+    auto largest = [&](const char* name, BlockActivation a) {
+        for (int mb : divisors)
+            if (fitsAt(mb, all(L, a))) {
+                choices.push_back({name, mb, all(L, a)});
+                return;
+            }
+    };
+    largest("micro-batching", BlockActivation::Keep);
+    largest("recompute", BlockActivation::Recompute);
+    largest("offload", BlockActivation::Offload);
+    largest("recompute+offload", BlockActivation::RecomputeOffload);
+    std::vector<std::pair<double, Choice>> mixed;
+    for (int mb : divisors) {
+        const auto c = keepAndRecompute(S, double(mb) * T, availableBytes);
+        if (!c || !fitsAt(mb, *c)) continue;
+        mixed.push_back(
+            {estimateStepS(spec, base, mb, *c),
+             Choice{c->recomputeOffload > 0 ? "keep+recompute+offload" : "keep+recompute", mb,
+                    *c}});
+    }
+    std::stable_sort(mixed.begin(), mixed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < mixed.size() && i < kMixedShortlist; ++i)
+        choices.push_back(mixed[i].second);
+    return choices;
+}
+
+// Every candidate timed by the cycle model into plan.considered; the index of the winner (-1:
+// none). Within kPlanTolerance of the fastest, a plan whose weight streaming hides behind compute
+// wins over one bound by the MemoryX link (the fastest of those): the link is modelled at its
+// nominal line rate, so a link-bound plan's time is the optimistic end of its range.
+Result<int> timeCandidates(const WaferSpec& spec, const StepInput& base,
+                           const std::vector<Choice>& choices, ActivationPlan& plan) {
+    const auto& S = base.shape;
+    const int T = base.seqLen;
+    const PredictOptions noFrames{.frames = false};
+    int best = -1;
+    for (const auto& ch : choices) {
+        StepInput in = base;
+        in.microBatch = ch.mb;
+        in.blockActivations =
+            ch.counts.allKeep() ? std::vector<BlockActivation>{} : blockActivationsFor(ch.counts);
+        auto p = predictStep(spec, in, noFrames);
+        if (!p.ok()) return p.error();
+        const double tokens = double(ch.mb) * T;
+        plan.considered.push_back({ch.strategy, ch.mb, ch.counts,
+                                   ch.counts.allKeep()
+                                       ? activationFit(spec, S, ch.mb, T).storedBytes
+                                       : residentActivationBytes(S, tokens, ch.counts),
+                                   p->stepS, p->weightStreamingHidden, p->split.streaming});
+        if (best < 0 || p->stepS < plan.considered[size_t(best)].stepS)
+            best = int(plan.considered.size()) - 1;
+    }
+    if (best >= 0 && !plan.considered[size_t(best)].streamingHidden) {
+        const double limit = plan.considered[size_t(best)].stepS * (1 + kPlanTolerance);
+        int hidden = -1;
+        for (size_t i = 0; i < plan.considered.size(); ++i) {
+            const auto& c = plan.considered[i];
+            if (c.streamingHidden && c.stepS <= limit &&
+                (hidden < 0 || c.stepS < plan.considered[size_t(hidden)].stepS))
+                hidden = int(i);
+        }
+        if (hidden >= 0) best = hidden;
+    }
+    return best;
+}
+
+// The plan's note: what it keeps, where, how fast, and the others it beat.
+std::string winnerNote(const WaferSpec& spec, const StepInput& base, const ActivationPlan& plan,
+                       int best, double storedBytes) {
+    const auto& S = base.shape;
+    const int T = base.seqLen;
+    const ActivationCandidate& win = plan.considered[size_t(best)];
+    std::string others;
+    if (plan.considered.front().strategy != "micro-batching")
+        others = fmt::format("micro-batching cannot fit (one sequence keeps {})",
+                             formatBytes(activationFit(spec, S, 1, T).storedBytes));
+    for (size_t i = 0; i < plan.considered.size(); ++i) {
+        if (int(i) == best) continue;
+        const auto& c = plan.considered[i];
+        others +=
+            fmt::format("{}{} {:.4g} s (mb {}{})", others.empty() ? "" : ", ", c.strategy, c.stepS,
+                        c.microBatch, c.streamingHidden ? "" : ", weight streaming exposed");
+    }
+    return fmt::format(
+        "{} for backward do not fit {} of SRAM: {} ({}), micro-batches of {}, {} resident{}: "
+        "{:.4g} s a step{}",
+        formatBytes(storedBytes), formatBytes(plan.availableBytes), win.strategy,
+        describeCounts(win.counts), win.microBatch, formatBytes(win.residentBytes),
+        plan.offloadBytesPerMicroBatch > 0
+            ? fmt::format(", {} to MemoryX per micro-batch",
+                          formatBytes(plan.offloadBytesPerMicroBatch))
+            : std::string(),
+        win.stepS, others.empty() ? std::string() : "; vs " + others);
+}
+
 }  // namespace
 
 Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& base,
@@ -156,82 +276,10 @@ Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& b
         return plan;
     }
 
-    const std::vector<int> divisors = divisorsDescending(B);
-    const double memoryx = spec.cluster.memoryxBytes;
-    auto fitsAt = [&](int mb, const ActivationCounts& c) {
-        const double tokens = double(mb) * T;
-        const double resident = c.allKeep() ? activationFit(spec, S, mb, T).storedBytes
-                                            : residentActivationBytes(S, tokens, c);
-        return resident <= plan.availableBytes &&
-               stateBytes + offloadBytesPerMicroBatch(S, tokens, c) <= memoryx;
-    };
-    struct Choice {
-        std::string strategy;
-        int mb;
-        ActivationCounts counts;
-    };
-    std::vector<Choice> choices;
-    auto largest = [&](const char* name, BlockActivation a) {
-        for (int mb : divisors)
-            if (fitsAt(mb, all(L, a))) {
-                choices.push_back({name, mb, all(L, a)});
-                return;
-            }
-    };
-    largest("micro-batching", BlockActivation::Keep);
-    largest("recompute", BlockActivation::Recompute);
-    largest("offload", BlockActivation::Offload);
-    largest("recompute+offload", BlockActivation::RecomputeOffload);
-    // keep+recompute at the micro-batches the roofline estimate likes best (the estimate only
-    // shortlists; the cycle model times them).
-    std::vector<std::pair<double, Choice>> mixed;
-    for (int mb : divisors) {
-        const auto c = keepAndRecompute(S, double(mb) * T, plan.availableBytes);
-        if (!c || !fitsAt(mb, *c)) continue;
-        mixed.push_back(
-            {estimateStepS(spec, base, mb, *c),
-             Choice{c->recomputeOffload > 0 ? "keep+recompute+offload" : "keep+recompute", mb,
-                    *c}});
-    }
-    std::stable_sort(mixed.begin(), mixed.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < mixed.size() && i < kMixedShortlist; ++i)
-        choices.push_back(mixed[i].second);
-
-    // Time every candidate with the cycle model; the fastest wins (ties: the earlier).
-    const PredictOptions noFrames{.frames = false};
-    int best = -1;
-    for (const auto& ch : choices) {
-        StepInput in = base;
-        in.microBatch = ch.mb;
-        in.blockActivations =
-            ch.counts.allKeep() ? std::vector<BlockActivation>{} : blockActivationsFor(ch.counts);
-        auto p = predictStep(spec, in, noFrames);
-        if (!p.ok()) return p.error();
-        const double tokens = double(ch.mb) * T;
-        plan.considered.push_back({ch.strategy, ch.mb, ch.counts,
-                                   ch.counts.allKeep()
-                                       ? activationFit(spec, S, ch.mb, T).storedBytes
-                                       : residentActivationBytes(S, tokens, ch.counts),
-                                   p->stepS, p->weightStreamingHidden, p->split.streaming});
-        if (best < 0 || p->stepS < plan.considered[size_t(best)].stepS)
-            best = int(plan.considered.size()) - 1;
-    }
-    // Within kPlanTolerance of the fastest, a plan whose weight streaming hides behind compute
-    // wins over one bound by the MemoryX link (the fastest of those): the link is modelled at its
-    // nominal line rate, so a link-bound plan's time is the optimistic end of its range.
-    if (best >= 0 && !plan.considered[size_t(best)].streamingHidden) {
-        const double limit = plan.considered[size_t(best)].stepS * (1 + kPlanTolerance);
-        int hidden = -1;
-        for (size_t i = 0; i < plan.considered.size(); ++i) {
-            const auto& c = plan.considered[i];
-            if (c.streamingHidden && c.stepS <= limit &&
-                (hidden < 0 || c.stepS < plan.considered[size_t(hidden)].stepS))
-                hidden = int(i);
-        }
-        if (hidden >= 0) best = hidden;
-    }
-
+    const std::vector<Choice> choices = shortlist(spec, base, plan.availableBytes, stateBytes);
+    auto timed = timeCandidates(spec, base, choices, plan);
+    if (!timed.ok()) return timed.error();
+    const int best = *timed;
     if (best < 0) {
         // Nothing fits, not even one sequence recomputing with its inputs in MemoryX.
         plan.strategy = "none fits";
@@ -257,27 +305,7 @@ Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& b
     const double tokens = double(win.microBatch) * T;
     plan.offloadBytesPerMicroBatch = offloadBytesPerMicroBatch(S, tokens, win.counts);
     plan.memoryxBytesNeeded = stateBytes + plan.offloadBytesPerMicroBatch;
-    std::string others;
-    if (plan.considered.front().strategy != "micro-batching")
-        others = fmt::format("micro-batching cannot fit (one sequence keeps {})",
-                             formatBytes(activationFit(spec, S, 1, T).storedBytes));
-    for (size_t i = 0; i < plan.considered.size(); ++i) {
-        if (int(i) == best) continue;
-        const auto& c = plan.considered[i];
-        others +=
-            fmt::format("{}{} {:.4g} s (mb {}{})", others.empty() ? "" : ", ", c.strategy, c.stepS,
-                        c.microBatch, c.streamingHidden ? "" : ", weight streaming exposed");
-    }
-    plan.note = fmt::format(
-        "{} for backward do not fit {} of SRAM: {} ({}), micro-batches of {}, {} resident{}: "
-        "{:.4g} s a step{}",
-        formatBytes(whole.storedBytes), formatBytes(plan.availableBytes), win.strategy,
-        describeCounts(win.counts), win.microBatch, formatBytes(win.residentBytes),
-        plan.offloadBytesPerMicroBatch > 0
-            ? fmt::format(", {} to MemoryX per micro-batch",
-                          formatBytes(plan.offloadBytesPerMicroBatch))
-            : std::string(),
-        win.stepS, others.empty() ? std::string() : "; vs " + others);
+    plan.note = winnerNote(spec, base, plan, best, whole.storedBytes);
     return plan;
 }
 
