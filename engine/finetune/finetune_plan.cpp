@@ -262,6 +262,7 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     FinetuneSummary& sum = plan.summary;
     const int64_t tokens = sum.tokens;
     if (Status st = sizeTheData(*text, tokens, B, T, request, c, sum); !st.ok()) return st.error();
+    sum.baseDescription = base->description;
     scheduleFinetune(c, sum, data, request, base->weights);
     if (Status st = chooseMethod(c, sum, request); !st.ok()) return st.error();
     if (Status st = applyOverrides(c, request.overrides); !st.ok()) return st.error();

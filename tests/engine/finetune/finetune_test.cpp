@@ -104,6 +104,9 @@ TEST_F(FinetuneRun, PlanKeepsTheBaseAndSetsFinetuneDefaults) {
     EXPECT_EQ(c.optimizer.learningRate.schedule[0].scheduler, "Linear");
     EXPECT_EQ(c.optimizer.learningRate.schedule[1].scheduler, "Cosine");
     const auto& s = plan->summary;
+    // The plan names its base as `wafer finetune` and the wizard show it.
+    EXPECT_NE(s.baseDescription.find((m_tmp / "model").filename().string()), std::string::npos)
+        << s.baseDescription;
     EXPECT_GT(s.tokens, 2000);
     EXPECT_EQ(s.tokens, s.trainTokens + s.heldOutTokens);
     EXPECT_GE(s.heldOutTokens, 33);
