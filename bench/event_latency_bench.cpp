@@ -17,9 +17,9 @@
 #include <functional>
 
 #include "bench_machine.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 
 using ws::ui::MainWindow;
 

@@ -11,10 +11,10 @@
 
 #include "app/studio/studio_options.h"
 #include "engine/core/paths.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/sweeps/sweep_controller.h"
 
 namespace {

@@ -13,8 +13,8 @@
 #include <QTest>
 #include <memory>
 
-#include "ui/shell/main_window.h"
 #include "ui/common/run_controller.h"
+#include "ui/shell/main_window.h"
 
 namespace ws::testing {
 

@@ -1,9 +1,9 @@
 // SweepPresenter: the studio's sweeps. Run Sweep plans the document's sweep with the engine,
 // times a few steps of each trial shape (engine/sweep/eta.h) and asks first ("sweepConfirmBox":
-// how many trials, how long), then hands it to the studio's SweepController; the controller's events feed
-// the Sweeps tab and the status bar, and reach the Runs dock, the Log and the failure banner
-// through the signals the shell connects. It also runs the μTransfer dialog and the coord check
-// of the Sweeps tab, resumes a stopped sweep and shows a stored sweep selected in Runs. GUI
+// how many trials, how long), then hands it to the studio's SweepController; the controller's
+// events feed the Sweeps tab and the status bar, and reach the Runs dock, the Log and the failure
+// banner through the signals the shell connects. It also runs the μTransfer dialog and the coord
+// check of the Sweeps tab, resumes a stopped sweep and shows a stored sweep selected in Runs. GUI
 // thread only.
 #pragma once
 

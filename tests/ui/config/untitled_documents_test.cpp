@@ -17,6 +17,7 @@
 
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -24,7 +25,6 @@
 #include "ui/samples/finetune_wizard.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 
 using namespace ws::ui;

@@ -18,9 +18,9 @@
 #include "support/gui_test.h"
 #include "support/laptop_screens.h"
 #include "support/lesson_test_support.h"
+#include "ui/common/run_controller.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/sweeps/sweep_controller.h"
 #include "ui/wafer/wafer_tab.h"
 

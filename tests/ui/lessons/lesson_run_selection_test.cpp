@@ -11,9 +11,9 @@
 
 #include "engine/store/run_store.h"
 #include "support/gui_test.h"
+#include "ui/common/run_controller.h"
 #include "ui/lessons/lessons_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
 

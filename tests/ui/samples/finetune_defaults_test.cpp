@@ -15,11 +15,11 @@
 #include "support/finetune_wizard_support.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "ui/common/run_controller.h"
 #include "ui/samples/finetune_method_panel.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/training/training_tab.h"
 
 using namespace ws::ui;

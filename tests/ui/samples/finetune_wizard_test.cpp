@@ -26,12 +26,12 @@
 #include "support/finetune_wizard_support.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/samples/finetune_wizard.h"
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 
 using namespace ws::ui;
 

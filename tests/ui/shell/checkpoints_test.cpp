@@ -22,12 +22,12 @@
 #include "engine/modelio/checkpoints.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/samples/samples_tab.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/resume_dialog.h"
-#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
 

@@ -17,8 +17,8 @@
 #include "support/gui_test.h"
 #include "support/laptop_screens.h"
 #include "ui/shell/main_window.h"
-#include "ui/teaching/presenter_mode.h"
 #include "ui/shell/screen_fit.h"
+#include "ui/teaching/presenter_mode.h"
 
 using namespace ws::ui;
 using ws::testing::kLaptopScreen;

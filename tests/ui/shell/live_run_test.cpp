@@ -7,9 +7,9 @@
 #include <QTest>
 
 #include "support/gui_test.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/training/training_tab.h"
 
 using namespace ws::ui;

@@ -14,13 +14,13 @@
 
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
 #include "ui/shell/failure_banner.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/sweeps/sweep_controller.h"
 
 using namespace ws::ui;

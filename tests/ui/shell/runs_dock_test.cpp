@@ -26,10 +26,10 @@
 #include "engine/store/sweep_records.h"
 #include "support/gui_test.h"
 #include "support/studio_window.h"
+#include "ui/common/run_controller.h"
 #include "ui/common/store_follower.h"
 #include "ui/config/config_document.h"
 #include "ui/shell/main_window.h"
-#include "ui/common/run_controller.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/training/training_tab.h"
 

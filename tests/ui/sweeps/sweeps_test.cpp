@@ -38,7 +38,6 @@
 #include "ui/config/config_document.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
-#include "ui/teaching/presenter_mode.h"
 #include "ui/shell/runs_dock.h"
 #include "ui/sweeps/coord_check_view.h"
 #include "ui/sweeps/sweep_controller.h"
@@ -48,6 +47,7 @@
 #include "ui/sweeps/sweeps_tab.h"
 #include "ui/sweeps/transfer_chart.h"
 #include "ui/sweeps/transfer_dialog.h"
+#include "ui/teaching/presenter_mode.h"
 
 using namespace ws::ui;
 

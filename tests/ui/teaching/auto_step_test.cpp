@@ -15,8 +15,8 @@
 #include "support/studio_window.h"
 #include "ui/config/config_document.h"
 #include "ui/lessons/lessons_panel.h"
-#include "ui/teaching/auto_step.h"
 #include "ui/shell/main_window.h"
+#include "ui/teaching/auto_step.h"
 #include "ui/teaching/presenter_mode.h"
 
 using namespace ws::ui;

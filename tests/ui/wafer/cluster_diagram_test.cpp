@@ -17,8 +17,8 @@
 #include "support/wafer_tab_feed.h"
 #include "support/wafer_tab_views.h"
 #include "ui/shell/main_window.h"
-#include "ui/teaching/presenter_mode.h"
 #include "ui/shell/screen_fit.h"
+#include "ui/teaching/presenter_mode.h"
 #include "ui/wafer/cluster_diagram.h"
 #include "ui/wafer/wafer_tab.h"
 
