@@ -509,7 +509,8 @@ Result<Condition> parseCondition(std::string_view text) {
         else
             message +=
                 "; a check names a config key (as `wafer fields` lists them) or one of "
-                "run.*, loss.*, emulated.*, fit.*, coord.*, sweep.* (README \"Lessons\")";
+                "run.*, loss.*, emulated.*, fit.*, coord.*, sweep.* (the user guide, "
+                "docs/lessons.md)";
         return Error{message};
     }
     return c;

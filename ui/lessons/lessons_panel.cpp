@@ -330,7 +330,8 @@ void LessonsPanel::showStepText() {
         m_stepTitle->setText(tr("Lessons"));
         m_text->setMarkdown(
             tr("Guided lessons on weight streaming and wafer-scale training. Choose one above, "
-               "or open a lesson file you wrote (README \"Lessons\").\n\nKeys while this panel "
+               "or open a lesson file you wrote (Help ▸ Wafer Studio Guide, \"Lessons\").\n\nKeys "
+               "while this panel "
                "has focus: **Space** or **→** Next, **←** Back."));
         m_formula->hide();
         m_figure->setFigure({});
