@@ -14,7 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev
   openmpi-bin libopenmpi-dev
-  xvfb xauth
+  xvfb xauth python3
   help2man lintian desktop-file-utils shared-mime-info man-db dpkg-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
