@@ -132,6 +132,50 @@ struct MoeConfig {
     }
 };
 
+// ModelZoo's extra_attention_params: with attention_module multiquery_attention, num_kv_groups
+// is the number of key/value heads (1: multi-query; between: grouped-query, as Llama 2 70B's 8).
+struct ExtraAttentionParams {
+    int numKvGroups = 0;  // 0: one KV head per query head (plain multi-head attention)
+
+    bool operator==(const ExtraAttentionParams&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(numKvGroups,
+                {.key = "num_kv_groups",
+                 .help = "Key/value heads shared by the query heads (grouped-query attention; "
+                         "must divide num_heads; needs attention_module: multiquery_attention)",
+                 .min = 0});
+    }
+};
+
+// ModelZoo's pos_scaling_extra_args for pos_scaling_type llama3 (Hugging Face rope_scaling's
+// low_freq_factor, high_freq_factor, original_max_position_embeddings).
+struct PosScalingExtraArgs {
+    double lowFreqFactor = 1.0;
+    double highFreqFactor = 4.0;
+    int originalMaxPositionEmbeddings = 8192;
+
+    bool operator==(const PosScalingExtraArgs&) const = default;
+
+    template <class V>
+    void visit(V& v) {
+        v.field(lowFreqFactor, {.key = "low_freq_factor",
+                                .help = "llama3 scaling: wavelengths longer than original / this "
+                                        "are divided by pos_scaling_factor",
+                                .min = 0});
+        v.field(highFreqFactor, {.key = "high_freq_factor",
+                                 .help = "llama3 scaling: wavelengths shorter than original / "
+                                         "this keep their frequency",
+                                 .min = 0});
+        v.field(originalMaxPositionEmbeddings,
+                {.key = "original_max_position_embeddings",
+                 .help = "llama3 scaling: the context length the model was pre-trained with",
+                 .unit = "tokens",
+                 .min = 1});
+    }
+};
+
 struct ModelConfig {
     std::string name = "gpt2";
     int vocabSize = 50257;
@@ -140,12 +184,30 @@ struct ModelConfig {
     int numHeads = 12;
     int filterSize = 3072;
     int maxPositionEmbeddings = 1024;
+    // learned (GPT-2: a wpe table), rotary (RoPE on q and k: Llama, Mistral, Qwen2) or alibi
+    // (linear biases on the attention scores: BTLM, BLOOM).
     std::string positionEmbeddingType = "learned";
+    int rotaryDim = 0;              // rotary: dims of each head that rotate; 0 = the whole head
+    double ropeTheta = 10000.0;     // rotary: frequency base
+    double posScalingFactor = 1.0;  // rotary: position interpolation factor
+    std::string posScalingType = "linear";                   // linear | llama3
+    std::optional<PosScalingExtraArgs> posScalingExtraArgs;  // llama3's factors
     bool shareEmbeddingWeights = true;
     double dropoutRate = 0.0;
     double attentionDropoutRate = 0.0;
-    std::string nonlinearity = "gelu";
-    double layerNormEpsilon = 1e-5;
+    std::string nonlinearity = "gelu";   // gelu (GPT-2 MLP) | swiglu (down(silu(gate) * up))
+    std::string normType = "layernorm";  // layernorm | rmsnorm
+    double layerNormEpsilon = 1e-5;      // epsilon of every norm, either type
+    // aiayn_attention: one KV head per query head; multiquery_attention: extra_attention_params
+    // .num_kv_groups KV heads shared by the query heads.
+    std::string attentionModule = "aiayn_attention";
+    ExtraAttentionParams extraAttentionParams;
+    int attentionInnerDim = 0;  // heads x head size; 0 = hidden_size (HF head_dim x heads)
+    int attentionSlidingWindowLength = 0;      // 0: none; otherwise no sequence may be longer
+    bool useProjectionBiasInAttention = true;  // q/k/v biases (GPT-2 and Qwen2 have them)
+    bool useFfnBiasInAttention = true;         // the attention output projection's bias
+    bool useFfnBias = true;                    // the MLP's biases
+    bool useBiasInOutput = false;              // a bias on the logits (not implemented: false)
     InitializerConfig embeddingInitializer;
     InitializerConfig initializer;
     // Absent: GPT-2's scaled init for residual-output projections, std / sqrt(2 * layers).
@@ -194,9 +256,29 @@ struct ModelConfig {
                  .help = "Rows of the learned position embedding; the longest usable sequence",
                  .unit = "tokens",
                  .min = 1});
-        v.field(positionEmbeddingType, {.key = "position_embedding_type",
-                                        .help = "How positions are encoded",
-                                        .choices = {"learned"}});
+        v.field(positionEmbeddingType,
+                {.key = "position_embedding_type",
+                 .help = "How positions are encoded: learned (GPT-2's table), rotary (RoPE: "
+                         "Llama, Mistral, Qwen2) or alibi (linear attention biases: BTLM)",
+                 .choices = {"learned", "rotary", "alibi"}});
+        v.field(rotaryDim, {.key = "rotary_dim",
+                            .help = "rotary only: dimensions of each head that rotate (even; "
+                                    "0 = the whole head)",
+                            .min = 0});
+        v.field(ropeTheta, {.key = "rope_theta",
+                            .help = "rotary only: frequency base (Llama 2: 10000, Llama 3: "
+                                    "500000, Qwen2: 1000000)",
+                            .min = 1});
+        v.field(posScalingFactor, {.key = "pos_scaling_factor",
+                                   .help = "rotary only: position interpolation factor (1: none)",
+                                   .min = 1});
+        v.field(posScalingType, {.key = "pos_scaling_type",
+                                 .help = "rotary only: how pos_scaling_factor stretches the "
+                                         "frequencies (linear: all; llama3: the low ones)",
+                                 .choices = {"linear", "llama3"}});
+        v.optionalSection(posScalingExtraArgs,
+                          {.key = "pos_scaling_extra_args",
+                           .help = "rotary llama3 scaling's factors (absent: Llama 3.1's)"});
         v.field(shareEmbeddingWeights,
                 {.key = "share_embedding_weights",
                  .help = "Tie the output projection to the token embedding (GPT-2 does)"});
@@ -209,10 +291,43 @@ struct ModelConfig {
                                        .min = 0,
                                        .max = 0.999});
         v.field(nonlinearity, {.key = "nonlinearity",
-                               .help = "MLP activation (GPT-2's tanh-approximated GELU)",
-                               .choices = {"gelu"}});
+                               .help = "MLP: gelu (GPT-2's tanh-approximated GELU between two "
+                                       "projections) or swiglu (down(silu(gate(x)) * up(x)): "
+                                       "Llama, BTLM)",
+                               .choices = {"gelu", "swiglu"}});
+        v.field(normType, {.key = "norm_type",
+                           .help = "Norm before each branch and the head: layernorm (GPT-2) or "
+                                   "rmsnorm (Llama: no mean, no bias)",
+                           .choices = {"layernorm", "rmsnorm"}});
         v.field(layerNormEpsilon,
-                {.key = "layer_norm_epsilon", .help = "Epsilon inside every LayerNorm", .min = 0});
+                {.key = "layer_norm_epsilon", .help = "Epsilon inside every norm", .min = 0});
+        v.field(attentionModule,
+                {.key = "attention_module",
+                 .help = "aiayn_attention: a key/value head per query head; "
+                         "multiquery_attention: extra_attention_params.num_kv_groups of them",
+                 .choices = {"aiayn_attention", "multiquery_attention"}});
+        v.section(extraAttentionParams, {.key = "extra_attention_params",
+                                         .help = "Grouped-query attention's key/value head count"});
+        v.field(attentionInnerDim, {.key = "attention_inner_dim",
+                                    .help = "Query width, num_heads x head size (0: hidden_size)",
+                                    .min = 0});
+        v.field(attentionSlidingWindowLength,
+                {.key = "attention_sliding_window_length",
+                 .help = "Mistral's sliding window (0: none). Sliding-window attention is not "
+                         "implemented: sequences must be no longer than the window, where it "
+                         "equals full attention",
+                 .unit = "tokens",
+                 .min = 0});
+        v.field(useProjectionBiasInAttention,
+                {.key = "use_projection_bias_in_attention",
+                 .help = "Biases on the q/k/v projections (GPT-2, Qwen2: true; Llama: false)"});
+        v.field(useFfnBiasInAttention,
+                {.key = "use_ffn_bias_in_attention",
+                 .help = "Bias on the attention output projection (GPT-2: true; Llama: false)"});
+        v.field(useFfnBias, {.key = "use_ffn_bias",
+                             .help = "Biases on the MLP projections (GPT-2: true; Llama: false)"});
+        v.field(useBiasInOutput, {.key = "use_bias_in_output",
+                                  .help = "A bias on the output logits (not implemented; false)"});
         v.section(embeddingInitializer, {.key = "embedding_initializer",
                                          .help = "Initializer of token and position embeddings"});
         v.section(initializer,

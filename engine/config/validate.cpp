@@ -180,6 +180,59 @@ void checkSchedule(const OptimizerConfig& optimizer, std::vector<std::string>& e
     }
 }
 
+// The block options (Llama family): grouped-query heads, the rotary dimensions, the head size,
+// and the combinations the engine does not implement, each named with its fix.
+void checkArchitecture(const ModelConfig& model, std::vector<std::string>& errors) {
+    const int groups = model.extraAttentionParams.numKvGroups;
+    if (model.attentionModule == "multiquery_attention") {
+        if (groups < 1)
+            errors.push_back(
+                "model.attention_module is multiquery_attention but "
+                "model.extra_attention_params.num_kv_groups is not set; set it to the number of "
+                "key/value heads (1: multi-query, e.g. 8 for Llama 2 70B)");
+        else if (model.numHeads > 0 && model.numHeads % groups != 0)
+            errors.push_back("model.extra_attention_params.num_kv_groups (" +
+                             std::to_string(groups) + ") does not divide model.num_heads (" +
+                             std::to_string(model.numHeads) +
+                             "): each key/value head serves the same number of query heads; "
+                             "use a divisor of " +
+                             std::to_string(model.numHeads));
+    } else if (groups > 0 && groups != model.numHeads) {
+        errors.push_back("model.extra_attention_params.num_kv_groups (" + std::to_string(groups) +
+                         ") only applies with model.attention_module: multiquery_attention; set "
+                         "that, or remove num_kv_groups");
+    }
+    if (model.attentionInnerDim > 0 && model.numHeads > 0 &&
+        model.attentionInnerDim % model.numHeads != 0)
+        errors.push_back("model.attention_inner_dim (" + std::to_string(model.attentionInnerDim) +
+                         ") is not divisible by model.num_heads (" +
+                         std::to_string(model.numHeads) + "); it is num_heads x the head size");
+    const int inner = model.attentionInnerDim > 0 ? model.attentionInnerDim : model.hiddenSize;
+    const int headSize = model.numHeads > 0 ? inner / model.numHeads : 0;
+    if (model.positionEmbeddingType == "rotary") {
+        if (model.rotaryDim % 2 != 0 || model.rotaryDim > headSize)
+            errors.push_back("model.rotary_dim (" + std::to_string(model.rotaryDim) +
+                             ") must be even and at most the head size (" +
+                             std::to_string(headSize) + "); 0 rotates the whole head");
+        else if (model.rotaryDim == 0 && headSize % 2 != 0)
+            errors.push_back("the head size (" + std::to_string(headSize) +
+                             ") is odd, so rotary embeddings cannot rotate it whole; set "
+                             "model.rotary_dim to an even number below it");
+    }
+    if (model.useBiasInOutput)
+        errors.push_back(
+            "model.use_bias_in_output: a bias on the output logits is not implemented; set it "
+            "to false");
+    if (model.moe && model.nonlinearity != "gelu")
+        errors.push_back("model.moe with model.nonlinearity: " + model.nonlinearity +
+                         ": experts are GPT-2 MLPs (gelu); set nonlinearity: gelu or remove "
+                         "model.moe");
+    if (model.moe && !model.useFfnBias)
+        errors.push_back(
+            "model.moe with model.use_ffn_bias: false: experts always have biases; set "
+            "use_ffn_bias: true or remove model.moe");
+}
+
 // μP's base shape: the proxy model the hyperparameters were tuned on. The width multipliers must
 // be >= 1 (μP scales hidden init and LR *down* from the base as the model widens); they need not
 // be integers (Cerebras-GPT 256M is 1088 wide on a base of 256).
@@ -247,6 +300,16 @@ void checkTokenizer(const TokenizerConfig& tokenizer, const std::string& prefix,
 
 void checkInput(const InputConfig& input, const std::string& prefix, const ModelConfig& model,
                 std::vector<std::string>& errors) {
+    if (model.attentionSlidingWindowLength > 0 &&
+        input.maxSequenceLength > model.attentionSlidingWindowLength)
+        errors.push_back(prefix + ".max_sequence_length (" +
+                         std::to_string(input.maxSequenceLength) +
+                         ") is longer than model.attention_sliding_window_length (" +
+                         std::to_string(model.attentionSlidingWindowLength) +
+                         "): sliding-window attention is not implemented, and up to the window "
+                         "it equals full attention; lower " +
+                         prefix + ".max_sequence_length to " +
+                         std::to_string(model.attentionSlidingWindowLength) + " or less");
     if (input.maxSequenceLength > model.maxPositionEmbeddings)
         errors.push_back(prefix + ".max_sequence_length (" +
                          std::to_string(input.maxSequenceLength) +
@@ -306,7 +369,9 @@ std::vector<std::string> validate(const Config& config) {
     copy.visit(checker);
 
     const ModelConfig& model = config.model;
-    if (model.numHeads > 0 && model.hiddenSize % model.numHeads != 0)
+    checkArchitecture(model, errors);
+    if (model.numHeads > 0 && model.attentionInnerDim == 0 &&
+        model.hiddenSize % model.numHeads != 0)
         errors.push_back("model.hidden_size (" + std::to_string(model.hiddenSize) +
                          ") is not divisible by model.num_heads (" +
                          std::to_string(model.numHeads) +

@@ -39,11 +39,11 @@ std::string_view targetName(Target target) {
 LinearShape linearShape(Target target, const GptShape& shape) {
     switch (target) {
         case Target::CAttn:
-            return {shape.channels, 3 * shape.channels};
+            return {shape.channels, shape.qkvWidth()};
         case Target::AttnCProj:
-            return {shape.channels, shape.channels};
+            return {shape.qWidth(), shape.channels};
         case Target::CFc:
-            return {shape.channels, shape.ffn};
+            return {shape.channels, shape.mlpInWidth()};
         case Target::MlpCProj:
             return {shape.ffn, shape.channels};
     }

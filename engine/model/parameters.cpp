@@ -28,6 +28,35 @@ GptShape GptShape::fromConfig(const config::ModelConfig& model) {
     s.bf16 = model.mixedPrecision && model.fp16Type == "bfloat16";
     // Applied with or without μP, as in ModelZoo (embeddings_scale, scale_qk_dot_by_d and
     // attention_logits_alpha are plain model options there).
+    s.position = model.positionEmbeddingType == "rotary"  ? Position::Rotary
+                 : model.positionEmbeddingType == "alibi" ? Position::Alibi
+                                                          : Position::Learned;
+    s.norm = model.normType == "rmsnorm" ? Norm::RmsNorm : Norm::LayerNorm;
+    s.mlp = model.nonlinearity == "swiglu" ? Mlp::SwiGlu : Mlp::Gelu;
+    s.kvHeads = model.attentionModule == "multiquery_attention"
+                    ? model.extraAttentionParams.numKvGroups
+                    : 0;
+    s.headDim = model.attentionInnerDim > 0 && model.numHeads > 0
+                    ? model.attentionInnerDim / model.numHeads
+                    : 0;
+    s.qkvBias = model.useProjectionBiasInAttention;
+    s.attnProjBias = model.useFfnBiasInAttention;
+    s.mlpBias = model.useFfnBias;
+    if (s.position == Position::Rotary) {
+        s.rotaryDim = model.rotaryDim;
+        s.ropeTheta = model.ropeTheta;
+        s.ropeFactor = model.posScalingFactor;
+        if (model.posScalingType == "llama3") {
+            s.ropeScaling = RopeScaling::Llama3;
+            const config::PosScalingExtraArgs extra =
+                model.posScalingExtraArgs.value_or(config::PosScalingExtraArgs{});
+            s.ropeLowFreqFactor = extra.lowFreqFactor;
+            s.ropeHighFreqFactor = extra.highFreqFactor;
+            s.ropeOriginalMaxPositions = extra.originalMaxPositionEmbeddings;
+        } else if (model.posScalingFactor != 1.0) {
+            s.ropeScaling = RopeScaling::Linear;
+        }
+    }
     s.embeddingsScale = model.embeddingsScale;
     s.scaleQkDotByD = model.scaleQkDotByD;
     s.attentionLogitsAlpha = model.attentionLogitsAlpha;
@@ -82,11 +111,34 @@ Status GptShape::validate(int batch, int seqLen) const {
                           {maxPositions, "max_position_embeddings"}}) {
         if (Status st = positive(v, key); !st.ok()) return st;
     }
-    if (channels % heads != 0) {
+    if (headDim == 0 && channels % heads != 0) {
         return Error{
             fmt::format("model.num_heads = {} does not divide model.hidden_size = {}; "
                         "pick a head count that divides the width",
                         heads, channels)};
+    }
+    if (headDim < 0 || kvHeads < 0 || (kvHeads > 0 && heads % kvHeads != 0)) {
+        return Error{fmt::format(
+            "model.extra_attention_params.num_kv_groups = {} must divide model.num_heads = {}",
+            kvHeads, heads)};
+    }
+    if (position == Position::Rotary &&
+        (rotaryDims() % 2 != 0 || rotaryDims() > headSize() || rotaryDims() <= 0)) {
+        return Error{
+            fmt::format("model.rotary_dim = {} must be even, positive and at most the head size {}",
+                        rotaryDims(), headSize())};
+    }
+    if (!gpt2Blocks()) {
+        // The parameter layout and config keys exist; the forward/backward of these blocks
+        // lands next (issue 33), and until then a run must not silently compute GPT-2 blocks.
+        return Error{
+            "rotary/alibi positions, rmsnorm, swiglu, grouped-query attention and optional "
+            "biases are not trainable in this build yet; use GPT-2 blocks"};
+    }
+    if (hasMoe() && !gpt2Blocks()) {
+        return Error{
+            "model.moe needs GPT-2 blocks (learned positions, layernorm, gelu, every bias, "
+            "one KV head per head); remove model.moe or those options"};
     }
     if (!(lnEps >= 0.0)) {
         return Error{fmt::format("model.layer_norm_epsilon is {}; it must be >= 0", lnEps)};
@@ -133,7 +185,8 @@ Status GptShape::validate(int batch, int seqLen) const {
     }
     // Activation buffers are indexed with int per row of (B*T, V), (B*T, 3C) and (B*T, F).
     const double rows = double(batch) * seqLen;
-    if (rows * std::max(vocab, 3 * std::max(channels, ffn)) > 2147483647.0) {
+    const int widest = std::max({vocab, 3 * channels, qkvWidth(), 2 * ffn});
+    if (rows * widest > 2147483647.0) {
         return Error{
             fmt::format("batch {} x sequence {} x vocabulary {} is too large for one "
                         "step; lower train_input.batch_size",
@@ -142,27 +195,36 @@ Status GptShape::validate(int batch, int seqLen) const {
     return Status::success();
 }
 
+bool GptShape::gpt2Blocks() const {
+    return position == Position::Learned && norm == Norm::LayerNorm && mlp == Mlp::Gelu &&
+           kvHeadCount() == heads && headSize() * heads == channels && qkvBias && attnProjBias &&
+           mlpBias;
+}
+
 BlockOffsets blockOffsets(const GptShape& s) {
-    const size_t C = s.channels, F = s.ffn;
+    const size_t C = s.channels, F = s.ffn, Q = size_t(s.qWidth()), QKV = size_t(s.qkvWidth()),
+                 M = size_t(s.mlpInWidth());
     BlockOffsets o{};
     size_t at = 0;
-    auto next = [&at](size_t n) {
+    auto next = [&at](size_t n, bool present = true) {
+        if (!present) return BlockOffsets::kAbsent;
         const size_t here = at;
         at += n;
         return here;
     };
+    const bool ln = s.layerNorm();
     o.ln1w = next(C);
-    o.ln1b = next(C);
-    o.qkvw = next(C * 3 * C);
-    o.qkvb = next(3 * C);
-    o.attprojw = next(C * C);
-    o.attprojb = next(C);
+    o.ln1b = next(C, ln);
+    o.qkvw = next(C * QKV);
+    o.qkvb = next(QKV, s.qkvBias);
+    o.attprojw = next(Q * C);
+    o.attprojb = next(C, s.attnProjBias);
     o.ln2w = next(C);
-    o.ln2b = next(C);
-    o.fcw = next(C * F);
-    o.fcb = next(F);
+    o.ln2b = next(C, ln);
+    o.fcw = next(C * M);
+    o.fcb = next(M, s.mlpBias);
     o.fcprojw = next(F * C);
-    o.fcprojb = next(C);
+    o.fcprojb = next(C, s.mlpBias);
     for (size_t t = 0; t < 4; ++t) {
         o.loraA[t] = o.loraB[t] = 0;
         if (!s.hasLora() || !s.loraTargets[t]) continue;
@@ -227,27 +289,29 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
         layer.size = m_totalSize - layer.offset;
         layer.tensorCount = m_tensors.size() - layer.firstTensor;
     };
+    const int64_t Q = shape.qWidth(), QKV = shape.qkvWidth(), M = shape.mlpInWidth();
+    const bool ln = shape.layerNorm();
     beginLayer("embeddings");
     add("wte.weight", {V, C}, true);
-    add("wpe.weight", {P, C}, true);
+    if (shape.learnedPositions()) add("wpe.weight", {P, C}, true);
     endLayer();
     for (int l = 0; l < shape.layers; ++l) {
         const std::string h = fmt::format("h.{}.", l);
         beginLayer(fmt::format("h.{}", l));
         // Same order as BlockOffsets.
         add(h + "ln_1.weight", {C}, false);
-        add(h + "ln_1.bias", {C}, false);
+        if (ln) add(h + "ln_1.bias", {C}, false);
         // μP hidden learning rates for Adam (μP paper Table 3: hidden weights' LR 1/fan_in;
         // Cerebras-GPT Appendix G / ModelZoo lr_adjustment_groups "decoder_attention" and
         // "decoder_input_ffn": η_base / m_d, "decoder_output_ffn": η_base / m_ffn). Biases,
         // LayerNorm, embeddings and lm_head keep the base LR.
         const double hiddenLr = 1.0 / shape.widthMult, ffnOutLr = 1.0 / shape.ffnWidthMult;
-        add(h + "attn.c_attn.weight", {C, 3 * C}, true, hiddenLr);
-        add(h + "attn.c_attn.bias", {3 * C}, false);
-        add(h + "attn.c_proj.weight", {C, C}, true, hiddenLr);
-        add(h + "attn.c_proj.bias", {C}, false);
+        add(h + "attn.c_attn.weight", {C, QKV}, true, hiddenLr);
+        if (shape.qkvBias) add(h + "attn.c_attn.bias", {QKV}, false);
+        add(h + "attn.c_proj.weight", {Q, C}, true, hiddenLr);
+        if (shape.attnProjBias) add(h + "attn.c_proj.bias", {C}, false);
         add(h + "ln_2.weight", {C}, false);
-        add(h + "ln_2.bias", {C}, false);
+        if (ln) add(h + "ln_2.bias", {C}, false);
         if (shape.isMoeBlock(l)) {
             // Same order as blockOffsets(shape, l). μP: the router's fan-in is C like c_fc's, and
             // each expert is a dense MLP of width F, so it scales as the dense MLP does.
@@ -262,10 +326,10 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
             endLayer();
             continue;
         }
-        add(h + "mlp.c_fc.weight", {C, F}, true, hiddenLr);
-        add(h + "mlp.c_fc.bias", {F}, false);
+        add(h + "mlp.c_fc.weight", {C, M}, true, hiddenLr);
+        if (shape.mlpBias) add(h + "mlp.c_fc.bias", {M}, false);
         add(h + "mlp.c_proj.weight", {F, C}, true, ffnOutLr);
-        add(h + "mlp.c_proj.bias", {C}, false);
+        if (shape.mlpBias) add(h + "mlp.c_proj.bias", {C}, false);
         for (size_t t = 0; t < 4; ++t) {  // same order as BlockOffsets
             if (!shape.hasLora() || !shape.loraTargets[t]) continue;
             const lora::LinearShape linear = lora::linearShape(lora::Target(t), shape);
@@ -277,7 +341,7 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
     }
     beginLayer("head");
     add("ln_f.weight", {C}, false);
-    add("ln_f.bias", {C}, false);
+    if (ln) add("ln_f.bias", {C}, false);
     if (!shape.tiedEmbedding) add("lm_head.weight", {V, C}, true);
     endLayer();
 }
@@ -469,7 +533,9 @@ double trainingFlopsPerStep(const GptShape& shape, int batch, int seqLen) {
             if (shape.isMoeBlock(l))
                 N -= double(shape.numExperts - shape.topK) * double(moe.expertStride);
     }
-    const double perToken = 6.0 * N + 6.0 * shape.layers * shape.channels * double(seqLen);
+    // Without learned positions there is no wpe; the attention products scale with the query
+    // width (NH·hs, C for GPT-2).
+    const double perToken = 6.0 * N + 6.0 * shape.layers * shape.qWidth() * double(seqLen);
     return perToken * batch * seqLen;
 }
 

@@ -1,4 +1,4 @@
-// The GPT-2 model's shape and its parameter layout: ONE contiguous buffer of all weights, in
+// The decoder's shape and its parameter layout: ONE contiguous buffer of all weights, in
 // Hugging Face GPT-2 names and layouts (Conv1D weights stored (in, out), so y = x·W + b), laid
 // out layer-contiguously so streaming, checkpoints, gradient reduction and the optimizer work on
 // plain contiguous copies:
@@ -7,6 +7,14 @@
 //                              attn.c_attn.bias (3C), attn.c_proj.weight (C,C), attn.c_proj.bias
 //                              (C), ln_2.weight (C), ln_2.bias (C), mlp.c_fc.weight (C,F),
 //                              mlp.c_fc.bias (F), mlp.c_proj.weight (F,C), mlp.c_proj.bias (C)
+//                The block options (GptShape) keep these names and the (in, out) layout and
+//                change only widths and presence (Llama-family models map to and from Hugging
+//                Face's q/k/v/o and gate/up/down names in engine/modelio): no wpe unless
+//                positions are learned; no norm biases with RMSNorm; c_attn (C, Q+2K) =
+//                [q (Q = NH·hs) | k (K = KV·hs) | v (K)] with grouped-query heads; attn.c_proj
+//                (Q, C); SwiGLU's c_fc (C, 2F) = [gate | up]; each bias only when its option
+//                is on (use_projection_bias_in_attention: c_attn; use_ffn_bias_in_attention:
+//                attn.c_proj; use_ffn_bias: c_fc and mlp.c_proj).
 //                              and with LoRA (GptShape::loraRank > 0) each targeted linear's
 //                              lora_A.weight (IN,R) and lora_B.weight (R,OUT), e.g.
 //                              attn.c_attn.lora_A.weight (C,R), attn.c_attn.lora_B.weight (R,3C)
@@ -14,7 +22,8 @@
 //                              mlp.router.weight (C,E) and per expert e = 0..E-1, each expert
 //                              contiguous: mlp.experts.e.c_fc.weight (C,F), .c_fc.bias (F),
 //                              .c_proj.weight (F,C), .c_proj.bias (C) (no LoRA with MoE)
-//   layer L+1    "head":       ln_f.weight (C), ln_f.bias (C), lm_head.weight (V,C) only if untied
+//   layer L+1    "head":       ln_f.weight (C), ln_f.bias (C) (LayerNorm only), lm_head.weight
+//                              (V,C) only if untied
 // with no padding anywhere (V vocab, C channels, F ffn width, maxT positions, L layers, E
 // experts). Dense and MoE blocks differ in size, so a block's offsets come from
 // blockOffsets(shape, block); ParameterTable::streamUnits(block) splits an MoE block into its
@@ -46,9 +55,29 @@ struct GptShape {
     int layers = 0;        // L
     int heads = 0;         // NH (divides C)
     int ffn = 0;           // F, width of the MLP's hidden layer
-    int maxPositions = 0;  // rows of wpe; the longest usable sequence
+    int maxPositions = 0;  // rows of wpe (learned positions); the longest usable sequence
     bool tiedEmbedding = true;
-    double lnEps = 1e-5;
+    double lnEps = 1e-5;  // epsilon of every norm, LayerNorm or RMSNorm
+
+    // The block options (config model.*; GPT-2's values by default, under which every layout,
+    // op and bit is the GPT-2 model's). Llama/Mistral/Qwen2: rotary, RMSNorm, SwiGLU, KV heads
+    // < heads, no biases (Qwen2: q/k/v biases); BTLM: ALiBi + SwiGLU + LayerNorm.
+    enum class Position { Learned, Rotary, Alibi };
+    enum class Norm { LayerNorm, RmsNorm };
+    enum class Mlp { Gelu, SwiGlu };
+    enum class RopeScaling { None, Linear, Llama3 };
+    Position position = Position::Learned;
+    Norm norm = Norm::LayerNorm;
+    Mlp mlp = Mlp::Gelu;
+    int kvHeads = 0;  // KV heads (divides heads); 0 = heads (multi-head attention)
+    int headDim = 0;  // hs; 0 = channels / heads
+    bool qkvBias = true, attnProjBias = true, mlpBias = true;
+    int rotaryDim = 0;  // rotary: dims of each head that rotate (even); 0 = the whole head
+    double ropeTheta = 10000.0;
+    RopeScaling ropeScaling = RopeScaling::None;
+    double ropeFactor = 1.0;                                   // linear and llama3
+    double ropeLowFreqFactor = 1.0, ropeHighFreqFactor = 4.0;  // llama3
+    int ropeOriginalMaxPositions = 8192;                       // llama3
     double dropout = 0.0;      // on the embedding output and on each residual branch output
     double attnDropout = 0.0;  // on attention probabilities
     bool bf16 = false;         // compute with bf16-rounded weights and activations (Gpt<float>)
@@ -90,7 +119,17 @@ struct GptShape {
 
     static GptShape fromConfig(const config::ModelConfig& model);
 
-    int headSize() const { return heads > 0 ? channels / heads : 0; }
+    int headSize() const { return headDim > 0 ? headDim : heads > 0 ? channels / heads : 0; }
+    int kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
+    int qWidth() const { return heads * headSize(); }  // query (and attention output) width
+    int kvWidth() const { return kvHeadCount() * headSize(); }
+    int qkvWidth() const { return qWidth() + 2 * kvWidth(); }  // c_attn's output: [q | k | v]
+    int mlpInWidth() const { return mlp == Mlp::SwiGlu ? 2 * ffn : ffn; }  // c_fc: [gate | up]
+    int rotaryDims() const { return rotaryDim > 0 ? rotaryDim : headSize(); }
+    bool learnedPositions() const { return position == Position::Learned; }
+    bool layerNorm() const { return norm == Norm::LayerNorm; }
+    // Whether every option is GPT-2's (the layout and ops of GPT-2 / Cerebras-GPT exactly).
+    bool gpt2Blocks() const;
     // The multiplier of q·kᵀ: attention_logits_alpha / hs (scale_qk_dot_by_d) or / sqrt(hs),
     // computed in Real so that the SP value is exactly the 1 / sqrt(hs) GPT-2 uses.
     template <typename Real>
@@ -129,7 +168,10 @@ struct LayerSlice {
 // (experts > 0) fcw, fcb, fcprojw and fcprojb are EXPERT 0's c_fc/c_proj tensors, expert e's are
 // expertStride * e further on (expert(e)), and router is mlp.router.weight (C,E); the shared part
 // (everything but the experts) is [0, fcw).
+// A tensor the block options leave out (RMSNorm's bias, a bias the model has not) has offset
+// kAbsent; at() turns an offset into a pointer or null.
 struct BlockOffsets {
+    static constexpr size_t kAbsent = ~size_t{0};
     size_t ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
     std::array<size_t, 4> loraA, loraB;
     size_t size;
@@ -137,6 +179,10 @@ struct BlockOffsets {
     size_t router = 0;
     size_t expertStride = 0;  // elements of one expert (c_fc.weight .. c_proj.bias)
     size_t expert(int e) const { return size_t(e) * expertStride; }
+    template <typename T>
+    static T* at(T* base, size_t offset) {
+        return offset == kAbsent ? nullptr : base + offset;
+    }
 };
 // The dense block layout (every block of a shape without MoE).
 BlockOffsets blockOffsets(const GptShape& shape);

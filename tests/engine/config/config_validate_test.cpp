@@ -321,5 +321,106 @@ TEST(ConfigValidate, CheckVocabNamesBothNumbers) {
               "train_input.tokenizer.vocab_size");
 }
 
+// ModelZoo's Llama-family keys (params_llama2_70b.yaml's shape): they load, round-trip and pass.
+TEST(ConfigValidate, LlamaFamilyKeysLoadFromModelZooYaml) {
+    Result<LoadedConfig> loaded = test::parseText(R"(model:
+  vocab_size: 32000
+  hidden_size: 8192
+  num_hidden_layers: 80
+  num_heads: 64
+  filter_size: 28672
+  max_position_embeddings: 4096
+  position_embedding_type: rotary
+  rotary_dim: 128
+  rope_theta: 10000.0
+  norm_type: rmsnorm
+  nonlinearity: swiglu
+  layer_norm_epsilon: 1.0e-5
+  attention_module: multiquery_attention
+  extra_attention_params:
+    num_kv_groups: 8
+  use_projection_bias_in_attention: false
+  use_ffn_bias_in_attention: false
+  use_ffn_bias: false
+  use_bias_in_output: false
+  share_embedding_weights: false
+  pos_scaling_factor: 8.0
+  pos_scaling_type: llama3
+  pos_scaling_extra_args:
+    low_freq_factor: 1.0
+    high_freq_factor: 4.0
+    original_max_position_embeddings: 8192
+train_input:
+  data_dir: /data/corpus
+  max_sequence_length: 4096
+)");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    const ModelConfig& m = loaded.value().config.model;
+    EXPECT_EQ(m.positionEmbeddingType, "rotary");
+    EXPECT_EQ(m.normType, "rmsnorm");
+    EXPECT_EQ(m.nonlinearity, "swiglu");
+    EXPECT_EQ(m.extraAttentionParams.numKvGroups, 8);
+    EXPECT_FALSE(m.useProjectionBiasInAttention);
+    ASSERT_TRUE(m.posScalingExtraArgs.has_value());
+    EXPECT_EQ(m.posScalingExtraArgs->originalMaxPositionEmbeddings, 8192);
+    EXPECT_TRUE(validate(loaded.value().config).empty());
+    // Written and read back: the same config.
+    Result<LoadedConfig> again =
+        test::parseText(saveConfigYaml(loaded.value().config, YamlStyle::Plain));
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again.value().config, loaded.value().config);
+}
+
+TEST(ConfigValidate, GroupedQueryAttentionNeedsADivisorAndTheModule) {
+    Config c = runnable();
+    c.model.attentionModule = "multiquery_attention";
+    EXPECT_EQ(onlyError(c),
+              "model.attention_module is multiquery_attention but "
+              "model.extra_attention_params.num_kv_groups is not set; set it to the number of "
+              "key/value heads (1: multi-query, e.g. 8 for Llama 2 70B)");
+    c.model.extraAttentionParams.numKvGroups = 5;  // GPT-2 small has 12 heads
+    EXPECT_EQ(onlyError(c),
+              "model.extra_attention_params.num_kv_groups (5) does not divide model.num_heads "
+              "(12): each key/value head serves the same number of query heads; use a divisor "
+              "of 12");
+    c.model.extraAttentionParams.numKvGroups = 4;
+    EXPECT_TRUE(validate(c).empty());
+    c.model.attentionModule = "aiayn_attention";
+    EXPECT_EQ(onlyError(c),
+              "model.extra_attention_params.num_kv_groups (4) only applies with "
+              "model.attention_module: multiquery_attention; set that, or remove num_kv_groups");
+}
+
+TEST(ConfigValidate, RotaryDimAndUnsupportedOptionsAreNamed) {
+    Config c = runnable();
+    c.model.positionEmbeddingType = "rotary";
+    c.model.rotaryDim = 66;  // GPT-2 small's head size is 64
+    EXPECT_EQ(onlyError(c),
+              "model.rotary_dim (66) must be even and at most the head size (64); 0 rotates "
+              "the whole head");
+    c.model.rotaryDim = 32;  // partial rotary
+    EXPECT_TRUE(validate(c).empty());
+    c.model.useBiasInOutput = true;
+    EXPECT_EQ(onlyError(c),
+              "model.use_bias_in_output: a bias on the output logits is not implemented; set it "
+              "to false");
+    c.model.useBiasInOutput = false;
+    c.model.attentionSlidingWindowLength = 512;  // GPT-2's sequence is 1024
+    EXPECT_EQ(onlyError(c),
+              "train_input.max_sequence_length (1024) is longer than "
+              "model.attention_sliding_window_length (512): sliding-window attention is not "
+              "implemented, and up to the window it equals full attention; lower "
+              "train_input.max_sequence_length to 512 or less");
+}
+
+TEST(ConfigValidate, UnknownBlockChoicesListWhatIsAllowed) {
+    const std::string norm = test::parseError("model:\n  norm_type: batchnorm\n");
+    EXPECT_NE(norm.find("layernorm"), std::string::npos) << norm;
+    EXPECT_NE(norm.find("rmsnorm"), std::string::npos) << norm;
+    EXPECT_NE(norm.find("test.yaml:2:"), std::string::npos) << norm;
+    const std::string scaling = test::parseError("model:\n  pos_scaling_type: YaRN\n");
+    EXPECT_NE(scaling.find("llama3"), std::string::npos) << scaling;
+}
+
 }  // namespace
 }  // namespace ws::config

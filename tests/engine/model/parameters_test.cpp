@@ -330,5 +330,86 @@ TEST(GptShapeTest, FromConfigAndFlops) {
     EXPECT_EQ(parameterCount(small), 124439808u);
 }
 
+// SmolLM-135M (HF config: 576 x 30, 9 heads, 3 KV heads, MLP 1536, vocab 49152, tied, RMSNorm,
+// rotary, no biases): its published parameter count, 134,515,008, and the layout that count
+// comes from.
+GptShape smolLm135m() {
+    config::ModelConfig m;
+    m.vocabSize = 49152;
+    m.hiddenSize = 576;
+    m.numHiddenLayers = 30;
+    m.numHeads = 9;
+    m.filterSize = 1536;
+    m.maxPositionEmbeddings = 2048;
+    m.positionEmbeddingType = "rotary";
+    m.normType = "rmsnorm";
+    m.nonlinearity = "swiglu";
+    m.attentionModule = "multiquery_attention";
+    m.extraAttentionParams.numKvGroups = 3;
+    m.useProjectionBiasInAttention = m.useFfnBiasInAttention = m.useFfnBias = false;
+    return GptShape::fromConfig(m);
+}
+
+TEST(ParameterTableTest, LlamaBlocksDropWhatTheOptionsLeaveOut) {
+    const GptShape shape = smolLm135m();
+    EXPECT_EQ(shape.headSize(), 64);
+    EXPECT_EQ(shape.qkvWidth(), 576 + 2 * 192);
+    EXPECT_EQ(shape.mlpInWidth(), 2 * 1536);
+    EXPECT_FALSE(shape.gpt2Blocks());
+    const ParameterTable table(shape);
+    expectContiguousCover(table);
+    EXPECT_EQ(table.totalSize(), 134515008u);
+    EXPECT_EQ(table.find("wpe.weight"), nullptr);
+    EXPECT_EQ(table.find("h.0.ln_1.bias"), nullptr);
+    EXPECT_EQ(table.find("h.0.attn.c_attn.bias"), nullptr);
+    EXPECT_EQ(table.find("ln_f.bias"), nullptr);
+    ASSERT_NE(table.find("h.29.attn.c_attn.weight"), nullptr);
+    EXPECT_EQ(table.find("h.29.attn.c_attn.weight")->shape, (std::vector<int64_t>{576, 960}));
+    EXPECT_EQ(table.find("h.29.mlp.c_fc.weight")->shape, (std::vector<int64_t>{576, 3072}));
+    EXPECT_EQ(table.find("h.29.mlp.c_proj.weight")->shape, (std::vector<int64_t>{1536, 576}));
+    const BlockOffsets o = blockOffsets(shape);
+    EXPECT_EQ(o.ln1b, BlockOffsets::kAbsent);
+    EXPECT_EQ(o.fcprojb, BlockOffsets::kAbsent);
+    EXPECT_EQ(o.size, table.layers()[1].size);
+    EXPECT_EQ(o.fcprojw + size_t(1536) * 576, o.size);
+    const float* base = nullptr;
+    EXPECT_EQ(BlockOffsets::at(base, o.qkvb), nullptr);
+
+    // Qwen2: q/k/v biases only.
+    GptShape qwen = shape;
+    qwen.qkvBias = true;
+    const ParameterTable withBias(qwen);
+    expectContiguousCover(withBias);
+    ASSERT_NE(withBias.find("h.0.attn.c_attn.bias"), nullptr);
+    EXPECT_EQ(withBias.find("h.0.attn.c_attn.bias")->shape, (std::vector<int64_t>{960}));
+    EXPECT_EQ(withBias.find("h.0.attn.c_proj.bias"), nullptr);
+    EXPECT_EQ(withBias.totalSize(), table.totalSize() + 30u * 960u);
+}
+
+TEST(GptShapeTest, FromConfigReadsTheBlockOptions) {
+    config::ModelConfig m;
+    m.positionEmbeddingType = "rotary";
+    m.ropeTheta = 500000.0;
+    m.posScalingFactor = 32.0;
+    m.posScalingType = "llama3";
+    m.attentionInnerDim = 1024;  // 12 heads of 85 would not do; of the inner dim: no
+    m.numHeads = 16;
+    const GptShape s = GptShape::fromConfig(m);
+    EXPECT_EQ(s.position, GptShape::Position::Rotary);
+    EXPECT_EQ(s.headSize(), 64);
+    EXPECT_EQ(s.qWidth(), 1024);
+    EXPECT_EQ(s.rotaryDims(), 64);
+    EXPECT_EQ(s.ropeScaling, GptShape::RopeScaling::Llama3);
+    EXPECT_EQ(s.ropeFactor, 32.0);
+    EXPECT_EQ(s.ropeOriginalMaxPositions, 8192);  // Llama 3.1's, the default
+    m.posScalingType = "linear";
+    m.posScalingFactor = 1.0;
+    EXPECT_EQ(GptShape::fromConfig(m).ropeScaling, GptShape::RopeScaling::None);
+    m.posScalingFactor = 4.0;
+    EXPECT_EQ(GptShape::fromConfig(m).ropeScaling, GptShape::RopeScaling::Linear);
+    // GPT-2's defaults keep GPT-2's blocks.
+    EXPECT_TRUE(GptShape::fromConfig(config::ModelConfig{}).gpt2Blocks());
+}
+
 }  // namespace
 }  // namespace ws::model
