@@ -78,9 +78,8 @@ void run(const Shape& s, bool bf16, int repeats) {
         model::testing::storedAttentionForward(out.data(), probs.data(), qkv.data(), s.B, s.T, s.C,
                                                s.NH, scale, dropout, key, bf16);
         t1 = Clock::now();
-        model::testing::storedAttentionBackward(
-            dqkv.data(), dout.data(), qkv.data(), probs.data(), s.B, s.T,
-            model::ops::AttentionShape{s.NH, s.NH, s.C / s.NH}, scale, dropout, key, bf16);
+        model::testing::storedAttentionBackward(dqkv.data(), dout.data(), qkv.data(), probs.data(),
+                                                s.B, s.T, s.C, s.NH, scale, dropout, key, bf16);
         t2 = Clock::now();
         if (r > 0) {
             stored.forward.push_back(seconds(t0, t1));
