@@ -357,13 +357,14 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     adapterForward(layer, 0, act(a.qkv), act(a.ln1), w, C, 3 * C);
     roundActivation(act(a.qkv), 3 * nc);
     if (packed()) {
-        ops::packedAttentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv),
-                                    m_positionIds.data(), m_B, m_T, C, s.heads,
-                                    s.attentionScale<Real>(), rate(s.attnDropout),
-                                    dropoutKey(layerIndex, kAttentionProbs), bf16());
+        ops::packedAttentionForward(
+            act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_positionIds.data(), m_B, m_T,
+            ops::AttentionShape{s.heads, s.heads, C / s.heads}, s.attentionScale<Real>(),
+            rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16());
     } else {
-        ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T, C,
-                              s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
+        ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T,
+                              ops::AttentionShape{s.heads, s.heads, C / s.heads},
+                              s.attentionScale<Real>(), rate(s.attnDropout),
                               dropoutKey(layerIndex, kAttentionProbs), bf16());
     }
     roundActivation(act(a.atty), nc);
@@ -497,14 +498,15 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     adapterBackward(layer, 1, m_datty.data(), dAttentionOut, act(a.atty), w, g, C, C);
     if (packed()) {
         ops::packedAttentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
-                                     act(a.attnSum), m_positionIds.data(), m_B, m_T, C, s.heads,
+                                     act(a.attnSum), m_positionIds.data(), m_B, m_T,
+                                     ops::AttentionShape{s.heads, s.heads, C / s.heads},
                                      s.attentionScale<Real>(), rate(s.attnDropout),
                                      dropoutKey(layerIndex, kAttentionProbs), bf16());
     } else {
-        ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
-                               act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
-                               rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs),
-                               bf16());
+        ops::attentionBackward(
+            m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax), act(a.attnSum), m_B, m_T,
+            ops::AttentionShape{s.heads, s.heads, C / s.heads}, s.attentionScale<Real>(),
+            rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16());
     }
     ops::linearBackward(m_dln.data(), false, dW(o.qkvw), dW(o.qkvb), m_dqkv.data(), act(a.ln1),
                         w + o.qkvw, N, C, 3 * C, linearMode(w + o.qkvw));
