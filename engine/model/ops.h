@@ -60,7 +60,8 @@ void geluForward(Real* out, const Real* inp, size_t n);
 template <typename Real>
 void geluBackward(Real* dinp, const Real* inp, const Real* dout, size_t n);
 
-// out (B,T,C) = wte[tokens[b,t]] + wpe[t]; tokens in [0, V).
+// out (B,T,C) = wte[tokens[b,t]] + wpe[t]; tokens in [0, V); wpe null: wte rows alone (rotary
+// and ALiBi models have no position table).
 template <typename Real>
 void embeddingForward(Real* out, const int32_t* tokens, const Real* wte, const Real* wpe, int B,
                       int T, int C);
