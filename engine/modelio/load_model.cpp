@@ -12,6 +12,7 @@
 #include "engine/fileio/safetensors.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/hf_config.h"
+#include "engine/modelio/hf_weights.h"
 #include "engine/modelio/weights_io.h"
 
 namespace ws::modelio {
@@ -117,6 +118,16 @@ Result<fileio::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
             fmt::format("{}: no such run folder or model file; give a run folder "
                         "(runconfig.model_dir) or the model.safetensors inside one",
                         path.string())};
+    }
+    if (!fs::exists(m.weightsFile, ec) && fs::exists(m.folder / "config.json", ec)) {
+        // A Hugging Face folder whose weights are sharded or in pytorch_model.bin.
+        if (auto other = findHfWeightsFile(m.folder); other.ok()) {
+            return Error{fmt::format(
+                "{}: a Hugging Face folder whose weights are in {}; import it first (wafer "
+                "import {}), or give it where a Hugging Face folder is read as it is (wafer "
+                "finetune --base, wafer eval, the fine-tune wizard)",
+                m.folder.string(), other->filename().string(), m.folder.string())};
+        }
     }
     if (!fs::exists(m.weightsFile, ec)) {
         return Error{

@@ -34,7 +34,8 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 // must be present with the same shape (an optional "transformer." prefix is accepted, as Hugging
 // Face writes it for GPT2LMHeadModel); an error names the file and the first missing or mismatched
 // tensor. A PyTorch pytorch_model.bin (torch.save's zip format) is read the same way, through the
-// restricted reader of torch_checkpoint.h (nothing in it is executed).
+// restricted reader of torch_checkpoint.h (nothing in it is executed), and a shard index
+// (*.index.json, hf_weights.h) through its shards.
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    float* params);
 
