@@ -1096,6 +1096,10 @@ hf_sharded_cache)
   expect_in "fine-tune result" "$out"
   out=$("$wafer" eval tiny-org/tiny-gpt2 --data "$tmp/new.txt" --json) || fail "eval by id exit $? $out"
   expect_in '"event":"eval"' "$out"
+  out=$("$wafer" sample tiny-org/tiny-gpt2 --prompt "the " --max-tokens 4 --seed 1 --json) \
+      || fail "sample by id exit $? $out"
+  expect_in '"tokens":4' "$out"
+  expect_in "\"path\":\"$snapshot/model.safetensors.index.json\"" "$out"
   # An existing folder spelled like the id wins over the cache.
   mkdir -p "$tmp/cwd/tiny-org" && cp -r "$tmp/hf" "$tmp/cwd/tiny-org/tiny-gpt2"
   out=$(cd "$tmp/cwd" && "$wafer" import tiny-org/tiny-gpt2 --out "$tmp/local") || fail "local exit $? $out"
