@@ -30,7 +30,7 @@ Result<config::Config> configFromHuggingFace(const fs::path& file) {
     return c;
 }
 
-Result<config::Config> loadRunConfig(const fs::path& folder, const fileio::SafetensorsFile& weights,
+Result<config::Config> loadRunConfig(const fs::path& folder, const HfWeights& weights,
                                      const fs::path& weightsFile) {
     const fs::path yaml = folder / "config.yaml";
     std::error_code ec;
@@ -104,8 +104,9 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
 
 namespace {
 
-// loadModelInfo, keeping the weights file open for loadModel.
-Result<fileio::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
+// loadModelInfo, keeping the weights file open for loadModel. A Hugging Face folder's weights may
+// be sharded or in pytorch_model.bin (hf_weights.h); a run folder's are its model.safetensors.
+Result<HfWeights> openModel(const fs::path& path, ModelInfo& m) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         m.folder = path;
@@ -119,15 +120,10 @@ Result<fileio::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
                         "(runconfig.model_dir) or the model.safetensors inside one",
                         path.string())};
     }
-    if (!fs::exists(m.weightsFile, ec) && fs::exists(m.folder / "config.json", ec)) {
+    if (!fs::exists(m.weightsFile, ec) && fs::exists(m.folder / "config.json", ec) &&
+        !fs::exists(m.folder / "config.yaml", ec)) {
         // A Hugging Face folder whose weights are sharded or in pytorch_model.bin.
-        if (auto other = findHfWeightsFile(m.folder); other.ok()) {
-            return Error{fmt::format(
-                "{}: a Hugging Face folder whose weights are in {}; import it first (wafer "
-                "import {}), or give it where a Hugging Face folder is read as it is (wafer "
-                "finetune --base, wafer eval, the fine-tune wizard)",
-                m.folder.string(), other->filename().string(), m.folder.string())};
-        }
+        if (auto other = findHfWeightsFile(m.folder); other.ok()) m.weightsFile = *other;
     }
     if (!fs::exists(m.weightsFile, ec)) {
         return Error{
@@ -135,7 +131,7 @@ Result<fileio::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
                         "its weights yet? (a run writes them when it ends)",
                         m.folder.string())};
     }
-    auto file = fileio::SafetensorsFile::open(m.weightsFile);
+    auto file = HfWeights::open(m.weightsFile);
     if (!file.ok()) return file.error();
     auto cfg = loadRunConfig(m.folder, *file, m.weightsFile);
     if (!cfg.ok()) return cfg.error();

@@ -93,6 +93,15 @@ Status readWeights(const fileio::SafetensorsFile& st, const model::ParameterTabl
     return readNamed(st, table, params);
 }
 
+Status readWeights(const HfWeights& weights, const model::ParameterTable& table, float* params) {
+    return readNamed(weights, table, params);
+}
+
+Result<std::vector<std::string>> matchWeights(const HfWeights& weights,
+                                              const model::ParameterTable& table) {
+    return matchNames(weights, table);
+}
+
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    float* params) {
     // A fine-tune may start from a Hugging Face folder whose weights are sharded (the file is

@@ -1,8 +1,9 @@
 // Real Hugging Face checkpoint layouts through the import and the model references: a GPT-2
 // folder whose weights are split into model-0000N-of-0000M.safetensors shards with mixed
-// F32 / F16 / BF16 tensors imports to exactly the values stored; a model id resolves to its
-// snapshot in a Hugging Face cache laid out as huggingface_hub lays it out (symlinks into blobs/)
-// and loads (loadModelRef) with the same weights; an existing path wins over an id.
+// F32 / F16 / BF16 tensors imports (and loads in place) to exactly the values stored; a model id
+// resolves to its snapshot in a Hugging Face cache laid out as huggingface_hub lays it out
+// (symlinks into blobs/) and loads (loadModelRef) with the same weights; an existing path wins
+// over an id.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -128,6 +129,11 @@ TEST(HfSharded, ImportsShardedSafetensorsWithMixedDtypesBitExact) {
         ASSERT_TRUE(loaded.ok()) << loaded.error().message;
         EXPECT_TRUE(sameBits(loaded->params, back->params));
         EXPECT_EQ(loaded->tokenizer->kind(), "byte");
+        // And through modelio::loadModel, which the Samples tab, export and PEFT read models with.
+        auto direct = modelio::loadModel(hf);
+        ASSERT_TRUE(direct.ok()) << direct.error().message;
+        EXPECT_EQ(direct->weightsFile, hf / "model.safetensors.index.json");
+        EXPECT_TRUE(sameBits(direct->params, back->params));
     }
 }
 
