@@ -40,6 +40,7 @@ void addCoordCheckCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSweepCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode);  // import, export
 void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addEvalCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode);   // check, recover
 void addLessonCommand(CLI::App& app, CommonOptions& common, int& exitCode);  // list, check, run
 

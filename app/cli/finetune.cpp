@@ -1,7 +1,8 @@
 // `wafer finetune --base MODEL --data TEXT... [--set ...] [--freeze-embeddings]
 // [--freeze-blocks K]`: fine-tunes a base model (run id, run or checkpoint folder, model file,
-// Hugging Face folder) on new text with the defaults of engine/finetune/finetune_plan.h, as a run
-// of kind "finetune" whose parent is the base run. --dry-run prints the plan and its config.
+// Hugging Face folder or cached model id, `base`) on new text with the defaults of
+// engine/finetune/finetune_plan.h, as a run of kind "finetune" whose parent is the base run.
+// --dry-run prints the plan and its config.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -121,7 +122,9 @@ void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
         "and tokenizer)");
     cmd->add_option("--base", opt->request.base,
                     "Base model: a run id, a run folder, a checkpoint-<step> folder, a "
-                    "model.safetensors, or a Hugging Face GPT-2 folder")
+                    "model.safetensors, a Hugging Face GPT-2 folder, a model id in the local "
+                    "Hugging Face cache (org/name[@revision]; `wafer import --list-cached` lists "
+                    "them), or `base` (the shipped base model)")
         ->required();
     cmd->add_option("--data", opt->request.dataFiles, "Text files or folders of text files")
         ->required();

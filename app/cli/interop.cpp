@@ -1,7 +1,8 @@
 // `wafer import HF_FOLDER_OR_WEIGHTS_FILE [--out DIR]` and `wafer export RUN_ID_OR_FOLDER --format
-// hf --out DIR`: Hugging Face GPT-2 folders in and out (engine/interop/hf_import.h, hf_export.h);
-// LoRA adapters in PEFT's layout in and out (`wafer import BASE --adapter PEFT_DIR`, `wafer export
-// RUN --format peft`) and merged into a plain GPT-2 (`wafer export RUN --merge`), peft_adapter.h.
+// hf --out DIR`: Hugging Face GPT-2 folders (or model ids in the local Hugging Face cache, listed
+// by `wafer import --list-cached`) in and out (engine/interop/hf_import.h, hf_export.h); LoRA
+// adapters in PEFT's layout in and out (`wafer import BASE --adapter PEFT_DIR`, `wafer export RUN
+// --format peft`) and merged into a plain GPT-2 (`wafer export RUN --merge`), peft_adapter.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,10 +12,12 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/core/paths.h"
+#include "engine/core/units.h"
 #include "engine/interop/hf_export.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/model_ref.h"
 #include "engine/interop/peft_adapter.h"
+#include "engine/modelio/hf_cache.h"
 
 namespace ws::cli {
 namespace {
@@ -23,7 +26,58 @@ struct ImportOptions {
     std::string folder;
     std::string adapter;
     std::string out;
+    bool listCached = false;
 };
+
+// `wafer import --list-cached`: the models of the local Hugging Face cache, and whether this
+// version computes them.
+int runListCached(const CommonOptions& common) {
+    const modelio::HfHub hub = modelio::hfHubCache();
+    const auto models = modelio::listCachedHfModels(hub.dir);
+    if (common.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& m : models) {
+            list.push_back({{"id", m.id},
+                            {"revision", m.revision},
+                            {"snapshot", m.snapshot.string()},
+                            {"architecture", m.architecture},
+                            {"bytes", m.bytes},
+                            {"parameters", m.parameters},
+                            {"usable", m.usable()},
+                            {"problem", m.problem}});
+        }
+        std::cout << nlohmann::json{{"event", "cached_models"},
+                                    {"hub", hub.dir.string()},
+                                    {"hub_from", hub.source},
+                                    {"models", list}}
+                         .dump()
+                  << std::endl;
+        return 0;
+    }
+    std::cout << fmt::format("Hugging Face cache: {} ({})\n", hub.dir.string(),
+                             hub.source == "the default" ? hub.source : "from " + hub.source);
+    if (models.empty()) {
+        std::cout << "no models cached; download one with `huggingface-cli download ORG/NAME`\n";
+        return 0;
+    }
+    for (const auto& m : models) {
+        std::cout << fmt::format(
+            "{}  {}  {}{}  {}\n", m.id, m.architecture.empty() ? "-" : m.architecture,
+            formatBytes(double(m.bytes)),
+            m.parameters > 0 ? fmt::format(", {} parameters", m.parameters) : "",
+            m.usable() ? "usable" : "not usable: " + m.problem);
+    }
+    return 0;
+}
+
+// The folder `wafer import SOURCE` reads: an existing path, else a model id's snapshot in the
+// Hugging Face cache, else the path as given (the import names what is missing).
+Result<std::filesystem::path> importSource(const std::string& given) {
+    std::error_code ec;
+    if (std::filesystem::exists(given, ec)) return std::filesystem::path(given);
+    if (const auto id = modelio::parseHfModelId(given)) return modelio::resolveHfSnapshot(*id);
+    return std::filesystem::path(given);
+}
 
 int runAdapterImport(const ImportOptions& opt, const CommonOptions& common) {
     std::string baseRef = opt.folder;
@@ -67,17 +121,26 @@ int runAdapterImport(const ImportOptions& opt, const CommonOptions& common) {
 }
 
 int runImport(const ImportOptions& opt, const CommonOptions& common) {
+    if (opt.listCached) return runListCached(common);
     if (!opt.adapter.empty()) return runAdapterImport(opt, common);
     if (opt.folder.empty())
-        return fail("give the Hugging Face folder to import (wafer import FOLDER), or --adapter");
-    const std::filesystem::path source(opt.folder);
+        return fail(
+            "give the Hugging Face folder or cached model id to import (wafer import FOLDER), "
+            "or --adapter");
+    auto resolved = importSource(opt.folder);
+    if (!resolved.ok()) return fail(resolved.error().message);
+    const std::filesystem::path source = *resolved;
     std::filesystem::path out(opt.out);
     if (out.empty()) {
-        // A weights file given directly is named after its folder.
+        // A weights file given directly is named after its folder; a cached id after its name.
         std::filesystem::path named = absoluteNormal(source);
         std::error_code ec;
         if (std::filesystem::is_regular_file(named, ec)) named = named.parent_path();
-        const std::string name = named.filename();
+        std::string name = named.filename();
+        if (const auto id = modelio::parseHfModelId(opt.folder);
+            id && !std::filesystem::exists(opt.folder, ec)) {
+            name = id->repo.substr(id->repo.find('/') + 1);
+        }
         out = userDataDir() / "models" / (name.empty() ? std::string("imported") : name);
     }
     auto imported = interop::importHuggingFace(source, out);
@@ -100,7 +163,9 @@ int runImport(const ImportOptions& opt, const CommonOptions& common) {
     std::cout << fmt::format(
         "imported {}: {} parameters ({} layers x {} wide, {} heads, vocab {}, {} positions; "
         "tensors {}), tokenizer {} ({} tokens)\n",
-        source.string(), r.parameters, m.numHiddenLayers, m.hiddenSize, m.numHeads, m.vocabSize,
+        source.string() == opt.folder ? opt.folder
+                                      : fmt::format("{} ({})", opt.folder, source.string()),
+        r.parameters, m.numHiddenLayers, m.hiddenSize, m.numHeads, m.vocabSize,
         m.maxPositionEmbeddings, fmt::join(dtypes, ", "),
         r.source.byteTokenizer ? "byte" : "GPT-2 BPE", r.source.tokenizerVocab);
     for (const auto& note : r.source.notes) std::cout << "note: " << note << "\n";
@@ -187,12 +252,22 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto imp = std::make_shared<ImportOptions>();
     CLI::App* cmd = app.add_subcommand(
         "import",
-        "Import a Hugging Face GPT-2 / Cerebras-GPT folder (model.safetensors or "
-        "pytorch_model.bin, config.json, vocab.json, merges.txt) as a Wafer Studio model folder; "
-        "a pytorch_model.bin is read without executing its pickle");
+        "Import a Hugging Face GPT-2 / Cerebras-GPT folder (model.safetensors, sharded "
+        "model-0000N-of-0000M.safetensors with model.safetensors.index.json, or "
+        "pytorch_model.bin, single or sharded; config.json, vocab.json, merges.txt) as a Wafer "
+        "Studio model folder; a pytorch_model.bin is read without executing its pickle. A model "
+        "id (org/name[@revision]) is read from the local Hugging Face cache (HF_HUB_CACHE, else "
+        "HF_HOME/hub, else XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub), never "
+        "from the network; --list-cached "
+        "lists what is there");
     cmd->add_option("folder", imp->folder,
-                    "The Hugging Face folder, or the model.safetensors / pytorch_model.bin in one "
-                    "(with --adapter: the base; left out, the base the adapter names)");
+                    "The Hugging Face folder, the weights file or shard index in one, or a model "
+                    "id in the Hugging Face cache such as HuggingFaceTB/SmolLM2-135M or "
+                    "org/name@revision (an existing path wins over an id; with --adapter: the "
+                    "base; left out, the base the adapter names)");
+    cmd->add_flag("--list-cached", imp->listCached,
+                  "List the models in the local Hugging Face cache (id, architecture, size on "
+                  "disk, parameters, whether Wafer Studio computes it) and import nothing");
     cmd->add_option("--adapter", imp->adapter,
                     "A PEFT LoRA adapter folder (adapter_config.json, adapter_model.safetensors) "
                     "to put on the base given as `folder` (a Hugging Face folder, run id or run "
@@ -209,7 +284,8 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
                            "Export a run or model folder as a Hugging Face GPT-2 folder (a LoRA "
                            "run: --merge, or its adapters with --format peft)");
     ecmd->add_option("source", exp->source,
-                     "A run id, a run folder, a checkpoint-<step> folder or a model.safetensors")
+                     "A run id, a run folder, a checkpoint-<step> folder, a model.safetensors, "
+                     "`base` (the shipped base model) or a model id in the Hugging Face cache")
         ->required();
     ecmd->add_option("--format", exp->format,
                      "Output format (hf: Hugging Face GPT-2; peft: a LoRA run's adapters as a "

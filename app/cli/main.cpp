@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
     ws::cli::addCoordCheckCommand(app, common, exitCode);
     ws::cli::addInteropCommands(app, common, exitCode);
     ws::cli::addFinetuneCommand(app, common, exitCode);
+    ws::cli::addEvalCommand(app, common, exitCode);
     ws::cli::addStoreCommand(app, common, exitCode);
     ws::cli::addLessonCommand(app, common, exitCode);
     try {

@@ -1,6 +1,6 @@
-// `wafer sample RUN_ID|FOLDER --prompt TEXT`: generates text from a trained model, streaming each
-// piece to stdout as it is produced (or one JSON object per token with --json, then a summary).
-// Ctrl-C stops after the current layer's work and still prints the summary.
+// `wafer sample RUN_ID|FOLDER|HF_ID|base --prompt TEXT`: generates text from a trained model,
+// streaming each piece to stdout as it is produced (or one JSON object per token with --json, then
+// a summary). Ctrl-C stops after the current layer's work and still prints the summary.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -11,6 +11,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/core/paths.h"
+#include "engine/interop/model_ref.h"
 #include "engine/modelio/load_model.h"
 #include "engine/sample/generator.h"
 #include "engine/store/run_store.h"
@@ -66,9 +67,20 @@ std::string dumpJson(const nlohmann::json& j) {
 int runSample(const SampleOptions& opt, const CommonOptions& common) {
     if (Status st = opt.sampling.validate(); !st.ok()) return fail(st.error().message);
     if (opt.threads >= 0) tensor::setComputeThreads(opt.threads);
-    auto path = resolveModel(opt.model, common);
-    if (!path.ok()) return fail(path.error().message);
-    auto loaded = modelio::loadModel(*path);
+    // A run id as before; anything else (a folder, a Hugging Face folder with single or sharded
+    // weights, a model id in the Hugging Face cache, `base`) as every command names a model.
+    std::error_code ec;
+    const bool runId = !opt.model.empty() &&
+                       opt.model.find_first_not_of("0123456789") == std::string::npos &&
+                       !std::filesystem::exists(opt.model, ec);
+    Result<modelio::LoadedModel> loaded = Error{""};
+    if (runId) {
+        auto path = resolveModel(opt.model, common);
+        if (!path.ok()) return fail(path.error().message);
+        loaded = modelio::loadModel(*path);
+    } else {
+        loaded = interop::loadModelRef(opt.model, common.dbPath);
+    }
     if (!loaded.ok()) return fail(loaded.error().message);
     const modelio::LoadedModel& model = *loaded;
     sample::Generator generator(model, !opt.noAdapters);
@@ -141,7 +153,9 @@ void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto opt = std::make_shared<SampleOptions>();
     CLI::App* cmd = app.add_subcommand("sample", "Generate text from a trained model");
     cmd->add_option("model", opt->model,
-                    "Run id (from `wafer runs list`), run folder, or a model.safetensors in one")
+                    "Run id (from `wafer runs list`), run folder, a model.safetensors in one, a "
+                    "Hugging Face folder, a model id in the local Hugging Face cache "
+                    "(org/name[@revision]), or `base` (the shipped base model)")
         ->required();
     cmd->add_option("--prompt,-p", opt->prompt, "Text to continue")->required();
     cmd->add_option("--temperature,-t", opt->sampling.temperature,

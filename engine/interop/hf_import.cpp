@@ -13,8 +13,8 @@
 #include "engine/fileio/safetensors.h"
 #include "engine/interop/output_folder.h"
 #include "engine/modelio/hf_config.h"
+#include "engine/modelio/hf_weights.h"
 #include "engine/modelio/model_folder.h"
-#include "engine/modelio/torch_checkpoint.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -35,15 +35,8 @@ bool isAttentionBuffer(const std::string& canonical) {
     return std::regex_match(canonical, buffer);
 }
 
-// A weights file read as an import reads it: model.safetensors, or pytorch_model.bin through the
-// restricted reader (never unpickled). Both offer path(), names(), find() and readAsFloat().
-bool isTorchWeights(const fs::path& file) {
-    return file.extension() != ".safetensors";
-}
-
 // canonical name -> name in the file, after checking there is nothing we do not understand.
-template <typename WeightsFile>
-Result<std::map<std::string, std::string>> mapTensors(const WeightsFile& file,
+Result<std::map<std::string, std::string>> mapTensors(const modelio::HfWeights& file,
                                                       const model::ParameterTable& table,
                                                       std::vector<std::string>& notes) {
     std::map<std::string, std::string> byCanonical;
@@ -58,7 +51,7 @@ Result<std::map<std::string, std::string>> mapTensors(const WeightsFile& file,
             return Error{fmt::format(
                 "{}: tensor {} is not part of a GPT-2 language model (GPT2LMHeadModel); this "
                 "file holds another head or architecture, which cannot be imported",
-                file.path().string(), name)};
+                file.find(name)->file.string(), name)};
         }
         if (auto [it, fresh] = byCanonical.emplace(canonical, name); !fresh) {
             return Error{fmt::format("{}: tensor {} is stored twice (as {} and {})",
@@ -85,7 +78,7 @@ Result<std::map<std::string, std::string>> mapTensors(const WeightsFile& file,
             const bool transposed = t.shape.size() == 2 && info->shape.size() == 2 &&
                                     info->shape[0] == t.shape[1] && info->shape[1] == t.shape[0];
             return Error{fmt::format(
-                "{}: tensor {} has shape [{}] but config.json implies [{}]{}", file.path().string(),
+                "{}: tensor {} has shape [{}] but config.json implies [{}]{}", info->file.string(),
                 it->second, fmt::join(info->shape, ", "), fmt::join(t.shape, ", "),
                 transposed ? "; it looks transposed (nn.Linear's (out, in) layout), while GPT-2 "
                              "stores Conv1D weights as (in, out)"
@@ -117,10 +110,11 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
     }
     HfFolder hf;
     hf.folder = folder;
-    hf.weightsFile = weightsGiven ? source : folder / "model.safetensors";
-    if (!weightsGiven && !fs::exists(hf.weightsFile, ec) &&
-        fs::exists(folder / "pytorch_model.bin", ec)) {
-        hf.weightsFile = folder / "pytorch_model.bin";
+    if (weightsGiven) {
+        hf.weightsFile = source;
+    } else {
+        auto found = modelio::findHfWeightsFile(folder);
+        hf.weightsFile = found.ok() ? *found : folder / "model.safetensors";
     }
     hf.configFile = folder / "config.json";
     hf.vocabFile = folder / "vocab.json";
@@ -128,21 +122,16 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
     for (const fs::path& f : {hf.configFile, hf.weightsFile, hf.vocabFile, hf.mergesFile}) {
         if (fs::exists(f, ec)) continue;
         std::string hint;
-        if (f == hf.weightsFile && (fs::exists(folder / "pytorch_model.bin.index.json", ec) ||
-                                    fs::exists(folder / "model.safetensors.index.json", ec))) {
-            hint =
-                " (the weights here are sharded over several files, which are not read; save "
-                "the model as one file)";
-        } else if (f != hf.weightsFile && f != hf.configFile &&
-                   fs::exists(folder / "tokenizer.json", ec)) {
+        if (f != hf.weightsFile && f != hf.configFile &&
+            fs::exists(folder / "tokenizer.json", ec)) {
             hint =
                 " (only a fast-tokenizer tokenizer.json is here; save the slow GPT2Tokenizer "
                 "files vocab.json + merges.txt too)";
         }
         return Error{
             fmt::format("{}: {} is missing; a Hugging Face GPT-2 folder holds "
-                        "model.safetensors (or pytorch_model.bin), config.json, vocab.json and "
-                        "merges.txt{}",
+                        "model.safetensors (or its shards with model.safetensors.index.json, or "
+                        "pytorch_model.bin), config.json, vocab.json and merges.txt{}",
                         folder.string(), f.filename().string(), hint)};
     }
     auto cfg = modelio::readHfConfig(hf.configFile);
@@ -170,64 +159,55 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
     }
 
     const model::ParameterTable table(shape);
-    const auto checkTensors = [&](const auto& file) -> Status {
-        auto mapped = mapTensors(file, table, hf.notes);
-        if (!mapped.ok()) return mapped.error();
-        for (const auto& [canonical, name] : *mapped) {
-            const auto* info = file.find(name);
-            if (info->dtype != fileio::DType::F32 && info->dtype != fileio::DType::F16 &&
-                info->dtype != fileio::DType::BF16 && info->dtype != fileio::DType::F64) {
-                return Error{
-                    fmt::format("{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 "
-                                "weights can be imported (quantized files cannot)",
-                                hf.weightsFile.string(), name, dtypeName(info->dtype))};
-            }
-            ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
+    auto file = modelio::HfWeights::open(hf.weightsFile);
+    if (!file.ok()) return file.error();
+    auto mapped = mapTensors(*file, table, hf.notes);
+    if (!mapped.ok()) return mapped.error();
+    for (const auto& [canonical, name] : *mapped) {
+        const auto* info = file->find(name);
+        if (info->dtype != fileio::DType::F32 && info->dtype != fileio::DType::F16 &&
+            info->dtype != fileio::DType::BF16 && info->dtype != fileio::DType::F64) {
+            return Error{
+                fmt::format("{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 "
+                            "weights can be imported (quantized files cannot)",
+                            info->file.string(), name, dtypeName(info->dtype))};
         }
-        if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
-            hf.notes.push_back(
-                "lm_head.weight is ignored: config.json ties it to wte.weight "
-                "(tie_word_embeddings), as transformers does when loading");
-        }
-        return Status::success();
-    };
-    if (isTorchWeights(hf.weightsFile)) {
-        auto file = modelio::TorchCheckpoint::open(hf.weightsFile);
-        if (!file.ok()) return file.error();
-        if (Status st = checkTensors(*file); !st.ok()) return st.error();
+        ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
+    }
+    if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
+        hf.notes.push_back(
+            "lm_head.weight is ignored: config.json ties it to wte.weight "
+            "(tie_word_embeddings), as transformers does when loading");
+    }
+    const std::vector<fs::path> files = file->files();
+    if (file->sharded()) {
+        hf.notes.push_back(fmt::format("weights read from {} shard(s) named by {}", files.size(),
+                                       hf.weightsFile.filename().string()));
+    }
+    if (std::any_of(files.begin(), files.end(),
+                    [](const fs::path& f) { return f.extension() != ".safetensors"; })) {
         hf.notes.push_back(fmt::format(
             "weights read from {} (torch.save's zip format) by a restricted reader: its pickle "
             "was checked opcode by opcode and nothing in it was executed",
-            hf.weightsFile.filename().string()));
-    } else {
-        auto file = fileio::SafetensorsFile::open(hf.weightsFile);
-        if (!file.ok()) return file.error();
-        if (Status st = checkTensors(*file); !st.ok()) return st.error();
+            files.size() == 1 ? files.front().filename().string()
+                              : hf.weightsFile.filename().string()));
     }
     return hf;
 }
 
 Result<std::vector<float>> readHfWeights(const HfFolder& hf, const model::ParameterTable& table) {
-    const auto read = [&](const auto& file) -> Result<std::vector<float>> {
-        std::vector<std::string> ignored;
-        auto mapped = mapTensors(file, table, ignored);
-        if (!mapped.ok()) return mapped.error();
-        std::vector<float> params(table.totalSize());
-        for (const auto& t : table.tensors()) {
-            auto values = file.readAsFloat(mapped->at(t.name));
-            if (!values.ok()) return values.error();
-            std::copy(values->begin(), values->end(), params.begin() + ptrdiff_t(t.offset));
-        }
-        return params;
-    };
-    if (isTorchWeights(hf.weightsFile)) {
-        auto file = modelio::TorchCheckpoint::open(hf.weightsFile);
-        if (!file.ok()) return file.error();
-        return read(*file);
-    }
-    auto file = fileio::SafetensorsFile::open(hf.weightsFile);
+    auto file = modelio::HfWeights::open(hf.weightsFile);
     if (!file.ok()) return file.error();
-    return read(*file);
+    std::vector<std::string> ignored;
+    auto mapped = mapTensors(*file, table, ignored);
+    if (!mapped.ok()) return mapped.error();
+    std::vector<float> params(table.totalSize());
+    for (const auto& t : table.tensors()) {
+        auto values = file->readAsFloat(mapped->at(t.name));
+        if (!values.ok()) return values.error();
+        std::copy(values->begin(), values->end(), params.begin() + ptrdiff_t(t.offset));
+    }
+    return params;
 }
 
 config::Config importedRunConfig(const HfFolder& hf) {

@@ -1,7 +1,8 @@
 // Importing a Hugging Face GPT-2-family folder (GPT-2, Cerebras-GPT): model.safetensors +
-// config.json + vocab.json + merges.txt, as save_pretrained writes them. A folder without
-// model.safetensors may hold pytorch_model.bin instead (torch.save's zip format), read by the
-// restricted reader of modelio/torch_checkpoint.h: its pickle is checked, never executed.
+// config.json + vocab.json + merges.txt, as save_pretrained writes them. The weights may also be
+// sharded (model.safetensors.index.json + model-0000N-of-0000M.safetensors), or in
+// pytorch_model.bin (torch.save's zip format, single or sharded with pytorch_model.bin.index.json),
+// all read through modelio/hf_weights.h: a torch pickle is checked, never executed.
 //
 // inspectHfFolder() checks everything before any data is read: the four files exist, config.json
 // is a GPT-2 config the engine computes (modelio/hf_config.h), the tokenizer loads and fits the
@@ -41,8 +42,9 @@ struct HfFolder {
 // config.yaml.
 bool looksLikeHfFolder(const std::filesystem::path& folder);
 
-// `folder` is the Hugging Face folder, or the weights file in one (model.safetensors or
-// pytorch_model.bin). In a folder, model.safetensors is read when present, else pytorch_model.bin.
+// `folder` is the Hugging Face folder, or the weights file in one (model.safetensors,
+// pytorch_model.bin or a shard index). In a folder, the first of modelio::kHfWeightsFiles present
+// is read (model.safetensors, its index, pytorch_model.bin, its index).
 Result<HfFolder> inspectHfFolder(const std::filesystem::path& folder);
 
 // The weights in ParameterTable(fromConfig(hf.model)) layout, converted to fp32.

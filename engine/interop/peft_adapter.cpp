@@ -16,6 +16,7 @@
 #include "engine/interop/hf_import.h"
 #include "engine/interop/output_folder.h"
 #include "engine/model/parameters.h"
+#include "engine/modelio/hf_cache.h"
 #include "engine/modelio/load_model.h"
 #include "engine/modelio/model_folder.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -189,19 +190,6 @@ std::string portableBaseName(const fs::path& base) {
     return folder.filename().string();
 }
 
-namespace {
-
-fs::path hfHubCache() {
-    if (const char* hub = std::getenv("HF_HUB_CACHE"); hub && *hub) return hub;
-    if (const char* home = std::getenv("HF_HOME"); home && *home) return fs::path(home) / "hub";
-    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-        return fs::path(xdg) / "huggingface" / "hub";
-    const char* home = std::getenv("HOME");
-    return fs::path(home ? home : "") / ".cache" / "huggingface" / "hub";
-}
-
-}  // namespace
-
 Result<fs::path> findPeftBase(const fs::path& adapterDir) {
     auto text = fileio::readWholeFile(adapterDir / kPeftConfigFile);
     if (!text.ok()) return text.error();
@@ -223,7 +211,10 @@ Result<fs::path> findPeftBase(const fs::path& adapterDir) {
     std::error_code ec;
     for (const fs::path& c : candidates)
         if (!name.empty() && fs::is_directory(c, ec)) return c;
-    // A Hugging Face id in the Hugging Face cache: its newest snapshot.
+    // A Hugging Face id in the Hugging Face cache: the snapshot refs/main names, else the newest.
+    if (const auto hfId = modelio::parseHfModelId(name)) {
+        if (auto snapshot = modelio::resolveHfSnapshot(*hfId); snapshot.ok()) return *snapshot;
+    }
     std::string cacheName = "models--";
     for (char c : name) {
         if (c == '/')
@@ -231,7 +222,7 @@ Result<fs::path> findPeftBase(const fs::path& adapterDir) {
         else
             cacheName += c;
     }
-    const fs::path snapshots = hfHubCache() / cacheName / "snapshots";
+    const fs::path snapshots = modelio::hfHubCache().dir / cacheName / "snapshots";
     fs::path newest;
     fs::file_time_type newestTime{};
     if (fs::is_directory(snapshots, ec)) {

@@ -12,6 +12,7 @@
 #include "engine/fileio/safetensors.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/hf_config.h"
+#include "engine/modelio/hf_weights.h"
 #include "engine/modelio/weights_io.h"
 
 namespace ws::modelio {
@@ -29,7 +30,7 @@ Result<config::Config> configFromHuggingFace(const fs::path& file) {
     return c;
 }
 
-Result<config::Config> loadRunConfig(const fs::path& folder, const fileio::SafetensorsFile& weights,
+Result<config::Config> loadRunConfig(const fs::path& folder, const HfWeights& weights,
                                      const fs::path& weightsFile) {
     const fs::path yaml = folder / "config.yaml";
     std::error_code ec;
@@ -103,8 +104,9 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
 
 namespace {
 
-// loadModelInfo, keeping the weights file open for loadModel.
-Result<fileio::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
+// loadModelInfo, keeping the weights file open for loadModel. A Hugging Face folder's weights may
+// be sharded or in pytorch_model.bin (hf_weights.h); a run folder's are its model.safetensors.
+Result<HfWeights> openModel(const fs::path& path, ModelInfo& m) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
         m.folder = path;
@@ -118,13 +120,18 @@ Result<fileio::SafetensorsFile> openModel(const fs::path& path, ModelInfo& m) {
                         "(runconfig.model_dir) or the model.safetensors inside one",
                         path.string())};
     }
+    if (!fs::exists(m.weightsFile, ec) && fs::exists(m.folder / "config.json", ec) &&
+        !fs::exists(m.folder / "config.yaml", ec)) {
+        // A Hugging Face folder whose weights are sharded or in pytorch_model.bin.
+        if (auto other = findHfWeightsFile(m.folder); other.ok()) m.weightsFile = *other;
+    }
     if (!fs::exists(m.weightsFile, ec)) {
         return Error{
             fmt::format("{}: no model.safetensors in this folder; has the run written "
                         "its weights yet? (a run writes them when it ends)",
                         m.folder.string())};
     }
-    auto file = fileio::SafetensorsFile::open(m.weightsFile);
+    auto file = HfWeights::open(m.weightsFile);
     if (!file.ok()) return file.error();
     auto cfg = loadRunConfig(m.folder, *file, m.weightsFile);
     if (!cfg.ok()) return cfg.error();

@@ -7,10 +7,10 @@
 // config_yaml (which every file Wafer Studio writes carries), else from a Hugging Face GPT-2
 // config.json (n_embd, n_layer, n_head, n_positions, vocab_size, ...), so a GPT-2 or
 // Cerebras-GPT folder from the Hub (model.safetensors, config.json, vocab.json, merges.txt) loads
-// as it is. The tokenizer comes from the folder:
-// tokenizer.json {"type": "byte"} for the byte tokenizer, vocab.json + merges.txt for byte-level
-// BPE (GPT-2 format); a checkpoint-<step> folder's tokenizer is its run folder's. The weights must
-// match the config's shape tensor for tensor.
+// as it is, its weights single or sharded, safetensors or pytorch_model.bin (hf_weights.h). The
+// tokenizer comes from the folder: tokenizer.json {"type": "byte"} for the byte tokenizer,
+// vocab.json + merges.txt for byte-level BPE (GPT-2 format); a checkpoint-<step> folder's tokenizer
+// is its run folder's. The weights must match the config's shape tensor for tensor.
 //
 // loadModelInfo() does all of that except reading the weights: it reads config and tokenizer and
 // only the header of model.safetensors, where it checks that every tensor of the config's shape is
@@ -43,7 +43,7 @@ struct ModelInfo {
     model::ModelFacts facts;  // parameter count, FLOPs per token, memory (of `config`)
     std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
     std::filesystem::path folder;           // the folder given (run or checkpoint-<step>)
-    std::filesystem::path weightsFile;      // its model.safetensors
+    std::filesystem::path weightsFile;      // its model.safetensors (an HF folder: or its index)
     std::filesystem::path tokenizerFolder;  // `folder`, or the run folder above a checkpoint
     int64_t step = -1;                      // training step the weights are from (-1: unknown)
 };

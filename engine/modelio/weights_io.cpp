@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/config/config_yaml.h"
+#include "engine/modelio/hf_weights.h"
 #include "engine/modelio/torch_checkpoint.h"
 
 namespace ws::modelio {
@@ -92,9 +93,24 @@ Status readWeights(const fileio::SafetensorsFile& st, const model::ParameterTabl
     return readNamed(st, table, params);
 }
 
+Status readWeights(const HfWeights& weights, const model::ParameterTable& table, float* params) {
+    return readNamed(weights, table, params);
+}
+
+Result<std::vector<std::string>> matchWeights(const HfWeights& weights,
+                                              const model::ParameterTable& table) {
+    return matchNames(weights, table);
+}
+
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    float* params) {
-    // A fine-tune may start from a Hugging Face folder that holds only pytorch_model.bin.
+    // A fine-tune may start from a Hugging Face folder whose weights are sharded (the file is
+    // then the shard index) or that holds only pytorch_model.bin.
+    if (isHfWeightsIndex(file)) {
+        auto sharded = HfWeights::open(file);
+        if (!sharded.ok()) return sharded.error();
+        return readNamed(*sharded, table, params);
+    }
     if (file.extension() == ".bin" ||
         (file.extension() != ".safetensors" && looksLikeTorchCheckpoint(file))) {
         auto torch = TorchCheckpoint::open(file);

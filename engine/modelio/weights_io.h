@@ -16,6 +16,8 @@
 
 namespace ws::modelio {
 
+class HfWeights;
+
 // Writes atomically (temporary file, fsync, rename): an existing file is never half-replaced.
 // `sha256Out`, when given, receives the SHA-256 of the bytes written (for the run store).
 Status saveWeights(const std::filesystem::path& file, const model::ParameterTable& table,
@@ -34,7 +36,8 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 // must be present with the same shape (an optional "transformer." prefix is accepted, as Hugging
 // Face writes it for GPT2LMHeadModel); an error names the file and the first missing or mismatched
 // tensor. A PyTorch pytorch_model.bin (torch.save's zip format) is read the same way, through the
-// restricted reader of torch_checkpoint.h (nothing in it is executed).
+// restricted reader of torch_checkpoint.h (nothing in it is executed), and a shard index
+// (*.index.json, hf_weights.h) through its shards.
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,
                    float* params);
 
@@ -45,6 +48,11 @@ Status readWeights(const fileio::SafetensorsFile& file, const model::ParameterTa
 // The check loadWeights makes before it reads a value, from the header alone: every tensor of
 // `table` present with its shape. Gives the name each has in the file, in table order.
 Result<std::vector<std::string>> matchWeights(const fileio::SafetensorsFile& file,
+                                              const model::ParameterTable& table);
+
+// The same two over a Hugging Face folder's weights, single or sharded (hf_weights.h).
+Status readWeights(const HfWeights& weights, const model::ParameterTable& table, float* params);
+Result<std::vector<std::string>> matchWeights(const HfWeights& weights,
                                               const model::ParameterTable& table);
 
 }  // namespace ws::modelio

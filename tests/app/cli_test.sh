@@ -1048,6 +1048,110 @@ hf_import_export)
   expect_in "peak lr 0.0002" "$out"
   out=$("$wafer" sample "$tmp/hf16-ours" --prompt "the " --max-tokens 8 --seed 1) || fail "sample exit $?"
   ;;
+hf_sharded_cache)
+  # Issue 33: save_pretrained's sharded layout (model-0000N-of-0000M.safetensors + the index,
+  # split by tests/app/hf_tool.py with the bytes untouched) imports to exactly the tensors of the
+  # single file; the folder laid out in a Hugging Face cache (blobs, snapshot symlinks,
+  # refs/main) is listed, imported, fine-tuned and scored by its model id, with no network.
+  hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
+  $hf write "$tmp/hf" --dtype BF16 --prefix --buffers --seed 4 || fail "writer"
+  $hf shard "$tmp/hf" "$tmp/hf-sharded" 3 || fail "shard"
+  out=$("$wafer" import "$tmp/hf-sharded" --out "$tmp/ours") || fail "import sharded exit $? $out"
+  expect_in "weights read from 3 shard(s) named by model.safetensors.index.json" "$out"
+  $hf compare "$tmp/hf" "$tmp/ours/model.safetensors" || fail "the sharded import differs"
+  cp -r "$tmp/hf-sharded" "$tmp/hf-broken"
+  rm "$tmp/hf-broken/model-00002-of-00003.safetensors"
+  out=$("$wafer" import "$tmp/hf-broken" --out "$tmp/broken-out" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "missing shard: expected exit 1, got $code: $out"
+  expect_in "shard model-00002-of-00003.safetensors is missing" "$out"
+  [[ ! -e $tmp/broken-out ]] || fail "a failed import left a folder"
+
+  export HF_HUB_CACHE="$tmp/hub"
+  out=$("$wafer" import --list-cached) || fail "list of an empty cache exit $?"
+  expect_in "no models cached" "$out"
+  out=$("$wafer" import tiny-org/tiny-gpt2 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "uncached id: expected exit 1, got $code: $out"
+  expect_in "tiny-org/tiny-gpt2 is not in the Hugging Face cache (looked in $tmp/hub, from HF_HUB_CACHE); download it with \`huggingface-cli download tiny-org/tiny-gpt2\` or pass a folder" "$out"
+  snapshot=$($hf cache "$tmp/hf-sharded" "$tmp/hub" tiny-org/tiny-gpt2) || fail "cache layout"
+  [[ -L $snapshot/model.safetensors.index.json ]] || fail "the snapshot's files are not symlinks"
+  out=$("$wafer" import --list-cached) || fail "list exit $?"
+  expect_in "tiny-org/tiny-gpt2  GPT2LMHeadModel" "$out"
+  expect_in "usable" "$out"
+  out=$("$wafer" import --list-cached --json) || fail "list --json exit $?"
+  python3 -c "import json,sys; m=json.loads(sys.argv[1])['models']; assert len(m)==1 and m[0]['id']=='tiny-org/tiny-gpt2' and m[0]['usable'] and m[0]['architecture']=='GPT2LMHeadModel' and m[0]['bytes']>0 and m[0]['parameters']>0, m" "$out" \
+      || fail "list --json: $out"
+  out=$("$wafer" import tiny-org/tiny-gpt2) || fail "import by id exit $? $out"
+  expect_in "imported tiny-org/tiny-gpt2 ($snapshot)" "$out"
+  expect_in "model folder: $XDG_DATA_HOME/wafer-studio/models/tiny-gpt2" "$out"
+  $hf compare "$tmp/hf" "$XDG_DATA_HOME/wafer-studio/models/tiny-gpt2/model.safetensors" \
+      || fail "the import by id differs"
+  for i in $(seq 1 40); do echo "the theme of the thing is in the rest at the end $i"; done >"$tmp/new.txt"
+  # A fine-tune starts from the sharded snapshot as it is (runconfig.checkpoint_path: the index).
+  out=$("$wafer" finetune --base tiny-org/tiny-gpt2 --data "$tmp/new.txt" --max-steps 2 --db "$db" \
+        --set train_input.batch_size=2 --dry-run) || fail "finetune --dry-run by id exit $? $out"
+  expect_in "fine-tune Hugging Face folder $snapshot" "$out"
+  expect_in "checkpoint_path: \"$snapshot/model.safetensors.index.json\"" "$out"
+  out=$("$wafer" finetune --base tiny-org/tiny-gpt2 --data "$tmp/new.txt" --max-steps 2 --db "$db" \
+        --set train_input.batch_size=2) || fail "finetune by id exit $? $out"
+  expect_in "fine-tune result" "$out"
+  out=$("$wafer" eval tiny-org/tiny-gpt2 --data "$tmp/new.txt" --json) || fail "eval by id exit $? $out"
+  expect_in '"event":"eval"' "$out"
+  out=$("$wafer" sample tiny-org/tiny-gpt2 --prompt "the " --max-tokens 4 --seed 1 --json) \
+      || fail "sample by id exit $? $out"
+  expect_in '"tokens":4' "$out"
+  expect_in "\"path\":\"$snapshot/model.safetensors.index.json\"" "$out"
+  # An existing folder spelled like the id wins over the cache.
+  mkdir -p "$tmp/cwd/tiny-org" && cp -r "$tmp/hf" "$tmp/cwd/tiny-org/tiny-gpt2"
+  out=$(cd "$tmp/cwd" && "$wafer" import tiny-org/tiny-gpt2 --out "$tmp/local") || fail "local exit $? $out"
+  expect_in "imported tiny-org/tiny-gpt2:" "$out"
+  unset HF_HUB_CACHE ;;
+eval)
+  # Issue 33: `wafer eval` on a trained run's model, by folder and by run id, and on the shipped
+  # base model. The figures agree with their definitions (perplexity = exp(loss), bits per byte
+  # = total nats / ln 2 / bytes scored, scored tokens = tokens - 1), the batch changes them only
+  # by float rounding,
+  # --seq-len sets the windows; bad input is refused naming the problem.
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 3 --json --db "$db" "${tiny_args[@]}" \
+      --set "runconfig.model_dir=$tmp/model" >/dev/null || fail "train exit $?"
+  head -c 3000 "$src/resources/corpus/$(ls "$src/resources/corpus" | grep -m1 '\.txt$')" >"$tmp/text.txt"
+  [[ -s $tmp/text.txt ]] || fail "no corpus text to score"
+  a=$("$wafer" eval "$tmp/model" --data "$tmp/text.txt" --json --seq-len 16) || fail "eval exit $? $a"
+  b=$("$wafer" eval 1 --db "$db" --data "$tmp/text.txt" --json --seq-len 16 --batch 7) || fail "eval by id exit $? $b"
+  python3 - "$a" "$b" <<'PY' || fail "eval figures: $a / $b"
+import json, math, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert a["scored_tokens"] == a["tokens"] - 1 and a["tokens"] > 100, a
+assert a["seq_len"] == 16 and a["windows"] == -(-a["scored_tokens"] // 16), a
+assert abs(a["loss"] - a["total_nats"] / a["scored_tokens"]) < 1e-9 * a["loss"], a
+assert abs(a["perplexity"] - math.exp(a["loss"])) < 1e-9 * a["perplexity"], a
+assert abs(a["bits_per_byte"] - a["total_nats"] / math.log(2) / a["scored_bytes"]) < 1e-12, a
+assert 0 < a["scored_bytes"] <= a["text_bytes"] == 3000, a
+assert b["batch"] == 7 and abs(b["total_nats"] - a["total_nats"]) < 1e-6 * a["total_nats"], (a, b)
+PY
+  out=$("$wafer" eval "$tmp/model" --data "$tmp/text.txt") || fail "text eval exit $?"
+  expect_in "bits per byte" "$out"
+  expect_in "perplexity" "$out"
+  out=$("$wafer" eval base --data "$tmp/text.txt" --max-tokens 200 --json) || fail "eval base exit $? $out"
+  python3 -c "import json,sys; j=json.loads(sys.argv[1]); assert j['scored_tokens']==200 and j['seq_len']==128 and 0<j['bits_per_byte']<8, j" "$out" \
+      || fail "eval base: $out"
+  out=$("$wafer" eval "$tmp/model" --data "$tmp/none.txt" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "missing file: expected exit 1, got $code: $out"
+  expect_in "--data $tmp/none.txt: no such file" "$out"
+  : >"$tmp/empty.txt"
+  out=$("$wafer" eval "$tmp/model" --data "$tmp/empty.txt" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "empty text: expected exit 1, got $code: $out"
+  expect_in "the text is empty" "$out"
+  out=$("$wafer" eval "$tmp/model" --data "$tmp/text.txt" --seq-len 4096 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "long context: expected exit 1, got $code: $out"
+  expect_in "longer than the model's" "$out"
+  out=$("$wafer" eval "$tmp/no-model" --data "$tmp/text.txt" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "bad model: expected exit 1, got $code: $out"
+  expect_in "no-model" "$out"
+  mkdir "$tmp/junk" && echo '{"model_type": "bert"}' >"$tmp/junk/config.json"
+  out=$("$wafer" eval "$tmp/junk" --data "$tmp/text.txt" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "not a model: expected exit 1, got $code: $out"
+  out=$("$wafer" eval --help) || fail "help"
+  expect_in "non-overlapping windows" "$out" ;;
 torch_import)
   # pytorch_model.bin (torch.save's zip format) written by hand by tests/app/torch_tool.py (Python's
   # standard library: zipfile and the pickle's opcodes, with a tied lm_head sharing wte's storage,

@@ -17,6 +17,14 @@ agreeing with itself.
       names start with a prefix), as fp32 values.
   hf_tool.py check-byte-vocab DIR
       vocab.json maps GPT-2's bytes_to_unicode(b) to id b for all 256 bytes, merges.txt none.
+  hf_tool.py shard SRC_DIR OUT_DIR N
+      OUT_DIR gets SRC_DIR's files with its model.safetensors split as save_pretrained splits a
+      large model: model-0000i-of-0000N.safetensors (tensors dealt round-robin, bytes untouched)
+      and model.safetensors.index.json {"metadata": {"total_size"}, "weight_map"}.
+  hf_tool.py cache SRC_DIR HUB ORG/NAME
+      Lays SRC_DIR out in a Hugging Face cache as huggingface_hub does: HUB/models--ORG--NAME/
+      blobs/<sha256 of each file>, snapshots/<commit>/<file> -> ../../blobs/<sha256>,
+      refs/main = <commit> (the sha1 of the file list). Prints the snapshot folder.
   hf_tool.py check-lora-merge PEFT_DIR BASE_FILE MERGED_FILE
       PEFT's LoRA semantics for GPT-2's Conv1D (fan_in_fan_out): every weight W (in, out) of
       BASE_FILE that PEFT_DIR adapts must appear in MERGED_FILE as W + lora_alpha / r *
@@ -325,7 +333,61 @@ def cmd_check_lora_merge(args):
     print("merged %d weights, worst |merged - (W + scale BA)| = %.3g" % (len(adapted), worst))
 
 
+def cmd_shard(args):
+    import os
+    import shutil
+    src, out, n = args[0], args[1], int(args[2])
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(src):
+        if name != "model.safetensors":
+            shutil.copy(os.path.join(src, name), os.path.join(out, name))
+    with open(src + "/model.safetensors", "rb") as f:
+        data = f.read()
+    (hn,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + hn].decode("utf-8"))
+    body = data[8 + hn:]
+    names = sorted(k for k in header if k != "__metadata__")
+    shards = [[] for _ in range(n)]
+    weight_map = {}
+    total = 0
+    for i, name in enumerate(names):
+        info = header[name]
+        begin, end = info["data_offsets"]
+        shard = "model-%05d-of-%05d.safetensors" % (i % n + 1, n)
+        shards[i % n].append((name, info["dtype"], info["shape"], body[begin:end]))
+        weight_map[name] = shard
+        total += end - begin
+    for i, tensors in enumerate(shards):
+        write_safetensors(out + "/model-%05d-of-%05d.safetensors" % (i + 1, n), tensors,
+                          {"format": "pt"}, pad_to=8)
+    with open(out + "/model.safetensors.index.json", "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
+
+
+def cmd_cache(args):
+    import hashlib
+    import os
+    import shutil
+    src, hub, repo = args
+    root = os.path.join(hub, "models--" + repo.replace("/", "--"))
+    files = sorted(os.listdir(src))
+    commit = hashlib.sha1("\n".join(files).encode()).hexdigest()
+    snapshot = os.path.join(root, "snapshots", commit)
+    os.makedirs(os.path.join(root, "blobs"), exist_ok=True)
+    os.makedirs(os.path.join(root, "refs"), exist_ok=True)
+    os.makedirs(snapshot, exist_ok=True)
+    for name in files:
+        with open(os.path.join(src, name), "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()
+        shutil.copy(os.path.join(src, name), os.path.join(root, "blobs", sha))
+        os.symlink(os.path.join("..", "..", "blobs", sha), os.path.join(snapshot, name))
+    with open(os.path.join(root, "refs", "main"), "w") as f:
+        f.write(commit)
+    print(snapshot)
+
+
 if __name__ == "__main__":
     commands = {"write": cmd_write, "compare": cmd_compare, "same-values": cmd_same_values,
+                "shard": cmd_shard, "cache": cmd_cache,
                 "check-byte-vocab": cmd_check_byte_vocab, "check-lora-merge": cmd_check_lora_merge}
     commands[sys.argv[1]](sys.argv[2:])

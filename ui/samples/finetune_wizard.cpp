@@ -35,6 +35,7 @@
 #include "engine/data/corpus.h"
 #include "engine/data/text_check.h"
 #include "engine/model/parameters.h"
+#include "engine/modelio/hf_cache.h"
 #include "engine/store/run_store.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/wafer/cycle_model.h"
@@ -135,6 +136,7 @@ FinetuneWizard::FinetuneWizard(store::RunStore* store, const QString& dbPath, QW
     setPage(SettingsPage, makeSettingsPage());
     resize(760, 560);
     reloadRuns();
+    reloadCachedModels();
     useShippedBase();
     restoreDataPaths();
 }
@@ -188,8 +190,15 @@ QWizardPage* FinetuneWizard::makeBasePage() {
     m_fromRun = new QRadioButton(tr("A previous run"), page);
     m_fromFolder =
         new QRadioButton(tr("A folder: run, checkpoint-<step> or Hugging Face GPT-2"), page);
+    m_fromCache = new QRadioButton(page);
     auto* group = new QButtonGroup(page);
-    for (QRadioButton* b : {m_shipped, m_fromRun, m_fromFolder}) group->addButton(b);
+    for (QRadioButton* b : {m_shipped, m_fromRun, m_fromFolder, m_fromCache}) group->addButton(b);
+    m_cached = new QTreeWidget(page);
+    m_cached->setObjectName(QStringLiteral("finetuneCachedModels"));
+    m_cached->setHeaderLabels(
+        {tr("Hugging Face model"), tr("Architecture"), tr("Size"), tr("Parameters"), tr("Use")});
+    m_cached->setRootIsDecorated(false);
+    m_cached->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_runs = new QTreeWidget(page);
     m_runs->setObjectName(QStringLiteral("finetuneRuns"));
     m_runs->setHeaderLabels({tr("Run"), tr("Name"), tr("Kind"), tr("Steps"), tr("Final loss")});
@@ -214,6 +223,8 @@ QWizardPage* FinetuneWizard::makeBasePage() {
     row->addWidget(m_folder, 1);
     row->addWidget(browse);
     layout->addLayout(row);
+    layout->addWidget(m_fromCache);
+    layout->addWidget(m_cached, 1);
     layout->addWidget(m_baseInfo);
 
     page->complete = [this] { return m_baseOk; };
@@ -222,6 +233,10 @@ QWizardPage* FinetuneWizard::makeBasePage() {
     });
     connect(m_runs, &QTreeWidget::itemSelectionChanged, this, [this] {
         if (!m_runs->selectedItems().isEmpty()) m_fromRun->setChecked(true);
+        inspectBase();
+    });
+    connect(m_cached, &QTreeWidget::itemSelectionChanged, this, [this] {
+        if (!m_cached->selectedItems().isEmpty()) m_fromCache->setChecked(true);
         inspectBase();
     });
     connect(m_folder, &QLineEdit::editingFinished, this, [this] {
@@ -434,8 +449,55 @@ void FinetuneWizard::useFolder(const QString& path) {
     inspectBase();
 }
 
+void FinetuneWizard::reloadCachedModels() {
+    m_cached->clear();
+    const modelio::HfHub hub = modelio::hfHubCache();
+    const auto models = modelio::listCachedHfModels(hub.dir);
+    for (const auto& m : models) {
+        auto* item = new QTreeWidgetItem(m_cached);
+        item->setText(0, QString::fromStdString(m.id));
+        item->setText(1, QString::fromStdString(m.architecture.empty() ? "-" : m.architecture));
+        item->setText(2, QString::fromStdString(formatBytes(double(m.bytes))));
+        item->setText(3, m.parameters > 0 ? grouped(m.parameters) : QStringLiteral("-"));
+        item->setText(4, m.usable() ? tr("yes") : tr("no"));
+        const QString why = m.usable() ? QString::fromStdString(m.snapshot.string())
+                                       : QString::fromStdString(m.problem);
+        for (int col = 0; col < 5; ++col) item->setToolTip(col, why);
+        // A model this version cannot compute is shown, greyed, with the reason as its tooltip.
+        if (!m.usable()) item->setFlags(item->flags() & ~Qt::ItemIsEnabled);
+    }
+    const QString where = QString::fromStdString(hub.dir.string());
+    m_fromCache->setText(models.empty()
+                             ? tr("A model in the Hugging Face cache (none in %1)").arg(where)
+                             : tr("A model in the Hugging Face cache (%1)").arg(where));
+    m_fromCache->setEnabled(!models.empty());
+    m_cached->setVisible(!models.empty());
+    for (int col = 1; col < 5; ++col) m_cached->resizeColumnToContents(col);
+}
+
+bool FinetuneWizard::useCachedModel(const QString& id) {
+    const auto found = m_cached->findItems(id, Qt::MatchExactly, 0);
+    if (found.isEmpty() || !(found.front()->flags() & Qt::ItemIsEnabled)) return false;
+    m_cached->setCurrentItem(found.front());
+    found.front()->setSelected(true);
+    m_fromCache->setChecked(true);
+    inspectBase();
+    return true;
+}
+
+QStringList FinetuneWizard::cachedModelIds() const {
+    QStringList ids;
+    for (int i = 0; i < m_cached->topLevelItemCount(); ++i)
+        ids << m_cached->topLevelItem(i)->text(0);
+    return ids;
+}
+
 QString FinetuneWizard::baseRef() const {
     if (m_shipped->isChecked()) return shippedBaseModel();
+    if (m_fromCache->isChecked()) {
+        const auto items = m_cached->selectedItems();
+        return items.isEmpty() ? QString() : items.front()->text(0);
+    }
     if (m_fromRun->isChecked()) {
         const auto items = m_runs->selectedItems();
         return items.isEmpty() ? QString() : items.front()->text(0);
@@ -452,8 +514,9 @@ void FinetuneWizard::inspectBase() {
     m_baseOk = false;
     m_basePath.clear();
     if (ref.isEmpty()) {
-        m_baseInfo->setText(m_fromRun->isChecked() ? tr("Choose a run in the list.")
-                                                   : tr("Choose a folder."));
+        m_baseInfo->setText(m_fromRun->isChecked() || m_fromCache->isChecked()
+                                ? tr("Choose a model in the list.")
+                                : tr("Choose a folder."));
     } else {
         // The plan's own check of the base: config, tokenizer and weights header, no tensors.
         auto base = finetune::inspectBase(ref.toStdString(), m_dbPath.toStdString());
@@ -463,6 +526,7 @@ void FinetuneWizard::inspectBase() {
             const QString kind =
                 m_shipped->isChecked()
                     ? tr("shipped with Wafer Studio, pretrained on the bundled corpus")
+                : m_fromCache->isChecked() ? tr("from the local Hugging Face cache (used in place)")
                 : base->huggingFace ? QStringLiteral("Hugging Face GPT-2 folder (used in place)")
                 : base->runId       ? QStringLiteral("run %1").arg(*base->runId)
                                     : QStringLiteral("model folder");

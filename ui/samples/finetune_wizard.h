@@ -1,7 +1,8 @@
 // FinetuneWizard: point-and-click fine-tuning in four pages, over engine/finetune's planFinetune
 // (the same plan `wafer finetune` runs): (1) the base model — the shipped one, a previous run from
-// the run store, or a run / checkpoint / Hugging Face GPT-2 folder (used in place), with its size
-// and tokenizer or the reason it cannot be used (finetune::inspectBase, the plan's own check,
+// the run store, a run / checkpoint / Hugging Face GPT-2 folder (used in place), or a model of the
+// local Hugging Face cache (listed with architecture, size and whether it can be used), with its
+// size and tokenizer or the reason it cannot be used (finetune::inspectBase, the plan's own check,
 // which reads no weights); (2) the text to fine-tune on (dropped or picked files and folders),
 // with the plan's token count, held-out split and time per epoch, and a warning naming any file
 // that does not look like text (used only when the user ticks "Train on it anyway"); (3) the
@@ -71,7 +72,13 @@ public:
     void useShippedBase();
     bool useRun(int64_t runId);  // false when the run is not in the list
     void useFolder(const QString& path);
-    QString baseRef() const;  // what planFinetune gets as its base ("" if none chosen)
+    // The local Hugging Face cache's models (modelio::listCachedHfModels), listed again from disk;
+    // the ones this version computes can be chosen. useCachedModel: false when `id` is not
+    // listed or cannot be used.
+    void reloadCachedModels();
+    bool useCachedModel(const QString& id);
+    QStringList cachedModelIds() const;  // every listed id, usable or not, in list order
+    QString baseRef() const;             // what planFinetune gets as its base ("" if none chosen)
     bool baseOk() const { return m_baseOk; }
     QString baseInfo() const;  // the facts or the error shown under the choice
 
@@ -150,8 +157,10 @@ private:
     QRadioButton* m_shipped;
     QRadioButton* m_fromRun;
     QRadioButton* m_fromFolder;
+    QRadioButton* m_fromCache;
     QTreeWidget* m_runs;
     QLineEdit* m_folder;
+    QTreeWidget* m_cached;  // the Hugging Face cache's models
     QLabel* m_baseInfo;
     // Page 2
     QWizardPage* m_dataPage;
