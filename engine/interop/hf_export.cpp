@@ -73,6 +73,8 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
     result.parameters = table.totalSize();
     result.tokenizerKind = m.tokenizer->kind();
     const std::optional<int> eos = endOfTextId(*m.tokenizer);
+    const std::string configText = modelio::hfConfigJson(m.config.model, eos);
+    result.architecture = nlohmann::json::parse(configText)["architectures"][0].get<std::string>();
 
     // A Llama-family model leaves in HF's q/k/v/o and gate/up/down names ((out, in) layout).
     std::vector<modelio::HfTensor> llama;
@@ -100,9 +102,7 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
             !st.ok()) {
             return st;
         }
-        if (Status st = fileio::writeFileAtomically(temp / "config.json",
-                                                    modelio::hfConfigJson(m.config.model, eos));
-            !st.ok()) {
+        if (Status st = fileio::writeFileAtomically(temp / "config.json", configText); !st.ok()) {
             return st;
         }
         if (result.tokenizerKind == "byte") {
