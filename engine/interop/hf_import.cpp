@@ -208,36 +208,31 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
     }
 
     const model::ParameterTable table(shape);
+    // A tensor's dtype must be one the reader converts; counted for the import summary.
+    const auto countDtype = [&](const auto& file, const std::string& name) -> Status {
+        const auto* info = file.find(name);
+        if (info->dtype != fileio::DType::F32 && info->dtype != fileio::DType::F16 &&
+            info->dtype != fileio::DType::BF16 && info->dtype != fileio::DType::F64) {
+            return Error{fmt::format(
+                "{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 weights can be "
+                "imported (quantized files cannot)",
+                hf.weightsFile.string(), name, dtypeName(info->dtype))};
+        }
+        ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
+        return Status::success();
+    };
     const auto checkTensors = [&](const auto& file) -> Status {
         if (modelio::usesHfLlamaNames(shape)) {
             auto names = checkLlamaTensors(file, table, hf.notes);
             if (!names.ok()) return names.error();
-            for (const std::string& name : *names) {
-                const auto* info = file.find(name);
-                if (info->dtype != fileio::DType::F32 && info->dtype != fileio::DType::F16 &&
-                    info->dtype != fileio::DType::BF16 && info->dtype != fileio::DType::F64) {
-                    return Error{fmt::format(
-                        "{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 weights can "
-                        "be imported (quantized files cannot)",
-                        hf.weightsFile.string(), name, dtypeName(info->dtype))};
-                }
-                ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
-            }
+            for (const std::string& name : *names)
+                if (Status st = countDtype(file, name); !st.ok()) return st;
             return Status::success();
         }
         auto mapped = mapTensors(file, table, hf.notes);
         if (!mapped.ok()) return mapped.error();
-        for (const auto& [canonical, name] : *mapped) {
-            const auto* info = file.find(name);
-            if (info->dtype != fileio::DType::F32 && info->dtype != fileio::DType::F16 &&
-                info->dtype != fileio::DType::BF16 && info->dtype != fileio::DType::F64) {
-                return Error{
-                    fmt::format("{}: tensor {} is stored as {}; only F32, F16, BF16 and F64 "
-                                "weights can be imported (quantized files cannot)",
-                                hf.weightsFile.string(), name, dtypeName(info->dtype))};
-            }
-            ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
-        }
+        for (const auto& [canonical, name] : *mapped)
+            if (Status st = countDtype(file, name); !st.ok()) return st;
         if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
             hf.notes.push_back(
                 "lm_head.weight is ignored: config.json ties it to wte.weight "
