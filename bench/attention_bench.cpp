@@ -63,11 +63,12 @@ void run(const Shape& s, bool bf16, int repeats) {
     for (int r = 0; r < repeats + 1; ++r) {  // the first round warms up (page faults, primitives)
         auto t0 = Clock::now();
         model::ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), s.B, s.T,
-                                     s.C, s.NH, scale, dropout, key, bf16);
+                                     model::ops::AttentionShape{s.NH, s.NH, s.C / s.NH}, scale,
+                                     dropout, key, bf16);
         auto t1 = Clock::now();
-        model::ops::attentionBackward(dqkv.data(), dout.data(), qkv.data(), rowMax.data(),
-                                      rowSum.data(), s.B, s.T, s.C, s.NH, scale, dropout, key,
-                                      bf16);
+        model::ops::attentionBackward(
+            dqkv.data(), dout.data(), qkv.data(), rowMax.data(), rowSum.data(), s.B, s.T,
+            model::ops::AttentionShape{s.NH, s.NH, s.C / s.NH}, scale, dropout, key, bf16);
         auto t2 = Clock::now();
         if (r > 0) {
             ours.forward.push_back(seconds(t0, t1));

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "engine/model/attention_shape.h"
 #include "engine/model/ops.h"
 #include "engine/model/random.h"
 #include "engine/tensor/bf16.h"
@@ -27,6 +28,26 @@ inline constexpr int kRowBlock = 64;
 // The work of one attention call, for tensor::threadsForWork.
 inline int64_t work(int B, int T, int C) {
     return int64_t{B} * T * T * C;
+}
+
+// Where query head h's slices start inside a qkv row (attention_shape.h): its q, and the k and v
+// of its KV head h / (NH/KV). With KV == NH these are h·hs, C + h·hs and 2C + h·hs, GPT-2's.
+struct HeadColumns {
+    size_t q, k, v;
+};
+inline HeadColumns headColumns(const AttentionShape& s, int h) {
+    const size_t kv = size_t(h / s.groupSize()) * size_t(s.headDim);
+    return {size_t(h) * size_t(s.headDim), size_t(s.qWidth()) + kv,
+            size_t(s.qWidth()) + size_t(s.kvWidth()) + kv};
+}
+
+// ALiBi on one row of scores: row[j] += slope · (firstKey + j - query) for j in [begin, end), where
+// firstKey is the absolute key index of row[0]. The dense and the packed kernels call it with the
+// same absolute indices, so a one-document packed row gets the dense row's bits.
+template <typename Real>
+void addAlibiRow(Real* row, Real slope, int firstKey, int query, int begin, int end) {
+#pragma omp simd
+    for (int j = begin; j < end; ++j) row[j] += slope * Real(firstKey + j - query);
 }
 
 // Dropout of attention probabilities with rate p: the mask of element `index` comes from

@@ -158,6 +158,77 @@ template <typename Real>
     }
 }
 
+template <typename Real>
+[[gnu::always_inline]] inline void rmsNormBody(Real* out, Real* rstd, const Real* inp,
+                                               const Real* weight, int n0, int n1, int C,
+                                               Real eps) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* x = inp + size_t(n) * C;
+        Real sumSquares = 0;
+#pragma omp simd reduction(+ : sumSquares)
+        for (int c = 0; c < C; ++c) sumSquares += x[c] * x[c];
+        const Real s = Real(1) / std::sqrt(sumSquares / Real(C) + eps);
+        Real* y = out + size_t(n) * C;
+#pragma omp simd
+        for (int c = 0; c < C; ++c) y[c] = x[c] * s * weight[c];
+        rstd[n] = s;
+    }
+}
+
+// y = w x s with s = (mean(x²) + eps)^(-1/2): dx_c = s w_c dy_c - x_c s³ (Σ_k w_k dy_k x_k) / C.
+template <typename Real>
+[[gnu::always_inline]] inline void rmsNormGradBody(Real* dinp, const Real* dout, const Real* inp,
+                                                   const Real* weight, const Real* rstd, int n0,
+                                                   int n1, int C) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* dy = dout + size_t(n) * C;
+        const Real* x = inp + size_t(n) * C;
+        const Real s = rstd[n];
+        Real dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int c = 0; c < C; ++c) dot += weight[c] * dy[c] * x[c];
+        const Real k = dot * s * s / Real(C);
+        Real* dx = dinp + size_t(n) * C;
+#pragma omp simd
+        for (int c = 0; c < C; ++c) dx[c] += (weight[c] * dy[c] - x[c] * k) * s;
+    }
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline Real sigmoid(Real x) {
+    return Real(1) / (Real(1) + fastmath::exp(-x));
+}
+
+template <typename Real>
+[[gnu::always_inline]] inline void swigluBody(Real* out, const Real* inp, int n0, int n1, int F) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* gate = inp + size_t(n) * 2 * F;
+        const Real* up = gate + F;
+        Real* y = out + size_t(n) * F;
+#pragma omp simd
+        for (int f = 0; f < F; ++f) y[f] = gate[f] * sigmoid(gate[f]) * up[f];
+    }
+}
+
+// d up = dy silu(g); d gate = dy up silu'(g), silu'(g) = σ(g) (1 + g (1 - σ(g))).
+template <typename Real>
+[[gnu::always_inline]] inline void swigluGradBody(Real* dinp, const Real* inp, const Real* dout,
+                                                  int n0, int n1, int F) {
+    for (int n = n0; n < n1; ++n) {
+        const Real* gate = inp + size_t(n) * 2 * F;
+        const Real* up = gate + F;
+        const Real* dy = dout + size_t(n) * F;
+        Real* dgate = dinp + size_t(n) * 2 * F;
+        Real* dup = dgate + F;
+#pragma omp simd
+        for (int f = 0; f < F; ++f) {
+            const Real g = gate[f], s = sigmoid(g);
+            dgate[f] = dy[f] * up[f] * (s * (Real(1) + g * (Real(1) - s)));
+            dup[f] = dy[f] * g * s;
+        }
+    }
+}
+
 }  // namespace
 
 namespace reference {
@@ -177,7 +248,40 @@ void layerNormGradRows(float* dinp, const float* dout, const float* inp, const f
                        const float* mean, const float* rstd, int n0, int n1, int C) {
     layerNormGradBody(dinp, dout, inp, weight, mean, rstd, n0, n1, C);
 }
+// The Llama-family loops as first written (compiler-vectorized clones), the Highway kernels'
+// reference.
+WAFER_CPU_CLONES void rmsNormRows(float* out, float* rstd, const float* inp, const float* weight,
+                                  int n0, int n1, int C, float eps) {
+    rmsNormBody(out, rstd, inp, weight, n0, n1, C, eps);
+}
+WAFER_CPU_CLONES void rmsNormGradRows(float* dinp, const float* dout, const float* inp,
+                                      const float* weight, const float* rstd, int n0, int n1,
+                                      int C) {
+    rmsNormGradBody(dinp, dout, inp, weight, rstd, n0, n1, C);
+}
+WAFER_CPU_CLONES void swigluRows(float* out, const float* inp, int n0, int n1, int F) {
+    swigluBody(out, inp, n0, n1, F);
+}
+WAFER_CPU_CLONES void swigluGradRows(float* dinp, const float* inp, const float* dout, int n0,
+                                     int n1, int F) {
+    swigluGradBody(dinp, inp, dout, n0, n1, F);
+}
 }  // namespace reference
+
+void rmsNormRows(double* out, double* rstd, const double* inp, const double* weight, int n0, int n1,
+                 int C, double eps) {
+    rmsNormBody(out, rstd, inp, weight, n0, n1, C, eps);
+}
+void rmsNormGradRows(double* dinp, const double* dout, const double* inp, const double* weight,
+                     const double* rstd, int n0, int n1, int C) {
+    rmsNormGradBody(dinp, dout, inp, weight, rstd, n0, n1, C);
+}
+void swigluRows(double* out, const double* inp, int n0, int n1, int F) {
+    swigluBody(out, inp, n0, n1, F);
+}
+void swigluGradRows(double* dinp, const double* inp, const double* dout, int n0, int n1, int F) {
+    swigluGradBody(dinp, inp, dout, n0, n1, F);
+}
 
 void layerNormRows(double* out, double* mean, double* rstd, const double* inp, const double* weight,
                    const double* bias, int n0, int n1, int C, double eps) {

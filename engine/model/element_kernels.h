@@ -1,14 +1,14 @@
 // The element-wise and row-wise inner loops that dominate the model's non-GEMM time (GELU,
-// LayerNorm, cross-entropy, causal softmax), as span functions called inside the ops' static
-// partitions. The float GELU and LayerNorm run on Google Highway (simd_element_kernels.cpp: one
-// binary, SSE4/AVX2/AVX-512 chosen at run time, tensor/simd.h), within bounds derived in their
-// tests of the scalar loops they replaced (namespace reference, below): FMA and the order of
-// LayerNorm's sums differ. The other float versions are compiled three times (AVX-512, AVX2+FMA,
-// baseline x86-64) and the loader picks the best for the CPU (GCC target_clones), so a portable
-// build still runs 16-wide here; the double versions (the gradient-check reference) are plain.
-// Results are bit-identical run to run on one machine and do not depend on the thread count (a
-// row or element never depends on where a span ends); two CPU generations may differ in the last
-// bits (as OpenBLAS's kernels do).
+// LayerNorm, RMSNorm, SwiGLU, cross-entropy, causal softmax), as span functions called inside the
+// ops' static partitions. The float GELU, LayerNorm, RMSNorm and SwiGLU run on Google Highway
+// (simd_element_kernels.cpp: one binary, SSE4/AVX2/AVX-512 chosen at run time, tensor/simd.h),
+// within bounds derived in their tests (of the scalar loops kept in namespace reference, below,
+// or of the double versions): FMA and the order of the norms' sums differ. The other float versions
+// are compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and the loader picks the best for
+// the CPU (GCC target_clones), so a portable build still runs 16-wide here; the double versions
+// (the gradient-check reference) are plain. Results are bit-identical run to run on one machine and
+// do not depend on the thread count (a row or element never depends on where a span ends); two CPU
+// generations may differ in the last bits (as OpenBLAS's kernels do).
 //
 // Thread-safety: pure functions over disjoint spans.
 #pragma once
@@ -33,6 +33,12 @@ void layerNormRows(float* out, float* mean, float* rstd, const float* inp, const
                    const float* bias, int n0, int n1, int C, float eps);
 void layerNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
                        const float* mean, const float* rstd, int n0, int n1, int C);
+void rmsNormRows(float* out, float* rstd, const float* inp, const float* weight, int n0, int n1,
+                 int C, float eps);
+void rmsNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
+                     const float* rstd, int n0, int n1, int C);
+void swigluRows(float* out, const float* inp, int n0, int n1, int F);
+void swigluGradRows(float* dinp, const float* inp, const float* dout, int n0, int n1, int F);
 }  // namespace reference
 
 // LayerNorm of rows [n0, n1) of inp (N,C): out = (x - mean) * rstd * weight + bias, with each
@@ -46,6 +52,25 @@ void layerNormGradRows(float* dinp, const float* dout, const float* inp, const f
                        const float* mean, const float* rstd, int n0, int n1, int C);
 void layerNormGradRows(double* dinp, const double* dout, const double* inp, const double* weight,
                        const double* mean, const double* rstd, int n0, int n1, int C);
+
+// RMSNorm of rows [n0, n1) of inp (N,C): out = x * rstd * weight with rstd = 1 / sqrt(mean(x²) +
+// eps), stored for the backward.
+void rmsNormRows(float* out, float* rstd, const float* inp, const float* weight, int n0, int n1,
+                 int C, float eps);
+void rmsNormRows(double* out, double* rstd, const double* inp, const double* weight, int n0, int n1,
+                 int C, double eps);
+// Rows [n0, n1) of RMSNorm's input gradient: dinp += d(out)/d(inp) applied to dout.
+void rmsNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
+                     const float* rstd, int n0, int n1, int C);
+void rmsNormGradRows(double* dinp, const double* dout, const double* inp, const double* weight,
+                     const double* rstd, int n0, int n1, int C);
+
+// SwiGLU of rows [n0, n1): out (N,F) = silu(gate) * up for inp (N,2F) rows [gate | up].
+void swigluRows(float* out, const float* inp, int n0, int n1, int F);
+void swigluRows(double* out, const double* inp, int n0, int n1, int F);
+// Rows [n0, n1) of dinp (N,2F) = [d gate | d up] for dout (N,F); overwrites.
+void swigluGradRows(float* dinp, const float* inp, const float* dout, int n0, int n1, int F);
+void swigluGradRows(double* dinp, const double* inp, const double* dout, int n0, int n1, int F);
 
 // Rows [n0, n1) of logits (N,V): lse[n] = logsumexp(row), losses[n] = lse[n] - row[targets[n]].
 void crossEntropyRows(float* losses, float* lse, const float* logits, const int32_t* targets,

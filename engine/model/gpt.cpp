@@ -45,7 +45,10 @@ Status checkTokens(const int32_t* tokens, size_t count, int vocab) {
 
 ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen) {
     const int64_t B = batch, T = seqLen, C = shape.channels, F = shape.ffn, V = shape.vocab,
-                  NH = shape.heads;
+                  NH = shape.heads, QKV = shape.qkvWidth(), Q = shape.qWidth(),
+                  M = shape.mlpInWidth();
+    // RMSNorm keeps no mean: its slot is an empty tensor at the rstd's offset.
+    const bool ln = shape.layerNorm();
     ActivationLayout L;
     auto add = [&L](std::string name, std::vector<int64_t> dims) {
         size_t size = 1;
@@ -59,15 +62,15 @@ ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen) 
         const std::string h = fmt::format("h.{}.", l);
         ActivationLayout::Block a{};
         a.ln1 = add(h + "ln_1", {B, T, C});
-        a.ln1Mean = add(h + "ln_1.mean", {B, T});
+        a.ln1Mean = ln ? add(h + "ln_1.mean", {B, T}) : L.size();
         a.ln1Rstd = add(h + "ln_1.rstd", {B, T});
-        a.qkv = add(h + "attn.qkv", {B, T, 3 * C});
+        a.qkv = add(h + "attn.qkv", {B, T, QKV});
         a.attnMax = add(h + "attn.row_max", {B, NH, T});
         a.attnSum = add(h + "attn.row_sum", {B, NH, T});
-        a.atty = add(h + "attn.out", {B, T, C});
+        a.atty = add(h + "attn.out", {B, T, Q});
         a.residual2 = add(h + "residual_attn", {B, T, C});
         a.ln2 = add(h + "ln_2", {B, T, C});
-        a.ln2Mean = add(h + "ln_2.mean", {B, T});
+        a.ln2Mean = ln ? add(h + "ln_2.mean", {B, T}) : L.size();
         a.ln2Rstd = add(h + "ln_2.rstd", {B, T});
         if (shape.isMoeBlock(l)) {
             const int64_t E = shape.numExperts, K = shape.topK;
@@ -77,8 +80,9 @@ ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen) 
             a.expertGelu = add(h + "mlp.experts.gelu", {B * T * K, F});
             a.expertOut = add(h + "mlp.experts.out", {B * T * K, C});
         } else {
-            a.fch = add(h + "mlp.c_fc", {B, T, F});
-            a.fchGelu = add(h + "mlp.gelu", {B, T, F});
+            a.fch = add(h + "mlp.c_fc", {B, T, M});  // SwiGLU: [gate | up]
+            a.fchGelu = add(h + (shape.mlp == GptShape::Mlp::SwiGlu ? "mlp.swiglu" : "mlp.gelu"),
+                            {B, T, F});
         }
         a.residual3 = add(h + "residual_mlp", {B, T, C});
         for (size_t t = 0; t < 4; ++t)
@@ -88,7 +92,7 @@ ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen) 
         L.blocks.push_back(a);
     }
     L.lnf = add("ln_f", {B, T, C});
-    L.lnfMean = add("ln_f.mean", {B, T});
+    L.lnfMean = ln ? add("ln_f.mean", {B, T}) : L.size();
     L.lnfRstd = add("ln_f.rstd", {B, T});
     L.logits = add("logits", {B, T, V});
     L.lse = add("logsumexp", {B, T});
@@ -106,7 +110,8 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
       m_N(batch * seqLen),
       m_layout(activationLayout(shape, batch, seqLen)) {
     assert(shape.validate(batch, seqLen).ok());
-    const int64_t C = shape.channels, F = shape.ffn, V = shape.vocab;
+    const int64_t C = shape.channels, F = shape.ffn, V = shape.vocab, QKV = shape.qkvWidth(),
+                  Q = shape.qWidth(), M = shape.mlpInWidth();
     m_acts.assign(m_layout.size(), Real(0));
 
     const size_t N = size_t(m_N);
@@ -116,9 +121,25 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
     m_dres.assign(N * C, 0);
     if (shape.dropout > 0.0) m_dbranch.assign(N * C, 0);
     m_dln.assign(N * C, 0);
-    m_dqkv.assign(N * 3 * C, 0);
-    m_datty.assign(N * C, 0);
-    m_dfch.assign(N * F, 0);
+    m_dqkv.assign(N * QKV, 0);
+    m_datty.assign(N * Q, 0);
+    m_dfch.assign(N * M, 0);
+    if (shape.mlp == GptShape::Mlp::SwiGlu) m_dact.assign(N * F, 0);
+    if (shape.position == GptShape::Position::Rotary) {
+        ops::RopeScaling scaling;
+        scaling.type =
+            shape.ropeScaling == GptShape::RopeScaling::Llama3   ? ops::RopeScaling::Type::Llama3
+            : shape.ropeScaling == GptShape::RopeScaling::Linear ? ops::RopeScaling::Type::Linear
+                                                                 : ops::RopeScaling::Type::None;
+        scaling.factor = shape.ropeFactor;
+        scaling.lowFreqFactor = shape.ropeLowFreqFactor;
+        scaling.highFreqFactor = shape.ropeHighFreqFactor;
+        scaling.originalMaxPositions = shape.ropeOriginalMaxPositions;
+        // Positions stay below T (dense: t; packed: restarted per document).
+        m_rotary.emplace(shape.rotaryDims(), shape.ropeTheta, scaling, seqLen);
+    }
+    if (shape.position == GptShape::Position::Alibi)
+        for (double slope : ops::alibiSlopes(shape.heads)) m_alibiSlopes.push_back(Real(slope));
     if (shape.hasMoe()) {
         const size_t K = size_t(shape.topK), E = size_t(shape.numExperts);
         m_dfch.assign(N * K * F, 0);
@@ -137,7 +158,7 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
     }
     if (shape.hasLora()) {
         m_loraDu.assign(N * size_t(shape.loraRank), 0);
-        if (shape.loraDropout > 0.0) m_loraDropped.assign(N * size_t(std::max(C, F)), 0);
+        if (shape.loraDropout > 0.0) m_loraDropped.assign(N * size_t(std::max({C, Q, F})), 0);
     }
     if (std::is_same_v<Real, float> && shape.bf16) {
         size_t largest = 0;
@@ -148,8 +169,9 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
         m_bf16Packed.assign(m_bf16Weights.size(), 0);
     }
     const size_t Cs = size_t(C), Fs = size_t(F);
-    m_blockMatrices = {MatrixRange{m_off.qkvw, Cs * 3 * Cs}, MatrixRange{m_off.attprojw, Cs * Cs},
-                       MatrixRange{m_off.fcw, Cs * Fs}, MatrixRange{m_off.fcprojw, Fs * Cs}};
+    m_blockMatrices = {MatrixRange{m_off.qkvw, Cs * size_t(QKV)},
+                       MatrixRange{m_off.attprojw, size_t(Q) * Cs},
+                       MatrixRange{m_off.fcw, Cs * size_t(M)}, MatrixRange{m_off.fcprojw, Fs * Cs}};
 }
 
 template <typename Real>
@@ -225,9 +247,10 @@ const Real* Gpt<Real>::headWeights(LayerWeights<Real> headParams, LayerWeights<R
         *W = computeWeights(wte, VC, headSize, whole);
         return w;
     }
-    const MatrixRange lmHead[] = {{2 * C, VC}};  // after ln_f's gain and bias
+    const size_t lnf = s.layerNorm() ? 2 * C : C;  // lm_head follows ln_f's gain (and bias)
+    const MatrixRange lmHead[] = {{lnf, VC}};
     const Real* w = computeWeights(headParams, headSize, 0, lmHead);
-    *W = w + 2 * C;
+    *W = w + lnf;
     return w;
 }
 
@@ -271,6 +294,7 @@ void Gpt<Real>::setFrozen(std::vector<bool> frozen) {
 
 template <typename Real>
 Real* Gpt<Real>::gradOf(int layerIndex, Real* layerGrads, size_t offset) const {
+    if (offset == BlockOffsets::kAbsent) return nullptr;  // a tensor the block options leave out
     if (m_frozen.empty() || !layerGrads) return layerGrads ? layerGrads + offset : nullptr;
     const LayerSlice& layer = m_table.layers()[size_t(layerIndex)];
     for (size_t t = layer.firstTensor; t < layer.firstTensor + layer.tensorCount; ++t) {
@@ -279,6 +303,36 @@ Real* Gpt<Real>::gradOf(int layerIndex, Real* layerGrads, size_t offset) const {
     }
     assert(false && "no tensor starts at that offset");
     return layerGrads + offset;
+}
+
+template <typename Real>
+ops::AttentionShape Gpt<Real>::attentionShape() const {
+    const GptShape& s = shape();
+    return ops::AttentionShape{s.heads, s.kvHeadCount(), s.headSize()};
+}
+
+template <typename Real>
+void Gpt<Real>::normForward(Real* out, Real* mean, Real* rstd, const Real* inp, const Real* weight,
+                            const Real* bias) {
+    const GptShape& s = shape();
+    if (s.layerNorm()) {
+        ops::layerNormForward(out, mean, rstd, inp, weight, bias, m_N, s.channels, s.lnEps);
+    } else {
+        ops::rmsNormForward(out, rstd, inp, weight, m_N, s.channels, s.lnEps);
+    }
+}
+
+template <typename Real>
+void Gpt<Real>::normBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout,
+                             const Real* inp, const Real* weight, const Real* mean,
+                             const Real* rstd) {
+    const GptShape& s = shape();
+    if (s.layerNorm()) {
+        ops::layerNormBackward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, m_N,
+                               s.channels);
+    } else {
+        ops::rmsNormBackward(dinp, dweight, dout, inp, weight, rstd, m_N, s.channels);
+    }
 }
 
 template <typename Real>
@@ -293,9 +347,13 @@ void Gpt<Real>::embedForward(LayerWeights<Real> embeddingParams, const int32_t* 
     const GptShape& s = shape();
     const size_t C = size_t(s.channels), n = size_t(m_N) * C;
     std::copy(inputs, inputs + m_N, m_tokens.begin());
-    const Real* w = computeWeights(embeddingParams, size_t(s.vocab + s.maxPositions) * C, 0);
+    const size_t rows = size_t(s.vocab) + (s.learnedPositions() ? size_t(s.maxPositions) : 0);
+    const Real* w = computeWeights(embeddingParams, rows * C, 0);
     Real* encoded = act(m_layout.encoded);
-    if (packed()) {
+    if (!s.learnedPositions()) {  // rotary / ALiBi: positions enter in the attention
+        ops::embeddingForward(encoded, inputs, w, static_cast<const Real*>(nullptr), m_B, m_T,
+                              s.channels);
+    } else if (packed()) {
         ops::packedEmbeddingForward(encoded, inputs, m_positionIds.data(), w,
                                     w + size_t(s.vocab) * C, m_B, m_T, s.channels);
     } else {
@@ -341,54 +399,64 @@ void Gpt<Real>::adapterBackward(int layer, int target, Real* dinp, const Real* d
 template <typename Real>
 void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     const GptShape& s = shape();
-    const int N = m_N, C = s.channels, F = s.ffn;
+    const int N = m_N, C = s.channels, F = s.ffn, Q = s.qWidth(), QKV = s.qkvWidth(),
+              M = s.mlpInWidth();
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
     const BlockOffsets& o = offsets(layer);
     const Real* w = computeWeights(blockParams, o.size, 0, blockMatrices(layer));
     const ActivationLayout::Block& a = m_layout.blocks[size_t(layer)];
     const Real* input = blockInput(layer);
+    const ops::AttentionShape heads = attentionShape();
 
-    ops::layerNormForward(act(a.ln1), act(a.ln1Mean), act(a.ln1Rstd), input, w + o.ln1w, w + o.ln1b,
-                          N, C, s.lnEps);
+    normForward(act(a.ln1), act(a.ln1Mean), act(a.ln1Rstd), input, w + o.ln1w,
+                BlockOffsets::at(w, o.ln1b));
     roundActivation(act(a.ln1), nc);
-    ops::linearForward(act(a.qkv), act(a.ln1), w + o.qkvw, w + o.qkvb, N, C, 3 * C,
+    ops::linearForward(act(a.qkv), act(a.ln1), w + o.qkvw, BlockOffsets::at(w, o.qkvb), N, C, QKV,
                        linearMode(w + o.qkvw));
-    adapterForward(layer, 0, act(a.qkv), act(a.ln1), w, C, 3 * C);
-    roundActivation(act(a.qkv), 3 * nc);
+    adapterForward(layer, 0, act(a.qkv), act(a.ln1), w, C, QKV);
+    roundActivation(act(a.qkv), size_t(N) * QKV);
+    if (m_rotary) {  // q and k rotate by position, as bf16 values in bf16 mode (autocast's)
+        ops::ropeForward(act(a.qkv), *m_rotary, heads, positionIds(), m_B, m_T);
+        roundActivation(act(a.qkv), size_t(N) * QKV);
+    }
     if (packed()) {
         ops::packedAttentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv),
-                                    m_positionIds.data(), m_B, m_T, C, s.heads,
-                                    s.attentionScale<Real>(), rate(s.attnDropout),
-                                    dropoutKey(layerIndex, kAttentionProbs), bf16());
+                                    m_positionIds.data(), m_B, m_T, heads, s.attentionScale<Real>(),
+                                    rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs),
+                                    bf16(), alibiSlopes());
     } else {
-        ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T, C,
-                              s.heads, s.attentionScale<Real>(), rate(s.attnDropout),
-                              dropoutKey(layerIndex, kAttentionProbs), bf16());
+        ops::attentionForward(act(a.atty), act(a.attnMax), act(a.attnSum), act(a.qkv), m_B, m_T,
+                              heads, s.attentionScale<Real>(), rate(s.attnDropout),
+                              dropoutKey(layerIndex, kAttentionProbs), bf16(), alibiSlopes());
     }
-    roundActivation(act(a.atty), nc);
-    ops::linearForward(m_branch.data(), act(a.atty), w + o.attprojw, w + o.attprojb, N, C, C,
-                       linearMode(w + o.attprojw));
-    adapterForward(layer, 1, m_branch.data(), act(a.atty), w, C, C);
+    roundActivation(act(a.atty), size_t(N) * Q);
+    ops::linearForward(m_branch.data(), act(a.atty), w + o.attprojw,
+                       BlockOffsets::at(w, o.attprojb), N, Q, C, linearMode(w + o.attprojw));
+    adapterForward(layer, 1, m_branch.data(), act(a.atty), w, Q, C);
     roundActivation(m_branch.data(), nc);
     ops::dropoutForward(m_branch.data(), nc, rate(s.dropout),
                         dropoutKey(layerIndex, kAttentionOut));
     ops::residualForward(act(a.residual2), input, m_branch.data(), nc);
 
-    ops::layerNormForward(act(a.ln2), act(a.ln2Mean), act(a.ln2Rstd), act(a.residual2), w + o.ln2w,
-                          w + o.ln2b, N, C, s.lnEps);
+    normForward(act(a.ln2), act(a.ln2Mean), act(a.ln2Rstd), act(a.residual2), w + o.ln2w,
+                BlockOffsets::at(w, o.ln2b));
     roundActivation(act(a.ln2), nc);
     if (o.experts > 0) {
         moeForward(layer, w);
     } else {
-        ops::linearForward(act(a.fch), act(a.ln2), w + o.fcw, w + o.fcb, N, C, F,
+        ops::linearForward(act(a.fch), act(a.ln2), w + o.fcw, BlockOffsets::at(w, o.fcb), N, C, M,
                            linearMode(w + o.fcw));
-        adapterForward(layer, 2, act(a.fch), act(a.ln2), w, C, F);
-        roundActivation(act(a.fch), size_t(N) * F);
-        ops::geluForward(act(a.fchGelu), act(a.fch), size_t(N) * F);
+        adapterForward(layer, 2, act(a.fch), act(a.ln2), w, C, M);
+        roundActivation(act(a.fch), size_t(N) * M);
+        if (s.mlp == GptShape::Mlp::SwiGlu) {
+            ops::swigluForward(act(a.fchGelu), act(a.fch), N, F);
+        } else {
+            ops::geluForward(act(a.fchGelu), act(a.fch), size_t(N) * F);
+        }
         roundActivation(act(a.fchGelu), size_t(N) * F);
-        ops::linearForward(m_branch.data(), act(a.fchGelu), w + o.fcprojw, w + o.fcprojb, N, F, C,
-                           linearMode(w + o.fcprojw));
+        ops::linearForward(m_branch.data(), act(a.fchGelu), w + o.fcprojw,
+                           BlockOffsets::at(w, o.fcprojb), N, F, C, linearMode(w + o.fcprojw));
         adapterForward(layer, 3, m_branch.data(), act(a.fchGelu), w, F, C);
     }
     roundActivation(m_branch.data(), nc);
@@ -406,8 +474,8 @@ Real Gpt<Real>::headForward(LayerWeights<Real> headParams, LayerWeights<Real> wt
     const Real* w = headWeights(headParams, wte, &W);
     const Real* last = blockInput(s.layers);
 
-    ops::layerNormForward(act(m_layout.lnf), act(m_layout.lnfMean), act(m_layout.lnfRstd), last, w,
-                          w + C, N, C, s.lnEps);
+    normForward(act(m_layout.lnf), act(m_layout.lnfMean), act(m_layout.lnfRstd), last, w,
+                s.layerNorm() ? w + C : nullptr);
     roundActivation(act(m_layout.lnf), size_t(N) * C);
     // μP: logits × output_logits_alpha / m_d (1 under SP; see GptShape::fromConfig).
     precisionGemm<Real>(bf16(), Trans::No, Trans::Yes, N, V, C, Real(s.outputLogitsScale),
@@ -435,7 +503,8 @@ void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> w
     const Real* W = nullptr;
     const Real* w = headWeights(headParams, wte, &W);
     const int head = m_table.headLayer(), emb = ParameterTable::embeddingLayer();
-    Real* dW = s.tiedEmbedding ? gradOf(emb, dWte, 0) : gradOf(head, headGrads, 2 * size_t(C));
+    const size_t lnf = s.layerNorm() ? 2 * size_t(C) : size_t(C);  // ln_f's gain (and bias)
+    Real* dW = s.tiedEmbedding ? gradOf(emb, dWte, 0) : gradOf(head, headGrads, lnf);
 
     Real* dlogits = act(m_layout.logits);  // in place: the logits are not needed any more
     ops::crossEntropyBackward(dlogits, act(m_layout.logits), act(m_layout.lse), m_targets.data(),
@@ -450,16 +519,17 @@ void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> w
                             dlogitsBf16, V, act(m_layout.lnf), nullptr, C, Real(1), dW, C);
     }
     std::fill(m_dres.begin(), m_dres.end(), Real(0));
-    ops::layerNormBackward(m_dres.data(), gradOf(head, headGrads, 0),
-                           gradOf(head, headGrads, size_t(C)), m_dln.data(), blockInput(s.layers),
-                           w, act(m_layout.lnfMean), act(m_layout.lnfRstd), N, C);
+    normBackward(m_dres.data(), gradOf(head, headGrads, 0),
+                 s.layerNorm() ? gradOf(head, headGrads, size_t(C)) : nullptr, m_dln.data(),
+                 blockInput(s.layers), w, act(m_layout.lnfMean), act(m_layout.lnfRstd));
     m_haveTargets = false;
 }
 
 template <typename Real>
 void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* blockGrads) {
     const GptShape& s = shape();
-    const int N = m_N, C = s.channels, F = s.ffn;
+    const int N = m_N, C = s.channels, F = s.ffn, Q = s.qWidth(), QKV = s.qkvWidth(),
+              M = s.mlpInWidth();
     const size_t nc = size_t(N) * C;
     const int layerIndex = ParameterTable::blockLayer(layer);
     const BlockOffsets& o = offsets(layer);
@@ -467,6 +537,7 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     Real* g = blockGrads;
     auto dW = [&](size_t offset) { return gradOf(layerIndex, blockGrads, offset); };
     const ActivationLayout::Block& a = m_layout.blocks[size_t(layer)];
+    const ops::AttentionShape heads = attentionShape();
     Real* dres = m_dres.data();  // holds d(residual_mlp) on entry, d(block input) on exit
     const double p = rate(s.dropout);
     auto branchGrad = [&](int site) -> const Real* {
@@ -480,37 +551,45 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     if (o.experts > 0) {
         moeBackward(layer, w, blockGrads, dMlpOut);
     } else {
-        ops::linearBackward(m_dfch.data(), false, dW(o.fcprojw), dW(o.fcprojb), dMlpOut,
-                            act(a.fchGelu), w + o.fcprojw, N, F, C, linearMode(w + o.fcprojw));
-        adapterBackward(layer, 3, m_dfch.data(), dMlpOut, act(a.fchGelu), w, g, F, C);
-        ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
+        const bool swiglu = s.mlp == GptShape::Mlp::SwiGlu;
+        Real* dAct = swiglu ? m_dact.data() : m_dfch.data();  // d(activation output) (N,F)
+        ops::linearBackward(dAct, false, dW(o.fcprojw), dW(o.fcprojb), dMlpOut, act(a.fchGelu),
+                            w + o.fcprojw, N, F, C, linearMode(w + o.fcprojw));
+        adapterBackward(layer, 3, dAct, dMlpOut, act(a.fchGelu), w, g, F, C);
+        if (swiglu) {
+            ops::swigluBackward(m_dfch.data(), act(a.fch), dAct, N, F);
+        } else {
+            ops::geluBackward(m_dfch.data(), act(a.fch), m_dfch.data(), size_t(N) * F);
+        }
         ops::linearBackward(m_dln.data(), false, dW(o.fcw), dW(o.fcb), m_dfch.data(), act(a.ln2),
-                            w + o.fcw, N, C, F, linearMode(w + o.fcw));
-        adapterBackward(layer, 2, m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, F);
+                            w + o.fcw, N, C, M, linearMode(w + o.fcw));
+        adapterBackward(layer, 2, m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, M);
     }
-    ops::layerNormBackward(dres, dW(o.ln2w), dW(o.ln2b), m_dln.data(), act(a.residual2), w + o.ln2w,
-                           act(a.ln2Mean), act(a.ln2Rstd), N, C);
+    normBackward(dres, dW(o.ln2w), dW(o.ln2b), m_dln.data(), act(a.residual2), w + o.ln2w,
+                 act(a.ln2Mean), act(a.ln2Rstd));
     // Attention branch.
     const Real* dAttentionOut = branchGrad(kAttentionOut);
     ops::linearBackward(m_datty.data(), false, dW(o.attprojw), dW(o.attprojb), dAttentionOut,
-                        act(a.atty), w + o.attprojw, N, C, C, linearMode(w + o.attprojw));
-    adapterBackward(layer, 1, m_datty.data(), dAttentionOut, act(a.atty), w, g, C, C);
+                        act(a.atty), w + o.attprojw, N, Q, C, linearMode(w + o.attprojw));
+    adapterBackward(layer, 1, m_datty.data(), dAttentionOut, act(a.atty), w, g, Q, C);
     if (packed()) {
-        ops::packedAttentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
-                                     act(a.attnSum), m_positionIds.data(), m_B, m_T, C, s.heads,
-                                     s.attentionScale<Real>(), rate(s.attnDropout),
-                                     dropoutKey(layerIndex, kAttentionProbs), bf16());
+        ops::packedAttentionBackward(
+            m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax), act(a.attnSum),
+            m_positionIds.data(), m_B, m_T, heads, s.attentionScale<Real>(), rate(s.attnDropout),
+            dropoutKey(layerIndex, kAttentionProbs), bf16(), alibiSlopes());
     } else {
         ops::attentionBackward(m_dqkv.data(), m_datty.data(), act(a.qkv), act(a.attnMax),
-                               act(a.attnSum), m_B, m_T, C, s.heads, s.attentionScale<Real>(),
-                               rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs),
-                               bf16());
+                               act(a.attnSum), m_B, m_T, heads, s.attentionScale<Real>(),
+                               rate(s.attnDropout), dropoutKey(layerIndex, kAttentionProbs), bf16(),
+                               alibiSlopes());
     }
+    // The saved qkv holds rotated q and k; their gradient rotates back to the projection's.
+    if (m_rotary) ops::ropeBackward(m_dqkv.data(), *m_rotary, heads, positionIds(), m_B, m_T);
     ops::linearBackward(m_dln.data(), false, dW(o.qkvw), dW(o.qkvb), m_dqkv.data(), act(a.ln1),
-                        w + o.qkvw, N, C, 3 * C, linearMode(w + o.qkvw));
-    adapterBackward(layer, 0, m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, 3 * C);
-    ops::layerNormBackward(dres, dW(o.ln1w), dW(o.ln1b), m_dln.data(), blockInput(layer),
-                           w + o.ln1w, act(a.ln1Mean), act(a.ln1Rstd), N, C);
+                        w + o.qkvw, N, C, QKV, linearMode(w + o.qkvw));
+    adapterBackward(layer, 0, m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, QKV);
+    normBackward(dres, dW(o.ln1w), dW(o.ln1b), m_dln.data(), blockInput(layer), w + o.ln1w,
+                 act(a.ln1Mean), act(a.ln1Rstd));
 }
 
 template <typename Real>
@@ -530,9 +609,9 @@ void Gpt<Real>::embedBackward(Real* embeddingGrads) {
     }
     const int emb = ParameterTable::embeddingLayer();
     Real* dwte = gradOf(emb, embeddingGrads, 0);
-    Real* dwpe = gradOf(emb, embeddingGrads, size_t(s.vocab) * C);
+    Real* dwpe = s.learnedPositions() ? gradOf(emb, embeddingGrads, size_t(s.vocab) * C) : nullptr;
     if (!dwte && !dwpe) return;  // frozen embeddings: nothing below needs a gradient
-    if (packed()) {
+    if (packed() || !dwpe) {
         ops::embeddingBackward(dwte, static_cast<Real*>(nullptr), d, m_tokens.data(), m_B, m_T,
                                s.channels);
         if (dwpe) ops::packedPositionBackward(dwpe, d, m_positionIds.data(), m_B, m_T, s.channels);

@@ -1,7 +1,21 @@
-// Gpt<Real>: the GPT-2 model's forward and backward pass over a flat parameter buffer laid out by
+// Gpt<Real>: the decoder's forward and backward pass over a flat parameter buffer laid out by
 // ParameterTable (parameters.h), for one batch shape (B, T) fixed at construction. Like llm.c's
 // train_gpt2.c: one contiguous activation buffer split by a size table, layer-by-layer functions.
 // Real = float trains; Real = double is the exact reference for gradient checks.
+//
+// One decoder with configurable blocks (GptShape's options; GPT-2 below is the default, and with
+// the defaults every op and bit is GPT-2's). Llama / Mistral / Qwen2 / BTLM are configurations:
+//   norm: LayerNorm, or RMSNorm (x · rstd · gain, no mean, no bias; ops::rmsNormForward);
+//   positions: learned wpe added to the embedding, rotary (q and k of each head rotated by
+//     position in HF's half layout right after the qkv projection, over the first rotary_dim
+//     dims; the backward rotates dq and dk back; packed rows use their position ids), or ALiBi
+//     (slope_h · (j - i) added to the scores);
+//   attention: NH query heads of hs and KV key/value heads (grouped-query: query head h reads KV
+//     head h / (NH / KV)); qkv = [q (NH·hs) | k (KV·hs) | v (KV·hs)], attention output NH·hs;
+//   MLP: GELU, or SwiGLU: c_fc gives [gate | up] (2F), then silu(gate) · up (F), then c_proj;
+//   biases: each linear's only when its option is on; the head tied to wte or lm_head.weight.
+// In bf16 mode the rotated q and k are rounded again after the rotation (autocast rounds the
+// rotation's bf16 arithmetic), and SwiGLU's output is rounded like GELU's.
 //
 // Architecture (GPT-2 exactly): x = dropout(wte[token] + wpe[pos]); per block, pre-LN:
 //   x = x + dropout(c_proj(attn(ln_1(x))))  (causal, scores / sqrt(hs), dropout on probabilities)
@@ -80,6 +94,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -259,6 +274,19 @@ private:
     // The bf16 packing of a weight inside the m_bf16Weights copy (null outside bf16 mode).
     const uint16_t* packedWeight(const Real* weight) const;
     ops::MatmulMode linearMode(const Real* weight) const;
+    // The attention's head layout, the ALiBi slopes (null without ALiBi), the position ids the
+    // rotary op reads (null: position t).
+    ops::AttentionShape attentionShape() const;
+    const Real* alibiSlopes() const {
+        return m_alibiSlopes.empty() ? nullptr : m_alibiSlopes.data();
+    }
+    const int32_t* positionIds() const { return packed() ? m_positionIds.data() : nullptr; }
+    // The block's norms, LayerNorm or RMSNorm by the shape: forward into out (saving mean and
+    // rstd; RMSNorm saves rstd only) and backward accumulating into dinp.
+    void normForward(Real* out, Real* mean, Real* rstd, const Real* inp, const Real* weight,
+                     const Real* bias);
+    void normBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout, const Real* inp,
+                      const Real* weight, const Real* mean, const Real* rstd);
     // LoRA (lora.h) on lora::Target `target` of block `layer`, when the shape adapts it: adds the
     // adapter's output to out (forward), or accumulates its gradients and its part of dinp.
     void adapterForward(int layer, int target, Real* out, const Real* inp, const Real* w, int IN,
@@ -284,15 +312,19 @@ private:
     std::vector<int32_t> m_positionIds;  // (B,T) setPositionIds; empty: the dense layout
 
     // Scratch, reused by every layer (not addressable activations).
-    std::vector<Real> m_branch;          // (N,C) projection output before dropout and residual add
-    std::vector<Real> m_dres;            // (N,C) gradient of the residual stream
-    std::vector<Real> m_dbranch;         // (N,C) dropout-masked branch gradient (dropout > 0 only)
-    std::vector<Real> m_dln;             // (N,C)
-    std::vector<Real> m_dqkv;            // (N,3C)
-    std::vector<Real> m_datty;           // (N,C)
-    std::vector<Real> m_dfch;            // (N,F)
-    std::vector<Real> m_loraDu;          // (N,R), LoRA only
-    std::vector<Real> m_loraDropped;     // (N,max(C,F)), LoRA with adapter dropout only
+    std::vector<Real> m_branch;       // (N,C) projection output before dropout and residual add
+    std::vector<Real> m_dres;         // (N,C) gradient of the residual stream
+    std::vector<Real> m_dbranch;      // (N,C) dropout-masked branch gradient (dropout > 0 only)
+    std::vector<Real> m_dln;          // (N,C)
+    std::vector<Real> m_dqkv;         // (N,QKV) QKV = NH·hs + 2·KV·hs (3C for GPT-2)
+    std::vector<Real> m_datty;        // (N,Q) Q = NH·hs
+    std::vector<Real> m_dfch;         // (N,M) M = F, or 2F with SwiGLU
+    std::vector<Real> m_dact;         // (N,F) SwiGLU's output gradient (SwiGLU only)
+    std::vector<Real> m_loraDu;       // (N,R), LoRA only
+    std::vector<Real> m_loraDropped;  // (N,max(C,Q,F)), LoRA with adapter dropout only
+    // Rotary positions: cos/sin per position (rotary only); ALiBi: one slope per head.
+    std::optional<ops::RotaryTable> m_rotary;
+    std::vector<Real> m_alibiSlopes;     // (NH) ALiBi only
     std::vector<Real> m_bf16Weights;     // largest layer slice (+ wte when tied), bf16 mode only
     std::vector<uint16_t> m_bf16Packed;  // the matrices as bf16 bits, for the bf16 matmuls
     // Where the current layer's matrices are as bf16 bits: the copy at m_bf16Weights + offset

@@ -144,8 +144,12 @@ void embeddingForward(Real* out, const int32_t* tokens, const Real* wte, const R
     tensor::parallelFor(N, threadsForWork(int64_t{N} * C), [&](int64_t begin, int64_t end) {
         for (int n = int(begin); n < int(end); ++n) {
             const Real* tok = wte + size_t(tokens[n]) * C;
-            const Real* pos = wpe + size_t(n % T) * C;
             Real* y = out + size_t(n) * C;
+            if (!wpe) {  // no learned positions (rotary, ALiBi)
+                std::copy(tok, tok + C, y);
+                continue;
+            }
+            const Real* pos = wpe + size_t(n % T) * C;
 #pragma omp simd
             for (int c = 0; c < C; ++c) y[c] = tok[c] + pos[c];
         }

@@ -1,4 +1,5 @@
-// The GPT-2 ops, forward and backward, one function each, in the style of llm.c's train_gpt2.c.
+// The GPT-2 ops, forward and backward, one function each, in the style of llm.c's train_gpt2.c;
+// llama_ops.h (included here) adds the Llama-family ones under the same contracts.
 // Shapes: B batch, T sequence, C channels, NH heads, hs = C / NH, F ffn width, V vocabulary,
 // N = B*T rows. Every buffer is row-major and dense unless a leading dimension is given.
 //
@@ -18,6 +19,9 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "engine/model/attention_shape.h"
+#include "engine/model/llama_ops.h"
 
 namespace ws::model::ops {
 
@@ -56,7 +60,8 @@ void geluForward(Real* out, const Real* inp, size_t n);
 template <typename Real>
 void geluBackward(Real* dinp, const Real* inp, const Real* dout, size_t n);
 
-// out (B,T,C) = wte[tokens[b,t]] + wpe[t]; tokens in [0, V).
+// out (B,T,C) = wte[tokens[b,t]] + wpe[t]; tokens in [0, V); wpe null: wte rows alone (rotary
+// and ALiBi models have no position table).
 template <typename Real>
 void embeddingForward(Real* out, const int32_t* tokens, const Real* wte, const Real* wpe, int B,
                       int T, int C);
@@ -88,10 +93,13 @@ void dropoutBackward(Real* dx, const Real* dy, size_t n, double p, uint64_t key)
 // The exact scale kept elements get for rate p (p is quantized to 24 bits for the mask).
 double dropoutScale(double p);
 
-// Causal multi-head self-attention on qkv (B,T,3C) = [q | k | v], scores = scale · q·kᵀ (GPT-2:
-// scale = 1/sqrt(hs); μP: attention_logits_alpha / hs, see GptShape::attentionScale):
-// probs = softmax over keys <= query, out (B,T,C) = dropout(probs) · v, heads side by side.
-// Dropout uses stream `key` indexed by the position in the (B,NH,T,T) probabilities. The
+// Causal self-attention with grouped-query heads (attention_shape.h) on qkv (B,T,qkvWidth) = [q
+// (NH·hs) | k (KV·hs) | v (KV·hs)]; query head h reads KV head h / (NH/KV). GPT-2 passes
+// AttentionShape{NH, NH, C/NH}, rows [q | k | v] of width 3C. Scores = scale · q·kᵀ (GPT-2:
+// scale = 1/sqrt(hs); μP: attention_logits_alpha / hs, see GptShape::attentionScale), plus
+// ALiBi's slope_h · (j - i) for key j of query i when alibiSlopes (NH) is given (BLOOM, BTLM; null:
+// none). probs = softmax over keys <= query, out (B,T,NH·hs) = dropout(probs) · v, heads side by
+// side. Dropout uses stream `key` indexed by the position in the (B,NH,T,T) probabilities. The
 // probabilities are never stored: the forward keeps each query row's softmax statistics, rowMax
 // and rowSum (B,NH,T): the max of its scores and the sum of exp(score - max) (so logsumexp = max +
 // log(sum)), and the backward recomputes the probabilities from q, k and the saved max with the
@@ -100,12 +108,15 @@ double dropoutScale(double p);
 // rounded to bf16 (as gpt.h describes, before dropout scales them), while the forward hands its
 // product with v the (dropped-out) probabilities unrounded, and that product rounds them.
 template <typename Real>
-void attentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv, int B, int T, int C,
-                      int NH, Real scale, double dropout, uint64_t key, bool bf16 = false);
-// dqkv (B,T,3C): overwrites. rowMax and rowSum: what attentionForward saved for this qkv.
+void attentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv, int B, int T,
+                      const AttentionShape& shape, Real scale, double dropout, uint64_t key,
+                      bool bf16 = false, const Real* alibiSlopes = nullptr);
+// dqkv (B,T,qkvWidth): overwrites. rowMax and rowSum: what attentionForward saved for this qkv. A
+// KV head's gradient sums its query heads' in head order (deterministic).
 template <typename Real>
 void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* rowMax,
-                       const Real* rowSum, int B, int T, int C, int NH, Real scale, double dropout,
-                       uint64_t key, bool bf16 = false);
+                       const Real* rowSum, int B, int T, const AttentionShape& shape, Real scale,
+                       double dropout, uint64_t key, bool bf16 = false,
+                       const Real* alibiSlopes = nullptr);
 
 }  // namespace ws::model::ops

@@ -22,7 +22,10 @@
 
 namespace ws::model::ops {
 
+using attention::addAlibiRow;
 using attention::DropoutMask;
+using attention::HeadColumns;
+using attention::headColumns;
 using attention::kRowBlock;
 using attention::roundProbabilities;
 using attention::softmaxBackwardRow;
@@ -56,6 +59,16 @@ void softmaxBlock(Real* P, const Block& blk, const int32_t* pos, int T, Real* ma
         const int len = blk.r0 + i - blk.lo + 1;  // keys lo .. r0 + i
         kernels::causalSoftmaxRows(row + s, 1, len - s, width - s, maxes + i, sums + i, maxKnown);
         std::fill(row, row + s, Real(0));
+    }
+}
+
+// ALiBi on the block's scores: row i's keys of its own document, absolute indices as in the dense
+// kernel (attention::addAlibiRow), so a one-document row gets the dense bits.
+template <typename Real>
+void addAlibiBlock(Real* P, const Block& blk, const int32_t* pos, int T, Real slope) {
+    for (int i = 0; i < blk.rows; ++i) {
+        addAlibiRow(P + size_t(i) * T, slope, blk.lo, blk.r0 + i, blk.start(pos, i),
+                    blk.r0 + i - blk.lo + 1);
     }
 }
 
@@ -115,9 +128,12 @@ void packedPositionBackward(Real* dwpe, const Real* dout, const int32_t* positio
 
 template <typename Real>
 void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv,
-                            const int32_t* positionIds, int B, int T, int C, int NH, Real scale,
-                            double dropout, uint64_t key, bool bf16) {
-    const int hs = C / NH, ld = 3 * C, pairs = B * NH;
+                            const int32_t* positionIds, int B, int T, const AttentionShape& shape,
+                            Real scale, double dropout, uint64_t key, bool bf16,
+                            const Real* alibiSlopes) {
+    assert(shape.valid());
+    const int NH = shape.heads, hs = shape.headDim, C = shape.qWidth(), ld = shape.qkvWidth();
+    const int pairs = B * NH;
     const DropoutMask mask(dropout, key);
     const int threads = tensor::threadsForWork(attention::work(B, T, C));
     tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
@@ -126,9 +142,11 @@ void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* q
         for (int bh = int(begin); bh < int(end); ++bh) {
             const int b = bh / NH, h = bh % NH;
             const int32_t* pos = positionIds + size_t(b) * T;
-            const Real* q = qkv + size_t(b) * T * ld + size_t(h) * hs;  // (T, hs), stride 3C
-            const Real* k = q + C;
-            const Real* v = q + 2 * C;
+            const HeadColumns col = headColumns(shape, h);
+            const Real* row0 = qkv + size_t(b) * T * ld;
+            const Real* q = row0 + col.q;  // (T, hs), stride ld
+            const Real* k = row0 + col.k;
+            const Real* v = row0 + col.v;
             Real* o = out + size_t(b) * T * C + size_t(h) * hs;  // (T, hs), stride C
             Real* maxes = rowMax + size_t(bh) * T;
             Real* sums = rowSum + size_t(bh) * T;
@@ -139,6 +157,7 @@ void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* q
                 precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, scale,
                                     q + size_t(r0) * ld, ld, k + size_t(blk.lo) * ld, ld, Real(0),
                                     Pb, T);
+                if (alibiSlopes) addAlibiBlock(Pb, blk, pos, T, alibiSlopes[h]);
                 softmaxBlock(Pb, blk, pos, T, maxes + r0, sums + r0, false);
                 const Real* weights = Pb;
                 if (mask.active) {  // indexed by the absolute (query, key) pair, as attention.cpp
@@ -157,70 +176,84 @@ void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* q
 
 template <typename Real>
 void packedAttentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* rowMax,
-                             const Real* rowSum, const int32_t* positionIds, int B, int T, int C,
-                             int NH, Real scale, double dropout, uint64_t key, bool bf16) {
+                             const Real* rowSum, const int32_t* positionIds, int B, int T,
+                             const AttentionShape& shape, Real scale, double dropout, uint64_t key,
+                             bool bf16, const Real* alibiSlopes) {
     (void)rowSum;  // read by the debug check only
-    const int hs = C / NH, ld = 3 * C, pairs = B * NH;
+    assert(shape.valid());
+    const int NH = shape.heads, hs = shape.headDim, C = shape.qWidth(), ld = shape.qkvWidth();
+    const int KV = shape.kvHeads, G = shape.groupSize(), groups = B * KV;
     const DropoutMask mask(dropout, key);
     const int threads = tensor::threadsForWork(attention::work(B, T, C));
-    tensor::parallelFor(pairs, threads, [&](int64_t begin, int64_t end) {
+    tensor::parallelFor(groups, threads, [&](int64_t begin, int64_t end) {
         std::vector<Real> probs(size_t(kRowBlock) * T);                      // (rows, T)
         std::vector<Real> dS(size_t(kRowBlock) * T);                         // (rows, T)
         std::vector<Real> dropped(mask.active ? size_t(kRowBlock) * T : 0);  // (rows, T)
         std::vector<Real> maxes(kRowBlock), sums(kRowBlock);                 // (rows)
-        for (int bh = int(begin); bh < int(end); ++bh) {
-            const int b = bh / NH, h = bh % NH;
+        for (int bg = int(begin); bg < int(end); ++bg) {
+            const int b = bg / KV, kvHead = bg % KV;
             const int32_t* pos = positionIds + size_t(b) * T;
-            const Real* q = qkv + size_t(b) * T * ld + size_t(h) * hs;
-            const Real* k = q + C;
-            const Real* v = q + 2 * C;
-            const Real* dO = dout + size_t(b) * T * C + size_t(h) * hs;  // (T, hs), stride C
-            Real* dq = dqkv + size_t(b) * T * ld + size_t(h) * hs;       // (T, hs), stride 3C
-            Real* dk = dq + C;
-            Real* dv = dq + 2 * C;
-            for (int t = 0; t < T; ++t) {  // dk, dv accumulate over row blocks
+            const Real* row0 = qkv + size_t(b) * T * ld;
+            Real* drow0 = dqkv + size_t(b) * T * ld;
+            const HeadColumns group = headColumns(shape, kvHead * G);
+            Real* dk = drow0 + group.k;  // (T, hs), stride ld: the group's heads add into it
+            Real* dv = drow0 + group.v;
+            for (int t = 0; t < T; ++t) {  // dk, dv accumulate over heads and row blocks
                 std::fill_n(dk + size_t(t) * ld, hs, Real(0));
                 std::fill_n(dv + size_t(t) * ld, hs, Real(0));
             }
-            for (int r0 = 0; r0 < T; r0 += kRowBlock) {
-                const Block blk = blockAt(pos, r0, T);
-                const int rows = blk.rows, width = blk.width(), lo = blk.lo;
-                Real* Pb = probs.data();
-                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, scale,
-                                    q + size_t(r0) * ld, ld, k + size_t(lo) * ld, ld, Real(0), Pb,
-                                    T);
-                std::copy_n(rowMax + size_t(bh) * T + r0, rows, maxes.begin());
-                softmaxBlock(Pb, blk, pos, T, maxes.data(), sums.data(), true);
-                for (int i = 0; i < rows; ++i) {  // the forward's row sums again, to the bit
-                    assert(attention::sameBits(sums[size_t(i)],
-                                               rowSum[size_t(bh) * T + size_t(r0 + i)]));
-                }
-                roundProbabilities(bf16, Pb, rows, width, T);
-                const Real* dOb = dO + size_t(r0) * C;
-                precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, Real(1), dOb, C,
-                                    v + size_t(lo) * ld, ld, Real(0), dS.data(), T);
-                const Real* weights = Pb;
-                if (mask.active) {
-                    for (int i = 0; i < rows; ++i) {
-                        const uint64_t base =
-                            (uint64_t(bh) * T + uint64_t(r0 + i)) * T + uint64_t(lo);
-                        mask.apply(dropped.data() + size_t(i) * T, Pb + size_t(i) * T, width, base);
-                        mask.apply(dS.data() + size_t(i) * T, dS.data() + size_t(i) * T,
-                                   r0 + i - lo + 1, base);
+            for (int h = kvHead * G; h < (kvHead + 1) * G; ++h) {
+                const int bh = b * NH + h;
+                const HeadColumns col = headColumns(shape, h);
+                const Real* q = row0 + col.q;
+                const Real* k = row0 + col.k;
+                const Real* v = row0 + col.v;
+                const Real* dO = dout + size_t(b) * T * C + size_t(h) * hs;  // (T, hs), stride C
+                Real* dq = drow0 + col.q;                                    // (T, hs), stride ld
+                for (int r0 = 0; r0 < T; r0 += kRowBlock) {
+                    const Block blk = blockAt(pos, r0, T);
+                    const int rows = blk.rows, width = blk.width(), lo = blk.lo;
+                    Real* Pb = probs.data();
+                    precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, scale,
+                                        q + size_t(r0) * ld, ld, k + size_t(lo) * ld, ld, Real(0),
+                                        Pb, T);
+                    if (alibiSlopes) addAlibiBlock(Pb, blk, pos, T, alibiSlopes[h]);
+                    std::copy_n(rowMax + size_t(bh) * T + r0, rows, maxes.begin());
+                    softmaxBlock(Pb, blk, pos, T, maxes.data(), sums.data(), true);
+                    for (int i = 0; i < rows; ++i) {  // the forward's row sums again, to the bit
+                        assert(attention::sameBits(sums[size_t(i)],
+                                                   rowSum[size_t(bh) * T + size_t(r0 + i)]));
                     }
-                    weights = dropped.data();
+                    roundProbabilities(bf16, Pb, rows, width, T);
+                    const Real* dOb = dO + size_t(r0) * C;
+                    precisionGemm<Real>(bf16, Trans::No, Trans::Yes, rows, width, hs, Real(1), dOb,
+                                        C, v + size_t(lo) * ld, ld, Real(0), dS.data(), T);
+                    const Real* weights = Pb;
+                    if (mask.active) {
+                        for (int i = 0; i < rows; ++i) {
+                            const uint64_t base =
+                                (uint64_t(bh) * T + uint64_t(r0 + i)) * T + uint64_t(lo);
+                            mask.apply(dropped.data() + size_t(i) * T, Pb + size_t(i) * T, width,
+                                       base);
+                            mask.apply(dS.data() + size_t(i) * T, dS.data() + size_t(i) * T,
+                                       r0 + i - lo + 1, base);
+                        }
+                        weights = dropped.data();
+                    }
+                    precisionGemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, Real(1),
+                                        weights, T, dOb, C, Real(1), dv + size_t(lo) * ld, ld);
+                    // Softmax backward over the row's document: dS = P ∘ (dP - rowsum(P ∘ dP)).
+                    for (int i = 0; i < rows; ++i) {
+                        softmaxBackwardRow(Pb + size_t(i) * T, dS.data() + size_t(i) * T,
+                                           blk.start(pos, i), r0 + i - lo + 1, width);
+                    }
+                    precisionGemm<Real>(bf16, Trans::No, Trans::No, rows, hs, width, scale,
+                                        dS.data(), T, k + size_t(lo) * ld, ld, Real(0),
+                                        dq + size_t(r0) * ld, ld);
+                    precisionGemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, scale,
+                                        dS.data(), T, q + size_t(r0) * ld, ld, Real(1),
+                                        dk + size_t(lo) * ld, ld);
                 }
-                precisionGemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, Real(1), weights,
-                                    T, dOb, C, Real(1), dv + size_t(lo) * ld, ld);
-                // Softmax backward over the row's document: dS = P ∘ (dP - rowsum(P ∘ dP)).
-                for (int i = 0; i < rows; ++i) {
-                    softmaxBackwardRow(Pb + size_t(i) * T, dS.data() + size_t(i) * T,
-                                       blk.start(pos, i), r0 + i - lo + 1, width);
-                }
-                precisionGemm<Real>(bf16, Trans::No, Trans::No, rows, hs, width, scale, dS.data(),
-                                    T, k + size_t(lo) * ld, ld, Real(0), dq + size_t(r0) * ld, ld);
-                precisionGemm<Real>(bf16, Trans::Yes, Trans::No, width, hs, rows, scale, dS.data(),
-                                    T, q + size_t(r0) * ld, ld, Real(1), dk + size_t(lo) * ld, ld);
             }
         }
     });
@@ -231,10 +264,11 @@ void packedAttentionBackward(Real* dqkv, const Real* dout, const Real* qkv, cons
                                                const Real*, int, int, int);                        \
     template void packedPositionBackward<Real>(Real*, const Real*, const int32_t*, int, int, int); \
     template void packedAttentionForward<Real>(Real*, Real*, Real*, const Real*, const int32_t*,   \
-                                               int, int, int, int, Real, double, uint64_t, bool);  \
-    template void packedAttentionBackward<Real>(Real*, const Real*, const Real*, const Real*,      \
-                                                const Real*, const int32_t*, int, int, int, int,   \
-                                                Real, double, uint64_t, bool);
+                                               int, int, const AttentionShape&, Real, double,      \
+                                               uint64_t, bool, const Real*);                       \
+    template void packedAttentionBackward<Real>(                                                   \
+        Real*, const Real*, const Real*, const Real*, const Real*, const int32_t*, int, int,       \
+        const AttentionShape&, Real, double, uint64_t, bool, const Real*);
 
 WAFER_INSTANTIATE_PACKED(float)
 WAFER_INSTANTIATE_PACKED(double)

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "engine/core/result.h"
+#include "engine/model/attention_shape.h"
 
 namespace ws::model::ops {
 
@@ -38,14 +39,17 @@ template <typename Real>
 void packedPositionBackward(Real* dwpe, const Real* dout, const int32_t* positionIds, int B, int T,
                             int C);
 
-// ops::attentionForward / attentionBackward with each query's keys limited to its document.
+// ops::attentionForward / attentionBackward (grouped-query heads, optional ALiBi slopes (NH)) with
+// each query's keys limited to its document; ALiBi's distance j - i is within the document.
 template <typename Real>
 void packedAttentionForward(Real* out, Real* rowMax, Real* rowSum, const Real* qkv,
-                            const int32_t* positionIds, int B, int T, int C, int NH, Real scale,
-                            double dropout, uint64_t key, bool bf16 = false);
+                            const int32_t* positionIds, int B, int T, const AttentionShape& shape,
+                            Real scale, double dropout, uint64_t key, bool bf16 = false,
+                            const Real* alibiSlopes = nullptr);
 template <typename Real>
 void packedAttentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real* rowMax,
-                             const Real* rowSum, const int32_t* positionIds, int B, int T, int C,
-                             int NH, Real scale, double dropout, uint64_t key, bool bf16 = false);
+                             const Real* rowSum, const int32_t* positionIds, int B, int T,
+                             const AttentionShape& shape, Real scale, double dropout, uint64_t key,
+                             bool bf16 = false, const Real* alibiSlopes = nullptr);
 
 }  // namespace ws::model::ops

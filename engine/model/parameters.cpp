@@ -128,13 +128,6 @@ Status GptShape::validate(int batch, int seqLen) const {
             fmt::format("model.rotary_dim = {} must be even, positive and at most the head size {}",
                         rotaryDims(), headSize())};
     }
-    if (!gpt2Blocks()) {
-        // The parameter layout and config keys exist; the forward/backward of these blocks
-        // lands next (issue 33), and until then a run must not silently compute GPT-2 blocks.
-        return Error{
-            "rotary/alibi positions, rmsnorm, swiglu, grouped-query attention and optional "
-            "biases are not trainable in this build yet; use GPT-2 blocks"};
-    }
     if (hasMoe() && !gpt2Blocks()) {
         return Error{
             "model.moe needs GPT-2 blocks (learned positions, layernorm, gelu, every bias, "

@@ -1,14 +1,15 @@
-// GELU forward and backward and LayerNorm's rows on Google Highway, in float (see
-// element_kernels.h): compiled once per x86 target and dispatched at run time (tensor/simd.h), so
-// a baseline x86-64 build runs 16-wide on AVX-512. The same formulas in the same order as the
-// scalar references (element_kernels.cpp), GELU with the same Cephes exp as fastmath::exp. The
-// a*b+c steps are written as MulAdd, one rounding with FMA (AVX2, AVX-512) and two without (SSE4
-// and below), and this file is compiled without the compiler's own contraction (CMakeLists.txt).
-// So GELU gives the same bits on targets of a kind and differs from its reference, which GCC
-// contracts where it chooses, within the bound derived in tests/engine/model/simd_kernels_test.cpp
-// (without FMA the kernels ran 20% slower than the reference's AVX-512 clone, which uses it).
-// LayerNorm's sums are one vector of partial sums, so their rounding also depends on the target's
-// width; tests/engine/model/simd_layernorm_test.cpp bounds them. A partial vector at the end of a
+// GELU forward and backward, LayerNorm's, RMSNorm's and SwiGLU's rows on Google Highway, in
+// float (see element_kernels.h): compiled once per x86 target and dispatched at run time
+// (tensor/simd.h), so a baseline x86-64 build runs 16-wide on AVX-512. The same formulas in the
+// same order as the scalar references (element_kernels.cpp), GELU with the same Cephes exp as
+// fastmath::exp. The a*b+c steps are written as MulAdd, one rounding with FMA (AVX2, AVX-512) and
+// two without (SSE4 and below), and this file is compiled without the compiler's own contraction
+// (CMakeLists.txt). So GELU gives the same bits on targets of a kind and differs from its
+// reference, which GCC contracts where it chooses, within the bound derived in
+// tests/engine/model/simd_kernels_test.cpp (without FMA the kernels ran 20% slower than the
+// reference's AVX-512 clone, which uses it). LayerNorm's sums are one vector of partial sums, so
+// their rounding also depends on the target's width; tests/engine/model/simd_layernorm_test.cpp
+// bounds them (RMSNorm and SwiGLU: simd_llama_kernels_test.cpp). A partial vector at the end of a
 // span or row goes through a zero-padded copy, so a value never depends on where a span ends.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "engine/model/simd_element_kernels.cpp"
@@ -219,6 +220,137 @@ void layerNormGradRowsSpan(float* dinp, const float* dout, const float* inp, con
     }
 }
 
+// RMSNorm rows (llama_ops.h): the scalar formula (element_kernels.cpp) with the sum of squares in
+// one vector of partial sums (zero-padded lanes add nothing); the bound is derived in
+// tests/engine/model/simd_llama_kernels_test.cpp.
+void rmsNormRowsSpan(float* out, float* rstd, const float* inp, const float* weight, int n0, int n1,
+                     int C, float eps) {
+    const D d;
+    const size_t N = hn::Lanes(d), width = size_t(C), full = width - width % N, rest = width - full;
+    for (int n = n0; n < n1; ++n) {
+        const float* x = inp + size_t(n) * width;
+        V acc = hn::Zero(d);
+        for (size_t c = 0; c < full; c += N) {
+            const V xv = hn::LoadU(d, x + c);
+            acc = hn::MulAdd(xv, xv, acc);
+        }
+        if (rest) {
+            const V xv = loadPartial(d, x + full, rest);
+            acc = hn::MulAdd(xv, xv, acc);
+        }
+        const float sumSquares = hn::GetLane(hn::SumOfLanes(d, acc));
+        const float s = 1.0f / std::sqrt(sumSquares / float(C) + eps);
+        const V vs = hn::Set(d, s);
+        float* y = out + size_t(n) * width;
+        for (size_t c = 0; c < full; c += N)
+            hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(d, x + c), vs), hn::LoadU(d, weight + c)), d,
+                       y + c);
+        if (rest) {
+            const V yv = hn::Mul(hn::Mul(loadPartial(d, x + full, rest), vs),
+                                 loadPartial(d, weight + full, rest));
+            storePartial(d, yv, y + full, rest);
+        }
+        rstd[n] = s;
+    }
+}
+
+// RMSNorm's input gradient for rows [n0, n1): dx += (w dy - x k) s with k = s² Σ(w dy x) / C.
+void rmsNormGradRowsSpan(float* dinp, const float* dout, const float* inp, const float* weight,
+                         const float* rstd, int n0, int n1, int C) {
+    const D d;
+    const size_t N = hn::Lanes(d), width = size_t(C), full = width - width % N, rest = width - full;
+    for (int n = n0; n < n1; ++n) {
+        const float* dy = dout + size_t(n) * width;
+        const float* x = inp + size_t(n) * width;
+        const float s = rstd[n];
+        V acc = hn::Zero(d);
+        for (size_t c = 0; c < full; c += N) {
+            const V wdy = hn::Mul(hn::LoadU(d, weight + c), hn::LoadU(d, dy + c));
+            acc = hn::MulAdd(wdy, hn::LoadU(d, x + c), acc);
+        }
+        if (rest) {
+            const V wdy =
+                hn::Mul(loadPartial(d, weight + full, rest), loadPartial(d, dy + full, rest));
+            acc = hn::MulAdd(wdy, loadPartial(d, x + full, rest), acc);
+        }
+        const float dot = hn::GetLane(hn::SumOfLanes(d, acc));
+        const V vk = hn::Set(d, dot * s * s / float(C)), vs = hn::Set(d, s);
+        float* dx = dinp + size_t(n) * width;
+        auto gradient = [&](V dxv, V xv, V w, V g) {
+            return hn::MulAdd(hn::NegMulAdd(xv, vk, hn::Mul(w, g)), vs, dxv);
+        };
+        for (size_t c = 0; c < full; c += N) {
+            hn::StoreU(gradient(hn::LoadU(d, dx + c), hn::LoadU(d, x + c), hn::LoadU(d, weight + c),
+                                hn::LoadU(d, dy + c)),
+                       d, dx + c);
+        }
+        if (rest) {
+            storePartial(
+                d,
+                gradient(loadPartial(d, dx + full, rest), loadPartial(d, x + full, rest),
+                         loadPartial(d, weight + full, rest), loadPartial(d, dy + full, rest)),
+                dx + full, rest);
+        }
+    }
+}
+
+// σ(g) = 1 / (1 + e^{-g}) with fastmath::exp's lanes (clamped: no overflow, NaN passes).
+HWY_INLINE V sigmoidLanes(D d, V g) {
+    const V one = hn::Set(d, 1.0f);
+    return hn::Div(one, hn::Add(one, expLanes(d, hn::Neg(g))));
+}
+
+// SwiGLU rows (llama_ops.h): out = g σ(g) up over rows [n0, n1) of the (N, 2F) input.
+void swigluRowsSpan(float* out, const float* inp, int n0, int n1, int F) {
+    const D d;
+    const size_t N = hn::Lanes(d), width = size_t(F), full = width - width % N, rest = width - full;
+    auto lanes = [&](V g, V u) { return hn::Mul(hn::Mul(g, sigmoidLanes(d, g)), u); };
+    for (int n = n0; n < n1; ++n) {
+        const float* gate = inp + size_t(n) * 2 * width;
+        const float* up = gate + width;
+        float* y = out + size_t(n) * width;
+        for (size_t c = 0; c < full; c += N)
+            hn::StoreU(lanes(hn::LoadU(d, gate + c), hn::LoadU(d, up + c)), d, y + c);
+        if (rest) {
+            storePartial(d,
+                         lanes(loadPartial(d, gate + full, rest), loadPartial(d, up + full, rest)),
+                         y + full, rest);
+        }
+    }
+}
+
+// SwiGLU's gradient: d gate = dy up σ(g)(1 + g(1 - σ(g))), d up = dy g σ(g); overwrites.
+void swigluGradRowsSpan(float* dinp, const float* inp, const float* dout, int n0, int n1, int F) {
+    const D d;
+    const size_t N = hn::Lanes(d), width = size_t(F), full = width - width % N, rest = width - full;
+    const V one = hn::Set(d, 1.0f);
+    auto lanes = [&](V g, V u, V dy, V& dgate, V& dup) {
+        const V sg = sigmoidLanes(d, g);
+        const V slope = hn::Mul(sg, hn::MulAdd(g, hn::Sub(one, sg), one));
+        dgate = hn::Mul(hn::Mul(dy, u), slope);
+        dup = hn::Mul(hn::Mul(dy, g), sg);
+    };
+    for (int n = n0; n < n1; ++n) {
+        const float* gate = inp + size_t(n) * 2 * width;
+        const float* up = gate + width;
+        const float* dy = dout + size_t(n) * width;
+        float* dgate = dinp + size_t(n) * 2 * width;
+        float* dup = dgate + width;
+        V dg, du;
+        for (size_t c = 0; c < full; c += N) {
+            lanes(hn::LoadU(d, gate + c), hn::LoadU(d, up + c), hn::LoadU(d, dy + c), dg, du);
+            hn::StoreU(dg, d, dgate + c);
+            hn::StoreU(du, d, dup + c);
+        }
+        if (rest) {
+            lanes(loadPartial(d, gate + full, rest), loadPartial(d, up + full, rest),
+                  loadPartial(d, dy + full, rest), dg, du);
+            storePartial(d, dg, dgate + full, rest);
+            storePartial(d, du, dup + full, rest);
+        }
+    }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace ws::model::kernels
 HWY_AFTER_NAMESPACE();
@@ -232,6 +364,10 @@ HWY_EXPORT(geluForwardSpan);
 HWY_EXPORT(geluBackwardSpan);
 HWY_EXPORT(layerNormRowsSpan);
 HWY_EXPORT(layerNormGradRowsSpan);
+HWY_EXPORT(rmsNormRowsSpan);
+HWY_EXPORT(rmsNormGradRowsSpan);
+HWY_EXPORT(swigluRowsSpan);
+HWY_EXPORT(swigluGradRowsSpan);
 
 void geluForward(float* out, const float* inp, int64_t begin, int64_t end) {
     HWY_DYNAMIC_DISPATCH(geluForwardSpan)(out, inp, begin, end);
@@ -249,6 +385,24 @@ void layerNormRows(float* out, float* mean, float* rstd, const float* inp, const
 void layerNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
                        const float* mean, const float* rstd, int n0, int n1, int C) {
     HWY_DYNAMIC_DISPATCH(layerNormGradRowsSpan)(dinp, dout, inp, weight, mean, rstd, n0, n1, C);
+}
+
+void rmsNormRows(float* out, float* rstd, const float* inp, const float* weight, int n0, int n1,
+                 int C, float eps) {
+    HWY_DYNAMIC_DISPATCH(rmsNormRowsSpan)(out, rstd, inp, weight, n0, n1, C, eps);
+}
+
+void rmsNormGradRows(float* dinp, const float* dout, const float* inp, const float* weight,
+                     const float* rstd, int n0, int n1, int C) {
+    HWY_DYNAMIC_DISPATCH(rmsNormGradRowsSpan)(dinp, dout, inp, weight, rstd, n0, n1, C);
+}
+
+void swigluRows(float* out, const float* inp, int n0, int n1, int F) {
+    HWY_DYNAMIC_DISPATCH(swigluRowsSpan)(out, inp, n0, n1, F);
+}
+
+void swigluGradRows(float* dinp, const float* inp, const float* dout, int n0, int n1, int F) {
+    HWY_DYNAMIC_DISPATCH(swigluGradRowsSpan)(dinp, inp, dout, n0, n1, F);
 }
 
 }  // namespace ws::model::kernels

@@ -74,7 +74,13 @@ const float* roundedRows(const float* a, int rows, int cols, int lda) {
 // with the packed weight when the product is large enough, else fp32 kernels on bf16 values.
 void linear(float* out, const float* inp, const float* weight, const uint16_t* weightBf16,
             const tensor::Bf16PanelMatrix* panels, const float* bias, int N, int IN, int OUT) {
-    for (int n = 0; n < N; ++n) std::memcpy(out + size_t(n) * OUT, bias, sizeof(float) * OUT);
+    for (int n = 0; n < N; ++n) {
+        if (bias) {
+            std::memcpy(out + size_t(n) * OUT, bias, sizeof(float) * OUT);
+        } else {  // a linear without a bias (Llama's)
+            std::fill(out + size_t(n) * OUT, out + size_t(n + 1) * OUT, 0.0f);
+        }
+    }
     if (onGemv(panels, N)) {
         tensor::gemvBf16(N, 1.0f, inp, IN, *panels, true, out, OUT);
         return;
@@ -124,10 +130,11 @@ KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
         for (int l = 0; l < shape.layers; ++l) {
             const float* w =
                 params + m_table.layers()[size_t(model::ParameterTable::blockLayer(l))].offset;
-            const int C = shape.channels, F = shape.ffn;
+            const int C = shape.channels, F = shape.ffn, QKV = shape.qkvWidth(), Q = shape.qWidth(),
+                      M = shape.mlpInWidth();
             LayerPanels& p = m_panels[size_t(l)];
-            p.qkv = tensor::Bf16PanelMatrix(Trans::No, C, 3 * C, w + m_off.qkvw, 3 * C);
-            p.attproj = tensor::Bf16PanelMatrix(Trans::No, C, C, w + m_off.attprojw, C);
+            p.qkv = tensor::Bf16PanelMatrix(Trans::No, C, QKV, w + m_off.qkvw, QKV);
+            p.attproj = tensor::Bf16PanelMatrix(Trans::No, Q, C, w + m_off.attprojw, C);
             if (shape.isMoeBlock(l)) {
                 for (int e = 0; e < shape.numExperts; ++e) {
                     const float* x = w + m_moeOff.expert(e);
@@ -136,15 +143,33 @@ KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
                 }
                 continue;
             }
-            p.fc = tensor::Bf16PanelMatrix(Trans::No, C, F, w + m_off.fcw, F);
+            p.fc = tensor::Bf16PanelMatrix(Trans::No, C, M, w + m_off.fcw, M);
             p.fcproj = tensor::Bf16PanelMatrix(Trans::No, F, C, w + m_off.fcprojw, C);
         }
         m_logitPanels = tensor::Bf16PanelMatrix(Trans::Yes, shape.channels, shape.vocab,
                                                 logitWeight(), shape.channels);
     }
-    const size_t cache = size_t(shape.layers) * size_t(shape.maxPositions) * size_t(shape.channels);
+    // Grouped-query attention caches only the KV heads: (L, maxT, KV·hs) each.
+    const size_t cache =
+        size_t(shape.layers) * size_t(shape.maxPositions) * size_t(shape.kvWidth());
     m_k.assign(cache, 0.0f);
     m_v.assign(cache, 0.0f);
+    if (shape.position == GptShape::Position::Rotary) {
+        model::ops::RopeScaling scaling;
+        scaling.type = shape.ropeScaling == GptShape::RopeScaling::Llama3
+                           ? model::ops::RopeScaling::Type::Llama3
+                       : shape.ropeScaling == GptShape::RopeScaling::Linear
+                           ? model::ops::RopeScaling::Type::Linear
+                           : model::ops::RopeScaling::Type::None;
+        scaling.factor = shape.ropeFactor;
+        scaling.lowFreqFactor = shape.ropeLowFreqFactor;
+        scaling.highFreqFactor = shape.ropeHighFreqFactor;
+        scaling.originalMaxPositions = shape.ropeOriginalMaxPositions;
+        m_rotary.emplace(shape.rotaryDims(), shape.ropeTheta, scaling, shape.maxPositions);
+    }
+    if (shape.position == GptShape::Position::Alibi)
+        for (double slope : model::ops::alibiSlopes(shape.heads))
+            m_alibiSlopes.push_back(float(slope));
     ensureRows(1);
 }
 
@@ -156,10 +181,11 @@ void KvDecoder::ensureRows(int rows) {
     m_ln.resize(n * C);
     m_mean.resize(n);
     m_rstd.resize(n);
-    m_qkv.resize(n * 3 * C);
-    m_atty.resize(n * C);
+    m_qkv.resize(n * size_t(s.qkvWidth()));
+    m_atty.resize(n * size_t(s.qWidth()));
     m_branch.resize(n * C);
-    m_fch.resize(n * F);
+    m_fch.resize(n * size_t(s.mlpInWidth()));
+    m_positions.resize(n);
     m_gelu.resize(n * F);
     if (s.hasMoe()) {
         const size_t E = size_t(s.numExperts), K = size_t(s.topK);
@@ -180,9 +206,11 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
     const bool round = s.bf16;
 
     const float* wte = m_params + m_table.layers()[model::ParameterTable::embeddingLayer()].offset;
-    const float* wpe = wte + size_t(V) * C;
-    // Positions m_pos .. m_pos+n-1: the embedding op with B = 1, T = n on wpe's rows from m_pos.
-    model::ops::embeddingForward(m_x.data(), tokens.data(), wte, wpe + size_t(m_pos) * C, 1, n, C);
+    // Positions m_pos .. m_pos+n-1: the embedding op with B = 1, T = n on wpe's rows from m_pos
+    // (learned positions; rotary and ALiBi place them in the attention).
+    const float* wpe = s.learnedPositions() ? wte + size_t(V) * C + size_t(m_pos) * C : nullptr;
+    model::ops::embeddingForward(m_x.data(), tokens.data(), wte, wpe, 1, n, C);
+    for (int i = 0; i < n; ++i) m_positions[size_t(i)] = m_pos + i;
     if (s.embeddingsScale != 1.0) {  // μP, as in Gpt::embedForward
         const float scale = float(s.embeddingsScale);
         for (size_t i = 0; i < size_t(n) * C; ++i) m_x[i] *= scale;
@@ -198,8 +226,8 @@ bool KvDecoder::append(std::span<const int32_t> tokens, bool allLogits,
     const int first = allLogits ? 0 : n - 1, rows = n - first;
     const float* head = m_params + m_table.layers()[size_t(m_table.headLayer())].offset;
     const float* W = logitWeight();
-    model::ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(),
-                                 m_x.data() + size_t(first) * C, head, head + C, rows, C, s.lnEps);
+    norm(m_ln.data(), m_x.data() + size_t(first) * C, head, s.layerNorm() ? head + C : nullptr,
+         rows);
     if (round) tensor::roundToBf16(m_ln.data(), size_t(rows) * C);
     m_logits.resize(size_t(rows) * V);
     if (round && rows <= kGemvMaxRows) {
@@ -225,7 +253,8 @@ const float* KvDecoder::logitWeight() const {
     if (s.tiedEmbedding) {
         return m_params + m_table.layers()[model::ParameterTable::embeddingLayer()].offset;
     }
-    return m_params + m_table.layers()[size_t(m_table.headLayer())].offset + 2 * s.channels;
+    const size_t lnf = s.layerNorm() ? 2 * size_t(s.channels) : size_t(s.channels);
+    return m_params + m_table.layers()[size_t(m_table.headLayer())].offset + lnf;
 }
 
 const uint16_t* KvDecoder::packed(const float* weight) const {
@@ -239,9 +268,21 @@ const float* KvDecoder::logits(int row) const {
     return m_logits.data() + size_t(index) * size_t(shape().vocab);
 }
 
+void KvDecoder::norm(float* out, const float* inp, const float* weight, const float* bias,
+                     int rows) {
+    const GptShape& s = shape();
+    if (s.layerNorm()) {
+        model::ops::layerNormForward(out, m_mean.data(), m_rstd.data(), inp, weight, bias, rows,
+                                     s.channels, s.lnEps);
+    } else {
+        model::ops::rmsNormForward(out, m_rstd.data(), inp, weight, rows, s.channels, s.lnEps);
+    }
+}
+
 void KvDecoder::blockForward(int layer, int rows) {
     const GptShape& s = shape();
-    const int N = rows, C = s.channels, F = s.ffn;
+    const int N = rows, C = s.channels, F = s.ffn, Q = s.qWidth(), QKV = s.qkvWidth(),
+              M = s.mlpInWidth();
     const size_t nc = size_t(N) * C;
     const bool round = s.bf16;
     auto maybeRound = [round](float* data, size_t count) {
@@ -250,23 +291,28 @@ void KvDecoder::blockForward(int layer, int rows) {
     const float* w =
         m_params + m_table.layers()[size_t(model::ParameterTable::blockLayer(layer))].offset;
     namespace ops = model::ops;
+    using model::BlockOffsets;
     const LayerPanels* panels = m_panels.empty() ? nullptr : &m_panels[size_t(layer)];
 
-    ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln1w,
-                          w + m_off.ln1b, N, C, s.lnEps);
+    norm(m_ln.data(), m_x.data(), w + m_off.ln1w, BlockOffsets::at(w, m_off.ln1b), N);
     maybeRound(m_ln.data(), nc);
     linear(m_qkv.data(), m_ln.data(), w + m_off.qkvw, packed(w + m_off.qkvw),
-           panels ? &panels->qkv : nullptr, w + m_off.qkvb, N, C, 3 * C);
-    maybeRound(m_qkv.data(), 3 * nc);
+           panels ? &panels->qkv : nullptr, BlockOffsets::at(w, m_off.qkvb), N, C, QKV);
+    maybeRound(m_qkv.data(), size_t(N) * QKV);
+    if (m_rotary) {  // as Gpt::blockForward: rotate, then round again in bf16 mode
+        ops::ropeForward(m_qkv.data(), *m_rotary,
+                         ops::AttentionShape{s.heads, s.kvHeadCount(), s.headSize()},
+                         m_positions.data(), 1, N);
+        maybeRound(m_qkv.data(), size_t(N) * QKV);
+    }
     attention(layer, N);
-    maybeRound(m_atty.data(), nc);
+    maybeRound(m_atty.data(), size_t(N) * Q);
     linear(m_branch.data(), m_atty.data(), w + m_off.attprojw, packed(w + m_off.attprojw),
-           panels ? &panels->attproj : nullptr, w + m_off.attprojb, N, C, C);
+           panels ? &panels->attproj : nullptr, BlockOffsets::at(w, m_off.attprojb), N, Q, C);
     maybeRound(m_branch.data(), nc);
     ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
 
-    ops::layerNormForward(m_ln.data(), m_mean.data(), m_rstd.data(), m_x.data(), w + m_off.ln2w,
-                          w + m_off.ln2b, N, C, s.lnEps);
+    norm(m_ln.data(), m_x.data(), w + m_off.ln2w, BlockOffsets::at(w, m_off.ln2b), N);
     maybeRound(m_ln.data(), nc);
     if (s.isMoeBlock(layer)) {
         moeMlp(layer, N, w);
@@ -275,12 +321,16 @@ void KvDecoder::blockForward(int layer, int rows) {
         return;
     }
     linear(m_fch.data(), m_ln.data(), w + m_off.fcw, packed(w + m_off.fcw),
-           panels ? &panels->fc : nullptr, w + m_off.fcb, N, C, F);
-    maybeRound(m_fch.data(), size_t(N) * F);
-    ops::geluForward(m_gelu.data(), m_fch.data(), size_t(N) * F);
+           panels ? &panels->fc : nullptr, BlockOffsets::at(w, m_off.fcb), N, C, M);
+    maybeRound(m_fch.data(), size_t(N) * M);
+    if (s.mlp == GptShape::Mlp::SwiGlu) {
+        ops::swigluForward(m_gelu.data(), m_fch.data(), N, F);
+    } else {
+        ops::geluForward(m_gelu.data(), m_fch.data(), size_t(N) * F);
+    }
     maybeRound(m_gelu.data(), size_t(N) * F);
     linear(m_branch.data(), m_gelu.data(), w + m_off.fcprojw, packed(w + m_off.fcprojw),
-           panels ? &panels->fcproj : nullptr, w + m_off.fcprojb, N, F, C);
+           panels ? &panels->fcproj : nullptr, BlockOffsets::at(w, m_off.fcprojb), N, F, C);
     maybeRound(m_branch.data(), nc);
     ops::residualForward(m_x.data(), m_x.data(), m_branch.data(), nc);
 }
@@ -335,35 +385,45 @@ void KvDecoder::moeMlp(int layer, int rows, const float* w) {
 // and split statically over threads; the products inside a head run serially on its thread.
 void KvDecoder::attention(int layer, int rows) {
     const GptShape& s = shape();
-    const int C = s.channels, NH = s.heads, hs = C / NH, ld = 3 * C, maxT = s.maxPositions;
-    const size_t layerOffset = size_t(layer) * size_t(maxT) * C;
-    float* K = m_k.data() + layerOffset;  // (maxT, C)
-    float* V = m_v.data() + layerOffset;  // (maxT, C)
+    const int NH = s.heads, hs = s.headSize(), Q = s.qWidth(), KVW = s.kvWidth(), ld = s.qkvWidth(),
+              maxT = s.maxPositions, group = NH / s.kvHeadCount();
+    const size_t layerOffset = size_t(layer) * size_t(maxT) * KVW;
+    float* K = m_k.data() + layerOffset;  // (maxT, KV·hs)
+    float* V = m_v.data() + layerOffset;  // (maxT, KV·hs)
     for (int i = 0; i < rows; ++i) {
         const float* qkv = m_qkv.data() + size_t(i) * ld;
-        std::memcpy(K + size_t(m_pos + i) * C, qkv + C, sizeof(float) * size_t(C));
-        std::memcpy(V + size_t(m_pos + i) * C, qkv + 2 * C, sizeof(float) * size_t(C));
+        std::memcpy(K + size_t(m_pos + i) * KVW, qkv + Q, sizeof(float) * size_t(KVW));
+        std::memcpy(V + size_t(m_pos + i) * KVW, qkv + Q + KVW, sizeof(float) * size_t(KVW));
     }
     const float scale = s.attentionScale<float>();  // 1/sqrt(hs), or μP's alpha / hs
     const int total = m_pos + rows;                 // keys visible to the last query
-    const int64_t work = int64_t(rows) * total * C * 2;
+    const int64_t work = int64_t(rows) * total * Q * 2;
     const int pos = m_pos;
     const bool bf16 = s.bf16;
     tensor::parallelFor(NH, tensor::threadsForWork(work), [&](int64_t begin, int64_t end) {
         std::vector<float> scores(size_t(std::min(rows, kRowBlock)) * size_t(total));
         for (int h = int(begin); h < int(end); ++h) {
-            const float* q = m_qkv.data() + size_t(h) * hs;  // (rows, hs), stride 3C
-            const float* k = K + size_t(h) * hs;             // (total, hs), stride C
-            const float* v = V + size_t(h) * hs;
-            float* o = m_atty.data() + size_t(h) * hs;  // (rows, hs), stride C
+            const int kvHead = h / group;                    // transformers' repeat_kv order
+            const float* q = m_qkv.data() + size_t(h) * hs;  // (rows, hs), stride QKV
+            const float* k = K + size_t(kvHead) * hs;        // (total, hs), stride KV·hs
+            const float* v = V + size_t(kvHead) * hs;
+            float* o = m_atty.data() + size_t(h) * hs;  // (rows, hs), stride Q
             for (int r0 = 0; r0 < rows; r0 += kRowBlock) {
                 const int blockRows = std::min(kRowBlock, rows - r0);
                 const int cols = pos + r0 + blockRows;  // keys the block's last row sees
                 attentionGemm(bf16, Trans::Yes, blockRows, cols, hs, scale, q + size_t(r0) * ld, ld,
-                              k, C, scores.data(), cols);
+                              k, KVW, scores.data(), cols);
+                if (!m_alibiSlopes.empty()) {  // + slope · (j - i) for the keys j <= i
+                    const float slope = m_alibiSlopes[size_t(h)];
+                    for (int r = 0; r < blockRows; ++r) {
+                        const int i = pos + r0 + r;
+                        float* row = scores.data() + size_t(r) * cols;
+                        for (int j = 0; j <= i; ++j) row[j] += slope * float(j - i);
+                    }
+                }
                 model::kernels::causalSoftmaxRows(scores.data(), blockRows, pos + r0 + 1, cols);
-                attentionGemm(bf16, Trans::No, blockRows, hs, cols, 1.0f, scores.data(), cols, v, C,
-                              o + size_t(r0) * C, C);
+                attentionGemm(bf16, Trans::No, blockRows, hs, cols, 1.0f, scores.data(), cols, v,
+                              KVW, o + size_t(r0) * Q, Q);
             }
         }
     });

@@ -29,9 +29,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "engine/model/ops.h"
 #include "engine/model/parameters.h"
 #include "engine/tensor/gemv_bf16.h"
 
@@ -66,6 +68,8 @@ private:
     void ensureRows(int rows);
     void blockForward(int layer, int rows);
     void attention(int layer, int rows);
+    // LayerNorm or RMSNorm (by the shape) of `rows` rows into out; bias null without one.
+    void norm(float* out, const float* inp, const float* weight, const float* bias, int rows);
     // An MoE block's MLP branch of `rows` rows into m_branch (from m_ln), as Gpt computes it in
     // evaluation (every top-k assignment kept).
     void moeMlp(int layer, int rows, const float* w);
@@ -91,15 +95,19 @@ private:
     int m_logitRows = 0;  // rows of m_logits of the last append
     int m_lastRows = 0;   // rows of the last append
 
-    std::vector<float> m_k, m_v;  // (L, maxT, C) each
+    std::vector<float> m_k, m_v;                      // (L, maxT, KV·hs) each: only the KV heads
+    std::optional<model::ops::RotaryTable> m_rotary;  // rotary positions only
+    std::vector<float> m_alibiSlopes;                 // (NH) ALiBi only
+    std::vector<int32_t> m_positions;                 // (n) positions of the rows appended
     // Scratch for up to m_rows rows.
     std::vector<float> m_x;             // (n, C) residual stream
     std::vector<float> m_ln;            // (n, C)
     std::vector<float> m_mean, m_rstd;  // (n)
-    std::vector<float> m_qkv;           // (n, 3C)
-    std::vector<float> m_atty;          // (n, C)
+    std::vector<float> m_qkv;           // (n, QKV) = [q | k | v], 3C for GPT-2
+    std::vector<float> m_atty;          // (n, Q) Q = NH·hs
     std::vector<float> m_branch;        // (n, C)
-    std::vector<float> m_fch, m_gelu;   // (n, F)
+    std::vector<float> m_fch;           // (n, M): F, or SwiGLU's [gate | up] 2F
+    std::vector<float> m_gelu;          // (n, F) the activation's output
     std::vector<float> m_logits;        // (n or 1, V)
     // MoE: router probabilities (n,E), gates (n,k), gathered rows and expert outputs (n,C).
     std::vector<float> m_probs, m_gates, m_gathered, m_expertOut;

@@ -359,16 +359,17 @@ TEST(ConfigLoad, UnusedTopLevelSectionsWarnButTheNewTrainerLayoutIsRefused) {
 }
 
 TEST(ConfigLoad, IgnoredModelZooKeySaysWhenTheFileAsksForSomethingElse) {
-    auto loaded = parseText("model:\n    use_ffn_bias: False\n    use_bias_in_output: False\n");
+    auto loaded =
+        parseText("model:\n    attention_softmax_fp32: False\n    fold_rope_consts: True\n");
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;
     ASSERT_EQ(loaded->warnings.size(), 2u);
     EXPECT_EQ(loaded->warnings[0],
-              "test.yaml:2:5: model.use_ffn_bias: ModelZoo setting not implemented by Wafer "
-              "Studio, ignored: MLP layers always have biases (the file asks for \"False\"; Wafer "
-              "Studio behaves as true)");
+              "test.yaml:2:5: model.attention_softmax_fp32: ModelZoo setting not implemented by "
+              "Wafer Studio, ignored: attention softmax is always computed in fp32 (the file asks "
+              "for \"False\"; Wafer Studio behaves as true)");
     EXPECT_EQ(loaded->warnings[1],
-              "test.yaml:3:5: model.use_bias_in_output: ModelZoo setting not implemented by "
-              "Wafer Studio, ignored: the output projection never has a bias");
+              "test.yaml:3:5: model.fold_rope_consts: ModelZoo setting not implemented by "
+              "Wafer Studio, ignored: a Cerebras runtime setting with no effect here");
 }
 
 TEST(ConfigLoad, ReportsEveryErrorInOnePass) {
@@ -429,8 +430,7 @@ TEST(ConfigLoad, ModelZooGpt2SmallLoadsWithWarnings) {
     EXPECT_EQ(c.runconfig.modelDir, "./model_dir");
     for (const char* key :
          {"train_input.prefetch_factor", "model.loss_scaling", "model.loss_weight",
-          "model.attention_type", "model.use_ffn_bias", "model.use_bias_in_output",
-          "optimizer.initial_loss_scale", "optimizer.max_loss_scale"})
+          "model.attention_type", "optimizer.initial_loss_scale", "optimizer.max_loss_scale"})
         EXPECT_TRUE(anyContains(loaded->warnings, std::string(key) + ": ModelZoo setting not "
                                                                      "implemented"))
             << key;

@@ -154,10 +154,10 @@ TEST(ConfigOverride, UnknownKeySuggestsTheClosestPath) {
               "model.hidden_size?");
     EXPECT_EQ(overrideError(c, "modle.hidden_size=1"),
               "--set modle.hidden_size=1: unknown key modle; did you mean model?");
-    EXPECT_EQ(overrideError(c, "model.use_ffn_bias=false"),
-              "--set model.use_ffn_bias=false: model.use_ffn_bias is a ModelZoo setting Wafer "
-              "Studio does not implement (files may contain it; it is ignored there), so it "
-              "cannot be set");
+    EXPECT_EQ(overrideError(c, "model.attention_softmax_fp32=false"),
+              "--set model.attention_softmax_fp32=false: model.attention_softmax_fp32 is a "
+              "ModelZoo setting Wafer Studio does not implement (files may contain it; it is "
+              "ignored there), so it cannot be set");
 }
 
 TEST(ConfigOverride, WrongValueUsesTheLoadMessages) {

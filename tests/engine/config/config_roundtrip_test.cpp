@@ -37,6 +37,8 @@ Config everythingSet() {
     c.model.initializer.std = 1.0 / 3.0;
     c.model.outputLayerInitializer =
         InitializerConfig{.name = "normal", .mean = 0, .std = 0.004, .a = -1, .b = 1};
+    c.model.posScalingExtraArgs = PosScalingExtraArgs{
+        .lowFreqFactor = 2.0, .highFreqFactor = 8.0, .originalMaxPositionEmbeddings = 4096};
     c.model.mixedPrecision = true;
     c.optimizer.optimizerType = "sgd";
     c.optimizer.betas = {0.5, 0.25};
@@ -278,6 +280,8 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
     withMoe.model.moe = MoeConfig{};
     Config withSparsity = defaults;
     withSparsity.sparsity = SparsitySectionConfig{};
+    Config withPosScaling = defaults;
+    withPosScaling.model.posScalingExtraArgs = PosScalingExtraArgs{};
     for (const FieldDescription& f : describeFields()) {
         if (f.type == "section" || f.type == "optional_section" ||
             f.path.find("[N]") != std::string::npos || f.path.find("<key>") != std::string::npos)
@@ -286,12 +290,13 @@ TEST(ConfigDescribe, EveryDefaultParsesBackAsAnOverride) {
         const Status status = applyOverride(c, f.path + "=" + f.defaultValue);
         EXPECT_TRUE(status.ok()) << f.path << ": " << status.error().message;
         const bool inOptional = f.path.starts_with("model.output_layer_initializer.");
-        EXPECT_EQ(c, inOptional                         ? withOptional
-                     : f.path.starts_with("sweep.")     ? withSweep
-                     : f.path.starts_with("lora.")      ? withLora
-                     : f.path.starts_with("model.moe.") ? withMoe
-                     : f.path.starts_with("sparsity.")  ? withSparsity
-                                                        : defaults)
+        EXPECT_EQ(c, inOptional                                            ? withOptional
+                     : f.path.starts_with("sweep.")                        ? withSweep
+                     : f.path.starts_with("lora.")                         ? withLora
+                     : f.path.starts_with("model.moe.")                    ? withMoe
+                     : f.path.starts_with("sparsity.")                     ? withSparsity
+                     : f.path.starts_with("model.pos_scaling_extra_args.") ? withPosScaling
+                                                                           : defaults)
             << f.path;
     }
 }

@@ -405,12 +405,14 @@ TEST(ConfigValidate, RotaryDimAndUnsupportedOptionsAreNamed) {
               "model.use_bias_in_output: a bias on the output logits is not implemented; set it "
               "to false");
     c.model.useBiasInOutput = false;
-    c.model.attentionSlidingWindowLength = 512;  // GPT-2's sequence is 1024
+    c.model.attentionSlidingWindowLength = 64;  // the default sequence is 128
     EXPECT_EQ(onlyError(c),
-              "train_input.max_sequence_length (1024) is longer than "
-              "model.attention_sliding_window_length (512): sliding-window attention is not "
+              "train_input.max_sequence_length (128) is longer than "
+              "model.attention_sliding_window_length (64): sliding-window attention is not "
               "implemented, and up to the window it equals full attention; lower "
-              "train_input.max_sequence_length to 512 or less");
+              "train_input.max_sequence_length to 64 or less");
+    c.model.attentionSlidingWindowLength = 128;  // as long as the sequence: full attention
+    EXPECT_TRUE(validate(c).empty());
 }
 
 TEST(ConfigValidate, UnknownBlockChoicesListWhatIsAllowed) {

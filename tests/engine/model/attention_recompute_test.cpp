@@ -28,6 +28,10 @@ struct Case {
     double scoreScale = 1.0;  // times 1/sqrt(hs): > 1 pushes exp into its clamp
 };
 
+ops::AttentionShape shapeOf(const Case& c) {
+    return {c.NH, c.NH, c.C / c.NH};
+}
+
 template <typename Real>
 std::vector<Real> uniformVector(size_t n, uint64_t stream, double lo, double hi, bool bf16) {
     std::vector<Real> v(n);
@@ -66,10 +70,10 @@ void expectSameBitsAsStoredProbabilities(const Case& c, uint64_t seed) {
 
     std::vector<Real> out(n, Real(7)), rowMax(size_t(c.B) * c.NH * c.T), rowSum(rowMax.size());
     std::vector<Real> dqkv(3 * n, Real(7));  // both overwritten
-    ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), c.B, c.T, c.C, c.NH,
-                          scale, c.dropout, key, c.bf16);
+    ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), c.B, c.T,
+                          shapeOf(c), scale, c.dropout, key, c.bf16);
     ops::attentionBackward(dqkv.data(), dout.data(), qkv.data(), rowMax.data(), rowSum.data(), c.B,
-                           c.T, c.C, c.NH, scale, c.dropout, key, c.bf16);
+                           c.T, shapeOf(c), scale, c.dropout, key, c.bf16);
 
     double outNorm = 0, gradNorm = 0;  // not a comparison of zeros
     for (Real x : outRef) outNorm += double(x) * double(x);
@@ -133,15 +137,15 @@ TEST(AttentionRecompute, BackwardNeedsOnlyTheSavedStatistics) {
     std::vector<float> out(n), rowMax(size_t(c.B) * c.NH * c.T), rowSum(rowMax.size());
     std::vector<float> out2(n), rowMax2(rowMax.size()), rowSum2(rowMax.size());
     std::vector<float> first(3 * n), second(3 * n);
-    ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), c.B, c.T, c.C, c.NH,
-                          scale, c.dropout, 9);
+    ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), c.B, c.T,
+                          shapeOf(c), scale, c.dropout, 9);
     ops::attentionBackward(first.data(), dout.data(), qkv.data(), rowMax.data(), rowSum.data(), c.B,
-                           c.T, c.C, c.NH, scale, c.dropout, 9);
+                           c.T, shapeOf(c), scale, c.dropout, 9);
     // Another layer's forward in between (different qkv, its own statistics).
-    ops::attentionForward(out2.data(), rowMax2.data(), rowSum2.data(), other.data(), c.B, c.T, c.C,
-                          c.NH, scale, c.dropout, 10);
+    ops::attentionForward(out2.data(), rowMax2.data(), rowSum2.data(), other.data(), c.B, c.T,
+                          shapeOf(c), scale, c.dropout, 10);
     ops::attentionBackward(second.data(), dout.data(), qkv.data(), rowMax.data(), rowSum.data(),
-                           c.B, c.T, c.C, c.NH, scale, c.dropout, 9);
+                           c.B, c.T, shapeOf(c), scale, c.dropout, 9);
     EXPECT_EQ(firstDifference(first, second), -1);
     EXPECT_NE(firstDifference(rowMax, rowMax2), -1);
 }

@@ -184,10 +184,11 @@ TEST(Bf16Ops, AttentionIsWithinTheDerivedBoundOnBothPaths) {
     std::vector<double> outRef(size_t(T) * C), dqkvRef(qkv.size()), maxD(size_t(NH) * T),
         sumD(size_t(NH) * T);
     const auto qkvD = toDouble(qkv);
-    ops::attentionForward<double>(outRef.data(), maxD.data(), sumD.data(), qkvD.data(), 1, T, C, NH,
-                                  scale, 0.0, 0);
+    ops::attentionForward<double>(outRef.data(), maxD.data(), sumD.data(), qkvD.data(), 1, T,
+                                  ops::AttentionShape{NH, NH, C / NH}, scale, 0.0, 0);
     ops::attentionBackward<double>(dqkvRef.data(), toDouble(dout).data(), qkvD.data(), maxD.data(),
-                                   sumD.data(), 1, T, C, NH, scale, 0.0, 0);
+                                   sumD.data(), 1, T, ops::AttentionShape{NH, NH, C / NH}, scale,
+                                   0.0, 0);
     const auto q = [&](int t, int h, int c) { return double(qkv[size_t(t) * 3 * C + h * hs + c]); };
     const auto k = [&](int t, int h, int c) {
         return double(qkv[size_t(t) * 3 * C + C + h * hs + c]);
@@ -203,9 +204,11 @@ TEST(Bf16Ops, AttentionIsWithinTheDerivedBoundOnBothPaths) {
         std::vector<float> out(size_t(T) * C), dqkv(qkv.size()), rowMax(size_t(NH) * T),
             rowSum(size_t(NH) * T);
         ops::attentionForward<float>(out.data(), rowMax.data(), rowSum.data(), input.data(), 1, T,
-                                     C, NH, float(scale), 0.0, 0, bf16);
+                                     ops::AttentionShape{NH, NH, C / NH}, float(scale), 0.0, 0,
+                                     bf16);
         ops::attentionBackward<float>(dqkv.data(), dout.data(), input.data(), rowMax.data(),
-                                      rowSum.data(), 1, T, C, NH, float(scale), 0.0, 0, bf16);
+                                      rowSum.data(), 1, T, ops::AttentionShape{NH, NH, C / NH},
+                                      float(scale), 0.0, 0, bf16);
         const double r = bf16 ? kU : 0.0, r2 = (1 + r) * (1 + r);
         ErrorCheck fwd, bwd;
         std::vector<double> bdq(size_t(T) * C, 0.0), bdk(size_t(T) * C, 0.0),

@@ -14,6 +14,7 @@
 
 #include "engine/model/random.h"
 #include "engine/tensor/bf16.h"
+#include "gpt_test_support.h"
 #include "gradcheck.h"
 #include "repeated_sequence.h"
 #include "support/test_shapes.h"
@@ -21,65 +22,14 @@
 namespace ws::model {
 namespace {
 
+using testing::checkWholeModelGradient;
+using testing::convert;
 using testing::expectGradientMatches;
+using testing::initialWeights;
+using testing::tokens;
 
 using ws::testing::gptShape;
 using ws::testing::gradcheckShape;
-
-config::ModelConfig configFor(const GptShape& s, double stdev) {
-    config::ModelConfig m = ws::testing::modelConfigOf(s);
-    m.embeddingInitializer = {"normal", 0.0, stdev, -1, 1};
-    m.initializer = {"normal", 0.0, stdev, -1, 1};
-    return m;
-}
-
-// Initialized weights; LayerNorm gains and all biases perturbed too so their gradients are
-// exercised away from the trivial 1/0 values.
-std::vector<float> initialWeights(const GptShape& s, double stdev, uint64_t seed) {
-    const ParameterTable table(s);
-    std::vector<float> p(table.totalSize());
-    initParameters(table, configFor(s, stdev), seed, p.data());
-    for (const TensorSlice& t : table.tensors()) {
-        if (t.shape.size() != 1) continue;
-        for (size_t i = 0; i < t.size; ++i) {
-            p[t.offset + i] += float(0.1 * rng::standardNormal(seed + 99, t.offset + i));
-        }
-    }
-    return p;
-}
-
-template <typename Real>
-std::vector<Real> convert(const std::vector<float>& v) {
-    return std::vector<Real>(v.begin(), v.end());
-}
-
-std::vector<int32_t> tokens(int n, int vocab, uint64_t seed) {
-    std::vector<int32_t> ids(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) ids[size_t(i)] = int32_t(rng::bits(seed, uint64_t(i)) % vocab);
-    return ids;
-}
-
-void checkWholeModelGradient(GptShape shape, bool training) {
-    const int B = 2, T = 5;
-    Gpt<double> gpt(shape, B, T);
-    std::vector<double> params = convert<double>(initialWeights(shape, 0.3, 5));
-    const auto inputs = tokens(B * T, shape.vocab, 1), targets = tokens(B * T, shape.vocab, 2);
-    const uint64_t seed = 77;
-    auto loss = [&] {
-        return gpt.forward(params.data(), inputs.data(), targets.data(), training, seed);
-    };
-    const double l0 = loss();
-    EXPECT_GT(l0, 0.5);
-    std::vector<double> grads(params.size(), 0.0);
-    gpt.backward(params.data(), grads.data());
-    for (const TensorSlice& t : gpt.table().tensors()) {  // every tensor gets a gradient
-        double norm = 0;
-        for (size_t i = 0; i < t.size; ++i) norm += std::abs(grads[t.offset + i]);
-        EXPECT_GT(norm, 0.0) << t.name;
-    }
-    const double worst = expectGradientMatches(params, grads, loss, "dparams");
-    ::testing::Test::RecordProperty("worst_relative_error", std::to_string(worst));
-}
 
 TEST(GptGradcheck, WholeModelTiedHead) {
     checkWholeModelGradient(gradcheckShape(true), false);
@@ -370,7 +320,7 @@ TEST(GptTest, Bf16ModeRoundsWeightsAndActivationsButNotTheResidualStream) {
 TEST(GptTest, TinyModelOverfitsARepeatedSequence) {
     const GptShape s = gptShape(16, 32, 2, 4, 128, 32);
     std::vector<float> p(ParameterTable(s).totalSize());
-    initParameters(ParameterTable(s), configFor(s, 0.1), 3, p.data());
+    initParameters(ParameterTable(s), testing::configFor(s, 0.1), 3, p.data());
     const auto losses = testing::overfitRepeatedSequence(s, p, 60);
     EXPECT_NEAR(losses.first, std::log(16.0f), 0.3f);
     EXPECT_LT(losses.last, 0.25f * losses.first)

@@ -114,6 +114,7 @@ TEST(LoraOp, InitIsPeftsKaimingUniformAndSeeded) {
 TEST(LoraOp, TargetsAreTheGpt2LinearsByHfName) {
     GptShape shape;
     shape.channels = 64;
+    shape.heads = 4;
     shape.ffn = 256;
     for (auto [name, in, out] : {std::tuple{"c_attn", 64, 192}, std::tuple{"attn.c_proj", 64, 64},
                                  std::tuple{"c_fc", 64, 256}, std::tuple{"mlp.c_proj", 256, 64}}) {

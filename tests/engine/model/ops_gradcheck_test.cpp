@@ -208,8 +208,8 @@ void checkAttention(int B, int T, int C, int NH, double dropout, uint32_t seed,
     Vec out(size_t(B) * T * C), rowMax(size_t(B) * NH * T), rowSum(rowMax.size());
     const uint64_t key = 0x1234;
     auto loss = [&] {
-        ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), B, T, C, NH,
-                              scale, dropout, key);
+        ops::attentionForward(out.data(), rowMax.data(), rowSum.data(), qkv.data(), B, T,
+                              ops::AttentionShape{NH, NH, C / NH}, scale, dropout, key);
         return dot(out, r);
     };
     loss();
@@ -240,8 +240,8 @@ void checkAttention(int B, int T, int C, int NH, double dropout, uint32_t seed,
         }
     }
     Vec dqkv(qkv.size(), 7.0);  // overwritten
-    ops::attentionBackward(dqkv.data(), r.data(), qkv.data(), rowMax.data(), rowSum.data(), B, T, C,
-                           NH, scale, dropout, key);
+    ops::attentionBackward(dqkv.data(), r.data(), qkv.data(), rowMax.data(), rowSum.data(), B, T,
+                           ops::AttentionShape{NH, NH, C / NH}, scale, dropout, key);
     expectGradientMatches(qkv, dqkv, loss, "dqkv");
 }
 

@@ -208,5 +208,36 @@ TEST(KvDecoder, CancelLeavesTheCacheAsItWas) {
     EXPECT_LE(relativeDiff(decoder.logits(), ref.data() + 5 * s.vocab, s.vocab), 1e-4);
 }
 
+// Llama-family blocks: rotary positions of the cached rows, RMSNorm, SwiGLU, grouped-query heads
+// (the cache holds only the 2 KV heads), no biases; Qwen2's q/k/v biases; BTLM's ALiBi.
+model::GptShape llamaSamplingShape() {
+    auto s = samplingShape(97, 24, false);  // samplingShape's heads: 4
+    s.position = model::GptShape::Position::Rotary;
+    s.norm = model::GptShape::Norm::RmsNorm;
+    s.mlp = model::GptShape::Mlp::SwiGlu;
+    s.kvHeads = 2;
+    s.qkvBias = s.attnProjBias = s.mlpBias = false;
+    s.ropeTheta = 500.0;
+    return s;
+}
+
+TEST(KvDecoder, LlamaBlocksMatchFullForward) {
+    expectTokenByTokenMatches(llamaSamplingShape(), 1e-4);
+    auto qwen = llamaSamplingShape();
+    qwen.qkvBias = true;
+    qwen.tiedEmbedding = true;
+    qwen.kvHeads = 1;
+    qwen.rotaryDim = 2;  // partial rotary
+    expectTokenByTokenMatches(qwen, 1e-4);
+    auto btlm = samplingShape();
+    btlm.position = model::GptShape::Position::Alibi;
+    btlm.mlp = model::GptShape::Mlp::SwiGlu;
+    expectTokenByTokenMatches(btlm, 1e-4);
+}
+
+TEST(KvDecoder, LlamaBlocksInBf16MatchGptBf16) {
+    expectBf16MatchesGptBf16(llamaSamplingShape());
+}
+
 }  // namespace
 }  // namespace ws::sample

@@ -290,6 +290,38 @@ TEST(StreamingExecutor, Bf16FourSystemsMatchOneSystem) {
     expectClose(trainStreamed(shape, 0.5, one), trainStreamed(shape, 0.5, four));
 }
 
+// Llama-family blocks (rotary, RMSNorm, SwiGLU, 2 KV heads for 2 query heads' worth of
+// groups, no biases, no wpe) stream like GPT-2's: bit for bit the plain step in fp32 and bf16,
+// and four systems train like one.
+model::GptShape llamaStreamingShape(bool tied) {
+    model::GptShape s = streamingShape(tied);
+    s.position = model::GptShape::Position::Rotary;
+    s.norm = model::GptShape::Norm::RmsNorm;
+    s.mlp = model::GptShape::Mlp::SwiGlu;
+    s.kvHeads = 1;  // streamingShape has 2 heads: multi-query
+    s.qkvBias = s.attnProjBias = s.mlpBias = false;
+    return s;
+}
+
+TEST(StreamingExecutor, LlamaBlocksStreamedEqualPlainBitForBit) {
+    for (const bool bf16 : {false, true}) {
+        for (const bool tied : {true, false}) {
+            model::GptShape shape = llamaStreamingShape(tied);
+            shape.bf16 = bf16;
+            const auto plain = trainPlain(shape, 0.5);
+            StreamingOptions options;
+            const auto streamed = trainStreamed(shape, 0.5, options);
+            EXPECT_EQ(streamed.losses, plain.losses);
+            EXPECT_EQ(streamed.norms, plain.norms);
+            EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
+        }
+    }
+    StreamingOptions one, four;
+    four.systems = 4;
+    const auto shape = llamaStreamingShape(true);
+    expectClose(trainStreamed(shape, 0.5, one), trainStreamed(shape, 0.5, four));
+}
+
 // A fresh RAM MemoryX with an executor around it, for the cancel tests.
 struct Rig {
     model::ParameterTable table{streamingShape()};
