@@ -1,8 +1,9 @@
 // `wafer import HF_FOLDER_OR_WEIGHTS_FILE [--out DIR]` and `wafer export RUN_ID_OR_FOLDER --format
-// hf --out DIR`: Hugging Face GPT-2 folders (or model ids in the local Hugging Face cache, listed
-// by `wafer import --list-cached`) in and out (engine/interop/hf_import.h, hf_export.h); LoRA
-// adapters in PEFT's layout in and out (`wafer import BASE --adapter PEFT_DIR`, `wafer export RUN
-// --format peft`) and merged into a plain GPT-2 (`wafer export RUN --merge`), peft_adapter.h.
+// hf --out DIR`: Hugging Face GPT-2 and Llama-family folders (or model ids in the local Hugging
+// Face cache, listed by `wafer import --list-cached`) in and out (engine/interop/hf_import.h,
+// hf_export.h); LoRA adapters in PEFT's layout in and out (`wafer import BASE --adapter PEFT_DIR`,
+// `wafer export RUN --format peft`) and merged into a plain GPT-2 (`wafer export RUN --merge`),
+// peft_adapter.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -228,17 +229,20 @@ int runExport(const ExportOptions& opt, const CommonOptions& common) {
                                     {"source", r.source.string()},
                                     {"parameters", r.parameters},
                                     {"merged_lora_rank", r.mergedAdapterRank},
-                                    {"tokenizer", r.tokenizerKind}}
+                                    {"tokenizer", r.tokenizerKind},
+                                    {"architecture", r.architecture}}
                          .dump()
                   << std::endl;
         return 0;
     }
     std::cout << fmt::format(
-        "exported {} ({} parameters) as a Hugging Face GPT-2 folder: {}\n"
-        "files: model.safetensors (fp32), config.json (GPT2LMHeadModel), vocab.json, "
+        "exported {} ({} parameters) as a Hugging Face {} folder: {}\n"
+        "files: model.safetensors (fp32), config.json ({}), vocab.json, "
         "merges.txt, tokenizer_config.json\n"
         "tokenizer: {}\n",
-        r.source.string(), r.parameters, r.outDir.string(), r.tokenizerNote);
+        r.source.string(), r.parameters,
+        r.architecture == "GPT2LMHeadModel" ? "GPT-2" : r.architecture, r.outDir.string(),
+        r.architecture, r.tokenizerNote);
     if (r.mergedAdapterRank > 0)
         std::cout << fmt::format(
             "LoRA adapters (rank {}) merged into the weights: W + (alpha / rank) A B\n",
@@ -281,7 +285,8 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
     auto exp = std::make_shared<ExportOptions>();
     CLI::App* ecmd =
         app.add_subcommand("export",
-                           "Export a run or model folder as a Hugging Face GPT-2 folder (a LoRA "
+                           "Export a run or model folder as a Hugging Face folder (GPT-2 or Llama "
+                           "family; a LoRA "
                            "run: --merge, or its adapters with --format peft)");
     ecmd->add_option("source", exp->source,
                      "A run id, a run folder, a checkpoint-<step> folder, a model.safetensors, "

@@ -11,6 +11,7 @@
 #include "engine/interop/output_folder.h"
 #include "engine/model/lora_merge.h"
 #include "engine/modelio/hf_config.h"
+#include "engine/modelio/hf_llama_weights.h"
 #include "engine/modelio/load_model.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/byte_level.h"
@@ -72,10 +73,26 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
     result.parameters = table.totalSize();
     result.tokenizerKind = m.tokenizer->kind();
     const std::optional<int> eos = endOfTextId(*m.tokenizer);
+    const std::string configText = modelio::hfConfigJson(m.config.model, eos);
+    result.architecture = nlohmann::json::parse(configText)["architectures"][0].get<std::string>();
+
+    // A Llama-family model leaves in HF's q/k/v/o and gate/up/down names ((out, in) layout).
+    std::vector<modelio::HfTensor> llama;
+    if (modelio::usesHfLlamaNames(table.shape())) {
+        auto tensors = modelio::toHfLlamaTensors(table, params);
+        if (!tensors.ok())
+            return Error{fmt::format("{}: {}", m.weightsFile.string(), tensors.error().message)};
+        llama = std::move(tensors).value();
+    }
 
     auto build = [&](const fs::path& temp) -> Status {
         std::vector<fileio::TensorView> views;
+        for (const auto& h : llama) {
+            views.push_back({h.name, fileio::DType::F32, h.shape, h.values.data(),
+                             h.values.size() * sizeof(float)});
+        }
         for (const auto& t : table.tensors()) {
+            if (!llama.empty()) break;
             const std::string name = t.name == "lm_head.weight" ? t.name : "transformer." + t.name;
             views.push_back(
                 {name, fileio::DType::F32, t.shape, params + t.offset, t.size * sizeof(float)});
@@ -85,9 +102,7 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
             !st.ok()) {
             return st;
         }
-        if (Status st = fileio::writeFileAtomically(temp / "config.json",
-                                                    modelio::hfConfigJson(m.config.model, eos));
-            !st.ok()) {
+        if (Status st = fileio::writeFileAtomically(temp / "config.json", configText); !st.ok()) {
             return st;
         }
         if (result.tokenizerKind == "byte") {

@@ -8,6 +8,11 @@
 // and no merges makes GPT-2's byte-level BPE produce one token per byte, the same ids ours does.
 // Such a vocabulary has no "<|endoftext|>", so bos/eos/unk are null there (as they are for a BPE
 // trained here); generation then stops at max_new_tokens, not at an end-of-text token.
+// A Llama-family model (rotary, RMSNorm, SwiGLU, GQA: modelio/hf_config.h picks Llama, Mistral or
+// Qwen2 from its options) is written in that architecture's names instead: config.json with
+// architectures ["LlamaForCausalLM"] (or Mistral/Qwen2) and model.safetensors in
+// model.layers.N.self_attn.{q,k,v,o}_proj / mlp.{gate,up,down}_proj names, (out, in), split from
+// the fused columns (modelio/hf_llama_weights.h).
 // Models GPT2Config cannot express (μP) are refused (modelio/hf_config.h). A model with LoRA
 // adapters is refused unless `mergeAdapters` is set: then each adapted weight is written as
 // W + (alpha / rank) · A · B (model/lora_merge.h), a plain GPT-2 that computes the adapted model
@@ -30,6 +35,7 @@ struct ExportResult {
     int mergedAdapterRank = 0;  // > 0: LoRA adapters of this rank were merged in
     std::string tokenizerKind;  // "byte" | "bpe"
     std::string tokenizerNote;  // what the exported tokenizer files are
+    std::string architecture;   // config.json's: GPT2LMHeadModel, LlamaForCausalLM, ...
 };
 
 // modelPath: a run folder, a checkpoint-<step> folder or a model.safetensors (modelio::loadModel).

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cstring>
 #include <regex>
+#include <set>
 
 #include "engine/config/config_yaml.h"
 #include "engine/fileio/atomic_file.h"
 #include "engine/fileio/safetensors.h"
 #include "engine/interop/output_folder.h"
 #include "engine/modelio/hf_config.h"
+#include "engine/modelio/hf_llama_weights.h"
 #include "engine/modelio/hf_weights.h"
 #include "engine/modelio/model_folder.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
@@ -88,6 +90,42 @@ Result<std::map<std::string, std::string>> mapTensors(const modelio::HfWeights& 
     return byCanonical;
 }
 
+// A Llama-family file's tensors: every one the config implies, present with its shape (the mapping
+// checks), and nothing else but the rotary inv_freq buffers older checkpoints saved (ignored with
+// a note) and a tied lm_head.weight. Gives the names to read, for the dtype count.
+template <typename WeightsFile>
+Result<std::vector<std::string>> checkLlamaTensors(const WeightsFile& file,
+                                                   const model::ParameterTable& table,
+                                                   std::vector<std::string>& notes) {
+    if (Status st = modelio::matchHfLlamaWeights(file, table); !st.ok()) return st.error();
+    auto maps = modelio::hfLlamaTensorMap(table);
+    std::set<std::string> expected;
+    for (const auto& map : *maps)
+        for (const auto& part : map.parts) expected.insert(part.name);
+    static const std::regex invFreq(R"(model\.layers\.\d+\.self_attn\.rotary_emb\.inv_freq)");
+    int buffers = 0;
+    for (const std::string& name : file.names()) {
+        if (expected.count(name)) continue;
+        if (std::regex_match(name, invFreq)) {
+            ++buffers;
+        } else if (name == "lm_head.weight" && table.shape().tiedEmbedding) {
+            notes.push_back(
+                "lm_head.weight is ignored: config.json ties it to model.embed_tokens.weight "
+                "(tie_word_embeddings), as transformers does when loading");
+        } else {
+            return Error{fmt::format(
+                "{}: tensor {} is not part of this Llama-family language model (config.json's "
+                "architecture); this file holds another head or variant, which cannot be imported",
+                file.path().string(), name)};
+        }
+    }
+    if (buffers > 0)
+        notes.push_back(fmt::format(
+            "ignored {} rotary_emb.inv_freq buffer(s) (constants recomputed from rope_theta)",
+            buffers));
+    return std::vector<std::string>(expected.begin(), expected.end());
+}
+
 }  // namespace
 
 bool looksLikeHfFolder(const fs::path& folder) {
@@ -161,9 +199,8 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
     const model::ParameterTable table(shape);
     auto file = modelio::HfWeights::open(hf.weightsFile);
     if (!file.ok()) return file.error();
-    auto mapped = mapTensors(*file, table, hf.notes);
-    if (!mapped.ok()) return mapped.error();
-    for (const auto& [canonical, name] : *mapped) {
+    // A tensor's dtype must be one the reader converts; counted for the import summary.
+    const auto countDtype = [&](const std::string& name) -> Status {
         const auto* info = file->find(name);
         if (info->dtype != fileio::DType::F32 && info->dtype != fileio::DType::F16 &&
             info->dtype != fileio::DType::BF16 && info->dtype != fileio::DType::F64) {
@@ -173,11 +210,23 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
                             info->file.string(), name, dtypeName(info->dtype))};
         }
         ++hf.dtypeCounts[std::string(dtypeName(info->dtype))];
-    }
-    if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
-        hf.notes.push_back(
-            "lm_head.weight is ignored: config.json ties it to wte.weight "
-            "(tie_word_embeddings), as transformers does when loading");
+        return Status::success();
+    };
+    if (modelio::usesHfLlamaNames(shape)) {
+        auto names = checkLlamaTensors(*file, table, hf.notes);
+        if (!names.ok()) return names.error();
+        for (const std::string& name : *names)
+            if (Status st = countDtype(name); !st.ok()) return st.error();
+    } else {
+        auto mapped = mapTensors(*file, table, hf.notes);
+        if (!mapped.ok()) return mapped.error();
+        for (const auto& [canonical, name] : *mapped)
+            if (Status st = countDtype(name); !st.ok()) return st.error();
+        if (shape.tiedEmbedding && mapped->count("lm_head.weight")) {
+            hf.notes.push_back(
+                "lm_head.weight is ignored: config.json ties it to wte.weight "
+                "(tie_word_embeddings), as transformers does when loading");
+        }
     }
     const std::vector<fs::path> files = file->files();
     if (file->sharded()) {
@@ -198,6 +247,12 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
 Result<std::vector<float>> readHfWeights(const HfFolder& hf, const model::ParameterTable& table) {
     auto file = modelio::HfWeights::open(hf.weightsFile);
     if (!file.ok()) return file.error();
+    if (modelio::usesHfLlamaNames(table.shape())) {
+        std::vector<float> params(table.totalSize());
+        if (Status st = modelio::readHfLlamaWeights(*file, table, params.data()); !st.ok())
+            return st.error();
+        return params;
+    }
     std::vector<std::string> ignored;
     auto mapped = mapTensors(*file, table, ignored);
     if (!mapped.ok()) return mapped.error();
@@ -221,6 +276,9 @@ config::Config importedRunConfig(const HfFolder& hf) {
     for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
         input->batchSize = 8;
         input->maxSequenceLength = std::min(128, hf.model.maxPositionEmbeddings);
+        if (hf.model.attentionSlidingWindowLength > 0)
+            input->maxSequenceLength =
+                std::min(input->maxSequenceLength, hf.model.attentionSlidingWindowLength);
         if (hf.byteTokenizer) {
             input->tokenizer.type = "byte";
         } else {

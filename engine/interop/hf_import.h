@@ -10,6 +10,11 @@
 // without "transformer.", Conv1D weights (in, out); a tied lm_head.weight may be absent; the
 // attention buffers attn.bias / attn.masked_bias are ignored with a note; any other tensor is
 // refused, as it means another head or architecture). fp32, fp16, bf16 (and f64) are accepted.
+// A Llama-family folder (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM config.json) holds
+// HF's q/k/v/o and gate/up/down names instead, read into the fused layout as they are (no rotary
+// permutation: HF files are already in the half-rotation layout), rotary_emb.inv_freq buffers
+// ignored with a note (modelio/hf_llama_weights.h); its tokenizer must be vocab.json + merges.txt
+// here too (Qwen2 ships them; tokenizer.json-only folders need the tokenizer.json reader).
 // importHuggingFace() then writes our run-style model folder (model.safetensors in our names,
 // fp32, config in the metadata; config.yaml; the tokenizer) atomically: it is built in a
 // temporary sibling folder and renamed into place, and an existing non-empty folder is refused.

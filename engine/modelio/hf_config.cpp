@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "engine/fileio/atomic_file.h"
+#include "engine/model/parameters.h"
+#include "engine/modelio/hf_keys.h"
 #include "engine/tokenizer/byte_level.h"
 
 namespace ws::modelio {
@@ -29,43 +32,7 @@ size_t firstInvalidUtf8(std::string_view text) {
 
 namespace {
 
-// A config.json's keys read with the checks and messages every key shares ("<file>: "key" ...").
-class HfKeys {
-public:
-    HfKeys(const json& j, std::string where) : m_j(j), m_where(std::move(where)) {}
-
-    Error error(const char* key, std::string_view what) const {
-        return Error{fmt::format("{}: \"{}\" {}", m_where, key, what)};
-    }
-    Result<bool> boolean(const char* key, bool fallback) const {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null()) return fallback;
-        if (!it->is_boolean()) return error(key, "must be true or false");
-        return it->get<bool>();
-    }
-    Result<int> positive(const char* key, int fallback) const {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null()) return fallback;
-        if (!it->is_number_integer() || it->get<int64_t>() < 1 ||
-            it->get<int64_t>() > (int64_t(1) << 30)) {
-            return error(key, fmt::format("is {}; it must be a positive integer", it->dump()));
-        }
-        return it->get<int>();
-    }
-    Result<double> number(const char* key, double fallback, double lo, double hi) const {
-        const auto it = m_j.find(key);
-        if (it == m_j.end() || it->is_null()) return fallback;
-        if (!it->is_number() || it->get<double>() < lo || it->get<double>() > hi) {
-            return error(key,
-                         fmt::format("is {}; it must be a number in [{}, {}]", it->dump(), lo, hi));
-        }
-        return it->get<double>();
-    }
-
-private:
-    const json& m_j;
-    std::string m_where;
-};
+using detail::HfKeys;
 
 // The text as a JSON object, or why it is not one.
 Result<json> parseConfigObject(std::string_view text, const std::string& where) {
@@ -95,8 +62,9 @@ Status checkArchitecture(const json& j, const HfKeys& keys, const std::string& w
     if (auto it = j.find("model_type"); it != j.end()) {
         if (!it->is_string() || it->get<std::string>() != "gpt2") {
             return keys.error("model_type",
-                              fmt::format("is {}; only the GPT-2 architecture (model_type "
-                                          "\"gpt2\": GPT-2, Cerebras-GPT) is supported",
+                              fmt::format("is {}; the supported architectures are GPT-2 "
+                                          "(model_type \"gpt2\": GPT-2, Cerebras-GPT) and the "
+                                          "Llama family (\"llama\", \"mistral\", \"qwen2\")",
                                           it->dump()));
         }
     }
@@ -104,8 +72,9 @@ Status checkArchitecture(const json& j, const HfKeys& keys, const std::string& w
         for (const auto& a : *it) {
             if (!a.is_string() || !a.get<std::string>().starts_with("GPT2")) {
                 return keys.error("architectures",
-                                  fmt::format("lists {}; only GPT2LMHeadModel / GPT2Model "
-                                              "checkpoints are supported",
+                                  fmt::format("lists {}; only GPT2LMHeadModel / GPT2Model, "
+                                              "LlamaForCausalLM, MistralForCausalLM and "
+                                              "Qwen2ForCausalLM checkpoints are supported",
                                               a.dump()));
             }
         }
@@ -218,6 +187,28 @@ Status readActivation(const json& j, const HfKeys& keys, HfModelConfig& out) {
     return Status::success();
 }
 
+// "llama", "mistral" or "qwen2" when model_type (or, without it, the first architecture) names a
+// Llama-family model; nothing for GPT-2 and everything else (which checkArchitecture refuses).
+std::optional<std::string> llamaFamily(const json& j) {
+    static const std::map<std::string, std::string> byArchitecture = {
+        {"LlamaForCausalLM", "llama"},
+        {"MistralForCausalLM", "mistral"},
+        {"Qwen2ForCausalLM", "qwen2"}};
+    if (auto it = j.find("model_type"); it != j.end()) {
+        if (!it->is_string()) return std::nullopt;
+        const std::string type = it->get<std::string>();
+        if (type == "llama" || type == "mistral" || type == "qwen2") return type;
+        return std::nullopt;
+    }
+    if (auto it = j.find("architectures");
+        it != j.end() && it->is_array() && !it->empty() && it->front().is_string()) {
+        if (auto found = byArchitecture.find(it->front().get<std::string>());
+            found != byArchitecture.end())
+            return found->second;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem::path& file) {
@@ -225,6 +216,7 @@ Result<HfModelConfig> parseHfConfig(std::string_view text, const std::filesystem
     auto j = parseConfigObject(text, where);
     if (!j.ok()) return j.error();
     const HfKeys keys(*j, where);
+    if (auto family = llamaFamily(*j)) return detail::parseHfLlamaConfig(keys, *family);
     if (Status st = checkArchitecture(*j, keys, where); !st.ok()) return st.error();
     HfModelConfig out;
     config::ModelConfig& m = out.model;
@@ -263,10 +255,13 @@ Status checkHfExportable(const config::ModelConfig& m) {
     if (m.scaleQkDotByD) return refuse("scale_qk_dot_by_d", "true");
     if (m.attentionLogitsAlpha != 1.0)
         return refuse("attention_logits_alpha", fmt::format("{}", m.attentionLogitsAlpha));
+    if (!model::GptShape::fromConfig(m).gpt2Blocks()) return detail::checkHfLlamaExportable(m);
     return Status::success();
 }
 
 std::string hfConfigJson(const config::ModelConfig& m, std::optional<int> eosTokenId) {
+    if (!model::GptShape::fromConfig(m).gpt2Blocks())
+        return detail::hfLlamaConfigJson(m, eosTokenId);
     json j = {
         {"architectures", {"GPT2LMHeadModel"}},
         {"model_type", "gpt2"},

@@ -1,6 +1,11 @@
 // Hugging Face GPT2Config (config.json) <-> our model config. GPT-2 and Cerebras-GPT use this
 // architecture: learned positions, pre-LayerNorm blocks, Conv1D weights stored (in, out), a GELU
-// MLP and (usually) an output layer tied to the token embedding.
+// MLP and (usually) an output layer tied to the token embedding. model_type "llama", "mistral"
+// and "qwen2" (or architectures LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM) are read
+// and written by hf_llama_config.cpp instead: rotary, rmsnorm, swiglu, grouped-query heads,
+// head_dim, rope_scaling (linear, llama3), the biases and the sliding window; what the engine does
+// not compute (other activations and rope types, MoE, q/k norms, partial rotary) is refused
+// naming the key and value. hfConfigJson and checkHfExportable dispatch on the block options.
 //
 // Reading is strict about what changes the computation (model_type, architectures,
 // activation_function, scale_attn_weights, scale_attn_by_inverse_layer_idx, add_cross_attention,

@@ -8,6 +8,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/modelio/hf_weights.h"
+#include "engine/modelio/hf_llama_weights.h"
 #include "engine/modelio/torch_checkpoint.h"
 
 namespace ws::modelio {
@@ -42,12 +43,25 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 
 namespace {
 
+// A Llama-family model in Hugging Face's names (model.embed_tokens.weight, q/k/v/o_proj, ...)
+// rather than the table's own (wte.weight, h.N.attn.c_attn.weight: what Wafer Studio writes).
+template <typename WeightsFile>
+bool holdsHfLlamaNames(const WeightsFile& st, const model::ParameterTable& table) {
+    return usesHfLlamaNames(table.shape()) && !st.find("wte.weight") &&
+           st.find("model.embed_tokens.weight");
+}
+
 template <typename WeightsFile>
 Result<std::vector<std::string>> matchNames(const WeightsFile& st,
                                             const model::ParameterTable& table) {
     const std::filesystem::path& file = st.path();
     std::vector<std::string> names;
     names.reserve(table.tensors().size());
+    if (holdsHfLlamaNames(st, table)) {
+        if (Status ok = matchHfLlamaWeights(st, table); !ok.ok()) return ok.error();
+        for (const auto& t : table.tensors()) names.push_back(t.name);
+        return names;
+    }
     for (const auto& t : table.tensors()) {
         std::string name = t.name;
         if (!st.find(name) && st.find("transformer." + name)) name = "transformer." + name;
@@ -71,6 +85,7 @@ Result<std::vector<std::string>> matchNames(const WeightsFile& st,
 
 template <typename WeightsFile>
 Status readNamed(const WeightsFile& st, const model::ParameterTable& table, float* params) {
+    if (holdsHfLlamaNames(st, table)) return readHfLlamaWeights(st, table, params);
     auto names = matchNames(st, table);
     if (!names.ok()) return names.error();
     for (size_t i = 0; i < table.tensors().size(); ++i) {

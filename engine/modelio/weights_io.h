@@ -35,7 +35,9 @@ Status saveWeights(const std::filesystem::path& file, const model::ParameterTabl
 // Fills `params` (table.totalSize() floats, table layout) from `file`. Every tensor of the table
 // must be present with the same shape (an optional "transformer." prefix is accepted, as Hugging
 // Face writes it for GPT2LMHeadModel); an error names the file and the first missing or mismatched
-// tensor. A PyTorch pytorch_model.bin (torch.save's zip format) is read the same way, through the
+// tensor. A Llama-family table also reads Hugging Face's own names (model.embed_tokens.weight,
+// q/k/v/o_proj, gate/up/down_proj: hf_llama_weights.h) when the file holds those instead of the
+// table's. A PyTorch pytorch_model.bin (torch.save's zip format) is read the same way, through the
 // restricted reader of torch_checkpoint.h (nothing in it is executed), and a shard index
 // (*.index.json, hf_weights.h) through its shards.
 Status loadWeights(const std::filesystem::path& file, const model::ParameterTable& table,

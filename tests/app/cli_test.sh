@@ -1284,7 +1284,7 @@ hf_refusals)
   refused "$tmp/e" "has shape"
   $hf write "$tmp/f" && sed -i 's/"n_layer": 2/"n_layer": 3/' "$tmp/f/config.json"
   refused "$tmp/f" "h.2.ln_1.weight (or transformer.h.2.ln_1.weight) is missing"
-  $hf write "$tmp/g" && sed -i 's/"model_type": "gpt2"/"model_type": "llama"/' "$tmp/g/config.json"
+  $hf write "$tmp/g" && sed -i 's/"model_type": "gpt2"/"model_type": "mixtral"/' "$tmp/g/config.json"
   refused "$tmp/g" "model_type"
   $hf write "$tmp/h" && head -c 200 "$tmp/h/model.safetensors" >"$tmp/h/x" && mv "$tmp/h/x" "$tmp/h/model.safetensors"
   refused "$tmp/h" "model.safetensors"

@@ -50,7 +50,7 @@ TEST(HfConfig, CerebrasGeluIsAcceptedWithANote) {
 }
 
 TEST(HfConfig, Refusals) {
-    expectRefused(R"({"model_type": "llama"})", "model_type");
+    expectRefused(R"({"model_type": "gptj"})", "model_type");
     // A number beyond double's range (fuzz_hf_config; tests/fuzz/regressions/hf_config/).
     expectRefused(R"({"model_type": "gpt2", "n_positions": 21e308})", "21e308");
     // 4 x n_embd (n_inner's default) beyond int: signed overflow (UBSan, fuzz_hf_config).

@@ -173,7 +173,7 @@ TEST(LoadModel, LoadsAHuggingFaceGpt2Folder) {
     EXPECT_FALSE(loaded->shape.tiedEmbedding);
     EXPECT_EQ(loaded->shape.ffn, 64);
 
-    std::ofstream(run / "config.json") << R"({"model_type": "llama"})";
+    std::ofstream(run / "config.json") << R"({"model_type": "mixtral"})";
     expectError(run, "config.json", "GPT-2");
     fs::remove(run / "config.json");
     expectError(run, "no config.yaml", "config.json");

@@ -228,6 +228,41 @@ TEST(Checkpoint, MoeRunWithCapacityDropsResumesBitForBit) {
     EXPECT_EQ(file->find("h.1.mlp.c_fc.weight"), nullptr);
 }
 
+TEST(Checkpoint, LlamaBlocksRunResumesBitForBitWithTheirOwnTensors) {
+    // Issue 33: a Llama-family model (rotary, RMSNorm, SwiGLU, grouped-query heads, no biases,
+    // untied head) through the whole session: MemoryX, streaming, checkpoints and exact resume.
+    TempDir dir("ckpt_llama");
+    writeTinyCorpus(dir.path());
+    const std::vector<std::string> llama = {"model.position_embedding_type=rotary",
+                                            "model.norm_type=rmsnorm",
+                                            "model.nonlinearity=swiglu",
+                                            "model.attention_module=multiquery_attention",
+                                            "model.extra_attention_params.num_kv_groups=1",
+                                            "model.use_projection_bias_in_attention=false",
+                                            "model.use_ffn_bias_in_attention=false",
+                                            "model.use_ffn_bias=false",
+                                            "model.share_embedding_weights=false"};
+    const RunSummary whole = train(richConfig(dir, 6, "whole", llama), unnamedOptionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto resuming = unnamedOptionsIn(dir);
+    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    EXPECT_EQ(config->config.model.normType, "rmsnorm") << "the checkpoint keeps the blocks";
+    const RunSummary resumed = train(std::move(config).value(), resuming);
+    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
+                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
+    ASSERT_TRUE(file.ok());
+    EXPECT_EQ(file->find("wpe.weight"), nullptr);
+    EXPECT_EQ(file->find("h.0.ln_1.bias"), nullptr);
+    EXPECT_EQ(file->find("h.0.attn.c_attn.bias"), nullptr);
+    EXPECT_NE(file->find("lm_head.weight"), nullptr);
+}
+
 TEST(Checkpoint, LoraCheckpointWithFrozenStateFromBeforeResumesBitForBit) {
     // A LoRA checkpoint written before frozen tensors lost their optimizer state holds zero
     // moments for every base tensor: it still resumes, exactly.
