@@ -17,6 +17,19 @@ namespace fs = std::filesystem;
 
 Tokenizer::~Tokenizer() = default;
 
+Result<std::vector<int32_t>> Tokenizer::encodeChecked(std::string_view text, bool) const {
+    return encode(text);
+}
+
+int32_t Tokenizer::tokenByteCount(int32_t id) const {
+    return int32_t(decode(std::span<const int32_t>(&id, 1)).size());
+}
+
+std::string Tokenizer::tokenName(int32_t id) const {
+    if (id < 0 || id >= vocabSize()) return {};
+    return decode(std::span<const int32_t>(&id, 1));
+}
+
 namespace {
 
 class ByteTokenizer final : public Tokenizer {
@@ -101,10 +114,8 @@ std::unique_ptr<Tokenizer> makeByteTokenizer() {
 
 std::vector<int32_t> tokenByteCounts(const Tokenizer& tokenizer) {
     std::vector<int32_t> counts(size_t(std::max(tokenizer.vocabSize(), 0)));
-    for (size_t id = 0; id < counts.size(); ++id) {
-        const int32_t token = int32_t(id);
-        counts[id] = int32_t(tokenizer.decode(std::span<const int32_t>(&token, 1)).size());
-    }
+    for (size_t id = 0; id < counts.size(); ++id)
+        counts[id] = tokenizer.tokenByteCount(int32_t(id));
     return counts;
 }
 
