@@ -92,11 +92,24 @@ Result<HfRegex> HfRegex::compile(std::string_view pattern) {
 std::vector<std::pair<size_t, size_t>> HfRegex::findAll(std::string_view text) const {
     std::vector<std::pair<size_t, size_t>> matches;
     pcre2_match_data* data = pcre2_match_data_create_from_pattern(m_compiled->code, nullptr);
+    // JIT code keeps backtracking state on its own stack (32 KB by default): give it room to grow
+    // for long runs of one class, and fall back to the interpreter should even that not do.
+    pcre2_match_context* context = pcre2_match_context_create(nullptr);
+    pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 16 * 1024 * 1024, nullptr);
+    if (context != nullptr && stack != nullptr) pcre2_jit_stack_assign(context, nullptr, stack);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     size_t pos = 0;
     while (pos <= text.size()) {
-        const int rc = pcre2_match(m_compiled->code, subject, text.size(), pos, 0, data, nullptr);
-        if (rc < 0) break;  // PCRE2_ERROR_NOMATCH, or an error on text the caller validated
+        int rc = pcre2_match(m_compiled->code, subject, text.size(), pos, 0, data, context);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+            rc = pcre2_match(m_compiled->code, subject, text.size(), pos, PCRE2_NO_JIT, data,
+                             context);
+        }
+        if (rc < 0) {
+            // No further match (PCRE2_ERROR_NOMATCH); a resource limit (never seen with the
+            // patterns of real files) leaves the rest as one unmatched stretch.
+            break;
+        }
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data);
         const size_t begin = ov[0], end = ov[1];
         if (end > begin) {
@@ -109,6 +122,8 @@ std::vector<std::pair<size_t, size_t>> HfRegex::findAll(std::string_view text) c
         pos = begin + 1;
         while (pos < text.size() && (uint8_t(text[pos]) & 0xC0) == 0x80) ++pos;
     }
+    pcre2_jit_stack_free(stack);
+    pcre2_match_context_free(context);
     pcre2_match_data_free(data);
     return matches;
 }
