@@ -42,5 +42,6 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode);  /
 void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode);   // check, recover
 void addLessonCommand(CLI::App& app, CommonOptions& common, int& exitCode);  // list, check, run
+void addTokenizeCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 
 }  // namespace ws::cli

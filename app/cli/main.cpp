@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     ws::cli::addFinetuneCommand(app, common, exitCode);
     ws::cli::addStoreCommand(app, common, exitCode);
     ws::cli::addLessonCommand(app, common, exitCode);
+    ws::cli::addTokenizeCommand(app, common, exitCode);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
