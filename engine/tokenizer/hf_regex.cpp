@@ -98,12 +98,15 @@ std::vector<std::pair<size_t, size_t>> HfRegex::findAll(std::string_view text) c
     pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 16 * 1024 * 1024, nullptr);
     if (context != nullptr && stack != nullptr) pcre2_jit_stack_assign(context, nullptr, stack);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+    // The caller guarantees valid UTF-8; PCRE2 would otherwise check the whole subject again on
+    // every call, which makes a long text quadratic.
+    const uint32_t options = PCRE2_NO_UTF_CHECK;
     size_t pos = 0;
     while (pos <= text.size()) {
-        int rc = pcre2_match(m_compiled->code, subject, text.size(), pos, 0, data, context);
+        int rc = pcre2_match(m_compiled->code, subject, text.size(), pos, options, data, context);
         if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
-            rc = pcre2_match(m_compiled->code, subject, text.size(), pos, PCRE2_NO_JIT, data,
-                             context);
+            rc = pcre2_match(m_compiled->code, subject, text.size(), pos, options | PCRE2_NO_JIT,
+                             data, context);
         }
         if (rc < 0) {
             // No further match (PCRE2_ERROR_NOMATCH); a resource limit (never seen with the
