@@ -75,7 +75,9 @@ namespace {
 Result<std::unique_ptr<tokenizer::Tokenizer>> loadTokenizerJson(const fs::path& file) {
     auto text = fileio::readWholeFile(file);
     if (!text.ok()) return text.error();
-    if (tokenizer::isHfTokenizerJson(*text)) return tokenizer::loadHfTokenizer(file);
+    if (tokenizer::isHfTokenizerJson(*text)) {
+        return tokenizer::loadHfTokenizer(file, std::move(text).value());
+    }
     const auto json = nlohmann::json::parse(*text, nullptr, false);
     if (json.is_object() && json.value("type", std::string()) == "byte") {
         return tokenizer::makeByteTokenizer();
@@ -97,7 +99,7 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
         auto text = fileio::readWholeFile(json);
         if (!text.ok()) return text.error();
         if (tokenizer::isHfTokenizerJson(*text)) {
-            auto hf = tokenizer::loadHfTokenizer(json);
+            auto hf = tokenizer::loadHfTokenizer(json, std::move(text).value());
             if (!hf.ok()) return hf.error();
             // GPT-2 folders from the Hub carry both; they load as they always did.
             const auto* asHf = dynamic_cast<const tokenizer::HfTokenizer*>(hf->get());

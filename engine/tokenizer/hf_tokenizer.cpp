@@ -621,6 +621,11 @@ bool isHfTokenizerJson(std::string_view text) {
 Result<std::unique_ptr<Tokenizer>> loadHfTokenizer(const fs::path& tokenizerJson) {
     auto json = fileio::readWholeFile(tokenizerJson);
     if (!json.ok()) return json.error();
+    return loadHfTokenizer(tokenizerJson, std::move(json).value());
+}
+
+Result<std::unique_ptr<Tokenizer>> loadHfTokenizer(const fs::path& tokenizerJson,
+                                                   std::string text) {
     std::string config;
     const fs::path configFile = tokenizerJson.parent_path() / "tokenizer_config.json";
     std::error_code ec;
@@ -629,8 +634,7 @@ Result<std::unique_ptr<Tokenizer>> loadHfTokenizer(const fs::path& tokenizerJson
         if (!read.ok()) return read.error();
         config = std::move(read).value();
     }
-    auto t =
-        HfTokenizer::create(std::move(json).value(), std::move(config), tokenizerJson.string());
+    auto t = HfTokenizer::create(std::move(text), std::move(config), tokenizerJson.string());
     if (!t.ok()) return t.error();
     return std::unique_ptr<Tokenizer>(std::move(t).value());
 }

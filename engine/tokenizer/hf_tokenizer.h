@@ -89,8 +89,11 @@ private:
     bool m_byteLevel = false;
 };
 
-// Loads path (a tokenizer.json, with tokenizer_config.json beside it when present).
+// Loads path (a tokenizer.json, with tokenizer_config.json beside it when present). The second
+// form takes the file's text when the caller has read it already.
 Result<std::unique_ptr<Tokenizer>> loadHfTokenizer(const std::filesystem::path& tokenizerJson);
+Result<std::unique_ptr<Tokenizer>> loadHfTokenizer(const std::filesystem::path& tokenizerJson,
+                                                   std::string text);
 
 // True when text is a Hugging Face tokenizer.json (it has a "model"), as opposed to the byte
 // tokenizer's {"type": "byte"} file of the same name.
