@@ -81,12 +81,18 @@ function readBase(name) {
   return JSON.parse(zlib.gunzipSync(fs.readFileSync(path.join(fixtures, name, "tokenizer.json.gz"))).toString("utf8"));
 }
 
-// A variant: the base file with top-level keys replaced, optionally its merges as pairs.
+// A variant: the base file with top-level keys replaced, optionally its merges as pairs and some
+// added tokens' flags changed (added_tokens_patch: content -> flags).
 export function makeVariant(base, variant) {
   const json = structuredClone(base);
   for (const [key, value] of Object.entries(variant.set || {})) json[key] = value;
   for (const [key, value] of Object.entries(variant.model || {})) json.model[key] = value;
   if (variant.merges_as_pairs) json.model.merges = json.model.merges.map((m) => m.split(" "));
+  for (const [content, flags] of Object.entries(variant.added_tokens_patch || {})) {
+    const token = json.added_tokens.find((t) => t.content === content);
+    if (!token) throw new Error(`${variant.name}: no added token ${content}`);
+    Object.assign(token, flags);
+  }
   return json;
 }
 

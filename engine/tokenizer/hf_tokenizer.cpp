@@ -219,7 +219,11 @@ Status HfTokenizer::prepare(std::string_view origin) {
             return Error{fmt::format("{}: added_tokens[{}].id: {} is model.vocab's \"{}\"", origin,
                                      i, a.id, *m_model.idToToken(a.id))};
         }
-        if (!m_addedById.emplace(a.id, a.content).second) {
+        // The library spells a normalized token as its normalized content ("▁<unk>" after a
+        // Prepend("▁") normalizer), which is also what decode() gives back for it.
+        const std::string spelling =
+            a.normalized && !m_spec.normalizers.empty() ? normalize(a.content) : a.content;
+        if (!m_addedById.emplace(a.id, spelling).second) {
             return Error{fmt::format("{}: added_tokens[{}].id: {} is used twice", origin, i, a.id)};
         }
         maxId = std::max(maxId, a.id);

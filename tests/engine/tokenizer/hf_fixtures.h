@@ -40,7 +40,8 @@ inline std::string baseTokenizerJson(const std::string& base) {
     return gunzip(kHfFixtures / base / "tokenizer.json.gz");
 }
 
-// variants.json entry -> the tokenizer.json text the reference library was given.
+// variants.json entry -> the tokenizer.json text the reference library was given: top-level keys
+// set, model keys set, merges as pairs, added tokens' flags patched (as the script does).
 inline std::string variantTokenizerJson(const nlohmann::json& variant,
                                         const std::string& baseText) {
     nlohmann::json json = nlohmann::json::parse(baseText);
@@ -59,6 +60,17 @@ inline std::string variantTokenizerJson(const nlohmann::json& variant,
             pairs.push_back({s.substr(0, space), s.substr(space + 1)});
         }
         json["model"]["merges"] = std::move(pairs);
+    }
+    if (variant.contains("added_tokens_patch")) {
+        for (const auto& [content, flags] : variant.at("added_tokens_patch").items()) {
+            bool found = false;
+            for (auto& token : json["added_tokens"]) {
+                if (token["content"] != content) continue;
+                for (const auto& [key, value] : flags.items()) token[key] = value;
+                found = true;
+            }
+            if (!found) throw std::runtime_error("no added token " + content);
+        }
     }
     return json.dump();
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Hugging Face tokenizer against the tokenizers library live: runs
-# scripts/make_tokenizer_fixtures.mjs with 300 extra random hard texts (seeded) through the
+# scripts/make_tokenizer_fixtures.mjs with 200 extra random hard texts (seeded) through the
 # library's Node binding, then the engine's reference test against what it wrote. Skipped (exit
 # 77) when node or the npm package `tokenizers` is absent; set TOKENIZERS_NODE_MODULES to the
 # node_modules folder it was installed into (npm install --prefix /tmp/tok tokenizers@0.23.2).
@@ -14,7 +14,7 @@ if ! command -v node >/dev/null; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-node "$src/scripts/make_tokenizer_fixtures.mjs" --out "$tmp/expected.json" --random 300 \
+node "$src/scripts/make_tokenizer_fixtures.mjs" --out "$tmp/expected.json" --random 200 \
   >"$tmp/node.log" 2>&1
 code=$?
 if [[ $code -eq 2 ]]; then
