@@ -11,6 +11,7 @@
 #include "engine/core/hash.h"
 #include "engine/fileio/atomic_file.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
+#include "engine/tokenizer/hf_tokenizer.h"
 
 namespace ws::tokenizer {
 namespace fs = std::filesystem;
@@ -131,11 +132,19 @@ Result<std::unique_ptr<Tokenizer>> makeTokenizer(const config::TokenizerConfig& 
         }
         return loadGpt2Bpe(config.vocabFile, config.mergesFile);
     }
+    if (config.type == "hf") {
+        if (config.tokenizerFile.empty()) {
+            return Error{
+                "type hf needs tokenizer_file (a Hugging Face tokenizer.json, e.g. the model "
+                "folder's)"};
+        }
+        return loadHfTokenizer(config.tokenizerFile);
+    }
     if (config.type == "train-bpe") {
         return trainOrReuse(config, corpusText, cacheDir, std::move(progress));
     }
     return Error{
-        fmt::format("type '{}' is not a tokenizer: use byte, bpe or train-bpe", config.type)};
+        fmt::format("type '{}' is not a tokenizer: use byte, bpe, train-bpe or hf", config.type)};
 }
 
 }  // namespace ws::tokenizer

@@ -77,7 +77,8 @@ Result<std::unique_ptr<Tokenizer>> loadGpt2Bpe(const std::filesystem::path& voca
 Result<std::unique_ptr<Tokenizer>> trainBpe(std::string_view corpus, int vocabSize,
                                             ProgressFn progress = {});
 
-// Builds what the config asks for: byte, bpe (vocab_file + merges_file) or train-bpe. train-bpe
+// Builds what the config asks for: byte, bpe (vocab_file + merges_file), hf (tokenizer_file, a
+// Hugging Face tokenizer.json) or train-bpe. train-bpe
 // trains on corpusText and keeps the result (vocab.json + merges.txt) in
 // cacheDir/tokenizers/bpe1-<sha256(corpus)[:32]>-v<vocab_size>/, reusing it while corpus and
 // size match; a damaged cached copy is retrained. progress reports training only.

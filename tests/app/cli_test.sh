@@ -1213,6 +1213,27 @@ tokenize)
   out=$("$wafer" tokenize --tokenizer "$tmp/qwen" 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "no text: expected exit 1, got $code: $out"
   expect_in "nothing to tokenize" "$out" ;;
+train_hf_tokenizer)
+  # A run with a Hugging Face tokenizer (train_input.tokenizer.type hf, Yi's SentencePiece-style
+  # file): it trains, its run folder carries tokenizer.json, and the folder tokenizes as the file
+  # does; sampling from it works.
+  mkdir -p "$tmp/yi"
+  gzip -dc "$src/tests/engine/tokenizer/fixtures/hf/yi/tokenizer.json.gz" >"$tmp/yi/tokenizer.json"
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" "${tiny_args[@]}" \
+        --set train_input.tokenizer.type=hf --set "train_input.tokenizer.tokenizer_file=$tmp/yi/tokenizer.json" \
+        --set eval_input.tokenizer.type=hf --set "eval_input.tokenizer.tokenizer_file=$tmp/yi/tokenizer.json" \
+        --set model.vocab_size=64000 --set "runconfig.model_dir=$tmp/model" 2>&1) || fail "train: exit $? $out"
+  expect_in "finished after 2 steps" "$out"
+  [[ -s "$tmp/model/tokenizer.json" ]] || fail "the run folder has no tokenizer.json: $(ls "$tmp/model")"
+  a=$("$wafer" tokenize --tokenizer "$tmp/model" --json "In the beginning God created") || fail "folder: exit $?"
+  b=$("$wafer" tokenize --tokenizer "$tmp/yi/tokenizer.json" --json "In the beginning God created") || fail "file: exit $?"
+  [[ "$a" == "$b" ]] || fail "run folder tokenizes as $a, the file as $b"
+  out=$("$wafer" sample "$tmp/model" --prompt "In the beginning" --max-tokens 4 2>&1) || fail "sample: exit $? $out"
+  # Fine-tuning that run keeps its tokenizer (type hf, the run folder's tokenizer.json).
+  for i in $(seq 1 20); do echo "Weights stream from MemoryX onto the wafer, layer $i."; done >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$tmp/model" --data "$tmp/new.txt" --dry-run --json --db "$db") \
+      || fail "finetune dry run: exit $? $out"
+  expect_in '"tokenizer":"hf"' "$out" ;;
 hf_refusals)
   hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
   refused() {  # refused FOLDER NEEDLE: import must exit 1 naming the problem, creating nothing

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <numeric>
 
 #include "engine/tokenizer/byte_level.h"
@@ -201,6 +202,22 @@ TEST(HfTokenizer, TokenByteCountsAddUpToTheText) {
         for (const int32_t id : (*t)->encode(text)) sum += counts[size_t(id)];
         EXPECT_EQ(sum, int64_t(text.size())) << base;
     }
+}
+
+TEST(HfTokenizer, MakeTokenizerBuildsTypeHfFromTheConfig) {
+    ws::testing::TempDir dir("hf-config");
+    { std::ofstream(dir / "tokenizer.json") << tinyByteLevel().dump(); }
+    config::TokenizerConfig c;
+    c.type = "hf";
+    c.tokenizerFile = (dir / "tokenizer.json").string();
+    auto t = makeTokenizer(c, "", dir.path());
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ((*t)->kind(), "hf");
+    EXPECT_EQ((*t)->encode("hello"), (std::vector<int32_t>{259}));
+    c.tokenizerFile.clear();
+    auto missing = makeTokenizer(c, "", dir.path());
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("type hf needs tokenizer_file"), std::string::npos);
 }
 
 TEST(HfRegex, WhitespaceIsUnicodeWhiteSpaceAsInOniguruma) {
