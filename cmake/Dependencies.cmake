@@ -13,6 +13,12 @@ find_package(CLI11 REQUIRED)
 # programs, which libzip-dev does not install.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET GLOBAL libzip)
+# PCRE2 (Debian libpcre2-dev, 8-bit library): the Split regexes of Hugging Face tokenizer.json
+# files (\p{L}, \p{N}, look-ahead), which std::regex cannot express (engine/tokenizer).
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET GLOBAL libpcre2-8)
+# ICU (Debian libicu-dev): Unicode normalization (NFC, NFKC, ...) that tokenizer.json
+# normalizers ask for (engine/tokenizer).
+pkg_check_modules(ICU_UC REQUIRED IMPORTED_TARGET GLOBAL icu-uc)
 # Google Highway: the element kernels' SIMD, one binary dispatching to SSE4/AVX2/AVX-512 at run time.
 find_package(hwy REQUIRED)
 # OpenBLAS (pthread build): the fp32 matmul backend where it beats Eigen's own kernels.

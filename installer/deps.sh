@@ -10,7 +10,7 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libgl-dev
   libsqlite3-dev libsqlitecpp-dev sqlite3 libyaml-cpp-dev libeigen3-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libssl-dev
-  libzip-dev zlib1g-dev
+  libzip-dev zlib1g-dev libpcre2-dev libicu-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev
   openmpi-bin libopenmpi-dev

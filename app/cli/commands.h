@@ -43,5 +43,6 @@ void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addEvalCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addStoreCommand(CLI::App& app, CommonOptions& common, int& exitCode);   // check, recover
 void addLessonCommand(CLI::App& app, CommonOptions& common, int& exitCode);  // list, check, run
+void addTokenizeCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 
 }  // namespace ws::cli

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     ws::cli::addEvalCommand(app, common, exitCode);
     ws::cli::addStoreCommand(app, common, exitCode);
     ws::cli::addLessonCommand(app, common, exitCode);
+    ws::cli::addTokenizeCommand(app, common, exitCode);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

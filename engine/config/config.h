@@ -481,9 +481,10 @@ struct OptimizerConfig {
 };
 
 struct TokenizerConfig {
-    std::string type = "byte";  // byte | bpe | train-bpe
+    std::string type = "byte";  // byte | bpe | train-bpe | hf
     std::string vocabFile;      // bpe: GPT-2 vocab.json
     std::string mergesFile;     // bpe: GPT-2 merges.txt
+    std::string tokenizerFile;  // hf: a Hugging Face tokenizer.json
     int vocabSize = 4096;       // train-bpe: target vocabulary size
 
     bool operator==(const TokenizerConfig&) const = default;
@@ -492,10 +493,15 @@ struct TokenizerConfig {
     void visit(V& v) {
         v.field(type, {.key = "type",
                        .help = "byte: 256 byte tokens; bpe: a GPT-2 vocab.json + merges.txt pair; "
-                               "train-bpe: learn a byte-level BPE on the training corpus",
-                       .choices = {"byte", "bpe", "train-bpe"}});
+                               "train-bpe: learn a byte-level BPE on the training corpus; hf: a "
+                               "Hugging Face tokenizer.json (Llama, Qwen2, Mistral, ...)",
+                       .choices = {"byte", "bpe", "train-bpe", "hf"}});
         v.field(vocabFile, {.key = "vocab_file", .help = "GPT-2 style vocab.json (type bpe)"});
         v.field(mergesFile, {.key = "merges_file", .help = "GPT-2 style merges.txt (type bpe)"});
+        v.field(tokenizerFile,
+                {.key = "tokenizer_file",
+                 .help = "Hugging Face tokenizer.json (type hf); tokenizer_config.json beside it "
+                         "is read too"});
         v.field(vocabSize, {.key = "vocab_size",
                             .help = "Vocabulary size to learn (type train-bpe)",
                             .unit = "tokens",

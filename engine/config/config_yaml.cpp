@@ -44,6 +44,7 @@ void resolveInputPaths(InputConfig& input, const std::filesystem::path& baseDir)
     for (std::string& dir : input.dataDir) resolvePath(dir, baseDir);
     resolvePath(input.tokenizer.vocabFile, baseDir);
     resolvePath(input.tokenizer.mergesFile, baseDir);
+    resolvePath(input.tokenizer.tokenizerFile, baseDir);
 }
 
 // ---- applyOverride's path walker ----

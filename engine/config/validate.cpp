@@ -280,6 +280,11 @@ void checkTokenizer(const TokenizerConfig& tokenizer, const std::string& prefix,
                              ": type bpe needs both vocab_file (GPT-2 vocab.json) and "
                              "merges_file (merges.txt); set them, or use type train-bpe to "
                              "learn a vocabulary from the corpus");
+    } else if (tokenizer.type == "hf") {
+        if (tokenizer.tokenizerFile.empty())
+            errors.push_back(p +
+                             ": type hf needs tokenizer_file (a Hugging Face tokenizer.json, "
+                             "e.g. the model folder's); set it");
     } else if (tokenizer.type == "train-bpe") {
         if (tokenizer.vocabSize > model.vocabSize)
             errors.push_back(

@@ -144,7 +144,8 @@ void encodeInChunks(std::string_view text, const tokenizer::Tokenizer& tokenizer
     constexpr std::string_view kWhat = "tokenizing corpus";
     if (progress) progress(0.0, kWhat);
     for (size_t start = 0; start < text.size();) {
-        const size_t end = safeChunkEnd(text, start, start + chunkBytes);
+        const size_t end =
+            tokenizer.kind() == "hf" ? text.size() : safeChunkEnd(text, start, start + chunkBytes);
         const std::vector<int32_t> ids = tokenizer.encode(text.substr(start, end - start));
         sink(ids);
         start = end;

@@ -71,7 +71,10 @@ private:
 // Encodes text in pieces that end where GPT-2 pre-tokenisation always splits (an ASCII letter,
 // a space, an ASCII letter: the space starts a new piece either way), so the concatenated
 // result equals tokenizer.encode(text) for the byte and BPE tokenizers, while progress can be
-// reported and memory stays bounded. sink receives the tokens in order.
+// reported and memory stays bounded. A Hugging Face tokenizer gets the whole text in one call:
+// its normalizer may prepend to each call's text ("▁") and a file without a pre-tokenizer
+// (SentencePiece-style) merges across spaces, so no cut is safe for every file. sink receives
+// the tokens in order.
 void encodeInChunks(std::string_view text, const tokenizer::Tokenizer& tokenizer, size_t chunkBytes,
                     const std::function<void(std::span<const int32_t>)>& sink,
                     const ProgressFn& progress = {});

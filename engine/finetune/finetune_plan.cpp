@@ -34,6 +34,14 @@ void useBpeFiles(config::Config& c, const fs::path& vocab, const fs::path& merge
     }
 }
 
+void useHfTokenizerFile(config::Config& c, const fs::path& tokenizerJson) {
+    for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
+        input->tokenizer = config::TokenizerConfig{};
+        input->tokenizer.type = "hf";
+        input->tokenizer.tokenizerFile = absoluteNormal(tokenizerJson).string();
+    }
+}
+
 void useByteTokenizer(config::Config& c) {
     for (config::InputConfig* input : {&c.trainInput, &c.evalInput}) {
         input->tokenizer = config::TokenizerConfig{};
@@ -214,6 +222,8 @@ Result<BaseModel> inspectBase(std::string_view refText, const fs::path& dbPath) 
     base.parameters = info->facts.parameters;
     if (base.tokenizer->kind() == "byte") {
         useByteTokenizer(base.config);
+    } else if (base.tokenizer->kind() == "hf") {
+        useHfTokenizerFile(base.config, info->tokenizerFolder / "tokenizer.json");
     } else {
         useBpeFiles(base.config, info->tokenizerFolder / "vocab.json",
                     info->tokenizerFolder / "merges.txt");

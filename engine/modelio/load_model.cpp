@@ -14,6 +14,7 @@
 #include "engine/modelio/hf_config.h"
 #include "engine/modelio/hf_weights.h"
 #include "engine/modelio/weights_io.h"
+#include "engine/tokenizer/hf_tokenizer.h"
 
 namespace ws::modelio {
 
@@ -69,11 +70,46 @@ bool hasTokenizerFiles(const fs::path& folder) {
 
 }  // namespace
 
+namespace {
+
+// tokenizer.json: the byte tokenizer's {"type": "byte"} or a Hugging Face tokenizer.json.
+Result<std::unique_ptr<tokenizer::Tokenizer>> loadTokenizerJson(const fs::path& file) {
+    auto text = fileio::readWholeFile(file);
+    if (!text.ok()) return text.error();
+    if (tokenizer::isHfTokenizerJson(*text)) {
+        return tokenizer::loadHfTokenizer(file, std::move(text).value());
+    }
+    const auto json = nlohmann::json::parse(*text, nullptr, false);
+    if (json.is_object() && json.value("type", std::string()) == "byte") {
+        return tokenizer::makeByteTokenizer();
+    }
+    return Error{fmt::format(
+        "{}: not a tokenizer file this version knows (expected a Hugging Face tokenizer.json "
+        "with a \"model\", or {{\"type\": \"byte\"}})",
+        file.string())};
+}
+
+}  // namespace
+
 Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path& folder) {
     std::error_code ec;
-    const fs::path byteFile = folder / "tokenizer.json";
+    const fs::path json = folder / "tokenizer.json";
     const fs::path vocab = folder / "vocab.json", merges = folder / "merges.txt";
-    if (fs::exists(vocab, ec) || fs::exists(merges, ec)) {
+    const bool hasGpt2Files = fs::exists(vocab, ec) || fs::exists(merges, ec);
+    if (fs::exists(json, ec)) {
+        auto text = fileio::readWholeFile(json);
+        if (!text.ok()) return text.error();
+        if (tokenizer::isHfTokenizerJson(*text)) {
+            auto hf = tokenizer::loadHfTokenizer(json, std::move(text).value());
+            if (!hf.ok()) return hf.error();
+            // GPT-2 folders from the Hub carry both; they load as they always did.
+            const auto* asHf = dynamic_cast<const tokenizer::HfTokenizer*>(hf->get());
+            if (!(hasGpt2Files && asHf != nullptr && asHf->isGpt2Pipeline())) return hf;
+        } else if (!hasGpt2Files) {
+            return loadTokenizerJson(json);
+        }
+    }
+    if (hasGpt2Files) {
         if (!fs::exists(vocab, ec) || !fs::exists(merges, ec)) {
             return Error{fmt::format(
                 "{}: a BPE tokenizer needs both vocab.json and merges.txt, but {} is missing; "
@@ -84,22 +120,25 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(const fs::path
         if (!bpe.ok()) return Error{bpe.error().message};
         return std::move(bpe).value();
     }
-    if (fs::exists(byteFile, ec)) {
-        auto text = fileio::readWholeFile(byteFile);
-        if (!text.ok()) return text.error();
-        const auto json = nlohmann::json::parse(*text, nullptr, false);
-        if (json.is_object() && json.value("type", std::string()) == "byte") {
-            return tokenizer::makeByteTokenizer();
-        }
-        return Error{
-            fmt::format("{}: not a tokenizer file this version knows (expected "
-                        "{{\"type\": \"byte\"}})",
-                        byteFile.string())};
-    }
     return Error{fmt::format(
-        "{}: no tokenizer files (tokenizer.json for the byte tokenizer, or vocab.json + "
-        "merges.txt for BPE); copy the tokenizer the model was trained with into the folder",
+        "{}: no tokenizer files (a Hugging Face tokenizer.json, tokenizer.json for the byte "
+        "tokenizer, or vocab.json + merges.txt for GPT-2 BPE); copy the tokenizer the model was "
+        "trained with into the folder",
         folder.string())};
+}
+
+Result<std::unique_ptr<tokenizer::Tokenizer>> loadTokenizerAt(const fs::path& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return loadFolderTokenizer(path);
+    if (!fs::exists(path, ec)) {
+        return Error{
+            fmt::format("{}: no such file or folder; give a model folder or its tokenizer.json",
+                        path.string())};
+    }
+    if (path.filename() == "vocab.json" || path.filename() == "merges.txt") {
+        return loadFolderTokenizer(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+    }
+    return loadTokenizerJson(path);
 }
 
 namespace {

@@ -8,9 +8,11 @@
 // config.json (n_embd, n_layer, n_head, n_positions, vocab_size, ...), so a GPT-2 or
 // Cerebras-GPT folder from the Hub (model.safetensors, config.json, vocab.json, merges.txt) loads
 // as it is, its weights single or sharded, safetensors or pytorch_model.bin (hf_weights.h). The
-// tokenizer comes from the folder: tokenizer.json {"type": "byte"} for the byte tokenizer,
-// vocab.json + merges.txt for byte-level BPE (GPT-2 format); a checkpoint-<step> folder's tokenizer
-// is its run folder's. The weights must match the config's shape tensor for tensor.
+// tokenizer comes from the folder: a Hugging Face tokenizer.json (Llama, Qwen2, Mistral, ...; with
+// tokenizer_config.json), tokenizer.json {"type": "byte"} for the byte tokenizer, vocab.json +
+// merges.txt for byte-level BPE (GPT-2 format; a GPT-2 folder that also has GPT-2's
+// tokenizer.json keeps using these); a checkpoint-<step> folder's tokenizer is its run folder's.
+// The weights must match the config's shape tensor for tensor.
 //
 // loadModelInfo() does all of that except reading the weights: it reads config and tokenizer and
 // only the header of model.safetensors, where it checks that every tensor of the config's shape is
@@ -59,5 +61,9 @@ Result<LoadedModel> loadModel(const std::filesystem::path& path);
 // The tokenizer a run folder holds (see above), without the model.
 Result<std::unique_ptr<tokenizer::Tokenizer>> loadFolderTokenizer(
     const std::filesystem::path& folder);
+// A model folder (as loadFolderTokenizer) or a tokenizer file: a Hugging Face tokenizer.json
+// (with tokenizer_config.json beside it when present), the byte tokenizer's tokenizer.json, or
+// GPT-2's vocab.json / merges.txt (the pair beside each other). For `wafer tokenize`.
+Result<std::unique_ptr<tokenizer::Tokenizer>> loadTokenizerAt(const std::filesystem::path& path);
 
 }  // namespace ws::modelio

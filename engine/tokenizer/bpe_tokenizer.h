@@ -43,6 +43,9 @@ public:
 
     std::vector<int32_t> encode(std::string_view text) const override;
     std::string decode(std::span<const int32_t> tokens) const override;
+    std::string tokenName(int32_t id) const override {
+        return id >= 0 && size_t(id) < m_tokens.size() ? m_tokens[size_t(id)].key : std::string();
+    }
     int vocabSize() const override { return int(m_tokens.size()); }
     std::string kind() const override { return "bpe"; }
     std::string identity() const override { return m_identity; }

@@ -11,11 +11,25 @@
 #include "engine/core/hash.h"
 #include "engine/fileio/atomic_file.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
+#include "engine/tokenizer/hf_tokenizer.h"
 
 namespace ws::tokenizer {
 namespace fs = std::filesystem;
 
 Tokenizer::~Tokenizer() = default;
+
+Result<std::vector<int32_t>> Tokenizer::encodeChecked(std::string_view text, bool) const {
+    return encode(text);
+}
+
+int32_t Tokenizer::tokenByteCount(int32_t id) const {
+    return int32_t(decode(std::span<const int32_t>(&id, 1)).size());
+}
+
+std::string Tokenizer::tokenName(int32_t id) const {
+    if (id < 0 || id >= vocabSize()) return {};
+    return decode(std::span<const int32_t>(&id, 1));
+}
 
 namespace {
 
@@ -101,10 +115,8 @@ std::unique_ptr<Tokenizer> makeByteTokenizer() {
 
 std::vector<int32_t> tokenByteCounts(const Tokenizer& tokenizer) {
     std::vector<int32_t> counts(size_t(std::max(tokenizer.vocabSize(), 0)));
-    for (size_t id = 0; id < counts.size(); ++id) {
-        const int32_t token = int32_t(id);
-        counts[id] = int32_t(tokenizer.decode(std::span<const int32_t>(&token, 1)).size());
-    }
+    for (size_t id = 0; id < counts.size(); ++id)
+        counts[id] = tokenizer.tokenByteCount(int32_t(id));
     return counts;
 }
 
@@ -120,11 +132,19 @@ Result<std::unique_ptr<Tokenizer>> makeTokenizer(const config::TokenizerConfig& 
         }
         return loadGpt2Bpe(config.vocabFile, config.mergesFile);
     }
+    if (config.type == "hf") {
+        if (config.tokenizerFile.empty()) {
+            return Error{
+                "type hf needs tokenizer_file (a Hugging Face tokenizer.json, e.g. the model "
+                "folder's)"};
+        }
+        return loadHfTokenizer(config.tokenizerFile);
+    }
     if (config.type == "train-bpe") {
         return trainOrReuse(config, corpusText, cacheDir, std::move(progress));
     }
     return Error{
-        fmt::format("type '{}' is not a tokenizer: use byte, bpe or train-bpe", config.type)};
+        fmt::format("type '{}' is not a tokenizer: use byte, bpe, train-bpe or hf", config.type)};
 }
 
 }  // namespace ws::tokenizer

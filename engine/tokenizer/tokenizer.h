@@ -1,8 +1,11 @@
-// Tokenizers: text bytes <-> token ids. Two kinds exist: "byte" (256 tokens, id = byte value) and
+// Tokenizers: text bytes <-> token ids. Three kinds exist: "byte" (256 tokens, id = byte value),
 // "bpe", byte-level BPE exactly as GPT-2 does it (pre-tokenisation regex, bytes_to_unicode table,
-// vocab.json + merges.txt files), which a GPT-2 vocabulary loads into or the trainer learns.
+// vocab.json + merges.txt files), which a GPT-2 vocabulary loads into or the trainer learns, and
+// "hf", a Hugging Face tokenizer.json (hf_tokenizer.h) encoding as the tokenizers library does.
 //
-// Guarantees: decode(encode(x)) == x byte for byte for any input, including invalid UTF-8;
+// Guarantees: for byte and bpe, decode(encode(x)) == x byte for byte for any input, including
+// invalid UTF-8; for hf, decode(encode(x)) is what the library's decode gives (x, unless the
+// file's normalizer changes the text, e.g. NFC, or characters map to the unknown token);
 // encode is deterministic; identity() changes whenever anything that affects encoding changes.
 // Thread-safety: a constructed Tokenizer is immutable; all const methods may run concurrently.
 // Failures (unreadable or malformed files, bad config) come back as Result/Status errors naming
@@ -28,15 +31,28 @@ public:
     virtual ~Tokenizer();
 
     virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+    // encode() for text a user hands over: fails (naming the byte offset) on text the
+    // tokenizer's own library refuses (hf: invalid UTF-8), and with addSpecialTokens adds what
+    // the tokenizer's post-processor adds (hf: BOS/EOS). byte and bpe add nothing and accept
+    // any bytes.
+    virtual Result<std::vector<int32_t>> encodeChecked(std::string_view text,
+                                                       bool addSpecialTokens) const;
     // Byte-exact inverse of encode. Ids the tokenizer does not know (e.g. a model's padded
     // vocabulary rows) decode to U+FFFD so that sampled text shows them instead of hiding them.
     virtual std::string decode(std::span<const int32_t> tokens) const = 0;
     // One past the largest token id encode() can produce or decode() knows.
+    // Bytes token id stands for inside a sequence (decode() of a sequence is their concatenation,
+    // less what a decoder strips at its very start); unknown ids count as U+FFFD's 3 bytes.
+    virtual int32_t tokenByteCount(int32_t id) const;
+    // The vocabulary's spelling of id for display ("Ġthe", "<0x0A>", "<|im_end|>"); empty for
+    // ids the tokenizer does not know. Default: decode() of the id alone.
+    virtual std::string tokenName(int32_t id) const;
     virtual int vocabSize() const = 0;
-    virtual std::string kind() const = 0;      // "byte" | "bpe"
+    virtual std::string kind() const = 0;      // "byte" | "bpe" | "hf"
     virtual std::string identity() const = 0;  // SHA-256 hex of everything that affects encoding
     // Writes the tokenizer into dir (created if needed) so it can be loaded again:
-    // bpe: vocab.json + merges.txt (GPT-2 format); byte: tokenizer.json {"type": "byte"}.
+    // bpe: vocab.json + merges.txt (GPT-2 format); byte: tokenizer.json {"type": "byte"};
+    // hf: tokenizer.json (and tokenizer_config.json) as read.
     // Each file is written atomically (temp file, fsync, rename).
     virtual Status save(const std::filesystem::path& dir) const = 0;
 };
@@ -61,7 +77,8 @@ Result<std::unique_ptr<Tokenizer>> loadGpt2Bpe(const std::filesystem::path& voca
 Result<std::unique_ptr<Tokenizer>> trainBpe(std::string_view corpus, int vocabSize,
                                             ProgressFn progress = {});
 
-// Builds what the config asks for: byte, bpe (vocab_file + merges_file) or train-bpe. train-bpe
+// Builds what the config asks for: byte, bpe (vocab_file + merges_file), hf (tokenizer_file, a
+// Hugging Face tokenizer.json) or train-bpe. train-bpe
 // trains on corpusText and keeps the result (vocab.json + merges.txt) in
 // cacheDir/tokenizers/bpe1-<sha256(corpus)[:32]>-v<vocab_size>/, reusing it while corpus and
 // size match; a damaged cached copy is retrained. progress reports training only.

@@ -1264,6 +1264,80 @@ hf_byte_export)
   out=$("$wafer" runs show 2 --db "$db") || fail "runs show exit $?"
   expect_in "kind     finetune" "$out"
   expect_in "parent   run 1" "$out" ;;
+tokenize)
+  # `wafer tokenize` on real Hugging Face tokenizer files (tests/engine/tokenizer/fixtures/hf):
+  # the ids the tokenizers library gave (expected.json), a folder or the file itself, --json,
+  # --add-special from tokenizer_config.json, the readable view, and every error a user can hit.
+  hf="$src/tests/engine/tokenizer/fixtures/hf"
+  mkdir -p "$tmp/qwen" "$tmp/yi"
+  gzip -dc "$hf/qwen2_5/tokenizer.json.gz" >"$tmp/qwen/tokenizer.json"
+  cp "$hf/qwen2_5/tokenizer_config.json" "$tmp/qwen/"
+  gzip -dc "$hf/yi/tokenizer.json.gz" >"$tmp/yi/tokenizer.json"
+  expected() {  # expected.json ids of tokenizer $1 for text number $2
+    python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print(json.dumps(e["tokenizers"][sys.argv[2]]["without_special"][int(sys.argv[3])]).replace(" ", ""))' \
+      "$hf/expected.json" "$1" "$2"
+  }
+  text() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])], end="")' "$hf/texts.json" "$1"; }
+  for i in 8 16; do
+    out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --json "$(text $i)") || fail "qwen text $i: exit $?"
+    [[ "$out" == "$(expected qwen2_5 $i)" ]] || fail "qwen text $i: got $out, library $(expected qwen2_5 $i)"
+    text $i >"$tmp/text.txt"
+    out=$("$wafer" tokenize --tokenizer "$tmp/yi/tokenizer.json" --json --file "$tmp/text.txt") \
+      || fail "yi text $i: exit $?"
+    [[ "$out" == "$(expected yi $i)" ]] || fail "yi text $i: got $out, library $(expected yi $i)"
+  done
+  # tokenizer_config.json's add_bos_token decides what --add-special adds.
+  printf '{"add_bos_token": true, "bos_token": "<|startoftext|>"}' >"$tmp/yi/tokenizer_config.json"
+  out=$("$wafer" tokenize --tokenizer "$tmp/yi" --json --add-special "Hello") || fail "bos: exit $?"
+  [[ "$out" == "[1,$(expected yi 0 | tr -d '[]' | cut -d, -f1)]" ]] || fail "--add-special gave $out"
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" "Hello, world") || fail "text view: exit $?"
+  expect_in "9707 11 1879" "$out"
+  expect_in "tokens, 12 bytes (hf tokenizer)" "$out"
+  expect_in "Ġworld" "$out"
+  # GPT-2 vocab.json + merges.txt folders work as before.
+  out=$("$wafer" tokenize --tokenizer "$src/tests/engine/tokenizer/fixtures/gpt2_mini" --json "hello") \
+    || fail "gpt2 folder: exit $?"
+  expect_in "^\[" "$out"
+  # Errors: invalid UTF-8, a missing path, a file that is not a tokenizer, unsupported features.
+  printf 'ok \xff bad' >"$tmp/bad.txt"
+  out=$("$wafer" tokenize --tokenizer "$tmp/yi" --file "$tmp/bad.txt" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "invalid UTF-8: expected exit 1, got $code: $out"
+  expect_in "not valid UTF-8 at byte offset 3" "$out"
+  out=$("$wafer" tokenize --tokenizer "$tmp/nowhere" "x" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "missing path: expected exit 1, got $code: $out"
+  expect_in "no such file or folder" "$out"
+  out=$("$wafer" tokenize --tokenizer "$tmp/text.txt" "x" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "not a tokenizer: expected exit 1, got $code: $out"
+  expect_in "not a tokenizer file" "$out"
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["normalizer"]={"type":"Sequence","normalizers":[{"type":"Lowercase"}]}; json.dump(j, open(sys.argv[2],"w"))' \
+    "$tmp/yi/tokenizer.json" "$tmp/lower.json"
+  out=$("$wafer" tokenize --tokenizer "$tmp/lower.json" "x" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "unsupported: expected exit 1, got $code: $out"
+  expect_in 'normalizer.normalizers\[0\].type: "Lowercase" is not supported' "$out"
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "no text: expected exit 1, got $code: $out"
+  expect_in "nothing to tokenize" "$out" ;;
+train_hf_tokenizer)
+  # A run with a Hugging Face tokenizer (train_input.tokenizer.type hf, Yi's SentencePiece-style
+  # file): it trains, its run folder carries tokenizer.json, and the folder tokenizes as the file
+  # does; sampling from it works.
+  mkdir -p "$tmp/yi"
+  gzip -dc "$src/tests/engine/tokenizer/fixtures/hf/yi/tokenizer.json.gz" >"$tmp/yi/tokenizer.json"
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" "${tiny_args[@]}" \
+        --set train_input.tokenizer.type=hf --set "train_input.tokenizer.tokenizer_file=$tmp/yi/tokenizer.json" \
+        --set eval_input.tokenizer.type=hf --set "eval_input.tokenizer.tokenizer_file=$tmp/yi/tokenizer.json" \
+        --set model.vocab_size=64000 --set "runconfig.model_dir=$tmp/model" 2>&1) || fail "train: exit $? $out"
+  expect_in "finished after 2 steps" "$out"
+  [[ -s "$tmp/model/tokenizer.json" ]] || fail "the run folder has no tokenizer.json: $(ls "$tmp/model")"
+  a=$("$wafer" tokenize --tokenizer "$tmp/model" --json "In the beginning God created") || fail "folder: exit $?"
+  b=$("$wafer" tokenize --tokenizer "$tmp/yi/tokenizer.json" --json "In the beginning God created") || fail "file: exit $?"
+  [[ "$a" == "$b" ]] || fail "run folder tokenizes as $a, the file as $b"
+  out=$("$wafer" sample "$tmp/model" --prompt "In the beginning" --max-tokens 4 2>&1) || fail "sample: exit $? $out"
+  # Fine-tuning that run keeps its tokenizer (type hf, the run folder's tokenizer.json).
+  for i in $(seq 1 20); do echo "Weights stream from MemoryX onto the wafer, layer $i."; done >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$tmp/model" --data "$tmp/new.txt" --dry-run --json --db "$db") \
+      || fail "finetune dry run: exit $? $out"
+  expect_in '"tokenizer":"hf"' "$out" ;;
 hf_refusals)
   hf="/usr/bin/python3 $src/tests/app/hf_tool.py"
   refused() {  # refused FOLDER NEEDLE: import must exit 1 naming the problem, creating nothing

@@ -54,8 +54,11 @@ Config everythingSet() {
                                           .learningRate = 2.5e-5,
                                           .totalIters = 0}};
     c.trainInput.dataDir = {"/data/a.txt", "/data/folder with spaces", "/data/true"};
-    c.trainInput.tokenizer = {
-        .type = "bpe", .vocabFile = "/v.json", .mergesFile = "/m.txt", .vocabSize = 300};
+    c.trainInput.tokenizer = {.type = "bpe",
+                              .vocabFile = "/v.json",
+                              .mergesFile = "/m.txt",
+                              .tokenizerFile = "/t.json",
+                              .vocabSize = 300};
     c.evalInput.dataDir = {"/data/null"};
     c.runconfig.seed = -42;
     c.runconfig.maxSteps = 5'000'000'000LL;

@@ -144,6 +144,16 @@ TEST(ConfigValidate, ScheduleMustBeWellFormed) {
               "move the value of initial_learning_rate/end_learning_rate to learning_rate");
 }
 
+TEST(ConfigValidate, HfNeedsItsTokenizerFile) {
+    Config c = runnable();
+    c.trainInput.tokenizer.type = "hf";
+    EXPECT_EQ(onlyError(c),
+              "train_input.tokenizer: type hf needs tokenizer_file (a Hugging Face "
+              "tokenizer.json, e.g. the model folder's); set it");
+    c.trainInput.tokenizer.tokenizerFile = "/models/qwen2.5/tokenizer.json";
+    EXPECT_TRUE(validate(c).empty());
+}
+
 TEST(ConfigValidate, BpeNeedsItsFiles) {
     Config c = runnable();
     c.trainInput.tokenizer.type = "bpe";
@@ -236,7 +246,7 @@ TEST(ConfigValidate, FieldRangesAndChoicesApplyToConfigsBuiltInCode) {
     EXPECT_EQ(errors[1], "optimizer.learning_rate = -1.0: must be a number >= 0");
     EXPECT_EQ(errors[2],
               "train_input.tokenizer.type = \"sentencepiece\": must be one of byte, bpe, "
-              "train-bpe");
+              "train-bpe, hf");
 }
 
 TEST(ConfigValidate, LoraIsOffByDefaultAndItsDefaultsAreValid) {

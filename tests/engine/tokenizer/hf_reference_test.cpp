@@ -1,0 +1,82 @@
+// The engine's Hugging Face tokenizer against the tokenizers library itself: the ids (without and
+// with special tokens) and the decoded text that scripts/make_tokenizer_fixtures.mjs recorded
+// with the library's Node binding, for every tokenizer in fixtures/hf/variants.json over the hard
+// texts in texts.json. WAFER_HF_EXPECTED points the test at another expected file (the live test
+// makes one with random texts added).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "engine/tokenizer/hf_tokenizer.h"
+#include "hf_fixtures.h"
+
+namespace ws::tokenizer {
+namespace {
+
+using testing::kHfFixtures;
+
+std::string expectedFile() {
+    const char* env = std::getenv("WAFER_HF_EXPECTED");
+    return env != nullptr && *env ? std::string(env) : (kHfFixtures / "expected.json").string();
+}
+
+std::string shown(const std::string& text) {
+    return nlohmann::json(text).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+}
+
+TEST(HfReference, EveryTokenizerMatchesTheLibraryIdForId) {
+    const auto expected = nlohmann::json::parse(testing::readText(expectedFile()));
+    const auto variants = nlohmann::json::parse(testing::readText(kHfFixtures / "variants.json"));
+    const auto& texts = expected.at("texts");
+    std::map<std::string, std::string> bases;
+    int tokenizers = 0;
+    int plainMatches = 0, specialMatches = 0, decodeMatches = 0, roundTrips = 0, checks = 0;
+    for (const auto& variant : variants.at("tokenizers")) {
+        const std::string name = variant.at("name");
+        const std::string base = variant.at("base");
+        if (!bases.count(base)) bases[base] = testing::baseTokenizerJson(base);
+        ASSERT_TRUE(expected.at("tokenizers").contains(name))
+            << name << " is missing from " << expectedFile();
+        const auto& want = expected.at("tokenizers").at(name);
+        // The library reads tokenizer.json alone, so tokenizer_config.json is left out here.
+        auto tok =
+            HfTokenizer::create(testing::variantTokenizerJson(variant, bases[base]), "", name);
+        ASSERT_TRUE(tok.ok()) << tok.error().message;
+        ++tokenizers;
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts.at(i);
+            const std::string at = name + " text " + std::to_string(i) + " " + shown(text);
+            auto plain = (*tok)->encodeChecked(text, false);
+            auto special = (*tok)->encodeChecked(text, true);
+            ASSERT_TRUE(plain.ok() && special.ok()) << at;
+            const auto wantPlain = want.at("without_special").at(i).get<std::vector<int32_t>>();
+            const auto wantSpecial = want.at("with_special").at(i).get<std::vector<int32_t>>();
+            const std::string wantDecoded = want.at("decoded").at(i);
+            EXPECT_EQ(*plain, wantPlain) << at;
+            EXPECT_EQ(*special, wantSpecial) << at;
+            const std::string decoded = (*tok)->decode(*plain);
+            EXPECT_EQ(decoded, wantDecoded) << at;
+            ++checks;
+            plainMatches += *plain == wantPlain;
+            specialMatches += *special == wantSpecial;
+            decodeMatches += decoded == wantDecoded;
+            roundTrips += decoded == text;
+            // Where the library gives the text back, so does the engine (and vice versa).
+            EXPECT_EQ(decoded == text, wantDecoded == text) << at;
+            // encode() (the Tokenizer interface) agrees with encodeChecked on valid UTF-8.
+            EXPECT_EQ((*tok)->encode(text), *plain) << at;
+        }
+    }
+    std::printf(
+        "[ figures  ] %d tokenizers x %zu texts: ids without special tokens %d/%d, with special "
+        "tokens %d/%d, decode %d/%d equal to the library; decode(encode(x)) == x for %d/%d "
+        "(the rest are where the library's own decode differs from x: NFC, <unk>, stripped "
+        "prefix)\n",
+        tokenizers, texts.size(), plainMatches, checks, specialMatches, checks, decodeMatches,
+        checks, roundTrips, checks);
+    EXPECT_GE(tokenizers, 2);
+}
+
+}  // namespace
+}  // namespace ws::tokenizer
