@@ -19,6 +19,7 @@
 #include "engine/optim/optimizer.h"
 #include "engine/session/param_groups.h"
 #include "engine/tensor/matmul.h"
+#include "engine/tokenizer/hf_tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace ws::finetune {
@@ -197,7 +198,12 @@ Result<BaseModel> inspectBase(std::string_view refText, const fs::path& dbPath) 
         auto hf = interop::inspectHfFolder(fs::is_directory(ref->path, ec) ? folder : ref->path);
         if (!hf.ok()) return hf.error();
         base.config = interop::importedRunConfig(*hf);
-        if (hf->byteTokenizer) {
+        if (!hf->tokenizerJson.empty()) {
+            useHfTokenizerFile(base.config, hf->tokenizerJson);
+            auto fast = tokenizer::loadHfTokenizer(hf->tokenizerJson);
+            if (!fast.ok()) return fast.error();
+            base.tokenizer = std::move(fast).value();
+        } else if (hf->byteTokenizer) {
             useByteTokenizer(base.config);
             base.tokenizer = tokenizer::makeByteTokenizer();
         } else {

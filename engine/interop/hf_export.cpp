@@ -105,6 +105,22 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
         if (Status st = fileio::writeFileAtomically(temp / "config.json", configText); !st.ok()) {
             return st;
         }
+        if (result.tokenizerKind == "hf") {
+            // A Hugging Face tokenizer.json goes back as it came, with its own
+            // tokenizer_config.json (chat template, special tokens) when it had one.
+            if (Status st = m.tokenizer->save(temp); !st.ok()) return st;
+            result.tokenizerNote = fmt::format("Hugging Face tokenizer.json ({} tokens), as read",
+                                               m.tokenizer->vocabSize());
+            std::error_code ec;
+            if (std::filesystem::exists(temp / "tokenizer_config.json", ec))
+                return Status::success();
+            const nlohmann::ordered_json tc = {
+                {"tokenizer_class", "PreTrainedTokenizerFast"},
+                {"model_max_length", m.config.model.maxPositionEmbeddings},
+                {"clean_up_tokenization_spaces", false},
+            };
+            return fileio::writeFileAtomically(temp / "tokenizer_config.json", tc.dump(2) + "\n");
+        }
         if (result.tokenizerKind == "byte") {
             if (Status st = writeByteVocabulary(temp); !st.ok()) return st;
             result.tokenizerNote =

@@ -18,6 +18,7 @@
 #include "engine/modelio/hf_weights.h"
 #include "engine/modelio/model_folder.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
+#include "engine/tokenizer/hf_tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace ws::interop {
@@ -157,20 +158,21 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
     hf.configFile = folder / "config.json";
     hf.vocabFile = folder / "vocab.json";
     hf.mergesFile = folder / "merges.txt";
-    for (const fs::path& f : {hf.configFile, hf.weightsFile, hf.vocabFile, hf.mergesFile}) {
+    // The tokenizer: GPT-2's slow files (vocab.json + merges.txt), or else a fast tokenizer's
+    // tokenizer.json (Llama, Mistral, Qwen2, SmolLM folders ship only that).
+    const bool gpt2Files = fs::exists(hf.vocabFile, ec) && fs::exists(hf.mergesFile, ec);
+    if (!gpt2Files && fs::exists(folder / "tokenizer.json", ec))
+        hf.tokenizerJson = folder / "tokenizer.json";
+    std::vector<fs::path> required = {hf.configFile, hf.weightsFile};
+    if (hf.tokenizerJson.empty()) required.insert(required.end(), {hf.vocabFile, hf.mergesFile});
+    for (const fs::path& f : required) {
         if (fs::exists(f, ec)) continue;
-        std::string hint;
-        if (f != hf.weightsFile && f != hf.configFile &&
-            fs::exists(folder / "tokenizer.json", ec)) {
-            hint =
-                " (only a fast-tokenizer tokenizer.json is here; save the slow GPT2Tokenizer "
-                "files vocab.json + merges.txt too)";
-        }
         return Error{
-            fmt::format("{}: {} is missing; a Hugging Face GPT-2 folder holds "
-                        "model.safetensors (or its shards with model.safetensors.index.json, or "
-                        "pytorch_model.bin), config.json, vocab.json and merges.txt{}",
-                        folder.string(), f.filename().string(), hint)};
+            fmt::format("{}: {} is missing; a Hugging Face folder holds model.safetensors (or "
+                        "its shards with model.safetensors.index.json, or pytorch_model.bin), "
+                        "config.json and its tokenizer (tokenizer.json, or GPT-2's vocab.json "
+                        "and merges.txt)",
+                        folder.string(), f.filename().string())};
     }
     auto cfg = modelio::readHfConfig(hf.configFile);
     if (!cfg.ok()) return cfg.error();
@@ -182,18 +184,25 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
             fmt::format("{}: not a usable model: {}", hf.configFile.string(), st.error().message)};
     }
 
-    auto bpe = tokenizer::BpeTokenizer::load(hf.vocabFile, hf.mergesFile);
-    if (!bpe.ok()) return bpe.error();
-    hf.tokenizerVocab = (*bpe)->vocabSize();
+    if (!hf.tokenizerJson.empty()) {
+        auto fast = tokenizer::loadHfTokenizer(hf.tokenizerJson);
+        if (!fast.ok()) return fast.error();
+        hf.tokenizerVocab = (*fast)->vocabSize();
+    } else {
+        auto bpe = tokenizer::BpeTokenizer::load(hf.vocabFile, hf.mergesFile);
+        if (!bpe.ok()) return bpe.error();
+        hf.tokenizerVocab = (*bpe)->vocabSize();
+        hf.byteTokenizer = (*bpe)->merges().empty() && hf.tokenizerVocab == 256;
+        for (int b = 0; b < 256 && hf.byteTokenizer; ++b) {
+            hf.byteTokenizer = (*bpe)->byteToken(uint8_t(b)) == b;
+        }
+    }
     if (hf.tokenizerVocab > hf.model.vocabSize) {
         return Error{fmt::format(
             "{}: the tokenizer has {} tokens but config.json's vocab_size is {}; the tokenizer "
             "files do not belong to this model",
-            hf.vocabFile.string(), hf.tokenizerVocab, hf.model.vocabSize)};
-    }
-    hf.byteTokenizer = (*bpe)->merges().empty() && hf.tokenizerVocab == 256;
-    for (int b = 0; b < 256 && hf.byteTokenizer; ++b) {
-        hf.byteTokenizer = (*bpe)->byteToken(uint8_t(b)) == b;
+            (hf.tokenizerJson.empty() ? hf.vocabFile : hf.tokenizerJson).string(),
+            hf.tokenizerVocab, hf.model.vocabSize)};
     }
 
     const model::ParameterTable table(shape);
@@ -279,7 +288,10 @@ config::Config importedRunConfig(const HfFolder& hf) {
         if (hf.model.attentionSlidingWindowLength > 0)
             input->maxSequenceLength =
                 std::min(input->maxSequenceLength, hf.model.attentionSlidingWindowLength);
-        if (hf.byteTokenizer) {
+        if (!hf.tokenizerJson.empty()) {
+            input->tokenizer.type = "hf";
+            input->tokenizer.tokenizerFile = "tokenizer.json";
+        } else if (hf.byteTokenizer) {
             input->tokenizer.type = "byte";
         } else {
             input->tokenizer.type = "bpe";
@@ -299,9 +311,17 @@ Result<ImportResult> importHuggingFace(const fs::path& hfFolder, const fs::path&
     if (!params.ok()) return params.error();
     const config::Config cfg = importedRunConfig(*hf);
 
-    // The byte tokenizer writes its tokenizer.json; GPT-2's BPE files are copied as published.
-    const auto byteTokenizer = hf->byteTokenizer ? tokenizer::makeByteTokenizer() : nullptr;
-    const modelio::FolderTokenizer tokenizerFiles{byteTokenizer.get(), hf->vocabFile,
+    // A fast tokenizer's tokenizer.json (with its tokenizer_config.json) and the byte tokenizer
+    // write themselves; GPT-2's BPE files are copied as published.
+    std::unique_ptr<tokenizer::Tokenizer> ownTokenizer;
+    if (!hf->tokenizerJson.empty()) {
+        auto fast = tokenizer::loadHfTokenizer(hf->tokenizerJson);
+        if (!fast.ok()) return fast.error();
+        ownTokenizer = std::move(fast).value();
+    } else if (hf->byteTokenizer) {
+        ownTokenizer = tokenizer::makeByteTokenizer();
+    }
+    const modelio::FolderTokenizer tokenizerFiles{ownTokenizer.get(), hf->vocabFile,
                                                   hf->mergesFile};
     auto build = [&](const fs::path& temp) -> Status {
         return modelio::writeModelFolder(temp, table, params->data(), cfg, 0, tokenizerFiles);

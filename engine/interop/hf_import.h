@@ -34,6 +34,9 @@ namespace ws::interop {
 
 struct HfFolder {
     std::filesystem::path folder, weightsFile, configFile, vocabFile, mergesFile;
+    // A fast tokenizer's tokenizer.json, when the folder has no vocab.json + merges.txt (Llama,
+    // Mistral, Qwen2 and SmolLM folders); empty otherwise.
+    std::filesystem::path tokenizerJson;
     config::ModelConfig model;
     // vocab.json is exactly the 256 byte symbols (id = byte value) with no merges: that is our
     // byte tokenizer (an exported byte model comes back as one).

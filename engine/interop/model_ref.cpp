@@ -13,6 +13,7 @@
 #include "engine/modelio/hf_cache.h"
 #include "engine/modelio/hf_weights.h"
 #include "engine/store/run_store.h"
+#include "engine/tokenizer/hf_tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace ws::interop {
@@ -88,7 +89,11 @@ Result<modelio::LoadedModel> loadHfFolder(const fs::path& path) {
     m.folder = hf->folder;
     m.weightsFile = hf->weightsFile;
     m.tokenizerFolder = hf->folder;
-    if (hf->byteTokenizer) {
+    if (!hf->tokenizerJson.empty()) {
+        auto fast = tokenizer::loadHfTokenizer(hf->tokenizerJson);
+        if (!fast.ok()) return fast.error();
+        m.tokenizer = std::shared_ptr<const tokenizer::Tokenizer>(std::move(fast).value());
+    } else if (hf->byteTokenizer) {
         m.tokenizer = tokenizer::makeByteTokenizer();
     } else {
         auto bpe = tokenizer::loadGpt2Bpe(hf->vocabFile, hf->mergesFile);
