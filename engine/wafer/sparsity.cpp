@@ -64,9 +64,9 @@ std::vector<PrunableMatrix> prunableMatrices(const model::ParameterTable& table,
     const size_t base = table.layers()[size_t(model::ParameterTable::blockLayer(block))].offset;
     const model::BlockOffsets o = model::blockOffsets(s, block);
     const int64_t C = s.channels, F = s.ffn;
-    return {{"qkv", base + o.qkvw, C, 3 * C, &BlockSparsity::qkv},
-            {"attn_proj", base + o.attprojw, C, C, &BlockSparsity::attnProj},
-            {"fc", base + o.fcw, C, F, &BlockSparsity::fc},
+    return {{"qkv", base + o.qkvw, C, s.qkvWidth(), &BlockSparsity::qkv},
+            {"attn_proj", base + o.attprojw, s.qWidth(), C, &BlockSparsity::attnProj},
+            {"fc", base + o.fcw, C, s.mlpInWidth(), &BlockSparsity::fc},
             {"fc_proj", base + o.fcprojw, F, C, &BlockSparsity::fcProj}};
 }
 
