@@ -20,7 +20,10 @@ ModelFacts deriveFacts(const config::Config& config) {
         }
     }
     const double T = config.trainInput.maxSequenceLength;
-    f.trainingFlopsPerToken = 6.0 * double(f.parameters) + 6.0 * shape.layers * shape.channels * T;
+    // The attention's score and weighted-sum products run over the query width (C for GPT-2).
+    f.trainingFlopsPerToken = 6.0 * double(f.parameters) + 6.0 * shape.layers * shape.qWidth() * T;
+    f.kvCacheBytesPerToken = 2 * int64_t(shape.layers) * shape.kvWidth() * int64_t(sizeof(float));
+    f.kvCacheBytes = f.kvCacheBytesPerToken * shape.maxPositions;
     // MemoryX: fp32 weights of every tensor (adapters included), gradients and optimizer state of
     // the tensors that train only (a frozen tensor has none).
     GptShape adapted = shape;
@@ -53,7 +56,7 @@ int64_t loraAdapterParameters(const config::LoraConfig& lora, const GptShape& sh
 }
 
 double stepTrainingFlopsPerToken(const GptShape& shape, int seqLen) {
-    const double attention = 6.0 * shape.layers * shape.channels * double(seqLen);
+    const double attention = 6.0 * shape.layers * shape.qWidth() * double(seqLen);
     if (!shape.hasLora()) return 6.0 * double(parameterCount(shape)) + attention;
     GptShape base = shape;
     base.applyLora(std::nullopt);

@@ -16,7 +16,11 @@ namespace ws::model {
 struct ModelFacts {
     int64_t parameters = 0;            // every trained scalar, position embeddings included
     int64_t embeddingParameters = 0;   // wte + wpe (+ untied lm_head)
-    double trainingFlopsPerToken = 0;  // llm.c's count: 6*N + 6*L*C*T
+    double trainingFlopsPerToken = 0;  // llm.c's count: 6*N + 6*L*Q*T (Q: query width, GPT-2's C)
+    // Generation's key/value cache (engine/sample's KvDecoder, fp32): K and V of the KV heads
+    // only (grouped-query attention caches KV x hs per token, not C), every layer.
+    int64_t kvCacheBytesPerToken = 0;  // 2 * L * KV * hs * 4
+    int64_t kvCacheBytes = 0;          // at max_position_embeddings tokens
     // What MemoryX holds: fp32 master weights of every tensor (LoRA adapters included), and
     // gradients and optimizer state of the parameters that train only (frozen tensors, every
     // base tensor under LoRA, have none).
@@ -53,11 +57,12 @@ ModelFacts deriveFacts(const config::Config& config);
 int64_t loraAdapterParameters(const config::LoraConfig& lora, const GptShape& shape);
 
 // Training FLOPs per token of one step of `shape` (with its LoRA fields) at sequence length
-// `seqLen`, counting what the step computes. Without LoRA: llm.c's 6 N + 6 L C T (as
+// `seqLen`, counting what the step computes. Without LoRA: llm.c's 6 N + 6 L Q T (as
 // trainingFlopsPerStep). With LoRA the base is frozen, so its weight gradients are not formed:
 // the base's matmuls cost forward (2 N_base) + input gradient (2 N_base), about 2/3 of a full
 // step's, plus the adapters' 6 N_adapters (x·A and u·B forward, four products backward) and
-// the attention's 6 L C T, which has no weights and runs whole. N_base counts the embeddings as
+// the attention's 6 L Q T (Q = heads x head size, C for GPT-2), which has no weights and runs
+// whole. N_base counts the embeddings as
 // llm.c does.
 double stepTrainingFlopsPerToken(const GptShape& shape, int seqLen);
 

@@ -22,7 +22,14 @@ const char* blockActivationName(BlockActivation a) {
 }
 
 double blockStoredBytes(const model::GptShape& s, double tokens) {
-    return kBlockStoredBytesPerTokenChannel * s.channels * tokens;
+    if (s.gpt2Blocks()) return kBlockStoredBytesPerTokenChannel * s.channels * tokens;
+    // The same tensors per token, from their own widths (2 bytes each, 1 per dropout mask):
+    // norm inputs 4C; attention: its input 2C, q 2Q, k and v 4K, output 2Q, mask C; MLP: its
+    // input 2C, the activation's input 2·mlpIn ([gate | up] for SwiGLU), its output 2F, mask C.
+    // GPT-2's widths (Q = K = C, mlpIn = F = 4C) give Korthikanti's 34 C.
+    const double C = s.channels, Q = s.qWidth(), K = s.kvWidth(), F = s.ffn;
+    const double perToken = 10 * C + 4 * Q + 4 * K + 2 * double(s.mlpInWidth()) + 2 * F;
+    return perToken * tokens;
 }
 
 double blockCheckpointBytes(const model::GptShape& s, double tokens) {

@@ -130,6 +130,7 @@ struct OpTiming {
     // Its output matrix Y[m, n] (per chunk: m = the chunk's rows) and how Y's tiles sit on the
     // cores (grid_mapping.h): which cores hold which rows and columns of Y.
     int64_t m = 0, n = 0;
+    std::vector<int64_t> columnParts;  // WaferOp::columnParts
     GridMapping mapping;
     // When it runs, in seconds from its layer phase's compute start (ops run one after another,
     // each taking max(compute, fabric) + fill; a run of MoE expert ops runs at once, each

@@ -3,7 +3,11 @@
 // Vector-op costs (arithmetic per element, ASSUMED from the textbook kernels; they are a few
 // percent of a block's time): LayerNorm 8 forward / 16 backward (mean, variance, normalize,
 // scale, shift), tanh-GELU 10 / 14, residual add 1, softmax 5 / 4, cross-entropy 6 / 2,
-// embedding lookup + position add 2.
+// embedding lookup + position add 2 (lookup alone 1). Llama-family ops: RMSNorm 5 / 10 (sum of
+// squares, rsqrt, scale, gain: no mean, no shift), RoPE 3 / 3 per rotated element of q and k
+// (x·cos + rotate(x)·sin), SwiGLU 5 / 9 per hidden unit (sigmoid 3, ×gate, ×up; backward both
+// products and the sigmoid's derivative), ALiBi 2 / 2 per score (slope × distance, add; the
+// backward recomputes the scores). A matmul without bias does no bias add.
 #include "engine/wafer/layer_ops.h"
 
 #include <algorithm>
@@ -51,8 +55,9 @@ WaferOp matmulInputGrad(std::string name, int64_t M, int64_t K, int64_t N, const
 // dW[K, N] = X^T dY, token-stationary: each core multiplies the X rows it already holds by its
 // dY tile into a partial dW[K, cols_j], reduced down its column in fp32; bias grad alongside.
 WaferOp matmulWeightGrad(std::string name, int64_t M, int64_t K, int64_t N,
-                         const std::vector<int64_t>* nnz, const WaferSpec& spec) {
-    WaferOp op = denseOp(std::move(name), M, N, double(K), 1, K * kHalf, K * kFloat32, spec);
+                         const std::vector<int64_t>* nnz, const WaferSpec& spec, bool bias = true) {
+    WaferOp op =
+        denseOp(std::move(name), M, N, double(K), bias ? 1 : 0, K * kHalf, K * kFloat32, spec);
     if (nnz && !nnz->empty()) op.columnNonzerosPrefix = *nnz;
     return op;
 }
@@ -68,17 +73,19 @@ WaferOp attentionOp(const model::GptShape& s, int batch, int T, Pass pass, const
     op.n = T;
     op.period = T;
     op.colBytesPerProblem = true;
+    op.problemsPerColumnPanel = s.heads / s.kvHeadCount();
     op.accumulatorBytesPerRow = hs * kFloat32;
+    const double alibi = s.position == model::GptShape::Position::Alibi ? 2 : 0;
     if (pass == Pass::Forward) {
         op.name = "attention";
         op.fmacsPerElement = 2 * hs;
-        op.vectorOpsPerElement = 5;
+        op.vectorOpsPerElement = 5 + alibi;
         op.rowBytesPerRow = hs * kHalf + hs * kFloat32;  // Q in, O partials out
         op.colBytesPerCol = 2 * hs * kHalf;              // K and V
     } else {
         op.name = "attention.backward";
         op.fmacsPerElement = 5 * hs;
-        op.vectorOpsPerElement = 4;
+        op.vectorOpsPerElement = 4 + alibi;
         op.rowBytesPerRow = 2 * hs * kHalf + hs * kFloat32;      // Q, dO in; dQ partials
         op.colBytesPerCol = 2 * hs * kHalf + 2 * hs * kFloat32;  // K, V in; dK, dV partials
     }
@@ -135,6 +142,39 @@ void addAdapterBackward(std::vector<WaferOp>& ops, const AdapterShape& a, int64_
 // Row reductions (LayerNorm statistics, softmax sums) move two fp32 partials per row.
 constexpr double kRowStats = 2 * kFloat32;
 
+WaferOp withParts(WaferOp op, const std::vector<int64_t>& parts) {
+    op.columnParts = parts;
+    return op;
+}
+
+// A block's or the head's norm `which` ("1", "2", "f"): LayerNorm ("ln_*", two statistics per
+// row) or RMSNorm ("rmsnorm_*", one), see the costs at the top.
+WaferOp normOp(const model::GptShape& s, const std::string& which, int64_t M, Pass pass,
+               const WaferSpec& spec) {
+    const int64_t C = s.channels;
+    const bool back = pass == Pass::Backward;
+    const std::string suffix = back ? ".backward" : "";
+    if (s.layerNorm())
+        return back ? denseOp("ln_" + which + suffix, M, C, 0, 16, 2 * kRowStats, 0, spec)
+                    : denseOp("ln_" + which, M, C, 0, 8, kRowStats, 0, spec);
+    return denseOp("rmsnorm_" + which + suffix, M, C, 0, back ? 10 : 5,
+                   back ? 2 * kFloat32 : kFloat32, 0, spec);
+}
+
+// Rotary embeddings on the rotated dims of every query and key head (M, (NH + KV)·rd).
+WaferOp ropeOp(const model::GptShape& s, int64_t M, Pass pass, const WaferSpec& spec) {
+    const int64_t width = int64_t(s.heads + s.kvHeadCount()) * s.rotaryDims();
+    return denseOp(pass == Pass::Forward ? "rope" : "rope.backward", M, width, 0, 3, 0, 0, spec);
+}
+
+// The MLP's activation: tanh-GELU on (M, F), or SwiGLU's silu(gate)·up on (M, F) from (M, 2F).
+WaferOp activationOp(const model::GptShape& s, int64_t M, Pass pass, const WaferSpec& spec) {
+    const bool back = pass == Pass::Backward;
+    if (s.mlp == model::GptShape::Mlp::SwiGlu)
+        return denseOp(back ? "swiglu.backward" : "swiglu", M, s.ffn, 0, back ? 9 : 5, 0, 0, spec);
+    return denseOp(back ? "gelu.backward" : "gelu", M, s.ffn, 0, back ? 14 : 10, 0, 0, spec);
+}
+
 // Sum over t in [0, x) of clamp(t + 1 - c0, 0, c1 - c0): the causal pairs of one problem's
 // first x rows inside columns [c0, c1).
 double causalPrefix(int64_t x, int64_t c0, int64_t c1) {
@@ -156,19 +196,53 @@ double causalRows(int64_t r, int64_t period, int64_t c0, int64_t c1) {
 
 }  // namespace
 
+Status checkPredictableShape(const model::GptShape& s) {
+    const Status own = s.validate();
+    if (own.ok() || s.gpt2Blocks() || s.hasMoe()) return own;
+    // validate() checks the options' own rules before refusing them for training, so a refusal
+    // of the options alone leaves the GPT-2-block twin of the same sizes valid.
+    model::GptShape twin = s;
+    twin.position = model::GptShape::Position::Learned;
+    twin.norm = model::GptShape::Norm::LayerNorm;
+    twin.mlp = model::GptShape::Mlp::Gelu;
+    twin.kvHeads = 0;
+    twin.rotaryDim = 0;
+    twin.qkvBias = twin.attnProjBias = twin.mlpBias = true;
+    if (twin.headDim > 0 && int64_t(twin.headDim) * twin.heads == twin.channels) twin.headDim = 0;
+    if (!twin.gpt2Blocks()) return own;  // head_dim x heads != width: nothing to compare with
+    const Status sizes = twin.validate();
+    if (!sizes.ok()) return sizes;
+    // Which of own's messages is the training refusal is not ours to parse: the options' own
+    // rules, checked here again, are what remains.
+    if (s.kvHeads < 0 || s.heads % s.kvHeadCount() != 0)
+        return Error{fmt::format(
+            "model.extra_attention_params.num_kv_groups = {} must divide model.num_heads = {}",
+            s.kvHeads, s.heads)};
+    if (s.position == model::GptShape::Position::Rotary &&
+        (s.rotaryDims() <= 0 || s.rotaryDims() % 2 != 0 || s.rotaryDims() > s.headSize()))
+        return Error{
+            fmt::format("model.rotary_dim = {} must be even, positive and at most the head size {}",
+                        s.rotaryDims(), s.headSize())};
+    return Status::success();
+}
+
 LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
                       const WaferSpec& spec) {
     const int64_t M = int64_t(batch) * seqLen;
     LayerOps l;
     l.layer = "embeddings";
     l.pass = pass;
-    const double values = double(s.vocab) * s.channels + double(s.maxPositions) * s.channels;
+    // wte, and wpe only with learned positions (rotary and ALiBi have no position weights).
+    const bool wpe = s.learnedPositions();
+    const double values =
+        double(s.vocab) * s.channels + (wpe ? double(s.maxPositions) * s.channels : 0.0);
+    const double lookupOps = wpe ? 2 : 1;
     if (pass == Pass::Forward) {
         l.weightValues = values;
-        l.ops.push_back(denseOp("lookup", M, s.channels, 0, 2, 0, 0, spec));
+        l.ops.push_back(denseOp("lookup", M, s.channels, 0, lookupOps, 0, 0, spec));
     } else if (!s.hasLora()) {  // LoRA: wte and wpe are frozen, nothing to scatter
         l.gradientValues = values;
-        l.ops.push_back(denseOp("lookup.backward", M, s.channels, 0, 2, 0, 0, spec));
+        l.ops.push_back(denseOp("lookup.backward", M, s.channels, 0, lookupOps, 0, 0, spec));
     }
     return l;
 }
@@ -231,6 +305,12 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
                   const BlockSparsity* sp, const ExpertLoad* moe) {
     const int64_t M = int64_t(batch) * seqLen;
     const int64_t C = s.channels, F = s.ffn;
+    // The block options' widths (GPT-2: Q = C, QKV = 3C, FI = F) and biases.
+    const int64_t Q = s.qWidth(), QKV = s.qkvWidth(), FI = s.mlpInWidth();
+    const bool rope = s.position == model::GptShape::Position::Rotary;
+    const std::vector<int64_t> qkvParts = {Q, s.kvWidth(), s.kvWidth()};
+    const std::vector<int64_t> fcParts =
+        FI == F ? std::vector<int64_t>{} : std::vector<int64_t>{F, F};  // SwiGLU: gate | up
     LayerOps l;
     static const std::string kBlockName = "h";  // (a literal here trips GCC 12's -Wrestrict)
     l.layer = kBlockName;
@@ -271,7 +351,8 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
             if (a.base == base) return &a;
         return nullptr;
     };
-    auto forward = [&](WaferOp op) {
+    auto forward = [&](WaferOp op, bool bias) {
+        if (!bias) op.vectorOpsPerElement = 0;  // no bias add
         const std::string base = op.name;
         ops.push_back(std::move(op));
         if (const AdapterShape* a = adapterOf(base))
@@ -280,20 +361,27 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
     // A base op's input gradient, then (trained base only) its weight gradient, then its
     // adapter's backward.
     auto backward = [&](const std::string& base, int64_t K, int64_t N,
-                        const std::vector<int64_t>* columnNnz) {
+                        const std::vector<int64_t>* columnNnz, bool bias,
+                        const std::vector<int64_t>& parts = {}) {
         ops.push_back(matmulInputGrad(base + ".dX", M, K, N, spec));
-        if (!frozenBase) ops.push_back(matmulWeightGrad(base + ".dW", M, K, N, columnNnz, spec));
+        if (!frozenBase)
+            ops.push_back(
+                withParts(matmulWeightGrad(base + ".dW", M, K, N, columnNnz, spec, bias), parts));
         if (const AdapterShape* a = adapterOf(base))
             addAdapterBackward(ops, *a, M, R, s.loraDropout, spec);
     };
     if (pass == Pass::Forward) {
         l.weightValues = values;
-        ops.push_back(denseOp("ln_1", M, C, 0, 8, kRowStats, 0, spec));
-        forward(matmulForward("qkv", M, C, 3 * C, nnz(&BlockSparsity::qkv), spec));
+        ops.push_back(normOp(s, "1", M, pass, spec));
+        forward(
+            withParts(matmulForward("qkv", M, C, QKV, nnz(&BlockSparsity::qkv), spec), qkvParts),
+            s.qkvBias);
+        if (rope) ops.push_back(ropeOp(s, M, pass, spec));
         ops.push_back(attentionOp(s, batch, seqLen, pass, spec));
-        forward(matmulForward("attn_proj", M, C, C, nnz(&BlockSparsity::attnProj), spec));
+        forward(matmulForward("attn_proj", M, Q, C, nnz(&BlockSparsity::attnProj), spec),
+                s.attnProjBias);
         ops.push_back(denseOp("residual_1", M, C, 0, 1, 0, 0, spec));
-        ops.push_back(denseOp("ln_2", M, C, 0, 8, kRowStats, 0, spec));
+        ops.push_back(normOp(s, "2", M, pass, spec));
         if (moe) {
             // Router logits, softmax and top-k selection (5 + k vector ops per logit), dispatch.
             ops.push_back(matmulForward("router", M, C, E, nullptr, spec));
@@ -307,9 +395,12 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
             // The k outputs weighted by their router probabilities and summed.
             ops.push_back(denseOp("combine", M, C, 0, 2.0 * k, routed, 0, spec));
         } else {
-            forward(matmulForward("fc", M, C, F, nnz(&BlockSparsity::fc), spec));
-            ops.push_back(denseOp("gelu", M, F, 0, 10, 0, 0, spec));
-            forward(matmulForward("fc_proj", M, F, C, nnz(&BlockSparsity::fcProj), spec));
+            forward(
+                withParts(matmulForward("fc", M, C, FI, nnz(&BlockSparsity::fc), spec), fcParts),
+                s.mlpBias);
+            ops.push_back(activationOp(s, M, pass, spec));
+            forward(matmulForward("fc_proj", M, F, C, nnz(&BlockSparsity::fcProj), spec),
+                    s.mlpBias);
         }
         ops.push_back(denseOp("residual_2", M, C, 0, 1, 0, 0, spec));
     } else {
@@ -331,15 +422,16 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
             ops.push_back(matmulInputGrad("router.dX", M, C, E, spec));
             ops.push_back(matmulWeightGrad("router.dW", M, C, E, nullptr, spec));
         } else {
-            backward("fc_proj", F, C, nnz(&BlockSparsity::fcProj));
-            ops.push_back(denseOp("gelu.backward", M, F, 0, 14, 0, 0, spec));
-            backward("fc", C, F, nnz(&BlockSparsity::fc));
+            backward("fc_proj", F, C, nnz(&BlockSparsity::fcProj), s.mlpBias);
+            ops.push_back(activationOp(s, M, pass, spec));
+            backward("fc", C, FI, nnz(&BlockSparsity::fc), s.mlpBias, fcParts);
         }
-        ops.push_back(denseOp("ln_2.backward", M, C, 0, 16, 2 * kRowStats, 0, spec));
-        backward("attn_proj", C, C, nnz(&BlockSparsity::attnProj));
+        ops.push_back(normOp(s, "2", M, pass, spec));
+        backward("attn_proj", Q, C, nnz(&BlockSparsity::attnProj), s.attnProjBias);
         ops.push_back(attentionOp(s, batch, seqLen, pass, spec));
-        backward("qkv", C, 3 * C, nnz(&BlockSparsity::qkv));
-        ops.push_back(denseOp("ln_1.backward", M, C, 0, 16, 2 * kRowStats, 0, spec));
+        if (rope) ops.push_back(ropeOp(s, M, pass, spec));
+        backward("qkv", C, QKV, nnz(&BlockSparsity::qkv), s.qkvBias, qkvParts);
+        ops.push_back(normOp(s, "1", M, pass, spec));
     }
     return l;
 }
@@ -351,11 +443,12 @@ LayerOps headOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
     LayerOps l;
     l.layer = "head";
     l.pass = pass;
-    // Tied or not, the (V, C) output matrix streams in: from wte or from lm_head.
-    const double values = 2.0 * C + double(V) * C;
+    // Tied or not, the (V, C) output matrix streams in: from wte or from lm_head; ln_f's gain
+    // (and LayerNorm's shift).
+    const double values = (s.layerNorm() ? 2.0 : 1.0) * C + double(V) * C;
     if (pass == Pass::Forward) {
         l.weightValues = values;
-        l.ops.push_back(denseOp("ln_f", M, C, 0, 8, kRowStats, 0, spec));
+        l.ops.push_back(normOp(s, "f", M, pass, spec));
         l.ops.push_back(matmulForward("logits", M, C, V, nullptr, spec));
         l.ops.push_back(denseOp("cross_entropy", M, V, 0, 6, kRowStats, 0, spec));
     } else {
@@ -365,7 +458,7 @@ LayerOps headOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
         l.ops.push_back(denseOp("cross_entropy.backward", M, V, 0, 2, 0, 0, spec));
         l.ops.push_back(matmulInputGrad("logits.dX", M, C, V, spec));
         if (!frozen) l.ops.push_back(matmulWeightGrad("logits.dW", M, C, V, nullptr, spec));
-        l.ops.push_back(denseOp("ln_f.backward", M, C, 0, 16, 2 * kRowStats, 0, spec));
+        l.ops.push_back(normOp(s, "f", M, pass, spec));
     }
     return l;
 }
@@ -431,10 +524,12 @@ double ownedCols(const WaferOp& op, const GridMapping& g) {
 double mappingColBytes(const WaferOp& op, const GridMapping& g) {
     double bytes = ownedCols(op, g) * op.colBytesPerCol;
     if (op.colBytesPerProblem && op.period > 0) {
-        // One physical column holds `rows` consecutive virtual rows: the problems they touch.
+        // One physical column holds `rows` consecutive virtual rows: the problems they touch,
+        // or with grouped-query attention the K/V panels of those problems' KV heads.
         const int64_t spanRows = int64_t(g.rows) * g.m.block;
+        const int64_t span = op.period * op.problemsPerColumnPanel;
         const int64_t problems =
-            std::min<int64_t>((g.m.total + op.period - 1) / op.period, spanRows / op.period + 2);
+            std::min<int64_t>((g.m.total + span - 1) / span, spanRows / span + 2);
         bytes *= double(std::max<int64_t>(1, problems));
     }
     return bytes;

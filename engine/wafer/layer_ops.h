@@ -6,6 +6,15 @@
 // Shapes per system: B sequences of T tokens, M = B*T rows; C channels, F ffn width, NH heads of
 // hs = C/NH, V vocab. Cost constants (vector ops per element) are stated where they are defined.
 //
+// Block options (GptShape; GPT-2's give GPT-2's ops, names and numbers exactly): RMSNorm runs
+// "rmsnorm_1" / "rmsnorm_2" / "rmsnorm_f" instead of "ln_*"; rotary positions add "rope" on q
+// and k after "qkv" (backward "rope.backward" before "qkv.dX"); SwiGLU's "fc" is the fused
+// [gate | up] matmul (M,C)x(C,2F), then "swiglu" (silu(gate)·up, (M,F)), then "fc_proj"
+// (M,F)x(F,C); grouped-query attention's "qkv" is (C, Q+2K) and "attention" reads each KV
+// head's K/V panel once for the NH/KV query heads that share it; "attn_proj" is (Q, C); ALiBi
+// adds its bias to every score inside "attention"; absent biases drop their add (and their
+// gradient); no wpe without learned positions; an untied head streams lm_head.
+//
 // LoRA (shape.hasLora(), model/lora.h): each targeted linear (IN -> OUT) of a block gains its
 // adapter products, mapped onto the cores like every other matmul and marked WaferOp::adapter:
 // forward "<op>.lora_A" u = x·A (M,R) and "<op>.lora_B" out += scale·u·B (M,OUT); backward
@@ -86,6 +95,9 @@ struct WaferOp {
     double rowBytesPerRow = 0;        // bytes through the core's row links per owned row (A panel)
     double colBytesPerCol = 0;        // bytes through its column links per owned column (B panel)
     bool colBytesPerProblem = false;  // Causal: the column panel repeats per attention problem
+    // Causal, grouped-query attention: consecutive problems (the heads of one KV group, laid
+    // out side by side) that read the same K/V column panel; 1 = one panel per problem.
+    int64_t problemsPerColumnPanel = 1;
     double accumulatorBytesPerRow = 0;  // SRAM per owned row beyond the tile (attention output)
     // Sparse weights: prefix sums (size n + 1) of the nonzero weights of each output column; the
     // core's FMACs are rows x (its columns' nonzeros) instead of rows x cols x k.
@@ -99,6 +111,9 @@ struct WaferOp {
     GridMapping mapping;
     GridMapping lastMapping;
     bool adapter = false;  // a LoRA adapter product (see the header comment)
+    // Widths of Y's named column parts, in order: qkv's [Q | K | V] (K < Q with grouped-query
+    // attention), SwiGLU fc's [gate | up]; empty: one part (what the Wafer tab labels).
+    std::vector<int64_t> columnParts;
     // MoE: the expert whose cores (region) run this op; -1: the whole wafer. A run of
     // consecutive expert ops executes at once, each expert's ops in order on its own region.
     int expert = -1;
@@ -120,6 +135,12 @@ struct BlockSparsity {
     // empty vectors = dense.
     std::vector<int64_t> qkv, attnProj, fc, fcProj;
 };
+
+// Checks that a shape can be predicted: GptShape::validate(), except that predicting needs no
+// trainable model, so a build that cannot yet train a block option (validate() refuses it for
+// training) still predicts it. The block options' own rules (KV heads divide heads, rotary dims)
+// and every size rule stay.
+Status checkPredictableShape(const model::GptShape& s);
 
 // The layers of one step in execution order of their pass: embeddings, blocks, head (forward).
 // blockSparsity may be null (dense). With LoRA (shape.hasLora()) blocks carry the adapter

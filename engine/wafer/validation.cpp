@@ -92,14 +92,36 @@ model::GptShape llama70bClassShape() {
     return s;
 }
 
-Result<AbsoluteCheck> validateLlama70bClass(const WaferSpec& spec) {
+model::GptShape llama2_70bShape() {
+    model::GptShape s;
+    s.vocab = 32000;
+    s.channels = 8192;
+    s.layers = 80;
+    s.heads = 64;
+    s.kvHeads = 8;
+    s.ffn = 28672;
+    s.maxPositions = kLlama70bSeqLen;
+    s.tiedEmbedding = false;
+    s.position = model::GptShape::Position::Rotary;
+    s.norm = model::GptShape::Norm::RmsNorm;
+    s.mlp = model::GptShape::Mlp::SwiGlu;
+    s.qkvBias = s.attnProjBias = s.mlpBias = false;
+    s.bf16 = true;
+    return s;
+}
+
+namespace {
+
+// One system's prediction of `shape` at the deck's claim (see validation.h).
+Result<AbsoluteCheck> checkAgainstTheDeck(const WaferSpec& spec, const model::GptShape& shape,
+                                          std::string name) {
     AbsoluteCheck c;
-    c.model = "70B-class GPT";
+    c.model = std::move(name);
     c.waferName = spec.name;
     c.batch = kLlama70bBatch;
     c.seqLen = kLlama70bSeqLen;
     StepInput in;
-    in.shape = llama70bClassShape();
+    in.shape = shape;
     in.batchPerSystem = c.batch;
     in.seqLen = c.seqLen;
     in.updatesAfterNorm = true;
@@ -120,6 +142,16 @@ Result<AbsoluteCheck> validateLlama70bClass(const WaferSpec& spec) {
     c.ratio = c.tokensPerS / c.publishedTokensPerS;
     c.withinBound = c.ratio >= 1 / 1.5 && c.ratio <= 1.5;
     return c;
+}
+
+}  // namespace
+
+Result<AbsoluteCheck> validateLlama70bClass(const WaferSpec& spec) {
+    return checkAgainstTheDeck(spec, llama70bClassShape(), "70B-class GPT");
+}
+
+Result<AbsoluteCheck> validateLlama2_70b(const WaferSpec& spec) {
+    return checkAgainstTheDeck(spec, llama2_70bShape(), "Llama-2 70B");
 }
 
 }  // namespace ws::wafer

@@ -13,7 +13,8 @@
 // counts - and MFU is reported beside it.
 // A second check holds an absolute figure: a 70B-class GPT on one CS-3 (wse3) against the AI Day
 // deck's "fine-tune LLaMA 70B on 1B tokens in a day on a single chip" (~11,600 tokens/s), with
-// the batch and sequence length assumed stated (presets/llama-70b-class.yaml has the same shape).
+// the batch and sequence length assumed stated (presets/llama-70b-class.yaml has the same shape),
+// once with a GPT-block stand-in of its size and once with Llama-2 70B's own blocks.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -85,5 +86,12 @@ model::GptShape llama70bClassShape();
 inline constexpr int kLlama70bBatch = 256;
 inline constexpr int kLlama70bSeqLen = 4096;
 Result<AbsoluteCheck> validateLlama70bClass(const WaferSpec& spec);
+
+// The same claim with the real Llama-2 70B (presets/llama-2-70b.yaml): hidden 8192, 80 blocks,
+// 64 heads of 128 with 8 KV heads (grouped-query attention), SwiGLU MLP of 28672, RMSNorm,
+// rotary positions, no biases, untied head, vocabulary 32000 (69.0 B parameters); the same
+// batch, precision and clipping as the 70B-class check.
+model::GptShape llama2_70bShape();
+Result<AbsoluteCheck> validateLlama2_70b(const WaferSpec& spec);
 
 }  // namespace ws::wafer

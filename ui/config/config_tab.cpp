@@ -154,6 +154,11 @@ void ConfigTab::onDocumentChanged() {
                        .arg(QString::fromStdString(formatBytes(double(facts.weightBytes))))
                        .arg(QString::fromStdString(formatBytes(double(facts.gradientBytes))))
                        .arg(QString::fromStdString(formatBytes(double(facts.optimizerBytes))));
+    // What generation caches per token: only the KV heads' keys and values.
+    text += tr(" &nbsp;·&nbsp; KV cache %1 per token, %2 at %3 tokens")
+                .arg(QString::fromStdString(formatBytes(double(facts.kvCacheBytesPerToken))))
+                .arg(QString::fromStdString(formatBytes(double(facts.kvCacheBytes))))
+                .arg(c.model.maxPositionEmbeddings);
     text +=
         tr(" &nbsp;·&nbsp; wafer buffer %1, %2 streamed in per forward + backward (%3 weights)")
             .arg(QString::fromStdString(formatBytes(double(facts.waferBufferBytes))))

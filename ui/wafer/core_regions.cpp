@@ -13,28 +13,42 @@ QString tr(const char* text) {
 }
 
 // What Y's columns are for an op ("qkv", "fc.dW", "logits.dX", ...), and their named parts
-// (Q, K, V for the qkv projection; one part otherwise).
+// (Q, K, V for the qkv projection, gate and up for SwiGLU's fc; one part otherwise) with their
+// widths (WaferOp::columnParts: K and V narrower than Q with grouped-query attention; empty:
+// equal parts).
 struct ColumnMeaning {
     QString what;
     QStringList parts;
+    std::vector<int64_t> widths;
 };
 
-ColumnMeaning columnMeaning(const QString& name) {
+ColumnMeaning columnMeaning(const wafer::OpTiming& op) {
+    const QString name = QString::fromStdString(op.name);
     const QString base = name.section('.', 0, 0);
     const bool dX = name.endsWith(QLatin1String(".dX"));
     const bool dW = name.endsWith(QLatin1String(".dW"));
-    if (dX) return {tr("input-gradient channels"), {tr("dX")}};
+    if (dX) return {tr("input-gradient channels"), {tr("dX")}, {}};
     const QString prefix = dW ? QStringLiteral("dW ") : QString();
     if (base == QLatin1String("qkv"))
         return {tr("the query, key and value projections"),
-                {prefix + "Q", prefix + "K", prefix + "V"}};
-    if (base == QLatin1String("fc") || base == QLatin1String("gelu"))
-        return {tr("MLP hidden units"), {prefix + tr("MLP hidden")}};
+                {prefix + "Q", prefix + "K", prefix + "V"},
+                op.columnParts};
+    if (base == QLatin1String("fc") && op.columnParts.size() == 2)
+        return {tr("SwiGLU's gate and up projections"),
+                {prefix + tr("gate"), prefix + tr("up")},
+                op.columnParts};
+    if (base == QLatin1String("fc") || base == QLatin1String("gelu") ||
+        base == QLatin1String("swiglu"))
+        return {tr("MLP hidden units"), {prefix + tr("MLP hidden")}, {}};
+    if (base == QLatin1String("rope"))
+        return {tr("the rotated query and key dimensions"), {tr("rotated q | k")}, {}};
+    if (base.startsWith(QLatin1String("rmsnorm")) || base.startsWith(QLatin1String("ln_")))
+        return {tr("channels"), {name}, {}};
     if (base == QLatin1String("logits") || base == QLatin1String("cross_entropy"))
-        return {tr("vocabulary entries"), {prefix + tr("vocab")}};
+        return {tr("vocabulary entries"), {prefix + tr("vocab")}, {}};
     if (base == QLatin1String("attn_proj") || base == QLatin1String("fc_proj"))
-        return {tr("output channels"), {prefix + tr("channels")}};
-    return {tr("output columns"), {name}};
+        return {tr("output channels"), {prefix + tr("channels")}, {}};
+    return {tr("output columns"), {name}, {}};
 }
 
 }  // namespace
@@ -43,7 +57,7 @@ CoreRegions coreRegionsOf(const wafer::OpTiming& op) {
     CoreRegions out;
     const wafer::GridMapping& g = op.mapping;
     if (g.rows <= 0 || g.groupCols <= 0 || g.n.block <= 0 || op.n <= 0) return out;
-    const ColumnMeaning meaning = columnMeaning(QString::fromStdString(op.name));
+    const ColumnMeaning meaning = columnMeaning(op);
     const QString opName = QString::fromStdString(op.name);
     out.caption = tr("Cores ↔ matrix: %1, output %2 × %3 (the phase's longest op)\nrows of "
                      "cores hold tokens, columns hold %4")
@@ -56,6 +70,16 @@ CoreRegions coreRegionsOf(const wafer::OpTiming& op) {
     // may get none).
     const double usedCols = std::min<double>(g.groupCols, double(op.n) / double(g.n.block));
     const int parts = int(meaning.parts.size());
+    // Where part i starts, as a fraction of the used columns: by the parts' widths when they are
+    // known and add up to the output, else equal parts.
+    std::vector<double> edge(size_t(parts) + 1, 0.0);
+    int64_t known = 0;
+    for (int64_t w : meaning.widths) known += w;
+    const bool byWidth = int(meaning.widths.size()) == parts && known == op.n;
+    for (int part = 0; part < parts; ++part)
+        edge[size_t(part) + 1] =
+            byWidth ? edge[size_t(part)] + double(meaning.widths[size_t(part)]) / double(known)
+                    : double(part + 1) / parts;
     for (int group = 0; group < g.folds; ++group) {
         const double x0 = double(group) * g.groupCols - 0.5;
         const double y0 = -0.5, y1 = g.rows - 0.5;
@@ -65,7 +89,7 @@ CoreRegions coreRegionsOf(const wafer::OpTiming& op) {
                                    ? tr(" · tokens %1–%2").arg(firstRow).arg(lastRow - 1)
                                    : QString();
         for (int part = 0; part < parts; ++part) {
-            const double a = usedCols * part / parts, b = usedCols * (part + 1) / parts;
+            const double a = usedCols * edge[size_t(part)], b = usedCols * edge[size_t(part) + 1];
             if (b <= a) continue;
             CoreRegion r{x0 + a, x0 + b, y0, y1, meaning.parts[part]};
             if (parts == 1) {

@@ -140,5 +140,69 @@ TEST(Presets, CerebrasGpt111mKeepsThePublishedRecipe) {
     EXPECT_EQ(c.trainInput.tokenizer.type, "byte");
 }
 
+// The Llama-family presets (issue 33) carry the published shapes in ModelZoo's keys: SmolLM-135M
+// (576 x 30, 9 heads, 3 KV heads, 1536, vocab 49152, tied, theta 1e4) and Llama-2 70B (8192 x
+// 80, 64 heads, 8 KV heads, 28672, vocab 32000, untied); no biases, RMSNorm, SwiGLU, rotary.
+void expectLlamaBlocks(const ModelConfig& m) {
+    EXPECT_EQ(m.positionEmbeddingType, "rotary");
+    EXPECT_EQ(m.normType, "rmsnorm");
+    EXPECT_EQ(m.nonlinearity, "swiglu");
+    EXPECT_FALSE(m.useProjectionBiasInAttention);
+    EXPECT_FALSE(m.useFfnBiasInAttention);
+    EXPECT_FALSE(m.useFfnBias);
+}
+
+TEST(Presets, SmolLmHasThePublishedShape) {
+    const ModelConfig m = loadPreset("smollm-135m.yaml").model;
+    expectLlamaBlocks(m);
+    EXPECT_EQ(m.hiddenSize, 576);
+    EXPECT_EQ(m.numHiddenLayers, 30);
+    EXPECT_EQ(m.numHeads, 9);
+    EXPECT_EQ(m.attentionModule, "multiquery_attention");
+    EXPECT_EQ(m.extraAttentionParams.numKvGroups, 3);
+    EXPECT_EQ(m.filterSize, 1536);
+    EXPECT_EQ(m.vocabSize, 49152);
+    EXPECT_TRUE(m.shareEmbeddingWeights);
+    EXPECT_EQ(m.ropeTheta, 1e4);
+}
+
+TEST(Presets, Llama2ShapesAreThePublishedOnes) {
+    const Config big = loadPreset("llama-2-70b.yaml");
+    expectLlamaBlocks(big.model);
+    EXPECT_EQ(big.model.hiddenSize, 8192);
+    EXPECT_EQ(big.model.numHiddenLayers, 80);
+    EXPECT_EQ(big.model.numHeads, 64);
+    EXPECT_EQ(big.model.extraAttentionParams.numKvGroups, 8);
+    EXPECT_EQ(big.model.filterSize, 28672);
+    EXPECT_EQ(big.model.vocabSize, 32000);
+    EXPECT_FALSE(big.model.shareEmbeddingWeights);
+    EXPECT_EQ(big.wafer.spec, "wse3");
+    const ModelConfig seven = loadPreset("llama-2-7b.yaml").model;
+    expectLlamaBlocks(seven);
+    EXPECT_EQ(seven.hiddenSize, 4096);
+    EXPECT_EQ(seven.numHiddenLayers, 32);
+    EXPECT_EQ(seven.numHeads, 32);
+    EXPECT_EQ(seven.extraAttentionParams.numKvGroups, 0);  // multi-head
+    EXPECT_EQ(seven.filterSize, 11008);
+    EXPECT_FALSE(seven.shareEmbeddingWeights);
+}
+
+// The small Llama and the BTLM-style preset train on the bundled corpus as bytes, like gpt-nano.
+TEST(Presets, SmallLlamaAndBtlmTrainOnTheCorpusAsBytes) {
+    const Config llama = loadPreset("llama-nano.yaml");
+    expectLlamaBlocks(llama.model);
+    EXPECT_EQ(llama.model.extraAttentionParams.numKvGroups, 2);
+    EXPECT_EQ(llama.trainInput.tokenizer.type, "byte");
+    EXPECT_EQ(llama.model.vocabSize, 256);
+    const Config btlm = loadPreset("btlm-nano.yaml");
+    EXPECT_EQ(btlm.model.positionEmbeddingType, "alibi");
+    EXPECT_EQ(btlm.model.nonlinearity, "swiglu");
+    EXPECT_TRUE(btlm.model.mupEnabled());
+    EXPECT_EQ(btlm.model.embeddingsScale, 14.6);
+    EXPECT_EQ(btlm.model.outputLogitsAlpha, 2.22);
+    EXPECT_TRUE(btlm.model.scaleQkDotByD);
+    EXPECT_EQ(btlm.trainInput.tokenizer.type, "byte");
+}
+
 }  // namespace
 }  // namespace ws::config

@@ -171,6 +171,63 @@ private slots:
         QVERIFY(m_window->saveScreenshot(artifactPath("config-facts-bf16.png")));
     }
 
+    // Issue 33: a YAML in ModelZoo's Llama keys opens in the form; the block options are
+    // choices, and the facts line shows the parameters and the KV cache of the KV heads only,
+    // live as the KV heads change.
+    void llamaKeysOpenInTheFormWithLiveFacts() {
+        QVERIFY(m_window->openConfig(QStringLiteral(WAFER_SOURCE_DIR "/presets/smollm-135m.yaml")));
+        ConfigTab* tab = m_window.find<ConfigTab>("configTab");
+        ConfigForm* form = tab->form();
+        ConfigDocument* doc = m_window->document();
+        QVERIFY(doc->isParsed());
+        const auto items = [&](const QString& path) {
+            QStringList out;
+            auto* combo = qobject_cast<QComboBox*>(form->editorFor(path));
+            if (combo)
+                for (int i = 0; i < combo->count(); ++i) out << combo->itemText(i);
+            return out;
+        };
+        const auto current = [&](const QString& path) {
+            auto* combo = qobject_cast<QComboBox*>(form->editorFor(path));
+            return combo ? combo->currentText() : QString();
+        };
+        QCOMPARE(items("model.position_embedding_type"),
+                 QStringList({"learned", "rotary", "alibi"}));
+        QCOMPARE(current("model.position_embedding_type"), QString("rotary"));
+        QCOMPARE(items("model.norm_type"), QStringList({"layernorm", "rmsnorm"}));
+        QCOMPARE(current("model.norm_type"), QString("rmsnorm"));
+        QCOMPARE(items("model.nonlinearity"), QStringList({"gelu", "swiglu"}));
+        QCOMPARE(current("model.nonlinearity"), QString("swiglu"));
+        QCOMPARE(items("model.attention_module"),
+                 QStringList({"aiayn_attention", "multiquery_attention"}));
+        QVERIFY(form->editorFor("model.extra_attention_params.num_kv_groups"));
+        QVERIFY(form->editorFor("model.rope_theta"));
+        QVERIFY(form->editorFor("model.use_ffn_bias"));
+
+        const auto human = [](int64_t b) {
+            return QString::fromStdString(ws::formatBytes(double(b)));
+        };
+        const auto facts = ws::model::deriveFacts(doc->config());
+        QCOMPARE(facts.parameters, int64_t(134515008));
+        QCOMPARE(facts.kvCacheBytesPerToken, int64_t(2 * 30 * 3 * 64 * 4));
+        const QString text = tab->factsLabel()->text();
+        QVERIFY2(text.contains(QString::fromStdString(ws::formatCount(134515008.0))),
+                 qPrintable(text));
+        QVERIFY2(text.contains("KV cache " + human(facts.kvCacheBytesPerToken) + " per token"),
+                 qPrintable(text));
+        showField(form, "model.extra_attention_params.num_kv_groups");
+        QVERIFY(m_window->saveScreenshot(artifactPath("config-form-llama.png")));
+
+        // Nine KV heads (plain multi-head attention): three times the cache, more parameters.
+        QVERIFY(doc->setField("model.extra_attention_params.num_kv_groups", "9"));
+        const auto mha = ws::model::deriveFacts(doc->config());
+        QCOMPARE(mha.kvCacheBytesPerToken, 3 * facts.kvCacheBytesPerToken);
+        QCOMPARE(mha.parameters - facts.parameters, int64_t(30) * 576 * 2 * (576 - 192));
+        const QString after = tab->factsLabel()->text();
+        QVERIFY2(after.contains("KV cache " + human(mha.kvCacheBytesPerToken) + " per token"),
+                 qPrintable(after));
+    }
+
     void rejectedValuesAreWordedWithTheFormsFieldNames() {
         ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
         ConfigDocument* doc = m_window->document();

@@ -213,6 +213,33 @@ private slots:
         QVERIFY(q.caption.contains("output channels"));
     }
 
+    // Grouped-query attention: K and V are narrower than Q, and their regions say so; SwiGLU's
+    // fc holds gate and up side by side.
+    void qkvRegionsFollowTheKeyValueHeads() {
+        ws::wafer::OpTiming qkv;
+        qkv.name = "qkv";
+        qkv.m = 64;
+        qkv.n = 192;  // Q 128 (4 heads of 32), K and V 32 (1 KV head)
+        qkv.columnParts = {128, 32, 32};
+        qkv.mapping = ws::wafer::mapUnfolded(64, 192, 16, 16);
+        const CoreRegions r = coreRegionsOf(qkv);
+        QCOMPARE(int(r.regions.size()), 3);
+        QCOMPARE(r.regions[0].label, QString("Q"));
+        const double q = r.regions[0].col1 - r.regions[0].col0;
+        const double k = r.regions[1].col1 - r.regions[1].col0;
+        QVERIFY(std::abs(q - 4 * k) < 1e-9);
+        QCOMPARE(r.regions[2].col1, 15.5);
+        ws::wafer::OpTiming fc = qkv;
+        fc.name = "fc.dW";
+        fc.n = 688;
+        fc.columnParts = {344, 344};
+        fc.mapping = ws::wafer::mapUnfolded(64, 688, 16, 16);
+        const CoreRegions g = coreRegionsOf(fc);
+        QCOMPARE(g.regions[0].label, QString("dW gate"));
+        QCOMPARE(g.regions[1].label, QString("dW up"));
+        QVERIFY(g.caption.contains("SwiGLU"));
+    }
+
     void heatmapTimelineAndScrubbing() {
         const auto p = predict("teaching-16x16", 2);
         QCOMPARE(p->numSystems, 2);
