@@ -249,7 +249,7 @@ std::string winnerNote(const WaferSpec& spec, const StepInput& base, const Activ
 
 Result<ActivationPlan> planActivations(const WaferSpec& spec, const StepInput& base,
                                        double availableBytes) {
-    if (Status s = checkPredictableShape(base.shape); !s.ok()) return s.error();
+    if (Status s = base.shape.validate(); !s.ok()) return s.error();
     if (base.batchPerSystem < 1 || base.seqLen < 1)
         return Error{fmt::format("batch per system ({}) and sequence length ({}) must be >= 1",
                                  base.batchPerSystem, base.seqLen)};

@@ -196,36 +196,6 @@ double causalRows(int64_t r, int64_t period, int64_t c0, int64_t c1) {
 
 }  // namespace
 
-Status checkPredictableShape(const model::GptShape& s) {
-    const Status own = s.validate();
-    if (own.ok() || s.gpt2Blocks() || s.hasMoe()) return own;
-    // validate() checks the options' own rules before refusing them for training, so a refusal
-    // of the options alone leaves the GPT-2-block twin of the same sizes valid.
-    model::GptShape twin = s;
-    twin.position = model::GptShape::Position::Learned;
-    twin.norm = model::GptShape::Norm::LayerNorm;
-    twin.mlp = model::GptShape::Mlp::Gelu;
-    twin.kvHeads = 0;
-    twin.rotaryDim = 0;
-    twin.qkvBias = twin.attnProjBias = twin.mlpBias = true;
-    if (twin.headDim > 0 && int64_t(twin.headDim) * twin.heads == twin.channels) twin.headDim = 0;
-    if (!twin.gpt2Blocks()) return own;  // head_dim x heads != width: nothing to compare with
-    const Status sizes = twin.validate();
-    if (!sizes.ok()) return sizes;
-    // Which of own's messages is the training refusal is not ours to parse: the options' own
-    // rules, checked here again, are what remains.
-    if (s.kvHeads < 0 || s.heads % s.kvHeadCount() != 0)
-        return Error{fmt::format(
-            "model.extra_attention_params.num_kv_groups = {} must divide model.num_heads = {}",
-            s.kvHeads, s.heads)};
-    if (s.position == model::GptShape::Position::Rotary &&
-        (s.rotaryDims() <= 0 || s.rotaryDims() % 2 != 0 || s.rotaryDims() > s.headSize()))
-        return Error{
-            fmt::format("model.rotary_dim = {} must be even, positive and at most the head size {}",
-                        s.rotaryDims(), s.headSize())};
-    return Status::success();
-}
-
 LayerOps embeddingOps(const model::GptShape& s, int batch, int seqLen, Pass pass,
                       const WaferSpec& spec) {
     const int64_t M = int64_t(batch) * seqLen;

@@ -136,12 +136,6 @@ struct BlockSparsity {
     std::vector<int64_t> qkv, attnProj, fc, fcProj;
 };
 
-// Checks that a shape can be predicted: GptShape::validate(), except that predicting needs no
-// trainable model, so a build that cannot yet train a block option (validate() refuses it for
-// training) still predicts it. The block options' own rules (KV heads divide heads, rotary dims)
-// and every size rule stay.
-Status checkPredictableShape(const model::GptShape& s);
-
 // The layers of one step in execution order of their pass: embeddings, blocks, head (forward).
 // blockSparsity may be null (dense). With LoRA (shape.hasLora()) blocks carry the adapter
 // products and the frozen base's weight gradients are left out (see the header comment).

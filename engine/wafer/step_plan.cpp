@@ -103,7 +103,7 @@ namespace {
 Status checkStepInput(const WaferSpec& spec, const StepInput& in) {
     if (Status s = spec.validate(); !s.ok()) return s.error();
     if (Status s = spec.checkSystems(in.numSystems); !s.ok()) return s.error();
-    if (Status s = checkPredictableShape(in.shape); !s.ok()) return s.error();
+    if (Status s = in.shape.validate(); !s.ok()) return s.error();
     if (in.batchPerSystem < 1 || in.seqLen < 1)
         return Error{fmt::format("batch per system ({}) and sequence length ({}) must be >= 1",
                                  in.batchPerSystem, in.seqLen)};

@@ -157,33 +157,29 @@ TEST(LlamaOps, AlibiAddsItsBiasToEveryScore) {
     EXPECT_EQ(embeddingOps(btlm, 2, 16, Pass::Forward, spec).weightValues, 256.0 * 128);
 }
 
-// Predicting needs the shape, not a trainable model: a shape GptShape::validate() refuses for
-// training in this build still predicts, while the options' own rules are still enforced.
-TEST(LlamaOps, PredictionDoesNotNeedATrainableModel) {
+// A Llama shape predicts; a prediction refuses a shape whose block options break their own
+// rules (KV heads that do not divide the heads, odd rotary dims), naming the key.
+TEST(LlamaOps, LlamaShapesPredictAndBadOptionsAreRefused) {
     const WaferSpec spec = teaching();
     StepInput in;
     in.shape = llamaShape();
     in.batchPerSystem = 4;
     in.seqLen = 64;
-    EXPECT_TRUE(checkPredictableShape(in.shape).ok());
     auto p = predictStep(spec, in, {.frames = true});
     ASSERT_TRUE(p.ok()) << p.error().message;
     EXPECT_GT(p->tokensPerS, 0);
     EXPECT_GT(p->mfu, 0);
 
-    Shape badGroups = llamaShape();
-    badGroups.kvHeads = 3;  // does not divide 4 heads
-    const Status s = checkPredictableShape(badGroups);
-    ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.error().message.find("num_kv_groups"), std::string::npos) << s.error().message;
-    Shape badRotary = llamaShape();
-    badRotary.rotaryDim = 7;
-    ASSERT_FALSE(checkPredictableShape(badRotary).ok());
-    Shape badSizes = llamaShape();
-    badSizes.vocab = 0;
-    const Status v = checkPredictableShape(badSizes);
-    ASSERT_FALSE(v.ok());
-    EXPECT_NE(v.error().message.find("vocab_size"), std::string::npos) << v.error().message;
+    StepInput badGroups = in;
+    badGroups.shape.kvHeads = 3;  // does not divide 4 heads
+    auto g = predictStep(spec, badGroups, {});
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.error().message.find("num_kv_groups"), std::string::npos) << g.error().message;
+    StepInput badRotary = in;
+    badRotary.shape.rotaryDim = 7;
+    auto r = predictStep(spec, badRotary, {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("rotary_dim"), std::string::npos) << r.error().message;
 }
 
 // The same step with fewer KV heads and no biases does less work: GQA's qkv is narrower.
