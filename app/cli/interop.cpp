@@ -154,7 +154,9 @@ int runImport(const ImportOptions& opt, const CommonOptions& common) {
         std::cout << nlohmann::json{{"event", "imported"},
                                     {"out", r.outDir.string()},
                                     {"parameters", r.parameters},
-                                    {"tokenizer", r.source.byteTokenizer ? "byte" : "bpe"},
+                                    {"tokenizer", !r.source.tokenizerJson.empty() ? "hf"
+                                                  : r.source.byteTokenizer        ? "byte"
+                                                                                  : "bpe"},
                                     {"notes", r.source.notes}}
                          .dump()
                   << std::endl;
@@ -162,13 +164,19 @@ int runImport(const ImportOptions& opt, const CommonOptions& common) {
     }
     const auto& m = r.source.model;
     std::cout << fmt::format(
-        "imported {}: {} parameters ({} layers x {} wide, {} heads, vocab {}, {} positions; "
+        "imported {}: {} parameters ({} layers x {} wide, {} heads, {} KV heads, vocab {}, {} "
+        "positions; "
         "tensors {}), tokenizer {} ({} tokens)\n",
         source.string() == opt.folder ? opt.folder
                                       : fmt::format("{} ({})", opt.folder, source.string()),
-        r.parameters, m.numHiddenLayers, m.hiddenSize, m.numHeads, m.vocabSize,
-        m.maxPositionEmbeddings, fmt::join(dtypes, ", "),
-        r.source.byteTokenizer ? "byte" : "GPT-2 BPE", r.source.tokenizerVocab);
+        r.parameters, m.numHiddenLayers, m.hiddenSize, m.numHeads,
+        m.attentionModule == "multiquery_attention" ? m.extraAttentionParams.numKvGroups
+                                                    : m.numHeads,
+        m.vocabSize, m.maxPositionEmbeddings, fmt::join(dtypes, ", "),
+        !r.source.tokenizerJson.empty() ? "tokenizer.json"
+        : r.source.byteTokenizer        ? "byte"
+                                        : "GPT-2 BPE",
+        r.source.tokenizerVocab);
     for (const auto& note : r.source.notes) std::cout << "note: " << note << "\n";
     std::cout << fmt::format("model folder: {}\n", r.outDir.string());
     return 0;

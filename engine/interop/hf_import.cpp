@@ -16,6 +16,7 @@
 #include "engine/modelio/hf_config.h"
 #include "engine/modelio/hf_llama_weights.h"
 #include "engine/modelio/hf_weights.h"
+#include "engine/modelio/load_model.h"
 #include "engine/modelio/model_folder.h"
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/hf_tokenizer.h"
@@ -160,9 +161,14 @@ Result<HfFolder> inspectHfFolder(const fs::path& source) {
     hf.mergesFile = folder / "merges.txt";
     // The tokenizer: GPT-2's slow files (vocab.json + merges.txt), or else a fast tokenizer's
     // tokenizer.json (Llama, Mistral, Qwen2, SmolLM folders ship only that).
-    const bool gpt2Files = fs::exists(hf.vocabFile, ec) && fs::exists(hf.mergesFile, ec);
-    if (!gpt2Files && fs::exists(folder / "tokenizer.json", ec))
-        hf.tokenizerJson = folder / "tokenizer.json";
+    // A tokenizer.json wins unless it is GPT-2's own pipeline beside GPT-2's files (as
+    // modelio::loadFolderTokenizer decides): SmolLM-style folders ship both, and their vocab.json
+    // + merges.txt alone would tokenize differently. One the engine cannot read is refused here.
+    if (fs::exists(folder / "tokenizer.json", ec)) {
+        auto folderTokenizer = modelio::loadFolderTokenizer(folder);
+        if (!folderTokenizer.ok()) return folderTokenizer.error();
+        if ((*folderTokenizer)->kind() == "hf") hf.tokenizerJson = folder / "tokenizer.json";
+    }
     std::vector<fs::path> required = {hf.configFile, hf.weightsFile};
     if (hf.tokenizerJson.empty()) required.insert(required.end(), {hf.vocabFile, hf.mergesFile});
     for (const fs::path& f : required) {
