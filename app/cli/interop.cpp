@@ -245,12 +245,12 @@ int runExport(const ExportOptions& opt, const CommonOptions& common) {
     }
     std::cout << fmt::format(
         "exported {} ({} parameters) as a Hugging Face {} folder: {}\n"
-        "files: model.safetensors (fp32), config.json ({}), vocab.json, "
-        "merges.txt, tokenizer_config.json\n"
+        "files: model.safetensors (fp32), config.json ({}), {}, tokenizer_config.json\n"
         "tokenizer: {}\n",
         r.source.string(), r.parameters,
         r.architecture == "GPT2LMHeadModel" ? "GPT-2" : r.architecture, r.outDir.string(),
-        r.architecture, r.tokenizerNote);
+        r.architecture, r.tokenizerKind == "hf" ? "tokenizer.json" : "vocab.json, merges.txt",
+        r.tokenizerNote);
     if (r.mergedAdapterRank > 0)
         std::cout << fmt::format(
             "LoRA adapters (rank {}) merged into the weights: W + (alpha / rank) A B\n",

@@ -10,6 +10,7 @@
 #include "engine/model/lora.h"
 #include "engine/model/ops.h"
 #include "engine/model/packed_sequences.h"
+#include "engine/model/position_encoding.h"
 #include "engine/model/precision_gemm.h"
 #include "engine/model/random.h"
 #include "engine/tensor/bf16.h"
@@ -125,21 +126,9 @@ Gpt<Real>::Gpt(const GptShape& shape, int batch, int seqLen)
     m_datty.assign(N * Q, 0);
     m_dfch.assign(N * M, 0);
     if (shape.mlp == GptShape::Mlp::SwiGlu) m_dact.assign(N * F, 0);
-    if (shape.position == GptShape::Position::Rotary) {
-        ops::RopeScaling scaling;
-        scaling.type =
-            shape.ropeScaling == GptShape::RopeScaling::Llama3   ? ops::RopeScaling::Type::Llama3
-            : shape.ropeScaling == GptShape::RopeScaling::Linear ? ops::RopeScaling::Type::Linear
-                                                                 : ops::RopeScaling::Type::None;
-        scaling.factor = shape.ropeFactor;
-        scaling.lowFreqFactor = shape.ropeLowFreqFactor;
-        scaling.highFreqFactor = shape.ropeHighFreqFactor;
-        scaling.originalMaxPositions = shape.ropeOriginalMaxPositions;
-        // Positions stay below T (dense: t; packed: restarted per document).
-        m_rotary.emplace(shape.rotaryDims(), shape.ropeTheta, scaling, seqLen);
-    }
-    if (shape.position == GptShape::Position::Alibi)
-        for (double slope : ops::alibiSlopes(shape.heads)) m_alibiSlopes.push_back(Real(slope));
+    // Positions stay below T (dense: t; packed: restarted per document).
+    m_rotary = rotaryTableFor(shape, seqLen);
+    m_alibiSlopes = alibiSlopesFor<Real>(shape);
     if (shape.hasMoe()) {
         const size_t K = size_t(shape.topK), E = size_t(shape.numExperts);
         m_dfch.assign(N * K * F, 0);

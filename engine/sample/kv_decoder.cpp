@@ -11,6 +11,7 @@
 #include "engine/model/element_kernels.h"
 #include "engine/model/moe.h"
 #include "engine/model/ops.h"
+#include "engine/model/position_encoding.h"
 #include "engine/tensor/bf16.h"
 #include "engine/tensor/gemv_bf16.h"
 #include "engine/tensor/matmul.h"
@@ -154,22 +155,8 @@ KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
         size_t(shape.layers) * size_t(shape.maxPositions) * size_t(shape.kvWidth());
     m_k.assign(cache, 0.0f);
     m_v.assign(cache, 0.0f);
-    if (shape.position == GptShape::Position::Rotary) {
-        model::ops::RopeScaling scaling;
-        scaling.type = shape.ropeScaling == GptShape::RopeScaling::Llama3
-                           ? model::ops::RopeScaling::Type::Llama3
-                       : shape.ropeScaling == GptShape::RopeScaling::Linear
-                           ? model::ops::RopeScaling::Type::Linear
-                           : model::ops::RopeScaling::Type::None;
-        scaling.factor = shape.ropeFactor;
-        scaling.lowFreqFactor = shape.ropeLowFreqFactor;
-        scaling.highFreqFactor = shape.ropeHighFreqFactor;
-        scaling.originalMaxPositions = shape.ropeOriginalMaxPositions;
-        m_rotary.emplace(shape.rotaryDims(), shape.ropeTheta, scaling, shape.maxPositions);
-    }
-    if (shape.position == GptShape::Position::Alibi)
-        for (double slope : model::ops::alibiSlopes(shape.heads))
-            m_alibiSlopes.push_back(float(slope));
+    m_rotary = model::rotaryTableFor(shape, shape.maxPositions);
+    m_alibiSlopes = model::alibiSlopesFor<float>(shape);
     ensureRows(1);
 }
 
