@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "engine/config/config_yaml.h"
-#include "engine/modelio/hf_weights.h"
 #include "engine/modelio/hf_llama_weights.h"
+#include "engine/modelio/hf_weights.h"
 #include "engine/modelio/torch_checkpoint.h"
 
 namespace ws::modelio {
