@@ -34,7 +34,8 @@ Generator::Generator(const modelio::LoadedModel& model, bool adapters)
     : m_model(model),
       m_ownWeights(plainWeights(model, adapters)),
       m_decoder(model::lora::baseShape(model.shape),
-                model.shape.hasLora() ? m_ownWeights.data() : model.params.data()) {}
+                model.shape.hasLora() ? m_ownWeights.data() : model.params.data(),
+                kMaxSamplingContext) {}
 
 Result<GenerationResult> Generator::generate(std::string_view prompt,
                                              const SamplingOptions& options,

@@ -111,11 +111,12 @@ void attentionGemm(bool bf16, Trans tb, int M, int N, int K, float alpha, const 
 }
 }  // namespace
 
-KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
+KvDecoder::KvDecoder(const model::GptShape& shape, const float* params, int maxContext)
     : m_table(shape),
       m_off(model::blockOffsets(shape)),
       m_moeOff(shape.hasMoe() ? model::blockOffsets(shape, 0) : model::BlockOffsets{}),
-      m_params(params) {
+      m_params(params),
+      m_capacity(maxContext > 0 ? std::min(maxContext, shape.maxPositions) : shape.maxPositions) {
     assert(shape.validate().ok());
     if (shape.bf16) {
         // Packed once: the bf16 matmuls read the packed weights, everything else the rounded
@@ -151,11 +152,10 @@ KvDecoder::KvDecoder(const model::GptShape& shape, const float* params)
                                                 logitWeight(), shape.channels);
     }
     // Grouped-query attention caches only the KV heads: (L, maxT, KV·hs) each.
-    const size_t cache =
-        size_t(shape.layers) * size_t(shape.maxPositions) * size_t(shape.kvWidth());
+    const size_t cache = size_t(shape.layers) * size_t(m_capacity) * size_t(shape.kvWidth());
     m_k.assign(cache, 0.0f);
     m_v.assign(cache, 0.0f);
-    m_rotary = model::rotaryTableFor(shape, shape.maxPositions);
+    m_rotary = model::rotaryTableFor(shape, m_capacity);
     m_alibiSlopes = model::alibiSlopesFor<float>(shape);
     ensureRows(1);
 }
@@ -373,7 +373,7 @@ void KvDecoder::moeMlp(int layer, int rows, const float* w) {
 void KvDecoder::attention(int layer, int rows) {
     const GptShape& s = shape();
     const int NH = s.heads, hs = s.headSize(), Q = s.qWidth(), KVW = s.kvWidth(), ld = s.qkvWidth(),
-              maxT = s.maxPositions, group = NH / s.kvHeadCount();
+              maxT = m_capacity, group = NH / s.kvHeadCount();
     const size_t layerOffset = size_t(layer) * size_t(maxT) * KVW;
     float* K = m_k.data() + layerOffset;  // (maxT, KV·hs)
     float* V = m_v.data() + layerOffset;  // (maxT, KV·hs)

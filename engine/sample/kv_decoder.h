@@ -42,12 +42,13 @@ namespace ws::sample {
 class KvDecoder {
 public:
     // params: the ParameterTable(shape) layout. Must outlive the decoder and not change while it is
-    // used (bf16 mode copies it). Precondition: shape.validate() is ok.
-    KvDecoder(const model::GptShape& shape, const float* params);
+    // used (bf16 mode copies it). maxContext > 0 caps the cache below shape.maxPositions (Llama
+    // 3.2's 131,072 positions would take gigabytes of cache). Precondition: shape.validate() is ok.
+    KvDecoder(const model::GptShape& shape, const float* params, int maxContext = 0);
 
     const model::GptShape& shape() const { return m_table.shape(); }
-    int position() const { return m_pos; }                         // tokens in the cache
-    int capacity() const { return m_table.shape().maxPositions; }  // maxT
+    int position() const { return m_pos; }       // tokens in the cache
+    int capacity() const { return m_capacity; }  // maxT: positions the cache holds
 
     // Empties the cache (position() becomes 0). Cheap: nothing is cleared.
     void reset() { m_pos = 0; }
@@ -90,6 +91,7 @@ private:
     };
     std::vector<LayerPanels> m_panels;      // (L)
     tensor::Bf16PanelMatrix m_logitPanels;  // the logits' (V,C)ᵀ
+    int m_capacity = 0;
     int m_pos = 0;
     int m_rows = 0;       // rows the scratch buffers hold
     int m_logitRows = 0;  // rows of m_logits of the last append

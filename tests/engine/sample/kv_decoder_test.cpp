@@ -239,5 +239,20 @@ TEST(KvDecoder, LlamaBlocksInBf16MatchGptBf16) {
     expectBf16MatchesGptBf16(llamaSamplingShape());
 }
 
+// A cap below max_position_embeddings sizes the cache (and the rotary table) to it, and the first
+// positions still match the full forward.
+TEST(KvDecoder, ACappedContextHoldsThatManyPositionsAndMatches) {
+    auto s = llamaSamplingShape();  // 24 positions
+    const auto params = randomParams(s, 11);
+    const auto tokens = randomTokens(10, s.vocab, 12);
+    const auto ref = referenceLogits(s, params, tokens);
+    KvDecoder decoder(s, params.data(), 10);
+    EXPECT_EQ(decoder.capacity(), 10);
+    EXPECT_EQ(KvDecoder(s, params.data(), 100).capacity(), 24);  // never above the model's
+    ASSERT_TRUE(decoder.append(tokens, true));
+    for (int t = 0; t < 10; ++t)
+        EXPECT_LE(relativeDiff(decoder.logits(t), ref.data() + t * s.vocab, s.vocab), 1e-4) << t;
+}
+
 }  // namespace
 }  // namespace ws::sample
