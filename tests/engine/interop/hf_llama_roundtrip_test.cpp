@@ -91,5 +91,65 @@ TEST(HfLlamaImportExport, Mistral) {
     expectImportExportBitExact(spec);
 }
 
+// Llama, Mistral, Qwen2 and SmolLM folders ship only a fast tokenizer's tokenizer.json: it is
+// imported (the run trains with it, type hf), and exported back as it was, with no GPT-2 files.
+TEST(HfLlamaImportExport, AFolderWithOnlyTokenizerJsonKeepsIt) {
+    HfLlamaSpec spec;
+    spec.vocab = 260;
+    ws::testing::TempDir dir("hf-llama-tokjson");
+    modelio::testing::writeHfLlamaFolder(dir / "hf", spec, 19);
+    nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+    for (int b = 0; b < 256; ++b) vocab[tokenizer::bytesToByteLevel(std::string(1, char(b)))] = b;
+    vocab["he"] = 256;
+    const nlohmann::ordered_json tokenizerJson = {{"version", "1.0"},
+                                                  {"added_tokens", nlohmann::ordered_json::array()},
+                                                  {"normalizer", nullptr},
+                                                  {"pre_tokenizer",
+                                                   {{"type", "ByteLevel"},
+                                                    {"add_prefix_space", false},
+                                                    {"trim_offsets", true},
+                                                    {"use_regex", true}}},
+                                                  {"post_processor", nullptr},
+                                                  {"decoder",
+                                                   {{"type", "ByteLevel"},
+                                                    {"add_prefix_space", true},
+                                                    {"trim_offsets", true},
+                                                    {"use_regex", true}}},
+                                                  {"model",
+                                                   {{"type", "BPE"},
+                                                    {"dropout", nullptr},
+                                                    {"unk_token", nullptr},
+                                                    {"continuing_subword_prefix", nullptr},
+                                                    {"end_of_word_suffix", nullptr},
+                                                    {"fuse_unk", false},
+                                                    {"byte_fallback", false},
+                                                    {"ignore_merges", false},
+                                                    {"vocab", vocab},
+                                                    {"merges", {"h e"}}}}};
+    const std::string text = tokenizerJson.dump();
+    ASSERT_TRUE(fileio::writeFileAtomically(dir / "hf" / "tokenizer.json", text).ok());
+
+    auto imported = importHuggingFace(dir / "hf", dir / "ours");
+    ASSERT_TRUE(imported.ok()) << imported.error().message;
+    EXPECT_EQ(imported->source.tokenizerJson, dir / "hf" / "tokenizer.json");
+    EXPECT_EQ(imported->source.tokenizerVocab, 257);
+    EXPECT_TRUE(fs::exists(dir / "ours" / "tokenizer.json"));
+    auto exported = exportHuggingFace(dir / "ours", dir / "back", false);
+    ASSERT_TRUE(exported.ok()) << exported.error().message;
+    EXPECT_EQ(exported->tokenizerKind, "hf");
+    EXPECT_FALSE(fs::exists(dir / "back" / "vocab.json"));
+    auto back = fileio::readWholeFile(dir / "back" / "tokenizer.json");
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(nlohmann::json::parse(*back), nlohmann::json::parse(text));
+
+    // Without any tokenizer the error names what a folder needs.
+    fs::remove(dir / "hf" / "tokenizer.json");
+    auto missing = inspectHfFolder(dir / "hf");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("tokenizer.json, or GPT-2's vocab.json and merges.txt"),
+              std::string::npos)
+        << missing.error().message;
+}
+
 }  // namespace
 }  // namespace ws::interop
