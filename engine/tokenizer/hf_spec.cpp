@@ -175,6 +175,13 @@ void parsePreTokenizer(const Json& j, const std::string& path, std::vector<HfPre
         p.pattern = pat;
         p.behavior = behavior(j.value("behavior", Json()), path + ".behavior");
         p.invert = boolean(j, "invert", path, false);
+    } else if (type == "Digits") {
+        // The library's Digits splits off numeric characters (Rust's char::is_numeric: Unicode
+        // category N), each alone or as runs, exactly as this Split would (SmolLM, SmolLM2).
+        p.kind = HfPreTokenizer::Kind::SplitRegex;
+        p.pattern = boolean(j, "individual_digits", path, false) ? "\\p{N}" : "\\p{N}+";
+        p.behavior = HfSplitBehavior::Isolated;
+        p.invert = false;
     } else if (type == "ByteLevel") {
         p.kind = HfPreTokenizer::Kind::ByteLevel;
         p.addPrefixSpace = boolean(j, "add_prefix_space", path, true);
@@ -186,7 +193,7 @@ void parsePreTokenizer(const Json& j, const std::string& path, std::vector<HfPre
         p.split = boolean(j, "split", path, true);
     } else {
         unsupported(path + ".type", fmt::format("\"{}\"", type),
-                    "Sequence, Split, ByteLevel, Metaspace");
+                    "Sequence, Split, Digits, ByteLevel, Metaspace");
     }
     out.push_back(std::move(p));
 }
