@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The same GPT-2 training step as wafer_train_bench, in plain PyTorch (eager, AdamW): fp32, or
+"""The same training step as wafer_train_bench, in plain PyTorch (eager, AdamW): fp32, or
 with --precision bf16 the forward under torch.autocast("cpu", dtype=torch.bfloat16) (fp32 master
 weights and optimizer, bf16 matmuls; the backward follows autocast's casts).
 
@@ -8,6 +8,10 @@ OpenMP threads spin against OpenBLAS's and it runs ~1.6x slower here). Prints a 
 `tokens_per_s=<value>` that the benchmark parses. Model: token + learned position embeddings,
 pre-LN blocks (causal attention scaled by 1/sqrt(head size), tanh-GELU MLP), final LayerNorm,
 LM head tied to wte, mean cross-entropy; AdamW(0.9, 0.95, weight decay 0.1) like the C++ bench.
+--shape smollm is a Llama instead (SmolLM-135M's shape, written as Hugging Face's LlamaModel
+computes it): RMSNorm, rotary positions in the half layout, grouped-query attention (K and V
+repeated for their query heads, as HF's repeat_kv), SwiGLU MLP, no biases, tied head. Attention
+is written out (Debian's torch 1.13 has no scaled_dot_product_attention).
 """
 import argparse
 import math
@@ -20,6 +24,10 @@ import torch.nn.functional as F
 SHAPES = {
     "small": dict(vocab=8192, channels=256, layers=4, heads=4, ffn=1024, max_pos=256),
     "gpt2": dict(vocab=50257, channels=768, layers=12, heads=12, ffn=3072, max_pos=1024),
+}
+LLAMA_SHAPES = {
+    "smollm": dict(vocab=49152, channels=576, layers=30, heads=9, kv_heads=3, ffn=1536,
+                   theta=10000.0, eps=1e-5),
 }
 
 
@@ -75,9 +83,87 @@ class Gpt(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
+class RmsNorm(nn.Module):
+    def __init__(self, c, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(c))
+
+    def forward(self, x):
+        dtype = x.dtype
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, c, nh, nkv, ffn, eps):
+        super().__init__()
+        self.nh, self.nkv, self.hs = nh, nkv, c // nh
+        self.input_layernorm = RmsNorm(c, eps)
+        self.q_proj = nn.Linear(c, nh * self.hs, bias=False)
+        self.k_proj = nn.Linear(c, nkv * self.hs, bias=False)
+        self.v_proj = nn.Linear(c, nkv * self.hs, bias=False)
+        self.o_proj = nn.Linear(nh * self.hs, c, bias=False)
+        self.post_attention_layernorm = RmsNorm(c, eps)
+        self.gate_proj = nn.Linear(c, ffn, bias=False)
+        self.up_proj = nn.Linear(c, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, c, bias=False)
+
+    def forward(self, x, cos, sin, mask):
+        b, t, _ = x.shape
+        h = self.input_layernorm(x)
+        q = self.q_proj(h).view(b, t, self.nh, self.hs).transpose(1, 2)
+        k = self.k_proj(h).view(b, t, self.nkv, self.hs).transpose(1, 2)
+        v = self.v_proj(h).view(b, t, self.nkv, self.hs).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        k = k.repeat_interleave(self.nh // self.nkv, dim=1)
+        v = v.repeat_interleave(self.nh // self.nkv, dim=1)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(self.hs))
+        att = F.softmax(att.masked_fill(mask, float("-inf")), dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, self.nh * self.hs)
+        x = x + self.o_proj(y)
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, vocab, channels, layers, heads, kv_heads, ffn, theta, eps):
+        super().__init__()
+        self.hs, self.theta = channels // heads, theta
+        self.embed_tokens = nn.Embedding(vocab, channels)
+        self.layers = nn.ModuleList(
+            [LlamaBlock(channels, heads, kv_heads, ffn, eps) for _ in range(layers)])
+        self.norm = RmsNorm(channels, eps)
+        self.lm_head = nn.Linear(channels, vocab, bias=False)
+        self.lm_head.weight = self.embed_tokens.weight  # tied
+        for p in self.parameters():
+            if p.dim() == 2:
+                nn.init.normal_(p, 0.0, 0.02)
+
+    def forward(self, idx, targets):
+        b, t = idx.shape
+        inv = 1.0 / (self.theta ** (torch.arange(0, self.hs, 2).float() / self.hs))
+        freqs = torch.outer(torch.arange(t).float(), inv)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+        x = self.embed_tokens(idx)
+        for block in self.layers:
+            x = block(x, cos, sin, mask)
+        logits = self.lm_head(self.norm(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.view(-1))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shape", choices=sorted(SHAPES), default="small")
+    ap.add_argument("--shape", choices=sorted(SHAPES) + sorted(LLAMA_SHAPES), default="small")
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--steps", type=int, default=10)
@@ -88,8 +174,12 @@ def main():
 
     torch.manual_seed(0)
     torch.set_num_threads(args.threads)
-    shape = SHAPES[args.shape]
-    model = Gpt(**shape)
+    if args.shape in LLAMA_SHAPES:
+        shape = LLAMA_SHAPES[args.shape]
+        model = Llama(**shape)
+    else:
+        shape = SHAPES[args.shape]
+        model = Gpt(**shape)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1)
     gen = torch.Generator().manual_seed(1)
     idx = torch.randint(0, shape["vocab"], (args.batch, args.seq), generator=gen)

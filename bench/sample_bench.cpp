@@ -1,7 +1,9 @@
 // wafer_sample_bench: greedy generation speed of the KV-cached decoder (sample::KvDecoder) against
 // the reference measured in the same run: re-running model::Gpt<float>::forward over the whole
 // prefix for every new token (what generation costs without a cache). For each shape (the
-// gpt-nano preset's shape and a GPT-2-small-like shape, random weights) and each length N, both
+// gpt-nano preset's shape, a GPT-2-small-like shape and SmolLM-135M's Llama shape with
+// grouped-query attention (9 heads sharing 3 KV heads, so the cache holds a third of the K and V
+// multi-head attention would), random weights) and each length N, both
 // generate N - 1 tokens after a one-token prompt; the reference's Gpt objects are built outside
 // the timed region, so only its forward passes count. Prints tokens/s of both, the speed-up, and
 // whether both produced the same tokens (they must, up to float reassociation).
@@ -111,7 +113,19 @@ Timing runReference(const model::GptShape& s, const std::vector<float>& params, 
 // Weights of the matrix products one decoded token reads: every block's four, and the logits'.
 double matrixWeights(const model::GptShape& s) {
     const double C = s.channels, F = s.ffn;
-    return s.layers * (4.0 * C * C + 2.0 * C * F) + double(s.vocab) * C;
+    const double block = C * s.qkvWidth() + double(s.qWidth()) * C + C * s.mlpInWidth() + F * C;
+    return s.layers * block + double(s.vocab) * C;
+}
+
+// SmolLM-135M: rotary, RMSNorm, SwiGLU, 3 KV heads for 9 query heads, no biases, tied head.
+model::GptShape smollmShape() {
+    model::GptShape s = makeShape(49152, 576, 30, 9, 1536, 2048);
+    s.position = model::GptShape::Position::Rotary;
+    s.norm = model::GptShape::Norm::RmsNorm;
+    s.mlp = model::GptShape::Mlp::SwiGlu;
+    s.kvHeads = 3;
+    s.qkvBias = s.attnProjBias = s.mlpBias = false;
+    return s;
 }
 
 // The reference for GB/s: the compute threads summing a buffer of `bytes` (the weights' size, 8
@@ -153,8 +167,12 @@ double readBandwidth(size_t bytes, int reps) {
 // matching prefix is printed instead of a verdict.
 void bf16AgainstFp32(const BenchShape& b, int rounds) {
     const double weights = matrixWeights(b.shape);
-    std::printf("\n%s, KV-cached, %d interleaved rounds; %.1f M matrix weights per token\n",
-                b.label, rounds, weights / 1e6);
+    const model::GptShape& sh = b.shape;
+    std::printf(
+        "\n%s, KV-cached, %d interleaved rounds; %.1f M matrix weights per token; KV cache %d "
+        "bytes per token in fp32 (%d KV heads of %d)\n",
+        b.label, rounds, weights / 1e6, 2 * sh.layers * sh.kvWidth() * 4, sh.kvHeadCount(),
+        sh.heads);
     std::printf("%6s  %12s  %12s  %10s  %9s  %9s  %15s\n", "N", "fp32 tok/s", "bf16 tok/s",
                 "bf16/fp32", "fp32 GB/s", "bf16 GB/s", "same prefix");
     model::GptShape bf16Shape = b.shape;
@@ -272,6 +290,8 @@ int main(int argc, char** argv) {
         {"GPT-2 small (V=50257, C=768, L=12, NH=12, F=3072, maxT=1024)",
          makeShape(50257, 768, 12, 12, 3072, 1024),
          quick ? std::vector<int>{16, 64} : std::vector<int>{16, 64, 128}},
+        {"SmolLM-135M, Llama blocks (V=49152, C=576, L=30, NH=9, KV heads=3, F=1536)",
+         smollmShape(), quick ? std::vector<int>{16, 64} : std::vector<int>{16, 64, 128}},
     };
     std::printf("compute threads: %d; greedy generation of N-1 tokens after a 1-token prompt\n",
                 ws::tensor::computeThreads());

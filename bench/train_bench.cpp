@@ -1,20 +1,27 @@
 // wafer_train_bench: training-step throughput of Gpt<float> on two shapes (a 4-layer x 256 model
-// with V = 8192, and GPT-2 small), B = 4, T = 256, and on request (--shape 111m) on Cerebras-GPT
-// 111M read from presets/cerebras-gpt-111m.yaml at its own context, B = 1, T = 2048. Prints, for
-// each shape and measured in the same run: tokens/s, achieved GFLOP/s (llm.c count), the sgemm
-// throughput of that shape's own big GEMMs through every backend (the "peak"), the ratio, and
-// then PyTorch's tokens/s on the same model (bench/pytorch_reference.py, run as a child process)
-// and our speed-up over it. The optimizer step is the engine's AdamW (engine/optim). --precision
-// bf16 times the model's bf16 mode (GptShape::bf16: oneDNN bf16 matmuls) right after the fp32 step
-// in the same run and prints the ratio, plus the bf16 GEMM beside sgemm on the same shapes and the
-// bf16 path oneDNN chose; PyTorch then runs under bf16 autocast. Each shape also prints each
-// model's activation buffer (what a step keeps for backward) and the process's peak resident memory
-// (getrusage), which is what long sequences make the limit. --lora R also times a LoRA fine-tune
-// step (rank R adapters on all four linears of each block, the base frozen: issue 16) interleaved
-// with the full step, as training runs it (the backward skips the frozen base's weight gradients,
-// Gpt::setFrozen; AdamW keeps state for the adapters only, GradientLayout::Trainable), and prints
-// both step times and the MemoryX bytes each needs (fp32 weights of every parameter, gradients and
-// AdamW state of those that train). Not run by CTest; see --help.
+// with V = 8192, and GPT-2 small), B = 4, T = 256, on request (--shape smollm) on the Llama shape
+// of SmolLM-135M read from presets/smollm-135m.yaml (rotary, RMSNorm, SwiGLU, 9 heads sharing 3
+// KV heads) at the same B and T, and (--shape 111m) on Cerebras-GPT 111M read from
+// presets/cerebras-gpt-111m.yaml at its own context, B = 1, T = 2048. Prints, for each shape and
+// measured in the same run: tokens/s, achieved GFLOP/s (llm.c count), the GEMM throughput of the
+// step's own forward products (q|k|v, output projection, MLP in and out, LM head) through every
+// backend, their best (the "peak") and their rate over one step's mix of them (each product's
+// FLOPs at its own measured rate), the step's fraction of that rate, and then PyTorch's tokens/s
+// on the same model (bench/pytorch_reference.py, run as a child process) and our speed-up over it.
+// The optimizer step is the engine's AdamW (engine/optim). --precision bf16 times the model's bf16
+// mode (GptShape::bf16: oneDNN bf16 matmuls) right after the fp32 step in the same run and prints
+// the ratio, plus the bf16 GEMM beside sgemm on the same shapes and the bf16 path oneDNN chose;
+// PyTorch then runs under bf16 autocast. Each shape also prints each model's activation buffer
+// (what a step keeps for backward) and the process's peak resident memory (getrusage), which is
+// what long sequences make the limit. --lora R also times a LoRA fine-tune step (rank R adapters on
+// all four linears of each block, the base frozen: issue 16; on a Llama block those are q|k|v, o,
+// gate|up and down) interleaved with the full step, in fp32 and, with
+// --precision bf16, in bf16 too, as training runs it (the backward skips the frozen base's weight
+// gradients, Gpt::setFrozen; AdamW keeps state for the adapters only, GradientLayout::Trainable),
+// and prints both step times, the LoRA step's rate for its FLOPs (4N per token plus attention: no
+// weight gradients of the frozen base) against the GEMM mix rate, and the MemoryX bytes each needs
+// (fp32 weights of every parameter, gradients and AdamW state of those that train). Not run by
+// CTest; see --help.
 #include <cblas.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -81,23 +88,38 @@ BenchShape gpt2Shape() {
     return s;
 }
 
-// The preset itself, so the bench follows it; one sequence of its full context (T = 2048), where
-// attention memory, not the matmuls, decides whether a step fits.
-std::optional<BenchShape> cerebras111mShape() {
-    const auto loaded =
-        config::loadConfigFile(std::string(WAFER_SOURCE_DIR) + "/presets/cerebras-gpt-111m.yaml");
+// A preset's model, so the bench follows the preset.
+std::optional<BenchShape> presetShape(const std::string& key, const std::string& file) {
+    const auto loaded = config::loadConfigFile(std::string(WAFER_SOURCE_DIR) + "/presets/" + file);
     if (!loaded.ok()) {
-        std::fprintf(stderr, "cannot read the 111M preset: %s\n", loaded.error().message.c_str());
+        std::fprintf(stderr, "cannot read presets/%s: %s\n", file.c_str(),
+                     loaded.error().message.c_str());
         return std::nullopt;
     }
-    BenchShape s{"111m", "", loaded->config.model};
+    BenchShape s{key, "", loaded->config.model};
+    const model::GptShape shape = model::GptShape::fromConfig(s.model);
     s.label =
-        fmt::format("Cerebras-GPT 111M ({} x {}, V={}, NH={}, F={})", s.model.numHiddenLayers,
-                    s.model.hiddenSize, s.model.vocabSize, s.model.numHeads, s.model.filterSize);
-    s.batch = 1;
-    s.seqLen = s.model.maxPositionEmbeddings;
-    s.steps = 2;
-    s.hasPytorchReference = false;  // bench/pytorch_reference.py knows small and gpt2 only
+        fmt::format("{} ({} x {}, V={}, NH={}, KV heads={}, F={})", s.model.name, shape.layers,
+                    shape.channels, shape.vocab, shape.heads, shape.kvHeadCount(), shape.ffn);
+    return s;
+}
+
+// SmolLM-135M's shape (Llama blocks) at the GPT-2 shapes' B = 4, T = 256.
+std::optional<BenchShape> smollmShape() {
+    auto s = presetShape("smollm", "smollm-135m.yaml");
+    if (s) s->steps = 2;
+    return s;
+}
+
+// One sequence of Cerebras-GPT 111M's full context (T = 2048), where attention memory, not the
+// matmuls, decides whether a step fits.
+std::optional<BenchShape> cerebras111mShape() {
+    auto s = presetShape("111m", "cerebras-gpt-111m.yaml");
+    if (!s) return s;
+    s->batch = 1;
+    s->seqLen = s->model.maxPositionEmbeddings;
+    s->steps = 2;
+    s->hasPytorchReference = false;  // bench/pytorch_reference.py knows small, gpt2 and smollm
     return s;
 }
 
@@ -114,20 +136,23 @@ struct Options {
     std::string backend = "openblas";
     std::string precision = "fp32";  // fp32, or bf16 (timed beside fp32)
     int loraRank = 0;                // > 0: a LoRA fine-tune step timed beside the full one
+    bool gemmsOnly = false;          // time the shape's GEMMs, not the steps
     std::string script = std::string(WAFER_BENCH_DIR) + "/pytorch_reference.py";
 };
 
 void usage() {
     std::printf(
-        "usage: wafer_train_bench [--shape small|gpt2|all|111m] [--steps N] [--warmup N]\n"
+        "usage: wafer_train_bench [--shape small|gpt2|all|smollm|111m] [--steps N] [--warmup N]\n"
         "                         [--threads N] [--backend openblas|eigen] [--batch B] [--seq T]\n"
         "                         [--precision fp32|bf16] [--lora R] [--no-pytorch]\n"
-        "                         [--pytorch-script FILE]\n"
+        "                         [--pytorch-script FILE] [--gemms-only]\n"
         "Times training steps (forward, backward, AdamW) and compares with sgemm and PyTorch.\n"
         "--precision bf16 also times bf16 mode in the same run and prints bf16 / fp32.\n"
         "--lora R also times a LoRA fine-tune step (rank R, base frozen) beside the full one.\n"
-        "all = small and gpt2 (B=4, T=256); 111m = Cerebras-GPT 111M at B=1, T=2048.\n"
-        "Default steps: 10 for small, 3 for gpt2, 2 for 111m.\n");
+        "--gemms-only times the shape's GEMMs (forward, dX, dW) and no training step.\n"
+        "all = small and gpt2 (B=4, T=256); smollm = SmolLM-135M's Llama shape (B=4, T=256);\n"
+        "111m = Cerebras-GPT 111M at B=1, T=2048.\n"
+        "Default steps: 10 for small, 3 for gpt2, 2 for smollm and 111m.\n");
 }
 
 // Time one GEMM of the model's shapes: C[M,N] = A[M,K] · B[K,N]; best of `reps` after warm-up.
@@ -147,61 +172,140 @@ double gemmGflops(int M, int N, int K,
 }
 
 struct GemmPeak {
-    double best = 0;
+    double best = 0;  // the fastest fp32 backend on the fastest forward product
     std::string where;
+    // The step's products at each one's measured rate, weighted by their FLOPs in a step (every
+    // block's four linears, the LM head once; forward, input gradient and weight gradient): total
+    // FLOPs / total time. The LoRA mix leaves out the weight gradients (the base is frozen).
+    double mixFp32 = 0, mixBf16 = 0, loraMixFp32 = 0, loraMixBf16 = 0;
 };
 
-GemmPeak measureSgemmPeak(const model::GptShape& s, int tokens, int threads, bool bf16) {
+// The rate of a mix of products: sum of FLOPs over the sum of their times.
+struct RateMix {
+    double flops = 0, seconds = 0;
+    void add(double f, double gflops) {
+        flops += f;
+        seconds += f / (gflops * 1e9);
+    }
+    double gflops() const { return seconds > 0 ? flops / seconds / 1e9 : 0.0; }
+};
+
+// The three products of a linear out (BT,OUT) = inp (BT,IN) · W (IN,OUT) in a training step.
+enum class Form { Forward, InputGrad, WeightGrad };
+
+// Times one form of a linear's product through the fp32 engine backend or the bf16 backend, with
+// operands laid out (and, for bf16, pre-packed) as ops.cpp hands them over: forward inp · W (W
+// packed); input gradient dout · Wᵀ (both packed); weight gradient inpᵀ · dout (dout packed).
+double formGflops(Form form, int BT, int IN, int OUT, bool bf16) {
+    using tensor::Trans;
+    int M = BT, N = OUT, K = IN;
+    Trans ta = Trans::No, tb = Trans::No;
+    int lda = IN, ldb = OUT;
+    if (form == Form::InputGrad) {
+        N = IN, K = OUT, tb = Trans::Yes, lda = OUT, ldb = OUT;
+    } else if (form == Form::WeightGrad) {
+        M = IN, K = BT, ta = Trans::Yes, lda = IN, ldb = OUT;
+    }
+    std::vector<uint16_t> packedA, packedB;
+    return gemmGflops(M, N, K, [&](const float* A, const float* B, float* C) {
+        if (!bf16) {
+            tensor::matmul<float>(tensor::MatmulBackend::OpenBlas, ta, tb, M, N, K, 1.0f, A, lda, B,
+                                  ldb, 0.0f, C, N);
+            return;
+        }
+        if (packedB.empty()) {
+            packedB.resize(size_t(K) * N);
+            tensor::floatToBf16(B, packedB.data(), packedB.size());
+            if (form == Form::InputGrad) {
+                packedA.resize(size_t(M) * K);
+                tensor::floatToBf16(A, packedA.data(), packedA.size());
+            }
+        }
+        tensor::matmulBf16(ta, tb, M, N, K, 1.0f, A, packedA.empty() ? nullptr : packedA.data(),
+                           lda, nullptr, packedB.data(), ldb, 0.0f, C, N);
+    });
+}
+
+// Times the step's products; `print` false: only the mix line.
+GemmPeak measureGemms(const model::GptShape& s, int tokens, int threads, bool bf16,
+                      bool print = true) {
     struct Case {
         const char* name;
-        int M, N, K;
+        int IN, OUT;
+        int count;  // how many a forward pass runs
     };
-    const Case cases[] = {{"x·W_fc   (BT,C)x(C,4C)", tokens, s.ffn, s.channels},
-                          {"lm head  (BT,C)x(C,V) ", tokens, s.vocab, s.channels}};
+    const Case cases[] = {{"q|k|v     (BT,C)x(C,Q+2KV)", s.channels, s.qkvWidth(), s.layers},
+                          {"attn out  (BT,Q)x(Q,C)    ", s.qWidth(), s.channels, s.layers},
+                          {"mlp in    (BT,C)x(C,F')   ", s.channels, s.mlpInWidth(), s.layers},
+                          {"mlp out   (BT,F)x(F,C)    ", s.ffn, s.channels, s.layers},
+                          {"lm head   (BT,C)x(C,V)    ", s.channels, s.vocab, 1}};
     GemmPeak peak;
-    std::printf("  sgemm on this shape's GEMMs (GFLOP/s, %d threads):\n", threads);
+    RateMix fp32Mix, bf16Mix, fp32Lora, bf16Lora;
+    if (print)
+        std::printf(
+            "  GEMMs of this shape's step (GFLOP/s, %d threads; F' = 2F with SwiGLU; forward, "
+            "input gradient dX = dY·Wᵀ, weight gradient dW = Xᵀ·dY):\n",
+            threads);
     for (const Case& c : cases) {
-        auto ours = [&](tensor::MatmulBackend b) {
-            return gemmGflops(c.M, c.N, c.K, [&](const float* A, const float* B, float* C) {
-                tensor::matmul<float>(b, tensor::Trans::No, tensor::Trans::No, c.M, c.N, c.K, 1.0f,
-                                      A, c.K, B, c.N, 0.0f, C, c.N);
-            });
-        };
-        const double blasPartitioned = ours(tensor::MatmulBackend::OpenBlas);
-        const double eigen = ours(tensor::MatmulBackend::Eigen);
+        const int M = tokens, N = c.OUT, K = c.IN;
+        const double blasPartitioned = formGflops(Form::Forward, M, K, N, false);
+        const double eigen = gemmGflops(M, N, K, [&](const float* A, const float* B, float* C) {
+            tensor::matmul<float>(tensor::MatmulBackend::Eigen, tensor::Trans::No,
+                                  tensor::Trans::No, M, N, K, 1.0f, A, K, B, N, 0.0f, C, N);
+        });
         // OpenBLAS threading itself (its own pthread pool), for reference only: the engine pins
         // it to one thread and partitions on its own compute pool instead (tensor/threads.h).
         openblas_set_num_threads(threads);
         const double blasOwnPool =
-            gemmGflops(c.M, c.N, c.K, [&](const float* A, const float* B, float* C) {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c.M, c.N, c.K, 1.0f, A, c.K,
-                            B, c.N, 0.0f, C, c.N);
+            gemmGflops(M, N, K, [&](const float* A, const float* B, float* C) {
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A, K, B, N,
+                            0.0f, C, N);
             });
         openblas_set_num_threads(1);
-        std::printf("    %s  openblas (engine) %6.1f   openblas (own pool) %6.1f   eigen %6.1f",
-                    c.name, blasPartitioned, blasOwnPool, eigen);
+        const double fp32dX = formGflops(Form::InputGrad, M, K, N, false);
+        const double fp32dW = formGflops(Form::WeightGrad, M, K, N, false);
+        if (print)
+            std::printf(
+                "    %s  openblas (engine) %6.1f dX %6.1f dW %6.1f   (own pool) %6.1f   eigen "
+                "%6.1f\n",
+                c.name, blasPartitioned, fp32dX, fp32dW, blasOwnPool, eigen);
+        const double flops = 2.0 * M * N * K * c.count;
+        fp32Mix.add(flops, blasPartitioned);
+        fp32Mix.add(flops, fp32dX);
+        fp32Mix.add(flops, fp32dW);
+        fp32Lora.add(flops, blasPartitioned);
+        fp32Lora.add(flops, fp32dX);
         if (bf16) {
-            // The bf16 backend with the weight pre-packed, as the model hands it over.
-            std::vector<uint16_t> packed;
-            const double onednn =
-                gemmGflops(c.M, c.N, c.K, [&](const float* A, const float* B, float* C) {
-                    if (packed.empty()) {
-                        packed.resize(size_t(c.K) * c.N);
-                        tensor::floatToBf16(B, packed.data(), packed.size());
-                    }
-                    tensor::matmulBf16(tensor::Trans::No, tensor::Trans::No, c.M, c.N, c.K, 1.0f, A,
-                                       nullptr, c.K, nullptr, packed.data(), c.N, 0.0f, C, c.N);
-                });
-            std::printf("   bf16 (engine) %6.1f = %.2fx openblas", onednn,
-                        onednn / blasPartitioned);
+            const double fwd = formGflops(Form::Forward, M, K, N, true);
+            const double dX = formGflops(Form::InputGrad, M, K, N, true);
+            const double dW = formGflops(Form::WeightGrad, M, K, N, true);
+            if (print)
+                std::printf(
+                    "    %s  bf16 (engine)     %6.1f dX %6.1f dW %6.1f   (forward %.2fx "
+                    "openblas)\n",
+                    "", fwd, dX, dW, fwd / blasPartitioned);
+            bf16Mix.add(flops, fwd);
+            bf16Mix.add(flops, dX);
+            bf16Mix.add(flops, dW);
+            bf16Lora.add(flops, fwd);
+            bf16Lora.add(flops, dX);
         }
-        std::printf("\n");
         for (auto [v, w] : {std::pair{blasPartitioned, "openblas (engine)"},
                             {blasOwnPool, "openblas (own pool)"},
                             {eigen, "eigen"}}) {
             if (v > peak.best) peak = {v, std::string(w) + ", " + c.name};
         }
     }
+    peak.mixFp32 = fp32Mix.gflops();
+    peak.mixBf16 = bf16Mix.gflops();
+    peak.loraMixFp32 = fp32Lora.gflops();
+    peak.loraMixBf16 = bf16Lora.gflops();
+    std::printf("    %s: openblas (engine) %.1f",
+                print ? "one step's mix of them" : "again after the steps", peak.mixFp32);
+    if (bf16) std::printf(", bf16 (engine) %.1f", peak.mixBf16);
+    std::printf(" GFLOP/s (without dW, as LoRA: %.1f", peak.loraMixFp32);
+    if (bf16) std::printf(", %.1f", peak.loraMixBf16);
+    std::printf(")\n");
     return peak;
 }
 
@@ -226,6 +330,7 @@ class Trainer {
 public:
     Trainer(const BenchShape& bs, const Options& opt, bool bf16, int loraRank = 0)
         : m_bf16(bf16),
+          m_lora(loraRank),
           m_shape(shapeOf(bs, bf16, loraRank)),
           m_B(opt.batch),
           m_T(opt.seqLen),
@@ -247,6 +352,12 @@ public:
             m_inputs[i] = int32_t(model::rng::bits(3, i) % uint64_t(m_shape.vocab));
             m_targets[i] = int32_t(model::rng::bits(4, i) % uint64_t(m_shape.vocab));
         }
+    }
+
+    // Forget the timed steps (to time the same model again later in the run).
+    void resetTiming() {
+        m_forward = m_backward = m_optim = 0;
+        m_timed = 0;
     }
 
     void step(int index, bool timed) {
@@ -275,17 +386,30 @@ public:
         ++m_timed;
     }
 
+    // FLOPs of one step (llm.c's count); a LoRA step computes no weight gradient of the frozen
+    // base: 2N per token less (about 4N plus attention, the adapters' own products included).
+    double stepFlops() const {
+        const double full = model::trainingFlopsPerStep(m_shape, m_B, m_T);
+        if (m_lora == 0) return full;
+        const double frozen = double(parameterCount()) - double(trainedCount());
+        return full - 2.0 * frozen * double(m_B) * m_T;
+    }
+
     StepResult report(const Options& opt, const GemmPeak& peak) const {
         const double n = std::max(1, m_timed);
         const double perStep = (m_forward + m_backward + m_optim) / n;
-        const double flops = model::trainingFlopsPerStep(m_shape, m_B, m_T);
+        const double flops = stepFlops();
         const StepResult r{m_B * m_T / perStep, flops / perStep / 1e9};
-        std::printf("  -- %s: %s\n", m_bf16 ? "bf16" : "fp32",
+        const std::string what = std::string(m_bf16 ? "bf16" : "fp32") +
+                                 (m_lora > 0 ? fmt::format(" LoRA rank {}", m_lora) : "");
+        std::printf("  -- %s: %s\n", what.c_str(),
                     m_bf16 ? tensor::bf16PathDescription().c_str()
                            : ("matmul backend " + opt.backend).c_str());
         std::printf(
-            "  parameters %zu, FLOPs/step %.1f G (llm.c count: (6N + 6LCT) BT), last loss %.3f\n",
-            m_params.size(), flops / 1e9, double(m_loss));
+            "  parameters %zu (%zu train), FLOPs/step %.1f G (llm.c count: (6N + 6LQT) BT%s), "
+            "last loss %.3f\n",
+            m_params.size(), trainedCount(), flops / 1e9, m_lora > 0 ? " - 2 N_frozen BT" : "",
+            double(m_loss));
         std::printf(
             "  step %.1f ms = forward %.1f + backward %.1f + AdamW %.1f  (mean of %d after %d "
             "warm-up)\n",
@@ -293,9 +417,15 @@ public:
             opt.warmup);
         std::printf(
             "  ours (%s): %.0f tokens/s, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f (%s)\n",
-            m_bf16 ? "bf16" : "fp32", r.tokensPerSecond, r.gflops, 100.0 * r.gflops / peak.best,
-            peak.best, peak.where.c_str());
-        printActivations();
+            what.c_str(), r.tokensPerSecond, r.gflops, 100.0 * r.gflops / peak.best, peak.best,
+            peak.where.c_str());
+        const double mix = m_lora > 0 ? (m_bf16 ? peak.loraMixBf16 : peak.loraMixFp32)
+                                      : (m_bf16 ? peak.mixBf16 : peak.mixFp32);
+        std::printf(
+            "  => whole step at %.0f%% of the %s GEMM rate on this step's own products (%.1f of "
+            "%.1f GFLOP/s)\n",
+            100.0 * r.gflops / mix, m_bf16 ? "bf16" : "fp32 (engine)", r.gflops, mix);
+        if (m_lora == 0) printActivations();
         return r;
     }
 
@@ -331,6 +461,7 @@ public:
                            m_backward / n * 1e3, m_optim / n * 1e3);
     }
     size_t parameterCount() const { return m_params.size(); }
+    bool bf16() const { return m_bf16; }
     size_t trainedCount() const { return optim::trainableSize(m_groups); }
 
 private:
@@ -347,6 +478,7 @@ private:
     }
 
     bool m_bf16;
+    int m_lora;
     model::GptShape m_shape;
     int m_B, m_T;
     model::Gpt<float> m_gpt;
@@ -363,6 +495,30 @@ private:
     float m_loss = 0;
 };
 
+// A LoRA step against the full fine-tune step of the same precision, timed interleaved.
+void compareLora(const Trainer& full, const Trainer& lora, int rank) {
+    // MemoryX keeps fp32 masters for every parameter, gradients and (AdamW) two moments for those
+    // that train (what MemoryX::bytes() and `wafer validate` count).
+    auto memoryxBytes = [](const Trainer& t) {
+        return 4.0 * double(t.parameterCount()) + 4.0 * (1 + 2) * double(t.trainedCount());
+    };
+    const double fullBytes = memoryxBytes(full), loraBytes = memoryxBytes(lora);
+    // What the first LoRA step kept: gradients and moments for the frozen base too.
+    const double before = double(lora.parameterCount()) * 4.0 * (2 + 2);
+    std::printf(
+        "  => %s LoRA rank %d (all four linears, %zu adapter parameters train, the base frozen): "
+        "step %.1f ms vs full fine-tune %.1f ms (same run, steps interleaved): %.2fx\n",
+        lora.bf16() ? "bf16" : "fp32", rank, lora.trainedCount(), lora.secondsPerStep() * 1e3,
+        full.secondsPerStep() * 1e3, full.secondsPerStep() / lora.secondsPerStep());
+    std::printf("     LoRA step = %s ms (no weight gradient of the frozen base)\n",
+                lora.phases().c_str());
+    std::printf(
+        "  => MemoryX: LoRA %.1f MiB vs full fine-tune %.1f MiB (fp32 weights of every "
+        "parameter; gradients and AdamW state of the trainable ones only: %.2fx less; with them "
+        "for the frozen base too it was %.1f MiB)\n",
+        loraBytes / (1 << 20), fullBytes / (1 << 20), fullBytes / loraBytes, before / (1 << 20));
+}
+
 std::string pythonWithTorch() {
     for (const char* py : {"/usr/bin/python3", "python3"}) {
         const std::string cmd = std::string(py) + " -c 'import torch' >/dev/null 2>&1";
@@ -371,8 +527,9 @@ std::string pythonWithTorch() {
     return {};
 }
 
-void comparePytorch(const std::string& python, const BenchShape& bs, const Options& opt,
-                    int threads, const StepResult& ours) {
+// PyTorch's tokens/s on the same model and precision (0 when it could not run).
+double runPytorch(const std::string& python, const BenchShape& bs, const Options& opt,
+                  int threads) {
     const int steps = opt.steps > 0 ? opt.steps : bs.steps;
     const std::string cmd =
         "OMP_WAIT_POLICY=PASSIVE " + python + " '" + opt.script + "' --shape " + bs.key +
@@ -382,7 +539,7 @@ void comparePytorch(const std::string& python, const BenchShape& bs, const Optio
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
     if (!pipe) {
         std::printf("  pytorch: could not start %s\n", cmd.c_str());
-        return;
+        return 0;
     }
     char line[512];
     double theirs = 0;
@@ -390,14 +547,8 @@ void comparePytorch(const std::string& python, const BenchShape& bs, const Optio
         std::printf("  pytorch| %s", line);
         if (const char* at = std::strstr(line, "tokens_per_s=")) theirs = std::atof(at + 13);
     }
-    if (theirs > 0) {
-        std::printf("  => ours (%s) %.0f vs PyTorch (%s) %.0f tokens/s: %.2fx\n",
-                    opt.precision.c_str(), ours.tokensPerSecond,
-                    opt.precision == "bf16" ? "bf16 autocast" : "fp32", theirs,
-                    ours.tokensPerSecond / theirs);
-    } else {
-        std::printf("  pytorch: no tokens_per_s line in its output\n");
-    }
+    if (theirs <= 0) std::printf("  pytorch: no tokens_per_s line in its output\n");
+    return theirs;
 }
 
 }  // namespace
@@ -432,6 +583,8 @@ int main(int argc, char** argv) {
             opt.precision = next();
         else if (a == "--lora")
             opt.loraRank = std::atoi(next().c_str());
+        else if (a == "--gemms-only")
+            opt.gemmsOnly = true;
         else if (a == "--no-pytorch")
             opt.pytorch = false;
         else if (a == "--pytorch-script")
@@ -455,13 +608,19 @@ int main(int argc, char** argv) {
     std::vector<BenchShape> shapes;
     if (opt.shape == "small" || opt.shape == "all") shapes.push_back(smallShape());
     if (opt.shape == "gpt2" || opt.shape == "all") shapes.push_back(gpt2Shape());
+    if (opt.shape == "smollm") {
+        auto s = smollmShape();
+        if (!s) return 1;
+        shapes.push_back(*s);
+    }
     if (opt.shape == "111m") {
         auto s = cerebras111mShape();
         if (!s) return 1;
         shapes.push_back(*s);
     }
     if (shapes.empty()) {
-        std::fprintf(stderr, "unknown --shape %s (small, gpt2, all or 111m)\n", opt.shape.c_str());
+        std::fprintf(stderr, "unknown --shape %s (small, gpt2, all, smollm or 111m)\n",
+                     opt.shape.c_str());
         return 2;
     }
     tensor::setComputeThreads(opt.threads);
@@ -480,59 +639,69 @@ int main(int argc, char** argv) {
             std::printf("  invalid shape: %s\n", st.error().message.c_str());
             continue;
         }
-        const GemmPeak peak = measureSgemmPeak(shape, run.batch * run.seqLen, threads, bf16);
+        const GemmPeak before = measureGemms(shape, run.batch * run.seqLen, threads, bf16);
+        if (opt.gemmsOnly) continue;
         const double rssBefore = peakRssMiB();
         // With bf16 the two precisions take turns step by step, so a machine whose load changes
         // during the run slows both alike.
         const int steps = run.steps > 0 ? run.steps : bs.steps;
+        // Trainers: fp32, then bf16 (--precision bf16), then the LoRA step of each (--lora R).
         std::vector<std::unique_ptr<Trainer>> trainers;
         trainers.push_back(std::make_unique<Trainer>(bs, run, false));
         if (bf16) trainers.push_back(std::make_unique<Trainer>(bs, run, true));
-        if (opt.loraRank > 0)
-            trainers.push_back(std::make_unique<Trainer>(bs, run, false, opt.loraRank));
+        const size_t fullCount = trainers.size();
+        if (opt.loraRank > 0) {
+            for (size_t i = 0; i < fullCount; ++i)
+                trainers.push_back(std::make_unique<Trainer>(bs, run, i == 1, opt.loraRank));
+        }
         for (int step = 0; step < run.warmup + steps; ++step) {
             for (auto& t : trainers) t->step(step, step >= run.warmup);
         }
+        // The GEMMs timed again after the steps (A B A, the machine is shared): the step is
+        // compared with the mean of the two rates.
+        const GemmPeak after = measureGemms(shape, run.batch * run.seqLen, threads, bf16, false);
+        GemmPeak peak = before;
+        peak.mixFp32 = 0.5 * (before.mixFp32 + after.mixFp32);
+        peak.mixBf16 = 0.5 * (before.mixBf16 + after.mixBf16);
+        peak.loraMixFp32 = 0.5 * (before.loraMixFp32 + after.loraMixFp32);
+        peak.loraMixBf16 = 0.5 * (before.loraMixBf16 + after.loraMixBf16);
+        std::printf("    (the mean of the two: openblas (engine) %.1f", peak.mixFp32);
+        if (bf16) std::printf(", bf16 (engine) %.1f", peak.mixBf16);
+        std::printf(" GFLOP/s, what the steps below are compared with)\n");
         const StepResult fp32 = trainers.front()->report(run, peak);
         StepResult r = fp32;
-        if (opt.loraRank > 0) {
-            // MemoryX keeps fp32 masters for every parameter, gradients and (AdamW) two moments
-            // for those that train (what MemoryX::bytes() and `wafer validate` count).
-            const Trainer& full = *trainers.front();
-            const Trainer& lora = *trainers.back();
-            auto memoryxBytes = [](const Trainer& t) {
-                return 4.0 * double(t.parameterCount()) + 4.0 * (1 + 2) * double(t.trainedCount());
-            };
-            const double fullBytes = memoryxBytes(full), loraBytes = memoryxBytes(lora);
-            // What the first LoRA step kept: gradients and moments for the frozen base too.
-            const double before = double(lora.parameterCount()) * 4.0 * (2 + 2);
-            std::printf(
-                "  => LoRA rank %d (all four linears, %zu adapter parameters train, the base "
-                "frozen): step %.1f ms vs full fine-tune %.1f ms (same run, steps interleaved): "
-                "%.2fx\n",
-                opt.loraRank, lora.trainedCount(), lora.secondsPerStep() * 1e3,
-                full.secondsPerStep() * 1e3, full.secondsPerStep() / lora.secondsPerStep());
-            std::printf("     LoRA step = %s ms (no weight gradient of the frozen base)\n",
-                        lora.phases().c_str());
-            std::printf(
-                "  => MemoryX: LoRA %.1f MiB vs full fine-tune %.1f MiB (fp32 weights of every "
-                "parameter; gradients and AdamW state of the trainable ones only: %.2fx less; "
-                "with them for the frozen base too it was %.1f MiB)\n",
-                loraBytes / (1 << 20), fullBytes / (1 << 20), fullBytes / loraBytes,
-                before / (1 << 20));
-        }
         if (bf16) {
             r = trainers[1]->report(run, peak);
             std::printf(
                 "  => bf16 %.0f vs fp32 %.0f tokens/s (same run, steps interleaved): %.2fx\n",
                 r.tokensPerSecond, fp32.tokensPerSecond, r.tokensPerSecond / fp32.tokensPerSecond);
         }
+        for (size_t i = fullCount; i < trainers.size(); ++i) {
+            trainers[i]->report(run, peak);
+            compareLora(*trainers[i - fullCount], *trainers[i], opt.loraRank);
+        }
         std::printf(
             "  peak resident memory of the process: %.0f MiB (%.0f MiB before the %s model%s; "
             "getrusage ru_maxrss)\n",
-            peakRssMiB(), rssBefore, bf16 ? "fp32 and bf16" : "fp32", bf16 ? "s" : "");
-        if (!python.empty() && r.tokensPerSecond > 0 && bs.hasPytorchReference)
-            comparePytorch(python, bs, run, threads, r);
+            peakRssMiB(), rssBefore, trainers.size() > 1 ? "timed" : "fp32",
+            trainers.size() > 1 ? "s" : "");
+        if (!python.empty() && r.tokensPerSecond > 0 && bs.hasPytorchReference) {
+            // Ours, PyTorch, ours again (A B A): the machine is shared, so the comparison uses
+            // the mean of our two timings around PyTorch's.
+            const double theirs = runPytorch(python, bs, run, threads);
+            Trainer& again = *trainers[bf16 ? 1 : 0];
+            again.resetTiming();
+            for (int step = 0; step < steps; ++step) again.step(run.warmup + steps + step, true);
+            const double oursAfter = double(run.batch) * run.seqLen / again.secondsPerStep();
+            const double ours = 0.5 * (r.tokensPerSecond + oursAfter);
+            if (theirs > 0) {
+                std::printf(
+                    "  => ours (%s) %.0f (%.0f before PyTorch, %.0f after) vs PyTorch (%s) %.0f "
+                    "tokens/s: %.2fx\n",
+                    opt.precision.c_str(), ours, r.tokensPerSecond, oursAfter,
+                    bf16 ? "bf16 autocast" : "fp32", theirs, ours / theirs);
+            }
+        }
     }
     return 0;
 }

@@ -5,7 +5,8 @@
 // (the GEMMs see different shapes, so their summation order may differ).
 //
 // Shapes: C channels, NH heads, hs = C / NH, F ffn width, V vocabulary, L layers, maxT positions.
-// The cache holds K and V of every layer for positions [0, position()), (maxT, C) per layer each.
+// The cache holds K and V of every layer for positions [0, position()), (maxT, KV·hs) per layer each
+// (KV heads only: grouped-query attention caches a fraction of (maxT, C)).
 // append(n tokens) runs them at positions position() .. position()+n-1 in one batched pass
 // (prefill) or one at a time (decoding); both give the same logits.
 //
