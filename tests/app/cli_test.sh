@@ -613,6 +613,40 @@ mpi_shards)
   out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set memoryx.shards=2 2>&1) \
       && fail "2 shards for 1 system validated: $out"
   expect_in "memoryx.shards is 2 but runconfig.num_csx is 1" "$out" ;;
+mpi_llama)
+  # Llama blocks across processes (issue 33): llama-nano (rotary, RMSNorm, SwiGLU, 4 heads sharing
+  # 2 KV heads, no biases) with dropout on 3 systems ends with the one-process run's tensors, bit
+  # for bit, under mpirun -np 2 with 2 MemoryX shards and -np 3 with 3, checkpoints (weights and
+  # optimizer state) included; in bf16 too with 3 shards.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  llama_args=("${tiny_args[@]}" --set model.num_hidden_layers=2 --set model.num_heads=4
+              --set model.extra_attention_params.num_kv_groups=2 --set model.filter_size=88
+              --set runconfig.num_csx=3 --set train_input.batch_size=6
+              --set model.dropout_rate=0.1 --threads 1 --set runconfig.checkpoint_steps=2)
+  for precision in false true; do
+    args=("${llama_args[@]}" --set "model.mixed_precision=$precision")
+    "$wafer" train "$src/presets/llama-nano.yaml" --max-steps 4 --db "$tmp/one$precision.sqlite" \
+        "${args[@]}" --set "runconfig.model_dir=$tmp/one$precision" >/dev/null 2>&1 \
+        || fail "one process (bf16 $precision): exit $?"
+    runs="2:2 3:3"
+    [[ $precision == true ]] && runs="3:3"
+    for run in $runs; do
+      np=${run%:*} shards=${run#*:} dir="$tmp/np${np}s${shards}$precision"
+      out=$("$mpirun" --oversubscribe -np $np "$wafer" train "$src/presets/llama-nano.yaml" \
+            --max-steps 4 --db "$dir.sqlite" "${args[@]}" --set memoryx.shards=$shards \
+            --set "runconfig.model_dir=$dir" 2>&1) || fail "np $np, $shards shards: exit $?: $out"
+      expect_in "finished after 4 steps" "$out"
+      expect_in "MemoryX in $shards shards (rank 0: embeddings" "$out"
+      same_tensors "$tmp/one$precision/model.safetensors" "$dir/model.safetensors"
+      for c in 2 4; do
+        same_tensors "$tmp/one$precision/checkpoint-$c/model.safetensors" \
+                     "$dir/checkpoint-$c/model.safetensors"
+        same_tensors "$tmp/one$precision/checkpoint-$c/optimizer.safetensors" \
+                     "$dir/checkpoint-$c/optimizer.safetensors"
+      done
+    done
+  done ;;
 mpi_shards_memory)
   # The point of memoryx.shards: a model whose MemoryX (57 M parameters: 874 MiB of fp32 weights,
   # gradients and AdamW state) and training buffers do not fit one process's memory limit trains
@@ -1370,7 +1404,8 @@ hf_refusals)
   expect_in "run 42" "$out" ;;
 finetune_base)
   # The shipped base model fine-tuned briefly on new text lowers the eval loss on its held-out
-  # slice; frozen embeddings and blocks stay bit-identical; the run is of kind finetune.
+  # slice; frozen embeddings (the token table: its rotary positions have none) and blocks stay
+  # bit-identical; the run is of kind finetune.
   base="$src/resources/base-model"
   [[ -f $base/model.safetensors ]] || fail "no shipped base model in $base"
   for i in $(seq 1 40); do
@@ -1381,11 +1416,11 @@ finetune_base)
       || fail "dry run exit $? $out"
   expect_in '"event":"finetune_plan"' "$out"
   expect_in '"tokenizer":"bpe"' "$out"
-  # --lora 4: every base parameter frozen (5296128), peak LR 10 x the full fine-tune's: a third
+  # --lora 4: every base parameter frozen (5246208), peak LR 10 x the full fine-tune's: a third
   # of the base's 2e-3.
   lora=$("$wafer" finetune --base "$base" --data "$tmp/new.txt" --lora 4 --dry-run --json \
          --db "$db") || fail "lora dry run exit $? $lora"
-  expect_in '"frozen_parameters":5296128' "$lora"
+  expect_in '"frozen_parameters":5246208' "$lora"
   expect_in '"peak_lr":0.006666666666666666,' "$lora"
   expect_in '"method":"lora"' "$lora"
   expect_in '"method":"full"' "$out"
@@ -1400,7 +1435,7 @@ print("before %.4f after %.4f" % (s["initial_eval_loss"], s["final_eval_loss"]))
 sys.exit(0 if s["final_eval_loss"] < s["initial_eval_loss"] - 0.05 else 1)
 PY
   /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$base/model.safetensors" \
-      "$tmp/ft/model.safetensors" --names wte.weight,wpe.weight \
+      "$tmp/ft/model.safetensors" --names wte.weight \
       || fail "frozen embeddings changed"
   /usr/bin/python3 "$src/tests/app/hf_tool.py" same-values "$base/model.safetensors" \
       "$tmp/ft/model.safetensors" --prefix h.0.,h.1. || fail "frozen blocks changed"

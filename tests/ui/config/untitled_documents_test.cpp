@@ -201,7 +201,7 @@ private slots:
         // The fine-tune's config is in the Config tab, but not under mine.yaml's name.
         QVERIFY(doc->yaml().contains("checkpoint_path"));
         QVERIFY(doc->isUntitled());
-        QVERIFY2(doc->displayName().startsWith("finetune of gpt-base"),
+        QVERIFY2(doc->displayName().startsWith("finetune of llama-base"),
                  qPrintable(doc->displayName()));
         QVERIFY(m_window->windowTitle().contains("untitled"));
         m_window->controller()->stop();

@@ -50,14 +50,14 @@ private slots:
         QCOMPARE(finetune(data, QStringLiteral("keeper's log")), QStringLiteral("keeper's log"));
         // Unnamed: the base and the data, and distinct on the second time.
         const QString first = finetune(data, {});
-        QCOMPARE(first, QStringLiteral("gpt-base fine-tune on lighthouse.txt"));
+        QCOMPARE(first, QStringLiteral("llama-base fine-tune on lighthouse.txt"));
         FinetuneWizard* third = m_window->openFinetuneWizard();
         third->next();
         third->clearData();
         third->addDataPaths({data});
         QVERIFY2(waitForPlan(third), qPrintable(third->planError()));
         QCOMPARE(third->suggestedRunName(),
-                 QStringLiteral("gpt-base fine-tune on lighthouse.txt (2)"));
+                 QStringLiteral("llama-base fine-tune on lighthouse.txt (2)"));
         QCOMPARE(third->findChild<QLineEdit*>("runName")->placeholderText(),
                  third->suggestedRunName());
         QCOMPARE(third->choice().runName, third->suggestedRunName());

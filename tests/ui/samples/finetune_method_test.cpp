@@ -93,8 +93,9 @@ private slots:
         const QString yaml = QString::fromStdString(ws::config::saveConfigYaml(lora.config.config));
         QVERIFY2(yaml.contains("\nlora:") && yaml.contains("rank: 4"), qPrintable(yaml));
         QVERIFY(!lora.config.config.model.mixedPrecision);
-        // gpt-base: 6 blocks x rank 4 x ((256 + 768) + (1024 + 256)).
-        const int64_t adapters = 6 * 4 * (1024 + 1280);
+        // llama-base: 6 blocks x rank 4 x ((256 + 512) + (768 + 256)): c_attn is [q | k | v] with
+        // 2 KV heads of 64, mlp.c_proj is SwiGLU's down projection from 768.
+        const int64_t adapters = 6 * 4 * (768 + 1024);
         QVERIFY(lora.summary.lora);
         QCOMPARE(lora.summary.parameters - lora.summary.frozenParameters, adapters);
         QCOMPARE(lora.summary.parameters, full.summary.parameters + adapters);

@@ -69,7 +69,7 @@ private slots:
         FinetuneWizard* wizard = m_window->openFinetuneWizard();
         QVERIFY(wizard->isVisible());
         QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
-        QVERIFY(wizard->baseInfo().contains("gpt-base"));
+        QVERIFY(wizard->baseInfo().contains("llama-base"));
         QVERIFY(wizard->baseInfo().contains("6 layers × width 256"));
         saveWizard(wizard, "finetune-wizard-1-base.png");
         wizard->next();
