@@ -5,10 +5,10 @@
 // (the GEMMs see different shapes, so their summation order may differ).
 //
 // Shapes: C channels, NH heads, hs = C / NH, F ffn width, V vocabulary, L layers, maxT positions.
-// The cache holds K and V of every layer for positions [0, position()), (maxT, KV·hs) per layer each
-// (KV heads only: grouped-query attention caches a fraction of (maxT, C)).
-// append(n tokens) runs them at positions position() .. position()+n-1 in one batched pass
-// (prefill) or one at a time (decoding); both give the same logits.
+// The cache holds K and V of every layer for positions [0, position()), (maxT, KV·hs) per layer
+// each (KV heads only: grouped-query attention caches a fraction of (maxT, C)). append(n tokens)
+// runs them at positions position() .. position()+n-1 in one batched pass (prefill) or one at a
+// time (decoding); both give the same logits.
 //
 // bf16 mode (shape.bf16): the decoder computes with a bf16-rounded copy of the weights taken at
 // construction (also kept packed as bf16 bits for the matmuls), runs every product with bf16
