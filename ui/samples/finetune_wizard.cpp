@@ -87,6 +87,19 @@ QString tokenizerText(const finetune::BaseModel& base) {
         .arg(tok.vocabSize());
 }
 
+// The base's blocks in a few words: "GPT-2 blocks", or what differs from them ("rotary, RMSNorm,
+// SwiGLU, 2 KV heads" for a Llama-family model).
+QString blocksText(const config::ModelConfig& m) {
+    QStringList parts;
+    if (m.positionEmbeddingType != "learned")
+        parts << QString::fromStdString(m.positionEmbeddingType == "alibi" ? "ALiBi" : "rotary");
+    if (m.normType == "rmsnorm") parts << QStringLiteral("RMSNorm");
+    if (m.nonlinearity == "swiglu") parts << QStringLiteral("SwiGLU");
+    const int kv = m.extraAttentionParams.numKvGroups;
+    if (kv > 0 && kv < m.numHeads) parts << QStringLiteral("%1 KV heads").arg(kv);
+    return parts.isEmpty() ? QStringLiteral("GPT-2 blocks") : parts.join(QStringLiteral(", "));
+}
+
 // planFinetune reports a missing path, but text that is too short only as a token count: an empty
 // or unreadable file is named here, so the user knows which one to replace.
 Status checkTextFiles(const std::vector<std::string>& paths) {
@@ -188,8 +201,8 @@ QWizardPage* FinetuneWizard::makeBasePage() {
            "starts from its weights."));
     m_shipped = new QRadioButton(tr("The base model shipped with Wafer Studio"), page);
     m_fromRun = new QRadioButton(tr("A previous run"), page);
-    m_fromFolder =
-        new QRadioButton(tr("A folder: run, checkpoint-<step> or Hugging Face GPT-2"), page);
+    m_fromFolder = new QRadioButton(
+        tr("A folder: run, checkpoint-<step> or Hugging Face (GPT-2, Llama family)"), page);
     m_fromCache = new QRadioButton(page);
     auto* group = new QButtonGroup(page);
     for (QRadioButton* b : {m_shipped, m_fromRun, m_fromFolder, m_fromCache}) group->addButton(b);
@@ -527,20 +540,20 @@ void FinetuneWizard::inspectBase() {
                 m_shipped->isChecked()
                     ? tr("shipped with Wafer Studio, pretrained on the bundled corpus")
                 : m_fromCache->isChecked() ? tr("from the local Hugging Face cache (used in place)")
-                : base->huggingFace ? QStringLiteral("Hugging Face GPT-2 folder (used in place)")
-                : base->runId       ? QStringLiteral("run %1").arg(*base->runId)
-                                    : QStringLiteral("model folder");
+                : base->huggingFace        ? QStringLiteral("Hugging Face folder (used in place)")
+                : base->runId              ? QStringLiteral("run %1").arg(*base->runId)
+                                           : QStringLiteral("model folder");
             const config::ModelConfig& m = base->config.model;
             m_baseInfo->setText(
                 tr("<b>%1</b> — %2<br>%3 parameters: %4 layers × width %5, %6 heads, %7 "
-                   "positions<br>tokenizer: %8%9")
+                   "positions; %8<br>tokenizer: %9%10")
                     .arg(QString::fromStdString(m.name).toHtmlEscaped(), kind,
                          grouped(base->parameters))
                     .arg(m.numHiddenLayers)
                     .arg(m.hiddenSize)
                     .arg(m.numHeads)
                     .arg(m.maxPositionEmbeddings)
-                    .arg(tokenizerText(*base),
+                    .arg(blocksText(m), tokenizerText(*base),
                          base->step >= 0 ? tr(", weights of step %1").arg(base->step) : QString()));
             m_baseOk = true;
             m_method->setBase(base->config, base->parameters);

@@ -71,6 +71,9 @@ private slots:
         QVERIFY2(wizard->baseOk(), qPrintable(wizard->baseInfo()));
         QVERIFY(wizard->baseInfo().contains("llama-base"));
         QVERIFY(wizard->baseInfo().contains("6 layers × width 256"));
+        // The blocks in a few words: what differs from GPT-2's.
+        QVERIFY2(wizard->baseInfo().contains("positions; rotary, RMSNorm, SwiGLU, 2 KV heads"),
+                 qPrintable(wizard->baseInfo()));
         saveWizard(wizard, "finetune-wizard-1-base.png");
         wizard->next();
         QCOMPARE(wizard->currentId(), int(FinetuneWizard::DataPage));
