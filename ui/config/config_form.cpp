@@ -99,6 +99,29 @@ ConfigForm::ConfigForm(ConfigDocument* document, QWidget* parent)
     refresh();
 }
 
+namespace {
+
+// Fields that mean something only under another setting are shown only then: the sweep's with a
+// sweep: section, rotary's with rotary positions, the KV groups with multi-query attention.
+ConfigForm::RowCondition conditionFor(const QString& path) {
+    if (path.startsWith(QLatin1String("sweep.")))
+        return [](const config::Config& c) { return c.sweep.has_value(); };
+    static const QStringList rotary = {
+        QStringLiteral("model.rotary_dim"), QStringLiteral("model.rope_theta"),
+        QStringLiteral("model.pos_scaling_factor"), QStringLiteral("model.pos_scaling_type"),
+        QStringLiteral("model.pos_scaling_extra_args")};
+    if (rotary.contains(path))
+        return [](const config::Config& c) { return c.model.positionEmbeddingType == "rotary"; };
+    if (path == QLatin1String("model.extra_attention_params") ||
+        path.startsWith(QLatin1String("model.extra_attention_params.")))
+        return [](const config::Config& c) {
+            return c.model.attentionModule == "multiquery_attention";
+        };
+    return nullptr;
+}
+
+}  // namespace
+
 void ConfigForm::build() {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(8, 8, 8, 8);
@@ -145,7 +168,8 @@ void ConfigForm::build() {
             heading->setToolTip(QString::fromStdString(f.help));
             heading->setContentsMargins(0, 6, 0, 0);
             form->addRow(heading);
-            if (path.startsWith(QLatin1String("sweep."))) m_sweepRows.push_back(heading);
+            const RowCondition condition = conditionFor(path);
+            if (condition) m_conditionalRows.push_back({heading, condition});
             if (path == QLatin1String("sweep")) {
                 // Its settings are form fields while the config has a sweep: section (hidden
                 // otherwise: editing one would add a sweep to a plain run's config).
@@ -163,6 +187,7 @@ void ConfigForm::build() {
                 note->setWordWrap(true);
                 note->setForegroundRole(QPalette::PlaceholderText);
                 form->addRow(note);
+                if (condition) m_conditionalRows.push_back({note, condition});
                 optionalPrefix = path + ".";
             }
             continue;
@@ -219,7 +244,8 @@ void ConfigForm::build() {
         auto* label = new QLabel(ConfigDocument::fieldLabel(path), this);
         label->setToolTip(editor->toolTip());
         form->addRow(label, cell);
-        if (path.startsWith(QLatin1String("sweep."))) m_sweepRows.push_back(cell);
+        if (const RowCondition condition = conditionFor(path))
+            m_conditionalRows.push_back({cell, condition});
         // The error gets its own row under the field, so the form layout sizes its wrapped text.
         form->addRow(QString(), row.error);
         form->setRowVisible(row.error, false);
@@ -300,9 +326,9 @@ void ConfigForm::refresh() {
                                                .arg(ConfigDocument::fieldLabel(p.path)));
     }
     const bool hasSweep = m_document->config().sweep.has_value();
-    for (QWidget* w : m_sweepRows)
+    for (const auto& [w, condition] : m_conditionalRows)
         if (auto* form = qobject_cast<QFormLayout*>(w->parentWidget()->layout()))
-            form->setRowVisible(w, hasSweep);
+            form->setRowVisible(w, condition(m_document->config()));
     if (m_sweepNote) {
         m_sweepNote->setText(
             hasSweep ? tr("The swept parameters (sweep.parameters) and the parametrizations' "

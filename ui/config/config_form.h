@@ -1,7 +1,8 @@
 // ConfigForm: the Config tab's form, generated from ws::config::describeFields() (the same
 // declarations that drive YAML load/save), one group per section, tooltips from the help text
 // and unit, choices as combo boxes; the sweep: section's settings (max_steps, seeds,
-// parallel_trials, early stopping, ...) while the config has one (its axes: YAML view). Edits go to
+// parallel_trials, early stopping, ...) while the config has one (its axes: YAML view), rotary's
+// settings with rotary positions and the KV groups with multi-query attention. Edits go to
 // the ConfigDocument as "path=value" overrides; the document's problems show inline under every
 // field they name. Number fields take only number characters; combo and spin boxes take the mouse
 // wheel only when focused, so scrolling the form never changes a value. While the document's text
@@ -11,6 +12,7 @@
 
 #include <QWidget>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "ui/config/config_document.h"
@@ -36,6 +38,9 @@ public:
     // The note above the fields while the YAML has errors ("formReadOnlyNote").
     QLabel* readOnlyNote() const { return m_readOnlyNote; }
 
+    // Whether a field's row applies to a config (rows without one always show).
+    using RowCondition = bool (*)(const config::Config&);
+
 protected:
     void resizeEvent(QResizeEvent* event) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -56,7 +61,8 @@ private:
     ConfigDocument* m_document;
     std::map<QString, Row> m_rows;
     // The sweep: section's fields and headings, shown while the config has one.
-    std::vector<QWidget*> m_sweepRows;
+    // Rows shown only while their condition holds for the document's config (conditionFor).
+    std::vector<std::pair<QWidget*, RowCondition>> m_conditionalRows;
     QLabel* m_sweepNote = nullptr;
     std::vector<QWidget*> m_groups;  // the sections' group boxes, disabled while read-only
     QLabel* m_readOnlyNote = nullptr;

@@ -228,6 +228,37 @@ private slots:
                  qPrintable(after));
     }
 
+    // Rotary's settings show with rotary positions only, the KV groups with multi-query attention
+    // only: a GPT-2 config's form lists neither, and choosing rotary in the form shows them.
+    void settingsOfAnotherChoiceShowOnlyWithIt() {
+        const QStringList rotary = {"model.rotary_dim", "model.rope_theta",
+                                    "model.pos_scaling_factor", "model.pos_scaling_type"};
+        const QString kv = QStringLiteral("model.extra_attention_params.num_kv_groups");
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
+        const auto shown = [&](const QString& path) {
+            QWidget* editor = form->editorFor(path);
+            return editor && editor->isVisibleTo(form);
+        };
+        QVERIFY(m_window->openConfig(kNano));
+        for (const QString& path : rotary) QVERIFY2(!shown(path), qPrintable(path));
+        QVERIFY(!shown(kv));
+        QVERIFY(shown("model.position_embedding_type"));
+        QVERIFY(shown("model.hidden_size"));
+
+        auto* position = qobject_cast<QComboBox*>(form->editorFor("model.position_embedding_type"));
+        QVERIFY(position);
+        position->setCurrentText(QStringLiteral("rotary"));
+        emit position->activated(position->currentIndex());
+        QCOMPARE(QString::fromStdString(m_window->document()->config().model.positionEmbeddingType),
+                 QStringLiteral("rotary"));
+        for (const QString& path : rotary) QVERIFY2(shown(path), qPrintable(path));
+        QVERIFY(!shown(kv));
+
+        QVERIFY(m_window->openConfig(QStringLiteral(WAFER_SOURCE_DIR "/presets/llama-nano.yaml")));
+        for (const QString& path : rotary) QVERIFY2(shown(path), qPrintable(path));
+        QVERIFY(shown(kv));
+    }
+
     void rejectedValuesAreWordedWithTheFormsFieldNames() {
         ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
         ConfigDocument* doc = m_window->document();
