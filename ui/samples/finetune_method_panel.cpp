@@ -167,10 +167,12 @@ FinetuneMethodPanel::FinetuneMethodPanel(QWidget* parent) : QWidget(parent) {
         userChanged();
     });
     connect(m_dropout, &QDoubleSpinBox::valueChanged, this, &FinetuneMethodPanel::userChanged);
-    for (QCheckBox* box : m_targets)
-        connect(box, &QCheckBox::toggled, this, &FinetuneMethodPanel::userChanged);
-    for (QCheckBox* box : m_llamaTargets)
-        connect(box, &QCheckBox::toggled, this, &FinetuneMethodPanel::userChanged);
+    auto targetToggled = [this] {
+        m_targetsEdited = true;
+        userChanged();
+    };
+    for (QCheckBox* box : m_targets) connect(box, &QCheckBox::toggled, this, targetToggled);
+    for (QCheckBox* box : m_llamaTargets) connect(box, &QCheckBox::toggled, this, targetToggled);
     connect(m_bf16, &QCheckBox::toggled, this, [this] {
         m_bf16Edited = true;
         userChanged();
@@ -188,11 +190,14 @@ void FinetuneMethodPanel::setBase(const config::Config& base, int64_t parameters
     m_llamaBase = model::lora::llamaNamed(shape);
     m_gpt2Grid->setVisible(!m_llamaBase);
     m_llamaGrid->setVisible(m_llamaBase);
-    const bool swiglu = shape.mlp == model::GptShape::Mlp::SwiGlu;
-    for (int t : {4, 5}) {
+    m_swiglu = shape.mlp == model::GptShape::Mlp::SwiGlu;
+    for (int t = 0; t < 7; ++t) {
         const QSignalBlocker block(m_llamaTargets[t]);
-        m_llamaTargets[t]->setEnabled(swiglu);
-        if (!swiglu) m_llamaTargets[t]->setChecked(false);
+        const bool gateOrUp = t == 4 || t == 5;
+        if (gateOrUp) m_llamaTargets[t]->setEnabled(m_swiglu);
+        // Until the user picks targets, every linear the base has; gate/up never without SwiGLU.
+        if (!m_targetsEdited) m_llamaTargets[t]->setChecked(!gateOrUp || m_swiglu);
+        if (gateOrUp && !m_swiglu) m_llamaTargets[t]->setChecked(false);
     }
     if (!m_methodEdited) {
         (parameters > finetune::kLoraDefaultAboveParameters ? m_lora : m_full)->setChecked(true);
@@ -233,7 +238,7 @@ QStringList FinetuneMethodPanel::targets() const {
     QStringList list;
     if (m_llamaBase) {
         for (int t = 0; t < 7; ++t)
-            if (m_llamaTargets[t]->isChecked() && m_llamaTargets[t]->isEnabled())
+            if (m_llamaTargets[t]->isChecked() && (m_swiglu || (t != 4 && t != 5)))
                 list << QLatin1String(kLlamaTargetNames[t]);
         return list;
     }
@@ -262,6 +267,7 @@ void FinetuneMethodPanel::setDropout(double dropout) {
     m_dropout->setValue(dropout);
 }
 void FinetuneMethodPanel::setTargets(const QStringList& targets) {
+    m_targetsEdited = true;
     for (int t = 0; t < 4; ++t)
         m_targets[t]->setChecked(targets.contains(QLatin1String(kTargetNames[t])));
     for (int t = 0; t < 7; ++t)

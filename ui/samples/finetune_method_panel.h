@@ -90,6 +90,8 @@ private:
     QWidget* m_gpt2Grid;
     QWidget* m_llamaGrid;
     bool m_llamaBase = false;
+    bool m_swiglu = false;         // the base's MLP has gate and up projections
+    bool m_targetsEdited = false;  // the user chose targets: a new base keeps them
     QCheckBox* m_bf16;
     QWidget* m_loraBox;
     QLabel* m_comparison;

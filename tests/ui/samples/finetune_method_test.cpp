@@ -240,6 +240,23 @@ private slots:
         // Rank 8 on q and v of 4 blocks: 4 x 8 x ((256 + 256) + (256 + 256)).
         const auto qv = panel.cost(true);
         QCOMPARE(qv.trainableParameters, int64_t(4 * 8 * 1024));
+        // With the full fine-tune chosen (the LoRA box disabled) the LoRA column still counts
+        // the chosen adapters.
+        panel.setLora(false);
+        QCOMPARE(panel.cost(true).trainableParameters, qv.trainableParameters);
+        panel.setLora(true);
+        // Before the user picks targets, a GELU base first (the wizard starts on the shipped
+        // GPT-2) then a SwiGLU Llama gets all seven, gate and up included.
+        {
+            FinetuneMethodPanel fresh;
+            ws::config::Config gelu = llama;
+            gelu.model.nonlinearity = "gelu";
+            fresh.setBase(gelu, 30'000'000);
+            QCOMPARE(fresh.targets(),
+                     (QStringList{"q_proj", "k_proj", "v_proj", "o_proj", "down_proj"}));
+            fresh.setBase(llama, 30'000'000);
+            QCOMPARE(fresh.targets(), seven);
+        }
         // A GELU Llama-named base (rotary, RMSNorm, GELU) has no gate or up projection.
         m.nonlinearity = "gelu";
         panel.setTargets(seven);
