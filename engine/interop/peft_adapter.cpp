@@ -27,12 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The (IN, OUT) of each target on this base, in kPeftTargetNames order (PEFT's module sizes).
-std::array<std::pair<int64_t, int64_t>, kPeftTargetCount> linearSizes(const PeftBaseShape& b) {
-    const int64_t C = b.channels, F = b.ffn;
-    const int64_t Q = b.llama ? b.qWidth : C, K = b.llama ? b.kvWidth : C;
-    return {{{C, Q + 2 * K}, {Q, C}, {C, F}, {F, C}, {C, Q}, {C, K}, {C, K}, {C, F}, {C, F}}};
-}
+static_assert(kPeftTargetCount == model::kLoraTargetCount, "PEFT targets = model/lora.h's");
 
 PeftBaseShape peftBase(const model::GptShape& s) {
     return {.layers = s.layers,
@@ -86,7 +81,6 @@ Result<PeftAdapter> readPeftAdapter(const fs::path& folder, const PeftBaseShape&
 Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShape& base,
                                   const fs::path& outDir) {
     if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
-    const auto sizes = linearSizes(base);
     // PEFT's Llama layout has no fused q|k|v or gate|up module to put such an adapter on.
     for (size_t t = 0; t < kPeftTargetCount; ++t) {
         if (!adapter.targets[t]) continue;
@@ -108,7 +102,7 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
     for (int l = 0; l < base.layers; ++l) {
         for (size_t t = 0; t < kPeftTargetCount; ++t) {
             if (!adapter.targets[t]) continue;
-            const auto [IN, OUT] = sizes[t];
+            const auto [IN, OUT] = peftLinearSize(t, base);
             for (const bool isA : {true, false}) {
                 const std::string ours =
                     fmt::format("h.{}.{}.lora_{}.weight", l, kPeftModules[t], isA ? 'A' : 'B');

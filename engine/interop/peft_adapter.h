@@ -29,12 +29,14 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/core/result.h"
@@ -92,6 +94,10 @@ struct PeftAdapter {
     // (o_proj for attn.c_proj, down_proj for mlp.c_proj).
     std::vector<std::string> targetNames(bool llama = false) const;
 };
+
+// The (IN, OUT) of target t (kPeftTargetNames order) on this base: the adapted module's sizes in
+// PEFT (a slice's width for q/k/v/gate/up_proj).
+std::pair<int64_t, int64_t> peftLinearSize(size_t target, const PeftBaseShape& base);
 
 inline constexpr std::string_view kPeftConfigFile = "adapter_config.json";
 inline constexpr std::string_view kPeftWeightsFile = "adapter_model.safetensors";

@@ -23,32 +23,31 @@ std::vector<std::string> PeftAdapter::targetNames(bool llama) const {
     return names;
 }
 
+std::pair<int64_t, int64_t> peftLinearSize(size_t target, const PeftBaseShape& b) {
+    const int64_t C = b.channels, F = b.ffn;
+    const int64_t Q = b.llama ? b.qWidth : C, K = b.llama ? b.kvWidth : C;
+    switch (target) {
+        case 0:
+            return {C, Q + 2 * K};  // c_attn: [q | k | v]
+        case 1:
+            return {Q, C};  // attn.c_proj / o_proj
+        case 2:
+            return {C, F};  // c_fc
+        case 3:
+            return {F, C};  // mlp.c_proj / down_proj
+        case 4:
+            return {C, Q};  // q_proj
+        case 5:
+        case 6:
+            return {C, K};  // k_proj, v_proj
+        default:
+            return {C, F};  // gate_proj, up_proj
+    }
+}
+
 namespace {
 
 using nlohmann::json;
-
-// The (IN, OUT) of target t on this base (PEFT's nn.Linear / Conv1D sizes).
-std::pair<int64_t, int64_t> linearSize(size_t t, const PeftBaseShape& b) {
-    const int64_t C = b.channels, F = b.ffn;
-    const int64_t Q = b.llama ? b.qWidth : C, K = b.llama ? b.kvWidth : C;
-    switch (t) {
-        case 0:
-            return {C, Q + 2 * K};
-        case 1:
-            return {Q, C};
-        case 2:
-            return {C, F};
-        case 3:
-            return {F, C};
-        case 4:
-            return {C, Q};
-        case 5:
-        case 6:
-            return {C, K};
-        default:
-            return {C, F};
-    }
-}
 
 // The module a target is in PEFT's layout of this base ("transformer.h.0.attn.c_attn",
 // "model.layers.0.self_attn.q_proj"), or empty when the layout has none.
@@ -293,7 +292,7 @@ Status readAdapterTensors(const fileio::ParsedSafetensors& parsedFile, const Pef
     for (int l = 0; l < base.layers; ++l) {
         for (size_t t = 0; t < kPeftTargetCount; ++t) {
             if (!a.targets[t]) continue;
-            const auto [IN, OUT] = linearSize(t, base);
+            const auto [IN, OUT] = peftLinearSize(t, base);
             const std::string module = fmt::format("h.{}.{}", l, kPeftModules[t]);
             const std::string theirs = base.llama
                                            ? fmt::format("{}{}.{}", prefix, l, kPeftLlamaModules[t])
