@@ -2,8 +2,9 @@
 // hf --out DIR`: Hugging Face GPT-2 and Llama-family folders (or model ids in the local Hugging
 // Face cache, listed by `wafer import --list-cached`) in and out (engine/interop/hf_import.h,
 // hf_export.h); LoRA adapters in PEFT's layout in and out (`wafer import BASE --adapter PEFT_DIR`,
-// `wafer export RUN --format peft`) and merged into a plain GPT-2 (`wafer export RUN --merge`),
-// peft_adapter.h.
+// `wafer export RUN --format peft`; GPT-2's layout for a GPT-2 base, PEFT's Llama layout with
+// q/k/v/o/gate/up/down_proj for a Llama-family one) and merged into the plain model (`wafer
+// export RUN --merge`), peft_adapter.h.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -301,12 +302,13 @@ void addInteropCommands(CLI::App& app, CommonOptions& common, int& exitCode) {
                      "`base` (the shipped base model) or a model id in the Hugging Face cache")
         ->required();
     ecmd->add_option("--format", exp->format,
-                     "Output format (hf: Hugging Face GPT-2; peft: a LoRA run's adapters as a "
-                     "PEFT adapter folder)")
+                     "Output format (hf: Hugging Face GPT-2 or Llama family; peft: a LoRA run's "
+                     "adapters as a PEFT adapter folder, in PEFT's GPT-2 or Llama layout)")
         ->check(CLI::IsMember({"hf", "peft"}));
     ecmd->add_flag("--merge", exp->merge,
-                   "A LoRA run: merge the adapters into the weights (W + alpha/rank A B) and "
-                   "write a plain GPT-2 folder");
+                   "A LoRA run: merge the adapters into the weights (W + alpha/rank A B; a "
+                   "q/k/v/gate/up_proj adapter into its columns of the fused weight) and write "
+                   "a plain Hugging Face folder");
     ecmd->add_option("--base-model", exp->baseModel,
                      "--format peft: base_model_name_or_path to record (default: the base's "
                      "Hugging Face id, or its folder's name)");

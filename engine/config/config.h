@@ -743,7 +743,8 @@ struct ClusterConfig {
 // LoRA fine-tuning (ours; ModelZoo has no LoRA keys): the base weights stay frozen and each
 // targeted linear layer of every block gains a trained low-rank update, output += (alpha / rank) *
 // B (A x) with A (rank x in) and B (out x rank), B starting at zero. Targets use the HF GPT-2
-// module names (PEFT's target_modules). Absent: no adapters (plain training or fine-tuning).
+// module names or, on a Llama-shaped model, Llama's projection names (PEFT's target_modules; see
+// engine/model/lora.h). Absent: no adapters (plain training or fine-tuning).
 struct LoraConfig {
     int rank = 8;
     double alpha = 16.0;
@@ -771,8 +772,12 @@ struct LoraConfig {
         v.field(targets,
                 {.key = "targets",
                  .help = "Linear layers of each block that get an adapter, by HF GPT-2 module "
-                         "name: c_attn, attn.c_proj, c_fc, mlp.c_proj",
-                 .choices = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"},
+                         "name (c_attn, attn.c_proj, c_fc, mlp.c_proj) or Llama projection "
+                         "name (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; "
+                         "q/k/v_proj adapt their columns of c_attn, gate/up_proj theirs of "
+                         "c_fc with SwiGLU; o_proj is attn.c_proj, down_proj is mlp.c_proj)",
+                 .choices = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj", "q_proj", "k_proj",
+                             "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
                  .aliases = {"target_modules"}});
     }
 };

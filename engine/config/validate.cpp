@@ -110,12 +110,47 @@ void checkLora(const LoraConfig& lora, const ModelConfig& model, std::vector<std
         errors.push_back(
             "lora.targets is empty: name at least one linear layer to adapt, e.g. targets: "
             "[c_attn] (choices: c_attn, attn.c_proj, c_fc, mlp.c_proj)");
+    // o_proj / down_proj are Llama's names of attn.c_proj / mlp.c_proj: one adapter each.
+    auto canonical = [](const std::string& name) -> std::string {
+        if (name == "o_proj") return "attn.c_proj";
+        if (name == "down_proj") return "mlp.c_proj";
+        return name;
+    };
     for (size_t i = 0; i < lora.targets.size(); ++i)
         for (size_t j = 0; j < i; ++j)
-            if (lora.targets[i] == lora.targets[j])
-                errors.push_back("lora.targets[" + std::to_string(i) +
-                                 "] = " + quoteYaml(lora.targets[i]) +
-                                 ": listed twice; name each layer once");
+            if (canonical(lora.targets[i]) == canonical(lora.targets[j]))
+                errors.push_back(
+                    "lora.targets[" + std::to_string(i) + "] = " + quoteYaml(lora.targets[i]) +
+                    (lora.targets[i] == lora.targets[j]
+                         ? std::string(": listed twice; name each layer once")
+                         : ": the same layer as lora.targets[" + std::to_string(j) +
+                               "] = " + quoteYaml(lora.targets[j]) + "; name each layer once"));
+    // The slice targets (engine/model/lora.h) adapt columns of the fused linears.
+    auto listed = [&](std::initializer_list<const char*> names) {
+        std::string out;
+        for (const char* name : names)
+            if (std::find(lora.targets.begin(), lora.targets.end(), name) != lora.targets.end())
+                out += (out.empty() ? "" : ", ") + std::string(name);
+        return out;
+    };
+    auto has = [&](const char* name) {
+        return std::find(lora.targets.begin(), lora.targets.end(), name) != lora.targets.end();
+    };
+    if (const std::string qkv = listed({"q_proj", "k_proj", "v_proj"});
+        has("c_attn") && !qkv.empty())
+        errors.push_back("lora.targets lists c_attn and " + qkv +
+                         ": c_attn is the fused [q | k | v] linear, so both would adapt the same "
+                         "columns; keep c_attn or the separate q_proj / k_proj / v_proj, not both");
+    const std::string gateUp = listed({"gate_proj", "up_proj"});
+    if (has("c_fc") && !gateUp.empty())
+        errors.push_back("lora.targets lists c_fc and " + gateUp +
+                         ": c_fc is the fused [gate | up] linear, so both would adapt the same "
+                         "columns; keep c_fc or the separate gate_proj / up_proj, not both");
+    if (!gateUp.empty() && model.nonlinearity != "swiglu")
+        errors.push_back("lora.targets lists " + gateUp + " but model.nonlinearity is " +
+                         model.nonlinearity +
+                         ": only a SwiGLU MLP has gate and up projections; adapt c_fc instead, "
+                         "or set model.nonlinearity: swiglu");
     if (lora.rank > model.hiddenSize && model.hiddenSize > 0)
         errors.push_back("lora.rank (" + std::to_string(lora.rank) +
                          ") is more than model.hidden_size (" + std::to_string(model.hiddenSize) +

@@ -13,6 +13,7 @@
 #include "engine/data/corpus.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/model_ref.h"
+#include "engine/model/lora.h"
 #include "engine/model/model_facts.h"
 #include "engine/model/parameters.h"
 #include "engine/modelio/load_model.h"
@@ -145,7 +146,7 @@ Status chooseMethod(config::Config& c, FinetuneSummary& sum, const FinetuneReque
             .alpha = request.loraAlpha > 0 ? request.loraAlpha : 2.0 * request.loraRank,
             .dropout = request.loraDropout,
             .targets = request.loraTargets.empty()
-                           ? std::vector<std::string>{"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"}
+                           ? model::lora::allLinearTargets(model::GptShape::fromConfig(c.model))
                            : request.loraTargets};
     }
     // SPDF (sparse pre-training, dense fine-tuning): a sparse base fine-tunes dense. Its zero

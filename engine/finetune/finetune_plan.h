@@ -46,7 +46,8 @@ inline constexpr int kDefaultEpochs = 3;
 inline constexpr int64_t kMinSteps = 30;
 inline constexpr int64_t kMaxSteps = 5000;
 inline constexpr double kLearningRateDivisor = 3.0;  // peak LR: the base's peak / this
-// LoRA (--lora RANK): adapters on all four linears of each block (QLoRA, Dettmers et al. 2023:
+// LoRA (--lora RANK): adapters on every linear of each block (GPT-2's four, or Llama's seven
+// projections on a Llama-family base: model/lora.h allLinearTargets) (QLoRA, Dettmers et al. 2023:
 // all of them are needed to match a full fine-tune), alpha = 2 x rank, and a peak LR this many
 // times the full fine-tune's. Measured on the shipped base, 4.9 KB of new prose, rank 8, 30
 // steps (README "LoRA"): peak 1e-3 reaches eval 2.096, 3e-3 1.962, 1e-2 1.910, 2e-2 1.909, 3e-2
@@ -67,7 +68,8 @@ struct FinetuneRequest {
     int loraRank = 0;          // > 0: LoRA adapters of this rank, the base frozen (see above)
     double loraAlpha = 0.0;    // 0: 2 x rank
     double loraDropout = 0.0;  // on the adapter branch's input
-    std::vector<std::string> loraTargets;  // HF GPT-2 module names; empty: all four linears
+    // lora.targets names (model/lora.h); empty: every linear (lora::allLinearTargets).
+    std::vector<std::string> loraTargets;
     // Compute in bf16 (model.mixed_precision with fp16_type bfloat16) or fp32; unset: as the base.
     std::optional<bool> bf16;
     int epochs = kDefaultEpochs;

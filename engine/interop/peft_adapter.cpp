@@ -17,6 +17,7 @@
 #include "engine/interop/output_folder.h"
 #include "engine/model/parameters.h"
 #include "engine/modelio/hf_cache.h"
+#include "engine/modelio/hf_llama_weights.h"
 #include "engine/modelio/load_model.h"
 #include "engine/modelio/model_folder.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -26,16 +27,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The (IN, OUT) of each target on this base, in kPeftTargetNames order.
-std::array<std::pair<int64_t, int64_t>, 4> linearSizes(const PeftBaseShape& b) {
-    return {{{b.channels, 3 * int64_t(b.channels)},
-             {b.channels, b.channels},
-             {b.channels, b.ffn},
-             {b.ffn, b.channels}}};
-}
+static_assert(kPeftTargetCount == model::kLoraTargetCount, "PEFT targets = model/lora.h's");
 
 PeftBaseShape peftBase(const model::GptShape& s) {
-    return {s.layers, s.channels, s.ffn};
+    return {.layers = s.layers,
+            .channels = s.channels,
+            .ffn = s.ffn,
+            .llama = modelio::usesHfLlamaNames(s),
+            .qWidth = s.qWidth(),
+            .kvWidth = s.kvWidth(),
+            .swiglu = s.mlp == model::GptShape::Mlp::SwiGlu};
 }
 
 nlohmann::json numberOf(double v) {
@@ -80,14 +81,28 @@ Result<PeftAdapter> readPeftAdapter(const fs::path& folder, const PeftBaseShape&
 Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShape& base,
                                   const fs::path& outDir) {
     if (Status st = checkOutputFolderFree(outDir); !st.ok()) return st.error();
-    const auto sizes = linearSizes(base);
+    // PEFT's Llama layout has no fused q|k|v or gate|up module to put such an adapter on.
+    for (size_t t = 0; t < kPeftTargetCount; ++t) {
+        if (!adapter.targets[t]) continue;
+        if (base.llama && kPeftLlamaNames[t].empty())
+            return Error{fmt::format(
+                "the adapters sit on {} (the fused {}), which PEFT's Llama layout has no module "
+                "for; train the adapters with lora.targets {} instead to export them for PEFT",
+                kPeftTargetNames[t], t == 0 ? "[q | k | v] linear" : "[gate | up] linear",
+                t == 0 ? "[q_proj, k_proj, v_proj]" : "[gate_proj, up_proj]")};
+        if (!base.llama && t >= 4)
+            return Error{fmt::format(
+                "the adapters sit on {}, which PEFT's GPT-2 layout has no module for (only "
+                "c_attn, attn.c_proj, c_fc, mlp.c_proj)",
+                kPeftTargetNames[t])};
+    }
     // PEFT's layout: the transposes of ours, kept alive while the file is written.
     std::vector<std::vector<float>> peft;
     std::vector<fileio::TensorView> views;
     for (int l = 0; l < base.layers; ++l) {
-        for (size_t t = 0; t < 4; ++t) {
+        for (size_t t = 0; t < kPeftTargetCount; ++t) {
             if (!adapter.targets[t]) continue;
-            const auto [IN, OUT] = sizes[t];
+            const auto [IN, OUT] = peftLinearSize(t, base);
             for (const bool isA : {true, false}) {
                 const std::string ours =
                     fmt::format("h.{}.{}.lora_{}.weight", l, kPeftModules[t], isA ? 'A' : 'B');
@@ -102,7 +117,11 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
                     for (int64_t j = 0; j < cols; ++j)
                         transposed[size_t(j * rows + i)] = it->second[size_t(i * cols + j)];
                 peft.push_back(std::move(transposed));
-                views.push_back({std::string(kPeftPrefix) + ours,
+                const std::string theirs =
+                    base.llama ? fmt::format("{}{}.{}.lora_{}.weight", kPeftLlamaPrefix, l,
+                                             kPeftLlamaModules[t], isA ? 'A' : 'B')
+                               : std::string(kPeftPrefix) + ours;
+                views.push_back({theirs,
                                  fileio::DType::F32,
                                  {cols, rows},
                                  nullptr,
@@ -118,7 +137,8 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
         {"base_model_name_or_path",
          adapter.baseModel ? nlohmann::json(*adapter.baseModel) : nlohmann::json(nullptr)},
         {"bias", "none"},
-        {"fan_in_fan_out", true},  // GPT-2's linears are Conv1D: weight (in, out)
+        // GPT-2's linears are Conv1D: weight (in, out); Llama's are nn.Linear: (out, in).
+        {"fan_in_fan_out", !base.llama},
         {"inference_mode", true},
         {"init_lora_weights", true},
         {"layer_replication", nullptr},
@@ -134,7 +154,7 @@ Result<fs::path> writePeftAdapter(const PeftAdapter& adapter, const PeftBaseShap
         {"r", adapter.rank},
         {"rank_pattern", nlohmann::json::object()},
         {"revision", nullptr},
-        {"target_modules", adapter.targetNames()},
+        {"target_modules", adapter.targetNames(base.llama)},
         {"task_type", "CAUSAL_LM"},
         {"use_dora", false},
         {"use_rslora", false},
@@ -310,7 +330,7 @@ Result<PeftImportResult> importPeftAdapter(const fs::path& basePath, const fs::p
     cfg.lora = config::LoraConfig{.rank = adapter->rank,
                                   .alpha = adapter->alpha,
                                   .dropout = adapter->dropout,
-                                  .targets = adapter->targetNames()};
+                                  .targets = adapter->targetNames(peftBase(m.shape).llama)};
     cfg.runconfig.checkpointPath = result.base.string();
     // The adapter's own values were checked against the base by the parser (rank within the
     // hidden size, alpha, dropout, one entry per target); what is left is the adapted shape.

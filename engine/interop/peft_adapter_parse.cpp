@@ -7,46 +7,67 @@
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/fileio/safetensors.h"
 #include "engine/interop/peft_adapter.h"
 
 namespace ws::interop {
 
-std::vector<std::string> PeftAdapter::targetNames() const {
+std::vector<std::string> PeftAdapter::targetNames(bool llama) const {
     std::vector<std::string> names;
-    for (size_t t = 0; t < 4; ++t)
-        if (targets[t]) names.emplace_back(kPeftTargetNames[t]);
+    for (size_t t = 0; t < kPeftTargetCount; ++t)
+        if (targets[t])
+            names.emplace_back(llama && !kPeftLlamaNames[t].empty() ? kPeftLlamaNames[t]
+                                                                    : kPeftTargetNames[t]);
     return names;
+}
+
+std::pair<int64_t, int64_t> peftLinearSize(size_t target, const PeftBaseShape& b) {
+    const int64_t C = b.channels, F = b.ffn;
+    const int64_t Q = b.llama ? b.qWidth : C, K = b.llama ? b.kvWidth : C;
+    switch (target) {
+        case 0:
+            return {C, Q + 2 * K};  // c_attn: [q | k | v]
+        case 1:
+            return {Q, C};  // attn.c_proj / o_proj
+        case 2:
+            return {C, F};  // c_fc
+        case 3:
+            return {F, C};  // mlp.c_proj / down_proj
+        case 4:
+            return {C, Q};  // q_proj
+        case 5:
+        case 6:
+            return {C, K};  // k_proj, v_proj
+        default:
+            return {C, F};  // gate_proj, up_proj
+    }
 }
 
 namespace {
 
 using nlohmann::json;
 
-// The (IN, OUT) of target t on this base.
-std::pair<int64_t, int64_t> linearSize(size_t t, const PeftBaseShape& b) {
-    const int64_t C = b.channels, F = b.ffn;
-    switch (t) {
-        case 0:
-            return {C, 3 * C};
-        case 1:
-            return {C, C};
-        case 2:
-            return {C, F};
-        default:
-            return {F, C};
-    }
+// The module a target is in PEFT's layout of this base ("transformer.h.0.attn.c_attn",
+// "model.layers.0.self_attn.q_proj"), or empty when the layout has none.
+std::string fullModule(size_t t, bool llama) {
+    if (llama)
+        return kPeftLlamaModules[t].empty() ? std::string()
+                                            : "model.layers.0." + std::string(kPeftLlamaModules[t]);
+    return t < 4 ? "transformer.h.0." + std::string(kPeftModules[t]) : std::string();
 }
 
 // PEFT matches a target_modules entry against a module's full name by suffix (".c_proj" matches
-// both attn.c_proj and mlp.c_proj). The GPT-2 modules each spelling selects, or none.
-std::optional<std::array<bool, 4>> modulesMatching(std::string_view name) {
-    std::array<bool, 4> hit = {false, false, false, false};
+// both attn.c_proj and mlp.c_proj). The modules each spelling selects in the layout (GPT-2's or
+// Llama's), or none.
+std::optional<std::array<bool, kPeftTargetCount>> modulesMatching(std::string_view name,
+                                                                  bool llama) {
+    std::array<bool, kPeftTargetCount> hit{};
     bool any = false;
-    for (size_t t = 0; t < 4; ++t) {
-        const std::string full = "transformer.h.0." + std::string(kPeftModules[t]);
-        if (name.empty() || name.size() > full.size()) continue;
+    for (size_t t = 0; t < kPeftTargetCount; ++t) {
+        const std::string full = fullModule(t, llama);
+        if (full.empty() || name.empty() || name.size() > full.size()) continue;
         if (full == name || (full.ends_with(name) && full[full.size() - name.size() - 1] == '.')) {
             // A spelling with a block number ("h.0.attn.c_attn") names some layers only.
             if (name.find_first_of("0123456789") != std::string_view::npos) continue;
@@ -129,8 +150,10 @@ Result<std::vector<float>> toFloat(const fileio::TensorInfo& t, std::string_view
 
 namespace {
 
-// target_modules: which of GPT-2's four linears the adapter adapts, into a.targets.
-Status readTargets(const json& cfg, PeftAdapter& a, std::string_view source) {
+// target_modules: which linears of the base's layout (GPT-2's four, or Llama's seven
+// projections) the adapter adapts, into a.targets.
+Status readTargets(const json& cfg, const PeftBaseShape& base, PeftAdapter& a,
+                   std::string_view source) {
     // target_modules: a list of names (a single string is a regex in PEFT: only a plain name is
     // taken).
     const auto targets = cfg.find("target_modules");
@@ -145,27 +168,49 @@ Status readTargets(const json& cfg, PeftAdapter& a, std::string_view source) {
             names.push_back(t.get<std::string>());
         }
     } else {
-        return Error{
-            fmt::format("{}: {}: target_modules must list the adapted modules (for "
-                        "GPT-2: c_attn, attn.c_proj, c_fc, mlp.c_proj)",
-                        source, kPeftConfigFile)};
+        return Error{fmt::format(
+            "{}: {}: target_modules must list the adapted modules ({})", source, kPeftConfigFile,
+            base.llama ? "for Llama: q_proj, k_proj, v_proj, o_proj, gate_proj, "
+                         "up_proj, down_proj"
+                       : "for GPT-2: c_attn, attn.c_proj, c_fc, mlp.c_proj")};
     }
     for (const std::string& name : names) {
-        // PEFT's shorthand for every linear but the output layer: GPT-2's four Conv1D.
-        const auto hit = name == "all-linear" ? std::optional(std::array{true, true, true, true})
-                                              : modulesMatching(name);
-        if (!hit) {
-            return Error{fmt::format(
-                "{}: {}: target module \"{}\" is not a GPT-2 linear this engine adapts (c_attn, "
-                "attn.c_proj, c_fc, mlp.c_proj; c_proj means both projections); was the adapter "
-                "made for another architecture?",
-                source, kPeftConfigFile, name)};
+        // PEFT's shorthand for every linear but the output layer.
+        std::optional<std::array<bool, kPeftTargetCount>> hit;
+        if (name == "all-linear") {
+            hit.emplace();
+            for (size_t t = 0; t < kPeftTargetCount; ++t)
+                (*hit)[t] = !fullModule(t, base.llama).empty();
+            if (base.llama && !base.swiglu) (*hit)[7] = (*hit)[8] = false;
+        } else {
+            hit = modulesMatching(name, base.llama);
         }
-        for (size_t t = 0; t < 4; ++t) a.targets[t] = a.targets[t] || (*hit)[t];
+        if (!hit) {
+            // The other family's module is the likely mistake: say so.
+            const bool otherFamily = modulesMatching(name, !base.llama).has_value();
+            return Error{fmt::format(
+                "{}: {}: target module \"{}\" is not a {} linear this engine adapts ({}); {}",
+                source, kPeftConfigFile, name, base.llama ? "Llama" : "GPT-2",
+                base.llama ? "q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj"
+                           : "c_attn, attn.c_proj, c_fc, mlp.c_proj; c_proj means both "
+                             "projections",
+                otherFamily
+                    ? fmt::format("it is a {} module, so the adapter was made for a {}-shaped "
+                                  "model: import it onto the base it was trained for",
+                                  base.llama ? "GPT-2" : "Llama", base.llama ? "GPT-2" : "Llama")
+                    : std::string("was the adapter made for another architecture?"))};
+        }
+        for (size_t t = 0; t < kPeftTargetCount; ++t) a.targets[t] = a.targets[t] || (*hit)[t];
     }
     if (a.targetNames().empty()) {
         return Error{fmt::format("{}: {}: target_modules is empty: the adapter adapts nothing",
                                  source, kPeftConfigFile)};
+    }
+    if (base.llama && !base.swiglu && (a.targets[7] || a.targets[8])) {
+        return Error{fmt::format(
+            "{}: {}: target_modules has gate_proj / up_proj but the base's MLP is GELU (no gate "
+            "or up projection); import the adapter onto a SwiGLU base",
+            source, kPeftConfigFile)};
     }
     return Status::success();
 }
@@ -232,7 +277,7 @@ Result<PeftAdapter> readAdapterConfig(std::string_view configJson, const PeftBas
     }
     a.baseModel = str("base_model_name_or_path");
 
-    if (Status st = readTargets(cfg, a, source); !st.ok()) return st.error();
+    if (Status st = readTargets(cfg, base, a, source); !st.ok()) return st.error();
     return a;
 }
 
@@ -241,23 +286,29 @@ Result<PeftAdapter> readAdapterConfig(std::string_view configJson, const PeftBas
 Status readAdapterTensors(const fileio::ParsedSafetensors& parsedFile, const PeftBaseShape& base,
                           std::string_view source, PeftAdapter& a) {
     const fileio::ParsedSafetensors* parsed = &parsedFile;
+    const std::string_view prefix = base.llama ? kPeftLlamaPrefix : kPeftPrefix;
     // Every tensor must be one we expect; report the first stranger by name.
-    size_t expected = 0;
+    std::set<std::string> expected;
     for (int l = 0; l < base.layers; ++l) {
-        for (size_t t = 0; t < 4; ++t) {
+        for (size_t t = 0; t < kPeftTargetCount; ++t) {
             if (!a.targets[t]) continue;
-            const auto [IN, OUT] = linearSize(t, base);
+            const auto [IN, OUT] = peftLinearSize(t, base);
             const std::string module = fmt::format("h.{}.{}", l, kPeftModules[t]);
+            const std::string theirs = base.llama
+                                           ? fmt::format("{}{}.{}", prefix, l, kPeftLlamaModules[t])
+                                           : std::string(prefix) + module;
             for (const bool isA : {true, false}) {
-                const std::string ours = module + (isA ? ".lora_A.weight" : ".lora_B.weight");
-                const std::string key = std::string(kPeftPrefix) + ours;
-                ++expected;
+                const std::string suffix = isA ? ".lora_A.weight" : ".lora_B.weight";
+                const std::string ours = module + suffix;
+                const std::string key = theirs + suffix;
+                expected.insert(key);
                 const auto it = parsed->tensors.find(key);
                 if (it == parsed->tensors.end()) {
                     return Error{fmt::format(
                         "{}: {}: tensor {} is missing: the adapter config targets {} on every "
                         "block and the base has {} blocks; is the adapter for a shallower base?",
-                        source, kPeftWeightsFile, key, kPeftTargetNames[t], base.layers)};
+                        source, kPeftWeightsFile, key,
+                        base.llama ? kPeftLlamaNames[t] : kPeftTargetNames[t], base.layers)};
                 }
                 const fileio::TensorInfo& info = it->second;
                 const std::vector<int64_t> want =
@@ -266,15 +317,18 @@ Status readAdapterTensors(const fileio::ParsedSafetensors& parsedFile, const Pef
                     const bool rankWrong = info.shape.size() == 2 &&
                                            (isA ? info.shape[0] : info.shape[1]) != a.rank &&
                                            (isA ? info.shape[1] == IN : info.shape[0] == OUT);
+                    const std::string sizes =
+                        base.llama
+                            ? fmt::format("hidden size {}, ffn {}, q width {}, k/v width {} here",
+                                          base.channels, base.ffn, base.qWidth, base.kvWidth)
+                            : fmt::format("hidden size {}, ffn {} here", base.channels, base.ffn);
                     const std::string why =
                         rankWrong ? fmt::format("the adapter's rank does not match r = {} in {}",
                                                 a.rank, kPeftConfigFile)
                                   : fmt::format(
-                                        "the adapter was trained for a different base (hidden "
-                                        "size {}, ffn {} here); import it onto the base it was "
-                                        "made for{}",
-                                        base.channels, base.ffn,
-                                        a.baseModel ? " (" + *a.baseModel + ")" : "");
+                                        "the adapter was trained for a different base ({}); "
+                                        "import it onto the base it was made for{}",
+                                        sizes, a.baseModel ? " (" + *a.baseModel + ")" : "");
                     return Error{
                         fmt::format("{}: {}: tensor {} has shape [{}] but this base needs "
                                     "[{}] ({}); {}",
@@ -293,17 +347,16 @@ Status readAdapterTensors(const fileio::ParsedSafetensors& parsedFile, const Pef
             }
         }
     }
-    if (parsed->tensors.size() != expected) {
+    if (parsed->tensors.size() != expected.size()) {
         for (const auto& [name, info] : parsed->tensors) {
-            const std::string_view n = name;
-            if (n.starts_with(kPeftPrefix) &&
-                a.tensors.count(std::string(n.substr(kPeftPrefix.size()))))
-                continue;
+            if (expected.count(name)) continue;
             return Error{fmt::format(
-                "{}: {}: tensor {} is not an adapter of this base: a LoRA adapter for GPT-2 holds "
-                "only {}h.N.<module>.lora_A/lora_B.weight for the target_modules of {} and N "
-                "below the base's {} blocks",
-                source, kPeftWeightsFile, name, kPeftPrefix, kPeftConfigFile, base.layers)};
+                "{}: {}: tensor {} is not an adapter of this base: a LoRA adapter for {} holds "
+                "only {}{}.lora_A/lora_B.weight for the target_modules of {} and N below the "
+                "base's {} blocks",
+                source, kPeftWeightsFile, name, base.llama ? "Llama" : "GPT-2", prefix,
+                base.llama ? "N.<self_attn|mlp>.<module>" : "h.N.<module>", kPeftConfigFile,
+                base.layers)};
         }
     }
     return Status::success();

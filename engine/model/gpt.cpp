@@ -86,7 +86,7 @@ ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen) 
                             {B, T, F});
         }
         a.residual3 = add(h + "residual_mlp", {B, T, C});
-        for (size_t t = 0; t < 4; ++t)
+        for (size_t t = 0; t < kLoraTargetCount; ++t)
             if (shape.hasLora() && shape.loraTargets[t])
                 a.loraU[t] = add(h + std::string(lora::targetName(lora::Target(t))) + ".lora_u",
                                  {B, T, shape.loraRank});
@@ -363,11 +363,13 @@ void Gpt<Real>::adapterForward(int layer, int target, Real* out, const Real* inp
                                int IN, int OUT) {
     const GptShape& s = shape();
     if (!s.hasLora() || !s.loraTargets[size_t(target)]) return;
-    lora::loraForward(out, act(m_layout.blocks[size_t(layer)].loraU[size_t(target)]),
-                      m_loraDropped.data(), inp, w + m_off.loraA[size_t(target)],
-                      w + m_off.loraB[size_t(target)], m_N, IN, s.loraRank, OUT, Real(s.loraScale),
-                      rate(s.loraDropout),
-                      dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16());
+    // A slice target (q_proj, ...) adds into its columns of the fused output (row stride OUT).
+    const lora::LinearShape ls = lora::linearShape(lora::Target(target), s);
+    lora::loraForward(
+        out + ls.column, act(m_layout.blocks[size_t(layer)].loraU[size_t(target)]),
+        m_loraDropped.data(), inp, w + m_off.loraA[size_t(target)], w + m_off.loraB[size_t(target)],
+        m_N, IN, s.loraRank, ls.out, Real(s.loraScale), rate(s.loraDropout),
+        dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16(), OUT);
 }
 
 template <typename Real>
@@ -377,12 +379,13 @@ void Gpt<Real>::adapterBackward(int layer, int target, Real* dinp, const Real* d
     if (!s.hasLora() || !s.loraTargets[size_t(target)]) return;
     const size_t t = size_t(target);
     const int layerIndex = ParameterTable::blockLayer(layer);
-    lora::loraBackward(dinp, gradOf(layerIndex, g, m_off.loraA[t]),
-                       gradOf(layerIndex, g, m_off.loraB[t]), m_loraDu.data(), m_loraDropped.data(),
-                       dout, inp, act(m_layout.blocks[size_t(layer)].loraU[t]), w + m_off.loraA[t],
-                       w + m_off.loraB[t], m_N, IN, s.loraRank, OUT, Real(s.loraScale),
-                       rate(s.loraDropout),
-                       dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16());
+    const lora::LinearShape ls = lora::linearShape(lora::Target(target), s);
+    lora::loraBackward(
+        dinp, gradOf(layerIndex, g, m_off.loraA[t]), gradOf(layerIndex, g, m_off.loraB[t]),
+        m_loraDu.data(), m_loraDropped.data(), dout + ls.column, inp,
+        act(m_layout.blocks[size_t(layer)].loraU[t]), w + m_off.loraA[t], w + m_off.loraB[t], m_N,
+        IN, s.loraRank, ls.out, Real(s.loraScale), rate(s.loraDropout),
+        dropoutKey(ParameterTable::blockLayer(layer), kLoraInput + target), bf16(), OUT);
 }
 
 template <typename Real>
@@ -404,6 +407,8 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
     ops::linearForward(act(a.qkv), act(a.ln1), w + o.qkvw, BlockOffsets::at(w, o.qkvb), N, C, QKV,
                        linearMode(w + o.qkvw));
     adapterForward(layer, 0, act(a.qkv), act(a.ln1), w, C, QKV);
+    for (const lora::Target t : {lora::Target::QProj, lora::Target::KProj, lora::Target::VProj})
+        adapterForward(layer, int(t), act(a.qkv), act(a.ln1), w, C, QKV);
     roundActivation(act(a.qkv), size_t(N) * QKV);
     if (m_rotary) {  // q and k rotate by position, as bf16 values in bf16 mode (autocast's)
         ops::ropeForward(act(a.qkv), *m_rotary, heads, positionIds(), m_B, m_T);
@@ -437,6 +442,8 @@ void Gpt<Real>::blockForward(int layer, LayerWeights<Real> blockParams) {
         ops::linearForward(act(a.fch), act(a.ln2), w + o.fcw, BlockOffsets::at(w, o.fcb), N, C, M,
                            linearMode(w + o.fcw));
         adapterForward(layer, 2, act(a.fch), act(a.ln2), w, C, M);
+        for (const lora::Target t : {lora::Target::GateProj, lora::Target::UpProj})
+            adapterForward(layer, int(t), act(a.fch), act(a.ln2), w, C, M);
         roundActivation(act(a.fch), size_t(N) * M);
         if (s.mlp == GptShape::Mlp::SwiGlu) {
             ops::swigluForward(act(a.fchGelu), act(a.fch), N, F);
@@ -553,6 +560,8 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
         ops::linearBackward(m_dln.data(), false, dW(o.fcw), dW(o.fcb), m_dfch.data(), act(a.ln2),
                             w + o.fcw, N, C, M, linearMode(w + o.fcw));
         adapterBackward(layer, 2, m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, M);
+        for (const lora::Target t : {lora::Target::GateProj, lora::Target::UpProj})
+            adapterBackward(layer, int(t), m_dln.data(), m_dfch.data(), act(a.ln2), w, g, C, M);
     }
     normBackward(dres, dW(o.ln2w), dW(o.ln2b), m_dln.data(), act(a.residual2), w + o.ln2w,
                  act(a.ln2Mean), act(a.ln2Rstd));
@@ -577,6 +586,8 @@ void Gpt<Real>::blockBackward(int layer, LayerWeights<Real> blockParams, Real* b
     ops::linearBackward(m_dln.data(), false, dW(o.qkvw), dW(o.qkvb), m_dqkv.data(), act(a.ln1),
                         w + o.qkvw, N, C, QKV, linearMode(w + o.qkvw));
     adapterBackward(layer, 0, m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, QKV);
+    for (const lora::Target t : {lora::Target::QProj, lora::Target::KProj, lora::Target::VProj})
+        adapterBackward(layer, int(t), m_dln.data(), m_dqkv.data(), act(a.ln1), w, g, C, QKV);
     normBackward(dres, dW(o.ln1w), dW(o.ln1b), m_dln.data(), blockInput(layer), w + o.ln1w,
                  act(a.ln1Mean), act(a.ln1Rstd));
 }

@@ -127,7 +127,8 @@ struct ActivationLayout {
     struct Block {  // offsets into the buffer
         size_t ln1, ln1Mean, ln1Rstd, qkv, attnMax, attnSum, atty, residual2, ln2, ln2Mean, ln2Rstd,
             fch, fchGelu, residual3;
-        std::array<size_t, 4> loraU{};  // per lora::Target: dropout(x) · A (N,R), LoRA only
+        std::array<size_t, kLoraTargetCount>
+            loraU{};  // per lora::Target: dropout(x) · A (N,R), LoRA only
         // MoE block only (fch and fchGelu unused): router probabilities (N,E), gates (N,k), and
         // per kept assignment, rows grouped by expert (moe::Routing): c_fc output and GELU
         // output (N*k,F), the expert's c_proj output before gating (N*k,C).
@@ -288,7 +289,9 @@ private:
     void normBackward(Real* dinp, Real* dweight, Real* dbias, const Real* dout, const Real* inp,
                       const Real* weight, const Real* mean, const Real* rstd);
     // LoRA (lora.h) on lora::Target `target` of block `layer`, when the shape adapts it: adds the
-    // adapter's output to out (forward), or accumulates its gradients and its part of dinp.
+    // adapter's output to out (forward), or accumulates its gradients and its part of dinp. out /
+    // dout is the adapted linear's whole output (N, OUT): a slice target (q_proj, ...) works on
+    // its columns of it.
     void adapterForward(int layer, int target, Real* out, const Real* inp, const Real* w, int IN,
                         int OUT);
     void adapterBackward(int layer, int target, Real* dinp, const Real* dout, const Real* inp,

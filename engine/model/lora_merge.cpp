@@ -30,19 +30,22 @@ std::vector<float> mergeAdapters(const GptShape& adapted, const float* params) {
     if (!adapted.hasLora()) return out;
     const ParameterTable table(adapted), base(baseShape(adapted));
     const BlockOffsets ao = blockOffsets(adapted), bo = blockOffsets(base.shape());
-    const std::array<size_t, 4> baseWeight = {bo.qkvw, bo.attprojw, bo.fcw, bo.fcprojw};
+    // The base weight each target's update lands in (a slice: its columns of the fused one).
+    const std::array<size_t, kTargetCount> baseWeight = {
+        bo.qkvw, bo.attprojw, bo.fcw, bo.fcprojw, bo.qkvw, bo.qkvw, bo.qkvw, bo.fcw, bo.fcw};
     const int R = adapted.loraRank;
     const double scale = adapted.loraScale;
     for (int l = 0; l < adapted.layers; ++l) {
         const size_t from = table.layers()[size_t(ParameterTable::blockLayer(l))].offset;
         const size_t into = base.layers()[size_t(ParameterTable::blockLayer(l))].offset;
-        for (size_t t = 0; t < 4; ++t) {
+        for (size_t t = 0; t < kTargetCount; ++t) {
             if (!adapted.loraTargets[t]) continue;
             const LinearShape ls = linearShape(Target(t), adapted);
-            const float* A = params + from + ao.loraA[t];  // (IN, R)
-            const float* B = params + from + ao.loraB[t];  // (R, OUT)
-            float* W = out.data() + into + baseWeight[t];  // (IN, OUT)
+            const float* A = params + from + ao.loraA[t];              // (IN, R)
+            const float* B = params + from + ao.loraB[t];              // (R, OUT)
+            float* W = out.data() + into + baseWeight[t] + ls.column;  // (IN, OUT), row stride ld
             const int OUT = ls.out;
+            const size_t ld = size_t(ls.ld);
             tensor::parallelFor(ls.in, tensor::threadsForWork(int64_t(ls.in) * OUT * R),
                                 [&](int64_t begin, int64_t end) {
                                     std::vector<double> row(static_cast<size_t>(OUT));
@@ -54,7 +57,7 @@ std::vector<float> mergeAdapters(const GptShape& adapted, const float* params) {
                                             for (int o = 0; o < OUT; ++o)
                                                 row[size_t(o)] += a * b[o];
                                         }
-                                        float* w = W + i * OUT;
+                                        float* w = W + size_t(i) * ld;
                                         for (int o = 0; o < OUT; ++o)
                                             w[o] = float(double(w[o]) + scale * row[size_t(o)]);
                                     }

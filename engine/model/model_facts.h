@@ -53,7 +53,9 @@ int64_t streamedWeightsPerPass(const ParameterTable& table);
 ModelFacts deriveFacts(const config::Config& config);
 
 // The LoRA adapters' trained scalars over every block: A (rank x in) and B (out x rank) for each
-// of lora.targets (c_attn: C -> 3C, attn.c_proj: C -> C, c_fc: C -> F, mlp.c_proj: F -> C).
+// of lora.targets (lora::linearShape: c_attn C -> Q+2K, attn.c_proj / o_proj Q -> C, c_fc C -> F
+// (2F SwiGLU), mlp.c_proj / down_proj F -> C; the slices q_proj C -> Q, k_proj and v_proj C -> K,
+// gate_proj and up_proj C -> F).
 int64_t loraAdapterParameters(const config::LoraConfig& lora, const GptShape& shape);
 
 // Training FLOPs per token of one step of `shape` (with its LoRA fields) at sequence length

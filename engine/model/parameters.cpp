@@ -148,6 +148,10 @@ Status GptShape::validate(int batch, int seqLen) const {
         return Error{fmt::format("lora: rank {} and dropout {} must be >= 1 and in [0, 1)",
                                  loraRank, loraDropout)};
     }
+    if (hasLora()) {
+        if (std::string problem = lora::targetsProblem(loraTargets, *this); !problem.empty())
+            return Error{std::move(problem)};
+    }
     if (!(attnDropout >= 0.0 && attnDropout < 1.0)) {
         return Error{
             fmt::format("model.attention_dropout_rate is {}; it must be in [0, 1)", attnDropout)};
@@ -218,7 +222,7 @@ BlockOffsets blockOffsets(const GptShape& s) {
     o.fcb = next(M, s.mlpBias);
     o.fcprojw = next(F * C);
     o.fcprojb = next(C, s.mlpBias);
-    for (size_t t = 0; t < 4; ++t) {
+    for (size_t t = 0; t < kLoraTargetCount; ++t) {
         o.loraA[t] = o.loraB[t] = 0;
         if (!s.hasLora() || !s.loraTargets[t]) continue;
         const lora::LinearShape linear = lora::linearShape(lora::Target(t), s);
@@ -233,8 +237,8 @@ BlockOffsets blockOffsets(const GptShape& s, int block) {
     if (!s.isMoeBlock(block)) return blockOffsets(s);
     const size_t C = s.channels, F = s.ffn, E = size_t(s.numExperts);
     BlockOffsets o = blockOffsets(s);  // the shared part's offsets up to ln_2 are the same
-    o.loraA = {0, 0, 0, 0};
-    o.loraB = {0, 0, 0, 0};
+    o.loraA = {};
+    o.loraB = {};
     o.experts = s.numExperts;
     o.router = o.ln2b + C;
     o.expertStride = C * F + F + F * C + C;
@@ -247,10 +251,6 @@ BlockOffsets blockOffsets(const GptShape& s, int block) {
 }
 
 namespace {
-// The module each lora::Target adapts, as this table names it (under "h.N.").
-constexpr std::array<std::string_view, 4> kLoraModules = {"attn.c_attn", "attn.c_proj", "mlp.c_fc",
-                                                          "mlp.c_proj"};
-
 bool isLoraA(std::string_view name) {
     return name.find(".lora_A.") != std::string_view::npos;
 }
@@ -263,7 +263,7 @@ void GptShape::applyLora(const std::optional<config::LoraConfig>& lora) {
     loraRank = 0;
     loraScale = 0.0;
     loraDropout = 0.0;
-    loraTargets = {false, false, false, false};
+    loraTargets = {};
     if (!lora || lora->rank < 1) return;
     loraRank = lora->rank;
     loraScale = lora->alpha / lora->rank;
@@ -323,10 +323,10 @@ ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
         if (shape.mlpBias) add(h + "mlp.c_fc.bias", {M}, false);
         add(h + "mlp.c_proj.weight", {F, C}, true, ffnOutLr);
         if (shape.mlpBias) add(h + "mlp.c_proj.bias", {C}, false);
-        for (size_t t = 0; t < 4; ++t) {  // same order as BlockOffsets
+        for (size_t t = 0; t < kLoraTargetCount; ++t) {  // same order as BlockOffsets
             if (!shape.hasLora() || !shape.loraTargets[t]) continue;
             const lora::LinearShape linear = lora::linearShape(lora::Target(t), shape);
-            const std::string module = h + std::string(kLoraModules[t]);
+            const std::string module = h + std::string(lora::tableModule(lora::Target(t)));
             add(module + ".lora_A.weight", {linear.in, shape.loraRank}, true);
             add(module + ".lora_B.weight", {shape.loraRank, linear.out}, true);
         }

@@ -17,7 +17,11 @@
 //                attn.c_proj; use_ffn_bias: c_fc and mlp.c_proj).
 //                              and with LoRA (GptShape::loraRank > 0) each targeted linear's
 //                              lora_A.weight (IN,R) and lora_B.weight (R,OUT), e.g.
-//                              attn.c_attn.lora_A.weight (C,R), attn.c_attn.lora_B.weight (R,3C)
+//                              attn.c_attn.lora_A.weight (C,R), attn.c_attn.lora_B.weight (R,3C);
+//                              the slice targets (Llama's separate projections on the fused
+//                              linears, lora.h) are named attn.q_proj, attn.k_proj, attn.v_proj,
+//                              mlp.gate_proj, mlp.up_proj: attn.q_proj.lora_B.weight (R,Q), ...
+//                              (o_proj and down_proj ARE attn.c_proj and mlp.c_proj's adapters)
 //                or, an MoE block (GptShape::isMoeBlock), the same up to ln_2.bias, then
 //                              mlp.router.weight (C,E) and per expert e = 0..E-1, each expert
 //                              contiguous: mlp.experts.e.c_fc.weight (C,F), .c_fc.bias (F),
@@ -48,6 +52,9 @@
 #include "engine/core/result.h"
 
 namespace ws::model {
+
+// The linears an adapter can sit on (lora::Target): GPT-2's four, then Llama's five slices.
+inline constexpr size_t kLoraTargetCount = 9;
 
 struct GptShape {
     int vocab = 0;         // V
@@ -91,12 +98,13 @@ struct GptShape {
     bool scaleQkDotByD = false;         // scores / hs instead of / sqrt(hs)
     double attentionLogitsAlpha = 1.0;  // scores × this
     // LoRA (config lora:, lora.h): rank 0 = no adapters. Targets indexed by lora::Target
-    // (c_attn, attn.c_proj, c_fc, mlp.c_proj); each block then ends with lora_A (IN, R) and
-    // lora_B (R, OUT) for every target, in that order, after GPT-2's 12 tensors.
+    // (c_attn, attn.c_proj, c_fc, mlp.c_proj, then the slice targets q_proj, k_proj, v_proj,
+    // gate_proj, up_proj); each block then ends with lora_A (IN, R) and lora_B (R, OUT) for
+    // every target, in that order, after GPT-2's 12 tensors.
     int loraRank = 0;
     double loraScale = 0.0;    // alpha / rank
     double loraDropout = 0.0;  // on the adapter branch's input only
-    std::array<bool, 4> loraTargets = {false, false, false, false};
+    std::array<bool, kLoraTargetCount> loraTargets{};
     bool hasLora() const { return loraRank > 0; }
     // Sets the fields above from a lora: section (absent: leaves the shape without adapters).
     void applyLora(const std::optional<config::LoraConfig>& lora);
@@ -173,7 +181,7 @@ struct LayerSlice {
 struct BlockOffsets {
     static constexpr size_t kAbsent = ~size_t{0};
     size_t ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
-    std::array<size_t, 4> loraA, loraB;
+    std::array<size_t, kLoraTargetCount> loraA, loraB;
     size_t size;
     int experts = 0;  // E in an MoE block, 0 in a dense one
     size_t router = 0;

@@ -99,18 +99,26 @@ WaferOp attentionOp(const model::GptShape& s, int batch, int T, Pass pass, const
 // mask to each of the M x IN inputs (forward, and again in lora_A.dW, which recomputes it from
 // its counter-based key), counted on the op's M x R outputs as IN / R per element.
 struct AdapterShape {
-    std::string base;
+    std::string base;  // the base op whose output the adapter adds into
+    std::string name;  // its ops' prefix: the base op's name, or "qkv.q_proj" for a slice
     int64_t in = 0, out = 0;
 };
 
+// In lora::Target order; a slice target (q_proj, ...) rides on its fused linear's op and writes
+// only its columns, so its B product is (R, width).
 std::vector<AdapterShape> adapterShapes(const model::GptShape& s) {
-    static const std::string kBase[] = {"qkv", "attn_proj", "fc", "fc_proj"};
+    static const std::string kBase[] = {"qkv", "attn_proj", "fc", "fc_proj", "qkv",
+                                        "qkv", "qkv",       "fc", "fc"};
     std::vector<AdapterShape> shapes;
     if (!s.hasLora()) return shapes;
-    for (size_t t = 0; t < 4; ++t) {
+    for (size_t t = 0; t < model::kLoraTargetCount; ++t) {
         if (!s.loraTargets[t]) continue;
-        const auto linear = model::lora::linearShape(model::lora::Target(t), s);
-        shapes.push_back({kBase[t], linear.in, linear.out});
+        const auto target = model::lora::Target(t);
+        const auto linear = model::lora::linearShape(target, s);
+        const std::string name = model::lora::isSlice(target)
+                                     ? kBase[t] + "." + std::string(model::lora::targetName(target))
+                                     : kBase[t];
+        shapes.push_back({kBase[t], name, linear.in, linear.out});
     }
     return shapes;
 }
@@ -124,19 +132,19 @@ WaferOp adapterOp(WaferOp op, double vectorOps) {
 void addAdapterForward(std::vector<WaferOp>& ops, const AdapterShape& a, int64_t M, int64_t R,
                        double dropout, const WaferSpec& spec) {
     const double mask = dropout > 0 ? double(a.in) / double(R) : 0.0;
-    ops.push_back(adapterOp(matmulForward(a.base + ".lora_A", M, a.in, R, nullptr, spec), mask));
-    ops.push_back(adapterOp(matmulForward(a.base + ".lora_B", M, R, a.out, nullptr, spec), 2));
+    ops.push_back(adapterOp(matmulForward(a.name + ".lora_A", M, a.in, R, nullptr, spec), mask));
+    ops.push_back(adapterOp(matmulForward(a.name + ".lora_B", M, R, a.out, nullptr, spec), 2));
 }
 
 void addAdapterBackward(std::vector<WaferOp>& ops, const AdapterShape& a, int64_t M, int64_t R,
                         double dropout, const WaferSpec& spec) {
     const double mask = dropout > 0 ? double(a.in) / double(R) : 0.0;
     ops.push_back(
-        adapterOp(matmulWeightGrad(a.base + ".lora_B.dW", M, R, a.out, nullptr, spec), 0));
-    ops.push_back(adapterOp(matmulInputGrad(a.base + ".lora_B.dX", M, R, a.out, spec), 1));
+        adapterOp(matmulWeightGrad(a.name + ".lora_B.dW", M, R, a.out, nullptr, spec), 0));
+    ops.push_back(adapterOp(matmulInputGrad(a.name + ".lora_B.dX", M, R, a.out, spec), 1));
     ops.push_back(
-        adapterOp(matmulWeightGrad(a.base + ".lora_A.dW", M, a.in, R, nullptr, spec), mask));
-    ops.push_back(adapterOp(matmulInputGrad(a.base + ".lora_A.dX", M, a.in, R, spec), 1));
+        adapterOp(matmulWeightGrad(a.name + ".lora_A.dW", M, a.in, R, nullptr, spec), mask));
+    ops.push_back(adapterOp(matmulInputGrad(a.name + ".lora_A.dX", M, a.in, R, spec), 1));
 }
 
 // Row reductions (LayerNorm statistics, softmax sums) move two fp32 partials per row.
@@ -316,16 +324,18 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
     const int64_t R = s.loraRank;
     double adapterValues = 0;
     for (const auto& a : adapters) adapterValues += double(R) * double(a.in + a.out);
-    auto adapterOf = [&](const std::string& base) -> const AdapterShape* {
+    // The adapters on base op `base`, in target order (a fused op may carry several slices).
+    auto adaptersOf = [&](const std::string& base) {
+        std::vector<const AdapterShape*> on;
         for (const auto& a : adapters)
-            if (a.base == base) return &a;
-        return nullptr;
+            if (a.base == base) on.push_back(&a);
+        return on;
     };
     auto forward = [&](WaferOp op, bool bias) {
         if (!bias) op.vectorOpsPerElement = 0;  // no bias add
         const std::string base = op.name;
         ops.push_back(std::move(op));
-        if (const AdapterShape* a = adapterOf(base))
+        for (const AdapterShape* a : adaptersOf(base))
             addAdapterForward(ops, *a, M, R, s.loraDropout, spec);
     };
     // A base op's input gradient, then (trained base only) its weight gradient, then its
@@ -337,7 +347,7 @@ LayerOps blockOps(const model::GptShape& s, int batch, int seqLen, Pass pass, co
         if (!frozenBase)
             ops.push_back(
                 withParts(matmulWeightGrad(base + ".dW", M, K, N, columnNnz, spec, bias), parts));
-        if (const AdapterShape* a = adapterOf(base))
+        for (const AdapterShape* a : adaptersOf(base))
             addAdapterBackward(ops, *a, M, R, s.loraDropout, spec);
     };
     if (pass == Pass::Forward) {

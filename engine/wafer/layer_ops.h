@@ -19,7 +19,9 @@
 // adapter products, mapped onto the cores like every other matmul and marked WaferOp::adapter:
 // forward "<op>.lora_A" u = x·A (M,R) and "<op>.lora_B" out += scale·u·B (M,OUT); backward
 // "<op>.lora_B.dW" dB = uᵀ·dY, "<op>.lora_B.dX" du = scale·dY·Bᵀ, "<op>.lora_A.dW" dA = xᵀ·du and
-// "<op>.lora_A.dX" dX += du·Aᵀ: 3·M·R·(IN + OUT) multiply-adds per target and step. The base is
+// "<op>.lora_A.dX" dX += du·Aᵀ: 3·M·R·(IN + OUT) multiply-adds per target and step. A slice
+// target rides on its fused op with OUT its width: "qkv.q_proj.lora_A" ... (q_proj, k_proj,
+// v_proj on qkv; gate_proj, up_proj on fc), after the op's whole-linear adapter if any. The base is
 // frozen in a LoRA run (session/param_groups.h), so no weight-gradient matmul of a base matrix
 // runs (qkv.dW, attn_proj.dW, fc.dW, fc_proj.dW, logits.dW), the embeddings' backward does no
 // work, and only the adapters' gradients stream out (gradientValues). The forward and the

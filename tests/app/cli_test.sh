@@ -244,6 +244,78 @@ PY
   [[ ! -e $tmp/ia3 && ! -e $tmp/twice ]] || fail "a refused import left a folder"
   out=$("$wafer" export "$tmp/base" --format peft --out "$tmp/none" 2>&1) && fail "no adapters: $out"
   expect_in "has no LoRA adapters" "$out" ;;
+lora_peft_llama)
+  # Issue 33: LoRA on a Llama's q_proj and v_proj (PEFT's usual choice) on llama-nano's blocks
+  # (rotary, RMSNorm, SwiGLU, 4 heads sharing 2 KV heads): PEFT's Llama layout out and back in bit
+  # for bit; --merge adds (alpha/r) B A to exactly q_proj's and v_proj's weights (checked with the
+  # standard library from the exported files alone); a GPT-2 base refuses the adapter by family.
+  llama=("${tiny_args[@]}" --set model.num_heads=4 --set model.extra_attention_params.num_kv_groups=2)
+  "$wafer" train "$src/presets/llama-nano.yaml" --max-steps 2 "${llama[@]}" --db "$db" \
+      --set "runconfig.model_dir=$tmp/base" >/dev/null || fail "base train exit $?"
+  "$wafer" train "$src/presets/llama-nano.yaml" --max-steps 3 "${llama[@]}" --db "$db" \
+      --set lora.rank=4 --set "lora.targets=[q_proj, v_proj]" --set optimizer.learning_rate=0.05 \
+      --set "runconfig.checkpoint_path=$tmp/base/model.safetensors" \
+      --set "runconfig.model_dir=$tmp/lora" >/dev/null || fail "lora train exit $?"
+  out=$("$wafer" export "$tmp/lora" --format peft --out "$tmp/peft" --base-model llama-tiny) \
+      || fail "peft export exit $?: $out"
+  expect_in "rank 4, alpha 16, on q_proj, v_proj" "$out"
+  "$wafer" export "$tmp/base" --format hf --out "$tmp/base-hf" >/dev/null || fail "base hf exit $?"
+  out=$("$wafer" export "$tmp/lora" --merge --out "$tmp/merged") || fail "merge exit $?: $out"
+  expect_in "LoRA adapters (rank 4) merged into the weights" "$out"
+  python3 - "$tmp" <<'PY' || fail "not PEFT's Llama layout, or the merge is not W + (alpha/r) B A"
+import json, struct, sys
+t = sys.argv[1]
+def read(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    h = json.loads(data[8:8 + n])
+    out = {}
+    for k, v in h.items():
+        if k == "__metadata__":
+            continue
+        assert v["dtype"] == "F32", (k, v)
+        b, e = v["data_offsets"]
+        vals = struct.unpack("<%df" % ((e - b) // 4), data[8 + n + b:8 + n + e])
+        out[k] = (v["shape"], vals)
+    return out
+c = json.load(open(t + "/peft/adapter_config.json"))
+assert c["fan_in_fan_out"] is False and sorted(c["target_modules"]) == ["q_proj", "v_proj"], c
+assert c["r"] == 4 and c["lora_alpha"] == 16, c
+ad = read(t + "/peft/adapter_model.safetensors")
+p = "base_model.model.model.layers.0.self_attn."
+assert ad[p + "q_proj.lora_A.weight"][0] == [4, 32], ad[p + "q_proj.lora_A.weight"][0]
+assert ad[p + "q_proj.lora_B.weight"][0] == [32, 4]
+assert ad[p + "v_proj.lora_B.weight"][0] == [16, 4]  # 2 KV heads x 8
+assert len(ad) == 4, sorted(ad)
+base, merged = read(t + "/base-hf/model.safetensors"), read(t + "/merged/model.safetensors")
+assert sorted(base) == sorted(merged)
+scale, worst = 16 / 4, 0.0
+for name, (shape, w) in base.items():
+    m = merged[name][1]
+    proj = name.split(".")[-2]
+    if proj not in ("q_proj", "v_proj"):
+        assert m == w, name + " changed"
+        continue
+    (_, A), (_, B) = ad["base_model.model." + name[:-7] + ".lora_A.weight"], \
+        ad["base_model.model." + name[:-7] + ".lora_B.weight"]
+    out, inp = shape
+    for o in range(out):
+        for i in range(inp):
+            want = w[o * inp + i] + scale * sum(B[o * 4 + r] * A[r * inp + i] for r in range(4))
+            worst = max(worst, abs(m[o * inp + i] - want))
+assert worst < 1e-6, worst
+print("merge: largest difference from W + (alpha/r) B A:", worst)
+PY
+  out=$("$wafer" import "$tmp/base" --adapter "$tmp/peft" --out "$tmp/imported") \
+      || fail "adapter import exit $?: $out"
+  same_tensors "$tmp/lora/model.safetensors" "$tmp/imported/model.safetensors"
+  "$wafer" train "$src/presets/gpt-micro.yaml" --max-steps 1 "${tiny_args[@]}" --db "$db" \
+      --set "runconfig.model_dir=$tmp/gpt2" >/dev/null || fail "gpt2 train exit $?"
+  out=$("$wafer" import "$tmp/gpt2" --adapter "$tmp/peft" --out "$tmp/wrong" 2>&1) \
+      && fail "a Llama adapter on GPT-2: $out"
+  expect_in 'target module "q_proj" is not a GPT-2 linear' "$out"
+  expect_in "it is a Llama module" "$out"
+  [[ ! -e $tmp/wrong ]] || fail "a refused import left a folder" ;;
 validate_typo)
   printf 'model:\n  hiden_size: 64\n' >"$tmp/typo.yaml"
   out=$("$wafer" validate "$tmp/typo.yaml" 2>&1); code=$?

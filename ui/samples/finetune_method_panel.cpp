@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "engine/core/units.h"
+#include "engine/model/lora.h"
 #include "engine/model/parameters.h"
 #include "engine/tensor/matmul.h"
 
@@ -24,6 +25,10 @@ namespace {
 
 // lora::Target order, with what each linear is in the block.
 constexpr const char* kTargetNames[4] = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj"};
+// A Llama-family base's linears, by PEFT's names (model/lora.h: q/k/v_proj and gate/up_proj
+// adapt their columns of the fused c_attn / c_fc).
+constexpr const char* kLlamaTargetNames[7] = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                              "gate_proj", "up_proj", "down_proj"};
 
 QString targetLabel(int t) {
     static const char* what[4] = {QT_TRANSLATE_NOOP("FinetuneMethodPanel", "attention q, k, v"),
@@ -31,6 +36,18 @@ QString targetLabel(int t) {
                                   QT_TRANSLATE_NOOP("FinetuneMethodPanel", "MLP up"),
                                   QT_TRANSLATE_NOOP("FinetuneMethodPanel", "MLP down")};
     return QStringLiteral("%1 (%2)").arg(QLatin1String(kTargetNames[t]),
+                                         FinetuneMethodPanel::tr(what[t]));
+}
+
+QString llamaTargetLabel(int t) {
+    static const char* what[7] = {QT_TRANSLATE_NOOP("FinetuneMethodPanel", "attention query"),
+                                  QT_TRANSLATE_NOOP("FinetuneMethodPanel", "attention key"),
+                                  QT_TRANSLATE_NOOP("FinetuneMethodPanel", "attention value"),
+                                  QT_TRANSLATE_NOOP("FinetuneMethodPanel", "attention output"),
+                                  QT_TRANSLATE_NOOP("FinetuneMethodPanel", "MLP gate"),
+                                  QT_TRANSLATE_NOOP("FinetuneMethodPanel", "MLP up"),
+                                  QT_TRANSLATE_NOOP("FinetuneMethodPanel", "MLP down")};
+    return QStringLiteral("%1 (%2)").arg(QLatin1String(kLlamaTargetNames[t]),
                                          FinetuneMethodPanel::tr(what[t]));
 }
 
@@ -70,13 +87,32 @@ FinetuneMethodPanel::FinetuneMethodPanel(QWidget* parent) : QWidget(parent) {
     m_dropout->setSingleStep(0.05);
     m_dropout->setDecimals(2);
     m_dropout->setToolTip(tr("Dropout on the adapters' input only (the base path is untouched)"));
-    auto* targets = new QGridLayout;
+    // One grid of target boxes per family; setBase shows the base's.
+    auto* targets = new QVBoxLayout;
+    targets->setContentsMargins(0, 0, 0, 0);
+    m_gpt2Grid = new QWidget(m_loraBox);
+    auto* gpt2 = new QGridLayout(m_gpt2Grid);
+    gpt2->setContentsMargins(0, 0, 0, 0);
     for (int t = 0; t < 4; ++t) {
-        m_targets[t] = new QCheckBox(targetLabel(t), m_loraBox);
+        m_targets[t] = new QCheckBox(targetLabel(t), m_gpt2Grid);
         m_targets[t]->setObjectName(QStringLiteral("loraTarget_") + QLatin1String(kTargetNames[t]));
         m_targets[t]->setChecked(true);
-        targets->addWidget(m_targets[t], t / 2, t % 2);
+        gpt2->addWidget(m_targets[t], t / 2, t % 2);
     }
+    m_llamaGrid = new QWidget(m_loraBox);
+    auto* llama = new QGridLayout(m_llamaGrid);
+    llama->setContentsMargins(0, 0, 0, 0);
+    for (int t = 0; t < 7; ++t) {
+        m_llamaTargets[t] = new QCheckBox(llamaTargetLabel(t), m_llamaGrid);
+        m_llamaTargets[t]->setObjectName(QStringLiteral("loraTarget_") +
+                                         QLatin1String(kLlamaTargetNames[t]));
+        m_llamaTargets[t]->setChecked(true);
+        // Attention's four in the first column, the MLP's three in the second.
+        llama->addWidget(m_llamaTargets[t], t < 4 ? t : t - 4, t < 4 ? 0 : 1);
+    }
+    m_llamaGrid->setVisible(false);
+    targets->addWidget(m_gpt2Grid);
+    targets->addWidget(m_llamaGrid);
     auto* form = new QFormLayout(m_loraBox);
     form->addRow(tr("Rank"), m_rank);
     form->addRow(tr("Alpha"), m_alpha);
@@ -131,8 +167,12 @@ FinetuneMethodPanel::FinetuneMethodPanel(QWidget* parent) : QWidget(parent) {
         userChanged();
     });
     connect(m_dropout, &QDoubleSpinBox::valueChanged, this, &FinetuneMethodPanel::userChanged);
-    for (QCheckBox* box : m_targets)
-        connect(box, &QCheckBox::toggled, this, &FinetuneMethodPanel::userChanged);
+    auto targetToggled = [this] {
+        m_targetsEdited = true;
+        userChanged();
+    };
+    for (QCheckBox* box : m_targets) connect(box, &QCheckBox::toggled, this, targetToggled);
+    for (QCheckBox* box : m_llamaTargets) connect(box, &QCheckBox::toggled, this, targetToggled);
     connect(m_bf16, &QCheckBox::toggled, this, [this] {
         m_bf16Edited = true;
         userChanged();
@@ -143,8 +183,22 @@ FinetuneMethodPanel::FinetuneMethodPanel(QWidget* parent) : QWidget(parent) {
 void FinetuneMethodPanel::setBase(const config::Config& base, int64_t parameters) {
     m_base = base;
     m_planConfig.reset();
-    m_baseBf16 = model::GptShape::fromConfig(base.model).bf16;
+    const model::GptShape shape = model::GptShape::fromConfig(base.model);
+    m_baseBf16 = shape.bf16;
     m_updating = true;
+    // The target names of the base's family; gate/up_proj exist with SwiGLU only.
+    m_llamaBase = model::lora::llamaNamed(shape);
+    m_gpt2Grid->setVisible(!m_llamaBase);
+    m_llamaGrid->setVisible(m_llamaBase);
+    m_swiglu = shape.mlp == model::GptShape::Mlp::SwiGlu;
+    for (int t = 0; t < 7; ++t) {
+        const QSignalBlocker block(m_llamaTargets[t]);
+        const bool gateOrUp = t == 4 || t == 5;
+        if (gateOrUp) m_llamaTargets[t]->setEnabled(m_swiglu);
+        // Until the user picks targets, every linear the base has; gate/up never without SwiGLU.
+        if (!m_targetsEdited) m_llamaTargets[t]->setChecked(!gateOrUp || m_swiglu);
+        if (gateOrUp && !m_swiglu) m_llamaTargets[t]->setChecked(false);
+    }
     if (!m_methodEdited) {
         (parameters > finetune::kLoraDefaultAboveParameters ? m_lora : m_full)->setChecked(true);
         m_loraBox->setEnabled(m_lora->isChecked());
@@ -182,6 +236,12 @@ double FinetuneMethodPanel::dropout() const {
 }
 QStringList FinetuneMethodPanel::targets() const {
     QStringList list;
+    if (m_llamaBase) {
+        for (int t = 0; t < 7; ++t)
+            if (m_llamaTargets[t]->isChecked() && (m_swiglu || (t != 4 && t != 5)))
+                list << QLatin1String(kLlamaTargetNames[t]);
+        return list;
+    }
     for (int t = 0; t < 4; ++t)
         if (m_targets[t]->isChecked()) list << QLatin1String(kTargetNames[t]);
     return list;
@@ -207,8 +267,11 @@ void FinetuneMethodPanel::setDropout(double dropout) {
     m_dropout->setValue(dropout);
 }
 void FinetuneMethodPanel::setTargets(const QStringList& targets) {
+    m_targetsEdited = true;
     for (int t = 0; t < 4; ++t)
         m_targets[t]->setChecked(targets.contains(QLatin1String(kTargetNames[t])));
+    for (int t = 0; t < 7; ++t)
+        m_llamaTargets[t]->setChecked(targets.contains(QLatin1String(kLlamaTargetNames[t])));
 }
 void FinetuneMethodPanel::setBf16(bool bf16) {
     m_bf16->setChecked(bf16);

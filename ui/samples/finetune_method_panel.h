@@ -1,12 +1,14 @@
 // FinetuneMethodPanel: the fine-tune wizard's method page (issue 16): LoRA adapters (rank, alpha,
-// targets by HF GPT-2 module name, dropout; the base stays frozen) or a full fine-tune, and
+// targets by HF GPT-2 module name on a GPT-2 base, by Llama's (PEFT's) q/k/v/o/gate/up/down_proj
+// on a Llama-family base, dropout; the base stays frozen) or a full fine-tune, and
 // whether to compute in bf16. Beside the choice, both methods' costs on the chosen base, from
 // engine/finetune's methodCost (the same figures the plan's summary and `wafer finetune
 // --dry-run` use): trained parameters, MemoryX bytes, training FLOPs per token and, once the
 // wizard has a plan, the estimated time of that plan under each method.
 // Defaults (setBase, until the user changes them): LoRA for bases above
 // finetune::kLoraDefaultAboveParameters, a full fine-tune below (the shipped base); rank
-// finetune::kDefaultLoraRank, alpha 2 x rank (following the rank until edited), all four targets,
+// finetune::kDefaultLoraRank, alpha 2 x rank (following the rank until edited), every target of
+// the base's family (gate_proj and up_proj only with SwiGLU),
 // no dropout; bf16 when the base computes in bf16, or for LoRA on a CPU with bf16 hardware.
 // GUI thread only.
 #pragma once
@@ -83,7 +85,13 @@ private:
     QSpinBox* m_rank;
     QDoubleSpinBox* m_alpha;
     QDoubleSpinBox* m_dropout;
-    QCheckBox* m_targets[4];
+    QCheckBox* m_targets[4];       // GPT-2's names (a GPT-2 base)
+    QCheckBox* m_llamaTargets[7];  // Llama's names (a Llama-family base)
+    QWidget* m_gpt2Grid;
+    QWidget* m_llamaGrid;
+    bool m_llamaBase = false;
+    bool m_swiglu = false;         // the base's MLP has gate and up projections
+    bool m_targetsEdited = false;  // the user chose targets: a new base keeps them
     QCheckBox* m_bf16;
     QWidget* m_loraBox;
     QLabel* m_comparison;

@@ -265,7 +265,8 @@ TEST(ConfigValidate, LoraRankTargetsAndDropoutAreChecked) {
     EXPECT_EQ(errors[0], "lora.rank = 0: must be >= 1");
     EXPECT_EQ(errors[1], "lora.dropout = 1.5: must be between 0 and 0.99");
     EXPECT_EQ(errors[2],
-              "lora.targets[1] = \"wte\": must be one of c_attn, attn.c_proj, c_fc, mlp.c_proj");
+              "lora.targets[1] = \"wte\": must be one of c_attn, attn.c_proj, c_fc, mlp.c_proj, "
+              "q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
 
     c.lora = LoraConfig{.targets = {}};
     EXPECT_EQ(onlyError(c),
@@ -281,6 +282,32 @@ TEST(ConfigValidate, LoraRankTargetsAndDropoutAreChecked) {
               "narrower than the layer; use rank <= 64 (typical: 4 to 64)");
     c.lora->rank = 64;
     EXPECT_TRUE(validate(c).empty());
+}
+
+// Issue 33: Llama's projection names; slices that overlap their fused linear, gate/up_proj
+// without SwiGLU and the two spellings of one adapter are refused naming the keys.
+TEST(ConfigValidate, LlamaLoraTargetsOverlapsAndAliasesAreChecked) {
+    Config c = runnable();
+    c.model.nonlinearity = "swiglu";
+    c.lora = LoraConfig{
+        .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}};
+    EXPECT_TRUE(validate(c).empty());
+    c.lora = LoraConfig{.targets = {"c_attn", "v_proj"}};
+    EXPECT_EQ(onlyError(c),
+              "lora.targets lists c_attn and v_proj: c_attn is the fused [q | k | v] linear, so "
+              "both would adapt the same columns; keep c_attn or the separate q_proj / k_proj / "
+              "v_proj, not both");
+    c.lora = LoraConfig{.targets = {"up_proj", "c_fc"}};
+    EXPECT_NE(onlyError(c).find("lora.targets lists c_fc and up_proj"), std::string::npos);
+    c.lora = LoraConfig{.targets = {"o_proj", "attn.c_proj"}};
+    EXPECT_EQ(onlyError(c),
+              "lora.targets[1] = \"attn.c_proj\": the same layer as lora.targets[0] = "
+              "\"o_proj\"; name each layer once");
+    c.model.nonlinearity = "gelu";
+    c.lora = LoraConfig{.targets = {"gate_proj", "q_proj"}};
+    EXPECT_EQ(onlyError(c),
+              "lora.targets lists gate_proj but model.nonlinearity is gelu: only a SwiGLU MLP has "
+              "gate and up projections; adapt c_fc instead, or set model.nonlinearity: swiglu");
 }
 
 TEST(ConfigValidate, MoeRulesNameTheirKeys) {

@@ -199,6 +199,61 @@ TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
     EXPECT_EQ(optimizer->names().size(), 2u * 2 * 2 * 2);  // moments x targets x A,B x blocks
 }
 
+TEST(Checkpoint, LlamaLoraOnQkvSlicesWithGqaResumesBitForBit) {
+    // Issue 33: PEFT's Llama targets q_proj, k_proj, v_proj (slices of the fused c_attn) on a
+    // grouped-query model (4 query heads, 2 KV heads): their tensors, Adam state and adapter
+    // dropout masks checkpoint and resume exactly, and they train (B leaves its zero start; the
+    // loss falling is tests/engine/model/lora_llama_test.cpp's QkvAdaptersOnGqaTrain...).
+    TempDir dir("ckpt_llama_lora");
+    writeTinyCorpus(dir.path());
+    const std::vector<std::string> llamaLora = {"model.position_embedding_type=rotary",
+                                                "model.norm_type=rmsnorm",
+                                                "model.nonlinearity=swiglu",
+                                                "model.num_heads=4",
+                                                "model.attention_module=multiquery_attention",
+                                                "model.extra_attention_params.num_kv_groups=2",
+                                                "model.use_projection_bias_in_attention=false",
+                                                "model.use_ffn_bias_in_attention=false",
+                                                "model.use_ffn_bias=false",
+                                                "model.share_embedding_weights=false",
+                                                "lora.rank=2",
+                                                "lora.dropout=0.1",
+                                                "lora.targets=[q_proj, k_proj, v_proj]",
+                                                "optimizer.learning_rate=0.01"};
+    const RunSummary whole = train(richConfig(dir, 6, "whole", llamaLora), unnamedOptionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto resuming = unnamedOptionsIn(dir);
+    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->config.lora.has_value());
+    EXPECT_EQ(config->config.lora->targets,
+              (std::vector<std::string>{"q_proj", "k_proj", "v_proj"}));
+    const RunSummary resumed = train(std::move(config).value(), resuming);
+    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
+                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
+    ASSERT_TRUE(file.ok());
+    // K = 2 KV heads x 8: k_proj's B is (2, 16), q_proj's (2, 32).
+    ASSERT_NE(file->find("h.1.attn.k_proj.lora_B.weight"), nullptr);
+    EXPECT_EQ(file->find("h.1.attn.k_proj.lora_B.weight")->shape, (std::vector<int64_t>{2, 16}));
+    EXPECT_EQ(file->find("h.0.attn.q_proj.lora_B.weight")->shape, (std::vector<int64_t>{2, 32}));
+    EXPECT_EQ(file->find("h.0.attn.c_attn.lora_A.weight"), nullptr);
+    auto optimizer =
+        fileio::SafetensorsFile::open(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile);
+    ASSERT_TRUE(optimizer.ok());
+    EXPECT_EQ(optimizer->names().size(), 2u * 3 * 2 * 2);  // moments x targets x A,B x blocks
+    // Trained adapters: B moved away from its zero start.
+    auto b = file->readAsFloat("h.0.attn.v_proj.lora_B.weight");
+    ASSERT_TRUE(b.ok());
+    double norm = 0;
+    for (float v : *b) norm += std::abs(v);
+    EXPECT_GT(norm, 0.0);
+}
+
 TEST(Checkpoint, MoeRunWithCapacityDropsResumesBitForBit) {
     // Mixture of experts: router and experts are tensors of the table like any other (their
     // names in the files), and the routing depends only on the weights and the batch, so a resume

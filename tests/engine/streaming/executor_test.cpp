@@ -322,6 +322,39 @@ TEST(StreamingExecutor, LlamaBlocksStreamedEqualPlainBitForBit) {
     expectClose(trainStreamed(shape, 0.5, one), trainStreamed(shape, 0.5, four));
 }
 
+// Issue 33: PEFT's Llama targets on a multi-query Llama: the slice adapters (q/k/v_proj on the
+// fused c_attn, gate/up_proj on c_fc) and o/down_proj, with adapter dropout, stream like any
+// tensor: bit for bit the plain step in fp32 and bf16, and four systems match one (without
+// dropout).
+TEST(StreamingExecutor, LlamaLoraSlicesStreamedEqualPlainBitForBit) {
+    auto adapted = [](bool bf16, double dropout = 0.1) {
+        model::GptShape s = llamaStreamingShape(true);
+        s.bf16 = bf16;
+        s.applyLora(config::LoraConfig{.rank = 2,
+                                       .alpha = 4,
+                                       .dropout = dropout,
+                                       .targets = {"q_proj", "k_proj", "v_proj", "o_proj",
+                                                   "gate_proj", "up_proj", "down_proj"}});
+        return s;
+    };
+    for (const bool bf16 : {false, true}) {
+        const model::GptShape shape = adapted(bf16);
+        ASSERT_TRUE(shape.validate(kB, kT).ok());
+        const auto plain = trainPlain(shape, 0.5);
+        const auto streamed = trainStreamed(shape, 0.5, StreamingOptions{});
+        EXPECT_EQ(streamed.losses, plain.losses) << (bf16 ? "bf16" : "fp32");
+        EXPECT_EQ(streamed.norms, plain.norms);
+        EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
+    }
+    StreamingOptions one, four;
+    four.systems = 4;
+    // Without adapter dropout: each system after the first draws its dropout masks from a key of
+    // its own (executor.cpp), so with dropout several systems take another (equally valid)
+    // trajectory, as GPT-2's LoRA and dropout do.
+    expectClose(trainStreamed(adapted(false, 0.0), 0.5, one),
+                trainStreamed(adapted(false, 0.0), 0.5, four));
+}
+
 // A fresh RAM MemoryX with an executor around it, for the cancel tests.
 struct Rig {
     model::ParameterTable table{streamingShape()};

@@ -267,5 +267,59 @@ TEST(LoraOps, StepFlopsCountForwardAndInputGradientOfTheBase) {
     EXPECT_EQ(model::stepTrainingFlopsPerToken(lora, 128), 4 * N + 6 * adapters + attention);
 }
 
+// Issue 33: Llama's separate projections ride on the fused ops as slices: q_proj, k_proj and
+// v_proj after qkv (k and v as wide as GQA's K/V heads), gate_proj and up_proj after fc, o_proj
+// and down_proj as attn_proj's and fc_proj's adapters; each product has its slice's shape, and
+// the trained values streamed out are the adapters' alone.
+TEST(LoraOps, LlamaSlicesRideOnTheFusedOpsWithTheirOwnWidths) {
+    const WaferSpec spec = teaching();
+    model::GptShape s = nanoShape();  // C 128, 4 heads
+    s.position = model::GptShape::Position::Rotary;
+    s.norm = model::GptShape::Norm::RmsNorm;
+    s.mlp = model::GptShape::Mlp::SwiGlu;
+    s.kvHeads = 2;  // K = 64
+    s.qkvBias = s.attnProjBias = s.mlpBias = false;
+    const int R = 4;
+    s.applyLora(config::LoraConfig{
+        .rank = R,
+        .alpha = 8,
+        .targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}});
+    ASSERT_TRUE(s.validate().ok());
+    const int64_t M = 2 * 64, C = 128, K = 64, F = s.ffn;
+    LayerOps fwd = blockOps(s, 2, 64, Pass::Forward, spec, nullptr);
+    LayerOps bwd = blockOps(s, 2, 64, Pass::Backward, spec, nullptr);
+    const std::vector<std::string> all = names(fwd);
+    auto after = [&](const std::string& a, const std::string& b) {
+        return std::find(all.begin(), all.end(), a) < std::find(all.begin(), all.end(), b);
+    };
+    EXPECT_TRUE(after("qkv", "qkv.q_proj.lora_A"));
+    EXPECT_TRUE(after("qkv.q_proj.lora_B", "qkv.k_proj.lora_A"));
+    EXPECT_TRUE(after("qkv.v_proj.lora_B", "attention"));
+    EXPECT_TRUE(after("fc", "fc.gate_proj.lora_A"));
+    EXPECT_TRUE(after("fc.gate_proj.lora_B", "fc.up_proj.lora_A"));
+    EXPECT_TRUE(after("fc.up_proj.lora_B", "swiglu"));
+    EXPECT_TRUE(hasOp(fwd, "attn_proj.lora_B"));  // o_proj
+    EXPECT_TRUE(hasOp(fwd, "fc_proj.lora_A"));    // down_proj
+    EXPECT_FALSE(hasOp(fwd, "qkv.lora_A"));       // no whole-c_attn adapter
+    const std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> slices = {
+        {"qkv.q_proj", {C, C}},   {"qkv.k_proj", {C, K}}, {"qkv.v_proj", {C, K}},
+        {"fc.gate_proj", {C, F}}, {"fc.up_proj", {C, F}}, {"attn_proj", {C, C}},
+        {"fc_proj", {F, C}}};
+    double inPlusOut = 0;
+    for (const auto& [name, io] : slices) {
+        const auto [in, out] = io;
+        inPlusOut += double(in + out);
+        EXPECT_EQ(opFmacs(findOp(fwd, name + ".lora_A")), double(M * R * in)) << name;
+        EXPECT_EQ(opFmacs(findOp(fwd, name + ".lora_B")), double(M * out * R)) << name;
+        EXPECT_EQ(opFmacs(findOp(bwd, name + ".lora_B.dW")), double(M * R * out)) << name;
+        EXPECT_EQ(opFmacs(findOp(bwd, name + ".lora_A.dX")), double(M * in * R)) << name;
+        EXPECT_TRUE(findOp(bwd, name + ".lora_A.dW").adapter) << name;
+    }
+    EXPECT_FALSE(hasOp(bwd, "qkv.dW"));  // the base is frozen
+    EXPECT_EQ(bwd.gradientValues, double(R) * inPlusOut);
+    ASSERT_TRUE(planLayer(fwd, spec).ok());
+    ASSERT_TRUE(planLayer(bwd, spec).ok());
+}
+
 }  // namespace
 }  // namespace ws::wafer

@@ -204,6 +204,73 @@ private slots:
         wizard->reject();
     }
 
+    // Issue 33: a Llama-family base offers PEFT's seven projection names instead of GPT-2's
+    // four (all on by default), gate_proj / up_proj only with SwiGLU; the costs and the request
+    // carry them.
+    void llamaBaseOffersPeftsProjectionNames() {
+        FinetuneMethodPanel panel;
+        ws::config::Config llama;
+        ws::config::ModelConfig& m = llama.model;
+        m.hiddenSize = 256;
+        m.numHiddenLayers = 4;
+        m.numHeads = 8;
+        m.filterSize = 512;
+        m.vocabSize = 1024;
+        m.maxPositionEmbeddings = 128;
+        m.positionEmbeddingType = "rotary";
+        m.normType = "rmsnorm";
+        m.nonlinearity = "swiglu";
+        panel.setBase(llama, 30'000'000);
+        QVERIFY(panel.lora());
+        const QStringList seven = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                   "gate_proj", "up_proj", "down_proj"};
+        QCOMPARE(panel.targets(), seven);
+        auto* q = panel.findChild<QAbstractButton*>(QStringLiteral("loraTarget_q_proj"));
+        auto* cAttn = panel.findChild<QAbstractButton*>(QStringLiteral("loraTarget_c_attn"));
+        QVERIFY(q && cAttn);
+        QVERIFY(q->isVisibleTo(&panel) && !cAttn->isVisibleTo(&panel));
+        panel.resize(720, 420);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QVERIFY(panel.grab().save(artifactPath("finetune-method-llama-targets.png"), "PNG"));
+        panel.setTargets({"q_proj", "v_proj"});
+        QCOMPARE(panel.targets(), (QStringList{"q_proj", "v_proj"}));
+        ws::finetune::FinetuneRequest request;
+        panel.applyTo(request);
+        QCOMPARE(request.loraTargets, (std::vector<std::string>{"q_proj", "v_proj"}));
+        // Rank 8 on q and v of 4 blocks: 4 x 8 x ((256 + 256) + (256 + 256)).
+        const auto qv = panel.cost(true);
+        QCOMPARE(qv.trainableParameters, int64_t(4 * 8 * 1024));
+        // With the full fine-tune chosen (the LoRA box disabled) the LoRA column still counts
+        // the chosen adapters.
+        panel.setLora(false);
+        QCOMPARE(panel.cost(true).trainableParameters, qv.trainableParameters);
+        panel.setLora(true);
+        // Before the user picks targets, a GELU base first (the wizard starts on the shipped
+        // GPT-2) then a SwiGLU Llama gets all seven, gate and up included.
+        {
+            FinetuneMethodPanel fresh;
+            ws::config::Config gelu = llama;
+            gelu.model.nonlinearity = "gelu";
+            fresh.setBase(gelu, 30'000'000);
+            QCOMPARE(fresh.targets(),
+                     (QStringList{"q_proj", "k_proj", "v_proj", "o_proj", "down_proj"}));
+            fresh.setBase(llama, 30'000'000);
+            QCOMPARE(fresh.targets(), seven);
+        }
+        // A GELU Llama-named base (rotary, RMSNorm, GELU) has no gate or up projection.
+        m.nonlinearity = "gelu";
+        panel.setTargets(seven);
+        panel.setBase(llama, 30'000'000);
+        QCOMPARE(panel.targets(),
+                 (QStringList{"q_proj", "k_proj", "v_proj", "o_proj", "down_proj"}));
+        // Back to a GPT-2 base: GPT-2's names again.
+        panel.setBase(ws::config::Config{}, 30'000'000);
+        QVERIFY(!q->isVisibleTo(&panel) && cAttn->isVisibleTo(&panel));
+        panel.setTargets({"c_attn", "mlp.c_proj"});
+        QCOMPARE(panel.targets(), (QStringList{"c_attn", "mlp.c_proj"}));
+    }
+
 private:
     ws::testing::StudioWindow m_window;
 };
