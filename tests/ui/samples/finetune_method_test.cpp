@@ -74,12 +74,13 @@ private slots:
                  qPrintable(fullText));
         saveWizard(wizard, "finetune-wizard-3-method-full.png");
 
-        // LoRA rank 4 on c_attn and mlp.c_proj, alpha 12, dropout 0.1.
+        // LoRA rank 4 on q_proj, v_proj and down_proj (the shipped base has Llama blocks: the
+        // page offers PEFT's projection names), alpha 12, dropout 0.1.
         method->setLora(true);
         method->setRank(4);
         method->setAlpha(12);
         method->setDropout(0.1);
-        method->setTargets({"c_attn", "mlp.c_proj"});
+        method->setTargets({"q_proj", "v_proj", "down_proj"});
         method->setBf16(false);
         QVERIFY(waitForPlan(wizard));
         QVERIFY2(wizard->plan().has_value(), qPrintable(wizard->planError()));
@@ -89,13 +90,13 @@ private slots:
         QCOMPARE(l->rank, 4);
         QCOMPARE(l->alpha, 12.0);
         QCOMPARE(l->dropout, 0.1);
-        QCOMPARE(l->targets, (std::vector<std::string>{"c_attn", "mlp.c_proj"}));
+        QCOMPARE(l->targets, (std::vector<std::string>{"q_proj", "v_proj", "down_proj"}));
         const QString yaml = QString::fromStdString(ws::config::saveConfigYaml(lora.config.config));
         QVERIFY2(yaml.contains("\nlora:") && yaml.contains("rank: 4"), qPrintable(yaml));
         QVERIFY(!lora.config.config.model.mixedPrecision);
-        // llama-base: 6 blocks x rank 4 x ((256 + 512) + (768 + 256)): c_attn is [q | k | v] with
-        // 2 KV heads of 64, mlp.c_proj is SwiGLU's down projection from 768.
-        const int64_t adapters = 6 * 4 * (768 + 1024);
+        // llama-base: 6 blocks x rank 4 x ((256 + 256) + (256 + 128) + (768 + 256)): q is 4 heads
+        // of 64, v its 2 KV heads of 64, down SwiGLU's projection from 768.
+        const int64_t adapters = 6 * 4 * (512 + 384 + 1024);
         QVERIFY(lora.summary.lora);
         QCOMPARE(lora.summary.parameters - lora.summary.frozenParameters, adapters);
         QCOMPARE(lora.summary.parameters, full.summary.parameters + adapters);
@@ -123,8 +124,8 @@ private slots:
         wizard->next();
         // LoRA freezes the whole base: the freezing options are off.
         QVERIFY(!wizard->findChild<QWidget*>("freezeEmbeddings")->isEnabled());
-        QVERIFY2(wizard->settingsEstimate().contains("LoRA rank 4 (alpha 12) on c_attn, "
-                                                     "mlp.c_proj, fp32"),
+        QVERIFY2(wizard->settingsEstimate().contains("LoRA rank 4 (alpha 12) on q_proj, "
+                                                     "v_proj, down_proj, fp32"),
                  qPrintable(wizard->settingsEstimate()));
         saveWizard(wizard, "finetune-wizard-4-settings-lora.png");
         wizard->back();
