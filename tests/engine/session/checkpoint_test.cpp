@@ -59,6 +59,27 @@ void writeBytes(const fs::path& file, const std::string& bytes) {
     std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
 }
 
+// Trains the rich config with `extra` for 6 steps in dir/whole, resumes a second run in
+// dir/resumed from its checkpoint-3, and expects the final weights and the step-6 optimizer state
+// to be the same bit for bit. *kept receives the config the checkpoint kept (what the resumed run
+// trained), for the caller's checks of the section it is about.
+void expectResumeFromStep3IsExact(const TempDir& dir, const std::vector<std::string>& extra,
+                                  config::Config* kept) {
+    const RunSummary whole = train(richConfig(dir, 6, "whole", extra), unnamedOptionsIn(dir));
+    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
+    auto resuming = unnamedOptionsIn(dir);
+    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
+    auto config = resumeConfig(resuming.resumeFrom,
+                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    *kept = config->config;
+    const RunSummary resumed = train(std::move(config).value(), resuming);
+    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
+    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
+    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
+                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+}
+
 TEST(Checkpoint, CleanStopAndResumeEqualsAnUninterruptedRunBitForBit) {
     TempDir dir("ckpt_exact");
     writeTinyCorpus(dir.path());
@@ -151,19 +172,9 @@ TEST(Checkpoint, Bf16RunOnTwoThreadsResumesBitForBit) {
     writeTinyCorpus(dir.path());
     const std::vector<std::string> bf16 = {"model.mixed_precision=true", "model.fp16_type=bfloat16",
                                            "runconfig.num_threads=2"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", bf16), unnamedOptionsIn(dir));
-    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = unnamedOptionsIn(dir);
-    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
-    auto config = resumeConfig(resuming.resumeFrom,
-                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
-    ASSERT_TRUE(config.ok()) << config.error().message;
-    EXPECT_TRUE(config->config.model.mixedPrecision) << "the checkpoint keeps the precision";
-    const RunSummary resumed = train(std::move(config).value(), resuming);
-    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
-    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
-    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
-                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    config::Config kept;
+    ASSERT_NO_FATAL_FAILURE(expectResumeFromStep3IsExact(dir, bf16, &kept));
+    EXPECT_TRUE(kept.model.mixedPrecision) << "the checkpoint keeps the precision";
 }
 
 TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
@@ -174,19 +185,9 @@ TEST(Checkpoint, LoraRunWithAdapterDropoutResumesBitForBit) {
     const std::vector<std::string> lora = {"lora.rank=2", "lora.dropout=0.1",
                                            "lora.targets=[c_attn, mlp.c_proj]",
                                            "optimizer.learning_rate=0.01"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", lora), unnamedOptionsIn(dir));
-    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = unnamedOptionsIn(dir);
-    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
-    auto config = resumeConfig(resuming.resumeFrom,
-                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
-    ASSERT_TRUE(config.ok()) << config.error().message;
-    ASSERT_TRUE(config->config.lora.has_value()) << "the checkpoint keeps the lora: section";
-    const RunSummary resumed = train(std::move(config).value(), resuming);
-    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
-    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
-    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
-                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    config::Config kept;
+    ASSERT_NO_FATAL_FAILURE(expectResumeFromStep3IsExact(dir, lora, &kept));
+    ASSERT_TRUE(kept.lora.has_value()) << "the checkpoint keeps the lora: section";
     auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
     ASSERT_TRUE(file.ok());
     EXPECT_NE(file->find("h.1.mlp.c_proj.lora_B.weight"), nullptr);
@@ -220,21 +221,10 @@ TEST(Checkpoint, LlamaLoraOnQkvSlicesWithGqaResumesBitForBit) {
                                                 "lora.dropout=0.1",
                                                 "lora.targets=[q_proj, k_proj, v_proj]",
                                                 "optimizer.learning_rate=0.01"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", llamaLora), unnamedOptionsIn(dir));
-    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = unnamedOptionsIn(dir);
-    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
-    auto config = resumeConfig(resuming.resumeFrom,
-                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
-    ASSERT_TRUE(config.ok()) << config.error().message;
-    ASSERT_TRUE(config->config.lora.has_value());
-    EXPECT_EQ(config->config.lora->targets,
-              (std::vector<std::string>{"q_proj", "k_proj", "v_proj"}));
-    const RunSummary resumed = train(std::move(config).value(), resuming);
-    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
-    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
-    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
-                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    config::Config kept;
+    ASSERT_NO_FATAL_FAILURE(expectResumeFromStep3IsExact(dir, llamaLora, &kept));
+    ASSERT_TRUE(kept.lora.has_value());
+    EXPECT_EQ(kept.lora->targets, (std::vector<std::string>{"q_proj", "k_proj", "v_proj"}));
     auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
     ASSERT_TRUE(file.ok());
     // K = 2 KV heads x 8: k_proj's B is (2, 16), q_proj's (2, 32).
@@ -263,19 +253,9 @@ TEST(Checkpoint, MoeRunWithCapacityDropsResumesBitForBit) {
     const std::vector<std::string> moe = {"model.moe.num_experts=3", "model.moe.top_k=2",
                                           "model.moe.capacity_factor=0.8",
                                           "model.moe.load_balancing_loss_coef=0.05"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", moe), unnamedOptionsIn(dir));
-    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = unnamedOptionsIn(dir);
-    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
-    auto config = resumeConfig(resuming.resumeFrom,
-                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
-    ASSERT_TRUE(config.ok()) << config.error().message;
-    ASSERT_TRUE(config->config.model.moe.has_value()) << "the checkpoint keeps model.moe";
-    const RunSummary resumed = train(std::move(config).value(), resuming);
-    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
-    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
-    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
-                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    config::Config kept;
+    ASSERT_NO_FATAL_FAILURE(expectResumeFromStep3IsExact(dir, moe, &kept));
+    ASSERT_TRUE(kept.model.moe.has_value()) << "the checkpoint keeps model.moe";
     auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
     ASSERT_TRUE(file.ok());
     EXPECT_NE(file->find("h.1.mlp.router.weight"), nullptr);
@@ -297,19 +277,9 @@ TEST(Checkpoint, LlamaBlocksRunResumesBitForBitWithTheirOwnTensors) {
                                             "model.use_ffn_bias_in_attention=false",
                                             "model.use_ffn_bias=false",
                                             "model.share_embedding_weights=false"};
-    const RunSummary whole = train(richConfig(dir, 6, "whole", llama), unnamedOptionsIn(dir));
-    ASSERT_EQ(whole.state, RunState::Finished) << whole.detail;
-    auto resuming = unnamedOptionsIn(dir);
-    resuming.resumeFrom = dir.path() / "whole" / "checkpoint-3";
-    auto config = resumeConfig(resuming.resumeFrom,
-                               {"runconfig.model_dir=" + (dir.path() / "resumed").string()});
-    ASSERT_TRUE(config.ok()) << config.error().message;
-    EXPECT_EQ(config->config.model.normType, "rmsnorm") << "the checkpoint keeps the blocks";
-    const RunSummary resumed = train(std::move(config).value(), resuming);
-    ASSERT_EQ(resumed.state, RunState::Finished) << resumed.detail;
-    expectSameTensors(dir.path() / "whole" / kModelFile, dir.path() / "resumed" / kModelFile);
-    expectSameTensors(dir.path() / "whole" / "checkpoint-6" / kOptimizerFile,
-                      dir.path() / "resumed" / "checkpoint-6" / kOptimizerFile);
+    config::Config kept;
+    ASSERT_NO_FATAL_FAILURE(expectResumeFromStep3IsExact(dir, llama, &kept));
+    EXPECT_EQ(kept.model.normType, "rmsnorm") << "the checkpoint keeps the blocks";
     auto file = fileio::SafetensorsFile::open(dir.path() / "whole" / kModelFile);
     ASSERT_TRUE(file.ok());
     EXPECT_EQ(file->find("wpe.weight"), nullptr);
