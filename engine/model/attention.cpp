@@ -36,12 +36,14 @@
 namespace ws::model::ops {
 
 using attention::addAlibiRow;
+using attention::BackwardScratch;
 using attention::DropoutMask;
 using attention::HeadColumns;
 using attention::headColumns;
 using attention::kRowBlock;
 using attention::roundProbabilities;
 using attention::softmaxBackwardRow;
+using attention::zeroGroupKeyValueGrads;
 using tensor::Trans;
 
 template <typename Real>
@@ -103,21 +105,14 @@ void attentionBackward(Real* dqkv, const Real* dout, const Real* qkv, const Real
     const DropoutMask mask(dropout, key);
     const int threads = tensor::threadsForWork(attention::work(B, T, C));
     tensor::parallelFor(groups, threads, [&](int64_t begin, int64_t end) {
-        std::vector<Real> probs(size_t(kRowBlock) * T);                      // (rows, T)
-        std::vector<Real> dS(size_t(kRowBlock) * T);                         // (rows, T)
-        std::vector<Real> dropped(mask.active ? size_t(kRowBlock) * T : 0);  // (rows, T)
-        std::vector<Real> maxes(kRowBlock), sums(kRowBlock);                 // (rows)
+        BackwardScratch<Real> scratch(T, mask.active);
+        auto& [probs, dS, dropped, maxes, sums] = scratch;
         for (int bg = int(begin); bg < int(end); ++bg) {
             const int b = bg / KV, kvHead = bg % KV;
             const Real* row0 = qkv + size_t(b) * T * ld;
             Real* drow0 = dqkv + size_t(b) * T * ld;
-            const HeadColumns group = headColumns(shape, kvHead * G);
-            Real* dk = drow0 + group.k;  // (T, hs), stride ld: the group's heads add into it
-            Real* dv = drow0 + group.v;
-            for (int t = 0; t < T; ++t) {  // dk, dv accumulate over heads and row blocks
-                std::fill_n(dk + size_t(t) * ld, hs, Real(0));
-                std::fill_n(dv + size_t(t) * ld, hs, Real(0));
-            }
+            // dk, dv (T, hs), stride ld: the group's heads accumulate into them over row blocks.
+            const auto [dk, dv] = zeroGroupKeyValueGrads(drow0, shape, kvHead, T);
             for (int h = kvHead * G; h < (kvHead + 1) * G; ++h) {
                 const int bh = b * NH + h;
                 const HeadColumns col = headColumns(shape, h);

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "engine/model/attention_shape.h"
 #include "engine/model/ops.h"
@@ -95,6 +97,36 @@ void softmaxBackwardRow(const Real* p, Real* d, int start, int len, int width) {
     for (int j = start; j < len; ++j) d[j] = p[j] * (d[j] - dot);
     std::fill(d, d + start, Real(0));
     std::fill(d + len, d + width, Real(0));
+}
+
+// One thread's scratch for the backward: a row block's recomputed probabilities, their gradient,
+// the dropped probabilities (with attention dropout only), and the rows' maxima and sums.
+template <typename Real>
+struct BackwardScratch {
+    std::vector<Real> probs, dS, dropped, maxes, sums;  // (rows, T) x 3, (rows) x 2
+    BackwardScratch(int T, bool dropout)
+        : probs(size_t(kRowBlock) * T),
+          dS(size_t(kRowBlock) * T),
+          dropped(dropout ? size_t(kRowBlock) * T : 0),
+          maxes(kRowBlock),
+          sums(kRowBlock) {}
+};
+
+// The backward works on one KV group at a time (batch row b, KV head kvHead): its query heads all
+// add into the group's dK and dV. Returns where they start inside the batch row's dqkv (T rows of
+// stride ld), zeroed over the group's hs columns.
+template <typename Real>
+std::pair<Real*, Real*> zeroGroupKeyValueGrads(Real* drow0, const AttentionShape& shape, int kvHead,
+                                               int T) {
+    const HeadColumns group = headColumns(shape, kvHead * shape.groupSize());
+    const int ld = shape.qkvWidth(), hs = shape.headDim;
+    Real* dk = drow0 + group.k;  // (T, hs), stride ld
+    Real* dv = drow0 + group.v;
+    for (int t = 0; t < T; ++t) {
+        std::fill_n(dk + size_t(t) * ld, hs, Real(0));
+        std::fill_n(dv + size_t(t) * ld, hs, Real(0));
+    }
+    return {dk, dv};
 }
 
 // For the debug checks that a recomputed softmax reproduced the forward's statistics.
