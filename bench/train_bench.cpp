@@ -4,10 +4,13 @@
 // KV heads) at the same B and T, and (--shape 111m) on Cerebras-GPT 111M read from
 // presets/cerebras-gpt-111m.yaml at its own context, B = 1, T = 2048. Prints, for each shape and
 // measured in the same run: tokens/s, achieved GFLOP/s (llm.c count), the GEMM throughput of the
-// step's own forward products (q|k|v, output projection, MLP in and out, LM head) through every
-// backend, their best (the "peak") and their rate over one step's mix of them (each product's
-// FLOPs at its own measured rate), the step's fraction of that rate, and then PyTorch's tokens/s
-// on the same model (bench/pytorch_reference.py, run as a child process) and our speed-up over it.
+// step's own products (q|k|v, output projection, MLP in and out, LM head; each forward, input
+// gradient dX and weight gradient dW) through every backend, their best forward (the "peak") and
+// their rate over one step's mix of them (each product's FLOPs at its own measured rate, timed
+// before and after the steps, the mean used), the step's fraction of that rate, and then
+// PyTorch's tokens/s on the same model (bench/pytorch_reference.py, run as a child process) and
+// our speed-up over it, ours timed again after PyTorch and the two timings averaged (the machines
+// are shared: A B A).
 // The optimizer step is the engine's AdamW (engine/optim). --precision bf16 times the model's bf16
 // mode (GptShape::bf16: oneDNN bf16 matmuls) right after the fp32 step in the same run and prints
 // the ratio, plus the bf16 GEMM beside sgemm on the same shapes and the bf16 path oneDNN chose;
