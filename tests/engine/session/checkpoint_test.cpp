@@ -37,6 +37,17 @@ const std::vector<std::string> kRichOverrides = {
     "runconfig.checkpoint_steps=3",
 };
 
+// Llama-family blocks: rotary, RMSNorm, SwiGLU, grouped KV heads (the count set by each test), no
+// biases, untied head.
+const std::vector<std::string> kLlamaBlocks = {"model.position_embedding_type=rotary",
+                                               "model.norm_type=rmsnorm",
+                                               "model.nonlinearity=swiglu",
+                                               "model.attention_module=multiquery_attention",
+                                               "model.use_projection_bias_in_attention=false",
+                                               "model.use_ffn_bias_in_attention=false",
+                                               "model.use_ffn_bias=false",
+                                               "model.share_embedding_weights=false"};
+
 config::LoadedConfig richConfig(const TempDir& dir, int maxSteps, const std::string& modelDir,
                                 std::vector<std::string> extra = {}) {
     std::vector<std::string> overrides = kRichOverrides;
@@ -207,20 +218,11 @@ TEST(Checkpoint, LlamaLoraOnQkvSlicesWithGqaResumesBitForBit) {
     // loss falling is tests/engine/model/lora_llama_test.cpp's QkvAdaptersOnGqaTrain...).
     TempDir dir("ckpt_llama_lora");
     writeTinyCorpus(dir.path());
-    const std::vector<std::string> llamaLora = {"model.position_embedding_type=rotary",
-                                                "model.norm_type=rmsnorm",
-                                                "model.nonlinearity=swiglu",
-                                                "model.num_heads=4",
-                                                "model.attention_module=multiquery_attention",
-                                                "model.extra_attention_params.num_kv_groups=2",
-                                                "model.use_projection_bias_in_attention=false",
-                                                "model.use_ffn_bias_in_attention=false",
-                                                "model.use_ffn_bias=false",
-                                                "model.share_embedding_weights=false",
-                                                "lora.rank=2",
-                                                "lora.dropout=0.1",
-                                                "lora.targets=[q_proj, k_proj, v_proj]",
-                                                "optimizer.learning_rate=0.01"};
+    std::vector<std::string> llamaLora = kLlamaBlocks;
+    llamaLora.insert(llamaLora.end(),
+                     {"model.num_heads=4", "model.extra_attention_params.num_kv_groups=2",
+                      "lora.rank=2", "lora.dropout=0.1", "lora.targets=[q_proj, k_proj, v_proj]",
+                      "optimizer.learning_rate=0.01"});
     config::Config kept;
     ASSERT_NO_FATAL_FAILURE(expectResumeFromStep3IsExact(dir, llamaLora, &kept));
     ASSERT_TRUE(kept.lora.has_value());
@@ -268,15 +270,8 @@ TEST(Checkpoint, LlamaBlocksRunResumesBitForBitWithTheirOwnTensors) {
     // untied head) through the whole session: MemoryX, streaming, checkpoints and exact resume.
     TempDir dir("ckpt_llama");
     writeTinyCorpus(dir.path());
-    const std::vector<std::string> llama = {"model.position_embedding_type=rotary",
-                                            "model.norm_type=rmsnorm",
-                                            "model.nonlinearity=swiglu",
-                                            "model.attention_module=multiquery_attention",
-                                            "model.extra_attention_params.num_kv_groups=1",
-                                            "model.use_projection_bias_in_attention=false",
-                                            "model.use_ffn_bias_in_attention=false",
-                                            "model.use_ffn_bias=false",
-                                            "model.share_embedding_weights=false"};
+    std::vector<std::string> llama = kLlamaBlocks;
+    llama.push_back("model.extra_attention_params.num_kv_groups=1");
     config::Config kept;
     ASSERT_NO_FATAL_FAILURE(expectResumeFromStep3IsExact(dir, llama, &kept));
     EXPECT_EQ(kept.model.normType, "rmsnorm") << "the checkpoint keeps the blocks";
