@@ -6,6 +6,10 @@
 // Screenshots: executor-buffer-2-slots.png, executor-buffer-slow-motion.png.
 #include <QTest>
 
+#include <memory>
+#include <variant>
+#include <vector>
+
 #include "engine/wafer/buffer_slots.h"
 #include "support/gui_test.h"
 #include "support/temp_dir.h"
@@ -33,6 +37,28 @@ double middleOf(const ws::wafer::StepPrediction& p, int layer, bool backward) {
     return ws::wafer::phaseMidpoint(p, layer, backward);
 }
 
+// Read straight off the run's spans (not through ExecutorBuffer): whether the executor's loader
+// thread had begun streaming layer + 1's forward weights by `fraction` of layer's last forward
+// compute of step 1 on system 0. With two slots it usually has; on a busy machine the loader
+// thread can be scheduled late, and then the executor really held one layer.
+bool loaderAhead(const ws::testing::TinyRun& run, int layer, double fraction) {
+    using ws::streaming::Span;
+    using ws::streaming::SpanKind;
+    std::vector<Span> spans;
+    for (const auto& e : run.events)
+        if (const auto* s = std::get_if<Span>(&e); s && s->step == 1 && s->system == 0)
+            spans.push_back(*s);
+    double start = -1, end = -1;
+    for (const Span& s : spans)
+        if (s.layer == layer && s.kind == SpanKind::Forward) start = s.start, end = s.end;
+    if (end < 0) return false;
+    const double at = start + fraction * (end - start);
+    for (const Span& s : spans)
+        if (s.layer == layer + 1 && s.kind == SpanKind::StreamIn && !s.backwardPass && s.start < at)
+            return true;
+    return false;
+}
+
 }  // namespace
 
 class ExecutorBufferTest : public QObject {
@@ -40,11 +66,21 @@ class ExecutorBufferTest : public QObject {
 private slots:
     void twoSlotsHoldTheNextLayerWhileOneComputes() {
         for (int slotCount : {2, 1}) {
-            ws::testing::TempDir dir;
+            // A run whose loader kept ahead (the usual case; a few tries on a busy machine).
+            // Whatever the run, what is shown must match its spans.
+            std::unique_ptr<ws::testing::TempDir> dir;
             ws::testing::TinyRun run;
-            QVERIFY(
-                ws::testing::runTiny(ws::testing::tinyRunYaml(2), dir.path(), run, false,
-                                     {"wafer.weight_buffer_layers=" + std::to_string(slotCount)}));
+            const auto ahead = [&](int layer, double fraction) {
+                return slotCount == 2 && loaderAhead(run, layer, fraction);
+            };
+            for (int attempt = 0; attempt < 5; ++attempt) {
+                dir = std::make_unique<ws::testing::TempDir>();
+                run = {};
+                QVERIFY(ws::testing::runTiny(
+                    ws::testing::tinyRunYaml(2), dir->path(), run, false,
+                    {"wafer.weight_buffer_layers=" + std::to_string(slotCount)}));
+                if (slotCount == 1 || (ahead(0, 1) && ahead(1, 1) && ahead(2, 1))) break;
+            }
             WaferTab tab;
             tab.resize(1366, 768);
             tab.show();
@@ -55,20 +91,21 @@ private slots:
             QVERIFY(record && record->prediction);
             const ws::wafer::StepPrediction& p = *record->prediction;
 
-            // Every forward phase but the last: the next layer is in the other slot.
+            // Every forward phase but the last: the next layer is in the other slot once the
+            // loader has begun it.
             const ExecutorBuffer executor(*record, slotCount);
             QVERIFY(!executor.empty());
             for (int layer = 0; layer <= 2; ++layer) {
                 const auto at = executor.atPhase(layer, false);
                 QVERIFY(at);
-                QCOMPARE(occupied(*at), slotCount);
+                QCOMPARE(occupied(*at), ahead(layer, 1 - 1e-3) ? 2 : 1);
             }
             // The heatmap's phase: h.0 forward.
             tab.setPhase(1 * 2);
             tab.redrawNow();
             const QString shown = WaferTabViews(tab).bufferSlots->text();
             QVERIFY2(shown.contains("h.0 forward, computing"), qPrintable(shown));
-            QCOMPARE(shown.contains("h.1 forward"), slotCount == 2);
+            QCOMPARE(shown.contains("h.1 forward"), ahead(1, 1 - 1e-3));
             QCOMPARE(shown.contains("slot 2"), slotCount == 2);
             QVERIFY2(shown.contains("gradients out: none"), qPrintable(shown));
             if (slotCount == 2)
@@ -92,7 +129,7 @@ private slots:
             QVERIFY(tab.isReplaying());
             const QString replayed = WaferTabViews(tab).bufferSlots->text();
             QVERIFY2(replayed.contains("h.0 forward, computing"), qPrintable(replayed));
-            QCOMPARE(replayed.contains("h.1 forward"), slotCount == 2);
+            QCOMPARE(replayed.contains("h.1 forward"), ahead(1, 0.9));
             if (slotCount == 2)
                 QVERIFY(tab.grab().save(artifactPath("executor-buffer-slow-motion.png")));
             // The emulated schedule alone (a stream-bound model): the other slot is empty then.
