@@ -55,10 +55,6 @@ Result<std::filesystem::path> resolveModel(const std::string& arg, const CommonO
     return std::filesystem::path(run->modelDir);
 }
 
-const char* stopName(sample::StopReason reason) {
-    return reason == sample::StopReason::Cancelled ? "cancelled" : "max_tokens";
-}
-
 // JSON text that survives invalid UTF-8 (a model can emit any byte): invalid bytes become U+FFFD.
 std::string dumpJson(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -124,7 +120,7 @@ int runSample(const SampleOptions& opt, const CommonOptions& common) {
     const auto& r = *result;
     if (common.json) {
         std::cout << dumpJson({{"event", "summary"},
-                               {"stop", stopName(r.stop)},
+                               {"stop", sample::stopReasonName(r.stop)},
                                {"prompt_tokens", r.promptTokens.size()},
                                {"prompt_tokens_used", r.promptTokensUsed},
                                {"tokens", r.tokens.size()},

@@ -8,9 +8,24 @@
 
 #include "engine/model/gpt.h"
 #include "engine/model/lora_merge.h"
+#include "engine/sample/stop_matcher.h"
 #include "engine/sample/utf8_stream.h"
 
 namespace ws::sample {
+
+const char* stopReasonName(StopReason reason) {
+    switch (reason) {
+        case StopReason::MaxTokens:
+            return "max_tokens";
+        case StopReason::Cancelled:
+            return "cancelled";
+        case StopReason::StopToken:
+            return "stop_token";
+        case StopReason::StopString:
+            return "stop_string";
+    }
+    return "max_tokens";
+}
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -81,18 +96,42 @@ Result<GenerationResult> Generator::generateTokens(std::span<const int32_t> prom
     const auto genStart = Clock::now();
     TokenSampler sampler(options);
     Utf8Stream utf8;
+    StopMatcher stops(options.stopStrings);
     std::vector<int32_t> one(1);
-    for (int i = 0; i < options.maxTokens; ++i) {
+    bool ended = false;  // by max_tokens or a stop
+    for (int i = 0; i < options.maxTokens && !ended; ++i) {
         const int32_t token = sampler.pick(m_decoder.logits(), sampleVocab, uint64_t(i));
-        r.tokens.push_back(token);
-        history.push_back(token);
-        one[0] = token;
-        const bool last = i + 1 == options.maxTokens || isSet(cancel);
-        TokenEvent event{i, token, utf8.push(m_model.tokenizer->decode(one))};
-        if (last) event.text += utf8.flush();
+        std::string piece;
+        if (std::find(options.stopTokens.begin(), options.stopTokens.end(), token) !=
+            options.stopTokens.end()) {
+            r.stop = StopReason::StopToken;
+            r.stoppedAt = m_model.tokenizer->tokenName(token);
+            piece = utf8.flush();
+            ended = true;
+        } else {
+            r.tokens.push_back(token);
+            history.push_back(token);
+            one[0] = token;
+            piece = utf8.push(m_model.tokenizer->decode(one));
+            ended = i + 1 == options.maxTokens;
+            if (ended || isSet(cancel)) piece += utf8.flush();
+        }
+        TokenEvent event{ended && r.stop == StopReason::StopToken ? -1 : i,
+                         ended && r.stop == StopReason::StopToken ? -1 : token, stops.push(piece)};
+        if (stops.stopped()) {
+            r.stop = StopReason::StopString;
+            r.stoppedAt = stops.matched();
+            ended = true;
+        } else if (ended || isSet(cancel)) {
+            event.text += stops.finish();
+        }
         r.text += event.text;
-        if (onToken) onToken(event);
-        if (last) break;
+        if (onToken && (event.token >= 0 || !event.text.empty())) onToken(event);
+        if (ended) break;
+        if (isSet(cancel)) {
+            r.stop = StopReason::Cancelled;
+            break;
+        }
         // Feed the token back; slide the window when every position is taken.
         bool ok;
         if (m_decoder.position() < maxT) {
@@ -103,15 +142,17 @@ Result<GenerationResult> Generator::generateTokens(std::span<const int32_t> prom
             const size_t keep = size_t(std::max(1, maxT - 1));
             ok = m_decoder.append(std::span<const int32_t>(history).last(keep), false, cancel);
         }
-        if (!ok) break;
+        if (!ok) {
+            r.stop = StopReason::Cancelled;
+            break;
+        }
     }
-    if (int(r.tokens.size()) < options.maxTokens) {
-        r.stop = StopReason::Cancelled;
-    }
-    if (utf8.holding()) {
-        TokenEvent tail{-1, -1, utf8.flush()};
+    // A cancelled append may leave text held back: it belongs to the result.
+    if (r.stop == StopReason::Cancelled) {
+        TokenEvent tail{-1, -1, stops.push(utf8.flush())};
+        tail.text += stops.finish();
         r.text += tail.text;
-        if (onToken) onToken(tail);
+        if (onToken && !tail.text.empty()) onToken(tail);
     }
     r.generateSeconds = secondsSince(genStart);
     return r;

@@ -14,6 +14,10 @@
 // Tokens are only sampled among the ids the tokenizer knows (a model's vocabulary may be padded
 // with rows no text maps to).
 //
+// Stops (a chat's end of turn): a sampled stop token ends generation and is left out of the
+// tokens and the text; a stop string ends the text before it, and no part of it is ever reported
+// through the callback (stop_matcher.h holds back a tail that could start one).
+//
 // A model with LoRA adapters (a LoRA run) is sampled through its merged weights
 // (model/lora_merge.h: W + scale · A · B, made once at construction, one extra copy of the base's
 // weights): the KV decoder computes a plain GPT-2, and the merged one is the adapted model. With
@@ -52,13 +56,17 @@ struct TokenEvent {
 };
 using TokenCallback = std::function<void(const TokenEvent&)>;
 
-enum class StopReason { MaxTokens, Cancelled };
+// Why generation ended: max_tokens reached, cancelled, a stop token sampled or a stop string
+// generated (SamplingOptions::stopTokens / stopStrings).
+enum class StopReason { MaxTokens, Cancelled, StopToken, StopString };
+const char* stopReasonName(StopReason reason);  // "max_tokens", "cancelled", "stop_token", ...
 
 struct GenerationResult {
     std::vector<int32_t> promptTokens;  // as encoded (before truncation to the window)
     std::vector<int32_t> tokens;        // generated ids
     std::string text;                   // the generated text (concatenation of all event texts)
     StopReason stop = StopReason::MaxTokens;
+    std::string stoppedAt;         // StopToken: the token's spelling; StopString: the string
     int promptTokensUsed = 0;      // prompt tokens in the first window (<= maxT)
     int windowShifts = 0;          // times the context slid (see above)
     double prefillSeconds = 0.0;   // encoding + the prompt's forward pass

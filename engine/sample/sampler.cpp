@@ -78,6 +78,8 @@ Status SamplingOptions::validate() const {
         return Error{
             fmt::format("max_tokens {} is not allowed: generate at least 1 token", maxTokens)};
     }
+    for (const int32_t id : stopTokens)
+        if (id < 0) return Error{fmt::format("stop token {} is not a token id (ids are >= 0)", id)};
     return Status::success();
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct SamplingOptions {
     double topP = 1.0;         // nucleus: keep the most likely tokens up to this mass; 1: all
     int maxTokens = 200;       // tokens to generate
     uint64_t seed = 0;         // the random stream's seed (unused when greedy)
+    // Generation ends when one of these ids is sampled (a chat template's end-of-turn token,
+    // e.g. <|im_end|>, <|eot_id|>, </s>); the stop token is not part of the result.
+    std::vector<int32_t> stopTokens;
+    // ... or when the text contains one of these (stop_matcher.h); the text ends before it.
+    std::vector<std::string> stopStrings;
 
     // Fails naming the option and what is allowed (temperature >= 0 and finite, top_k >= 0,
     // top_p in (0, 1], max_tokens >= 1).
