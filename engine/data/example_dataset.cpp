@@ -161,6 +161,23 @@ int64_t ExampleDataset::validationBatch(int64_t index, int B, int T, int32_t* in
     return trained;
 }
 
+std::string ExampleDataset::describe() const {
+    const ExampleStats& a = m_trainStats;
+    const auto percent = [](int64_t part, int64_t whole) {
+        return whole > 0 ? int(std::lround(100.0 * double(part) / double(whole))) : 0;
+    };
+    std::string line = fmt::format(
+        "{} training examples ({} tokens, {} trained on: {}%) {} {} rows of {} tokens ({}% "
+        "filled)",
+        a.examples, a.tokens, a.trainedTokens, percent(a.trainedTokens, a.tokens),
+        m_options.pack ? "packed into" : "in", m_train.rows(), m_options.T,
+        percent(m_train.usedSlots(), m_train.rows() * m_options.T));
+    if (m_heldOut.rows() > 0) {
+        line += fmt::format("; {} held out in {} rows", m_heldOutStats.examples, m_heldOut.rows());
+    }
+    return line;
+}
+
 double ExampleDataset::epochs(int64_t steps, int B) const {
     return double(steps) * double(B) / double(m_train.rows());
 }

@@ -61,7 +61,8 @@ public:
     // Splits `examples` by options.heldOutFraction / heldOutCount and options.seed (examples.h).
     static Result<ExampleDataset> create(std::vector<Example> examples,
                                          const ExampleOptions& options);
-    // A split made elsewhere (e.g. by records): heldOut may be empty (no validation).
+    // A split made elsewhere (e.g. by records; options.heldOut* are not used): heldOut may be
+    // empty (no validation).
     static Result<ExampleDataset> create(std::vector<Example> train, std::vector<Example> heldOut,
                                          const ExampleOptions& options);
 
@@ -87,6 +88,10 @@ public:
     const ExampleStats& heldOutStats() const { return m_heldOutStats; }
     const ExampleOptions& options() const { return m_options; }
     bool positionIdsAreDense() const { return !m_options.pack; }
+
+    // One line for the CLI and the wizard, e.g. "120 training examples (5400 tokens, 2310
+    // trained on: 43%) packed into 24 rows of 256 tokens (88% filled); 12 held out in 3 rows".
+    std::string describe() const;
 
     // steps * B / R: how many times the run goes over the training rows.
     double epochs(int64_t steps, int B) const;

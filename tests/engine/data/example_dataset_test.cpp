@@ -96,6 +96,9 @@ TEST(ExampleDataset, PacksFirstFitInTheGivenOrderWithExactRows) {
     EXPECT_EQ(rows.usedSlots(), 16);
     EXPECT_EQ(rows.paddingSlots(), 8);
     EXPECT_EQ(rows.trainedTargets(), 11);
+    EXPECT_EQ(d->describe(),
+              "5 training examples (21 tokens, 11 trained on: 52%) packed into 3 rows of 8 "
+              "tokens (67% filled)");
 
     // Unshuffled, B = 2: step 0 reads rows 0, 1; step 1 rows 2, 0 (the second epoch begins).
     const Batch s0 = trainBatch(*d, 0, 2, false, 0);
@@ -352,6 +355,9 @@ TEST(ExampleDataset, ValidationCountsEveryHeldOutRowOnce) {
     }
     EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
     EXPECT_EQ(trained, 7);
+    EXPECT_EQ(d->describe(),
+              "5 training examples (19 tokens, 9 trained on: 47%) in 5 rows of 4 tokens (70% "
+              "filled); 7 held out in 7 rows");
     // Packed (first-fit in order), the 7 two-slot examples fill 4 rows of 4 slots: one batch of 4.
     auto packed = ExampleDataset::create(handMade(), held, options(4));
     ASSERT_TRUE(packed.ok()) << packed.error().message;
