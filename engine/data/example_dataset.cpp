@@ -99,9 +99,10 @@ Status ExampleDataset::checkBatch(int B) const {
     const int64_t rows = m_train.rows();
     if (rows >= B) return {};
     const std::string unpack =
-        m_options.pack ? fmt::format(", or turn packing off (one example per row gives {} rows)",
-                                     m_train.examples().size())
-                       : "";
+        m_options.pack && int64_t(m_train.examples().size()) >= B
+            ? fmt::format(", or turn packing off (one example per row gives {} rows)",
+                          m_train.examples().size())
+            : "";
     return Error{fmt::format(
         "the {} training examples fill {} rows of {} tokens but batch_size is {}: every step "
         "would train on some rows twice. Lower batch_size to {} or less, or add examples{}",

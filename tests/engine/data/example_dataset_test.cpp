@@ -477,6 +477,10 @@ TEST(ExampleDataset, BatchSizeAndEpochWarnings) {
         << s.error().message;
     EXPECT_NE(s.error().message.find("Lower batch_size to 3"), std::string::npos);
     EXPECT_NE(s.error().message.find("one example per row gives 5 rows"), std::string::npos);
+    // Turning packing off is only offered when it would give enough rows.
+    const Status six = d->checkBatch(6);
+    ASSERT_FALSE(six.ok());
+    EXPECT_EQ(six.error().message.find("packing off"), std::string::npos) << six.error().message;
 
     EXPECT_DOUBLE_EQ(d->epochs(30, 2), 20.0);
     EXPECT_TRUE(d->warnings(30, 2).empty());  // exactly 20 epochs: no warning
