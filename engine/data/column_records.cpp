@@ -50,15 +50,19 @@ std::string rowOrigin(const std::string& file, const CsvRow& row, const Columns&
     return out;
 }
 
+std::string plural(size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 bool blank(const std::string& s) {
     return s.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
-// The parent row of each row (npos for a root), from the id and parent id columns.
-Result<std::vector<size_t>> linkParents(const CsvTable& table, const Columns& c,
-                                        const std::string& file) {
+// The parent row of each row (npos for a root), from the id and parent id columns; duplicate
+// ids, unknown parent ids and cycles go to `errors`.
+std::vector<size_t> linkParents(const CsvTable& table, const Columns& c, const std::string& file,
+                                RecordErrors& errors) {
     const auto& rows = table.rows;
-    RecordErrors errors;
     std::unordered_map<std::string, size_t> byId;
     for (size_t r = 0; r < rows.size(); ++r) {
         const std::string& id = rows[r].fields[c.id];
@@ -81,7 +85,6 @@ Result<std::vector<size_t>> linkParents(const CsvTable& table, const Columns& c,
         }
         parent[r] = it->second;
     }
-    if (!errors.empty()) return errors.error();
     // Cycles: walk up from every row; a row met twice on one walk closes a cycle.
     std::vector<int> state(rows.size(), 0);  // 0 unseen, 1 on the current walk, 2 done
     for (size_t start = 0; start < rows.size(); ++start) {
@@ -104,7 +107,6 @@ Result<std::vector<size_t>> linkParents(const CsvTable& table, const Columns& c,
         }
         for (size_t w : walk) state[w] = 2;
     }
-    if (!errors.empty()) return errors.error();
     return parent;
 }
 
@@ -124,14 +126,9 @@ Result<RecordSet> conversationsFromColumns(const CsvTable& table, const RecordOp
             errors.add(rowOrigin(file, row, c) + ": the answer (column `" + options.answerColumn +
                        "`) is empty; give it an answer or remove the row");
     }
-    if (!errors.empty()) return errors.error();
-
     std::vector<size_t> parent(rows.size(), npos);
-    if (c.parent != npos) {
-        auto linked = linkParents(table, c, file);
-        if (!linked) return linked.error();
-        parent = std::move(*linked);
-    }
+    if (c.parent != npos) parent = linkParents(table, c, file, errors);
+    if (!errors.empty()) return errors.error();
     std::vector<bool> isParent(rows.size(), false);
     for (size_t p : parent)
         if (p != npos) isParent[p] = true;
@@ -183,13 +180,13 @@ Result<RecordSet> conversationsFromColumns(const CsvTable& table, const RecordOp
     report.conversations = out.conversations.size();
     report.blankLines = table.blankRows;
     report.evidence = std::string(recordFormatName(RecordFormat::Columns)) + ": " +
-                      std::to_string(rows.size()) + " rows, prompt `" + options.promptColumn +
+                      plural(rows.size(), "row", "rows") + ", prompt `" + options.promptColumn +
                       "`, answer `" + options.answerColumn + "`";
     if (c.system != npos) report.evidence += ", system `" + options.systemColumn + "`";
     if (c.parent != npos)
-        report.evidence += "; " + std::to_string(out.conversations.size()) +
-                           " conversations chained by `" + options.parentIdColumn + "` -> `" +
-                           options.idColumn + "`";
+        report.evidence +=
+            "; " + plural(out.conversations.size(), "conversation", "conversations") +
+            " chained by `" + options.parentIdColumn + "` -> `" + options.idColumn + "`";
     std::string unused;
     for (size_t i = 0; i < table.columns.size(); ++i) {
         if (i == c.prompt || i == c.answer || i == c.system || i == c.id || i == c.parent) continue;

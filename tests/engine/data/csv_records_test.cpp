@@ -188,3 +188,22 @@ TEST(CsvRecordErrors, Latin1TextIsRefusedNamingTheLine) {
 
 }  // namespace
 }  // namespace ws::data
+
+namespace ws::data {
+namespace {
+
+TEST(CsvRecordErrors, EveryProblemOfAFileIsNamedAtOnce) {
+    const std::string error = testing::readError(
+        "id,parent_id,prompt,answer\na,,q,x\na,,q,y\nc,zz,q,z\nd,,q,\n", "d.csv");
+    EXPECT_TRUE(testing::contains(error, "d.csv:5 (id `d`): the answer (column `answer`) is empty"))
+        << error;
+    EXPECT_TRUE(testing::contains(error, "d.csv:3: the id `a` is used again")) << error;
+    EXPECT_TRUE(testing::contains(error, "d.csv:4 (id `c`): the parent id `zz`")) << error;
+    EXPECT_TRUE(testing::contains(error,
+                                  "(3 bad records in all; nothing is trained until every "
+                                  "record is fixed or removed)"))
+        << error;
+}
+
+}  // namespace
+}  // namespace ws::data

@@ -48,7 +48,7 @@ TEST(ZipRecords, RecordFilesInNameOrderOthersSkippedAndNamed) {
     EXPECT_EQ(read->report.format, RecordFormat::Columns);
     EXPECT_EQ(read->report.records, 3u);
     EXPECT_EQ(read->report.conversations, 2u);
-    EXPECT_TRUE(contains(read->report.evidence, zip + "/data/train_a.csv: CSV/TSV columns: 1 rows"))
+    EXPECT_TRUE(contains(read->report.evidence, zip + "/data/train_a.csv: CSV/TSV columns: 1 row,"))
         << read->report.evidence;
     ASSERT_EQ(read->report.warnings.size(), 1u);
     EXPECT_EQ(read->report.warnings[0],
