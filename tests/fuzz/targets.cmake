@@ -13,7 +13,10 @@ set(WAFER_FUZZ_TARGETS
     "checkpoint_folder|checkpoint_folder_fuzz.cpp|wafer::modelio,nlohmann_json::nlohmann_json"
     "hf_config|hf_config_fuzz.cpp|wafer::modelio"
     "run_store|run_store_fuzz.cpp|wafer::store"
-    "lesson|lesson_fuzz.cpp|wafer::lesson")
+    "lesson|lesson_fuzz.cpp|wafer::lesson"
+    "chat_json_records|chat_json_records_fuzz.cpp|wafer::data"
+    "csv_records|csv_records_fuzz.cpp|wafer::data"
+    "zip_records|zip_records_fuzz.cpp|wafer::data")
 set(WAFER_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # wafer_fuzz_entry(ENTRY NAME SOURCE MODULES): unpacks one entry of WAFER_FUZZ_TARGETS.
