@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "engine/fileio/atomic_file.h"
@@ -833,6 +834,49 @@ Status HfTokenizer::save(const fs::path& dir) const {
     if (Status s = fileio::writeFileAtomically(dir / "tokenizer.json", m_json); !s.ok()) return s;
     if (m_config.empty()) return Status::success();
     return fileio::writeFileAtomically(dir / "tokenizer_config.json", m_config);
+}
+
+Result<std::unique_ptr<HfTokenizer>> HfTokenizer::withSpecialTokens(
+    std::span<const std::string> contents, std::vector<int32_t>& ids) const {
+    std::vector<std::pair<std::string, int32_t>> fresh;
+    int32_t next = m_vocabSize;
+    for (const std::string& content : contents) {
+        if (const auto id = specialTokenId(content)) {
+            ids.push_back(*id);
+            continue;
+        }
+        const auto earlier = std::find_if(fresh.begin(), fresh.end(),
+                                          [&](const auto& f) { return f.first == content; });
+        if (earlier != fresh.end()) {
+            ids.push_back(earlier->second);
+            continue;
+        }
+        const int32_t id = m_model.tokenToId(content).value_or(next);
+        if (id == next) ++next;
+        fresh.emplace_back(content, id);
+        ids.push_back(id);
+    }
+    if (fresh.empty()) return std::unique_ptr<HfTokenizer>();
+    // Both texts parsed when this tokenizer was made; a plain json (keys sorted) keeps the
+    // rewrite linear in the vocabulary.
+    nlohmann::json json = nlohmann::json::parse(m_json, nullptr, false);
+    nlohmann::json config =
+        m_config.empty() ? nlohmann::json() : nlohmann::json::parse(m_config, nullptr, false);
+    if (!json.is_object()) return Error{"tokenizer.json is not a JSON object"};
+    if (!json.contains("added_tokens") || !json["added_tokens"].is_array()) {
+        json["added_tokens"] = nlohmann::json::array();
+    }
+    const bool configDecoder = config.is_object() && config.contains("added_tokens_decoder") &&
+                               config["added_tokens_decoder"].is_object();
+    for (const auto& [content, id] : fresh) {
+        nlohmann::json flags = {{"content", content}, {"single_word", false}, {"lstrip", false},
+                                {"rstrip", false},    {"normalized", false},  {"special", true}};
+        if (configDecoder) config["added_tokens_decoder"][std::to_string(id)] = flags;
+        flags["id"] = id;
+        json["added_tokens"].push_back(std::move(flags));
+    }
+    return create(json.dump(), configDecoder ? config.dump(2) + "\n" : m_config,
+                  "tokenizer.json with added special tokens");
 }
 
 bool HfTokenizer::isGpt2Pipeline() const {

@@ -55,6 +55,14 @@ public:
     // Writes tokenizer.json (and tokenizer_config.json when one was read) as they were read.
     Status save(const std::filesystem::path& dir) const override;
 
+    // special_tokens.h for hf: contents it already has as added tokens keep their ids, the
+    // others are appended to tokenizer.json's added_tokens (special, not normalized, no strip;
+    // a model vocabulary entry keeps its id, the rest get ids from vocabSize() upwards) and to
+    // tokenizer_config.json's added_tokens_decoder when present. ids gets one id per content;
+    // the result is null when nothing had to be added.
+    Result<std::unique_ptr<HfTokenizer>> withSpecialTokens(std::span<const std::string> contents,
+                                                           std::vector<int32_t>& ids) const;
+
     // GPT-2's own pipeline: no normalizer, ByteLevel with GPT-2's regex alone, no template. A
     // folder that also has GPT-2's vocab.json + merges.txt keeps loading those (as before
     // tokenizer.json was read), so its token ids and cache keys do not change.

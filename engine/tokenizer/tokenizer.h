@@ -96,7 +96,8 @@ std::vector<int32_t> tokenByteCounts(const Tokenizer& tokenizer);
 
 // Loads a GPT-2 style pair: vocab.json maps byte-level unicode strings to ids, merges.txt lists
 // "a b" merges in rank order after an optional "#version" line. Every one of the 256 byte
-// tokens must be present (so that any input can be encoded).
+// tokens must be present (so that any input can be encoded). An added_tokens.json beside
+// vocab.json adds its special tokens (special_tokens.h).
 Result<std::unique_ptr<Tokenizer>> loadGpt2Bpe(const std::filesystem::path& vocabJson,
                                                const std::filesystem::path& mergesTxt);
 
