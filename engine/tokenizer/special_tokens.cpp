@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kMaxTokenId = int64_t(1) << 24;  // as vocab.json's guard
+constexpr int64_t kMaxTokenId = int64_t(1) << 25;  // room above vocab.json's 2^24
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 
 struct SpecialToken {
