@@ -10,7 +10,13 @@
 // LICENSES.md there) and variants.json (the same vocabularies with another normalizer,
 // pre-tokenizer, decoder or post-processor, e.g. Llama 2's layout, so that each pipeline the
 // engine implements is checked on a real vocabulary). For every tokenizer and text it records the
-// ids without and with special tokens and the library's decode of them. Options:
+// ids without and with special tokens, the library's decode of them, and the offsets of both
+// encodings. Offsets: the Node binding's Encoding.getOffsets() gives [start, end) in CHARACTERS
+// (Unicode code points: "👍" counts 1, not UTF-16's 2), converted from the Rust library's byte
+// offsets; they are recorded as given ("offsets_chars", "offsets_chars_special"), and the C++
+// test converts the engine's byte offsets the same way before comparing (a token inside a
+// character maps to that character, so comparing in bytes would lose nothing the library shows).
+// Options:
 //   --out FILE     write there instead of fixtures/hf/expected.json
 //   --random N     add N random hard texts (seeded) to the fixed ones (the live test does)
 // Exits 2 with a message when the `tokenizers` package cannot be found.
@@ -106,13 +112,18 @@ async function main() {
     bases[v.base] ??= readBase(v.base);
     const json = makeVariant(bases[v.base], v);
     const tok = lib.Tokenizer.fromString(JSON.stringify(json));
-    const entry = { without_special: [], with_special: [], decoded: [] };
+    const entry = {
+      without_special: [], with_special: [], decoded: [], offsets_chars: [],
+      offsets_chars_special: [],
+    };
     for (const text of texts) {
       const plain = await tok.encode(text, null, { addSpecialTokens: false });
       const special = await tok.encode(text, null, { addSpecialTokens: true });
       entry.without_special.push(plain.getIds());
       entry.with_special.push(special.getIds());
       entry.decoded.push(await tok.decode(plain.getIds(), false));
+      entry.offsets_chars.push(plain.getOffsets());
+      entry.offsets_chars_special.push(special.getOffsets());
     }
     out.tokenizers[v.name] = entry;
     console.log(`${v.name}: ${texts.length} texts`);

@@ -15,6 +15,7 @@
 #include "engine/modelio/hf_weights.h"
 #include "engine/modelio/weights_io.h"
 #include "engine/tokenizer/hf_tokenizer.h"
+#include "engine/tokenizer/special_tokens.h"
 
 namespace ws::modelio {
 
@@ -81,7 +82,7 @@ Result<std::unique_ptr<tokenizer::Tokenizer>> loadTokenizerJson(const fs::path& 
     }
     const auto json = nlohmann::json::parse(*text, nullptr, false);
     if (json.is_object() && json.value("type", std::string()) == "byte") {
-        return tokenizer::makeByteTokenizer();
+        return tokenizer::loadByteTokenizerFolder(file.parent_path());
     }
     return Error{fmt::format(
         "{}: not a tokenizer file this version knows (expected a Hugging Face tokenizer.json "

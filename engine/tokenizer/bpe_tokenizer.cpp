@@ -14,6 +14,7 @@
 #include "engine/fileio/atomic_file.h"
 #include "engine/tokenizer/byte_level.h"
 #include "engine/tokenizer/pretokenize.h"
+#include "engine/tokenizer/special_tokens.h"
 
 namespace ws::tokenizer {
 namespace fs = std::filesystem;
@@ -344,7 +345,9 @@ Result<std::unique_ptr<Tokenizer>> loadGpt2Bpe(const fs::path& vocabJson,
                                                const fs::path& mergesTxt) {
     auto loaded = BpeTokenizer::load(vocabJson, mergesTxt);
     if (!loaded.ok()) return loaded.error();
-    return std::unique_ptr<Tokenizer>(std::move(loaded).value());
+    // Special tokens added for a chat format live beside vocab.json (special_tokens.h).
+    return loadAddedTokens(std::unique_ptr<Tokenizer>(std::move(loaded).value()),
+                           vocabJson.parent_path());
 }
 
 }  // namespace ws::tokenizer

@@ -84,47 +84,64 @@ std::optional<HfBpe::MergeTarget> HfBpe::findMerge(int32_t left, int32_t right) 
     return it->second;
 }
 
-void HfBpe::tokenize(std::string_view piece, std::vector<int32_t>& out) const {
+void HfBpe::tokenize(std::string_view piece, std::vector<int32_t>& out,
+                     std::vector<uint32_t>* lengths) const {
     if (piece.empty()) return;
     if (m_ignoreMerges) {
         if (const auto id = tokenToId(piece)) {
             out.push_back(*id);
+            if (lengths != nullptr) lengths->push_back(uint32_t(piece.size()));
             return;
         }
     }
     // Phase 1: one symbol per character (byte fallback / unknown token as the library does).
+    // Each symbol's length in bytes of the piece, as the library's Word keeps it: a token's
+    // offsets are the running sum of these, in symbol order.
     std::vector<int32_t> ids;
+    std::vector<uint32_t> lens;
     ids.reserve(piece.size());
+    lens.reserve(piece.size());
     int32_t pendingUnk = -1;  // an unknown token not yet emitted (fuse_unk grows it)
+    uint32_t pendingUnkLen = 0;
+    const auto add = [&](int32_t id, uint32_t len) {
+        ids.push_back(id);
+        lens.push_back(len);
+    };
     for (size_t pos = 0; pos < piece.size();) {
         const Utf8Unit u = decodeUtf8(piece.substr(pos));
         const std::string_view ch = piece.substr(pos, size_t(u.length));
         pos += size_t(u.length);
         if (const auto id = tokenToId(ch)) {
-            if (pendingUnk >= 0) ids.push_back(pendingUnk);
+            if (pendingUnk >= 0) add(pendingUnk, pendingUnkLen);
             pendingUnk = -1;
-            ids.push_back(*id);
+            add(*id, uint32_t(ch.size()));
             continue;
         }
         if (m_byteFallback && std::all_of(ch.begin(), ch.end(),
                                           [&](char c) { return m_byteTokens[uint8_t(c)] >= 0; })) {
             // The library adds byte tokens without flushing a pending unknown token first.
-            for (const char c : ch) ids.push_back(m_byteTokens[uint8_t(c)]);
+            for (const char c : ch) add(m_byteTokens[uint8_t(c)], 1);
             continue;
         }
         if (m_unk) {
-            if (pendingUnk >= 0 && !m_fuseUnk) ids.push_back(pendingUnk);
+            if (pendingUnk >= 0 && m_fuseUnk) {
+                pendingUnkLen += uint32_t(ch.size());
+                continue;
+            }
+            if (pendingUnk >= 0) add(pendingUnk, pendingUnkLen);
             pendingUnk = *m_unk;
+            pendingUnkLen = uint32_t(ch.size());
         }
         // Without an unknown token the library drops the character; so does this.
     }
-    if (pendingUnk >= 0) ids.push_back(pendingUnk);
+    if (pendingUnk >= 0) add(pendingUnk, pendingUnkLen);
 
     // Phase 2: merges, lowest rank first, then leftmost.
     struct Symbol {
         int32_t id;
         int32_t prev;
         int32_t next;
+        uint32_t len;
         bool alive;
     };
     struct Candidate {
@@ -138,7 +155,7 @@ void HfBpe::tokenize(std::string_view piece, std::vector<int32_t>& out) const {
     const auto n = int32_t(ids.size());
     std::vector<Symbol> sym(static_cast<size_t>(n));
     for (int32_t i = 0; i < n; ++i)
-        sym[size_t(i)] = {ids[size_t(i)], i - 1, i + 1 < n ? i + 1 : -1, true};
+        sym[size_t(i)] = {ids[size_t(i)], i - 1, i + 1 < n ? i + 1 : -1, lens[size_t(i)], true};
     std::vector<Candidate> heap;
     for (int32_t i = 0; i + 1 < n; ++i) {
         if (const auto m = findMerge(sym[size_t(i)].id, sym[size_t(i + 1)].id)) {
@@ -164,13 +181,17 @@ void HfBpe::tokenize(std::string_view piece, std::vector<int32_t>& out) const {
         const auto current = findMerge(s.id, right.id);
         if (!current || current->result != top.result) continue;  // an outdated candidate
         s.id = top.result;
+        s.len += right.len;
         right.alive = false;
         s.next = right.next;
         if (right.next >= 0) sym[size_t(right.next)].prev = top.pos;
         if (s.prev >= 0) push(s.prev);
         push(top.pos);
     }
-    for (int32_t i = 0; i >= 0 && n > 0; i = sym[size_t(i)].next) out.push_back(sym[size_t(i)].id);
+    for (int32_t i = 0; i >= 0 && n > 0; i = sym[size_t(i)].next) {
+        out.push_back(sym[size_t(i)].id);
+        if (lengths != nullptr) lengths->push_back(sym[size_t(i)].len);
+    }
 }
 
 }  // namespace ws::tokenizer

@@ -26,7 +26,11 @@ public:
     // not in the vocabulary, a missing unknown token).
     static Result<HfBpe> create(const HfBpeSpec& spec, std::string_view origin);
 
-    void tokenize(std::string_view piece, std::vector<int32_t>& out) const;
+    // Appends the piece's tokens to out and, when lengths is given, each token's length in bytes
+    // of the piece (the library's Word offsets: a token's byte range in the piece is the running
+    // sum; byte-fallback tokens count 1 each, an unknown token the characters it stands for).
+    void tokenize(std::string_view piece, std::vector<int32_t>& out,
+                  std::vector<uint32_t>* lengths = nullptr) const;
 
     std::optional<int32_t> tokenToId(std::string_view token) const;
     const std::string* idToToken(int32_t id) const;  // nullptr for ids outside the vocabulary

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "engine/fileio/atomic_file.h"
@@ -132,6 +133,125 @@ std::vector<std::pair<size_t, size_t>> applyBehavior(Stretches s, HfSplitBehavio
             std::reverse(out.begin(), out.end());
             break;
         }
+    }
+    return out;
+}
+
+// Offsets: each byte of the working text carries the range of the original text it came from,
+// updated by every phase as the library's NormalizedString::transform_range updates its
+// alignments (a character replacing one takes that character's range; an inserted character
+// the range of the last byte before it).
+
+// The starting alignment of text[begin, end): each byte maps to its whole character.
+std::vector<ByteSpan> characterAlignment(std::string_view text, size_t begin, size_t end) {
+    std::vector<ByteSpan> align;
+    align.reserve(end - begin);
+    for (size_t pos = begin; pos < end;) {
+        const auto len = size_t(decodeUtf8(text.substr(pos, end - pos)).length);
+        align.insert(align.end(), len, ByteSpan{pos, pos + len});
+        pos += len;
+    }
+    return align;
+}
+
+// NormalizedString::prepend: the prefix's first character takes the first character's range,
+// the rest of the prefix and the first character itself (re-inserted) its last byte's.
+void prependAligned(std::string& text, std::vector<ByteSpan>& align, std::string_view prefix) {
+    if (text.empty() || prefix.empty()) return;
+    const auto firstLength = size_t(decodeUtf8(text).length);
+    const auto prefixFirst = size_t(decodeUtf8(prefix).length);
+    std::vector<ByteSpan> out;
+    out.reserve(prefix.size() + align.size());
+    out.insert(out.end(), prefixFirst, align[0]);
+    out.insert(out.end(), prefix.size() - prefixFirst + firstLength, align[firstLength - 1]);
+    out.insert(out.end(), align.begin() + long(firstLength), align.end());
+    text.insert(0, prefix);
+    align = std::move(out);
+}
+
+// NormalizedString::replace: every character of the replacement is an insertion after the
+// removed match, so it takes the range of the match's last byte.
+void replaceAligned(std::string& text, std::vector<ByteSpan>& align, std::string_view pattern,
+                    std::string_view with) {
+    if (pattern.empty()) return;
+    std::string out;
+    std::vector<ByteSpan> outAlign;
+    out.reserve(text.size());
+    outAlign.reserve(align.size());
+    for (size_t pos = 0;;) {
+        const size_t hit = text.find(pattern, pos);
+        const size_t stop = hit == std::string::npos ? text.size() : hit;
+        out.append(text, pos, stop - pos);
+        outAlign.insert(outAlign.end(), align.begin() + long(pos), align.begin() + long(stop));
+        if (hit == std::string::npos) break;
+        out.append(with);
+        outAlign.insert(outAlign.end(), with.size(), align[hit + pattern.size() - 1]);
+        pos = hit + pattern.size();
+    }
+    text = std::move(out);
+    align = std::move(outAlign);
+}
+
+// NFC/NFD/NFKC/NFKD with alignments. The text is normalized segment by segment (a segment
+// starts at each character with a normalization boundary before it, so the concatenation is
+// the normalization of the whole); within a changed segment output character j takes input
+// character j's range (a composition keeps its first character's, as the library's does), and
+// characters past the input's count (a decomposition's extra marks) the segment's last byte's.
+void unicodeNormalizeAligned(const icu::Normalizer2* normalizer, std::string& text,
+                             std::vector<ByteSpan>& align) {
+    if (normalizer == nullptr) return;
+    std::string out;
+    std::vector<ByteSpan> outAlign;
+    out.reserve(text.size());
+    outAlign.reserve(align.size());
+    std::vector<size_t> starts;
+    for (size_t pos = 0; pos < text.size();) {
+        starts.clear();
+        size_t end = pos;
+        do {
+            starts.push_back(end);
+            end += size_t(decodeUtf8(std::string_view(text).substr(end)).length);
+        } while (end < text.size() &&
+                 !normalizer->hasBoundaryBefore(
+                     UChar32(decodeUtf8(std::string_view(text).substr(end)).codePoint)));
+        const std::string_view segment = std::string_view(text).substr(pos, end - pos);
+        UErrorCode status = U_ZERO_ERROR;
+        std::string normalized;
+        icu::StringByteSink<std::string> sink(&normalized, int32_t(segment.size()));
+        normalizer->normalizeUTF8(0, icu::StringPiece(segment.data(), int32_t(segment.size())),
+                                  sink, nullptr, status);
+        if (U_FAILURE(status) || normalized == segment) {
+            out.append(segment);
+            outAlign.insert(outAlign.end(), align.begin() + long(pos), align.begin() + long(end));
+        } else {
+            out.append(normalized);
+            size_t j = 0;
+            for (size_t q = 0; q < normalized.size(); ++j) {
+                const auto len = size_t(decodeUtf8(std::string_view(normalized).substr(q)).length);
+                const ByteSpan range = j < starts.size() ? align[starts[j]] : align[end - 1];
+                outAlign.insert(outAlign.end(), len, range);
+                q += len;
+            }
+        }
+        pos = end;
+    }
+    text = std::move(out);
+    align = std::move(outAlign);
+}
+
+// The ByteLevel pre-tokenizer's alignment for bytes (with align, one per byte): each byte
+// becomes one character of GPT-2's alphabet; a character's first byte keeps the range at its
+// first byte, the others (insertions) take the range at its last byte.
+std::vector<ByteSpan> byteLevelAlignment(std::string_view bytes, std::span<const ByteSpan> align) {
+    std::vector<ByteSpan> out;
+    out.reserve(bytes.size() * 2);
+    for (size_t pos = 0; pos < bytes.size();) {
+        const auto len = size_t(decodeUtf8(bytes.substr(pos)).length);
+        for (size_t k = 0; k < len; ++k) {
+            const size_t width = byteToUnicode(uint8_t(bytes[pos + k])) < 0x80 ? 1 : 2;
+            out.insert(out.end(), width, k == 0 ? align[pos] : align[pos + len - 1]);
+        }
+        pos += len;
     }
     return out;
 }
@@ -316,13 +436,33 @@ std::string HfTokenizer::normalize(std::string text) const {
     return text;
 }
 
-void HfTokenizer::preTokenize(std::vector<Piece>& pieces) const {
+void HfTokenizer::normalizeAligned(Piece& piece) const {
+    for (const HfNormalizer& n : m_spec.normalizers) {
+        switch (n.kind) {
+            case HfNormalizer::Kind::Prepend:
+                prependAligned(piece.text, piece.align, n.pattern);
+                break;
+            case HfNormalizer::Kind::Replace:
+                replaceAligned(piece.text, piece.align, n.pattern, n.content);
+                break;
+            default:
+                unicodeNormalizeAligned(normalizerFor(n.kind), piece.text, piece.align);
+                break;
+        }
+    }
+}
+
+void HfTokenizer::preTokenize(std::vector<Piece>& pieces, bool aligned) const {
     for (size_t step = 0; step < m_spec.preTokenizers.size(); ++step) {
         const HfPreTokenizer& p = m_spec.preTokenizers[step];
         std::vector<Piece> next;
         next.reserve(pieces.size() * 2);
         const auto emit = [&](const Piece& from, size_t b, size_t e) {
-            if (e > b) next.push_back({from.text.substr(b, e - b), from.atStart && b == 0});
+            if (e <= b) return;
+            Piece out{from.text.substr(b, e - b), {}, from.atStart && b == 0};
+            if (aligned)
+                out.align.assign(from.align.begin() + long(b), from.align.begin() + long(e));
+            next.push_back(std::move(out));
         };
         for (Piece& piece : pieces) {
             switch (p.kind) {
@@ -348,7 +488,11 @@ void HfTokenizer::preTokenize(std::vector<Piece>& pieces) const {
                 }
                 case HfPreTokenizer::Kind::ByteLevel: {
                     if (p.addPrefixSpace && !piece.text.starts_with(' ')) {
-                        piece.text = std::string(1, ' ').append(piece.text);
+                        if (aligned) {
+                            prependAligned(piece.text, piece.align, " ");
+                        } else {
+                            piece.text = std::string(1, ' ').append(piece.text);
+                        }
                     }
                     std::vector<std::pair<size_t, size_t>> parts;
                     if (p.useRegex) {
@@ -361,21 +505,36 @@ void HfTokenizer::preTokenize(std::vector<Piece>& pieces) const {
                         parts.emplace_back(0, piece.text.size());
                     }
                     for (const auto& [b, e] : parts) {
-                        if (e > b) {
-                            next.push_back(
-                                {bytesToByteLevel(std::string_view(piece.text).substr(b, e - b)),
-                                 piece.atStart && b == 0});
+                        if (e <= b) continue;
+                        const std::string_view bytes =
+                            std::string_view(piece.text).substr(b, e - b);
+                        Piece out{bytesToByteLevel(bytes), {}, piece.atStart && b == 0};
+                        if (aligned) {
+                            out.align =
+                                byteLevelAlignment(bytes, std::span(piece.align).subspan(b, e - b));
                         }
+                        next.push_back(std::move(out));
                     }
                     break;
                 }
                 case HfPreTokenizer::Kind::Metaspace: {
-                    std::string t = replaceAll(piece.text, " ", p.replacement);
+                    Piece replaced{{}, {}, piece.atStart};
                     const bool prepend =
                         p.prepend == HfPreTokenizer::Prepend::Always ||
                         (p.prepend == HfPreTokenizer::Prepend::First && piece.atStart);
-                    if (prepend && !t.starts_with(p.replacement)) t = p.replacement + t;
-                    Piece replaced{std::move(t), piece.atStart};
+                    if (aligned) {
+                        replaced.text = piece.text;
+                        replaced.align = piece.align;
+                        replaceAligned(replaced.text, replaced.align, " ", p.replacement);
+                        if (prepend && !replaced.text.starts_with(p.replacement)) {
+                            prependAligned(replaced.text, replaced.align, p.replacement);
+                        }
+                    } else {
+                        replaced.text = replaceAll(piece.text, " ", p.replacement);
+                        if (prepend && !replaced.text.starts_with(p.replacement)) {
+                            replaced.text = p.replacement + replaced.text;
+                        }
+                    }
                     if (!p.split) {
                         emit(replaced, 0, replaced.text.size());
                         break;
@@ -397,68 +556,134 @@ void HfTokenizer::preTokenize(std::vector<Piece>& pieces) const {
     }
 }
 
-void HfTokenizer::encodeStretch(std::string_view stretch, bool atStart,
-                                std::unordered_map<std::string, std::vector<int32_t>>& cache,
-                                std::vector<int32_t>& out) const {
-    std::vector<Piece> pieces{{std::string(stretch), atStart}};
-    if (pieces.front().text.empty()) return;
-    preTokenize(pieces);
+void HfTokenizer::encodeStretch(Piece stretch, PieceCache& cache, std::vector<int32_t>& out,
+                                std::vector<ByteSpan>* offsets) const {
+    if (stretch.text.empty()) return;
+    const bool aligned = offsets != nullptr;
+    std::vector<Piece> pieces;
+    pieces.push_back(std::move(stretch));
+    preTokenize(pieces, aligned);
+    std::vector<uint32_t> lengths;
     for (const Piece& p : pieces) {
-        if (p.text.size() <= 64) {
-            if (const auto it = cache.find(p.text); it != cache.end()) {
-                out.insert(out.end(), it->second.begin(), it->second.end());
-                continue;
+        const size_t first = out.size();
+        lengths.clear();
+        const auto cached = p.text.size() <= 64 ? cache.find(p.text) : cache.end();
+        if (cached != cache.end()) {
+            out.insert(out.end(), cached->second.ids.begin(), cached->second.ids.end());
+            lengths = cached->second.lengths;
+        } else {
+            m_model.tokenize(p.text, out, aligned ? &lengths : nullptr);
+            if (p.text.size() <= 64) {
+                cache.emplace(
+                    p.text, CachedPiece{std::vector<int32_t>(out.begin() + long(first), out.end()),
+                                        lengths});
             }
         }
-        const size_t first = out.size();
-        m_model.tokenize(p.text, out);
-        if (p.text.size() <= 64)
-            cache.emplace(p.text, std::vector<int32_t>(out.begin() + long(first), out.end()));
+        if (!aligned) continue;
+        // The library's convert_offsets: a token spans from its first byte's original start to
+        // its last byte's original end.
+        size_t pos = 0;
+        for (const uint32_t len : lengths) {
+            if (len == 0 || pos + len > p.align.size()) {
+                const size_t at = pos < p.align.size() ? p.align[pos].begin
+                                  : p.align.empty()    ? 0
+                                                       : p.align.back().end;
+                offsets->push_back({at, at});
+            } else {
+                offsets->push_back({p.align[pos].begin, p.align[pos + len - 1].end});
+            }
+            pos += len;
+        }
     }
 }
 
-Result<std::vector<int32_t>> HfTokenizer::encodeChecked(std::string_view text,
-                                                        bool addSpecialTokens) const {
+Status HfTokenizer::encodeInto(std::string_view text, bool addSpecialTokens,
+                               std::vector<int32_t>& ids, std::vector<ByteSpan>* offsets) const {
     if (const auto bad = firstInvalidUtf8(text)) {
         return Error{fmt::format(
             "the text is not valid UTF-8 at byte offset {} (byte 0x{:02X}); Hugging Face "
             "tokenizers take Unicode text only: convert the file to UTF-8",
             *bad, uint8_t(text[*bad]))};
     }
-    std::vector<int32_t> ids;
+    const bool aligned = offsets != nullptr;
     ids.reserve(text.size() / 3 + 8);
-    std::unordered_map<std::string, std::vector<int32_t>> cache;
+    PieceCache cache;
     for (const Matcher::Cut& cut : m_rawMatcher->split(text)) {
         if (cut.id >= 0) {
             ids.push_back(cut.id);
+            if (aligned) offsets->push_back({cut.begin, cut.end});
             continue;
         }
-        const std::string normalized =
-            normalize(std::string(text.substr(cut.begin, cut.end - cut.begin)));
-        for (const Matcher::Cut& inner : m_normalizedMatcher->split(normalized)) {
+        Piece normalized{std::string(text.substr(cut.begin, cut.end - cut.begin)), {}, false};
+        if (aligned) {
+            normalized.align = characterAlignment(text, cut.begin, cut.end);
+            normalizeAligned(normalized);
+        } else {
+            normalized.text = normalize(std::move(normalized.text));
+        }
+        for (const Matcher::Cut& inner : m_normalizedMatcher->split(normalized.text)) {
             if (inner.id >= 0) {
                 ids.push_back(inner.id);
+                if (aligned) {
+                    offsets->push_back(
+                        {normalized.align[inner.begin].begin, normalized.align[inner.end - 1].end});
+                }
                 continue;
             }
-            encodeStretch(std::string_view(normalized).substr(inner.begin, inner.end - inner.begin),
-                          cut.begin == 0 && inner.begin == 0, cache, ids);
+            Piece stretch{normalized.text.substr(inner.begin, inner.end - inner.begin),
+                          {},
+                          cut.begin == 0 && inner.begin == 0};
+            if (aligned) {
+                stretch.align.assign(normalized.align.begin() + long(inner.begin),
+                                     normalized.align.begin() + long(inner.end));
+            }
+            encodeStretch(std::move(stretch), cache, ids, offsets);
         }
     }
     if (addSpecialTokens && m_spec.single) {
         std::vector<int32_t> templated;
+        std::vector<ByteSpan> templatedOffsets;
         templated.reserve(ids.size() + 4);
         for (const HfTemplatePiece& p : *m_spec.single) {
             if (p.isSequence) {
                 templated.insert(templated.end(), ids.begin(), ids.end());
+                if (aligned) {
+                    templatedOffsets.insert(templatedOffsets.end(), offsets->begin(),
+                                            offsets->end());
+                }
             } else {
                 templated.insert(templated.end(), p.ids.begin(), p.ids.end());
+                if (aligned) templatedOffsets.insert(templatedOffsets.end(), p.ids.size(), {0, 0});
             }
         }
         ids = std::move(templated);
+        if (aligned) *offsets = std::move(templatedOffsets);
     }
+    return Status::success();
+}
+
+Result<std::vector<int32_t>> HfTokenizer::encodeChecked(std::string_view text,
+                                                        bool addSpecialTokens) const {
+    std::vector<int32_t> ids;
+    if (Status s = encodeInto(text, addSpecialTokens, ids, nullptr); !s.ok()) return s.error();
     return ids;
 }
 
+Result<Encoding> HfTokenizer::encodeWithOffsets(std::string_view text,
+                                                bool addSpecialTokens) const {
+    Encoding out;
+    if (Status s = encodeInto(text, addSpecialTokens, out.ids, &out.offsets); !s.ok()) {
+        return s.error();
+    }
+    return out;
+}
+
+std::optional<int32_t> HfTokenizer::specialTokenId(std::string_view content) const {
+    for (const HfAddedToken& a : m_spec.addedTokens) {
+        if (a.content == content) return a.id;
+    }
+    return std::nullopt;
+}
 std::optional<int32_t> HfTokenizer::invalidByteToken(uint8_t byte) const {
     if (m_byteLevel) return m_model.tokenToId(bytesToByteLevel(std::string(1, char(byte))));
     if (auto id = m_model.tokenToId(fmt::format("<0x{:02X}>", byte))) return id;
@@ -609,6 +834,49 @@ Status HfTokenizer::save(const fs::path& dir) const {
     if (Status s = fileio::writeFileAtomically(dir / "tokenizer.json", m_json); !s.ok()) return s;
     if (m_config.empty()) return Status::success();
     return fileio::writeFileAtomically(dir / "tokenizer_config.json", m_config);
+}
+
+Result<std::unique_ptr<HfTokenizer>> HfTokenizer::withSpecialTokens(
+    std::span<const std::string> contents, std::vector<int32_t>& ids) const {
+    std::vector<std::pair<std::string, int32_t>> fresh;
+    int32_t next = m_vocabSize;
+    for (const std::string& content : contents) {
+        if (const auto id = specialTokenId(content)) {
+            ids.push_back(*id);
+            continue;
+        }
+        const auto earlier = std::find_if(fresh.begin(), fresh.end(),
+                                          [&](const auto& f) { return f.first == content; });
+        if (earlier != fresh.end()) {
+            ids.push_back(earlier->second);
+            continue;
+        }
+        const int32_t id = m_model.tokenToId(content).value_or(next);
+        if (id == next) ++next;
+        fresh.emplace_back(content, id);
+        ids.push_back(id);
+    }
+    if (fresh.empty()) return std::unique_ptr<HfTokenizer>();
+    // Both texts parsed when this tokenizer was made; a plain json (keys sorted) keeps the
+    // rewrite linear in the vocabulary.
+    nlohmann::json json = nlohmann::json::parse(m_json, nullptr, false);
+    nlohmann::json config =
+        m_config.empty() ? nlohmann::json() : nlohmann::json::parse(m_config, nullptr, false);
+    if (!json.is_object()) return Error{"tokenizer.json is not a JSON object"};
+    if (!json.contains("added_tokens") || !json["added_tokens"].is_array()) {
+        json["added_tokens"] = nlohmann::json::array();
+    }
+    const bool configDecoder = config.is_object() && config.contains("added_tokens_decoder") &&
+                               config["added_tokens_decoder"].is_object();
+    for (const auto& [content, id] : fresh) {
+        nlohmann::json flags = {{"content", content}, {"single_word", false}, {"lstrip", false},
+                                {"rstrip", false},    {"normalized", false},  {"special", true}};
+        if (configDecoder) config["added_tokens_decoder"][std::to_string(id)] = flags;
+        flags["id"] = id;
+        json["added_tokens"].push_back(std::move(flags));
+    }
+    return create(json.dump(), configDecoder ? config.dump(2) + "\n" : m_config,
+                  "tokenizer.json with added special tokens");
 }
 
 bool HfTokenizer::isGpt2Pipeline() const {

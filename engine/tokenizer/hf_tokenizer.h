@@ -44,6 +44,8 @@ public:
     std::vector<int32_t> encode(std::string_view text) const override;
     Result<std::vector<int32_t>> encodeChecked(std::string_view text,
                                                bool addSpecialTokens) const override;
+    Result<Encoding> encodeWithOffsets(std::string_view text, bool addSpecialTokens) const override;
+    std::optional<int32_t> specialTokenId(std::string_view content) const override;
     std::string decode(std::span<const int32_t> tokens) const override;
     int32_t tokenByteCount(int32_t id) const override;
     std::string tokenName(int32_t id) const override;
@@ -53,6 +55,14 @@ public:
     // Writes tokenizer.json (and tokenizer_config.json when one was read) as they were read.
     Status save(const std::filesystem::path& dir) const override;
 
+    // special_tokens.h for hf: contents it already has as added tokens keep their ids, the
+    // others are appended to tokenizer.json's added_tokens (special, not normalized, no strip;
+    // a model vocabulary entry keeps its id, the rest get ids from vocabSize() upwards) and to
+    // tokenizer_config.json's added_tokens_decoder when present. ids gets one id per content;
+    // the result is null when nothing had to be added.
+    Result<std::unique_ptr<HfTokenizer>> withSpecialTokens(std::span<const std::string> contents,
+                                                           std::vector<int32_t>& ids) const;
+
     // GPT-2's own pipeline: no normalizer, ByteLevel with GPT-2's regex alone, no template. A
     // folder that also has GPT-2's vocab.json + merges.txt keeps loading those (as before
     // tokenizer.json was read), so its token ids and cache keys do not change.
@@ -60,19 +70,29 @@ public:
 
 private:
     struct Matcher;  // added tokens, leftmost-longest
+    // Working text; with offsets asked for, align holds each byte's range in the original input
+    // (the library's NormalizedString alignments), else it stays empty.
     struct Piece {
         std::string text;
+        std::vector<ByteSpan> align;
         bool atStart = false;  // begins at offset 0 of the input (Metaspace "first")
     };
+    struct CachedPiece {
+        std::vector<int32_t> ids;
+        std::vector<uint32_t> lengths;  // with offsets only
+    };
+    using PieceCache = std::unordered_map<std::string, CachedPiece>;
 
     HfTokenizer(HfSpec spec, HfBpe model, std::string json, std::string config);
     Status prepare(std::string_view origin);
 
     std::string normalize(std::string text) const;
-    void preTokenize(std::vector<Piece>& pieces) const;
-    void encodeStretch(std::string_view stretch, bool atStart,
-                       std::unordered_map<std::string, std::vector<int32_t>>& cache,
-                       std::vector<int32_t>& out) const;
+    void normalizeAligned(Piece& piece) const;
+    void preTokenize(std::vector<Piece>& pieces, bool aligned) const;
+    void encodeStretch(Piece stretch, PieceCache& cache, std::vector<int32_t>& out,
+                       std::vector<ByteSpan>* offsets) const;
+    Status encodeInto(std::string_view text, bool addSpecialTokens, std::vector<int32_t>& ids,
+                      std::vector<ByteSpan>* offsets) const;
     std::vector<std::string> decodeChain(std::vector<std::string> tokens, bool atStart) const;
     std::optional<int32_t> invalidByteToken(uint8_t byte) const;
 

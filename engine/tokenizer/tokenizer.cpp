@@ -22,6 +22,25 @@ Result<std::vector<int32_t>> Tokenizer::encodeChecked(std::string_view text, boo
     return encode(text);
 }
 
+Result<Encoding> Tokenizer::encodeWithOffsets(std::string_view text, bool addSpecialTokens) const {
+    auto ids = encodeChecked(text, addSpecialTokens);
+    if (!ids.ok()) return ids.error();
+    Encoding out;
+    out.ids = std::move(ids).value();
+    out.offsets.reserve(out.ids.size());
+    size_t pos = 0;
+    for (const int32_t id : out.ids) {
+        const size_t end = std::min(text.size(), pos + size_t(std::max(tokenByteCount(id), 0)));
+        out.offsets.push_back({pos, end});
+        pos = end;
+    }
+    return out;
+}
+
+std::optional<int32_t> Tokenizer::specialTokenId(std::string_view) const {
+    return std::nullopt;
+}
+
 int32_t Tokenizer::tokenByteCount(int32_t id) const {
     return int32_t(decode(std::span<const int32_t>(&id, 1)).size());
 }

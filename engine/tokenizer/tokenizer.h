@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,24 @@
 #include "engine/core/result.h"
 
 namespace ws::tokenizer {
+
+// A byte range [begin, end) of a text.
+struct ByteSpan {
+    size_t begin = 0;
+    size_t end = 0;
+    bool operator==(const ByteSpan&) const = default;
+};
+
+// Token ids with, for each, the byte range of the ORIGINAL input text it stands for, as the
+// Hugging Face tokenizers library's Encoding.offsets are (in bytes, where its Python and Node
+// bindings convert them to characters). Special tokens a post-processor adds (BOS/EOS) have
+// the empty range {0, 0}. Ranges never go backwards in begin; they may overlap (hf byte-level
+// tokens that split one character each carry that whole character's range) and may leave bytes
+// uncovered (hf: characters a normalizer composes away, e.g. NFC's combining accents).
+struct Encoding {
+    std::vector<int32_t> ids;
+    std::vector<ByteSpan> offsets;  // one per id
+};
 
 class Tokenizer {
 public:
@@ -37,6 +56,16 @@ public:
     // any bytes.
     virtual Result<std::vector<int32_t>> encodeChecked(std::string_view text,
                                                        bool addSpecialTokens) const;
+    // encodeChecked() plus each token's byte range in text (Encoding above). The ids are exactly
+    // encodeChecked()'s. byte and bpe (no normalizer): the running sum of each token's bytes, so
+    // the ranges tile the text. hf: mapped back through the added-token split, the normalizer
+    // (Prepend, Replace, NFC/NFD/NFKC/NFKD) and the pre-tokenizer (ByteLevel, Metaspace) as the
+    // library's alignments do; checked against the library (hf_reference_test.cpp).
+    virtual Result<Encoding> encodeWithOffsets(std::string_view text, bool addSpecialTokens) const;
+    // The id of a token that is cut out of the text whole before anything else runs and never
+    // merged with its neighbours (hf: an added token; see special_tokens.h for the others), or
+    // nullopt.
+    virtual std::optional<int32_t> specialTokenId(std::string_view content) const;
     // Byte-exact inverse of encode. Ids the tokenizer does not know (e.g. a model's padded
     // vocabulary rows) decode to U+FFFD so that sampled text shows them instead of hiding them.
     virtual std::string decode(std::span<const int32_t> tokens) const = 0;
@@ -67,7 +96,8 @@ std::vector<int32_t> tokenByteCounts(const Tokenizer& tokenizer);
 
 // Loads a GPT-2 style pair: vocab.json maps byte-level unicode strings to ids, merges.txt lists
 // "a b" merges in rank order after an optional "#version" line. Every one of the 256 byte
-// tokens must be present (so that any input can be encoded).
+// tokens must be present (so that any input can be encoded). An added_tokens.json beside
+// vocab.json adds its special tokens (special_tokens.h).
 Result<std::unique_ptr<Tokenizer>> loadGpt2Bpe(const std::filesystem::path& vocabJson,
                                                const std::filesystem::path& mergesTxt);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/modelio/load_model.h"
+#include "engine/tokenizer/special_tokens.h"
 #include "support/temp_dir.h"
 
 namespace ws::modelio {
@@ -106,6 +107,36 @@ TEST(FolderTokenizer, HfOnlyFoldersByteFilesAndErrors) {
     EXPECT_NE(refused.error().message.find("normalizer.type: \"BertNormalizer\" is not supported"),
               std::string::npos)
         << refused.error().message;
+}
+
+// Issue 34: special tokens added for a chat format (tokenizer/special_tokens.h) are saved as
+// added_tokens.json beside a byte or GPT-2 tokenizer's files, and a model folder loads them back.
+TEST(FolderTokenizer, AddedSpecialTokensComeBackFromTheFolder) {
+    const std::vector<std::string> chatMl{"<|im_start|>", "<|im_end|>"};
+    auto mini = tokenizer::loadGpt2Bpe(kMini / "vocab.json", kMini / "merges.txt");
+    ASSERT_TRUE(mini.ok());
+    std::shared_ptr<const tokenizer::Tokenizer> bases[] = {std::move(mini).value(),
+                                                           tokenizer::makeByteTokenizer()};
+    for (auto& base : bases) {
+        SCOPED_TRACE(base->kind());
+        ws::testing::TempDir dir("folder-special-tokens");
+        auto added = tokenizer::withSpecialTokens(base, chatMl);
+        ASSERT_TRUE(added.ok());
+        ASSERT_TRUE(added->tokenizer->save(dir.path()).ok());
+        EXPECT_TRUE(fs::exists(dir / "added_tokens.json"));
+        auto loaded = loadFolderTokenizer(dir.path());
+        ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+        EXPECT_EQ((*loaded)->identity(), added->tokenizer->identity());
+        EXPECT_NE((*loaded)->identity(), base->identity());
+        EXPECT_EQ((*loaded)->vocabSize(), base->vocabSize() + 2);
+        EXPECT_EQ((*loaded)->encode("<|im_start|>hi<|im_end|>").front(), base->vocabSize());
+        EXPECT_EQ((*loaded)->encode("<|im_start|>hi<|im_end|>").back(), base->vocabSize() + 1);
+        // Without the file the folder is the plain tokenizer again.
+        fs::remove(dir / "added_tokens.json");
+        auto plain = loadFolderTokenizer(dir.path());
+        ASSERT_TRUE(plain.ok());
+        EXPECT_EQ((*plain)->identity(), base->identity());
+    }
 }
 
 }  // namespace

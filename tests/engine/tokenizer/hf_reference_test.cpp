@@ -1,5 +1,6 @@
 // The engine's Hugging Face tokenizer against the tokenizers library itself: the ids (without and
-// with special tokens) and the decoded text that scripts/make_tokenizer_fixtures.mjs recorded
+// with special tokens), the decoded text and the offsets that scripts/make_tokenizer_fixtures.mjs
+// recorded
 // with the library's Node binding, for every tokenizer in fixtures/hf/variants.json over the hard
 // texts in texts.json. WAFER_HF_EXPECTED points the test at another expected file (the live test
 // makes one with random texts added).
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "engine/tokenizer/byte_level.h"
 #include "engine/tokenizer/hf_tokenizer.h"
 #include "hf_fixtures.h"
 
@@ -76,6 +78,78 @@ TEST(HfReference, EveryTokenizerMatchesTheLibraryIdForId) {
         tokenizers, texts.size(), plainMatches, checks, specialMatches, checks, decodeMatches,
         checks, roundTrips, checks);
     EXPECT_GE(tokenizers, 2);
+}
+
+// The Node binding's conversion of the library's byte offsets to character (code point) offsets,
+// BytesToCharOffsetConverter in the Rust crate: start and end map to the character holding that
+// byte; an end at the text's end maps one past the last character; a start outside the text
+// leaves the pair in bytes.
+std::pair<size_t, size_t> libraryCharOffsets(const std::string& text, ByteSpan span) {
+    std::vector<size_t> charOf(text.size());
+    size_t chars = 0;
+    for (size_t pos = 0; pos < text.size(); ++chars) {
+        const auto len = size_t(decodeUtf8(std::string_view(text).substr(pos)).length);
+        for (size_t k = 0; k < len; ++k) charOf[pos + k] = chars;
+        pos += len;
+    }
+    if (span.begin >= text.size()) return {span.begin, span.end};
+    const size_t start = charOf[span.begin];
+    if (span.end < text.size()) return {start, charOf[span.end]};
+    return {start, span.end >= 1 ? charOf[span.end - 1] + 1 : start + 1};
+}
+
+std::vector<std::pair<size_t, size_t>> asCharOffsets(const std::string& text,
+                                                     const std::vector<ByteSpan>& offsets) {
+    std::vector<std::pair<size_t, size_t>> out;
+    for (const ByteSpan& o : offsets) out.push_back(libraryCharOffsets(text, o));
+    return out;
+}
+
+TEST(HfReference, OffsetsMatchTheLibraryOnEveryTokenizerAndText) {
+    const auto expected = nlohmann::json::parse(testing::readText(expectedFile()));
+    const auto variants = nlohmann::json::parse(testing::readText(kHfFixtures / "variants.json"));
+    const auto& texts = expected.at("texts");
+    std::map<std::string, std::string> bases;
+    int checks = 0, matches = 0, tokens = 0;
+    for (const auto& variant : variants.at("tokenizers")) {
+        const std::string name = variant.at("name");
+        const std::string base = variant.at("base");
+        if (!bases.count(base)) bases[base] = testing::baseTokenizerJson(base);
+        const auto& want = expected.at("tokenizers").at(name);
+        ASSERT_TRUE(want.contains("offsets_chars"))
+            << expectedFile() << " has no offsets: regenerate it with "
+            << "scripts/make_tokenizer_fixtures.mjs";
+        auto tok =
+            HfTokenizer::create(testing::variantTokenizerJson(variant, bases[base]), "", name);
+        ASSERT_TRUE(tok.ok()) << tok.error().message;
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string text = texts.at(i);
+            for (const bool special : {false, true}) {
+                const std::string at = name + " text " + std::to_string(i) + " " + shown(text) +
+                                       (special ? " with special tokens" : "");
+                auto enc = (*tok)->encodeWithOffsets(text, special);
+                ASSERT_TRUE(enc.ok()) << at << ": " << enc.error().message;
+                // The ids are encodeChecked()'s, which the test above holds to the library's.
+                EXPECT_EQ(enc->ids, *(*tok)->encodeChecked(text, special)) << at;
+                ASSERT_EQ(enc->offsets.size(), enc->ids.size()) << at;
+                const auto wantOffsets =
+                    want.at(special ? "offsets_chars_special" : "offsets_chars")
+                        .at(i)
+                        .get<std::vector<std::pair<size_t, size_t>>>();
+                const auto got = asCharOffsets(text, enc->offsets);
+                EXPECT_EQ(got, wantOffsets) << at;
+                for (const ByteSpan& o : enc->offsets) {
+                    EXPECT_LE(o.begin, o.end) << at;
+                    EXPECT_LE(o.end, text.size()) << at;
+                }
+                ++checks;
+                matches += got == wantOffsets;
+                tokens += int(got.size());
+            }
+        }
+    }
+    std::printf("[ figures  ] offsets of %d encodings (%d tokens): %d/%d equal to the library's\n",
+                checks, tokens, matches, checks);
 }
 
 }  // namespace
