@@ -11,7 +11,7 @@ Result<RenderedExample> renderExample(const chat::Conversation& conversation,
                                       const ChatMaskOptions& options) {
     const std::string where = conversation.origin.empty() ? "a conversation" : conversation.origin;
     auto rendered = chatTemplate.renderForTraining(conversation);
-    if (!rendered.ok()) return Error{where + ": " + rendered.error().message};
+    if (!rendered.ok()) return rendered.error();  // it names the conversation's origin
     RenderedExample out;
     out.text = std::move(rendered->text);
     if (options.trainOnInputs) {

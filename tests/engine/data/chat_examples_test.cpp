@@ -95,7 +95,8 @@ TEST(ChatExamples, ATemplateThatFailsNamesTheRecord) {
     ASSERT_TRUE(broken.ok()) << broken.error().message;
     auto r = renderExample(twoTurns(), *broken, *m.tokenizer, {});
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("chat.jsonl:3: "), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.find("chat.jsonl:3: "), 0u) << r.error().message;
+    EXPECT_EQ(r.error().message.find("chat.jsonl:3", 1), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("only user and assistant roles are supported"),
               std::string::npos)
         << r.error().message;
