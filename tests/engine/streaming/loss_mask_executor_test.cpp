@@ -178,6 +178,20 @@ TEST(LossMaskExecutor, LoraOnAFrozenBaseGivesTheGlobalBatchMean) {
     expectGlobalMean(shape);
 }
 
+// MoE blocks stream per expert; the head is the same. Without the load-balancing term (a mean
+// over each micro-batch's routing) and with room for every token (no capacity drops, which
+// depend on the micro-batch), 2 x 2 train like one system over the global batch.
+TEST(LossMaskExecutor, MoeGivesTheGlobalBatchMean) {
+    model::GptShape shape = streamingShape(true);
+    shape.numExperts = 3;
+    shape.topK = 2;
+    shape.moeEvery = 1;
+    shape.capacityFactor = 4.0;
+    shape.lbCoef = 0.0;
+    ASSERT_TRUE(shape.validate(kB, kT).ok());
+    expectGlobalMean(shape);
+}
+
 // One system, one micro-batch: the executor is the plain step bit for bit with the mask too.
 TEST(LossMaskExecutor, OneSystemIsThePlainStepBitForBit) {
     const auto shape = streamingShape(false);
