@@ -24,7 +24,9 @@ namespace {
 
 using testing::adamw;
 using testing::batch;
+using testing::startWeights;
 using testing::streamingShape;
+using testing::trainableStore;
 
 constexpr int kB = 8, kT = 8, kSteps = 4;
 constexpr int kSystems = 2, kMicro = 2;  // 2 systems x 2 micro-batches of 2 sequences
@@ -43,21 +45,7 @@ void maskedBatch(int64_t step, int vocab, std::vector<int32_t>& in, std::vector<
 }
 
 std::vector<optim::ParamGroup> groupsFor(const model::ParameterTable& table) {
-    std::vector<optim::ParamGroup> groups;
-    for (const auto& t : table.tensors())
-        groups.push_back({t.offset, t.size, t.decay, t.lrScale,
-                          model::isFrozenTensor(table, t, config::OptimizerConfig{})});
-    return groups;
-}
-
-// Starting weights: the initializers, and with LoRA B nonzero so every adapter gradient flows.
-std::vector<float> startWeights(const model::ParameterTable& table) {
-    std::vector<float> w(table.totalSize());
-    model::initParameters(table, config::ModelConfig{}, 42, w.data());
-    for (const auto& t : table.tensors())
-        if (t.name.find("lora_B") != std::string::npos)
-            for (size_t i = 0; i < t.size; ++i) w[t.offset + i] = 0.01f * float(i % 7) - 0.03f;
-    return w;
+    return testing::groupsFor(table, config::OptimizerConfig{});
 }
 
 struct MaskedRun {
@@ -102,20 +90,13 @@ MaskedRun trainPlain(const model::GptShape& shape, bool meanOfMeans) {
 MaskedRun trainStreamed(const model::GptShape& shape, int systems, int microBatch) {
     const model::ParameterTable table(shape);
     const auto groups = groupsFor(table);
-    const auto oc = adamw(0.0);
-    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
-                              optim::Optimizer::stateCopies(oc), largestLayerSize(table),
-                              optim::trainableSize(groups));
-    EXPECT_TRUE(mx.ok());
-    const auto w = startWeights(table);
-    std::copy(w.begin(), w.end(), (*mx)->weights());
-    optim::Optimizer opt(oc, groups, table.totalSize(), (*mx)->optimizerState(),
-                         optim::GradientLayout::Trainable);
+    const auto store = trainableStore(table, groups, adamw(0.0), startWeights(table));
+    MemoryX& mx = *store.memoryx;
     StreamingOptions options;
     options.systems = systems;
     options.microBatch = microBatch;
     options.groups = groups;
-    StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
+    StreamingExecutor exec(shape, kB, kT, options, mx, *store.optimizer);
     MaskedRun r;
     std::vector<int32_t> in, out;
     for (int step = 0; step < kSteps; ++step) {
@@ -124,7 +105,7 @@ MaskedRun trainStreamed(const model::GptShape& shape, int systems, int microBatc
         r.losses.push_back(s.loss);
         r.lossTokens.push_back(s.lossTokens);
     }
-    r.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
+    r.weights.assign(mx.weights(), mx.weights() + table.totalSize());
     return r;
 }
 

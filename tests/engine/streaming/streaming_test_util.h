@@ -3,10 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "engine/model/gpt.h"
+#include "engine/model/model_facts.h"
 #include "engine/optim/optimizer.h"
+#include "engine/streaming/executor.h"
+#include "engine/streaming/memoryx.h"
 #include "support/test_shapes.h"
 
 namespace ws::streaming::testing {
@@ -26,6 +33,51 @@ inline std::vector<optim::ParamGroup> groupsOf(const model::ParameterTable& tabl
     std::vector<optim::ParamGroup> groups;
     for (const auto& t : table.tensors()) groups.push_back({t.offset, t.size, t.decay, t.lrScale});
     return groups;
+}
+
+// One group per tensor, frozen where model::isFrozenTensor says under `freeze` (with LoRA
+// adapters: every base tensor).
+inline std::vector<optim::ParamGroup> groupsFor(const model::ParameterTable& table,
+                                                const config::OptimizerConfig& freeze) {
+    std::vector<optim::ParamGroup> groups;
+    for (const auto& t : table.tensors())
+        groups.push_back(
+            {t.offset, t.size, t.decay, t.lrScale, model::isFrozenTensor(table, t, freeze)});
+    return groups;
+}
+
+// Starting weights: the initializers, and with LoRA B nonzero so every adapter gradient flows.
+inline std::vector<float> startWeights(const model::ParameterTable& table) {
+    std::vector<float> w(table.totalSize());
+    model::initParameters(table, config::ModelConfig{}, 42, w.data());
+    for (const auto& t : table.tensors())
+        if (t.name.find("lora_B") != std::string::npos)
+            for (size_t i = 0; i < t.size; ++i) w[t.offset + i] = 0.01f * float(i % 7) - 0.03f;
+    return w;
+}
+
+// A RAM MemoryX holding `weights`, with gradients and optimizer state in the Trainable layout
+// of `groups`, and the optimizer over it.
+struct TrainableStore {
+    std::unique_ptr<MemoryX> memoryx;
+    std::unique_ptr<optim::Optimizer> optimizer;
+};
+
+inline TrainableStore trainableStore(const model::ParameterTable& table,
+                                     const std::vector<optim::ParamGroup>& groups,
+                                     const config::OptimizerConfig& oc,
+                                     const std::vector<float>& weights) {
+    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
+                              optim::Optimizer::stateCopies(oc), largestLayerSize(table),
+                              optim::trainableSize(groups));
+    EXPECT_TRUE(mx.ok());
+    TrainableStore store;
+    store.memoryx = std::move(mx).value();
+    std::copy(weights.begin(), weights.end(), store.memoryx->weights());
+    store.optimizer = std::make_unique<optim::Optimizer>(oc, groups, table.totalSize(),
+                                                         store.memoryx->optimizerState(),
+                                                         optim::GradientLayout::Trainable);
+    return store;
 }
 
 // Tokens of step `step`: a fixed pseudo-random pattern, (B,T) inputs and next-token targets.
