@@ -26,6 +26,7 @@ using testing::adamw;
 using testing::batch;
 using testing::startWeights;
 using testing::streamingShape;
+using testing::TrainableStore;
 using testing::trainableStore;
 
 constexpr int kB = 8, kT = 8, kSteps = 4;
@@ -90,13 +91,10 @@ MaskedRun trainPlain(const model::GptShape& shape, bool meanOfMeans) {
 MaskedRun trainStreamed(const model::GptShape& shape, int systems, int microBatch) {
     const model::ParameterTable table(shape);
     const auto groups = groupsFor(table);
-    const auto store = trainableStore(table, groups, adamw(0.0), startWeights(table));
+    const TrainableStore store =
+        trainableStore(shape, groups, adamw(0.0), startWeights(table), systems, microBatch, kB, kT);
     MemoryX& mx = *store.memoryx;
-    StreamingOptions options;
-    options.systems = systems;
-    options.microBatch = microBatch;
-    options.groups = groups;
-    StreamingExecutor exec(shape, kB, kT, options, mx, *store.optimizer);
+    StreamingExecutor& exec = *store.executor;
     MaskedRun r;
     std::vector<int32_t> in, out;
     for (int step = 0; step < kSteps; ++step) {

@@ -57,16 +57,20 @@ inline std::vector<float> startWeights(const model::ParameterTable& table) {
 }
 
 // A RAM MemoryX holding `weights`, with gradients and optimizer state in the Trainable layout
-// of `groups`, and the optimizer over it.
+// of `groups`, the optimizer over it, and an executor of `systems` x micro-batches of
+// `microBatch` sequences (0: one per system) for (B,T) batches training those groups.
 struct TrainableStore {
     std::unique_ptr<MemoryX> memoryx;
     std::unique_ptr<optim::Optimizer> optimizer;
+    std::unique_ptr<StreamingExecutor> executor;
 };
 
-inline TrainableStore trainableStore(const model::ParameterTable& table,
+inline TrainableStore trainableStore(const model::GptShape& shape,
                                      const std::vector<optim::ParamGroup>& groups,
                                      const config::OptimizerConfig& oc,
-                                     const std::vector<float>& weights) {
+                                     const std::vector<float>& weights, int systems, int microBatch,
+                                     int B, int T) {
+    const model::ParameterTable table(shape);
     auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
                               optim::Optimizer::stateCopies(oc), largestLayerSize(table),
                               optim::trainableSize(groups));
@@ -77,6 +81,12 @@ inline TrainableStore trainableStore(const model::ParameterTable& table,
     store.optimizer = std::make_unique<optim::Optimizer>(oc, groups, table.totalSize(),
                                                          store.memoryx->optimizerState(),
                                                          optim::GradientLayout::Trainable);
+    StreamingOptions options;
+    options.systems = systems;
+    options.microBatch = microBatch;
+    options.groups = groups;
+    store.executor =
+        std::make_unique<StreamingExecutor>(shape, B, T, options, *store.memoryx, *store.optimizer);
     return store;
 }
 

@@ -78,13 +78,10 @@ Run trainStreamed(const model::GptShape& shape, const config::OptimizerConfig& f
                   double maxNorm, int systems, int microBatch) {
     const model::ParameterTable table(shape);
     const auto groups = groupsFor(table, freeze);
-    const TrainableStore store = trainableStore(table, groups, adamw(maxNorm), startWeights(table));
+    const TrainableStore store = trainableStore(shape, groups, adamw(maxNorm), startWeights(table),
+                                                systems, microBatch, kB, kT);
     MemoryX& mx = *store.memoryx;
-    StreamingOptions options;
-    options.systems = systems;
-    options.microBatch = microBatch;
-    options.groups = groups;
-    StreamingExecutor exec(shape, kB, kT, options, mx, *store.optimizer);
+    StreamingExecutor& exec = *store.executor;
     Run r;
     std::vector<int32_t> in, out;
     for (int step = 0; step < kSteps; ++step) {
