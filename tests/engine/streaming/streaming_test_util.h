@@ -4,10 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "engine/model/gpt.h"
 #include "engine/model/model_facts.h"
@@ -74,7 +73,7 @@ inline TrainableStore trainableStore(const model::GptShape& shape,
     auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
                               optim::Optimizer::stateCopies(oc), largestLayerSize(table),
                               optim::trainableSize(groups));
-    EXPECT_TRUE(mx.ok());
+    if (!mx.ok()) throw std::runtime_error(mx.error().message);
     TrainableStore store;
     store.memoryx = std::move(mx).value();
     std::copy(weights.begin(), weights.end(), store.memoryx->weights());
