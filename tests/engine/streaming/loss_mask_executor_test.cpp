@@ -58,7 +58,8 @@ struct MaskedRun {
 // The plain reference on the host. meanOfMeans false: one Gpt over the whole batch (the mean
 // over its trained targets). true: the wrong semantics, each of the 2 x 2 micro-batches' own
 // mean, averaged (an all-masked micro-batch counting as 0).
-MaskedRun trainPlain(const model::GptShape& shape, bool meanOfMeans) {
+MaskedRun trainPlain(const model::GptShape& shape, bool meanOfMeans,
+                     const std::vector<int32_t>& positionIds) {
     const model::ParameterTable table(shape);
     const auto groups = groupsFor(table);
     std::vector<bool> frozen;
@@ -77,6 +78,7 @@ MaskedRun trainPlain(const model::GptShape& shape, bool meanOfMeans) {
         double loss = 0.0;
         for (int p = 0; p < parts; ++p) {
             const size_t at = size_t(p) * rows * kT;
+            gpt.setPositionIds(positionIds.empty() ? nullptr : positionIds.data() + at);
             loss += gpt.forward(r.weights.data(), in.data() + at, out.data() + at, true, 0);
             gpt.backward(r.weights.data(), grads.data());
         }
@@ -88,13 +90,15 @@ MaskedRun trainPlain(const model::GptShape& shape, bool meanOfMeans) {
     return r;
 }
 
-MaskedRun trainStreamed(const model::GptShape& shape, int systems, int microBatch) {
+MaskedRun trainStreamed(const model::GptShape& shape, int systems, int microBatch,
+                        const std::vector<int32_t>& positionIds) {
     const model::ParameterTable table(shape);
     const auto groups = groupsFor(table);
     const TrainableStore store =
         trainableStore(shape, groups, adamw(0.0), startWeights(table), systems, microBatch, kB, kT);
     MemoryX& mx = *store.memoryx;
     StreamingExecutor& exec = *store.executor;
+    exec.setPositionIds(positionIds.empty() ? nullptr : positionIds.data());
     MaskedRun r;
     std::vector<int32_t> in, out;
     for (int step = 0; step < kSteps; ++step) {
@@ -115,10 +119,11 @@ double worstDifference(const std::vector<float>& a, const std::vector<float>& b)
 
 // Within executor_test.cpp's several-systems tolerance (losses 1e-5, weights 1e-4) of the plain
 // global mean, and at least ten times that away from the mean of the micro-batches' means.
-void expectGlobalMean(const model::GptShape& shape) {
-    const MaskedRun plain = trainPlain(shape, false);
-    const MaskedRun wrong = trainPlain(shape, true);
-    const MaskedRun streamed = trainStreamed(shape, kSystems, kMicro);
+// positionIds (kB,kT): packed rows, or empty.
+void expectGlobalMean(const model::GptShape& shape, const std::vector<int32_t>& positionIds = {}) {
+    const MaskedRun plain = trainPlain(shape, false, positionIds);
+    const MaskedRun wrong = trainPlain(shape, true, positionIds);
+    const MaskedRun streamed = trainStreamed(shape, kSystems, kMicro, positionIds);
     ASSERT_EQ(streamed.losses.size(), plain.losses.size());
     ASSERT_EQ(streamed.weights.size(), plain.weights.size());
     for (size_t i = 0; i < plain.losses.size(); ++i) {
@@ -157,6 +162,20 @@ TEST(LossMaskExecutor, LoraOnAFrozenBaseGivesTheGlobalBatchMean) {
     expectGlobalMean(shape);
 }
 
+// Packed rows (position ids restarting at each document, as examples are packed): documents of
+// 3 and 5 tokens in every row.
+TEST(LossMaskExecutor, PackedRowsGiveTheGlobalBatchMean) {
+    std::vector<int32_t> positionIds(size_t(kB) * kT);
+    for (size_t i = 0; i < positionIds.size(); ++i) {
+        const int t = int(i % kT);
+        positionIds[i] = t < 3 ? t : t - 3;
+    }
+    expectGlobalMean(streamingShape(true), positionIds);
+    // The packing reached the model: the dense rows train otherwise.
+    EXPECT_NE(trainPlain(streamingShape(true), false, positionIds).losses,
+              trainPlain(streamingShape(true), false, {}).losses);
+}
+
 // MoE blocks stream per expert; the head is the same. Without the load-balancing term (a mean
 // over each micro-batch's routing) and with room for every token (no capacity drops, which
 // depend on the micro-batch), 2 x 2 train like one system over the global batch.
@@ -174,8 +193,8 @@ TEST(LossMaskExecutor, MoeGivesTheGlobalBatchMean) {
 // One system, one micro-batch: the executor is the plain step bit for bit with the mask too.
 TEST(LossMaskExecutor, OneSystemIsThePlainStepBitForBit) {
     const auto shape = streamingShape(false);
-    const MaskedRun plain = trainPlain(shape, false);
-    const MaskedRun streamed = trainStreamed(shape, 1, 0);
+    const MaskedRun plain = trainPlain(shape, false, {});
+    const MaskedRun streamed = trainStreamed(shape, 1, 0, {});
     EXPECT_EQ(streamed.losses, plain.losses);
     EXPECT_TRUE(streamed.weights == plain.weights) << "weights differ";
 }
