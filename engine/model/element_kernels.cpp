@@ -60,7 +60,8 @@ template <typename Real>
 #pragma omp simd reduction(+ : sum)
         for (int v = 0; v < V; ++v) sum += fastmath::exp(row[v] - m);
         lse[n] = m + std::log(sum);
-        losses[n] = lse[n] - row[targets[n]];
+        // A target < 0 trains nothing: no loss, and the row is never indexed with it.
+        losses[n] = targets[n] < 0 ? Real(0) : lse[n] - row[targets[n]];
     }
 }
 
@@ -71,6 +72,10 @@ template <typename Real>
     for (int n = n0; n < n1; ++n) {
         const Real* row = logits + size_t(n) * V;
         Real* drow = dlogits + size_t(n) * V;
+        if (targets[n] < 0) {  // not trained on: no gradient
+            std::fill(drow, drow + V, Real(0));
+            continue;
+        }
         const Real shift = lse[n];
 #pragma omp simd
         for (int v = 0; v < V; ++v) drow[v] = fastmath::exp(row[v] - shift) * scale;

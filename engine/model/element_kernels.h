@@ -72,12 +72,14 @@ void swigluRows(double* out, const double* inp, int n0, int n1, int F);
 void swigluGradRows(float* dinp, const float* inp, const float* dout, int n0, int n1, int F);
 void swigluGradRows(double* dinp, const double* inp, const double* dout, int n0, int n1, int F);
 
-// Rows [n0, n1) of logits (N,V): lse[n] = logsumexp(row), losses[n] = lse[n] - row[targets[n]].
+// Rows [n0, n1) of logits (N,V): lse[n] = logsumexp(row), losses[n] = lse[n] - row[targets[n]],
+// or 0 where targets[n] < 0 (a position not trained on).
 void crossEntropyRows(float* losses, float* lse, const float* logits, const int32_t* targets,
                       int n0, int n1, int V);
 void crossEntropyRows(double* losses, double* lse, const double* logits, const int32_t* targets,
                       int n0, int n1, int V);
-// Rows [n0, n1): dlogits = (exp(logits - lse) - onehot(target)) * scale; may alias logits.
+// Rows [n0, n1): dlogits = (exp(logits - lse) - onehot(target)) * scale, a zero row where
+// targets[n] < 0; may alias logits.
 void crossEntropyGradRows(float* dlogits, const float* logits, const float* lse,
                           const int32_t* targets, float scale, int n0, int n1, int V);
 void crossEntropyGradRows(double* dlogits, const double* logits, const double* lse,

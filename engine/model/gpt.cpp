@@ -44,6 +44,12 @@ Status checkTokens(const int32_t* tokens, size_t count, int vocab) {
     return Status::success();
 }
 
+int64_t countTrainedTargets(const int32_t* targets, size_t count) {
+    int64_t n = 0;
+    for (size_t i = 0; i < count; ++i) n += targets[i] >= 0 ? 1 : 0;
+    return n;
+}
+
 ActivationLayout activationLayout(const GptShape& shape, int batch, int seqLen) {
     const int64_t B = batch, T = seqLen, C = shape.channels, F = shape.ffn, V = shape.vocab,
                   NH = shape.heads, QKV = shape.qkvWidth(), Q = shape.qWidth(),
@@ -483,11 +489,22 @@ Real Gpt<Real>::headForward(LayerWeights<Real> headParams, LayerWeights<Real> wt
     std::copy(targets, targets + N, m_targets.begin());
     ops::crossEntropyForward(act(m_layout.losses), act(m_layout.lse), act(m_layout.logits), targets,
                              N, V);
+    // Masked rows' losses are exactly 0, so summing every row adds nothing for them.
     double sum = 0.0;  // fixed order, so the loss is reproducible
     for (int n = 0; n < N; ++n) sum += double(m_acts[m_layout.losses + size_t(n)]);
-    m_lastCrossEntropy = sum / N;
-    if (s.hasMoe() && m_training) return Real(sum / N + loadBalancingLoss());
-    return Real(sum / N);
+    m_lossTokens = countTrainedTargets(targets, size_t(N));
+    // D: the caller's, or the trained count (N when nothing is masked: today's mean, bit for bit).
+    const double D = m_lossDenominator > 0.0 ? m_lossDenominator : double(m_lossTokens);
+    m_lossScale = D;
+    m_lastCrossEntropy = D > 0.0 ? sum / D : 0.0;
+    if (s.hasMoe() && m_training) return Real(m_lastCrossEntropy + loadBalancingLoss());
+    return Real(m_lastCrossEntropy);
+}
+
+template <typename Real>
+void Gpt<Real>::setLossDenominator(double denominator) {
+    assert(denominator >= 0.0);
+    m_lossDenominator = denominator;
 }
 
 template <typename Real>
@@ -503,8 +520,10 @@ void Gpt<Real>::headBackward(LayerWeights<Real> headParams, LayerWeights<Real> w
     Real* dW = s.tiedEmbedding ? gradOf(emb, dWte, 0) : gradOf(head, headGrads, lnf);
 
     Real* dlogits = act(m_layout.logits);  // in place: the logits are not needed any more
+    // dLoss/dlogit row: 1/D (a masked row's gradient is zero whatever the scale).
+    const Real dlossPerRow = m_lossScale > 0.0 ? Real(1) / Real(m_lossScale) : Real(0);
     ops::crossEntropyBackward(dlogits, act(m_layout.logits), act(m_layout.lse), m_targets.data(),
-                              Real(1) / N, N, V);
+                              dlossPerRow, N, V);
     const Real logitScale = Real(s.outputLogitsScale);  // logits = scale · ln_f · Wᵀ
     // bf16: dlogits feeds both products, so it is packed once.
     const uint16_t* dlogitsBf16 = packOnceForBf16(bf16(), dlogits, size_t(N) * V);

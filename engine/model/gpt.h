@@ -21,9 +21,10 @@
 //   x = x + dropout(c_proj(attn(ln_1(x))))  (causal, scores / sqrt(hs), dropout on probabilities)
 //   x = x + dropout(mlp.c_proj(gelu_tanh(c_fc(ln_2(x)))))
 // then ln_f, logits = ln_f(x) · Wᵀ with W = wte (tied) or lm_head.weight (V,C), and the mean
-// cross-entropy over all B*T positions. Dropout only in training mode, inverted scaling, masks from
-// the counter-based stream of (dropoutSeed, layer, site), so a step is reproducible and a rate of
-// 0 draws no random numbers.
+// cross-entropy over the B*T positions (the training mask: a target < 0 is a position not trained
+// on, see headForward; with every target >= 0 it is the mean over all of them). Dropout only in
+// training mode, inverted scaling, masks from the counter-based stream of (dropoutSeed, layer,
+// site), so a step is reproducible and a rate of 0 draws no random numbers.
 //
 // LoRA (GptShape::loraRank > 0, lora.h): each targeted linear's output gains
 // alpha/r · dropout(x)·A·B right after the base product (before any bf16 rounding of that output),
@@ -179,6 +180,8 @@ struct LayerWeights {
 
 // Fails with a message naming the first token outside [0, vocab).
 Status checkTokens(const int32_t* tokens, size_t count, int vocab);
+// The targets trained on (>= 0) among count targets; a target < 0 is masked (not trained on).
+int64_t countTrainedTargets(const int32_t* targets, size_t count);
 
 template <typename Real>
 class Gpt {
@@ -192,7 +195,9 @@ public:
     int seqLen() const { return m_T; }
 
     // Full step on params (P, table layout). inputs and targets are (B,T) token ids; targets may
-    // be null (logits only; returns 0). Returns the mean loss.
+    // be null (logits only; returns 0). A target < 0 masks its position (no loss, no gradient).
+    // Returns the loss: the trained positions' summed cross-entropy / lossDenominator (see
+    // headForward).
     Real forward(const Real* params, const int32_t* inputs, const int32_t* targets, bool training,
                  uint64_t dropoutSeed);
     // After forward with targets: grads (P, table layout) += dLoss/dParams. Consumes the logits.
@@ -215,6 +220,11 @@ public:
     void embedForward(LayerWeights<Real> embeddingParams, const int32_t* inputs);
     void blockForward(int layer, LayerWeights<Real> blockParams);
     // wte: the embedding slice's wte (V,C), used when the head is tied (may be null otherwise).
+    // Loss = (sum of the cross-entropy of the positions whose target is >= 0) / D, plus the MoE
+    // load-balancing term when training; backward's gradient is that loss's (dLoss/dlogit row =
+    // 1/D on trained rows, 0 on masked ones). D: setLossDenominator's, or by default the count of
+    // targets >= 0 in this forward (the mean over trained tokens). Every target < 0 (and D by
+    // count): the cross-entropy is 0 and its gradient zero.
     Real headForward(LayerWeights<Real> headParams, LayerWeights<Real> wte, const int32_t* targets);
     // dWte: the embedding gradient slice's wte part when tied (null otherwise).
     void headBackward(LayerWeights<Real> headParams, LayerWeights<Real> wte, Real* headGrads,
@@ -233,9 +243,20 @@ public:
     double loadBalancingLoss(int block) const;
     // The sum over MoE blocks: what a training forward added to the cross-entropy.
     double loadBalancingLoss() const;
-    // The mean cross-entropy of the last forward with targets (its loss without the
-    // load-balancing term).
+    // The cross-entropy of the last forward with targets: its trained positions' sum / D (its
+    // loss without the load-balancing term; by default the mean over trained positions).
     double lastCrossEntropy() const { return m_lastCrossEntropy; }
+    // Targets >= 0 (trained positions) in the last forward with targets.
+    int64_t lastLossTokens() const { return m_lossTokens; }
+
+    // --- The training mask's denominator D (headForward). 0 (the default): the count of trained
+    // targets in each forward. > 0: D fixed by the caller for the forwards that follow, so that a
+    // micro-batch's loss and gradient are its share of a larger batch's mean: a caller splitting
+    // G trained targets over K equal-weight micro-batches passes G / K and averages the K losses
+    // and gradients (the result is the sum over the G targets / G). With every target >= 0 and
+    // D = B*T the bits are the unmasked mean's.
+    void setLossDenominator(double denominator);
+    double lossDenominator() const { return m_lossDenominator; }
 
     // --- Activations of the last forward, addressable by name.
     const std::vector<ActivationSlice>& activationSlices() const { return m_layout.slices; }
@@ -306,6 +327,9 @@ private:
     uint64_t m_dropoutSeed = 0;
     bool m_haveTargets = false;
     double m_lastCrossEntropy = 0.0;
+    double m_lossDenominator = 0.0;  // setLossDenominator's; 0: count per forward
+    double m_lossScale = 0.0;        // D used by the last forward with targets (0: nothing trained)
+    int64_t m_lossTokens = 0;        // targets >= 0 in the last forward with targets
 
     ActivationLayout m_layout;
     std::vector<Real> m_acts;  // (m_layout.size())

@@ -71,10 +71,12 @@ void embeddingBackward(Real* dwte, Real* dwpe, const Real* dout, const int32_t* 
                        int T, int C);
 
 // Per row n: lse[n] = log sum_v exp(logits[n,v]); losses[n] = lse[n] - logits[n, targets[n]].
+// A target < 0 marks a position not trained on (a prompt token, padding): its loss is 0.
 template <typename Real>
 void crossEntropyForward(Real* losses, Real* lse, const Real* logits, const int32_t* targets, int N,
                          int V);
-// dlogits (N,V) = (softmax(logits) - onehot(targets)) * dlossPerRow; overwrites; may alias logits.
+// dlogits (N,V) = (softmax(logits) - onehot(targets)) * dlossPerRow, a zero row where the target
+// is < 0; overwrites; may alias logits.
 template <typename Real>
 void crossEntropyBackward(Real* dlogits, const Real* logits, const Real* lse,
                           const int32_t* targets, Real dlossPerRow, int N, int V);

@@ -35,17 +35,32 @@ int64_t Evaluator::batches() const {
     return std::min<int64_t>(m_config.runconfig.evalSteps, available);
 }
 
-// Every batch holds evalB x T targets, so the mean is the total nats over the targets' count,
-// and total nats / ln 2 / the bytes the targets decode to is mean x (targets / bytes) / ln 2
-// (the ratio is exactly 1 for the byte tokenizer).
+// The loss is token-weighted over every batch's trained targets (>= 0): each forward's summed
+// loss / D with D = G / (batches x micro-batches), G the trained targets of all batches, so the
+// mean over batches of the mean over micro-batches is the total nats / G. Nothing masked: D is a
+// micro-batch's tokens and the value is the mean of equal micro-batches' means, as before.
+// Total nats / ln 2 / the bytes the trained targets decode to is loss x (G / bytes) / ln 2 (the
+// ratio is exactly 1 for the byte tokenizer).
 Evaluator::Result Evaluator::evaluate(RunWeights& runWeights) {
     constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     const int evalB = m_config.evalInput.batchSize;
     const int T = m_T;
     const int64_t batches = this->batches();
     if (batches <= 0) return {kNaN, kNaN};
+    const int micros = evalB / m_micro;
+    // The trained targets of every batch, and the bytes they decode to, before any forward.
+    int64_t trained = 0, targetBytes = 0;
+    for (int64_t i = 0; i < batches; ++i) {
+        m_data.validationBatch(i, evalB, T, m_inputs.data(), m_targets.data());
+        for (const int32_t t : m_targets) {
+            if (t < 0) continue;
+            ++trained;
+            targetBytes += m_tokenBytes[size_t(t)];
+        }
+    }
+    if (trained == 0) return {kNaN, kNaN};
+    m_gpt.setLossDenominator(double(trained) / double(batches * micros));
     double sum = 0.0;
-    int64_t targetBytes = 0;
     const size_t microTokens = size_t(m_micro) * size_t(T);
     // MemoryX sharded: the forward pass reads every weight, so they are gathered here for the
     // evaluation, tensor by tensor (the weights only, a quarter of an AdamW MemoryX), and freed.
@@ -54,21 +69,19 @@ Evaluator::Result Evaluator::evaluate(RunWeights& runWeights) {
     for (int64_t i = 0; i < batches; ++i) {
         m_data.validationBatch(i, evalB, T, m_inputs.data(), m_targets.data());
         if (m_documents) validationPositionIds(m_data, *m_documents, i, evalB, T, m_positionIds);
-        for (const int32_t t : m_targets) targetBytes += m_tokenBytes[size_t(t)];
-        // Equal micro-batches: the batch's mean loss is the mean of theirs.
         double batchSum = 0.0;
-        for (int m = 0; m < evalB / m_micro; ++m) {
+        for (int m = 0; m < micros; ++m) {
             m_gpt.setPositionIds(m_documents ? m_positionIds.data() + m * microTokens : nullptr);
             batchSum += m_gpt.forward(weights, m_inputs.data() + m * microTokens,
                                       m_targets.data() + m * microTokens, false, 0);
         }
-        sum += batchSum / double(evalB / m_micro);
+        sum += batchSum / double(micros);
     }
     const double loss = sum / double(batches);
-    const int64_t targets = batches * int64_t(evalB) * T;
-    return {loss, targetBytes > 0
-                      ? loss * (double(targets) / double(targetBytes)) / std::numbers::ln2
-                      : kNaN};
+    return {
+        loss,
+        targetBytes > 0 ? loss * (double(trained) / double(targetBytes)) / std::numbers::ln2 : kNaN,
+        trained};
 }
 
 }  // namespace ws::session

@@ -21,8 +21,9 @@ namespace ws::session {
 class Evaluator {
 public:
     struct Result {
-        double loss;         // nats per token; NaN when there is nothing to evaluate
-        double bitsPerByte;  // the same loss per byte of the text the targets decode to
+        double loss;         // nats per trained token; NaN when there is nothing to evaluate
+        double bitsPerByte;  // the same loss per byte of the text the trained targets decode to
+        int64_t tokens = 0;  // the trained targets (>= 0) evaluated
     };
 
     // The largest divisor of the evaluation batch that is no larger than a training micro-batch.
@@ -37,7 +38,8 @@ public:
     int micro() const { return m_micro; }  // sequences per forward pass
     // The batches an evaluation reads: runconfig.eval_steps, fewer when the data holds fewer.
     int64_t batches() const;
-    // The mean loss over batches() (NaN when there are none), and the same in bits per byte.
+    // The mean loss over the trained targets (>= 0; a target < 0 is masked) of batches(), NaN
+    // when there are none, and the same in bits per byte.
     Result evaluate(RunWeights& weights);
 
 private:

@@ -192,6 +192,20 @@ void StreamingExecutor::Impl::resetStepTotals() {
         for (auto& counts : perBlock) std::fill(counts.begin(), counts.end(), 0);
 }
 
+// The training mask (model::Gpt::headForward): the step's gradient and loss are means over the
+// global batch's G trained targets. Each micro-batch's loss is its trained sum / (G / (N·micros)),
+// so the reduce's 1 / (N·micros) (and the loss's mean over micro-batches) leaves sum / G. Every
+// process holds the whole global batch's targets, so each counts G itself. Nothing masked: G /
+// (N·micros) is exactly the micro-batch's B·T, the unmasked mean's bits.
+int64_t StreamingExecutor::Impl::setLossDenominators(const int32_t* targets) {
+    const int64_t G = model::countTrainedTargets(
+        targets, size_t(options.systems) * size_t(perSystem) * size_t(T));
+    // G = 0: every micro-batch counts its own 0 trained targets (loss 0, zero gradient).
+    const double D = double(G) / double(options.systems * micros);
+    for (auto& gpt : gpts) gpt->setLossDenominator(D);
+    return G;
+}
+
 void StreamingExecutor::Impl::drainVisits(int from, size_t count) {
     for (int j = from; j < int(count); ++j) {
         streamer->acquire(j);
@@ -355,6 +369,7 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     const std::vector<WeightVisit> visits = d.stepVisits();
     d.streamer->begin(step, visits);
     d.resetStepTotals();
+    const int64_t lossTokens = d.setLossDenominators(targets);
     if (!d.streamLayers(in, hooks, visits.size())) {
         StepResult r;
         r.cancelled = true;
@@ -365,10 +380,14 @@ StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const in
     auto expertTokens = d.stepExpertTokens();  // (a collective across processes)
     if (d.sharded()) {
         result = shardedStepEnd(lr, maxGradientNorm, updateCount, step, losses);
-        if (d.root()) result.expertTokens = std::move(expertTokens);
+        if (d.root()) {
+            result.expertTokens = std::move(expertTokens);
+            result.lossTokens = lossTokens;
+        }
         return result;
     }
     result.expertTokens = std::move(expertTokens);
+    result.lossTokens = lossTokens;
     if (!d.root()) {
         d.accountOverlap();
         return result;

@@ -88,8 +88,11 @@ struct StreamingOptions {
 };
 
 struct StepResult {
-    double loss = 0.0;      // mean over the global batch
-    double gradNorm = 0.0;  // global L2 norm of the reduced gradient, before clipping
+    // Mean cross-entropy over the global batch's trained targets (>= 0; a target < 0 masks its
+    // position): their summed loss / lossTokens (0 when every target is masked).
+    double loss = 0.0;
+    int64_t lossTokens = 0;  // the global batch's trained targets
+    double gradNorm = 0.0;   // global L2 norm of the reduced gradient, before clipping
     // (layers) L2 norm of each ParameterTable layer's reduced gradient, before clipping; their
     // squares sum to gradNorm² (up to rounding). Empty for a cancelled step.
     std::vector<double> layerGradNorms;

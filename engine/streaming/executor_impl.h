@@ -93,6 +93,9 @@ struct StreamingExecutor::Impl {
     };
     std::vector<WeightVisit> stepVisits() const;
     void resetStepTotals();
+    // Each system's loss denominator for the step's targets (the global batch, (B,T)); returns
+    // the global batch's trained-target count G.
+    int64_t setLossDenominators(const int32_t* targets);
     // False when hooks.cancel stopped the step before MemoryX changed (the streamer and the queue
     // are then idle). On an exception both are left idle before it propagates.
     bool streamLayers(const StepInput& in, const StepHooks& hooks, size_t visitCount);

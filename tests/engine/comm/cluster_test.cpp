@@ -6,7 +6,8 @@
 // clipping, one or several micro-batches, with dropout (its per-system seeds follow the system's
 // number in the job, not its rank), and with more than four systems, where a rank sums the
 // groups of four it computes whole before sending them. Then the same with MemoryX sharded over 2
-// and 3 of the ranks (memoryx.shards), frozen groups included.
+// and 3 of the ranks (memoryx.shards), frozen groups included. And the same with the training
+// mask (issue 34) in the targets.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "engine/comm/comm.h"
+#include "engine/model/gpt.h"
 #include "engine/model/parameters.h"
 #include "engine/streaming/executor.h"
 #include "engine/streaming/memoryx.h"
@@ -37,11 +39,28 @@ constexpr int kB = 24, kT = 8, kSteps = 3;  // B divides into 3, 4, 6 and 8 syst
 struct Trajectory {
     std::vector<float> weights;  // rank 0 only
     std::vector<double> losses, norms;
+    std::vector<int64_t> lossTokens;    // StepResult::lossTokens, rank 0 only
     int64_t bytesIn = 0, bytesOut = 0;  // StreamingStats: every system's, on rank 0
 };
 
+// Step `step`'s batch; masked: with issue 34's training mask (targets < 0 not trained on): a
+// prompt of 0-3 positions per sequence, a boundary in odd ones, and sequences 2 and 3 masked
+// whole (so a micro-batch of 2 sequences, or 1, trains on nothing).
+void stepBatch(int step, int vocab, bool masked, std::vector<int32_t>& in,
+               std::vector<int32_t>& out) {
+    testing::batch(step, kB, kT, vocab, in, out);
+    if (!masked) return;
+    for (int b = 0; b < kB; ++b) {
+        const int prompt = (b + step) % 4;
+        for (int t = 0; t < kT; ++t) {
+            const bool trained = b != 2 && b != 3 && t >= prompt && !(b % 2 == 1 && t == 5);
+            if (!trained) out[size_t(b) * kT + t] = -1 - (b + t) % 2;
+        }
+    }
+}
+
 Trajectory train(const model::GptShape& shape, double maxNorm, int systems, int microBatch,
-                 comm::Comm* comm) {
+                 comm::Comm* comm, bool masked = false) {
     model::ParameterTable table(shape);
     StreamingOptions options;
     options.systems = systems;
@@ -53,7 +72,7 @@ Trajectory train(const model::GptShape& shape, double maxNorm, int systems, int 
     if (comm && comm->rank() != 0) {
         StreamingExecutor exec(shape, kB, kT, options);
         for (int step = 0; step < kSteps; ++step) {
-            testing::batch(step, kB, kT, shape.vocab, in, out);
+            stepBatch(step, shape.vocab, masked, in, out);
             exec.step(step, in.data(), out.data(), 0.0, maxNorm, step + 1,
                       dropout ? uint64_t(1000 + step) : 0);
         }
@@ -67,11 +86,12 @@ Trajectory train(const model::GptShape& shape, double maxNorm, int systems, int 
     optim::Optimizer opt(oc, testing::groupsOf(table), table.totalSize(), (*mx)->optimizerState());
     StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
     for (int step = 0; step < kSteps; ++step) {
-        testing::batch(step, kB, kT, shape.vocab, in, out);
+        stepBatch(step, shape.vocab, masked, in, out);
         const auto r = exec.step(step, in.data(), out.data(), 1e-2, maxNorm, step + 1,
                                  dropout ? uint64_t(1000 + step) : 0);
         t.losses.push_back(r.loss);
         t.norms.push_back(r.gradNorm);
+        t.lossTokens.push_back(r.lossTokens);
     }
     t.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
     t.bytesIn = exec.stats().bytesStreamedIn;
@@ -133,7 +153,7 @@ std::vector<optim::ParamGroup> frozenGroups(const model::ParameterTable& table, 
 }
 
 Trajectory trainSharded(const model::GptShape& shape, double maxNorm, int systems, int microBatch,
-                        int shards, int freeze) {
+                        int shards, int freeze, bool masked = false) {
     comm::Comm& comm = *g_comm;
     const int rank = comm.rank();
     model::ParameterTable table(shape);
@@ -182,11 +202,12 @@ Trajectory trainSharded(const model::GptShape& shape, double maxNorm, int system
         exec.emplace(shape, kB, kT, options);
     }
     for (int step = 0; step < kSteps; ++step) {
-        testing::batch(step, kB, kT, shape.vocab, in, out);
+        stepBatch(step, shape.vocab, masked, in, out);
         const auto r = exec->step(step, in.data(), out.data(), 1e-2, maxNorm, step + 1,
                                   dropout ? uint64_t(1000 + step) : 0);
         t.losses.push_back(r.loss);
         t.norms.push_back(r.gradNorm);
+        t.lossTokens.push_back(r.lossTokens);
     }
     std::vector<size_t> bytes;
     for (int r = 0; r < comm.size(); ++r) bytes.push_back(plan.countOnRank(r) * sizeof(float));
@@ -260,6 +281,47 @@ INSTANTIATE_TEST_SUITE_P(Modes, ShardedEqualsOneProcess,
                                            std::make_tuple(true, 0.0, 6, 2, false, 0),
                                            std::make_tuple(false, 0.5, 3, 1, false, 2),
                                            std::make_tuple(true, 0.0, 6, 0, false, 2)));
+
+// Issue 34's training mask across processes: every rank sees the whole global batch's targets
+// and counts its trained targets itself, so the masked step (a micro-batch with nothing to train
+// on included) is one process's bit for bit, with MemoryX whole on rank 0 or sharded, and rank 0
+// reports the loss over the trained targets and their count.
+TEST(ClusterMask, MaskedTargetsTrainAsInOneProcessBitForBit) {
+    // (bf16, max gradient norm, systems, micro-batch)
+    const std::tuple<bool, double, int, int> modes[] = {
+        {false, 0.0, 4, 2}, {true, 0.5, 3, 2}, {false, 0.5, 8, 1}};
+    for (const auto& [bf16, maxNorm, systems, microBatch] : modes) {
+        model::GptShape shape = testing::streamingShape(true);
+        shape.bf16 = bf16;
+        const Trajectory one = train(shape, maxNorm, systems, microBatch, nullptr, true);
+        const Trajectory plain = train(shape, maxNorm, systems, microBatch, nullptr, false);
+        const Trajectory many = train(shape, maxNorm, systems, microBatch, g_comm, true);
+        std::vector<Trajectory> sharded;
+        for (int shards = 2; shards <= g_comm->size(); ++shards)
+            sharded.push_back(trainSharded(shape, maxNorm, systems, microBatch, shards, 0, true));
+        if (g_comm->rank() != 0) continue;
+        std::vector<int64_t> expectedTokens;
+        std::vector<int32_t> in, out;
+        for (int step = 0; step < kSteps; ++step) {
+            stepBatch(step, shape.vocab, true, in, out);
+            expectedTokens.push_back(model::countTrainedTargets(out.data(), out.size()));
+            EXPECT_LT(expectedTokens.back(), int64_t(kB) * kT - 2 * kT);
+        }
+        EXPECT_EQ(one.lossTokens, expectedTokens);
+        EXPECT_NE(one.losses, plain.losses) << "the mask changed nothing";
+        EXPECT_EQ(plain.lossTokens, std::vector<int64_t>(size_t(kSteps), int64_t(kB) * kT));
+        EXPECT_EQ(many.losses, one.losses) << g_comm->size() << " processes";
+        EXPECT_EQ(many.norms, one.norms);
+        EXPECT_EQ(many.lossTokens, expectedTokens);
+        EXPECT_TRUE(many.weights == one.weights) << "weights differ";
+        for (size_t i = 0; i < sharded.size(); ++i) {
+            EXPECT_EQ(sharded[i].losses, one.losses) << i + 2 << " shards";
+            EXPECT_EQ(sharded[i].norms, one.norms) << i + 2 << " shards";
+            EXPECT_EQ(sharded[i].lossTokens, expectedTokens) << i + 2 << " shards";
+            EXPECT_TRUE(sharded[i].weights == one.weights) << i + 2 << " shards";
+        }
+    }
+}
 
 // The plan: contiguous whole layers, every shard at least one, balanced by bytes, and the same on
 // every rank (a pure function of the table).

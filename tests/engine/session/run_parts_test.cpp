@@ -5,8 +5,13 @@
 
 #include <cmath>
 #include <fstream>
+#include <numbers>
 #include <variant>
 
+#include <fmt/format.h>
+
+#include "engine/data/token_cache.h"
+#include "engine/model/gpt.h"
 #include "engine/model/parameters.h"
 #include "engine/modelio/load_model.h"
 #include "engine/modelio/weights_io.h"
@@ -388,6 +393,50 @@ TEST(Evaluator, SplitsTheEvalBatchIntoTheLargestDivisorNoLargerThanATrainingMicr
     EXPECT_EQ(Evaluator::microBatch(120, 7), 6);
     EXPECT_EQ(Evaluator::microBatch(7, 4), 1);
     EXPECT_EQ(Evaluator::microBatch(1, 8), 1);
+}
+
+// Issue 34: the evaluation's loss is token-weighted over the trained targets; with none masked
+// that is the mean over the batches of the mean of their equal micro-batches' means, bit for bit
+// the value it had before, and it counts every target.
+TEST(Evaluator, UnmaskedLossIsTheMeanOfItsMicroBatchesBitForBitOverEveryTarget) {
+    TempDir dir;
+    const auto loaded = tinyConfig(dir.path(), 2, {"runconfig.eval_steps=3"});
+    const config::Config& cfg = loaded.config;
+    const auto shape = model::GptShape::fromConfig(cfg.model);
+    RunWeights weights(cfg, shape);
+    ASSERT_TRUE(weights.planShards(1).ok());
+    ASSERT_TRUE(weights.allocate(nullptr).ok());
+    ASSERT_TRUE(weights.loadStarting(nullptr, [](LogLine::Level, std::string) {}).ok());
+    std::string text;
+    for (int i = 0; i < 60; ++i) text += fmt::format("line {}: the quick brown fox jumps.\n", i);
+    const auto byte = tokenizer::makeByteTokenizer();
+    auto cache = data::TokenCache::build(text, *byte, dir.path() / "cache");
+    ASSERT_TRUE(cache.ok()) << cache.error().message;
+    const int T = cfg.trainInput.maxSequenceLength, B = cfg.evalInput.batchSize;
+    auto data = data::Dataset::create(*cache, 1.0, T);
+    ASSERT_TRUE(data.ok()) << data.error().message;
+    Evaluator evaluator(cfg, shape, T, 2, *data, nullptr, tokenizer::tokenByteCounts(*byte));
+    ASSERT_EQ(evaluator.micro(), 2);
+    ASSERT_EQ(evaluator.batches(), 3);
+    const Evaluator::Result r = evaluator.evaluate(weights);
+
+    // The value as the evaluation computed it before the mask: micro-batch means averaged.
+    std::vector<float> scratch;
+    const float* w = weights.allWeights(scratch);
+    model::Gpt<float> gpt(shape, 2, T);
+    std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
+    double sum = 0.0;
+    for (int64_t i = 0; i < 3; ++i) {
+        data->validationBatch(i, B, T, in.data(), tg.data());
+        double batchSum = 0.0;
+        for (int m = 0; m < B / 2; ++m)
+            batchSum += gpt.forward(w, in.data() + m * 2 * T, tg.data() + m * 2 * T, false, 0);
+        sum += batchSum / double(B / 2);
+    }
+    const double expected = sum / 3.0;
+    EXPECT_EQ(r.loss, expected);
+    EXPECT_EQ(r.tokens, 3 * B * T);
+    EXPECT_EQ(r.bitsPerByte, expected / std::numbers::ln2);  // one byte per byte token
 }
 
 }  // namespace

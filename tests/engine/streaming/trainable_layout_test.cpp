@@ -26,7 +26,11 @@ namespace {
 
 using testing::adamw;
 using testing::batch;
+using testing::groupsFor;
+using testing::startWeights;
 using testing::streamingShape;
+using testing::TrainableStore;
+using testing::trainableStore;
 
 constexpr int kB = 8, kT = 8, kSteps = 4;
 
@@ -36,25 +40,6 @@ model::GptShape loraShape(bool bf16) {
     s.applyLora(config::LoraConfig{
         .rank = 2, .alpha = 4.0, .dropout = 0.1, .targets = {"c_attn", "c_fc", "mlp.c_proj"}});
     return s;
-}
-
-std::vector<optim::ParamGroup> groupsFor(const model::ParameterTable& table,
-                                         const config::OptimizerConfig& freeze) {
-    std::vector<optim::ParamGroup> groups;
-    for (const auto& t : table.tensors())
-        groups.push_back(
-            {t.offset, t.size, t.decay, t.lrScale, model::isFrozenTensor(table, t, freeze)});
-    return groups;
-}
-
-// Starting weights: the initializers, and with LoRA B nonzero so every adapter gradient flows.
-std::vector<float> startWeights(const model::ParameterTable& table) {
-    std::vector<float> w(table.totalSize());
-    model::initParameters(table, config::ModelConfig{}, 42, w.data());
-    for (const auto& t : table.tensors())
-        if (t.name.find("lora_B") != std::string::npos)
-            for (size_t i = 0; i < t.size; ++i) w[t.offset + i] = 0.01f * float(i % 7) - 0.03f;
-    return w;
 }
 
 struct Run {
@@ -93,20 +78,10 @@ Run trainStreamed(const model::GptShape& shape, const config::OptimizerConfig& f
                   double maxNorm, int systems, int microBatch) {
     const model::ParameterTable table(shape);
     const auto groups = groupsFor(table, freeze);
-    const auto oc = adamw(maxNorm);
-    auto mx = MemoryX::create(config::MemoryXConfig{}, table.totalSize(),
-                              optim::Optimizer::stateCopies(oc), largestLayerSize(table),
-                              optim::trainableSize(groups));
-    EXPECT_TRUE(mx.ok());
-    const auto w = startWeights(table);
-    std::copy(w.begin(), w.end(), (*mx)->weights());
-    optim::Optimizer opt(oc, groups, table.totalSize(), (*mx)->optimizerState(),
-                         optim::GradientLayout::Trainable);
-    StreamingOptions options;
-    options.systems = systems;
-    options.microBatch = microBatch;
-    options.groups = groups;
-    StreamingExecutor exec(shape, kB, kT, options, **mx, opt);
+    const TrainableStore store = trainableStore(shape, groups, adamw(maxNorm), startWeights(table),
+                                                systems, microBatch, kB, kT);
+    MemoryX& mx = *store.memoryx;
+    StreamingExecutor& exec = *store.executor;
     Run r;
     std::vector<int32_t> in, out;
     for (int step = 0; step < kSteps; ++step) {
@@ -115,11 +90,11 @@ Run trainStreamed(const model::GptShape& shape, const config::OptimizerConfig& f
         r.losses.push_back(s.loss);
         r.norms.push_back(s.gradNorm);
     }
-    r.weights.assign((*mx)->weights(), (*mx)->weights() + table.totalSize());
+    r.weights.assign(mx.weights(), mx.weights() + table.totalSize());
     r.bytesOut = exec.stats().bytesStreamedOut;
     r.bytesIn = exec.stats().bytesStreamedIn;
     r.bytesPerWeight = exec.stats().bytesPerWeight;
-    r.memoryxBytes = (*mx)->bytes();
+    r.memoryxBytes = mx.bytes();
     return r;
 }
 
