@@ -8,7 +8,10 @@
 //   positionIds  only when hasPositionIds(): each token's index inside its packed document
 //                (model/packed_sequences.h), 0 at a document's first token.
 // Sample order is a pure function of (step, B, row, shuffle, seed): reproducible, and the same
-// whichever thread or system asks. Errors name the file, the sample and the fix: a source may read
+// whichever thread or system asks. A batch returns how many of its targets are >= 0, so a loss is
+// normalised by the batch's count, never per row or system. Validation batches count every
+// held-out sample exactly once: the last batch is filled with padding rows (targets all -1), as
+// data::ExampleDataset does. Errors name the file, the sample and the fix: a source may read
 // lazily, so a batch can fail (a corrupt sample), and nothing is trained on a sample that did.
 //
 // Thread-safety: every const method may run concurrently (implementations lock what they share).
@@ -37,14 +40,16 @@ public:
     virtual std::string describe() const = 0;
 
     virtual int64_t trainSamples() const = 0;
-    // Step `step`'s B training rows.
-    virtual Status trainBatch(int64_t step, int B, bool shuffle, uint64_t seed,
-                              const BatchView& out) const = 0;
+    // Errors when a step of B rows would hold a training sample twice, naming the fix.
+    virtual Status checkBatch(int B) const = 0;
+    // Step `step`'s B training rows; the count of targets >= 0.
+    virtual Result<int64_t> trainBatch(int64_t step, int B, bool shuffle, uint64_t seed,
+                                       const BatchView& out) const = 0;
 
-    // Validation batches of B rows available (0: no validation data).
+    // Validation batches of B rows (0: no validation data).
     virtual int64_t validationBatches(int B) const = 0;
-    // index in [0, validationBatches(B)).
-    virtual Status validationBatch(int64_t index, int B, const BatchView& out) const = 0;
+    // index in [0, validationBatches(B)); the count of targets >= 0.
+    virtual Result<int64_t> validationBatch(int64_t index, int B, const BatchView& out) const = 0;
 };
 
 }  // namespace ws::data

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <numeric>
@@ -21,7 +22,8 @@ uint64_t mix64(uint64_t z) {
 
 int64_t validationSamplesFor(int64_t n, double fraction) {
     if (fraction >= 1.0) return n;
-    return std::min(n, int64_t(std::floor(double(n) * fraction)));
+    if (fraction <= 0.0) return 0;
+    return std::clamp(int64_t(std::floor(double(n) * fraction)), int64_t(1), n);
 }
 
 }  // namespace
@@ -91,7 +93,7 @@ int64_t Hdf5Dataset::trainSampleIndex(int64_t step, int B, int row, bool shuffle
     if (m_permEpoch != epoch || m_permSeed != seed || m_perm.size() != n) {
         m_perm.resize(n);
         std::iota(m_perm.begin(), m_perm.end(), int64_t(0));
-        uint64_t x = seed + uint64_t(epoch + 1) * kGolden;
+        uint64_t x = mix64(seed + (4 + uint64_t(epoch)) * kGolden);
         for (uint64_t m = n - 1; m >= 1; --m) {
             x += kGolden;
             std::swap(m_perm[m], m_perm[mix64(x) % (m + 1)]);
@@ -102,50 +104,63 @@ int64_t Hdf5Dataset::trainSampleIndex(int64_t step, int B, int row, bool shuffle
     return m_perm[size_t(j)];
 }
 
+Status Hdf5Dataset::checkBatch(int B) const {
+    if (m_trainSamples >= B) return {};
+    return Error{fmt::format(
+        "{}: {} training sample(s) but train_input.batch_size {}: a step would hold a sample "
+        "more than once; lower batch_size to at most {}, lower {}, or preprocess more data",
+        m_options.key, m_trainSamples, B, m_trainSamples, m_options.fractionKey)};
+}
+
 int64_t Hdf5Dataset::validationBatches(int B) const {
     assert(B > 0);
-    const int64_t w = validationSamples();
-    if (w == 0) return 0;
-    return w >= B ? w / B : 1;
+    return (validationSamples() + B - 1) / B;
 }
 
 int64_t Hdf5Dataset::validationSampleIndex(int64_t index, int B, int row) const {
-    const auto w = uint64_t(validationSamples());
-    assert(w > 0);
-    return m_trainSamples + int64_t((uint64_t(index) * uint64_t(B) + uint64_t(row)) % w);
+    const int64_t k = index * B + row;
+    return k < validationSamples() ? m_trainSamples + k : -1;
 }
 
-Status Hdf5Dataset::trainBatch(int64_t step, int B, bool shuffle, uint64_t seed,
-                               const BatchView& out) const {
+Result<int64_t> Hdf5Dataset::trainBatch(int64_t step, int B, bool shuffle, uint64_t seed,
+                                        const BatchView& out) const {
     std::vector<int64_t> samples(static_cast<size_t>(B));
     for (int i = 0; i < B; ++i) samples[size_t(i)] = trainSampleIndex(step, B, i, shuffle, seed);
     return fillRows(B, out, samples);
 }
 
-Status Hdf5Dataset::validationBatch(int64_t index, int B, const BatchView& out) const {
+Result<int64_t> Hdf5Dataset::validationBatch(int64_t index, int B, const BatchView& out) const {
     assert(index >= 0 && index < validationBatches(B));
     std::vector<int64_t> samples(static_cast<size_t>(B));
     for (int i = 0; i < B; ++i) samples[size_t(i)] = validationSampleIndex(index, B, i);
     return fillRows(B, out, samples);
 }
 
-Status Hdf5Dataset::fillRows(int B, const BatchView& out,
-                             const std::vector<int64_t>& samples) const {
+Result<int64_t> Hdf5Dataset::fillRows(int B, const BatchView& out,
+                                      const std::vector<int64_t>& samples) const {
     const size_t T = size_t(sequenceLength());
+    int64_t trained = 0;
     for (int i = 0; i < B; ++i) {
         const size_t at = size_t(i) * T;
-        Status s = readRow(samples[size_t(i)], out.inputs + at, out.targets + at,
-                           m_options.useVsl ? out.positionIds + at : nullptr);
-        if (!s.ok()) return s;
+        int32_t* positions = m_options.useVsl ? out.positionIds + at : nullptr;
+        if (samples[size_t(i)] < 0) {
+            std::fill_n(out.inputs + at, T, 0);
+            std::fill_n(out.targets + at, T, -1);
+            if (positions) std::fill_n(positions, T, 0);
+            continue;
+        }
+        auto row = readRow(samples[size_t(i)], out.inputs + at, out.targets + at, positions);
+        if (!row.ok()) return row.error();
+        trained += *row;
     }
-    return {};
+    return trained;
 }
 
-Status Hdf5Dataset::readRow(int64_t sample, int32_t* inputs, int32_t* targets,
-                            int32_t* positionIds) const {
+Result<int64_t> Hdf5Dataset::readRow(int64_t sample, int32_t* inputs, int32_t* targets,
+                                     int32_t* positionIds) const {
     const int T = sequenceLength();
     std::vector<int64_t> rows(size_t(m_files.features()) * size_t(T));
-    if (Status s = m_files.readSample(sample, rows.data()); !s.ok()) return s;
+    if (Status s = m_files.readSample(sample, rows.data()); !s.ok()) return s.error();
     const int64_t* ids = rows.data();
     const int64_t* mask = ids + T;
     const int64_t* labels = mask + T;
@@ -186,12 +201,14 @@ Status Hdf5Dataset::readRow(int64_t sample, int32_t* inputs, int32_t* targets,
                     where(t), p, t > 0 ? std::to_string(positions[t - 1]) : "the row's start")};
         }
     }
+    int64_t trained = 0;
     for (int t = 0; t < T; ++t) {
         inputs[t] = int32_t(ids[t]);
         targets[t] = mask[t] == 1 ? int32_t(labels[t]) : -1;
+        trained += mask[t];
         if (positionIds) positionIds[t] = int32_t(positions[t]);
     }
-    return {};
+    return trained;
 }
 
 }  // namespace ws::data

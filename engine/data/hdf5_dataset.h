@@ -14,21 +14,24 @@
 // counting up by one (model/packed_sequences.h); a bad one is an error naming the file, the
 // sample and the value.
 //
-// Split:      V = floor(N * f) validation samples (f = 1: all N, for a separate eval data_dir)
-//             are the LAST V samples; the first Ntr = N - V train.
+// Split:      V = floor(N * f) validation samples, at least 1 when f > 0 (f = 1: all N, for a
+//             separate eval data_dir), are the LAST V samples; the first Ntr = N - V train.
 // Training:   row i of step s reads training sample p(k) of k = s * B + i (64-bit):
 //               epoch e = k / Ntr, j = k mod Ntr;
 //               shuffle = false: p = j (file order, wrapping around at the end of each epoch)
-//               shuffle = true:  p = perm_e[j], perm_e a Fisher-Yates shuffle of 0 .. Ntr-1:
-//                 perm = identity; x = seed + (e + 1) * 0x9E3779B97F4A7C15;
-//                 for m = Ntr-1 down to 1: x += 0x9E3779B97F4A7C15; r = mix64(x) mod (m + 1);
-//                                          swap(perm[m], perm[r])
-//               with mix64 SplitMix64's finaliser (dataset.h), all mod 2^64. Every epoch sees
-//               every training sample once, in its own order; an epoch's order depends only on
-//               (seed, e), not on B, threads or systems. (ModelZoo shuffles with NumPy and
+//               shuffle = true:  p = perm_e[j], perm_e = seededPermutation(Ntr, key_e):
+//                 key_e = mix64(seed + (4 + e) * G), G = 0x9E3779B97F4A7C15;
+//                 perm = 0, 1, .., Ntr-1; x = key_e;
+//                 for m = Ntr-1 down to 1: x += G; r = mix64(x) mod (m + 1); swap(perm[m], perm[r])
+//               with mix64 SplitMix64's finaliser (dataset.h), all mod 2^64: the epoch order of
+//               data::ExampleDataset (examples.h, stream 4 + e), so both sources shuffle alike.
+//               Every epoch sees every training sample once, in its own order, which depends only
+//               on (seed, e), not on B, threads or systems. (ModelZoo shuffles with NumPy and
 //               torch generators, whose orders are not reproduced: same data, other order.)
-// Validation: W = V samples; validationBatches(B) = floor(W / B) when W >= B, else 1 (W > 0);
-//             row i of batch j reads sample Ntr + ((j * B + i) mod W).
+//             checkBatch(B) refuses Ntr < B: a step would hold a sample twice.
+// Validation: W = V samples; validationBatches(B) = ceil(W / B); row i of batch j reads sample
+//             Ntr + j * B + i when j * B + i < W, else a padding row (inputs 0, targets -1,
+//             position ids 0), so every held-out sample counts exactly once.
 //
 // Thread-safety: const methods may run concurrently (the current epoch's permutation is cached
 // under a lock).
@@ -69,22 +72,28 @@ public:
     bool hasPositionIds() const override { return m_options.useVsl; }
     std::string describe() const override;
     int64_t trainSamples() const override { return m_trainSamples; }
-    Status trainBatch(int64_t step, int B, bool shuffle, uint64_t seed,
-                      const BatchView& out) const override;
+    Status checkBatch(int B) const override;
+    Result<int64_t> trainBatch(int64_t step, int B, bool shuffle, uint64_t seed,
+                               const BatchView& out) const override;
     int64_t validationBatches(int B) const override;
-    Status validationBatch(int64_t index, int B, const BatchView& out) const override;
+    Result<int64_t> validationBatch(int64_t index, int B, const BatchView& out) const override;
 
     int64_t validationSamples() const { return m_files.samples() - m_trainSamples; }
     const Hdf5Files& files() const { return m_files; }
     // The sample (index over all files) that row `row` of step `step` reads; see above.
     int64_t trainSampleIndex(int64_t step, int B, int row, bool shuffle, uint64_t seed) const;
+    // -1 for a padding row.
     int64_t validationSampleIndex(int64_t index, int B, int row) const;
-    // One sample as a batch row: inputs, targets, positionIds (T each; positionIds may be null).
-    Status readRow(int64_t sample, int32_t* inputs, int32_t* targets, int32_t* positionIds) const;
+    // One sample as a batch row: inputs, targets, positionIds (T each; positionIds may be null);
+    // the count of targets >= 0.
+    Result<int64_t> readRow(int64_t sample, int32_t* inputs, int32_t* targets,
+                            int32_t* positionIds) const;
 
 private:
     Hdf5Dataset(Hdf5Files files, Hdf5DatasetOptions options, int64_t trainSamples);
-    Status fillRows(int B, const BatchView& out, const std::vector<int64_t>& samples) const;
+    // samples[i] < 0: a padding row.
+    Result<int64_t> fillRows(int B, const BatchView& out,
+                             const std::vector<int64_t>& samples) const;
 
     Hdf5Files m_files;
     Hdf5DatasetOptions m_options;

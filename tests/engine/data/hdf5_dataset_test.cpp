@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -49,8 +50,11 @@ struct Row {
 Row trainRow(const Hdf5Dataset& ds, int64_t step, int B, int row, bool shuffle, uint64_t seed) {
     const size_t T = size_t(ds.sequenceLength());
     std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T), pos(size_t(B) * T, -7);
-    const Status s = ds.trainBatch(step, B, shuffle, seed, {in.data(), tg.data(), pos.data()});
-    EXPECT_TRUE(s.ok()) << s.error().message;
+    const auto trained = ds.trainBatch(step, B, shuffle, seed, {in.data(), tg.data(), pos.data()});
+    EXPECT_TRUE(trained.ok()) << trained.error().message;
+    if (trained.ok()) {
+        EXPECT_EQ(*trained, std::count_if(tg.begin(), tg.end(), [](int32_t t) { return t >= 0; }));
+    }
     auto slice = [&](const std::vector<int32_t>& v) {
         return std::vector<int32_t>(v.begin() + long(size_t(row) * T),
                                     v.begin() + long(size_t(row + 1) * T));
@@ -195,27 +199,41 @@ TEST(Hdf5Dataset, ValidationHoldsOutTheLastSamples) {
     EXPECT_EQ(ds->trainSamples(), 6);
     EXPECT_EQ(ds->validationSamples(), 2);
     EXPECT_EQ(ds->validationBatches(2), 1);
-    EXPECT_EQ(ds->validationBatches(4), 1);  // fewer than B: one batch, rows repeat
-    EXPECT_EQ(ds->validationSampleIndex(0, 4, 3), 7);
-    EXPECT_EQ(ds->validationSampleIndex(0, 4, 2), 6);
+    EXPECT_EQ(ds->validationBatches(4), 1);
+    EXPECT_EQ(ds->validationSampleIndex(0, 4, 1), 7);
+    EXPECT_EQ(ds->validationSampleIndex(0, 4, 2), -1) << "a padding row";
     for (int64_t k = 0; k < 20; ++k) EXPECT_LT(ds->trainSampleIndex(k, 1, 0, true, 5), 6);
-    // Batch rows equal the samples read by index.
+    // Batch rows equal the samples read by index; the padding rows train nothing.
     auto all = openOrFail(kFixture / "plain", fixtureOptions());
     const int T = ds->sequenceLength();
-    std::vector<int32_t> in(size_t(2 * T)), tg(size_t(2 * T));
-    ASSERT_TRUE(ds->validationBatch(0, 2, {in.data(), tg.data(), nullptr}).ok());
-    EXPECT_EQ(std::vector<int32_t>(in.begin() + T, in.end()),
-              trainRow(*all, 7, 1, 0, false, 0).inputs);
-    // A separate eval data_dir: every sample evaluates.
+    std::vector<int32_t> in(size_t(4 * T), 9), tg(size_t(4 * T), 9);
+    auto trained = ds->validationBatch(0, 4, {in.data(), tg.data(), nullptr});
+    ASSERT_TRUE(trained.ok()) << trained.error().message;
+    const Row six = trainRow(*all, 6, 1, 0, false, 0), seven = trainRow(*all, 7, 1, 0, false, 0);
+    EXPECT_EQ(std::vector<int32_t>(in.begin() + T, in.begin() + 2 * T), seven.inputs);
+    EXPECT_EQ(std::vector<int32_t>(tg.begin() + T, tg.begin() + 2 * T), seven.targets);
+    EXPECT_EQ(std::vector<int32_t>(tg.begin() + 2 * T, tg.end()),
+              std::vector<int32_t>(size_t(2 * T), -1));
+    auto counted = [](const std::vector<int32_t>& t) {
+        return std::count_if(t.begin(), t.end(), [](int32_t x) { return x >= 0; });
+    };
+    EXPECT_EQ(*trained, counted(six.targets) + counted(seven.targets));
+    // A separate eval data_dir: every sample evaluates, in ceil(8 / 3) batches.
     o.validationFraction = 1.0;
     auto eval = openOrFail(kFixture / "plain", o);
     EXPECT_EQ(eval->validationSamples(), 8);
-    EXPECT_EQ(eval->validationBatches(3), 2);
+    EXPECT_EQ(eval->validationBatches(3), 3);
     EXPECT_EQ(eval->trainSamples(), 0);
-    // Too small a fraction to hold out one sample.
-    o.validationFraction = 0.1;
-    EXPECT_NE(openError({(kFixture / "plain").string()}, o).find("holds out none"),
-              std::string::npos);
+    // A small fraction still holds out one sample.
+    o.validationFraction = 0.01;
+    EXPECT_EQ(openOrFail(kFixture / "plain", o)->validationSamples(), 1);
+    // A batch larger than the training samples would repeat one in a step.
+    EXPECT_TRUE(ds->checkBatch(6).ok());
+    const Status big = ds->checkBatch(7);
+    ASSERT_FALSE(big.ok());
+    EXPECT_NE(big.error().message.find("6 training sample(s) but train_input.batch_size 7"),
+              std::string::npos)
+        << big.error().message;
 }
 
 TEST(Hdf5Dataset, SequenceLengthMustMatchTheFiles) {
@@ -300,7 +318,7 @@ protected:
         if (!ds.ok()) return {};
         const size_t T = size_t((*ds)->sequenceLength());
         std::vector<int32_t> in(T), tg(T), pos(T);
-        const Status s = (*ds)->trainBatch(0, 1, false, 0, {in.data(), tg.data(), pos.data()});
+        const auto s = (*ds)->trainBatch(0, 1, false, 0, {in.data(), tg.data(), pos.data()});
         EXPECT_FALSE(s.ok());
         return s.ok() ? std::string() : s.error().message;
     }
@@ -391,6 +409,9 @@ TEST_F(Hdf5BadInput, SamplesAreCheckedBeforeTheyAreUsed) {
     auto ok = Hdf5Dataset::open({padded}, o);
     ASSERT_TRUE(ok.ok()) << ok.error().message;
     EXPECT_EQ(trainRow(**ok, 0, 1, 0, false, 0).targets, (std::vector<int32_t>{6, 8, 7, -1}));
+    // One sample and a held-out fraction: nothing left to train on.
+    o.validationFraction = 0.5;
+    EXPECT_MENTIONS(openError({padded}, o), "leaves none to train on");
 
     const std::string mask = folderWith("mask", "data", H5T_STD_I32LE, {1, 3, 4},
                                         sample({{5, 6, 8, 7}, {1, 2, 1, 1}, {6, 8, 7, 9}}), 1);
