@@ -19,6 +19,11 @@ pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET GLOBAL libpcre2-8)
 # ICU (Debian libicu-dev): Unicode normalization (NFC, NFKC, ...) that tokenizer.json
 # normalizers ask for (engine/tokenizer).
 pkg_check_modules(ICU_UC REQUIRED IMPORTED_TARGET GLOBAL icu-uc)
+# HDF5 (Debian libhdf5-dev, serial C library): ModelZoo's preprocessed data sets, the .h5 files of
+# GptHDF5DataProcessor / GptHDF5MapDataProcessor (engine/data/hdf5_files.h). FindHDF5 test-compiles
+# its C component with the C compiler, so C is enabled for that probe; no project source is C.
+enable_language(C)
+find_package(HDF5 REQUIRED COMPONENTS C)
 # Google Highway: the element kernels' SIMD, one binary dispatching to SSE4/AVX2/AVX-512 at run time.
 find_package(hwy REQUIRED)
 # OpenBLAS (pthread build): the fp32 matmul backend where it beats Eigen's own kernels.

@@ -11,6 +11,7 @@ packages=(
   libsqlite3-dev libsqlitecpp-dev sqlite3 libyaml-cpp-dev libeigen3-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libssl-dev
   libzip-dev zlib1g-dev libpcre2-dev libicu-dev
+  libhdf5-dev python3-h5py
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev
   openmpi-bin libopenmpi-dev
