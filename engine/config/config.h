@@ -535,6 +535,25 @@ struct InputConfig {
     // rest on max_sequence_length. 0 = one stage.
     int shortSequenceLength = 0;
     int64_t shortSequenceSteps = 0;
+    // Instruction and chat data (data/record_format.h, chat/chat_template.h): the records'
+    // format (auto: detected and shown), the CSV/TSV column mapping (H2O LLM Studio's keys), the
+    // chat template that renders a conversation (auto: the model's own, else the built-in
+    // ChatML), and what is trained on: the assistant's answers only unless train_on_inputs;
+    // with mask_history only each conversation's last answer.
+    std::string format = "auto";
+    std::string promptColumn = "prompt";
+    std::string answerColumn = "answer";
+    std::string systemColumn = "system";
+    std::string idColumn = "id";
+    std::string parentIdColumn = "parent_id";
+    std::string chatTemplate = "auto";
+    bool trainOnInputs = false;
+    bool maskHistory = false;
+    // Whole examples packed into each row (positions restart at each; attention stays inside
+    // it) or one example per row.
+    bool packExamples = true;
+    std::string longExamples = "truncate";  // an example longer than a row: truncate | refuse
+    int64_t validationRecords = 0;          // records held out (0: validation_fraction of them)
 
     bool operator==(const InputConfig&) const = default;
 
@@ -590,6 +609,52 @@ struct InputConfig {
                  .help = "Two-stage schedule (train_input): steps at short_sequence_length "
                          "before switching to max_sequence_length",
                  .unit = "steps",
+                 .min = 0});
+        v.field(format,
+                {.key = "format",
+                 .help = "What the data files hold: auto (detected from the files, and shown), "
+                         "text, messages (OpenAI), sharegpt, alpaca, prompt_completion, "
+                         "text_records ({\"text\": ...} lines) or columns (CSV/TSV)",
+                 .choices = {"auto", "text", "messages", "sharegpt", "alpaca", "prompt_completion",
+                             "text_records", "columns"}});
+        v.field(promptColumn,
+                {.key = "prompt_column", .help = "CSV/TSV data: the column holding the prompt"});
+        v.field(answerColumn,
+                {.key = "answer_column", .help = "CSV/TSV data: the column holding the answer"});
+        v.field(systemColumn, {.key = "system_column",
+                               .help = "CSV/TSV data: the column holding a system prompt "
+                                       "(used when the file has it)"});
+        v.field(idColumn, {.key = "id_column",
+                           .help = "CSV/TSV data: the column holding each record's id, for "
+                                   "multi-turn chains (used when the file has it)"});
+        v.field(parentIdColumn,
+                {.key = "parent_id_column",
+                 .help = "CSV/TSV data: the column naming the record a turn follows (used when "
+                         "the file has it)"});
+        v.field(chatTemplate,
+                {.key = "chat_template",
+                 .help = "How a conversation becomes text: auto (the model's own chat template, "
+                         "else ChatML), chatml, or a .jinja file"});
+        v.field(trainOnInputs,
+                {.key = "train_on_inputs",
+                 .help = "Chat data: train on every token, prompts included (default: the "
+                         "assistant's answers only)"});
+        v.field(maskHistory, {.key = "mask_history",
+                              .help = "Chat data: train on each conversation's last answer only"});
+        v.field(packExamples,
+                {.key = "pack_examples",
+                 .help = "Chat data: pack whole examples into each sequence (each sees only "
+                         "itself) instead of one example per sequence"});
+        v.field(longExamples,
+                {.key = "long_examples",
+                 .help = "Chat data: an example longer than max_sequence_length is truncated "
+                         "(and counted) or the data is refused",
+                 .choices = {"truncate", "refuse"}});
+        v.field(validationRecords,
+                {.key = "validation_records",
+                 .help = "Chat data: records held out for evaluation (0: validation_fraction of "
+                         "them)",
+                 .unit = "records",
                  .min = 0});
     }
 };

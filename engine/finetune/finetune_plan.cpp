@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "engine/core/paths.h"
+#include "engine/data/chat_records.h"
 #include "engine/data/corpus.h"
 #include "engine/interop/hf_import.h"
 #include "engine/interop/model_ref.h"
@@ -267,6 +268,17 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
 
     std::vector<std::string> data;
     for (const auto& f : request.dataFiles) data.push_back(absoluteNormal(f));
+    // Chat and instruction records are not text: read as text, a model learns their JSON
+    // punctuation. Until the fine-tune plan sizes them (and grows the vocabulary for a chat
+    // template's special tokens), they are refused rather than trained on as text.
+    for (const std::string& f : data)
+        if (data::isRecordFile(f) && std::filesystem::is_regular_file(f))
+            return Error{fmt::format(
+                "--data: {} holds instruction or chat records (JSON Lines, JSON, CSV/TSV or a zip "
+                "of them), which `wafer finetune` cannot train yet; train on them with `wafer "
+                "train CONFIG` (train_input.data_dir naming the file; the records are read, "
+                "rendered with the chat template and trained on the answers), or give plain text",
+                f)};
     data::CorpusOptions corpusOptions;
     corpusOptions.allowNonText = request.allowBinary;
     corpusOptions.allowHint = "pass --allow-binary to train on it anyway";

@@ -22,7 +22,7 @@ Evaluator::Evaluator(const config::Config& config, const model::GptShape& shape,
     : m_config(config),
       m_T(T),
       m_micro(microBatch(config.evalInput.batchSize, trainMicroBatch)),
-      m_data(data),
+      m_data(&data),
       m_documents(documents),
       m_tokenBytes(std::move(tokenBytes)),
       m_gpt(shape, m_micro, T) {
@@ -30,9 +30,38 @@ Evaluator::Evaluator(const config::Config& config, const model::GptShape& shape,
     m_targets.resize(size_t(config.evalInput.batchSize) * T);
 }
 
+Evaluator::Evaluator(const config::Config& config, const model::GptShape& shape, int T,
+                     int trainMicroBatch, const data::BatchSource& source,
+                     std::vector<int32_t> tokenBytes)
+    : m_config(config),
+      m_T(T),
+      m_micro(microBatch(config.evalInput.batchSize, trainMicroBatch)),
+      m_source(&source),
+      m_tokenBytes(std::move(tokenBytes)),
+      m_gpt(shape, m_micro, T) {
+    m_inputs.resize(size_t(config.evalInput.batchSize) * T);
+    m_targets.resize(size_t(config.evalInput.batchSize) * T);
+    if (source.hasPositionIds()) m_positionIds.resize(m_inputs.size());
+}
+
 int64_t Evaluator::batches() const {
-    const int64_t available = m_data.validationBatches(m_config.evalInput.batchSize, m_T);
+    const int B = m_config.evalInput.batchSize;
+    const int64_t available =
+        m_source ? m_source->validationBatches(B) : m_data->validationBatches(B, m_T);
     return std::min<int64_t>(m_config.runconfig.evalSteps, available);
+}
+
+Status Evaluator::readBatch(int64_t i) {
+    const int B = m_config.evalInput.batchSize;
+    if (m_source) {
+        const auto read = m_source->validationBatch(
+            i, B,
+            {m_inputs.data(), m_targets.data(), positioned() ? m_positionIds.data() : nullptr});
+        return read.ok() ? Status() : Status(read.error());
+    }
+    m_data->validationBatch(i, B, m_T, m_inputs.data(), m_targets.data());
+    if (m_documents) validationPositionIds(*m_data, *m_documents, i, B, m_T, m_positionIds);
+    return {};
 }
 
 // The loss is token-weighted over every batch's trained targets (>= 0): each forward's summed
@@ -49,9 +78,13 @@ Evaluator::Result Evaluator::evaluate(RunWeights& runWeights) {
     if (batches <= 0) return {kNaN, kNaN};
     const int micros = evalB / m_micro;
     // The trained targets of every batch, and the bytes they decode to, before any forward.
+    m_lastError.clear();
     int64_t trained = 0, targetBytes = 0;
     for (int64_t i = 0; i < batches; ++i) {
-        m_data.validationBatch(i, evalB, T, m_inputs.data(), m_targets.data());
+        if (Status st = readBatch(i); !st.ok()) {
+            m_lastError = st.error().message;
+            return {kNaN, kNaN};
+        }
         for (const int32_t t : m_targets) {
             if (t < 0) continue;
             ++trained;
@@ -67,11 +100,13 @@ Evaluator::Result Evaluator::evaluate(RunWeights& runWeights) {
     std::vector<float> gathered;
     const float* weights = runWeights.allWeights(gathered);
     for (int64_t i = 0; i < batches; ++i) {
-        m_data.validationBatch(i, evalB, T, m_inputs.data(), m_targets.data());
-        if (m_documents) validationPositionIds(m_data, *m_documents, i, evalB, T, m_positionIds);
+        if (Status st = readBatch(i); !st.ok()) {  // read once already: cannot fail now
+            m_lastError = st.error().message;
+            return {kNaN, kNaN};
+        }
         double batchSum = 0.0;
         for (int m = 0; m < micros; ++m) {
-            m_gpt.setPositionIds(m_documents ? m_positionIds.data() + m * microTokens : nullptr);
+            m_gpt.setPositionIds(positioned() ? m_positionIds.data() + m * microTokens : nullptr);
             batchSum += m_gpt.forward(weights, m_inputs.data() + m * microTokens,
                                       m_targets.data() + m * microTokens, false, 0);
         }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "engine/core/paths.h"
+#include "engine/data/example_batch_source.h"
+#include "engine/session/chat_run_data.h"
 #include "engine/session/run_data_read.h"
 #include "engine/session/session.h"
 #include "engine/session/session_state.h"
@@ -25,6 +27,7 @@ Status Session::prepareData(Prepared& p) {
             "processes yet (the other ranks receive token ids only); run the job in one process "
             "(num_csx systems still train data-parallel there) or turn them off"};
     }
+    if (readsRecords(cfg.trainInput)) return prepareChatData(p, cacheDir);
     const std::vector<RunDataInput> inputs = runDataInputs(cfg);
     auto documents = readRunData(inputs.front());
     if (!documents.ok()) return documents.error();
@@ -76,6 +79,51 @@ Status Session::prepareData(Prepared& p) {
                         p.T / cfg.trainInput.shortSequenceLength, p.T, p.T));
     }
     return separateEval ? prepareEvalData(p, inputs.back(), cacheDir) : Status::success();
+}
+
+// Instruction and chat records: conversations rendered with the chat template, encoded with the
+// answer mask, packed into rows of whole examples (chat_run_data.h).
+Status Session::prepareChatData(Prepared& p, const fs::path& cacheDir) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    if (cluster() && cfg.trainInput.packExamples) {
+        return Error{
+            "train_input.pack_examples: packed examples do not run across processes yet (the "
+            "other ranks receive token ids only); run the job in one process (num_csx systems "
+            "still train data-parallel there) or set pack_examples: false"};
+    }
+    if (cfg.trainInput.tokenizer.type == "train-bpe")
+        return Error{
+            "train_input.tokenizer.type train-bpe learns a vocabulary from plain text; chat and "
+            "instruction data needs the model's own tokenizer: set train_input.tokenizer to it "
+            "(type bpe or hf), or byte"};
+    m_activity = "reading the chat and instruction records";
+    auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, std::string_view(), cacheDir);
+    if (!tok.ok()) return Error{"train_input.tokenizer: " + tok.error().message};
+    auto chat = openChatRunData(cfg, std::move(tok).value());
+    if (!chat.ok()) return chat.error();
+    s.tokenizer = chat->tokenizer;
+    if (Status v = config::checkVocab(cfg, s.tokenizer->vocabSize()); !v.ok()) return v;
+    p.B = cfg.trainInput.batchSize;
+    p.T = cfg.trainInput.maxSequenceLength;
+    m_summary.unigramEntropyNats = kNaN;
+    const data::RecordReport& report = chat->report;
+    log(LogLine::Level::Info,
+        fmt::format("data: {} ({}); {} records for training, {} held out; chat template {}",
+                    data::recordFormatName(report.format), report.evidence, chat->trainRecords,
+                    chat->heldOutRecords, chat->templateName));
+    for (const std::string& w : report.warnings) log(LogLine::Level::Warning, "data: " + w);
+    log(LogLine::Level::Info,
+        "data: " + chat->dataset->describe() +
+            (cfg.trainInput.trainOnInputs ? "; trained on every token (train_on_inputs)"
+             : cfg.trainInput.maskHistory ? "; trained on each conversation's last answer"
+                                          : "; trained on the assistant's answers only"));
+    for (const data::DataWarning& w :
+         chat->dataset->warnings(cfg.runconfig.maxSteps, cfg.trainInput.batchSize))
+        log(LogLine::Level::Warning, "data: " + w.message);
+    s.source = std::make_unique<data::ExampleBatchSource>(std::move(chat->dataset));
+    p.evalSource = s.source.get();
+    return Status::success();
 }
 
 // eval_input.data_dir given: the evaluation reads all of its own corpus, in the run's tokenizer.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/data/batch_source.h"
 #include "engine/data/dataset.h"
 #include "engine/data/token_cache.h"
 #include "engine/session/checkpoint_keeper.h"
@@ -43,13 +44,16 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // What outlives one preparation: the run's record, its data and its weights.
 struct Session::Impl {
     RunRecord record;  // the run store's record of the run (empty: none)
-    std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+    std::shared_ptr<const tokenizer::Tokenizer> tokenizer;
     std::optional<data::TokenCache> trainCache;
     std::optional<data::Dataset> dataset;
     std::optional<data::TokenCache> evalCache;  // eval_input.data_dir given: its own corpus
     std::optional<data::Dataset> evalDataset;
     // use_vsl: where the documents start in trainCache / evalCache (vsl.h).
     std::optional<data::DocumentIndex> documents, evalDocuments;
+    // Instruction and chat data (chat_run_data.h): the examples' batches instead of the token
+    // cache's windows, for training and evaluation.
+    std::unique_ptr<data::BatchSource> source;
     std::unique_ptr<RunWeights> weights;  // master weights and optimizer state in MemoryX
 };
 
@@ -61,6 +65,7 @@ struct Session::Prepared {
     int B = 0;                                // sequences per step
     int T = 0;                                // tokens per sequence
     const data::Dataset* evalData = nullptr;  // the held-out split, or eval_input's own corpus
+    const data::BatchSource* evalSource = nullptr;  // instead of evalData: a source's held-out
     // prepareMemoryX
     model::GptShape shape;
     std::optional<ResumePlan> resume;

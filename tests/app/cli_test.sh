@@ -1423,6 +1423,85 @@ tokenize)
   out=$("$wafer" tokenize --tokenizer "$tmp/qwen" 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "no text: expected exit 1, got $code: $out"
   expect_in "nothing to tokenize" "$out" ;;
+tokenize_chat)
+  # `wafer tokenize --chat`: a conversation rendered with the model's own chat template (Qwen2.5's,
+  # from its tokenizer_config.json) or the built-in ChatML (the shipped base, whose tokenizer gains
+  # ChatML's special tokens), its ids exactly the tokenizer's encode of the rendered text, and its
+  # mask on the assistant's answers only; --add-generation-prompt; every error a user can hit.
+  hf="$src/tests/engine/tokenizer/fixtures/hf"
+  mkdir -p "$tmp/qwen"
+  gzip -dc "$hf/qwen2_5/tokenizer.json.gz" >"$tmp/qwen/tokenizer.json"
+  cp "$hf/qwen2_5/tokenizer_config.json" "$tmp/qwen/"
+  cat >"$tmp/chat.json" <<'JSON'
+{"messages": [{"role": "system", "content": "Answer in one word."},
+              {"role": "user", "content": "Sky colour? 天空"},
+              {"role": "assistant", "content": "Blue"},
+              {"role": "user", "content": "Grass?"},
+              {"role": "assistant", "content": "Green"}]}
+JSON
+  # The trained tokens' text, runs joined by |, and whether ids equal the plain encode.
+  check_chat() {  # $1 tokenizer path, $2 the --chat --json output
+    python3 - "$1" "$2" "$wafer" <<'PY'
+import json, subprocess, sys
+path, out, wafer = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+plain = subprocess.run([wafer, "tokenize", "--tokenizer", path, "--json", out["text"]],
+                       capture_output=True, text=True, check=True).stdout.strip()
+assert len(out["ids"]) == len(out["mask"]), "one mask entry per id"
+runs, cur = [], []
+for i, m in zip(out["ids"], out["mask"]):
+    if m: cur.append(i)
+    elif cur: runs.append(cur); cur = []
+if cur: runs.append(cur)
+print(json.dumps({"same_as_plain": json.loads(plain) == out["ids"], "runs": runs,
+                  "template": out["template"], "text": out["text"]}))
+PY
+  }
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --chat "$tmp/chat.json" --json) || fail "qwen chat: exit $?"
+  got=$(check_chat "$tmp/qwen" "$out") || fail "qwen chat check: $got"
+  expect_in '"same_as_plain": true' "$got"
+  expect_in 'tokenizer_config.json' "$got"
+  python3 -c 'import json,sys; t=json.loads(sys.argv[1])["text"]; w="<|im_start|>system\nAnswer in one word.<|im_end|>\n<|im_start|>user\nSky colour? 天空<|im_end|>\n<|im_start|>assistant\nBlue<|im_end|>\n"; assert t.startswith(w), t' "$got" \
+    || fail "qwen chat: not the Qwen2.5 template's text"
+  # Two trained runs, each the answer and <|im_end|> (151645) and the newline after it (198).
+  runs=$(python3 -c 'import json,sys; print(json.dumps(json.loads(sys.argv[1])["runs"]))' "$got")
+  blue=$("$wafer" tokenize --tokenizer "$tmp/qwen" --json "Blue<|im_end|>
+") || fail "blue ids"
+  green=$("$wafer" tokenize --tokenizer "$tmp/qwen" --json "Green<|im_end|>
+") || fail "green ids"
+  [[ "$runs" == "[${blue//,/, }, ${green//,/, }]" ]] || fail "qwen trained runs $runs, want [$blue, $green]"
+  # The readable view marks the trained tokens.
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --chat "$tmp/chat.json") || fail "qwen view: exit $?"
+  expect_in "trained on (marked \*)" "$out"
+  expect_in "^\* *151645 *<|im_end|>" "$out"
+  # The shipped base has no template: ChatML, with its two special tokens after the vocabulary.
+  out=$("$wafer" tokenize --tokenizer "$src/resources/base-model" --chat "$tmp/chat.json" --json) \
+    || fail "base chat: exit $?"
+  got=$(check_chat "$src/resources/base-model" "$out") || fail "base chat check: $got"
+  expect_in '"template": "chatml"' "$got"
+  python3 -c 'import json,sys; o=json.loads(sys.argv[1]); assert o["ids"][0] == 2048 and 2049 in o["ids"], o["ids"][:3]' "$out" \
+    || fail "base chat: <|im_start|> and <|im_end|> are not the ids after the vocabulary"
+  # A generation prompt for the assistant after the user's last message.
+  python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["messages"][:4]; json.dump(m, open(sys.argv[2],"w"))' \
+    "$tmp/chat.json" "$tmp/ask.json"
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --chat "$tmp/ask.json" --add-generation-prompt --json) \
+    || fail "generation prompt: exit $?"
+  python3 -c 'import json,sys; o=json.loads(sys.argv[1]); assert o["text"].endswith("Grass?<|im_end|>\n<|im_start|>assistant\n"), o["text"]' "$out" \
+    || fail "no generation prompt at the end"
+  # Errors: not JSON, a message without its role, an unknown built-in, --chat with a text.
+  printf '{"messages": [' >"$tmp/bad.json"
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --chat "$tmp/bad.json" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "bad JSON: expected exit 1, got $code: $out"
+  expect_in "bad.json: not valid JSON" "$out"
+  printf '[{"content": "hi"}]' >"$tmp/norole.json"
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --chat "$tmp/norole.json" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "no role: expected exit 1, got $code: $out"
+  expect_in 'message 1 needs a string "role"' "$out"
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --chat "$tmp/chat.json" --chat-template vicuna 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "unknown template: expected exit 1, got $code: $out"
+  expect_in "chatml" "$out"
+  out=$("$wafer" tokenize --tokenizer "$tmp/qwen" --chat "$tmp/chat.json" "text" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "chat and text: expected exit 1, got $code: $out"
+  expect_in "not both" "$out" ;;
 train_hf_tokenizer)
   # A run with a Hugging Face tokenizer (train_input.tokenizer.type hf, Yi's SentencePiece-style
   # file): it trains, its run folder carries tokenizer.json, and the folder tokenizes as the file
@@ -1540,6 +1619,31 @@ finetune_binary)
         --set "train_input.data_dir=$tmp/notes.txt" 2>&1) && fail "train on an ELF file must fail"
   expect_in "looks like an ELF executable" "$out"
   expect_in "train_input.allow_binary: true" "$out" ;;
+train_chat)
+  # Chat records (the bundled instruction set): `wafer train` reads them as conversations, renders
+  # them with ChatML and trains on the answers, saying so; a vocabulary without room for ChatML's
+  # special tokens is refused naming the key; `wafer finetune` refuses them rather than training on
+  # their JSON as text.
+  data="$src/resources/instructions/train.jsonl"
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 3 --db "$db" "${tiny_args[@]}" \
+        --set "train_input.data_dir=$data" --set model.vocab_size=258 --set runconfig.eval_frequency=3 \
+        --set train_input.max_sequence_length=128 \
+        --set runconfig.eval_steps=1 2>&1) || fail "train on chat records: exit $? $out"
+  expect_in "data: OpenAI messages" "$out"
+  expect_in "2700 records for training, 300 held out; chat template chatml" "$out"
+  expect_in "trained on the assistant's answers only" "$out"
+  expect_in "finished after 3 steps" "$out"
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1 --db "$db" "${tiny_args[@]}" \
+        --set "train_input.data_dir=$data" 2>&1) && fail "a vocabulary without ChatML's tokens must fail"
+  expect_in "vocab_size" "$out"
+  printf '{"messages": [{"role": "user", "content": "hi"}]}\n' >"$tmp/ask.jsonl"
+  out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1 --db "$db" "${tiny_args[@]}" \
+        --set "train_input.data_dir=$tmp/ask.jsonl" --set model.vocab_size=258 2>&1) \
+    && fail "a conversation without an answer must fail"
+  expect_in "ask.jsonl:1" "$out"
+  out=$("$wafer" finetune --base "$src/resources/base-model" --data "$data" --dry-run --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "finetune on records: expected exit 1, got $code: $out"
+  expect_in "train.jsonl holds instruction or chat records" "$out" ;;
 lesson_run_on)
   # Issue 31: a lesson whose `preset:` line ran on into the next, indented line (one path
   # component past 255 bytes) made `wafer lesson check` and `list` abort (exit 134). Both answer

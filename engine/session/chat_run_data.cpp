@@ -1,0 +1,186 @@
+// Chat run data: see chat_run_data.h.
+#include "engine/session/chat_run_data.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/data/chat_examples.h"
+#include "engine/data/chat_records.h"
+#include "engine/data/record_split.h"
+#include "engine/fileio/atomic_file.h"
+#include "engine/tokenizer/special_tokens.h"
+
+namespace ws::session {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+data::RecordOptions recordOptions(const config::InputConfig& input) {
+    data::RecordOptions o;
+    o.format = data::parseRecordFormat(input.format).value_or(data::RecordFormat::Auto);
+    o.promptColumn = input.promptColumn;
+    o.answerColumn = input.answerColumn;
+    o.systemColumn = input.systemColumn;
+    o.idColumn = input.idColumn;
+    o.parentIdColumn = input.parentIdColumn;
+    return o;
+}
+
+// Every data_dir file's records, joined (CSV chains keep their groups apart).
+Result<data::RecordSet> readRecords(const config::InputConfig& input, const std::string& key) {
+    data::RecordSet all;
+    std::string textFile, chatFile;
+    for (const std::string& entry : input.dataDir) {
+        auto one = data::readRecordFile(entry, recordOptions(input));
+        if (!one.ok()) return Error{key + ": " + one.error().message};
+        (one->texts.empty() ? chatFile : textFile) = entry;
+        if (!textFile.empty() && !chatFile.empty())
+            return Error{fmt::format(
+                "{}: {} holds conversations but {} holds plain text records; train on one kind "
+                "at a time (split them into two runs, or set format: text to read both as text)",
+                key, chatFile, textFile)};
+        const size_t groupBase =
+            all.conversationGroups.empty()
+                ? 0
+                : *std::max_element(all.conversationGroups.begin(), all.conversationGroups.end()) +
+                      1;
+        for (size_t g : one->conversationGroups) all.conversationGroups.push_back(groupBase + g);
+        std::move(one->conversations.begin(), one->conversations.end(),
+                  std::back_inserter(all.conversations));
+        std::move(one->texts.begin(), one->texts.end(), std::back_inserter(all.texts));
+        if (all.report.evidence.empty()) {
+            all.report = one->report;
+        } else {
+            all.report.records += one->report.records;
+            all.report.conversations += one->report.conversations;
+            all.report.blankLines += one->report.blankLines;
+            for (std::string& w : one->report.warnings) all.report.warnings.push_back(std::move(w));
+        }
+    }
+    return all;
+}
+
+// The records at `indices` (conversations, or texts when there are none).
+data::RecordSet subset(const data::RecordSet& records, const std::vector<size_t>& indices) {
+    data::RecordSet out;
+    for (const size_t i : indices) {
+        if (!records.conversations.empty())
+            out.conversations.push_back(records.conversations[i]);
+        else
+            out.texts.push_back(records.texts[i]);
+    }
+    return out;
+}
+
+Result<chat::ChatTemplate> chatTemplateFor(const config::InputConfig& input) {
+    const std::string& name = input.chatTemplate;
+    if (name == "auto") {
+        const fs::path folder = tokenizerFolder(input.tokenizer);
+        if (folder.empty()) return chat::ChatTemplate::builtin("chatml");
+        return chat::ChatTemplate::forModel(folder);
+    }
+    if (name.ends_with(".jinja")) {
+        auto source = fileio::readWholeFile(name);
+        if (!source.ok()) return Error{"train_input.chat_template: " + source.error().message};
+        return chat::ChatTemplate::fromSource(name, std::move(source).value());
+    }
+    auto builtin = chat::ChatTemplate::builtin(name);
+    if (!builtin.ok()) return Error{"train_input.chat_template: " + builtin.error().message};
+    return builtin;
+}
+
+Result<std::vector<data::Example>> examplesOf(const data::RecordSet& records,
+                                              const chat::ChatTemplate& chatTemplate,
+                                              const tokenizer::Tokenizer& tokenizer,
+                                              const config::InputConfig& input) {
+    return data::makeExamples(
+        records, chatTemplate, tokenizer,
+        {.trainOnInputs = input.trainOnInputs, .maskHistory = input.maskHistory});
+}
+
+}  // namespace
+
+bool readsRecords(const config::InputConfig& input) {
+    if (input.dataProcessor == "GptHDF5DataProcessor" ||
+        input.dataProcessor == "GptHDF5MapDataProcessor")
+        return false;
+    if (input.format == "text") return false;
+    if (input.format != "auto") return true;
+    if (input.dataDir.empty()) return false;
+    return std::all_of(input.dataDir.begin(), input.dataDir.end(), [](const std::string& entry) {
+        std::error_code ec;
+        return fs::is_regular_file(entry, ec) && data::isRecordFile(entry);
+    });
+}
+
+fs::path tokenizerFolder(const config::TokenizerConfig& tokenizer) {
+    if (tokenizer.type == "hf" && !tokenizer.tokenizerFile.empty())
+        return fs::path(tokenizer.tokenizerFile).parent_path();
+    if (tokenizer.type == "bpe" && !tokenizer.vocabFile.empty())
+        return fs::path(tokenizer.vocabFile).parent_path();
+    return {};
+}
+
+Result<ChatRunData> openChatRunData(const config::Config& cfg,
+                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer) {
+    const config::InputConfig& input = cfg.trainInput;
+    auto records = readRecords(input, "train_input.data_dir");
+    if (!records.ok()) return records.error();
+    const bool separateEval = !cfg.evalInput.dataDir.empty();
+    data::RecordSplit split;
+    data::RecordSet evalRecords;
+    if (separateEval) {
+        auto eval = readRecords(cfg.evalInput, "eval_input.data_dir");
+        if (!eval.ok()) return eval.error();
+        evalRecords = std::move(eval).value();
+        const size_t n =
+            records->conversations.empty() ? records->texts.size() : records->conversations.size();
+        for (size_t i = 0; i < n; ++i) split.train.push_back(i);
+    } else {
+        auto made = data::splitHeldOut(
+            *records, {.fraction = input.validationRecords > 0 ? 0.0 : input.validationFraction,
+                       .count = input.validationRecords,
+                       .seed = static_cast<uint64_t>(input.shuffleSeed)});
+        if (!made.ok()) return Error{"train_input.validation_records: " + made.error().message};
+        split = std::move(made).value();
+        evalRecords = subset(*records, split.heldOut);
+    }
+
+    auto chatTemplate = chatTemplateFor(input);
+    if (!chatTemplate.ok()) return chatTemplate.error();
+    auto tokens = tokenizer::withSpecialTokens(std::move(tokenizer), chatTemplate->specialTokens());
+    if (!tokens.ok()) return Error{"train_input.chat_template: " + tokens.error().message};
+
+    ChatRunData out;
+    out.tokenizer = tokens->tokenizer;
+    out.templateName = chatTemplate->name();
+    out.stopStrings = chatTemplate->stopStrings();
+    out.report = records->report;
+    out.trainRecords = split.train.size();
+    out.heldOutRecords = separateEval ? evalRecords.conversations.size() + evalRecords.texts.size()
+                                      : split.heldOut.size();
+    auto train = examplesOf(subset(*records, split.train), *chatTemplate, *out.tokenizer, input);
+    if (!train.ok()) return train.error();
+    auto heldOut = examplesOf(evalRecords, *chatTemplate, *out.tokenizer, input);
+    if (!heldOut.ok()) return heldOut.error();
+
+    data::ExampleOptions options;
+    options.T = input.maxSequenceLength;
+    options.pack = input.packExamples;
+    options.longExamples =
+        input.longExamples == "refuse" ? data::LongExamples::Refuse : data::LongExamples::Truncate;
+    options.seed = static_cast<uint64_t>(input.shuffleSeed);
+    const std::vector<int32_t> eos = out.tokenizer->encode(chatTemplate->eosToken());
+    options.padId = eos.size() == 1 ? eos[0] : 0;
+    auto dataset =
+        data::ExampleDataset::create(std::move(train).value(), std::move(heldOut).value(), options);
+    if (!dataset.ok()) return Error{"train_input.data_dir: " + dataset.error().message};
+    if (Status st = dataset->checkBatch(input.batchSize); !st.ok())
+        return Error{"train_input.batch_size: " + st.error().message};
+    out.dataset = std::make_unique<data::ExampleDataset>(std::move(dataset).value());
+    return out;
+}
+
+}  // namespace ws::session

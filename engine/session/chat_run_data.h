@@ -1,0 +1,58 @@
+// A run's instruction or chat data (train_input.format other than text, or auto on record files):
+// the config keys mapped onto the record readers (data/chat_records.h), the chat template
+// (chat/chat_template.h), the masked encoding and the example batches (data/example_dataset.h),
+// so the session and `wafer validate` read the same data with the same checks. Not a public
+// header (it exposes the data module, a private dependency of the session).
+//
+// The mapping:
+//   train_input.data_dir        record files (.jsonl .json .csv .tsv .zip), read in order and
+//                               joined; with format auto a run reads records when every entry
+//                               is such a file (a folder or a .txt keeps the text path)
+//   format, *_column            data::RecordOptions
+//   validation_records / validation_fraction
+//                               the held-out records (data/record_split.h; chains kept whole)
+//   chat_template               auto: the template beside the tokenizer's files (its
+//                               tokenizer_config.json or chat_template.jinja), else ChatML;
+//                               chatml; or a .jinja file
+//   train_on_inputs, mask_history  what is trained on (data/chat_examples.h)
+//   max_sequence_length, pack_examples, long_examples, shuffle_seed  data::ExampleOptions
+// A built-in template's special tokens (ChatML's <|im_start|>, <|im_end|>) join the tokenizer
+// (tokenizer/special_tokens.h); model.vocab_size must then cover them.
+//
+// Thread-safety: pure functions of their arguments (they read the files named).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/chat/chat_template.h"
+#include "engine/config/config.h"
+#include "engine/core/result.h"
+#include "engine/data/example_dataset.h"
+#include "engine/data/record_format.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace ws::session {
+
+// True when train_input reads instruction or chat records rather than plain text.
+bool readsRecords(const config::InputConfig& input);
+
+struct ChatRunData {
+    std::shared_ptr<const tokenizer::Tokenizer> tokenizer;  // with the template's special tokens
+    std::string templateName;              // "chatml", "<folder>/tokenizer_config.json"
+    std::vector<std::string> stopStrings;  // the template's end-of-turn markers
+    data::RecordReport report;             // the first file's, counts summed
+    size_t trainRecords = 0, heldOutRecords = 0;
+    std::unique_ptr<data::ExampleDataset> dataset;
+};
+
+// `tokenizer`: the run's tokenizer before special tokens (train_input.tokenizer).
+Result<ChatRunData> openChatRunData(const config::Config& cfg,
+                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer);
+
+// Where a run's chat template comes from with chat_template auto: the folder of the tokenizer's
+// files (tokenizer_file or vocab_file), empty for the byte tokenizer.
+std::filesystem::path tokenizerFolder(const config::TokenizerConfig& tokenizer);
+
+}  // namespace ws::session
