@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/data/batch_source.h"
 #include "engine/data/dataset.h"
 #include "engine/data/packing.h"
 #include "engine/model/gpt.h"
@@ -33,19 +35,28 @@ public:
     Evaluator(const config::Config& config, const model::GptShape& shape, int T,
               int trainMicroBatch, const data::Dataset& data, const data::DocumentIndex* documents,
               std::vector<int32_t> tokenBytes);
+    // The same over a BatchSource's validation batches (ModelZoo's HDF5 samples), with its own
+    // position_ids when it has them. `source` must outlive this.
+    Evaluator(const config::Config& config, const model::GptShape& shape, int T,
+              int trainMicroBatch, const data::BatchSource& source,
+              std::vector<int32_t> tokenBytes);
 
     int micro() const { return m_micro; }  // sequences per forward pass
     // The batches an evaluation reads: runconfig.eval_steps, fewer when the data holds fewer.
     int64_t batches() const;
     // The mean loss over batches() (NaN when there are none), and the same in bits per byte.
+    // NaN too when a source's batch cannot be read; lastError() then says why.
     Result evaluate(RunWeights& weights);
+    const std::string& lastError() const { return m_lastError; }
 
 private:
     const config::Config& m_config;
     int m_T;
     int m_micro;
-    const data::Dataset& m_data;
-    const data::DocumentIndex* m_documents;
+    const data::Dataset* m_data = nullptr;  // one of these two
+    const data::BatchSource* m_source = nullptr;
+    const data::DocumentIndex* m_documents = nullptr;
+    std::string m_lastError;
     std::vector<int32_t> m_tokenBytes;
     model::Gpt<float> m_gpt;                   // (micro, T)
     std::vector<int32_t> m_inputs, m_targets;  // (eval batch, T)

@@ -80,4 +80,35 @@ Result<Hdf5RunData> openHdf5RunData(const config::Config& cfg) {
     return out;
 }
 
+Status requireTrainableTargets(const std::vector<int32_t>& targets, const std::string& what) {
+    if (kLossSkipsMaskedTargets) return {};
+    for (size_t n = 0; n < targets.size(); ++n)
+        if (targets[n] < 0)
+            return Error{fmt::format(
+                "{}: position {} of the batch has a loss mask of 0 (no loss there), but this "
+                "build's loss trains on every position: training on masked ModelZoo samples needs "
+                "the masked loss of issue 34; until then use samples whose loss mask is all 1 "
+                "(text preprocessed without padding), with held-out samples a multiple of "
+                "eval_input.batch_size",
+                what, n)};
+    return {};
+}
+
+Result<bool> hdf5TrainBatch(const Hdf5RunData& data, const config::InputConfig& input, int64_t step,
+                            int B, std::vector<int32_t>& inputs, std::vector<int32_t>& targets,
+                            std::vector<int32_t>& positionIds) {
+    const size_t n = size_t(B) * size_t(data.T);
+    inputs.resize(n);
+    targets.resize(n);
+    const bool positions = data.train->hasPositionIds();
+    if (positions) positionIds.resize(n);
+    auto trained = data.train->trainBatch(step, B, input.shuffle, uint64_t(input.shuffleSeed),
+                                          {inputs.data(), targets.data(), positionIds.data()});
+    if (!trained.ok()) return trained.error();
+    if (Status s = requireTrainableTargets(targets, fmt::format("training step {}", step + 1));
+        !s.ok())
+        return s.error();
+    return positions;
+}
+
 }  // namespace ws::session

@@ -21,7 +21,10 @@
 // Thread-safety: a pure function of its arguments (it reads the files named).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/config/config.h"
 #include "engine/core/result.h"
@@ -42,5 +45,18 @@ struct Hdf5RunData {
 
 // Opens and checks train_input's (and eval_input's own) HDF5 files as the mapping above says.
 Result<Hdf5RunData> openHdf5RunData(const config::Config& cfg);
+
+// Whether the engine's loss skips targets < 0 (a loss mask of 0). Until issue 34's masked loss is
+// merged it does not, so a batch with such a target is refused rather than trained on: the loss
+// would read a logit at index -1.
+inline constexpr bool kLossSkipsMaskedTargets = false;
+
+// Step `step`'s training batch (B, T) into inputs and targets (resized), and into positionIds
+// when the files give them (use_vsl); true when they did. Errors name the file and sample.
+Result<bool> hdf5TrainBatch(const Hdf5RunData& data, const config::InputConfig& input, int64_t step,
+                            int B, std::vector<int32_t>& inputs, std::vector<int32_t>& targets,
+                            std::vector<int32_t>& positionIds);
+// The same check for a batch drawn elsewhere (the evaluation's), `what` naming it.
+Status requireTrainableTargets(const std::vector<int32_t>& targets, const std::string& what);
 
 }  // namespace ws::session

@@ -162,6 +162,7 @@ private:
     struct Prepared;
     struct Progress;
     Status prepareData(Prepared& p);
+    Status prepareHdf5Data(Prepared& p, const std::filesystem::path& cacheDir);
     Status prepareEvalData(Prepared& p, const RunDataInput& input,
                            const std::filesystem::path& cacheDir);
     Status prepareMemoryX(Prepared& p);

@@ -119,12 +119,23 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     }
     m_activity = fmt::format("training step {}", r.step + 1);
     if (r.step + 1 == m_options.failAllocationAtStep) throw std::bad_alloc();
-    m_impl->dataset->trainBatch(r.step, p.B, p.T, cfg.trainInput.shuffle,
-                                static_cast<uint64_t>(cfg.trainInput.shuffleSeed), r.inputs.data(),
-                                r.targets.data());
+    bool packed = false;
+    if (m_impl->hdf5) {
+        auto batch = hdf5TrainBatch(*m_impl->hdf5, cfg.trainInput, r.step, p.B, r.inputs, r.targets,
+                                    r.positionIds);
+        if (!batch.ok()) {
+            log(LogLine::Level::Error, batch.error().message);
+            return r.end(RunState::Failed, batch.error().message);
+        }
+        packed = *batch;
+    } else {
+        m_impl->dataset->trainBatch(r.step, p.B, p.T, cfg.trainInput.shuffle,
+                                    static_cast<uint64_t>(cfg.trainInput.shuffleSeed),
+                                    r.inputs.data(), r.targets.data());
+        packed = trainPositionIds(*m_impl->dataset, *m_impl->documents, cfg.trainInput, r.step, p.B,
+                                  p.T, r.positionIds);
+    }
     const double lr = p.optimizer->schedule().at(r.step);
-    const bool packed = trainPositionIds(*m_impl->dataset, *m_impl->documents, cfg.trainInput,
-                                         r.step, p.B, p.T, r.positionIds);
     p.executor->setPositionIds(packed ? r.positionIds.data() : nullptr);
     if (r.step == cfg.trainInput.shortSequenceSteps && cfg.trainInput.shortSequenceLength > 0) {
         log(LogLine::Level::Info,
@@ -193,6 +204,13 @@ bool Session::trainStep(Prepared& p, Progress& r) {
 }
 
 double Session::attentionLength(const Prepared& p, Progress& r, int64_t step) {
+    if (m_impl->hdf5) {
+        if (!m_impl->hdf5->train->hasPositionIds()) return double(p.T);
+        std::vector<int32_t> inputs, targets, positions;  // a failed read fails the step itself
+        auto batch = hdf5TrainBatch(*m_impl->hdf5, m_config.config.trainInput, step, p.B, inputs,
+                                    targets, positions);
+        return batch.ok() ? data::attentionLength(positions) : double(p.T);
+    }
     const bool packed = trainPositionIds(*m_impl->dataset, *m_impl->documents,
                                          m_config.config.trainInput, step, p.B, p.T, r.positionIds);
     return packed ? data::attentionLength(r.positionIds) : double(p.T);
@@ -261,6 +279,8 @@ Session::Evaluation Session::evaluate(Prepared& p, int64_t afterStep) {
     if (p.evaluator->batches() <= 0) return {kNaN, kNaN};
     m_activity = fmt::format("evaluating the weights after step {}", afterStep);
     const Evaluator::Result e = p.evaluator->evaluate(*m_impl->weights);
+    if (!p.evaluator->lastError().empty())
+        log(LogLine::Level::Error, "evaluation: " + p.evaluator->lastError());
     return {e.loss, e.bitsPerByte};
 }
 

@@ -22,6 +22,7 @@
 #include "engine/session/checkpoint_keeper.h"
 #include "engine/session/emulator_feed.h"
 #include "engine/session/evaluator.h"
+#include "engine/session/hdf5_run_data.h"
 #include "engine/session/resume.h"
 #include "engine/session/run_folder.h"
 #include "engine/session/run_optimizer.h"
@@ -50,6 +51,8 @@ struct Session::Impl {
     std::optional<data::Dataset> evalDataset;
     // use_vsl: where the documents start in trainCache / evalCache (vsl.h).
     std::optional<data::DocumentIndex> documents, evalDocuments;
+    // ModelZoo's HDF5 samples (hdf5_run_data.h), instead of the token cache and its windows.
+    std::optional<Hdf5RunData> hdf5;
     std::unique_ptr<RunWeights> weights;  // master weights and optimizer state in MemoryX
 };
 
@@ -61,6 +64,7 @@ struct Session::Prepared {
     int B = 0;                                // sequences per step
     int T = 0;                                // tokens per sequence
     const data::Dataset* evalData = nullptr;  // the held-out split, or eval_input's own corpus
+    const data::BatchSource* evalSource = nullptr;  // instead of evalData: HDF5 samples
     // prepareMemoryX
     model::GptShape shape;
     std::optional<ResumePlan> resume;

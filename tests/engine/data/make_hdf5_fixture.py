@@ -17,6 +17,10 @@ The files are written as Cerebras/modelzoo (Release 2.10.0) writes them:
     samples from vsl_finetuning_token_generator.py create_features_finetuning_vsl (several
     prompt/completion pairs packed per row; rows input_ids, input_mask, labels, attention_span,
     position_ids). File name output_chunk_0_0.h5.
+  - full/: 24 samples of text a full row long (loss mask all 1) in examples_0.h5 and
+    examples_1.h5, written like plain/: a data set that trains without a loss mask. Each row
+    counts up from a random start (token t + 1 follows token t, mod 62, from 2), so a model can
+    learn it.
 
 Usage: make_hdf5_fixture.py OUT_DIR [--seed N]
 """
@@ -149,10 +153,19 @@ def main():
         packed.append(finetuning_vsl(pairs))
     write_batch(os.path.join(vsl, "output_chunk_0_0.h5"), packed)
 
+    full = os.path.join(args.out_dir, "full")
+    os.makedirs(full, exist_ok=True)
+    for name in ("examples_0.h5", "examples_1.h5"):
+        samples = []
+        for _ in range(12):
+            start = rng.randrange(0, VOCAB - 2)
+            samples.append(auto_lm([2 + (start + t) % (VOCAB - 2) for t in range(MSL + 1)]))
+        write_rows(os.path.join(full, name), samples)
+
     with open(os.path.join(args.out_dir, "expected.json"), "w") as f:
         json.dump({"vocab_size": VOCAB, "max_sequence_length": MSL, "seed": args.seed,
                    "writer": "h5py " + h5py.__version__, "plain": expected(plain),
-                   "vsl": expected(vsl)}, f, indent=1)
+                   "vsl": expected(vsl), "full": expected(full)}, f, indent=1)
 
 
 if __name__ == "__main__":
