@@ -384,6 +384,14 @@ train_hdf5)
   [[ -n $first && -n $last ]] || fail "no loss and eval lines at steps 10 and 30: $out"
   python3 -c 'import sys; a=sys.argv[1].split(); b=sys.argv[2].split(); sys.exit(not (float(b[0]) < float(a[0]) / 2 and float(b[1]) < float(a[1]) / 2))' \
       "$first" "$last" || fail "loss and eval did not halve from step 10 ($first) to 30 ($last)"
+  # Packed rows (use_vsl): the files' position_ids keep attention inside each document.
+  out=$("$wafer" train "$nano" --max-steps 30 --db "$db" "${hdf5_args[@]}" --set train_input.use_vsl=true \
+        --set "train_input.data_dir=$h5/vslfull" --set eval_input.batch_size=3 2>&1) || fail "vsl: exit $? $out"
+  expect_in "12 samples of 12 tokens (5 rows: input_ids, loss mask, labels, attention_span, position_ids); 9 train, 3 held out" "$out"
+  last=$(sed -n 's/^step 30\/30 | loss \([0-9.]*\) | eval \([0-9.]*\).*/\1/p' <<<"$out")
+  python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 2.0)' "$last" || fail "vsl: loss $last at step 30: $out"
+  out=$("$wafer" validate "$nano" "${hdf5_args[@]}" --set train_input.use_vsl=true 2>&1) && fail "vsl on full/: $out"
+  expect_in "without the attention_span and position_ids rows" "$out"
   # The GptHDF5DataProcessor reads the same files.
   out=$("$wafer" train "$nano" --max-steps 2 --db "$db" "${hdf5_args[@]}" \
         --set train_input.data_processor=GptHDF5DataProcessor 2>&1) || fail "iterable: exit $? $out"

@@ -116,6 +116,7 @@ TEST(Hdf5Dataset, CommittedH5pyFilesReadTokenForToken) {
 TEST(Hdf5Dataset, CommittedVslFilesGivePositionIds) {
     expectTokenForToken(kFixture, "vsl", true);
     expectTokenForToken(kFixture, "vsl", false);  // ModelZoo reads the first three rows
+    expectTokenForToken(kFixture, "vslfull", true, false);
 }
 
 bool h5pyPresent() {
