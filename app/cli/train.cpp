@@ -9,6 +9,7 @@
 // Pause / Checkpoint Now / Stop on a run it did not start, `wafer runs control`;
 // engine/session/run_control.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -40,6 +41,17 @@ struct TrainOptions {
     std::string resume;  // run id or folder
     bool allowConfigChange = false;
 };
+
+// " (x before training; unigram baseline y)" of the summary line, each part only when known (no
+// unigram baseline for ModelZoo's HDF5 samples, which are never counted as a stream).
+std::string baselines(const session::RunSummary& summary) {
+    std::vector<std::string> parts;
+    if (!std::isnan(summary.initialEvalLoss))
+        parts.push_back(fmt::format("{:.4f} before training", summary.initialEvalLoss));
+    if (!std::isnan(summary.unigramEntropyNats))
+        parts.push_back(fmt::format("unigram baseline {:.3f}", summary.unigramEntropyNats));
+    return parts.empty() ? std::string() : " (" + fmt::format("{}", fmt::join(parts, "; ")) + ")";
+}
 
 // The line each process prints as a job across processes starts.
 void printRankLine(const comm::Comm& comm, int systems) {
@@ -236,7 +248,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
         std::cout << summaryJson(summary).dump() << std::endl;
     } else if (summary.state != session::RunState::Failed) {
         std::cout << fmt::format(
-            "{} after {} steps in {}: loss {:.4f}, eval loss {}{} ({}unigram baseline {:.3f}), "
+            "{} after {} steps in {}: loss {:.4f}, eval loss {}{}{}, "
             "{:.0f} tokens/s, {} parameters{}\n"
             "run {} | model: {}\n",
             session::runStateName(summary.state), summary.steps, formatClock(summary.elapsedSec),
@@ -246,10 +258,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
             std::isnan(summary.finalEvalBitsPerByte)
                 ? std::string()
                 : fmt::format(" = {:.4f} bits/byte", summary.finalEvalBitsPerByte),
-            std::isnan(summary.initialEvalLoss)
-                ? std::string()
-                : fmt::format("{:.4f} before training; ", summary.initialEvalLoss),
-            summary.unigramEntropyNats, summary.tokensPerSec, summary.parameterCount,
+            baselines(summary), summary.tokensPerSec, summary.parameterCount,
             summary.emulatedSec > 0
                 ? fmt::format("; emulated wafer time {:.4g} s", summary.emulatedSec)
                 : std::string(),

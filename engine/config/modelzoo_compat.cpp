@@ -141,10 +141,11 @@ void resolveSequenceLength(Config& config, ReadContext& ctx) {
             train.maxSequenceLength = config.model.maxPositionEmbeddings;
             ctx.warn(YAML::Mark::null_mark(), "train_input.max_sequence_length",
                      "not given; ModelZoo's " + train.dataProcessor +
-                         " takes it from its HDF5 files, which Wafer Studio does not read, so "
-                         "the model's context is used: model.max_position_embeddings = " +
+                         " takes it from its HDF5 files; here it is the model's context, "
+                         "model.max_position_embeddings = " +
                          std::to_string(train.maxSequenceLength) +
-                         " tokens per sequence. Set train_input.max_sequence_length to choose");
+                         " tokens per sequence, which a run (and wafer validate) checks against "
+                         "the files. Set train_input.max_sequence_length to the files' length");
         } else {
             train.maxSequenceLength = fallback;
             if (train.dataProcessor != "TextFileDataProcessor")

@@ -2,6 +2,8 @@
 // HDF5 samples, implemented literally from the header's formulas.
 #include "engine/data/hdf5_dataset.h"
 
+#include "engine/data/examples.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,14 +13,6 @@
 
 namespace ws::data {
 namespace {
-
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-uint64_t mix64(uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 int64_t validationSamplesFor(int64_t n, double fraction) {
     if (fraction >= 1.0) return n;
@@ -91,13 +85,8 @@ int64_t Hdf5Dataset::trainSampleIndex(int64_t step, int B, int row, bool shuffle
     const auto epoch = int64_t(k / n);
     const std::lock_guard lock(m_permLock);
     if (m_permEpoch != epoch || m_permSeed != seed || m_perm.size() != n) {
-        m_perm.resize(n);
-        std::iota(m_perm.begin(), m_perm.end(), int64_t(0));
-        uint64_t x = mix64(seed + (4 + uint64_t(epoch)) * kGolden);
-        for (uint64_t m = n - 1; m >= 1; --m) {
-            x += kGolden;
-            std::swap(m_perm[m], m_perm[mix64(x) % (m + 1)]);
-        }
+        // examples.h's seeded orders, stream 4 + epoch, as the supervised examples' epochs.
+        m_perm = seededPermutation(int64_t(n), streamKey(seed, 4 + uint64_t(epoch)));
         m_permEpoch = epoch;
         m_permSeed = seed;
     }

@@ -21,7 +21,10 @@
 // Thread-safety: a pure function of its arguments (it reads the files named).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/config/config.h"
 #include "engine/core/result.h"

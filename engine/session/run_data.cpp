@@ -1,6 +1,7 @@
 // The data a run reads (see run_data.h).
 #include "engine/session/run_data.h"
 
+#include "engine/session/hdf5_run_data.h"
 #include "engine/session/run_data_read.h"
 
 namespace ws::session {
@@ -24,6 +25,10 @@ Result<data::CorpusDocuments> readRunData(const RunDataInput& input) {
 
 std::vector<std::string> checkRunData(const config::Config& cfg) {
     std::vector<std::string> problems;
+    if (readsHdf5(cfg.trainInput)) {
+        if (auto data = openHdf5RunData(cfg); !data.ok()) problems.push_back(data.error().message);
+        return problems;
+    }
     for (const RunDataInput& input : runDataInputs(cfg)) {
         if (auto read = readRunData(input); !read.ok()) problems.push_back(read.error().message);
     }

@@ -3,8 +3,9 @@
 // readRunData(); `wafer validate` checks a config's data with checkRunData(), which is that same
 // read without the tokenizing, so validate refuses exactly the data a run would stop at: a path
 // that does not exist or cannot be read, a folder without text files, a file that is not text
-// (unless the input's allow_binary), no text at all. Thread-safety: pure functions of their
-// arguments (they read the files named).
+// (unless the input's allow_binary), no text at all; for ModelZoo's HDF5 processors, every check
+// of openHdf5RunData (hdf5_run_data.h). Thread-safety: pure functions of their arguments (they
+// read the files named).
 #pragma once
 
 #include <string>

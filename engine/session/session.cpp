@@ -271,12 +271,13 @@ void Session::prepareEvaluation(Prepared& p) {
                     p.T, formatBytes(double(micro) * double(p.fit.bytesPerSequence)));
     const data::DocumentIndex* documents =
         cfg.evalInput.useVsl && m_impl->evalDocuments ? &*m_impl->evalDocuments : nullptr;
-    if (p.evalSource)
+    if (p.evalSource) {
         p.evaluator.emplace(cfg, p.shape, p.T, p.fit.microBatch, *p.evalSource,
                             tokenizer::tokenByteCounts(*m_impl->tokenizer));
-    else
+    } else {
         p.evaluator.emplace(cfg, p.shape, p.T, p.fit.microBatch, *p.evalData, documents,
                             tokenizer::tokenByteCounts(*m_impl->tokenizer));
+    }
     if (micro < evalB) {
         log(LogLine::Level::Info,
             fmt::format("evaluation: eval_input.batch_size {} in {} micro-batches of {} sequences "

@@ -163,6 +163,7 @@ private:
     struct Progress;
     Status prepareData(Prepared& p);
     Status prepareChatData(Prepared& p, const std::filesystem::path& cacheDir);
+    Status prepareHdf5Data(Prepared& p, const std::filesystem::path& cacheDir);
     Status prepareEvalData(Prepared& p, const RunDataInput& input,
                            const std::filesystem::path& cacheDir);
     Status prepareMemoryX(Prepared& p);

@@ -27,6 +27,7 @@ Status Session::prepareData(Prepared& p) {
             "processes yet (the other ranks receive token ids only); run the job in one process "
             "(num_csx systems still train data-parallel there) or turn them off"};
     }
+    if (readsHdf5(cfg.trainInput)) return prepareHdf5Data(p, cacheDir);
     if (readsRecords(cfg.trainInput)) return prepareChatData(p, cacheDir);
     const std::vector<RunDataInput> inputs = runDataInputs(cfg);
     auto documents = readRunData(inputs.front());
@@ -123,6 +124,34 @@ Status Session::prepareChatData(Prepared& p, const fs::path& cacheDir) {
         log(LogLine::Level::Warning, "data: " + w.message);
     s.source = std::make_unique<data::ExampleBatchSource>(std::move(chat->dataset));
     p.evalSource = s.source.get();
+    return Status::success();
+}
+
+// ModelZoo's HDF5 samples: already tokenized, so the tokenizer is only checked against the model
+// (and decodes samples and eval bytes); T is the files' sequence length.
+Status Session::prepareHdf5Data(Prepared& p, const fs::path& cacheDir) {
+    const config::Config& cfg = m_config.config;
+    Impl& s = *m_impl;
+    if (cfg.trainInput.tokenizer.type == "train-bpe")
+        return Error{fmt::format(
+            "train_input.tokenizer.type train-bpe learns a vocabulary from text, but {} reads "
+            "token ids already made by a tokenizer: set train_input.tokenizer to that tokenizer "
+            "(type bpe or hf), or byte for byte-level ids",
+            cfg.trainInput.dataProcessor)};
+    m_activity = "reading the HDF5 data sets";
+    auto data = openHdf5RunData(cfg);
+    if (!data.ok()) return data.error();
+    auto tok = tokenizer::makeTokenizer(cfg.trainInput.tokenizer, std::string_view(), cacheDir);
+    if (!tok.ok()) return Error{"train_input.tokenizer: " + tok.error().message};
+    s.tokenizer = std::move(tok).value();
+    if (Status v = config::checkVocab(cfg, s.tokenizer->vocabSize()); !v.ok()) return v;
+    s.hdf5.emplace(std::move(data).value());
+    p.B = cfg.trainInput.batchSize;
+    p.T = s.hdf5->T;
+    p.evalSource = &s.hdf5->evalSource();
+    m_summary.unigramEntropyNats = kNaN;
+    log(LogLine::Level::Info, "data (train_input): " + s.hdf5->train->describe());
+    if (s.hdf5->eval) log(LogLine::Level::Info, "data (eval_input): " + s.hdf5->eval->describe());
     return Status::success();
 }
 

@@ -120,7 +120,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
     m_activity = fmt::format("training step {}", r.step + 1);
     if (r.step + 1 == m_options.failAllocationAtStep) throw std::bad_alloc();
     bool packed = false;
-    if (const data::BatchSource* source = m_impl->source.get()) {
+    if (const data::BatchSource* source = m_impl->trainSource()) {
         r.positionIds.resize(r.inputs.size());
         packed = source->hasPositionIds();
         const auto read = source->trainBatch(
@@ -206,7 +206,7 @@ bool Session::trainStep(Prepared& p, Progress& r) {
 }
 
 double Session::attentionLength(const Prepared& p, Progress& r, int64_t step) {
-    if (const data::BatchSource* source = m_impl->source.get()) {
+    if (const data::BatchSource* source = m_impl->trainSource()) {
         if (!source->hasPositionIds()) return double(p.T);
         std::vector<int32_t> inputs(r.inputs.size()), targets(r.inputs.size()),
             positions(r.inputs.size());

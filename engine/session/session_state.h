@@ -23,6 +23,7 @@
 #include "engine/session/checkpoint_keeper.h"
 #include "engine/session/emulator_feed.h"
 #include "engine/session/evaluator.h"
+#include "engine/session/hdf5_run_data.h"
 #include "engine/session/resume.h"
 #include "engine/session/run_folder.h"
 #include "engine/session/run_optimizer.h"
@@ -54,6 +55,12 @@ struct Session::Impl {
     // Instruction and chat data (chat_run_data.h): the examples' batches instead of the token
     // cache's windows, for training and evaluation.
     std::unique_ptr<data::BatchSource> source;
+    // ModelZoo's HDF5 samples (hdf5_run_data.h), instead of the token cache and its windows.
+    std::optional<Hdf5RunData> hdf5;
+    // The batch source training reads, when not the token cache's windows.
+    const data::BatchSource* trainSource() const {
+        return hdf5 ? static_cast<const data::BatchSource*>(hdf5->train.get()) : source.get();
+    }
     std::unique_ptr<RunWeights> weights;  // master weights and optimizer state in MemoryX
 };
 

@@ -353,6 +353,61 @@ validate_data)
   out=$("$wafer" validate "$nano" --set "train_input.data_dir=$long" 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "a path past 255 bytes: expected exit 1, got $code: $out"
   expect_in "cannot be read (File name too long)" "$out" ;;
+train_hdf5)
+  # Issue 34: a ModelZoo config's HDF5 data_dir (GptHDF5MapDataProcessor / GptHDF5DataProcessor
+  # .h5 files, here written by h5py: tests/engine/data/make_hdf5_fixture.py) trains as written;
+  # validate and train refuse the same problems in the same words.
+  nano="$src/presets/gpt-nano.yaml"
+  h5="$src/tests/engine/data/fixtures/hdf5"
+  hdf5_args=(--set train_input.data_processor=GptHDF5MapDataProcessor
+             --set "train_input.data_dir=$h5/full" --set train_input.batch_size=4
+             --set eval_input.batch_size=2 --set train_input.validation_fraction=0.25
+             --set runconfig.eval_frequency=10 --set runconfig.eval_steps=3
+             --set runconfig.log_steps=10)
+  out=$("$wafer" validate "$nano" "${hdf5_args[@]}" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "length mismatch: expected exit 1, got $code: $out"
+  expect_in "train_input.max_sequence_length is 128" "$out"
+  expect_in "set train_input.max_sequence_length: 12" "$out"
+  out=$("$wafer" train "$nano" --max-steps 1 --db "$db" "${hdf5_args[@]}" 2>&1) \
+      && fail "train with the wrong length: $out"
+  expect_in "set train_input.max_sequence_length: 12" "$out"
+  hdf5_args+=(--set train_input.max_sequence_length=12)
+  out=$("$wafer" validate "$nano" "${hdf5_args[@]}" 2>&1) || fail "validate: exit $? $out"
+  expect_in ": valid" "$out"
+  out=$("$wafer" train "$nano" --max-steps 30 --db "$db" "${hdf5_args[@]}" 2>&1) \
+      || fail "train: exit $? $out"
+  expect_in "HDF5 samples: 2 file(s), 24 samples of 12 tokens" "$out"
+  expect_in "18 train, 6 held out" "$out"
+  # Every row counts up by one: 30 steps learn much of it, on the held-out samples too.
+  first=$(sed -n 's/^step 10\/30 | loss \([0-9.]*\) | eval \([0-9.]*\).*/\1 \2/p' <<<"$out")
+  last=$(sed -n 's/^step 30\/30 | loss \([0-9.]*\) | eval \([0-9.]*\).*/\1 \2/p' <<<"$out")
+  [[ -n $first && -n $last ]] || fail "no loss and eval lines at steps 10 and 30: $out"
+  python3 -c 'import sys; a=sys.argv[1].split(); b=sys.argv[2].split(); sys.exit(not (float(b[0]) < float(a[0]) / 2 and float(b[1]) < float(a[1]) / 2))' \
+      "$first" "$last" || fail "loss and eval did not halve from step 10 ($first) to 30 ($last)"
+  # Packed rows (use_vsl): the files' position_ids keep attention inside each document.
+  out=$("$wafer" train "$nano" --max-steps 30 --db "$db" "${hdf5_args[@]}" --set train_input.use_vsl=true \
+        --set "train_input.data_dir=$h5/vslfull" --set eval_input.batch_size=3 2>&1) || fail "vsl: exit $? $out"
+  expect_in "12 samples of 12 tokens (5 rows: input_ids, loss mask, labels, attention_span, position_ids); 9 train, 3 held out" "$out"
+  last=$(sed -n 's/^step 30\/30 | loss \([0-9.]*\) | eval \([0-9.]*\).*/\1/p' <<<"$out")
+  python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < 2.0)' "$last" || fail "vsl: loss $last at step 30: $out"
+  out=$("$wafer" validate "$nano" "${hdf5_args[@]}" --set train_input.use_vsl=true 2>&1) && fail "vsl on full/: $out"
+  expect_in "without the attention_span and position_ids rows" "$out"
+  # The GptHDF5DataProcessor reads the same files.
+  out=$("$wafer" train "$nano" --max-steps 2 --db "$db" "${hdf5_args[@]}" \
+        --set train_input.data_processor=GptHDF5DataProcessor 2>&1) || fail "iterable: exit $? $out"
+  # Text where .h5 files are expected, and a file that is not HDF5.
+  out=$("$wafer" validate "$nano" "${hdf5_args[@]}" --set "train_input.data_dir=$src/resources/corpus" 2>&1) \
+      && fail "text folder: $out"
+  expect_in "holds no .h5 files" "$out"
+  mkdir -p "$tmp/bad" && echo "text" >"$tmp/bad/examples_0.h5"
+  out=$("$wafer" train "$nano" --max-steps 1 --db "$db" "${hdf5_args[@]}" --set "train_input.data_dir=$tmp/bad" 2>&1) \
+      && fail "not HDF5: $out"
+  expect_in "train_input.data_dir: '$tmp/bad/examples_0.h5' is not an HDF5 file" "$out"
+  grep -q "HDF5-DIAG" <<<"$out" && fail "HDF5 printed its error stack: $out"
+  # Samples with a loss mask of 0 (prompts, padding) train: the loss skips the masked positions.
+  out=$("$wafer" train "$nano" --max-steps 2 --db "$db" "${hdf5_args[@]}" --set "train_input.data_dir=$h5/plain" 2>&1) \
+      || fail "masked samples: exit $? $out"
+  expect_in "finished after 2 steps" "$out" ;;
 train_and_runs)
   out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 4 --json --db "$db" \
         --name smoke "${tiny_args[@]}" --set "runconfig.model_dir=$tmp/model") || fail "train exit $? $out"

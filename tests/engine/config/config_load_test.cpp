@@ -546,8 +546,8 @@ TEST(ConfigLoad, ModelZooOlderMupKeysTranslateToTheCurrentOnes) {
     EXPECT_TRUE(anyContains(
         loaded->warnings,
         "train_input.max_sequence_length: not given; ModelZoo's GptHDF5DataProcessor takes it "
-        "from its HDF5 files, which Wafer Studio does not read, so the model's context is used: "
-        "model.max_position_embeddings = 2048 tokens per sequence"));
+        "from its HDF5 files; here it is the model's context, model.max_position_embeddings = "
+        "2048 tokens per sequence, which a run (and wafer validate) checks against the files"));
     EXPECT_TRUE(validate(loaded->config).empty()) << validate(loaded->config).front();
 }
 

@@ -64,7 +64,8 @@ Row trainRow(const Hdf5Dataset& ds, int64_t step, int B, int row, bool shuffle, 
 
 // Checks every sample of `set` (expected.json's "plain" or "vsl") against batches of one row
 // read in order: inputs = input_ids, targets = labels where the mask is 1 and -1 elsewhere.
-void expectTokenForToken(const fs::path& root, const std::string& set, bool useVsl) {
+void expectTokenForToken(const fs::path& root, const std::string& set, bool useVsl,
+                         bool someMasked = true) {
     const nlohmann::json expected = readJson(root / "expected.json");
     Hdf5DatasetOptions options;
     options.vocabSize = expected["vocab_size"];
@@ -100,16 +101,22 @@ void expectTokenForToken(const fs::path& root, const std::string& set, bool useV
             EXPECT_EQ(got.positions, std::vector<int32_t>(labels.size(), -7)) << "left alone";
         }
     }
-    EXPECT_GT(masked, 0) << "the fixture must exercise the mask";
+    if (someMasked) {
+        EXPECT_GT(masked, 0) << "the fixture must exercise the mask";
+    } else {
+        EXPECT_EQ(masked, 0) << "full/ trains on every position";
+    }
 }
 
 TEST(Hdf5Dataset, CommittedH5pyFilesReadTokenForToken) {
     expectTokenForToken(kFixture, "plain", false);
+    expectTokenForToken(kFixture, "full", false, false);
 }
 
 TEST(Hdf5Dataset, CommittedVslFilesGivePositionIds) {
     expectTokenForToken(kFixture, "vsl", true);
     expectTokenForToken(kFixture, "vsl", false);  // ModelZoo reads the first three rows
+    expectTokenForToken(kFixture, "vslfull", true, false);
 }
 
 bool h5pyPresent() {

@@ -17,6 +17,13 @@ The files are written as Cerebras/modelzoo (Release 2.10.0) writes them:
     samples from vsl_finetuning_token_generator.py create_features_finetuning_vsl (several
     prompt/completion pairs packed per row; rows input_ids, input_mask, labels, attention_span,
     position_ids). File name output_chunk_0_0.h5.
+  - full/: 24 samples of text a full row long (loss mask all 1) in examples_0.h5 and
+    examples_1.h5, written like plain/: a data set that trains without a loss mask. Each row
+    counts up from a random start (token t + 1 follows token t, mod 62, from 2), so a model can
+    learn it.
+  - vslfull/: 12 packed rows in output_chunk_0_0.h5 from vsl_pretraining_token_generator.py
+    create_features_auto_lm_vsl: counting documents of 2 to 8 tokens packed to fill each row
+    exactly (loss mask all 1; position_ids restart at each document), written like vsl/.
 
 Usage: make_hdf5_fixture.py OUT_DIR [--seed N]
 """
@@ -67,6 +74,23 @@ def finetuning_vsl(pairs):
         span += list(range(n - 1, -1, -1))
         positions += list(range(n))
     input_ids, labels, input_mask = input_ids[:-1], labels[1:], input_mask[1:]
+    pad = MSL - len(input_ids)
+    return np.stack([np.int32(input_ids + [PAD] * pad), np.int32(input_mask + [0] * pad),
+                     np.int32(labels + [PAD] * pad), np.int32(span + [0] * pad),
+                     np.int32(positions + [0] * pad)])
+
+
+def pretraining_vsl(docs):
+    """vsl_pretraining_token_generator.py create_features_auto_lm_vsl (mask 1 on every token)."""
+    input_ids, input_mask, labels, span, positions = [], [], [], [], []
+    for i, doc in enumerate(docs):
+        input_ids += doc
+        input_mask += [1] * len(doc)
+        labels += doc
+        n = len(doc) - 1 if i == len(docs) - 1 else len(doc)
+        span += list(range(n - 1, -1, -1))
+        positions += list(range(n))
+    input_ids, input_mask, labels = input_ids[:-1], input_mask[:-1], labels[1:]
     pad = MSL - len(input_ids)
     return np.stack([np.int32(input_ids + [PAD] * pad), np.int32(input_mask + [0] * pad),
                      np.int32(labels + [PAD] * pad), np.int32(span + [0] * pad),
@@ -149,10 +173,35 @@ def main():
         packed.append(finetuning_vsl(pairs))
     write_batch(os.path.join(vsl, "output_chunk_0_0.h5"), packed)
 
+    full = os.path.join(args.out_dir, "full")
+    os.makedirs(full, exist_ok=True)
+    for name in ("examples_0.h5", "examples_1.h5"):
+        samples = []
+        for _ in range(12):
+            start = rng.randrange(0, VOCAB - 2)
+            samples.append(auto_lm([2 + (start + t) % (VOCAB - 2) for t in range(MSL + 1)]))
+        write_rows(os.path.join(full, name), samples)
+
+    vslfull = os.path.join(args.out_dir, "vslfull")
+    os.makedirs(vslfull, exist_ok=True)
+    rows = []
+    for _ in range(12):
+        docs, left = [], MSL + 1
+        while left > 0:
+            n = min(left, rng.randrange(2, 9))
+            if left - n == 1:
+                n += 1  # no one-token document at the end
+            start = rng.randrange(0, VOCAB - 2)
+            docs.append([2 + (start + t) % (VOCAB - 2) for t in range(n)])
+            left -= n
+        rows.append(pretraining_vsl(docs))
+    write_batch(os.path.join(vslfull, "output_chunk_0_0.h5"), rows)
+
     with open(os.path.join(args.out_dir, "expected.json"), "w") as f:
         json.dump({"vocab_size": VOCAB, "max_sequence_length": MSL, "seed": args.seed,
                    "writer": "h5py " + h5py.__version__, "plain": expected(plain),
-                   "vsl": expected(vsl)}, f, indent=1)
+                   "vsl": expected(vsl), "full": expected(full),
+                   "vslfull": expected(vslfull)}, f, indent=1)
 
 
 if __name__ == "__main__":
