@@ -19,6 +19,8 @@ using ast::Stmt;
 
 // No chat template counts far; a huge range() is a runaway.
 constexpr int64_t kMaxRange = 100'000;
+// Values a template builds nest no deeper (real templates nest two or three levels).
+constexpr int kMaxNesting = 100;
 
 Error errorAt(Location at, const std::string& what) {
     return Error{describe(at) + ": " + what};
@@ -49,8 +51,9 @@ private:
     Status append(Location at, const std::string& text);
     Status step(Location at);
 
-    // Expressions.
+    // Expressions: eval bounds the nesting of what evalNode computes.
     Result<Value> eval(const Expr& e);
+    Result<Value> evalNode(const Expr& e);
     Result<Value> evalAttribute(const Expr& e);
     Result<Value> evalSubscript(const Expr& e);
     Result<Value> evalSlice(const Expr& e);
@@ -239,11 +242,22 @@ Status Renderer::renderSet(const Stmt& stmt) {
         return errorAt(stmt.at, "cannot set the attribute '" + stmt.attribute + "' of '" +
                                     stmt.targets[0] + "', a " + kindName(target) +
                                     "; only a namespace() takes attributes");
+    if (holdsNamespace(*value))
+        return errorAt(stmt.at, "a namespace cannot hold a namespace (the attribute '" +
+                                    stmt.attribute + "')");
     target.namespaceDict().set(stmt.attribute, std::move(*value));
     return {};
 }
 
 Result<Value> Renderer::eval(const Expr& e) {
+    auto v = evalNode(e);
+    if (v && v->depth() > kMaxNesting)
+        return errorAt(e.at, "lists and dicts nest deeper than " + std::to_string(kMaxNesting) +
+                                 " levels; refused as a runaway");
+    return v;
+}
+
+Result<Value> Renderer::evalNode(const Expr& e) {
     switch (e.kind) {
         case Expr::Kind::Literal:
             return e.literal;
@@ -492,6 +506,11 @@ Result<Value> Renderer::callBuiltin(const Expr& e, const std::string& name, cons
             for (const auto& [k, v] : p.asDict().items()) dict.set(k, v);
         }
         for (const auto& [k, v] : args.keyword) dict.set(k, v);
+        if (name == "namespace")
+            for (const auto& [k, v] : dict.items())
+                if (holdsNamespace(v))
+                    return errorAt(
+                        e.at, "a namespace cannot hold a namespace (the attribute '" + k + "')");
         return name == "dict" ? Value::dict(std::move(dict))
                               : Value::makeNamespace(std::move(dict));
     }

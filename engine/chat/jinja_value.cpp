@@ -61,18 +61,21 @@ Value Value::string(std::string s) {
 Value Value::list(ValueList items) {
     Value v;
     v.m_kind = Kind::List;
+    for (const Value& item : items) v.m_depth = std::max(v.m_depth, item.m_depth + 1);
     v.m_data = std::make_shared<ValueList>(std::move(items));
     return v;
 }
 Value Value::dict(ValueDict items) {
     Value v;
     v.m_kind = Kind::Dict;
+    for (const auto& [k, item] : items.items()) v.m_depth = std::max(v.m_depth, item.m_depth + 1);
     v.m_data = std::make_shared<ValueDict>(std::move(items));
     return v;
 }
 Value Value::makeNamespace(ValueDict items) {
     Value v;
     v.m_kind = Kind::Namespace;
+    for (const auto& [k, item] : items.items()) v.m_depth = std::max(v.m_depth, item.m_depth + 1);
     v.m_data = std::make_shared<ValueDict>(std::move(items));
     return v;
 }
@@ -85,6 +88,23 @@ Value Value::function(Function f) {
 
 double Value::asFloat() const {
     return m_kind == Kind::Int ? static_cast<double>(asInt()) : std::get<double>(m_data);
+}
+
+bool holdsNamespace(const Value& v) {
+    switch (v.kind()) {
+        case Value::Kind::Namespace:
+            return true;
+        case Value::Kind::List:
+            for (const Value& item : v.asList())
+                if (holdsNamespace(item)) return true;
+            return false;
+        case Value::Kind::Dict:
+            for (const auto& [k, item] : v.asDict().items())
+                if (holdsNamespace(item)) return true;
+            return false;
+        default:
+            return false;
+    }
 }
 
 bool truthy(const Value& v) {

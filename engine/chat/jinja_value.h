@@ -23,17 +23,7 @@ namespace ws::chat::jinja {
 class Value;
 using ValueList = std::vector<Value>;
 
-// A dict or a namespace: string keys in insertion order (as Python dicts keep them).
-class ValueDict {
-public:
-    const Value* find(std::string_view key) const;
-    void set(const std::string& key, Value value);
-    const std::vector<std::pair<std::string, Value>>& items() const { return m_items; }
-    size_t size() const { return m_items.size(); }
-
-private:
-    std::vector<std::pair<std::string, Value>> m_items;
-};
+class ValueDict;
 
 // A callable: a built-in global (raise_exception, namespace, range, ...) or a macro, which the
 // renderer knows by its definition.
@@ -59,6 +49,9 @@ public:
     static Value function(Function f);
 
     Kind kind() const { return m_kind; }
+    // How deeply lists and dicts nest inside this value (0 for a scalar); the renderer bounds it
+    // so that printing or freeing a value cannot exhaust the stack.
+    int depth() const { return m_depth; }
     bool isUndefined() const { return m_kind == Kind::Undefined; }
     bool isNone() const { return m_kind == Kind::None; }
     bool isString() const { return m_kind == Kind::String; }
@@ -79,11 +72,27 @@ public:
 
 private:
     Kind m_kind = Kind::Undefined;
+    int m_depth = 0;
     std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<ValueList>,
                  std::shared_ptr<ValueDict>, std::shared_ptr<Function>>
         m_data;
 };
 
+// A dict or a namespace: string keys in insertion order (as Python dicts keep them).
+class ValueDict {
+public:
+    const Value* find(std::string_view key) const;
+    void set(const std::string& key, Value value);
+    const std::vector<std::pair<std::string, Value>>& items() const { return m_items; }
+    size_t size() const { return m_items.size(); }
+
+private:
+    std::vector<std::pair<std::string, Value>> m_items;
+};
+
+// True if v is or holds (in a list or dict) a namespace. A namespace may not be stored in one,
+// so no value can hold itself (shared values never form a cycle).
+bool holdsNamespace(const Value& v);
 // Python's truth value; undefined is false.
 bool truthy(const Value& v);
 // Python's ==; ints and floats compare by value.

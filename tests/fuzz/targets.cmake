@@ -13,7 +13,8 @@ set(WAFER_FUZZ_TARGETS
     "checkpoint_folder|checkpoint_folder_fuzz.cpp|wafer::modelio,nlohmann_json::nlohmann_json"
     "hf_config|hf_config_fuzz.cpp|wafer::modelio"
     "run_store|run_store_fuzz.cpp|wafer::store"
-    "lesson|lesson_fuzz.cpp|wafer::lesson")
+    "lesson|lesson_fuzz.cpp|wafer::lesson"
+    "chat_template|chat_template_fuzz.cpp|wafer::chat")
 set(WAFER_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # wafer_fuzz_entry(ENTRY NAME SOURCE MODULES): unpacks one entry of WAFER_FUZZ_TARGETS.

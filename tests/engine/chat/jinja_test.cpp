@@ -315,6 +315,14 @@ TEST(JinjaLimits, RunawayTemplatesAreRefusedNotRun) {
     std::string deep(500, '(');
     EXPECT_EQ(render("{{ " + deep + "1" + std::string(500, ')') + " }}").rfind("ERROR: line 1", 0),
               0u);
+    // A namespace holding itself would be a reference cycle; deep nesting would exhaust the
+    // stack when printed or freed.
+    EXPECT_EQ(render("{% set ns = namespace(a=1) %}{% set ns.me = [ns] %}"),
+              "ERROR: line 1, column 30: a namespace cannot hold a namespace (the attribute 'me')");
+    EXPECT_EQ(render("{% set ns = namespace(x=[]) %}{% for i in range(500) %}"
+                     "{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}"),
+              "ERROR: line 1, column 70: lists and dicts nest deeper than 100 levels; refused as a "
+              "runaway");
     EXPECT_EQ(render("{{ 9223372036854775807 + 1 }}"),
               "ERROR: line 1, column 24: the integer overflows 64 bits");
 }
