@@ -186,6 +186,8 @@ function trainingSpans(template, t, messages) {
       bos_token: t.bos_token,
       eos_token: t.eos_token,
       add_generation_prompt: prompt,
+      tools: null,
+      documents: null,
       ...t.extra_context,
     });
   const whole = render(messages, false);
@@ -215,6 +217,8 @@ for (const t of templates) {
         bos_token: t.bos_token,
         eos_token: t.eos_token,
         add_generation_prompt: addGenerationPrompt,
+        tools: null,
+        documents: null,
         ...t.extra_context,
       };
       const result = { template: t.name, conversation: c.name, add_generation_prompt: addGenerationPrompt };

@@ -173,6 +173,9 @@ Result<std::string> ChatTemplate::renderMessages(const std::vector<ChatMessage>&
     if (!m_unk.empty()) context.set("unk_token", jinja::Value::string(m_unk));
     if (!m_pad.empty()) context.set("pad_token", jinja::Value::string(m_pad));
     context.set("add_generation_prompt", jinja::Value::boolean(addGenerationPrompt));
+    // transformers passes these as None when a chat has no tools or documents.
+    context.set("tools", jinja::Value::none());
+    context.set("documents", jinja::Value::none());
     auto text = m_template.render(context);
     if (!text) return Error{"the chat template " + m_name + ": " + text.error().message};
     return text;

@@ -5,8 +5,8 @@
 // strings or {"content": ...}), or one of the named built-ins for models without one (GPT-2, the
 // studio's base): "chatml" (the default). Rendered by the engine's Jinja interpreter (jinja.h)
 // with the variables transformers gives: messages, bos_token, eos_token, unk_token, pad_token,
-// add_generation_prompt. strftime_now is not defined, so a template's fallback date is used and
-// a render never depends on the clock.
+// add_generation_prompt, and tools and documents as none. strftime_now is not defined, so a
+// template's fallback date is used and a render never depends on the clock.
 //
 // The assistant spans (renderForTraining): for assistant message i, the span is the bytes that
 // render(messages[:i+1]) adds to render(messages[:i], add_generation_prompt=true): the message's

@@ -27,12 +27,13 @@ using namespace ws::chat;
 }
 
 const Conversation& conversation() {
-    static const Conversation c{{{"system", "Be brief {{ and }} {% raw %}."},
-                                 {"user", "Hi \xE2\x80\x94 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x99\x82"},
-                                 {"assistant", "Hello<|im_end|>"},
-                                 {"user", "  'quoted' \"twice\"\n"},
-                                 {"assistant", "Bye"}},
-                                "fuzz"};
+    static const Conversation c{
+        {{"system", "Be brief {{ and }} {% raw %}."},
+         {"user", "Hi \xE2\x80\x94 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\x99\x82"},
+         {"assistant", "Hello<|im_end|>"},
+         {"user", "  'quoted' \"twice\"\n"},
+         {"assistant", "Bye"}},
+        "fuzz"};
     return c;
 }
 

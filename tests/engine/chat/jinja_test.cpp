@@ -64,7 +64,7 @@ TEST(JinjaSyntax, Literals) {
     EXPECT_EQ(render("{{ true }} {{ False }} {{ none }} {{ None }}"), "True False None None");
     EXPECT_EQ(render("{{ [1, 'a', none] }} {{ {'k': 1, 'j': [true]} }}"),
               "[1, 'a', None] {'k': 1, 'j': [True]}");
-    EXPECT_EQ(render("{{ ('a', 'b') }}"), "['a', 'b']");
+    EXPECT_EQ(render("{% for x in ('a', 'b') %}{{ x }}{% endfor %}"), "ab");  // a tuple
     EXPECT_EQ(render("{{ 'ab' 'cd' }}"), "abcd");
 }
 
