@@ -177,8 +177,9 @@ const conversations = JSON.parse(fs.readFileSync(path.join(fixtures, "conversati
   .concat(randomConversations(randomCount));
 // The assistant spans as the engine defines them (chat_template.h), computed here with the
 // reference library: for assistant message i, render(messages[:i], add_generation_prompt) must
-// be a prefix of render(messages[:i+1]), itself a prefix of the whole render; the span is the
-// difference, in UTF-8 bytes. A template breaking that is recorded as refusing at message i+1.
+// start with the render through the previous assistant message and be a prefix of
+// render(messages[:i+1]), itself a prefix of the whole render; the span is the difference, in
+// UTF-8 bytes. A template breaking that is recorded as refusing at message i+1.
 function trainingSpans(template, t, messages) {
   const render = (list, prompt) =>
     template.render({
@@ -192,6 +193,7 @@ function trainingSpans(template, t, messages) {
     });
   const whole = render(messages, false);
   const spans = [];
+  let previousTurn = "";
   for (let i = 0; i < messages.length; ++i) {
     if (messages[i].role !== "assistant") continue;
     let prompt, turn;
@@ -201,8 +203,10 @@ function trainingSpans(template, t, messages) {
     } catch {
       return { refused_at_message: i + 1 };
     }
-    if (!turn.startsWith(prompt) || !whole.startsWith(turn)) return { refused_at_message: i + 1 };
+    if (!prompt.startsWith(previousTurn) || !turn.startsWith(prompt) || !whole.startsWith(turn))
+      return { refused_at_message: i + 1 };
     spans.push([i, Buffer.byteLength(prompt, "utf8"), Buffer.byteLength(turn, "utf8")]);
+    previousTurn = turn;
   }
   return { spans };
 }

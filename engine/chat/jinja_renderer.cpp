@@ -251,6 +251,9 @@ Status Renderer::renderSet(const Stmt& stmt) {
 
 Result<Value> Renderer::eval(const Expr& e) {
     auto v = evalNode(e);
+    if (v && v->weight() > m_options.maxOutputBytes)
+        return errorAt(e.at, "the value grew past " + std::to_string(m_options.maxOutputBytes) +
+                                 " bytes; refused as a runaway");
     if (v && v->depth() > kMaxNesting)
         return errorAt(e.at, "lists and dicts nest deeper than " + std::to_string(kMaxNesting) +
                                  " levels; refused as a runaway");
@@ -546,7 +549,8 @@ Result<Value> Renderer::callBuiltin(const Expr& e, const std::string& name, cons
     }
     if (name == "strftime_now" && m_options.now) {
         const Value& format = args.get(0, "format");
-        if (!format.isString()) return errorAt(e.at, "strftime_now() takes a format string");
+        if (!format.isString() || format.asString().size() > 256)
+            return errorAt(e.at, "strftime_now() takes a format string (of at most 256 bytes)");
         const std::string& f = format.asString();
         for (size_t i = 0; i < f.size(); ++i)
             if (f[i] == '%' &&
@@ -657,7 +661,7 @@ Result<Value> Renderer::evalArithmetic(const Expr& e, const Value& a0, const Val
         const Value& count = a.isString() || a.isList() ? b : a;
         if (count.kind() != Value::Kind::Int) return cannot();
         const int64_t times = std::max<int64_t>(count.asInt(), 0);
-        const size_t unit = seq.isString() ? seq.asString().size() : seq.asList().size() * 16;
+        const uint64_t unit = seq.weight();
         if (unit > 0 && static_cast<uint64_t>(times) > m_options.maxOutputBytes / unit)
             return errorAt(e.at, "the repetition makes a value too long");
         if (seq.isString()) {

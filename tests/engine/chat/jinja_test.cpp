@@ -315,6 +315,16 @@ TEST(JinjaLimits, RunawayTemplatesAreRefusedNotRun) {
     std::string deep(500, '(');
     EXPECT_EQ(render("{{ " + deep + "1" + std::string(500, ')') + " }}").rfind("ERROR: line 1", 0),
               0u);
+    // Values are weighed as they are built, and filters check the size before building.
+    EXPECT_EQ(render("{{ ['a'] * 1000000 }}"),
+              "ERROR: line 1, column 10: the repetition makes a value too long");
+    EXPECT_EQ(render("{{ ('x' * 100000)|replace('', 'y' * 1000) }}"),
+              "ERROR: line 1, column 19: the filter 'replace': replace would build a string longer "
+              "than 67108864 bytes; refused as a runaway");
+    EXPECT_EQ(render("{% set ns = namespace(l=[]) %}{% for i in range(20) %}"
+                     "{% set ns.l = ns.l + ns.l + ['x' * 100000] %}{% endfor %}")
+                  .rfind("ERROR: line 1, column ", 0),
+              0u);
     // A namespace holding itself would be a reference cycle; deep nesting would exhaust the
     // stack when printed or freed.
     EXPECT_EQ(render("{% set ns = namespace(a=1) %}{% set ns.me = [ns] %}"),
