@@ -11,6 +11,7 @@
 #   TARGET              default all (tests/fuzz/targets.cmake): safetensors torch_checkpoint
 #                       peft_adapter config tokenizer token_cache trainer_state checkpoint_folder
 #                       hf_config run_store lesson chat_json_records csv_records zip_records
+#                       chat_template
 #   --merge             afterwards, add the new inputs that grow coverage to the committed seed
 #                       corpus (tests/fuzz/corpus/<target>/, libFuzzer's -merge=1)
 # Environment: WAFER_FUZZ_BUILD (default build-fuzz), WAFER_FUZZ_OUT (default /tmp/wafer-fuzz:

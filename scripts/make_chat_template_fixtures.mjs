@@ -11,7 +11,8 @@
 // (see LICENSES.md), from the npm package @huggingface/ollama-utils when it is installed) and
 // conversations.json. Renders every template over every conversation with add_generation_prompt
 // off and on, and writes one JSON file holding the templates' texts and, per case, the text or
-// the error the template raised. Options:
+// the error the template raised, and (add_generation_prompt off) the assistant spans or the
+// message where the incremental render breaks. Options:
 //   --out FILE     write there instead of fixtures/expected.json
 //   --random N     add N random conversations (seeded) to the fixed ones (the live test does)
 //   --no-llama     leave the Llama templates out even when ollama-utils is present (the
@@ -174,6 +175,42 @@ function randomConversations(count) {
 const { templates, skipped, ollamaVersion } = await loadTemplates();
 const conversations = JSON.parse(fs.readFileSync(path.join(fixtures, "conversations.json"), "utf8"))
   .concat(randomConversations(randomCount));
+// The assistant spans as the engine defines them (chat_template.h), computed here with the
+// reference library: for assistant message i, render(messages[:i], add_generation_prompt) must
+// start with the render through the previous assistant message and be a prefix of
+// render(messages[:i+1]), itself a prefix of the whole render; the span is the difference, in
+// UTF-8 bytes. A template breaking that is recorded as refusing at message i+1.
+function trainingSpans(template, t, messages) {
+  const render = (list, prompt) =>
+    template.render({
+      messages: list,
+      bos_token: t.bos_token,
+      eos_token: t.eos_token,
+      add_generation_prompt: prompt,
+      tools: null,
+      documents: null,
+      ...t.extra_context,
+    });
+  const whole = render(messages, false);
+  const spans = [];
+  let previousTurn = "";
+  for (let i = 0; i < messages.length; ++i) {
+    if (messages[i].role !== "assistant") continue;
+    let prompt, turn;
+    try {
+      prompt = render(messages.slice(0, i), true);
+      turn = render(messages.slice(0, i + 1), false);
+    } catch {
+      return { refused_at_message: i + 1 };
+    }
+    if (!prompt.startsWith(previousTurn) || !turn.startsWith(prompt) || !whole.startsWith(turn))
+      return { refused_at_message: i + 1 };
+    spans.push([i, Buffer.byteLength(prompt, "utf8"), Buffer.byteLength(turn, "utf8")]);
+    previousTurn = turn;
+  }
+  return { spans };
+}
+
 const cases = [];
 for (const t of templates) {
   const template = new Template(t.source);
@@ -184,11 +221,14 @@ for (const t of templates) {
         bos_token: t.bos_token,
         eos_token: t.eos_token,
         add_generation_prompt: addGenerationPrompt,
+        tools: null,
+        documents: null,
         ...t.extra_context,
       };
       const result = { template: t.name, conversation: c.name, add_generation_prompt: addGenerationPrompt };
       try {
         result.text = template.render(context);
+        if (!addGenerationPrompt) result.training = trainingSpans(template, t, c.messages);
       } catch (e) {
         result.error = String(e.message ?? e);
       }
@@ -209,4 +249,6 @@ const errors = cases.filter((c) => c.error).length;
 console.log(
   `rendered ${cases.length} cases (${templates.length} templates x ${conversations.length} ` +
     `conversations x add_generation_prompt off/on, ${errors} raised) with ${output.library}` +
-    (skipped.length ? `; skipped ${skipped.join(", ")} (@huggingface/ollama-utils not found)` : ""));
+    (skipped.length
+      ? `; left out ${skipped.join(", ")} (${withLlama ? "@huggingface/ollama-utils not found" : "--no-llama"})`
+      : ""));

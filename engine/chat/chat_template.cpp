@@ -173,6 +173,9 @@ Result<std::string> ChatTemplate::renderMessages(const std::vector<ChatMessage>&
     if (!m_unk.empty()) context.set("unk_token", jinja::Value::string(m_unk));
     if (!m_pad.empty()) context.set("pad_token", jinja::Value::string(m_pad));
     context.set("add_generation_prompt", jinja::Value::boolean(addGenerationPrompt));
+    // transformers passes these as None when a chat has no tools or documents.
+    context.set("tools", jinja::Value::none());
+    context.set("documents", jinja::Value::none());
     auto text = m_template.render(context);
     if (!text) return Error{"the chat template " + m_name + ": " + text.error().message};
     return text;
@@ -212,6 +215,7 @@ Result<RenderedConversation> ChatTemplate::renderForTraining(
     auto whole = renderMessages(messages, false);
     if (!whole) return Error{where + whole.error().message};
     out.text = std::move(*whole);
+    std::string previousTurn;  // the render through the previous assistant message
     for (size_t i = 0; i < messages.size(); ++i) {
         if (messages[i].role != kAssistantRole) continue;
         const std::vector<ChatMessage> before(messages.begin(),
@@ -227,6 +231,12 @@ Result<RenderedConversation> ChatTemplate::renderForTraining(
                                     "conversation incrementally, so the assistant's part of "
                                     "message " +
                                     std::to_string(i + 1) + " cannot be found exactly (";
+        if (prompt->compare(0, previousTurn.size(), previousTurn) != 0 ||
+            prompt->size() < previousTurn.size())
+            return Error{refusal +
+                         "the render up to the previous answer is not the start of "
+                         "this answer's prompt; " +
+                         divergence(previousTurn, *prompt) + ")"};
         if (turn->compare(0, prompt->size(), *prompt) != 0 || turn->size() < prompt->size())
             return Error{refusal +
                          "the prompt rendered with add_generation_prompt is not the "
@@ -238,6 +248,7 @@ Result<RenderedConversation> ChatTemplate::renderForTraining(
                          "conversation's render; " +
                          divergence(*turn, out.text) + ")"};
         out.spans.push_back({i, prompt->size(), turn->size()});
+        previousTurn = std::move(*turn);
     }
     return out;
 }

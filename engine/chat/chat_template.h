@@ -5,18 +5,19 @@
 // strings or {"content": ...}), or one of the named built-ins for models without one (GPT-2, the
 // studio's base): "chatml" (the default). Rendered by the engine's Jinja interpreter (jinja.h)
 // with the variables transformers gives: messages, bos_token, eos_token, unk_token, pad_token,
-// add_generation_prompt. strftime_now is not defined, so a template's fallback date is used and
-// a render never depends on the clock.
+// add_generation_prompt, and tools and documents as none. strftime_now is not defined, so a
+// template's fallback date is used and a render never depends on the clock.
 //
 // The assistant spans (renderForTraining): for assistant message i, the span is the bytes that
 // render(messages[:i+1]) adds to render(messages[:i], add_generation_prompt=true): the message's
 // content, its end-of-turn marker and whatever the template writes after it up to where the next
 // message's rendering begins (ChatML: "Hello<|im_end|>\n"; Llama 3: "Hello<|eot_id|>"; Mistral:
-// "Hello</s>"). That prefix property, and render(messages[:i+1]) being a prefix of the whole
-// conversation's render, is checked for every assistant message; a template that breaks it (e.g.
-// one that rewrites earlier turns) is refused for training with an error naming the template,
-// never approximated.
-// Thread-safety: immutable after loading; render from any thread.
+// "Hello</s>"). That prefix property, render(messages[:i+1]) being a prefix of the whole
+// conversation's render and the render through the previous assistant message being a prefix of
+// this one's prompt (so spans follow each other in order) are checked for every assistant message;
+// a template that breaks it (e.g. one that rewrites earlier turns) is refused for training with an
+// error naming the template, never approximated. Thread-safety: immutable after loading; render
+// from any thread.
 #pragma once
 
 #include <filesystem>

@@ -16,6 +16,16 @@ namespace ws::chat::jinja {
 namespace {
 
 const Value kUndefined;
+// No string a filter or method builds may pass this (the renderer's own bound is per value).
+constexpr size_t kMaxBuiltBytes = size_t{64} << 20;
+// Iterating a string makes one value per code point; unique() compares every pair.
+constexpr size_t kMaxIteratedChars = 1'000'000;
+constexpr size_t kMaxUniqueItems = 2'000;
+
+Error tooLong(std::string_view what) {
+    return Error{std::string(what) + " would build a string longer than " +
+                 std::to_string(kMaxBuiltBytes) + " bytes; refused as a runaway"};
+}
 
 // Decodes one UTF-8 code point at s[i] (advancing i); invalid bytes decode as themselves.
 uint32_t decodeAt(std::string_view s, size_t& i) {
@@ -112,8 +122,21 @@ std::string capitalize(const std::string& s) {
     return out + icuCase(s.substr(i), false);
 }
 
-std::string replaceAll(const std::string& s, const std::string& from, const std::string& to,
-                       int64_t count) {
+Result<std::string> replaceAll(const std::string& s, const std::string& from, const std::string& to,
+                               int64_t count) {
+    // The hits first, so that the output's size is known before it is built.
+    uint64_t hits = 0;
+    if (from.empty()) {
+        hits = codePointCount(s) + 1;
+    } else {
+        for (size_t pos = s.find(from); pos != std::string::npos;
+             pos = s.find(from, pos + from.size()))
+            ++hits;
+    }
+    if (count >= 0) hits = std::min<uint64_t>(hits, static_cast<uint64_t>(count));
+    if (to.size() > from.size() &&
+        hits > (kMaxBuiltBytes - std::min(s.size(), kMaxBuiltBytes)) / (to.size() - from.size()))
+        return tooLong("replace");
     if (from.empty()) {
         // Python inserts `to` around every code point.
         std::string out;
@@ -348,12 +371,15 @@ Result<Value> mapItems(const Value& input, const Arguments& args) {
 Result<Value> joinItems(const Value& input, const Arguments& args) {
     auto items = iterate(input);
     if (!items) return items.error();
-    const Value& sep = args.get(0, "d");
     const Value& attribute = args.get(1, "attribute");
+    const std::string sep = toStr(args.get(0, "d"));
+    if (!items->empty() && sep.size() > 0 && items->size() - 1 > kMaxBuiltBytes / sep.size())
+        return tooLong("join");
     std::string out;
     bool first = true;
     for (const Value& item : *items) {
-        if (!first) out += toStr(sep);
+        if (!first) out += sep;
+        if (out.size() > kMaxBuiltBytes) return tooLong("join");
         first = false;
         out += toStr(attribute.isString() ? attributeOf(item, attribute.asString()) : item);
     }
@@ -377,7 +403,7 @@ Result<Value> tojson(const Value& input, const Arguments& args) {
     auto width = intArgument(indent, "tojson's indent", -1);
     if (!width) return width.error();
     if (*width > 64) return Error{"tojson: an indent above 64 is refused"};
-    auto json = toJson(input, static_cast<int>(*width));
+    auto json = toJson(input, static_cast<int>(*width), kMaxBuiltBytes);
     if (!json) return json.error();
     return Value::string(std::move(*json));
 }
@@ -437,7 +463,9 @@ Result<Value> applyFilter(std::string_view name, const Value& input, const Argum
         const Value& to = args.get(1, "new");
         auto count = intArgument(args.get(2, "count"), "replace's count", -1);
         if (!count) return count.error();
-        return Value::string(replaceAll(asText(), toStr(from), toStr(to), *count));
+        auto out = replaceAll(asText(), toStr(from), toStr(to), *count);
+        if (!out) return out.error();
+        return Value::string(std::move(*out));
     }
     if (name == "items") return dictItems(input);
     if (name == "list") {
@@ -469,6 +497,9 @@ Result<Value> applyFilter(std::string_view name, const Value& input, const Argum
             }
             return Value::list(ValueList(items->rbegin(), items->rend()));
         }
+        if (items->size() > kMaxUniqueItems)
+            return Error{"unique of more than " + std::to_string(kMaxUniqueItems) +
+                         " items is refused as a runaway"};
         ValueList out;
         for (const Value& item : *items)
             if (std::none_of(out.begin(), out.end(),
@@ -593,7 +624,9 @@ Result<Value> stringMethod(const std::string& s, std::string_view name, const Ar
             return Error{"replace needs two strings"};
         auto count = intArgument(args.get(2, "count"), "replace's count", -1);
         if (!count) return count.error();
-        return Value::string(replaceAll(s, a0.asString(), args.get(1, "").asString(), *count));
+        auto out = replaceAll(s, a0.asString(), args.get(1, "").asString(), *count);
+        if (!out) return out.error();
+        return Value::string(std::move(*out));
     }
     if (!a0.isString()) return Error{std::string(name) + " needs a string"};
     if (name == "find") {
@@ -678,6 +711,9 @@ Result<ValueList> iterate(const Value& v) {
             return keys;
         }
         case Value::Kind::String: {
+            if (v.asString().size() > kMaxIteratedChars)
+                return Error{"iterating a string of more than " +
+                             std::to_string(kMaxIteratedChars) + " bytes is refused as a runaway"};
             ValueList chars;
             const auto offsets = codePointOffsets(v.asString());
             for (size_t k = 0; k + 1 < offsets.size(); ++k)

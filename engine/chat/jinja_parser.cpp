@@ -97,6 +97,7 @@ private:
     };
     Result<ExprPtr> parseOr();
     Result<ExprPtr> parseAnd();
+    Result<ExprPtr> parseLogical(const char* keyword, Result<ExprPtr> (ExprParser::*operand)());
     Result<ExprPtr> parseNot();
     Result<ExprPtr> parseCompare();
     Result<ExprPtr> parseBinary(int level);
@@ -156,30 +157,22 @@ Result<ExprPtr> ExprParser::parseExpression(bool withCondexpr) {
 }
 
 Result<ExprPtr> ExprParser::parseOr() {
-    auto left = parseAnd();
-    while (left && m_cur.isName("or")) {
-        const Location at = m_cur.here();
-        m_cur.next();
-        auto right = parseAnd();
-        if (!right) return right;
-        auto node = makeExpr(Expr::Kind::Binary, at);
-        node->name = "or";
-        node->args.push_back(std::move(*left));
-        node->args.push_back(std::move(*right));
-        left = std::move(node);
-    }
-    return left;
+    return parseLogical("or", &ExprParser::parseAnd);
 }
 
 Result<ExprPtr> ExprParser::parseAnd() {
-    auto left = parseNot();
-    while (left && m_cur.isName("and")) {
-        const Location at = m_cur.here();
-        m_cur.next();
-        auto right = parseNot();
+    return parseLogical("and", &ExprParser::parseNot);
+}
+
+// operand (keyword operand)*, left-associative.
+Result<ExprPtr> ExprParser::parseLogical(const char* keyword,
+                                         Result<ExprPtr> (ExprParser::*operand)()) {
+    auto left = (this->*operand)();
+    while (left && m_cur.isName(keyword)) {
+        auto node = makeExpr(Expr::Kind::Binary, m_cur.here());
+        node->name = m_cur.next().text;
+        auto right = (this->*operand)();
         if (!right) return right;
-        auto node = makeExpr(Expr::Kind::Binary, at);
-        node->name = "and";
         node->args.push_back(std::move(*left));
         node->args.push_back(std::move(*right));
         left = std::move(node);

@@ -19,6 +19,8 @@ using ast::Stmt;
 
 // No chat template counts far; a huge range() is a runaway.
 constexpr int64_t kMaxRange = 100'000;
+// Values a template builds nest no deeper (real templates nest two or three levels).
+constexpr int kMaxNesting = 100;
 
 Error errorAt(Location at, const std::string& what) {
     return Error{describe(at) + ": " + what};
@@ -49,8 +51,9 @@ private:
     Status append(Location at, const std::string& text);
     Status step(Location at);
 
-    // Expressions.
+    // Expressions: eval bounds the nesting of what evalNode computes.
     Result<Value> eval(const Expr& e);
+    Result<Value> evalNode(const Expr& e);
     Result<Value> evalAttribute(const Expr& e);
     Result<Value> evalSubscript(const Expr& e);
     Result<Value> evalSlice(const Expr& e);
@@ -239,11 +242,25 @@ Status Renderer::renderSet(const Stmt& stmt) {
         return errorAt(stmt.at, "cannot set the attribute '" + stmt.attribute + "' of '" +
                                     stmt.targets[0] + "', a " + kindName(target) +
                                     "; only a namespace() takes attributes");
+    if (holdsNamespace(*value))
+        return errorAt(stmt.at, "a namespace cannot hold a namespace (the attribute '" +
+                                    stmt.attribute + "')");
     target.namespaceDict().set(stmt.attribute, std::move(*value));
     return {};
 }
 
 Result<Value> Renderer::eval(const Expr& e) {
+    auto v = evalNode(e);
+    if (v && v->weight() > m_options.maxOutputBytes)
+        return errorAt(e.at, "the value grew past " + std::to_string(m_options.maxOutputBytes) +
+                                 " bytes; refused as a runaway");
+    if (v && v->depth() > kMaxNesting)
+        return errorAt(e.at, "lists and dicts nest deeper than " + std::to_string(kMaxNesting) +
+                                 " levels; refused as a runaway");
+    return v;
+}
+
+Result<Value> Renderer::evalNode(const Expr& e) {
     switch (e.kind) {
         case Expr::Kind::Literal:
             return e.literal;
@@ -492,6 +509,11 @@ Result<Value> Renderer::callBuiltin(const Expr& e, const std::string& name, cons
             for (const auto& [k, v] : p.asDict().items()) dict.set(k, v);
         }
         for (const auto& [k, v] : args.keyword) dict.set(k, v);
+        if (name == "namespace")
+            for (const auto& [k, v] : dict.items())
+                if (holdsNamespace(v))
+                    return errorAt(
+                        e.at, "a namespace cannot hold a namespace (the attribute '" + k + "')");
         return name == "dict" ? Value::dict(std::move(dict))
                               : Value::makeNamespace(std::move(dict));
     }
@@ -527,7 +549,8 @@ Result<Value> Renderer::callBuiltin(const Expr& e, const std::string& name, cons
     }
     if (name == "strftime_now" && m_options.now) {
         const Value& format = args.get(0, "format");
-        if (!format.isString()) return errorAt(e.at, "strftime_now() takes a format string");
+        if (!format.isString() || format.asString().size() > 256)
+            return errorAt(e.at, "strftime_now() takes a format string (of at most 256 bytes)");
         const std::string& f = format.asString();
         for (size_t i = 0; i < f.size(); ++i)
             if (f[i] == '%' &&
@@ -638,7 +661,7 @@ Result<Value> Renderer::evalArithmetic(const Expr& e, const Value& a0, const Val
         const Value& count = a.isString() || a.isList() ? b : a;
         if (count.kind() != Value::Kind::Int) return cannot();
         const int64_t times = std::max<int64_t>(count.asInt(), 0);
-        const size_t unit = seq.isString() ? seq.asString().size() : seq.asList().size() * 16;
+        const uint64_t unit = seq.weight();
         if (unit > 0 && static_cast<uint64_t>(times) > m_options.maxOutputBytes / unit)
             return errorAt(e.at, "the repetition makes a value too long");
         if (seq.isString()) {

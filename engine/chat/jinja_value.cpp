@@ -55,24 +55,28 @@ Value Value::number(double d) {
 Value Value::string(std::string s) {
     Value v;
     v.m_kind = Kind::String;
+    v.m_weight = kValueBytes + s.size();
     v.m_data = std::move(s);
     return v;
 }
 Value Value::list(ValueList items) {
     Value v;
     v.m_kind = Kind::List;
+    for (const Value& item : items) v.include(item, 0);
     v.m_data = std::make_shared<ValueList>(std::move(items));
     return v;
 }
 Value Value::dict(ValueDict items) {
     Value v;
     v.m_kind = Kind::Dict;
+    for (const auto& [k, item] : items.items()) v.include(item, k.size());
     v.m_data = std::make_shared<ValueDict>(std::move(items));
     return v;
 }
 Value Value::makeNamespace(ValueDict items) {
     Value v;
     v.m_kind = Kind::Namespace;
+    for (const auto& [k, item] : items.items()) v.include(item, k.size());
     v.m_data = std::make_shared<ValueDict>(std::move(items));
     return v;
 }
@@ -83,8 +87,31 @@ Value Value::function(Function f) {
     return v;
 }
 
+void Value::include(const Value& item, size_t keyBytes) {
+    m_depth = std::max(m_depth, item.m_depth + 1);
+    const uint64_t add = item.m_weight + keyBytes;
+    m_weight = m_weight > UINT64_MAX - add ? UINT64_MAX : m_weight + add;
+}
+
 double Value::asFloat() const {
     return m_kind == Kind::Int ? static_cast<double>(asInt()) : std::get<double>(m_data);
+}
+
+bool holdsNamespace(const Value& v) {
+    switch (v.kind()) {
+        case Value::Kind::Namespace:
+            return true;
+        case Value::Kind::List:
+            for (const Value& item : v.asList())
+                if (holdsNamespace(item)) return true;
+            return false;
+        case Value::Kind::Dict:
+            for (const auto& [k, item] : v.asDict().items())
+                if (holdsNamespace(item)) return true;
+            return false;
+        default:
+            return false;
+    }
 }
 
 bool truthy(const Value& v) {
@@ -310,8 +337,10 @@ void jsonString(const std::string& s, std::string& out) {
     out += '"';
 }
 
-Status jsonValue(const Value& v, int indent, int depth, std::string& out) {
+Status jsonValue(const Value& v, int indent, int depth, size_t maxBytes, std::string& out) {
     if (depth > 512) return Error{"tojson: the value nests deeper than 512 levels"};
+    if (out.size() > maxBytes)
+        return Error{"tojson: the JSON grew past " + std::to_string(maxBytes) + " bytes"};
     const auto newline = [&](int level) {
         if (indent < 0) return;
         out += '\n';
@@ -352,7 +381,7 @@ Status jsonValue(const Value& v, int indent, int depth, std::string& out) {
                 if (!first) out += itemSeparator;
                 first = false;
                 newline(depth + 1);
-                if (Status s = jsonValue(item, indent, depth + 1, out); !s) return s;
+                if (Status s = jsonValue(item, indent, depth + 1, maxBytes, out); !s) return s;
             }
             newline(depth);
             out += ']';
@@ -372,7 +401,7 @@ Status jsonValue(const Value& v, int indent, int depth, std::string& out) {
                 newline(depth + 1);
                 jsonString(k, out);
                 out += ": ";
-                if (Status s = jsonValue(item, indent, depth + 1, out); !s) return s;
+                if (Status s = jsonValue(item, indent, depth + 1, maxBytes, out); !s) return s;
             }
             newline(depth);
             out += '}';
@@ -417,9 +446,11 @@ std::string toStr(const Value& v) {
     return "";
 }
 
-Result<std::string> toJson(const Value& v, int indent) {
+Result<std::string> toJson(const Value& v, int indent, size_t maxBytes) {
     std::string out;
-    if (Status s = jsonValue(v, indent, 0, out); !s) return s.error();
+    if (Status s = jsonValue(v, indent, 0, maxBytes, out); !s) return s.error();
+    if (out.size() > maxBytes)
+        return Error{"tojson: the JSON grew past " + std::to_string(maxBytes) + " bytes"};
     return out;
 }
 

@@ -23,17 +23,7 @@ namespace ws::chat::jinja {
 class Value;
 using ValueList = std::vector<Value>;
 
-// A dict or a namespace: string keys in insertion order (as Python dicts keep them).
-class ValueDict {
-public:
-    const Value* find(std::string_view key) const;
-    void set(const std::string& key, Value value);
-    const std::vector<std::pair<std::string, Value>>& items() const { return m_items; }
-    size_t size() const { return m_items.size(); }
-
-private:
-    std::vector<std::pair<std::string, Value>> m_items;
-};
+class ValueDict;
 
 // A callable: a built-in global (raise_exception, namespace, range, ...) or a macro, which the
 // renderer knows by its definition.
@@ -59,6 +49,13 @@ public:
     static Value function(Function f);
 
     Kind kind() const { return m_kind; }
+    // How deeply lists and dicts nest inside this value (0 for a scalar); the renderer bounds it
+    // so that printing or freeing a value cannot exhaust the stack.
+    int depth() const { return m_depth; }
+    // Roughly the bytes this value holds (its strings, kValueBytes per item), saturating; the
+    // renderer bounds it so no value a template builds can exhaust memory.
+    uint64_t weight() const { return m_weight; }
+    static constexpr uint64_t kValueBytes = 64;
     bool isUndefined() const { return m_kind == Kind::Undefined; }
     bool isNone() const { return m_kind == Kind::None; }
     bool isString() const { return m_kind == Kind::String; }
@@ -78,12 +75,31 @@ public:
     const Function& asFunction() const { return *std::get<std::shared_ptr<Function>>(m_data); }
 
 private:
+    void include(const Value& item, size_t keyBytes);  // a list's or dict's item
+
     Kind m_kind = Kind::Undefined;
+    int m_depth = 0;
+    uint64_t m_weight = kValueBytes;
     std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<ValueList>,
                  std::shared_ptr<ValueDict>, std::shared_ptr<Function>>
         m_data;
 };
 
+// A dict or a namespace: string keys in insertion order (as Python dicts keep them).
+class ValueDict {
+public:
+    const Value* find(std::string_view key) const;
+    void set(const std::string& key, Value value);
+    const std::vector<std::pair<std::string, Value>>& items() const { return m_items; }
+    size_t size() const { return m_items.size(); }
+
+private:
+    std::vector<std::pair<std::string, Value>> m_items;
+};
+
+// True if v is or holds (in a list or dict) a namespace. A namespace may not be stored in one,
+// so no value can hold itself (shared values never form a cycle).
+bool holdsNamespace(const Value& v);
 // Python's truth value; undefined is false.
 bool truthy(const Value& v);
 // Python's ==; ints and floats compare by value.
@@ -97,8 +113,8 @@ std::string repr(const Value& v);
 // Python's repr of a float ("1.0", "0.1", "1e+16").
 std::string floatRepr(double d);
 // json.dumps(v, ensure_ascii=False, indent=indent) (indent < 0: none); refuses undefined and
-// functions, and nests no deeper than 512.
-Result<std::string> toJson(const Value& v, int indent);
+// functions, nests no deeper than 512, and stops with an Error past maxBytes.
+Result<std::string> toJson(const Value& v, int indent, size_t maxBytes = size_t{64} << 20);
 
 // UTF-8 as code points: a string's length, and the byte offset of code point `index`.
 size_t codePointCount(std::string_view s);

@@ -65,7 +65,7 @@ const Reference& reference() {
 
 TEST(ChatReference, RendersAsHuggingFaceJinjaDoes) {
     const Reference& ref = reference();
-    ASSERT_GE(ref.templates.size(), 7u);
+    ASSERT_GE(ref.templates.size(), 8u);
     ASSERT_GE(ref.conversations.size(), 10u);
     size_t compared = 0;
     size_t raised = 0;
@@ -100,36 +100,56 @@ std::string stripped(const std::string& s) {
     return s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
 }
 
+// The spans the engine finds equal those computed from the reference library's renders (the
+// same definition, in bytes), a template that does not render incrementally is refused at the
+// same message, and each span holds its answer and then an end-of-turn marker.
 TEST(ChatReference, AssistantSpansOnEveryRealTemplate) {
     const Reference& ref = reference();
     size_t spans = 0;
-    for (const auto& [name, tmpl] : ref.templates) {
-        for (const auto& [cname, conversation] : ref.conversations) {
-            if (!tmpl.render(conversation, false).ok()) continue;  // the template refuses it
-            auto r = tmpl.renderForTraining(conversation);
-            ASSERT_TRUE(r.ok()) << name << " / " << cname << ": " << r.error().message;
-            size_t k = 0;
-            for (size_t i = 0; i < conversation.messages.size(); ++i) {
-                if (conversation.messages[i].role != "assistant") continue;
-                ASSERT_LT(k, r->spans.size()) << name << " / " << cname;
-                const auto& span = r->spans[k++];
-                EXPECT_EQ(span.messageIndex, i);
-                ASSERT_LE(span.begin, span.end);
-                ASSERT_LE(span.end, r->text.size());
-                const std::string text = r->text.substr(span.begin, span.end - span.begin);
-                const std::string answer = stripped(conversation.messages[i].content);
-                const size_t at = text.find(answer);
-                EXPECT_NE(at, std::string::npos) << name << " / " << cname << ": " << text;
-                bool stops = false;
-                for (const auto& stop : tmpl.stopStrings())
-                    stops = stops || text.find(stop, at + answer.size()) != std::string::npos;
-                EXPECT_TRUE(stops) << name << " / " << cname << ": no end-of-turn in " << text;
-                ++spans;
-            }
-            EXPECT_EQ(k, r->spans.size());
+    size_t refused = 0;
+    for (const auto& c : ref.json["cases"]) {
+        if (!c.contains("training")) continue;
+        const ChatTemplate& tmpl = ref.templates.at(c["template"].get<std::string>());
+        const Conversation& conversation =
+            ref.conversations.at(c["conversation"].get<std::string>());
+        const std::string where =
+            c["template"].get<std::string>() + " / " + c["conversation"].get<std::string>();
+        auto r = tmpl.renderForTraining(conversation);
+        const auto& expected = c["training"];
+        if (expected.contains("refused_at_message")) {
+            ++refused;
+            ASSERT_FALSE(r.ok()) << where << " was not refused";
+            const std::string message = "message " +
+                                        std::to_string(expected["refused_at_message"].get<int>()) +
+                                        " cannot be found exactly";
+            EXPECT_NE(r.error().message.find(message), std::string::npos)
+                << where << ": " << r.error().message;
+            continue;
+        }
+        ASSERT_TRUE(r.ok()) << where << ": " << r.error().message;
+        ASSERT_EQ(r->spans.size(), expected["spans"].size()) << where;
+        for (size_t k = 0; k < r->spans.size(); ++k) {
+            const auto& span = r->spans[k];
+            EXPECT_EQ(span.messageIndex, expected["spans"][k][0].get<size_t>()) << where;
+            EXPECT_EQ(span.begin, expected["spans"][k][1].get<size_t>()) << where;
+            EXPECT_EQ(span.end, expected["spans"][k][2].get<size_t>()) << where;
+            ASSERT_LE(span.begin, span.end);
+            ASSERT_LE(span.end, r->text.size());
+            const std::string text = r->text.substr(span.begin, span.end - span.begin);
+            const std::string answer = stripped(conversation.messages[span.messageIndex].content);
+            const size_t at = text.find(answer);
+            EXPECT_NE(at, std::string::npos) << where << ": " << text;
+            bool stops = false;
+            for (const auto& stop : tmpl.stopStrings())
+                stops = stops || text.find(stop, at + answer.size()) != std::string::npos;
+            EXPECT_TRUE(stops) << where << ": no end-of-turn in " << text;
+            ++spans;
         }
     }
     EXPECT_GT(spans, 50u);
+    EXPECT_GT(refused, 0u);  // Mixtral 8x22B's template moves the system prompt to the last turn
+    std::cout << "compared " << spans << " assistant spans and " << refused
+              << " refusals with the reference's\n";
 }
 
 }  // namespace

@@ -108,6 +108,19 @@ TEST(ChatTemplateSpans, ANonIncrementalTemplateIsRefusedForTraining) {
         << r.error().message;
 }
 
+TEST(ChatTemplateSpans, SpansMustFollowEachOther) {
+    // Ignores the messages (found by the fuzzer): every answer's "span" would be the same text.
+    auto t = ChatTemplate::fromSource("constant.jinja",
+                                      "{% if not add_generation_prompt %}same text{% endif %}");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    auto r = t->renderForTraining(sample());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("message 5 cannot be found exactly (the render up to the "
+                                     "previous answer is not the start of this answer's prompt"),
+              std::string::npos)
+        << r.error().message;
+}
+
 TEST(ChatTemplateSpans, ErrorsNameTheConversationAndTheTemplate) {
     auto t = ChatTemplate::fromSource("strict.jinja",
                                       "{% for m in messages %}{% if m.role == 'system' %}"

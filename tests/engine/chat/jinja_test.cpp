@@ -64,7 +64,7 @@ TEST(JinjaSyntax, Literals) {
     EXPECT_EQ(render("{{ true }} {{ False }} {{ none }} {{ None }}"), "True False None None");
     EXPECT_EQ(render("{{ [1, 'a', none] }} {{ {'k': 1, 'j': [true]} }}"),
               "[1, 'a', None] {'k': 1, 'j': [True]}");
-    EXPECT_EQ(render("{{ ('a', 'b') }}"), "['a', 'b']");
+    EXPECT_EQ(render("{% for x in ('a', 'b') %}{{ x }}{% endfor %}"), "ab");  // a tuple
     EXPECT_EQ(render("{{ 'ab' 'cd' }}"), "abcd");
 }
 
@@ -315,6 +315,24 @@ TEST(JinjaLimits, RunawayTemplatesAreRefusedNotRun) {
     std::string deep(500, '(');
     EXPECT_EQ(render("{{ " + deep + "1" + std::string(500, ')') + " }}").rfind("ERROR: line 1", 0),
               0u);
+    // Values are weighed as they are built, and filters check the size before building.
+    EXPECT_EQ(render("{{ ['a'] * 1000000 }}"),
+              "ERROR: line 1, column 10: the repetition makes a value too long");
+    EXPECT_EQ(render("{{ ('x' * 100000)|replace('', 'y' * 1000) }}"),
+              "ERROR: line 1, column 19: the filter 'replace': replace would build a string longer "
+              "than 67108864 bytes; refused as a runaway");
+    EXPECT_EQ(render("{% set ns = namespace(l=[]) %}{% for i in range(20) %}"
+                     "{% set ns.l = ns.l + ns.l + ['x' * 100000] %}{% endfor %}")
+                  .rfind("ERROR: line 1, column ", 0),
+              0u);
+    // A namespace holding itself would be a reference cycle; deep nesting would exhaust the
+    // stack when printed or freed.
+    EXPECT_EQ(render("{% set ns = namespace(a=1) %}{% set ns.me = [ns] %}"),
+              "ERROR: line 1, column 30: a namespace cannot hold a namespace (the attribute 'me')");
+    EXPECT_EQ(render("{% set ns = namespace(x=[]) %}{% for i in range(500) %}"
+                     "{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}"),
+              "ERROR: line 1, column 70: lists and dicts nest deeper than 100 levels; refused as a "
+              "runaway");
     EXPECT_EQ(render("{{ 9223372036854775807 + 1 }}"),
               "ERROR: line 1, column 24: the integer overflows 64 bits");
 }
