@@ -640,6 +640,7 @@ Status HfTokenizer::encodeInto(std::string_view text, bool addSpecialTokens,
             encodeStretch(std::move(stretch), cache, ids, offsets);
         }
     }
+    if (aligned && m_spec.offsetTrim.enabled) trimOffsets(text, ids, *offsets);
     if (addSpecialTokens && m_spec.single) {
         std::vector<int32_t> templated;
         std::vector<ByteSpan> templatedOffsets;
@@ -660,6 +661,47 @@ Status HfTokenizer::encodeInto(std::string_view text, bool addSpecialTokens,
         if (aligned) *offsets = std::move(templatedOffsets);
     }
     return Status::success();
+}
+
+// process_offsets of the library's ByteLevel post-processor, counted in characters of text as
+// the Python and Node bindings apply it (they convert offsets to characters first; the Rust
+// byte form would move by bytes and could cut a character that a prefix space was aligned to).
+void HfTokenizer::trimOffsets(std::string_view text, std::span<const int32_t> ids,
+                              std::vector<ByteSpan>& offsets) const {
+    const auto isSpace = [](char32_t c) { return c == byteToUnicode(' ') || isWhiteSpace(c); };
+    const auto nextChar = [&](size_t pos) {
+        return std::min(text.size(), pos + size_t(decodeUtf8(text.substr(pos)).length));
+    };
+    const auto previousChar = [&](size_t pos) {
+        do --pos;
+        while (pos > 0 && (uint8_t(text[pos]) & 0xC0) == 0x80);
+        return pos;
+    };
+    std::vector<char32_t> chars;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        chars.clear();
+        const std::string name = tokenName(ids[i]);
+        for (size_t pos = 0; pos < name.size();) {
+            const Utf8Unit u = decodeUtf8(std::string_view(name).substr(pos));
+            chars.push_back(u.codePoint);
+            pos += size_t(u.length);
+        }
+        size_t leading = 0, trailing = 0;
+        while (leading < chars.size() && isSpace(chars[leading])) ++leading;
+        while (trailing < chars.size() && isSpace(chars[chars.size() - 1 - trailing])) ++trailing;
+        ByteSpan& o = offsets[i];
+        if (leading > 0) {
+            const bool first = i == 0 || o.begin == 0;
+            if (first && m_spec.offsetTrim.addPrefixSpace && leading == 1) leading = 0;
+            for (size_t k = 0; k < leading && o.begin < o.end; ++k) o.begin = nextChar(o.begin);
+            o.begin = std::min(o.begin, o.end);
+        }
+        if (trailing > 0) {
+            size_t end = o.end, k = 0;
+            for (; k < trailing && end > 0; ++k) end = previousChar(end);
+            if (k == trailing) o.end = std::max(end, o.begin);  // the library's end >= trailing
+        }
+    }
 }
 
 Result<std::vector<int32_t>> HfTokenizer::encodeChecked(std::string_view text,
