@@ -327,7 +327,7 @@ void parseAddedTokens(const Json& j, const std::string& path, std::vector<HfAdde
 
 // TemplateProcessing's "single" template; ByteLevel post-processing only trims offsets.
 void parsePostProcessor(const Json& j, const std::string& path,
-                        std::optional<std::vector<HfTemplatePiece>>& single) {
+                        std::optional<std::vector<HfTemplatePiece>>& single, HfOffsetTrim& trim) {
     if (j.is_null()) return;
     const std::string type = typeOf(j, path);
     if (type == "Sequence") {
@@ -335,11 +335,16 @@ void parsePostProcessor(const Json& j, const std::string& path,
         if (list == nullptr) fail(path, "Sequence has no \"processors\"");
         const Json& a = array(*list, path + ".processors");
         for (size_t i = 0; i < a.size(); ++i) {
-            parsePostProcessor(a[i], fmt::format("{}.processors[{}]", path, i), single);
+            parsePostProcessor(a[i], fmt::format("{}.processors[{}]", path, i), single, trim);
         }
         return;
     }
-    if (type == "ByteLevel") return;
+    if (type == "ByteLevel") {
+        // The library's defaults (ByteLevel::default()) where a key is missing.
+        trim.enabled = boolean(j, "trim_offsets", path, true);
+        trim.addPrefixSpace = boolean(j, "add_prefix_space", path, true);
+        return;
+    }
     if (type != "TemplateProcessing") {
         unsupported(path + ".type", fmt::format("\"{}\"", type),
                     "Sequence, ByteLevel, TemplateProcessing");
@@ -452,7 +457,8 @@ Result<HfSpec> parseHfTokenizerJson(std::string_view json, std::string_view conf
         parseAddedTokens(root.value("added_tokens", Json()), "added_tokens", spec.addedTokens);
         parseNormalizer(root.value("normalizer", Json()), "normalizer", spec.normalizers);
         parsePreTokenizer(root.value("pre_tokenizer", Json()), "pre_tokenizer", spec.preTokenizers);
-        parsePostProcessor(root.value("post_processor", Json()), "post_processor", spec.single);
+        parsePostProcessor(root.value("post_processor", Json()), "post_processor", spec.single,
+                           spec.offsetTrim);
         parseDecoder(root.value("decoder", Json()), "decoder", spec.decoders);
         if (config.is_object()) {
             stage = "tokenizer_config.json";

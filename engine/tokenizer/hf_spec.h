@@ -62,6 +62,14 @@ struct HfTemplatePiece {  // TemplateProcessing "single": a special token or the
     std::vector<int32_t> ids;  // the special token's ids
 };
 
+// The ByteLevel post-processor's trim_offsets: each token's offsets lose its leading and trailing
+// spaces ("Ġ" or white space), except one leading space of the first token that add_prefix_space
+// put there; counted in characters, as the library's bindings apply it. Offsets only.
+struct HfOffsetTrim {
+    bool enabled = false;
+    bool addPrefixSpace = false;
+};
+
 struct HfBpeSpec {
     std::vector<std::pair<std::string, int32_t>> vocab;       // token -> id
     std::vector<std::pair<std::string, std::string>> merges;  // rank order
@@ -78,6 +86,7 @@ struct HfSpec {
     std::vector<HfPreTokenizer> preTokenizers;
     std::vector<HfDecoder> decoders;
     std::optional<std::vector<HfTemplatePiece>> single;  // none: no special tokens are added
+    HfOffsetTrim offsetTrim;
     std::string identity;  // SHA-256 over the canonical JSON of both files
 };
 

@@ -91,6 +91,8 @@ private:
     void preTokenize(std::vector<Piece>& pieces, bool aligned) const;
     void encodeStretch(Piece stretch, PieceCache& cache, std::vector<int32_t>& out,
                        std::vector<ByteSpan>* offsets) const;
+    void trimOffsets(std::string_view text, std::span<const int32_t> ids,
+                     std::vector<ByteSpan>& offsets) const;
     Status encodeInto(std::string_view text, bool addSpecialTokens, std::vector<int32_t>& ids,
                       std::vector<ByteSpan>* offsets) const;
     std::vector<std::string> decodeChain(std::vector<std::string> tokens, bool atStart) const;

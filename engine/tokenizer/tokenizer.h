@@ -37,9 +37,11 @@ struct ByteSpan {
 // Token ids with, for each, the byte range of the ORIGINAL input text it stands for, as the
 // Hugging Face tokenizers library's Encoding.offsets are (in bytes, where its Python and Node
 // bindings convert them to characters). Special tokens a post-processor adds (BOS/EOS) have
-// the empty range {0, 0}. Ranges never go backwards in begin; they may overlap (hf byte-level
-// tokens that split one character each carry that whole character's range) and may leave bytes
-// uncovered (hf: characters a normalizer composes away, e.g. NFC's combining accents).
+// the empty range {0, 0}. byte and bpe ranges tile the text in order. hf ranges may overlap
+// (byte-level tokens that split one character each carry that whole character's range), leave
+// bytes uncovered (characters a normalizer composes away, e.g. NFC's combining accents), and with
+// a ByteLevel post-processor's trim_offsets lose their spaces (a range of spaces only becomes
+// empty at its end, so begins need not increase).
 struct Encoding {
     std::vector<int32_t> ids;
     std::vector<ByteSpan> offsets;  // one per id
@@ -60,7 +62,8 @@ public:
     // encodeChecked()'s. byte and bpe (no normalizer): the running sum of each token's bytes, so
     // the ranges tile the text. hf: mapped back through the added-token split, the normalizer
     // (Prepend, Replace, NFC/NFD/NFKC/NFKD) and the pre-tokenizer (ByteLevel, Metaspace) as the
-    // library's alignments do; checked against the library (hf_reference_test.cpp).
+    // library's alignments do, then trim_offsets; checked against the library
+    // (hf_reference_test.cpp).
     virtual Result<Encoding> encodeWithOffsets(std::string_view text, bool addSpecialTokens) const;
     // The id of a token that is cut out of the text whole before anything else runs and never
     // merged with its neighbours (hf: an added token; see special_tokens.h for the others), or

@@ -30,6 +30,14 @@ std::shared_ptr<const Tokenizer> gpt2Mini() {
     return std::move(tok).value();
 }
 
+// The studio's own BPE, the shipped base model's (2048 tokens).
+std::shared_ptr<const Tokenizer> shippedBase() {
+    const fs::path dir = fs::path(WAFER_CORPUS_DIR) / ".." / "base-model";
+    auto tok = loadGpt2Bpe(dir / "vocab.json", dir / "merges.txt");
+    if (!tok.ok()) throw std::runtime_error(tok.error().message);
+    return std::move(tok).value();
+}
+
 std::shared_ptr<const Tokenizer> hfBase(const std::string& base) {
     auto tok = HfTokenizer::create(testing::baseTokenizerJson(base), "", base);
     if (!tok.ok()) throw std::runtime_error(tok.error().message);
@@ -176,11 +184,18 @@ TEST(MaskedEncoding, YiWithChatMlAddedMatchesTheLibrary) {
     expectChatMlMask(tok, chat.text, *m, false);
 }
 
-TEST(MaskedEncoding, Gpt2AndByteWithChatMlAdded) {
+TEST(MaskedEncoding, Gpt2ShippedBaseAndByteWithChatMlAdded) {
     const LibraryChat chat = libraryChat();
-    for (const auto& base : {gpt2Mini(), std::shared_ptr<const Tokenizer>(makeByteTokenizer())}) {
-        const auto tok = withChatMl(base);
-        SCOPED_TRACE(base->kind());
+    const std::shared_ptr<const Tokenizer> bases[] = {gpt2Mini(), shippedBase(),
+                                                      makeByteTokenizer()};
+    const Ids newIds[] = {{50257, 50258}, {2048, 2049}, {256, 257}};
+    for (size_t b = 0; b < std::size(bases); ++b) {
+        const auto& base = bases[b];
+        SCOPED_TRACE(base->kind() + " " + std::to_string(base->vocabSize()));
+        auto added = withSpecialTokens(base, kChatMl);
+        ASSERT_TRUE(added.ok());
+        EXPECT_EQ(added->ids, newIds[b]);
+        const auto tok = added->tokenizer;
         auto m = encodeWithMask(*tok, chat.text, assistantSpans(chat.text));
         ASSERT_TRUE(m.ok()) << m.error().message;
         EXPECT_EQ(m->ids, tok->encode(chat.text));
