@@ -117,7 +117,15 @@ Result<RecordSet> readColumns(std::string_view text, std::string_view name, char
                      "and train_input.answer_column)"};
     auto table = readCsvTable(text, separator, name);
     if (!table) return table.error();
-    return conversationsFromColumns(*table, options, name);
+    auto set = conversationsFromColumns(*table, options, name);
+    if (!set) return set.error();
+    // Rows make alternating turns by construction; checked anyway, as for every other format.
+    RecordErrors errors;
+    for (const auto& conversation : set->conversations)
+        if (Status turns = chat::checkTrainingTurns(conversation); !turns)
+            errors.add(turns.error());
+    if (!errors.empty()) return errors.error();
+    return set;
 }
 
 // Appends one zip entry's records to `into`; all entries must share one format.

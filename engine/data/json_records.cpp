@@ -26,6 +26,13 @@ std::string parseProblem(const json::parse_error& e) {
     return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
+// Any other nlohmann exception's message without its "[json.exception.out_of_range.406] ".
+std::string exceptionText(const json::exception& e) {
+    const std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
 // Line and column (1-based) of byte `offset` in `text`.
 std::string position(std::string_view text, size_t offset) {
     offset = std::min(offset, text.size());
@@ -106,6 +113,9 @@ Result<JsonRecords> readJsonLines(std::string_view text, std::string_view source
             errors.add(origin + ":" + std::to_string(e.byte == 0 ? 1 : e.byte) +
                        ": not valid JSON (" + parseProblem(e) +
                        "); JSON Lines hold one complete JSON object per line");
+        } catch (const json::exception& e) {  // a number past double's range (out_of_range.406)
+            errors.add(origin + ": not valid JSON here (" + exceptionText(e) +
+                       "); JSON Lines hold one complete JSON object per line");
         }
     }
     if (!errors.empty()) return errors.error();
@@ -122,18 +132,24 @@ Result<JsonRecords> readJsonArray(std::string_view text, std::string_view source
         return Error{std::string(source) +
                      ": the file is empty; give it a JSON array of records, [{...}, {...}]"};
     json value;
+    std::string problem;  // where and what, when the text does not parse
     try {
         value = json::parse(text);
     } catch (const json::parse_error& e) {
+        problem = ":" + position(text, e.byte == 0 ? 0 : size_t(e.byte - 1)) +
+                  ": not valid JSON (" + parseProblem(e) + ")";
+    } catch (const json::exception& e) {  // a number past double's range (out_of_range.406)
+        problem = ": not valid JSON (" + exceptionText(e) + ")";
+    }
+    if (!problem.empty()) {
         // `datasets`' to_json writes JSON Lines under a .json name: objects, one per line.
         if (text[first] == '{') {
             auto lines = readJsonLines(text, source);
             if (lines.ok()) lines->jsonLinesInJsonFile = true;
             return lines;
         }
-        return Error{std::string(source) + ":" +
-                     position(text, e.byte == 0 ? 0 : size_t(e.byte - 1)) + ": not valid JSON (" +
-                     parseProblem(e) + "); fix the file or write it again with a JSON library"};
+        return Error{std::string(source) + problem +
+                     "; fix the file or write it again with a JSON library"};
     }
     if (!value.is_array()) {
         return Error{std::string(source) + ": the file holds " + jsonKind(value) +

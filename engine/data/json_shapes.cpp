@@ -13,19 +13,9 @@ using nlohmann::json;
 
 // The format's keys, for "the record has no `output` (Alpaca instructions need ...)".
 std::string neededKeys(RecordFormat format) {
-    switch (format) {
-        case RecordFormat::Messages:
-            return "a `messages` list";
-        case RecordFormat::ShareGpt:
-            return "a `conversations` list";
-        case RecordFormat::Alpaca:
-            return "`instruction` and `output` (and optionally `input`, "
-                   "`system`, `history`)";
-        case RecordFormat::PromptCompletion:
-            return "`prompt` and `completion`";
-        default:
-            return "`text`";
-    }
+    std::string keys(recordFormatJsonKeys(format));
+    if (format == RecordFormat::Alpaca) keys += " (and optionally `input`, `system`, `history`)";
+    return keys;
 }
 
 Error missingKey(const JsonRecord& record, std::string_view key, RecordFormat format) {

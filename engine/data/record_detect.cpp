@@ -18,20 +18,9 @@ constexpr std::array<RecordFormat, 5> kJsonFormats{
     RecordFormat::PromptCompletion, RecordFormat::TextRecords};
 
 std::string evidenceKeys(RecordFormat format) {
-    switch (format) {
-        case RecordFormat::Messages:
-            return "a `messages` list";
-        case RecordFormat::ShareGpt:
-            return "a `conversations` list";
-        case RecordFormat::Alpaca:
-            return "`instruction` and `output`";
-        case RecordFormat::PromptCompletion:
-            return "`prompt` and `completion`";
-        case RecordFormat::TextRecords:
-            return "only a `text` string (trained on whole, no roles)";
-        default:
-            return "";
-    }
+    if (format == RecordFormat::TextRecords)
+        return "only a `text` string (trained on whole, no roles)";
+    return std::string(recordFormatJsonKeys(format));
 }
 
 std::string plural(size_t n, std::string_view one) {

@@ -39,6 +39,23 @@ std::string_view recordFormatName(RecordFormat format) {
     return "detected";
 }
 
+std::string_view recordFormatJsonKeys(RecordFormat format) {
+    switch (format) {
+        case RecordFormat::Messages:
+            return "a `messages` list";
+        case RecordFormat::ShareGpt:
+            return "a `conversations` list";
+        case RecordFormat::Alpaca:
+            return "`instruction` and `output`";
+        case RecordFormat::PromptCompletion:
+            return "`prompt` and `completion`";
+        case RecordFormat::TextRecords:
+            return "`text`";
+        default:
+            return "";
+    }
+}
+
 std::optional<RecordFormat> parseRecordFormat(std::string_view key) {
     for (const auto& f : kFormats)
         if (f.key == key) return f.format;

@@ -32,6 +32,9 @@ std::string_view recordFormatKey(RecordFormat format);
 std::optional<RecordFormat> parseRecordFormat(std::string_view key);
 // What a user reads: "OpenAI messages", "ShareGPT conversations", "CSV/TSV columns", ...
 std::string_view recordFormatName(RecordFormat format);
+// The keys a JSON record of the format holds, for evidence and errors: "a `messages` list",
+// "`instruction` and `output`", "`text`"; empty for text, columns and auto.
+std::string_view recordFormatJsonKeys(RecordFormat format);
 // "auto, text, messages, ..." for error messages.
 std::string recordFormatKeys();
 

@@ -16,7 +16,7 @@ set(WAFER_FUZZ_TARGETS
     "lesson|lesson_fuzz.cpp|wafer::lesson"
     "chat_json_records|chat_json_records_fuzz.cpp|wafer::data"
     "csv_records|csv_records_fuzz.cpp|wafer::data"
-    "zip_records|zip_records_fuzz.cpp|wafer::data"
+    "zip_records|zip_records_fuzz.cpp|wafer::data,PkgConfig::LIBZIP"
     "chat_template|chat_template_fuzz.cpp|wafer::chat")
 set(WAFER_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 

@@ -263,3 +263,20 @@ TEST(JsonRecordErrors, WrongKindsAreNamed) {
 
 }  // namespace
 }  // namespace ws::data
+
+namespace ws::data {
+namespace {
+
+// Found by fuzzing: nlohmann reports a number past double's range as out_of_range, not as a
+// parse error; it escaped the reader and ended the process.
+TEST(JsonRecordErrors, ANumberPastDoublesRangeIsAnErrorNamingTheLine) {
+    const std::string line = R"({"instruction": "q", "output": "a", "n": 1e999999})";
+    const std::string jsonl = testing::readError("{\"text\": \"ok\"}\n" + line + "\n", "d.jsonl");
+    EXPECT_TRUE(testing::contains(jsonl, "d.jsonl:2: not valid JSON here (number overflow"))
+        << jsonl;
+    const std::string array = testing::readError("[" + line + "]", "d.json");
+    EXPECT_TRUE(testing::contains(array, "d.json: not valid JSON (number overflow")) << array;
+}
+
+}  // namespace
+}  // namespace ws::data
