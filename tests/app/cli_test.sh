@@ -1696,6 +1696,12 @@ train_chat)
         --set "train_input.data_dir=$tmp/ask.jsonl" --set model.vocab_size=258 2>&1) \
     && fail "a conversation without an answer must fail"
   expect_in "ask.jsonl:1" "$out"
+  # validate reads the records as the run does.
+  out=$("$wafer" validate "$src/presets/gpt-nano.yaml" --set "train_input.data_dir=$tmp/ask.jsonl" \
+        --set model.vocab_size=258 2>&1) && fail "validate must refuse a conversation without an answer"
+  expect_in "ask.jsonl:1" "$out"
+  "$wafer" validate "$src/presets/gpt-nano.yaml" --set "train_input.data_dir=$data" \
+        --set model.vocab_size=258 >/dev/null 2>&1 || fail "validate refused good records"
   out=$("$wafer" finetune --base "$src/resources/base-model" --data "$data" --dry-run --db "$db" 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "finetune on records: expected exit 1, got $code: $out"
   expect_in "train.jsonl holds instruction or chat records" "$out" ;;
