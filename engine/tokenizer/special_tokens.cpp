@@ -84,8 +84,8 @@ public:
         return out;
     }
 
-    Result<std::vector<int32_t>> encodeChecked(std::string_view text,
-                                               bool addSpecialTokens) const override {
+    // byte and bpe, the only tokenizers wrapped here, add no BOS/EOS: the flag changes nothing.
+    Result<std::vector<int32_t>> encodeChecked(std::string_view text, bool) const override {
         std::vector<int32_t> out;
         std::optional<Error> failed;
         size_t at = 0;
@@ -105,8 +105,6 @@ public:
             out.insert(out.end(), ids->begin(), ids->end());
         });
         if (failed) return *failed;
-        // byte and bpe (the only tokenizers wrapped here) add no BOS/EOS.
-        (void)addSpecialTokens;
         return out;
     }
 
