@@ -2,9 +2,11 @@
 #include "engine/session/chat_run_data.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
+#include "engine/config/validate.h"
 #include "engine/data/chat_examples.h"
 #include "engine/data/chat_records.h"
 #include "engine/data/record_split.h"
@@ -150,8 +152,19 @@ Result<ChatRunData> openChatRunData(const config::Config& cfg,
 
     auto chatTemplate = chatTemplateFor(input);
     if (!chatTemplate.ok()) return chatTemplate.error();
+    const int before = tokenizer->vocabSize();
     auto tokens = tokenizer::withSpecialTokens(std::move(tokenizer), chatTemplate->specialTokens());
     if (!tokens.ok()) return Error{"train_input.chat_template: " + tokens.error().message};
+    // Before the examples: a vocabulary without room for the template's tokens is the first fix.
+    if (Status v = config::checkVocab(cfg, tokens->tokenizer->vocabSize()); !v.ok()) {
+        const int added = tokens->tokenizer->vocabSize() - before;
+        if (added <= 0) return v.error();
+        return Error{
+            fmt::format("the chat template {} needs {} special token(s) ({}) after the "
+                        "tokenizer's {}: {}",
+                        chatTemplate->name(), added, fmt::join(chatTemplate->specialTokens(), ", "),
+                        before, v.error().message)};
+    }
 
     ChatRunData out;
     out.tokenizer = tokens->tokenizer;

@@ -1690,7 +1690,8 @@ train_chat)
   expect_in "finished after 3 steps" "$out"
   out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1 --db "$db" "${tiny_args[@]}" \
         --set "train_input.data_dir=$data" 2>&1) && fail "a vocabulary without ChatML's tokens must fail"
-  expect_in "vocab_size" "$out"
+  expect_in "the chat template chatml needs 2 special token(s) (<|im_start|>, <|im_end|>) after the tokenizer's 256" "$out"
+  expect_in "set model.vocab_size to at least 258" "$out"
   printf '{"messages": [{"role": "user", "content": "hi"}]}\n' >"$tmp/ask.jsonl"
   out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1 --db "$db" "${tiny_args[@]}" \
         --set "train_input.data_dir=$tmp/ask.jsonl" --set model.vocab_size=258 2>&1) \
