@@ -11,15 +11,9 @@
 namespace ws::sample {
 namespace {
 
+using testing::greedy;
 using testing::samplingShape;
 using testing::tinyModel;
-
-SamplingOptions greedy(int maxTokens) {
-    SamplingOptions o;
-    o.temperature = 0.0;
-    o.maxTokens = maxTokens;
-    return o;
-}
 
 TEST(GeneratorStops, AStopTokenEndsGenerationAndIsLeftOut) {
     const modelio::LoadedModel m = tinyModel(samplingShape(256, 64));

@@ -17,15 +17,9 @@ namespace ws::sample {
 namespace {
 
 using modelio::LoadedModel;
+using testing::greedy;
 using testing::samplingShape;
 using testing::tinyModel;
-
-SamplingOptions greedy(int maxTokens) {
-    SamplingOptions o;
-    o.temperature = 0.0;
-    o.maxTokens = maxTokens;
-    return o;
-}
 
 // The reference: each token is the argmax of a full forward over the context the generator's
 // documented window policy gives it (all tokens while they fit in maxT; after the cache fills,

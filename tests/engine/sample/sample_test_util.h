@@ -15,6 +15,7 @@
 #include "engine/modelio/load_model.h"
 #include "engine/modelio/model_folder.h"
 #include "engine/modelio/weights_io.h"
+#include "engine/sample/sampler.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "support/test_shapes.h"
 
@@ -36,6 +37,14 @@ inline std::vector<float> randomParams(const model::GptShape& s, uint64_t seed) 
         }
     }
     return p;
+}
+
+// Greedy sampling of maxTokens tokens.
+inline SamplingOptions greedy(int maxTokens) {
+    SamplingOptions o;
+    o.temperature = 0.0;
+    o.maxTokens = maxTokens;
+    return o;
 }
 
 inline modelio::LoadedModel tinyModel(const model::GptShape& s, uint64_t seed = 1) {
