@@ -15,7 +15,11 @@
 #include <QRegularExpressionValidator>
 #include <QVBoxLayout>
 #include <QWheelEvent>
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 
+#include "engine/session/chat_run_data.h"
 #include "engine/wafer/spec.h"
 #include "ui/config/schedule_editor.h"
 
@@ -101,9 +105,51 @@ ConfigForm::ConfigForm(ConfigDocument* document, QWidget* parent)
 
 namespace {
 
+// Does the input read CSV/TSV columns (a zip may hold them too)? Only then do the column keys
+// mean anything.
+bool readsColumns(const config::InputConfig& input) {
+    if (!session::readsRecords(input)) return false;
+    if (input.format == "columns") return true;
+    if (input.format != "auto") return false;
+    return std::any_of(input.dataDir.begin(), input.dataDir.end(), [](const std::string& entry) {
+        std::string ext = std::filesystem::path(entry).extension().string();
+        std::transform(ext.begin(), ext.end(), ext.begin(),
+                       [](unsigned char ch) { return char(std::tolower(ch)); });
+        return ext == ".csv" || ext == ".tsv" || ext == ".tab" || ext == ".zip";
+    });
+}
+
+// The chat and instruction keys of train_input / eval_input (format itself always shows: it is
+// the switch): the column mapping with CSV/TSV data only, the rest with record data only.
+ConfigForm::RowCondition recordConditionFor(const QString& path) {
+    static const QStringList columns = {
+        QStringLiteral("prompt_column"), QStringLiteral("answer_column"),
+        QStringLiteral("system_column"), QStringLiteral("id_column"),
+        QStringLiteral("parent_id_column")};
+    static const QStringList records = {
+        QStringLiteral("chat_template"), QStringLiteral("train_on_inputs"),
+        QStringLiteral("mask_history"),  QStringLiteral("pack_examples"),
+        QStringLiteral("long_examples"), QStringLiteral("validation_records")};
+    const bool train = path.startsWith(QLatin1String("train_input."));
+    if (!train && !path.startsWith(QLatin1String("eval_input."))) return nullptr;
+    const QString key = path.section(QLatin1Char('.'), 1);
+    if (columns.contains(key)) {
+        if (train) return [](const config::Config& c) { return readsColumns(c.trainInput); };
+        return [](const config::Config& c) { return readsColumns(c.evalInput); };
+    }
+    if (records.contains(key)) {
+        if (train)
+            return [](const config::Config& c) { return session::readsRecords(c.trainInput); };
+        return [](const config::Config& c) { return session::readsRecords(c.evalInput); };
+    }
+    return nullptr;
+}
+
 // Fields that mean something only under another setting are shown only then: the sweep's with a
-// sweep: section, rotary's with rotary positions, the KV groups with multi-query attention.
+// sweep: section, rotary's with rotary positions, the KV groups with multi-query attention, the
+// chat keys with record data (recordConditionFor).
 ConfigForm::RowCondition conditionFor(const QString& path) {
+    if (const ConfigForm::RowCondition records = recordConditionFor(path)) return records;
     if (path.startsWith(QLatin1String("sweep.")))
         return [](const config::Config& c) { return c.sweep.has_value(); };
     static const QStringList rotary = {

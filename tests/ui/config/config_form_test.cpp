@@ -6,6 +6,7 @@
 // wheel over an unfocused combo box scrolls the form instead of changing the value.
 #include <QAction>
 #include <QComboBox>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
@@ -257,6 +258,52 @@ private slots:
         QVERIFY(m_window->openConfig(QStringLiteral(WAFER_SOURCE_DIR "/presets/llama-nano.yaml")));
         for (const QString& path : rotary) QVERIFY2(shown(path), qPrintable(path));
         QVERIFY(shown(kv));
+    }
+
+    // The chat keys show with record data only, the CSV column mapping with CSV data only: a
+    // plain-text config's form lists none of them; a JSONL file shows the chat keys; a CSV file
+    // (or format: columns) adds the column mapping.
+    void chatKeysShowOnlyWithRecordData() {
+        const QStringList chat = {"train_input.chat_template", "train_input.train_on_inputs",
+                                  "train_input.mask_history",  "train_input.pack_examples",
+                                  "train_input.long_examples", "train_input.validation_records"};
+        const QStringList columns = {"train_input.prompt_column", "train_input.answer_column",
+                                     "train_input.system_column", "train_input.id_column",
+                                     "train_input.parent_id_column"};
+        ConfigForm* form = m_window.find<ConfigTab>("configTab")->form();
+        ConfigDocument* doc = m_window->document();
+        const auto shown = [&](const QString& path) {
+            QWidget* editor = form->editorFor(path);
+            return editor && editor->isVisibleTo(form);
+        };
+        QVERIFY(m_window->openConfig(kNano));
+        QVERIFY(shown("train_input.format"));
+        for (const QString& path : chat + columns) QVERIFY2(!shown(path), qPrintable(path));
+
+        const QString jsonl =
+            QStringLiteral(WAFER_SOURCE_DIR "/resources/instructions/train.jsonl");
+        QVERIFY(doc->setField("train_input.data_dir", "[\"" + jsonl + "\"]"));
+        for (const QString& path : chat) QVERIFY2(shown(path), qPrintable(path));
+        for (const QString& path : columns) QVERIFY2(!shown(path), qPrintable(path));
+        QApplication::processEvents();  // lay out the rows just shown before scrolling to them
+        auto* area = qobject_cast<QScrollArea*>(form->parentWidget()->parentWidget());
+        area->ensureWidgetVisible(form->editorFor("train_input.validation_records"), 50, 50);
+        QApplication::processEvents();
+        QVERIFY(m_window->saveScreenshot(artifactPath("config-form-chat-keys.png")));
+
+        QTemporaryDir dir;
+        QFile csv(dir.filePath("pairs.csv"));
+        QVERIFY(csv.open(QIODevice::WriteOnly));
+        csv.write("prompt,answer\nHi,Hello\n");
+        csv.close();
+        QVERIFY(doc->setField("train_input.data_dir", "[\"" + csv.fileName() + "\"]"));
+        for (const QString& path : chat + columns) QVERIFY2(shown(path), qPrintable(path));
+
+        // Forced to plain text, the same file is text: no chat keys.
+        QVERIFY(doc->setField("train_input.format", "text"));
+        for (const QString& path : chat + columns) QVERIFY2(!shown(path), qPrintable(path));
+        QVERIFY(doc->setField("train_input.format", "columns"));
+        for (const QString& path : chat + columns) QVERIFY2(shown(path), qPrintable(path));
     }
 
     void rejectedValuesAreWordedWithTheFormsFieldNames() {
