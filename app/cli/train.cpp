@@ -23,6 +23,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
 #include "engine/core/units.h"
+#include "engine/session/chat_run_data.h"
 #include "engine/session/cluster_worker.h"
 #include "engine/session/resume.h"
 #include "engine/session/run_control.h"
@@ -247,14 +248,18 @@ int driveSession(session::Session& session, const CommonOptions& common) {
     if (common.json) {
         std::cout << summaryJson(summary).dump() << std::endl;
     } else if (summary.state != session::RunState::Failed) {
+        // A chat run's eval loss counts its answers only: " (answer tokens)".
+        const std::string counts = session::lossCountsLabel(session.config().trainInput);
+        const std::string lossCounts = counts.empty() ? counts : " (" + counts + ")";
         std::cout << fmt::format(
             "{} after {} steps in {}: loss {:.4f}, eval loss {}{}{}, "
             "{:.0f} tokens/s, {} parameters{}\n"
             "run {} | model: {}\n",
             session::runStateName(summary.state), summary.steps, formatClock(summary.elapsedSec),
             summary.finalLoss,
-            std::isnan(summary.finalEvalLoss) ? std::string("-")
-                                              : fmt::format("{:.4f}", summary.finalEvalLoss),
+            std::isnan(summary.finalEvalLoss)
+                ? std::string("-")
+                : fmt::format("{:.4f}{}", summary.finalEvalLoss, lossCounts),
             std::isnan(summary.finalEvalBitsPerByte)
                 ? std::string()
                 : fmt::format(" = {:.4f} bits/byte", summary.finalEvalBitsPerByte),

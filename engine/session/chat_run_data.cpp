@@ -117,6 +117,11 @@ bool readsRecords(const config::InputConfig& input) {
     });
 }
 
+std::string lossCountsLabel(const config::InputConfig& input) {
+    if (!readsRecords(input) || input.trainOnInputs) return {};
+    return input.maskHistory ? "last answer tokens" : "answer tokens";
+}
+
 fs::path tokenizerFolder(const config::TokenizerConfig& tokenizer) {
     if (tokenizer.type == "hf" && !tokenizer.tokenizerFile.empty())
         return fs::path(tokenizer.tokenizerFile).parent_path();

@@ -37,6 +37,10 @@ namespace ws::session {
 
 // True when train_input reads instruction or chat records rather than plain text.
 bool readsRecords(const config::InputConfig& input);
+// What the loss of a run on this input counts, for charts and logs: "answer tokens" (chat data,
+// the assistant's answers only), "last answer tokens" (mask_history), or empty when every token
+// counts (plain text, train_on_inputs).
+std::string lossCountsLabel(const config::InputConfig& input);
 
 struct ChatRunData {
     std::shared_ptr<const tokenizer::Tokenizer> tokenizer;  // with the template's special tokens

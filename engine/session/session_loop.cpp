@@ -17,6 +17,7 @@
 #include "engine/model/random.h"
 #include "engine/modelio/checkpoints.h"
 #include "engine/modelio/model_folder.h"
+#include "engine/session/chat_run_data.h"
 #include "engine/session/cluster_worker.h"
 
 #include "engine/session/session_state.h"
@@ -75,9 +76,10 @@ void Session::runTrainingLoop(Prepared& p, Progress& r) {
         m_summary.initialEvalLoss = e.loss;
         m_impl->record.metric(r.step, "eval_loss", e.loss, r.wallStart);
         m_impl->record.metric(r.step, "eval_bpb", e.bitsPerByte, r.wallStart);
+        const std::string counts = lossCountsLabel(m_config.config.trainInput);
         log(LogLine::Level::Info,
-            fmt::format("eval loss before training: {:.4f} ({:.4f} bits/byte)", e.loss,
-                        e.bitsPerByte));
+            fmt::format("eval loss before training{}: {:.4f} ({:.4f} bits/byte)",
+                        counts.empty() ? counts : " (" + counts + ")", e.loss, e.bitsPerByte));
     }
     while (r.step < p.maxSteps() && trainStep(p, r)) {
     }

@@ -1688,6 +1688,7 @@ train_chat)
   expect_in "2700 records for training, 300 held out; chat template chatml" "$out"
   expect_in "trained on the assistant's answers only" "$out"
   expect_in "finished after 3 steps" "$out"
+  expect_in "eval loss [0-9.]* (answer tokens)" "$out"
   out=$("$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 1 --db "$db" "${tiny_args[@]}" \
         --set "train_input.data_dir=$data" 2>&1) && fail "a vocabulary without ChatML's tokens must fail"
   expect_in "the chat template chatml needs 2 special token(s) (<|im_start|>, <|im_end|>) after the tokenizer's 256" "$out"

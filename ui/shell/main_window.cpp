@@ -25,6 +25,7 @@
 #include "engine/core/paths.h"
 #include "engine/finetune/finetune_plan.h"
 #include "engine/model/model_facts.h"
+#include "engine/session/chat_run_data.h"
 #include "engine/session/folder_lock.h"
 #include "engine/session/run_control.h"
 #include "engine/store/run_store.h"
@@ -591,6 +592,8 @@ bool MainWindow::launchRun(const config::LoadedConfig& config, session::SessionO
                            const LiveCurve& curve, bool paused) {
     options.dbPath = m_dbPath.toStdString();
     const double tokensPerStep = double(model::deriveFacts(config.config).tokensPerStep);
+    const QString lossCounts =
+        QString::fromStdString(session::lossCountsLabel(config.config.trainInput));
     // The failure banner offers to show the key a message names only for the Config tab's config.
     const bool fromDocument = m_document->canRun() && config.config == m_document->config();
     const QString title =
@@ -605,10 +608,10 @@ bool MainWindow::launchRun(const config::LoadedConfig& config, session::SessionO
         // The stored curve up to the checkpoint, then the live points; the Wafer tab is left as
         // it was (a resumed run has always been started this way).
         m_trainingTab->continueLiveRun(curve.continuesRun, m_store.get(), curve.fromStep,
-                                       tokensPerStep);
+                                       tokensPerStep, lossCounts);
     } else {
         m_waferTab->beginRun(config.config);
-        m_trainingTab->beginLiveRun(curve.title, tokensPerStep);
+        m_trainingTab->beginLiveRun(curve.title, tokensPerStep, lossCounts);
     }
     m_tabs->setCurrentWidget(m_trainingTab);
     updateActions();

@@ -46,6 +46,8 @@ struct RunSeries {
     int64_t runId = 0;  // 0: the run being trained now, before the store has numbered it
     std::string name;
     double tokensPerStep = 1;
+    // What its loss counts (session::lossCountsLabel: "answer tokens"); empty: every token.
+    std::string lossCounts;
     std::map<std::string, MetricSeries> metrics;  // by key above
 };
 

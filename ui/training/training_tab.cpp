@@ -24,6 +24,7 @@
 
 #include "engine/config/config_yaml.h"
 #include "engine/model/model_facts.h"
+#include "engine/session/chat_run_data.h"
 #include "engine/store/run_store.h"
 #include "ui/common/run_names.h"
 #include "ui/common/wafer_history.h"
@@ -38,10 +39,12 @@ const QColor kPalette[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b),
                            QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7),
                            QColor(0x9c, 0x75, 0x5f), QColor(0xba, 0xb0, 0xac)};
 
-double tokensPerStepOf(const std::string& configYaml) {
+// A stored run's tokens per step and what its loss counts, from its config.
+void scaleFromConfig(const std::string& configYaml, RunSeries& run) {
     auto parsed = config::parseConfig(configYaml, "run config", {});
-    if (!parsed.ok()) return 1.0;
-    return double(model::deriveFacts(parsed->config).tokensPerStep);
+    if (!parsed.ok()) return;
+    run.tokensPerStep = double(model::deriveFacts(parsed->config).tokensPerStep);
+    run.lossCounts = session::lossCountsLabel(parsed->config.trainInput);
 }
 
 }  // namespace
@@ -212,7 +215,7 @@ RunSeries loadStoredRun(store::RunStore& store, const store::RunInfo& info, int6
     RunSeries run;
     run.runId = info.id;
     run.name = info.name;
-    run.tokensPerStep = tokensPerStepOf(info.configYaml);
+    scaleFromConfig(info.configYaml, run);
     double wall0 = std::nan("");
     for (const char* key : kStoredKeys) {
         auto points = store.metrics(info.id, key);
@@ -241,12 +244,14 @@ void TrainingTab::forgetEndedRuns() {
     if (any) runsChanged();
 }
 
-void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
+void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep,
+                               const QString& lossCounts) {
     forgetEndedRuns();
     RunSeries live;
     live.runId = 0;
     live.name = name.toStdString();
     live.tokensPerStep = tokensPerStep;
+    live.lossCounts = lossCounts.toStdString();
     m_runs[0] = std::move(live);
     m_liveWallStart = -1;
     m_liveWallOffset = 0;
@@ -257,8 +262,8 @@ void TrainingTab::beginLiveRun(const QString& name, double tokensPerStep) {
 }
 
 void TrainingTab::continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
-                                  double tokensPerStep) {
-    beginLiveRun(tr("run %1").arg(runId), tokensPerStep);
+                                  double tokensPerStep, const QString& lossCounts) {
+    beginLiveRun(tr("run %1").arg(runId), tokensPerStep, lossCounts);
     if (!store) return;
     auto info = store->getRun(runId);
     if (!info.ok()) return;
@@ -266,6 +271,7 @@ void TrainingTab::continueLiveRun(int64_t runId, store::RunStore* store, int64_t
     live.runId = 0;
     live.name = info->name;
     live.tokensPerStep = tokensPerStep;
+    live.lossCounts = lossCounts.toStdString();
     for (const auto& [key, series] : live.metrics) {
         if (!series.wall.empty()) m_liveWallOffset = std::max(m_liveWallOffset, series.wall.back());
     }
@@ -482,11 +488,16 @@ void TrainingTab::rebuildCurves() {
             const auto it = run.metrics.find(key);
             return it == run.metrics.end() ? nullptr : &it->second;
         };
-        loss.push_back({several ? name : tr("train"), color, series(kLoss), run.tokensPerStep});
+        // A chat run's loss counts its answers only, and the legend says so.
+        const QString counts = run.lossCounts.empty()
+                                   ? QString()
+                                   : QString::fromStdString(" (" + run.lossCounts + ")");
+        loss.push_back(
+            {several ? name : tr("train") + counts, color, series(kLoss), run.tokensPerStep});
         if (const auto* eval = series(kEvalLoss)) {
             anyEval = true;
             // Several runs: one legend entry says what dashed means, not one per run.
-            loss.push_back({several ? tr("%1 (eval)").arg(name) : tr("eval"),
+            loss.push_back({several ? tr("%1 (eval)").arg(name) : tr("eval") + counts,
                             color.darker(several ? 130 : 100), eval, run.tokensPerStep, true, true,
                             !several});
             if (!several) loss.back().color = kPalette[1];

@@ -40,14 +40,15 @@ public:
     // The run being trained now: clears its series and names it (the charts add "(now)"). The
     // runs trained in this window before it leave the charts unless they are selected: the
     // charts show the live run and the runs chosen, not every earlier run (issue 31).
-    void beginLiveRun(const QString& name, double tokensPerStep);
+    // `lossCounts`: what the run's loss counts (session::lossCountsLabel), named in the legend.
+    void beginLiveRun(const QString& name, double tokensPerStep, const QString& lossCounts = {});
     // Drops the runs trained in this window that ended and are not selected (a lesson opening:
     // the last lesson's runs do not stay on its charts).
     void forgetEndedRuns();
     // A resumed run: the live series starts as stored run `runId` up to `fromStep` (the
     // checkpoint's step), so the new points continue the same curves.
     void continueLiveRun(int64_t runId, store::RunStore* store, int64_t fromStep,
-                         double tokensPerStep);
+                         double tokensPerStep, const QString& lossCounts = {});
     void appendLive(const std::vector<session::StepMetrics>& metrics);
     // The live run has ended: it loses its "(now)", and once the store has numbered it
     // (runId > 0) it becomes that run (no duplicate on selection).

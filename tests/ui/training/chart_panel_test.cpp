@@ -249,6 +249,31 @@ private slots:
         QVERIFY(image.height() < int(tab.height() * dpr));
     }
 
+    // A chat run's loss counts its answers only (session::lossCountsLabel), and the legend of a
+    // single run says so for both curves; a plain-text run's says train and eval.
+    void aChatRunsLegendSaysItsLossCountsAnswers() {
+        TrainingTab tab;
+        tab.resize(1000, 600);
+        tab.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&tab));
+        RunSeries chat = makeRun(1, "chat fine-tune", 30, false);
+        chat.lossCounts = "answer tokens";
+        for (int s = 10; s <= 30; s += 10) chat.metrics[kEvalLoss].append(s, s * 0.5, 2.0);
+        tab.addRun(chat);
+        tab.redrawNow();
+        QCOMPARE(tab.lossPanel()->legendEntries(),
+                 (QStringList{"train (answer tokens)", "eval (answer tokens)"}));
+
+        TrainingTab text;
+        text.resize(1000, 600);
+        text.show();
+        RunSeries plain = makeRun(2, "text fine-tune", 30, false);
+        for (int s = 10; s <= 30; s += 10) plain.metrics[kEvalLoss].append(s, s * 0.5, 2.0);
+        text.addRun(plain);
+        text.redrawNow();
+        QCOMPARE(text.lossPanel()->legendEntries(), (QStringList{"train", "eval"}));
+    }
+
     void theLegendIsBelowTheLossChartAndFolds() {
         TrainingTab tab;
         tab.resize(1366, 700);
