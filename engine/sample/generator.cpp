@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "engine/model/gpt.h"
 #include "engine/model/lora_merge.h"
@@ -65,6 +66,31 @@ Result<GenerationResult> Generator::generate(std::string_view prompt,
     // Encoding counts as part of the prefill.
     if (result.ok()) result->prefillSeconds = secondsSince(start) - result->generateSeconds;
     return result;
+}
+
+Result<std::vector<double>> Generator::tokenLogProbs(std::span<const int32_t> tokens,
+                                                     const std::atomic<bool>* cancel) {
+    const int V = m_model.shape.vocab, maxT = m_decoder.capacity();
+    if (tokens.size() < 2) return Error{"scoring needs at least two tokens"};
+    if (tokens.size() > size_t(maxT))
+        return Error{fmt::format("{} tokens do not fit the model's context of {} positions",
+                                 tokens.size(), maxT)};
+    if (Status st = model::checkTokens(tokens.data(), tokens.size(), V); !st.ok())
+        return st.error();
+    m_decoder.reset();
+    if (!m_decoder.append(tokens, /*allLogits=*/true, cancel))
+        return Error{"scoring was cancelled"};
+    std::vector<double> out(tokens.size() - 1);
+    for (size_t i = 0; i + 1 < tokens.size(); ++i) {
+        const float* logits = m_decoder.logits(int(i));  // (V) predicting tokens[i + 1]
+        double top = logits[0];
+        for (int v = 1; v < V; ++v) top = std::max(top, double(logits[v]));
+        double sum = 0.0;
+        for (int v = 0; v < V; ++v) sum += std::exp(double(logits[v]) - top);
+        out[i] = double(logits[tokens[i + 1]]) - top - std::log(sum);
+    }
+    m_decoder.reset();
+    return out;
 }
 
 Result<GenerationResult> Generator::generateTokens(std::span<const int32_t> prompt,

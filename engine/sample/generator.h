@@ -98,6 +98,14 @@ public:
                                             const TokenCallback& onToken = {},
                                             const std::atomic<bool>* cancel = nullptr);
 
+    // Teacher forcing: the natural log-probability of each of tokens[1 .. n-1] given the tokens
+    // before it, over the model's whole vocabulary (as the training loss counts), in one forward
+    // pass; (n - 1) values. Fails on fewer than two tokens, more than the context the generator
+    // keeps (min(max_position_embeddings, kMaxSamplingContext)) or ids outside the vocabulary;
+    // cancelled: an error saying so.
+    Result<std::vector<double>> tokenLogProbs(std::span<const int32_t> tokens,
+                                              const std::atomic<bool>* cancel = nullptr);
+
 private:
     const modelio::LoadedModel& m_model;
     std::vector<float> m_ownWeights;  // LoRA: merged (or base-only) weights; empty otherwise

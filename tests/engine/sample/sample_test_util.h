@@ -47,6 +47,25 @@ inline SamplingOptions greedy(int maxTokens) {
     return o;
 }
 
+// The model always predicts `token`: ln_f outputs its bias whatever the input (gain 0), and only
+// that token's lm_head row lines up with it (an untied head). Its logits are then exactly C for
+// `token` and 0 for every other id.
+inline void alwaysPredict(modelio::LoadedModel& m, int32_t token) {
+    const model::ParameterTable table(m.shape);
+    const auto* gain = table.find("ln_f.weight");
+    const auto* bias = table.find("ln_f.bias");
+    const auto* head = table.find("lm_head.weight");
+    ASSERT_TRUE(gain && bias && head);
+    const int C = m.shape.channels;
+    for (int c = 0; c < C; ++c) {
+        m.params[gain->offset + c] = 0.0f;
+        m.params[bias->offset + c] = 1.0f;
+    }
+    for (int v = 0; v < m.shape.vocab; ++v)
+        for (int c = 0; c < C; ++c)
+            m.params[head->offset + size_t(v) * C + c] = v == token ? 1.0f : 0.0f;
+}
+
 inline modelio::LoadedModel tinyModel(const model::GptShape& s, uint64_t seed = 1) {
     modelio::LoadedModel m;
     m.config.model = ::ws::testing::modelConfigOf(s);
