@@ -2,16 +2,25 @@
 // loss, perplexity, bits per byte and token count of a text under a model (a run id, a run or
 // checkpoint folder, a model file, a Hugging Face folder or cached model id, `base`), through the
 // trainer's forward (engine/sample/text_eval.h, which defines the windows exactly).
+// With chat or instruction records as --data (a held-out set), the model answers each record's
+// last question instead (engine/sample/answer_check.h): exact match, the answer loss, and the
+// best and worst records by it.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "engine/data/chat_records.h"
 #include "engine/fileio/atomic_file.h"
 #include "engine/interop/model_ref.h"
+#include "engine/sample/answer_check.h"
 #include "engine/sample/text_eval.h"
 #include "engine/tensor/threads.h"
 
@@ -23,7 +32,98 @@ struct EvalOptions {
     std::string data;
     sample::TextEvalOptions eval;
     int threads = -1;
+    // Records as --data:
+    size_t answers = 0;  // the first N cases (0: all)
+    int maxNewTokens = 64;
+    std::string chatTemplate = "auto";
+    int show = 3;  // best and worst cases printed
 };
+
+nlohmann::json outcomeJson(const sample::AnswerOutcome& o) {
+    return {{"origin", o.origin},
+            {"question", o.question},
+            {"reference", o.reference},
+            {"reply", o.reply},
+            {"exact", o.exact},
+            {"stop_reason", sample::stopReasonName(o.stop)},
+            {"answer_loss", number(o.answerLoss)},
+            {"answer_tokens", o.answerTokens}};
+}
+
+std::string outcomeLine(const sample::AnswerOutcome& o) {
+    return fmt::format("  {} {}  loss {:.3f}  reply \"{}\"{}", o.exact ? "=" : "x", o.origin,
+                       o.answerLoss, o.reply,
+                       o.exact ? std::string() : fmt::format(" (answer \"{}\")", o.reference));
+}
+
+// --data names chat or instruction records: the held-out answers check.
+int runAnswerEval(const EvalOptions& opt, const CommonOptions& common) {
+    auto records = data::readRecordFile(opt.data);
+    if (!records.ok()) return fail("--data: " + records.error().message);
+    const std::vector<sample::AnswerCase> cases =
+        sample::answerCases(records->conversations, opt.answers);
+    if (cases.empty())
+        return fail(fmt::format(
+            "--data {}: no record is a conversation ending with an assistant's answer ({}), so "
+            "there is nothing to compare replies with; give held-out chat or instruction records",
+            opt.data, records->report.evidence));
+    std::string described;
+    auto model = interop::loadModelRef(opt.model, common.dbPath, &described);
+    if (!model.ok()) return fail(model.error().message);
+    auto chatModel = sample::prepareChatModel(std::move(model).value(), opt.chatTemplate);
+    if (!chatModel.ok()) return fail(chatModel.error().message);
+    if (!common.json) {
+        std::cout << fmt::format(
+            "model: {} ({} parameters), chat template {} ({})\n"
+            "data: {}: {}; answering {} of {} conversations greedily (at most {} tokens "
+            "each)\n",
+            described, (*chatModel)->model.facts.parameters, (*chatModel)->chatTemplate.name(),
+            (*chatModel)->templateWhy, opt.data, records->report.evidence, cases.size(),
+            records->conversations.size(), opt.maxNewTokens);
+    }
+    const bool tty = !common.json && isatty(fileno(stderr));
+    size_t done = 0;
+    auto outcomes = sample::checkAnswers(
+        *chatModel, true, cases, sample::greedyAnswerOptions(opt.maxNewTokens),
+        [&](const sample::AnswerOutcome&) {
+            ++done;
+            if (tty)
+                std::cerr << fmt::format("\r{} of {} answered", done, cases.size()) << std::flush;
+        },
+        &catchCtrlC());
+    restoreCtrlC();
+    if (tty) std::cerr << "\r\033[K" << std::flush;
+    if (!outcomes.ok()) return fail(outcomes.error().message);
+    const sample::AnswerSummary s = sample::summarize(*outcomes);
+    const auto ranked = sample::byAnswerLoss(*outcomes);
+    if (common.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& o : *outcomes) list.push_back(outcomeJson(o));
+        std::cout << nlohmann::json{{"event", "eval_answers"},
+                                    {"model", described},
+                                    {"data", opt.data},
+                                    {"chat_template", (*chatModel)->chatTemplate.name()},
+                                    {"cases", s.cases},
+                                    {"exact", s.exact},
+                                    {"exact_fraction", number(s.exactFraction())},
+                                    {"answer_loss", number(s.meanAnswerLoss)},
+                                    {"outcomes", list}}
+                         .dump()
+                  << std::endl;
+        return 0;
+    }
+    std::cout << fmt::format("exact match {}/{} ({:.1f}%)   answer loss {:.4f} nats/token\n",
+                             s.exact, s.cases, 100.0 * s.exactFraction(), s.meanAnswerLoss);
+    const size_t show = std::min(size_t(std::max(opt.show, 0)), ranked.size() / 2);
+    if (show > 0) {
+        std::cout << "best by answer loss:\n";
+        for (size_t i = 0; i < show; ++i) std::cout << outcomeLine(ranked[i]) << "\n";
+        std::cout << "worst by answer loss:\n";
+        for (size_t i = 0; i < show; ++i)
+            std::cout << outcomeLine(ranked[ranked.size() - 1 - i]) << "\n";
+    }
+    return 0;
+}
 
 int runEval(const EvalOptions& opt, const CommonOptions& common) {
     if (opt.threads >= 0) tensor::setComputeThreads(opt.threads);
@@ -31,6 +131,7 @@ int runEval(const EvalOptions& opt, const CommonOptions& common) {
     if (!std::filesystem::is_regular_file(opt.data, ec)) {
         return fail(fmt::format("--data {}: no such file; give the text file to score", opt.data));
     }
+    if (data::isRecordFile(opt.data)) return runAnswerEval(opt, common);
     auto text = fileio::readWholeFile(opt.data);
     if (!text.ok()) return fail(text.error().message);
     std::string described;
@@ -103,8 +204,24 @@ void addEvalCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
                     "Hugging Face folder, a model id in the local Hugging Face cache "
                     "(org/name[@revision]), or `base` (the shipped base model)")
         ->required();
-    cmd->add_option("--data", opt->data, "The text file to score (read as bytes, UTF-8)")
+    cmd->add_option("--data", opt->data,
+                    "The text file to score (read as bytes, UTF-8); or chat / instruction "
+                    "records (.jsonl, .json, .csv, .tsv, .zip), whose last answers the model "
+                    "gives greedily: exact match and answer loss")
         ->required();
+    cmd->add_option("--answers", opt->answers,
+                    "Records: check the first N conversations (default: all)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--max-new-tokens", opt->maxNewTokens,
+                    "Records: the longest reply in tokens (default 64)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--chat-template", opt->chatTemplate,
+                    "Records: the chat template (auto: the run's, else the model's own, else "
+                    "ChatML; a built-in name or a .jinja file)");
+    cmd->add_option("--show", opt->show,
+                    "Records: how many best and worst records by answer loss to print (default "
+                    "3)")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--seq-len", opt->eval.seqLen,
                     "Window length T in tokens (default: the model's max_position_embeddings; "
                     "shorter windows give each token less context and a higher loss)")
@@ -121,7 +238,8 @@ void addEvalCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
     cmd->add_option("--db", common.dbPath, "Run store (SQLite file) for a model given as a run id");
     cmd->add_flag("--json", common.json,
                   "One JSON object on stdout (keys: loss, perplexity, bits_per_byte, tokens, "
-                  "scored_tokens, scored_bytes, windows, seq_len, ...)");
+                  "scored_tokens, scored_bytes, windows, seq_len, ...; for records: cases, exact, "
+                  "exact_fraction, answer_loss, outcomes)");
     cmd->callback([opt, &common, &exitCode] { exitCode = runEval(*opt, common); });
 }
 

@@ -1707,6 +1707,40 @@ train_chat)
   out=$("$wafer" finetune --base "$src/resources/base-model" --data "$data" --dry-run --db "$db" 2>&1); code=$?
   [[ $code -eq 1 ]] || fail "finetune on records: expected exit 1, got $code: $out"
   expect_in "train.jsonl holds instruction or chat records" "$out" ;;
+eval_answers)
+  # Issue 34: `wafer eval MODEL --data RECORDS` answers each held-out record's last question
+  # greedily and compares: exact match, the answer loss, best and worst by it; a model whose
+  # vocabulary lacks the template's tokens, and records without answers, are refused clearly.
+  data="$src/resources/instructions/held-out.jsonl"
+  out=$("$wafer" eval "$src/resources/base-model" --data "$data" --answers 3 --chat-template plain \
+        --max-new-tokens 4 --json) || fail "eval answers: exit $? $out"
+  python3 - "$out" <<'PY' || fail "eval answers json: $out"
+import json, math, sys
+r = json.loads(sys.argv[1])
+assert r["event"] == "eval_answers" and r["cases"] == 3 and r["chat_template"] == "plain", r
+assert len(r["outcomes"]) == 3 and r["exact"] == sum(o["exact"] for o in r["outcomes"]), r
+for o in r["outcomes"]:
+    assert o["answer_tokens"] > 0 and o["answer_loss"] > 0, o
+    assert o["exact"] == (o["reply"] == o["reference"]), o
+tokens = sum(o["answer_tokens"] for o in r["outcomes"])
+mean = sum(o["answer_loss"] * o["answer_tokens"] for o in r["outcomes"]) / tokens
+assert math.isclose(mean, r["answer_loss"], rel_tol=1e-9), (mean, r["answer_loss"])
+PY
+  first=$(head -1 "$data" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["messages"][-1]["content"])')
+  expect_in "\"reference\":\"$first\"" "$out"
+  out=$("$wafer" eval "$src/resources/base-model" --data "$data" --answers 4 --chat-template plain \
+        --max-new-tokens 4 --show 2) || fail "eval answers text: exit $? $out"
+  expect_in "answering 4 of 200 conversations greedily" "$out"
+  expect_in "exact match [0-9]/4 ([0-9.]*%) *answer loss [0-9.]* nats/token" "$out"
+  expect_in "best by answer loss:" "$out"
+  expect_in "worst by answer loss:" "$out"
+  out=$("$wafer" eval "$src/resources/base-model" --data "$data" --answers 1 2>&1) \
+    && fail "chatml on a model without its tokens must fail"
+  expect_in "<|im_start|>, <|im_end|>" "$out"
+  printf '{"text": "plain words"}\n' >"$tmp/texts.jsonl"
+  out=$("$wafer" eval "$src/resources/base-model" --data "$tmp/texts.jsonl" 2>&1) \
+    && fail "records without answers must fail"
+  expect_in "no record is a conversation ending with an assistant's answer" "$out" ;;
 lesson_run_on)
   # Issue 31: a lesson whose `preset:` line ran on into the next, indented line (one path
   # component past 255 bytes) made `wafer lesson check` and `list` abort (exit 134). Both answer
