@@ -19,6 +19,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The records at `indices` (conversations, or texts when there are none).
+data::RecordSet subset(const data::RecordSet& records, const std::vector<size_t>& indices) {
+    data::RecordSet out;
+    for (const size_t i : indices) {
+        if (!records.conversations.empty())
+            out.conversations.push_back(records.conversations[i]);
+        else
+            out.texts.push_back(records.texts[i]);
+    }
+    return out;
+}
+
+}  // namespace
+
 data::RecordOptions recordOptions(const config::InputConfig& input) {
     data::RecordOptions o;
     o.format = data::parseRecordFormat(input.format).value_or(data::RecordFormat::Auto);
@@ -30,7 +44,6 @@ data::RecordOptions recordOptions(const config::InputConfig& input) {
     return o;
 }
 
-// Every data_dir file's records, joined (CSV chains keep their groups apart).
 Result<data::RecordSet> readRecords(const config::InputConfig& input, const std::string& key) {
     data::RecordSet all;
     std::string textFile, chatFile;
@@ -64,18 +77,6 @@ Result<data::RecordSet> readRecords(const config::InputConfig& input, const std:
     return all;
 }
 
-// The records at `indices` (conversations, or texts when there are none).
-data::RecordSet subset(const data::RecordSet& records, const std::vector<size_t>& indices) {
-    data::RecordSet out;
-    for (const size_t i : indices) {
-        if (!records.conversations.empty())
-            out.conversations.push_back(records.conversations[i]);
-        else
-            out.texts.push_back(records.texts[i]);
-    }
-    return out;
-}
-
 Result<chat::ChatTemplate> chatTemplateFor(const config::InputConfig& input) {
     const std::string& name = input.chatTemplate;
     if (name == "auto") {
@@ -93,16 +94,55 @@ Result<chat::ChatTemplate> chatTemplateFor(const config::InputConfig& input) {
     return builtin;
 }
 
-Result<std::vector<data::Example>> examplesOf(const data::RecordSet& records,
-                                              const chat::ChatTemplate& chatTemplate,
-                                              const tokenizer::Tokenizer& tokenizer,
-                                              const config::InputConfig& input) {
-    return data::makeExamples(
-        records, chatTemplate, tokenizer,
-        {.trainOnInputs = input.trainOnInputs, .maskHistory = input.maskHistory});
+data::ChatMaskOptions chatMaskOptions(const config::InputConfig& input) {
+    return {.trainOnInputs = input.trainOnInputs, .maskHistory = input.maskHistory};
 }
 
-}  // namespace
+Result<RunRecords> readRunRecords(const config::Config& cfg) {
+    const config::InputConfig& input = cfg.trainInput;
+    auto records = readRecords(input, "train_input.data_dir");
+    if (!records.ok()) return records.error();
+    RunRecords out;
+    out.report = records->report;
+    if (!cfg.evalInput.dataDir.empty()) {
+        auto eval = readRecords(cfg.evalInput, "eval_input.data_dir");
+        if (!eval.ok()) return eval.error();
+        out.heldOut = std::move(eval).value();
+        out.heldOut.report = {};
+        out.train = std::move(records).value();
+        out.train.report = {};
+        return out;
+    }
+    auto split = data::splitHeldOut(
+        *records, {.fraction = input.validationRecords > 0 ? 0.0 : input.validationFraction,
+                   .count = input.validationRecords,
+                   .seed = static_cast<uint64_t>(input.shuffleSeed)});
+    if (!split.ok()) return Error{"train_input.validation_records: " + split.error().message};
+    out.train = subset(*records, split->train);
+    out.heldOut = subset(*records, split->heldOut);
+    return out;
+}
+
+Result<std::shared_ptr<const tokenizer::Tokenizer>> templateTokenizer(
+    const chat::ChatTemplate& chatTemplate, std::shared_ptr<const tokenizer::Tokenizer> tokenizer) {
+    auto tokens = tokenizer::withSpecialTokens(std::move(tokenizer), chatTemplate.specialTokens());
+    if (!tokens.ok()) return Error{"train_input.chat_template: " + tokens.error().message};
+    return tokens->tokenizer;
+}
+
+data::ExampleOptions exampleOptions(const config::InputConfig& input,
+                                    const chat::ChatTemplate& chatTemplate,
+                                    const tokenizer::Tokenizer& tokenizer) {
+    data::ExampleOptions options;
+    options.T = input.maxSequenceLength;
+    options.pack = input.packExamples;
+    options.longExamples =
+        input.longExamples == "refuse" ? data::LongExamples::Refuse : data::LongExamples::Truncate;
+    options.seed = static_cast<uint64_t>(input.shuffleSeed);
+    const std::vector<int32_t> eos = tokenizer.encode(chatTemplate.eosToken());
+    options.padId = eos.size() == 1 ? eos[0] : 0;
+    return options;
+}
 
 bool readsRecords(const config::InputConfig& input) {
     if (input.dataProcessor == "GptHDF5DataProcessor" ||
@@ -133,36 +173,17 @@ fs::path tokenizerFolder(const config::TokenizerConfig& tokenizer) {
 Result<ChatRunData> openChatRunData(const config::Config& cfg,
                                     std::shared_ptr<const tokenizer::Tokenizer> tokenizer) {
     const config::InputConfig& input = cfg.trainInput;
-    auto records = readRecords(input, "train_input.data_dir");
+    auto records = readRunRecords(cfg);
     if (!records.ok()) return records.error();
-    const bool separateEval = !cfg.evalInput.dataDir.empty();
-    data::RecordSplit split;
-    data::RecordSet evalRecords;
-    if (separateEval) {
-        auto eval = readRecords(cfg.evalInput, "eval_input.data_dir");
-        if (!eval.ok()) return eval.error();
-        evalRecords = std::move(eval).value();
-        const size_t n =
-            records->conversations.empty() ? records->texts.size() : records->conversations.size();
-        for (size_t i = 0; i < n; ++i) split.train.push_back(i);
-    } else {
-        auto made = data::splitHeldOut(
-            *records, {.fraction = input.validationRecords > 0 ? 0.0 : input.validationFraction,
-                       .count = input.validationRecords,
-                       .seed = static_cast<uint64_t>(input.shuffleSeed)});
-        if (!made.ok()) return Error{"train_input.validation_records: " + made.error().message};
-        split = std::move(made).value();
-        evalRecords = subset(*records, split.heldOut);
-    }
 
     auto chatTemplate = chatTemplateFor(input);
     if (!chatTemplate.ok()) return chatTemplate.error();
     const int before = tokenizer->vocabSize();
-    auto tokens = tokenizer::withSpecialTokens(std::move(tokenizer), chatTemplate->specialTokens());
-    if (!tokens.ok()) return Error{"train_input.chat_template: " + tokens.error().message};
+    auto tokens = templateTokenizer(*chatTemplate, std::move(tokenizer));
+    if (!tokens.ok()) return tokens.error();
     // Before the examples: a vocabulary without room for the template's tokens is the first fix.
-    if (Status v = config::checkVocab(cfg, tokens->tokenizer->vocabSize()); !v.ok()) {
-        const int added = tokens->tokenizer->vocabSize() - before;
+    if (Status v = config::checkVocab(cfg, (*tokens)->vocabSize()); !v.ok()) {
+        const int added = (*tokens)->vocabSize() - before;
         if (added <= 0) return v.error();
         return Error{
             fmt::format("the chat template {} needs {} special token(s) ({}) after the "
@@ -172,28 +193,21 @@ Result<ChatRunData> openChatRunData(const config::Config& cfg,
     }
 
     ChatRunData out;
-    out.tokenizer = tokens->tokenizer;
+    out.tokenizer = std::move(tokens).value();
     out.templateName = chatTemplate->name();
     out.stopStrings = chatTemplate->stopStrings();
     out.report = records->report;
-    out.trainRecords = split.train.size();
-    out.heldOutRecords = separateEval ? evalRecords.conversations.size() + evalRecords.texts.size()
-                                      : split.heldOut.size();
-    auto train = examplesOf(subset(*records, split.train), *chatTemplate, *out.tokenizer, input);
+    out.trainRecords = records->train.conversations.size() + records->train.texts.size();
+    out.heldOutRecords = records->heldOut.conversations.size() + records->heldOut.texts.size();
+    const data::ChatMaskOptions mask = chatMaskOptions(input);
+    auto train = data::makeExamples(records->train, *chatTemplate, *out.tokenizer, mask);
     if (!train.ok()) return train.error();
-    auto heldOut = examplesOf(evalRecords, *chatTemplate, *out.tokenizer, input);
+    auto heldOut = data::makeExamples(records->heldOut, *chatTemplate, *out.tokenizer, mask);
     if (!heldOut.ok()) return heldOut.error();
 
-    data::ExampleOptions options;
-    options.T = input.maxSequenceLength;
-    options.pack = input.packExamples;
-    options.longExamples =
-        input.longExamples == "refuse" ? data::LongExamples::Refuse : data::LongExamples::Truncate;
-    options.seed = static_cast<uint64_t>(input.shuffleSeed);
-    const std::vector<int32_t> eos = out.tokenizer->encode(chatTemplate->eosToken());
-    options.padId = eos.size() == 1 ? eos[0] : 0;
     auto dataset =
-        data::ExampleDataset::create(std::move(train).value(), std::move(heldOut).value(), options);
+        data::ExampleDataset::create(std::move(train).value(), std::move(heldOut).value(),
+                                     exampleOptions(input, *chatTemplate, *out.tokenizer));
     if (!dataset.ok()) return Error{"train_input.data_dir: " + dataset.error().message};
     if (Status st = dataset->checkBatch(input.batchSize); !st.ok())
         return Error{"train_input.batch_size: " + st.error().message};

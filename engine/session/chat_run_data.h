@@ -29,6 +29,7 @@
 #include "engine/chat/chat_template.h"
 #include "engine/config/config.h"
 #include "engine/core/result.h"
+#include "engine/data/chat_examples.h"
 #include "engine/data/example_dataset.h"
 #include "engine/data/record_format.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -54,6 +55,36 @@ struct ChatRunData {
 // `tokenizer`: the run's tokenizer before special tokens (train_input.tokenizer).
 Result<ChatRunData> openChatRunData(const config::Config& cfg,
                                     std::shared_ptr<const tokenizer::Tokenizer> tokenizer);
+
+// The phases of openChatRunData, in its order; the wizard's preview of the data
+// (record_preview.h) runs the same ones, so it shows what the run trains on.
+//
+// train_input's format and column keys as the readers' options.
+data::RecordOptions recordOptions(const config::InputConfig& input);
+// Every data_dir file of `input` read and joined (CSV chains keep their groups apart); errors
+// start with `key` and carry the readers' file:line.
+Result<data::RecordSet> readRecords(const config::InputConfig& input, const std::string& key);
+// train_input's records split into training and held-out records (by validation_records /
+// validation_fraction and the seed, chains kept whole), or eval_input's records held out when
+// it names data. `report`: train_input's first file's, counts summed.
+struct RunRecords {
+    data::RecordSet train;
+    data::RecordSet heldOut;
+    data::RecordReport report;
+};
+Result<RunRecords> readRunRecords(const config::Config& cfg);
+// train_input.chat_template resolved as the header comment says.
+Result<chat::ChatTemplate> chatTemplateFor(const config::InputConfig& input);
+// The tokenizer with the template's special tokens (model.vocab_size is not checked here).
+Result<std::shared_ptr<const tokenizer::Tokenizer>> templateTokenizer(
+    const chat::ChatTemplate& chatTemplate, std::shared_ptr<const tokenizer::Tokenizer> tokenizer);
+// train_on_inputs and mask_history.
+data::ChatMaskOptions chatMaskOptions(const config::InputConfig& input);
+// max_sequence_length, pack_examples, long_examples, shuffle_seed; padding with the template's
+// eos token when it is one token.
+data::ExampleOptions exampleOptions(const config::InputConfig& input,
+                                    const chat::ChatTemplate& chatTemplate,
+                                    const tokenizer::Tokenizer& tokenizer);
 
 // Where a run's chat template comes from with chat_template auto: the folder of the tokenizer's
 // files (tokenizer_file or vocab_file), empty for the byte tokenizer.
