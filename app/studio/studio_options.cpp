@@ -82,8 +82,10 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
     options.tab = parser.value(tab).toLower();
     if (!options.tab.isEmpty() && options.tab != QLatin1String("config") &&
         options.tab != QLatin1String("training") && options.tab != QLatin1String("wafer") &&
-        options.tab != QLatin1String("samples") && options.tab != QLatin1String("sweeps")) {
-        error = QStringLiteral("--tab must be config, training, wafer, samples or sweeps, got '%1'")
+        options.tab != QLatin1String("samples") && options.tab != QLatin1String("sweeps") &&
+        options.tab != QLatin1String("answers")) {
+        error = QStringLiteral(
+                    "--tab must be config, training, wafer, samples, sweeps or answers, got '%1'")
                     .arg(options.tab);
         return false;
     }

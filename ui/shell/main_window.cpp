@@ -30,6 +30,7 @@
 #include "engine/session/run_control.h"
 #include "engine/store/run_store.h"
 #include "engine/store/store_recovery.h"
+#include "ui/answers/answers_tab.h"
 #include "ui/cluster/cluster_controller.h"
 #include "ui/cluster/cluster_job.h"
 #include "ui/common/run_controller.h"
@@ -127,6 +128,11 @@ void MainWindow::createTabs() {
     });
     m_sweepsTab = new SweepsTab(m_tabs);  // "SweepsTab"
     m_tabs->addTab(m_sweepsTab, tr("Sweeps"));
+    // Held-out answers of a chat fine-tune, base and checkpoints side by side.
+    m_answersTab = new AnswersTab(m_tabs);
+    m_answersTab->setObjectName(QStringLiteral("answersTab"));
+    m_answersTab->setDbPath(m_dbPath);
+    m_tabs->addTab(m_answersTab, tr("Answers"));
 }
 
 void MainWindow::createDocks() {
@@ -250,8 +256,10 @@ void MainWindow::onRunFinished(const session::RunSummary& s) {
     m_failures->runEnded(s);  // a failure is shown above the tabs, not only as "Failed" below
     m_trainingTab->adoptLiveRun(s.runId);  // no longer "(now)"; numbered when runId > 0
     m_waferTab->setLiveRunId(s.runId);     // its recorded steps are the tab's, not a plan
-    if (!s.modelDir.empty())
+    if (!s.modelDir.empty()) {
         m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
+        m_answersTab->setModelPath(0, QString::fromStdString(s.modelDir.string()));
+    }
     m_runsDock->refresh();
     if (m_finetuneRunning) {
         m_finetuneRunning = false;
@@ -283,6 +291,7 @@ void MainWindow::wireRunsDock() {
         if (ids.size() == 1 && m_store) {
             if (auto run = m_store->getRun(ids.front()); run.ok() && !run->modelDir.empty()) {
                 m_samplesTab->setModelPath(QString::fromStdString(run->modelDir));
+                m_answersTab->setModelPath(0, QString::fromStdString(run->modelDir));
             }
         }
     });
@@ -686,7 +695,10 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         if (!launchRun(choice.config, options, {choice.runName})) return;
         // When the run finishes, Samples gets its model: base and fine-tuned side by side, from
         // a prompt of the user's own held-out text.
-        if (!choice.basePath.isEmpty()) m_samplesTab->setCompareModelPath(choice.basePath);
+        if (!choice.basePath.isEmpty()) {
+            m_samplesTab->setCompareModelPath(choice.basePath);
+            m_answersTab->setModelPath(1, choice.basePath);
+        }
         if (!choice.samplePrompt.isEmpty()) m_samplesTab->setPrompt(choice.samplePrompt);
         m_samplesTab->setNote({});
         m_finetuneRunning = true;
@@ -716,6 +728,7 @@ bool MainWindow::showTab(const QString& name) {
                       : n == QLatin1String("wafer")    ? 2
                       : n == QLatin1String("samples")  ? 3
                       : n == QLatin1String("sweeps")   ? 4
+                      : n == QLatin1String("answers")  ? m_tabs->indexOf(m_answersTab)
                                                        : -1;
     if (index < 0) return false;
     m_tabs->setCurrentIndex(index);

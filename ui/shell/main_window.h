@@ -50,6 +50,7 @@ class PresenterMode;
 class RunController;
 class RunsDock;
 class SamplesTab;
+class AnswersTab;
 class StatusPanel;
 class StoreFollower;
 class SweepController;
@@ -217,6 +218,7 @@ private:
     ConfigTab* m_configTab;
     TrainingTab* m_trainingTab;
     SamplesTab* m_samplesTab;
+    AnswersTab* m_answersTab;
     WaferTab* m_waferTab;
     SweepsTab* m_sweepsTab;
     SweepController* m_sweeps;
