@@ -68,7 +68,7 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     m_adapters = new QCheckBox(tr("LoRA adapters"), this);
     m_adapters->setObjectName(QStringLiteral("chatAdapters"));
     m_adapters->setChecked(true);
-    m_adapters->setEnabled(false);
+    m_adapters->setVisible(false);
     m_adapters->setToolTip(tr("A LoRA run: chat with its adapters, or without them (its base)"));
     m_system = new QLineEdit(this);
     m_system->setObjectName(QStringLiteral("chatSystem"));
@@ -164,9 +164,18 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     connect(m_save, &QPushButton::clicked, this, &ChatTab::saveWithDialog);
     connect(m_presenter, &ChatPresenter::modelLoaded, this, &ChatTab::showTemplate);
     connect(m_presenter, &ChatPresenter::replyText, this, [this](const QString& piece) {
+        // The reply as it will be kept: without the whitespace a template leaves before it.
+        QString text = piece;
+        if (m_replyStart) {
+            qsizetype skip = 0;
+            while (skip < text.size() && text.at(skip).isSpace()) ++skip;
+            text.remove(0, skip);
+            if (text.isEmpty()) return;
+            m_replyStart = false;
+        }
         QTextCursor cursor(m_transcript->document());
         cursor.movePosition(QTextCursor::End);
-        cursor.insertText(piece, QTextCharFormat());
+        cursor.insertText(text, QTextCharFormat());
         m_transcript->ensureCursorVisible();
     });
     connect(m_presenter, &ChatPresenter::replyFinished, this, &ChatTab::onReplyFinished);
@@ -249,7 +258,7 @@ void ChatTab::setTemperature(double temperature) {
 
 ChatModelChoice ChatTab::choice() const {
     return {modelPath(), m_template->currentData().toString(),
-            !m_adapters->isEnabled() || m_adapters->isChecked()};
+            m_adapters->isHidden() || m_adapters->isChecked()};
 }
 
 bool ChatTab::send(const QString& text) {
@@ -265,6 +274,7 @@ bool ChatTab::send(const QString& text) {
     if (!m_presenter->send(choice(), text, options)) return false;
     appendTurn(tr("You"), text.trimmed());
     appendTurn(tr("Assistant"), {});
+    m_replyStart = true;
     m_status->setText(loading ? tr("Loading the model…") : tr("Generating…"));
     showTemplate();
     updateButtons();
@@ -335,7 +345,7 @@ void ChatTab::onModelChanged() {
         if (info.ok()) m_info = std::make_shared<const modelio::ModelInfo>(std::move(info).value());
     }
     const int rank = m_info ? m_info->shape.loraRank : 0;
-    m_adapters->setEnabled(rank > 0);
+    m_adapters->setVisible(rank > 0);
     m_adapters->setText(rank > 0 ? tr("LoRA adapters (rank %1)").arg(rank) : tr("LoRA adapters"));
     showTemplate();
 }
@@ -382,7 +392,10 @@ void ChatTab::updateButtons() {
 void ChatTab::appendTurn(const QString& who, const QString& text) {
     QTextCursor cursor(m_transcript->document());
     cursor.movePosition(QTextCursor::End);
-    if (!m_transcript->document()->isEmpty()) cursor.insertBlock();
+    if (!m_transcript->document()->isEmpty()) {
+        cursor.insertBlock();
+        if (who == tr("You")) cursor.insertBlock();  // a blank line between exchanges
+    }
     QTextCharFormat label;
     label.setFontWeight(QFont::Bold);
     label.setForeground(who == tr("You") ? QColor(0x1f, 0x5f, 0xa8) : QColor(0x2e, 0x7d, 0x32));
@@ -393,6 +406,13 @@ void ChatTab::appendTurn(const QString& who, const QString& text) {
 
 void ChatTab::onReplyFinished(bool ok, const QString& message) {
     if (ok) {
+        // The reply's trailing whitespace goes too, as in the conversation kept.
+        QTextCursor cursor(m_transcript->document());
+        cursor.movePosition(QTextCursor::End);
+        while (cursor.position() > 0 &&
+               m_transcript->document()->characterAt(cursor.position() - 1).isSpace() &&
+               !m_replyStart)
+            cursor.deletePreviousChar();
         m_status->setText(message);
     } else {
         // The message was not answered: the transcript says so, and the status says why.

@@ -102,6 +102,7 @@ private:
     QPushButton* m_new;
     QPushButton* m_save;
     QLabel* m_status;
+    bool m_replyStart = false;  // no text of the running reply shown yet
 };
 
 }  // namespace ws::ui

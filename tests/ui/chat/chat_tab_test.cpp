@@ -4,6 +4,7 @@
 // as training data; the base refused with ChatML naming the tokens and the fix; Stop; New
 // conversation keeping the system prompt.
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -50,9 +51,22 @@ private slots:
         QVERIFY(info);
         QCOMPARE(info->text(), QStringLiteral("Template: plain — chosen"));
 
-        QVERIFY(reply(tab, QStringLiteral("And the earth?")));
+        // The second turn typed as a user does: Enter sends it and empties the input.
+        auto* input = tab.findChild<QLineEdit*>(QStringLiteral("chatInput"));
+        QVERIFY(input);
+        QSignalSpy finished(&tab, &ChatTab::replyFinished);
+        ws::testing::commitLine(input, QStringLiteral("And the earth?"));
+        QVERIFY(input->text().isEmpty());
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.front().at(0).toBool(), true);
         QCOMPARE(tab.presenter().conversation().messages.size(), size_t(5));
-        QVERIFY(tab.transcript().contains(QStringLiteral("\nYou: And the earth?\nAssistant: ")));
+        // The transcript shows each reply as the conversation keeps it (trimmed).
+        const auto& all = tab.presenter().conversation().messages;
+        QVERIFY2(tab.transcript().endsWith(QStringLiteral("Assistant: ") +
+                                           QString::fromStdString(all[4].content)),
+                 qPrintable(tab.transcript()));
+        QVERIFY(tab.grab().save(ws::testing::artifactPath(QStringLiteral("chat_tab.png"))));
+        QVERIFY(tab.transcript().contains(QStringLiteral("\n\nYou: And the earth?\nAssistant: ")));
 
         QTemporaryDir dir;
         const QString file = dir.filePath(QStringLiteral("chat.jsonl"));
