@@ -86,6 +86,12 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     m_templateInfo->setObjectName(QStringLiteral("chatTemplateInfo"));
     m_templateInfo->setWordWrap(true);
     m_templateInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_usePlain = new QPushButton(tr("Use the plain template"), this);
+    m_usePlain->setObjectName(QStringLiteral("chatUsePlain"));
+    m_usePlain->setToolTip(
+        tr("Write the conversation as \"User:\" and \"Assistant:\" text, "
+           "which any model can continue"));
+    m_usePlain->setVisible(false);
     m_transcript = new QTextEdit(this);
     m_transcript->setObjectName(QStringLiteral("chatTranscript"));
     m_transcript->setReadOnly(true);
@@ -139,7 +145,10 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     actions->addWidget(m_save);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
-    layout->addWidget(m_templateInfo);
+    auto* infoRow = new QHBoxLayout;
+    infoRow->addWidget(m_templateInfo, 1);
+    infoRow->addWidget(m_usePlain, 0, Qt::AlignTop);
+    layout->addLayout(infoRow);
     layout->addWidget(m_transcript, 1);
     layout->addLayout(inputRow);
     layout->addLayout(actions);
@@ -151,6 +160,8 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
         showTemplate();
     });
     connect(m_adapters, &QCheckBox::toggled, this, &ChatTab::showTemplate);
+    connect(m_usePlain, &QPushButton::clicked, this,
+            [this] { setTemplateChoice(QString::fromUtf8(sample::kPlainTemplateName)); });
     connect(m_system, &QLineEdit::editingFinished, this,
             [this] { m_presenter->setSystemPrompt(m_system->text()); });
     connect(m_input, &QLineEdit::returnPressed, this, [this] {
@@ -352,6 +363,7 @@ void ChatTab::onModelChanged() {
 
 void ChatTab::showTemplate() {
     QString text, color;
+    bool lacksTokens = false;
     if (m_presenter->loadedChoice() == choice() && !m_presenter->templateName().isEmpty()) {
         text = tr("Template: %1 — %2").arg(m_presenter->templateName(), m_presenter->templateWhy());
     } else if (m_info) {
@@ -364,12 +376,15 @@ void ChatTab::showTemplate() {
             text = tr("This model cannot chat with this template: %1")
                        .arg(QString::fromStdString(setup.error().message));
             color = QStringLiteral("#b00020");
+            lacksTokens =
+                setup.error().message.find("needs the special token") != std::string::npos;
         }
     } else {
         text = tr("Template: %1 — named here once the model is loaded (at the first message)")
                    .arg(m_template->currentText());
     }
     m_templateInfo->setText(text);
+    m_usePlain->setVisible(lacksTokens);
     m_templateInfo->setStyleSheet(color.isEmpty() ? QString()
                                                   : QStringLiteral("color: %1;").arg(color));
 }

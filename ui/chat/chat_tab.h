@@ -95,6 +95,7 @@ private:
     QSpinBox* m_maxTokens;
     QSpinBox* m_seed;
     QLabel* m_templateInfo;
+    QPushButton* m_usePlain;  // shown when the model lacks the template's special tokens
     QTextEdit* m_transcript;
     QLineEdit* m_input;
     QPushButton* m_send;

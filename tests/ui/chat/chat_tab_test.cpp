@@ -5,6 +5,7 @@
 // conversation keeping the system prompt.
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -109,8 +110,12 @@ private slots:
         QVERIFY(status.contains(QStringLiteral("<|im_start|>, <|im_end|>")));
         QVERIFY(status.contains(QStringLiteral("\"plain\"")));
         QVERIFY(tab.presenter().conversation().messages.empty());
-        // The same tab then chats once the plain template is chosen.
-        tab.setTemplateChoice(QStringLiteral("plain"));
+        // The same tab then chats once the plain template is chosen (the button the message
+        // offers).
+        auto* usePlain = tab.findChild<QPushButton*>(QStringLiteral("chatUsePlain"));
+        QVERIFY(usePlain && !usePlain->isHidden());
+        usePlain->click();
+        QVERIFY(usePlain->isHidden());
         QCOMPARE(tab.templateInfo(), QStringLiteral("Template: plain — chosen"));
         QVERIFY(reply(tab, QStringLiteral("Hello")));
         QCOMPARE(tab.presenter().conversation().messages.size(), size_t(2));
