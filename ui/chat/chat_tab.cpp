@@ -50,7 +50,7 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     m_model = new QComboBox(this);
     m_model->setObjectName(QStringLiteral("chatModel"));
     m_model->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_model->setMinimumContentsLength(24);
+    m_model->setMinimumContentsLength(16);
     m_model->setToolTip(
         tr("The model to chat with: a run, one of its checkpoints, the shipped "
            "base model, or a folder"));
@@ -115,26 +115,29 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     auto* modelRow = new QHBoxLayout;
     modelRow->addWidget(m_model, 1);
     modelRow->addWidget(m_folder);
-    modelRow->addSpacing(12);
-    modelRow->addWidget(new QLabel(tr("Template"), this));
-    modelRow->addWidget(m_template);
-    modelRow->addWidget(m_adapters);
-    auto* knobs = new QHBoxLayout;
-    knobs->setSpacing(8);
-    const std::pair<QString, QWidget*> labelled[] = {{tr("Temperature"), m_temperature},
-                                                     {tr("Top-k"), m_topK},
-                                                     {tr("Top-p"), m_topP},
-                                                     {tr("Reply up to"), m_maxTokens},
-                                                     {tr("Seed"), m_seed}};
-    for (const auto& [label, widget] : labelled) {
-        knobs->addWidget(new QLabel(label, this));
-        knobs->addWidget(widget);
-    }
-    knobs->addStretch(1);
+    auto* templateRow = new QHBoxLayout;
+    templateRow->addWidget(m_template);
+    templateRow->addWidget(m_adapters);
+    templateRow->addStretch(1);
+    // Two rows of knobs, so the tab stays narrower than a laptop's screen beside the docks.
+    auto knobRow = [this](std::initializer_list<std::pair<QString, QWidget*>> knobs) {
+        auto* row = new QHBoxLayout;
+        row->setSpacing(8);
+        for (const auto& [label, widget] : knobs) {
+            row->addWidget(new QLabel(label, this));
+            row->addWidget(widget);
+        }
+        row->addStretch(1);
+        return row;
+    };
     auto* form = new QFormLayout;
     form->addRow(tr("Model"), modelRow);
+    form->addRow(tr("Template"), templateRow);
     form->addRow(tr("System"), m_system);
-    form->addRow(tr("Sampling"), knobs);
+    form->addRow(tr("Sampling"), knobRow({{tr("Temperature"), m_temperature},
+                                          {tr("Top-k"), m_topK},
+                                          {tr("Top-p"), m_topP}}));
+    form->addRow(tr("Reply"), knobRow({{tr("up to"), m_maxTokens}, {tr("Seed"), m_seed}}));
     auto* inputRow = new QHBoxLayout;
     inputRow->addWidget(m_input, 1);
     inputRow->addWidget(m_send);
