@@ -34,6 +34,7 @@ void addValidateCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addRunsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addFieldsCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode);
+void addChatCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addPredictCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addValidateEmulatorCommand(CLI::App& app, CommonOptions& common, int& exitCode);
 void addCoordCheckCommand(CLI::App& app, CommonOptions& common, int& exitCode);

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
     ws::cli::addRunsCommand(app, common, exitCode);
     ws::cli::addFieldsCommand(app, common, exitCode);
     ws::cli::addSampleCommand(app, common, exitCode);
+    ws::cli::addChatCommand(app, common, exitCode);
     ws::cli::addSweepCommand(app, common, exitCode);
     ws::cli::addPredictCommand(app, common, exitCode);
     ws::cli::addValidateEmulatorCommand(app, common, exitCode);

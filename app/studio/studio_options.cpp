@@ -31,7 +31,7 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
                                   QStringLiteral("FILE.png"));
     const QCommandLineOption tab(
         QStringLiteral("tab"),
-        QStringLiteral("Tab to show: config, training, wafer, samples or sweeps."),
+        QStringLiteral("Tab to show: config, training, wafer, samples, chat or sweeps."),
         QStringLiteral("NAME"));
     const QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Run store (SQLite file)."),
                                 QStringLiteral("PATH"));
@@ -82,10 +82,11 @@ bool parseStudioOptions(const QStringList& arguments, StudioOptions& options, QS
     options.tab = parser.value(tab).toLower();
     if (!options.tab.isEmpty() && options.tab != QLatin1String("config") &&
         options.tab != QLatin1String("training") && options.tab != QLatin1String("wafer") &&
-        options.tab != QLatin1String("samples") && options.tab != QLatin1String("sweeps") &&
-        options.tab != QLatin1String("answers")) {
+        options.tab != QLatin1String("samples") && options.tab != QLatin1String("chat") &&
+        options.tab != QLatin1String("sweeps") && options.tab != QLatin1String("answers")) {
         error = QStringLiteral(
-                    "--tab must be config, training, wafer, samples, sweeps or answers, got '%1'")
+                    "--tab must be config, training, wafer, samples, chat, sweeps or answers, got "
+                    "'%1'")
                     .arg(options.tab);
         return false;
     }

@@ -9,7 +9,7 @@ namespace ws::chat {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 std::string dump(const json& j) {
     return j.dump(-1, ' ', false, json::error_handler_t::replace);

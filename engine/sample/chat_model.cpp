@@ -116,8 +116,7 @@ Result<ResolvedTemplate> resolveChatTemplate(const modelio::ModelInfo& model,
                             "built-in: the model has no chat template of its own"};
 }
 
-Result<std::shared_ptr<const ChatModel>> prepareChatModel(modelio::LoadedModel model,
-                                                          std::string_view choice) {
+Result<ChatSetup> chatSetup(const modelio::ModelInfo& model, std::string_view choice) {
     auto resolved = resolveChatTemplate(model, choice);
     if (!resolved.ok()) return resolved.error();
     const chat::ChatTemplate& tmpl = resolved->chatTemplate;
@@ -138,20 +137,34 @@ Result<std::shared_ptr<const ChatModel>> prepareChatModel(modelio::LoadedModel m
             tmpl.name(), resolved->why, fmt::join(missing, ", "), V, before, kPlainTemplateName,
             tmpl.name())};
     }
-    auto out = std::make_shared<ChatModel>();
-    out->addedTokens.assign(tmpl.specialTokens().begin(), tmpl.specialTokens().end());
-    out->stopStrings = tmpl.stopStrings();
+    ChatSetup out;
+    out.addedTokens.assign(tmpl.specialTokens().begin(), tmpl.specialTokens().end());
+    out.stopStrings = tmpl.stopStrings();
     if (tmpl.name() == kPlainTemplateName)
-        out->stopStrings.insert(out->stopStrings.end(), kPlainStops.begin(), kPlainStops.end());
-    for (const std::string& stop : out->stopStrings) {
+        out.stopStrings.insert(out.stopStrings.end(), kPlainStops.begin(), kPlainStops.end());
+    for (const std::string& stop : out.stopStrings) {
         const std::vector<int32_t> ids = with->tokenizer->encode(stop);
         if (ids.size() == 1 && with->tokenizer->decode(ids) == stop)
-            out->stopTokens.push_back(ids[0]);
+            out.stopTokens.push_back(ids[0]);
     }
-    model.tokenizer = with->tokenizer;
+    out.tokenizer = with->tokenizer;
+    out.chatTemplate = std::move(resolved->chatTemplate);
+    out.templateWhy = std::move(resolved->why);
+    return out;
+}
+
+Result<std::shared_ptr<const ChatModel>> prepareChatModel(modelio::LoadedModel model,
+                                                          std::string_view choice) {
+    auto setup = chatSetup(model, choice);
+    if (!setup.ok()) return setup.error();
+    auto out = std::make_shared<ChatModel>();
+    model.tokenizer = setup->tokenizer;
     out->model = std::move(model);
-    out->chatTemplate = std::move(resolved->chatTemplate);
-    out->templateWhy = std::move(resolved->why);
+    out->chatTemplate = std::move(setup->chatTemplate);
+    out->templateWhy = std::move(setup->templateWhy);
+    out->stopTokens = std::move(setup->stopTokens);
+    out->stopStrings = std::move(setup->stopStrings);
+    out->addedTokens = std::move(setup->addedTokens);
     return std::shared_ptr<const ChatModel>(std::move(out));
 }
 

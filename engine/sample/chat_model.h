@@ -47,6 +47,21 @@ struct ResolvedTemplate {
 Result<ResolvedTemplate> resolveChatTemplate(const modelio::ModelInfo& model,
                                              std::string_view choice);
 
+// Everything chatting needs but the weights: cheap enough for a GUI thread (from
+// modelio::loadModelInfo), so a picker can say which template a model chats with, or why it
+// cannot, before loading it.
+struct ChatSetup {
+    chat::ChatTemplate chatTemplate;
+    std::string templateWhy;                                // ResolvedTemplate::why
+    std::shared_ptr<const tokenizer::Tokenizer> tokenizer;  // with the template's tokens
+    std::vector<int32_t> stopTokens;
+    std::vector<std::string> stopStrings;
+    std::vector<std::string> addedTokens;
+};
+
+// The template chosen by `choice` and the vocabulary check above.
+Result<ChatSetup> chatSetup(const modelio::ModelInfo& model, std::string_view choice);
+
 struct ChatModel {
     modelio::LoadedModel model;  // its tokenizer holds the template's special tokens
     chat::ChatTemplate chatTemplate;

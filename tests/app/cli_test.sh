@@ -1741,6 +1741,99 @@ PY
   out=$("$wafer" eval "$src/resources/base-model" --data "$tmp/texts.jsonl" 2>&1) \
     && fail "records without answers must fail"
   expect_in "no record is a conversation ending with an assistant's answer" "$out" ;;
+chat)
+  # `wafer chat`: --messages --json answers once with a reply, why it stopped and the conversation
+  # including the reply (the shipped base with the plain template: it has no chat tokens); the
+  # interactive mode driven through stdin with its commands, saving `messages` JSON Lines; a run
+  # fine-tuned on chat records chats with the template it trained with (ChatML, its two tokens).
+  cat >"$tmp/ask.json" <<'JSON'
+{"messages": [{"role": "system", "content": "Answer briefly."},
+              {"role": "user", "content": "Who made the heaven and the earth?"}]}
+JSON
+  out=$("$wafer" chat base --messages "$tmp/ask.json" --json --chat-template plain -n 12 --seed 1 \
+        --save "$tmp/once.jsonl") || fail "chat --messages --json: exit $? $out"
+  python3 - "$out" "$tmp/once.jsonl" <<'PY' || fail "chat --json output: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+assert isinstance(r["reply"], str) and r["reply"], r
+assert r["stop_reason"] in ("max_tokens", "stop_string", "stop_token"), r
+assert 1 <= r["tokens"] <= 12 and r["prompt_tokens"] > 0, r
+assert r["template"] == "plain" and r["template_why"] == "chosen", r
+m = r["messages"]
+assert [x["role"] for x in m] == ["system", "user", "assistant"], m
+assert m[2]["content"] == r["reply"], m
+saved = [json.loads(l) for l in open(sys.argv[2])]
+assert saved == [{"messages": m}], saved
+PY
+  # The same seed gives the same reply.
+  again=$("$wafer" chat base --messages "$tmp/ask.json" --json --chat-template plain -n 12 --seed 1)
+  reply() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])["reply"])' "$1"; }
+  [[ "$(reply "$again")" == "$(reply "$out")" ]] || fail "the same seed gave another reply: $again"
+  # Interactive: two turns, /system, /save, an unknown command, /reset, then /quit before a
+  # last message that is never answered.
+  out=$(printf 'Who made the heaven?\n/system Speak plainly.\nAnd the sea?\n/save %s\n/bogus\n/reset\nHello\n/quit\nnever answered\n' \
+          "$tmp/saved.jsonl" | "$wafer" chat base --chat-template plain -n 6 -t 0 2>"$tmp/err") \
+    || fail "interactive chat: exit $? $(cat "$tmp/err")"
+  [[ $(grep -c '^assistant> ' <<<"$out") -eq 3 ]] || fail "expected 3 replies: $out"
+  expect_in "template plain (chosen)" "$(cat "$tmp/err")"
+  expect_in "(saved 5 messages to $tmp/saved.jsonl)" "$(cat "$tmp/err")"
+  expect_in "unknown command /bogus; the commands are /reset, /system TEXT, /save FILE, /quit" "$(cat "$tmp/err")"
+  expect_in "(new conversation)" "$(cat "$tmp/err")"
+  python3 - "$tmp/saved.jsonl" <<'PY' || fail "saved conversation: $(cat "$tmp/saved.jsonl")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+m = json.loads(lines[0])["messages"]
+assert [x["role"] for x in m] == ["system", "user", "assistant", "user", "assistant"], m
+assert m[0]["content"] == "Speak plainly." and m[3]["content"] == "And the sea?", m
+assert all(x["content"] for x in m), m
+PY
+  # End of input ends a chat too.
+  printf 'Hi\n' | "$wafer" chat base --chat-template plain -n 3 >/dev/null 2>&1 || fail "EOF: exit $?"
+  # A run fine-tuned on chat records (ChatML, vocabulary 258 for its two tokens) chats with ChatML.
+  "$wafer" train "$src/presets/gpt-nano.yaml" --max-steps 2 --db "$db" "${tiny_args[@]}" \
+      --set "train_input.data_dir=$src/resources/instructions/train.jsonl" \
+      --set model.vocab_size=258 --set train_input.chat_template=chatml \
+      --set train_input.max_sequence_length=128 >/dev/null 2>&1 || fail "chat run: exit $?"
+  out=$("$wafer" chat 1 --db "$db" --messages "$tmp/ask.json" --json -n 8) \
+    || fail "chat with the chat run: exit $? $out"
+  python3 - "$out" <<'PY' || fail "chat run --json: $out"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["template"] == "chatml", r
+assert r["template_why"] == "the run's train_input.chat_template", r
+assert r["stop_reason"] in ("max_tokens", "stop_token", "stop_string"), r
+assert r["messages"][-1]["role"] == "assistant", r
+PY
+  ;;
+chat_errors)
+  # Every error a user can hit names the problem and the fix.
+  printf '{"messages": [{"role": "user", "content": "hi"}\n' >"$tmp/broken.json"
+  out=$("$wafer" chat base --messages "$tmp/broken.json" --chat-template plain 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "malformed file: expected exit 1, got $code: $out"
+  expect_in "$tmp/broken.json:1: not valid JSON" "$out"
+  printf '{"messages": [{"content": "hi"}]}' >"$tmp/norole.json"
+  out=$("$wafer" chat base --messages "$tmp/norole.json" --chat-template plain 2>&1) && fail "no role must fail"
+  expect_in "$tmp/norole.json: message 1 has no \"role\"" "$out"
+  printf '[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yes"}]' >"$tmp/answered.json"
+  out=$("$wafer" chat base --messages "$tmp/answered.json" --chat-template plain 2>&1) && fail "an answered conversation must fail"
+  expect_in "must end with the user's message to be answered; it ends with a assistant message" "$out"
+  out=$("$wafer" chat base --messages "$tmp/nothing.json" --chat-template plain 2>&1) && fail "a missing file must fail"
+  expect_in "nothing.json" "$out"
+  out=$("$wafer" chat base --chat-template llama9 </dev/null 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "unknown template: expected exit 1, got $code: $out"
+  expect_in 'no chat template "llama9": give one of chatml, plain, a .jinja file' "$out"
+  # The shipped base has no ChatML tokens: refused naming the template, the tokens and the fixes.
+  out=$("$wafer" chat base </dev/null 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "base with ChatML: expected exit 1, got $code: $out"
+  expect_in "the chat template chatml (built-in: the model has no chat template of its own) needs the special token(s) <|im_start|>, <|im_end|>" "$out"
+  expect_in "vocabulary (2048 tokens" "$out"
+  expect_in "fine-tune the model on chat data with chatml first" "$out"
+  expect_in "(here: --chat-template plain)" "$out"
+  out=$("$wafer" chat base --json </dev/null 2>&1) && fail "--json without --messages must fail"
+  expect_in "--json answers a conversation given with --messages FILE" "$out"
+  out=$("$wafer" chat "$tmp/no-model" --messages "$tmp/answered.json" 2>&1) && fail "a missing model must fail"
+  expect_in "no-model" "$out" ;;
 lesson_run_on)
   # Issue 31: a lesson whose `preset:` line ran on into the next, indented line (one path
   # component past 255 bytes) made `wafer lesson check` and `list` abort (exit 134). Both answer

@@ -31,6 +31,7 @@
 #include "engine/store/run_store.h"
 #include "engine/store/store_recovery.h"
 #include "ui/answers/answers_tab.h"
+#include "ui/chat/chat_tab.h"
 #include "ui/cluster/cluster_controller.h"
 #include "ui/cluster/cluster_job.h"
 #include "ui/common/run_controller.h"
@@ -126,6 +127,9 @@ void MainWindow::createTabs() {
             return tr("shipped base model");
         return runTitleForModel(path, m_store.get());
     });
+    m_chatTab = new ChatTab(m_tabs);
+    m_chatTab->setObjectName(QStringLiteral("chatTab"));
+    m_tabs->addTab(m_chatTab, tr("Chat"));
     m_sweepsTab = new SweepsTab(m_tabs);  // "SweepsTab"
     m_tabs->addTab(m_sweepsTab, tr("Sweeps"));
     // Held-out answers of a chat fine-tune, base and checkpoints side by side.
@@ -187,6 +191,7 @@ void MainWindow::openStore() {
     if (opened.ok()) {
         m_store = std::move(opened).value();
         m_runsDock->setStore(m_store.get());
+        m_chatTab->setRunStore(m_store.get(), QString::fromStdString(db.string()));
     } else {
         const QString message = QString::fromStdString(opened.error().message);
         m_logDock->append(int(session::LogLine::Level::Error), message);
@@ -260,6 +265,7 @@ void MainWindow::onRunFinished(const session::RunSummary& s) {
         m_samplesTab->setModelPath(QString::fromStdString(s.modelDir.string()));
         m_answersTab->setModelPath(0, QString::fromStdString(s.modelDir.string()));
     }
+    m_chatTab->reloadModels();  // the new run (a chat fine-tune) can be chatted with
     m_runsDock->refresh();
     if (m_finetuneRunning) {
         m_finetuneRunning = false;
@@ -485,8 +491,8 @@ void MainWindow::createMenus() {
     view->addAction(m_logDock->toggleViewAction());
     m_teaching->addViewMenuItems(view);
     view->addSeparator();
-    const QStringList names = {tr("&Config"), tr("&Training"), tr("&Wafer"), tr("&Samples"),
-                               tr("S&weeps")};
+    const QStringList names = {tr("&Config"),  tr("&Training"), tr("&Wafer"),
+                               tr("&Samples"), tr("C&hat"),     tr("S&weeps")};
     for (int i = 0; i < names.size(); ++i) {
         QAction* a = view->addAction(names[i], this, [this, i] { m_tabs->setCurrentIndex(i); });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
@@ -517,6 +523,7 @@ void MainWindow::offerRecoveryIfDamaged() {
     // Let go of the damaged file first: nothing may write to it while it is replaced.
     m_follower->stop();
     m_runsDock->setStore(nullptr);
+    m_chatTab->setRunStore(nullptr, QString::fromStdString(m_storePath.string()));
     m_store.reset();
     const bool recovered = offerStoreRecovery(this, m_storePath, health);
     m_offeringRecovery = false;
@@ -544,6 +551,7 @@ void MainWindow::reopenStore() {
     }
     m_store = std::move(reopened).value();
     m_runsDock->setStore(m_store.get());
+    m_chatTab->setRunStore(m_store.get(), QString::fromStdString(m_storePath.string()));
     m_follower->setStore(m_store.get());
 }
 
@@ -727,7 +735,8 @@ bool MainWindow::showTab(const QString& name) {
                       : n == QLatin1String("training") ? 1
                       : n == QLatin1String("wafer")    ? 2
                       : n == QLatin1String("samples")  ? 3
-                      : n == QLatin1String("sweeps")   ? 4
+                      : n == QLatin1String("chat")     ? 4
+                      : n == QLatin1String("sweeps")   ? 5
                       : n == QLatin1String("answers")  ? m_tabs->indexOf(m_answersTab)
                                                        : -1;
     if (index < 0) return false;

@@ -50,6 +50,7 @@ class PresenterMode;
 class RunController;
 class RunsDock;
 class SamplesTab;
+class ChatTab;
 class AnswersTab;
 class StatusPanel;
 class StoreFollower;
@@ -112,7 +113,7 @@ public:
     // Selects stored run `runId` in Runs, as a click would (a sweep is shown in the Sweeps tab);
     // false with the reason in the log when the store has no such run.
     bool openStoredRun(int64_t runId);
-    // Shows a tab by name: config, training, wafer, samples or sweeps.
+    // Shows a tab by name: config, training, wafer, samples, chat or sweeps.
     bool showTab(const QString& name);
     // Opens the guide (the README) at `section` (a heading's start; empty: where it was).
     HelpBrowser* showHelp(const QString& section);
@@ -218,6 +219,7 @@ private:
     ConfigTab* m_configTab;
     TrainingTab* m_trainingTab;
     SamplesTab* m_samplesTab;
+    ChatTab* m_chatTab;
     AnswersTab* m_answersTab;
     WaferTab* m_waferTab;
     SweepsTab* m_sweepsTab;

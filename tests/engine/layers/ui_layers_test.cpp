@@ -26,7 +26,7 @@ const fs::path kSource = WAFER_SOURCE_DIR;
 constexpr const char* kUiLayers =
     "## Layout\n"
     "1. `common`\n"
-    "2. `config`, `training`, `samples`, `sweeps`, `wafer`, `answers`\n"
+    "2. `config`, `training`, `samples`, `chat`, `sweeps`, `wafer`, `answers`\n"
     "3. `cluster`, `lessons`, `teaching`\n"
     "4. `shell`\n";
 

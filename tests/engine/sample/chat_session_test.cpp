@@ -14,6 +14,7 @@
 namespace ws::sample {
 namespace {
 
+using testing::alwaysPredict;
 using testing::greedy;
 using testing::samplingShape;
 using testing::tinyModel;
@@ -21,24 +22,6 @@ using testing::tinyModel;
 // A byte model with room for ChatML's two tokens (ids 256 and 257).
 modelio::LoadedModel chatmlRoomModel(uint64_t seed = 1) {
     return tinyModel(samplingShape(258, 96, /*tied=*/false), seed);
-}
-
-// The model always predicts `token`: ln_f outputs its bias whatever the input (gain 0), and only
-// that token's lm_head row lines up with it.
-void alwaysPredict(modelio::LoadedModel& m, int32_t token) {
-    const model::ParameterTable table(m.shape);
-    const auto* gain = table.find("ln_f.weight");
-    const auto* bias = table.find("ln_f.bias");
-    const auto* head = table.find("lm_head.weight");
-    ASSERT_TRUE(gain && bias && head);
-    const int C = m.shape.channels;
-    for (int c = 0; c < C; ++c) {
-        m.params[gain->offset + c] = 0.0f;
-        m.params[bias->offset + c] = 1.0f;
-    }
-    for (int v = 0; v < m.shape.vocab; ++v)
-        for (int c = 0; c < C; ++c)
-            m.params[head->offset + size_t(v) * C + c] = v == token ? 1.0f : 0.0f;
 }
 
 TEST(ChatModel, AModelWithoutChatTokensIsRefusedNamingTemplateTokensAndFix) {
