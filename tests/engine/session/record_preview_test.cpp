@@ -204,6 +204,20 @@ TEST(RecordPreview, LongExamplesAreTruncatedCountedAndShownCut) {
     EXPECT_EQ(refused.stats.longerThanRow, int64_t(refused.trainRecords));
 }
 
+TEST(RecordPreview, ExamplesCutBeforeTheirAnswerAreLeftOutAndSaidSo) {
+    TempDir dir;
+    // 20 slots: the answer starts at token 35, so nothing trained is left in the first 21.
+    auto p =
+        previewRecords(requestFor(dir, writeChat(dir, 8), {"train_input.max_sequence_length=20"}));
+    EXPECT_EQ(p.error, "");
+    // The run would refuse the data: said, with the figures of why (the histogram too).
+    EXPECT_NE(p.blocking.find("raise max_sequence_length"), std::string::npos) << p.blocking;
+    EXPECT_EQ(p.stats.lengths.counts[size_t(47 / 2)], 8);  // 48 tokens, bins of ceil(21 / 16)
+    EXPECT_EQ(p.stats.droppedByTruncation, 8);
+    EXPECT_EQ(textOf(p.examples[0], Kind::Trained), "");
+    EXPECT_EQ(p.examples[0].trainedTokens, 0);
+}
+
 TEST(RecordPreview, TrainOnInputsAndMaskHistoryChangeTheSegments) {
     TempDir dir;
     const fs::path data = writeChat(dir, 20);
