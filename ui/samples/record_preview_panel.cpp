@@ -82,76 +82,7 @@ RecordPreviewPanel::RecordPreviewPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
-
-    auto* grid = new QGridLayout;
-    grid->setHorizontalSpacing(8);
-    grid->setVerticalSpacing(3);
-    m_format = new QComboBox(this);
-    m_format->setObjectName(QStringLiteral("recordFormat"));
-    for (const data::RecordFormat f : kFormats) {
-        const QString key = qs(std::string(data::recordFormatKey(f)));
-        m_format->addItem(
-            f == data::RecordFormat::Auto
-                ? tr("detect (auto)")
-                : QStringLiteral("%1 (%2)").arg(key, qs(std::string(data::recordFormatName(f)))),
-            key);
-    }
-    m_format->setToolTip(tr("train_input.format: detected from the files, or forced"));
-    m_detected = new QLabel(this);
-    m_detected->setObjectName(QStringLiteral("recordDetected"));
-    m_detected->setWordWrap(true);
-    m_detected->setTextFormat(Qt::PlainText);
-    grid->addWidget(new QLabel(tr("Format:"), this), 0, 0);
-    grid->addWidget(m_format, 0, 1);
-    grid->addWidget(m_detected, 0, 2);
-
-    m_mappingRow = new QWidget(this);
-    auto* mapping = new QHBoxLayout(m_mappingRow);
-    mapping->setContentsMargins(0, 0, 0, 0);
-    mapping->setSpacing(4);
-    const QString labels[] = {tr("prompt"), tr("answer"), tr("system"), tr("id"), tr("parent id")};
-    const char* names[] = {"columnPrompt", "columnAnswer", "columnSystem", "columnId",
-                           "columnParentId"};
-    for (int c = 0; c < ColumnCount; ++c) {
-        auto* combo = new QComboBox(m_mappingRow);
-        combo->setObjectName(QString::fromLatin1(names[c]));
-        combo->setPlaceholderText(tr("choose…"));
-        combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-        combo->setToolTip(tr("train_input.%1").arg(QString::fromLatin1(kColumnKeys[c])));
-        m_columns[size_t(c)] = combo;
-        mapping->addWidget(new QLabel(labels[c], m_mappingRow));
-        mapping->addWidget(combo);
-        connect(combo, qOverload<int>(&QComboBox::activated), this, [this, c] {
-            m_columnSet[size_t(c)] = true;
-            emit choicesChanged();
-        });
-    }
-    mapping->addStretch(1);
-    grid->addWidget(new QLabel(tr("Columns:"), this), 1, 0);
-    grid->addWidget(m_mappingRow, 1, 1, 1, 2);
-
-    m_trainOn = new QComboBox(this);
-    m_trainOn->setObjectName(QStringLiteral("recordTrainOn"));
-    m_trainOn->addItem(tr("answers only"));
-    m_trainOn->addItem(tr("everything"));
-    m_trainOn->addItem(tr("last answer only"));
-    m_trainOn->setToolTip(
-        tr("answers only: the assistant's turns (default); everything: train_input."
-           "train_on_inputs; last answer only: train_input.mask_history"));
-    m_template = new QLabel(this);
-    m_template->setObjectName(QStringLiteral("recordTemplate"));
-    m_template->setWordWrap(true);
-    m_template->setTextFormat(Qt::PlainText);
-    grid->addWidget(new QLabel(tr("Train on:"), this), 2, 0);
-    grid->addWidget(m_trainOn, 2, 1);
-    grid->addWidget(m_template, 2, 2);
-    grid->setColumnStretch(2, 1);
-    for (QComboBox* combo : {m_format, m_trainOn}) {
-        combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-        combo->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
-    }
-    m_mappingLabel = grid->itemAtPosition(1, 0)->widget();
-    layout->addLayout(grid);
+    layout->addLayout(makeChoices());
 
     m_counts = new QLabel(this);
     m_counts->setObjectName(QStringLiteral("recordCounts"));
@@ -176,11 +107,112 @@ RecordPreviewPanel::RecordPreviewPanel(QWidget* parent) : QWidget(parent) {
     m_examples->setReadOnly(true);
     m_examples->setLineWrapMode(QTextEdit::WidgetWidth);
     m_examples->setMinimumHeight(160);
+    m_examples->setPlaceholderText(
+        tr("The first examples show here once the records are read (see the message below)."));
     m_examples->setToolTip(
         tr("The first training examples as the model sees them: trained text "
            "in the normal colour, prompts and template markup greyed out, "
            "text past the sequence length struck through"));
-    m_plot = new QCustomPlot(split);
+    makeHistogram(split);
+    split->addWidget(m_examples);
+    split->addWidget(m_plot);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    layout->addWidget(split, 1);
+
+    m_messages = new QLabel(this);
+    m_messages->setObjectName(QStringLiteral("recordWarnings"));
+    m_messages->setWordWrap(true);
+    m_messages->setTextFormat(Qt::RichText);
+    m_messages->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_messages);
+
+    connect(m_format, qOverload<int>(&QComboBox::activated), this,
+            &RecordPreviewPanel::choicesChanged);
+    connect(m_trainOn, qOverload<int>(&QComboBox::activated), this,
+            &RecordPreviewPanel::choicesChanged);
+    m_mappingRow->hide();
+    m_mappingLabel->hide();
+}
+
+QGridLayout* RecordPreviewPanel::makeChoices() {
+    auto* grid = new QGridLayout;
+    grid->setHorizontalSpacing(8);
+    grid->setVerticalSpacing(3);
+    m_format = new QComboBox(this);
+    m_format->setObjectName(QStringLiteral("recordFormat"));
+    for (const data::RecordFormat f : kFormats) {
+        const QString key = qs(std::string(data::recordFormatKey(f)));
+        m_format->addItem(
+            f == data::RecordFormat::Auto
+                ? tr("detect (auto)")
+                : QStringLiteral("%1 (%2)").arg(key, qs(std::string(data::recordFormatName(f)))),
+            key);
+    }
+    m_format->setToolTip(tr("train_input.format: detected from the files, or forced"));
+    m_detected = new QLabel(this);
+    m_detected->setObjectName(QStringLiteral("recordDetected"));
+    m_detected->setWordWrap(true);
+    m_detected->setTextFormat(Qt::PlainText);
+    grid->addWidget(new QLabel(tr("Format:"), this), 0, 0);
+    grid->addWidget(m_format, 0, 1);
+    grid->addWidget(m_detected, 0, 2);
+
+    makeMappingRow();
+    grid->addWidget(new QLabel(tr("Columns:"), this), 1, 0);
+    grid->addWidget(m_mappingRow, 1, 1, 1, 2);
+
+    m_trainOn = new QComboBox(this);
+    m_trainOn->setObjectName(QStringLiteral("recordTrainOn"));
+    m_trainOn->addItem(tr("answers only"));
+    m_trainOn->addItem(tr("everything"));
+    m_trainOn->addItem(tr("last answer only"));
+    m_trainOn->setToolTip(
+        tr("answers only: the assistant's turns (default); everything: train_input."
+           "train_on_inputs; last answer only: train_input.mask_history"));
+    m_template = new QLabel(this);
+    m_template->setObjectName(QStringLiteral("recordTemplate"));
+    m_template->setWordWrap(true);
+    m_template->setTextFormat(Qt::PlainText);
+    grid->addWidget(new QLabel(tr("Train on:"), this), 2, 0);
+    grid->addWidget(m_trainOn, 2, 1);
+    grid->addWidget(m_template, 2, 2);
+    grid->setColumnStretch(2, 1);
+    for (QComboBox* combo : {m_format, m_trainOn}) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+        combo->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+    }
+    m_mappingLabel = grid->itemAtPosition(1, 0)->widget();
+    return grid;
+}
+
+void RecordPreviewPanel::makeMappingRow() {
+    m_mappingRow = new QWidget(this);
+    auto* mapping = new QHBoxLayout(m_mappingRow);
+    mapping->setContentsMargins(0, 0, 0, 0);
+    mapping->setSpacing(4);
+    const QString labels[] = {tr("prompt"), tr("answer"), tr("system"), tr("id"), tr("parent id")};
+    const char* names[] = {"columnPrompt", "columnAnswer", "columnSystem", "columnId",
+                           "columnParentId"};
+    for (int c = 0; c < ColumnCount; ++c) {
+        auto* combo = new QComboBox(m_mappingRow);
+        combo->setObjectName(QString::fromLatin1(names[c]));
+        combo->setPlaceholderText(tr("choose…"));
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+        combo->setToolTip(tr("train_input.%1").arg(QString::fromLatin1(kColumnKeys[c])));
+        m_columns[size_t(c)] = combo;
+        mapping->addWidget(new QLabel(labels[c], m_mappingRow));
+        mapping->addWidget(combo);
+        connect(combo, qOverload<int>(&QComboBox::activated), this, [this, c] {
+            m_columnSet[size_t(c)] = true;
+            emit choicesChanged();
+        });
+    }
+    mapping->addStretch(1);
+}
+
+void RecordPreviewPanel::makeHistogram(QWidget* parent) {
+    m_plot = new QCustomPlot(parent);
     m_plot->setObjectName(QStringLiteral("recordLengths"));
     m_plot->setMinimumSize(240, 160);
     m_plot->setToolTip(
@@ -215,25 +247,6 @@ RecordPreviewPanel::RecordPreviewPanel(QWidget* parent) : QWidget(parent) {
     counts->setTickStep(1.0);
     counts->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_plot->yAxis->setTicker(counts);
-    split->addWidget(m_examples);
-    split->addWidget(m_plot);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    layout->addWidget(split, 1);
-
-    m_messages = new QLabel(this);
-    m_messages->setObjectName(QStringLiteral("recordWarnings"));
-    m_messages->setWordWrap(true);
-    m_messages->setTextFormat(Qt::RichText);
-    m_messages->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(m_messages);
-
-    connect(m_format, qOverload<int>(&QComboBox::activated), this,
-            &RecordPreviewPanel::choicesChanged);
-    connect(m_trainOn, qOverload<int>(&QComboBox::activated), this,
-            &RecordPreviewPanel::choicesChanged);
-    m_mappingRow->hide();
-    m_mappingLabel->hide();
 }
 
 std::vector<std::string> RecordPreviewPanel::overrides() const {
@@ -424,13 +437,16 @@ void RecordPreviewPanel::showHistogram(const session::RecordPreview& p) {
     m_longer->setWidth(0.85 * double(h.binWidth));
     m_fitting->setData(fitX, fitY, true);
     m_longer->setData(longX, longY, true);
-    const double limit = double(h.limit);
-    m_limitLine->setVisible(h.limit > 0);
+    // The row's limit from T, also when no example was made (an error says why).
+    const int64_t limitTokens = int64_t(p.T) + 1;
+    const double limit = double(limitTokens);
+    right = std::max(right, limit);
+    m_limitLine->setVisible(p.T > 0);
     m_limitLine->point1->setCoords(limit, 0);
     m_limitLine->point2->setCoords(limit, 1);
-    m_limitLabel->setVisible(h.limit > 0);
+    m_limitLabel->setVisible(p.T > 0);
     m_limitLabel->position->setCoords(limit, 0.02);
-    m_limitLabel->setText(tr("T + 1 = %1 ").arg(h.limit));
+    m_limitLabel->setText(tr("T + 1 = %1 ").arg(limitTokens));
     m_plot->xAxis->setRange(0, right * 1.08);
     m_plot->yAxis->setRange(0, std::max(1.0, top * 1.15));
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -443,6 +459,10 @@ void RecordPreviewPanel::showMessages(const session::RecordPreview& p) {
     };
     if (!p.error.empty())
         lines << QStringLiteral("<span style='color:#b00020'>%1</span>").arg(escaped(p.error));
+    // Here the columns are chosen in the combos rather than with config keys.
+    if (!p.error.empty() && !p.columns.empty() &&
+        (m_columns[Prompt]->currentIndex() < 0 || m_columns[Answer]->currentIndex() < 0))
+        lines << tr("<b>Choose the prompt and answer columns above.</b>");
     if (!p.blocking.empty())
         lines << QStringLiteral("<span style='color:#b00020'>%1</span>").arg(escaped(p.blocking));
     for (const std::string& w : p.warnings)

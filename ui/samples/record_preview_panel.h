@@ -21,6 +21,7 @@
 #include "engine/session/record_preview.h"
 
 class QComboBox;
+class QGridLayout;
 class QCustomPlot;
 class QCPBars;
 class QCPItemStraightLine;
@@ -66,6 +67,9 @@ signals:
     void choicesChanged();
 
 private:
+    QGridLayout* makeChoices();  // format, column mapping, train on, template
+    void makeMappingRow();
+    void makeHistogram(QWidget* parent);
     void fillColumns(const session::RecordPreview& preview);
     void showExamples(const session::RecordPreview& preview);
     void showHistogram(const session::RecordPreview& preview);

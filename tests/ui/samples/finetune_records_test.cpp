@@ -173,6 +173,7 @@ private slots:
                      panel->warningsText().contains("`question`, `reply`, `rid`, `follows`, "
                                                     "`note`"),
                  qPrintable(panel->warningsText()));
+        QVERIFY(panel->warningsText().contains("Choose the prompt and answer columns above"));
         QComboBox* prompt = panel->columnCombo(RecordPreviewPanel::Prompt);
         QVERIFY(prompt->isVisible());
         QStringList items;
@@ -192,6 +193,7 @@ private slots:
         QVERIFY(waitForPlan(wizard));
         const ws::session::RecordPreview& p = *wizard->recordPreview();
         QVERIFY2(p.error.empty(), p.error.c_str());
+        QVERIFY(!panel->warningsText().contains("Choose the prompt"));
         QVERIFY2(panel->detectedText().contains("chained by `follows`"),
                  qPrintable(panel->detectedText()));
         QCOMPARE(p.trainRecords + p.heldOutRecords, size_t(2));  // two conversations
