@@ -683,8 +683,20 @@ void FinetuneWizard::showDataKind() {
     m_files->setMaximumHeight(records ? 2 * m_files->fontMetrics().height() + 12 : QWIDGETSIZE_MAX);
     if (records) {
         QSize room(980, 740);
-        if (const QScreen* s = screen()) room = room.boundedTo(s->availableGeometry().size());
+        const QScreen* s = screen();
+        const QRect available = s ? s->availableGeometry() : QRect();
+        // Room for the window frame inside the screen.
+        if (s) room = room.boundedTo(available.size() - QSize(16, 48));
         resize(size().expandedTo(room));
+        if (s && isVisible()) {
+            const QRect frame = frameGeometry();
+            const QPoint fits(
+                std::clamp(frame.left(), available.left(),
+                           std::max(available.left(), available.right() - frame.width())),
+                std::clamp(frame.top(), available.top(),
+                           std::max(available.top(), available.bottom() - frame.height())));
+            if (fits != frame.topLeft()) move(fits);
+        }
     }
     m_dataPage->setTitle(records ? tr("2. Data to fine-tune on") : tr("2. Text to fine-tune on"));
     m_dataPage->setSubTitle(
