@@ -3,6 +3,7 @@
 
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -249,14 +250,25 @@ void RecordPreviewPanel::makeHistogram(QWidget* parent) {
     m_plot->yAxis->setTicker(counts);
 }
 
+void RecordPreviewPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        applyPlotPalette(m_plot);
+        m_plot->xAxis->grid()->setVisible(false);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        if (m_shown) showExamples(*m_shown);  // their colours come from the palette
+    }
+}
+
 std::vector<std::string> RecordPreviewPanel::overrides() const {
     std::vector<std::string> out;
     out.push_back(QStringLiteral("train_input.format=%1")
                       .arg(m_format->currentData().toString())
                       .toStdString());
     for (int c = 0; c < ColumnCount; ++c) {
-        if (!m_columnSet[size_t(c)]) continue;
         const QComboBox* combo = m_columns[size_t(c)];
+        // Unset, or set to a column the newest file lacks: the reader's default names it.
+        if (!m_columnSet[size_t(c)] || combo->currentIndex() < 0) continue;
         const QString name = combo->currentData().toString();
         out.push_back(QStringLiteral("train_input.%1=")
                           .arg(QString::fromLatin1(kColumnKeys[c]))
@@ -310,6 +322,7 @@ void RecordPreviewPanel::setBusy() {
 }
 
 void RecordPreviewPanel::setPreview(const session::RecordPreview& p) {
+    m_shown = p;
     const bool read = !p.report.evidence.empty();
     m_detected->setText(
         read ? (m_format->currentIndex() == 0 ? tr("detected: %1") : tr("read as: %1"))

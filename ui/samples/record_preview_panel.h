@@ -66,6 +66,9 @@ public:
 signals:
     void choicesChanged();
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     QGridLayout* makeChoices();  // format, column mapping, train on, template
     void makeMappingRow();
@@ -91,6 +94,7 @@ private:
     QCPItemStraightLine* m_limitLine;
     QCPItemText* m_limitLabel;
     QLabel* m_messages;
+    std::optional<session::RecordPreview> m_shown;  // for a palette change
 };
 
 // The preview of the request's record files, as the run planned for it trains them: the plan's
