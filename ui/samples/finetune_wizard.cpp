@@ -20,6 +20,7 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QTimer>
@@ -32,6 +33,7 @@
 
 #include "engine/core/paths.h"
 #include "engine/core/units.h"
+#include "engine/data/chat_records.h"
 #include "engine/data/corpus.h"
 #include "engine/data/text_check.h"
 #include "engine/model/parameters.h"
@@ -41,6 +43,7 @@
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/spec.h"
 #include "ui/samples/finetune_method_panel.h"
+#include "ui/samples/record_preview_panel.h"
 
 namespace ws::ui {
 namespace {
@@ -292,6 +295,8 @@ QWizardPage* FinetuneWizard::makeDataPage() {
     m_dataNote->setObjectName(QStringLiteral("dataNote"));
     m_dataNote->setWordWrap(true);
     m_dataNote->hide();  // restoreDataPaths(): files of the last Run that are gone
+    m_records = new RecordPreviewPanel(page);
+    m_records->hide();  // shown for record files (showDataKind)
     auto* layout = new QVBoxLayout(page);
     layout->addWidget(m_dataNote);
     layout->addWidget(m_files, 1);
@@ -301,15 +306,20 @@ QWizardPage* FinetuneWizard::makeDataPage() {
     row->addWidget(remove);
     row->addStretch(1);
     layout->addLayout(row);
+    layout->addWidget(m_records, 4);
     layout->addWidget(m_summary);
     layout->addWidget(m_allowBinary);
 
     page->complete = [this] { return !isPlanning() && m_plan.has_value(); };
     connect(m_allowBinary, &QCheckBox::toggled, this, &FinetuneWizard::schedulePlan);
+    connect(m_records, &RecordPreviewPanel::choicesChanged, this, &FinetuneWizard::schedulePlan);
     page->dropped = [this](const QStringList& paths) { addDataPaths(paths); };
     connect(addFiles, &QPushButton::clicked, this, [this] {
-        addDataPaths(QFileDialog::getOpenFileNames(this, tr("Text files"), {},
-                                                   tr("Text (*.txt *.md);;All files (*)")));
+        addDataPaths(QFileDialog::getOpenFileNames(
+            this, tr("Data files"), {},
+            tr("Text, chat and instruction data (*.txt *.md *.jsonl *.json *.csv *.tsv *.zip);;"
+               "Text (*.txt *.md);;Chat and instruction records (*.jsonl *.json *.csv *.tsv "
+               "*.zip);;All files (*)")));
     });
     connect(addFolder, &QPushButton::clicked, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder of text files"));
@@ -644,6 +654,9 @@ finetune::FinetuneRequest FinetuneWizard::request() const {
     r.epochs = m_epochs->value();
     r.allowBinary = m_allowBinary->isChecked();
     m_method->applyTo(r);
+    if (readsRecords()) {
+        for (std::string& o : m_records->overrides()) r.overrides.push_back(std::move(o));
+    }
     if (m_maxSteps->value() > 0)
         r.overrides.push_back("runconfig.max_steps=" + std::to_string(m_maxSteps->value()));
     for (const QString& o : m_overrides->text().split(' ', Qt::SkipEmptyParts))
@@ -652,7 +665,49 @@ finetune::FinetuneRequest FinetuneWizard::request() const {
     return r;
 }
 
+bool FinetuneWizard::readsRecords() const {
+    if (m_files->count() == 0) return false;
+    for (const QString& path : dataPaths()) {
+        const QFileInfo info(path);
+        if (!info.isFile() || !data::isRecordFile(path.toStdString())) return false;
+    }
+    return true;
+}
+
+void FinetuneWizard::showDataKind() {
+    const bool records = readsRecords();
+    if (records == !m_records->isHidden()) return;
+    m_records->setVisible(records);
+    // The files take two lines; the preview the rest, in a window grown for it (within the
+    // screen).
+    m_files->setMaximumHeight(records ? 2 * m_files->fontMetrics().height() + 12 : QWIDGETSIZE_MAX);
+    if (records) {
+        QSize room(980, 740);
+        const QScreen* s = screen();
+        const QRect available = s ? s->availableGeometry() : QRect();
+        // Room for the window frame inside the screen.
+        if (s) room = room.boundedTo(available.size() - QSize(16, 48));
+        resize(size().expandedTo(room));
+        if (s && isVisible()) {
+            const QRect frame = frameGeometry();
+            const QPoint fits(
+                std::clamp(frame.left(), available.left(),
+                           std::max(available.left(), available.right() - frame.width())),
+                std::clamp(frame.top(), available.top(),
+                           std::max(available.top(), available.bottom() - frame.height())));
+            if (fits != frame.topLeft()) move(fits);
+        }
+    }
+    m_dataPage->setTitle(records ? tr("2. Data to fine-tune on") : tr("2. Text to fine-tune on"));
+    m_dataPage->setSubTitle(
+        records ? tr("Chat and instruction records: what the model sees and what it is trained "
+                     "on, before training.")
+                : tr("Drop text files or folders here, or add them. The end of the text is "
+                     "held out to measure the fine-tuned model."));
+}
+
 void FinetuneWizard::schedulePlan() {
+    showDataKind();
     m_pending = true;
     m_planTimer->start();
     showPlan();
@@ -663,6 +718,7 @@ void FinetuneWizard::startPlan() {
     m_pending = false;
     if (!m_baseOk || m_files->count() == 0 || !m_method->valid()) {
         m_plan.reset();
+        m_preview.reset();
         m_nonText.clear();
         m_allowBinary->setVisible(m_allowBinary->isChecked());
         m_planError = !m_baseOk               ? tr("Choose a base model that loads (page 1).")
@@ -675,24 +731,35 @@ void FinetuneWizard::startPlan() {
     m_running = true;
     const uint64_t generation = ++m_generation;
     finetune::FinetuneRequest r = request();
+    const bool records = readsRecords();
     // Tokenizing a large corpus takes seconds: off the GUI thread. The destructor waits for
     // this job, so `this` outlives it.
-    m_pool.start([this, generation, r = std::move(r)] {
+    m_pool.start([this, generation, records, r = std::move(r)] {
         Result<finetune::FinetunePlan> result = Error{""};
-        QStringList nonText = findNonTextFiles(r.dataFiles);
-        if (Status st = checkTextFiles(r.dataFiles); !st.ok()) {
-            result = st.error();
-        } else if (!nonText.isEmpty() && !r.allowBinary) {
-            result = Error{tr("%1\nRemove it, or tick “Train on it anyway” below.")
-                               .arg(nonText.join('\n'))
-                               .toStdString()};
-        } else {
+        std::optional<session::RecordPreview> preview;
+        QStringList nonText;
+        if (records) {
+            // Records are not text: the preview says what is wrong with them, whatever the plan
+            // says.
             result = finetune::planFinetune(r);
+            preview = previewFinetuneData(r, result.ok() ? &*result : nullptr);
+        } else {
+            nonText = findNonTextFiles(r.dataFiles);
+            if (Status st = checkTextFiles(r.dataFiles); !st.ok()) {
+                result = st.error();
+            } else if (!nonText.isEmpty() && !r.allowBinary) {
+                result = Error{tr("%1\nRemove it, or tick “Train on it anyway” below.")
+                                   .arg(nonText.join('\n'))
+                                   .toStdString()};
+            } else {
+                result = finetune::planFinetune(r);
+            }
         }
         QMetaObject::invokeMethod(
             this,
-            [this, generation, result = std::move(result), nonText]() mutable {
-                onPlanned(generation, std::move(result), nonText);
+            [this, generation, result = std::move(result), nonText,
+             preview = std::move(preview)]() mutable {
+                onPlanned(generation, std::move(result), nonText, std::move(preview));
             },
             Qt::QueuedConnection);
     });
@@ -700,10 +767,12 @@ void FinetuneWizard::startPlan() {
 }
 
 void FinetuneWizard::onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result,
-                               QStringList nonText) {
+                               QStringList nonText, std::optional<session::RecordPreview> preview) {
     m_running = false;
     if (generation == m_generation) {
         m_nonText = std::move(nonText);
+        m_preview = std::move(preview);
+        if (m_preview) m_records->setPreview(*m_preview);
         m_allowBinary->setVisible(!m_nonText.isEmpty() || m_allowBinary->isChecked());
         if (result.ok()) {
             m_plan = std::move(result).value();
@@ -738,6 +807,7 @@ void FinetuneWizard::showPlan() {
     if (isPlanning()) {
         m_summary->setText(busy);
         m_estimate->setText(busy);
+        if (readsRecords()) m_records->setBusy();
     } else if (!m_plan) {
         m_summary->setText(errorText(m_planError));
         m_estimate->setText(errorText(m_planError));

@@ -5,7 +5,10 @@
 // size and tokenizer or the reason it cannot be used (finetune::inspectBase, the plan's own check,
 // which reads no weights); (2) the text to fine-tune on (dropped or picked files and folders),
 // with the plan's token count, held-out split and time per epoch, and a warning naming any file
-// that does not look like text (used only when the user ticks "Train on it anyway"); (3) the
+// that does not look like text (used only when the user ticks "Train on it anyway"), or for chat
+// and instruction records (.jsonl .json .csv .tsv .zip) the preview of what the run trains on
+// (RecordPreviewPanel: format, column mapping, examples with the untrained part greyed out,
+// lengths against the sequence length, warnings), computed with the plan; (3) the
 // method: LoRA adapters or a full fine-tune, and the precision, with both methods' trained
 // parameters, MemoryX bytes and estimated time side by side (FinetuneMethodPanel); (4) the
 // plan's hyperparameters, editable, with how the step count follows from epochs and data, the
@@ -28,6 +31,7 @@
 #include <optional>
 
 #include "engine/finetune/finetune_plan.h"
+#include "engine/session/record_preview.h"
 
 class QCheckBox;
 class QLabel;
@@ -55,6 +59,7 @@ struct FinetuneChoice {
 };
 
 class FinetuneMethodPanel;
+class RecordPreviewPanel;
 
 class FinetuneWizard : public QWizard {
     Q_OBJECT
@@ -93,6 +98,14 @@ public:
     QString dataNote() const;
     void setAllowBinary(bool allow);
     bool allowBinary() const;
+    // Instruction and chat records (every file a .jsonl, .json, .csv, .tsv or .zip): the page
+    // shows the preview of what the run trains on (RecordPreviewPanel), computed with the plan;
+    // its choices go into the request as overrides. Text files keep the text page.
+    bool readsRecords() const;
+    RecordPreviewPanel* recordPanel() const { return m_records; }
+    const std::optional<session::RecordPreview>& recordPreview() const { return m_preview; }
+    // The request planFinetune gets (the wizard's choices, the panel's overrides included).
+    finetune::FinetuneRequest request() const;
 
     // Page 3: the method (LoRA or full, its settings, the precision).
     FinetuneMethodPanel* method() const { return m_method; }
@@ -134,10 +147,11 @@ private:
     void inspectBase();
     void schedulePlan();
     void startPlan();
-    void onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result, QStringList nonText);
+    void onPlanned(uint64_t generation, Result<finetune::FinetunePlan> result, QStringList nonText,
+                   std::optional<session::RecordPreview> preview);
     void showPlan();
+    void showDataKind();
     void refreshComplete();
-    finetune::FinetuneRequest request() const;
 
     store::RunStore* m_store;
     QString m_dbPath;
@@ -169,6 +183,8 @@ private:
     QLabel* m_summary;
     QLabel* m_dataNote;
     QStringList m_nonText;
+    RecordPreviewPanel* m_records;
+    std::optional<session::RecordPreview> m_preview;  // the newest, for record files
     // Page 3
     QWizardPage* m_methodPage;
     FinetuneMethodPanel* m_method;

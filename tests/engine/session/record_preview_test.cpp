@@ -111,6 +111,35 @@ TEST(RecordPreview, MessagesShowTheFormatAndTrainTheAnswersOnly) {
     EXPECT_EQ(first.tokens, length);
 }
 
+// The preview is the run's data: the same records, examples, rows and figures as the data a
+// session opens (openChatRunData) on the same config.
+TEST(RecordPreview, ShowsWhatTheRunOpens) {
+    TempDir dir;
+    auto request = requestFor(dir, writeChat(dir, 30),
+                              {"model.vocab_size=258", "train_input.validation_records=5",
+                               "train_input.max_sequence_length=40"});
+    request.steps = 7;
+    const RecordPreview p = previewRecords(request);
+    ASSERT_EQ(p.error, "");
+    auto run = openChatRunData(request.config, tokenizer::makeByteTokenizer());
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    EXPECT_EQ(p.trainRecords, run->trainRecords);
+    EXPECT_EQ(p.heldOutRecords, run->heldOutRecords);
+    EXPECT_EQ(p.templateName, run->templateName);
+    EXPECT_EQ(p.report.evidence, run->report.evidence);
+    const data::ExampleStats& s = run->dataset->trainStats();
+    EXPECT_EQ(p.stats.examples, s.examples);
+    EXPECT_EQ(p.stats.tokens, s.tokens);
+    EXPECT_EQ(p.stats.trainedTokens, s.trainedTokens);
+    EXPECT_EQ(p.stats.truncated, s.truncated);
+    EXPECT_GT(p.stats.truncated, 0);
+    EXPECT_EQ(p.stats.lengths.counts, s.lengths.counts);
+    EXPECT_EQ(p.rows, run->dataset->trainRows().rows());
+    std::vector<std::string> warnings;
+    for (const auto& w : run->dataset->warnings(7, 2)) warnings.push_back(w.message);
+    EXPECT_EQ(p.warnings, warnings);
+}
+
 TEST(RecordPreview, HistogramCountsEveryTrainingExampleAgainstTheSequenceLength) {
     TempDir dir;
     auto p = previewRecords(requestFor(dir, writeChat(dir, 40)));
@@ -173,6 +202,20 @@ TEST(RecordPreview, LongExamplesAreTruncatedCountedAndShownCut) {
     EXPECT_NE(refused.blocking.find("max_sequence_length"), std::string::npos) << refused.blocking;
     EXPECT_EQ(refused.examples.size(), 3u);
     EXPECT_EQ(refused.stats.longerThanRow, int64_t(refused.trainRecords));
+}
+
+TEST(RecordPreview, ExamplesCutBeforeTheirAnswerAreLeftOutAndSaidSo) {
+    TempDir dir;
+    // 20 slots: the answer starts at token 35, so nothing trained is left in the first 21.
+    auto p =
+        previewRecords(requestFor(dir, writeChat(dir, 8), {"train_input.max_sequence_length=20"}));
+    EXPECT_EQ(p.error, "");
+    // The run would refuse the data: said, with the figures of why (the histogram too).
+    EXPECT_NE(p.blocking.find("raise max_sequence_length"), std::string::npos) << p.blocking;
+    EXPECT_EQ(p.stats.lengths.counts[size_t(47 / 2)], 8);  // 48 tokens, bins of ceil(21 / 16)
+    EXPECT_EQ(p.stats.droppedByTruncation, 8);
+    EXPECT_EQ(textOf(p.examples[0], Kind::Trained), "");
+    EXPECT_EQ(p.examples[0].trainedTokens, 0);
 }
 
 TEST(RecordPreview, TrainOnInputsAndMaskHistoryChangeTheSegments) {
@@ -265,6 +308,10 @@ TEST(RecordPreview, ColumnsOfRecordFiles) {
     EXPECT_TRUE(recordColumns(writeChat(dir, 2))->empty());
     EXPECT_EQ(recordColumns(writeCsv(dir))->size(), 5u);
     EXPECT_FALSE(recordColumns(dir.path() / "missing.csv").ok());
+    // A zip (written by Python's zipfile, tests/engine/data): its first CSV file by name.
+    auto zipped = recordColumns(fs::path(WAFER_DATA_FIXTURES) / "records" / "chat_csvs.zip");
+    ASSERT_TRUE(zipped.ok()) << zipped.error().message;
+    EXPECT_EQ(*zipped, (std::vector<std::string>{"prompt", "answer", "id", "parent_id"}));
 }
 
 }  // namespace
