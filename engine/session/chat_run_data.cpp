@@ -76,6 +76,14 @@ data::RecordSet subset(const data::RecordSet& records, const std::vector<size_t>
     return out;
 }
 
+std::string firstPrompt(const data::RecordSet& records) {
+    if (!records.texts.empty()) return records.texts.front().text;
+    for (const chat::Conversation& c : records.conversations)
+        for (const chat::ChatMessage& m : c.messages)
+            if (m.role == "user") return m.content;
+    return {};
+}
+
 Result<chat::ChatTemplate> chatTemplateFor(const config::InputConfig& input) {
     const std::string& name = input.chatTemplate;
     if (name == "auto") {
@@ -126,7 +134,8 @@ fs::path tokenizerFolder(const config::TokenizerConfig& tokenizer) {
 }
 
 Result<ChatRunData> openChatRunData(const config::Config& cfg,
-                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer) {
+                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer,
+                                    VocabCheck vocabCheck) {
     const config::InputConfig& input = cfg.trainInput;
     auto records = readRecords(input, "train_input.data_dir");
     if (!records.ok()) return records.error();
@@ -156,12 +165,17 @@ Result<ChatRunData> openChatRunData(const config::Config& cfg,
     auto tokens = tokenizer::withSpecialTokens(std::move(tokenizer), chatTemplate->specialTokens());
     if (!tokens.ok()) return Error{"train_input.chat_template: " + tokens.error().message};
     // Before the examples: a vocabulary without room for the template's tokens is the first fix.
-    if (Status v = config::checkVocab(cfg, tokens->tokenizer->vocabSize()); !v.ok()) {
+    if (Status v = vocabCheck == VocabCheck::Grow
+                       ? Status::success()
+                       : config::checkVocab(cfg, tokens->tokenizer->vocabSize());
+        !v.ok()) {
         const int added = tokens->tokenizer->vocabSize() - before;
         if (added <= 0) return v.error();
         return Error{
             fmt::format("the chat template {} needs {} special token(s) ({}) after the "
-                        "tokenizer's {}: {}",
+                        "tokenizer's {}: {} (base weights named by runconfig.checkpoint_path "
+                        "then grow: their rows are copied and each new row is their mean; "
+                        "`wafer finetune --base B --data RECORDS` sets this up)",
                         chatTemplate->name(), added, fmt::join(chatTemplate->specialTokens(), ", "),
                         before, v.error().message)};
     }
@@ -170,10 +184,17 @@ Result<ChatRunData> openChatRunData(const config::Config& cfg,
     out.tokenizer = tokens->tokenizer;
     out.templateName = chatTemplate->name();
     out.stopStrings = chatTemplate->stopStrings();
+    out.baseVocab = before;
+    std::vector<std::string> added;
+    for (size_t i = 0; i < tokens->ids.size(); ++i)
+        if (tokens->ids[i] >= before) added.push_back(chatTemplate->specialTokens()[i]);
+    if (!added.empty())
+        out.addedTokens = fmt::format("{}'s {}", chatTemplate->name(), fmt::join(added, ", "));
     out.report = records->report;
     out.trainRecords = split.train.size();
     out.heldOutRecords = separateEval ? evalRecords.conversations.size() + evalRecords.texts.size()
                                       : split.heldOut.size();
+    out.heldOutPrompt = firstPrompt(evalRecords);
     auto train = examplesOf(subset(*records, split.train), *chatTemplate, *out.tokenizer, input);
     if (!train.ok()) return train.error();
     auto heldOut = examplesOf(evalRecords, *chatTemplate, *out.tokenizer, input);
