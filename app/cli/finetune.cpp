@@ -143,7 +143,11 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
     // JSON: the summary object driveSession printed last carries both losses already.
     if (!common.json && result.state != session::RunState::Failed) {
         std::cout << "fine-tune result: "
-                  << finetune::describeEvalChange(result.initialEvalLoss, result.finalEvalLoss)
+                  << (records ? finetune::describeEvalChange(result.initialEvalLoss,
+                                                             result.finalEvalLoss,
+                                                             "the held-out records' answers")
+                              : finetune::describeEvalChange(result.initialEvalLoss,
+                                                             result.finalEvalLoss))
                   << "\n";
         if (!result.modelDir.empty() && records) {
             std::cout << fmt::format(

@@ -60,6 +60,18 @@ Status applyOverrides(config::Config& c, const std::vector<std::string>& overrid
     return Status::success();
 }
 
+// From sum.stepsPerEpoch: the epochs, the steps they give within [kMinSteps, kMaxSteps], and the
+// peak learning rate of the method.
+void setStepsAndRate(const FinetuneRequest& request, const config::Config& c,
+                     FinetuneSummary& sum) {
+    sum.epochs = request.epochs;
+    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
+    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
+    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
+    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
+                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
+}
+
 // The new text's size into `sum`: held-out and training tokens, steps per epoch, the steps and
 // the peak learning rate the fine-tune takes; or why the text is too short for windows of T.
 Status sizeTheData(const std::string& text, int64_t tokens, int B, int T,
@@ -83,12 +95,7 @@ Status sizeTheData(const std::string& text, int64_t tokens, int B, int T,
     sum.tokensPerStep = int64_t(B) * T;
     sum.stepsPerEpoch =
         std::max<int64_t>(1, (sum.trainTokens + sum.tokensPerStep - 1) / sum.tokensPerStep);
-    sum.epochs = request.epochs;
-    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
-    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
-    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
-    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
-                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
+    setStepsAndRate(request, c, sum);
     return Status::success();
 }
 
@@ -156,12 +163,7 @@ Status sizeTheRecords(config::Config& c, std::shared_ptr<const tokenizer::Tokeni
     sum.sequenceLength = T;
     sum.tokensPerStep = int64_t(B) * T;
     sum.stepsPerEpoch = std::max<int64_t>(1, (sum.trainRows + B - 1) / B);
-    sum.epochs = request.epochs;
-    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
-    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
-    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
-    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
-                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
+    setStepsAndRate(request, c, sum);
     // The template's tokens past the base's tokenizer: their rows are new (grown) or, in a
     // vocabulary padded past the tokenizer, were never trained.
     sum.baseVocab = c.model.vocabSize;
@@ -579,12 +581,11 @@ std::string suggestRunName(std::string_view baseName, const std::vector<std::str
     return unique;
 }
 
-std::string describeEvalChange(double before, double after) {
+std::string describeEvalChange(double before, double after, std::string_view what) {
     const auto value = [](double v) {
         return std::isfinite(v) ? fmt::format("{:.3f}", v) : std::string("not measured");
     };
-    std::string text = fmt::format("eval loss on the held-out end of your text {} → {}",
-                                   value(before), value(after));
+    std::string text = fmt::format("eval loss on {} {} → {}", what, value(before), value(after));
     if (std::isfinite(before) && std::isfinite(after) && before > 0) {
         const double change = (after - before) / before;
         text += change <= 0

@@ -238,7 +238,9 @@ std::string suggestRunName(std::string_view baseName, const std::vector<std::str
 
 // The before/after line of a finished fine-tune: "eval loss on the held-out end of your text
 // 2.616 → 1.480 (43% lower)". NaN values read as "not measured".
-std::string describeEvalChange(double before, double after);
+// `what` names what the loss is over (records: "the held-out records' answers").
+std::string describeEvalChange(double before, double after,
+                               std::string_view what = "the held-out end of your text");
 
 // A prompt from `text`: the first few words of the first sentence or line that starts at or
 // after byte `from` (the held-out end), or of the text's first one when none does.

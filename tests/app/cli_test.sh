@@ -1733,6 +1733,13 @@ finetune_records)
   prompt=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["text"], end="")' "$out")
   out=$("$wafer" sample "$tmp/ft" --prompt "$prompt" -t 0 -n 4 --threads 2 2>&1) || fail "sample the run: exit $? $out"
   expect_in "<|im_start|>assistant" "$out"
+  # The merged export holds the grown table and the added tokens; a PEFT folder cannot, so it is
+  # refused with the route that works.
+  out=$("$wafer" export "$tmp/ft" --format peft --out "$tmp/peft" 2>&1) && fail "a PEFT export must be refused: $out"
+  expect_in "wafer export $tmp/ft --merge --out DIR" "$out"
+  "$wafer" export "$tmp/ft" --merge --out "$tmp/hf" >/dev/null 2>&1 || fail "merged export: exit $?"
+  grep -q '"vocab_size": 2050' "$tmp/hf/config.json" || fail "the export's config must say vocab_size 2050"
+  grep -q '"<|im_end|>": 2049' "$tmp/hf/added_tokens.json" || fail "the export must keep the added tokens"
   echo "a wafer streams weights" >"$tmp/new.txt"
   out=$("$wafer" finetune --base "$src/resources/base-model" --data "$tmp/chat.jsonl" "$tmp/new.txt" \
         --dry-run --db "$db" 2>&1); code=$?
