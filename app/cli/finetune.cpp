@@ -1,6 +1,7 @@
 // `wafer finetune --base MODEL --data TEXT... [--set ...] [--freeze-embeddings]
 // [--freeze-blocks K]`: fine-tunes a base model (run id, run or checkpoint folder, model file,
-// Hugging Face folder or cached model id, `base`) on new text with the defaults of
+// Hugging Face folder or cached model id, `base`) on new text, or on instruction and chat
+// records (rendered with a chat template, trained on the answers), with the defaults of
 // engine/finetune/finetune_plan.h, as a run of kind "finetune" whose parent is the base run.
 // --dry-run prints the plan and its config.
 #include <fmt/format.h>
@@ -43,28 +44,68 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
     if (!plan.ok()) return fail(plan.error().message);
     const auto& s = plan->summary;
     if (common.json) {
-        std::cout << nlohmann::json{{"event", "finetune_plan"},
-                                    {"base", s.baseDescription},
-                                    {"tokenizer", s.tokenizerKind},
-                                    {"data_bytes", s.dataBytes},
-                                    {"tokens", s.tokens},
-                                    {"train_tokens", s.trainTokens},
-                                    {"held_out_tokens", s.heldOutTokens},
-                                    {"steps_per_epoch", s.stepsPerEpoch},
-                                    {"epochs", s.epochs},
-                                    {"max_steps", s.maxSteps},
-                                    {"steps_explained", finetune::explainSteps(s)},
-                                    {"sample_prompt", s.samplePrompt},
-                                    {"peak_lr", s.peakLearningRate},
-                                    {"base_peak_lr", s.basePeakLearningRate},
-                                    {"parameters", s.parameters},
-                                    {"frozen_parameters", s.frozenParameters},
-                                    {"method", s.lora ? "lora" : "full"},
-                                    {"bf16", s.bf16},
-                                    {"memoryx_bytes", s.memoryxBytes},
-                                    {"estimated_s", number(s.estimatedSeconds)}}
-                         .dump()
-                  << std::endl;
+        nlohmann::json line{{"event", "finetune_plan"},
+                            {"base", s.baseDescription},
+                            {"tokenizer", s.tokenizerKind},
+                            {"data_bytes", s.dataBytes},
+                            {"tokens", s.tokens},
+                            {"train_tokens", s.trainTokens},
+                            {"held_out_tokens", s.heldOutTokens},
+                            {"steps_per_epoch", s.stepsPerEpoch},
+                            {"epochs", s.epochs},
+                            {"max_steps", s.maxSteps},
+                            {"steps_explained", finetune::explainSteps(s)},
+                            {"sample_prompt", s.samplePrompt},
+                            {"peak_lr", s.peakLearningRate},
+                            {"base_peak_lr", s.basePeakLearningRate},
+                            {"parameters", s.parameters},
+                            {"frozen_parameters", s.frozenParameters},
+                            {"method", s.lora ? "lora" : "full"},
+                            {"bf16", s.bf16},
+                            {"memoryx_bytes", s.memoryxBytes},
+                            {"estimated_s", number(s.estimatedSeconds)}};
+        if (s.records) {
+            line["records"] = {{"format", s.recordFormat},
+                               {"evidence", s.formatEvidence},
+                               {"chat_template", s.chatTemplate},
+                               {"train_records", s.trainRecords},
+                               {"held_out_records", s.heldOutRecords},
+                               {"examples", s.examples},
+                               {"trained_tokens", s.trainedTokens},
+                               {"truncated", s.truncated},
+                               {"train_rows", s.trainRows},
+                               {"held_out_rows", s.heldOutRows},
+                               {"warnings", s.dataWarnings},
+                               {"base_vocab", s.baseVocab},
+                               {"vocab", s.vocab},
+                               {"added_tokens", s.addedTokens}};
+        }
+        std::cout << line.dump() << std::endl;
+    } else if (s.records) {
+        std::cout << fmt::format(
+            "fine-tune {} ({} parameters{})\n"
+            "data: {}; {} records to train on, {} held out; chat template {}\n"
+            "examples: {} for training ({} tokens, {} trained on: the answers; {} truncated) in "
+            "{} rows of {} tokens; {} held-out rows ({} tokens)\n"
+            "{}"
+            "steps: {}\n"
+            "plan: {}{}, MemoryX {}, peak lr {:.3g} (base {:.3g}), estimated {} on this "
+            "CPU\n",
+            s.baseDescription, s.parameters,
+            s.frozenParameters > 0 ? fmt::format(", {} frozen", s.frozenParameters) : "",
+            s.formatEvidence.empty() ? s.recordFormat : s.formatEvidence, s.trainRecords,
+            s.heldOutRecords, s.chatTemplate, s.examples, s.trainTokens, s.trainedTokens,
+            s.truncated, s.trainRows, s.sequenceLength, s.heldOutRows, s.heldOutTokens,
+            s.vocab > s.baseVocab
+                ? fmt::format("vocabulary: {} → {} for {} (the base's rows copied, the new ones "
+                              "mean-initialised{})\n",
+                              s.baseVocab, s.vocab, s.addedTokens,
+                              s.lora ? "; they train beside the adapters" : "")
+                : std::string(),
+            finetune::explainSteps(s), s.lora ? "LoRA (the base frozen)" : "full fine-tune",
+            s.bf16 ? ", bf16" : "", formatBytes(double(s.memoryxBytes)), s.peakLearningRate,
+            s.basePeakLearningRate, formatRoughDuration(s.estimatedSeconds));
+        for (const std::string& w : s.dataWarnings) std::cout << "warning: data: " << w << "\n";
     } else {
         std::cout << fmt::format(
             "fine-tune {} ({} parameters{})\n"
@@ -94,6 +135,7 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
     options.parentRun = plan->parentRun;
     options.evaluateAtStart = true;
     const std::string prompt = s.samplePrompt;
+    const bool records = s.records;
     auto created = session::Session::create(std::move(plan->config), options);
     if (!created.ok()) return fail(created.error().message);
     const int code = driveSession(**created, common);
@@ -101,9 +143,19 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
     // JSON: the summary object driveSession printed last carries both losses already.
     if (!common.json && result.state != session::RunState::Failed) {
         std::cout << "fine-tune result: "
-                  << finetune::describeEvalChange(result.initialEvalLoss, result.finalEvalLoss)
+                  << (records ? finetune::describeEvalChange(result.initialEvalLoss,
+                                                             result.finalEvalLoss,
+                                                             "the held-out records' answers")
+                              : finetune::describeEvalChange(result.initialEvalLoss,
+                                                             result.finalEvalLoss))
                   << "\n";
-        if (!result.modelDir.empty()) {
+        if (!result.modelDir.empty() && records) {
+            std::cout << fmt::format(
+                "compare: ask it a held-out question ({}), rendered with the chat template: "
+                "wafer tokenize --tokenizer {} --chat CONVERSATION.json --add-generation-prompt "
+                "gives the prompt for wafer sample\n",
+                prompt, shellQuoted(result.modelDir.string()));
+        } else if (!result.modelDir.empty()) {
             std::cout << fmt::format(
                 "compare: wafer sample {} --prompt {} (words of your held-out text)\n",
                 shellQuoted(result.modelDir.string()), shellQuoted(prompt));
@@ -126,7 +178,11 @@ void addFinetuneCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
                     "Hugging Face cache (org/name[@revision]; `wafer import --list-cached` lists "
                     "them), or `base` (the shipped base model)")
         ->required();
-    cmd->add_option("--data", opt->request.dataFiles, "Text files or folders of text files")
+    cmd->add_option("--data", opt->request.dataFiles,
+                    "Text files or folders of text files; or instruction and chat records "
+                    "(.jsonl .json .csv .tsv .zip: OpenAI messages, ShareGPT, Alpaca, "
+                    "prompt/completion, CSV columns), rendered with the base's chat template "
+                    "(ChatML when it has none) and trained on the answers")
         ->required();
     cmd->add_flag("--freeze-embeddings", opt->request.freezeEmbeddings,
                   "Never update the token and position embeddings (tied: the output layer too)");

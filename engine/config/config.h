@@ -815,6 +815,11 @@ struct LoraConfig {
     double alpha = 16.0;
     double dropout = 0.0;
     std::vector<std::string> targets = {"c_attn"};  // PEFT's default for GPT-2
+    // > 0: the embedding rows (and untied lm_head rows) of token ids from this one to
+    // vocab_size - 1 train beside the adapters, the rest of the base staying frozen (PEFT's
+    // trainable_token_indices): the rows a fine-tune added for its chat template's special
+    // tokens. 0: none.
+    int trainableTokensFrom = 0;
 
     bool operator==(const LoraConfig&) const = default;
 
@@ -844,6 +849,13 @@ struct LoraConfig {
                  .choices = {"c_attn", "attn.c_proj", "c_fc", "mlp.c_proj", "q_proj", "k_proj",
                              "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"},
                  .aliases = {"target_modules"}});
+        v.field(trainableTokensFrom,
+                {.key = "trainable_tokens_from",
+                 .help = "0: none. N > 0: the embedding (and untied lm_head) rows of token ids "
+                         "N .. vocab_size - 1 train with the adapters, the rest of the base "
+                         "frozen (PEFT's trainable_token_indices): the special tokens a "
+                         "fine-tune added to the vocabulary",
+                 .min = 0});
     }
 };
 

@@ -151,6 +151,11 @@ void checkLora(const LoraConfig& lora, const ModelConfig& model, std::vector<std
                          model.nonlinearity +
                          ": only a SwiGLU MLP has gate and up projections; adapt c_fc instead, "
                          "or set model.nonlinearity: swiglu");
+    if (lora.trainableTokensFrom >= model.vocabSize && lora.trainableTokensFrom > 0)
+        errors.push_back("lora.trainable_tokens_from (" + std::to_string(lora.trainableTokensFrom) +
+                         ") is not below model.vocab_size (" + std::to_string(model.vocabSize) +
+                         "): it names the first of the token ids whose rows train; use a value "
+                         "below vocab_size, or 0 for none");
     if (lora.rank > model.hiddenSize && model.hiddenSize > 0)
         errors.push_back("lora.rank (" + std::to_string(lora.rank) +
                          ") is more than model.hidden_size (" + std::to_string(model.hiddenSize) +

@@ -19,6 +19,7 @@
 #include "engine/model/parameters.h"
 #include "engine/modelio/load_model.h"
 #include "engine/optim/optimizer.h"
+#include "engine/session/chat_run_data.h"
 #include "engine/session/param_groups.h"
 #include "engine/tensor/matmul.h"
 #include "engine/tokenizer/hf_tokenizer.h"
@@ -59,6 +60,18 @@ Status applyOverrides(config::Config& c, const std::vector<std::string>& overrid
     return Status::success();
 }
 
+// From sum.stepsPerEpoch: the epochs, the steps they give within [kMinSteps, kMaxSteps], and the
+// peak learning rate of the method.
+void setStepsAndRate(const FinetuneRequest& request, const config::Config& c,
+                     FinetuneSummary& sum) {
+    sum.epochs = request.epochs;
+    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
+    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
+    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
+    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
+                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
+}
+
 // The new text's size into `sum`: held-out and training tokens, steps per epoch, the steps and
 // the peak learning rate the fine-tune takes; or why the text is too short for windows of T.
 Status sizeTheData(const std::string& text, int64_t tokens, int B, int T,
@@ -82,13 +95,104 @@ Status sizeTheData(const std::string& text, int64_t tokens, int B, int T,
     sum.tokensPerStep = int64_t(B) * T;
     sum.stepsPerEpoch =
         std::max<int64_t>(1, (sum.trainTokens + sum.tokensPerStep - 1) / sum.tokensPerStep);
-    sum.epochs = request.epochs;
-    sum.stepsFromEpochs = int64_t(request.epochs) * sum.stepsPerEpoch;
-    sum.maxSteps = std::clamp<int64_t>(sum.stepsFromEpochs, kMinSteps, kMaxSteps);
-    sum.basePeakLearningRate = peakLearningRate(c.optimizer.learningRate);
-    sum.peakLearningRate = sum.basePeakLearningRate / kLearningRateDivisor *
-                           (request.loraRank > 0 || c.lora ? kLoraLearningRateMultiplier : 1.0);
+    setStepsAndRate(request, c, sum);
     return Status::success();
+}
+
+// The records' share held out for evaluation (train_input.validation_fraction; a record at least
+// when there are two).
+inline constexpr double kRecordsHeldOut = 0.1;
+
+// --data: all record files (true), all text (false), or an error for a mix.
+Result<bool> namesRecordFiles(const std::vector<std::string>& data) {
+    std::string recordFile, textFile;
+    for (const std::string& f : data) {
+        std::error_code ec;
+        (data::isRecordFile(f) && fs::is_regular_file(f, ec) ? recordFile : textFile) = f;
+    }
+    if (!recordFile.empty() && !textFile.empty())
+        return Error{fmt::format(
+            "--data: {} holds instruction or chat records (JSON Lines, JSON, CSV/TSV or a zip of "
+            "them) but {} is plain text; fine-tune on one kind at a time (two runs, or a second "
+            "fine-tune from the first)",
+            recordFile, textFile)};
+    return !recordFile.empty();
+}
+
+// Records: the config reads them (the held-out share, the chat template beside the base's
+// tokenizer or ChatML) and `sum` gets their facts, from the same reading the run makes
+// (session::openChatRunData): examples, rows, steps per epoch, the grown vocabulary.
+Status sizeTheRecords(config::Config& c, std::shared_ptr<const tokenizer::Tokenizer> tokenizer,
+                      const std::vector<std::string>& data, int B, int T,
+                      const FinetuneRequest& request, FinetuneSummary& sum) {
+    c.trainInput.dataDir = data;
+    c.trainInput.format = "auto";
+    c.trainInput.chatTemplate = "auto";
+    c.trainInput.validationFraction = kRecordsHeldOut;
+    c.trainInput.maxSequenceLength = T;
+    config::Config probe = c;  // as the run will read them, the user's --set included
+    probe.evalInput.dataDir.clear();
+    if (Status st = applyOverrides(probe, request.overrides); !st.ok()) return st;
+    probe.trainInput.maxSequenceLength = T;
+    auto chat = session::openChatRunData(probe, std::move(tokenizer), session::VocabCheck::Grow);
+    if (!chat.ok()) return Error{"--data: " + chat.error().message};
+    const data::ExampleDataset& set = *chat->dataset;
+    sum.records = true;
+    sum.recordFormat = std::string(data::recordFormatName(chat->report.format));
+    sum.formatEvidence = chat->report.evidence;
+    sum.dataWarnings = chat->report.warnings;
+    sum.chatTemplate = chat->templateName;
+    sum.trainRecords = int64_t(chat->trainRecords);
+    sum.heldOutRecords = int64_t(chat->heldOutRecords);
+    sum.examples = set.trainStats().examples;
+    sum.trainedTokens = set.trainStats().trainedTokens;
+    sum.truncated = set.trainStats().truncated;
+    sum.trainRows = set.trainRows().rows();
+    sum.heldOutRows = set.heldOutRows().rows();
+    sum.trainTokens = set.trainStats().tokens;
+    sum.heldOutTokens = set.heldOutStats().tokens;
+    sum.tokens = sum.trainTokens + sum.heldOutTokens;
+    for (const std::string& f : data) {
+        std::error_code ec;
+        sum.dataBytes += int64_t(fs::file_size(f, ec));
+    }
+    sum.validationFraction = double(sum.heldOutRecords) /
+                             double(std::max<int64_t>(1, sum.trainRecords + sum.heldOutRecords));
+    sum.samplePrompt = chat->heldOutPrompt;
+    sum.batchSize = B;
+    sum.sequenceLength = T;
+    sum.tokensPerStep = int64_t(B) * T;
+    sum.stepsPerEpoch = std::max<int64_t>(1, (sum.trainRows + B - 1) / B);
+    setStepsAndRate(request, c, sum);
+    // The template's tokens past the base's tokenizer: their rows are new (grown) or, in a
+    // vocabulary padded past the tokenizer, were never trained.
+    sum.baseVocab = c.model.vocabSize;
+    sum.vocab = std::max<int64_t>(c.model.vocabSize, chat->tokenizer->vocabSize());
+    sum.addedTokens = chat->addedTokens;
+    sum.addedTokensFrom = chat->addedTokens.empty() ? 0 : chat->baseVocab;
+    c.model.vocabSize = int(sum.vocab);
+    // What the run reads, said in its config: the format found, the built-in template.
+    c.trainInput.format = std::string(data::recordFormatKey(chat->report.format));
+    if (chat->templateName == "chatml") c.trainInput.chatTemplate = chat->templateName;
+    const bool stepsSet =
+        std::any_of(request.overrides.begin(), request.overrides.end(),
+                    [](const std::string& o) { return o.starts_with("runconfig.max_steps="); });
+    for (const data::DataWarning& w :
+         set.warnings(stepsSet ? probe.runconfig.maxSteps : sum.maxSteps, B))
+        sum.dataWarnings.push_back(w.message);
+    return Status::success();
+}
+
+// The evaluation over the records' held-out rows (every one, up to 50 batches), after
+// scheduleFinetune; with LoRA the rows of the template's added tokens train (PEFT's
+// trainable_token_indices).
+void scheduleRecords(config::Config& c, const FinetuneSummary& sum) {
+    c.trainInput.validationFraction = kRecordsHeldOut;
+    const int64_t rows = std::max<int64_t>(1, sum.heldOutRows);
+    c.evalInput.batchSize = int(std::clamp<int64_t>(rows, 1, c.evalInput.batchSize));
+    c.runconfig.evalSteps =
+        int(std::clamp<int64_t>((rows + c.evalInput.batchSize - 1) / c.evalInput.batchSize, 1, 50));
+    if (c.lora && sum.addedTokensFrom > 0) c.lora->trainableTokensFrom = int(sum.addedTokensFrom);
 }
 
 // The base's config turned into a fine-tune's: the new text with its held-out share, the
@@ -269,31 +373,31 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request) {
     std::vector<std::string> data;
     for (const auto& f : request.dataFiles) data.push_back(absoluteNormal(f));
     // Chat and instruction records are not text: read as text, a model learns their JSON
-    // punctuation. Until the fine-tune plan sizes them (and grows the vocabulary for a chat
-    // template's special tokens), they are refused rather than trained on as text.
-    for (const std::string& f : data)
-        if (data::isRecordFile(f) && std::filesystem::is_regular_file(f))
-            return Error{fmt::format(
-                "--data: {} holds instruction or chat records (JSON Lines, JSON, CSV/TSV or a zip "
-                "of them), which `wafer finetune` cannot train yet; train on them with `wafer "
-                "train CONFIG` (train_input.data_dir naming the file; the records are read, "
-                "rendered with the chat template and trained on the answers), or give plain text",
-                f)};
-    data::CorpusOptions corpusOptions;
-    corpusOptions.allowNonText = request.allowBinary;
-    corpusOptions.allowHint = "pass --allow-binary to train on it anyway";
-    auto text = data::readCorpus(data, corpusOptions);
-    if (!text.ok()) return Error{"--data: " + text.error().message};
+    // punctuation. They are rendered with a chat template and trained on the answers.
+    auto records = namesRecordFiles(data);
+    if (!records.ok()) return records.error();
     FinetunePlan plan;
-    plan.summary.dataBytes = int64_t(text->size());
-    plan.summary.tokens = int64_t(base->tokenizer->encode(*text).size());
-    plan.summary.tokenizerKind = base->tokenizer->kind();
     FinetuneSummary& sum = plan.summary;
-    const int64_t tokens = sum.tokens;
-    if (Status st = sizeTheData(*text, tokens, B, T, request, c, sum); !st.ok()) return st.error();
+    sum.tokenizerKind = base->tokenizer->kind();
+    if (*records) {
+        if (Status st = sizeTheRecords(c, base->tokenizer, data, B, T, request, sum); !st.ok())
+            return st.error();
+    } else {
+        data::CorpusOptions corpusOptions;
+        corpusOptions.allowNonText = request.allowBinary;
+        corpusOptions.allowHint = "pass --allow-binary to train on it anyway";
+        auto text = data::readCorpus(data, corpusOptions);
+        if (!text.ok()) return Error{"--data: " + text.error().message};
+        sum.dataBytes = int64_t(text->size());
+        sum.tokens = int64_t(base->tokenizer->encode(*text).size());
+        const int64_t tokens = sum.tokens;
+        if (Status st = sizeTheData(*text, tokens, B, T, request, c, sum); !st.ok())
+            return st.error();
+    }
     sum.baseDescription = base->description;
     scheduleFinetune(c, sum, data, request, base->weights);
     if (Status st = chooseMethod(c, sum, request); !st.ok()) return st.error();
+    if (sum.records) scheduleRecords(c, sum);
     if (Status st = applyOverrides(c, request.overrides); !st.ok()) return st.error();
     // Kept sparse with --set sparsity.*: its masks start from the base's zeros (topk prunes the
     // smallest weights first), unless the overrides chose otherwise. Random masks would prune
@@ -346,7 +450,7 @@ MethodCost methodCost(const config::Config& c) {
     cost.parameters = int64_t(table.totalSize());
     cost.trainableParameters = cost.parameters;
     for (const auto& g : session::parameterGroups(table, c.optimizer)) {
-        if (g.frozen) cost.trainableParameters -= int64_t(g.size);
+        cost.trainableParameters -= int64_t(g.frozen ? g.size : g.frozenPrefix);
     }
     const int64_t perTrained =
         int64_t(sizeof(float)) * (1 + optim::Optimizer::stateCopies(c.optimizer));  // grad + state
@@ -391,10 +495,18 @@ bool isSpace(char c) {
 }  // namespace
 
 std::string explainSteps(const FinetuneSummary& s) {
-    const std::string perEpoch = fmt::format(
-        "{} per epoch ({} training tokens ÷ {} tokens per step: {} × {} tokens, rounded up)",
-        plural(s.stepsPerEpoch, "step"), grouped(s.trainTokens), grouped(s.tokensPerStep),
-        plural(s.batchSize, "sequence"), grouped(s.sequenceLength));
+    const std::string perEpoch =
+        s.records
+            ? fmt::format(
+                  "{} per epoch ({} training rows ÷ {} rows per step, rounded up; each "
+                  "row packs whole examples into {} tokens)",
+                  plural(s.stepsPerEpoch, "step"), grouped(s.trainRows), grouped(s.batchSize),
+                  grouped(s.sequenceLength))
+            : fmt::format(
+                  "{} per epoch ({} training tokens ÷ {} tokens per step: {} × {} "
+                  "tokens, rounded up)",
+                  plural(s.stepsPerEpoch, "step"), grouped(s.trainTokens), grouped(s.tokensPerStep),
+                  plural(s.batchSize, "sequence"), grouped(s.sequenceLength));
     if (s.maxStepsSet) {
         return fmt::format("{} as set by max_steps ({} would give {}; {})",
                            plural(s.maxSteps, "step"), plural(s.epochs, "epoch"),
@@ -469,12 +581,11 @@ std::string suggestRunName(std::string_view baseName, const std::vector<std::str
     return unique;
 }
 
-std::string describeEvalChange(double before, double after) {
+std::string describeEvalChange(double before, double after, std::string_view what) {
     const auto value = [](double v) {
         return std::isfinite(v) ? fmt::format("{:.3f}", v) : std::string("not measured");
     };
-    std::string text = fmt::format("eval loss on the held-out end of your text {} → {}",
-                                   value(before), value(after));
+    std::string text = fmt::format("eval loss on {} {} → {}", what, value(before), value(after));
     if (std::isfinite(before) && std::isfinite(after) && before > 0) {
         const double change = (after - before) / before;
         text += change <= 0

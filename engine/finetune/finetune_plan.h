@@ -61,8 +61,10 @@ inline constexpr int64_t kLoraDefaultAboveParameters = 10'000'000;
 inline constexpr int kDefaultLoraRank = 8;
 
 struct FinetuneRequest {
-    std::string base;                    // see the header comment
-    std::vector<std::string> dataFiles;  // text files and/or folders of text files
+    std::string base;  // see the header comment
+    // Text files and/or folders of text files; or instruction and chat record files (.jsonl
+    // .json .csv .tsv .zip: data/chat_records.h), never mixed with text.
+    std::vector<std::string> dataFiles;
     bool freezeEmbeddings = false;
     int freezeBlocks = 0;
     int loraRank = 0;          // > 0: LoRA adapters of this rank, the base frozen (see above)
@@ -114,6 +116,30 @@ struct FinetuneSummary {
     // and precision); the run itself reports the measured tokens/s.
     double estimatedSecondsPerEpoch = 0.0;
     double estimatedSeconds = 0.0;
+
+    // Instruction and chat records (--data naming .jsonl .json .csv .tsv .zip files; the fields
+    // below stay empty for plain text). The run reads them as session/chat_run_data.h does:
+    // rendered with `chatTemplate`, trained on the answers, packed into rows of sequenceLength
+    // tokens; a step is batchSize rows, so stepsPerEpoch = trainRows / batchSize, rounded up,
+    // and tokens / trainTokens / heldOutTokens count the examples' tokens.
+    bool records = false;
+    std::string recordFormat;    // "OpenAI messages"
+    std::string formatEvidence;  // why: "120 records with a `messages` list"
+    std::string chatTemplate;    // "chatml", "<folder>/tokenizer_config.json"
+    int64_t trainRecords = 0;
+    int64_t heldOutRecords = 0;
+    int64_t examples = 0;       // training examples kept (conversations with a trained token)
+    int64_t trainedTokens = 0;  // of trainTokens, those with a loss (the answers)
+    int64_t truncated = 0;      // training examples cut to the sequence length
+    int64_t trainRows = 0;      // packed rows the training examples fill
+    int64_t heldOutRows = 0;
+    std::vector<std::string> dataWarnings;  // the readers' and the examples' (truncation, epochs)
+    // The vocabulary: the template's special tokens past the base's rows grow it (the base's
+    // rows copied, the new ones mean-initialised; with LoRA they train beside the adapters).
+    int64_t baseVocab = 0;
+    int64_t vocab = 0;
+    std::string addedTokens;      // "chatml's <|im_start|>, <|im_end|>"; empty: nothing added
+    int64_t addedTokensFrom = 0;  // the first id the template's tokens got (0: none added)
 };
 
 // The effective fp32 training throughput the time estimate assumes (FLOP/s), by model width:
@@ -189,7 +215,9 @@ Result<FinetunePlan> planFinetune(const FinetuneRequest& request);
 
 // How the step count follows from epochs, data size, batch and sequence length:
 // "30 steps = 10 epochs × 3 steps per epoch (4,427 training tokens ÷ 2,048 tokens per step:
-// 16 sequences × 128 tokens)", then ", raised to the minimum of 10" or similar.
+// 16 sequences × 128 tokens)", then ", raised to the minimum of 10" or similar; for records
+// "... (90 training rows ÷ 16 rows per step, rounded up; each row packs whole examples into
+// 128 tokens)".
 std::string explainSteps(const FinetuneSummary& summary);
 
 // The plan's peak learning rate and where it comes from, computed from the same constants the
@@ -210,7 +238,9 @@ std::string suggestRunName(std::string_view baseName, const std::vector<std::str
 
 // The before/after line of a finished fine-tune: "eval loss on the held-out end of your text
 // 2.616 → 1.480 (43% lower)". NaN values read as "not measured".
-std::string describeEvalChange(double before, double after);
+// `what` names what the loss is over (records: "the held-out records' answers").
+std::string describeEvalChange(double before, double after,
+                               std::string_view what = "the held-out end of your text");
 
 // A prompt from `text`: the first few words of the first sentence or line that starts at or
 // after byte `from` (the held-out end), or of the text's first one when none does.

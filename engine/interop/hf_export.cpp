@@ -127,6 +127,19 @@ Result<ExportResult> exportHuggingFace(const fs::path& modelPath, const fs::path
                 "byte tokenizer as a GPT-2 vocab.json of the 256 byte symbols (id = byte value) "
                 "with no merges: GPT2Tokenizer gives exactly our token ids; it has no "
                 "<|endoftext|>, so bos/eos/unk are unset";
+            // A chat template's special tokens (ids from 256 on) go where GPT2Tokenizer reads
+            // added tokens from, as the bpe tokenizer's save() writes them.
+            if (m.tokenizer->vocabSize() > 256) {
+                nlohmann::ordered_json added = nlohmann::ordered_json::object();
+                for (int32_t id = 256; id < m.tokenizer->vocabSize(); ++id)
+                    added[m.tokenizer->tokenName(id)] = id;
+                if (Status st = fileio::writeFileAtomically(temp / "added_tokens.json",
+                                                            added.dump() + "\n");
+                    !st.ok())
+                    return st;
+                result.tokenizerNote += fmt::format(", and {} added tokens (added_tokens.json)",
+                                                    m.tokenizer->vocabSize() - 256);
+            }
         } else {
             if (Status st = m.tokenizer->save(temp); !st.ok()) return st;
             result.tokenizerNote =

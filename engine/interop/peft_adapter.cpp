@@ -276,6 +276,18 @@ Result<PeftExportResult> exportPeftAdapter(const fs::path& modelPath, const fs::
             "as a whole model with --format hf",
             m.weightsFile.string())};
     }
+    // The rows of tokens a fine-tune added (a chat template's) trained beside the adapters and
+    // live in the grown embedding, which a base model of the old vocabulary lacks: an adapter
+    // folder without them would answer with untrained rows, so it is refused.
+    if (m.config.lora->trainableTokensFrom > 0) {
+        return Error{fmt::format(
+            "{}: this LoRA run also trained the embedding rows of the tokens it added to the "
+            "vocabulary (ids {} to {}, lora.trainable_tokens_from), which a PEFT adapter folder "
+            "cannot carry here; export the whole model with the adapters merged instead: wafer "
+            "export {} --merge --out DIR",
+            m.weightsFile.string(), m.config.lora->trainableTokensFrom,
+            m.config.model.vocabSize - 1, modelPath.string())};
+    }
     PeftExportResult result;
     result.source = m.weightsFile;
     PeftAdapter& a = result.adapter;

@@ -264,12 +264,14 @@ void GptShape::applyLora(const std::optional<config::LoraConfig>& lora) {
     loraScale = 0.0;
     loraDropout = 0.0;
     loraTargets = {};
+    loraTrainableTokensFrom = 0;
     if (!lora || lora->rank < 1) return;
     loraRank = lora->rank;
     loraScale = lora->alpha / lora->rank;
     loraDropout = lora->dropout;
     for (const std::string& name : lora->targets)
         if (const auto target = lora::targetFromName(name)) loraTargets[size_t(*target)] = true;
+    loraTrainableTokensFrom = lora->trainableTokensFrom;
 }
 
 ParameterTable::ParameterTable(const GptShape& shape) : m_shape(shape) {
@@ -501,15 +503,26 @@ bool isFrozenTensor(const ParameterTable& table, const TensorSlice& t,
     const bool frozenBlock = layer >= ParameterTable::blockLayer(0) &&
                              layer < ParameterTable::blockLayer(optimizer.freezeBlocks);
     // LoRA: only the adapters train; every base tensor is frozen.
-    const bool baseUnderLora =
-        table.shape().hasLora() && t.name.find(".lora_") == std::string::npos;
+    const bool baseUnderLora = table.shape().hasLora() &&
+                               t.name.find(".lora_") == std::string::npos &&
+                               frozenPrefixOf(table, t) == 0;
     return (embedding && optimizer.freezeEmbeddings) || frozenBlock || baseUnderLora;
+}
+
+size_t frozenPrefixOf(const ParameterTable& table, const TensorSlice& t) {
+    const GptShape& shape = table.shape();
+    if (!shape.hasLora() || shape.loraTrainableTokensFrom <= 0 ||
+        shape.loraTrainableTokensFrom >= shape.vocab)
+        return 0;
+    if (t.name != "wte.weight" && t.name != "lm_head.weight") return 0;
+    return size_t(shape.loraTrainableTokensFrom) * size_t(shape.channels);
 }
 
 size_t trainableParameterCount(const ParameterTable& table,
                                const config::OptimizerConfig& optimizer) {
     size_t n = 0;
-    for (const auto& t : table.tensors()) n += isFrozenTensor(table, t, optimizer) ? 0 : t.size;
+    for (const auto& t : table.tensors())
+        n += isFrozenTensor(table, t, optimizer) ? 0 : t.size - frozenPrefixOf(table, t);
     return n;
 }
 

@@ -105,6 +105,9 @@ struct GptShape {
     double loraScale = 0.0;    // alpha / rank
     double loraDropout = 0.0;  // on the adapter branch's input only
     std::array<bool, kLoraTargetCount> loraTargets{};
+    // lora.trainable_tokens_from: > 0, the wte (and untied lm_head) rows from this token id on
+    // train beside the adapters (isFrozenTensor, session::parameterGroups' frozenPrefix).
+    int loraTrainableTokensFrom = 0;
     bool hasLora() const { return loraRank > 0; }
     // Sets the fields above from a lora: section (absent: leaves the shape without adapters).
     void applyLora(const std::optional<config::LoraConfig>& lora);
@@ -254,10 +257,15 @@ void initParameterTensors(const ParameterTable& table, const config::ModelConfig
 
 // Whether fine-tuning freezes a tensor of `table`: optimizer.freeze_embeddings (wte, wpe),
 // optimizer.freeze_blocks = K (h.0 .. h.{K-1}, their adapters included), and with LoRA (a table
-// whose shape has adapters) every tensor but the adapters. session::parameterGroups marks these
+// whose shape has adapters) every tensor but the adapters, except wte and an untied lm_head when
+// rows of added tokens train (GptShape::loraTrainableTokensFrom: the tensor trains, its rows
+// before that id do not, see trainableRowsFrom). session::parameterGroups marks these
 // groups frozen; MemoryX keeps no gradients or optimizer state for them.
 bool isFrozenTensor(const ParameterTable& table, const TensorSlice& tensor,
                     const config::OptimizerConfig& optimizer);
+// The first element of `tensor` that trains when it trains only from a row on (wte and an
+// untied lm_head under LoRA with GptShape::loraTrainableTokensFrom > 0); 0 otherwise.
+size_t frozenPrefixOf(const ParameterTable& table, const TensorSlice& tensor);
 // The parameters that train: those of the tensors isFrozenTensor does not freeze.
 size_t trainableParameterCount(const ParameterTable& table,
                                const config::OptimizerConfig& optimizer);

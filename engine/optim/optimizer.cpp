@@ -111,15 +111,19 @@ Optimizer::Optimizer(const config::OptimizerConfig& config, std::vector<ParamGro
     if (layout == GradientLayout::Trainable) m_stateSize = state;
 }
 
+bool Optimizer::anyFrozen() const {
+    return std::any_of(m_groups.begin(), m_groups.end(),
+                       [](const ParamGroup& g) { return g.frozen || g.frozenPrefix > 0; });
+}
+
 double Optimizer::gradientNorm(const float* grads) const {
-    const bool anyFrozen =
-        std::any_of(m_groups.begin(), m_groups.end(), [](const ParamGroup& g) { return g.frozen; });
-    if (!anyFrozen && m_identity) return globalNorm(grads, m_stateSize);
+    if (!anyFrozen() && m_identity) return globalNorm(grads, m_stateSize);
     double sumSquares = 0.0;
     for (size_t i = 0; i < m_groups.size(); ++i) {
         const auto& g = m_groups[i];
         if (g.frozen) continue;
-        const double n = globalNorm(grads + m_stateOffsets[i], g.size);
+        const double n =
+            globalNorm(grads + m_stateOffsets[i] + g.frozenPrefix, g.size - g.frozenPrefix);
         sumSquares += n * n;
     }
     return std::sqrt(sumSquares);
@@ -127,13 +131,12 @@ double Optimizer::gradientNorm(const float* grads) const {
 
 std::vector<double> Optimizer::rangeGradientNorms(const float* grads,
                                                   std::span<const BufferRange> ranges) const {
-    const bool anyFrozen =
-        std::any_of(m_groups.begin(), m_groups.end(), [](const ParamGroup& g) { return g.frozen; });
+    const bool frozenAny = anyFrozen();
     std::vector<double> norms;
     norms.reserve(ranges.size());
     for (const auto& r : ranges) {
         // One parallel pass per range in the common case instead of one per tensor.
-        if (!anyFrozen && m_identity) {
+        if (!frozenAny && m_identity) {
             norms.push_back(globalNorm(grads + r.offset, r.size));
             continue;
         }
@@ -141,7 +144,7 @@ std::vector<double> Optimizer::rangeGradientNorms(const float* grads,
         double sumSquares = 0.0;
         for (size_t i = 0; i < m_groups.size(); ++i) {
             const auto& g = m_groups[i];
-            const size_t lo = std::max(r.offset, g.offset);
+            const size_t lo = std::max(r.offset, g.offset + g.frozenPrefix);
             const size_t hi = std::min(r.offset + r.size, g.offset + g.size);
             if (lo >= hi || g.frozen) continue;
             const double n = globalNorm(grads + m_stateOffsets[i] + (lo - g.offset), hi - lo);
@@ -159,7 +162,7 @@ void Optimizer::updateRange(float* params, const float* grads, size_t begin, siz
     const float scale = static_cast<float>(gradScale);
     for (size_t gi = 0; gi < m_groups.size(); ++gi) {
         const auto& group = m_groups[gi];
-        const size_t lo = std::max(begin, group.offset);
+        const size_t lo = std::max(begin, group.offset + group.frozenPrefix);
         const size_t hi = std::min(end, group.offset + group.size);
         if (lo >= hi || group.frozen) continue;
         const double groupLr = lr * group.lrScale;

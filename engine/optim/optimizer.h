@@ -27,6 +27,10 @@ struct ParamGroup {
     // Fine-tuning's frozen tensors: skipped entirely (no update, no decay, no moment update), so
     // they stay bit-identical; an LR multiplier of 0 could still turn -0.0 into +0.0.
     bool frozen = false;
+    // Elements [offset, offset + frozenPrefix) of a group that trains are never updated and do
+    // not count in gradient norms (the base rows of an embedding whose added rows train under
+    // LoRA: PEFT's trainable_token_indices). Their gradients and state still have places.
+    size_t frozenPrefix = 0;
 };
 
 // How gradients and optimizer state are laid out (see the header comment).
@@ -115,6 +119,8 @@ public:
     }
 
 private:
+    bool anyFrozen() const;  // a group, or a group's prefix, never updates
+
     config::OptimizerConfig m_config;
     std::vector<ParamGroup> m_groups;
     size_t m_totalSize;

@@ -77,6 +77,14 @@ Result<data::RecordSet> readRecords(const config::InputConfig& input, const std:
     return all;
 }
 
+static std::string firstPrompt(const data::RecordSet& records) {
+    if (!records.texts.empty()) return records.texts.front().text;
+    for (const chat::Conversation& c : records.conversations)
+        for (const chat::ChatMessage& m : c.messages)
+            if (m.role == "user") return m.content;
+    return {};
+}
+
 Result<chat::ChatTemplate> chatTemplateFor(const config::InputConfig& input) {
     const std::string& name = input.chatTemplate;
     if (name == "auto") {
@@ -171,7 +179,8 @@ fs::path tokenizerFolder(const config::TokenizerConfig& tokenizer) {
 }
 
 Result<ChatRunData> openChatRunData(const config::Config& cfg,
-                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer) {
+                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer,
+                                    VocabCheck vocabCheck) {
     const config::InputConfig& input = cfg.trainInput;
     auto records = readRunRecords(cfg);
     if (!records.ok()) return records.error();
@@ -182,12 +191,16 @@ Result<ChatRunData> openChatRunData(const config::Config& cfg,
     auto tokens = templateTokenizer(*chatTemplate, std::move(tokenizer));
     if (!tokens.ok()) return tokens.error();
     // Before the examples: a vocabulary without room for the template's tokens is the first fix.
-    if (Status v = config::checkVocab(cfg, (*tokens)->vocabSize()); !v.ok()) {
+    if (Status v = vocabCheck == VocabCheck::Grow ? Status::success()
+                                                  : config::checkVocab(cfg, (*tokens)->vocabSize());
+        !v.ok()) {
         const int added = (*tokens)->vocabSize() - before;
         if (added <= 0) return v.error();
         return Error{
             fmt::format("the chat template {} needs {} special token(s) ({}) after the "
-                        "tokenizer's {}: {}",
+                        "tokenizer's {}: {} (base weights named by runconfig.checkpoint_path "
+                        "then grow: their rows are copied and each new row is their mean; "
+                        "`wafer finetune --base B --data RECORDS` sets this up)",
                         chatTemplate->name(), added, fmt::join(chatTemplate->specialTokens(), ", "),
                         before, v.error().message)};
     }
@@ -196,9 +209,18 @@ Result<ChatRunData> openChatRunData(const config::Config& cfg,
     out.tokenizer = std::move(tokens).value();
     out.templateName = chatTemplate->name();
     out.stopStrings = chatTemplate->stopStrings();
+    out.baseVocab = before;
+    std::vector<std::string> added;  // the template's tokens with new ids
+    for (const std::string& special : chatTemplate->specialTokens()) {
+        const std::vector<int32_t> id = out.tokenizer->encode(special);
+        if (id.size() == 1 && id[0] >= before) added.push_back(special);
+    }
+    if (!added.empty())
+        out.addedTokens = fmt::format("{}'s {}", chatTemplate->name(), fmt::join(added, ", "));
     out.report = records->report;
     out.trainRecords = records->train.conversations.size() + records->train.texts.size();
     out.heldOutRecords = records->heldOut.conversations.size() + records->heldOut.texts.size();
+    out.heldOutPrompt = firstPrompt(records->heldOut);
     const data::ChatMaskOptions mask = chatMaskOptions(input);
     auto train = data::makeExamples(records->train, *chatTemplate, *out.tokenizer, mask);
     if (!train.ok()) return train.error();

@@ -17,7 +17,8 @@
 //   train_on_inputs, mask_history  what is trained on (data/chat_examples.h)
 //   max_sequence_length, pack_examples, long_examples, shuffle_seed  data::ExampleOptions
 // A built-in template's special tokens (ChatML's <|im_start|>, <|im_end|>) join the tokenizer
-// (tokenizer/special_tokens.h); model.vocab_size must then cover them.
+// (tokenizer/special_tokens.h); model.vocab_size must then cover them (a fine-tune grows it:
+// finetune/finetune_plan.h, and the base's embedding grows when the run loads it).
 //
 // Thread-safety: pure functions of their arguments (they read the files named).
 #pragma once
@@ -47,14 +48,27 @@ struct ChatRunData {
     std::shared_ptr<const tokenizer::Tokenizer> tokenizer;  // with the template's special tokens
     std::string templateName;              // "chatml", "<folder>/tokenizer_config.json"
     std::vector<std::string> stopStrings;  // the template's end-of-turn markers
-    data::RecordReport report;             // the first file's, counts summed
+    // The tokenizer's size before the template's special tokens, and the tokens that got new ids
+    // at or after it ("chatml's <|im_start|>, <|im_end|>"; empty when none did): the rows a
+    // fine-tune's vocabulary grows by (session/run_weights.h).
+    int baseVocab = 0;
+    std::string addedTokens;
+    data::RecordReport report;  // the first file's, counts summed
     size_t trainRecords = 0, heldOutRecords = 0;
+    // The first held-out conversation's first user turn (or text record's text): a prompt that
+    // shows what the fine-tune learned on a record it never trained on; empty without one.
+    std::string heldOutPrompt;
     std::unique_ptr<data::ExampleDataset> dataset;
 };
 
 // `tokenizer`: the run's tokenizer before special tokens (train_input.tokenizer).
+// VocabCheck::Model refuses a tokenizer (with the template's tokens) larger than
+// model.vocab_size; VocabCheck::Grow leaves that to the caller (a fine-tune plan, which grows
+// model.vocab_size to the tokenizer's size).
+enum class VocabCheck { Model, Grow };
 Result<ChatRunData> openChatRunData(const config::Config& cfg,
-                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer);
+                                    std::shared_ptr<const tokenizer::Tokenizer> tokenizer,
+                                    VocabCheck vocabCheck = VocabCheck::Model);
 
 // The phases of openChatRunData, in its order; the wizard's preview of the data
 // (record_preview.h) runs the same ones, so it shows what the run trains on.

@@ -8,8 +8,9 @@ std::vector<optim::ParamGroup> parameterGroups(const model::ParameterTable& tabl
     std::vector<optim::ParamGroup> groups;
     groups.reserve(table.tensors().size());
     for (const auto& t : table.tensors())
-        groups.push_back(
-            {t.offset, t.size, t.decay, t.lrScale, model::isFrozenTensor(table, t, optimizer)});
+        groups.push_back({t.offset, t.size, t.decay, t.lrScale,
+                          model::isFrozenTensor(table, t, optimizer),
+                          model::frozenPrefixOf(table, t)});
     return groups;
 }
 

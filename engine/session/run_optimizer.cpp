@@ -27,12 +27,18 @@ std::string RunOptimizer::describeFrozen(const config::Config& cfg,
                                          const std::vector<optim::ParamGroup>& groups,
                                          size_t totalParameters) {
     if (cfg.lora) {
-        size_t trained = 0;
-        for (const auto& g : groups) trained += g.frozen ? 0 : g.size;
+        size_t trained = 0, rows = 0;  // rows: of the added tokens (frozenPrefix groups)
+        for (const auto& g : groups) {
+            trained += g.frozen ? 0 : g.size - g.frozenPrefix;
+            rows += g.frozen || g.frozenPrefix == 0 ? 0 : g.size - g.frozenPrefix;
+        }
         return fmt::format(
-            "lora: rank {}, alpha {:g} on {}: {} adapter parameters train, {} base parameters "
+            "lora: rank {}, alpha {:g} on {}: {} adapter parameters{} train, {} base parameters "
             "are frozen",
-            cfg.lora->rank, cfg.lora->alpha, fmt::join(cfg.lora->targets, ", "), trained,
+            cfg.lora->rank, cfg.lora->alpha, fmt::join(cfg.lora->targets, ", "), trained - rows,
+            rows > 0 ? fmt::format(" and the {} of the embedding rows of token ids {} and up", rows,
+                                   cfg.lora->trainableTokensFrom)
+                     : std::string(),
             totalParameters - trained);
     }
     if (cfg.optimizer.freezeEmbeddings || cfg.optimizer.freezeBlocks > 0) {

@@ -14,34 +14,72 @@ namespace ws::session {
 
 namespace {
 
+// The embedding rows of a safetensors weights file (wte.weight in this engine's or GPT-2's names,
+// model.embed_tokens.weight in Llama's); nullopt when the file is not one or holds none.
+std::optional<int64_t> embeddingRows(const std::string& path) {
+    auto file = fileio::SafetensorsFile::open(path);
+    if (!file.ok()) return std::nullopt;
+    for (const char* name : {"wte.weight", "transformer.wte.weight", "model.embed_tokens.weight"})
+        if (const auto* info = file->find(name); info && info->shape.size() == 2)
+            return info->shape[0];
+    return std::nullopt;
+}
+
+// A (V, C) table of `oldRows` rows grown to the first V rows of `into`: the old rows copied bit
+// for bit, each new row the mean of the old ones (Hugging Face's resize_token_embeddings with
+// mean_resizing, the default since transformers 4.46, without its 1e-9-scaled noise).
+void growRows(const float* old, int64_t oldRows, int64_t rows, int64_t C, float* into) {
+    std::copy(old, old + oldRows * C, into);
+    std::vector<double> mean(size_t(C), 0.0);
+    for (int64_t r = 0; r < oldRows; ++r)
+        for (int64_t c = 0; c < C; ++c) mean[size_t(c)] += double(old[r * C + c]);
+    for (int64_t r = oldRows; r < rows; ++r)
+        for (int64_t c = 0; c < C; ++c)
+            into[r * C + c] = float(mean[size_t(c)] / double(std::max<int64_t>(oldRows, 1)));
+}
+
+// The base's tensors of `base` (read from `baseParams`) into `params` laid out by `table`,
+// whose vocabulary may have more rows (GrownVocabulary); adapters keep their initial values.
+void copyBase(const model::ParameterTable& base, const std::vector<float>& baseParams,
+              const model::ParameterTable& table, float* params) {
+    for (const model::TensorSlice& t : base.tensors()) {
+        const model::TensorSlice* into = table.find(t.name);
+        if (!into) continue;         // cannot happen: the adapted table holds every base tensor
+        if (into->size != t.size) {  // wte or lm_head (V, C) of a grown vocabulary
+            growRows(baseParams.data() + t.offset, t.shape[0], into->shape[0], t.shape[1],
+                     params + into->offset);
+            continue;
+        }
+        std::copy(baseParams.begin() + std::ptrdiff_t(t.offset),
+                  baseParams.begin() + std::ptrdiff_t(t.offset + t.size), params + into->offset);
+    }
+}
+
 // runconfig.checkpoint_path into `params` (laid out by `table`). With LoRA the file holds the
 // base model without adapters: its tensors are read by name into the adapted layout and the
 // adapters are initialised (A seeded, B = 0, so training starts from the base exactly). A file
 // that holds this table's adapters too (a LoRA run's weights, imported PEFT adapters) continues
-// them: it is read whole.
+// them: it is read whole. A file whose embedding has fewer rows than model.vocab_size (a
+// fine-tune that added a chat template's special tokens) grows: `grownFrom` says from how many.
 Status loadStartingFile(const config::Config& cfg, const model::ParameterTable& table,
-                        float* params) {
-    if (!table.shape().hasLora())
-        return modelio::loadWeights(cfg.runconfig.checkpointPath, table, params);
-    if (auto file = fileio::SafetensorsFile::open(cfg.runconfig.checkpointPath);
-        file.ok() && modelio::matchWeights(*file, table).ok()) {
+                        float* params, int64_t& grownFrom) {
+    const std::string& path = cfg.runconfig.checkpointPath;
+    const std::optional<int64_t> rows = embeddingRows(path);
+    const bool grows = rows && *rows > 0 && *rows < table.shape().vocab;
+    if (!table.shape().hasLora() && !grows) return modelio::loadWeights(path, table, params);
+    if (auto file = fileio::SafetensorsFile::open(path);
+        !grows && file.ok() && modelio::matchWeights(*file, table).ok()) {
         return modelio::readWeights(*file, table, params);
     }
     model::GptShape baseShape = table.shape();
     baseShape.applyLora(std::nullopt);
+    if (grows) baseShape.vocab = int(*rows);
     const model::ParameterTable base(baseShape);
     std::vector<float> baseParams(base.totalSize());
-    if (Status st = modelio::loadWeights(cfg.runconfig.checkpointPath, base, baseParams.data());
-        !st.ok()) {
-        return st;
-    }
+    if (Status st = modelio::loadWeights(path, base, baseParams.data()); !st.ok()) return st;
     model::initParameters(table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed), params);
-    for (const model::TensorSlice& t : base.tensors()) {
-        const model::TensorSlice* into = table.find(t.name);
-        if (!into) continue;  // cannot happen: the adapted table holds every base tensor
-        std::copy(baseParams.begin() + std::ptrdiff_t(t.offset),
-                  baseParams.begin() + std::ptrdiff_t(t.offset + t.size), params + into->offset);
-    }
+    copyBase(base, baseParams, table, params);
+    if (grows) grownFrom = *rows;
     return Status::success();
 }
 
@@ -99,10 +137,12 @@ Status RunWeights::loadWhole(const ResumePlan* resume, const Log& log) {
             m_stateCopies, frozenTensors(m_groups));
     }
     if (!cfg.runconfig.checkpointPath.empty()) {
-        if (Status st = loadStartingFile(cfg, *m_table, m_weights); !st.ok()) {
+        int64_t grownFrom = 0;
+        if (Status st = loadStartingFile(cfg, *m_table, m_weights, grownFrom); !st.ok()) {
             return st;
         }
         log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
+        logGrowth(grownFrom, log);
         return Status::success();
     }
     model::initParameters(*m_table, cfg.model, static_cast<uint64_t>(cfg.runconfig.seed),
@@ -127,7 +167,8 @@ Status RunWeights::loadShards(const ResumePlan* resume, const Log& log) {
         // The weights file is read whole (weights only: a quarter of an AdamW MemoryX), then
         // each tensor goes to its shard.
         std::vector<float> whole(m_table->totalSize());
-        if (Status st = loadStartingFile(cfg, *m_table, whole.data()); !st.ok()) {
+        int64_t grownFrom = 0;
+        if (Status st = loadStartingFile(cfg, *m_table, whole.data(), grownFrom); !st.ok()) {
             return st;
         }
         for (size_t t = 0; t < m_table->tensors().size(); ++t) {
@@ -135,6 +176,7 @@ Status RunWeights::loadShards(const ResumePlan* resume, const Log& log) {
             access.write(0, t, whole.data() + slice.offset, slice.size * sizeof(float));
         }
         log(LogLine::Level::Info, "initialised from " + cfg.runconfig.checkpointPath);
+        logGrowth(grownFrom, log);
         return Status::success();
     }
     model::initParameterTensors(
@@ -144,6 +186,20 @@ Status RunWeights::loadShards(const ResumePlan* resume, const Log& log) {
                        : nullptr;
         });
     return Status::success();
+}
+
+void RunWeights::logGrowth(int64_t grownFrom, const Log& log) const {
+    if (grownFrom <= 0) return;
+    const int64_t V = m_table->shape().vocab;
+    std::string what =
+        m_addedTokens.empty() ? fmt::format("token ids {} to {}", grownFrom, V - 1) : m_addedTokens;
+    log(LogLine::Level::Info,
+        fmt::format("vocabulary {} → {} for {} (mean-initialised: each new row of {} is the mean "
+                    "of the base's rows){}",
+                    grownFrom, V, what, m_table->shape().tiedEmbedding ? "wte" : "wte and lm_head",
+                    m_config.lora && m_config.lora->trainableTokensFrom > 0
+                        ? "; under LoRA these rows train, the rest of the base stays frozen"
+                        : ""));
 }
 
 modelio::TensorReader RunWeights::reader() {

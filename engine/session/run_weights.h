@@ -49,6 +49,10 @@ public:
     // runconfig.checkpoint_path (logged), or the initializers (seeded: a shard other than 0
     // draws its own tensors from the same streams).
     Status loadStarting(const ResumePlan* resume, const Log& log);
+    // What the rows a grown vocabulary adds stand for, for the log ("ChatML's <|im_start|>,
+    // <|im_end|>"): runconfig.checkpoint_path's embedding with fewer rows than model.vocab_size
+    // grows (base rows copied, new rows the mean of the base's) when loadStarting reads it.
+    void setAddedTokens(std::string description) { m_addedTokens = std::move(description); }
 
     const model::ParameterTable& table() const { return *m_table; }
     streaming::MemoryX& memoryx() { return *m_memoryx; }
@@ -75,6 +79,7 @@ public:
 private:
     Status loadWhole(const ResumePlan* resume, const Log& log);
     Status loadShards(const ResumePlan* resume, const Log& log);
+    void logGrowth(int64_t grownFrom, const Log& log) const;
 
     const config::Config& m_config;
     std::unique_ptr<model::ParameterTable> m_table;
@@ -84,6 +89,7 @@ private:
     std::vector<optim::ParamGroup> m_groups;
     float* m_weights = nullptr;
     int m_stateCopies = 0;
+    std::string m_addedTokens;
 };
 
 }  // namespace ws::session

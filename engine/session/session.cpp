@@ -162,6 +162,7 @@ Status Session::prepareMemoryX(Prepared& p) {
     p.shape.applyLora(cfg.lora);
     m_impl->weights = std::make_unique<RunWeights>(cfg, p.shape);
     RunWeights& weights = *m_impl->weights;
+    weights.setAddedTokens(m_impl->addedTokens);
     m_summary.parameterCount = static_cast<int64_t>(weights.table().totalSize());
     // A resume is verified before MemoryX exists, so a refusal creates no store file.
     if (!m_options.resumeFrom.empty()) {

@@ -104,6 +104,7 @@ Status Session::prepareChatData(Prepared& p, const fs::path& cacheDir) {
     auto chat = openChatRunData(cfg, std::move(tok).value());
     if (!chat.ok()) return chat.error();
     s.tokenizer = chat->tokenizer;
+    s.addedTokens = chat->addedTokens;
     if (Status v = config::checkVocab(cfg, s.tokenizer->vocabSize()); !v.ok()) return v;
     p.B = cfg.trainInput.batchSize;
     p.T = cfg.trainInput.maxSequenceLength;

@@ -55,6 +55,9 @@ struct Session::Impl {
     // Instruction and chat data (chat_run_data.h): the examples' batches instead of the token
     // cache's windows, for training and evaluation.
     std::unique_ptr<data::BatchSource> source;
+    // The chat template's tokens that got ids past the tokenizer's vocabulary, for the log of a
+    // vocabulary that grows (ChatRunData::addedTokens).
+    std::string addedTokens;
     // ModelZoo's HDF5 samples (hdf5_run_data.h), instead of the token cache and its windows.
     std::optional<Hdf5RunData> hdf5;
     // The batch source training reads, when not the token cache's windows.

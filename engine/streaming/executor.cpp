@@ -435,8 +435,9 @@ StepResult StreamingExecutor::shardedStepEnd(double lr, double maxGradientNorm, 
     // The global norm: optim::Optimizer::gradientNorm's sums, across shards.
     const auto& groups = m_options.groups;
     // The shards keep gradients in the Trainable layout: the norm walks that layout's shards.
-    const bool anyFrozen = std::any_of(groups.begin(), groups.end(),
-                                       [](const optim::ParamGroup& g) { return g.frozen; });
+    const bool anyFrozen =
+        std::any_of(groups.begin(), groups.end(),
+                    [](const optim::ParamGroup& g) { return g.frozen || g.frozenPrefix > 0; });
     assert(!(anyFrozen && d.fullLayout) && "sharded MemoryX keeps the Trainable layout");
     const ShardPlan trainable = m_plan.overTrainable(groups);
     if (!anyFrozen) {
@@ -447,7 +448,8 @@ StepResult StreamingExecutor::shardedStepEnd(double lr, double maxGradientNorm, 
         size_t at = 0;  // the group's offset in the Trainable layout
         for (const auto& g : groups) {
             if (g.frozen) continue;
-            const double n = shardedGlobalNorm(comm, channel, trainable, grads, at, at + g.size);
+            const double n = shardedGlobalNorm(comm, channel, trainable, grads, at + g.frozenPrefix,
+                                               at + g.size);
             sumSquares += n * n;
             at += g.size;
         }

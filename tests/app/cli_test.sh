@@ -1704,9 +1704,49 @@ train_chat)
   expect_in "ask.jsonl:1" "$out"
   "$wafer" validate "$src/presets/gpt-nano.yaml" --set "train_input.data_dir=$data" \
         --set model.vocab_size=258 >/dev/null 2>&1 || fail "validate refused good records"
-  out=$("$wafer" finetune --base "$src/resources/base-model" --data "$data" --dry-run --db "$db" 2>&1); code=$?
-  [[ $code -eq 1 ]] || fail "finetune on records: expected exit 1, got $code: $out"
-  expect_in "train.jsonl holds instruction or chat records" "$out" ;;
+  # `wafer finetune` reads them as records (finetune_records), never as text.
+  out=$("$wafer" finetune --base "$src/resources/base-model" --data "$data" --dry-run --db "$db" 2>&1) \
+    || fail "finetune --dry-run on records: exit $? $out"
+  expect_in "data: OpenAI messages" "$out"
+  expect_in 'format: "messages"' "$out" ;;
+finetune_records)
+  # `wafer finetune` on chat records: the plan says what it read, grows the shipped base's
+  # vocabulary for ChatML's two tokens, trains LoRA adapters and those rows; the run's config says
+  # vocab_size 2050 and its tokenizer knows the tokens (tokenize --chat, sample). Records mixed
+  # with text are refused.
+  head -n 120 "$src/resources/instructions/train.jsonl" >"$tmp/chat.jsonl"
+  out=$("$wafer" finetune --base "$src/resources/base-model" --data "$tmp/chat.jsonl" --lora 8 \
+        --set runconfig.max_steps=3 --set train_input.batch_size=4 --set runconfig.eval_steps=1 \
+        --set "runconfig.model_dir=$tmp/ft" --threads 2 --db "$db" 2>&1) || fail "finetune on records: exit $? $out"
+  expect_in "data: OpenAI messages: 120 records with a \`messages\` list; 108 records to train on, 12 held out; chat template chatml" "$out"
+  expect_in "108 records to train on, 12 held out; chat template chatml" "$out"
+  expect_in "training rows ÷ 4 rows per step" "$out"
+  expect_in "vocabulary: 2048 → 2050 for chatml's <|im_start|>, <|im_end|>" "$out"
+  expect_in "vocabulary 2048 → 2050 for chatml's <|im_start|>, <|im_end|> (mean-initialised" "$out"
+  expect_in "finished after 3 steps" "$out"
+  grep -q "^    vocab_size: 2050" "$tmp/ft/config.yaml" || fail "the run's config must say vocab_size 2050: $(grep vocab_size "$tmp/ft/config.yaml")"
+  grep -q "trainable_tokens_from: 2048" "$tmp/ft/config.yaml" || fail "the run's config must name the trainable rows"
+  printf '{"messages": [{"role": "user", "content": "What is the last word of this verse?\\nIn the beginning."}]}\n' >"$tmp/ask.json"
+  out=$("$wafer" tokenize --tokenizer "$tmp/ft" --chat "$tmp/ask.json" --add-generation-prompt --json 2>&1) \
+    || fail "tokenize --chat on the run: exit $? $out"
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ids"][0] == 2048 and 2049 in d["ids"], d["ids"]' "$out" \
+    || fail "the run's tokenizer must give <|im_start|> id 2048 and <|im_end|> 2049: $out"
+  prompt=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["text"], end="")' "$out")
+  out=$("$wafer" sample "$tmp/ft" --prompt "$prompt" -t 0 -n 4 --threads 2 2>&1) || fail "sample the run: exit $? $out"
+  expect_in "<|im_start|>assistant" "$out"
+  # The merged export holds the grown table and the added tokens; a PEFT folder cannot, so it is
+  # refused with the route that works.
+  out=$("$wafer" export "$tmp/ft" --format peft --out "$tmp/peft" 2>&1) && fail "a PEFT export must be refused: $out"
+  expect_in "wafer export $tmp/ft --merge --out DIR" "$out"
+  "$wafer" export "$tmp/ft" --merge --out "$tmp/hf" >/dev/null 2>&1 || fail "merged export: exit $?"
+  grep -q '"vocab_size": 2050' "$tmp/hf/config.json" || fail "the export's config must say vocab_size 2050"
+  grep -q '"<|im_end|>": 2049' "$tmp/hf/added_tokens.json" || fail "the export must keep the added tokens"
+  echo "a wafer streams weights" >"$tmp/new.txt"
+  out=$("$wafer" finetune --base "$src/resources/base-model" --data "$tmp/chat.jsonl" "$tmp/new.txt" \
+        --dry-run --db "$db" 2>&1); code=$?
+  [[ $code -eq 1 ]] || fail "records mixed with text: expected exit 1, got $code: $out"
+  expect_in "chat.jsonl holds instruction or chat records" "$out"
+  expect_in "new.txt is plain text; fine-tune on one kind at a time" "$out" ;;
 eval_answers)
   # Issue 34: `wafer eval MODEL --data RECORDS` answers each held-out record's last question
   # greedily and compares: exact match, the answer loss, best and worst by it; a model whose
