@@ -222,10 +222,15 @@ void ChatTab::reloadModels() {
                 m_model->addItem(tr("%1 (run %2)").arg(name).arg(run.id), dir);
             auto checkpoints = m_store->checkpoints(run.id);
             if (!checkpoints.ok()) continue;
+            // A checkpoint is recorded file by file (weights, optimizer state): one entry per
+            // folder that holds the weights.
             for (const store::CheckpointRecord& c : *checkpoints) {
-                const QString path = QString::fromStdString(c.path);
-                if (!QFileInfo::exists(path)) continue;
-                m_model->addItem(tr("%1 · step %2").arg(name).arg(c.step), path);
+                const QFileInfo file(QString::fromStdString(c.path));
+                const QString folder = file.isDir() ? file.filePath() : file.path();
+                if (!QFileInfo::exists(folder + QStringLiteral("/model.safetensors")) ||
+                    m_model->findData(folder) >= 0)
+                    continue;
+                m_model->addItem(tr("%1 · step %2").arg(name).arg(c.step), folder);
             }
         }
     }
