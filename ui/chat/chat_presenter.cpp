@@ -135,7 +135,8 @@ bool ChatPresenter::send(const ChatModelChoice& choice, const QString& text,
             finish(false, reply.error().message);
         } else {
             const bool cancelled = reply->stop == sample::StopReason::Cancelled;
-            std::string why = std::to_string(reply->tokens) + " tokens";
+            std::string why =
+                std::to_string(reply->tokens) + (reply->tokens == 1 ? " token" : " tokens");
             if (reply->tokensPerSecond > 0)
                 why += " at " + std::to_string(int(reply->tokensPerSecond + 0.5)) + " tokens/s";
             why += cancelled ? ", stopped"
