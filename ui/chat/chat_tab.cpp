@@ -112,6 +112,14 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+    layOut();
+    wire();
+    reloadModels();
+    updateButtons();
+    showTemplate();
+}
+
+void ChatTab::layOut() {
     auto* modelRow = new QHBoxLayout;
     modelRow->addWidget(m_model, 1);
     modelRow->addWidget(m_folder);
@@ -155,7 +163,9 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_transcript, 1);
     layout->addLayout(inputRow);
     layout->addLayout(actions);
+}
 
+void ChatTab::wire() {
     connect(m_folder, &QPushButton::clicked, this, &ChatTab::chooseFolder);
     connect(m_model, &QComboBox::currentIndexChanged, this, &ChatTab::onModelChanged);
     connect(m_template, &QComboBox::activated, this, [this](int index) {
@@ -193,9 +203,6 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
         m_transcript->ensureCursorVisible();
     });
     connect(m_presenter, &ChatPresenter::replyFinished, this, &ChatTab::onReplyFinished);
-    reloadModels();
-    updateButtons();
-    showTemplate();
 }
 
 ChatTab::~ChatTab() = default;
