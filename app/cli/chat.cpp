@@ -13,6 +13,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "app/cli/sampling_flags.h"
 #include "engine/chat/conversation_file.h"
 #include "engine/interop/model_ref.h"
 #include "engine/sample/chat_session.h"
@@ -208,18 +209,8 @@ void addChatCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
                     "or an array of {\"role\", \"content\"}; its last message is the user's");
     cmd->add_option("--save", opt->saveFile,
                     "Write the conversation to this file (messages JSON Lines) after each reply");
-    cmd->add_option("--temperature,-t", opt->sampling.temperature,
-                    "Sampling temperature; 0 = greedy")
-        ->capture_default_str();
-    cmd->add_option("--top-k", opt->sampling.topK, "Keep the k most likely tokens; 0 = all")
-        ->capture_default_str();
-    cmd->add_option("--top-p", opt->sampling.topP,
-                    "Nucleus sampling: keep the most likely tokens up to this probability mass")
-        ->capture_default_str();
-    cmd->add_option("--max-tokens,-n", opt->sampling.maxTokens,
-                    "Most tokens in one reply (it ends sooner at the template's end of turn)")
-        ->capture_default_str();
-    cmd->add_option("--seed", opt->sampling.seed, "Random seed")->capture_default_str();
+    addSamplingFlags(cmd, opt->sampling,
+                     "Most tokens in one reply (it ends sooner at the template's end of turn)");
     cmd->add_flag("--no-adapters", opt->noAdapters,
                   "A model with LoRA adapters: chat with its base model without them");
     cmd->add_option("--threads", opt->threads, "CPU threads (0 = all)")

@@ -10,6 +10,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "app/cli/sampling_flags.h"
 #include "engine/core/paths.h"
 #include "engine/interop/model_ref.h"
 #include "engine/modelio/load_model.h"
@@ -154,19 +155,7 @@ void addSampleCommand(CLI::App& app, CommonOptions& common, int& exitCode) {
                     "(org/name[@revision]), or `base` (the shipped base model)")
         ->required();
     cmd->add_option("--prompt,-p", opt->prompt, "Text to continue")->required();
-    cmd->add_option("--temperature,-t", opt->sampling.temperature,
-                    "Sampling temperature; 0 = greedy (always the most likely token)")
-        ->capture_default_str();
-    cmd->add_option("--top-k", opt->sampling.topK, "Keep the k most likely tokens; 0 = all")
-        ->capture_default_str();
-    cmd->add_option("--top-p", opt->sampling.topP,
-                    "Nucleus sampling: keep the most likely tokens up to this probability mass")
-        ->capture_default_str();
-    cmd->add_option("--max-tokens,-n", opt->sampling.maxTokens, "Tokens to generate")
-        ->capture_default_str();
-    cmd->add_option("--seed", opt->sampling.seed,
-                    "Random seed; the same seed, options and prompt give the same text")
-        ->capture_default_str();
+    addSamplingFlags(cmd, opt->sampling, "Tokens to generate");
     cmd->add_flag("--no-adapters", opt->noAdapters,
                   "A model with LoRA adapters: sample its base model without them");
     cmd->add_option("--threads", opt->threads, "CPU threads (0 = all)")

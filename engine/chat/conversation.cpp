@@ -51,4 +51,20 @@ Status checkTrainingTurns(const Conversation& conversation) {
     return {};
 }
 
+void setSystemMessage(Conversation& conversation, const std::string& text) {
+    auto& messages = conversation.messages;
+    const bool has = !messages.empty() && messages.front().role == kSystemRole;
+    if (text.empty()) {
+        if (has) messages.erase(messages.begin());
+    } else if (has) {
+        messages.front().content = text;
+    } else {
+        std::vector<ChatMessage> withSystem;
+        withSystem.reserve(messages.size() + 1);
+        withSystem.push_back({std::string(kSystemRole), text});
+        for (ChatMessage& m : messages) withSystem.push_back(std::move(m));
+        messages = std::move(withSystem);
+    }
+}
+
 }  // namespace ws::chat

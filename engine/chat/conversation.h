@@ -36,6 +36,10 @@ struct Conversation {
 // The rules above; ok for a conversation that can be trained on.
 Status checkTrainingTurns(const Conversation& conversation);
 
+// Makes `text` the conversation's system prompt: its first message when it is a system message,
+// replaced, else a new first message; an empty text removes it.
+void setSystemMessage(Conversation& conversation, const std::string& text);
+
 // The roles a training conversation may hold.
 inline constexpr std::string_view kSystemRole = "system";
 inline constexpr std::string_view kUserRole = "user";

@@ -28,19 +28,7 @@ void ChatSession::setConversation(chat::Conversation conversation) {
 }
 
 void ChatSession::setSystemPrompt(const std::string& text) {
-    auto& messages = m_conversation.messages;
-    const bool has = !messages.empty() && isSystem(messages.front());
-    if (text.empty()) {
-        if (has) messages.erase(messages.begin());
-    } else if (has) {
-        messages.front().content = text;
-    } else {
-        std::vector<chat::ChatMessage> withSystem;
-        withSystem.reserve(messages.size() + 1);
-        withSystem.push_back({std::string(chat::kSystemRole), text});
-        for (chat::ChatMessage& m : messages) withSystem.push_back(std::move(m));
-        messages = std::move(withSystem);
-    }
+    chat::setSystemMessage(m_conversation, text);
 }
 
 std::string ChatSession::systemPrompt() const {

@@ -40,19 +40,13 @@ ChatPresenter::~ChatPresenter() {
 void ChatPresenter::setSystemPrompt(const QString& text) {
     if (isBusy()) return;
     m_systemPrompt = text;
-    if (m_session) {
-        m_session->setSystemPrompt(text.toStdString());
-        m_conversation = m_session->conversation();
-    } else {
-        m_conversation = {};
-        if (!text.isEmpty())
-            m_conversation.messages.push_back({std::string(chat::kSystemRole), text.toStdString()});
-    }
+    chat::setSystemMessage(m_conversation, text.toStdString());
+    if (m_session) m_session->setConversation(m_conversation);
 }
 
 void ChatPresenter::newConversation() {
     if (isBusy()) return;
-    if (m_session) m_session->reset();
+    m_conversation = {};
     setSystemPrompt(m_systemPrompt);
 }
 
@@ -135,7 +129,8 @@ bool ChatPresenter::send(const ChatModelChoice& choice, const QString& text,
             finish(false, reply.error().message);
         } else {
             const bool cancelled = reply->stop == sample::StopReason::Cancelled;
-            std::string why = std::to_string(reply->tokens) + " tokens";
+            std::string why =
+                std::to_string(reply->tokens) + (reply->tokens == 1 ? " token" : " tokens");
             if (reply->tokensPerSecond > 0)
                 why += " at " + std::to_string(int(reply->tokensPerSecond + 0.5)) + " tokens/s";
             why += cancelled ? ", stopped"

@@ -112,6 +112,14 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+    layOut();
+    wire();
+    reloadModels();
+    updateButtons();
+    showTemplate();
+}
+
+void ChatTab::layOut() {
     auto* modelRow = new QHBoxLayout;
     modelRow->addWidget(m_model, 1);
     modelRow->addWidget(m_folder);
@@ -155,7 +163,9 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_transcript, 1);
     layout->addLayout(inputRow);
     layout->addLayout(actions);
+}
 
+void ChatTab::wire() {
     connect(m_folder, &QPushButton::clicked, this, &ChatTab::chooseFolder);
     connect(m_model, &QComboBox::currentIndexChanged, this, &ChatTab::onModelChanged);
     connect(m_template, &QComboBox::activated, this, [this](int index) {
@@ -193,9 +203,6 @@ ChatTab::ChatTab(QWidget* parent) : QWidget(parent) {
         m_transcript->ensureCursorVisible();
     });
     connect(m_presenter, &ChatPresenter::replyFinished, this, &ChatTab::onReplyFinished);
-    reloadModels();
-    updateButtons();
-    showTemplate();
 }
 
 ChatTab::~ChatTab() = default;
@@ -222,10 +229,15 @@ void ChatTab::reloadModels() {
                 m_model->addItem(tr("%1 (run %2)").arg(name).arg(run.id), dir);
             auto checkpoints = m_store->checkpoints(run.id);
             if (!checkpoints.ok()) continue;
+            // A checkpoint is recorded file by file (weights, optimizer state): one entry per
+            // folder that holds the weights.
             for (const store::CheckpointRecord& c : *checkpoints) {
-                const QString path = QString::fromStdString(c.path);
-                if (!QFileInfo::exists(path)) continue;
-                m_model->addItem(tr("%1 · step %2").arg(name).arg(c.step), path);
+                const QFileInfo file(QString::fromStdString(c.path));
+                const QString folder = file.isDir() ? file.filePath() : file.path();
+                if (!QFileInfo::exists(folder + QStringLiteral("/model.safetensors")) ||
+                    m_model->findData(folder) >= 0)
+                    continue;
+                m_model->addItem(tr("%1 · step %2").arg(name).arg(c.step), folder);
             }
         }
     }

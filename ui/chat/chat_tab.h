@@ -69,6 +69,8 @@ signals:
     void replyFinished(bool ok, const QString& message);
 
 private:
+    void layOut();  // the widgets made by the constructor, in rows
+    void wire();
     ChatModelChoice choice() const;
     void chooseFolder();
     void chooseTemplateFile();

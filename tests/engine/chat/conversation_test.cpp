@@ -1,4 +1,5 @@
-// The training conversation rules: each broken one is refused naming where and why.
+// The training conversation rules: each broken one is refused naming where and why; the system
+// prompt set, replaced or removed without touching the turns.
 #include "engine/chat/conversation.h"
 
 #include <gtest/gtest.h>
@@ -51,4 +52,19 @@ TEST(Conversation, BrokenTurnsNameTheRecordTheMessageAndTheFix) {
     EXPECT_NE(errorOf(make({{"user", "a"}, {"assistant", "b"}, {"system", "c"}}))
                   .find("only the first message may be one"),
               std::string::npos);
+}
+
+TEST(SystemMessage, ReplacesAddsOrRemovesTheFirstMessageAndKeepsTheTurns) {
+    using ws::chat::setSystemMessage;
+    Conversation c{{{"user", "a"}, {"assistant", "b"}}, {}};
+    setSystemMessage(c, "S");
+    EXPECT_EQ(c.messages,
+              (std::vector<ChatMessage>{{"system", "S"}, {"user", "a"}, {"assistant", "b"}}));
+    setSystemMessage(c, "T");
+    EXPECT_EQ(c.messages,
+              (std::vector<ChatMessage>{{"system", "T"}, {"user", "a"}, {"assistant", "b"}}));
+    setSystemMessage(c, "");
+    EXPECT_EQ(c.messages, (std::vector<ChatMessage>{{"user", "a"}, {"assistant", "b"}}));
+    setSystemMessage(c, "");
+    EXPECT_EQ(c.messages.size(), 2u);
 }

@@ -3,15 +3,18 @@
 // why; the conversation saved as `messages` JSON Lines that read back through the data readers
 // as training data; the base refused with ChatML naming the tokens and the fix; Stop; New
 // conversation keeping the system prompt.
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <filesystem>
 
 #include "engine/chat/conversation_file.h"
 #include "engine/data/chat_records.h"
+#include "engine/store/run_store.h"
 #include "support/gui_test.h"
 #include "ui/chat/chat_presenter.h"
 #include "ui/chat/chat_tab.h"
@@ -137,6 +140,45 @@ private slots:
         QCOMPARE(finished.front().at(0).toBool(), true);
         QVERIFY2(tab.status().contains(QStringLiteral("stopped")), qPrintable(tab.status()));
         QCOMPARE(tab.presenter().conversation().messages.size(), size_t(2));
+    }
+
+    void thePickerListsRunsAndEachCheckpointFolderOnce() {
+        // A run with a checkpoint recorded file by file, as a training session records it.
+        QTemporaryDir dir;
+        const std::filesystem::path run = dir.filePath(QStringLiteral("run")).toStdString();
+        std::filesystem::copy(kBase.toStdString(), run);
+        std::filesystem::create_directories(run / "checkpoint-5");
+        std::filesystem::copy_file(run / "model.safetensors",
+                                   run / "checkpoint-5" / "model.safetensors");
+        std::filesystem::copy_file(run / "model.safetensors",
+                                   run / "checkpoint-5" / "optimizer.safetensors");
+        auto store =
+            ws::store::RunStore::open(dir.filePath(QStringLiteral("runs.sqlite")).toStdString());
+        QVERIFY(store.ok());
+        ws::store::NewRun newRun;
+        newRun.name = "chatty";
+        newRun.configYaml = "x: 1\n";
+        newRun.modelDir = run.string();
+        auto id = (*store)->createRun(newRun);
+        QVERIFY(id.ok());
+        const std::string sha(64, 'a');
+        QVERIFY((*store)
+                    ->recordCheckpoint(*id, 5, run / "checkpoint-5" / "model.safetensors", sha)
+                    .ok());
+        QVERIFY((*store)
+                    ->recordCheckpoint(*id, 5, run / "checkpoint-5" / "optimizer.safetensors", sha)
+                    .ok());
+        ChatTab tab;
+        tab.setRunStore(store->get());
+        auto* picker = tab.findChild<QComboBox*>(QStringLiteral("chatModel"));
+        QVERIFY(picker);
+        QStringList labels;
+        for (int i = 0; i < picker->count(); ++i) labels << picker->itemText(i);
+        QVERIFY2(labels.contains(QStringLiteral("chatty (run %1)").arg(*id)),
+                 qPrintable(labels.join('|')));
+        QCOMPARE(labels.count(QStringLiteral("chatty · step 5")), 1);
+        QCOMPARE(picker->itemData(labels.indexOf(QStringLiteral("chatty · step 5"))).toString(),
+                 QString::fromStdString((run / "checkpoint-5").string()));
     }
 
 private:
