@@ -5,7 +5,10 @@
 Usage: scripts/make_instruction_set.py [--train N] [--held-out N] [--seed S] [--out DIR]
 Default output: resources/instructions/{train,held-out}.jsonl, one OpenAI `messages` record per
 line: the user asks for the last word of a verse (quoted on the next line), the assistant answers
-with that word alone, without its punctuation. Nothing is copied from elsewhere: the questions are
+"The last word is WORD." (WORD without its punctuation). The sentence keeps the word after a space,
+as it is in the verse, so a byte-level BPE tokenizer spells it with the verse's own tokens (GPT-2's
+" nations" is one token, "nations" at the start of a line two): a bare word after a chat template's
+newline must be re-spelled, which a small model learns far more slowly. Nothing is copied from elsewhere: the questions are
 this script's, the verses come from the corpus the studio already ships. Deterministic: the same
 arguments give the same bytes. A verse is either in the training set or held out, never both, so
 the held-out exact match measures the skill, not memory.
@@ -18,6 +21,7 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 QUESTION = "What is the last word of this verse?"
+ANSWER = "The last word is {}."
 
 
 def verses(corpus: pathlib.Path):
@@ -41,7 +45,7 @@ def last_word(verse: str) -> str:
 
 def record(verse: str):
     return {"messages": [{"role": "user", "content": f"{QUESTION}\n{verse}"},
-                         {"role": "assistant", "content": last_word(verse)}]}
+                         {"role": "assistant", "content": ANSWER.format(last_word(verse))}]}
 
 
 def main():
