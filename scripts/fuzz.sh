@@ -11,7 +11,7 @@
 #   TARGET              default all (tests/fuzz/targets.cmake): safetensors torch_checkpoint
 #                       peft_adapter config tokenizer token_cache trainer_state checkpoint_folder
 #                       hf_config run_store lesson chat_json_records csv_records zip_records
-#                       chat_template
+#                       chat_template hdf5_dataset
 #   --merge             afterwards, add the new inputs that grow coverage to the committed seed
 #                       corpus (tests/fuzz/corpus/<target>/, libFuzzer's -merge=1)
 # Environment: WAFER_FUZZ_BUILD (default build-fuzz), WAFER_FUZZ_OUT (default /tmp/wafer-fuzz:
@@ -39,7 +39,7 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
   seconds=$1
   shift
 fi
-all_targets=$(sed -n 's/^ *"\([a-z_]*\)|.*/\1/p' "$root/tests/fuzz/targets.cmake")
+all_targets=$(sed -n 's/^ *"\([a-z0-9_]*\)|.*/\1/p' "$root/tests/fuzz/targets.cmake")
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
   read -r -a targets <<<"$(echo $all_targets)"

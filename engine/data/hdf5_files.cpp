@@ -182,6 +182,46 @@ struct Hdf5Files::Open {
 
 namespace {
 
+// The longest sample read, in tokens: 2^20, beyond any context a model here trains at.
+constexpr hsize_t kMaxSequenceLength = hsize_t(1) << 20;
+
+// a * b, or the largest hsize_t when that overflows.
+hsize_t saturatingProduct(hsize_t a, hsize_t b) {
+    hsize_t out = 0;
+    return __builtin_mul_overflow(a, b, &out) ? ~hsize_t(0) : out;
+}
+
+// Whether storage was written for every element of "data" (shape dims): ModelZoo writes every
+// sample it declares, while unwritten storage reads as fill values, which are not samples, and
+// a shape claiming more samples than the file could hold would otherwise be believed. Chunked
+// (ModelZoo's layout): a chunk for every block of the shape (compression makes the storage size
+// no measure); contiguous: the whole size. Under hdf5Lock().
+bool allWritten(hid_t dataset, const std::vector<hsize_t>& dims) {
+    const Handle plist(H5Dget_create_plist(dataset), H5Pclose);
+    switch (H5Pget_layout(plist.get())) {
+        case H5D_CHUNKED: {
+            std::array<hsize_t, 3> chunk{};
+            if (H5Pget_chunk(plist.get(), 3, chunk.data()) != 3) return false;
+            hsize_t want = 1;
+            for (size_t i = 0; i < 3; ++i) {
+                if (chunk[i] == 0) return false;
+                want = saturatingProduct(want, dims[i] / chunk[i] + (dims[i] % chunk[i] != 0));
+            }
+            const Handle space(H5Dget_space(dataset), H5Sclose);  // all of it selected
+            hsize_t have = 0;
+            return H5Dget_num_chunks(dataset, space.get(), &have) >= 0 && have >= want;
+        }
+        case H5D_CONTIGUOUS: {
+            const Handle type(H5Dget_type(dataset), H5Tclose);
+            hsize_t want = H5Tget_size(type.get());
+            for (const hsize_t d : dims) want = saturatingProduct(want, d);
+            return H5Dget_storage_size(dataset) >= want;
+        }
+        default:  // compact: stored with the dataset's header
+            return true;
+    }
+}
+
 struct CheckedFile {
     Handle file, dataset;
     std::vector<hsize_t> dims;
@@ -251,6 +291,15 @@ Result<CheckedFile> openChecked(const std::string& key, const fs::path& path) {
             "attention_span, position_ids): this is not a GPT data set; preprocess it with "
             "ModelZoo's GPT scripts",
             key, name, shapeText(f.dims))};
+    // The length is an int downstream and a sample's rows are read into memory whole: a length
+    // far beyond any model's context is a damaged or foreign file, not gigabytes to allocate.
+    if (f.dims[2] > kMaxSequenceLength)
+        return Error{fmt::format(
+            "{}: '{}': \"data\" has shape {}, sequences of {} tokens, beyond the {} tokens "
+            "Wafer Studio reads per sample: the file is damaged or not a GPT data set; "
+            "preprocess the text again with ModelZoo's scripts and a max_seq_length a model can "
+            "take",
+            key, name, shapeText(f.dims), f.dims[2], kMaxSequenceLength)};
     if (H5Aexists(f.file.get(), "n_examples") > 0) {
         const Handle attr(H5Aopen(f.file.get(), "n_examples", H5P_DEFAULT), H5Aclose);
         const Handle attrSpace(H5Aget_space(attr.get()), H5Sclose);
@@ -268,6 +317,14 @@ Result<CheckedFile> openChecked(const std::string& key, const fs::path& path) {
                 "{}: '{}': the attribute n_examples says {} samples but \"data\" holds {} (shape "
                 "{}): the file was cut short or changed after writing; preprocess it again",
                 key, name, n, f.dims[0], shapeText(f.dims))};
+    }
+    if (f.dims[0] > 0 && !allWritten(f.dataset.get(), f.dims)) {
+        H5Eclear2(H5E_DEFAULT);
+        return Error{fmt::format(
+            "{}: '{}': \"data\" has shape {} but not all of its samples were ever written (the "
+            "writing stopped early, or the file was made by something else): preprocess the "
+            "data again with ModelZoo's scripts",
+            key, name, shapeText(f.dims))};
     }
     H5Eclear2(H5E_DEFAULT);
     return f;

@@ -28,10 +28,12 @@
 // Here: every data_dir entry is a folder (its "*.h5" files, names starting with '.' skipped, as a
 // glob does) or one .h5 file; all paths sorted together by std::filesystem::path's element-wise
 // order, which is Python's PurePosixPath order. Every file is checked when opened: an HDF5 file,
-// a "data" dataset of integers, rank 3, F = 3 or 5 and the same F and msl in every file, an
-// "n_examples" attribute (when present) equal to the rows, and its first and last sample readable
-// (a truncated file fails there or at open). HDF5's own printing of its error stack is turned off;
-// its innermost messages go into the errors, which name the file and the fix.
+// a "data" dataset of integers, rank 3, F = 3 or 5 and the same F and msl in every file, msl at
+// most 2^20 tokens, an "n_examples" attribute (when present) equal to the rows, every declared
+// sample written (a chunk for every block, or all the contiguous storage: unwritten samples
+// would read as fill values), and its first and last sample readable (a truncated file fails
+// there or at open). HDF5's own printing of its error stack is turned off; its innermost messages
+// go into the errors, which name the file and the fix.
 //
 // Thread-safety: the serial HDF5 library is not thread-safe, so every HDF5 call of this module is
 // made under one process-wide lock; const methods may run concurrently. Copies share the open

@@ -17,7 +17,8 @@ set(WAFER_FUZZ_TARGETS
     "chat_json_records|chat_json_records_fuzz.cpp|wafer::data"
     "csv_records|csv_records_fuzz.cpp|wafer::data"
     "zip_records|zip_records_fuzz.cpp|wafer::data,PkgConfig::LIBZIP"
-    "chat_template|chat_template_fuzz.cpp|wafer::chat")
+    "chat_template|chat_template_fuzz.cpp|wafer::chat"
+    "hdf5_dataset|hdf5_dataset_fuzz.cpp|wafer::data,HDF5::HDF5")
 set(WAFER_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
 # wafer_fuzz_entry(ENTRY NAME SOURCE MODULES): unpacks one entry of WAFER_FUZZ_TARGETS.
