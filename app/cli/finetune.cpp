@@ -86,7 +86,7 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
             "fine-tune {} ({} parameters{})\n"
             "data: {}; {} records to train on, {} held out; chat template {}\n"
             "examples: {} for training ({} tokens, {} trained on: the answers; {} truncated) in "
-            "{} rows of {} tokens; {} held-out rows ({} tokens)\n"
+            "{} rows of {} tokens; {} held-out row{} ({} tokens)\n"
             "{}"
             "steps: {}\n"
             "plan: {}{}, MemoryX {}, peak lr {:.3g} (base {:.3g}), estimated {} on this "
@@ -95,7 +95,8 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
             s.frozenParameters > 0 ? fmt::format(", {} frozen", s.frozenParameters) : "",
             s.formatEvidence.empty() ? s.recordFormat : s.formatEvidence, s.trainRecords,
             s.heldOutRecords, s.chatTemplate, s.examples, s.trainTokens, s.trainedTokens,
-            s.truncated, s.trainRows, s.sequenceLength, s.heldOutRows, s.heldOutTokens,
+            s.truncated, s.trainRows, s.sequenceLength, s.heldOutRows,
+            s.heldOutRows == 1 ? "" : "s", s.heldOutTokens,
             s.vocab > s.baseVocab
                 ? fmt::format("vocabulary: {} → {} for {} (the base's rows copied, the new ones "
                               "mean-initialised{})\n",

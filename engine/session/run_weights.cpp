@@ -39,7 +39,7 @@ void growRows(const float* old, int64_t oldRows, int64_t rows, int64_t C, float*
 }
 
 // The base's tensors of `base` (read from `baseParams`) into `params` laid out by `table`,
-// whose vocabulary may have more rows (GrownVocabulary); adapters keep their initial values.
+// whose vocabulary may have more rows (growRows); adapters keep their initial values.
 void copyBase(const model::ParameterTable& base, const std::vector<float>& baseParams,
               const model::ParameterTable& table, float* params) {
     for (const model::TensorSlice& t : base.tensors()) {
