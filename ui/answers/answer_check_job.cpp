@@ -124,8 +124,21 @@ bool AnswerCheckJob::start(const Request& request) {
                 e.text = source;
                 post(std::move(e));
             }
-            auto chatModel = sample::prepareChatModel(std::move(loaded).value(),
-                                                      request.chatTemplate.toStdString());
+            // With `auto`, a model that cannot hold its template's tokens (the base a chat
+            // fine-tune started from) answers through the plain template instead, and says so.
+            const std::string choice = request.chatTemplate.toStdString();
+            const bool fallBack = choice == "auto" || choice.empty();
+            auto chatModel =
+                sample::prepareChatModel(fallBack ? *loaded : std::move(loaded).value(), choice);
+            std::string templateNote;
+            if (!chatModel.ok() && fallBack) {
+                auto plain = sample::prepareChatModel(std::move(loaded).value(),
+                                                      std::string(sample::kPlainTemplateName));
+                if (plain.ok()) {
+                    chatModel = std::move(plain);
+                    templateNote = " (its vocabulary has no room for its own template's tokens)";
+                }
+            }
             if (!chatModel.ok()) {
                 failed(chatModel.error().message);
                 continue;
@@ -134,7 +147,7 @@ bool AnswerCheckJob::start(const Request& request) {
                 Event e;
                 e.kind = Event::Kind::ModelReady;
                 e.model = m;
-                e.text = described + " · chat template " + (*chatModel)->chatTemplate.name();
+                e.text = "chat template " + (*chatModel)->chatTemplate.name() + templateNote;
                 post(std::move(e));
             }
             sample::AnswerChecker checker(*chatModel);

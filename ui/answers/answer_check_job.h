@@ -41,7 +41,8 @@ public:
 signals:
     // The cases, once read (before any outcome): their questions and answers in order.
     void casesReady(const std::vector<ws::sample::AnswerCase>& cases, const QString& source);
-    // Model `model` (an index into Request::models) is loaded: its title and chat template.
+    // Model `model` (an index into Request::models) is loaded: "chat template chatml", and why
+    // when `auto` fell back to the plain template.
     void modelReady(int model, const QString& description);
     void outcomeReady(int model, int caseIndex, const ws::sample::AnswerOutcome& outcome);
     void modelFailed(int model, const QString& message);

@@ -144,7 +144,7 @@ AnswersTab::AnswersTab(QWidget* parent) : QWidget(parent), m_job(new AnswerCheck
     connect(m_job, &AnswerCheckJob::casesReady, this, &AnswersTab::onCases);
     connect(m_job, &AnswerCheckJob::modelReady, this, [this](int model, const QString& text) {
         const int slot = m_slotModels.at(size_t(model));
-        m_titles[slot] = text;
+        m_templates[slot] = text;
         updateSummaries();
     });
     connect(m_job, &AnswerCheckJob::outcomeReady, this, &AnswersTab::onOutcome);
@@ -201,7 +201,7 @@ bool AnswersTab::check() {
     for (int i = 0; i < kModels; ++i) {
         m_outcomes[i].clear();
         m_done[i].clear();
-        m_titles[i].clear();
+        m_templates[i].clear();
         m_failures[i].clear();
         if (modelPath(i).isEmpty()) continue;
         request.models << modelPath(i);
@@ -358,10 +358,11 @@ void AnswersTab::updateSummaries() {
         if (!used) continue;
         const QString title = shortModelName(modelPath(i));
         const QString text = summary(i);
-        m_summaries[i]->setText(QStringLiteral("<b>%1</b><br>%2")
+        m_summaries[i]->setText(QStringLiteral("<b>%1</b><br>%2<br><small>%3</small>")
                                     .arg(title.toHtmlEscaped(),
-                                         text.isEmpty() ? tr("waiting…") : text.toHtmlEscaped()));
-        m_summaries[i]->setToolTip(m_titles[i]);
+                                         text.isEmpty() ? tr("waiting…") : text.toHtmlEscaped(),
+                                         m_templates[i].toHtmlEscaped()));
+        m_summaries[i]->setToolTip(modelPath(i));
     }
 }
 

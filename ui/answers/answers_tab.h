@@ -4,9 +4,10 @@
 // held-out records (the run's own held-out split, or a records file), greedily, in a table side
 // by side: the question, the record's answer, each model's reply (green when it matches
 // exactly, red when not; the answer loss in its tooltip), and above the table each model's
-// exact match and answer loss. Sorted by record, or by the first model's answer loss (best or
-// worst first). The check runs on AnswerCheckJob's worker; Stop ends it within one reply.
-// GUI thread only.
+// exact match, answer loss and chat template (with `auto`, a base without its fine-tune's
+// template tokens answers through the plain template, and the tab says so). Sorted by record, or by
+// the first model's answer loss (best or worst first). The check runs on AnswerCheckJob's worker;
+// Stop ends it within one reply. GUI thread only.
 #pragma once
 
 #include <QWidget>
@@ -84,7 +85,7 @@ private:
     std::vector<sample::AnswerCase> m_cases;
     std::vector<sample::AnswerOutcome> m_outcomes[kModels];  // by case (reply empty until done)
     std::vector<bool> m_done[kModels];
-    QString m_titles[kModels];
+    QString m_templates[kModels];
     QString m_failures[kModels];
 };
 

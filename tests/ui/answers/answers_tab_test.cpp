@@ -112,6 +112,24 @@ private slots:
         QCOMPARE(tab.table()->rowCount(), 0);
     }
 
+    // With the template left at auto, a model without its template's tokens (the shipped base
+    // and ChatML) answers through the plain template, and its summary says so.
+    void autoFallsBackToPlainForABaseWithoutChatTokens() {
+        AnswersTab tab;
+        tab.setModelPath(0, m_base);
+        tab.setRecordsPath(m_records);
+        tab.setMaxCases(1);
+        QSignalSpy finished(&tab, &AnswersTab::finished);
+        QVERIFY(tab.check());
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().at(0).toBool(), true);
+        QCOMPARE(tab.outcomes(0).size(), size_t(1));
+        const QString summary = tab.findChild<QLabel*>("answersSummary0")->text();
+        QVERIFY2(
+            summary.contains(QStringLiteral("chat template plain (its vocabulary has no room")),
+            qPrintable(summary));
+    }
+
     void nothingToCheckWithoutAModel() {
         AnswersTab tab;
         QVERIFY(!tab.check());
