@@ -273,12 +273,22 @@ void MainWindow::onRunFinished(const session::RunSummary& s) {
             // The fine-tune's before/after, where the user looks next: the Log and Samples
             // (the status bar's left is the run panel's, so a message there stays hidden).
             const QString change = QString::fromStdString(
-                finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
+                m_finetuneOnRecords
+                    ? finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss,
+                                                   "the held-out records' answers")
+                    : finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
             const QString line = tr("Fine-tune %1 after %2 steps: %3")
                                      .arg(QString::fromStdString(session::runStateName(s.state)))
                                      .arg(s.steps)
                                      .arg(change);
             m_logDock->append(int(session::LogLine::Level::Info), line);
+            if (m_finetuneOnRecords && !s.modelDir.empty()) {
+                // The Chat tab talks to the fine-tune (a chat model now), not the shipped base.
+                m_chatTab->setModelPath(QString::fromStdString(s.modelDir.string()));
+                m_logDock->append(int(session::LogLine::Level::Info),
+                                  tr("Chat with it on the Chat tab; Check answers on the Answers "
+                                     "tab asks it and its base the held-out questions."));
+            }
             m_samplesTab->setNote(tr("%1. Generate shows the fine-tuned model beside its base, "
                                      "continuing words of your held-out text.")
                                       .arg(line));
@@ -710,6 +720,7 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         if (!choice.samplePrompt.isEmpty()) m_samplesTab->setPrompt(choice.samplePrompt);
         m_samplesTab->setNote({});
         m_finetuneRunning = true;
+        m_finetuneOnRecords = session::readsRecords(choice.config.config.trainInput);
     });
     wizard->open();
     return wizard;

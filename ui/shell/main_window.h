@@ -233,7 +233,8 @@ private:
     FailureBanner* m_failures = nullptr;
     StatusPanel* m_statusPanel;
     HelpBrowser* m_help = nullptr;
-    bool m_finetuneRunning = false;  // the run in flight came from the Fine-tune wizard
+    bool m_finetuneRunning = false;    // the run in flight came from the Fine-tune wizard
+    bool m_finetuneOnRecords = false;  // ... and trains on chat or instruction records
     ClusterController* m_cluster = nullptr;
     StudioActions m_actions;
 };
