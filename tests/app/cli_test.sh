@@ -1882,7 +1882,7 @@ finetune_instructions_exact_match)
   # template (it has no ChatML tokens); the fine-tune with the template it trained with.
   base="$src/resources/base-model"
   held="$src/resources/instructions/held-out.jsonl"
-  steps=${WAFER_EXACT_MATCH_STEPS:-400}
+  steps=${WAFER_EXACT_MATCH_STEPS:-500}
   cases=40
   before=$("$wafer" eval "$base" --data "$held" --answers $cases --chat-template plain \
            --max-new-tokens 8 --json) || fail "eval of the base: exit $? $before"
