@@ -71,15 +71,8 @@ TEST(Optimizer, GradientNormLeavesFrozenGroupsOut) {
 class FinetuneRun : public ::testing::Test {
 protected:
     void SetUp() override {
-        session::testing::writeTinyCorpus(m_tmp.path());
-        auto cfg = session::testing::tinyConfig(m_tmp.path(), 20);  // into m_tmp / "model"
-        session::SessionOptions o;
-        o.recordInStore = false;
-        o.cacheDir = m_tmp / "cache";
-        auto s = session::Session::create(std::move(cfg), o);
-        ASSERT_TRUE(s.ok()) << s.error().message;
-        (*s)->run();
-        ASSERT_EQ((*s)->summary().state, session::RunState::Finished) << (*s)->summary().detail;
+        ASSERT_NO_FATAL_FAILURE(
+            session::testing::trainTinyBase(m_tmp.path(), 20));  // into m_tmp / "model"
         std::ofstream text(m_tmp / "new.txt");
         for (int i = 0; i < 60; ++i)
             text << "a wafer streams weights layer by layer, " << i << "\n";

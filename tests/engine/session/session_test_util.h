@@ -60,6 +60,19 @@ inline config::LoadedConfig tinyConfig(const std::filesystem::path& dir, int max
     return c;
 }
 
+// A base model for fine-tune tests: tinyConfig over writeTinyCorpus trained `steps` steps by a
+// real session (no run store) into `dir` / "model". Fails the calling test if it does not finish.
+inline void trainTinyBase(const std::filesystem::path& dir, int steps) {
+    writeTinyCorpus(dir);
+    SessionOptions o;
+    o.recordInStore = false;
+    o.cacheDir = dir / "cache";
+    auto s = Session::create(tinyConfig(dir, steps), o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    (*s)->run();
+    ASSERT_EQ((*s)->summary().state, RunState::Finished) << (*s)->summary().detail;
+}
+
 // Options that keep the run store, its run folders and the token cache inside `dir`.
 inline SessionOptions sessionOptionsIn(const TempDir& dir) {
     SessionOptions o;
