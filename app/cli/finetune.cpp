@@ -144,11 +144,9 @@ int runFinetune(FinetuneOptions opt, const CommonOptions& common) {
     // JSON: the summary object driveSession printed last carries both losses already.
     if (!common.json && result.state != session::RunState::Failed) {
         std::cout << "fine-tune result: "
-                  << (records ? finetune::describeEvalChange(result.initialEvalLoss,
-                                                             result.finalEvalLoss,
-                                                             "the held-out records' answers")
-                              : finetune::describeEvalChange(result.initialEvalLoss,
-                                                             result.finalEvalLoss))
+                  << finetune::describeEvalChange(
+                         result.initialEvalLoss, result.finalEvalLoss,
+                         finetune::evalLossCounts((*created)->config().trainInput))
                   << "\n";
         if (!result.modelDir.empty() && records) {
             std::cout << fmt::format(

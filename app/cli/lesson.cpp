@@ -130,6 +130,14 @@ int runLesson(const LessonOptions& opt) {
             const auto outcome = runner.runStep(k);
             if (!outcome.error.empty()) fmt::print("    FAIL {}\n", outcome.error);
             if (outcome.error.empty()) printStudy(step.action.kind, runner.studies());
+            if (outcome.error.empty() && step.action.kind == lesson::Action::Kind::CheckAnswers &&
+                runner.current().answers) {
+                const auto& a = *runner.current().answers;
+                fmt::print(
+                    "    answers: {}/{} held-out records answered exactly, answer loss "
+                    "{:.3f} nats/token\n",
+                    a.exact, a.cases, a.answerLoss);
+            }
             printChecks("expect", outcome.expect);
             if (step.tryIt) {
                 fmt::print("    try: {}\n", brief(step.tryIt->task));

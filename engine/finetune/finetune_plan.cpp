@@ -581,6 +581,13 @@ std::string suggestRunName(std::string_view baseName, const std::vector<std::str
     return unique;
 }
 
+std::string evalLossCounts(const config::InputConfig& input) {
+    if (!session::readsRecords(input)) return "the held-out end of your text";
+    if (input.trainOnInputs) return "every token of the held-out records (train_on_inputs)";
+    return input.maskHistory ? "the held-out records' last answers"
+                             : "the held-out records' answers";
+}
+
 std::string describeEvalChange(double before, double after, std::string_view what) {
     const auto value = [](double v) {
         return std::isfinite(v) ? fmt::format("{:.3f}", v) : std::string("not measured");

@@ -241,6 +241,10 @@ std::string suggestRunName(std::string_view baseName, const std::vector<std::str
 // `what` names what the loss is over (records: "the held-out records' answers").
 std::string describeEvalChange(double before, double after,
                                std::string_view what = "the held-out end of your text");
+// What a fine-tune's eval loss counts, for describeEvalChange: the held-out end of the text, the
+// held-out records' answers (their last answers with mask_history), or every token of them
+// with train_on_inputs.
+std::string evalLossCounts(const config::InputConfig& input);
 
 // A prompt from `text`: the first few words of the first sentence or line that starts at or
 // after byte `from` (the held-out end), or of the text's first one when none does.

@@ -216,6 +216,18 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
             return number(worst);
         }
     }
+    if (name.starts_with("answers.")) {
+        if (!run->answers) {
+            why = "the run's held-out answers have not been checked (a check_answers action)";
+            return std::nullopt;
+        }
+        const RunObservation::Answers& a = *run->answers;
+        if (name == "answers.cases") return std::to_string(a.cases);
+        if (name == "answers.exact") return std::to_string(a.exact);
+        if (name == "answers.exact_percent")
+            return number(a.cases > 0 ? 100.0 * a.exact / a.cases : 0.0);
+        if (name == "answers.answer_loss") return number(a.answerLoss);
+    }
     if (name.starts_with("emulated.")) {
         if (run->emulatedStepS <= 0.0) {
             why = "the run is not emulated (wafer.emulate: false) or has not started a step";
@@ -425,6 +437,11 @@ const std::vector<SubjectInfo>& checkSubjects() {
         {"loss.max", "the highest training loss"},
         {"loss.finite", "true while every loss is a finite number and the run did not diverge"},
         {"loss.max_diff_previous", "largest |loss - the previous run's loss| at the same step"},
+        {"answers.cases", "held-out records the run's model answered (a check_answers action)"},
+        {"answers.exact", "how many of them it answered exactly"},
+        {"answers.exact_percent", "the same as a percentage of answers.cases"},
+        {"answers.answer_loss",
+         "its mean loss on the records' answer tokens, teacher-forced, nats per token"},
         {"fit.ok", "true when the current config fits its wafer (the check a run makes)"},
         {"fit.micro_batch", "sequences per micro-batch the current config gets on its wafer"},
         {"fit.micro_batches", "wafer passes per step and system for the current config"},
@@ -509,8 +526,8 @@ Result<Condition> parseCondition(std::string_view text) {
         else
             message +=
                 "; a check names a config key (as `wafer fields` lists them) or one of "
-                "run.*, loss.*, emulated.*, fit.*, coord.*, sweep.* (the user guide, "
-                "docs/lessons.md)";
+                "run.*, loss.*, answers.*, emulated.*, fit.*, coord.*, sweep.* (the user "
+                "guide, docs/lessons.md)";
         return Error{message};
     }
     return c;

@@ -3,14 +3,15 @@
 // session's events by whoever drains them: the headless runner, or the studio's event pump), and
 // evaluating a check against the config, the current run and the run before it.
 // Subjects: a config key path (any key `wafer fields` lists), or one of checkSubjects()
-// ("run.state", "loss.final", "emulated.step_ms", ... and each with "previous." before it for the
-// run before the current one), or a result of the lesson's studies (StudyObservation: "coord.*"
-// after a coord_check action, "sweep.*" after a sweep action). The right side is a number, a
-// word, or another subject.
-// Thread-safe: plain data and pure functions; one RunObservation belongs to one thread.
+// ("run.state", "loss.final", "emulated.step_ms", "answers.exact", ... and each with "previous."
+// before it for the run before the current one), or a result of the lesson's studies
+// (StudyObservation: "coord.*" after a coord_check action, "sweep.*" after a sweep action). The
+// right side is a number, a word, or another subject. Thread-safe: plain data and pure functions;
+// one RunObservation belongs to one thread.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,17 @@ struct RunObservation {
         double start = -1.0, end = -1.0;
     };
     std::vector<Visit> visits;
+    // The run's folder, once its session has claimed it (Session::place): where the model a
+    // check_answers action asks lives.
+    std::filesystem::path modelDir;
+    // How the run's model answered its held-out records (a check_answers action,
+    // sample/answer_check.h): `answers.*` in checks.
+    struct Answers {
+        int cases = 0;
+        int exact = 0;
+        double answerLoss = 0.0;  // nats per answer token
+    };
+    std::optional<Answers> answers;
 
     void observe(const session::Event& event);
     int64_t steps() const { return int64_t(losses.size()); }

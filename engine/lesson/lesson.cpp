@@ -16,6 +16,7 @@
 #include "engine/config/yaml_reader.h"
 #include "engine/core/paths.h"
 #include "engine/mup/coord_check.h"
+#include "engine/session/chat_run_data.h"
 #include "engine/sweep/space.h"
 #include "engine/wafer/run_fit.h"
 
@@ -146,12 +147,12 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
         ctx.error(ctx.markOf(node), raw.path,
                   "expected one of `run_steps: N`, `pause_at: {phase: forward, layer: K}`, "
                   "`step_phases: N`, `systems: N`, `coord_check: {widths: [16, 32, 64]}`, "
-                  "`sweep: {}`, found " +
+                  "`sweep: {}`, `check_answers: N`, found " +
                       describeFound(node));
         return;
     }
     MapReader reader(node, raw.path, ctx);
-    int64_t runSteps = 0, stepPhases = 0;
+    int64_t runSteps = 0, stepPhases = 0, checkAnswers = 0;
     int systems = 0;
     Raw pauseAt, coordCheck, sweep;
     reader.field(runSteps, {.key = "run_steps", .help = "", .min = 1});
@@ -160,6 +161,7 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
     reader.field(systems, {.key = "systems", .help = "", .min = 1, .max = 1024});
     reader.field(coordCheck, {.key = "coord_check", .help = ""});
     reader.field(sweep, {.key = "sweep", .help = ""});
+    reader.field(checkAnswers, {.key = "check_answers", .help = "", .min = 1, .max = 1000});
     reader.reportUnusedKeys();
     int given = 0;
     if (runSteps > 0) {
@@ -175,6 +177,11 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
     if (systems > 0) {
         action.kind = Action::Kind::Systems;
         action.count = systems;
+        ++given;
+    }
+    if (checkAnswers > 0) {
+        action.kind = Action::Kind::CheckAnswers;
+        action.count = checkAnswers;
         ++given;
     }
     if (pauseAt.node) {
@@ -216,12 +223,12 @@ void readAction(const Raw& raw, Action& action, ReadContext& ctx) {
     }
     if (given > 1)
         ctx.error(node.Mark(), raw.path,
-                  "one action per step: run_steps, pause_at, step_phases, systems, coord_check "
-                  "or sweep (split the step in two)");
+                  "one action per step: run_steps, pause_at, step_phases, systems, coord_check, "
+                  "sweep or check_answers (split the step in two)");
     if (given == 0 && !reader.hadErrors())
         ctx.error(node.Mark(), raw.path,
                   "expected one of run_steps, pause_at, step_phases, systems, coord_check, "
-                  "sweep; found none");
+                  "sweep, check_answers; found none");
 }
 
 void readView(const Raw& raw, LessonStep& step, ReadContext& ctx) {
@@ -432,23 +439,49 @@ void checkPauseLayer(const Action& action, const config::Config& cfg, const std:
                              std::to_string(action.layer));
 }
 
+bool trains(const Action& a) {
+    return a.kind == Action::Kind::RunSteps || a.kind == Action::Kind::PauseAt;
+}
+
+// A check_answers asks the current run's model the held-out records of its chat data: the run
+// must train on records, and one must have trained since the config last changed (a change
+// makes the run `previous`, and the current one has no model yet).
+void checkAnswersAction(const Action& action, const config::Config& cfg, bool runSinceChange,
+                        const std::string& path, ReadContext& ctx) {
+    if (action.kind != Action::Kind::CheckAnswers) return;
+    if (!session::readsRecords(cfg.trainInput))
+        ctx.errors.push_back(action.where + ": " + path +
+                             ".check_answers: the config trains on plain text, which has no "
+                             "answers to check; start the lesson from a preset that trains on "
+                             "chat or instruction records (train_input.data_dir: a .jsonl file)");
+    else if (!runSinceChange)
+        ctx.errors.push_back(action.where + ": " + path +
+                             ".check_answers: no run has trained on the config as it stands, so "
+                             "there is no model to ask; train first (run_steps: N in this step's "
+                             "try solution or an earlier step without changes since)");
+}
+
 // The whole lesson against its preset, step by step as the runner will perform it.
 void checkAgainstPreset(const Lesson& lesson, ReadContext& ctx) {
     config::LoadedConfig cfg = lesson.start;
+    bool runSinceChange = false;
+    const auto enter = [&](const std::vector<Change>& changes, const Action& action,
+                           const std::string& path) {
+        const std::string before = config::hashConfig(cfg.config);
+        applyStepConfig(cfg, changes, action, path, ctx);
+        if (config::hashConfig(cfg.config) != before) runSinceChange = false;
+        checkPauseLayer(action, cfg.config, path + ".action", ctx);
+        checkStudy(action, cfg, path + ".action", ctx);
+        checkAnswersAction(action, cfg.config, runSinceChange, path + ".action", ctx);
+        runSinceChange = runSinceChange || trains(action);
+    };
     for (size_t k = 0; k < lesson.steps.size(); ++k) {
         const LessonStep& step = lesson.steps[k];
         const std::string path = indexPath("steps", k);
         const size_t before = ctx.errors.size();
-        applyStepConfig(cfg, step.changes, step.action, path, ctx);
-        checkPauseLayer(step.action, cfg.config, path + ".action", ctx);
-        checkStudy(step.action, cfg, path + ".action", ctx);
-        if (step.tryIt) {
-            applyStepConfig(cfg, step.tryIt->solutionChanges, step.tryIt->solutionAction,
-                            path + ".try.solution", ctx);
-            checkPauseLayer(step.tryIt->solutionAction, cfg.config, path + ".try.solution.action",
-                            ctx);
-            checkStudy(step.tryIt->solutionAction, cfg, path + ".try.solution.action", ctx);
-        }
+        enter(step.changes, step.action, path);
+        if (step.tryIt)
+            enter(step.tryIt->solutionChanges, step.tryIt->solutionAction, path + ".try.solution");
         if (ctx.errors.size() != before) continue;
         const auto problems = config::validate(cfg.config);
         for (const std::string& problem : problems)
@@ -456,9 +489,6 @@ void checkAgainstPreset(const Lesson& lesson, ReadContext& ctx) {
                                  "changes is invalid: " + problem);
         // A config that does not fit is worth showing (a "try it" may ask for one); it only
         // matters when the step trains on it.
-        const auto trains = [](const Action& a) {
-            return a.kind == Action::Kind::RunSteps || a.kind == Action::Kind::PauseAt;
-        };
         if (problems.empty() &&
             (trains(step.action) || (step.tryIt && trains(step.tryIt->solutionAction)))) {
             auto fit = wafer::fitOnWafer(cfg.config);
@@ -473,8 +503,8 @@ void checkAgainstPreset(const Lesson& lesson, ReadContext& ctx) {
 }  // namespace
 
 const std::vector<std::string_view>& viewNames() {
-    static const std::vector<std::string_view> names = {"config", "training", "wafer", "samples",
-                                                        "sweeps"};
+    static const std::vector<std::string_view> names = {"config", "training", "wafer",  "samples",
+                                                        "sweeps", "chat",     "answers"};
     return names;
 }
 
@@ -518,7 +548,8 @@ const std::vector<std::string_view>& highlightNames() {
         "buffer_slots",      "phase_label",
         "step_time",         "mfu",
         "sparsity",          "coord_check",
-        "wafer_fit",
+        "wafer_fit",         "answers_table",
+        "chat_transcript",   "train_on_inputs",
     };
     return names;
 }
@@ -545,6 +576,9 @@ std::string describeAction(const Action& a) {
         }
         case Action::Kind::Sweep:
             return "run the config's sweep";
+        case Action::Kind::CheckAnswers:
+            return "check the run's answers to " + std::to_string(a.count) + " held-out record" +
+                   (a.count == 1 ? "" : "s");
     }
     return "?";
 }
@@ -656,6 +690,9 @@ void emitAction(YAML::Emitter& out, const Action& a) {
             break;
         case Action::Kind::Sweep:
             out << YAML::Key << "sweep" << YAML::Value << YAML::BeginMap << YAML::EndMap;
+            break;
+        case Action::Kind::CheckAnswers:
+            out << YAML::Key << "check_answers" << YAML::Value << a.count;
             break;
     }
     out << YAML::EndMap;

@@ -2,7 +2,7 @@
 // (resources/lessons/, README "Lessons"). A lesson starts from a preset and is a list of steps;
 // each step has text for the learner, config changes, an action on the run (train N steps, pause
 // at one layer phase, step one phase, switch the number of systems, run the μP coord check, run
-// the config's sweep), the view to show, a widget
+// the config's sweep, check the run's held-out answers), the view to show, a widget
 // to highlight, conditions the step promises (`expect`) and an optional "try it" whose check is
 // evaluated before Next. Loading checks everything a run would reject later (the preset, every
 // change applied in order, every check's subject) and reports each problem as
@@ -24,7 +24,7 @@
 namespace ws::lesson {
 
 // The studio's tabs, and the views inside them a step can bring forward.
-enum class View { None, Config, Training, Wafer, Samples, Sweeps };
+enum class View { None, Config, Training, Wafer, Samples, Sweeps, Chat, Answers };
 const char* viewName(View view);                            // "wafer"
 const std::vector<std::string_view>& viewNames();           // "config", "training", ...
 const std::vector<std::string_view>& subViewNames(View v);  // wafer: heatmap, timeline, ...
@@ -54,6 +54,10 @@ struct Action {
         // The current config's sweep: section run as a sweep (sweep/runner.h); its μTransfer
         // analysis is `sweep.*` in checks.
         Sweep,
+        // The current run's model answers the first `count` of the run's held-out records
+        // (sample/answer_check.h, as the Answers tab does); the result is the run's
+        // `answers.*` in checks (and `previous.answers.*` once another run follows).
+        CheckAnswers,
     };
     Kind kind = Kind::None;
     int64_t count = 0;

@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
+#include "engine/interop/model_ref.h"
+#include "engine/sample/answer_check.h"
+#include "engine/sample/chat_model.h"
 #include "engine/sweep/runner.h"
 #include "engine/sweep/space.h"
 
@@ -45,6 +49,7 @@ ActionDriver::Start ActionDriver::start(bool pausedRunLive, int64_t pauseStops) 
         case Action::Kind::Systems:     // a config change, made with the step's changes
         case Action::Kind::CoordCheck:  // studies: performed by their owner (performStudy)
         case Action::Kind::Sweep:
+        case Action::Kind::CheckAnswers:
             break;
         case Action::Kind::RunSteps:
             out.newRun = true;
@@ -76,6 +81,7 @@ ActionDriver::Next ActionDriver::next(const RunObservation& run, session::RunSta
         case Action::Kind::Systems:
         case Action::Kind::CoordCheck:
         case Action::Kind::Sweep:
+        case Action::Kind::CheckAnswers:
             return Next::Done;
         case Action::Kind::RunSteps:
             return terminal(state) ? Next::Done : Next::Wait;
@@ -128,6 +134,7 @@ std::string ActionDriver::waitingFor(const RunObservation& run, session::RunStat
         case Action::Kind::Systems:
         case Action::Kind::CoordCheck:  // studies are performed by their owner, not driven
         case Action::Kind::Sweep:
+        case Action::Kind::CheckAnswers:
             return "nothing";
     }
     std::string where =
@@ -159,6 +166,8 @@ size_t LessonRunner::drain() {
     std::vector<session::Event> events;
     m_session->events().drain(events);
     for (const auto& e : events) m_current.observe(e);
+    if (m_current.modelDir.empty())
+        if (auto place = m_session->place()) m_current.modelDir = place->modelDir;
     return events.size();
 }
 
@@ -269,9 +278,41 @@ Status LessonRunner::performStudy(const Action& action) {
     return Status::success();
 }
 
+Result<RunObservation::Answers> checkRunAnswers(const std::filesystem::path& modelDir, int cases,
+                                                const std::atomic<bool>* cancel) {
+    if (modelDir.empty())
+        return Error{"no run has trained since the config last changed: there is no model to ask"};
+    auto loaded = interop::loadModelRef(modelDir.string(), {});
+    if (!loaded.ok()) return Error{"the run's model: " + loaded.error().message};
+    auto conversations = sample::runHeldOutConversations(loaded->config);
+    if (!conversations.ok()) return conversations.error();
+    const auto answerCases = sample::answerCases(*conversations, size_t(std::max(cases, 1)));
+    if (answerCases.empty())
+        return Error{"the run's held-out records hold no conversation ending with an answer"};
+    auto chatModel = sample::prepareChatModelOrPlain(std::move(loaded).value(), "auto");
+    if (!chatModel.ok()) return chatModel.error();
+    auto outcomes =
+        sample::checkAnswers(*chatModel, true, answerCases,
+                             sample::greedyAnswerOptions(kCheckAnswersMaxNewTokens), {}, cancel);
+    if (!outcomes.ok()) return outcomes.error();
+    const sample::AnswerSummary summary = sample::summarize(*outcomes);
+    return RunObservation::Answers{summary.cases, summary.exact, summary.meanAnswerLoss};
+}
+
+Status LessonRunner::performAnswerCheck(const Action& action) {
+    endRun();  // the run has ended (run_steps waits for it); its model is on disk
+    if (!m_current.started)
+        return Error{"no run has trained since the config last changed: there is no model to ask"};
+    auto answers = checkRunAnswers(m_current.modelDir, int(action.count));
+    if (!answers.ok()) return answers.error();
+    m_current.answers = *answers;
+    return Status::success();
+}
+
 Status LessonRunner::perform(const Action& action) {
     if (action.kind == Action::Kind::CoordCheck || action.kind == Action::Kind::Sweep)
         return performStudy(action);
+    if (action.kind == Action::Kind::CheckAnswers) return performAnswerCheck(action);
     ActionDriver driver(action);
     const bool pausedLive = runLive() && m_session->state() == session::RunState::Paused;
     const ActionDriver::Start start =

@@ -3,7 +3,8 @@
 // drives its own session. For each step it applies the step's changes, performs its action
 // (a new run of N steps; pausing at one layer phase with Session::setPaused + stepOnePhase,
 // reading the phase from the session's Forward/Backward spans; stepping phases; switching the
-// number of systems; a coord check or a sweep, run to the end on the calling thread), evaluates
+// number of systems; a coord check, a sweep or a held-out answer check, run to the end on the
+// calling thread), evaluates
 // the step's `expect` checks, then does what the "try it" asks
 // (its solution) and evaluates its check. A config change ends the run in flight (a run's config
 // is fixed) and makes the current run `previous.*` in checks, until the next change.
@@ -11,6 +12,7 @@
 // worker thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -65,6 +67,13 @@ mup::CoordCheckOptions coordCheckOptions(const Action& coordCheck);
 config::Config coordCheckBase(const config::Config& config);
 // A finished sweep's analysis into the studies (`sweep.*` in checks).
 void noteSweep(StudyObservation& studies, const sweep::SweepOutcome& outcome);
+
+// A check_answers action on the run whose folder is `modelDir`: its model answers the first
+// `cases` of its run's held-out records as the Answers tab asks them (sample/answer_check.h: its
+// chat template, `auto` with the plain fallback, greedy, at most kCheckAnswersMaxNewTokens).
+inline constexpr int kCheckAnswersMaxNewTokens = 32;
+Result<RunObservation::Answers> checkRunAnswers(const std::filesystem::path& modelDir, int cases,
+                                                const std::atomic<bool>* cancel = nullptr);
 
 // Whether the last phase a run computed is the one a PauseAt action waits for. A PauseAt that a
 // whole step of phases passes without reaching (a layer the model does not have) fails at once.
@@ -127,6 +136,8 @@ public:
     std::vector<CheckOutcome> evaluate(const std::vector<Condition>& checks) const;
     // A coord_check or sweep action, on the calling thread (it ends the run in flight first).
     Status performStudy(const Action& action);
+    // A check_answers action on the current run's model, on the calling thread.
+    Status performAnswerCheck(const Action& action);
     // The try-it's solution: its changes, then its action.
     Status applySolution(size_t k);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/data/chat_examples.h"
+#include "engine/session/chat_run_data.h"
 
 namespace ws::sample {
 
@@ -34,6 +35,20 @@ std::vector<AnswerCase> answerCases(const std::vector<chat::Conversation>& conve
         if (endsWithAnswer(c)) cases.push_back({c, c.origin});
     }
     return cases;
+}
+
+Result<std::vector<chat::Conversation>> runHeldOutConversations(const config::Config& runConfig,
+                                                                std::string* source) {
+    if (!session::readsRecords(runConfig.trainInput))
+        return Error{
+            "the model's run did not train on chat or instruction records, so it has no held-out "
+            "records: choose a records file"};
+    auto run = session::readRunRecords(runConfig);
+    if (!run.ok()) return Error{"the run's held-out records: " + run.error().message};
+    if (source)
+        *source = fmt::format("the run's held-out records ({} conversations it never trained on)",
+                              run->heldOut.conversations.size());
+    return std::move(run->heldOut.conversations);
 }
 
 AnswerSummary summarize(const std::vector<AnswerOutcome>& outcomes) {

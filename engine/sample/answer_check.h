@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "engine/chat/conversation.h"
+#include "engine/config/config.h"
 #include "engine/core/result.h"
 #include "engine/sample/chat_session.h"
 
@@ -38,6 +39,13 @@ struct AnswerCase {
 // out.
 std::vector<AnswerCase> answerCases(const std::vector<chat::Conversation>& conversations,
                                     size_t limit = 0);
+
+// The held-out records of the run a model belongs to (the split its training made:
+// session::readRunRecords of the run's config), as conversations; `source` (when given) says so
+// ("the run's held-out records (200 conversations it never trained on)"). An error when the run
+// did not train on chat or instruction records.
+Result<std::vector<chat::Conversation>> runHeldOutConversations(const config::Config& runConfig,
+                                                                std::string* source = nullptr);
 
 struct AnswerOutcome {
     std::string origin;

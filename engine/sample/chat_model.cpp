@@ -168,4 +168,17 @@ Result<std::shared_ptr<const ChatModel>> prepareChatModel(modelio::LoadedModel m
     return std::shared_ptr<const ChatModel>(std::move(out));
 }
 
+Result<std::shared_ptr<const ChatModel>> prepareChatModelOrPlain(modelio::LoadedModel model,
+                                                                 std::string_view choice,
+                                                                 std::string* note) {
+    if (note) note->clear();
+    if (!choice.empty() && choice != "auto") return prepareChatModel(std::move(model), choice);
+    auto chatModel = prepareChatModel(model, choice);
+    if (chatModel.ok()) return chatModel;
+    auto plain = prepareChatModel(std::move(model), kPlainTemplateName);
+    if (!plain.ok()) return chatModel;  // the first reason is the one that matters
+    if (note) *note = "its vocabulary has no room for its own template's tokens";
+    return plain;
+}
+
 }  // namespace ws::sample

@@ -75,4 +75,11 @@ struct ChatModel {
 Result<std::shared_ptr<const ChatModel>> prepareChatModel(modelio::LoadedModel model,
                                                           std::string_view choice);
 
+// The same, except that with `auto` (or empty) a model that cannot hold its template's tokens
+// (the base a chat fine-tune started from) chats through the plain template instead, so it can
+// still be compared with its fine-tune; `note` (when given) then says why, else is cleared.
+Result<std::shared_ptr<const ChatModel>> prepareChatModelOrPlain(modelio::LoadedModel model,
+                                                                 std::string_view choice,
+                                                                 std::string* note = nullptr);
+
 }  // namespace ws::sample

@@ -8,7 +8,6 @@
 
 #include "engine/data/chat_records.h"
 #include "engine/interop/model_ref.h"
-#include "engine/session/chat_run_data.h"
 
 namespace ws::ui {
 
@@ -36,16 +35,9 @@ Result<std::vector<sample::AnswerCase>> readCases(const AnswerCheckJob::Request&
         source = request.records.toStdString() + " (" + records->report.evidence + ")";
         conversations = std::move(records->conversations);
     } else {
-        if (!session::readsRecords(first.config.trainInput))
-            return Error{
-                "the model's run did not train on chat or instruction records, so it has no "
-                "held-out records: choose a records file"};
-        auto run = session::readRunRecords(first.config);
-        if (!run.ok()) return Error{"the run's held-out records: " + run.error().message};
-        source = "the run's held-out records (" +
-                 std::to_string(run->heldOut.conversations.size()) +
-                 " conversations it never trained on)";
-        conversations = std::move(run->heldOut.conversations);
+        auto heldOut = sample::runHeldOutConversations(first.config, &source);
+        if (!heldOut.ok()) return heldOut.error();
+        conversations = std::move(heldOut).value();
     }
     auto cases = sample::answerCases(conversations, size_t(std::max(request.maxCases, 1)));
     if (cases.empty())
@@ -126,19 +118,11 @@ bool AnswerCheckJob::start(const Request& request) {
             }
             // With `auto`, a model that cannot hold its template's tokens (the base a chat
             // fine-tune started from) answers through the plain template instead, and says so.
-            const std::string choice = request.chatTemplate.toStdString();
-            const bool fallBack = choice == "auto" || choice.empty();
-            auto chatModel =
-                sample::prepareChatModel(fallBack ? *loaded : std::move(loaded).value(), choice);
-            std::string templateNote;
-            if (!chatModel.ok() && fallBack) {
-                auto plain = sample::prepareChatModel(std::move(loaded).value(),
-                                                      std::string(sample::kPlainTemplateName));
-                if (plain.ok()) {
-                    chatModel = std::move(plain);
-                    templateNote = " (its vocabulary has no room for its own template's tokens)";
-                }
-            }
+            std::string fallbackNote;
+            auto chatModel = sample::prepareChatModelOrPlain(
+                std::move(loaded).value(), request.chatTemplate.toStdString(), &fallbackNote);
+            const std::string templateNote =
+                fallbackNote.empty() ? std::string() : " (" + fallbackNote + ")";
             if (!chatModel.ok()) {
                 failed(chatModel.error().message);
                 continue;

@@ -1,10 +1,10 @@
 // LessonHost: what a lesson drives in the studio, and all the lessons know of it. The Lessons
 // panel performs a step through these few operations (put the step's config in the window, start
-// the step's run, step it, run a coord check or a sweep, show a tab, outline a named thing,
-// select the runs a step compares) and never reaches into the tabs' widgets itself; the shell
-// implements it (ui/shell/studio_lesson_host.h), so a tab may rename or move its widgets by
-// changing that one place. The run itself is the studio's RunController (ui/common), whose
-// eventBatch the lessons observe. GUI thread only.
+// the step's run, step it, run a coord check or a sweep, check held-out answers, show a tab,
+// outline a named thing, select the runs a step compares) and never reaches into the tabs' widgets
+// itself; the shell implements it (ui/shell/studio_lesson_host.h), so a tab may rename or move its
+// widgets by changing that one place. The run itself is the studio's RunController (ui/common),
+// whose eventBatch the lessons observe. GUI thread only.
 #pragma once
 
 #include <QObject>
@@ -68,6 +68,12 @@ public:
     virtual bool startSweep() = 0;  // as Run Sweep: false (the reason in the Log) when refused
     virtual void stopSweep() = 0;
 
+    // --- Held-out answers (a check_answers action): the Answers tab asks the run folder
+    // `model` (beside `compareWith`, the run before it, when not empty) the first `cases`
+    // held-out records of its run, and the Chat tab is given `model` to talk to. The end arrives
+    // as answersChecked. False when a check is already running.
+    virtual bool checkAnswers(const QString& model, const QString& compareWith, int cases) = 0;
+
     // --- Views
     // Shows a tab by name (lesson::viewName: config, training, wafer, samples, sweeps).
     virtual void showTab(const QString& name) = 0;
@@ -85,6 +91,9 @@ public:
 signals:
     void coordCheckFinished(bool ok, const QString& message);
     void sweepFinished(const ws::sweep::SweepOutcome& outcome);
+    // `answers`: how `model` answered (valid when ok); `message`: why not.
+    void answersChecked(bool ok, const QString& message,
+                        const ws::lesson::RunObservation::Answers& answers);
 };
 
 }  // namespace ws::ui

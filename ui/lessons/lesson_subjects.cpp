@@ -30,6 +30,9 @@ QStringList subjectWidgetNames(const QString& name) {
     if (subject.startsWith(QLatin1String("emulated.phase_")))
         return {QStringLiteral("utilizationMap")};
     if (subject.startsWith(QLatin1String("emulated."))) return {QStringLiteral("waferSummary")};
+    if (subject.startsWith(QLatin1String("answers.")))  // the run's and the one before it
+        return {QStringLiteral("answersSummary0"), QStringLiteral("answersSummary1"),
+                QStringLiteral("lessonStatus")};
     if (subject.startsWith(QLatin1String("coord."))) return {QStringLiteral("CoordVerdict")};
     if (subject.startsWith(QLatin1String("sweep.")))
         return {QStringLiteral("TransferStatus"), QStringLiteral("transfer_*")};

@@ -179,6 +179,13 @@ LessonsPanel::LessonsPanel(LessonHost* host, QWidget* parent)
         studyFinished(ok, qs("the sweep " + outcome.status +
                              (outcome.detail.empty() ? "" : ": " + outcome.detail)));
     });
+    connect(
+        m_host, &LessonHost::answersChecked, this,
+        [this](bool ok, const QString& message, const lesson::RunObservation::Answers& answers) {
+            if (m_study != lesson::Action::Kind::CheckAnswers || !m_studyStarted) return;
+            if (ok) m_current.answers = answers;
+            studyFinished(ok, tr("the answer check: %1").arg(message));
+        });
     showStepText();
     updateButtons();
 }
@@ -409,7 +416,19 @@ void LessonsPanel::startStudy() {
         return;
     }
     m_studyStarted = true;
-    if (m_study == lesson::Action::Kind::CoordCheck) {
+    if (m_study == lesson::Action::Kind::CheckAnswers) {
+        if (!m_current.started || m_current.modelDir.empty()) {
+            studyFinished(false, tr("no run has trained since the config last changed: there is "
+                                    "no model to ask"));
+            return;
+        }
+        const QString previous = m_previous && !m_previous->modelDir.empty()
+                                     ? qs(m_previous->modelDir.string())
+                                     : QString();
+        if (!m_host->checkAnswers(qs(m_current.modelDir.string()), previous,
+                                  int(m_studyAction.count)))
+            studyFinished(false, tr("the Answers tab is already checking (press its Stop)"));
+    } else if (m_study == lesson::Action::Kind::CoordCheck) {
         // A refusal of the options is reported through LessonHost::coordCheckFinished.
         if (!m_host->runCoordCheck(lesson::coordCheckBase(config->config),
                                    lesson::coordCheckOptions(m_studyAction)) &&
@@ -429,6 +448,20 @@ void LessonsPanel::studyFinished(bool ok, const QString& error) {
 }
 
 QString LessonsPanel::studySummary(lesson::Action::Kind kind) const {
+    if (kind == lesson::Action::Kind::CheckAnswers && m_current.answers) {
+        const lesson::RunObservation::Answers& a = *m_current.answers;
+        QString line = tr("Answers: %1 of %2 held-out questions answered exactly, answer loss "
+                          "%3 nats/token")
+                           .arg(a.exact)
+                           .arg(a.cases)
+                           .arg(a.answerLoss, 0, 'f', 3);
+        if (m_previous && m_previous->answers)
+            line += tr(" (the run before: %1 of %2, %3)")
+                        .arg(m_previous->answers->exact)
+                        .arg(m_previous->answers->cases)
+                        .arg(m_previous->answers->answerLoss, 0, 'f', 3);
+        return line + QLatin1Char('.');
+    }
     if (kind == lesson::Action::Kind::CoordCheck && m_studies.coordCheck) {
         const mup::CoordCheckResult& r = *m_studies.coordCheck;
         return tr("Coord check: activations grow like width^%1 under SP (%2, step %3) and "
@@ -508,7 +541,8 @@ void LessonsPanel::refreshStatus() {
 
 void LessonsPanel::performAction(const lesson::Action& action) {
     if (action.kind == lesson::Action::Kind::CoordCheck ||
-        action.kind == lesson::Action::Kind::Sweep) {
+        action.kind == lesson::Action::Kind::Sweep ||
+        action.kind == lesson::Action::Kind::CheckAnswers) {
         performStudy(action);
         return;
     }
@@ -595,6 +629,9 @@ void LessonsPanel::onEvents(const std::vector<session::Event>& events, int64_t p
         m_statusNote.clear();  // what the step's own run showed
     }
     for (const session::Event& e : events) m_current.observe(e);
+    if (m_current.modelDir.empty())
+        if (const session::Session* session = m_host->runController()->session())
+            if (auto place = session->place()) m_current.modelDir = place->modelDir;
     m_runSelection.noteLiveRun();
     if (!events.empty()) m_sinceProgress.start();
     if (m_driver && !m_waitingToStart) advance(pauseStopsBefore);

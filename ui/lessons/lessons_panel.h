@@ -5,7 +5,9 @@
 // window's real run through the RunController (a new run, paused or stopped after N steps; Step
 // Layer), driven by lesson::ActionDriver with every drained event batch; a coord_check runs on
 // the Sweeps tab's coord check view and a sweep through the window's Run Sweep, their results
-// summed up in the panel and kept for checks (lesson::StudyObservation); the step's view is
+// summed up in the panel and kept for checks (lesson::StudyObservation); a check_answers asks the
+// run's model its held-out records on the Answers tab, beside the run before it (the run's
+// `answers.*` in checks), and gives the Chat tab the model; the step's view is
 // brought forward and the named widget outlined (HighlightFrame). A step's "try it"
 // (LessonTryBox) is checked with lesson::evaluate against the document's config, the current run
 // and the run before it (and a question against what the screen shows); Next stays disabled
@@ -143,7 +145,8 @@ private:
     void fitFigure();
     void performAction(const lesson::Action& action);
     void startPendingRun();
-    // coord_check and sweep: on the Sweeps tab's coord check view and the window's sweep.
+    // coord_check, sweep and check_answers: on the Sweeps tab's coord check view, the window's
+    // sweep and the Answers tab.
     void performStudy(const lesson::Action& action);
     void startStudy();
     void studyFinished(bool ok, const QString& error);

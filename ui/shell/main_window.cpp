@@ -156,6 +156,8 @@ void MainWindow::createDocks() {
     pieces.sweepsTab = m_sweepsTab;
     pieces.sweeps = m_sweeps;
     pieces.runsDock = m_runsDock;
+    pieces.answersTab = m_answersTab;
+    pieces.chatTab = m_chatTab;
     m_teaching->createLessonsDock(new StudioLessonHost(this, pieces));
 }
 
@@ -272,11 +274,8 @@ void MainWindow::onRunFinished(const session::RunSummary& s) {
         if (s.state != session::RunState::Failed) {
             // The fine-tune's before/after, where the user looks next: the Log and Samples
             // (the status bar's left is the run panel's, so a message there stays hidden).
-            const QString change = QString::fromStdString(
-                m_finetuneOnRecords
-                    ? finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss,
-                                                   "the held-out records' answers")
-                    : finetune::describeEvalChange(s.initialEvalLoss, s.finalEvalLoss));
+            const QString change = QString::fromStdString(finetune::describeEvalChange(
+                s.initialEvalLoss, s.finalEvalLoss, m_finetuneLossCounts));
             const QString line = tr("Fine-tune %1 after %2 steps: %3")
                                      .arg(QString::fromStdString(session::runStateName(s.state)))
                                      .arg(s.steps)
@@ -721,6 +720,7 @@ FinetuneWizard* MainWindow::openFinetuneWizard() {
         m_samplesTab->setNote({});
         m_finetuneRunning = true;
         m_finetuneOnRecords = session::readsRecords(choice.config.config.trainInput);
+        m_finetuneLossCounts = finetune::evalLossCounts(choice.config.config.trainInput);
     });
     wizard->open();
     return wizard;

@@ -235,6 +235,7 @@ private:
     HelpBrowser* m_help = nullptr;
     bool m_finetuneRunning = false;    // the run in flight came from the Fine-tune wizard
     bool m_finetuneOnRecords = false;  // ... and trains on chat or instruction records
+    std::string m_finetuneLossCounts;  // what its eval loss counts (finetune::evalLossCounts)
     ClusterController* m_cluster = nullptr;
     StudioActions m_actions;
 };

@@ -4,7 +4,10 @@
 #include <QAction>
 #include <QHash>
 #include <QToolBar>
+#include <algorithm>
 
+#include "ui/answers/answers_tab.h"
+#include "ui/chat/chat_tab.h"
 #include "ui/config/config_document.h"
 #include "ui/config/config_form.h"
 #include "ui/config/config_tab.h"
@@ -64,6 +67,21 @@ StudioLessonHost::StudioLessonHost(MainWindow* window, Pieces pieces)
     connect(m_pieces.sweepsTab->coordCheck(), &CoordCheckView::finished, this,
             &LessonHost::coordCheckFinished);
     connect(m_pieces.sweeps, &SweepController::finished, this, &LessonHost::sweepFinished);
+    connect(m_pieces.answersTab, &AnswersTab::finished, this,
+            [this](bool ok, const QString& message) {
+                if (!m_checkingAnswers) return;  // the learner's own check
+                m_checkingAnswers = false;
+                const auto& outcomes = m_pieces.answersTab->outcomes(0);
+                const sample::AnswerSummary s = sample::summarize(outcomes);
+                // Every case answered: a model that failed to load leaves none.
+                const bool answered =
+                    ok && s.cases > 0 &&
+                    std::all_of(outcomes.begin(), outcomes.end(),
+                                [](const sample::AnswerOutcome& o) { return o.answerTokens > 0; });
+                emit answersChecked(
+                    answered, ok && !answered ? m_pieces.answersTab->status() : message,
+                    lesson::RunObservation::Answers{s.cases, s.exact, s.meanAnswerLoss});
+            });
 }
 
 bool StudioLessonHost::startLessonRun(const config::LoadedConfig& config,
@@ -120,6 +138,21 @@ bool StudioLessonHost::startSweep() {
 
 void StudioLessonHost::stopSweep() {
     m_pieces.sweeps->stop();
+}
+
+bool StudioLessonHost::checkAnswers(const QString& model, const QString& compareWith, int cases) {
+    AnswersTab* tab = m_pieces.answersTab;
+    if (tab->isChecking()) return false;
+    tab->setModelPath(0, model);
+    tab->setModelPath(1, compareWith);
+    for (int i = 2; i < AnswersTab::kModels; ++i) tab->setModelPath(i, {});
+    tab->setRecordsPath({});  // the run's own held-out records
+    tab->setMaxCases(cases);
+    tab->setChatTemplate(QStringLiteral("auto"));
+    tab->setOrder(AnswersTab::Order::Records);
+    m_pieces.chatTab->setModelPath(model);
+    m_checkingAnswers = tab->check();
+    return m_checkingAnswers;
 }
 
 void StudioLessonHost::showTab(const QString& name) {
@@ -188,6 +221,9 @@ QStringList StudioLessonHost::highlightObjectNames(const QString& highlight) {
         {"sparsity", {"model.sparsity", "sparsity", "utilizationMap"}},
         {"coord_check", {"coordCheckView", "CoordVerdict"}},
         {"wafer_fit", {"configFit"}},
+        {"answers_table", {"answersTable"}},
+        {"chat_transcript", {"chatTranscript"}},
+        {"train_on_inputs", {"train_input.train_on_inputs"}},
     };
     return names.value(highlight);
 }

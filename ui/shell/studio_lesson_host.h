@@ -1,7 +1,7 @@
 // StudioLessonHost: the studio as the lessons see it (ui/lessons/lesson_host.h). It knows where
 // things are: which widget a lesson's view or highlight name stands for (README "Lessons"), the
-// config document, the Sweeps tab's coord check, the Runs dock's selection; the lessons know only
-// the interface. GUI thread only.
+// config document, the Sweeps tab's coord check, the Answers and Chat tabs, the Runs dock's
+// selection; the lessons know only the interface. GUI thread only.
 #pragma once
 
 #include <QStringList>
@@ -10,7 +10,9 @@
 
 namespace ws::ui {
 
+class AnswersTab;
 class AutoStep;
+class ChatTab;
 class ConfigDocument;
 class ConfigTab;
 class MainWindow;
@@ -31,6 +33,8 @@ public:
         SweepsTab* sweepsTab = nullptr;
         SweepController* sweeps = nullptr;
         RunsDock* runsDock = nullptr;
+        AnswersTab* answersTab = nullptr;
+        ChatTab* chatTab = nullptr;
     };
     StudioLessonHost(MainWindow* window, Pieces pieces);
 
@@ -54,6 +58,7 @@ public:
     const mup::CoordCheckResult* lastCoordCheck() const override;
     bool startSweep() override;
     void stopSweep() override;
+    bool checkAnswers(const QString& model, const QString& compareWith, int cases) override;
     void showTab(const QString& name) override;
     QWidget* viewWidget(lesson::View view, const QString& subView) const override;
     QWidget* highlightTarget(const QString& highlight) const override;
@@ -63,6 +68,7 @@ public:
 private:
     MainWindow* m_window;
     Pieces m_pieces;
+    bool m_checkingAnswers = false;  // the Answers tab's check is the lesson's
 };
 
 }  // namespace ws::ui

@@ -43,10 +43,15 @@ TEST(Presets, EveryPresetLoadsValidatesAndRoundTrips) {
         auto again = parseConfig(saveConfigYaml(loaded->config), "saved", "/elsewhere");
         ASSERT_TRUE(again.ok()) << again.error().message;
         EXPECT_EQ(again->config, loaded->config);
-        // Presets read the bundled corpus, resolved against the presets folder.
+        // Presets read the bundled corpus (or, fine-tuning on chat records, the bundled
+        // instruction set), resolved against the presets folder.
         ASSERT_FALSE(loaded->config.trainInput.dataDir.empty());
-        EXPECT_EQ(loaded->config.trainInput.dataDir.front(),
-                  (kPresets.parent_path() / "resources" / "corpus").string());
+        const std::filesystem::path resources = kPresets.parent_path() / "resources";
+        if (loaded->config.trainInput.dataDir.front().ends_with(".jsonl"))
+            EXPECT_EQ(loaded->config.trainInput.dataDir.front(),
+                      (resources / "instructions" / "train.jsonl").string());
+        else
+            EXPECT_EQ(loaded->config.trainInput.dataDir.front(), (resources / "corpus").string());
     }
 }
 

@@ -119,6 +119,30 @@ TEST(LessonCheck, ComparesWithThePreviousRun) {
     EXPECT_TRUE(check("previous.run.steps == 3", context).passed);
 }
 
+// A check_answers action's result belongs to its run: `answers.*` reads the current run's,
+// `previous.answers.*` the run before it, and a run never checked says so.
+TEST(LessonCheck, AnswersBelongToTheirRun) {
+    RunObservation before, now;
+    before.started = now.started = true;
+    before.answers = RunObservation::Answers{20, 4, 1.25};
+    CheckContext context{nullptr, &now, &before};
+    std::string why;
+    EXPECT_FALSE(subjectValue("answers.exact", context, &why).has_value());
+    EXPECT_NE(why.find("a check_answers action"), std::string::npos) << why;
+    now.answers = RunObservation::Answers{20, 13, 0.5};
+    EXPECT_EQ(subjectValue("answers.exact", context), "13");
+    EXPECT_EQ(subjectValue("answers.cases", context), "20");
+    EXPECT_EQ(subjectValue("answers.exact_percent", context), "65");
+    EXPECT_EQ(subjectValue("previous.answers.exact_percent", context), "20");
+    EXPECT_TRUE(check("answers.exact > previous.answers.exact", context).passed);
+    EXPECT_TRUE(check("answers.answer_loss < previous.answers.answer_loss", context).passed);
+    EXPECT_FALSE(check("answers.answer_loss > 0.6", context).passed);
+    auto typo = parseCondition("answers.exactly > 3");
+    ASSERT_FALSE(typo.ok());
+    EXPECT_NE(typo.error().message.find("did you mean `answers.exact`?"), std::string::npos)
+        << typo.error().message;
+}
+
 TEST(LessonCheck, ResidentLayersCountOverlappingVisits) {
     // Two layers' weights on the wafer at once: layer 2 streams in while layer 1 computes.
     RunObservation run;

@@ -307,6 +307,68 @@ TEST(Lesson, ReadsStudyActions) {
     EXPECT_EQ(describeAction(lesson->steps[2].action), "run the config's sweep");
 }
 
+const std::string kChatHead =
+    "title: T\n"
+    "preset: ../../presets/finetune-instructions.yaml\n"
+    "steps:\n";
+
+TEST(Lesson, ReadsAnAnswerCheck) {
+    auto lesson = parse(kChatHead +
+                        "  - text: a\n    action: {run_steps: 2}\n"
+                        "  - text: b\n    action: {check_answers: 5}\n    view: answers\n"
+                        "    highlight: answers_table\n"
+                        "    expect: [answers.exact >= 0, answers.cases == 5]\n"
+                        "  - text: c\n    view: chat\n    highlight: chat_transcript\n");
+    ASSERT_TRUE(lesson.ok()) << lesson.error().message;
+    const Action& a = lesson->steps[1].action;
+    EXPECT_EQ(a.kind, Action::Kind::CheckAnswers);
+    EXPECT_EQ(a.count, 5);
+    EXPECT_EQ(lesson->steps[1].view, View::Answers);
+    EXPECT_EQ(lesson->steps[2].view, View::Chat);
+    EXPECT_EQ(describeAction(a), "check the run's answers to 5 held-out records");
+    // Saved and read back: the same action.
+    auto again = parseLesson(saveLessonYaml(*lesson, kLessonDir), "t.yaml", kLessonDir);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->steps[1].action.kind, Action::Kind::CheckAnswers);
+    EXPECT_EQ(again->steps[1].action.count, 5);
+}
+
+// An answer check needs chat data (plain text has no answers) and a run of the config as it
+// stands (a change makes the run `previous`): both are refused when the lesson loads, not when
+// a class reaches the step.
+TEST(LessonErrors, AnswerChecksAreChecked) {
+    std::string e = errorOf(kHead +
+                            "  - text: a\n    action: {run_steps: 2}\n"
+                            "  - text: b\n    action: {check_answers: 5}\n");
+    EXPECT_NE(e.find("t.yaml:7:13: steps[1].action.check_answers: the config trains on plain "
+                     "text, which has no answers to check"),
+              std::string::npos)
+        << e;
+    e = errorOf(kChatHead + "  - text: a\n    action: {check_answers: 5}\n");
+    EXPECT_NE(e.find("steps[0].action.check_answers: no run has trained on the config as it "
+                     "stands"),
+              std::string::npos)
+        << e;
+    e = errorOf(kChatHead +
+                "  - text: a\n    action: {run_steps: 2}\n"
+                "  - text: b\n    changes: {train_input.train_on_inputs: true}\n"
+                "    action: {check_answers: 5}\n");
+    EXPECT_NE(e.find("steps[1].action.check_answers: no run has trained"), std::string::npos) << e;
+    e = errorOf(kChatHead +
+                "  - text: a\n    action: {run_steps: 2}\n"
+                "  - text: b\n    action: {check_answers: 0}\n");
+    EXPECT_NE(e.find("steps[1].action.check_answers: expected an integer in [1, 1000], found "
+                     "\"0\""),
+              std::string::npos)
+        << e;
+    // The try-it's solution may train and then the next step checks.
+    auto ok = parse(kChatHead +
+                    "  - text: a\n    try:\n      task: t\n      check: [run.steps == 2]\n"
+                    "      solution: {action: {run_steps: 2}}\n"
+                    "  - text: b\n    action: {check_answers: 3}\n");
+    EXPECT_TRUE(ok.ok()) << ok.error().message;
+}
+
 TEST(LessonErrors, StudyActionsAreChecked) {
     // Widths the coord check cannot train, with the coord check's own reason.
     std::string e =

@@ -236,6 +236,38 @@ namespace {
 
 // The non-blocking driver the studio uses, fed by hand: pause at the head's forward pass of a
 // 2-block model, then step two phases.
+// check_answers asks the model the run has just trained its run's own held-out records (on the
+// chat preset the answer-mask lesson starts from), greedily; the answers are the run's, and once
+// a change makes that run `previous` they are `previous.answers.*`.
+TEST(LessonRunner, ChecksTheRunsHeldOutAnswers) {
+    Fixture f(
+        "  - text: a\n    action: {run_steps: 2}\n"
+        "  - text: b\n    action: {check_answers: 3}\n"
+        "    expect: [answers.cases == 3, \"answers.exact >= 0\", answers.answer_loss > 0]\n"
+        "  - text: c\n    changes: {train_input.train_on_inputs: true}\n"
+        "    expect: [previous.answers.cases == 3]\n",
+        "title: T\npreset: " WAFER_SOURCE_DIR "/presets/finetune-instructions.yaml\nsteps:\n");
+    for (size_t k = 0; k < 3; ++k) {
+        const StepOutcome o = f.runner->runStep(k);
+        ASSERT_TRUE(o.passed()) << "step " << k << ": " << describe(o);
+    }
+    const RunObservation* checked = f.runner->previous();
+    ASSERT_TRUE(checked != nullptr);
+    ASSERT_TRUE(checked->answers.has_value());
+    const RunObservation::Answers answers = checked->answers.value();
+    EXPECT_FALSE(f.runner->current().answers);
+    // The same check on the run folder gives the same answers: greedy replies are deterministic.
+    auto again = checkRunAnswers(checked->modelDir, 3);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->exact, answers.exact);
+    EXPECT_DOUBLE_EQ(again->answerLoss, answers.answerLoss);
+    // A folder that holds no run is named, not crashed on.
+    auto none = checkRunAnswers(f.dir.path() / "nothing", 3);
+    ASSERT_FALSE(none.ok());
+    EXPECT_NE(none.error().message.find("the run's model"), std::string::npos)
+        << none.error().message;
+}
+
 TEST(LessonActionDriver, SaysWhatToDoAfterEachPause) {
     using Next = ActionDriver::Next;
     const auto paused = session::RunState::Paused;

@@ -49,6 +49,10 @@ public:
     const ws::mup::CoordCheckResult* lastCoordCheck() const override { return nullptr; }
     bool startSweep() override { return false; }
     void stopSweep() override {}
+    bool checkAnswers(const QString& model, const QString&, int) override {
+        answersAsked << model;
+        return false;
+    }
     void showTab(const QString& name) override { tabs << name; }
     QWidget* viewWidget(lesson::View, const QString&) const override { return nullptr; }
     QWidget* highlightTarget(const QString& highlight) const override {
@@ -63,7 +67,7 @@ public:
         bool paused;
     };
     std::vector<RunAsked> runsAsked;
-    QStringList lessonStarts, tabs;
+    QStringList lessonStarts, tabs, answersAsked;
     mutable QStringList highlights;
     std::vector<std::vector<int64_t>> selections;
     int forgotten = 0;

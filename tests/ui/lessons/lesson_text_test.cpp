@@ -222,8 +222,8 @@ private slots:
         QVERIFY2(window.windowTitle().contains("Micro-batches"), qPrintable(window.windowTitle()));
         QTRY_VERIFY(!panel->isBusy());
 
-        // A try-it on the last step: Check says where Next goes.
-        QVERIFY(panel->openLesson(lessonFile("07-learning-rate-too-high.yaml")));
+        // The last lesson's last step (a try-it): Next has nowhere to go.
+        QVERIFY(panel->openLesson(lessonFile("08-training-on-the-answers.yaml")));
         QTRY_VERIFY(!panel->isBusy());
         stopRun(window);
         panel->enterStep(shownLesson(*panel).steps.size() - 1);
@@ -332,7 +332,8 @@ private slots:
                      qPrintable(panel->statusText()));
         QVERIFY(panel->check());
         auto* result = panel->findChild<QLabel*>("lessonCheckResult");
-        QVERIFY2(result->text().contains("That was the last lesson"), qPrintable(result->text()));
+        // Check says where Next goes: lesson 8.
+        QVERIFY2(result->text().contains("“Next lesson” is open"), qPrintable(result->text()));
         screenshot(window, QStringLiteral("lesson-text-lesson7-run.png"));
     }
 

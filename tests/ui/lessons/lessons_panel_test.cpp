@@ -21,6 +21,8 @@
 #include "engine/lesson/lesson.h"
 #include "support/gui_test.h"
 #include "support/lesson_test_support.h"
+#include "ui/answers/answers_tab.h"
+#include "ui/chat/chat_tab.h"
 #include "ui/common/run_controller.h"
 #include "ui/config/config_document.h"
 #include "ui/lessons/lessons_panel.h"
@@ -77,6 +79,7 @@ private slots:
     void learnerStepsAheadBeforeNext();
     void lessonFiveSparsity();
     void lessonSixMup();
+    void lessonEightAnswers();
     void everyShippedLessonWalks();
     void failingTryKeepsNextDisabled();
     void badLessonFileShowsTheError();
@@ -294,15 +297,67 @@ void LessonsPanelTest::lessonSixMup() {
     QVERIFY(sawSweep);
 }
 
+// Lesson 8 fine-tunes twice and checks the held-out answers on the Answers tab: the tab asks the
+// run's model beside the run before it, what it shows is the lesson's `answers.*`, and the Chat
+// tab is given the model checked.
+void LessonsPanelTest::lessonEightAnswers() {
+    m_studio.close();
+    QVERIFY(ws::testing::openLessonStudio(m_studio, QSize(1400, 900)));
+    MainWindow& window = *m_studio.get();
+    LessonsPanel* panel = window.lessonsPanel();
+    QVERIFY2(panel->openLesson(lessonFile("08-training-on-the-answers.yaml")),
+             qPrintable(panel->lastError()));
+    auto* answers = window.findChild<AnswersTab*>(QStringLiteral("answersTab"));
+    auto* chat = window.findChild<ChatTab*>(QStringLiteral("chatTab"));
+    QVERIFY(answers && chat);
+    const lesson::Lesson* shown = panel->lesson();
+    QVERIFY(shown != nullptr);
+    int checks = 0;
+    for (size_t k = 0; k < shown->steps.size(); ++k) {
+        performStep(window, *panel, QStringLiteral("lesson08-step%1.png").arg(k + 1));
+        if (QTest::currentTestFailed()) return;
+        if (shown->steps[k].action.kind == lesson::Action::Kind::CheckAnswers) {
+            ++checks;
+            const lesson::RunObservation& run = panel->currentRun();
+            QVERIFY(run.answers.has_value());
+            const QString model = QString::fromStdString(run.modelDir.string());
+            QCOMPARE(answers->modelPath(0), model);
+            QCOMPARE(chat->modelPath(), model);
+            QCOMPARE(int(answers->outcomes(0).size()), run.answers->cases);
+            QVERIFY2(
+                answers->summary(0).startsWith(
+                    QStringLiteral("%1/%2 exact").arg(run.answers->exact).arg(run.answers->cases)),
+                qPrintable(answers->summary(0)));
+            QVERIFY2(panel->statusText().contains(QStringLiteral("Answers: %1 of %2")
+                                                      .arg(run.answers->exact)
+                                                      .arg(run.answers->cases)),
+                     qPrintable(panel->statusText()));
+            if (checks == 2) {  // beside the fine-tune on the answers
+                const lesson::RunObservation* before = panel->previousRun();
+                QVERIFY(before && before->answers);
+                QCOMPARE(answers->modelPath(1), QString::fromStdString(before->modelDir.string()));
+                QVERIFY2(answers->summary(1).startsWith(
+                             QStringLiteral("%1/").arg(before->answers->exact)),
+                         qPrintable(answers->summary(1)));
+                QVERIFY2(panel->statusText().contains(QStringLiteral("the run before")),
+                         qPrintable(panel->statusText()));
+            }
+        }
+        if (k + 1 < shown->steps.size()) QVERIFY(panel->next());
+    }
+    QCOMPARE(checks, 2);
+}
+
 // Every lesson in resources/lessons, every step, in the studio (the headless runner does the
-// same in lesson.*); screenshots lessonNN-all-stepK.png. Lessons 5 and 6 are walked by their own
-// tests above (a sweep is a minute of CPU: once is enough).
+// same in lesson.*); screenshots lessonNN-all-stepK.png. Lessons 5, 6 and 8 are walked by their
+// own tests above (a sweep is a minute of CPU, two fine-tunes two: once is enough).
 void LessonsPanelTest::everyShippedLessonWalks() {
     const QStringList files = QDir(QStringLiteral(WAFER_SOURCE_DIR "/resources/lessons"))
                                   .entryList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name);
     QVERIFY(files.size() >= 5);
     for (const QString& file : files) {
-        if (file.startsWith(QLatin1String("05-")) || file.startsWith(QLatin1String("06-")))
+        if (file.startsWith(QLatin1String("05-")) || file.startsWith(QLatin1String("06-")) ||
+            file.startsWith(QLatin1String("08-")))
             continue;
         // A fresh studio per lesson, as a learner opening it would have.
         m_studio.close();
