@@ -4,9 +4,8 @@
 // (a new run of N steps; pausing at one layer phase with Session::setPaused + stepOnePhase,
 // reading the phase from the session's Forward/Backward spans; stepping phases; switching the
 // number of systems; a coord check, a sweep or a held-out answer check, run to the end on the
-// calling thread), evaluates
-// the step's `expect` checks, then does what the "try it" asks
-// (its solution) and evaluates its check. A config change ends the run in flight (a run's config
+// calling thread), evaluates the step's `expect` checks, then does what the "try it" asks (its
+// solution) and evaluates its check. A config change ends the run in flight (a run's config
 // is fixed) and makes the current run `previous.*` in checks, until the next change.
 // Thread-safety: one LessonRunner belongs to one thread; the Session it drives trains on its own
 // worker thread.
