@@ -131,6 +131,9 @@ AnswersTab::AnswersTab(QWidget* parent) : QWidget(parent), m_job(new AnswerCheck
     m_table->setObjectName(QStringLiteral("answersTable"));
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setWordWrap(false);
+    // A narrowed cell keeps both ends: a question's own words are often at its end (the verse
+    // after a fixed instruction), a reply's mistake anywhere.
+    m_table->setTextElideMode(Qt::ElideMiddle);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
 
@@ -333,8 +336,15 @@ void AnswersTab::rebuildTable() {
         }
     }
     m_table->resizeColumnsToContents();
-    for (int col = 1; col < m_table->columnCount(); ++col)
-        m_table->setColumnWidth(col, std::min(m_table->columnWidth(col), 360));
+    int total = 0;
+    for (int col = 0; col < m_table->columnCount(); ++col) {
+        if (col > 0) m_table->setColumnWidth(col, std::min(m_table->columnWidth(col), 360));
+        total += m_table->columnWidth(col);
+    }
+    // The models' replies are what the table is for: when they would not all show, the question
+    // (whole in its tooltip) gives up width first.
+    const int excess = total - m_table->viewport()->width();
+    if (excess > 0) m_table->setColumnWidth(1, std::max(160, m_table->columnWidth(1) - excess));
 }
 
 QString AnswersTab::summary(int model) const {
