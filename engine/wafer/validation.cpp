@@ -74,7 +74,7 @@ Result<ValidationReport> validateCerebrasGpt(const WaferSpec& spec) {
         rep.worstScaling = std::min(rep.worstScaling, r.worstEfficiency);
     }
     rep.scalingOk = rep.worstScaling >= 0.91;
-    rep.mfuOk = rep.worstHfuDeviation < 0.08;
+    rep.hfuOk = rep.worstHfuDeviation < 0.08;
     rep.streamingOk = std::all_of(rep.rows.begin(), rep.rows.end(),
                                   [](const ValidationRow& r) { return r.streamingHidden; });
     return rep;

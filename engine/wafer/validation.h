@@ -61,8 +61,8 @@ struct ValidationReport {
     double worstMfuDeviation = 0;  // largest relative MFU deviation from 111M (reported)
     double worstHfuDeviation = 0;  // largest relative HFU deviation from 111M (checked)
     bool scalingOk = false;        // worstScaling >= 0.91 (published: within 9%)
-    bool mfuOk = false;            // worstHfuDeviation < 0.08 (published: within 8%)
-    bool streamingOk = false;      // hidden everywhere (published)
+    bool hfuOk = false;        // worstHfuDeviation < 0.08 (published: FLOP utilization within 8%)
+    bool streamingOk = false;  // hidden everywhere (published)
 };
 
 Result<ValidationReport> validateCerebrasGpt(const WaferSpec& spec);
