@@ -23,6 +23,18 @@ fs::path sameFileKey(const fs::path& path) {
 
 Result<fs::path> newestCheckpointIn(const fs::path& modelDir, const std::string& what) {
     const auto found = modelio::listCheckpoints(modelDir);
+    std::error_code ec;
+    const fs::path config = modelDir / "config.yaml";  // written as the run starts
+    if (found.empty() && fs::exists(config, ec)) {
+        // Killed or stopped before its first checkpoint: no weights to continue from, but the
+        // run's own config, which starts it again from step 0.
+        return Error{fmt::format(
+            "{} ended before its first checkpoint (there is no checkpoint-<step> folder in {}), "
+            "so there is nothing to continue from; start it again from step 0 with the same "
+            "config: wafer train {} (runconfig.checkpoint_steps writes checkpoints during "
+            "training)",
+            what, modelDir.string(), config.string())};
+    }
     if (found.empty()) {
         return Error{
             fmt::format("{} has no checkpoint folder (checkpoint-<step>) in {}; set "

@@ -663,5 +663,31 @@ TEST_F(CheckpointRefusal, ResolvesRunIdsAndFoldersToTheNewestCheckpoint) {
     EXPECT_FALSE(resolveResumeTarget("no/such/folder", {}).ok());
 }
 
+// A run killed before its first checkpoint left only what a run writes as it starts (config.yaml
+// and the tokenizer's files): --resume says it cannot continue and gives the command that starts
+// it again with the same config, and that config loads.
+TEST(ResumeTarget, ARunThatEndedBeforeItsFirstCheckpointIsOfferedARestart) {
+    TempDir dir("ckpt_none_yet");
+    const fs::path folder = dir.path() / "run-1";
+    fs::create_directories(folder);
+    const config::LoadedConfig c = tinyConfig(dir.path(), 6);
+    writeBytes(folder / "config.yaml", config::saveConfigYaml(c.config));
+    auto target = resolveResumeTarget(folder.string(), {});
+    ASSERT_FALSE(target.ok());
+    const std::string& message = target.error().message;
+    EXPECT_NE(message.find("ended before its first checkpoint"), std::string::npos) << message;
+    const std::string command = "wafer train " + (folder / "config.yaml").string();
+    EXPECT_NE(message.find(command), std::string::npos) << message;
+    auto again = config::loadConfigFile(folder / "config.yaml");
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->config.model, c.config.model);
+    // A folder that never held a run is not offered anything of the kind.
+    fs::create_directories(dir.path() / "empty");
+    auto empty = resolveResumeTarget((dir.path() / "empty").string(), {});
+    ASSERT_FALSE(empty.ok());
+    EXPECT_NE(empty.error().message.find("no checkpoint folder"), std::string::npos)
+        << empty.error().message;
+}
+
 }  // namespace
 }  // namespace ws::session
