@@ -157,18 +157,25 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
                             formatBytes(available))};
         }
     }
+    // The file is built without a name (O_TMPFILE) and linked in once its header is written, so
+    // a process killed while it reserves gigabytes leaves nothing behind. Where the file system
+    // cannot (O_TMPFILE unsupported), a named `<path>.creating` stands in for it.
     const fs::path temp = path.string() + ".creating";
-    int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+    const bool unnamed = fd >= 0;
+    if (!unnamed) fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return Error{
             fmt::format("memoryx.path {}: cannot create the store file: {}; choose a "
                         "writable folder",
                         path.string(), std::strerror(errno))};
     }
+    void* map = MAP_FAILED;
     auto failWith = [&](const char* what) -> Error {
         const int err = errno;
+        if (map != MAP_FAILED) ::munmap(map, bytes);
         ::close(fd);
-        fs::remove(temp, ec);
+        if (!unnamed) fs::remove(temp, ec);
         return Error{
             fmt::format("memoryx.path {}: {} failed: {}", path.string(), what, std::strerror(err))};
     };
@@ -177,9 +184,8 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
         errno = err;
         return failWith("reserving disk space");
     }
-    void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) return failWith("mapping the file");
-    ::close(fd);
     auto* h = static_cast<Header*>(map);
     std::memcpy(h->magic, kMagic, sizeof kMagic);
     h->paramCount = paramCount;
@@ -189,12 +195,29 @@ Result<std::unique_ptr<MemoryX>> MemoryX::create(const config::MemoryXConfig& co
     h->dataFloats = mx->m_floats;
     h->journalFloats = mx->m_journalFloats;
     h->maskBytes = maskBytes;
-    fs::rename(temp, path, ec);
-    if (ec) {
-        ::munmap(map, bytes);
-        fs::remove(temp, ec);
-        return Error{fmt::format("memoryx.path {}: cannot move the new store into place: {}",
-                                 path.string(), ec.message())};
+    if (unnamed) {
+        // A new path gets the file directly; an old store at it is replaced in one rename, from
+        // a name the file gets only now that it is whole.
+        const std::string self = fmt::format("/proc/self/fd/{}", fd);
+        const bool replacing = fs::exists(path, ec);
+        const fs::path linkAs = replacing ? temp : path;
+        if (replacing) fs::remove(temp, ec);  // one a killed process left before this fix
+        if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, linkAs.c_str(), AT_SYMLINK_FOLLOW) != 0)
+            return failWith("giving the new store its name");
+        if (!replacing) {
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    if (fd >= 0) {
+        ::close(fd);
+        fs::rename(temp, path, ec);
+        if (ec) {
+            ::munmap(map, bytes);
+            fs::remove(temp, ec);
+            return Error{fmt::format("memoryx.path {}: cannot move the new store into place: {}",
+                                     path.string(), ec.message())};
+        }
     }
     mx->m_mapped = map;
     mx->m_mappedBytes = bytes;

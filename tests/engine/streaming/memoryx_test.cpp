@@ -1,9 +1,13 @@
 #include "engine/streaming/memoryx.h"
 
 #include <gtest/gtest.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "support/file_size_limit.h"
 #include "support/temp_dir.h"
@@ -124,6 +128,55 @@ TEST(MemoryX, InsufficientDiskIsAnErrorAndLeavesNothing) {
         << mx.error().message;
     EXPECT_FALSE(std::filesystem::exists(path));
     EXPECT_FALSE(std::filesystem::exists(path.string() + ".creating"));
+}
+
+// The names that appear in `folder` while `make` runs, as inotify reports them (created or moved
+// in), in order.
+template <class F>
+std::vector<std::string> namesAppearingIn(const std::filesystem::path& folder, F make) {
+    const int in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    EXPECT_GE(in, 0);
+    EXPECT_GE(::inotify_add_watch(in, folder.c_str(), IN_CREATE | IN_MOVED_TO), 0);
+    make();
+    std::vector<std::string> names;
+    alignas(inotify_event) char buffer[4096];
+    for (ssize_t n; (n = ::read(in, buffer, sizeof buffer)) > 0;) {
+        for (char* p = buffer; p < buffer + n;) {
+            const auto* e = reinterpret_cast<const inotify_event*>(p);
+            if (e->len > 0) names.emplace_back(e->name);
+            p += sizeof(inotify_event) + e->len;
+        }
+    }
+    ::close(in);
+    return names;
+}
+
+// Issue 35: a process killed while it creates a file-backed store (reserving gigabytes takes a
+// while) left `<path>.creating` behind. The file now has no name until it is whole: a new store
+// appears only under its own name, and one that replaces an old store gets its passing name only
+// after its header is written, just before the rename.
+TEST(MemoryX, ANewStoreHasNoNameUntilItIsWhole) {
+    TempDir dir("memoryx_unnamed");
+    const auto path = dir / "model.memoryx";
+    const auto created = namesAppearingIn(dir.path(), [&] {
+        auto mx = MemoryX::create(fileBacked(path), 1000, 1, 10);
+        ASSERT_TRUE(mx.ok()) << mx.error().message;
+    });
+    EXPECT_EQ(created, std::vector<std::string>{"model.memoryx"});
+    auto reopened = MemoryX::open(path);
+    ASSERT_TRUE(reopened.ok()) << reopened.error().message;
+    reopened->reset();
+    // A rerun over its own old store: replaced whole, nothing else left in the folder.
+    auto again = MemoryX::create(fileBacked(path), 500, 0, 10);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    again->reset();
+    std::vector<std::string> left;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+        left.push_back(entry.path().filename().string());
+    EXPECT_EQ(left, std::vector<std::string>{"model.memoryx"});
+    auto smaller = MemoryX::open(path);
+    ASSERT_TRUE(smaller.ok()) << smaller.error().message;
+    EXPECT_EQ((*smaller)->paramCount(), 500u);
 }
 
 }  // namespace
