@@ -607,6 +607,11 @@ void MainWindow::updateActions() {
                                      externalRunning);
     const auto selected = m_runsDock->selectedRunIds();
     m_actions.resumeRun->setEnabled(selected.size() == 1 && canResumeNow(selected.front()));
+    // One run that cannot resume says why (and how to start it again) where the button is.
+    m_actions.resumeRun->setToolTip(
+        selected.size() == 1 && !m_sweepPresenter->isStoppedSweep(selected.front())
+            ? m_runsDock->resumeToolTip(selected.front()) + tr(" (F8)")
+            : tr("Continue the run or stopped sweep selected in Runs (F8)"));
 }
 
 bool MainWindow::canResumeNow(int64_t runId) const {

@@ -477,6 +477,23 @@ bool RunsDock::canResume(int64_t id) const {
     return !checkpointsOf(info->modelDir).empty();
 }
 
+QString RunsDock::resumeToolTip(int64_t id) const {
+    if (!m_store) return tr("Continue this run from its newest checkpoint");
+    auto info = m_store->getRun(id);
+    if (info.ok() && info->kind == "sweep")
+        return tr("Continue this sweep: the trials without a result run again");
+    if (!info.ok() || canResume(id)) return tr("Continue this run from its newest checkpoint");
+    std::error_code ec;
+    if (!info->modelDir.empty() &&
+        std::filesystem::exists(std::filesystem::path(info->modelDir) / "config.yaml", ec))
+        return tr(
+            "This run ended before its first checkpoint, so there is nothing to continue "
+            "from. Open config in editor, then Run, starts it again with the same config.");
+    return tr(
+        "This run has no checkpoint to continue from (runconfig.checkpoint_steps writes "
+        "them during training).");
+}
+
 void RunsDock::showContextMenu(const QPoint& pos) {
     QTreeWidgetItem* item = m_tree->itemAt(pos);
     if (!item) return;
@@ -511,9 +528,7 @@ QMenu* RunsDock::contextMenu(int64_t id, QWidget* parent) {
                         [this, id] { emit resumeRequested(id); });
     resume->setObjectName(QStringLiteral("resumeRun"));
     resume->setEnabled(m_resumeCheck ? m_resumeCheck(id) : canResume(id));
-    resume->setToolTip(info->kind == "sweep"
-                           ? tr("Continue this sweep: the trials without a result run again")
-                           : tr("Continue this run from its newest checkpoint"));
+    resume->setToolTip(resumeToolTip(id));
     menu->addSeparator();
     menu->addAction(tr("Rename…"), this, [this, id, name] {
         bool ok = false;

@@ -55,6 +55,9 @@ public:
     bool deleteRun(int64_t id);  // no confirmation: the context menu asks first
     // A run (not a sweep) with a checkpoint folder to continue from.
     bool canResume(int64_t id) const;
+    // What "Resume run…" does for run `id`, or why a run cannot: one that ended before its first
+    // checkpoint is pointed at "Open config in editor", which starts it again.
+    QString resumeToolTip(int64_t id) const;
     // Whether "Resume run…" is enabled for run `id`: the main window sets the predicate its
     // own Resume Run uses (stopped sweeps too, nothing while training), so the two never
     // disagree. Unset: canResume.

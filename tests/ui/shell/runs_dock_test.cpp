@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QMenu>
 #include <QSignalSpy>
 #include <QStyle>
 #include <QTabWidget>
@@ -19,6 +20,8 @@
 #include <QTreeWidget>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 
@@ -242,6 +245,42 @@ private slots:
         checkChartsMatchRuns(training);
         if (QTest::currentTestFailed()) return;
         QVERIFY(m_window->saveScreenshot(artifactPath("runs-dock-switching.png")));
+    }
+
+    // Issue 35: a run that ended before its first checkpoint (killed early) cannot be resumed;
+    // Resume, in the context menu and the toolbar, says so and how to start it again.
+    void aRunWithoutCheckpointsSaysHowToStartItAgain() {
+        QTreeWidget* tree = m_window.find<RunsDock>("RunsDock")->tree();
+        RunsDock* dock = m_window.find<RunsDock>("RunsDock");
+        const std::filesystem::path folder = m_window.filePath("killed-early").toStdString();
+        std::filesystem::create_directories(folder);
+        std::ofstream(folder / "config.yaml") << nanoYaml();
+        auto opened = RunStore::open(m_path);
+        QVERIFY(opened.ok());
+        NewRun run;
+        run.name = "killed-before-its-first-checkpoint";
+        run.configYaml = nanoYaml();
+        run.modelDir = folder.string();
+        auto id = (*opened)->createRun(run);
+        QVERIFY(id.ok());
+        QVERIFY((*opened)->setStatus(*id, "running").ok());
+        dock->refresh();
+        QVERIFY(!dock->canResume(*id));
+        std::unique_ptr<QMenu> menu(dock->contextMenu(*id, dock));
+        QVERIFY(menu);
+        auto* resume = menu->findChild<QAction*>(QStringLiteral("resumeRun"));
+        QVERIFY(resume && !resume->isEnabled());
+        QVERIFY2(resume->toolTip().contains("ended before its first checkpoint") &&
+                     resume->toolTip().contains("Open config in editor"),
+                 qPrintable(resume->toolTip()));
+        clickRun(tree, *id);
+        QAction* toolbar = m_window.action("resumeRunAction");
+        QTRY_VERIFY(toolbar->toolTip().contains("Open config in editor"));
+        QVERIFY(!toolbar->isEnabled());
+        // A run that never had a folder is only told about checkpoints; a sweep keeps its text.
+        QVERIFY2(dock->resumeToolTip(m_ids.stopped).contains("runconfig.checkpoint_steps"),
+                 qPrintable(dock->resumeToolTip(m_ids.stopped)));
+        QVERIFY(dock->resumeToolTip(m_ids.sweep).startsWith("Continue this sweep"));
     }
 
     void runsWrittenElsewhereAppearAndGrow() {
