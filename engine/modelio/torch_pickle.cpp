@@ -197,8 +197,13 @@ private:
     Result<uint32_t> persistentLoad(uint32_t pid);
     Result<TorchStateDict> finish(uint32_t top);
     Status addItems(uint32_t target, const std::vector<uint32_t>& items);
-    // One opcode: the switch over every opcode a state dict uses; the rest are refused.
+    // One opcode: read, then run by the family it belongs to (the opcodes a state dict uses);
+    // the rest are refused.
     Status step(bool& stopped);
+    std::optional<Status> machineOp(bool& stopped);
+    std::optional<Status> scalarOp();
+    std::optional<Status> containerOp();
+    std::optional<Status> referenceOp();
     Error truncated() const;
     Error underflow() const;
     void pushInt(int64_t v);
@@ -400,6 +405,17 @@ Status Interpreter::step(bool& stopped) {
     }
     m_op = uint8_t(*p);
 
+    // Each family of opcodes has its own function; whatever none of them runs is refused.
+    if (auto done = machineOp(stopped)) return *done;
+    if (auto done = scalarOp()) return *done;
+    if (auto done = containerOp()) return *done;
+    if (auto done = referenceOp()) return *done;
+    return refuseOpcode();
+}
+
+// The pickle machine itself: protocol, framing, STOP, and the stack's MARK, POP and DUP. Nullopt:
+// not one of these opcodes.
+std::optional<Status> Interpreter::machineOp(bool& stopped) {
     switch (m_op) {
         case 0x80: {  // PROTO
             uint8_t version = 0;
@@ -432,6 +448,15 @@ Status Interpreter::step(bool& stopped) {
             push(*value);
             return Status::success();
         }
+        default:
+            return std::nullopt;
+    }
+}
+
+// Values pushed from the bytes: None, booleans, integers, floats and strings. Nullopt: not one of
+// these opcodes.
+std::optional<Status> Interpreter::scalarOp() {
+    switch (m_op) {
         case 'N':
             push(make(Object{}));
             return Status::success();
@@ -486,6 +511,14 @@ Status Interpreter::step(bool& stopped) {
             if (!readLe(n)) return truncated();
             return pushString(n);
         }
+        default:
+            return std::nullopt;
+    }
+}
+
+// Tuples, lists and dicts, built whole or filled item by item. Nullopt: not one of these opcodes.
+std::optional<Status> Interpreter::containerOp() {
+    switch (m_op) {
         case ')':
             makeTuple({});
             return Status::success();
@@ -552,6 +585,15 @@ Status Interpreter::step(bool& stopped) {
             }
             return addItems(*target, *items);
         }
+        default:
+            return std::nullopt;
+    }
+}
+
+// The memo, globals (the allow-list), REDUCE, BUILD and persistent ids (the storages). Nullopt: not
+// one of these opcodes.
+std::optional<Status> Interpreter::referenceOp() {
+    switch (m_op) {
         case 'q': {
             uint8_t key = 0;
             if (!readLe(key)) return truncated();
@@ -603,7 +645,7 @@ Status Interpreter::step(bool& stopped) {
             return Status::success();
         }
         default:
-            return refuseOpcode();
+            return std::nullopt;
     }
 }
 
