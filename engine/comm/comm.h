@@ -69,6 +69,12 @@ public:
     // `timeout`.
     std::optional<Message> receive(Channel channel, int source, int tag,
                                    std::chrono::milliseconds timeout);
+    // Point-to-point for operations built from messages (the tree reduce, rank_tree.h): sends
+    // exactly `bytes` to `dest` / receives exactly `bytes` from `source`, with `tag`, in pieces
+    // of at most 1 GiB, waiting without spinning a core. Like the collectives, every rank pairs
+    // its sends and receives in the same order, and an error ends the job.
+    virtual void sendExact(Channel channel, int dest, int tag, const void* data, size_t bytes) = 0;
+    virtual void receiveExact(Channel channel, int source, int tag, void* data, size_t bytes) = 0;
     // Ends every process of the job with `code` after writing `message` (naming this rank and
     // host) to stderr. For failures that leave other ranks waiting inside a collective.
     [[noreturn]] virtual void abort(int code, const std::string& message) = 0;

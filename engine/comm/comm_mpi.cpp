@@ -169,6 +169,28 @@ public:
         return false;
     }
 
+    void sendExact(Channel channel, int dest, int tag, const void* data, size_t bytes) override {
+        const auto* p = static_cast<const char*>(data);
+        for (size_t done = 0; done == 0 || done < bytes; done += kPiece) {
+            const size_t n = std::min(kPiece, bytes - done);
+            MPI_Request request;
+            MPI_Isend(p + done, int(n), MPI_BYTE, dest, tag, comm(channel), &request);
+            waitFor(request);
+            if (bytes == 0) break;
+        }
+    }
+
+    void receiveExact(Channel channel, int source, int tag, void* data, size_t bytes) override {
+        auto* p = static_cast<char*>(data);
+        for (size_t done = 0; done == 0 || done < bytes; done += kPiece) {
+            const size_t n = std::min(kPiece, bytes - done);
+            MPI_Request request;
+            MPI_Irecv(p + done, int(n), MPI_BYTE, source, tag, comm(channel), &request);
+            waitFor(request);
+            if (bytes == 0) break;
+        }
+    }
+
     std::optional<Message> tryReceive(Channel channel, int source, int tag) override {
         int found = 0;
         MPI_Message handle;

@@ -733,6 +733,9 @@ struct MemoryXConfig {
     std::string backing = "ram";  // ram | file
     std::string path;             // file backing: the store file (created; must not exist)
     int shards = 1;  // ranks that each hold whole layers of MemoryX (mpirun): 1 = rank 0 alone
+    // Across processes, the tree of ranks gradients are reduced in (streaming/rank_tree.h):
+    // 0 = every rank sends to the layer's MemoryX rank, 1 = a chain, F >= 2 = fan-in F.
+    int reduceFanIn = 4;
 
     bool operator==(const MemoryXConfig&) const = default;
 
@@ -750,6 +753,15 @@ struct MemoryXConfig {
                  .help = "Across processes (mpirun): split MemoryX over the first N ranks, each "
                          "holding whole layers' weights and optimizer state (1: all on rank 0)",
                  .min = 1,
+                 .max = 4096});
+        v.field(reduceFanIn,
+                {.key = "reduce_fan_in",
+                 .help = "Across processes (mpirun): the tree of ranks that sums gradients on "
+                         "their way to MemoryX; each rank adds up what its systems and its "
+                         "children hold in SwarmX's order, so results never change. 4 mirrors "
+                         "SwarmX, 2 a binomial tree, 1 a chain, 0 sends every rank's slices "
+                         "straight to MemoryX's rank",
+                 .min = 0,
                  .max = 4096});
     }
 };

@@ -184,6 +184,7 @@ Status runClusterWorker(comm::Comm& comm, const config::Config& cfg) {
                 options.weightBufferLayers = cfg.wafer.weightBufferLayers;
                 options.comm = &comm;
                 options.memoryxShards = shards;
+                options.reduceFanIn = cfg.memoryx.reduceFanIn;
                 options.groups = groups;  // which gradients leave the systems
                 if (memoryx)
                     executor.emplace(shape, B, T, options, *memoryx, *optimizer);

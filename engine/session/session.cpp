@@ -234,6 +234,7 @@ Status Session::startExecutor(Prepared& p) {
                     : std::string("MemoryX on rank 0"),
                 describePlacement(*m_options.comm, cfg.runconfig.numCsx)));
         if (weights.sharded()) streamingOptions.memoryxShards = plan.shards();
+        streamingOptions.reduceFanIn = cfg.memoryx.reduceFanIn;
     }
     streamingOptions.groups = weights.groups();  // which gradients leave the systems
     streamingOptions.systems = cfg.runconfig.numCsx;

@@ -305,6 +305,19 @@ void Session::finishTraining(Prepared& p, Progress& r) {
             formatBytes(double(st.bytesStreamedOut)), st.maxResidentLayers,
             formatBytes(double(st.peakWaferBufferBytes)), formatBytes(double(st.waferBufferBytes)),
             st.streamInSec > 0 ? 100.0 * st.streamInHiddenSec / st.streamInSec : 0.0));
+    if (st.reduceLinkBytes.size() > 1) {
+        // The tree reduce's links as measured (rank_tree.h): what each rank sent to its parent.
+        std::string links;
+        for (size_t rank = 0; rank < st.reduceLinkBytes.size(); ++rank) {
+            if (rank == 0 && st.reduceLinkBytes[0] == 0) continue;  // the root of every layer
+            links += fmt::format("{}rank {} {}", links.empty() ? "" : ", ", rank,
+                                 formatBytes(double(st.reduceLinkBytes[rank])));
+        }
+        log(LogLine::Level::Info,
+            fmt::format("reduce tree (memoryx.reduce_fan_in {}): gradient bytes each rank sent to "
+                        "its parent in the last step: {}",
+                        cfg.memoryx.reduceFanIn, links));
+    }
     if (p.emulator->on() && r.step > p.startStep) {
         m_summary.emulatedSec = p.emulator->elapsedThrough(r.step);
         log(LogLine::Level::Info,

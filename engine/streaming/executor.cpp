@@ -186,6 +186,7 @@ std::vector<WeightVisit> StreamingExecutor::Impl::stepVisits() const {
 }
 
 void StreamingExecutor::Impl::resetStepTotals() {
+    linkBytesThisStep = 0;
     std::fill(losses.begin(), losses.end(), 0.0);
     std::fill(lbLosses.begin(), lbLosses.end(), 0.0);
     for (auto& perBlock : expertTokens)
@@ -347,22 +348,78 @@ bool StreamingExecutor::Impl::streamLayers(const StepInput& in, const StepHooks&
     return true;
 }
 
-// The losses, summed in system order on rank 0 (one process: its own, in order).
-std::vector<double> StreamingExecutor::Impl::gatherLosses() {
-    std::vector<double> all = losses;
-    if (comm) {
-        std::vector<size_t> bytes;
-        for (size_t n : systemsPerRank) bytes.push_back(n * sizeof(double));
-        all.assign(size_t(options.systems), 0.0);
-        comm->gather(comm::Channel::Gradients, losses.data(), losses.size() * sizeof(double),
-                     all.data(), bytes, 0);
+void StreamingExecutor::Impl::forwardSpansToRoot() {
+    constexpr int kSpanTag = 2;
+    const auto channel = comm::Channel::Gradients;
+    if (!root()) {
+        std::vector<Span> mineOut;
+        {
+            std::lock_guard lock(statsMutex);
+            mineOut.swap(spansForRoot);
+        }
+        // The count and this rank's clock, then the spans: rank 0 shifts them onto its clock.
+        const double header[2] = {double(mineOut.size()), now()};
+        comm->sendExact(channel, 0, kSpanTag, header, sizeof header);
+        comm->sendExact(channel, 0, kSpanTag, mineOut.data(), mineOut.size() * sizeof(Span));
+        return;
     }
+    for (int r = 1; r < comm->size(); ++r) {
+        double header[2] = {0, 0};
+        comm->receiveExact(channel, r, kSpanTag, header, sizeof header);
+        std::vector<Span> theirs(static_cast<size_t>(header[0]));
+        comm->receiveExact(channel, r, kSpanTag, theirs.data(), theirs.size() * sizeof(Span));
+        // Their clock read header[1] as they sent; ours reads now() as it arrives (the transit,
+        // microseconds to milliseconds, is the error).
+        const double shift = now() - header[1];
+        for (Span& span : theirs) {
+            span.start += shift;
+            span.end += shift;
+            if (sink) sink(span);
+        }
+    }
+}
+
+// The losses, summed in system order on rank 0 (one process: its own, in order). Across
+// processes each rank's message also carries the bytes it sent up the reduce tree this step,
+// which rank 0 keeps as the measured load of every link (StreamingStats::reduceLinkBytes).
+std::vector<double> StreamingExecutor::Impl::gatherLosses() {
+    if (!comm) return losses;
+    std::vector<double> mineOut = losses;
+    mineOut.push_back(double(linkBytesThisStep));
+    std::vector<size_t> bytes;
+    for (size_t n : systemsPerRank) bytes.push_back((n + 1) * sizeof(double));
+    std::vector<double> received(size_t(options.systems) + systemsPerRank.size(), 0.0);
+    comm->gather(comm::Channel::Gradients, mineOut.data(), mineOut.size() * sizeof(double),
+                 received.data(), bytes, 0);
+    if (!root()) return losses;
+    std::vector<double> all;
+    std::vector<int64_t> links;
+    size_t at = 0;
+    for (size_t n : systemsPerRank) {
+        all.insert(all.end(), received.begin() + std::ptrdiff_t(at),
+                   received.begin() + std::ptrdiff_t(at + n));
+        links.push_back(int64_t(received[at + n]));
+        at += n + 1;
+    }
+    std::lock_guard lock(statsMutex);
+    stats.reduceLinkBytes = std::move(links);
     return all;
 }
 
+// Across processes every rank's spans reach rank 0's sink once the step is done, so the
+// session, the timeline and the Wafer tab see every system of the job.
 StepResult StreamingExecutor::step(int64_t step, const int32_t* inputs, const int32_t* targets,
                                    double lr, double maxGradientNorm, int64_t updateCount,
                                    uint64_t dropoutSeed, const StepHooks& hooks) {
+    StepResult result =
+        runStep(step, inputs, targets, lr, maxGradientNorm, updateCount, dropoutSeed, hooks);
+    if (m_impl->comm && !result.cancelled) m_impl->forwardSpansToRoot();
+    return result;
+}
+
+StepResult StreamingExecutor::runStep(int64_t step, const int32_t* inputs, const int32_t* targets,
+                                      double lr, double maxGradientNorm, int64_t updateCount,
+                                      uint64_t dropoutSeed, const StepHooks& hooks) {
     Impl& d = *m_impl;
     const Impl::StepInput in{
         step, inputs, targets, lr, updateCount, dropoutSeed, maxGradientNorm > 0.0};

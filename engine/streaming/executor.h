@@ -80,6 +80,8 @@ struct StreamingOptions {
     comm::Comm* comm = nullptr;  // the job's processes (null: this process computes every system)
     // memoryx.shards: ranks holding MemoryX (1: rank 0 alone).
     int memoryxShards = 1;
+    // memoryx.reduce_fan_in: the tree of ranks gradients are reduced in (rank_tree.h).
+    int reduceFanIn = 4;
     // Every parameter's optimizer group (global offsets, sorted): which parameters train, so
     // which gradients are computed, leave the systems and are kept in MemoryX; the sharded
     // gradient norm needs them too. Every rank must pass the same. Empty: the optimizer's groups
@@ -117,6 +119,9 @@ struct StreamingStats {
     int64_t bytesStreamedOut = 0;    // gradients leaving systems (fp32 in both modes)
     double streamInSec = 0.0;        // total time spent copying weights in
     double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
+    // Across processes, the tree reduce's links: bytes each rank sent to its parent in the last
+    // step, as rank 0 learns them with the step's losses (empty elsewhere and in one process).
+    std::vector<int64_t> reduceLinkBytes;  // (ranks); the owner's entry is 0
 };
 
 // How the outside world steers a step between layers (see StreamingExecutor::step).
@@ -162,6 +167,9 @@ public:
     const ShardPlan& shardPlan() const { return m_plan; }
 
 private:
+    StepResult runStep(int64_t step, const int32_t* inputs, const int32_t* targets, double lr,
+                       double maxGradientNorm, int64_t updateCount, uint64_t dropoutSeed,
+                       const StepHooks& hooks);
     void init(const model::GptShape& shape, int globalBatch, int seqLen, MemoryX* memoryx,
               optim::Optimizer* optimizer, SpanSink sink);
     void unshardedStepEnd(StepResult& result, double lr, double maxGradientNorm,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/streaming/executor.h"
+#include "engine/streaming/rank_tree.h"
 #include "engine/streaming/weight_streamer.h"
 #include "engine/streaming/workers.h"
 
@@ -35,16 +36,12 @@ struct StreamingExecutor::Impl {
     comm::Comm* comm = nullptr;  // null when this process computes every system
     comm::SystemRange mine;
     std::vector<size_t> systemsPerRank;
-    // The gradient gather. With more than four systems, each group of four that one rank
-    // computes whole (SwarmX's first tree level) is summed there and sent as one slice
-    // (reduceGroup: the same bits); the other systems' slices are sent as they are.
-    struct GroupPlan {
-        int first = 0, size = 0;  // systems [first, first + size)
-        bool summedByOwner = false;
-    };
-    std::vector<GroupPlan> groups;      // (ceil(N / 4)) when N > 4, else empty
-    std::vector<size_t> slicesPerRank;  // slices each rank sends per layer
-    std::vector<float> gathered, sendBuffer, groupSums;
+    // The gradient reduce across processes (rank_tree.h): one plan per rank whose MemoryX
+    // holds layers (the tree's root), made on first use; node buffers reused layer to layer.
+    std::vector<std::unique_ptr<RankReducePlan>> reducePlans;  // (ranks)
+    std::vector<std::vector<float>> nodeBuffers;
+    std::vector<float> packedLeaves;
+    int64_t linkBytesThisStep = 0;  // sent to this rank's parents (MemoryX's thread)
     Clock::time_point epoch = Clock::now();
 
     std::vector<std::unique_ptr<model::Gpt<float>>> gpts;  // per local system, (micro, T)
@@ -74,7 +71,8 @@ struct StreamingExecutor::Impl {
 
     std::mutex statsMutex;
     StreamingStats stats;
-    std::vector<Span> stepSpans;  // this step's stream-in and compute spans, for overlap stats
+    std::vector<Span> stepSpans;     // this step's stream-in and compute spans, for overlap stats
+    std::vector<Span> spansForRoot;  // a rank other than 0: its spans not yet sent to rank 0
 
     // The step's MoE figures over this process's systems (StepResult).
     void moeStats(StepResult& result) const;
@@ -118,15 +116,22 @@ struct StreamingExecutor::Impl {
           mine(comm ? comm::systemsOfRank(o.systems, comm->size(), comm->rank())
                     : comm::SystemRange{0, o.systems}),
           workers(mine.count) {
-        if (comm) planGather();
+        if (comm) {
+            for (int r = 0; r < comm->size(); ++r)
+                systemsPerRank.push_back(
+                    size_t(comm::systemsOfRank(o.systems, comm->size(), r).count));
+            reducePlans.resize(size_t(comm->size()));
+        }
         if (mx && comm && plan.shards() > 1) base = plan.begin(comm->rank());
     }
 
-    void planGather();
-
-    const GroupPlan* groupStartingAt(int s) const {
-        if (groups.empty() || s % 4 != 0) return nullptr;
-        return &groups[size_t(s / 4)];
+    // The tree a layer owned by `owner` is reduced in.
+    const RankReducePlan& reducePlanFor(int owner) {
+        auto& p = reducePlans[size_t(owner)];
+        if (!p)
+            p = std::make_unique<RankReducePlan>(options.systems, comm->size(), owner,
+                                                 options.reduceFanIn);
+        return *p;
     }
     bool root() const { return !comm || comm->rank() == 0; }
     int rank() const { return comm ? comm->rank() : 0; }
@@ -138,13 +143,19 @@ struct StreamingExecutor::Impl {
 
     void report(Span span) {
         if (comm) span.rank = comm->rank();
-        if (span.kind == SpanKind::StreamIn || span.kind == SpanKind::Forward ||
-            span.kind == SpanKind::Backward) {
+        const bool onWafer = span.kind == SpanKind::StreamIn || span.kind == SpanKind::Forward ||
+                             span.kind == SpanKind::Backward;
+        const bool forRoot = comm && !root();
+        if (onWafer || forRoot) {
             std::lock_guard lock(statsMutex);
-            stepSpans.push_back(span);
+            if (onWafer) stepSpans.push_back(span);
+            if (forRoot) spansForRoot.push_back(span);
         }
         if (sink) sink(span);
     }
+    // Sends this rank's spans of the step to rank 0, which hands them to its sink on its own
+    // clock (a point-to-point exchange every rank makes after each step that was not cancelled).
+    void forwardSpansToRoot();
 
     const model::LayerSlice& layer(int index) const { return table.layers()[size_t(index)]; }
     int headIndex() const { return table.headLayer(); }
@@ -192,10 +203,9 @@ struct StreamingExecutor::Impl {
     void packPieces(int ls, const std::vector<optim::TrainablePiece>& pieces, float* out) const;
 
     // Stream one layer's gradient out of every system (fp32, in bf16 mode too: see executor.h)
-    // and reduce it into MemoryX; on the last
-    // micro-batch also average and (without clipping) update the layer. Runs on MemoryX's thread.
-    // Across processes every rank sends its systems' slices to rank 0 (the Gradients channel),
-    // which reduces all N in system order, as one process does. Only the layer's trainable
+    // and reduce it into MemoryX; on the last micro-batch also average and (without clipping)
+    // update the layer. Runs on MemoryX's thread. Across processes the ranks reduce it in a tree
+    // rooted at the layer's MemoryX rank (treeReduceAcrossRanks). Only the layer's trainable
     // pieces stream out (a frozen layer's none: the caller does not call this for it), packed
     // back to back: each element is summed in the same tree as before, so the bits are the same.
     void reduceLayer(int64_t step, int m, int layerIndex, bool last, bool updateNow, double lr,
@@ -206,8 +216,14 @@ struct StreamingExecutor::Impl {
     void reduceSlice(const std::vector<const float*>& inputs, int m, size_t count, float* out,
                      bool last);
 
-    // The owner's part of a gathered layer: the first level's sums, then the tree.
-    void reduceInto(int64_t step, int m, int layerIndex, std::vector<const float*>& inputs,
+    // This rank's part of the tree reduce of a layer's `count` trainable gradients: its systems'
+    // slices and its children's nodes summed as far as SwarmX's tree allows, then sent to its
+    // parent. Returns the root's children on the owner (pointers into this rank's buffers),
+    // nothing elsewhere.
+    std::vector<const float*> treeReduceAcrossRanks(int layerIndex, size_t count);
+
+    // The owner's last part: the root's children summed into MemoryX.
+    void reduceInto(int64_t step, int m, int layerIndex, const std::vector<const float*>& inputs,
                     size_t count, float* out, bool last, bool contiguous);
 
     void updateLayer(int64_t step, int layerIndex, double lr, double scale, int64_t updateCount);

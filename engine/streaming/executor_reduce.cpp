@@ -1,32 +1,15 @@
 // StreamingExecutor::Impl, the gradient path: each layer's gradient streams out of every system,
-// is gathered across processes and reduced in SwarmX's fixed tree into MemoryX, and the optimizer
-// updates the layer there. See executor_impl.h.
+// is reduced in SwarmX's fixed tree into MemoryX (across processes in a tree of ranks that keeps
+// that tree's order, rank_tree.h), and the optimizer updates the layer there. See executor_impl.h.
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "engine/core/kill_points.h"
 #include "engine/streaming/executor_impl.h"
 #include "engine/streaming/swarmx.h"
 
 namespace ws::streaming {
-
-void StreamingExecutor::Impl::planGather() {
-    const int N = options.systems, P = comm->size();
-    std::vector<int> owner(static_cast<size_t>(N));
-    for (int r = 0; r < P; ++r) {
-        const auto range = comm::systemsOfRank(N, P, r);
-        systemsPerRank.push_back(size_t(range.count));
-        for (int s = range.first; s < range.first + range.count; ++s) owner[size_t(s)] = r;
-    }
-    slicesPerRank.assign(systemsPerRank.begin(), systemsPerRank.end());
-    if (N <= 4) return;  // the root sums the systems directly: nothing to sum on the way
-    for (int first = 0; first < N; first += 4) {
-        GroupPlan g{first, std::min(4, N - first), false};
-        g.summedByOwner = g.size > 1 && owner[size_t(first)] == owner[size_t(first + g.size - 1)];
-        if (g.summedByOwner) slicesPerRank[size_t(owner[size_t(first)])] -= size_t(g.size - 1);
-        groups.push_back(g);
-    }
-}
 
 void StreamingExecutor::Impl::packPieces(int ls, const std::vector<optim::TrainablePiece>& pieces,
                                          float* out) const {
@@ -44,53 +27,19 @@ void StreamingExecutor::Impl::reduceLayer(int64_t step, int m, int layerIndex, b
     std::vector<const float*> inputs;
     if (comm) {
         const double t0 = now();
-        const size_t mySlices = slicesPerRank[size_t(comm->rank())];
-        sendBuffer.resize(mySlices * count);
-        float* slice = sendBuffer.data();
-        std::vector<float> packed;
-        for (int ls = 0; ls < mine.count; slice += count) {
-            const int s = mine.first + ls;
-            const GroupPlan* g = groupStartingAt(s);
-            if (g && g->summedByOwner) {
-                const float* children[4];
-                if (pieces.size() == 1) {
-                    for (int c = 0; c < g->size; ++c)
-                        children[c] = grads[size_t(ls + c)].get() + pieces[0].offset;
-                } else {
-                    packed.resize(size_t(g->size) * count);
-                    for (int c = 0; c < g->size; ++c) {
-                        packPieces(ls + c, pieces, packed.data() + size_t(c) * count);
-                        children[c] = packed.data() + size_t(c) * count;
-                    }
-                }
-                reduceGroup(children, size_t(g->size), count, slice);
-                ls += g->size;
-            } else {
-                packPieces(ls, pieces, slice);
-                ++ls;
-            }
-        }
-        std::vector<size_t> bytes;
-        size_t allSlices = 0;
-        for (size_t n : slicesPerRank) {
-            bytes.push_back(n * count * sizeof(float));
-            allSlices += n;
-        }
         const int owner = ownerOf(layerIndex);
-        if (rank() == owner) gathered.resize(allSlices * count);
-        comm->gather(comm::Channel::Gradients, sendBuffer.data(), sendBuffer.size() * sizeof(float),
-                     gathered.data(), bytes, owner);
+        const std::vector<const float*> rootChildren = treeReduceAcrossRanks(layerIndex, count);
         for (int ls = 0; ls < mine.count; ++ls)
             report(Span{step, m, mine.first + ls, layerIndex, SpanKind::StreamOut,
                         int64_t(count * sizeof(float)), t0, now()});
         {
-            // Rank 0 counts what every system sent (it received them all); the others theirs.
+            // Rank 0 counts what every system sent; the others theirs.
             std::lock_guard lock(statsMutex);
             stats.bytesStreamedOut += int64_t(count * sizeof(float)) * (root() ? N : mine.count);
         }
         if (rank() != owner) return;
         // The layer's trainable pieces are adjacent in the Trainable layout: one range.
-        reduceInto(step, m, layerIndex, inputs, count, gradientOut(pieces[0]), last,
+        reduceInto(step, m, layerIndex, rootChildren, count, gradientOut(pieces[0]), last,
                    pieces.size() == 1 || !fullLayout);
         if (last && updateNow) updateLayer(step, layerIndex, lr, 1.0, updateCount);
         return;
@@ -135,31 +84,66 @@ void StreamingExecutor::Impl::reduceSlice(const std::vector<const float*>& input
     }
 }
 
-void StreamingExecutor::Impl::reduceInto(int64_t step, int m, int layerIndex,
-                                         std::vector<const float*>& inputs, size_t count,
-                                         float* out, bool last, bool contiguous) {
-    const int N = options.systems;
-    if (groups.empty()) {
-        for (int s = 0; s < N; ++s) inputs.push_back(gathered.data() + size_t(s) * count);
-    } else {
-        // The first level's sums, in group order: as received, or summed here from the
-        // slices of a group split between ranks. The tree above them is treeReduce's.
-        groupSums.resize(groups.size() * count);
-        const float* next = gathered.data();
-        for (size_t gi = 0; gi < groups.size(); ++gi) {
-            const GroupPlan& g = groups[gi];
-            if (g.summedByOwner) {
-                inputs.push_back(next);
-                next += count;
-                continue;
-            }
+std::vector<const float*> StreamingExecutor::Impl::treeReduceAcrossRanks(int layerIndex,
+                                                                         size_t count) {
+    constexpr int kReduceTag = 1;
+    const auto& pieces = layerPieces[size_t(layerIndex)];
+    const RankReduceStep& me = reducePlanFor(ownerOf(layerIndex)).of(rank());
+    std::map<ReduceNode, const float*> held;
+    // The leaves: each system's trainable pieces, packed back to back when there are several.
+    if (pieces.size() > 1) packedLeaves.resize(size_t(mine.count) * count);
+    for (int ls = 0; ls < mine.count; ++ls) {
+        const float* leaf = grads[size_t(ls)].get() + pieces[0].offset;
+        if (pieces.size() > 1) {
+            float* packed = packedLeaves.data() + size_t(ls) * count;
+            packPieces(ls, pieces, packed);
+            leaf = packed;
+        }
+        held[{0, mine.first + ls}] = leaf;
+    }
+    // One buffer per node received or summed, all sized before any pointer is taken.
+    size_t needed = me.ownSums.size() + me.sums.size();
+    for (const auto& nodes : me.received) needed += nodes.size();
+    if (nodeBuffers.size() < needed) nodeBuffers.resize(needed);
+    for (size_t i = 0; i < needed; ++i) nodeBuffers[i].resize(count);
+    size_t next = 0;
+    const auto runSums = [&](const std::vector<NodeSum>& sums) {
+        for (const NodeSum& sum : sums) {
             const float* children[4];
-            for (int c = 0; c < g.size; ++c, next += count) children[c] = next;
-            float* sum = groupSums.data() + gi * count;
-            reduceGroup(children, size_t(g.size), count, sum);
-            inputs.push_back(sum);
+            for (size_t c = 0; c < sum.children.size(); ++c) {
+                auto it = held.find(sum.children[c]);
+                children[c] = it->second;
+                held.erase(it);
+            }
+            float* out = nodeBuffers[next++].data();
+            reduceGroup(children, sum.children.size(), count, out);
+            held[sum.node] = out;
+        }
+    };
+    runSums(me.ownSums);
+    for (size_t c = 0; c < me.children.size(); ++c) {
+        for (const ReduceNode& node : me.received[c]) {
+            float* out = nodeBuffers[next++].data();
+            comm->receiveExact(comm::Channel::Gradients, me.children[c], kReduceTag, out,
+                               count * sizeof(float));
+            held[node] = out;
         }
     }
+    runSums(me.sums);
+    std::vector<const float*> result;
+    for (const ReduceNode& node : me.result) result.push_back(held.at(node));
+    if (me.parent < 0) return result;
+    for (const float* node : result)
+        comm->sendExact(comm::Channel::Gradients, me.parent, kReduceTag, node,
+                        count * sizeof(float));
+    linkBytesThisStep += int64_t(result.size() * count * sizeof(float));
+    return {};
+}
+
+void StreamingExecutor::Impl::reduceInto(int64_t step, int m, int layerIndex,
+                                         const std::vector<const float*>& inputs, size_t count,
+                                         float* out, bool last, bool contiguous) {
+    const int N = options.systems;
     const double r0 = now();
     if (contiguous) {
         reduceSlice(inputs, m, count, out, last);

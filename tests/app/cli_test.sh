@@ -964,6 +964,42 @@ EOF
   after=$(count_trial_runs)
   [[ $((after - before)) -eq $((3 - done_before)) ]] \
       || fail "the resume ran $((after - before)) trials, expected $((3 - done_before))" ;;
+mpi_reduce_tree)
+  # memoryx.reduce_fan_in: gradients reduced in a tree of ranks that keeps SwarmX's summation
+  # order (engine/streaming/rank_tree.h). 8 systems over 4 processes as a gather (0), a chain (1),
+  # a binomial tree (2) and SwarmX's fan-in (4), and over 3 processes with 3 MemoryX shards (each
+  # layer's tree rooted at its shard's rank, blocks of 2-3 systems that are not SwarmX's groups):
+  # every job ends with the one-process run's tensors, bit for bit. The measured bytes per link
+  # follow the tree: in the binomial tree rank 3 sends its 2 systems' slices to rank 2, which
+  # sums them with its own into SwarmX's second group and sends 1 slice.
+  mpirun=${WAFER_MPIEXEC:-mpirun}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  tree_args=("${tiny_args[@]}" --set runconfig.num_csx=8 --set train_input.batch_size=8
+             --set model.dropout_rate=0.1 --max-steps 3 --threads 1)
+  "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" "${tree_args[@]}" \
+      --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 || fail "one process: exit $?"
+  link_bytes() {  # the bytes rank $2 sent up, from a job's log $1 ("rank 3 1.5 KiB")
+    grep -o "reduce tree (memoryx.reduce_fan_in [0-9]*): .*" <<<"$1" \
+      | grep -oE "rank $2 [0-9.]+ [KMG]?i?B" | awk '{ m = 1; if ($4 == "KiB") m = 1024;
+          if ($4 == "MiB") m = 1048576; printf "%d\n", $3 * m }'
+  }
+  for run in 4:0:1 4:1:1 4:2:1 4:4:1 3:2:3; do
+    IFS=: read -r np fan shards <<<"$run"
+    dir="$tmp/np${np}f${fan}s${shards}"
+    out=$("$mpirun" --oversubscribe -np "$np" "$wafer" train "$src/presets/gpt-nano.yaml" \
+          --db "$dir.sqlite" "${tree_args[@]}" --set "memoryx.reduce_fan_in=$fan" \
+          --set "memoryx.shards=$shards" --set "runconfig.model_dir=$dir" 2>&1) \
+        || fail "np $np, fan-in $fan, $shards shards: exit $?: $out"
+    same_tensors "$tmp/one/model.safetensors" "$dir/model.safetensors"
+    expect_in "reduce tree (memoryx.reduce_fan_in $fan): gradient bytes each rank sent to its parent in the last step: " "$out"
+    if [[ $fan == 2 && $np == 4 ]]; then
+      b1=$(link_bytes "$out" 1) b2=$(link_bytes "$out" 2) b3=$(link_bytes "$out" 3)
+      [[ -n $b1 && -n $b2 && -n $b3 ]] || fail "no link bytes in: $out"
+      # Ranks 1 and 3 each send 2 raw slices per layer, rank 2 one summed group.
+      awk -v a="$b3" -v b="$b2" -v c="$b1" 'BEGIN { exit !(a > 1.98 * b && a < 2.02 * b && a == c) }' \
+        || fail "binomial tree: expected rank 3 ($b3 B) = rank 1 ($b1 B) = 2 x rank 2 ($b2 B)"
+    fi
+  done ;;
 mpi_sweep|mpi_sweep_fault)
   # mpi_sweep: `mpirun -np P wafer sweep` with P = 2 and 3 records the same sweep as one process
   # (parallel_trials 2): every trial's verdict, loss bit for bit, metrics, log and final tensors

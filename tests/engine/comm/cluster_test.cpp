@@ -5,9 +5,9 @@
 // losses, gradient norms and final weights bit for bit. fp32 and bf16, with and without
 // clipping, one or several micro-batches, with dropout (its per-system seeds follow the system's
 // number in the job, not its rank), and with more than four systems, where a rank sums the
-// groups of four it computes whole before sending them. Then the same with MemoryX sharded over 2
-// and 3 of the ranks (memoryx.shards), frozen groups included. And the same with the training
-// mask (issue 34) in the targets.
+// groups of four it computes whole before sending them, in every shape of the reduce tree. Then the
+// same with MemoryX sharded over 2 and 3 of the ranks (memoryx.shards), frozen groups included. And
+// the same with the training mask (issue 34) in the targets.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,12 +60,13 @@ void stepBatch(int step, int vocab, bool masked, std::vector<int32_t>& in,
 }
 
 Trajectory train(const model::GptShape& shape, double maxNorm, int systems, int microBatch,
-                 comm::Comm* comm, bool masked = false) {
+                 comm::Comm* comm, bool masked = false, int reduceFanIn = 4) {
     model::ParameterTable table(shape);
     StreamingOptions options;
     options.systems = systems;
     options.microBatch = microBatch;
     options.comm = comm;
+    options.reduceFanIn = reduceFanIn;
     Trajectory t;
     std::vector<int32_t> in, out;
     const bool dropout = shape.dropout > 0.0;
@@ -135,6 +136,26 @@ INSTANTIATE_TEST_SUITE_P(
         // on rank 0 (3 ranks split every group of 8).
         std::make_tuple(false, 0.0, 8, 0, false), std::make_tuple(true, 0.5, 6, 2, false),
         std::make_tuple(false, 0.5, 8, 1, true)));
+
+// The reduce tree of ranks (memoryx.reduce_fan_in, engine/streaming/rank_tree.h): a gather, a
+// chain, a binomial tree, fan-in 3 and SwarmX's 4 all give the one-process bits, with 6 and 8
+// systems (blocks that are and are not SwarmX's groups of four), bf16 and clipping.
+TEST(ClusterReduceTree, EveryTreeShapeGivesTheOneProcessBits) {
+    for (int systems : {6, 8}) {
+        model::GptShape shape = testing::streamingShape(true);
+        shape.bf16 = systems == 8;
+        const double maxNorm = systems == 6 ? 0.5 : 0.0;
+        const Trajectory one = train(shape, maxNorm, systems, 0, nullptr);
+        for (int fanIn : {0, 1, 2, 3, 4}) {
+            const Trajectory many = train(shape, maxNorm, systems, 0, g_comm, false, fanIn);
+            if (g_comm->rank() != 0) continue;
+            EXPECT_EQ(many.losses, one.losses) << systems << " systems, fan-in " << fanIn;
+            EXPECT_EQ(many.norms, one.norms) << systems << " systems, fan-in " << fanIn;
+            EXPECT_TRUE(many.weights == one.weights)
+                << systems << " systems, fan-in " << fanIn << ", " << g_comm->size() << " ranks";
+        }
+    }
+}
 
 // MemoryX sharded over the first `shards` ranks (memoryx.shards): each shard initialises its own
 // tensors from the seed, updates its layers and serves their broadcast. Rank 0 gathers the shards
@@ -376,14 +397,13 @@ TEST(ClusterExecutor, EachRankComputesItsContiguousBlockOfSystems) {
 }
 
 // Spans carry the rank that did the work: each rank's own systems' stream-in, compute and
-// stream-out, and rank 0's MemoryX / SwarmX work (reduce, update).
+// stream-out, and rank 0's MemoryX / SwarmX work (reduce, update); rank 0 receives them all.
 TEST(ClusterExecutor, SpansCarryTheRankThatDidTheWork) {
     const model::GptShape shape = testing::streamingShape(true);
     StreamingOptions options;
     options.systems = 3;
     options.comm = g_comm;
     const int rank = g_comm->rank();
-    const auto mine = comm::systemsOfRank(3, g_comm->size(), rank);
     std::mutex mutex;
     std::vector<Span> spans;
     SpanSink sink = [&](const Span& span) {
@@ -407,18 +427,40 @@ TEST(ClusterExecutor, SpansCarryTheRankThatDidTheWork) {
         StreamingExecutor exec(shape, kB, kT, options, **mx, opt, sink);
         exec.step(0, in.data(), out.data(), 1e-2, 0.0, 1, 0);
     }
+    // Each rank's sink sees its own work; rank 0's also every other rank's, sent after the step.
     std::set<SpanKind> kinds;
+    std::set<int> ranksSeen, systemsSeen;
+    double firstStart = 1e300, lastEnd = -1e300;
     for (const Span& span : spans) {
-        kinds.insert(span.kind);
-        EXPECT_EQ(span.rank, rank) << spanKindName(span.kind) << " of system " << span.system;
+        ranksSeen.insert(span.rank);
+        if (span.system >= 0) systemsSeen.insert(span.system);
+        if (span.rank == rank) kinds.insert(span.kind);
+        if (span.rank == 0) {
+            firstStart = std::min(firstStart, span.start);
+            lastEnd = std::max(lastEnd, span.end);
+        }
+        const auto theirs = comm::systemsOfRank(3, g_comm->size(), span.rank);
         if (span.system >= 0) {
-            EXPECT_GE(span.system, mine.first);
-            EXPECT_LT(span.system, mine.first + mine.count);
+            EXPECT_GE(span.system, theirs.first) << "rank " << span.rank;
+            EXPECT_LT(span.system, theirs.first + theirs.count) << "rank " << span.rank;
         }
     }
     EXPECT_TRUE(kinds.count(SpanKind::Forward) && kinds.count(SpanKind::StreamIn) &&
                 kinds.count(SpanKind::StreamOut));
     EXPECT_EQ(kinds.count(SpanKind::Update) > 0, rank == 0);  // MemoryX lives on rank 0
+    if (rank != 0) {
+        EXPECT_EQ(ranksSeen, std::set<int>{rank});
+        return;
+    }
+    EXPECT_EQ(int(ranksSeen.size()), g_comm->size());
+    EXPECT_EQ(systemsSeen, (std::set<int>{0, 1, 2}));
+    // The others' spans are on rank 0's clock: they lie within its own step, give or take the
+    // time a message takes (the step's work overlaps on every rank).
+    for (const Span& span : spans) {
+        if (span.rank == 0) continue;
+        EXPECT_GE(span.start, firstStart - 1.0) << "rank " << span.rank;
+        EXPECT_LE(span.end, lastEnd + 1.0) << "rank " << span.rank;
+    }
 }
 
 }  // namespace
