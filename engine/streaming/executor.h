@@ -117,6 +117,11 @@ struct StreamingStats {
     int64_t bytesStreamedOut = 0;    // gradients leaving systems (fp32 in both modes)
     double streamInSec = 0.0;        // total time spent copying weights in
     double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
+    // Wall time of this process's systems (summed over them, as streamInSec): computing layers
+    // forward and backward, and sending gradients out. Across processes the latter is packing
+    // and waiting in the gradient gather, so a slow link shows here, not as compute.
+    double computeSec = 0.0;
+    double streamOutSec = 0.0;
 };
 
 // How the outside world steers a step between layers (see StreamingExecutor::step).

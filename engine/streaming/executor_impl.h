@@ -139,7 +139,7 @@ struct StreamingExecutor::Impl {
     void report(Span span) {
         if (comm) span.rank = comm->rank();
         if (span.kind == SpanKind::StreamIn || span.kind == SpanKind::Forward ||
-            span.kind == SpanKind::Backward) {
+            span.kind == SpanKind::Backward || span.kind == SpanKind::StreamOut) {
             std::lock_guard lock(statsMutex);
             stepSpans.push_back(span);
         }

@@ -118,6 +118,38 @@ netns_link_down)
   out=$("$wafer" train --resume "$tmp/b/$(basename "$newest")" --db "$tmp/b.sqlite" --threads 1 \
         --set "runconfig.model_dir=$tmp/b" 2>&1) || fail "resume in one process: exit $?: $out"
   same_tensors "$tmp/ref/model.safetensors" "$tmp/b/model.safetensors" ;;
+netns_slow_link)
+  # Host 2's link limited to 2 Mbit/s both ways (tc tbf: this machine's kernel has no netem, so
+  # no added delay). The run still ends with the one-process tensors, and its timing puts the
+  # time where it went: rank 0 waits for host 2's gradients in the gather, which the run reports
+  # as sending gradients out (log line and the store's wall_stream_out_s), not as compute.
+  # Rank 1 sends 5 steps x 20896 gradients x 4 bytes = 418 KB through 250 KB/s: at least 1.6 s
+  # on the wire, whatever the machine's load; the tiny model computes 5 steps in milliseconds.
+  command -v tc >/dev/null || netns_skip "no tc command (install iproute2)"
+  netns_hosts 2
+  args=("${tiny_args[@]}" --set runconfig.num_csx=2 --set train_input.batch_size=4
+        --set runconfig.eval_frequency=0 --max-steps 5)
+  for end in "netns_exec nshost2 tc qdisc add dev eth0" "tc qdisc add dev $(netns_veth nshost2)"; do
+    $end root tbf rate 2mbit burst 4kb latency 2s 2>"$tmp/tc.err" \
+        || netns_skip "tc cannot add a tbf qdisc (rate limit): $(cat "$tmp/tc.err")"
+  done
+  "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" "${args[@]}" \
+      --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 || fail "one process: exit $?"
+  out=$(netns_mpirun --host nshost1,nshost2 -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" \
+        --db "$tmp/slow.sqlite" "${args[@]}" --set "runconfig.model_dir=$tmp/slow" 2>&1) \
+      || fail "2 hosts, a slow link: exit $?: $out"
+  same_tensors "$tmp/one/model.safetensors" "$tmp/slow/model.safetensors"
+  line=$(grep "^wall time of rank 0's systems over this session's 5 steps: " <<<"$out") \
+      || fail "no wall-time line: $out"
+  echo "$line"
+  expect_in "sending gradients out (the gather across processes" "$line"
+  show=$("$wafer" runs show 1 --db "$tmp/slow.sqlite" 2>&1) || fail "runs show: exit $?: $show"
+  metric() { awk -v k="$1" '$1 == k {print $2}' <<<"$show"; }
+  compute=$(metric wall_compute_s) gather=$(metric wall_stream_out_s)
+  [[ -n $compute && -n $gather ]] || fail "runs show has no wall_compute_s and wall_stream_out_s: $show"
+  python3 -c "import sys; c, g = map(float, sys.argv[1:]); sys.exit(0 if g >= 1.0 and c < g / 10 else 1)" \
+      "$compute" "$gather" \
+      || fail "expected over 1 s sending gradients out and a tenth of that computing, got $gather s and $compute s" ;;
 *)
   fail "unknown case $case_name" ;;
 esac
