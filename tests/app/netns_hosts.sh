@@ -12,14 +12,14 @@
 # Every namespace, link and file made here goes away on exit (netns_teardown, trapped), also
 # on failure. Names carry a per-run id, so parallel test runs do not collide; each run has its
 # own bridge, so the same subnet in two runs is two separate networks.
-# Needs: $tmp (the test's folder, removed by the caller), fail (test_helpers.sh).
+# Needs: $tmp (the test's folder; the exit trap set here removes it too) and fail
+# (test_helpers.sh).
 
 netns_subnet=10.213.0.0/24
 netns_id=""
-netns_count=0
 
 netns_skip() {
-  echo "netns tests skipped: $* (these tests make network namespaces, veth pairs and a bridge)"
+  echo "skipped: this test makes hosts of network namespaces, veth pairs and a bridge, but $*"
   exit 77
 }
 
@@ -37,7 +37,14 @@ netns_teardown() {
     ip netns del "$ns" 2>/dev/null
     rm -rf "/etc/netns/$ns"
   done
-  ip link del "wsb$netns_id" 2>/dev/null  # the bridge; deleting a namespace deleted its veth
+  # The links too: a namespace lives on, unnamed, while a killed rank's TCP sockets still
+  # retransmit to a cut-off peer, and its veth with it (deleting one end deletes the pair).
+  local link
+  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' \
+                | grep "^wsv$netns_id"); do
+    ip link del "$link" 2>/dev/null
+  done
+  ip link del "wsb$netns_id" 2>/dev/null  # the bridge
   netns_id=""
 }
 
@@ -56,21 +63,26 @@ netns_add_host() {
 
 netns_hosts() {
   local n=$1 i
-  [[ $EUID -eq 0 ]] || netns_skip "not root (ip netns add, veth pairs and bridges need root)"
-  command -v ip >/dev/null || netns_skip "no ip command (install iproute2)"
-  command -v unshare >/dev/null || netns_skip "no unshare command (install util-linux)"
-  # A short id: interface names have 15 characters at most.
-  netns_id=$(printf '%04x' $(( ($$ ^ RANDOM) & 0xffff )))
+  [[ $EUID -eq 0 ]] || netns_skip "it is not root (they need root)"
+  command -v ip >/dev/null || netns_skip "there is no ip command (install iproute2)"
+  command -v unshare >/dev/null || netns_skip "there is no unshare command (install util-linux)"
+  # A short id (interface names have 15 characters at most), claimed by making the run's
+  # bridge: making a link is atomic, so a parallel run that drew the same id draws again.
+  local id attempt
+  for attempt in $(seq 1 20); do
+    id=$(printf '%04x' $(( (RANDOM << 1 ^ $$ ^ attempt) & 0xffff )))
+    ip link add "wsb$id" type bridge 2>"$tmp/netns.err" && break
+    grep -q "File exists" "$tmp/netns.err" || netns_skip "ip link add type bridge failed: $(cat "$tmp/netns.err")"
+    id=""
+  done
+  [[ -n $id ]] || fail "no free bridge name wsb<id> in 20 tries"
+  netns_id=$id
   trap 'netns_teardown; rm -rf "$tmp"' EXIT
-  if ! ip netns add "wafer-$netns_id-probe" 2>"$tmp/netns.err"; then
-    netns_id=""
+  ip link set "wsb$netns_id" up
+  if ! ip netns add "$(netns_name probe)" 2>"$tmp/netns.err"; then
     netns_skip "ip netns add failed: $(cat "$tmp/netns.err")"
   fi
-  ip netns del "wafer-$netns_id-probe"
-  ip link add "wsb$netns_id" type bridge 2>"$tmp/netns.err" \
-      || netns_skip "cannot make a bridge: $(cat "$tmp/netns.err")"
-  ip link set "wsb$netns_id" up
-  netns_count=$n
+  ip netns del "$(netns_name probe)"
   netns_add_host nshead 10.213.0.254
   for i in $(seq 1 "$n"); do netns_add_host "nshost$i" "10.213.0.$i"; done
   # Host names resolve through each namespace's own /etc/hosts (ip netns exec binds
@@ -82,7 +94,8 @@ netns_hosts() {
   } >"$tmp/netns.hosts"
   for i in head $(seq 1 "$n"); do
     local ns; ns=$(netns_name "nshost$i"); [[ $i == head ]] && ns=$(netns_name nshead)
-    mkdir -p "/etc/netns/$ns" && cp "$tmp/netns.hosts" "/etc/netns/$ns/hosts"
+    mkdir -p "/etc/netns/$ns" && cp "$tmp/netns.hosts" "/etc/netns/$ns/hosts" \
+        || netns_skip "/etc/netns/$ns/hosts (each namespace's /etc/hosts) cannot be written"
   done
 }
 
@@ -100,7 +113,7 @@ netns_link() {  # HOST up|down
 # (nshost1,...). TCP only, on the bridge's subnet: no shared memory (the self BTL is a rank
 # talking to itself). Open MPI notices a host that vanished (no reset, packets just dropped) only
 # through TCP keepalive on its daemons' connections, after oob_tcp_keepalive_time (300 s) plus
-# keepalive_probes (9) x keepalive_intvl (20 s) by default: here 3 + 3 x 1 s.
+# keepalive_probes (9) x keepalive_intvl (20 s) by default: here 5 + 3 x 2 s.
 netns_mpirun() {
   local mpirun=${WAFER_MPIEXEC:-mpirun}
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 WAFER_NETNS_ID=$netns_id \
@@ -108,6 +121,6 @@ netns_mpirun() {
       /bin/sh -c 'hostname nshead && exec "$@"' sh "$mpirun" \
       --mca plm_rsh_agent "$src/tests/app/netns_agent.sh" --mca plm_rsh_no_tree_spawn 1 \
       --mca btl tcp,self --mca btl_tcp_if_include "$netns_subnet" \
-      --mca oob_tcp_if_include "$netns_subnet" --mca oob_tcp_keepalive_time 3 \
-      --mca oob_tcp_keepalive_intvl 1 --mca oob_tcp_keepalive_probes 3 --bind-to none "$@"
+      --mca oob_tcp_if_include "$netns_subnet" --mca oob_tcp_keepalive_time 5 \
+      --mca oob_tcp_keepalive_intvl 2 --mca oob_tcp_keepalive_probes 3 --bind-to none "$@"
 }

@@ -78,18 +78,20 @@ EOF
   diff "$tmp/sweep1.txt" "$tmp/sweep3.txt" >"$tmp/diff" \
       || fail "3 hosts recorded another sweep than one process: $(head -20 "$tmp/diff")" ;;
 netns_link_down)
-  # Host 2's link goes down after the first checkpoint (no reset: its packets are dropped). The
-  # job ends within 60 s with mpirun's message naming the host, the run shows interrupted, and
-  # `--resume` on the remaining host (mpirun -np 1 there) and in one process ends with the
-  # uninterrupted run's tensors.
+  # Host 2's link goes down after the first checkpoint (no reset: its packets are dropped).
+  # Rank 0's peer watch (WAFER_PEER_TIMEOUT, here 2 s) names rank 1 and its host in one message;
+  # mpirun ends the job once TCP keepalive gives the host up (netns_mpirun: 5 + 3 x 2 s), within
+  # 60 s in all; the run shows interrupted, and `--resume` on the remaining host (mpirun -np 1
+  # there) and in one process ends with the uninterrupted run's tensors.
   netns_hosts 2
   args=("${tiny_args[@]}" --set runconfig.num_csx=2 --set train_input.batch_size=4
         --set runconfig.checkpoint_steps=100 --set runconfig.log_steps=100
         --set runconfig.eval_frequency=100 --max-steps 1500)
   "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/ref.sqlite" "${args[@]}" \
       --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "ref: exit $?"
-  netns_mpirun --host nshost1,nshost2 -np 2 "$wafer" train "$src/presets/gpt-nano.yaml" \
-      --db "$tmp/a.sqlite" "${args[@]}" --set "runconfig.model_dir=$tmp/a" >"$tmp/a.log" 2>&1 &
+  netns_mpirun --host nshost1,nshost2 -np 2 -x WAFER_PEER_TIMEOUT=2 "$wafer" train \
+      "$src/presets/gpt-nano.yaml" --db "$tmp/a.sqlite" "${args[@]}" \
+      --set "runconfig.model_dir=$tmp/a" >"$tmp/a.log" 2>&1 &
   job=$!
   for _ in $(seq 1 1500); do [[ -d "$tmp/a/checkpoint-100" ]] && break; sleep 0.02; done
   [[ -d "$tmp/a/checkpoint-100" ]] || { kill -9 "$job"; fail "no checkpoint-100 within 30 s"; }
@@ -101,8 +103,17 @@ netns_link_down)
   echo "the job ended $(( $(date +%s) - down_at )) s after nshost2's link went down"
   [[ -f "$tmp/a/model.safetensors" ]] && fail "the job finished before the link went down"
   log=$(cat "$tmp/a.log")
+  [[ $(grep -c "has not answered for" <<<"$log") -eq 1 ]] \
+      || fail "expected one message naming the silent rank: $log"
+  expect_in "wafer: rank 0 on nshost1: rank 1 on nshost2 has not answered for [0-9.]* s: its host is down or the network to it is cut" "$log"
   expect_in "ORTE has lost communication with a remote daemon" "$log"
   expect_in "Remote daemon: .* on node nshost2" "$log"
+  # Cut off, host 2's daemon gives mpirun up the same way and ends its rank (for the record).
+  for waited in $(seq 0 30); do
+    [[ -z $(ip netns pids "$(netns_name nshost2)") ]] && break
+    sleep 1
+  done
+  echo "processes left in nshost2's namespace $waited s after the job ended: $(ip netns pids "$(netns_name nshost2)" | wc -l)"
   # The run store says which rank ran on that host.
   out=$("$wafer" runs show 1 --db "$tmp/a.sqlite" 2>&1)
   expect_in "interrupted" "$out"
@@ -125,13 +136,13 @@ netns_slow_link)
   # as sending gradients out (log line and the store's wall_stream_out_s), not as compute.
   # Rank 1 sends 5 steps x 20896 gradients x 4 bytes = 418 KB through 250 KB/s: at least 1.6 s
   # on the wire, whatever the machine's load; the tiny model computes 5 steps in milliseconds.
-  command -v tc >/dev/null || netns_skip "no tc command (install iproute2)"
+  command -v tc >/dev/null || netns_skip "there is no tc command (install iproute2)"
   netns_hosts 2
   args=("${tiny_args[@]}" --set runconfig.num_csx=2 --set train_input.batch_size=4
         --set runconfig.eval_frequency=0 --max-steps 5)
   for end in "netns_exec nshost2 tc qdisc add dev eth0" "tc qdisc add dev $(netns_veth nshost2)"; do
     $end root tbf rate 2mbit burst 4kb latency 2s 2>"$tmp/tc.err" \
-        || netns_skip "tc cannot add a tbf qdisc (rate limit): $(cat "$tmp/tc.err")"
+        || netns_skip "tc cannot add a tbf qdisc (the rate limit): $(cat "$tmp/tc.err")"
   done
   "$wafer" train "$src/presets/gpt-nano.yaml" --db "$tmp/one.sqlite" "${args[@]}" \
       --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 || fail "one process: exit $?"
