@@ -14,7 +14,7 @@ packages=(
   libhdf5-dev python3-h5py
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev iproute2
   xvfb xauth python3
   help2man lintian desktop-file-utils shared-mime-info man-db dpkg-dev
 )

@@ -18,10 +18,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "engine/comm/peer_watch.h"
 #include "engine/core/units.h"
 #include "engine/session/chat_run_data.h"
 #include "engine/session/cluster_worker.h"
@@ -65,6 +67,21 @@ void printRankLine(const comm::Comm& comm, int systems) {
               << std::flush;
 }
 
+// Across processes: a rank that stops answering (its host down, the network to it cut) is named
+// in one message, where the others would wait in a collective without a word for as long as TCP
+// retries (comm/peer_watch.h). Every rank starts it once the config is shared, with rank 0's
+// WAFER_PEER_TIMEOUT (mpirun passes a variable to other hosts only with -x).
+std::unique_ptr<comm::PeerWatch> watchPeers(comm::Comm& comm) {
+    int64_t ms = 0;
+    if (comm.rank() == 0) {
+        auto timeout = comm::peerTimeoutFromEnvironment();
+        if (!timeout.ok()) comm.abort(2, timeout.error().message);
+        ms = timeout->count();
+    }
+    comm.broadcast(comm::Channel::Control, &ms, sizeof ms, 0);
+    return std::make_unique<comm::PeerWatch>(comm, std::chrono::milliseconds(ms));
+}
+
 int runTrain(const TrainOptions& opt, CommonOptions& common) {
     std::vector<std::string> overrides = opt.overrides;
     if (opt.maxSteps >= 0) overrides.push_back(fmt::format("runconfig.max_steps={}", opt.maxSteps));
@@ -90,12 +107,14 @@ int runTrain(const TrainOptions& opt, CommonOptions& common) {
     sessionOptions.comm = common.comm;
     auto created = session::Session::create(std::move(loaded).value(), sessionOptions);
     if (!created.ok()) return fail(created.error().message);
+    std::unique_ptr<comm::PeerWatch> watch;
     if (common.comm && common.comm->size() > 1) {
         // Rank 0 of several: the other ranks run the config this session runs.
         std::string yaml = config::saveConfigYaml((*created)->config(), config::YamlStyle::Plain);
         comm::broadcastString(*common.comm, comm::Channel::Control, yaml, 0);
         common.workersStarted = true;
         printRankLine(*common.comm, (*created)->config().runconfig.numCsx);
+        watch = watchPeers(*common.comm);
     }
     return driveSession(**created, common);
 }
@@ -113,6 +132,7 @@ int runTrainWorker(comm::Comm& comm) {
     auto loaded = config::parseConfig(yaml, "the config from rank 0", {});
     if (!loaded.ok()) comm.abort(1, loaded.error().message);
     printRankLine(comm, loaded->config.runconfig.numCsx);
+    const auto watch = watchPeers(comm);
     if (Status st = session::runClusterWorker(comm, loaded->config); !st.ok()) {
         comm.abort(1, st.error().message);
     }

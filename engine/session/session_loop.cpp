@@ -318,6 +318,20 @@ void Session::finishTraining(Prepared& p, Progress& r) {
                         "its parent in the last step: {}",
                         cfg.memoryx.reduceFanIn, links));
     }
+    // Across processes, where rank 0's wall time went (summed over its systems): a slow link
+    // between hosts shows as gradients out (rank 0 waits in the reduce), not as compute. Not in
+    // one process, whose logs and metrics stay free of wall times (sweeps compare them).
+    if (cluster() && r.step > p.startStep) {
+        log(LogLine::Level::Info,
+            fmt::format("wall time of rank 0's systems over this session's {} steps: {} computing "
+                        "layers, {} streaming weights in, {} sending gradients out (the reduce "
+                        "across processes: the network, and waiting for the slowest rank)",
+                        r.step - p.startStep, formatSeconds(st.computeSec),
+                        formatSeconds(st.streamInSec), formatSeconds(st.streamOutSec)));
+        m_impl->record.metric(r.step, "wall_compute_s", st.computeSec, wallClockNow());
+        m_impl->record.metric(r.step, "wall_stream_in_s", st.streamInSec, wallClockNow());
+        m_impl->record.metric(r.step, "wall_stream_out_s", st.streamOutSec, wallClockNow());
+    }
     if (p.emulator->on() && r.step > p.startStep) {
         m_summary.emulatedSec = p.emulator->elapsedThrough(r.step);
         log(LogLine::Level::Info,

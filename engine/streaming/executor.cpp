@@ -59,7 +59,13 @@ void StreamingExecutor::Impl::accountOverlap() {
     for (int s = mine.first; s < mine.first + mine.count; ++s) {
         std::vector<std::pair<double, double>> busy;
         for (const auto& sp : stepSpans) {
-            if (sp.system == s && sp.kind != SpanKind::StreamIn) busy.push_back({sp.start, sp.end});
+            if (sp.system != s) continue;
+            if (sp.kind == SpanKind::Forward || sp.kind == SpanKind::Backward) {
+                busy.push_back({sp.start, sp.end});
+                stats.computeSec += sp.end - sp.start;
+            } else if (sp.kind == SpanKind::StreamOut) {
+                stats.streamOutSec += sp.end - sp.start;
+            }
         }
         for (const auto& sp : stepSpans) {
             if (sp.system != s || sp.kind != SpanKind::StreamIn) continue;

@@ -52,8 +52,8 @@
 // attention, router - then each expert), each its own transfer and StreamIn span (Span::expert),
 // into the block's slot in layout order, so the systems compute the block as one layer, bit for
 // bit the plain step; its gradient streams out and is reduced unit by unit the same way (one
-// process; across processes the gather stays one message per layer). The wafer buffer is
-// counted per visit as before (slots x the largest layer: an MoE block with all its experts).
+// process; across processes each node of the reduce stays one message per layer). The wafer buffer
+// is counted per visit as before (slots x the largest layer: an MoE block with all its experts).
 // Thread-safety: one step at a time; systems compute on their own threads,
 // MemoryX work runs on its own thread, and spans are reported from all of them.
 #pragma once
@@ -119,6 +119,11 @@ struct StreamingStats {
     int64_t bytesStreamedOut = 0;    // gradients leaving systems (fp32 in both modes)
     double streamInSec = 0.0;        // total time spent copying weights in
     double streamInHiddenSec = 0.0;  // of which overlapped a compute on the same system
+    // Wall time of this process's systems (summed over them, as streamInSec): computing layers
+    // forward and backward, and sending gradients out. Across processes the latter is packing
+    // and waiting in the gradient reduce, so a slow link shows here, not as compute.
+    double computeSec = 0.0;
+    double streamOutSec = 0.0;
     // Across processes, the tree reduce's links: bytes each rank sent to its parent in the last
     // step, as rank 0 learns them with the step's losses (empty elsewhere and in one process).
     std::vector<int64_t> reduceLinkBytes;  // (ranks); the owner's entry is 0

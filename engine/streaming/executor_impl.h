@@ -143,12 +143,12 @@ struct StreamingExecutor::Impl {
 
     void report(Span span) {
         if (comm) span.rank = comm->rank();
-        const bool onWafer = span.kind == SpanKind::StreamIn || span.kind == SpanKind::Forward ||
-                             span.kind == SpanKind::Backward;
+        const bool timed = span.kind == SpanKind::StreamIn || span.kind == SpanKind::Forward ||
+                           span.kind == SpanKind::Backward || span.kind == SpanKind::StreamOut;
         const bool forRoot = comm && !root();
-        if (onWafer || forRoot) {
+        if (timed || forRoot) {
             std::lock_guard lock(statsMutex);
-            if (onWafer) stepSpans.push_back(span);
+            if (timed) stepSpans.push_back(span);
             if (forRoot) spansForRoot.push_back(span);
         }
         if (sink) sink(span);

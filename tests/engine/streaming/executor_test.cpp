@@ -232,6 +232,33 @@ TEST(StreamingExecutor, ReportsEverySpanWithBytes) {
     EXPECT_EQ(stats.bytesStreamedIn, kSteps * 2 * perStep);
 }
 
+// The wall-time figures (what a run across processes reports as compute versus sending
+// gradients out) are the spans' durations, summed over the systems: compute is the forward and
+// backward spans, gradients out the stream-out spans, weights in the stream-in spans.
+TEST(StreamingExecutor, WallTimesAreTheSpansDurations) {
+    const auto shape = streamingShape();
+    StreamingOptions options;
+    options.systems = 2;
+    std::vector<Span> spans;
+    StreamingStats stats;
+    trainStreamed(shape, 0.5, options, &stats, &spans);
+    double compute = 0.0, out = 0.0, in = 0.0;
+    for (const auto& s : spans) {
+        const double d = s.end - s.start;
+        if (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward) compute += d;
+        if (s.kind == SpanKind::StreamOut) out += d;
+        if (s.kind == SpanKind::StreamIn) in += d;
+    }
+    EXPECT_GT(compute, 0.0);
+    // Summed in another order than the executor's: equal up to rounding.
+    EXPECT_NEAR(stats.computeSec, compute, 1e-9 * compute + 1e-12);
+    EXPECT_NEAR(stats.streamOutSec, out, 1e-9 * out + 1e-12);
+    EXPECT_NEAR(stats.streamInSec, in, 1e-9 * in + 1e-12);
+    // Sending gradients out is not compute: the stream-in overlap (hidden share) still counts
+    // compute spans only.
+    EXPECT_LE(stats.streamInHiddenSec, stats.streamInSec);
+}
+
 // bf16 mode streams each weight as 2 bytes (converted once from MemoryX's fp32 masters), fp32
 // mode as 4: every weight figure of a bf16 run is exactly half the fp32 run's, and matches the
 // sizes the wafer fit and the config facts use (model_facts.h). The vectors (LayerNorm, biases)
