@@ -16,14 +16,28 @@
 #include "engine/session/run_control.h"
 #include "engine/store/placement_records.h"
 #include "engine/store/run_store.h"
+#include "engine/store/store_recovery.h"
 
 namespace ws::cli {
 namespace {
 
+std::filesystem::path storePath(const CommonOptions& common) {
+    return common.dbPath.empty() ? userDataDir() / "runs.sqlite"
+                                 : std::filesystem::path(common.dbPath);
+}
+
 Result<std::unique_ptr<store::RunStore>> openStore(const CommonOptions& common) {
-    const auto path = common.dbPath.empty() ? userDataDir() / "runs.sqlite"
-                                            : std::filesystem::path(common.dbPath);
-    return store::RunStore::open(path);
+    return store::RunStore::open(storePath(common));
+}
+
+// Listing and showing also work on a store this user may not write (read-only, said once).
+Result<std::unique_ptr<store::RunStore>> openStoreToRead(const CommonOptions& common) {
+    const auto path = storePath(common);
+    auto store = store::RunStore::openForReading(path);
+    if (std::string why = store::notWritableAdvice(path); store.ok() && !why.empty())
+        std::cerr << fmt::format("note: {}; it is read without a change\n",
+                                 why.substr(0, why.find(": the store must be writable")));
+    return store;
 }
 
 nlohmann::json runJson(const store::RunInfo& r) {
@@ -70,7 +84,7 @@ ListedFigures listedFigures(const store::RunStore& store, const store::RunInfo& 
 }
 
 int listRuns(const CommonOptions& common) {
-    auto store = openStore(common);
+    auto store = openStoreToRead(common);
     if (!store.ok()) return fail(store.error().message);
     auto runs = (*store)->listRuns();
     if (!runs.ok()) return fail(runs.error().message);
@@ -103,7 +117,7 @@ int listRuns(const CommonOptions& common) {
 }
 
 int showRun(const CommonOptions& common, int64_t id) {
-    auto store = openStore(common);
+    auto store = openStoreToRead(common);
     if (!store.ok()) return fail(store.error().message);
     auto run = (*store)->getRun(id);
     if (!run.ok()) return fail(run.error().message);

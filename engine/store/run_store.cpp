@@ -158,6 +158,29 @@ struct RunStore::Impl {
     }
 };
 
+namespace {
+
+// A connection to a store this process may not write (notWritableAdvice gives `why`): read-only,
+// and immutable when no -wal file exists (clean: the last writer checkpointed it away), since
+// SQLite can neither create the -shm it would want nor lock a file on a read-only disk. With a
+// -wal (a writer elsewhere, or one that ended without cleaning up) SQLite reads through it.
+Result<std::unique_ptr<SQLite::Database>> openReadOnlyConnection(const fs::path& dbPath,
+                                                                 const std::string& why) {
+    std::error_code ec;
+    const bool wal = fs::exists(fs::path(dbPath.string() + "-wal"), ec);
+    const std::string uri = "file:" + dbPath.string() + (wal ? "" : "?immutable=1");
+    try {
+        auto db = std::make_unique<SQLite::Database>(
+            uri, SQLite::OPEN_READONLY | SQLite::OPEN_URI, kBusyTimeoutMs);
+        db->execAndGet("PRAGMA schema_version");
+        return db;
+    } catch (const std::exception& e) {
+        return Error{fmt::format("{} (reading it read-only failed too: {})", why, e.what())};
+    }
+}
+
+}  // namespace
+
 RunStore::RunStore(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 RunStore::~RunStore() = default;
 
@@ -171,6 +194,29 @@ fs::path RunStore::defaultPath() {
 }
 const fs::path& RunStore::path() const {
     return m_impl->path;
+}
+
+Result<std::unique_ptr<RunStore>> RunStore::openForReading(const fs::path& dbPath) {
+    // A store this process may not write (a read-only disk, folder or file) opens read-only:
+    // its runs can be listed and shown, and anything that writes fails with SQLite's "readonly
+    // database". Its schema must be this build's: upgrading it would be a write.
+    std::error_code ec;
+    const std::string why = notWritableAdvice(dbPath);
+    if (why.empty() || !fs::is_regular_file(dbPath, ec) || fs::file_size(dbPath, ec) == 0)
+        return open(dbPath);
+    detail::useOpenFileDescriptionLocks();
+    auto impl = std::make_unique<Impl>();
+    impl->path = dbPath;
+    impl->name = dbPath.string();
+    auto db = openReadOnlyConnection(dbPath, why);
+    if (!db.ok()) return db.error();
+    if (Status s = detail::migrate(**db, detail::migrations(), impl->name); !s)
+        return Error{fmt::format("{}; {}", why, s.error().message)};
+    auto reader = openReadOnlyConnection(dbPath, why);
+    if (!reader.ok()) return reader.error();
+    impl->reader = std::move(reader).value();
+    impl->writer = std::make_unique<detail::WriteQueue>(std::move(db).value(), impl->name);
+    return std::unique_ptr<RunStore>(new RunStore(std::move(impl)));
 }
 
 Result<std::unique_ptr<RunStore>> RunStore::open(const fs::path& dbPath) {

@@ -72,6 +72,10 @@ public:
     // file: a folder that cannot be created or written, a file that is not an SQLite database or
     // belongs to another application, a schema newer than this build knows.
     static Result<std::unique_ptr<RunStore>> open(const std::filesystem::path& dbPath);
+    // For listing and showing: as open(), except that an existing store this process may not
+    // write (a read-only disk, folder or file: store_recovery.h's notWritableAdvice) opens
+    // read-only instead of failing; then every write returns an error.
+    static Result<std::unique_ptr<RunStore>> openForReading(const std::filesystem::path& dbPath);
     static std::filesystem::path defaultPath();  // userDataDir()/runs.sqlite
     // Where the runs a store numbers keep their folders (run-<id>, sweep-<id>): "runs" beside
     // runs.sqlite, "<name>-runs" beside any other store file, so that two stores in one folder

@@ -260,9 +260,9 @@ std::string notWritableAdvice(const fs::path& dbPath) {
         return {};
     }
     return fmt::format(
-        "run store {} {}: the store must be writable, even to be read (SQLite keeps its -wal "
-        "and -shm files beside it); make it writable, or copy it to a writable folder and give "
-        "that with --db",
+        "run store {} {}: the store must be writable to record or change runs (SQLite keeps "
+        "its -wal and -shm files beside it; `wafer runs list` and `runs show` read it as it "
+        "is); make it writable, or copy it to a writable folder and give that with --db",
         dbPath.string(), why);
 }
 

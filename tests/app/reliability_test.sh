@@ -340,8 +340,9 @@ read_only_model_folder)
   complete_checkpoints "$tmp/ro/model"
   no_partial_files "$tmp/ro/model" ;;
 read_only_store)
-  # A run store on a read-only disk: training with it, and listing it, fail with the file named
-  # and the way out, never "attempt to write a readonly database" alone; nothing is written.
+  # A run store on a read-only disk: training with it fails with the file named and the way out,
+  # never "attempt to write a readonly database" alone; listing and showing it work (read-only);
+  # nothing is written.
   "$wafer" train "$preset" --max-steps 2 --db "$tmp/store/runs.sqlite" "${tiny_args[@]}" \
       --set "runconfig.model_dir=$tmp/model" >/dev/null 2>&1 || fail "train exit $?"
   read_only "$tmp/store" || skip "cannot make a folder read-only here"
@@ -355,10 +356,18 @@ read_only_store)
   expect_in "read-only\|not writable" "$out"
   expect_in "with --db" "$out"
   [[ ! -e "$tmp/model2/model.safetensors" ]] || fail "a run trained without its record"
+  # Listing and showing read it read-only (immutable: no -wal is left), saying so once.
   out=$("$wafer" runs list --db "$tmp/store/runs.sqlite" 2>&1); code=$?
   echo "--- runs list on a read-only store: exit $code"; head -3 <<<"$out"
-  [[ $code -eq 0 ]] && expect_in "run-1\|gpt" "$out"
-  [[ $code -ne 0 ]] && { expect_in "$tmp/store/runs.sqlite" "$out"; expect_in "read-only\|not writable" "$out"; }
+  [[ $code -eq 0 ]] || fail "runs list on a read-only store: exit $code: $out"
+  expect_in "note: run store $tmp/store/runs.sqlite is .*; it is read without a change" "$out"
+  expect_in "gpt" "$out"
+  out=$("$wafer" runs show 1 --json --db "$tmp/store/runs.sqlite" 2>/dev/null) \
+      || fail "runs show on a read-only store: exit $?"
+  expect_in '"status":"finished"' "$out"
+  # Changing it still fails with the way out.
+  out=$("$wafer" runs delete 1 --db "$tmp/store/runs.sqlite" 2>&1) && fail "deleted from a read-only store: $out"
+  expect_in "read-only\|not writable" "$out"
   # `store check` does not call a store it cannot read for want of writing damaged.
   out=$("$wafer" store check --db "$tmp/store/runs.sqlite" 2>&1); code=$?
   echo "--- store check on a read-only store: exit $code"; head -3 <<<"$out"
