@@ -25,6 +25,15 @@ ClusterRates clusterRates(const WaferSpec& spec, int systems) {
     // treeLinks links, both directions), expressed per system stream (all lanes together).
     const double fabric = c.aggregateTbitPerS * 1e12 / 8 * r.systems / std::max(1, c.maxSystems);
     r.fabricBytesPerS = fabric / (2.0 * r.treeLinks);
+    if (r.systems == 1) {
+        // Wired straight to MemoryX: the wafer's I/O is the whole path (no SwarmX, no fabric to
+        // share), so a spec that raises io_gb_per_s alone gets it on one system.
+        r.lineBytesPerS = r.lockstepBytesPerS = r.swarmxBytesPerS = io;
+        r.offloadBytesPerS = io;
+        r.inputBytesPerS = c.hostInputGbPerS * 1e9;
+        r.binding = "wafer I/O";
+        return r;
+    }
     r.lineBytesPerS = std::min({io, links, r.fabricBytesPerS, memoryx});
     r.lockstepBytesPerS = links / r.lockstep;
     r.swarmxBytesPerS = std::min(r.lineBytesPerS, r.lockstepBytesPerS);

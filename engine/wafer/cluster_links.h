@@ -22,9 +22,12 @@
 //   and every system's offloaded activations (N copies: offload is per system, not reduced).
 // - The input servers (host_input_gb_per_s) feed every system its tokens (ids and labels, 4
 //   bytes each), shared by the N systems.
-// A weight or gradient stream runs at the least of: the wafer's I/O, the lanes' lockstep rate,
-// the fabric share and MemoryX; with one system and the shipped specs that is the wafer's I/O,
-// so one system's prediction is what it was before the model.
+// On several systems a weight or gradient stream runs at the least of: the wafer's I/O, the
+// lanes' lockstep rate, the fabric share and MemoryX. One system is wired straight to MemoryX:
+// its wafer's I/O is the whole path (and its offload's), so one system's prediction is what it
+// was before the model, whatever the link figures (a spec that raises io_gb_per_s alone, as
+// presets/teaching-sparsity.yaml does, keeps its effect there; on several systems raise
+// link_gbit_per_s, memoryx_gb_per_s and fabric_aggregate_tbit_per_s with it).
 //
 // Thread-safety: pure functions.
 #pragma once
