@@ -3,11 +3,12 @@
 // waits placed on the timeline and in the time split, and each link's load.
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include "engine/wafer/cluster_links.h"
 #include "engine/wafer/cycle_model.h"
-#include "support/test_shapes.h"
 
 namespace ws::wafer {
 namespace {
@@ -159,6 +160,34 @@ TEST(ClusterLinks, BadFiguresNameTheKey) {
     }
     EXPECT_TRUE(overrideField(spec, "cluster.swarmx_port_jitter=0").ok());
     EXPECT_EQ(spec.cluster.swarmxPortJitter, 0.0);
+}
+
+// A spec file must state the model's figures: a missing one, or a jitter out of [0, 1], is an
+// error naming the file and the key.
+TEST(ClusterLinks, ASpecFileMustStateTheLinks) {
+    const std::string path = WAFER_PRESETS_DIR "/wafers/wse2.yaml";
+    std::ifstream file(path);
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    const std::string text = buffer.str();
+    const std::string line = "  swarmx_port_jitter: 0.2";
+    const size_t at = text.find(line);
+    ASSERT_NE(at, std::string::npos);
+    std::string missing = text;
+    missing.erase(at, line.size());
+    auto noJitter = parseWaferSpec(missing, "wse2.yaml");
+    ASSERT_FALSE(noJitter.ok());
+    EXPECT_NE(noJitter.error().message.find("cluster.swarmx_port_jitter: missing"),
+              std::string::npos)
+        << noJitter.error().message;
+    std::string tooBig = text;
+    tooBig.replace(at, line.size(), "  swarmx_port_jitter: 1.5");
+    auto big = parseWaferSpec(tooBig, "wse2.yaml");
+    ASSERT_FALSE(big.ok());
+    EXPECT_NE(big.error().message.find("wse2.yaml"), std::string::npos);
+    EXPECT_NE(big.error().message.find("cluster.swarmx_port_jitter is 1.5; it must be in [0, 1]"),
+              std::string::npos)
+        << big.error().message;
 }
 
 }  // namespace
