@@ -120,9 +120,11 @@ std::vector<LinkLoad> linkLoads(const WaferSpec& spec, const StepTimeline& t) {
         l.utilization = std::max(down, up) / (capacity * stepS);
         out.push_back(std::move(l));
     };
-    // Each system's lanes carry its weights and gradients, and its own offloaded activations.
-    add("system links", N * lanes, link, (t.weightBytesIn + t.offloadBytes) / lanes,
-        (t.gradientBytesOut + t.offloadBytes) / lanes, wait);
+    // Each system's lanes carry its weights and gradients, and its own offloaded activations
+    // (one system: its wafer's I/O is the whole path, cluster_links.h).
+    add("system links", N * lanes, N > 1 ? link : r.lineBytesPerS / lanes,
+        (t.weightBytesIn + t.offloadBytes) / lanes, (t.gradientBytesOut + t.offloadBytes) / lanes,
+        wait);
     if (N > 1) {
         // Above the systems every link carries the one broadcast and the reduced gradients.
         const int fan = std::max(2, c.swarmxFanOut);
@@ -133,13 +135,16 @@ std::vector<LinkLoad> linkLoads(const WaferSpec& spec, const StepTimeline& t) {
         add("MemoryX link", lanes, link, t.weightBytesIn / lanes, t.gradientBytesOut / lanes, wait);
     }
     // MemoryX's servers: the broadcast root, the reduce root and every system's activations.
-    add("MemoryX servers", 1, c.memoryxGbPerS * 1e9, t.weightBytesIn + N * t.offloadBytes,
-        t.gradientBytesOut + N * t.offloadBytes, 0);
+    add("MemoryX servers", 1,
+        N > 1 ? c.memoryxGbPerS * 1e9 : std::max(c.memoryxGbPerS * 1e9, r.lineBytesPerS),
+        t.weightBytesIn + N * t.offloadBytes, t.gradientBytesOut + N * t.offloadBytes, 0);
     // The job's share of the fabric, against everything on its tree's links (both ways).
-    const double fabricBytes =
-        double(r.treeLinks) * (t.weightBytesIn + t.gradientBytesOut) + 2.0 * N * t.offloadBytes;
-    add("fabric (job's share)", 1, r.fabricBytesPerS * 2.0 * r.treeLinks, fabricBytes, 0, 0);
-    out.back().utilization = fabricBytes / (out.back().capacityBytesPerS * stepS);
+    if (N > 1) {
+        const double fabricBytes =
+            double(r.treeLinks) * (t.weightBytesIn + t.gradientBytesOut) + 2.0 * N * t.offloadBytes;
+        add("fabric (job's share)", 1, r.fabricBytesPerS * 2.0 * r.treeLinks, fabricBytes, 0, 0);
+        out.back().utilization = fabricBytes / (out.back().capacityBytesPerS * stepS);
+    }
     add("host input", 1, c.hostInputGbPerS * 1e9, N * t.inputBytes, 0, t.inputWaitS);
     return out;
 }

@@ -143,6 +143,13 @@ TEST(ClusterLinks, WaitsAreOnTheTimelineAndTheLinksCarryTheirLoad) {
     EXPECT_GT(p->links[0].utilization, 0.05);
     EXPECT_GT(p->links[0].waitS, 0.0);
     EXPECT_EQ(one->links[0].waitS, 0.0);
+    // One system whose wafer I/O is raised alone (presets/teaching-sparsity.yaml's way): its
+    // path is that I/O, so no link reads as busier than it can be.
+    WaferSpec fast = spec;
+    fast.ioGbPerS *= 100;
+    auto quick = predictStep(fast, gpt111m(1), {.frames = false});
+    ASSERT_TRUE(quick.ok());
+    for (const auto& l : quick->links) EXPECT_LE(l.utilization, 1.0 + 1e-9) << l.name;
 }
 
 // Bad figures of the model are errors naming the key and what is allowed.
