@@ -58,6 +58,23 @@ nlohmann::json activationCountsJson(const std::vector<wafer::BlockActivation>& b
             {"recompute_offload", c.recomputeOffload}};
 }
 
+// The contention model's rates and every kind of link's load (cluster_links.h).
+nlohmann::json linksJson(const wafer::StepPrediction& p) {
+    nlohmann::json loads = nlohmann::json::array();
+    for (const auto& l : p.links)
+        loads.push_back({{"name", l.name},
+                         {"count", l.count},
+                         {"capacity_bytes_per_s", l.capacityBytesPerS},
+                         {"bytes_down", l.bytesDown},
+                         {"bytes_up", l.bytesUp},
+                         {"utilization", l.utilization},
+                         {"wait_s", l.waitS}});
+    return {{"lockstep", p.lockstep},
+            {"stream_bytes_per_s", p.swarmxBytesPerS},
+            {"binding", p.linkBinding},
+            {"loads", loads}};
+}
+
 nlohmann::json predictionJson(const wafer::StepPrediction& p, double speedup) {
     const auto& s = p.split;
     nlohmann::json j = {{"event", "predict"},
@@ -79,7 +96,9 @@ nlohmann::json predictionJson(const wafer::StepPrediction& p, double speedup) {
                           {"streaming_s", s.streaming},
                           {"fabric_s", s.fabric},
                           {"reduce_s", s.reduce},
-                          {"bubble_s", s.bubble}}},
+                          {"bubble_s", s.bubble},
+                          {"queueing_s", s.queueing}}},
+                        {"links", linksJson(p)},
                         {"weight_streaming_hidden", p.weightStreamingHidden},
                         {"activations",
                          {{"stored_bytes", p.activations.storedBytes},
@@ -103,6 +122,18 @@ nlohmann::json predictionJson(const wafer::StepPrediction& p, double speedup) {
     return j;
 }
 
+// The links: the rate weights and gradients moved at, what set it, and each link's load.
+void printLinks(const wafer::StepPrediction& p) {
+    std::cout << fmt::format(
+        "links        weights and gradients at {} per system ({}; SwarmX lockstep x{:.3f})\n",
+        formatSi(p.swarmxBytesPerS, "B/s"), p.linkBinding, p.lockstep);
+    for (const auto& l : p.links)
+        std::cout << fmt::format(
+            "             {:<24} {:>5} x {:>10}: {:>5.1f}% busy{}\n", l.name, l.count,
+            formatSi(l.capacityBytesPerS, "B/s"), 100 * l.utilization,
+            l.waitS > 0 ? fmt::format(", {:.4g} s of waits", l.waitS) : std::string());
+}
+
 void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spec,
                      const std::string& name) {
     const auto& s = p.split;
@@ -114,7 +145,8 @@ void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spe
         "step time    {:.4g} s (forward {:.4g} s, backward {:.4g} s)\n"
         "throughput   {:.4g} tokens/s, {:.4g} samples/s\n"
         "MFU          {:.1f}%\n"
-        "time split   compute {} | streaming {} | fabric {} | reduce {} | bubble {}\n"
+        "time split   compute {} | streaming {} | fabric {} | reduce {} | bubble {} | "
+        "queueing {}\n"
         "streaming    weight streaming {} behind compute\n"
         "activations  {} kept for backward vs {} SRAM: {}; with block recompute {} ({}); "
         "at most {} sequences per system fit\n",
@@ -122,10 +154,11 @@ void printPrediction(const wafer::StepPrediction& p, const wafer::WaferSpec& spe
         formatSi(spec.peakFlopsPerS(), "FLOP/s"), p.batchPerSystem, p.seqLen, p.microBatch,
         p.treeDepth, p.stepS, p.forwardS, p.backwardS, p.tokensPerS, p.samplesPerS, 100 * p.mfu,
         percent(s.compute, p.stepS), percent(s.streaming, p.stepS), percent(s.fabric, p.stepS),
-        percent(s.reduce, p.stepS), percent(s.bubble, p.stepS),
+        percent(s.reduce, p.stepS), percent(s.bubble, p.stepS), percent(s.queueing, p.stepS),
         p.weightStreamingHidden ? "hidden" : "NOT hidden", formatBytes(a.storedBytes),
         formatBytes(a.availableBytes), a.fits ? "fit" : "do NOT fit", formatBytes(a.minimalBytes),
         a.fitsWithRecompute ? "fit" : "do not fit", a.maxSequences);
+    printLinks(p);
     if (!p.activationPlan.empty()) std::cout << "plan         " << p.activationPlan << "\n";
     if (!p.blockActivations.empty())
         std::cout << fmt::format(
@@ -308,7 +341,7 @@ int runPredict(const PredictOptionsCli& opt, const CommonOptions& common) {
             printPrediction(*p, *spec, cfg.model.name);
         } else {
             std::cout << fmt::format(
-                "{:>7} {:>7} {:>11.4g} {:>13.4g} {:>8.2f} {:>9.1f}% {:>5.1f}%  {}\n", n,
+                "{:>7} {:>7} {:>11.4g} {:>13.4g} {:>8.2f} {:>9.2f}% {:>5.1f}%  {}\n", n,
                 in.batchPerSystem, p->stepS, p->tokensPerS, speedup,
                 100 * speedup * systems.front() / n, 100 * p->mfu,
                 p->weightStreamingHidden ? "yes" : "no");

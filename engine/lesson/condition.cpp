@@ -241,7 +241,9 @@ std::optional<std::string> runValue(std::string_view name, const RunObservation*
             return std::string(run->streamingHidden ? "true" : "false");
         if (const wafer::StepPrediction* p = run->prediction.get()) {
             if (name == "emulated.compute_ms") return number(p->split.compute * 1e3);
-            if (name == "emulated.weight_wait_ms") return number(p->split.streaming * 1e3);
+            // Waiting on the link, SwarmX's lockstep queueing (cluster_links.h) included.
+            if (name == "emulated.weight_wait_ms")
+                return number((p->split.streaming + p->split.queueing) * 1e3);
             if (name == "emulated.weight_stream_ms") {
                 double total = 0.0;
                 for (const wafer::LayerTiming& t : p->layers) total += t.weightStreamS;
@@ -453,7 +455,8 @@ const std::vector<SubjectInfo>& checkSubjects() {
         {"emulated.compute_ms",
          "the emulated step's time spent computing (its time split's compute part), ms"},
         {"emulated.weight_wait_ms",
-         "the emulated step's time spent waiting for weights (not hidden by prefetch), ms"},
+         "the emulated step's time spent waiting for weights (not hidden by prefetch; on "
+         "several systems SwarmX's lockstep queueing included), ms"},
         {"emulated.weight_stream_ms", "all the step's weight stream-in time, added up, ms"},
         {"emulated.phase_compute_ms",
          "the busiest core's compute time in the layer phase just computed (run.phase), ms"},

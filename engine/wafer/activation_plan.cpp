@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "engine/core/units.h"
+#include "engine/wafer/cluster_links.h"
 
 namespace ws::wafer {
 
@@ -97,7 +98,8 @@ Roofline roofline(const WaferSpec& spec, const StepInput& in, int mb) {
     const LayerOps hf = headOps(S, mb, in.seqLen, Pass::Forward, spec);
     r.headF = seconds(hf);
     r.headB = seconds(headOps(S, mb, in.seqLen, Pass::Backward, spec));
-    const double io = spec.ioBytesPerS();
+    // Weights move at SwarmX's rate for the run's system count (cluster_links.h).
+    const double io = clusterRates(spec, in.numSystems).swarmxBytesPerS;
     r.blockWeightsS = bf.weightValues * wbpv / io;
     r.headWeightsS = hf.weightValues * wbpv / io;
     r.embWeightsS = embeddingOps(S, mb, in.seqLen, Pass::Forward, spec).weightValues * wbpv / io;
@@ -107,7 +109,7 @@ Roofline roofline(const WaferSpec& spec, const StepInput& in, int mb) {
 double estimateStepS(const WaferSpec& spec, const StepInput& in, int mb,
                      const ActivationCounts& c) {
     const Roofline r = roofline(spec, in, mb);
-    const double io = spec.ioBytesPerS();
+    const double io = clusterRates(spec, in.numSystems).offloadBytesPerS;
     const double tokens = double(mb) * in.seqLen;
     double micro =
         r.embWeightsS + std::max(r.headF, r.headWeightsS) + std::max(r.headB, r.headWeightsS);

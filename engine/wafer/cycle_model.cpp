@@ -72,8 +72,17 @@ Result<StepPrediction> predictStep(const WaferSpec& spec, const StepInput& in,
     auto plan = planStep(spec, in, opt.frames);
     if (!plan.ok()) return plan.error();
     const std::vector<PhaseVisit> order = scheduleStep(in.shape, *plan);
-    StepTimeline timeline = simulateStep(spec, in, *plan, order);
-    StepPrediction out = accountStep(spec, in, *plan, order, std::move(timeline));
+    const ClusterRates rates = clusterRates(spec, in.numSystems);
+    StepTimeline timeline = simulateStep(spec, in, *plan, order, rates);
+    // What lockstep costs (TimeSplit::queueing): the same step with SwarmX at line rate.
+    double lineRateStepS = -1;
+    if (rates.waitFraction > 0) {
+        ClusterRates line = rates;
+        line.swarmxBytesPerS = rates.lineBytesPerS;
+        line.waitFraction = 0;
+        lineRateStepS = simulateStep(spec, in, *plan, order, line).stepS;
+    }
+    StepPrediction out = accountStep(spec, in, *plan, order, std::move(timeline), lineRateStepS);
     if (opt.frames) addUtilizationFrames(out, spec, *plan, order, opt);
     return out;
 }

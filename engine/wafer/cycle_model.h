@@ -171,6 +171,22 @@ struct TimeSplit {
     double fabric = 0;     // fabric-bound excess and fill latency
     double reduce = 0;     // SwarmX reduce latency exposed at the end of the step
     double bubble = 0;     // iteration boundary: first stream-in, last update in MemoryX
+    // The part of the link waits above (streaming, then bubble, then reduce) that lockstep over
+    // SwarmX adds (cluster_links.h): the step minus the same step at the links' line rate.
+    // 0 on one system.
+    double queueing = 0;
+};
+
+// One kind of link around the systems and what a step puts on it (cluster_links.h), per link:
+// the GUI's cluster diagram draws these.
+struct LinkLoad {
+    std::string name;              // "system links", "SwarmX level 1 uplinks", "MemoryX link", ...
+    int count = 0;                 // links of this kind in the job, all lanes
+    double capacityBytesPerS = 0;  // each, each direction (fabric: the job's share, all links)
+    double bytesDown = 0;    // per link per step toward the systems: weights, activations back
+    double bytesUp = 0;      // toward MemoryX: gradients (reduced above the systems), activations
+    double utilization = 0;  // max(down, up) / (capacity x step); fabric: (down + up) / ...
+    double waitS = 0;        // per step: transfer time on it spent waiting for the slowest link
 };
 
 struct ActivationFit {
@@ -197,6 +213,9 @@ struct TimelineSpan {
     // layer's values (1 for a whole layer).
     int expert = -1;
     double share = 1.0;
+    // A weight / gradient transfer (StreamIn, StreamOut, Reduce): the part of it spent waiting
+    // for SwarmX's slowest link (lockstep, cluster_links.h); 0 on one system.
+    double waitS = 0;
 };
 
 // Offloaded activations on the system's link to MemoryX: out after a block's forward, in before
@@ -226,7 +245,14 @@ struct StepPrediction {
     double reduceS = 0;          // SwarmX reduce latency per layer x layers (overlapped mostly)
     double optimizerS = 0;       // total MemoryX update time (overlapped but the last)
     double bubbleS = 0;          // == split.bubble
-    double tokensPerS = 0;       // all systems
+    // The links (cluster_links.h): the lockstep factor (slowest link's chunk time over a
+    // link's mean), the rate one system's weights and gradients moved at, what set it, and the
+    // load on each kind of link.
+    double lockstep = 1;
+    double swarmxBytesPerS = 0;
+    std::string linkBinding;
+    std::vector<LinkLoad> links;
+    double tokensPerS = 0;  // all systems
     double samplesPerS = 0;
     double modelFlopsPerStep = 0;        // all systems, model::stepTrainingFlopsPerToken x tokens
     double mfu = 0;                      // modelFlopsPerStep / (stepS x peak x N)

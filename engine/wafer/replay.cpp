@@ -82,7 +82,11 @@ StepReplay::StepReplay(std::shared_ptr<const StepPrediction> prediction, double 
         const TimelineSpan& s = m_spans[i];
         const auto it = phases.find({layerName(s.layer, m_numBlocks), s.backwardPass});
         if (it == phases.end()) continue;
-        const double io = std::max(0.0, ioBytesPerS);
+        // The rate the prediction timed its transfers at (cluster_links.h: on more than one
+        // system SwarmX's lockstep rate, below the spec's I/O).
+        const double io = ioBytesPerS > 0 && m_prediction->swarmxBytesPerS > 0
+                              ? m_prediction->swarmxBytesPerS
+                              : std::max(0.0, ioBytesPerS);
         // (An MoE block's stream unit moves its share of the layer's bytes.)
         if (s.kind == SpanKind::StreamIn) m_bytes[i] = it->second->weightStreamS * io * s.share;
         if (s.kind == SpanKind::StreamOut) m_bytes[i] = it->second->gradStreamS * io * s.share;

@@ -52,7 +52,13 @@ std::vector<Field> clusterFields(ClusterSpec& c) {
             {"swarmx_fan_out", &c.swarmxFanOut, 1, true},
             {"swarmx_hop_latency_us", &c.swarmxHopLatencyUs, 0, false},
             {"memoryx_update_gparams_per_s", &c.memoryxUpdateGparamsPerS, 0, true},
-            {"memoryx_bytes", &c.memoryxBytes, 0, true}};
+            {"memoryx_bytes", &c.memoryxBytes, 0, true},
+            {"link_gbit_per_s", &c.linkGbitPerS, 0, true},
+            {"links_per_system", &c.linksPerSystem, 0, true},
+            {"fabric_aggregate_tbit_per_s", &c.aggregateTbitPerS, 0, true},
+            {"memoryx_gb_per_s", &c.memoryxGbPerS, 0, true},
+            {"host_input_gb_per_s", &c.hostInputGbPerS, 0, true},
+            {"swarmx_port_jitter", &c.swarmxPortJitter, 0, false}};
 }
 
 std::string where(std::string_view source, const YAML::Mark& mark) {
@@ -139,6 +145,14 @@ int ClusterSpec::treeDepth(int systems) const {
     return depth;
 }
 
+int ClusterSpec::treeLinks(int systems) const {
+    if (systems <= 1) return 1;
+    const int fan = std::max(2, swarmxFanOut);
+    int links = 0;
+    for (int64_t level = systems; level > 1; level = (level + fan - 1) / fan) links += int(level);
+    return links + 1;  // the root's link to MemoryX
+}
+
 Status WaferSpec::validate() const {
     std::vector<std::string> problems;
     auto positive = [&](double v, const char* key) {
@@ -155,6 +169,16 @@ Status WaferSpec::validate() const {
     positive(cluster.maxSystems, "cluster.max_systems");
     positive(cluster.memoryxUpdateGparamsPerS, "cluster.memoryx_update_gparams_per_s");
     positive(cluster.memoryxBytes, "cluster.memoryx_bytes");
+    positive(cluster.linkGbitPerS, "cluster.link_gbit_per_s");
+    positive(cluster.linksPerSystem, "cluster.links_per_system");
+    positive(cluster.aggregateTbitPerS, "cluster.fabric_aggregate_tbit_per_s");
+    positive(cluster.memoryxGbPerS, "cluster.memoryx_gb_per_s");
+    positive(cluster.hostInputGbPerS, "cluster.host_input_gb_per_s");
+    if (!(cluster.swarmxPortJitter >= 0 && cluster.swarmxPortJitter <= 1))
+        problems.push_back(
+            fmt::format("cluster.swarmx_port_jitter is {}; it must be in [0, 1] (a chunk's time is "
+                        "mean x (1 + jitter x (Exp(1) - 1)), which stays positive only up to 1)",
+                        cluster.swarmxPortJitter));
     if (hopLatencyCycles < 0)
         problems.push_back(
             fmt::format("wafer.hop_latency_cycles is {}; it must be >= 0", hopLatencyCycles));

@@ -27,9 +27,23 @@ struct ClusterSpec {
     double swarmxHopLatencyUs = 1.0;      // per tree level, each way (assumed)
     double memoryxUpdateGparamsPerS = 1;  // AdamW updates MemoryX applies per second (assumed)
     double memoryxBytes = 0;              // weight + optimizer capacity of MemoryX
+    // The links (cluster_links.h uses them; the contention model is stated there).
+    double linkGbitPerS = 100;        // one SwarmX port / system link, each direction
+    int linksPerSystem = 12;          // a system's links into SwarmX (its I/O lanes)
+    double aggregateTbitPerS = 1000;  // the whole fabric of a max_systems cluster, all links
+    double memoryxGbPerS = 150;       // MemoryX servers' network bandwidth, each direction
+    double hostInputGbPerS = 12.5;    // input servers -> all systems (tokens), shared
+    // The one assumed constant of the contention model: the coefficient of variation of one
+    // chunk's time through a SwarmX port (cluster_links.h). 0 = lockstep costs nothing.
+    double swarmxPortJitter = 0.2;
 
     // ⌈log_fanOut N⌉: levels of the reduce tree between N systems and MemoryX (0 for one).
     int treeDepth(int systems) const;
+    // Links of one SwarmX lane's tree for N systems: each system's, each node's uplink and the
+    // root's link to MemoryX (1 for one system, wired straight to MemoryX).
+    int treeLinks(int systems) const;
+    // One system's links, bytes per second each direction (links x rate).
+    double systemLinkBytesPerS() const { return linksPerSystem * linkGbitPerS * 1e9 / 8; }
 };
 
 struct WaferSpec {

@@ -1,6 +1,8 @@
 // The account phase of the cycle model (step_accounting.h).
 #include "engine/wafer/step_accounting.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -74,7 +76,7 @@ void accountActivations(StepPrediction& out, const WaferSpec& spec, const StepIn
     const ActivationCounts counts = countsOf(acts);
     out.residentActivationBytes = residentActivationBytes(S, tokens, counts);
     out.offloadBytesPerStep = offloadBytesPerMicroBatch(S, tokens, counts) * plan.micros;
-    out.offloadS = 2 * out.offloadBytesPerStep / spec.ioBytesPerS();
+    out.offloadS = 2 * out.offloadBytesPerStep / clusterRates(spec, in.numSystems).offloadBytesPerS;
     if (!plan.anyRecompute()) return;
     for (const auto& visit : order) {
         if (visit.kind < plan.firstRecompute) continue;
@@ -104,8 +106,52 @@ std::vector<Span> everySystem(const std::vector<Span>& systemZero, int systems, 
 
 }  // namespace
 
+std::vector<LinkLoad> linkLoads(const WaferSpec& spec, const StepTimeline& t) {
+    const ClusterSpec& c = spec.cluster;
+    const ClusterRates& r = t.rates;
+    const int N = r.systems, lanes = c.linksPerSystem;
+    const double link = c.linkGbitPerS * 1e9 / 8;
+    const double wait = N > 1 ? t.lockstepWaitS : 0.0;
+    const double stepS = std::max(t.stepS, 1e-30);
+    std::vector<LinkLoad> out;
+    auto add = [&](std::string name, int count, double capacity, double down, double up,
+                   double waitS) {
+        LinkLoad l{std::move(name), count, capacity, down, up, 0, waitS};
+        l.utilization = std::max(down, up) / (capacity * stepS);
+        out.push_back(std::move(l));
+    };
+    // Each system's lanes carry its weights and gradients, and its own offloaded activations
+    // (one system: its wafer's I/O is the whole path, cluster_links.h).
+    add("system links", N * lanes, N > 1 ? link : r.lineBytesPerS / lanes,
+        (t.weightBytesIn + t.offloadBytes) / lanes, (t.gradientBytesOut + t.offloadBytes) / lanes,
+        wait);
+    if (N > 1) {
+        // Above the systems every link carries the one broadcast and the reduced gradients.
+        const int fan = std::max(2, c.swarmxFanOut);
+        int level = 0;
+        for (int64_t nodes = (N + fan - 1) / fan; nodes > 1; nodes = (nodes + fan - 1) / fan)
+            add(fmt::format("SwarmX level {} uplinks", ++level), int(nodes) * lanes, link,
+                t.weightBytesIn / lanes, t.gradientBytesOut / lanes, wait);
+        add("MemoryX link", lanes, link, t.weightBytesIn / lanes, t.gradientBytesOut / lanes, wait);
+    }
+    // MemoryX's servers: the broadcast root, the reduce root and every system's activations.
+    add("MemoryX servers", 1,
+        N > 1 ? c.memoryxGbPerS * 1e9 : std::max(c.memoryxGbPerS * 1e9, r.lineBytesPerS),
+        t.weightBytesIn + N * t.offloadBytes, t.gradientBytesOut + N * t.offloadBytes, 0);
+    // The job's share of the fabric, against everything on its tree's links (both ways).
+    if (N > 1) {
+        const double fabricBytes =
+            double(r.treeLinks) * (t.weightBytesIn + t.gradientBytesOut) + 2.0 * N * t.offloadBytes;
+        add("fabric (job's share)", 1, r.fabricBytesPerS * 2.0 * r.treeLinks, fabricBytes, 0, 0);
+        out.back().utilization = fabricBytes / (out.back().capacityBytesPerS * stepS);
+    }
+    add("host input", 1, c.hostInputGbPerS * 1e9, N * t.inputBytes, 0, t.inputWaitS);
+    return out;
+}
+
 StepPrediction accountStep(const WaferSpec& spec, const StepInput& in, const StepPlan& plan,
-                           const std::vector<PhaseVisit>& order, StepTimeline timeline) {
+                           const std::vector<PhaseVisit>& order, StepTimeline timeline,
+                           double lineRateStepS) {
     const auto& S = in.shape;
     const int B = plan.batchPerSystem, T = plan.seqLen, N = in.numSystems;
     const double clock = spec.clockHz();
@@ -124,7 +170,21 @@ StepPrediction accountStep(const WaferSpec& spec, const StepInput& in, const Ste
     out.reduceS = timeline.reduceS;
     out.optimizerS = timeline.optimizerS;
     out.split = splitStepTime(in, plan, order, timeline, clock, &out.weightStreamingHidden);
+    // Lockstep's share of the link waits, taken out of them (the parts still add up).
+    if (lineRateStepS >= 0) {
+        double left = std::max(0.0, timeline.stepS - lineRateStepS);
+        for (double* part : {&out.split.streaming, &out.split.bubble, &out.split.reduce}) {
+            const double taken = std::min(left, *part);
+            *part -= taken;
+            out.split.queueing += taken;
+            left -= taken;
+        }
+    }
     out.bubbleS = out.split.bubble;
+    out.lockstep = timeline.rates.lockstep;
+    out.swarmxBytesPerS = timeline.rates.swarmxBytesPerS;
+    out.linkBinding = timeline.rates.binding;
+    out.links = linkLoads(spec, timeline);
 
     out.modelFlopsPerStep = (S.hasLora() ? model::stepTrainingFlopsPerToken(S, T) * B * T
                                          : model::trainingFlopsPerStep(S, B, T)) *

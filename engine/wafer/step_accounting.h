@@ -17,8 +17,14 @@
 namespace ws::wafer {
 
 // The prediction of a simulated step, without frames (StepPrediction::frames stays empty).
+// `lineRateStepS`: the same step with SwarmX at its links' line rate (no lockstep waits), which
+// sets TimeSplit::queueing; < 0 when it is the same step.
 StepPrediction accountStep(const WaferSpec& spec, const StepInput& input, const StepPlan& plan,
-                           const std::vector<PhaseVisit>& order, StepTimeline timeline);
+                           const std::vector<PhaseVisit>& order, StepTimeline timeline,
+                           double lineRateStepS = -1);
+
+// The load a simulated step puts on each kind of link (StepPrediction::links).
+std::vector<LinkLoad> linkLoads(const WaferSpec& spec, const StepTimeline& timeline);
 
 // Where the step's time goes: walks the wafer's compute windows; the parts add up to
 // timeline.stepS. `hidden` (optional): whether no layer phase but the embeddings' waited on

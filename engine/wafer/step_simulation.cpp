@@ -37,14 +37,16 @@ using streaming::SpanKind;
 class Simulator {
 public:
     Simulator(const WaferSpec& spec, const StepInput& in, const StepPlan& plan,
-              const std::vector<PhaseVisit>& order)
+              const std::vector<PhaseVisit>& order, const ClusterRates& rates)
         : m_spec(spec),
           m_in(in),
           m_plan(plan),
           m_order(order),
           m_clock(spec.clockHz()),
-          m_io(spec.ioBytesPerS()),
+          m_io(rates.swarmxBytesPerS),
+          m_offloadRate(rates.offloadBytesPerS),
           m_updateRate(spec.cluster.memoryxUpdateGparamsPerS * 1e9) {
+        m_out.rates = rates;
         m_out.treeDepth = spec.cluster.treeDepth(in.numSystems);
         const double bpv = spec.streamBytesPerValue;
         m_gradientBpv = bpv;
@@ -84,14 +86,19 @@ private:
         const PlannedLayer& p = kindOf(i);
         const Pass pass = p.ops.pass;
         const double streamS = p.ops.weightValues * m_weightBpv / io();
+        m_out.weightBytesIn += p.ops.weightValues * m_weightBpv;
+        m_out.lockstepWaitS += streamS * m_out.rates.waitFraction;
         // Offloaded activations (activation_memory.h): back in ahead of a backward phase's
         // weights, out behind a forward phase on the outbound link.
-        const double actS = m_order[i].offloadBytes / io();
+        const double actS = m_order[i].offloadBytes / m_offloadRate;
         const double actInS = pass == Pass::Backward ? actS : 0.0;
         const double actOutS = pass == Pass::Forward ? actS : 0.0;
-        placePhase(i, p.busyCycles / clock(), streamS, actInS);
+        if (pass == Pass::Forward) m_out.offloadBytes += m_order[i].offloadBytes;
+        const double inputReady = inputReadyFor(i);
+        placePhase(i, p.busyCycles / clock(), streamS, actInS, inputReady);
         PhaseWindow& w = m_out.phases[i];
         const PhaseVisit& st = m_order[i];
+        if (st.layerIndex == 0 && pass == Pass::Forward) m_microStarts.push_back(w.computeStart);
         if (actInS > 0)
             m_out.activationSpans.push_back({0, st.micro, st.layerIndex, false, st.offloadBytes,
                                              w.inStart, w.inStart + actInS});
@@ -103,7 +110,9 @@ private:
             m_out.activationSpans.push_back(
                 {0, st.micro, st.layerIndex, true, st.offloadBytes, oStart, m_outEnd});
         }
-        if (streamS > 0) transferSpans(SpanKind::StreamIn, st, pass, w.inStart + actInS, w.inEnd);
+        if (streamS > 0)
+            transferSpans(SpanKind::StreamIn, st, pass, w.inStart + actInS, w.inEnd,
+                          streamS * m_out.rates.waitFraction);
         span(pass == Pass::Forward ? SpanKind::Forward : SpanKind::Backward, st, pass,
              w.computeStart, w.computeEnd);
         LayerTiming t = layerTiming(i, streamS);
@@ -111,8 +120,22 @@ private:
         m_out.layers.push_back(std::move(t));
     }
 
-    // The phase's inbound stream and compute window (PhaseWindow), from the phases before it.
-    void placePhase(size_t i, double busyS, double streamS, double actInS) {
+    // Host input (cluster_links.h): a micro-batch's tokens stream from the input servers while
+    // the micro-batch before it computes (the first one's during the step before), so the
+    // embeddings' forward of micro-batch k > 0 cannot start before micro-batch k - 1 started
+    // plus their transfer. Returns that earliest start (0: no constraint).
+    double inputReadyFor(size_t i) {
+        const PhaseVisit& st = m_order[i];
+        if (st.layerIndex != 0 || kindOf(i).ops.pass != Pass::Forward) return 0;
+        const double bytes = double(m_plan.microBatch) * m_plan.seqLen * kInputBytesPerToken;
+        m_out.inputBytes += bytes;
+        if (m_microStarts.empty()) return 0;
+        return m_microStarts.back() + bytes / m_out.rates.inputBytesPerS;
+    }
+
+    // The phase's inbound stream and compute window (PhaseWindow), from the phases before it;
+    // its compute starts no earlier than `inputReady` (its tokens, inputReadyFor).
+    void placePhase(size_t i, double busyS, double streamS, double actInS, double inputReady) {
         auto& ph = m_out.phases;
         PhaseWindow& w = ph[i];
         const double fillS = fillCycles(m_spec) / clock();
@@ -130,6 +153,7 @@ private:
             }
             if (i >= 2 && ph[i - 2].drainEnd > 0)
                 w.computeStart = std::max(w.computeStart, ph[i - 2].drainEnd);
+            holdForInput(w, inputReady);
             w.computeEnd = std::max(w.computeStart + busyS, streamS > 0 ? w.inEnd + fillS : 0.0);
         } else {
             // One buffer: the slot is free once layer i-1 has computed; layer i computes once
@@ -140,8 +164,15 @@ private:
             w.computeStart = std::max(prevEnd, w.inEnd);
             if (i >= 2 && ph[i - 2].drainEnd > 0)
                 w.computeStart = std::max(w.computeStart, ph[i - 2].drainEnd);
+            holdForInput(w, inputReady);
             w.computeEnd = w.computeStart + busyS;
         }
+    }
+
+    void holdForInput(PhaseWindow& w, double inputReady) {
+        if (inputReady <= w.computeStart) return;
+        m_out.inputWaitS += inputReady - w.computeStart;
+        w.computeStart = inputReady;
     }
 
     LayerTiming layerTiming(size_t i, double streamS) const {
@@ -184,12 +215,16 @@ private:
         const Pass pass = p.ops.pass;
         const PhaseWindow& w = m_out.phases[i];
         const double gradS = p.ops.gradientValues * m_gradientBpv / io();
+        const double waitS = gradS * m_out.rates.waitFraction;
         t.gradStreamS = gradS;
+        m_out.gradientBytesOut += p.ops.gradientValues * m_gradientBpv;
+        m_out.lockstepWaitS += waitS;
         const double oStart = std::max(m_outEnd, w.computeStart);
         m_outEnd = std::max(oStart + gradS, w.computeEnd);
-        transferSpans(SpanKind::StreamOut, st, pass, oStart, m_outEnd);
+        transferSpans(SpanKind::StreamOut, st, pass, oStart, m_outEnd, waitS);
         const double reduceEnd = m_outEnd + m_treeLatency;
-        if (m_in.numSystems > 1) transferSpans(SpanKind::Reduce, st, pass, oStart, reduceEnd);
+        if (m_in.numSystems > 1)
+            transferSpans(SpanKind::Reduce, st, pass, oStart, reduceEnd, waitS);
         m_lastReduceEnd = reduceEnd;
         m_out.gradientStreamS += gradS;
         m_out.reduceS += m_treeLatency;
@@ -215,26 +250,30 @@ private:
         }
     }
 
-    void span(SpanKind k, const PhaseVisit& st, Pass pass, double a, double b) {
+    void span(SpanKind k, const PhaseVisit& st, Pass pass, double a, double b, double waitS = 0) {
         const bool shared = k == SpanKind::Reduce || k == SpanKind::Update;
-        (shared ? m_out.sharedSpans : m_out.spans)
-            .push_back({shared ? -1 : 0, st.micro, st.layerIndex, k, pass == Pass::Backward, a, b});
+        auto& spans = shared ? m_out.sharedSpans : m_out.spans;
+        spans.push_back(
+            {shared ? -1 : 0, st.micro, st.layerIndex, k, pass == Pass::Backward, a, b});
+        spans.back().waitS = waitS;
     }
 
     // A transfer of a layer's weights or gradients: an MoE block's moves as units, its shared
-    // part then each expert, one after another, each taking its share of [a, b).
-    void transferSpans(SpanKind k, const PhaseVisit& st, Pass pass, double a, double b) {
+    // part then each expert, one after another, each taking its share of [a, b) (and of
+    // `waitS`, the part of it spent on SwarmX's slowest link).
+    void transferSpans(SpanKind k, const PhaseVisit& st, Pass pass, double a, double b,
+                       double waitS) {
         const auto& S = m_in.shape;
         const int block = st.layerIndex - 1;
         const bool moe = block >= 0 && block < S.layers && S.isMoeBlock(block);
-        if (!moe) return span(k, st, pass, a, b);
+        if (!moe) return span(k, st, pass, a, b, waitS);
         const double total = moeBlockValues(S, S.numExperts);
         double at = a;
         for (int e = -1; e < S.numExperts; ++e) {
             const double share =
                 (e < 0 ? total - S.numExperts * m_expertValues : m_expertValues) / total;
             const double end = e + 1 == S.numExperts ? b : at + share * (b - a);
-            span(k, st, pass, at, end);
+            span(k, st, pass, at, end, share * waitS);
             auto& added = (k == SpanKind::Reduce ? m_out.sharedSpans : m_out.spans).back();
             added.expert = e;
             added.share = share;
@@ -250,14 +289,17 @@ private:
     const StepInput& m_in;
     const StepPlan& m_plan;
     const std::vector<PhaseVisit>& m_order;
-    const double m_clock, m_io;  // Hz; bytes per second each way between a system and MemoryX
-    const double m_updateRate;   // values MemoryX updates per second
+    // Hz; bytes per second each way between a system and MemoryX: weights and gradients
+    // (cluster_links.h: SwarmX under lockstep), offloaded activations.
+    const double m_clock, m_io, m_offloadRate;
+    const double m_updateRate;                  // values MemoryX updates per second
     double m_gradientBpv = 0, m_weightBpv = 0;  // bytes per value: gradients out, weights in
     double m_treeLatency = 0;                   // SwarmX, seconds
     double m_storedPerCore = 0;                 // resident activations spread over the cores
     double m_expertValues = 0;                  // one expert's MLP parameters
     double m_outEnd = 0, m_updEnd = 0, m_lastReduceEnd = 0;    // outbound link, MemoryX, SwarmX
     std::vector<std::pair<size_t, double>> m_deferredUpdates;  // (order index, update seconds)
+    std::vector<double> m_microStarts;  // each micro-batch's embeddings forward compute start
     StepTimeline m_out;
 };
 
@@ -265,7 +307,12 @@ private:
 
 StepTimeline simulateStep(const WaferSpec& spec, const StepInput& input, const StepPlan& plan,
                           const std::vector<PhaseVisit>& order) {
-    return Simulator(spec, input, plan, order).run();
+    return simulateStep(spec, input, plan, order, clusterRates(spec, input.numSystems));
+}
+
+StepTimeline simulateStep(const WaferSpec& spec, const StepInput& input, const StepPlan& plan,
+                          const std::vector<PhaseVisit>& order, const ClusterRates& rates) {
+    return Simulator(spec, input, plan, order, rates).run();
 }
 
 }  // namespace ws::wafer

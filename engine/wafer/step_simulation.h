@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "engine/wafer/cluster_links.h"
 #include "engine/wafer/cycle_model.h"
 #include "engine/wafer/step_plan.h"
 #include "engine/wafer/step_schedule.h"
@@ -39,11 +40,22 @@ struct StepTimeline {
     double lastReduceEnd = 0;
     double stepS = 0;  // the last compute or MemoryX update, whichever ends later
     double forwardS = 0, backwardS = 0;
+    // The links (cluster_links.h): the rates used and what one system moved over them.
+    ClusterRates rates;
+    double weightBytesIn = 0;     // one system's weights in, all phases
+    double gradientBytesOut = 0;  // one system's gradients out (= each SwarmX link's, reduced)
+    double offloadBytes = 0;      // one system's activations out (the same back in)
+    double inputBytes = 0;        // one system's tokens and labels
+    double lockstepWaitS = 0;     // transfer time spent waiting on the slowest SwarmX link
+    double inputWaitS = 0;        // compute held up for a micro-batch's tokens
 };
 
-// The timeline of `order` (scheduleStep's, or any order of the plan's kinds).
+// The timeline of `order` (scheduleStep's, or any order of the plan's kinds), its transfers at
+// `rates` (clusterRates(spec, input.numSystems) unless given: the contention model).
 StepTimeline simulateStep(const WaferSpec& spec, const StepInput& input, const StepPlan& plan,
                           const std::vector<PhaseVisit>& order);
+StepTimeline simulateStep(const WaferSpec& spec, const StepInput& input, const StepPlan& plan,
+                          const std::vector<PhaseVisit>& order, const ClusterRates& rates);
 
 // Each op's start and length within its phase (OpTiming::startS, timeS): one after another, a
 // run of expert ops at once with each expert's ops in order.

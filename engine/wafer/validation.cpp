@@ -18,10 +18,32 @@ const std::vector<CerebrasGptModel>& cerebrasGptModels() {
     return models;
 }
 
+namespace {
+
+// The paper's runs hid weight streaming at these batch sizes. Where SwarmX's lockstep rate on
+// many systems would expose it under the planner's fastest plan (it trades a little exposure
+// for less recompute), a run keeps it hidden with a larger micro-batch: the fastest plan the
+// planner timed that hides it, if any.
+void keepStreamingHidden(const ActivationPlan& plan, StepInput& in) {
+    const ActivationCandidate* best = nullptr;
+    for (const auto& c : plan.considered) {
+        if (c.microBatch == plan.microBatch && c.counts == plan.counts && c.streamingHidden)
+            return;  // the chosen plan hides it
+        if (c.streamingHidden && (!best || c.stepS < best->stepS)) best = &c;
+    }
+    if (!best) return;
+    in.microBatch = best->microBatch;
+    in.blockActivations =
+        best->counts.allKeep() ? std::vector<BlockActivation>{} : blockActivationsFor(best->counts);
+}
+
+}  // namespace
+
 Result<ValidationReport> validateCerebrasGpt(const WaferSpec& spec) {
     ValidationReport rep;
     rep.waferName = spec.name;
     rep.computeEfficiency = spec.computeEfficiency;
+    rep.portJitter = spec.cluster.swarmxPortJitter;
     rep.systems = {1, 2, 4, 8, 16};
     const PredictOptions noFrames{.frames = false};
     for (const auto& m : cerebrasGptModels()) {
@@ -39,16 +61,23 @@ Result<ValidationReport> validateCerebrasGpt(const WaferSpec& spec) {
         in.seqLen = 2048;
         in.updatesAfterNorm = true;  // Cerebras-GPT clipped the global gradient norm at 1.0
         row.streamingHidden = true;
-        // One plan for every system count: weak scaling keeps the per-system batch.
-        auto plan = planActivations(spec, in);
-        if (!plan.ok()) return Error{m.name + ": " + plan.error().message};
-        applyActivationPlan(*plan, in);
-        row.strategy = shortStrategy(*plan);
-        row.planNote = plan->note;
-        row.microBatch = plan->microBatch;
         double tokensPerS1 = 0;
         for (int n : rep.systems) {
+            // The plan for this system count (weak scaling keeps the per-system batch, but
+            // SwarmX's lockstep rate falls with N, so the fastest plan may change), as
+            // `wafer predict --weak-scaling` chooses it.
             in.numSystems = n;
+            in.microBatch = 0;
+            in.blockActivations.clear();
+            auto plan = planActivations(spec, in);
+            if (!plan.ok()) return Error{m.name + ": " + plan.error().message};
+            applyActivationPlan(*plan, in);
+            keepStreamingHidden(*plan, in);
+            if (n == 1) {
+                row.strategy = shortStrategy(*plan);
+                row.planNote = plan->note;
+                row.microBatch = plan->microBatch;
+            }
             auto p = predictStep(spec, in, noFrames);
             if (!p.ok()) return Error{m.name + ": " + p.error().message};
             if (n == 1) {
@@ -72,8 +101,9 @@ Result<ValidationReport> validateCerebrasGpt(const WaferSpec& spec) {
         rep.worstMfuDeviation = std::max(rep.worstMfuDeviation, r.mfuDeviation);
         rep.worstHfuDeviation = std::max(rep.worstHfuDeviation, r.hfuDeviation);
         rep.worstScaling = std::min(rep.worstScaling, r.worstEfficiency);
+        rep.bestScalingAtMost = std::max(rep.bestScalingAtMost, r.efficiency.back());
     }
-    rep.scalingOk = rep.worstScaling >= 0.91;
+    rep.scalingOk = rep.worstScaling >= 0.91 && rep.bestScalingAtMost < 0.99;
     rep.hfuOk = rep.worstHfuDeviation < 0.08;
     rep.streamingOk = std::all_of(rep.rows.begin(), rep.rows.end(),
                                   [](const ValidationRow& r) { return r.streamingHidden; });

@@ -248,14 +248,23 @@ TEST(CycleModel, OneWeightSlotCostsStreamPlusComputePerLayerPhase) {
     }
 }
 
-TEST(CycleModel, MoreSystemsAddOnlyTreeLatency) {
-    const WaferSpec spec = teaching();
+// Without lockstep jitter (cluster_links.h) more systems add only SwarmX's tree latency; with
+// the shipped jitter this stream-bound nano step loses up to the lockstep factor, no more.
+TEST(CycleModel, MoreSystemsAddTreeLatencyAndLockstep) {
+    WaferSpec spec = teaching();
+    spec.cluster.swarmxPortJitter = 0;
     auto one = predictStep(spec, {nanoShape(), 16, 128, 1, nullptr}, {.frames = false});
     auto sixteen = predictStep(spec, {nanoShape(), 16, 128, 16, nullptr}, {.frames = false});
     ASSERT_TRUE(one.ok() && sixteen.ok());
     EXPECT_EQ(sixteen->treeDepth, 2);
     EXPECT_GT(sixteen->stepS, one->stepS);
     EXPECT_NEAR(sixteen->tokensPerS / one->tokensPerS, 16.0, 16.0 * 0.09);
+    const WaferSpec shipped = teaching();
+    auto locked = predictStep(shipped, {nanoShape(), 16, 128, 16, nullptr}, {.frames = false});
+    ASSERT_TRUE(locked.ok());
+    EXPECT_GT(locked->lockstep, 1.0);
+    EXPECT_LT(locked->tokensPerS, sixteen->tokensPerS);
+    EXPECT_GE(locked->tokensPerS / one->tokensPerS, 16.0 / locked->lockstep * 0.99);
     int reduces = 0;
     for (const auto& sp : sixteen->spans) reduces += sp.kind == SpanKind::Reduce;
     EXPECT_EQ(reduces, 6);  // SwarmX reduces every layer's gradient once, over all systems

@@ -27,6 +27,12 @@ cluster:
   swarmx_hop_latency_us: 2
   memoryx_update_gparams_per_s: 1
   memoryx_bytes: 1.0e12
+  link_gbit_per_s: 100
+  links_per_system: 12
+  fabric_aggregate_tbit_per_s: 1000
+  memoryx_gb_per_s: 150
+  host_input_gb_per_s: 12.5
+  swarmx_port_jitter: 0.2
 )";
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {

@@ -1,5 +1,6 @@
 // The cycle model against the Cerebras-GPT paper's published claims on CS-2 (wse2 spec, its one
-// fixed compute_efficiency, nothing tuned per case): weak scaling within 9% to 16 systems,
+// fixed compute_efficiency and its contention model's one fixed swarmx_port_jitter, nothing
+// tuned per case): weak scaling within 9% but not ideal (lost > 1%) to 16 systems,
 // utilization within 8% across sizes relative to 111M, weight streaming hidden.
 #include <gtest/gtest.h>
 
@@ -20,20 +21,24 @@ TEST(Validation, ReproducesTheCerebrasGptClaims) {
     EXPECT_TRUE(rep->scalingOk) << "worst weak-scaling efficiency " << rep->worstScaling;
     EXPECT_TRUE(rep->hfuOk) << "worst HFU deviation " << rep->worstHfuDeviation;
     EXPECT_TRUE(rep->streamingOk);
+    EXPECT_LT(rep->bestScalingAtMost, 0.99);
+    EXPECT_EQ(rep->portJitter, spec->cluster.swarmxPortJitter);
     for (const auto& r : rep->rows) {
         EXPECT_GT(r.mfu1, 0.2) << r.model;
         EXPECT_LT(r.mfu1, 0.6) << r.model;
-        EXPECT_LE(r.efficiency.back(), 1.0 + 1e-12) << r.model;  // more systems never help more
+        // Weak scaling to 16 systems: linear within 9% (the paper) and not ideal (the links
+        // lose more than 1%, cluster_links.h), every model; more systems never help more.
+        ASSERT_EQ(r.efficiency.size(), rep->systems.size()) << r.model;
+        EXPECT_EQ(r.efficiency.front(), 1.0) << r.model;
+        EXPECT_GT(r.efficiency.back(), 0.91) << r.model;
+        EXPECT_LT(r.efficiency.back(), 0.99) << r.model;
+        for (size_t i = 1; i < r.efficiency.size(); ++i)
+            EXPECT_LE(r.efficiency[i], r.efficiency[i - 1] + 1e-12)
+                << r.model << " at " << rep->systems[i] << " systems";
     }
-}
-
-// Every row says which activation plan it uses; the sizes that cannot keep their activations
-// recompute (their hardware FLOPs exceed the model's).
-TEST(Validation, EveryRowNamesItsActivationPlan) {
-    auto spec = loadWaferSpecFile(WAFER_PRESETS_DIR "/wafers/wse2.yaml");
-    ASSERT_TRUE(spec.ok()) << spec.error().message;
-    auto rep = validateCerebrasGpt(*spec);
-    ASSERT_TRUE(rep.ok()) << rep.error().message;
+    // Every row says which activation plan it uses; the sizes that cannot keep their
+    // activations recompute (their hardware FLOPs exceed the model's). (One test with the
+    // claims above: the table takes about a minute.)
     for (const auto& r : rep->rows) {
         EXPECT_FALSE(r.strategy.empty()) << r.model;
         EXPECT_FALSE(r.planNote.empty()) << r.model;
