@@ -343,6 +343,7 @@ slurm_cancel_resume | slurm_rank_killed)
     out=$(cat "$tmp/cancelled.out")
     expect_in "CANCELLED AT" "$out"
     grep -q "stopped after [0-9]* steps" <<<"$out" || fail "wafer did not stop cleanly: $out"
+    expect_in "with a checkpoint (Slurm ends the job after its KillWait" "$out"
     stopped=$(grep -o "stopped after [0-9]* steps" <<<"$out" | grep -o "[0-9]*")
     ((stopped < 1500)) || fail "the job finished before scancel"
     [[ -d $tmp/a/checkpoint-$stopped ]] || fail "no final checkpoint-$stopped: $(ls "$tmp/a")"
