@@ -132,18 +132,14 @@ void releaseIdleWorkers(CommonOptions& common) {
 // Who ends a job across processes after its SIGTERM, and how many seconds it leaves before
 // SIGKILL. mpirun (also inside a Slurm batch job): its odls_base_sigkill_timeout, which it passes
 // to every process in the environment when it is set (--mca or OMPI_MCA_...); 1 s by default.
-// Ranks started by `srun --mpi=pmix` (PMIx and Slurm's variables, none of mpirun's) are ended by
-// Slurm (scancel, the time limit) after slurm.conf's KillWait, which a job cannot read: 30 s
-// unless the cluster sets another.
+// Ranks started by `srun --mpi=pmix` are ended by Slurm (scancel, the time limit) after
+// slurm.conf's KillWait, which a job cannot read: 30 s unless the cluster sets another.
 struct KillGrace {
     double seconds = 1.0;
     bool slurm = false;
 };
 KillGrace killGrace() {
-    if (!std::getenv("OMPI_COMM_WORLD_SIZE") && std::getenv("PMIX_RANK") &&
-        std::getenv("SLURM_JOB_ID")) {
-        return {30.0, true};
-    }
+    if (startedBySrun()) return {30.0, true};
     const char* value = std::getenv("OMPI_MCA_odls_base_sigkill_timeout");
     const double seconds = value ? std::atof(value) : 0.0;
     return {seconds > 0.0 ? seconds : 1.0, false};

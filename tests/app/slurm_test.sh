@@ -8,9 +8,11 @@
 #                        `mpirun` in the batch script, ends with the one-process tensors bit for
 #                        bit; srun without PMIx is refused by one task with the fix
 #   slurm_sweep          a 2-task `srun --mpi=pmix wafer sweep` records the one-process sweep
-#   slurm_cancel_resume  scancel after the first checkpoint: Slurm shows CANCELLED, wafer stops
-#                        after the step in flight with a checkpoint (its SIGTERM), and a new job
-#                        resumes it (mpirun) to the uninterrupted run's tensors
+#   slurm_cancel_resume  scancel after a checkpoint: Slurm shows CANCELLED, wafer stops after the
+#                        step in flight with a checkpoint (Slurm's SIGTERMs); a new job resumes
+#                        it with mpirun and is cancelled too (stopped or interrupted: a race with
+#                        Open MPI's daemons), a third (srun) ends with the uninterrupted run's
+#                        tensors
 #   slurm_rank_killed    rank 1 killed (SIGKILL): srun --kill-on-bad-exit ends the step, Slurm
 #                        shows FAILED, wafer's store interrupted, and one process resumes it to
 #                        the uninterrupted run's tensors
@@ -245,6 +247,26 @@ wait_for_dir() {  # DIR JOB NAME: waits up to 60 s for DIR while the job runs
   fail "no $1 within 60 s: $(cat "$tmp/$3.out" 2>&1)"
 }
 
+# Waits for the job NAME's checkpoint-N in $tmp/a, then stops it as Slurm does at its time limit:
+# scancel --signal=TERM to its steps, then scancel (SIGTERM to the steps again and to the batch
+# script's srun or mpirun, which pass on theirs). Slurm shows CANCELLED; wafer stops after the
+# step in flight with a final checkpoint (sets $stopped to its step), the repeated SIGTERMs
+# notwithstanding.
+cancel_after_checkpoint() {  # N NAME
+  local out
+  wait_for_dir "$tmp/a/checkpoint-$1" "$job" "$2"
+  [[ $(squeue -h -j "$job" -o %T) == RUNNING ]] || fail "squeue: $(squeue -j "$job")"
+  scancel --signal=TERM "$job" || fail "scancel --signal=TERM: exit $?"
+  scancel "$job" || fail "scancel: exit $?"
+  expect_job "$job" CANCELLED 60 "$2"
+  out=$(cat "$tmp/$2.out")
+  expect_in "CANCELLED AT" "$out"
+  grep -q "stopped after [0-9]* steps" <<<"$out" || fail "$2: wafer did not stop cleanly: $out"
+  stopped=$(grep -o "stopped after [0-9]* steps" <<<"$out" | grep -o "[0-9]*")
+  ((stopped < 1500)) || fail "$2: the job finished before scancel"
+  [[ -d $tmp/a/checkpoint-$stopped ]] || fail "$2: no final checkpoint-$stopped: $(ls "$tmp/a")"
+}
+
 preset="$src/presets/gpt-nano.yaml"
 tiny_args=(--set model.hidden_size=32 --set model.num_hidden_layers=1 --set model.num_heads=2
            --set model.filter_size=64 --set train_input.max_sequence_length=32
@@ -332,28 +354,31 @@ slurm_cancel_resume | slurm_rank_killed)
       --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "ref: exit $?"
   start_cluster
   if [[ $case_name == slurm_cancel_resume ]]; then
+    # Cancelled with srun, resumed and cancelled again with mpirun, resumed with srun to the end.
     submit cancelled srun --mpi=pmix "$wafer" train "$preset" --max-steps 1500 \
         --db "$tmp/a.sqlite" "${args[@]}" --set "runconfig.model_dir=$tmp/a"
-    wait_for_dir "$tmp/a/checkpoint-100" "$job" cancelled
-    [[ $(squeue -h -j "$job" -o %T) == RUNNING ]] || fail "squeue: $(squeue -j "$job")"
-    scancel "$job" || fail "scancel: exit $?"
-    expect_job "$job" CANCELLED 60 cancelled
-    # Slurm's SIGTERM reaches rank 0, which stops the job after the step in flight with a
-    # checkpoint, well inside KillWait.
-    out=$(cat "$tmp/cancelled.out")
-    expect_in "CANCELLED AT" "$out"
-    grep -q "stopped after [0-9]* steps" <<<"$out" || fail "wafer did not stop cleanly: $out"
-    expect_in "with a checkpoint (Slurm ends the job after its KillWait" "$out"
-    stopped=$(grep -o "stopped after [0-9]* steps" <<<"$out" | grep -o "[0-9]*")
-    ((stopped < 1500)) || fail "the job finished before scancel"
-    [[ -d $tmp/a/checkpoint-$stopped ]] || fail "no final checkpoint-$stopped: $(ls "$tmp/a")"
+    cancel_after_checkpoint 100 cancelled
+    expect_in "with a checkpoint (Slurm ends the job after its KillWait" "$(cat "$tmp/cancelled.out")"
+    first=$stopped
     out=$("$wafer" runs list --db "$tmp/a.sqlite" 2>&1)
     grep -qE "^ +1 .* stopped " <<<"$out" || fail "the run is not shown stopped: $out"
-    # A new job resumes it, with mpirun this time.
+    # With mpirun in the batch script Slurm's SIGTERM also reaches Open MPI's daemons (a step of
+    # their own, started by srun), which end, and mpirun ends the job: whether rank 0 finished
+    # its stop first is a race, so the run is left stopped or interrupted, and resumes from its
+    # newest checkpoint either way.
     submit resumed mpirun --bind-to none "$wafer" train --resume "$tmp/a" --db "$tmp/a.sqlite" \
         --threads 1
-    expect_job "$job" COMPLETED 150 resumed
-    expect_in "finished after 1500 steps" "$(cat "$tmp/resumed.out")"
+    wait_for_dir "$tmp/a/checkpoint-$(((first / 100 + 1) * 100))" "$job" resumed
+    scancel "$job" || fail "scancel: exit $?"
+    expect_job "$job" CANCELLED 60 resumed
+    expect_in "CANCELLED AT" "$(cat "$tmp/resumed.out")"
+    out=$("$wafer" runs list --db "$tmp/a.sqlite" 2>&1)
+    grep -qE "^ +1 .* (stopped|interrupted) " <<<"$out" \
+        || fail "the run is neither stopped nor interrupted: $out"
+    echo "mpirun's job, cancelled: the run is $(grep -oE "stopped|interrupted" <<<"$out" | head -1)"
+    submit finished srun --mpi=pmix "$wafer" train --resume "$tmp/a" --db "$tmp/a.sqlite" --threads 1
+    expect_job "$job" COMPLETED 150 finished
+    expect_in "finished after 1500 steps" "$(cat "$tmp/finished.out")"
     same_tensors "$tmp/ref/model.safetensors" "$tmp/a/model.safetensors"
     exit 0
   fi
