@@ -273,6 +273,7 @@ tiny_args=(--set model.hidden_size=32 --set model.num_hidden_layers=1 --set mode
            --set train_input.batch_size=2 --set eval_input.batch_size=2
            --set runconfig.eval_frequency=2 --set runconfig.eval_steps=1 --set runconfig.log_steps=1)
 
+start_cluster  # first: a machine where it cannot run skips before any training
 case "$case_name" in
 slurm_train)
   # runconfig.num_csx = 3 systems over the 2 tasks (dropout on: the per-system seeds count too).
@@ -280,7 +281,6 @@ slurm_train)
         --set model.dropout_rate=0.1 --max-steps 5 --threads 1)
   "$wafer" train "$preset" --db "$tmp/one.sqlite" "${args[@]}" \
       --set "runconfig.model_dir=$tmp/one" >/dev/null 2>&1 || fail "one process: exit $?"
-  start_cluster
   submit pmix srun --mpi=pmix "$wafer" train "$preset" --db "$tmp/pmix.sqlite" "${args[@]}" \
          --set "runconfig.model_dir=$tmp/pmix"
   pmix=$job
@@ -335,7 +335,6 @@ EOF
   dump "$tmp/one.sqlite" >"$tmp/one.txt"
   [[ $(grep -c "^trial .* finished steps 20 " "$tmp/one.txt") -eq 8 ]] \
       || fail "expected 8 finished trials: $(cat "$tmp/one.txt")"
-  start_cluster
   submit sweep srun --mpi=pmix "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/slurm.sqlite" \
       "${sweep_args[@]}"
   expect_job "$job" COMPLETED 150 sweep
@@ -352,7 +351,6 @@ slurm_cancel_resume | slurm_rank_killed)
         --set runconfig.log_steps=100 --set runconfig.eval_frequency=100)
   "$wafer" train "$preset" --max-steps 1500 --db "$tmp/ref.sqlite" "${args[@]}" \
       --set "runconfig.model_dir=$tmp/ref" >/dev/null 2>&1 || fail "ref: exit $?"
-  start_cluster
   if [[ $case_name == slurm_cancel_resume ]]; then
     # Cancelled with srun, resumed and cancelled again with mpirun, resumed with srun to the end.
     submit cancelled srun --mpi=pmix "$wafer" train "$preset" --max-steps 1500 \
