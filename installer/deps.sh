@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev
   openmpi-bin libopenmpi-dev iproute2
+  slurmctld slurmd slurm-client munge
   xvfb xauth python3
   help2man lintian desktop-file-utils shared-mime-info man-db dpkg-dev
 )

@@ -3,6 +3,7 @@
 #include <csignal>
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 namespace ws::cli {
@@ -10,11 +11,16 @@ namespace ws::cli {
 namespace {
 
 std::atomic<bool> g_ctrlC{false};
+bool g_slurmSigterm = false;  // alsoStopOnSigterm() in a Slurm job: every SIGTERM only stops
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
 extern "C" void onCtrlC(int signal) {
     g_ctrlC = true;
     std::signal(signal, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+extern "C" void onEverySigterm(int) {
+    g_ctrlC = true;
 }
 
 }  // namespace
@@ -26,12 +32,21 @@ std::atomic<bool>& catchCtrlC() {
 }
 
 void alsoStopOnSigterm() {
-    std::signal(SIGTERM, onCtrlC);
+    g_slurmSigterm = std::getenv("SLURM_JOB_ID") != nullptr;
+    std::signal(SIGTERM, g_slurmSigterm ? onEverySigterm : onCtrlC);
+}
+
+bool startedBySrun() {
+    return !std::getenv("OMPI_COMM_WORLD_SIZE") && std::getenv("PMIX_RANK") &&
+           std::getenv("SLURM_JOB_ID");
 }
 
 void restoreCtrlC() {
     std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
+    // In a Slurm job the SIGTERMs of a stop may still arrive after the run has ended: they must
+    // not kill the process while it prints its summary and leaves the job (Slurm's SIGKILL
+    // after KillWait still ends one that hangs).
+    if (!g_slurmSigterm) std::signal(SIGTERM, SIG_DFL);
 }
 
 int fail(const std::string& message) {

@@ -21,7 +21,15 @@ int driveSession(session::Session& session, const CommonOptions& common);
 // restoreCtrlC() puts the default back. One flag for the process: one command runs at a time.
 std::atomic<bool>& catchCtrlC();
 // After catchCtrlC(): SIGTERM sets the same flag (mpirun turns Ctrl-C into SIGTERM to its ranks).
+// A second SIGTERM ends the process at once, as a second Ctrl-C does, except in a Slurm job: a
+// Slurm stop (scancel, the time limit) sends SIGTERM twice, from slurmstepd to every process of
+// the step and from srun or mpirun in the batch script passing on their own, and Slurm kills
+// after its KillWait anyway; there restoreCtrlC() leaves SIGTERM stopping, since those SIGTERMs
+// may come after the run ended.
 void alsoStopOnSigterm();
+// This process is a rank that `srun --mpi=pmix` started (PMIx's and Slurm's variables, none of
+// mpirun's): Slurm, not mpirun, ends its job.
+bool startedBySrun();
 void restoreCtrlC();
 
 // Prints "wafer: error: <message>" on stderr; returns exit code 1.

@@ -149,13 +149,51 @@ void releaseIdleWorkers(CommonOptions& common) {
     common.workersStarted = true;
 }
 
-// The seconds Open MPI's mpirun leaves a process between SIGTERM and SIGKILL when the job is
-// ended (Ctrl-C, a dead rank): its odls_base_sigkill_timeout, which mpirun passes to every
-// process in the environment when it is set (--mca or OMPI_MCA_...); 1 s by default.
-double mpirunKillGraceSec() {
+// Who ends a job across processes after its SIGTERM, and how many seconds it leaves before
+// SIGKILL. mpirun (also inside a Slurm batch job): its odls_base_sigkill_timeout, which it passes
+// to every process in the environment when it is set (--mca or OMPI_MCA_...); 1 s by default.
+// Ranks started by `srun --mpi=pmix` are ended by Slurm (scancel, the time limit) after
+// slurm.conf's KillWait, which a job cannot read: 30 s unless the cluster sets another.
+struct KillGrace {
+    double seconds = 1.0;
+    bool slurm = false;
+};
+KillGrace killGrace() {
+    if (startedBySrun()) return {30.0, true};
     const char* value = std::getenv("OMPI_MCA_odls_base_sigkill_timeout");
     const double seconds = value ? std::atof(value) : 0.0;
-    return seconds > 0.0 ? seconds : 1.0;
+    return {seconds > 0.0 ? seconds : 1.0, false};
+}
+
+// What Ctrl-C (SIGTERM across processes) prints: how the run stops, and who ends the job when.
+std::string stoppingLine(bool acrossProcesses, const KillGrace& grace) {
+    if (!acrossProcesses) return "\nstopping (between layers; Ctrl-C again to quit at once)\n";
+    if (grace.slurm) {
+        return "\nstopping after the step in flight, with a checkpoint (Slurm ends the job after "
+               "its KillWait, 30 s unless slurm.conf says otherwise)\n";
+    }
+    return fmt::format(
+        "\nstopping after the step in flight, with a checkpoint (mpirun ends the job {:g} s from "
+        "now)\n",
+        grace.seconds);
+}
+
+// Said once when a step cannot finish (and checkpoint) inside the grace: the stop would be a
+// kill, losing the steps since the last checkpoint; names the setting that makes it clean.
+std::string graceNote(double stepSec, const KillGrace& grace) {
+    const double enough = std::ceil(4.0 * stepSec + 5.0);
+    if (grace.slurm) {
+        return fmt::format(
+            "note: a step takes {:.2g} s, but after scancel Slurm gives the job only its KillWait "
+            "(30 s unless slurm.conf says otherwise) to stop, so scancel would lose the steps "
+            "since the last checkpoint; for a clean stop ask for KillWait={:.0f} in slurm.conf\n",
+            stepSec, enough);
+    }
+    return fmt::format(
+        "note: a step takes {:.2g} s, but after Ctrl-C mpirun gives the job only {:g} s to stop "
+        "(Open MPI's odls_base_sigkill_timeout), so Ctrl-C would lose the steps since the last "
+        "checkpoint; for a clean stop start mpirun with --mca odls_base_sigkill_timeout {:.0f}\n",
+        stepSec, grace.seconds, enough);
 }
 
 int driveSession(session::Session& session, const CommonOptions& common) {
@@ -164,7 +202,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
     // odls_base_sigkill_timeout): stop after the step in flight, with the final checkpoint.
     const bool acrossProcesses = common.comm && common.comm->size() > 1;
     if (acrossProcesses) alsoStopOnSigterm();
-    const double killGrace = mpirunKillGraceSec();
+    const KillGrace grace = killGrace();
     bool graceChecked = !acrossProcesses;
     const bool tty = !common.json && isatty(STDOUT_FILENO);
     bool progressLineOpen = false;
@@ -176,13 +214,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
     while (!done) {
         if (interrupted.exchange(false)) {
             session.requestStop();
-            std::cerr << (acrossProcesses
-                              ? fmt::format(
-                                    "\nstopping after the step in flight, with a checkpoint "
-                                    "(mpirun ends the job {:g} s from now)\n",
-                                    killGrace)
-                              : std::string("\nstopping (between layers; Ctrl-C again to quit at "
-                                            "once)\n"));
+            std::cerr << stoppingLine(acrossProcesses, grace);
         }
         for (const std::string& line : control.poll()) {
             if (progressLineOpen) std::cout << "\n";
@@ -200,14 +232,7 @@ int driveSession(session::Session& session, const CommonOptions& common) {
                     graceChecked = true;
                     const double stepSec =
                         double(m->tokensSeen) / double(m->step) / m->tokensPerSec;
-                    if (2.0 * stepSec > killGrace) {
-                        std::cerr << fmt::format(
-                            "note: a step takes {:.2g} s, but after Ctrl-C mpirun gives the job "
-                            "only {:g} s to stop (Open MPI's odls_base_sigkill_timeout), so Ctrl-C "
-                            "would lose the steps since the last checkpoint; for a clean stop "
-                            "start mpirun with --mca odls_base_sigkill_timeout {:.0f}\n",
-                            stepSec, killGrace, std::ceil(4.0 * stepSec + 5.0));
-                    }
+                    if (2.0 * stepSec > grace.seconds) std::cerr << graceNote(stepSec, grace);
                 }
                 if (common.json) {
                     if (m->logStep || evaluated) std::cout << stepJson(*m).dump() << std::endl;

@@ -90,13 +90,20 @@ std::unique_ptr<Comm> singleProcess() {
     return std::make_unique<SingleProcess>();
 }
 
+// mpirun (also mpirun inside a Slurm batch job, which starts its daemons with srun) sets
+// OMPI_COMM_WORLD_*; `srun --mpi=pmix` starts the ranks itself and sets only PMIX_RANK (and
+// SLURM_*), which Open MPI's MPI_Init joins just the same.
 bool launchedByMpirun() {
     return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
 }
 
+// In that order: mpirun's rank, srun --mpi=pmix's, and a plain srun task's (SLURM_PROCID, so
+// that of the tasks of an srun without PMIx, which fromEnvironment refuses, one says why).
 int rankFromEnvironment() {
-    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
-    return rank ? std::atoi(rank) : 0;
+    for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+        if (const char* rank = std::getenv(name)) return std::atoi(rank);
+    }
+    return 0;
 }
 
 void broadcastString(Comm& comm, Channel channel, std::string& text, int root) {

@@ -1,6 +1,7 @@
 // The Open MPI Comm (see comm.h): MPI_COMM_WORLD, duplicated once per channel. Messages larger
 // than MPI's int counts are sent in pieces of 1 GiB. Built without MPI, fromEnvironment() gives
-// the one-process Comm, or an error when mpirun started more than one process.
+// the one-process Comm, or an error when mpirun (or srun) started more than one process. Either
+// way an srun step of several tasks without PMIx is refused (see srunWithoutPmix).
 #include "engine/comm/comm.h"
 
 #include <fmt/format.h>
@@ -20,6 +21,25 @@
 #endif
 
 namespace ws::comm {
+
+namespace {
+
+// An srun step of several tasks that started wafer without PMIx (no --mpi=pmix and the cluster's
+// MpiDefault none): every task would join no job, run alone and write the same run folder and
+// store. The refusal names the fix; empty when this process is not such a task. The batch script
+// itself runs in no step with tasks (no SLURM_STEP_NUM_TASKS), so one `wafer` there runs alone.
+std::string srunWithoutPmix() {
+    if (launchedByMpirun()) return {};
+    const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+    if (!tasks || std::atoi(tasks) <= 1) return {};
+    return fmt::format(
+        "srun started {} tasks of wafer without PMIx, so each would train alone on the same "
+        "files: start them with `srun --mpi=pmix wafer ...` (or MpiDefault=pmix in slurm.conf), "
+        "or run `mpirun wafer ...` inside the batch job",
+        tasks);
+}
+
+}  // namespace
 
 #ifdef WAFER_HAVE_MPI
 
@@ -235,6 +255,7 @@ bool mpiAvailable() {
 
 Result<std::unique_ptr<Comm>> fromEnvironment(int* argc, char*** argv,
                                               const std::string& programIdentity) {
+    if (std::string refusal = srunWithoutPmix(); !refusal.empty()) return Error{refusal};
     if (!launchedByMpirun()) return singleProcess();
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
@@ -258,11 +279,14 @@ bool mpiAvailable() {
 }
 
 Result<std::unique_ptr<Comm>> fromEnvironment(int*, char***, const std::string&) {
+    if (std::string refusal = srunWithoutPmix(); !refusal.empty()) return Error{refusal};
+    // mpirun states the job's size; srun --mpi=pmix only in Slurm's variable.
     const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (!size) size = std::getenv("SLURM_STEP_NUM_TASKS");
     if (launchedByMpirun() && size && std::atoi(size) > 1) {
         return Error{
-            "started by mpirun with several processes, but this wafer was built without Open "
-            "MPI: install openmpi-bin and libopenmpi-dev (installer/deps.sh) and rebuild"};
+            "started by mpirun or srun with several processes, but this wafer was built without "
+            "Open MPI: install openmpi-bin and libopenmpi-dev (installer/deps.sh) and rebuild"};
     }
     return singleProcess();
 }
