@@ -1011,22 +1011,13 @@ mpi_sweep|mpi_sweep_fault)
   # --resume` in one process then runs only the trials without a result, ending the same.
   mpirun=${WAFER_MPIEXEC:-mpirun}
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  dump() { python3 "$src/tests/app/sweep_store_dump.py" "$1" || fail "cannot read $1"; }
   steps=20; [[ $case_name == mpi_sweep_fault ]] && steps=300
-  cat >"$tmp/sweep.yaml" <<EOF
-sweep:
-  base: $src/presets/gpt-nano.yaml
-  max_steps: $steps
-  parallel_trials: 2
-  parameters:
-    model.hidden_size: {values: [16, 32], with: {model.filter_size: [32, 64]}}
-    optimizer.learning_rate: {log2_range: {min: -9, max: -6, step: 1}}
-EOF
+  write_small_sweep "$tmp/sweep.yaml" "$src/presets/gpt-nano.yaml" "$steps"
   sweep_args=("${tiny_args[@]:2}" --set wafer.emulate=false --set runconfig.eval_frequency=0
               --set runconfig.num_threads=1 --json)
   "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/one.sqlite" "${sweep_args[@]}" >/dev/null 2>&1 \
       || fail "one process: exit $?"
-  dump "$tmp/one.sqlite" >"$tmp/one.txt"
+  sweep_dump "$tmp/one.sqlite" >"$tmp/one.txt"
   [[ $(grep -c "^trial .* finished steps $steps " "$tmp/one.txt") -eq 8 ]] \
       || fail "expected 8 finished trials: $(cat "$tmp/one.txt")"
   trial_runs() {  # store
@@ -1045,7 +1036,7 @@ EOF
       [[ $(grep -c '"event":"trial"' <<<"$out") -eq 8 ]] || fail "expected 8 trial lines: $out"
       expect_in "across $np processes: one trial at a time on each rank" "$out"
       for rank in $(seq 1 $((np - 1))); do expect_in "rank $rank of $np on .*: sweep trials" "$out"; done
-      dump "$tmp/np$np.sqlite" >"$tmp/np$np.txt"
+      sweep_dump "$tmp/np$np.sqlite" >"$tmp/np$np.txt"
       diff "$tmp/one.txt" "$tmp/np$np.txt" >"$tmp/diff" \
           || fail "np $np recorded another sweep than one process: $(head -20 "$tmp/diff")"
     done
@@ -1059,7 +1050,7 @@ EOF
     out=$("$mpirun" --oversubscribe -np 3 "$wafer" sweep "$tmp/asha.yaml" --db "$tmp/asha.sqlite" \
           "${sweep_args[@]}" --set 'sweep.early_stopping={rungs: [10], reduction_factor: 2}' 2>&1) \
         || fail "ASHA across processes: exit $?: $out"
-    dump "$tmp/asha.sqlite" >"$tmp/asha.txt"
+    sweep_dump "$tmp/asha.sqlite" >"$tmp/asha.txt"
     pruned=$(grep -c "^trial .* pruned steps 10 .*early stopping at rung 10" "$tmp/asha.txt")
     [[ $pruned -ge 1 ]] || fail "no trial pruned at rung 10: $(grep '^trial' "$tmp/asha.txt")"
     [[ $(grep -c "^trial .* finished steps $steps " "$tmp/asha.txt") -eq $((8 - pruned)) ]] \
@@ -1110,7 +1101,7 @@ EOF
   done
   [[ -n $lost ]] || fail "no trial taken back from the killed rank 2 in 4 attempts: $(cat "$tmp/rec.err")"
   [[ $(grep -c '"event":"trial"' "$tmp/rec.jsonl") -eq 8 ]] || fail "expected 8 trials: $(cat "$tmp/rec.jsonl")"
-  dump "$tmp/rec.sqlite" >"$tmp/rec.txt"
+  sweep_dump "$tmp/rec.sqlite" >"$tmp/rec.txt"
   diff "$tmp/one.txt" "$tmp/rec.txt" >"$tmp/diff" || fail "the sweep differs: $(head -20 "$tmp/diff")"
   # The lost trial's first run, if rank 2 had recorded it before the kill, is shown failed (the
   # kill can also land between the trial's hand-over and its run's record: then only the rerun).
@@ -1129,7 +1120,7 @@ EOF
   kill -9 "$victim"
   wait $job && fail "mpirun went on without recovery: $(cat "$tmp/end.err")"
   out=$("$wafer" sweep --resume 1 --db "$tmp/end.sqlite" --json 2>&1) || fail "resume: exit $?: $out"
-  dump "$tmp/end.sqlite" >"$tmp/end.txt"
+  sweep_dump "$tmp/end.sqlite" >"$tmp/end.txt"
   diff "$tmp/one.txt" "$tmp/end.txt" >"$tmp/diff" || fail "the resumed sweep differs: $(head -20 "$tmp/diff")" ;;
 sweep_errors)
   # A typo in a swept key gets the config's did-you-mean; a sweep above max_trials needs --yes.

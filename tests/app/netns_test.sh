@@ -51,16 +51,7 @@ netns_train)
     [[ $shards -gt 1 ]] && expect_in "MemoryX shard on rank $((shards - 1)): " "$out"
   done
   # A sweep: rank 0 hands trials to the workers on the other hosts (point-to-point over TCP).
-  dump() { python3 "$src/tests/app/sweep_store_dump.py" "$1" || fail "cannot read $1"; }
-  cat >"$tmp/sweep.yaml" <<EOF
-sweep:
-  base: $src/presets/gpt-nano.yaml
-  max_steps: 10
-  parallel_trials: 2
-  parameters:
-    model.hidden_size: {values: [16, 32], with: {model.filter_size: [32, 64]}}
-    optimizer.learning_rate: {values: [0.002, 0.004]}
-EOF
+  write_small_sweep "$tmp/sweep.yaml" "$src/presets/gpt-nano.yaml" 10 "{values: [0.002, 0.004]}"
   sweep_args=(--set model.num_hidden_layers=1 --set model.num_heads=2
               --set train_input.max_sequence_length=32 --set train_input.batch_size=2
               --set eval_input.batch_size=2 --set runconfig.eval_steps=1 --set runconfig.log_steps=1
@@ -71,8 +62,8 @@ EOF
   out=$(netns_mpirun --host "$(hosts_list 3)" -np 3 "$wafer" sweep "$tmp/sweep.yaml" \
         --db "$tmp/sweep3.sqlite" "${sweep_args[@]}" 2>&1) || fail "sweep on 3 hosts: exit $?: $out"
   expect_in "rank 2 of 3 on nshost3: sweep trials" "$out"
-  dump "$tmp/sweep1.sqlite" >"$tmp/sweep1.txt"
-  dump "$tmp/sweep3.sqlite" >"$tmp/sweep3.txt"
+  sweep_dump "$tmp/sweep1.sqlite" >"$tmp/sweep1.txt"
+  sweep_dump "$tmp/sweep3.sqlite" >"$tmp/sweep3.txt"
   [[ $(grep -c "^trial .* finished steps 10 " "$tmp/sweep1.txt") -eq 4 ]] \
       || fail "expected 4 finished trials: $(cat "$tmp/sweep1.txt")"
   diff "$tmp/sweep1.txt" "$tmp/sweep3.txt" >"$tmp/diff" \

@@ -318,21 +318,12 @@ slurm_train)
 slurm_sweep)
   # As cli.mpi_sweep: 8 trials, parallel_trials 2; every trial's verdict, loss bit for bit,
   # metrics, log and final tensors (sweep_store_dump.py) as one process records them.
-  dump() { python3 "$src/tests/app/sweep_store_dump.py" "$1" || fail "cannot read $1"; }
-  cat >"$tmp/sweep.yaml" <<EOF
-sweep:
-  base: $preset
-  max_steps: 20
-  parallel_trials: 2
-  parameters:
-    model.hidden_size: {values: [16, 32], with: {model.filter_size: [32, 64]}}
-    optimizer.learning_rate: {log2_range: {min: -9, max: -6, step: 1}}
-EOF
+  write_small_sweep "$tmp/sweep.yaml" "$preset" 20
   sweep_args=("${tiny_args[@]:2}" --set wafer.emulate=false --set runconfig.eval_frequency=0
               --set runconfig.num_threads=1 --json)
   "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/one.sqlite" "${sweep_args[@]}" >/dev/null 2>&1 \
       || fail "one process: exit $?"
-  dump "$tmp/one.sqlite" >"$tmp/one.txt"
+  sweep_dump "$tmp/one.sqlite" >"$tmp/one.txt"
   [[ $(grep -c "^trial .* finished steps 20 " "$tmp/one.txt") -eq 8 ]] \
       || fail "expected 8 finished trials: $(cat "$tmp/one.txt")"
   submit sweep srun --mpi=pmix "$wafer" sweep "$tmp/sweep.yaml" --db "$tmp/slurm.sqlite" \
@@ -342,7 +333,7 @@ EOF
   [[ $(grep -c '"event":"trial"' <<<"$out") -eq 8 ]] || fail "expected 8 trial lines: $out"
   expect_in "across 2 processes: one trial at a time on each rank" "$out"
   expect_in "rank 1 of 2 on .*: sweep trials" "$out"
-  dump "$tmp/slurm.sqlite" >"$tmp/slurm.txt"
+  sweep_dump "$tmp/slurm.sqlite" >"$tmp/slurm.txt"
   diff "$tmp/one.txt" "$tmp/slurm.txt" >"$tmp/diff" \
       || fail "the Slurm job recorded another sweep than one process: $(head -20 "$tmp/diff")" ;;
 slurm_cancel_resume | slurm_rank_killed)

@@ -22,3 +22,21 @@ a, b = load(sys.argv[1]), load(sys.argv[2])
 sys.exit(0 if a == b and len(a) > 0 else 1)
 PY
 }
+
+# The small sweep the cross-process tests run against one process: 2 widths x the learning
+# rates (default: 2^-9 .. 2^-6, four trials each width), two trials at a time.
+# write_small_sweep FILE BASE_CONFIG MAX_STEPS [LEARNING_RATES]
+write_small_sweep() {
+  cat >"$1" <<EOF2
+sweep:
+  base: $2
+  max_steps: $3
+  parallel_trials: 2
+  parameters:
+    model.hidden_size: {values: [16, 32], with: {model.filter_size: [32, 64]}}
+    optimizer.learning_rate: ${4:-"{log2_range: {min: -9, max: -6, step: 1}}"}
+EOF2
+}
+
+# What a sweep's store records that must not differ between placements (sweep_store_dump.py).
+sweep_dump() { python3 "$(dirname "${BASH_SOURCE[0]}")/../app/sweep_store_dump.py" "$1" || fail "cannot read $1"; }
