@@ -90,6 +90,18 @@ void ClusterDiagram::setStep(const StepRecord* record, int numSystems, int numBl
     m_waferName = waferName;
     m_hasRecord = record != nullptr;
     m_traffic = {};
+    m_links = {};
+    if (record && record->prediction && m_numSystems > 1) {
+        const wafer::StepPrediction& pr = *record->prediction;
+        for (const wafer::LinkLoad& link : pr.links) {
+            if (m_links.shown && link.utilization <= m_links.utilization) continue;
+            m_links.shown = true;
+            m_links.busiest = QString::fromStdString(link.name);
+            m_links.utilization = link.utilization;
+        }
+        m_links.lockstep = pr.lockstep;
+        m_links.queueingS = pr.split.queueing;
+    }
     m_inFlight.clear();
     m_active = Active::None;
     if (record) {
@@ -289,6 +301,15 @@ ClusterTexts ClusterDiagram::texts() const {
     t.swarmLabel = m_numSystems == 1 ? tr("SwarmX (1 system: broadcast only, no reduce)")
                                      : tr("SwarmX tree, depth %1").arg(m_treeDepth);
     t.swarmSide = {tr("SwarmX tree,"), tr("depth %1").arg(m_treeDepth)};
+    if (m_links.shown) {
+        const QString busy =
+            tr("%1 %2% busy").arg(m_links.busiest).arg(100.0 * m_links.utilization, 0, 'f', 0);
+        const QString queue = tr("lockstep ×%1: +%2 a step")
+                                  .arg(m_links.lockstep, 0, 'f', 2)
+                                  .arg(QString::fromStdString(formatSeconds(m_links.queueingS)));
+        t.swarmLabel += QStringLiteral(" · ") + busy + QStringLiteral(" · ") + queue;
+        t.swarmSide << busy << queue;
+    }
     t.downFull = downLabel();
     t.upFull = upLabel();
     t.downBrief = downBrief();

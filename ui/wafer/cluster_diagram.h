@@ -5,6 +5,8 @@
 // reduced, with bytes. The arrow of the latest work (the last span to arrive; spans arrive as
 // work ends) is drawn bold and names its layer, so the picture moves as spans arrive. For a run
 // across processes (mpirun), each system's box also says which rank on which host computes it.
+// With several systems the SwarmX label also says how busy the busiest links are in the step's
+// prediction and what lockstep over them adds to the step (queueing, cluster_links.h).
 // In slow motion (setReplay) it draws the replay's moment instead: each link's arrow lit and as
 // thick as its rate now (against the link's fastest span in the step), its bytes so far and the
 // rate beside, the boxes at work outlined. Every label is wrapped whole to its box
@@ -55,6 +57,16 @@ public:
     void setPlacement(std::vector<QString> perSystem);
     const std::vector<QString>& placement() const { return m_placement; }
     const Traffic& traffic() const { return m_traffic; }
+    // The links' load in the step's prediction (engine/wafer/cluster_links.h), several systems
+    // only: the busiest kind of link and how busy, and what SwarmX's lockstep adds to the step.
+    struct LinkLoadSummary {
+        bool shown = false;  // a prediction with links, more than one system
+        QString busiest;     // "system links", "SwarmX level 1 uplinks", ...
+        double utilization = 0;
+        double lockstep = 1;   // the slowest link's chunk time over a link's mean
+        double queueingS = 0;  // per step
+    };
+    const LinkLoadSummary& linkLoad() const { return m_links; }
     QString inFlightText() const { return m_inFlight; }
     // Slow motion: the replay's state at its cursor and a caption for the foot ("at 3.42 ms");
     // nullopt returns to the step's traffic. Call after setStep().
@@ -108,6 +120,7 @@ private:
     QString rateLine(const wafer::LinkFlow& flow) const;  // "51.5 MiB/s now (h.1)", "idle now"
 
     Traffic m_traffic;
+    LinkLoadSummary m_links;
     QString m_inFlight;
     std::optional<wafer::ReplayState> m_replay;
     int m_replayBlocks = 0;

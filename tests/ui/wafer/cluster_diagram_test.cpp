@@ -3,7 +3,8 @@
 // (support/laptop_screens.h) with the Runs and Lessons docks open, and in presenter mode at
 // 1366 x 768, for 1, 2 and 4 systems (two of them on other ranks), mid-step, at the step's end
 // and in slow motion, every text the diagram draws is whole: no "…", inside the box it was
-// given and the diagram, and over no other text. Screenshots: artifacts/cluster-*.png.
+// given and the diagram, and over no other text. With several systems SwarmX's label carries the
+// links' load and lockstep from the prediction. Screenshots: artifacts/cluster-*.png.
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
@@ -149,6 +150,18 @@ private slots:
                                             .arg(diagram->width())
                                             .arg(diagram->height())
                                             .arg(problem)));
+                    // Several systems: SwarmX's label says how busy the busiest links are and
+                    // what lockstep over them adds to the step (the prediction's links).
+                    QString drawn;
+                    for (const auto& t : diagram->drawnTexts()) drawn += t.text + QLatin1Char(' ');
+                    drawn.replace(QLatin1Char('\n'), QLatin1Char(' '));
+                    QCOMPARE(diagram->linkLoad().shown, systems > 1);
+                    QCOMPARE(drawn.contains(QStringLiteral("% busy")), systems > 1);
+                    QCOMPARE(drawn.contains(QStringLiteral("lockstep ×")), systems > 1);
+                    if (systems > 1) {
+                        QVERIFY(diagram->linkLoad().utilization > 0);
+                        QVERIFY(diagram->linkLoad().lockstep > 1);
+                    }
                 }
                 tab->leaveReplay();
             }
