@@ -86,7 +86,8 @@ std::unique_ptr<Comm> singleProcess();
 // True when this build has Open MPI.
 bool mpiAvailable();
 
-// True when this process was started by mpirun (Open MPI's environment says so).
+// True when this process was started by mpirun or by `srun --mpi=pmix` (Open MPI's or PMIx's
+// environment says so).
 bool launchedByMpirun();
 
 // The job this process belongs to: the MPI world when launched by mpirun (MPI is initialised
