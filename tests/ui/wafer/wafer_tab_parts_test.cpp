@@ -96,6 +96,7 @@ private slots:
     void stepRowShowsTheKeptStepsAndReportsChoices() {
         QWidget page;
         StepControls steps(&page);
+        (new QVBoxLayout(&page))->addLayout(steps.row());  // the page owns the row, as the tab's
         auto* slider = page.findChild<QSlider*>(QStringLiteral("waferStepSlider"));
         auto* spin = page.findChild<QSpinBox*>(QStringLiteral("waferStepSpin"));
         auto* live = page.findChild<QPushButton*>(QStringLiteral("waferLive"));
