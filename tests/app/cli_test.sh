@@ -1906,10 +1906,12 @@ finetune_instructions_exact_match)
   # last word of a verse, resources/instructions) with the default plan (ChatML, the answers
   # only) lifts held-out exact match from near zero to a majority (README: 30/50 after 300 steps,
   # see resources/instructions/README.md for the longer runs). The base is asked with the plain
-  # template (it has no ChatML tokens); the fine-tune with the template it trained with.
+  # template (it has no ChatML tokens); the fine-tune with the template it trained with. 350 steps
+  # (measured here: 25/40, as 400 steps; 0/40 before) keep a margin of 5 over the majority at 70%
+  # of the time 500 took, the suite's longest test.
   base="$src/resources/base-model"
   held="$src/resources/instructions/held-out.jsonl"
-  steps=${WAFER_EXACT_MATCH_STEPS:-500}
+  steps=${WAFER_EXACT_MATCH_STEPS:-350}
   cases=40
   before=$("$wafer" eval "$base" --data "$held" --answers $cases --chat-template plain \
            --max-new-tokens 8 --json) || fail "eval of the base: exit $? $before"
