@@ -88,8 +88,8 @@ Result<std::chrono::milliseconds> peerTimeoutFromEnvironment() {
     const double seconds = std::strtod(text, &end);
     if (errno != 0 || *end != '\0' || !std::isfinite(seconds) || seconds < 0 || seconds > 1e6) {
         return Error{fmt::format(
-            "WAFER_PEER_TIMEOUT is '{}': expected the seconds after which a silent process of "
-            "the job ends it (e.g. 30; 0 turns the watch off)",
+            "WAFER_PEER_TIMEOUT is '{}': expected the seconds after which rank 0 names a silent "
+            "process of the job (e.g. 30; 0 turns the watch off)",
             text)};
     }
     return std::chrono::milliseconds(std::llround(seconds * 1000.0));
