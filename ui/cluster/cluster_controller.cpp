@@ -1,6 +1,8 @@
 // ClusterController: see cluster_controller.h.
 #include "ui/cluster/cluster_controller.h"
 
+#include <QDateTime>
+#include <QDir>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QPushButton>
@@ -18,6 +20,8 @@
 #include "engine/store/run_store.h"
 #include "ui/cluster/cluster_dialog.h"
 #include "ui/cluster/cluster_job.h"
+#include "ui/cluster/mpirun_job.h"
+#include "ui/cluster/slurm_job.h"
 #include "ui/common/status_panel.h"
 #include "ui/common/store_follower.h"
 #include "ui/config/config_document.h"
@@ -74,33 +78,13 @@ QString preformatted(const QString& text) {
 ClusterController::ClusterController(Studio studio, QObject* parent)
     : QObject(parent),
       m_studio(std::move(studio)),
-      m_job(new ClusterJob(this)),
+      m_mpirun(new MpirunJob(this)),
+      m_slurm(new SlurmJob(this)),
+      m_job(m_mpirun),
       m_waferBinary(defaultWaferBinary()) {
-    wireJob();
-}
-
-bool ClusterController::isActive() const {
-    return m_job->isActive();
-}
-
-void ClusterController::stopJob() {
-    m_job->stop();
-    log(int(session::LogLine::Level::Info),
-        tr("cluster job: stopping after the step in flight (with a checkpoint)"));
-    emit stateChanged();
-}
-
-void ClusterController::wireJob() {
-    connect(m_job, &ClusterJob::outputLine, this, [this](const QString& line, bool fromStderr) {
-        // Rank 0's progress line ("step 40/600 | loss …") is what the charts draw: not logged.
-        static const QRegularExpression progress(QStringLiteral("^step +\\d+/\\d+ \\|"));
-        if (!fromStderr && progress.match(line).hasMatch()) return;
-        log(int(fromStderr && line.contains(QLatin1String("error"), Qt::CaseInsensitive)
-                    ? session::LogLine::Level::Warning
-                    : session::LogLine::Level::Info),
-            tr("cluster: %1").arg(line));
-    });
-    connect(m_job, &ClusterJob::runAppeared, this, &ClusterController::onRunAppeared);
+    wireJob(m_mpirun);
+    wireJob(m_slurm);
+    wireSlurm();
     // The Wafer tab's real tokens/s of a run in other processes: the figure the store follower
     // brings the Training tab, not "not measured yet".
     connect(m_studio.follower, &StoreFollower::metricsArrived, this,
@@ -111,13 +95,66 @@ void ClusterController::wireJob() {
                     if (tail.runId == run && tail.key == "tokens_per_s" && !tail.points.empty())
                         m_studio.waferTab->setMeasuredTokensPerSec(tail.points.back().value);
             });
-    connect(m_job, &ClusterJob::noRunYet, this, &ClusterController::onNoRunYet);
-    connect(m_job, &ClusterJob::ended, this,
-            [this](int exitCode, bool crashed, const QString& said) {
-                reportEnd(exitCode, crashed, said, 0);
-            });
     connect(m_studio.follower, &StoreFollower::runsChanged, this,
             &ClusterController::onFollowedRunsChanged);
+}
+
+bool ClusterController::isActive() const {
+    return m_job->isActive();
+}
+
+void ClusterController::stopJob() {
+    m_job->stop();
+    if (m_job == m_slurm && m_slurm->runId() < 0) {
+        log(int(session::LogLine::Level::Info),
+            tr("cancelling Slurm job %1 with scancel (it has not started a run)")
+                .arg(m_slurm->jobId()));
+    } else {
+        log(int(session::LogLine::Level::Info),
+            tr("cluster job: stopping after the step in flight (with a checkpoint)"));
+    }
+    emit stateChanged();
+}
+
+void ClusterController::wireJob(ClusterJob* job) {
+    connect(job, &ClusterJob::outputLine, this, [this](const QString& line, bool fromStderr) {
+        // Rank 0's progress line ("step 40/600 | loss …") is what the charts draw: not logged.
+        static const QRegularExpression progress(QStringLiteral("^step +\\d+/\\d+ \\|"));
+        if (progress.match(line).hasMatch()) return;
+        log(int(fromStderr && line.contains(QLatin1String("error"), Qt::CaseInsensitive)
+                    ? session::LogLine::Level::Warning
+                    : session::LogLine::Level::Info),
+            tr("cluster: %1").arg(line));
+    });
+    connect(job, &ClusterJob::runAppeared, this, &ClusterController::onRunAppeared);
+    connect(job, &ClusterJob::noRunYet, this, &ClusterController::onNoRunYet);
+    connect(job, &ClusterJob::ended, this, [this](int exitCode, bool crashed, const QString& said) {
+        reportEnd(exitCode, crashed, said, 0);
+    });
+}
+
+void ClusterController::wireSlurm() {
+    connect(m_slurm, &SlurmJob::submitted, this, [this](const QString& id) {
+        log(int(session::LogLine::Level::Info),
+            tr("Slurm job %1 submitted (%2); its output goes to %3")
+                .arg(id, m_slurm->plan().slurm.scriptPath, m_slurm->outputPath()));
+        m_studio.statusPanel->showWaiting(tr("Slurm job %1 submitted").arg(id));
+        emit stateChanged();
+    });
+    connect(m_slurm, &SlurmJob::queueStateChanged, this,
+            [this](const QString& state, const QString& described) {
+                const bool failed = isSlurmFailure(state);
+                log(int(failed ? session::LogLine::Level::Warning : session::LogLine::Level::Info),
+                    tr("Slurm job %1: %2").arg(m_slurm->jobId(), described));
+                // Until the run appears, the status says where the job is in Slurm's queue.
+                if (m_slurm->runId() < 0 && !isFinalSlurmState(state))
+                    m_studio.statusPanel->showWaiting(
+                        tr("Slurm job %1 %2").arg(m_slurm->jobId(), described));
+            });
+    connect(m_slurm, &SlurmJob::scriptSaved, this, [this](const QString& path) {
+        log(int(session::LogLine::Level::Info),
+            tr("the batch script is kept beside run %1: %2").arg(m_slurm->runId()).arg(path));
+    });
 }
 
 void ClusterController::onFollowedRunsChanged() {
@@ -196,6 +233,28 @@ ClusterPlan ClusterController::defaultPlan(int64_t resumeRunId, int systems) con
     plan.waferBinary = m_waferBinary;
     plan.mpirun = findMpirun();
     plan.runAsRoot = runningAsRoot();
+    plan.launcher =
+        settings.value(QStringLiteral("cluster/launcher")).toString() == QLatin1String("slurm")
+            ? Launcher::Slurm
+            : Launcher::Mpirun;
+    SlurmOptions& slurm = plan.slurm;
+    slurm.partition = settings.value(QStringLiteral("cluster/slurm/partition")).toString();
+    slurm.nodes = settings.value(QStringLiteral("cluster/slurm/nodes"), 1).toInt();
+    slurm.tasksPerNode =
+        settings.value(QStringLiteral("cluster/slurm/tasksPerNode"), defaultProcesses).toInt();
+    slurm.cpusPerTask = settings.value(QStringLiteral("cluster/slurm/cpusPerTask"), 1).toInt();
+    slurm.timeLimit =
+        settings.value(QStringLiteral("cluster/slurm/timeLimit"), slurm.timeLimit).toString();
+    // The script and the job's output go beside the run store, which every node must reach.
+    const QString stem = resumeRunId >= 0 ? QStringLiteral("run%1").arg(resumeRunId)
+                                          : QFileInfo(plan.configPath).completeBaseName();
+    slurm.jobName = QStringLiteral("wafer-%1").arg(stem);
+    slurm.scriptPath =
+        QDir(QFileInfo(plan.dbPath).absolutePath())
+            .filePath(QStringLiteral("slurm-jobs/%1-%2.sbatch")
+                          .arg(slurm.jobName, QDateTime::currentDateTime().toString(
+                                                  QStringLiteral("yyyyMMdd-HHmmss"))));
+    slurm.sbatch = findSbatch();
     return plan;
 }
 
@@ -254,6 +313,16 @@ ClusterDialog* ClusterController::openDialog(int64_t resumeRunId) {
         s.setValue(QStringLiteral("cluster/hostfile"), chosen.hostfile);
         s.setValue(QStringLiteral("cluster/processesPerHost"), chosen.processesPerHost);
         s.setValue(QStringLiteral("cluster/threadsPerProcess"), chosen.threadsPerProcess);
+        const bool slurm = chosen.launcher == Launcher::Slurm;
+        s.setValue(QStringLiteral("cluster/launcher"),
+                   slurm ? QStringLiteral("slurm") : QStringLiteral("mpirun"));
+        if (slurm) {
+            s.setValue(QStringLiteral("cluster/slurm/partition"), chosen.slurm.partition);
+            s.setValue(QStringLiteral("cluster/slurm/nodes"), chosen.slurm.nodes);
+            s.setValue(QStringLiteral("cluster/slurm/tasksPerNode"), chosen.slurm.tasksPerNode);
+            s.setValue(QStringLiteral("cluster/slurm/cpusPerTask"), chosen.slurm.cpusPerTask);
+            s.setValue(QStringLiteral("cluster/slurm/timeLimit"), chosen.slurm.timeLimit);
+        }
         startJob(chosen);
     });
     dialog->open();
@@ -262,6 +331,8 @@ ClusterDialog* ClusterController::openDialog(int64_t resumeRunId) {
 
 bool ClusterController::startJob(const ClusterPlan& plan) {
     QString error;
+    const bool slurm = plan.launcher == Launcher::Slurm;
+    m_job = slurm ? static_cast<ClusterJob*>(m_slurm) : m_mpirun;
     if (!m_job->start(plan, m_studio.store(), &error)) {
         log(int(session::LogLine::Level::Error), error);
         auto* box = new QMessageBox(QMessageBox::Critical, tr("The cluster job did not start"),
@@ -272,9 +343,19 @@ bool ClusterController::startJob(const ClusterPlan& plan) {
         return false;
     }
     m_placementShown = false;
-    log(int(session::LogLine::Level::Info), tr("cluster job started: %1").arg(commandLine(plan)));
-    m_studio.statusPanel->showPreparing(
-        0.0, tr("starting %1 processes with mpirun…").arg(processCount(plan)));
+    if (slurm) {
+        log(int(session::LogLine::Level::Info),
+            tr("cluster job: submitting %1 with sbatch (%2 tasks on %3 nodes)")
+                .arg(plan.slurm.scriptPath)
+                .arg(processCount(plan))
+                .arg(plan.slurm.nodes));
+        m_studio.statusPanel->showPreparing(0.0, tr("submitting the job to Slurm…"));
+    } else {
+        log(int(session::LogLine::Level::Info),
+            tr("cluster job started: %1").arg(commandLine(plan)));
+        m_studio.statusPanel->showPreparing(
+            0.0, tr("starting %1 processes with mpirun…").arg(processCount(plan)));
+    }
     emit stateChanged();
     return true;
 }
@@ -321,7 +402,7 @@ void ClusterController::showPlacement() {
 void ClusterController::onNoRunYet(const QString& said) {
     auto* box = new QMessageBox(
         QMessageBox::Warning, tr("The cluster job has not started a run"),
-        tr("<p>No run has appeared in the run store yet. What mpirun said so far:</p>%1<p>%2</p>")
+        tr("<p>No run has appeared in the run store yet. What the job said so far:</p>%1<p>%2</p>")
             .arg(preformatted(said),
                  tr("A host that cannot be reached keeps ssh waiting: check that “ssh HOST” "
                     "works from here without a password and that Open MPI and this wafer "
@@ -386,12 +467,12 @@ void ClusterController::reportEnd(int exitCode, bool crashed, const QString& sai
 void ClusterController::showFailure(int64_t runId, int exitCode, const std::string& status,
                                     const QString& said) {
     QString text;
+    const QString ended = m_job->endSummary(exitCode).toHtmlEscaped();
     if (runId < 0) {
-        text =
-            tr("<p>mpirun ended (exit code %1) before the job recorded a run.</p>").arg(exitCode);
+        text = tr("<p>%1 before the job recorded a run.</p>").arg(ended);
     } else {
-        text = tr("<p>mpirun ended (exit code %1); run %2 is shown <b>%3</b>.</p>")
-                   .arg(exitCode)
+        text = tr("<p>%1; run %2 is shown <b>%3</b>.</p>")
+                   .arg(ended)
                    .arg(runId)
                    .arg(QString::fromStdString(status).toHtmlEscaped());
     }

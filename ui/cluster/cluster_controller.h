@@ -1,5 +1,7 @@
 // ClusterController: Run on Cluster… from the studio. It opens the cluster dialog (after the
-// config is saved to a file: every process reads it), runs mpirun as a child (ClusterJob), and
+// config is saved to a file: every process reads it), starts the job (mpirun as a child:
+// MpirunJob; or a Slurm batch job: SlurmJob, whose queue state and reason go to the Log and the
+// status line while it waits), and
 // follows the run the job records through the store like any run another process writes: it is
 // selected in Runs, the Wafer tab names each system's rank and host, and the toolbar's Pause /
 // Continue / Step Layer / Checkpoint Now / Stop reach it as control requests
@@ -31,6 +33,8 @@ namespace ws::ui {
 
 class ClusterDialog;
 class ClusterJob;
+class MpirunJob;
+class SlurmJob;
 class ConfigDocument;
 class ConfigTab;
 class StatusPanel;
@@ -69,7 +73,10 @@ public:
     // the job. With `resumeRunId`: the same dialog continues that run from its newest
     // checkpoint ("Resume on Cluster…").
     ClusterDialog* openDialog(int64_t resumeRunId = -1);
+    // The job started last (the Open MPI one before any started).
     ClusterJob* job() const { return m_job; }
+    MpirunJob* mpirunJob() const { return m_mpirun; }
+    SlurmJob* slurmJob() const { return m_slurm; }
     bool isActive() const;
     // The `wafer` program cluster jobs run (default: the one beside this studio; tests).
     void setWaferBinary(const QString& path) { m_waferBinary = path; }
@@ -93,7 +100,8 @@ signals:
     void endReported(bool failed);
 
 private:
-    void wireJob();
+    void wireJob(ClusterJob* job);
+    void wireSlurm();
     bool startJob(const ClusterPlan& plan);
     ClusterPlan defaultPlan(int64_t resumeRunId, int systems) const;
     void onRunAppeared(int64_t runId);
@@ -106,6 +114,8 @@ private:
     void log(int level, const QString& line) { emit logLine(level, line); }
 
     Studio m_studio;
+    MpirunJob* m_mpirun;
+    SlurmJob* m_slurm;
     ClusterJob* m_job;
     QString m_waferBinary;
     bool m_placementShown = false;  // the job's placement is on the Wafer tab

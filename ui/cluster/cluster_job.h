@@ -1,17 +1,15 @@
-// ClusterJob: one `mpirun … wafer train` the studio started (Run on Cluster…), as a QProcess
-// child. It keeps what mpirun and the ranks print (the Log shows it line by line; the last lines
-// explain a failure), finds the run the job records in the studio's run store (a new run, or the
-// resumed one once its folder is held), and says when none has appeared after a while (an
-// unreachable host makes ssh wait) instead of hanging. The run itself is followed like any run
-// another process writes (store_follower.h); this class only owns the process.
-// Stop asks the run to stop through its model folder (session/run_control.h: after the step in
-// flight, with a final checkpoint), because Open MPI's own stop is rough: SIGTERM to mpirun
-// becomes SIGKILL for the ranks after a one-second grace. Only when the job has not ended after a
-// grace period does it send SIGINT to mpirun, and after another, kill it. GUI thread only.
+// ClusterJob: one job the studio started with Run on Cluster…, whichever way its processes start
+// (MpirunJob: mpirun as the studio's child; SlurmJob: a batch job through sbatch). What both
+// share lives here: finding the run the job records in the studio's run store (a new run, or
+// the resumed one once its folder is held), saying when none has appeared after a while instead
+// of hanging, asking that run to stop through its model folder (session/run_control.h: after the
+// step in flight, with a final checkpoint), and the job's output split into lines (the Log shows
+// them; the last lines explain a failure). The run itself is followed like any run another
+// process writes (store_follower.h); a job only owns the way its processes start and end.
+// GUI thread only.
 #pragma once
 
 #include <QObject>
-#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <cstdint>
@@ -30,61 +28,76 @@ class ClusterJob : public QObject {
     Q_OBJECT
 public:
     struct Timeouts {
-        int runAppearsMs = 60000;      // no run row by then: noRunYet()
-        int stopGraceMs = 120000;      // after the stop request: SIGINT to mpirun
-        int interruptGraceMs = 20000;  // after SIGINT: kill
+        int runAppearsMs = 60000;      // running, but no run row by then: noRunYet()
+        int stopGraceMs = 120000;      // after the stop request: the launcher's own stop
+        int interruptGraceMs = 20000;  // after that: kill
         int pollMs = 500;              // looking for the run in the store
+        int queueMs = 1000;            // asking Slurm about the job
     };
 
     explicit ClusterJob(QObject* parent = nullptr);
-    ~ClusterJob() override;  // a job still running is killed (MainWindow stops it first)
+    ~ClusterJob() override;
 
     void setTimeouts(const Timeouts& timeouts) { m_timeouts = timeouts; }
     // Starts `plan` (checked beforehand: planProblems); the run is looked for in `store`. False
-    // with `error` set when a job is already running or the process cannot start.
+    // with `error` set when a job is already running or it cannot start.
     bool start(const ClusterPlan& plan, store::RunStore* store, QString* error);
-    // Stops the job: the stop request to its run, or SIGINT to mpirun while no run has started;
-    // then the fallbacks above.
-    void stop();
-    // stop(), then waits (events keep flowing) until mpirun has ended or `ms` passed; kills it
-    // then. For the studio's window closing.
-    void stopAndWait(int ms);
+    // Stops the job: the stop request to its run, else the launcher's own stop; then the
+    // fallbacks of the launcher.
+    virtual void stop() = 0;
+    // stop(), then waits (events keep flowing) until the job has ended or `ms` passed; ends it
+    // harder then. For the studio's window closing.
+    virtual void stopAndWait(int ms) = 0;
+    virtual bool isActive() const = 0;
+    // How the failure dialog names what ended: "mpirun ended (exit code 1)", "Slurm job 12
+    // ended failed (NonZeroExitCode: …)".
+    virtual QString endSummary(int exitCode) const = 0;
 
-    bool isActive() const { return m_process.state() != QProcess::NotRunning; }
     bool isStopping() const { return m_stopping; }
     int64_t runId() const { return m_runId; }  // -1 until the run appears
     const ClusterPlan& plan() const { return m_plan; }
-    // The last `lines` lines mpirun and the ranks wrote to stderr (stdout's progress lines left
-    // out), for the dialogs that explain a failure.
+    // The last `lines` lines of the job's error output (its progress lines left out), for the
+    // dialogs that explain a failure.
     QString errorTail(int lines = 20) const;
-    qint64 processId() const { return m_process.processId(); }
 
 signals:
     void runAppeared(int64_t runId);
-    // The job runs but has recorded no run after Timeouts::runAppearsMs; `said` is what mpirun
+    // The job runs but has recorded no run after Timeouts::runAppearsMs; `said` is what it
     // printed so far.
     void noRunYet(const QString& said);
     void outputLine(const QString& line, bool fromStderr);
-    // mpirun has ended; `said` is the tail of its stderr.
+    // The job has ended; `said` is the tail of its error output.
     void ended(int exitCode, bool crashed, const QString& said);
 
-private:
-    void readOutput(QProcess::ProcessChannel channel);
-    void lookForRun();
-    void onFinished(int exitCode, QProcess::ExitStatus status);
-    void interrupt();
+protected:
+    // Starts the processes of m_plan; false with `error` set when they cannot start.
+    virtual bool launch(QString* error) = 0;
+    // The run has appeared; a stop asked for before it did is asked of the run now.
+    virtual void onRunFound() {}
 
-    QProcess m_process;
-    ClusterPlan m_plan;
-    store::RunStore* m_store = nullptr;
+    // Output bytes of one channel (0 stdout, 1 stderr), split into lines: outputLine each.
+    void consumeOutput(const QByteArray& bytes, int channel);
+    // Starts looking for the run; noRunYet() after Timeouts::runAppearsMs unless found.
+    void startLooking();
+    void stopLooking();
+    // One last look, for a run that appeared just before the job ended.
+    void lookOnceMore();
+    // Asks the run to stop after the step in flight; false when there is no run to ask.
+    bool askRunToStop();
+    void setStopping() { m_stopping = true; }
+
     Timeouts m_timeouts;
+    store::RunStore* m_store = nullptr;
+
+private:
+    void lookForRun();
+
+    ClusterPlan m_plan;
     QTimer* m_lookTimer;
     QTimer* m_appearTimer;
-    QTimer* m_graceTimer;
     int64_t m_newerThan = 0;  // a new run has an id above this
     int64_t m_runId = -1;
     bool m_stopping = false;
-    bool m_interrupted = false;
     QStringList m_errorLines;  // stderr, the last few hundred lines
     QByteArray m_partial[2];   // an unfinished line per channel
 };

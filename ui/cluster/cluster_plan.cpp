@@ -12,11 +12,10 @@
 #include <QTextStream>
 
 #include "engine/session/cluster_worker.h"
+#include "ui/cluster/slurm_script.h"
 
 namespace ws::ui {
-namespace {
 
-// A word a POSIX shell takes as it is; anything else goes in single quotes.
 QString shellQuote(const QString& word) {
     static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_@%+=:,./-]+$"));
     if (plain.match(word).hasMatch()) return word;
@@ -24,8 +23,6 @@ QString shellQuote(const QString& word) {
     quoted.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
     return QLatin1Char('\'') + quoted + QLatin1Char('\'');
 }
-
-}  // namespace
 
 QString defaultWaferBinary() {
     return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("wafer"));
@@ -90,13 +87,36 @@ QStringList parseHostList(const QString& text) {
 }
 
 int hostCount(const ClusterPlan& plan) {
+    if (plan.launcher == Launcher::Slurm) return std::max(0, plan.slurm.nodes);
     if (plan.hostfile.isEmpty()) return int(plan.hosts.size());
     QString error;
     return int(readHostfile(plan.hostfile, &error).size());
 }
 
 int processCount(const ClusterPlan& plan) {
-    return hostCount(plan) * std::max(0, plan.processesPerHost);
+    const int perHost =
+        plan.launcher == Launcher::Slurm ? plan.slurm.tasksPerNode : plan.processesPerHost;
+    return hostCount(plan) * std::max(0, perHost);
+}
+
+int threadsOf(const ClusterPlan& plan) {
+    return std::max(
+        0, plan.launcher == Launcher::Slurm ? plan.slurm.cpusPerTask : plan.threadsPerProcess);
+}
+
+QStringList waferTrainArguments(const ClusterPlan& plan) {
+    QStringList args{plan.waferBinary, QStringLiteral("train")};
+    if (plan.resumeRunId >= 0) {
+        args << QStringLiteral("--resume") << QString::number(plan.resumeRunId);
+    } else {
+        args << plan.configPath;
+        if (plan.numCsx > 0)
+            args << QStringLiteral("--set")
+                 << QStringLiteral("runconfig.num_csx=%1").arg(plan.numCsx);
+    }
+    args << QStringLiteral("--threads") << QString::number(threadsOf(plan));
+    args << QStringLiteral("--db") << plan.dbPath;
+    return args;
 }
 
 QStringList mpirunArguments(const ClusterPlan& plan) {
@@ -117,18 +137,7 @@ QStringList mpirunArguments(const ClusterPlan& plan) {
     args << QStringLiteral("-np") << QString::number(processCount(plan));
     // Open MPI binds each rank to one core by default: a rank's threads would share it.
     args << QStringLiteral("--bind-to") << QStringLiteral("none");
-    args << plan.waferBinary << QStringLiteral("train");
-    if (plan.resumeRunId >= 0) {
-        args << QStringLiteral("--resume") << QString::number(plan.resumeRunId);
-    } else {
-        args << plan.configPath;
-        if (plan.numCsx > 0)
-            args << QStringLiteral("--set")
-                 << QStringLiteral("runconfig.num_csx=%1").arg(plan.numCsx);
-    }
-    args << QStringLiteral("--threads") << QString::number(std::max(0, plan.threadsPerProcess));
-    args << QStringLiteral("--db") << plan.dbPath;
-    return args;
+    return args + waferTrainArguments(plan);
 }
 
 QProcessEnvironment mpirunEnvironment(const ClusterPlan& plan) {
@@ -160,7 +169,12 @@ QString mpirunMissingMessage() {
 
 QStringList planProblems(const ClusterPlan& plan, int systems) {
     QStringList problems;
-    if (plan.mpirun.isEmpty()) problems << mpirunMissingMessage();
+    const bool slurm = plan.launcher == Launcher::Slurm;
+    if (slurm) {
+        problems << slurmPlanProblems(plan);
+    } else if (plan.mpirun.isEmpty()) {
+        problems << mpirunMissingMessage();
+    }
     if (!QFileInfo(plan.waferBinary).isExecutable()) {
         problems << QObject::tr(
                         "The wafer command-line program is not at %1, where the studio "
@@ -168,7 +182,9 @@ QStringList planProblems(const ClusterPlan& plan, int systems) {
                         "reinstall the studio.")
                         .arg(plan.waferBinary);
     }
-    if (!plan.hostfile.isEmpty()) {
+    if (slurm) {
+        // Its own checks are above.
+    } else if (!plan.hostfile.isEmpty()) {
         QString error;
         readHostfile(plan.hostfile, &error);
         if (!error.isEmpty()) problems << error;
@@ -177,7 +193,8 @@ QStringList planProblems(const ClusterPlan& plan, int systems) {
             "Name at least one host (localhost runs on this machine), or "
             "choose a hostfile.");
     }
-    if (plan.processesPerHost < 1) problems << QObject::tr("Run at least 1 process per host.");
+    if (!slurm && plan.processesPerHost < 1)
+        problems << QObject::tr("Run at least 1 process per host.");
     if (plan.resumeRunId < 0 &&
         (plan.configPath.isEmpty() || !QFileInfo(plan.configPath).isFile())) {
         problems << QObject::tr("Save the config to a file first: every process reads it.");
@@ -185,7 +202,16 @@ QStringList planProblems(const ClusterPlan& plan, int systems) {
     const int processes = processCount(plan);
     if (processes > 0 && systems > 0) {
         const std::string problem = session::clusterPlacementProblem(processes, systems);
-        if (!problem.empty()) problems << QString::fromStdString(problem);
+        if (!problem.empty() && slurm) {
+            problems << QObject::tr(
+                            "%1 tasks but runconfig.num_csx is %2: each task computes whole "
+                            "systems, so ask for at most %2 (nodes × tasks per node) or raise "
+                            "runconfig.num_csx")
+                            .arg(processes)
+                            .arg(systems);
+        } else if (!problem.empty()) {
+            problems << QString::fromStdString(problem);
+        }
     }
     return problems;
 }

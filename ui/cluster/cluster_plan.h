@@ -1,6 +1,7 @@
-// ClusterPlan: what "Run on cluster…" starts, as data: the hosts (or a hostfile), processes per
-// host, threads per process, the saved config (or the run to resume) and the studio's run store;
-// and the exact `mpirun` command line it makes of them:
+// ClusterPlan: what "Run on cluster…" starts, as data: with Open MPI the hosts (or a hostfile),
+// processes per host and threads per process; with Slurm the batch job's options (SlurmOptions,
+// its script in slurm_script.h); either way the saved config (or the run to resume) and the
+// studio's run store. With Open MPI, the exact `mpirun` command line it makes of them:
 //   mpirun --host a:2,b:2 -np 4 --bind-to none <wafer> train <config> [--set
 //       runconfig.num_csx=N] --threads T --db <store>
 // (as root, with Open MPI's two OMPI_ALLOW_RUN_AS_ROOT variables). Also the checks made before
@@ -17,9 +18,32 @@
 
 namespace ws::ui {
 
+// How the job's processes start.
+enum class Launcher {
+    Mpirun,  // mpirun as the studio's child, on the named hosts
+    Slurm,   // a batch job submitted with sbatch; its tasks start with `srun --mpi=pmix`
+};
+
+// A Slurm batch job's request (sbatch's options of the same names).
+struct SlurmOptions {
+    QString partition;  // empty: the cluster's default partition
+    int nodes = 1;
+    int tasksPerNode = 1;  // processes (MPI ranks) on each node
+    int cpusPerTask = 1;   // each task's CPUs, and its `--threads`
+    // --time as Slurm writes it: minutes, MM:SS, H:MM:SS, D-H, D-H:MM or D-H:MM:SS.
+    QString timeLimit = QStringLiteral("1:00:00");
+    QString jobName;     // --job-name (empty: "wafer")
+    QString scriptPath;  // where the script is written before sbatch reads it; its output
+                         // (slurm-JOBID.out) goes beside it
+    QString sbatch;      // sbatch found (empty: not installed); squeue, scontrol, scancel and
+                         // sacct are looked for beside it
+};
+
 struct ClusterPlan {
-    QStringList hosts;  // host names (or "host:slots"), used when hostfile is empty
-    QString hostfile;   // Open MPI hostfile ("host [slots=N]" per line, # comments)
+    Launcher launcher = Launcher::Mpirun;
+    SlurmOptions slurm;  // with Launcher::Slurm
+    QStringList hosts;   // host names (or "host:slots"), used when hostfile is empty
+    QString hostfile;    // Open MPI hostfile ("host [slots=N]" per line, # comments)
     int processesPerHost = 1;
     int threadsPerProcess = 1;
     QString configPath;  // the saved config (ignored when resumeRunId >= 0)
@@ -47,9 +71,18 @@ QStringList readHostfile(const QString& path, QString* error);
 // "a, b c" -> {"a", "b", "c"}: commas or spaces separate hosts.
 QStringList parseHostList(const QString& text);
 
-// How many hosts the plan runs on (the hostfile's when given; 0 when it cannot be read).
+// How many hosts the plan runs on (the hostfile's when given; 0 when it cannot be read; Slurm's
+// nodes).
 int hostCount(const ClusterPlan& plan);
-int processCount(const ClusterPlan& plan);  // hosts x processes per host
+int processCount(const ClusterPlan& plan);  // hosts x processes (tasks) per host
+// Each process's CPU threads (--threads): threadsPerProcess, or Slurm's CPUs per task.
+int threadsOf(const ClusterPlan& plan);
+
+// A word as a POSIX shell takes it: as it is when plain, else in single quotes.
+QString shellQuote(const QString& word);
+// What each process runs: `<wafer> train <config> [--set runconfig.num_csx=N] --threads T --db
+// <store>` (or `train --resume ID`), the program first.
+QStringList waferTrainArguments(const ClusterPlan& plan);
 
 // mpirun's arguments (program not included) and the variables added to its environment.
 QStringList mpirunArguments(const ClusterPlan& plan);
@@ -58,8 +91,8 @@ QProcessEnvironment mpirunEnvironment(const ClusterPlan& plan);  // the studio's
 // each quoted where needed.
 QString commandLine(const ClusterPlan& plan);
 
-// What must be fixed before the plan can start; empty when it can. `systems` is the config's
-// runconfig.num_csx (the run's, when resuming).
+// What must be fixed before the plan can start (with Slurm: slurmPlanProblems too); empty when
+// it can. `systems` is the config's runconfig.num_csx (the run's, when resuming).
 QStringList planProblems(const ClusterPlan& plan, int systems);
 
 // The text for a problem where mpirun is missing.

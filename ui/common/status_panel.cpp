@@ -67,6 +67,12 @@ void StatusPanel::showPreparing(double fraction, const QString& what) {
     m_progress->setValue(int(fraction * 1000));
 }
 
+void StatusPanel::showWaiting(const QString& what) {
+    m_state->setText(tr("<b>Waiting</b> %1").arg(what.toHtmlEscaped()));
+    m_state->setToolTip(what);
+    m_progress->setRange(0, 0);
+}
+
 void StatusPanel::clear() {
     m_state->setText(tr("Ready"));
     m_state->setToolTip(QString());

@@ -20,6 +20,9 @@ public:
     void showMetrics(const session::StepMetrics& m);
     void showState(session::RunState state, const QString& detail);
     void showPreparing(double fraction, const QString& what);
+    // Waiting on something outside the studio (a batch job in Slurm's queue): "Waiting" and
+    // `what`, with a busy bar.
+    void showWaiting(const QString& what);
     // Nothing to report: "Ready" and no figures.
     void clear();
     // A run from the store: its status and the figures of its summary (steps, final loss,

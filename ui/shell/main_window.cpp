@@ -34,6 +34,7 @@
 #include "ui/chat/chat_tab.h"
 #include "ui/cluster/cluster_controller.h"
 #include "ui/cluster/cluster_job.h"
+#include "ui/cluster/slurm_job.h"
 #include "ui/common/run_controller.h"
 #include "ui/common/status_panel.h"
 #include "ui/common/store_follower.h"
@@ -776,7 +777,26 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
-    if (m_cluster->isActive()) {
+    if (m_cluster->isActive() && m_cluster->job() == m_cluster->slurmJob()) {
+        // A batch job does not need the studio: it may run on.
+        const auto answer = m_files->ask(
+            tr("Leave the Slurm job running?"),
+            tr("Slurm job %1 is in the queue or training, and does not need the studio. Yes "
+               "leaves it running (Runs shows its run when the studio opens again, and Stop "
+               "reaches it there); No stops it after the step in flight, with a checkpoint to "
+               "resume from.")
+                .arg(m_cluster->slurmJob()->jobId()),
+            QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel, QMessageBox::Yes);
+        if (answer == QMessageBox::Cancel) {
+            event->ignore();
+            return;
+        }
+        if (answer == QMessageBox::No) {
+            m_cluster->job()->stopAndWait(60000);
+        } else {
+            m_cluster->slurmJob()->detach();
+        }
+    } else if (m_cluster->isActive()) {
         const auto answer = m_files->ask(
             tr("Stop the cluster job?"),
             tr("A cluster job is training. Quitting stops it after the step in flight, with a "

@@ -24,6 +24,7 @@
 #include "ui/cluster/cluster_controller.h"
 #include "ui/cluster/cluster_dialog.h"
 #include "ui/cluster/cluster_job.h"
+#include "ui/cluster/mpirun_job.h"
 #include "ui/shell/log_dock.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/runs_dock.h"
@@ -79,6 +80,7 @@ void ClusterMpiTest::localhostJobIsFollowedPausedCheckpointedResumedAndStopped()
     QVERIFY(m_studio->openConfig(config));
     m_studio->setClusterWaferBinary(WAFER_CLI);
     ui::ClusterJob* job = m_studio->clusterJob();
+    auto* mpirun = m_studio->cluster()->mpirunJob();
     ui::ClusterDialog* dialog = startDialog(m_studio->openClusterDialog());
     QVERIFY(dialog);
     QVERIFY2(dialog->problems().isEmpty(), qPrintable(dialog->problems().join("\n")));
@@ -124,7 +126,7 @@ void ClusterMpiTest::localhostJobIsFollowedPausedCheckpointedResumedAndStopped()
 
     // A rank dies: mpirun ends the job, the run is shown interrupted, the dialog quotes mpirun.
     QProcess pgrep;
-    pgrep.start("pgrep", {"-P", QString::number(job->processId())});
+    pgrep.start("pgrep", {"-P", QString::number(mpirun->processId())});
     QVERIFY(pgrep.waitForFinished(5000));
     const QStringList ranks = QString::fromUtf8(pgrep.readAll()).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(ranks.size(), 2);
