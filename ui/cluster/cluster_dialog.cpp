@@ -305,6 +305,10 @@ QStringList ClusterDialog::problems() const {
     return found;
 }
 
+QMessageBox* ClusterDialog::problemBox() const {
+    return m_problemBox.data();
+}
+
 QString ClusterDialog::shownCommandLine() const {
     return m_command->toPlainText();
 }
@@ -405,7 +409,6 @@ void ClusterDialog::accept() {
     m_problemBox->setObjectName(QStringLiteral("clusterProblemBox"));
     m_problemBox->setTextFormat(Qt::RichText);
     m_problemBox->setAttribute(Qt::WA_DeleteOnClose);
-    connect(m_problemBox, &QObject::destroyed, this, [this] { m_problemBox = nullptr; });
     m_problemBox->open();
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <QDialog>
+#include <QPointer>
 #include <functional>
 
 #include "ui/cluster/cluster_plan.h"
@@ -60,7 +61,7 @@ public:
     // The problems Start would report now (empty: it would start).
     QStringList problems() const;
     // The last problem box Start opened (nullptr if none is open).
-    QMessageBox* problemBox() const { return m_problemBox; }
+    QMessageBox* problemBox() const;
 
 public slots:
     void accept() override;  // checks the plan; closes only when it can start
@@ -102,7 +103,8 @@ private:
     QCheckBox* m_saveSystems;
     QLabel* m_summary;
     QPlainTextEdit* m_command;
-    QMessageBox* m_problemBox = nullptr;
+    // Cleared by Qt when the box goes (closed, or deleted with the dialog).
+    QPointer<QMessageBox> m_problemBox;
 };
 
 }  // namespace ws::ui
