@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Generates wafer/version.h from the project version and the git revision.
 execute_process(COMMAND git rev-parse --short HEAD
   WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE WAFER_GIT_REVISION

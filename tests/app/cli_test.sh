@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # CLI smoke tests: runs the real `wafer` binary the way a user does and checks exit codes and
 # output. Usage: cli_test.sh WAFER_BINARY SOURCE_DIR CASE
 set -uo pipefail
