@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Quick start, command 1: installs what is missing, builds, and opens Wafer Studio on the default
 # preset. `./run.sh --headless` trains the default preset from the command line instead (also the
 # fallback when no display is available). Extra arguments after --headless go to `wafer train`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Quick start, command 2: installs what is missing, builds with warnings as errors, and runs
 # every test (unit, integration, GUI offscreen, CLI smoke). Extra arguments go to ctest
 # (e.g. ./test.sh -L engine, ./test.sh -LE slow).

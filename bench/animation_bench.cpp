@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Animation export for slides (engine/media): 60 frames of studio content at 1920 x 1080 (the
 // Wafer tab's utilization map, offscreen, a busy wave moving over a 64 x 64 core grid: a viridis
 // heatmap, axes, title and colour scale) encoded to an animated PNG and to a GIF, beside the

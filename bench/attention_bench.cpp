@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_attention_bench: causal self-attention forward + backward as the model runs it (memory
 // per head linear in T: the backward recomputes each row block's probabilities from q, k and the
 // saved row statistics) beside the implementation that stored the (B,NH,T,T) probabilities

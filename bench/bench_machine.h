@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What machine a benchmark ran on, printed as its first lines: the CPU model (from
 // /proc/cpuinfo), the cores the process may use, the vector ISA the CPU offers and the one the
 // binary was built for. Figures from different machines are then never compared unawares.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_cluster_bench: training across processes beside training in threads, on this machine.
 // Runs the real `wafer train` on presets/gpt-nano.yaml with runconfig.num_csx = 2: one process x 2
 // threads (the reference), `mpirun -np 2` x 1 thread each, and one process x 1 thread (the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_emulator_bench: what the wafer emulator costs a training run. Trains the gpt-nano
 // preset on the teaching wafer through the whole Session (data, streamed executor, events
 // drained on another thread as the studio does) with wafer.emulate on and off, interleaved

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GUI-thread stalls while a run trains: a 5 ms precise timer on the studio's event loop records
 // how late each firing is, first on the idle studio (the reference: what the platform's timers
 // give with nothing to do), then while the gpt-nano preset trains with the Training tab's charts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_kernel_bench: the Highway element kernels (tensor/simd.h) beside their scalar references
 // measured in the same run, on GPT-2-small-sized buffers: the AdamW update over 124M parameters
 // (p, g, m, v: 2 GB; memory-bound) and over a 64K-parameter slice that stays in L2 (the kernel's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The gradient reduce in a tree of ranks against the gather into rank 0, with the network as the
 # bottleneck (issue 35). Eight hosts made of network namespaces (tests/app/netns_hosts.sh), one
 # rank and one system each, ranks talking TCP only; rank 0's host link limited to RATE both ways

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Chart replot cost: 20 overlaid runs x 200k points each (every series smoothed and decimated
 // per pixel, as the Training tab does) beside one run of 1k points, measured in the same process
 // on offscreen 1600x1000 windows. Target (issue 31): a median frame under one 60 Hz frame

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The same training step as wafer_train_bench, in plain PyTorch (eager, AdamW): fp32, or
 with --precision bf16 the forward under torch.autocast("cpu", dtype=torch.bfloat16) (fp32 master
 weights and optimizer, bf16 matmuls; the backward follows autocast's casts).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // replay_bench: the cost of one slow-motion frame's engine work, wafer::StepReplay::stateAt (every
 // link's bytes, the phase under the cursor, the buffer slots), which the Wafer tab calls ~30 times
 // a second while a replay plays. Times (median of repeats, same run), for the schedule of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_sample_bench: greedy generation speed of the KV-cached decoder (sample::KvDecoder) against
 // the reference measured in the same run: re-running model::Gpt<float>::forward over the whole
 // prefix for every new token (what generation costs without a cache). For each shape (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_small_model_bench: where a small model's training step goes, on 1 thread and on 2. Small
 // models are what sweeps and lessons train, so the fixed costs of a step (hand-offs between the
 // engine's threads, spans and events, the run store, control polling, kernel calls) weigh there.

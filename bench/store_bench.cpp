@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run store benchmark: is "logging metrics does not slow training" true, as a ratio?
 // Producer side: ns per RunStore::logMetric call beside ns per plain vector push_back of the same
 // row (the floor for any in-memory queue), and the single-call latency tail of both (a call that

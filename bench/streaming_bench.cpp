@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_streaming_bench: what weight streaming costs on the CPU. For each shape it trains the
 // same steps three ways, interleaved round by round so machine noise hits all alike:
 //   plain     Gpt::forward/backward + AdamW on one buffer (the engine-core path, the reference)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_sweep_bench: what the μTransfer preset (presets/mup-sweep.yaml) costs here.
 //
 // Always: runs one trial per width (sp, one seed, lr 2^-7, --steps steps) twice — with the

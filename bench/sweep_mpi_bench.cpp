@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_sweep_mpi_bench: the μTransfer sweep (presets/mup-sweep.yaml) across processes beside the
 // same sweep in threads, on this machine. Runs the real `wafer sweep` twice, back to back in one
 // session: the reference, 1 process x 2 threads (sweep.parallel_trials 2, one compute thread per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Parallel-coordinates redraw cost, offscreen at 1100x480, as a live sweep makes it: each
 // redraw brings one more finished trial (setResults with all trials so far + replot; the Sweeps
 // tab coalesces redraws to 40 ms), measured as the sweep goes from 480 to 500 trials, beside the

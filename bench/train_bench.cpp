@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_train_bench: training-step throughput of Gpt<float> on two shapes (a 4-layer x 256 model
 // with V = 8192, and GPT-2 small), B = 4, T = 256, on request (--shape smollm) on the Llama shape
 // of SmolLM-135M read from presets/smollm-135m.yaml (rotary, RMSNorm, SwiGLU, 9 heads sharing 3

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer_bench: the emulator's own cost. Times (median of repeats, same run):
 //   1. one full WSE-2-size utilization frame (750 x 994 cores) of a Cerebras-GPT 111M block's
 //      forward at batch 120 x 2048 - every core's busy cycles from its real tile, averaged to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Wafer tab redraw cost, offscreen at 1600x1000: setting and replotting a WSE-2 utilization frame
 // (750 x 994 cores, averaged to at most 256 x 256 display cells) beside a 16 x 16 teaching-wafer
 // frame as the reference, and a whole tab redraw (heatmap, diagram, timeline) of a teaching

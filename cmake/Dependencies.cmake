@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Every third-party package, all from Debian 12 (installer/deps.sh installs them).
 find_package(Threads REQUIRED)
 find_package(OpenMP REQUIRED)

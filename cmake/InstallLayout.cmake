@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Where the installed files go (GNUInstallDirs) and the share folder the programs look for beside
 # themselves (engine/core/paths.h): <prefix>/share/wafer-studio holding presets/, resources/, the
 # user guide docs/ (the studio's Help), README.md, CHANGELOG.md and HACKING.md. The build tree gets the same folder, linked to the sources, so that programs run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sanitizers as an interface target (wafer::sanitizers, linked by every engine module, test and
 # app target). WAFER_SANITIZE names them: "address,undefined" (ASan + UBSan) or "thread" (TSan);
 # empty/OFF builds without; ON is the old spelling of "address,undefined".

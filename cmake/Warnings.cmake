@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Compiler warnings as an interface target; WAFER_WARNINGS_AS_ERRORS (on in CI and ./test.sh)
 # turns them into errors.
 option(WAFER_WARNINGS_AS_ERRORS "Treat compiler warnings as errors" OFF)

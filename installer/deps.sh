@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs every Debian 12 package that Wafer Studio's build, tests and app need.
 # Idempotent: does nothing when all packages are present; runs `apt-get update` only when
 # something is missing. Usage: installer/deps.sh [--bench]   (--bench adds python3-torch,

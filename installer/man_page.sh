@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Writes a program's man page (gzipped) from its --help with help2man, at build time
 # (installer/CMakeLists.txt). With --commands (for `wafer`), the --help of every subcommand the
 # help lists, and of theirs in turn, becomes a section of COMMANDS, so the page holds every option.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Builds the Debian package: installs what is missing, builds Wafer Studio in build-package/
 # (Release, installed under /usr) and runs CPack. Prints the .deb's path.
 # Usage: installer/package.sh [BUILD_DIR]     then: sudo apt install ./wafer-studio_<version>_amd64.deb

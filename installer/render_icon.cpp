@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer-render-icon: renders the app icon's SVG (resources/icons/wafer-studio.svg) to the PNG
 // sizes of the freedesktop hicolor theme, at build time, so that the PNGs always match the SVG.
 // Usage: wafer-render-icon ICON.svg OUT_DIR SIZE... (writes OUT_DIR/<SIZE>x<SIZE>/wafer-studio.png)

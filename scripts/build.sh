@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by ./run.sh and ./test.sh: install what is missing, configure and build (Release).
 # Usage: scripts/build.sh BUILD_DIR [extra cmake args...]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Fuzzes every reader of outside input with libFuzzer (clang, ASan + UBSan; tests/fuzz), one
 # target after the other, each for the given time, and prints a table: executions, coverage,
 # new inputs found, findings (crash, leak, timeout and out-of-memory files).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Kill campaign: SIGKILL `wafer train` and `wafer sweep` at random moments, resume each time until
 the run finishes, and check that nothing was lost.
 

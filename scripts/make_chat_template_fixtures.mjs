@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Makes the reference renderings that tests/engine/chat/chat_reference_test.cpp checks the
 // engine's chat templates against, with @huggingface/jinja (the Jinja implementation
 // transformers.js renders chat templates with).

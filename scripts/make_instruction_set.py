@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes the studio's own instruction data set: questions about verses of the bundled corpus
 (resources/corpus, the public-domain King James text) whose answers can be checked exactly.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Makes the reference token ids that tests/engine/tokenizer/hf_reference_test.cpp checks the
 // engine's Hugging Face tokenizer against, with the Hugging Face `tokenizers` library itself (its
 // Node binding, npm package `tokenizers`, native prebuilt).

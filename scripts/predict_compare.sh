@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # predict_compare.sh: the emulator's predictions of two builds of `wafer`, byte for byte, e.g.
 # before and after a refactoring of the cycle model (which must not move a single digit):
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Behaviour-preservation check for refactors: trains, fine-tunes, resumes, sweeps and exports the
 # same set of configs with two `wafer` binaries and compares every written tensor file byte for
 # byte, the per-step losses (--json lines without their timing fields), `wafer predict --json`

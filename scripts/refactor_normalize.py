@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Prints a wafer output file (JSON lines, JSON, YAML or text) without what depends on the wall
 clock, for scripts/refactor_compare.sh: timing and speed fields, the measured share of stream-in
 time hidden behind compute, and the run ids a parallel sweep hands out in finishing order (sweep

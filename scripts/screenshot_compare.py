@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Compares the GUI tests' screenshots of two builds, pixel by pixel.
 
     scripts/screenshot_compare.py OLD_DIR NEW_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # small_model_speed.sh: gpt-nano's training speed of two builds of `wafer`, measured in the same
 # run, e.g. an older commit's binary against today's:
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # SPDF at laptop scale (README "Dynamic sparsity and SPDF"): dense pre-training, 75% sparse
 # pre-training, and the sparse model fine-tuned dense, each with its final eval loss beside its
 # emulated FLOPs (zero weights skipped) and emulated wafer time. Prints a Markdown table.

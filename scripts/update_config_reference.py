@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Replaces the user guide's config reference table with `wafer fields --markdown`.
 
 Usage: scripts/update_config_reference.py build/app/wafer

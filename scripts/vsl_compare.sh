@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Variable sequence length: the two-stage schedule of presets/gpt-nano-vsl.yaml (80% of the steps
 # at 128 tokens, then 512) against single-stage training at 512, same model, data, seed and
 # tokens. Prints each run's final eval loss, wall time and emulated wafer time.

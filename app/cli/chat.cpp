@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer chat MODEL`: a conversation with a model in a terminal, rendered with its chat template
 // (sample/chat_model.h: the run's, the model's own, ChatML; or --chat-template) and streamed as
 // it is generated; commands /reset, /system TEXT, /save FILE, /quit; end of input ends it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The `wafer` subcommands. Each registers its options on the CLI11 app and returns the exit code
 // through a callback; main.cpp only wires them. Exit codes: 0 success (a stopped run included),
 // 1 a failure reported on stderr, 2 usage error, 3 the run diverged, 4 the μP coord check ran

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer coord-check CONFIG`: the μP coord check (engine/mup/coord_check.h). Trains the config at
 // several widths for a few steps under SP and μP, prints mean |activation| per layer type, width
 // and step with the fitted slope, and the verdict. Exit 0 when μP passes, 4 when it does not.

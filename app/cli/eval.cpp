@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer eval MODEL --data FILE [--json] [--seq-len N] [--batch B] [--max-tokens N]`: the mean
 // loss, perplexity, bits per byte and token count of a text under a model (a run id, a run or
 // checkpoint folder, a model file, a Hugging Face folder or cached model id, `base`), through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer fields`: every config key with its type, default, allowed values and help, from the one
 // field declaration the YAML loader uses. `--markdown` prints the guide's config reference
 // (docs/config-reference.md).

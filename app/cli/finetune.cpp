@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer finetune --base MODEL --data TEXT... [--set ...] [--freeze-embeddings]
 // [--freeze-blocks K]`: fine-tunes a base model (run id, run or checkpoint folder, model file,
 // Hugging Face folder or cached model id, `base`) on new text, or on instruction and chat

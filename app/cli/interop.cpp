@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer import HF_FOLDER_OR_WEIGHTS_FILE [--out DIR]` and `wafer export RUN_ID_OR_FOLDER --format
 // hf --out DIR`: Hugging Face GPT-2 and Llama-family folders (or model ids in the local Hugging
 // Face cache, listed by `wafer import --list-cached`) in and out (engine/interop/hf_import.h,

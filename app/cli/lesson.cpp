@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer lesson list|check|run`: the teaching lessons (engine/lesson) from the command line.
 // `run` performs a lesson headless on a real training session in a throwaway folder and prints
 // each step's title, its action and every check; it exits 1 when a step fails.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer: the command-line front end of Wafer Studio. Thin: parses arguments and hands over to
 // the engine through the subcommands in commands.h.
 #include <iostream>

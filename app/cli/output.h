@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared output helpers of the CLI: error reporting and the stable JSON shapes scripts read
 // (keys: event, step, loss, eval_loss, lr, grad_norm, tokens_per_s, tokens_seen, elapsed_s).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer predict CONFIG`: the emulated hardware's predicted step time, throughput, MFU and where
 // the time goes, without training; `--sweep-systems` prints the scaling table.
 #include <fmt/format.h>

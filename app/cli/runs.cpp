@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer runs list|show ID|delete ID|control ID ACTION`: the run store from the command line,
 // and the run control requests (engine/session/run_control.h) that pause, continue, checkpoint or
 // stop a run another process trains.

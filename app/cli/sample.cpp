@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer sample RUN_ID|FOLDER|HF_ID|base --prompt TEXT`: generates text from a trained model,
 // streaming each piece to stdout as it is produced (or one JSON object per token with --json, then
 // a summary). Ctrl-C stops after the current layer's work and still prints the summary.

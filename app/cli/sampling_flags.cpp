@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The shared sampling flags: see sampling_flags.h.
 #include "app/cli/sampling_flags.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sampling flags `wafer sample` and `wafer chat` share: -t/--temperature, --top-k, --top-p,
 // -n/--max-tokens and --seed, written into one SamplingOptions (checked by its validate()).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer store check|backup|recover`: the run store file's health, its verified backup, and the
 // ways back from a damaged store (salvage the readable rows, the last good backup, or a fresh
 // store that keeps the damaged file).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer sweep SWEEP.yaml`: runs a hyperparameter sweep (engine/sweep/) with a live table of
 // trials, or with --json one object per finished trial; ends with the μTransfer summary (best
 // log2 learning rate per width, drift, transfer regret). Ctrl-C stops the running trials between

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer tokenize --tokenizer PATH [--json] [--add-special] (TEXT | --file F)`: shows the token ids
 // a model sees for a text, so a user can check a tokenizer against the library it comes from.
 // PATH is a model folder or a tokenizer file (loadTokenizerAt). Text output: the ids on one line,

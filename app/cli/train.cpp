@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer train CONFIG`: trains a config with a live progress line (or JSON lines), Ctrl-C stops
 // cleanly between layers (never leaving half a step applied) and still writes the final weights
 // and a final checkpoint. `wafer train --resume RUN_ID_OR_FOLDER [CONFIG]` continues a run from a

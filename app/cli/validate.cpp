@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer validate CONFIG`: checks a config (every problem at once, the data it names included)
 // and prints the derived model.
 #include <fmt/format.h>

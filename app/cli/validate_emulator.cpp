@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `wafer validate-emulator`: the cycle model against the Cerebras-GPT paper's published claims
 // (weak scaling, FLOP utilization, weight streaming hidden) and one absolute figure (Llama-2 70B
 // and a 70B-class GPT on one CS-3), as a table or JSON lines; exit code 1 when a claim is not

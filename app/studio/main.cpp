@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // wafer-studio: the desktop studio's entry point. Thin: parse the command line, open the config,
 // show the window. For scripted smoke tests, `--run --quit-after-steps N --screenshot FILE.png
 // [--tab NAME]` starts training, saves a screenshot of the window after N steps, stops the run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StudioOptions: see studio_options.h.
 #include "app/studio/studio_options.h"
 

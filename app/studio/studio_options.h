@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StudioOptions: the wafer-studio command line, parsed without side effects so tests can feed
 // it argument lists.
 //   wafer-studio [CONFIG] [--run | --sweep] [--quit-after-steps N] [--screenshot FILE.png] [--tab

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatTemplate: see chat_template.h. Loading (model folder, built-ins), rendering, and the
 // incremental render that finds the assistant spans.
 #include "engine/chat/chat_template.h"

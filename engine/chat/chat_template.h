@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatTemplate: how a model wants a conversation written as text, and which part of that text
 // the model learns to produce. Loaded from a model folder as transformers does (a
 // `chat_template.jinja` file, else tokenizer_config.json's `chat_template`: a string, or a list

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Conversation: see conversation.h.
 #include "engine/chat/conversation.h"
 

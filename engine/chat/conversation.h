@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A chat conversation as instruction and chat data sets and chat templates see it: a list of
 // messages, each a role and its text, in the shape of OpenAI's `messages` (and of the `messages`
 // variable a Hugging Face chat template renders). Every data reader (data/chat_records.h) turns

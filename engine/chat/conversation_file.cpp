@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Conversations as `messages` JSON: see conversation_file.h.
 #include "engine/chat/conversation_file.h"
 

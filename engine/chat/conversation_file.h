@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Conversations as files in OpenAI's `messages` shape, for chats saved from `wafer chat` and the
 // Chat tab and for a conversation given to `wafer chat --messages`: JSON Lines with one
 // {"messages": [{"role": ..., "content": ...}, ...]} object per line, the shape the data readers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja front door: see jinja.h.
 #include "engine/chat/jinja.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja interpreter's front door: a chat template parsed once (lexer -> parser) and rendered
 // any number of times (renderer) with a context of variables. It implements the subset of Jinja2
 // that real chat templates use (see jinja_lexer.h, jinja_parser.h, jinja_renderer.h,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Phase 2's output, the Jinja syntax tree: expressions and statements, each with the location
 // its errors name. One node type each for expressions and statements, with the fields a kind
 // uses listed beside it, so the renderer's switch reads like the grammar. Immutable after

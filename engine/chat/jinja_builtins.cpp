@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja built-ins: see jinja_builtins.h. Case mapping uses ICU (full Unicode mappings, as
 // Python's str.upper/lower do); whitespace is Python's str.isspace set.
 #include "engine/chat/jinja_builtins.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja built-ins chat templates use, as Jinja2 and transformers define them: filters
 // (trim, length, tojson, default, join, ...), tests (defined, none, string, mapping, ...) and
 // the methods of strings, dicts and lists (.strip(), .startswith(), .items(), .get(), ...).

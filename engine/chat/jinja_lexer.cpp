@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja lexer: see jinja_lexer.h.
 #include "engine/chat/jinja_lexer.h"
 

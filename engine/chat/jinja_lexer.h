@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Phase 1 of the Jinja interpreter: the lexer. Splits a template into text, `{{ expression }}`
 // and `{% statement %}` pieces (comments `{# #}` vanish), applying whitespace control as
 // Jinja2 does: `-` inside a tag's delimiter strips the whitespace beside it, and with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja parser: see jinja_parser.h. A recursive-descent parser over one tag's tokens at a
 // time (TagCursor) inside a loop over the pieces (Parser::parseBody).
 #include "engine/chat/jinja_parser.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Phase 2 of the Jinja interpreter: the parser. Turns the lexer's pieces into the syntax tree
 // (jinja_ast.h) with Jinja2's grammar and operator precedence (filters and `is` tests bind
 // tighter than arithmetic: `'a' + x | trim` is `'a' + (x | trim)`). Statements: if/elif/else,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja renderer: see jinja_renderer.h. Renderer::run walks the statements
 // (renderBody/renderFor/...), Renderer::eval the expressions; the built-in filters, tests and
 // methods come from jinja_builtins.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Phase 3 of the Jinja interpreter: the renderer. Walks the syntax tree with a context of
 // variables and writes the output, with Jinja2's semantics as transformers configures it:
 // undefined variables are Jinja's default Undefined (falsy, print nothing, iterate as empty;

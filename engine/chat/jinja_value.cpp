@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Jinja values: see jinja_value.h.
 #include "engine/chat/jinja_value.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The values a Jinja chat template computes with, in Python's semantics as Jinja2 (what
 // transformers renders chat templates with) gives them: undefined, none, bool, int, float,
 // string, list, dict (insertion-ordered, string keys), namespace (the one mutable value, from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The one-process Comm and the helpers every Comm shares (see comm.h).
 #include "engine/comm/comm.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Comm: the processes of one training job and the few collective operations the streamed step
 // needs between them (Open MPI underneath, but no MPI type leaves comm_mpi.cpp). A job that was
 // not started by `mpirun` is one process (rank 0 of 1) and every operation is a no-op or a copy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Open MPI Comm (see comm.h): MPI_COMM_WORLD, duplicated once per channel. Messages larger
 // than MPI's int counts are sent in pieces of 1 GiB. Built without MPI, fromEnvironment() gives
 // the one-process Comm, or an error when mpirun (or srun) started more than one process. Either

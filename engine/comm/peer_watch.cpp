@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PeerWatch (see peer_watch.h): heartbeats between rank 0 and every other rank on the Sweep
 // channel, and the message naming a peer that fell silent.
 #include "engine/comm/peer_watch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PeerWatch: across processes, notices a peer that stopped answering - its host went down, or
 // the network to it was cut - while the job's collectives wait on it without a word for as long
 // as TCP retransmits (a quarter of an hour and more: a vanished host sends no reset). Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The run configuration as plain structs, in Cerebras ModelZoo's legacy YAML layout (sections
 // model, optimizer, train_input, eval_input, runconfig) plus our own keys. Each struct lists its
 // fields once in visit(); load/save/validate/override/the GUI form are visitors over that list.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Loading a config file or text (parse, read with MapReader, resolve relative paths, apply
 // overrides) and applyOverride()'s path walker (see config_yaml.h).
 #include "engine/config/config_yaml.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Loading, saving and overriding a run configuration as YAML (Cerebras ModelZoo's legacy layout
 // plus Wafer Studio's keys). Loading checks every value's type, range and allowed choices and
 // reports each problem as "file:line:col: key.path: what was found and what is allowed"; keys

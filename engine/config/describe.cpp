@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // describeFields(): a visitor that records each declared field (see describe.h).
 #include "engine/config/describe.h"
 

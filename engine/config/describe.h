@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The field catalogue: every config key with its type, default, help, unit, bounds and choices,
 // produced by a visitor over the same declarations that drive load and save. For the CLI's
 // `--help-config` and the GUI's config form. Thread-safe: pure function.

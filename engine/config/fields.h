@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FieldInfo: what a config field declares about itself once (key, help text, unit, bounds,
 // allowed values). Every config visitor (YAML load and save, defaults, validation, CLI --set
 // overrides, the GUI form) reads these, so a field is declared in exactly one place.

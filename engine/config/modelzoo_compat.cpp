@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ModelZoo compatibility steps after reading (see modelzoo_compat.h).
 #include "engine/config/modelzoo_compat.h"
 

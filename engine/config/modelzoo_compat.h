@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ModelZoo compatibility steps that need the whole file, run by parseConfig() after reading and
 // before overrides: ModelZoo's older muP keys (model.output_logits_scale and
 // optimizer.adjust_learning_rate.decoder_kernel, Cerebras-GPT's *_mup.yaml of releases 1.7 to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The table of ModelZoo keys loaded with a warning (see modelzoo_keys.h). Collected from the
 // GPT-2/GPT-3/Cerebras-GPT params files of Cerebras/modelzoo releases 1.6 to 2.3
 // (modelzoo/transformers/pytorch/{gpt2,gpt3}/configs/**.yaml).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Keys that real Cerebras ModelZoo params files contain (GPT-2, GPT-3, Cerebras-GPT; legacy
 // layout) but Wafer Studio does not implement. Loading such a file succeeds: each of these keys
 // is skipped with a warning that names it and says what Wafer Studio does instead, while any

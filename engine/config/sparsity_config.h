@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The top-level `sparsity:` section: weight sparsity as Cerebras ModelZoo writes it, static or
 // dynamic (the masks change during training). Part of config.h's Config; same visitor protocol.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The `sweep:` section: a hyperparameter sweep over any config keys, declared with the same
 // visitor protocol as the rest of the config (config.h) so load, save, --set overrides, the field
 // catalogue and the GUI form all see it. Two field types here are maps keyed by config key paths

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Number formatting/parsing and string helpers for the config module (see text_format.h).
 #include "engine/config/text_format.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Scalars as config text, for every module that reads or writes values the way config files do:
 // number formatting that round-trips exactly, YAML string quoting, strict YAML 1.1 scalar parsing
 // (--set values, sweep overrides), case-insensitive matching and the edit distance behind "did you

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // validate() and checkVocab() (see validate.h): a field-range visitor plus the cross-field rules.
 #include "engine/config/validate.h"
 

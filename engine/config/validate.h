@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Validation of a whole Config: every field's range and choices (so a Config built in code or in
 // the GUI gets the same checks as a loaded file) and the rules that tie fields together
 // (hidden_size divisible by num_heads, sequence length within the position table, a well formed

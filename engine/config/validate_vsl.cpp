@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The variable-sequence-length rules of validate() (validate.h): train_input's two-stage
 // schedule (short_sequence_length, short_sequence_steps) must be complete, shorter than and a
 // divisor of max_sequence_length, and switch before max_steps; eval_input has no schedule.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Config values as YAML text: flow-style (one line) formatting per field type, as the YAML writer,
 // the field catalogue's defaults and validation messages write them, and as other modules write a
 // config value as `key=value` override text (sweep trials, checkpoint metadata). Public API of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // patchConfigYaml(): both configs are flattened into one entry per field (a visitor over the
 // same field list as the reader and writer); each entry whose YAML text differs is written into
 // the text at the place yaml-cpp's marks (byte offset, line, column) give for it. Every edit

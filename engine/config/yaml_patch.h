@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Editing a config's YAML text in place instead of regenerating it. patchConfigYaml() rewrites
 // only the values that differ between two configs (replacing just that value's text, inserting a
 // missing key under its section with the section's indentation, adding a missing section at the

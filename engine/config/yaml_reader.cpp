@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // YAML -> Config reading (see yaml_reader.h): the per-type readValue() overloads, MapReader's
 // key bookkeeping (aliases, duplicates, unknown keys with hints, ModelZoo keys we ignore) and the
 // per-struct hooks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The YAML -> Config reader: one visitor (MapReader) over the field list each config struct
 // declares in visit(), plus readValue() overloads per field type. Used for files, for text from
 // the GUI and for --set overrides. Every problem becomes a message "file:line:col: key.path: what

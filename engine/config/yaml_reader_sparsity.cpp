@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reading hooks of the top-level sparsity section (yaml_reader.h): ModelZoo 2.2+'s glob
 // param_filter read as regexes, and every param_name_patterns regex compiled where the file
 // gives it, so a bad one is reported with its line and column.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // YAML -> the sweep section's own field types (sweep_config.h): integer lists, the swept
 // parameters keyed by config key, and named override bundles. Keys are read as written; whether
 // they name real config keys is checked when the sweep is planned (engine/sweep/space.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Config -> YAML text: formatFlow() per field type and the block-style writer behind
 // saveConfigYaml() (a visitor over the same field list the reader uses), plus hashConfig().
 #include "engine/config/yaml_flow.h"

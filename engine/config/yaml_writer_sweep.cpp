@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sweep section's own field types (sweep_config.h) as one-line YAML, read back by
 // yaml_reader_sweep.cpp to equal values.
 #include <cctype>

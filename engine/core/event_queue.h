@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // EventQueue<Event>: how engine threads talk to a front end. Producers push; a front end (the
 // CLI's loop, the studio's timer) drains whole batches and never blocks the engine. An optional
 // notify hook runs on the producer's thread after each push (the studio posts one queued

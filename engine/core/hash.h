@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SHA-256 digests (OpenSSL) for cache keys, config hashes and checkpoint checksums.
 // Thread-safe: no shared state.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Kill points (see kill_points.h).
 #include "engine/core/kill_points.h"
 

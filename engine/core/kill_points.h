@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Kill points: a test-only hook for the kill campaign (scripts/kill_campaign.py). Compiled into
 // the real binaries and inert unless the environment variable WAFER_TEST_KILL_AT is set when the
 // process first reaches a kill point; then

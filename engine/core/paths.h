@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where the engine keeps per-user files (XDG base directories) and where it finds the files
 // shipped with the app (presets, wafer specs, corpus, base model, lessons, the guide).
 // Thread-safe: pure functions of the environment and the file system.

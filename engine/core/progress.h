@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ProgressFn: how slow engine work (tokenizer training, token cache builds, checkpoint loads)
 // reports coarse progress to whoever started it, without the engine knowing about any GUI.
 // The callback runs on the thread doing the work; it must be cheap and must not call back into

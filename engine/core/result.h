@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Result<T>: the engine's expected-style return type for anything that can fail on bad input
 // (files, configs, checkpoints). It carries either a value or an Error with a readable message
 // that names the problem and the fix. The engine never exits or aborts on bad input; asserts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sizes, durations and rates as text (see units.h for the convention).
 #include "engine/core/units.h"
 

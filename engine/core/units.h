@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One way to write sizes, durations and rates, for every front end (the Config tab, the fine-tune
 // panel, the Wafer tab, `wafer validate`, `wafer predict`, the run log, the progress lines).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BatchSource: where a run's training and validation batches come from when they are not windows
 // of a token cache (dataset.h): ModelZoo's preprocessed HDF5 samples (hdf5_dataset.h) today, other
 // readers of ready-made samples later. A source owns its sequence length T (its samples have one)

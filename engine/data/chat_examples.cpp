@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Chat examples: see chat_examples.h.
 #include "engine/data/chat_examples.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Chat and instruction records become training examples: each conversation is rendered with the
 // chat template (chat/chat_template.h), encoded as one text by the tokenizer, and masked so that
 // only what the model must learn to produce is trained on (tokenizer/masked_encoding.h):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The record readers' front door: picks the reader, applies the format, checks every
 // conversation (see chat_records.h).
 #include "engine/data/chat_records.h"

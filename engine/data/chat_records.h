@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Instruction and chat data sets: the front door. One file in, conversations (chat::Conversation)
 // or plain text records out, with a report of the format read and why (record_format.h).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CSV/TSV rows into conversations, with parent-id chains (see column_records.h).
 #include "engine/data/column_records.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CSV/TSV rows into conversations through a column mapping (RecordOptions: prompt, answer,
 // system, id and parent id columns), as H2O LLM Studio reads them:
 // - The prompt and answer columns must exist: a missing one is an error naming it and listing

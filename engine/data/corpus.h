@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The training text: what a config's data_dir names, read into one string.
 //
 // Rules (the contract other tools can rely on):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CSV/TSV parsing (see csv_table.h).
 #include "engine/data/csv_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CSV and TSV files read into a table (RFC 4180): the first row names the columns; fields are
 // separated by ',' (CSV) or a tab (TSV); a field in double quotes may hold separators, line
 // breaks and quotes written twice (""); rows end in LF or CRLF (a CR before the LF is dropped).

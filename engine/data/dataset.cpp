@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Dataset: the window formulas of dataset.h, implemented literally.
 #include "engine/data/dataset.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Dataset: training and validation windows over a TokenCache, with an exact, documented formula
 // so that runs are reproducible and other implementations can produce the same batches.
 // (Includes corpus.h and token_cache.h: this header is the data module's front door.)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExampleBatchSource: see example_batch_source.h.
 #include "engine/data/example_batch_source.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExampleBatchSource: the supervised examples' batches (example_dataset.h) as a BatchSource
 // (batch_source.h), so a run reads chat and instruction data through the same door as ModelZoo's
 // HDF5 samples. Position ids come with every batch when examples are packed (each example sees

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExampleDataset (example_dataset.h): the create() pipeline, the batch formulas implemented
 // literally, and the warnings shown before training.
 #include "engine/data/example_dataset.h"

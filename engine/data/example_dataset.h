@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExampleDataset: the batch source for supervised (instruction/chat) fine-tuning. Tokenized
 // examples with their training masks (examples.h) become a training and a held-out set of rows of T
 // slots (example_rows.h), and batches are drawn from them by an exact formula, so runs are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Rows of whole examples (example_rows.h): first-fit packing and the contents of a row.
 #include "engine/data/example_rows.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Rows of T slots made of whole supervised examples (examples.h): which examples share a row, and
 // the inputs, targets and position_ids of a row. An example never straddles two rows and no
 // target crosses from one example into the next.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Supervised examples (examples.h): the seeded orders, the held-out split, the shape and length
 // checks, and the preparation of one split, implemented literally from the header's formulas.
 #include "engine/data/examples.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Supervised (instruction/chat) examples before they become rows: the tokenized example with its
 // training mask, the options that shape the data set, the held-out split by examples, and the
 // preparation of one split (the long-example policy, examples with nothing to train on, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hdf5Dataset (hdf5_dataset.h): the split, the sample order and the batch rows of ModelZoo's
 // HDF5 samples, implemented literally from the header's formulas.
 #include "engine/data/hdf5_dataset.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hdf5Dataset: a BatchSource (batch_source.h) over ModelZoo's preprocessed HDF5 samples
 // (hdf5_files.h), with an exact, documented order so runs are reproducible.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hdf5Files (hdf5_files.h): listing a data_dir's .h5 files, checking each one's "data" dataset,
 // and reading samples, through the HDF5 C API under one lock.
 #include "engine/data/hdf5_files.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hdf5Files: the .h5 files of ModelZoo's preprocessed data sets (data_processor
 // GptHDF5DataProcessor / GptHDF5MapDataProcessor), found in data_dir folders, checked, and read
 // sample by sample with Debian's HDF5 C library (libhdf5-dev). hdf5_dataset.h turns the samples

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // JSON Lines and JSON arrays cut into records (see json_records.h).
 #include "engine/data/json_records.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // JSON Lines and JSON files cut into records (JSON objects), each with where it came from, before
 // any format is applied (record_detect.h decides the format, json_shapes.h converts).
 // - JSONL: one object per line; blank lines are skipped and counted; a line that is not valid

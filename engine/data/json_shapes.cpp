@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // JSON records into conversations and text records (see json_shapes.h).
 #include "engine/data/json_shapes.h"
 

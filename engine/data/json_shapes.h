@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One JSON record read in a given format, into a conversation or a text record:
 // - messages:  {"messages": [{"role", "content"}, ...]}. `content` is text or a list of parts
 //   {"type": "text", "text": ...}, joined with "\n" (as vLLM joins them); an image, audio or

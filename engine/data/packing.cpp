@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // DocumentIndex and attentionLength (packing.h).
 #include "engine/data/packing.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packing for variable sequence length (VSL): where documents start in a token cache, and the
 // position_ids (model/packed_sequences.h: each token's index inside its document) of any window
 // of it. A document is one data_dir file (readCorpusDocuments); the token stream is unchanged, so

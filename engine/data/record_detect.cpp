@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Format detection over JSON records (see record_detect.h).
 #include "engine/data/record_detect.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which format a JSON/JSONL data set is in, decided from the keys of every record (not the
 // first line only) and reported with its evidence; a detection that could be wrong is an error
 // or a warning, never silent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Record formats: names and config keys (see record_format.h).
 #include "engine/data/record_format.h"
 

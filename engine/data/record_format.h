@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Instruction and chat data sets: the formats the readers know (chat_records.h is the front door),
 // the options a config sets (train_input.format and the column keys, wired by the config layer),
 // and what a read returns: conversations (chat::Conversation) or plain text records, with a

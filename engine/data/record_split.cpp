@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The seeded held-out split by records (see record_split.h for the formula).
 #include "engine/data/record_split.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A held-out split of a record set by records (conversations, or text records), fixed by the
 // seed, with an exact formula so that it is reproducible and independent of thread count:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Record text checks and the error list (see record_text.h).
 #include "engine/data/record_text.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the record readers (JSON, CSV, zip): a data file's bytes checked to be UTF-8 text
 // before any parsing, and a list that gathers every bad record's error so that one read names
 // them all (up to a limit) instead of the first only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Plain-text check of data files (see text_check.h).
 #include "engine/data/text_check.h"
 

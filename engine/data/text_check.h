@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Does a file look like plain text? Training on an executable, a PDF or a DOCX runs without
 // complaint (every byte is a valid byte token) and teaches the model garbage, so data loading
 // checks each file's content first and names what it looks like instead.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TokenCache: writing (chunked encoding, temp file, fsync, rename) and validated memory-mapped
 // reading of the token file described in token_cache.h.
 #include "engine/data/token_cache.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TokenCache: a corpus tokenized once and kept as a memory-mapped file in the user's cache
 // folder (never beside the corpus, so read-only corpora work).
 //

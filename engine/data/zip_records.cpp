@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Record files out of a zip archive (see zip_records.h).
 #include "engine/data/zip_records.h"
 

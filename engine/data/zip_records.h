@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A .zip of data files (how H2O LLM Studio and many download pages ship CSV data sets): the
 // archive's record files (.csv, .tsv, .jsonl, .ndjson, .json), in name order, through libzip.
 // Folders, macOS metadata (__MACOSX/, ._*), hidden files and other files (README.md, a nested

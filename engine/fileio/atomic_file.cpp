@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AtomicFileWriter (see atomic_file.h): temp file + fsync + rename + fsync of the folder, and
 // the whole-file helpers built on it.
 #include "engine/fileio/atomic_file.h"

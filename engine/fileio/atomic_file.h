@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's one crash-safe file writer. AtomicFileWriter writes a file so that readers only
 // ever see the old complete file or the new complete file. Bytes go to a temp file in the
 // target's folder (same file system, so rename is atomic); commit() fsyncs it, renames it over

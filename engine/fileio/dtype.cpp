@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // dtype names and sizes, and the f16/bf16 <-> f32 bit conversions (see dtype.h).
 #include "engine/fileio/dtype.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Element types of safetensors tensors, their on-disk names and sizes, and the exact conversions
 // between float and the two 16-bit float formats (IEEE f16 and bfloat16) that checkpoints use.
 // Guarantees: halfToFloat/bf16ToFloat are exact (every f16/bf16 value is a float); floatToHalf and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // safetensors checkpoints (https://github.com/huggingface/safetensors): an 8-byte little-endian
 // header length N, N bytes of UTF-8 JSON {"name": {"dtype", "shape", "data_offsets": [begin, end]},
 // "__metadata__": {str: str}}, then the tensor bytes (offsets relative to the end of the header).

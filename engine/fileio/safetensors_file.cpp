@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SafetensorsFile: maps a checkpoint read-only, validates it with parseSafetensors and converts
 // floating tensors to f32. The mapping stays valid for the object's lifetime even if the file is
 // replaced meanwhile, because writers rename a new file over it rather than rewriting it in place.

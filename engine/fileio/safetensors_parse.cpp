@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The safetensors header parser and validator: a pure function over the file's bytes, kept apart
 // from any I/O so that a fuzzer can drive it directly. Every rejection names the source and says
 // what is wrong, so a user can tell a truncated download from a file that is not safetensors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // writeSafetensors: validates the tensors, lays them out like the reference writer (largest
 // element size first, then by name, so each tensor is aligned to its element size), pads the
 // header with spaces to a multiple of 8 bytes and writes everything through AtomicFileWriter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // inspectBase and planFinetune (see finetune_plan.h).
 #include "engine/finetune/finetune_plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fine-tuning plans: from a base model (a run id, a run or checkpoint folder, a model.safetensors,
 // a Hugging Face GPT-2 folder), new text files and a few options, the config of a training run
 // that keeps the base's architecture and tokenizer and starts from its weights, with fine-tune

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Our model folder -> Hugging Face GPT-2 folder (see hf_export.h).
 #include "engine/interop/hf_export.h"
 

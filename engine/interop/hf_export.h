@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exporting one of our models as a Hugging Face GPT-2 folder that transformers'
 // GPT2LMHeadModel.from_pretrained and GPT2Tokenizer.from_pretrained load:
 //   model.safetensors      fp32, GPT2LMHeadModel names (transformer.h.0.attn.c_attn.weight as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hugging Face GPT-2 folder -> our model folder (see hf_import.h).
 #include "engine/interop/hf_import.h"
 

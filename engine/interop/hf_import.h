@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Importing a Hugging Face GPT-2-family folder (GPT-2, Cerebras-GPT): model.safetensors +
 // config.json + vocab.json + merges.txt, as save_pretrained writes them. The weights may also be
 // sharded (model.safetensors.index.json + model-0000N-of-0000M.safetensors), or in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // resolveModelRef (see model_ref.h).
 #include "engine/interop/model_ref.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which model a user means on a command line or in a wizard: a path (a run folder, a
 // checkpoint-<step> folder, a model.safetensors, a Hugging Face folder), a run id in the run
 // store, a Hugging Face model id (org/name[@revision]) in the local Hugging Face cache

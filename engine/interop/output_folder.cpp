@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Build-then-rename output folders: see output_folder.h.
 #include "engine/interop/output_folder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Output folders of import and export: the target must not exist or be an empty folder (nothing
 // is ever overwritten), and its content is built in a hidden sibling folder that is renamed into
 // place whole, so a failure or a crash never leaves a half-written model under the target name.

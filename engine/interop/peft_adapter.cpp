@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PEFT folders: reading, writing, and export / import between them and our model folders
 // (see peft_adapter.h). The checks themselves are in peft_adapter_parse.cpp.
 #include "engine/interop/peft_adapter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA adapters in Hugging Face PEFT's layout (issue 16; Llama layout issue 33):
 //   adapter_config.json        LoraConfig as PEFT's save_pretrained writes it: peft_type "LORA",
 //                              r, lora_alpha, lora_dropout, target_modules, fan_in_fan_out, bias

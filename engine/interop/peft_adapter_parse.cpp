@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parsePeftAdapter (see peft_adapter.h): adapter_config.json and the safetensors image, checked
 // against the base's sizes. No I/O and no dependency beyond the safetensors parser, so the fuzz
 // target (tests/fuzz/peft_adapter_fuzz.cpp) compiles it alone.

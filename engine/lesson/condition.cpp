@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lesson checks (see condition.h): parsing "left op right", observing a run's events, evaluating.
 #include "engine/lesson/condition.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The checks of a lesson ("run.phase == backward", "runconfig.num_csx >= 2",
 // "loss.max_diff_previous < 0.01"): parsing one, what a run showed (RunObservation, fed with the
 // session's events by whoever drains them: the headless runner, or the studio's event pump), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lesson files (see lesson.h): reading with the config reader's MapReader (so unknown keys get
 // the same "did you mean" and every message its file:line:col), then checking the whole lesson
 // against the preset: every change applied in order must load, every step's config must pass

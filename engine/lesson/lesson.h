@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lessons: guided walks through a training run for teaching (issue 17), read from YAML files
 // (resources/lessons/, README "Lessons"). A lesson starts from a preset and is a list of steps;
 // each step has text for the learner, config changes, an action on the run (train N steps, pause

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The headless lesson runner (see lesson_runner.h).
 #include "engine/lesson/lesson_runner.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Performing a lesson on a real training Session, without a GUI: the headless runner behind
 // `wafer lesson run` and the lesson tests, and the reference for how the studio's Lessons panel
 // drives its own session. For each step it applies the step's changes, performs its action

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The animation factory (by extension), the ffmpeg lookup and the argument checks every writer
 // shares (see animation_writer.h).
 #include "engine/media/animation_writer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Animations written by the program for slides: animated PNG and GIF (our own encoders: zlib is
 // the only library) and MP4 through Debian's `ffmpeg` when it is on PATH. A writer takes RGBA8
 // frames of one size, each with how long it stays on screen, and finish() puts the file in place

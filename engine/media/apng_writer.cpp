@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The animated PNG writer (see animation_writer.h). Layout: signature, IHDR (8-bit RGBA), acTL,
 // then frame 1 as fcTL + IDAT (the default image is the first frame) and every later frame as
 // fcTL + fdAT, IEND. Later frames hold only the rectangle that changed since the frame before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GifQuantizer (see gif_palette.h): exact palettes, else a variance-based median cut.
 #include "engine/media/gif_palette.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The GIF writer's colour quantizer (not a public header): up to `maxColours` colours for a set
 // of opaque RGBA pixels. A set with no more distinct colours than that keeps them exactly (flat
 // chart colours, text on one background); a larger one is cut by variance (the box with the most

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The GIF writer (see animation_writer.h): GIF89a with a NETSCAPE2.0 loop, one local colour table
 // per frame (gif_palette.h), index 0 transparent. A frame holds the rectangle that changed since
 // the frame before; inside it, unchanged pixels are transparent so the old ones show through

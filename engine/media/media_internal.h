@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the animation writers (not a public header): argument checks with the same wording
 // for every format, packed frame copies, and the per-format constructors the factory calls.
 // Thread-safety: plain functions without state.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The MP4 writer (see animation_writer.h): raw RGBA frames piped into Debian's ffmpeg, which
 // encodes H.264 (libx264, yuv420p, +faststart) into a hidden temp file in the target's folder;
 // finish() waits for ffmpeg and renames the file into place. Frames go through a socket pair

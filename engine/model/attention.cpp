@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Causal self-attention with grouped-query heads and optional ALiBi, forward and backward (see
 // ops.h), with memory per head linear in T: nothing of size T x T outlives a row block. In the
 // forward each (batch, query head) pair is independent, so pairs are split statically over

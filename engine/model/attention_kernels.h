@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pieces the attention kernels share (internal to model/): attention.cpp's dense causal
 // attention and packed_sequences.cpp's document-limited one take the very same steps (row blocks
 // of kRowBlock queries, the dropout mask indexed by the absolute (query, key) pair, probabilities

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The head layout of an attention layer: NH query heads, KV key/value heads (grouped-query
 // attention; KV == NH is plain multi-head attention, KV == 1 multi-query) of hs channels each.
 // qkv rows are [q (NH·hs) | k (KV·hs) | v (KV·hs)], and query head h reads KV head h / (NH/KV),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Element kernels (see element_kernels.h): each body is written once as an always-inline template
 // and instantiated into a float function with per-CPU clones and a plain double function. The
 // float GELU here is the reference for the Highway one (simd_element_kernels.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The element-wise and row-wise inner loops that dominate the model's non-GEMM time (GELU,
 // LayerNorm, RMSNorm, SwiGLU, cross-entropy, causal softmax), as span functions called inside the
 // ops' static partitions. The float GELU, LayerNorm, RMSNorm and SwiGLU run on Google Highway

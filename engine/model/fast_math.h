@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Element functions for the model's kernels, written as straight-line arithmetic so the compiler
 // vectorizes the loops that call them. float uses a Cephes-style exp (max error ~1 ulp over the
 // range used; NaN in gives NaN out, so a diverging loss is never hidden); double uses the C

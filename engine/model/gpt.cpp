@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Gpt<Real>: activation layout, per-layer forward/backward and the full step (see gpt.h).
 #include "engine/model/gpt.h"
 

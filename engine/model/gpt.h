@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Gpt<Real>: the decoder's forward and backward pass over a flat parameter buffer laid out by
 // ParameterTable (parameters.h), for one batch shape (B, T) fixed at construction. Like llm.c's
 // train_gpt2.c: one contiguous activation buffer split by a size table, layer-by-layer functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The ops of Llama-family blocks (Llama, Mistral, Qwen2, BTLM), forward and backward, beside the
 // GPT-2 ops of ops.h and under the same contracts (backward accumulates parameter gradients,
 // static deterministic partitions over tensor::computeThreads(), Real = float or double):

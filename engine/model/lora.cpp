@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA adapter forward, backward and init (see lora.h).
 #include "engine/model/lora.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA adapters on one linear layer (issue 16): the low-rank update an adapted linear adds to its
 // output, forward and backward, the adapters' initialisation, and which linears can carry one
 // (config lora.targets: HF GPT-2 module names, or Llama's / PEFT's projection names, issue 33).

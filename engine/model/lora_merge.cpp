@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // mergeAdapters / baseWeights (see lora_merge.h).
 #include "engine/model/lora_merge.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Folding LoRA adapters into the base weights (issue 16): for every adapted linear of every block,
 // W (IN,OUT) + scale · A (IN,R) · B (R,OUT) in this model's Conv1D layout, giving a plain GPT-2
 // parameter buffer (no adapters) that computes the adapted model. Everything that needs the adapted

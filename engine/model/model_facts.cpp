@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // deriveFacts (see model_facts.h).
 #include "engine/model/model_facts.h"
 

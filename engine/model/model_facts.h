@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Facts derived from a config before anything runs: parameter count, training FLOPs per token,
 // and the memory the weights and optimizer state need (what MemoryX will hold). Shared by
 // `wafer validate`, the GUI's config facts, the fine-tune plan and modelio's ModelInfo; and the

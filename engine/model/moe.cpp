@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mixture of experts: routing (moe.h) and Gpt<Real>'s MoE MLP branch, forward and backward (gpt.h).
 #include "engine/model/moe.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mixture-of-experts routing (model.moe; the MLP of an MoE block, see gpt.h): the router's softmax,
 // each token's top-k experts, expert capacity, the Switch load-balancing loss and the router's
 // backward. Gpt<Real> runs the experts' MLPs with these (moe.cpp); the functions here are plain

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Element-wise and row-wise GPT-2 ops (everything but attention): LayerNorm, linear layers,
 // GELU, embeddings, cross-entropy, residual adds and dropout. See ops.h for the contracts.
 #include "engine/model/ops.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The GPT-2 ops, forward and backward, one function each, in the style of llm.c's train_gpt2.c;
 // llama_ops.h (included here) adds the Llama-family ones under the same contracts.
 // Shapes: B batch, T sequence, C channels, NH heads, hs = C / NH, F ffn width, V vocabulary,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packed sequences (packed_sequences.h): the embedding with restarting positions and attention
 // limited to each query's document. The attention follows attention.cpp step for step (row
 // blocks of kRowBlock queries, per-thread (rows, T) scratch, statistics kept, probabilities

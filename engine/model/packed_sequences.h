@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packed sequences (variable sequence length, VSL): several documents share one row of T tokens,
 // and each keeps to itself. The layout is ModelZoo's `position_ids` (B,T): each position's index
 // inside its document, 0 at a document's first token and one more at every following token, so

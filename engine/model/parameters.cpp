@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Parameter table construction, initialization and the FLOP count (see parameters.h).
 #include "engine/model/parameters.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The decoder's shape and its parameter layout: ONE contiguous buffer of all weights, in
 // Hugging Face GPT-2 names and layouts (Conv1D weights stored (in, out), so y = x·W + b), laid
 // out layer-contiguously so streaming, checkpoints, gradient reduction and the optimizer work on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The position encodings a shape's attention needs, built once per model object: the rotary
 // cos/sin table (rotary positions) and the ALiBi slopes (ALiBi), from GptShape's options. Gpt and
 // the KV-cache decoder (engine/sample) both take them from here, so they cannot disagree.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The products of the model's ops in the model's precision (internal to model/): fp32 through the
 // default matmul backend, or, in bf16 mode (Gpt<float> with GptShape::bf16), through the bf16
 // backend with any operand the caller already packed to bf16 bits. Real = double always runs the

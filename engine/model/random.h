@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Counter-based random numbers for initialization and dropout. Every value is a pure function of
 // (key, counter), so any element can be drawn on any thread in any order and a seed gives the same
 // numbers on every platform with IEEE floats: no std::*_distribution (implementation-defined), no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RMSNorm (llama_ops.h), transformers' LlamaRMSNorm: out = x * rstd * weight with rstd = 1 /
 // sqrt(mean(x²) + eps). Rows are independent, so the forward and the input gradient split rows
 // over threads; the weight gradient is a sum over rows, so threads own column blocks and sum every

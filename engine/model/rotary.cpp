@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Rotary position embeddings (llama_ops.h) in Hugging Face's half-rotation layout: channel i of a
 // head pairs with channel i + rotaryDim/2 (transformers' rotate_half; Meta's original code pairs
 // neighbours, and HF checkpoints are already permuted for this layout). The table holds cos and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GELU forward and backward, LayerNorm's, RMSNorm's and SwiGLU's rows on Google Highway, in
 // float (see element_kernels.h): compiled once per x86 target and dispatched at run time
 // (tensor/simd.h), so a baseline x86-64 build runs 16-wide on AVX-512. The same formulas in the

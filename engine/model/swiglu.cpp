@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SwiGLU (llama_ops.h), the activation of transformers' LlamaMLP: out = silu(gate) * up, with the
 // gate and up projections fused into one (N,2F) input, rows [gate | up]. Element-wise, so rows
 // are split statically over threads; the row loops are element_kernels.h's (float on Highway with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Checkpoint folders: writing (atomic), opening (verified), loading tensors, config differences.
 #include "engine/modelio/checkpoints.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Training checkpoints: a folder `checkpoint-<step>/` inside the run's model folder holding
 //   model.safetensors      the weights (Hugging Face GPT-2 names, config YAML in the metadata),
 //   optimizer.safetensors  the optimizer state per parameter: <name>.exp_avg and <name>.exp_avg_sq

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The local Hugging Face cache (see hf_cache.h): ids, the cache folder, snapshots, the listing.
 #include "engine/modelio/hf_cache.h"
 

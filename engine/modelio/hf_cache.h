@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The local Hugging Face cache, read as huggingface_hub lays it out, with no network: a model id
 // `org/name` (optionally `org/name@revision`) names
 //   <hub>/models--org--name/snapshots/<commit>/

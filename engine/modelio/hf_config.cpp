@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GPT2Config <-> ModelConfig (see hf_config.h).
 #include "engine/modelio/hf_config.h"
 

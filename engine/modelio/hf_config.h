@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hugging Face GPT2Config (config.json) <-> our model config. GPT-2 and Cerebras-GPT use this
 // architecture: learned positions, pre-LayerNorm blocks, Conv1D weights stored (in, out), a GELU
 // MLP and (usually) an output layer tied to the token embedding. model_type "llama", "mistral"

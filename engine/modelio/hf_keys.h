@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Internal to modelio: reading a config.json's keys with the checks and messages every key shares
 // ("<file>: "key" ..."), used by the GPT-2 mapping (hf_config.cpp) and the Llama-family one
 // (hf_llama_config.cpp). Not a public header.

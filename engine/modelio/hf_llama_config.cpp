@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hugging Face LlamaConfig / MistralConfig / Qwen2Config (config.json) <-> our model config: rotary
 // positions, RMSNorm, the SwiGLU MLP, grouped-query heads and the optional biases (see
 // hf_config.h, which dispatches here on model_type / architectures).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Llama-family HF tensor names <-> the parameter table (see hf_llama_weights.h).
 #include "engine/modelio/hf_llama_weights.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Llama-family weights in Hugging Face names (LlamaForCausalLM, MistralForCausalLM,
 // Qwen2ForCausalLM) <-> the parameter table's GPT-2-named layout (parameters.h):
 //   model.embed_tokens.weight (V,C)                      -> wte.weight (V,C)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfWeights (see hf_weights.h): one reader over a Hugging Face folder's weights, single file or
 // sharded, safetensors or pytorch_model.bin.
 #include "engine/modelio/hf_weights.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The weights of a Hugging Face folder, whichever way save_pretrained stored them, behind one
 // reader: model.safetensors; model.safetensors.index.json with its model-0000N-of-0000M
 // shards; pytorch_model.bin (torch.save's zip, read by the restricted reader of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // loadModelInfo / loadModel (see load_model.h): config, tokenizer, weights header, weights, each
 // failure naming the file.
 #include "engine/modelio/load_model.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Loading a model folder: a run folder as `wafer train` writes it (model.safetensors,
 // config.yaml, the tokenizer's files), or a model.safetensors inside one, or one of the run's
 // training checkpoints (checkpoint-<step>/, whose weights carry their config in the metadata and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The model folder writer (see model_folder.h).
 #include "engine/modelio/model_folder.h"
 

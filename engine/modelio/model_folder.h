@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writing a model folder: model.safetensors (the weights, saveWeights: Hugging Face GPT-2 names,
 // the config in the metadata), config.yaml and the tokenizer's files. The one writer of that
 // layout, used by a training run (session/), `wafer import` and the PEFT import (interop/);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TorchCheckpoint: torch.save's zip archive through libzip, its pickle through the restricted
 // reader (see torch_checkpoint.h).
 #include "engine/modelio/torch_checkpoint.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PyTorch checkpoints (pytorch_model.bin as torch.save writes it since PyTorch 1.6: a zip archive
 // <prefix>/data.pkl + <prefix>/data/<key> per storage + <prefix>/version), read without executing
 // anything: the zip through libzip, the pickle through the restricted reader of torch_pickle.h.

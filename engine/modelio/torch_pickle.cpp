@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The restricted pickle interpreter for PyTorch state dicts (see torch_pickle.h). Objects live in
 // one arena and refer to each other by index, so a hostile pickle that makes a dict contain itself
 // costs nothing more than its bytes: every opcode adds at most one object or one reference, so

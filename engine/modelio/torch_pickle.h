@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pickle inside a PyTorch checkpoint (data.pkl of torch.save's zip format), read by a
 // restricted interpreter that never executes anything: it knows the opcodes a state dict is
 // written with (protocols 2 to 5) and exactly these globals, which it never calls but recognises:

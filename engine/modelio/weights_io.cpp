@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // saveWeights / loadWeights (see weights_io.h).
 #include "engine/modelio/weights_io.h"
 

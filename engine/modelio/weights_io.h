@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Model weights <-> a safetensors file in Hugging Face GPT-2's tensor names and layouts
 // (wte.weight, h.0.attn.c_attn.weight as (in, out), ...), with the run's config YAML in the
 // metadata, so files exchange with the wider ecosystem without renaming. Training checkpoints

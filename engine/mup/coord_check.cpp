@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The μP coord check (see coord_check.h): the width sweep of short real training runs, the
 // activation statistics per layer type, and the slope verdict.
 #include "engine/mup/coord_check.h"

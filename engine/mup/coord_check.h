@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The μP coord check (Yang et al. 2022, arXiv 2203.03466, §D.1; Cerebras μP practitioner's
 // guide): train the same config at several widths for a few steps, under the standard
 // parameterization (SP) and under μP, and record the mean |activation| of each layer type per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // μTransfer config generation: see transfer.h.
 #include "engine/mup/transfer.h"
 

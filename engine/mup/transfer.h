@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // μTransfer config generation: from the winning hyperparameters of a narrow μP proxy (its width,
 // its best learning rate, its init std and embedding multiplier) write the config of a wider
 // (and optionally deeper) target model with the μP fields set, so the target trains at the

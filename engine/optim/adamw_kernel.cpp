@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AdamW's span update on Google Highway beside its scalar reference (see adamw_kernel.h). The
 // lanes repeat the reference's operations one for one; the partial last vector goes through a
 // padded copy so it is computed by the same code.

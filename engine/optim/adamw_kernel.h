@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The AdamW update of one contiguous span (the per-parameter inner loop of Optimizer::updateRange):
 // m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2, p = p keep - stepSize m / (sqrt(v) invSqrtC2 + eps),
 // with g = grad * gradScale. adamwUpdate() runs on Google Highway (compiled per x86 target and

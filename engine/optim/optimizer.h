@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The update rules: AdamW (decoupled weight decay, PyTorch semantics) and SGD with optional
 // momentum, plus deterministic global-norm gradient clipping. They work on flat fp32 buffers split
 // into groups (a contiguous range with its own decay flag and LR multiplier), so the same code

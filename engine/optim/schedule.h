@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Learning-rate schedules in Cerebras ModelZoo's form: a constant, or a list of pieces
 // (Linear, Cosine, Constant) that run one after the other, each for `total_iters` steps; the last
 // piece may say 0 to mean "until max_steps". After the last piece ends, its final value holds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sparsity masks: selection by name, the schedules and the mask updates (sparse_masks.h).
 #include "engine/optim/sparse_masks.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Weight-sparsity masks and the methods that change them during training: static, SET, RigL and
 // gradual magnitude pruning (config: the top-level sparsity section, sparsity_config.h).
 //

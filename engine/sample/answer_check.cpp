@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Held-out answers: a reply per case (ChatSession) and the teacher-forced loss of the record's
 // answer (Generator::tokenLogProbs over renderExample's ids and mask_history mask).
 #include "engine/sample/answer_check.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Held-out answers: how a chat model answers the held-out conversations of a chat data set, the
 // figure a fine-tune on instruction data is judged by (`wafer eval MODEL --data RECORDS`, the
 // instruction set's exact match in the README).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatModel: see chat_model.h.
 #include "engine/sample/chat_model.h"
 

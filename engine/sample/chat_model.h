@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatModel: a loaded model made ready to chat: its chat template chosen and the tokenizer given
 // the template's special tokens, with the ids and strings where a reply ends.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatSession: see chat_session.h.
 #include "engine/sample/chat_session.h"
 

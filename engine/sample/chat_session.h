@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatSession: one conversation with one ChatModel, for `wafer chat` and the Chat tab. Each turn
 // renders the whole conversation with the model's chat template and add_generation_prompt (so
 // the model sees what a fine-tune on chat data trained it on), generates the assistant's reply

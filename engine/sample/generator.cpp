@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Generator (see generator.h): prefill, then sample / report / feed back one token at a time.
 #include "engine/sample/generator.h"
 

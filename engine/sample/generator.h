@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Generator: text generation from a LoadedModel, token by token, for the CLI (`wafer sample`)
 // and the GUI's Samples tab alike. The prompt is encoded and prefilled into a KvDecoder in one
 // batched pass, then each new token is sampled (sampler.h), reported through the callback with

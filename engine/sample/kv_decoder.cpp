@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // KvDecoder: the cached forward pass (see kv_decoder.h). Mirrors model::Gpt<float>::blockForward
 // step by step with the same ops, so that a change there is easy to carry over here.
 #include "engine/sample/kv_decoder.h"

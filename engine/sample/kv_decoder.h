@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // KvDecoder: GPT-2 inference for one sequence (B = 1) with a key/value cache, so that generating
 // token t costs O(L·C·(C + t)) instead of re-running the whole prefix. It computes exactly what
 // model::Gpt<float>::forward computes (same parameter layout, same ops, same bf16 rounding

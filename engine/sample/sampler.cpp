@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Token sampling (see sampler.h). The candidates are ordered only as far as needed: a partial
 // sort for top-k, a full sort for top-p, none for plain temperature sampling (ids in order).
 #include "engine/sample/sampler.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Choosing the next token from logits: temperature (0 = greedy argmax), top-k, top-p (nucleus),
 // and a seeded counter-based random stream, so a (seed, options, model, prompt) gives the same
 // text on every run, thread count and platform with IEEE floats (no std::*_distribution).

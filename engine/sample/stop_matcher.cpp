@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StopMatcher: see stop_matcher.h.
 #include "engine/sample/stop_matcher.h"
 

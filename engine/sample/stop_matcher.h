@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StopMatcher: ends generated text at the first stop string (a chat template's end-of-turn
 // marker when it is spelled out in text rather than one special token, e.g. "<|im_end|>" for a
 // model whose tokenizer has no such token), for text that arrives in pieces. Text is released as

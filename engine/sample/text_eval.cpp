@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // evaluateText (see text_eval.h): tokenize -> plan the windows -> score them -> summarise.
 #include "engine/sample/text_eval.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Scoring a text under a model (`wafer eval`): the mean loss per token, perplexity, bits per byte
 // and the token count, through the same Gpt forward the trainer uses (in the model's precision:
 // fp32, or bf16 when its config computes in bf16), so it scores every family the engine computes.

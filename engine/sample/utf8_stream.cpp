@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Utf8Stream (see utf8_stream.h): only the last up to 3 bytes can be an incomplete character.
 #include "engine/sample/utf8_stream.h"
 

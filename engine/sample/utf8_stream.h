@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Utf8Stream: turns a byte stream (token pieces from a byte or byte-level BPE tokenizer, where a
 // piece may end in the middle of a multi-byte character) into pieces that end on character
 // boundaries, so a GUI or terminal never shows half a character. A trailing lead byte with fewer

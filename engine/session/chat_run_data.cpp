@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Chat run data: see chat_run_data.h.
 #include "engine/session/chat_run_data.h"
 

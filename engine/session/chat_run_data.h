@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run's instruction or chat data (train_input.format other than text, or auto on record files):
 // the config keys mapped onto the record readers (data/chat_records.h), the chat template
 // (chat/chat_template.h), the masked encoding and the example batches (data/example_dataset.h),

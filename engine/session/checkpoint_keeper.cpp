@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The checkpoint cadence of a run (see checkpoint_keeper.h).
 #include "engine/session/checkpoint_keeper.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CheckpointKeeper: the checkpoint cadence of one run (internal to the session). It writes
 // checkpoint-<step> every runconfig.checkpoint_steps steps and once more when the run finishes or
 // is stopped, records each file's SHA-256 in the run store, and keeps only the newest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The step orders and the worker loop of training across processes (see cluster_worker.h).
 #include "engine/session/cluster_worker.h"
 

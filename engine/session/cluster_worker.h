@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Training across processes (`mpirun -np P wafer train`): the step orders rank 0's Session sends
 // before every step, and the loop the other ranks run instead of a Session. Rank 0 alone touches
 // the corpus, the run store, the model folder, checkpoints and evaluation; before each step it

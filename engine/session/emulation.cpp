@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // predictRunStep (emulation.h).
 #include "engine/session/emulation.h"
 

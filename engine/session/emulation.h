@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The wafer emulator beside a training session: the cycle model's prediction of one step of
 // this run (its wafer spec, systems, micro-batch and, with static sparsity, every block's own
 // nonzeros), which gives each streamed span its emulated time and each step its utilization

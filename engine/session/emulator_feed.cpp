@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The wafer emulator beside a training run (see emulator_feed.h).
 #include "engine/session/emulator_feed.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // EmulatorFeed: the wafer emulator beside a training run. It plans the run's step on the
 // emulated machine (predictRunStep, emulation.h), gives every streamed span its emulated time,
 // and publishes each step's schedule (EmulatedStep) as training reaches it; it plans again when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run's held-out loss (see evaluator.h).
 #include "engine/session/evaluator.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Evaluator: a run's held-out loss. Up to runconfig.eval_steps batches of eval_input.batch_size
 // sequences from the evaluation data (the training corpus's held-out split, or eval_input's own
 // corpus), run forward on the host over MemoryX's weights (not streamed), in micro-batches no

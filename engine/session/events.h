@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a training session tells the outside world, and the thread-safe queue it goes through.
 // The engine's worker thread pushes; a front end (CLI loop, Qt timer) drains whole batches at a
 // time and never blocks the engine. Thread-safe: any number of producers and consumers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One training process per model folder (see folder_lock.h).
 #include "engine/session/folder_lock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FolderLock: one training process per model folder. A session holds an advisory lock
 // (flock on `<folder>/.wafer.lock`) while it trains, so a second session aimed at the same
 // folder - a `wafer train --resume` of a run that is still training, two runs given one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run's ModelZoo HDF5 data from its config (see hdf5_run_data.h).
 #include "engine/session/hdf5_run_data.h"
 

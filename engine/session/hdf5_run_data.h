@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run's ModelZoo HDF5 data (train_input.data_processor GptHDF5DataProcessor or
 // GptHDF5MapDataProcessor): the config keys mapped onto data::Hdf5Dataset's options, so the
 // session and `wafer validate` open the same sources with the same checks. Not a public header

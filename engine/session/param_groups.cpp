@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parameterGroups (see param_groups.h).
 #include "engine/session/param_groups.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The optimizer's parameter groups of a model: one per tensor, carrying its weight-decay flag and
 // μP learning-rate multiplier, and marked frozen when fine-tuning freezes it
 // (optimizer.freeze_embeddings: wte, wpe; optimizer.freeze_blocks = K: h.0 .. h.{K-1}; with LoRA,

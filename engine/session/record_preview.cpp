@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Record preview: see record_preview.h. The pipeline of previewRecords: columns -> records ->
 // template -> examples (all of them, and the first few as segments) -> data set (rows, stats,
 // steps, warnings).

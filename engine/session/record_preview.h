@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a run on instruction or chat records will train on, shown before it trains (the fine-tune
 // wizard's Data page): the detected format and its evidence, the CSV/TSV columns found and the
 // mapping used, the chat template and why, the counts, the first few examples as text segments

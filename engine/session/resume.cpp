@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Resume: target resolution, the resume config, verification and placement in the run store.
 #include "engine/session/resume.h"
 

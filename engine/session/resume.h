@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Resuming a run from a checkpoint folder (modelio/checkpoints.h): finding the folder a user means
 // ("--resume 12" or a path), the config to resume with, and the checks that make a resume exact
 // or refuse it with the reason. Used by Session (SessionOptions::resumeFrom) and the CLI.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run control requests across processes (see run_control.h).
 #include "engine/session/run_control.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run control across processes: how a process that does not own a run's Session - the studio
 // following a `wafer train` it started under mpirun, or `wafer runs pause RUN` in a shell - asks
 // that run to pause between layers, continue, step one layer phase, write a checkpoint now, or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The data a run reads (see run_data.h).
 #include "engine/session/run_data.h"
 

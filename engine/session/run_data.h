@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The data a run reads, named by the config keys that give it: train_input.data_dir, and
 // eval_input.data_dir when it names its own corpus. Session::prepareData reads each input with
 // readRunData(); `wafer validate` checks a config's data with checkRunData(), which is that same

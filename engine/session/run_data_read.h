@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reading one of a run's data inputs (run_data.h) into its documents: the one read that both
 // Session::prepareData and checkRunData() do. Not a public header (it exposes the data module,
 // a private dependency of the session): only the session's own sources include it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run's time left (see run_eta.h).
 #include "engine/session/run_eta.h"
 

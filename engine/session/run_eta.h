@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How long a training run has left, computed once for every front end (the studio's status bar
 // and the CLI's progress line), so the two never disagree.
 // Thread-safe: pure functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The model folder of one run: chosen, created, locked (see run_folder.h).
 #include "engine/session/run_folder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunFolder: the model folder one run writes to (its weights, config.yaml, the tokenizer's files,
 // checkpoint-<step>/ folders, the control requests of other processes): chosen, created and
 // locked for the run (folder_lock.h: one session per folder, in any process). A folder another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The update of one run: optimizer over MemoryX and the schedule (see run_optimizer.h).
 #include "engine/session/run_optimizer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunOptimizer: the update of one run. The optimizer works on MemoryX's gradients and state (the
 // parameters that train only, optim::GradientLayout::Trainable; shard 0's layers when MemoryX is
 // sharded), with the learning-rate schedule over runconfig.max_steps. It says in the run log

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A session's record of its run in the run store (see run_record.h).
 #include "engine/session/run_record.h"
 

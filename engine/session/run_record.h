@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunRecord: a session's record of its run, in the run store it opened (store/run_store.h) or in
 // the recorder it was given (a sweep trial on another rank forwards to rank 0's store): the run's
 // row, its status, log events, metrics, summary and placement, a continued run's rows put back in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which of a run's weights are held at zero (see run_sparsity.h).
 #include "engine/session/run_sparsity.h"
 

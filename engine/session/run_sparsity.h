@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunSparsity: which of a run's weights are held at zero. Static sparsity (model.sparsity) prunes
 // by magnitude once, before training; the top-level sparsity section (optim/sparse_masks.h) keeps
 // masks in MemoryX, restored from the checkpoint resumed from or initialised, reapplied after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run's weights and optimizer state in MemoryX, whole or sharded (see run_weights.h).
 #include "engine/session/run_weights.h"
 

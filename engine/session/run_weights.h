@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunWeights: a run's master weights, gradients and optimizer state in MemoryX, the parameter
 // table that names them and, with memoryx.shards > 1 across processes, the plan that splits them
 // by whole layers: this process (rank 0) then keeps shard 0 and reaches the other shards'

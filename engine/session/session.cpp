@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Session (session.h): the run's lifecycle (start, state, log, failure) and the preparation
 // phases, each of which builds one of the run's parts (session_state.h) and puts it in place.
 // The run's data is prepared in session_data.cpp, the training loop and its outputs are in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Session: one training run, from a loaded config to a finished model folder. It prepares the
 // data (corpus -> tokenizer -> token cache), builds the model's parameters, trains on its own
 // worker thread, records everything in the run store and publishes events (events.h).

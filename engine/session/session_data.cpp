@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Session (session.h): the run's data, the training corpus tokenized into its cache and split,
 // the evaluation corpus when eval_input.data_dir names its own, and the documents variable
 // sequence length packs. The rest of the preparation is in session.cpp.

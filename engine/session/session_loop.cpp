@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The training loop of a Session and what a run leaves behind: the steps with their pause
 // points, logging, evaluation and checkpoints, then the summary, the final weights and the run
 // record. The preparation phases that build what it runs on are in session.cpp; the jobs the

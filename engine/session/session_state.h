@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Session internals shared by session.cpp (lifecycle and the preparation phases), session_data.cpp
 // (the run's data) and session_loop.cpp (the training loop and the run's outputs): what a run
 // keeps (Impl), what the preparation phases build (Prepared) and the loop's running figures

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Variable sequence length in a session (vsl.h).
 #include "engine/session/vsl.h"
 

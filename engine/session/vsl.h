@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Variable sequence length in a training session: which steps pack what (train_input.use_vsl's
 // documents, the two-stage schedule's short sequences), the position_ids of a step's rows, and the
 // emulated clock when steps differ - each step is timed by the cycle model at its own attention

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // How often the run store waited for another connection's lock: the store's writer connection
 // meets another process's write transaction (another studio, `wafer`, a `sqlite3` shell) and waits
 // up to 5 s for it instead of failing with "database is locked". For diagnostics and for tests

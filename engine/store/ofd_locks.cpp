@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Open-file-description locks for SQLite (see ofd_locks.h for why).
 //
 // SQLite calls the hooked fcntl with F_SETLK / F_SETLKW / F_GETLK on two kinds of files: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Makes SQLite's file locks immune to the rest of the process.
 //
 // SQLite's unix VFS locks with POSIX advisory record locks (fcntl F_SETLK), which belong to the

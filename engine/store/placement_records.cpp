@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // run_placement rows (see placement_records.h), through RunStore's writer thread and reader.
 #include "engine/store/placement_records.h"
 

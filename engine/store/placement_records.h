@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where a run across processes computed its systems: one row per rank (run_placement,
 // schema.cpp) with the rank's host and its systems. Rank 0's Session writes it when the run
 // starts (or continues, with the new placement); `wafer runs show` and the studio's Wafer tab

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunRecorder: the writes a training session makes to its run's record (the run row, its status,
 // summary and folder, metrics, log events, checkpoints). RunStore, the SQLite file, is the one a
 // run normally writes to; a sweep trial running in another process of an `mpirun` job writes to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunStore (see run_store.h): opening and migrating the file, the synchronous writes (run on the
 // writer thread through WriteQueue::call) and the reads (on a separate read-only connection).
 #include "engine/store/run_store.h"

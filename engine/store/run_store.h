@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunStore: every training run, its metrics, checkpoints and log events, in one SQLite file
 // (default userDataDir()/runs.sqlite). Schema versioned with migrations (see schema.h).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run store schema v1 and the migration runner (see schema.h).
 #include "engine/store/schema.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The run store's schema and its migrations (internal to wafer::store; tests include it).
 // The schema version lives in `PRAGMA user_version`; kMigrations[i] takes a database from version
 // i to i+1, so a new version is one function appended to that list. migrate() applies the missing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Damage detection, verified backups and recovery of the run store (see store_recovery.h).
 #include "engine/store/store_recovery.h"
 

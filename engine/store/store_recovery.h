@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Damage detection, backups and recovery for the run store file.
 //
 // A run store holds every run's history, so a damaged one is never overwritten or silently

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // sweep_trials rows (see sweep_records.h), through RunStore's writer thread and read connection.
 #include "engine/store/sweep_records.h"
 

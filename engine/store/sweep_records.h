@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sweep trials in the run store: a sweep is a run of kind "sweep"; each trial is a run of kind
 // "sweep-trial" whose sweep_id names it, plus one sweep_trials row (schema.cpp) holding the
 // trial's place in the sweep, its parameters and the sweep's verdict on it. The sweep runner

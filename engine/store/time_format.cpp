@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // isoUtc (see time_format.h).
 #include "engine/store/time_format.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ISO-8601 UTC timestamps for the run store ("2025-01-31T12:00:00Z", optionally with
 // milliseconds). Thread-safe: pure functions.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WriteQueue (see write_queue.h): gathering rows, batched transactions, ordered jobs.
 #include "engine/store/write_queue.h"
 

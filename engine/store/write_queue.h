@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WriteQueue: the run store's single writer thread (internal to wafer::store).
 // Producers enqueue metric and event rows in O(1) under a mutex and never touch the disk; the
 // writer thread gathers them for up to kBatchWindow (or until kBatchRows are waiting, a flush is

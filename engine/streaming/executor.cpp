@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StreamingExecutor (executor.h): construction, the step (streaming each layer in, forward and
 // backward on every system) and its statistics. The gradient path is in executor_reduce.cpp, the
 // MoE units in executor_moe.cpp; the state they share in executor_impl.h.

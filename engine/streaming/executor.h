@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StreamingExecutor: one training step the way a wafer-scale cluster with weight streaming runs
 // it. Master weights and optimizer state live in MemoryX; each layer's weights stream onto every
 // system's wafer (double-buffered by the WeightStreamer) before it computes, forward in order and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StreamingExecutor::Impl: the executor's state and machinery, private to engine/streaming and
 // shared by its three files: executor.cpp (construction and the step), executor_reduce.cpp (a
 // layer's gradient from the systems through SwarmX into MemoryX, and its update there) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StreamingExecutor::Impl, MoE: an MoE block moves as stream units (its shared part, then each
 // expert), its gradient leaves in the same units, and each system counts the tokens its experts
 // computed in the step. See executor_impl.h.

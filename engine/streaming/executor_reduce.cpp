@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StreamingExecutor::Impl, the gradient path: each layer's gradient streams out of every system,
 // is reduced in SwarmX's fixed tree into MemoryX (across processes in a tree of ranks that keeps
 // that tree's order, rank_tree.h), and the optimizer updates the layer there. See executor_impl.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Does a step's activation memory fit on the wafer, and which micro-batch to use: the decision
 // the real system makes before a run. Per system, the wafer holds the weight buffer
 // (weight_buffer_layers slots of the largest layer's weights, as they stream in: fp32, or bf16 in

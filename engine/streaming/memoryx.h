@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MemoryX: the external weight store of a wafer-scale cluster. It holds the fp32 master weights
 // in the model's ParameterTable layout, and the reduced gradients of the current step and the
 // optimizer state of the parameters that train only, in optim::GradientLayout::Trainable (a frozen

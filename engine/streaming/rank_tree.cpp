@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The tree of ranks the gradient reduce runs in (rank_tree.h).
 #include "engine/streaming/rank_tree.h"
 

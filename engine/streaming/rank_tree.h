@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The gradient reduce across processes, as a tree of ranks that keeps SwarmX's summation order.
 //
 // SwarmX sums N systems' gradients in a fixed tree (swarmx.h): level 0 holds the systems, node i

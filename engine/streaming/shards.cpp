@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The MemoryX shard plan and the sharded gradient norm (see shards.h).
 #include "engine/streaming/shards.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ShardPlan: MemoryX split over ranks by whole layers (memoryx.shards). Shard k lives on rank k and
 // owns a contiguous run of the ParameterTable's layers, chosen so every shard holds about the same
 // bytes (cut points nearest to k/N of the total, each shard at least one layer): a pure function

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the streamed execution reports: one span per stream-in, compute, stream-out, reduce and
 // optimizer update, with the layer, the bytes moved and the real (wall-clock) start and end.
 // The wafer emulator (wafer/emulated_time.h) attaches emulated hardware time to the same spans;

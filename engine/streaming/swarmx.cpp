@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SwarmX's reduce (see swarmx.h). Each tree node sums its up-to-four children in one pass over
 // memory (read four, write one) instead of a copy and three read-modify-write passes, and the
 // root writes straight into the output: the same additions in the same order, so the same bits,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SwarmX: the broadcast/reduce fabric between MemoryX and the systems. Broadcast is a copy of a
 // layer's weights into every system's wafer buffer (weight_streamer.h); reduce sums the systems'
 // gradients of a layer in a fixed tree (fan-in 4, as SwarmX nodes), so results are deterministic

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WeightStreamer: the bounded weight buffer on each system's wafer and the prefetcher that fills
 // it. A step is a known sequence of layer visits (forward 0..L+1, backward L+1..0, per
 // micro-batch); a loader thread copies visit j's weights out of MemoryX into slot j % k of every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Two small thread helpers of the executor. SystemWorkers runs one function per emulated system
 // in parallel (system 0 on the caller's thread) and returns when all are done. SerialQueue runs
 // posted jobs one after another on its own thread (MemoryX's reduce and update work), so they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AshaScheduler (see asha.h).
 #include "engine/sweep/asha.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Asynchronous successive halving (ASHA, Li et al. 2020, "A System for Massively Parallel
 // Hyperparameter Tuning"), in its stopping form: trials run without pausing; when a trial reaches
 // a rung its loss there is recorded, and it continues only if it ranks among the best

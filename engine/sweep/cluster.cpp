@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The worker side of a sweep across processes (see cluster.h) and the record it forwards.
 #include "engine/sweep/cluster.h"
 

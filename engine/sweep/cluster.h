@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sweeps across the processes of an `mpirun` job: `mpirun -np P wafer sweep SWEEP`. Rank 0's
 // SweepRunner (runner.h, RunnerOptions::comm) plans the sweep, keeps every decision (which trial
 // runs next, ASHA at the rungs, the divergence bound) and the run store, and runs one trial at a

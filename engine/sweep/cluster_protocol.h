@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The messages of a sweep across processes (private to engine/sweep): rank 0's SweepRunner and
 // the workers of cluster.h exchange them on comm::Channel::Sweep, each a JSON object tagged with
 // its kind. Doubles that decide anything (losses, metric values) travel as their 64 bits, so rank

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepEta (see eta.h).
 #include "engine/sweep/eta.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepEta: how long a sweep has left, from what it measured so far. Trials of different shapes
 // (widths, depths, batch) cost differently, so the estimate is built per trial, not from a mean
 // trial: each trial's steps left times the seconds per step measured for its shape (trials of

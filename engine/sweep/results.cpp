@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Trial statuses and the μTransfer analysis (see results.h).
 #include "engine/sweep/results.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a sweep produces: one TrialResult per trial, and the μTransfer analysis over them (per
 // parametrization: the best log2 learning rate of each width, the drift of that optimum across
 // widths, and the transfer regret). Used by the runner, the CLI's summary and the GUI's charts.

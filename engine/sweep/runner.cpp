@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepRunner (see runner.h).
 #include "engine/sweep/runner.h"
 

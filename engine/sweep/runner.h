@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepRunner: runs a planned sweep's trials as Sessions, up to sweep.parallel_trials at once,
 // each a run of kind "sweep-trial" in the run store tied to the sweep's own run (kind "sweep");
 // applies ASHA at the rungs and the divergence bound at every step; records every trial's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepRunner across processes, rank 0's side (see cluster.h): the workers' trials out, their
 // steps, records and ends back, heartbeats both ways, and lost workers found.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What SweepRunner's files share (private to engine/sweep): the sweep's store and ASHA state, one
 // running trial, and, across processes, the workers as rank 0 sees them.
 // Thread-safety: as each struct states.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Loading and expanding a sweep (see space.h).
 #include "engine/sweep/space.h"
 

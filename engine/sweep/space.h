@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A sweep's space: loading a sweep definition (a `sweep:` section in a config, or a sweep file
 // naming its `base:` config) and expanding it into trials, each a full config ready for a
 // Session. Every value reaches the config through applyOverride(), so a swept key that does not

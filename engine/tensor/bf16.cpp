@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Buffer versions of the bf16 conversions in bf16.h on Google Highway, beside the scalar loops they
 // replaced (namespace reference). Rounding is integer work on the float's bits (add the
 // round-to-nearest-even bias, keep the upper half; NaN quieted instead), so each lane repeats the

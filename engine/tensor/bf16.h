@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // bfloat16 rounding: the upper 16 bits of an IEEE float, rounded to nearest with ties to even.
 // NaN stays NaN (quieted, sign kept), ±Inf stays ±Inf, finite values beyond the largest bf16
 // (3.3895e38) round to ±Inf, subnormals round like any other value. Mixed-precision training

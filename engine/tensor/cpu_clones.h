@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WAFER_CPU_CLONES: marks a hot loop function to be compiled once per x86-64 level (v4 = AVX-512,
 // v3 = AVX2, and the baseline) with the loader picking the best for the CPU at run time (GCC
 // target_clones), so one portable binary still vectorizes wide. Used for loops that need no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bf16 matrix-vector kernel (see gemv_bf16.h) on Google Highway, compiled per x86 target and
 // dispatched at run time (tensor/simd.h). Each vector lane owns one output column: the weights of a
 // panel row are widened bf16 -> fp32 (a 16-bit shift, exact) and multiplied by the broadcast

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // bf16 matrix-vector products for token-by-token generation: C (M,N) = alpha · bf16(A) (M,K) ·
 // B (K,N) [+ C], with M one or a few rows and B a weight matrix packed to bf16 once
 // (Bf16PanelMatrix), so each product reads 2 bytes per weight instead of 4. One decoded token's

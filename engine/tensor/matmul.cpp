@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Matmul backends (single-threaded kernels) and the static partition that runs them on the
 // compute threads. See matmul.h for the contract.
 #include "engine/tensor/matmul.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The one matmul interface every GEMM of the model goes through (row-major, BLAS semantics):
 //   C[M,N] = alpha * op(A) * op(B) + beta * C,   op(X) = X or Xᵀ,
 // where op(A) is (M,K), op(B) is (K,N), and lda/ldb/ldc are row strides in elements (so a head's

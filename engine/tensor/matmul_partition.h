@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The static partition every matmul backend runs in (internal to tensor/): C is split along its
 // longer side into up to kChunksPerThread blocks per compute thread (fewer when a block would
 // drop below kMinBlockMacs or kMinBlockExtent), blocks a multiple of kBlockAlign long, so each

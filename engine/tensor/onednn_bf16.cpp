@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bf16 matmul backend (see matmul.h): operands packed to bf16, oneDNN's matmul primitive run
 // single-threaded on each block of the static partition, or the emulated path through the fp32
 // kernel on CPUs without bf16 instructions.

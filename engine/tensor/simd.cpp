@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Highway's target choice, asked through a dispatched function so the answer is the target the
 // kernels really run on (the same per-process choice; see simd.h).
 #undef HWY_TARGET_INCLUDE

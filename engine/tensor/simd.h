@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which SIMD instruction set the engine's Highway kernels run on. Each kernel file
 // (model/simd_element_kernels.cpp, optim/adamw_kernel.cpp) is compiled once per x86 target that
 // Highway 1.0 supports (SCALAR for a baseline x86-64, SSSE3, SSE4, AVX2, AVX3 = AVX-512) and picks

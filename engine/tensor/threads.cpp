@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The compute pool (see threads.h): workers wait on a generation counter, spinning for a few
 // microseconds and then sleeping in std::atomic::wait (a futex on Linux); the caller and the
 // workers claim a region's chunks one by one, and the caller waits (the same way) only for chunks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Compute threads for every engine kernel: one process-wide pool and static partitions.
 //
 // parallelFor() splits a range into a few contiguous chunks per thread (kChunksPerThread); each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BpeTokenizer: GPT-2 file loading/saving and the merge loop. The merge loop keeps the piece as
 // a linked list with a min-heap of candidate pairs keyed by (rank, position); all candidates of
 // the lowest rank are applied as one left-to-right pass before pairs they create are considered,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BpeTokenizer: byte-level BPE with GPT-2's semantics. Text is cut into pieces by the GPT-2
 // pre-tokeniser (pretokenize.h); each piece starts as one token per byte and the merge with the
 // lowest rank among adjacent pairs is applied everywhere in the piece, left to right without

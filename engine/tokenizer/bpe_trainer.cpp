@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // trainBpe: byte-level BPE training. Words are the GPT-2 pre-tokeniser's pieces, counted once;
 // each step merges the most frequent adjacent pair across all words. Pair counts are updated
 // incrementally, only in the words that contain the merged pair (an index pair -> words), and

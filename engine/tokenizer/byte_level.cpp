@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // bytes_to_unicode() as in GPT-2's encoder.py, and a strict UTF-8 decoder.
 #include "engine/tokenizer/byte_level.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GPT-2's byte-level alphabet: bytes_to_unicode() maps each of the 256 byte values to a printable
 // code point (printable Latin-1 bytes map to themselves, the rest to U+0100 onwards), so that
 // vocab.json and merges.txt can spell any byte string as visible text ("Ġ" is the space byte).

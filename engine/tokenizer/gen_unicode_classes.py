@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Regenerates unicode_classes.inc: the non-ASCII code point ranges that GPT-2's pre-tokenisation
 regex treats as letters (\\p{L}), numbers (\\p{N}) and whitespace (\\s).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Alignment-keeping versions of the text transforms of the Hugging Face pipeline (hf_alignment.h).
 #include "engine/tokenizer/hf_alignment.h"
 

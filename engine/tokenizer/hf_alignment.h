@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Offsets for the Hugging Face pipeline (hf_tokenizer.h): each byte of the working text carries
 // the byte range of the original text it came from, updated by every phase as the tokenizers
 // library's NormalizedString::transform_range updates its alignments (a character replacing one

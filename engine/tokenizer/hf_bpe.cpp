@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfBpe: symbols in a linked list, candidate merges in a min-heap on (rank, position); a popped
 // candidate whose pair has changed since it was pushed is skipped, as in the Rust Word::merge_all.
 #include "engine/tokenizer/hf_bpe.h"

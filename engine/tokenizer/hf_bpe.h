@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfBpe: the tokenizers library's BPE model on one pre-tokenized piece (model/bpe in the Rust
 // crate): the piece starts as one symbol per character (a character missing from the vocabulary
 // becomes its <0xXX> byte tokens with byte_fallback, else the unknown token, fused when

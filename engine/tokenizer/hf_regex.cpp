@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfRegex over PCRE2's 8-bit library (Debian libpcre2-dev): compile with UTF | UCP, JIT when
 // available, and the White_Space rewrite of \s described in hf_regex.h.
 #include "engine/tokenizer/hf_regex.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfRegex: the regular expressions of Hugging Face tokenizer.json files (`Split` pre-tokenizers,
 // e.g. Llama 3's and Qwen2's with \p{L}, \p{N}, (?i:...) and (?!\S)), compiled with PCRE2 in UTF
 // and Unicode-property mode (JIT-compiled where the platform has it). std::regex knows none of

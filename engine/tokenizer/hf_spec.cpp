@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // parseHfTokenizerJson: reads tokenizer.json (and tokenizer_config.json) into an HfSpec. Each
 // key is checked where it is read, and anything the pipeline does not implement is refused with
 // the key path, e.g. `normalizer.normalizers[0].type: "NFKC" is not supported`: a tokenizer that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfSpec: what a Hugging Face tokenizer.json (plus tokenizer_config.json) asks for, as plain
 // structs, after parseHfTokenizerJson() has checked every key it reads. Only what the
 // tokenizers library's BPE pipeline needs for the files people fine-tune with is representable;

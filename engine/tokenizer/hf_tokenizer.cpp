@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfTokenizer: the encode pipeline (added tokens -> normalizer -> pre-tokenizer -> BPE ->
 // template) and the decoder chain, each phase mirroring the tokenizers library's own.
 #include "engine/tokenizer/hf_tokenizer.h"

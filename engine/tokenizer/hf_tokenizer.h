@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HfTokenizer: a Hugging Face tokenizer.json with a BPE model, encoding exactly as the tokenizers
 // library does (checked id for id against it, tests/engine/tokenizer/hf_reference_test.cpp):
 //   1. added tokens (specials such as <|im_end|>, </s>) are cut out of the raw text first, longest

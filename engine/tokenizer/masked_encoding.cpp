@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // encodeWithMask: the spans checked, the text encoded with offsets, each token's range laid over
 // the spans.
 #include "engine/tokenizer/masked_encoding.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Encoding a rendered chat with its training mask: the chat template renderer (engine/chat)
 // hands over the text and the byte spans that are trained on (the assistant's turns); this
 // encodes the whole text exactly as encodeChecked() does (so the ids equal the tokenizers

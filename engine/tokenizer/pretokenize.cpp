@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The GPT-2 pre-tokeniser as a hand-written matcher; see pretokenize.h for the pattern and the
 // classification it follows.
 #include "engine/tokenizer/pretokenize.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GPT-2's pre-tokenisation, written out by hand because std::regex has no \p{L}:
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // applied left to right with the first matching alternative winning, as Python's `regex` module

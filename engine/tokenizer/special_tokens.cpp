@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Special tokens on byte and bpe tokenizers (a wrapper that cuts them out of the text before the
 // wrapped tokenizer sees it, and its added_tokens.json), and the entry point that also covers hf
 // (which rewrites its own tokenizer.json, HfTokenizer::withSpecialTokens).

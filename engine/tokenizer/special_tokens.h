@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Special tokens a chat format needs (ChatML's <|im_start|>, <|im_end|>) on a tokenizer that lacks
 // them: GPT-2's BPE, the studio's own trained BPE, the byte tokenizer, or a Hugging Face file.
 // As the tokenizers library's added tokens: they are cut out of the text first (leftmost, then

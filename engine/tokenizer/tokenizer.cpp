@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The byte tokenizer and makeTokenizer(), the one entry point a session uses: it turns a
 // TokenizerConfig into a tokenizer, training and caching a BPE when asked to.
 #include "engine/tokenizer/tokenizer.h"

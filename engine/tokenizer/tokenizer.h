@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tokenizers: text bytes <-> token ids. Three kinds exist: "byte" (256 tokens, id = byte value),
 // "bpe", byte-level BPE exactly as GPT-2 does it (pre-tokenisation regex, bytes_to_unicode table,
 // vocab.json + merges.txt files), which a GPT-2 vocabulary loads into or the trainer learns, and

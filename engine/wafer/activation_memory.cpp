@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The activation byte accounting (activation_memory.h).
 #include "engine/wafer/activation_memory.h"
 

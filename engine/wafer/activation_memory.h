@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a training step keeps of its activations on the emulated wafer, and what it sends to
 // MemoryX or recomputes instead: the byte accounting behind the cycle model's activation
 // strategies (cycle_model.h schedules them, activation_plan.h chooses them).

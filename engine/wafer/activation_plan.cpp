@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The activation planner (activation_plan.h).
 #include "engine/wafer/activation_plan.h"
 

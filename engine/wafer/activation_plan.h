@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The activation planner: how a step's activations get from each block's forward to its
 // backward when they do not all fit the wafer's SRAM, as the Cerebras compiler decides it per
 // configuration (CSoft 2.0 added dynamic activation offload to MemoryX). The choices

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // withAttentionLength (attention_span.h).
 #include "engine/wafer/attention_span.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Variable sequence length on the emulated wafer: attention's cost follows the lengths of the
 // documents (or short sequences) packed into each row, not the row length. A row of T tokens
 // holding pieces of lengths l_i costs sum(l_i²)/2 causal score pairs per head instead of T²/2;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The weight buffer's slots at a moment of the emulated step (buffer_slots.h).
 #include "engine/wafer/buffer_slots.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the wafer's weight buffer holds at a moment of one step: which layer's weights sit in each
 // of the wafer.weight_buffer_layers slots (streaming in, waiting, or being computed on) and whose
 // gradients are streaming out to MemoryX. Read off one system's spans of a step: the emulated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The contention model's rates (cluster_links.h).
 #include "engine/wafer/cluster_links.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The links around the systems and the contention model (issue 35): the rate at which one
 // system's weights come in and its gradients go out when N systems share SwarmX and MemoryX,
 // and the load a step puts on each kind of link.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model (cycle_model.h): predictStep runs its four phases; the activation fit.
 #include "engine/wafer/cycle_model.h"
 

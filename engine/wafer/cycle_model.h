@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model: predicts one training step of a GPT on N data-parallel systems of a wafer
 // spec, as weight streaming runs it (one layer at a time on the whole wafer; weights stream in
 // from MemoryX for forward and again for backward, gradients stream out and SwarmX reduces them

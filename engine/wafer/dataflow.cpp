@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The exact dataflow mode (dataflow.h): per-core tiles, explicit broadcasts and reductions, on
 // the same (possibly folded) mapping the cycle model uses.
 #include "engine/wafer/dataflow.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exact dataflow mode (small wafers only): computes a matmul the way the mapping says the wafer
 // does - every core holds only its own tiles, operand panels travel by row and column
 // broadcasts step by step (SUMMA), partial sums by column reductions - and returns the assembled

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SpanClock (emulated_time.h).
 #include "engine/wafer/emulated_time.h"
 

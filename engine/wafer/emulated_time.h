@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Emulated hardware time for the streamed execution: the cycle model predicts one step's
 // schedule (every stream-in, compute, stream-out, reduce and update on the emulated machine);
 // SpanClock looks each real span of the streamed execution up in that schedule and gives it

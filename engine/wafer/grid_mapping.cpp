@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Choosing the fold of an output-stationary mapping (grid_mapping.h).
 #include "engine/wafer/grid_mapping.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Output-stationary mapping of one operation's output matrix Y[m, n] onto the R x C core grid
 // (SUMMA-style: core (i, j) owns the tile Y[rows_i, cols_j]; operand panels arrive by row and
 // column broadcasts). Uneven splits round the block size up, so trailing cores get smaller or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The per-layer op lists and per-core costs (layer_ops.h).
 //
 // Vector-op costs (arithmetic per element, ASSUMED from the textbook kernels; they are a few

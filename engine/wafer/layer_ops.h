@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The operations one layer runs on the wafer, per pass, and what each costs every core. Each op
 // owns an output-stationary mapping (grid_mapping.h) of its output; a core's work is counted
 // from the tile it really owns (causal attention tiles above the diagonal do nothing, sparse

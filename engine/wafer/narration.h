@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One-line, plain-English narration of the emulated schedule for teachers (issue 17): what a
 // layer phase or one span of a step does ("h.1 forward: the 256 cores multiply this
 // micro-batch's activations by h.1's weights, streamed in from MemoryX; h.2's weights stream

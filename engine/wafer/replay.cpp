@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Slow-motion replay of one emulated step (replay.h).
 #include "engine/wafer/replay.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Slow-motion replay of one emulated training step: the state of the step's schedule at any
 // emulated time t (which spans run, the layer phase on the wafer or the one it waits for, the
 // weight buffer's slots, and the bytes on every link of MemoryX -> SwarmX -> systems and back),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // fitOnWafer (see run_fit.h).
 #include "engine/wafer/run_fit.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Does a config's training step fit the wafer it names: the check a run makes before training
 // (Session refuses the run with this message) and the studio's Config tab makes live on every
 // edit, so the two can never say different things. The wafer is wafer.spec with its overrides

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Magnitude pruning and per-column nonzero counts (sparsity.h).
 #include "engine/wafer/sparsity.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Static unstructured weight sparsity on the wafer: magnitude pruning of real weights, and the
 // per-output-column nonzero counts the cycle model uses so that cores whose weight columns hold
 // more zeros finish early (the hardware skips zero weights).

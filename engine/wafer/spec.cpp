@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Loading and checking wafer/cluster specs (spec.h). One field table per section drives reading,
 // overrides and the unknown-key check, so a figure is named once.
 #include "engine/wafer/spec.h"

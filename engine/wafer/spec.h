@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The emulated hardware's figures: one wafer (core grid, clock, FMACs, SRAM, fabric, system I/O)
 // and the cluster around it (SwarmX tree, MemoryX optimizer). Specs live as YAML in
 // presets/wafers/<name>.yaml, every figure with its public source (or its stated assumption) in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The account phase of the cycle model (step_accounting.h).
 #include "engine/wafer/step_accounting.h"
 

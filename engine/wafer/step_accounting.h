@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model's last phase (cycle_model.h: plan -> schedule -> simulate -> account): what
 // the simulated step adds up to. The time split (compute, streaming, fabric, reduce, bubble;
 // the parts add up to the step), whether weight streaming hid behind compute, the model's FLOPs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The plan phase of the cycle model (step_plan.h).
 #include "engine/wafer/step_plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model's first phase (cycle_model.h: plan -> schedule -> simulate -> account): which
 // distinct layer phases ("kinds") one training step has, each planned once onto the grid with
 // its ops' cycles. Every block is the same on the wafer unless blocks carry their own sparsity

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The schedule phase of the cycle model (step_schedule.h).
 #include "engine/wafer/step_schedule.h"
 

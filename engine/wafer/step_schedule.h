@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model's second phase (cycle_model.h: plan -> schedule -> simulate -> account): the
 // order in which one system runs a step's layer phases. Per micro-batch: the embeddings, every
 // block and the head forward, then the head and every block backward in reverse, then the

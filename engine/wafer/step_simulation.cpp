@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The simulate phase of the cycle model (step_simulation.h).
 #include "engine/wafer/step_simulation.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model's third phase (cycle_model.h: plan -> schedule -> simulate -> account): the
 // timeline of one system's step. Each scheduled layer phase streams its weights in from MemoryX
 // (with two weight slots while the phase before computes; with one, after it), computes once

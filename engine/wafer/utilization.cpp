@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Averaging full-resolution utilization down to display size (utilization.h).
 #include "engine/wafer/utilization.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Utilization frames: every core's busy fraction over a stated window of time (a layer phase's
 // compute window, or a whole step), averaged down to at most a display resolution for big grids
 // (a WSE-2 frame is ~750 x 994 cores).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Cerebras-GPT validation table (validation.h).
 #include "engine/wafer/validation.h"
 

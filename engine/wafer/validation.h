@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Validation of the cycle model against what the Cerebras-GPT paper (Dey et al. 2023,
 // arXiv:2304.03208) reports for its CS-2 runs: weak scaling linear within 9% from 1 to 16
 // systems for every model size, FLOP utilization within 8% across sizes relative to 111M on one

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Reproduces the base model that ships with Wafer Studio (resources/base-model/): the llama-base
 # preset (6 x 256 Llama blocks: rotary, RMSNorm, SwiGLU, 4 heads sharing 2 KV heads; a 2048-token
 # BPE learned from the corpus, bf16 compute, about 5.2 M parameters) pretrained by this engine on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Regenerates the bundled King James Bible corpus (one plain-text file per book) from Debian's
 # bible-kjv package. One-time maintenance tool: the studio itself never needs the package.
 #   sudo apt-get install -y bible-kjv && resources/corpus/make_kjv_corpus.sh

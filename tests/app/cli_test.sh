@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # CLI smoke tests: runs the real `wafer` binary the way a user does and checks exit codes and
 # output. Usage: cli_test.sh WAFER_BINARY SOURCE_DIR CASE
 set -uo pipefail
@@ -22,6 +23,10 @@ case "$case_name" in
 version)
   out=$("$wafer" --version) || fail "exit $?"
   expect_in "wafer 0." "$out"
+  # The revision is the source tree's as built now (read at every build, not at configure time).
+  if head=$(git -C "$src" rev-parse --short=7 HEAD 2>/dev/null); then
+    expect_in "wafer 0\.[0-9.]* ($head" "$out"
+  fi
   # Run from the build tree, it finds the data through the build's share folder (linked to the
   # sources by CMake), not through a path compiled in.
   expect_in "presets and resources: $(cd "$(dirname "$wafer")/.." && pwd -P)/share/wafer-studio (build tree)" "$out"

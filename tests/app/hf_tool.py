@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """An independent Hugging Face GPT-2 folder writer and safetensors reader for the CLI tests.
 
 Python standard library only (struct + json): it shares no code with the engine, so a file it

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Open MPI's launch agent (plm_rsh_agent) for the netns_* tests, standing in for ssh: mpirun calls
 # `netns_agent.sh HOST COMMAND...` to start its daemon on HOST. Here HOST (nshost1, ...) is a
 # network namespace of this test run (WAFER_NETNS_ID, set by netns_hosts.sh): the daemon runs in

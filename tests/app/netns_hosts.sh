@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Separate hosts on one machine, for the netns_* tests (sourced by netns_test.sh): each host is a
 # network namespace with its own address, its own host name and only loopback besides one veth
 # into a bridge, so MPI ranks on two hosts can reach each other only over TCP between distinct

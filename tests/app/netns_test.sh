@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Training across separate hosts (issue 35): MPI ranks in network namespaces of this machine
 # (netns_hosts.sh), each host with its own address and name, talking over TCP only. Compared with
 # one process bit for bit, as the cli.mpi_* cases do on one host. Needs root (exit 77: skipped).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 19, disk and concurrency: the real `wafer` binary on a full disk, on read-only folders,
 # with a run store whose folder disappears, several processes on one run store, and a diverging
 # run resumed with a smaller learning rate. Usage: reliability_test.sh WAFER_BINARY SOURCE_DIR CASE

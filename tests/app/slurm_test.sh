@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 35: `wafer` inside a real Slurm allocation. Each case starts a single-machine Slurm
 # cluster of its own (munged, slurmctld, and two slurmd as the nodes n1 and n2, both aliases of
 # this host) with its own key, config, free ports, state and logs in a temp dir, submits jobs

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Prints what a run store records of a sweep, trial by trial, without what may differ between
 two runs of the same sweep (run ids, dates, wall and elapsed times, throughput, the store's own
 file name): two stores of one sweep run with 1, 2 or 3 processes must print the same text.

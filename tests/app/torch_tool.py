@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """PyTorch checkpoints (pytorch_model.bin, torch.save's zip format) written by hand for the tests.
 
 Python standard library only: zipfile for the archive and the pickle written opcode by opcode

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Checks the documentation against the source tree (ctest label docs).
 
   check_docs.py ROOT         every relative link in ROOT's README.md, HACKING.md, CHANGELOG.md and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the JSON Lines and JSON instruction/chat readers (engine/data:
 // readRecordBytes on a .jsonl or .json name: json_records, record_detect, json_shapes). The first
 // input byte picks the file name and the configured format (bit 0: .json instead of .jsonl;

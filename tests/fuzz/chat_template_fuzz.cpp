@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the chat template interpreter (engine/chat: jinja lexer -> parser ->
 // renderer, ChatTemplate). Chat templates come from downloaded model folders, so any text must
 // parse and render or come back as an Error, never crash, throw, hang or hit undefined behaviour

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for a whole training checkpoint folder (modelio/checkpoints.h, what `wafer
 // train --resume` opens): the input is trainer_state.json, model.safetensors and
 // optimizer.safetensors joined by the line "\n--wafer-fuzz-file--\n"; they are written as

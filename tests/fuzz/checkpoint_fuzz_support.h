@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the checkpoint fuzz targets (trainer_state_fuzz.cpp, checkpoint_folder_fuzz.cpp):
 // what a resume does with a checkpoint folder (modelio/checkpoints.h, as session/resume.cpp
 // calls it): open and verify it, then, for a model small enough, copy its tensors and masks out

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the run configuration reader (engine/config: yaml_reader*, the sweep
 // section, `--set` overrides, yaml_patch): the input is the YAML text, then optionally one NUL
 // byte and `key.path=value` override lines, as `wafer train CONFIG --set ...` would pass them.

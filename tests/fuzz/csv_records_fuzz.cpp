@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the CSV/TSV reader with its column mapping and parent-id chains
 // (engine/data: readRecordBytes on a .csv or .tsv name: csv_table, column_records). The first
 // input byte picks the file and mapping (bit 0: .tsv instead of .csv; bit 1: the short mapping

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers shared by the fuzz targets (tests/fuzz/*_fuzz.cpp): splitting one fuzz input into the
 // several files a reader takes, and a private scratch folder where those files are written.
 // Built both into the libFuzzer binaries (clang) and the plain corpus-replay tests (gcc).

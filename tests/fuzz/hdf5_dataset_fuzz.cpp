@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for ModelZoo's HDF5 samples (engine/data: Hdf5Files -> Hdf5Dataset), fuzzed
 // structure-aware: libhdf5 is not ours and is known to misbehave on arbitrary bytes, so the input
 // is a small program that writes real HDF5 files with the HDF5 C API into a scratch folder

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Writes the hand-made seeds of the hdf5_dataset fuzz target (the byte format is described at the
 # top of hdf5_dataset_fuzz.cpp): `python3 tests/fuzz/hdf5_dataset_seeds.py
 # tests/fuzz/corpus/hdf5_dataset [tests/fuzz/regressions/hdf5_dataset]`. Each seed names what it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for Hugging Face config.json (engine/modelio/hf_config: parseHfConfig): any
 // byte string must map to a model config or come back as an Error, never crash, hang or hit
 // undefined behaviour (ASan + UBSan). A config that maps and is exportable must survive the

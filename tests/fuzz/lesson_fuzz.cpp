@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for lesson files (engine/lesson: parseLesson, saveLessonYaml, configAtStep).
 // Lessons are written by hand and the studio reads every file of its lessons folder at start, so
 // any input must load or come back as an Error, never crash, throw, hang or hit undefined

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the PEFT adapter reader (engine/interop/peft_adapter_parse.cpp): the input
 // is adapter_config.json, one NUL byte, then adapter_model.safetensors (without a NUL the whole
 // input is the config and the weights are empty). Any input must come back as an adapter or an

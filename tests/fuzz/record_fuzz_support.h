@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the data record fuzz targets (chat_json_records, csv_records, zip_records): what a
 // successful read must hold whatever the input was, checked after every read, and the held-out
 // split run over it. A broken promise aborts (a finding).

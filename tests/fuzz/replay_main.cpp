@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Corpus replay for the fuzz targets in the ordinary (gcc) build: a main() that feeds every file
 // of the folders (or files) named on its command line to the target's LLVMFuzzerTestOneInput,
 // in name order, and prints how many it ran. A crash, abort or sanitizer report fails the ctest

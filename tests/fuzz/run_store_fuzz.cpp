@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the run store opened on a damaged file (engine/store): the input is
 // written as runs.sqlite in a scratch folder and opened as `wafer` and the studio open it; what
 // opens is listed (runs, metrics, checkpoints, events, sweep trials, placement) and written to (a

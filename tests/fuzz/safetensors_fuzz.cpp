@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the safetensors parser (engine/fileio/safetensors_parse.cpp): any byte
 // string must come back as a parsed file or an Error, never a crash, hang, out-of-bounds read or
 // undefined behaviour (run under AddressSanitizer and UBSan). Every tensor the parser accepts

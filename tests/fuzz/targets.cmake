@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The fuzz targets, shared by the libFuzzer build (tests/fuzz/CMakeLists.txt, clang) and the
 # corpus replay tests of the ordinary build (tests/fuzz/replay/CMakeLists.txt, any compiler).
 # One entry per input the program reads: "<target>|<source>|<libraries it links, comma-separated>"; the seed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the token cache file (engine/data/token_cache): the input replaces the
 // cache file of a fixed corpus and tokenizer, then TokenCache::build() runs as a training run
 // would, and a Dataset is made from it. Whatever the file holds (truncated, wrong magic, lying

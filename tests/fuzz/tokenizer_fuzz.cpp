@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the GPT-2 BPE tokenizer files (engine/tokenizer: loadGpt2Bpe): the input
 // is vocab.json, a NUL byte, merges.txt, optionally a NUL byte and text to encode. Both files are
 // written to a scratch folder and loaded as `wafer` loads them. Any input must load or come back

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for the pytorch_model.bin reader (engine/modelio/torch_pickle.cpp and
 // torch_checkpoint.cpp): any byte string must come back as a state dict or an Error, never a
 // crash, hang, leak, out-of-bounds read or undefined behaviour (run under AddressSanitizer and

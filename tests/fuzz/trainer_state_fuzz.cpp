@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for trainer_state.json (modelio/checkpoints.cpp's reader, what a resume reads
 // first): the input replaces trainer_state.json in a genuine checkpoint folder of a tiny model,
 // written once by the engine's writeCheckpoint at start-up, and the folder is opened and loaded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer target for a .zip of data files (engine/data: readRecordBytes on a .zip name:
 // zip_records through libzip, then each record file inside through its own reader). Two modes:
 // - an input starting with "PK" is the archive itself (damaged headers, lying sizes, bad CRCs);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // mime_type_of FILE...: prints each file's MIME type as Qt (and so KDE's file managers) sees it,
 // from the shared MIME database on XDG_DATA_DIRS. package_test.sh points it at a database
 // compiled with the package's MIME type.

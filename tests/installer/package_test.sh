@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The Debian package as a user gets it (issue 20): built with CPack from this build folder, then
 # its contents, its Depends: line, its desktop files and man pages checked; installed into a
 # scratch root and run with the source tree out of reach; installed and removed with dpkg; and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # ./test.sh --sanitize address,undefined | --sanitize thread [ctest args...]
 # Builds the engine, the `wafer` CLI and their tests (no GUI, no benchmarks) with the sanitizers
 # in their own folder (build-asan / build-tsan; the flags come from cmake/Sanitizers.cmake), sets

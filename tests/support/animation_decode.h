@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test-side decoders for the animations engine/media writes, written from the PNG/APNG and GIF89a
 // specifications and sharing no code with the writers: an APNG reader (chunk CRCs checked with
 // its own CRC table, sequence numbers, acTL's frame count, zlib inflate, the five row filters,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FileSizeLimit: simulates a full disk for one scope by lowering RLIMIT_FSIZE, with SIGXFSZ
 // ignored so writes fail with EFBIG instead of killing the test; restores both however the
 // scope exits.

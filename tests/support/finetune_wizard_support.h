@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the fine-tune wizard's GUI tests share: a few KB of new text unlike the base's corpus, a
 // file writer, and a screenshot of a wizard page into the test artifacts.
 // Thread-safety: GUI thread only (Qt Test).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the Qt Test GUI tests: where screenshots go, and a main() that keeps the user's
 // settings, run store and caches out of the test (XDG dirs in a temporary home) and runs
 // offscreen unless a platform is set.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Laptop screens for the offscreen GUI tests (issue 31): the offscreen platform's one screen is
 // 800 x 600 unless told otherwise. useLaptopScreens() gives it two, as a laptop user has:
 // "laptop" 1366 x 768 at (0, 0), the primary, and "small" 1280 x 720 beside it at (1366, 0).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the Lessons dock's GUI tests share: the shipped lessons' files, how long a lesson's
 // action may take, stopping the lesson's run between checks, and the studio they run in
 // (openLessonStudio: one set-up for every test).

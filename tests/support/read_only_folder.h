@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ReadOnlyFolder: makes a folder read-only for one scope, in the way that holds for the user
 // running the test. Root ignores permission bits, so as root the folder becomes a read-only bind
 // mount of itself (undone when the scope ends); where root may not mount (a container), ok() is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A single-machine Slurm cluster for the tests that need a real one (tests/app/slurm_test.sh,
 # tests/ui/cluster/slurm_gui_test.sh). Sourced, with `tmp` (a fresh temp dir), `case_name` and
 # skip() (exits 77 with a message) set by the caller. start_cluster starts munged, slurmctld and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Run on Cluster tests' Slurm request: the dialog switched to its Slurm tab and filled in (1
 // task of 1 CPU per node), as a person would. Header-only test support.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StudioWindow: the GUI tests' main window, set up one way: a MainWindow on a fresh run store
 // (runs.sqlite in its own temporary folder, or a given store), shown at a fixed size and exposed;
 // its widgets and actions found by object name (the names main_window.h lists); and a run of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Synthetic sweep results for the sweep views' GUI tests and benchmark: trials over width x rate x
 // heads x {sp, mup} with a loss bowl around 2^-8 that μP deepens with width, one diverged trial
 // (NaN) and one pruned at an early rung. No training; the same trials on every call.

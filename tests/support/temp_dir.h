@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TempDir: a fresh folder under the system temp dir for one test, removed with everything in it
 // when the test ends (even when the test made parts of it read-only). Shared by every test suite.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by the shell tests (tests/app/cli_test.sh, tests/app/reliability_test.sh,
 # tests/installer/package_test.sh): sourced after the script sets $case_name.
 

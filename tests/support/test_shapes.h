@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine tests' model shapes and config builders, named once: each test that needs "a tiny
 // GPT" takes one of these instead of spelling out its own, so the same numbers mean the same
 // model everywhere. Changing a value here changes every test that uses it: add a new name (or

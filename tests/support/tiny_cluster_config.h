@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Run on Cluster tests' config: presets/gpt-nano.yaml made tiny (2 layers x 32 wide, 4
 // sequences of 32 tokens), with `systems` emulated systems, a log line every `logSteps` steps,
 // no evaluation, and steps enough to train until the test stops it. Header-only test support.

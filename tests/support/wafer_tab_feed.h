@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Feeding the Wafer tab in GUI tests: the spans a run would publish for a cycle-model prediction,
 // and a real tiny training run (a Session on a tiny corpus) whose events replay into a tab as the
 // main window would deliver them. Shared by the tests under tests/ui/wafer/. GUI thread only.

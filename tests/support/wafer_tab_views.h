@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Wafer tab's views, for tests. WaferTab has no child-widget getters (the main window and the
 // lessons need none: lessons find views by object name); a test that checks what a view draws
 // finds it here by type, each being the only one of its type in the tab. Aborts the test when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bounded waiting for tests: ask a condition again and again until it holds or a deadline passes,
 // so a test that waits for an event fails with a message instead of hanging, and never decides
 // "nothing happened" from a sleep. Header-only; call from any thread (the condition is the

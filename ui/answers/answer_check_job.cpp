@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AnswerCheckJob: see answer_check_job.h.
 #include "ui/answers/answer_check_job.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AnswerCheckJob: the held-out answers of several models (a fine-tune, its checkpoints, its base)
 // checked on one worker thread (engine/sample/answer_check.h), without blocking the GUI. The
 // cases are the records of a file, or, when none is given, the held-out records of the first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AnswersTab: see answers_tab.h.
 #include "ui/answers/answers_tab.h"
 

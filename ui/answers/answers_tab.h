@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AnswersTab: the Answers tab, H2O LLM Studio's "validation insights" for a chat fine-tune. A
 // model (a run or checkpoint folder; after a fine-tune on chat records the studio fills in the
 // run) and up to two others to compare with (its base, an earlier checkpoint) answer the same

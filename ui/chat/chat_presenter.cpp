@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatPresenter: see chat_presenter.h.
 #include "ui/chat/chat_presenter.h"
 

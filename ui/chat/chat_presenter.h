@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatPresenter: the Chat tab's engine side: one conversation with one model (sample/
 // chat_session.h) driven from the GUI without blocking it. A worker thread loads the model
 // (interop/model_ref.h: run, checkpoint or Hugging Face folder, the shipped base) and prepares it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatTab: see chat_tab.h.
 #include "ui/chat/chat_tab.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatTab: the Chat tab. A multi-turn conversation with any model in the store: a run (its model
 // folder) or one of its checkpoints, the shipped base, or a folder (a run, a checkpoint, a Hugging
 // Face model); LoRA adapters on or off; a system prompt; temperature, top-k, top-p, most tokens

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterController: see cluster_controller.h.
 #include "ui/cluster/cluster_controller.h"
 

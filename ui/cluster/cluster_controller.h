@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterController: Run on Cluster… from the studio. It opens the cluster dialog (after the
 // config is saved to a file: every process reads it), starts the job (mpirun as a child:
 // MpirunJob; or a Slurm batch job: SlurmJob, whose queue state and reason go to the Log and the

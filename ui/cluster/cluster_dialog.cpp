@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterDialog: see cluster_dialog.h.
 #include "ui/cluster/cluster_dialog.h"
 

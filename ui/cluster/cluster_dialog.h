@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterDialog: the Run menu's "Run on Cluster…" form, with a tab per way to start the job.
 // Open MPI: hosts (a comma list) or an Open MPI hostfile (with a file picker), processes per host
 // and threads per process. Slurm: partition (sinfo's, listed with their state and time limit),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterJob: see cluster_job.h.
 #include "ui/cluster/cluster_job.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterJob: one job the studio started with Run on Cluster…, whichever way its processes start
 // (MpirunJob: mpirun as the studio's child; SlurmJob: a batch job through sbatch). What both
 // share lives here: finding the run the job records in the studio's run store (a new run, or

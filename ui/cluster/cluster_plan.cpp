@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterPlan: see cluster_plan.h.
 #include "ui/cluster/cluster_plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterPlan: what "Run on cluster…" starts, as data: with Open MPI the hosts (or a hostfile),
 // processes per host and threads per process; with Slurm the batch job's options (SlurmOptions,
 // its script in slurm_script.h); either way the saved config (or the run to resume) and the

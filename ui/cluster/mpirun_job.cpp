@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MpirunJob: see mpirun_job.h.
 #include "ui/cluster/mpirun_job.h"
 

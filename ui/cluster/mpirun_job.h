@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MpirunJob: a cluster job whose processes `mpirun … wafer train` starts as the studio's child
 // (QProcess). It keeps what mpirun and the ranks print (cluster_job.h).
 // Stop asks the run to stop through its model folder, because Open MPI's own stop is rough:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SlurmJob: see slurm_job.h.
 #include "ui/cluster/slurm_job.h"
 

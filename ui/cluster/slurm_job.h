@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SlurmJob: a cluster job submitted to Slurm as a batch job. It writes the batch script
 // (slurm_script.h) where the plan says, submits it with `sbatch --parsable`, and follows the job
 // through Slurm's own tools, one question at a time: squeue while the job is queued or runs,

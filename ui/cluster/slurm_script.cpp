@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SlurmScript: see slurm_script.h.
 #include "ui/cluster/slurm_script.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SlurmScript: the Slurm side of Run on Cluster, as data. The batch script a job submits (its
 // #SBATCH options from SlurmOptions, then `srun --mpi=pmix --kill-on-bad-exit=1 wafer train …`),
 // the checks made before sbatch is asked (sbatch missing, a time limit Slurm would not take, …),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // exportAnimation and the file-dialog helpers (see animation_export.h).
 #include "ui/common/animation_export.h"
 

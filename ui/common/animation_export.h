@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exporting an animation from the studio (issue 17, "For slides"): frames drawn one by one on the
 // GUI thread (a widget's grab(), a replay's step) go into engine/media's writer behind a
 // cancellable progress dialog. Cancel or any error leaves no file (the writer renames its temp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Asker: a modal question (title, text, buttons, default button -> the button pressed), so that
 // a feature asking the user something can be driven by a test instead of a QMessageBox.
 // askQuestion() asks through `ask` when set, else with a QMessageBox over `parent`. GUI thread.

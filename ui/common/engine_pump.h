@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // EnginePump: the one way engine work reaches the GUI thread, shared by RunController (a Session)
 // and SweepController (a SweepRunner). The worker's threads only set an atomic flag and post one
 // queued wake-up (the flag stays set until the GUI has drained, so a burst of events costs one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Palette-following chart colours: see plot_theme.h.
 #include "ui/common/plot_theme.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The studio's QCustomPlot charts follow the system palette, light or dark: window-coloured
 // margins, a base-coloured plot area, axes and tick labels in the text colour, and grid lines in
 // faint shades of it (solid: dotted grid lines draw slowly). One place, so every chart changes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunController: see run_controller.h.
 #include "ui/common/run_controller.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunController: owns the training Session the studio runs and carries its events to the GUI
 // thread through an EnginePump (engine_pump.h): the engine's worker thread only sets an atomic flag
 // and posts one queued wake-up; the GUI then drains the whole batch at most every 33 ms and emits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Short run names: see run_names.h.
 #include "ui/common/run_names.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Short names for runs where room is scarce (the Runs dock, chart legends). A sweep trial is
 // named "<sweep> #62: hidden_size=128 num_heads=8 learning_rate=0.00390625 parametrization=sp
 // seed=0" (engine/sweep/runner.cpp); in a 300 px column that read "#62: hidd…zation=sp". Its

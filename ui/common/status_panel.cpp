@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StatusPanel: see status_panel.h.
 #include "ui/common/status_panel.h"
 

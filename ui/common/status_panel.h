@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StatusPanel: the status bar's run read-out: state, step / max steps, loss, tokens/s, ETA and a
 // progress bar. Fed from the drained event batches while a run trains; shows a sweep's trials and
 // ETA while a sweep runs, and the selected stored run's summary otherwise, so it never keeps the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StoreFollower: see store_follower.h.
 #include "ui/common/store_follower.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StoreFollower: keeps the studio in step with a run store that other processes write to (a
 // `wafer train --db` beside the studio, sweeps, cluster runs), as TensorBoard and W&B follow
 // their logs. Every second it asks the store whether anything was committed (RunStore::

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Text fitting: see text_fit.h.
 #include "ui/common/text_fit.h"
 

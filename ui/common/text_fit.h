@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fitting text to a width when a widget draws it itself (charts' titles, diagram labels): word
 // wrap, and eliding only what still does not fit. Pure functions of the font's metrics.
 #pragma once

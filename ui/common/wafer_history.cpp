@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferHistory: see wafer_history.h.
 #include "ui/common/wafer_history.h"
 

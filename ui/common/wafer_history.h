@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferHistory: what the Wafer tab has seen of a run, step by step, so a teacher can scrub back
 // to any recent step. Each step keeps its gradient norms (global and per layer), its emulated
 // prediction (shared: a static config's steps all point at one StepPrediction) and its streamed

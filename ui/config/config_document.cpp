@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigDocument: YAML text <-> Config, with problems located at key paths and lines.
 #include "ui/config/config_document.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigDocument: the config being edited in the studio, held both as YAML text and as the last
 // Config that parsed. The form and the YAML view edit it through setField()/setYaml(); both read
 // it back, so they stay in sync. Problems (parse errors, rejected field values, validate() rules,

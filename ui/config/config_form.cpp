@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigForm: see config_form.h.
 #include "ui/config/config_form.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigForm: the Config tab's form, generated from ws::config::describeFields() (the same
 // declarations that drive YAML load/save), one group per section, tooltips from the help text
 // and unit, choices as combo boxes; the sweep: section's settings (max_steps, seeds,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigTab: see config_tab.h.
 #include "ui/config/config_tab.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigTab: the Config tab. The generated form (left) and the YAML view (right) edit one
 // ConfigDocument and stay in sync (YAML edits apply 300 ms after typing stops); derived facts
 // (parameters, FLOPs/token, memory) and how a step fits the wafer (micro-batches) update live

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ScheduleEditor: see schedule_editor.h.
 #include "ui/config/schedule_editor.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ScheduleEditor: the Config form's editor of optimizer.learning_rate. Either one constant
 // learning rate, or a table of schedule pieces (the SchedulerConfig declaration in
 // engine/config/config.h: scheduler, initial/end learning rate, learning_rate, total_iters) that

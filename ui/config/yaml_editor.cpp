@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // YamlEditor and YamlHighlighter: see yaml_editor.h.
 #include "ui/config/yaml_editor.h"
 

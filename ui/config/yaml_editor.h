@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // YamlEditor: the Config tab's YAML text view. Syntax highlighting (keys, strings, numbers,
 // comments), problem lines marked with a tinted background and a wavy underline whose tooltip
 // is the message, and programmatic replacement that stays on the undo stack so undo/redo covers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonFigure: see lesson_figure.h.
 #include "ui/lessons/lesson_figure.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonFigure: a lesson step's figure in the Lessons dock ("lessonFigure"). Drawn to the dock's
 // width (never wider than twice the image, never taller than the height the panel allows), with
 // "⤢ click to enlarge" under it; a click shows it large over the views

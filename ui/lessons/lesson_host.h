@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonHost: what a lesson drives in the studio, and all the lessons know of it. The Lessons
 // panel performs a step through these few operations (put the step's config in the window, start
 // the step's run, step it, run a coord check or a sweep, check held-out answers, show a tab,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonRunSelection: see lesson_run_selection.h.
 #include "ui/lessons/lesson_run_selection.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonRunSelection: which runs the Training tab shows during a lesson (issue 31). It keeps the
 // runs the open lesson trained, in order. A step that compares runs (it shows the Training tab
 // and its checks name a `previous.` subject) selects them in the Runs dock, so the loss chart

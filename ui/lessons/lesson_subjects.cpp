@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where the studio shows each lesson check subject: see lesson_subjects.h.
 #include "ui/lessons/lesson_subjects.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where the studio shows each lesson check subject (engine/lesson/condition.h), so a try-it
 // never asks about something the learner cannot find on screen: a config key on the Config
 // tab's form, fit.* in the Config tab's "On the wafer" line, run.* in the Lessons dock's status

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonTryBox: see lesson_try_box.h.
 #include "ui/lessons/lesson_try_box.h"
 

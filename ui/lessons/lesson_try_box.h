@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonTryBox: a lesson step's "Try it" in the Lessons dock ("lessonTry"): the task, the answer
 // box of a question (TryIt::answer, "lessonAnswer"), Check and Show me, and what Check found
 // ("lessonCheckResult": "✓ Well done." and where Next goes, or "Not yet:" with what each check

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonsPanel's pointing at things (lessons_panel.h): a step's view brought forward (tab,
 // stacked page, dock, collapsed splitter pane, scroll position) and the orange HighlightFrame that
 // follows it as it moves, drawn on the part of it that shows. Which widget a view or a highlight

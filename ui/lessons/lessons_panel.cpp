@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonsPanel: see lessons_panel.h.
 #include "ui/lessons/lessons_panel.h"
 

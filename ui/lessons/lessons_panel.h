@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LessonsPanel: the studio's Lessons dock (issue 17, README "Lessons"). It lists the shipped
 // lessons (resources/lessons) and opens any lesson file; shows the current step's title, text,
 // formula and figure (LessonFigure); and performs the step in the studio itself: the step's

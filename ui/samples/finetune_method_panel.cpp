@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FinetuneMethodPanel: see finetune_method_panel.h.
 #include "ui/samples/finetune_method_panel.h"
 

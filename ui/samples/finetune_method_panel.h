@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FinetuneMethodPanel: the fine-tune wizard's method page (issue 16): LoRA adapters (rank, alpha,
 // targets by HF GPT-2 module name on a GPT-2 base, by Llama's (PEFT's) q/k/v/o/gate/up/down_proj
 // on a Llama-family base, dropout; the base stays frozen) or a full fine-tune, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FinetuneWizard: see finetune_wizard.h.
 #include "ui/samples/finetune_wizard.h"
 

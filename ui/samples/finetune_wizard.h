@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FinetuneWizard: point-and-click fine-tuning in four pages, over engine/finetune's planFinetune
 // (the same plan `wafer finetune` runs): (1) the base model — the shipped one, a previous run from
 // the run store, a run / checkpoint / Hugging Face GPT-2 folder (used in place), or a model of the

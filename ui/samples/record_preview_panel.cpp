@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RecordPreviewPanel: see record_preview_panel.h.
 #include "ui/samples/record_preview_panel.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RecordPreviewPanel: the fine-tune wizard's Data page for instruction and chat records
 // (session/record_preview.h computes what it shows): the detected format with a combo to force
 // one, the CSV/TSV column mapping (combos filled with the columns found), the chat template and

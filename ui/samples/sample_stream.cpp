@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SampleStream: see sample_stream.h.
 #include "ui/samples/sample_stream.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SampleStream: one text generation from one model, streamed into one output pane without
 // blocking the GUI. A worker thread loads the model (engine/modelio/load_model.h) and generates;
 // it only appends text under a lock and posts one queued wake-up, and the GUI drains the batch at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SamplesTab: see samples_tab.h.
 #include "ui/samples/samples_tab.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SamplesTab: the Samples tab. Generates text from a model (a run folder, one of its
 // checkpoint-<step> folders, or a .safetensors file) for a prompt, temperature, top-k, length and
 // seed, streamed token by token (SampleStream: a worker thread per generation, the GUI never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigFiles: see config_files.h.
 #include "ui/shell/config_files.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ConfigFiles: the studio's config files. Opening (the Open dialog, dropped files, Open Recent,
 // New from Preset: a shipped preset opens as an untitled copy, so that saving never writes over
 // it), saving (Save, Save As: never over a shipped preset without asking) and asking before

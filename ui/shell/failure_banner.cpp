@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FailureBanner: see failure_banner.h.
 #include "ui/shell/failure_banner.h"
 

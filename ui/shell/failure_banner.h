@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FailureBanner: the red strip above the tabs that says why a run, fine-tune or sweep did not
 // start or failed: a headline, the engine's message as it is (it names the problem and the fix),
 // a button that shows the config key the message names (in the Config tab, when the failed

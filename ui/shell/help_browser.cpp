@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // HelpBrowser and the About box (see help_browser.h).
 #include "ui/shell/help_browser.h"
 
@@ -77,14 +78,20 @@ QString studioVersionText() {
     return QStringLiteral("Wafer Studio %1 (%2)").arg(WAFER_VERSION, WAFER_GIT_REVISION);
 }
 
+QString aboutText() {
+    return QObject::tr(
+               "<h3>%1</h3><p>Train and fine-tune GPT-style language models on an emulated "
+               "wafer-scale machine with weight streaming.</p><p>Free software under the GNU "
+               "General Public License, version 3 or (at your option) any later version "
+               "(GPL-3.0-or-later), with no warranty; the licence is in COPYING, and installed in "
+               "/usr/share/doc/wafer-studio/copyright with the bundled files' own.</p><p>Qt %2. "
+               "The guide (Help ▸ Wafer Studio Guide, F1) is in %3.</p>")
+        .arg(studioVersionText().toHtmlEscaped(), QString::fromLatin1(qVersion()),
+             QString::fromStdString((appDataDir() / "docs").string()).toHtmlEscaped());
+}
+
 void showAboutBox(QWidget* parent) {
-    QMessageBox::about(
-        parent, QObject::tr("About Wafer Studio"),
-        QObject::tr("<h3>%1</h3><p>Train and fine-tune GPT-style language models on an emulated "
-                    "wafer-scale machine with weight streaming.</p><p>Qt %2. The guide (Help ▸ "
-                    "Wafer Studio Guide, F1) is in %3.</p>")
-            .arg(studioVersionText().toHtmlEscaped(), QString::fromLatin1(qVersion()),
-                 QString::fromStdString((appDataDir() / "docs").string()).toHtmlEscaped()));
+    QMessageBox::about(parent, QObject::tr("About Wafer Studio"), aboutText());
 }
 
 HelpBrowser::HelpBrowser(QWidget* parent) : QDialog(parent) {

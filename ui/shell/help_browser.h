@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Help for the studio, from the user guide that ships with it: a window that renders the guide
 // (docs/guide.md, then each chapter it links, in order: headings, tables, screenshots) with its
 // chapters and sections listed on the left, opened at a chosen section from the Help menu; links
@@ -61,6 +62,9 @@ QStringList helpMenuSections();
 
 // "Wafer Studio <version> (<git revision>)".
 QString studioVersionText();
+// The About box's text: what the studio is, its version, its licence (GPL-3.0-or-later, no
+// warranty) and where the guide is.
+QString aboutText();
 void showAboutBox(QWidget* parent);
 
 }  // namespace ws::ui

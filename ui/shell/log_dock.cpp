@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LogDock: see log_dock.h.
 #include "ui/shell/log_dock.h"
 

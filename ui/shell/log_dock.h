@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LogDock: the Log panel; the session's log lines with a time stamp, warnings and errors in
 // color, capped at 5000 lines so a long run never grows memory. GUI thread only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MainWindow: see main_window.h. Wiring only; each behaviour lives in its own class.
 #include "ui/shell/main_window.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MainWindow: the studio's thin shell. It builds the tabs (Config, Training, Wafer, Samples,
 // Sweeps), the Runs and Log docks, the status bar, menus and toolbar, and puts the features
 // together: one ConfigDocument and its files (ConfigFiles), one RunController, the sweeps

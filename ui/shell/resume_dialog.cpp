@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ResumeDialog and checkResume: see resume_dialog.h.
 #include "ui/shell/resume_dialog.h"
 

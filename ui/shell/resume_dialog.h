@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Resuming a stopped or finished run from the studio: checkResume() finds the run's newest
 // checkpoint and asks the engine (session/resume.h) whether the run can continue exactly with the
 // chosen config; ResumeDialog shows the answer: what will happen, or why not (the config changes

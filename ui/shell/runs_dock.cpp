@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunsDock: see runs_dock.h.
 #include "ui/shell/runs_dock.h"
 

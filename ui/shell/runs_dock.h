@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunsDock: the Runs panel. Every run and sweep in the run store as a tree (sweep -> trials),
 // with a status icon, final loss and date; a filter box; multi-select to overlay runs in the
 // Training tab; a context menu to rename, delete (after confirmation), open the run's config or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ScreenFit: see screen_fit.h.
 #include "ui/shell/screen_fit.h"
 

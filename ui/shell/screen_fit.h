@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fitting a top-level window to the screen it opens on (issue 31: the first window asked for
 // 1400 x 900 on a 1366 x 768 laptop and its right edge, status bar and Log were off-screen).
 // ScreenFit sizes a window no larger than its screen's available geometry (what panels and docks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The damaged-store dialog (see store_recovery_dialog.h).
 #include "ui/shell/store_recovery_dialog.h"
 

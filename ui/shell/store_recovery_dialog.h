@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The studio's answer to a damaged run store: a dialog that says what happened (the file has not
 // been changed) and offers only the routes back that exist (engine/store/store_recovery.h):
 // salvage what SQLite can still read, restore the last good backup (when there is one), start a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StudioActions: see studio_actions.h.
 #include "ui/shell/studio_actions.h"
 

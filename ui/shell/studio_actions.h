@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StudioActions: the studio's commands as actions: their texts, icons, shortcuts, tool tips and
 // object names (main_window.h lists the names; tests and lessons find them so), and the Run tool
 // bar ("RunToolBar") that shows the run commands. What each does is wired by the shell and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StudioLessonHost: see studio_lesson_host.h.
 #include "ui/shell/studio_lesson_host.h"
 

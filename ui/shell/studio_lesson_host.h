@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StudioLessonHost: the studio as the lessons see it (ui/lessons/lesson_host.h). It knows where
 // things are: which widget a lesson's view or highlight name stands for (README "Lessons"), the
 // config document, the Sweeps tab's coord check, the Answers and Chat tabs, the Runs dock's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CoordCheckView: see coord_check_view.h.
 #include "ui/sweeps/coord_check_view.h"
 

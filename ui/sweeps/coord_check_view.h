@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CoordCheckView: the μP coord check (engine/mup/coord_check.h) drawn: one panel per chosen step
 // (the first, a middle one and the last), x = width (log2 scale), y = mean |activation| (log
 // scale), one colour per layer type, SP dashed with squares and μP solid with circles, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepController: see sweep_controller.h.
 #include "ui/sweeps/sweep_controller.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepController: owns the SweepRunner the studio runs (engine/sweep/runner.h) and carries its
 // events to the GUI thread through the same EnginePump (engine_pump.h) RunController uses for one
 // Session: the runner's threads only set an atomic flag and post one queued wake-up; the GUI

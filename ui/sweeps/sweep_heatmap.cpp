@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepHeatmap: see sweep_heatmap.h.
 #include "ui/sweeps/sweep_heatmap.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepHeatmap: a width x learning-rate heatmap of seed-mean final loss (QCPColorMap), one per
 // parametrization side by side, on one colour scale so SP and μP compare cell by cell. A cell
 // where any seed diverged is grey and labelled "div"; a cell without a result yet is empty.

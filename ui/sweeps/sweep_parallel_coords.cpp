@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepParallelCoords: see sweep_parallel_coords.h.
 #include "ui/sweeps/sweep_parallel_coords.h"
 

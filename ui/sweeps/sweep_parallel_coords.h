@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepParallelCoords: a parallel-coordinates view of a sweep over any number of keys. One
 // vertical axis per swept key (plus parametrization and seed when they vary) and a last axis
 // "final loss"; each settled trial is a polyline across them, coloured by its final loss. Keys

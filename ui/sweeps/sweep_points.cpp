@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepPoints: see sweep_points.h.
 #include "ui/sweeps/sweep_points.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepPoints: a sweep's finished trials grouped for the sweep views: per parametrization, per
 // width and per log2 learning rate, the seeds' final losses (mean, min, max, sd) and how many
 // seeds diverged. Diverged seeds are counted, never dropped; pruned trials are left out of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepPresenter: see sweep_presenter.h.
 #include "ui/sweeps/sweep_presenter.h"
 

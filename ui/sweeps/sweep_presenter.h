@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepPresenter: the studio's sweeps. Run Sweep plans the document's sweep with the engine,
 // times a few steps of each trial shape (engine/sweep/eta.h) and asks first ("sweepConfirmBox":
 // how many trials, how long), then hands it to the studio's SweepController; the controller's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepTable: see sweep_table.h.
 #include "ui/sweeps/sweep_table.h"
 

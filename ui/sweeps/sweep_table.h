@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepTable: every trial of a sweep as a row (planned trials first as "queued"), sortable by
 // any column; numbers sort as numbers (a learning rate shown as 2^-8 sorts by its value, a
 // missing final loss sorts last). Columns: trial, one per swept key, seed, status, final loss,

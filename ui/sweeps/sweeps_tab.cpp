@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepsTab: see sweeps_tab.h.
 #include "ui/sweeps/sweeps_tab.h"
 

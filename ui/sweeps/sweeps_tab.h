@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepsTab: the studio's view of one sweep, live or stored. On top the μTransfer chart
 // (transfer_chart.h); below, tabs with the trial table (sweep_table.h) and the width x LR
 // heatmap (sweep_heatmap.h), the parallel coordinates over every swept key

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TransferChart: see transfer_chart.h.
 #include "ui/sweeps/transfer_chart.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TransferChart: the μTransfer chart of a sweep. One panel per parametrization side by side
 // (sp | mup); in each, x = log2(learning rate), y = final training loss, one curve per width
 // (seed mean, with a band from the seeds' min to max), each width's optimum marked with a star,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TransferDialog: see transfer_dialog.h.
 #include "ui/sweeps/transfer_dialog.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TransferDialog: μTransfer from the Sweeps tab. Pre-filled with the μP proxy's optimum (its
 // width, best learning rate, init std and embedding multiplier), it asks for a target width and
 // depth and writes the target config YAML with the μP fields set (engine/mup/transfer.h does the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AutoStep and NarrationLine: see auto_step.h.
 #include "ui/teaching/auto_step.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // AutoStep: Run → Auto-step (issue 17). While the studio's own run is paused, it repeats Step
 // Layer at a chosen pace (0.5, 1, 2 or 4 s per phase) until it is switched off, the run is no
 // longer paused (Continue, Stop) or the step's last layer phase is done; and it narrates every

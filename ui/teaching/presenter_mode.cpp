@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PresenterMode: see presenter_mode.h.
 #include "ui/teaching/presenter_mode.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PresenterMode: View → Presenter Mode (F11) for teaching in front of a room. Entering it shows
 // the main window full screen, hides its docks, sets a high-contrast palette and a large-type
 // scale (the application font and every chart's fonts and lines × kScale, charts created later

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Teaching: see teaching.h.
 #include "ui/teaching/teaching.h"
 

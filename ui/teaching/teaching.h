@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Teaching: the studio's teaching aids put together (README "Teaching"): Run → Auto-step and its
 // pace, whose narration line ("narrationLine") sits above the tabs where the room sees it;
 // View → Presenter Mode (F11); and the Lessons dock ("LessonsDock", Help → Lessons, hidden at

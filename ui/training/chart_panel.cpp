@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChartPanel: see chart_panel.h.
 #include "ui/training/chart_panel.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChartPanel: one live QCustomPlot chart of one or two metrics for several runs. Each curve is
 // drawn smoothed (EMA) over its raw values (faint), decimated per pixel with min/max buckets so
 // spikes stay visible, and non-finite values (a diverging run) appear as red markers rather

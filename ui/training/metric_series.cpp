@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Metric series, EMA smoothing and min/max decimation: see metric_series.h.
 #include "ui/training/metric_series.h"
 

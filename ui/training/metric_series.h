@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Metric series of one run as the charts keep them, and the transforms the charts apply before
 // drawing: EMA smoothing (TensorBoard's debiased form) and min/max decimation. Decimation keeps,
 // for every pixel column, the lowest and the highest point in their original order, so a

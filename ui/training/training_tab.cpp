@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TrainingTab: see training_tab.h.
 #include "ui/training/training_tab.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TrainingTab: the Training tab. Four live charts (train + eval loss, learning rate, gradient
 // norm, tokens/s) over the run being trained and every run selected in the Runs dock, with an
 // EMA smoothing slider, log-y (the toolbar's for the loss chart; every chart's own in its context

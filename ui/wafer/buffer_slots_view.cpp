@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BufferSlotsView: see buffer_slots_view.h.
 #include "ui/wafer/buffer_slots_view.h"
 

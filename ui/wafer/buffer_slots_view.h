@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BufferSlotsView: the wafer's weight buffer at the phase the Wafer tab shows, one box per slot
 // of wafer.weight_buffer_layers: which layer's weights are resident and being computed on,
 // which are streaming in (and how far), and beside them whose gradients stream out to MemoryX.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterDiagram: see cluster_diagram.h.
 #include "ui/wafer/cluster_diagram.h"
 

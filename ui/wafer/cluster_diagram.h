@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterDiagram: MemoryX -> SwarmX -> systems for the shown step, drawn with QPainter. Boxes
 // for MemoryX (weights and optimizer state), the SwarmX broadcast / reduce tree (its depth from
 // the prediction) and each system's wafer (a thumbnail of the utilization frame shown beside);

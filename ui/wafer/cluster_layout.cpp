@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterLayout: see cluster_layout.h.
 #include "ui/wafer/cluster_layout.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ClusterLayout: where the cluster diagram (cluster_diagram.h) puts its boxes, arrows and labels
 // in a widget of a given size, every label wrapped whole to the width it gets (issue 31: labels
 // cut with "…" on a laptop). Rows from the top: title, MemoryX, the traffic labels beside the

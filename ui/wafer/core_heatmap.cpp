@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CoreHeatmap: see core_heatmap.h.
 #include "ui/wafer/core_heatmap.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CoreHeatmap: one utilization frame of the wafer as a heatmap (QCPColorMap): every core's
 // busy fraction over a layer phase's compute window or a whole step, 0-100 %, on the wafer's
 // core grid (row 0 at the top), with a labelled colour scale and a title naming the phase, the

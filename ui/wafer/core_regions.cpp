@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Matrix regions on the core grid: see core_regions.h.
 #include "ui/wafer/core_regions.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which part of a layer's matrices each region of cores holds, for labelling the heatmap: the
 // layer phase's longest op (the one its heatmap mostly shows), its output Y[m, n] laid over the
 // grid as grid_mapping.h does (rows of cores hold tokens, columns of cores hold Y's columns:

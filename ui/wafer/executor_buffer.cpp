@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExecutorBuffer: see executor_buffer.h.
 #include "ui/wafer/executor_buffer.h"
 

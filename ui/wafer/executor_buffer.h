@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExecutorBuffer: what the executor's bounded weight buffer really held during one recorded step,
 // read off the step's real spans (wall clock, the lowest system recorded): the CPU run streams
 // layer k+1 into the free slot while layer k computes, and the Wafer tab's buffer row shows that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExpertLoadChart: see expert_load_chart.h.
 #include "ui/wafer/expert_load_chart.h"
 

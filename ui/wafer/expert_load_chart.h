@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ExpertLoadChart: the Wafer tab's tokens-per-expert chart. For the step the tab shows and the
 // MoE layer picked above it (h.0, h.2, ...), one bar per expert: the token-assignments the router
 // sent it in that step (all systems and micro-batches), a dashed line at the even share (tokens x

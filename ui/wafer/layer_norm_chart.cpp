@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LayerNormChart: see layer_norm_chart.h.
 #include "ui/wafer/layer_norm_chart.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LayerNormChart: the Wafer tab's bar chart of one step's gradient norm per ParameterTable layer
 // (embeddings, h.0 ... h.{L-1}, head; before clipping) on a log axis, with the step's global norm
 // in its title, so a loss spike can be traced to the layers whose gradients blew up. Zero norms

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SlowMotionBar: see slow_motion_bar.h.
 #include "ui/wafer/slow_motion_bar.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SlowMotionBar: the Wafer tab's slow-motion controls ("slowMotionBar"): Play / Pause
 // ("replayPlay"), the pace ("replaySpeed": 1 emulated µs = 20 ms on screen, 1 µs = 2 ms,
 // 10 µs = 1 ms, the whole step in 10 s or 30 s), a scrub slider over the step ("replayScrub"),

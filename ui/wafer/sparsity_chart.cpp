@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SparsityChart: see sparsity_chart.h.
 #include "ui/wafer/sparsity_chart.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SparsityChart: the Wafer tab's chart of weight sparsity over the run, one line per block
 // (h.0 ... h.{L-1}): the share of its masked weights at zero (left axis, %) and, dashed on the
 // right axis, the imbalance those zeros cause on the wafer (the busiest output column's nonzeros

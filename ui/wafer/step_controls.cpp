@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StepControls: see step_controls.h.
 #include "ui/wafer/step_controls.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StepControls: the Wafer tab's step row: "Step:" a slider and a spin box over the recorded
 // steps (1-based), Live (follow the step being trained) and a line saying which steps are kept.
 // It builds its widgets into a row of the page (row()), says what the user picked through

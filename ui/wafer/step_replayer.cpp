@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StepReplayer: see step_replayer.h.
 #include "ui/wafer/step_replayer.h"
 

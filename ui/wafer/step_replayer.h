@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StepReplayer: the clock of the Wafer tab's slow-motion replay. Holds the step being replayed
 // (a wafer::StepReplay built from the shown step's prediction and recorded bytes), the cursor's
 // emulated time t and the pace (emulated seconds per wall second). While playing, a ~30 fps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferStepViews: see step_views.h.
 #include "ui/wafer/step_views.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferStepViews: the Wafer tab's picture of one step, in splitters: the per-core heatmap beside
 // the MemoryX -> SwarmX -> systems diagram on top; below, the weight buffer's slots on the
 // timeline (whose stream-in lane they explain) beside the per-layer charts. It draws a layer

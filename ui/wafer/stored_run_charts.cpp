@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Stored-run charts: see stored_run_charts.h.
 #include "ui/wafer/stored_run_charts.h"
 

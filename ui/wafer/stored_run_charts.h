@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reading a stored run's per-layer charts back from the run store, for the Wafer tab's view of a
 // run selected in the Runs dock: its tokens per expert (metrics moe/h.<b>.expert_<e>_tokens, on
 // log steps) and its sparsity per layer over the run (sparsity/h.<b> and

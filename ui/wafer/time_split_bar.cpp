@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TimeSplitBar: see time_split_bar.h.
 #include "ui/wafer/time_split_bar.h"
 

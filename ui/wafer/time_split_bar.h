@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TimeSplitBar: where the predicted step time goes (compute, waiting for weights, fabric + fill,
 // SwarmX reduce, bubble), as one stacked bar with a legend beneath; the Wafer tab's summary row.
 // (Moved out of wafer_tab.cpp, which had passed 800 lines.) GUI thread only.

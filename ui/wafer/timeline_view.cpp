@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TimelineView: see timeline_view.h.
 #include "ui/wafer/timeline_view.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TimelineView: a Gantt chart of one training step as weight streaming runs it: every
 // stream-in, forward, backward, stream-out, SwarmX reduce and MemoryX update, per layer and per
 // system, on the emulated machine's clock (default) or on the real CPU's wall clock. Lanes, top

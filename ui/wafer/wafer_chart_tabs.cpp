@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferChartTabs: see wafer_chart_tabs.h.
 #include "ui/wafer/wafer_chart_tabs.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferChartTabs: the charts beside the Wafer tab's timeline, one tab each: the shown step's
 // gradient norm per layer, an MoE run's tokens per expert, a sparse run's sparsity per layer
 // over the run (the last two only for runs that have them; a chart that appears is brought to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferSummary: see wafer_summary.h.
 #include "ui/wafer/wafer_summary.h"
 

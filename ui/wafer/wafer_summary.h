@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferSummary: the top of the Wafer tab: the cycle model's prediction for the shown step (wafer
 // and systems, step time, tokens/s, MFU, whether weight streaming hides behind compute; a LoRA
 // run's adapter share; the activation plan's line), the real CPU's tokens/s beside it, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferTab: see wafer_tab.h.
 #include "ui/wafer/wafer_tab.h"
 

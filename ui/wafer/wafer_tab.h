@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferTab: the Wafer tab. What the emulated wafer-scale cluster does in each training step:
 // a summary of the cycle model's prediction (step time, tokens/s, MFU, where the time goes,
 // whether weight streaming hides behind compute) beside the real CPU's tokens/s; the per-core

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferTab's slow motion and stored runs' planned steps (wafer_tab.h): the replay's bar and
 // clock wired to the views, the moment under the cursor drawn into the heatmap, the buffer
 // slots, the cluster diagram and the timeline, animation frames for export, and a stored run's

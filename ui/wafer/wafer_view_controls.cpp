@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferViewControls: see wafer_view_controls.h.
 #include "ui/wafer/wafer_view_controls.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WaferViewControls: what the Wafer tab's views show, one row: "Heatmap:" the layer phase the
 // heatmap draws (follow the run, the whole step, a LoRA run's adapter ops, or one layer's forward
 // or backward; in slow motion the phase under the cursor), "fit colours" (the colour scale over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's chat templates against @huggingface/jinja (the Jinja implementation
 // transformers.js renders chat templates with), byte for byte: fixtures/expected.json was
 // written by scripts/make_chat_template_fixtures.mjs from the real templates (see LICENSES.md)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatTemplate: the ChatML built-in, loading a model folder's template (string, named list,
 // chat_template.jinja, token objects), the assistant spans of the incremental render, and the
 // refusal of a template that does not render incrementally.

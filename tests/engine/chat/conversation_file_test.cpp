@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Conversations saved as `messages` JSON Lines: they read back as they were, through this file's
 // reader and through the data readers (data/chat_records.h) that turn them into training data;
 // malformed files are refused naming the file, the line or message and the problem.

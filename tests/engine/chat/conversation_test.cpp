@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The training conversation rules: each broken one is refused naming where and why; the system
 // prompt set, replaced or removed without touching the turns.
 #include "engine/chat/conversation.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The chat templates against @huggingface/jinja live: runs scripts/make_chat_template_fixtures.mjs
 # (with the Llama 3.1/3.2 templates when @huggingface/ollama-utils is installed, and 100 random
 # conversations, seeded), then the engine's reference tests against what it wrote. Skipped

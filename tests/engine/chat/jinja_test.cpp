@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Jinja interpreter, construct by construct: each case renders a small template against a
 // JSON context and compares with what Jinja2 (as transformers configures it: trim_blocks,
 // lstrip_blocks) prints; the refusals name line and column and the construct.

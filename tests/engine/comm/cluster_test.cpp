@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Training across processes gives the weights of one process, bit for bit. ctest runs this
 // binary under `mpirun -np 1`, `-np 2` and `-np 3`: every rank computes the one-process
 // reference itself (the threaded executor over all systems), then all ranks train the same steps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The placement of systems on processes, the one-process Comm and how a process tells from its
 // environment whether mpirun or Slurm's srun started it (no MPI needed); the multi-process tests
 // are cluster_test.cpp, run under mpirun, and tests/app/slurm_test.sh, under a real Slurm.

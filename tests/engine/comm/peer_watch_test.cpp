@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // PeerWatch (engine/comm/peer_watch.h) between two ranks of a fake in-process network: a peer
 // whose link is cut is reported once, naming its rank and host; a peer that said goodbye is
 // not; the timeout's environment variable is read or refused with the fix.

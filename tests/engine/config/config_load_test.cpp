@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Loading YAML into a Config: one test per error class with the exact message (file:line:col,
 // key path, what was found, what is allowed), aliases, learning-rate forms, relative paths and
 // ModelZoo-layout params files in fixtures/.

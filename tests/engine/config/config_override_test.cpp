@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // --set overrides: scalars, nested keys, lists and list elements, sections merged by a map,
 // optional sections created and removed, and every kind of bad override with its message.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // saveConfigYaml -> parseConfig gives back an equal Config (defaults and a config that uses every
 // kind of value), the saved text is stable, hashConfig tracks content, and describeFields()
 // covers exactly the keys the writer saves.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The top-level sparsity section as ModelZoo writes it (sparsity_config.h): each type, ModelZoo
 // 2.2's spellings, bad keys and regexes with their line and column, the cross-field rules, the
 // field catalogue and a save/load round trip.

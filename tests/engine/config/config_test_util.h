@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers shared by the config tests: parse YAML text with a fixed source name and base folder,
 // and a temporary folder removed at the end of the test.
 #pragma once

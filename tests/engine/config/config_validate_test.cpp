@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // validate(): every cross-field rule with its message, per-field ranges for configs built in
 // code, and checkVocab().
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The variable-sequence-length keys of train_input / eval_input (use_vsl, short_sequence_length,
 // short_sequence_steps): loaded from YAML, and every bad combination refused with a message that
 // names the key and the fix.

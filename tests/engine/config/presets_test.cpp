@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every presets/*.yaml loads without warnings, validates, and round-trips; the shipped presets
 // keep the shapes their comments promise.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // patchConfigYaml(): a change made to the config rewrites only that value in the user's YAML
 // text; comments, key order and untouched spellings survive, missing keys and sections are
 // inserted with the section's indentation, and the result reads back as the intended config.

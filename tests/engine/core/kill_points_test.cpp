@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Kill points (engine/core/kill_points.h): inert without WAFER_TEST_KILL_AT or with a malformed
 // one, and SIGKILL at exactly the N-th visit of the named point. Each case runs in a forked child:
 // the variable is read once per process.

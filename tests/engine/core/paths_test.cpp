@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where the programs find the app's data and keep the user's (engine/core/paths.h). Installed
 // layouts (the .deb, another prefix, a moved prefix) are checked by tests/installer.
 #include "engine/core/paths.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The one convention for sizes, durations and rates (engine/core/units.h).
 #include "engine/core/units.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Chat examples: a conversation rendered with its template and encoded as one text trains on
 // exactly the assistant's answers (with their end-of-turn marker) by default, on the last answer
 // with mask_history, on everything with train_on_inputs; text records train on everything.

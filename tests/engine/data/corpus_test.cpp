@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // readCorpus / listCorpusFiles: which files a data_dir names, in which order, joined how, and
 // the errors for missing or empty input.
 #include "engine/data/corpus.h"

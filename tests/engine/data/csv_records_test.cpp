@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CSV/TSV data sets: RFC 4180 quoting, CRLF, BOM, the column mapping, H2O-style parent-id chains,
 // and every error naming file:line and the fix.
 #include "engine/data/csv_table.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Dataset: the exact window formulas of dataset.h (sequential, wrapping, shuffled), the split,
 // validation windows, the errors, and the unigram entropy.
 #include "engine/data/dataset.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The batch source for supervised examples (data/example_dataset.h, example_rows.h, examples.h):
 // the row and batch formulas pinned on a hand-made set, targets that never cross examples, each
 // example once per epoch, the held-out split, truncate vs refuse, the statistics, reproducible

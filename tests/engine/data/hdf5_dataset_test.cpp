@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hdf5Files / Hdf5Dataset: ModelZoo's preprocessed HDF5 samples, written by h5py (an independent
 // writer: make_hdf5_fixture.py, which writes as ModelZoo's preprocessing does and records every
 // sample in expected.json), read by the engine and checked token for token: the committed fixture

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The JSON/JSONL record formats (messages, ShareGPT, Alpaca, prompt/completion, text records)
 // read into conversations, and every bad-input error naming file:line or the record index.
 #include <gtest/gtest.h>

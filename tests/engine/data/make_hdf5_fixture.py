@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes ModelZoo-style preprocessed GPT data sets with h5py, an HDF5 writer independent of the
 engine's reader (engine/data/hdf5_files.h), plus expected.json: every sample's rows in the order
 ModelZoo's readers visit them. tests/engine/data/hdf5_dataset_test.cpp reads the files with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packing for variable sequence length (data/packing.h): each data_dir file is a document, found in
 // the token stream from the files' byte offsets; position_ids of a window restart at every
 // document start and at every short-sequence segment; the attention length the emulator charges.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Format detection over every record: the evidence reported, mixed and ambiguous files refused
 // with the records named and the train_input.format fix, ignored keys warned about.
 #include "engine/data/record_detect.h"

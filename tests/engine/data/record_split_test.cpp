@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The held-out split by records: the documented formula recomputed here, fraction and count,
 // chains kept whole, the seed moving it, and the errors.
 #include "engine/data/record_split.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the record reader tests: read bytes under a file name, expecting success or an
 // error, with the message shown when the expectation fails.
 #pragma once

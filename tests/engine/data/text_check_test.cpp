@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // checkText / readCorpus on files that are not plain text: real files of each format (the
 // fixtures were written by Python's zipfile, zlib and gzip modules and by hand for the PDF; `file`
 // names each as its format) and the system's own ELF executable are named for what they are,

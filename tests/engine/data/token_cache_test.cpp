@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TokenCache: contents, reuse while corpus and tokenizer are unchanged, rebuilds when either
 // changes or the file is damaged, token widths, chunked encoding, read-only corpora.
 #include "engine/data/token_cache.h"

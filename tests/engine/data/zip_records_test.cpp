@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Zip archives of data files, read through libzip: record files in name order, other entries
 // skipped and named, one format per archive, damaged archives refused. The fixtures in
 // fixtures/records/ were written with Python's zipfile (an independent writer):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's one crash-safe file writer for small files (writeFileAtomically, which the
 // tokenizer and modelio save through) and readWholeFile: whole contents replace a file in one
 // rename, a failed write leaves the old file and no temp file, errors name the file.

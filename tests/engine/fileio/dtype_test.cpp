@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // f16/bf16 conversions: exact widening (checked against an independent ldexp formula for every
 // bit pattern) and round-to-nearest-even narrowing (checked at every midpoint between neighbours).
 #include "engine/fileio/dtype.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The reader against hostile and broken files: each must be rejected with a message naming the
 // file and the problem, never crash or hand out a tensor that points outside the file.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // safetensors writer and reader: round trips of every dtype, the on-disk layout, float
 // conversion, atomic replacement on failure, and a file written by an independent Python writer.
 #include "engine/fileio/safetensors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fine-tuning on instruction and chat records: the plan reads them as the run does (format,
 // records, examples, rows, steps per epoch, the chat template), refuses records mixed with text,
 // and grows the vocabulary for the template's special tokens the way Hugging Face's

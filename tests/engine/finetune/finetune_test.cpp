@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fine-tuning: frozen parameter groups never change (bit for bit), the plan keeps the base's
 // architecture and tokenizer with fine-tune defaults, and a planned run trains from the base; the
 // defaults adapt the shipped base model to a few KB of modern prose by a clear margin on its

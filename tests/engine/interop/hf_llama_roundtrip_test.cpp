@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Llama-family Hugging Face folders through `wafer import` and `wafer export --format hf`
 // (importHuggingFace, exportHuggingFace): a random small Llama with GQA and an untied head, a
 // Qwen2 with q/k/v biases and a tied head, and a Mistral come back bit-exact, tensor by tensor

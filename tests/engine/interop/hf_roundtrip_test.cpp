@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Import and export of Hugging Face GPT-2 folders: export -> import gives back the same weights
 // and tokenizer; fp16 files with "transformer." names, attention buffers and a tied (absent)
 // lm_head import; damaged or foreign folders are refused naming the file and the problem.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Real Hugging Face checkpoint layouts through the import and the model references: a GPT-2
 // folder whose weights are split into model-0000N-of-0000M.safetensors shards with mixed
 // F32 / F16 / BF16 tensors imports (and loads in place) to exactly the values stored; a model id

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA adapters in PEFT's layout (issue 16): export -> import gives back the adapters bit for bit
 // (and the base's weights untouched); the exported files have PEFT's names, shapes (the
 // transposes of ours) and config fields; a merged HF export is refused without --merge. Bad

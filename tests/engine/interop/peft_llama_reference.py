@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """An independent float64 reference of a PEFT LoRA adapter on a Hugging Face Llama, for
 peft_llama_test.cpp: PEFT's LoraLayer semantics on each adapted nn.Linear written out in PyTorch
 (peft is not installed here), on top of hf_llama_reference.py's Llama forward (modeling_llama.py

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA adapters in PEFT's Llama layout (issue 33): a Llama-family LoRA run (grouped-query heads,
 // SwiGLU, RMSNorm, rotary, untied head) exports its q/k/v/o/gate/up/down_proj adapters under
 // base_model.model.model.layers.N.{self_attn,mlp}.<proj>.lora_{A,B}.weight with nn.Linear's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // isInternalHeader / checkInternals (see internal_check.h).
 #include "internal_check.h"
 

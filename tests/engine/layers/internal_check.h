@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's privacy rule, checked from the source text: what a module keeps to itself stays
 // inside its folder. A module's internals are its `detail` namespace (ws::<folder>::detail) and its
 // internal headers. A header is internal when its opening comment says so ("internal to <module>"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // No module uses another's internals: no file in engine/, app/ or ui/ includes another engine
 // folder's internal header or names another folder's detail namespace (internal_check.h says how
 // a header is internal). The checker is tested on a planted tree, so it provably fails when the

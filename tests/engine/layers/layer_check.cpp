@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // readLayers / checkIncludes / unplacedFolders (see layer_check.h).
 #include "layer_check.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's layer rule, checked from the source text: HACKING.md's Layout section lists the
 // engine folders in numbered layers (lowest first); a file in engine/<folder>/ may include only
 // engine folders on its own layer or a lower one, and nothing in engine/ may include Qt.

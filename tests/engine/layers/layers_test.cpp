@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine keeps its layers: no folder includes one above it in the layer list (HACKING.md,
 // "Layout"), no file includes Qt, and every
 // engine folder is placed in the list. The checker itself is tested

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The studio keeps its layers as the engine does (DESIGN "Layout": common pieces below the tabs,
 // the features above them, the shell on top): no ui/ folder includes one above it, and every ui/
 // folder is placed. The checker is run on a planted tree too, so the check provably fails, with

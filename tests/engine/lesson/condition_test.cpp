@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lesson checks: parsing, what a run's events make of the observation, and evaluation against
 // the config, the current run and the one before it.
 #include "engine/lesson/condition.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lesson files: every field read as written, the bundled lessons load, and every kind of error
 // is reported at its file, line and column with the key path and what is allowed.
 #include "engine/lesson/lesson.h"

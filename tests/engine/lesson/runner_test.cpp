@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The headless lesson runner on real runs of presets/teaching-stream.yaml (a few steps each):
 // each action reaches the state it promises, and a failing check is reported as failing.
 #include "engine/lesson/lesson_runner.h"

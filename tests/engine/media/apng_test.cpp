@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The animated PNG writer, checked by an independent reader (tests/support/animation_decode.h):
 // chunk CRCs, sequence numbers, acTL's frame count, every frame inflated and composed, and the
 // pixels compared exactly (alpha included) for noise, slides, odd sizes, 1 x 1 and many frames.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The GIF writer, checked by an independent reader with its own LZW decoder
 // (tests/support/animation_decode.h): frames with at most 255 colours come back exactly, more
 // colours within a bounded error, transparency and its clearing, delays in centiseconds, the loop,

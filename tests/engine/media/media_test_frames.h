@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Frames the media tests feed the writers: noise, gradients, a moving box on a flat slide, a
 // viridis-like heatmap, with helpers to write them and compare the decoded canvas.
 // Header-only, for tests; thread-safe (no state).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The MP4 writer: without ffmpeg, a clear error naming `apt-get install ffmpeg`; a failing ffmpeg
 // (a stand-in script) quoted in the error with no file left; with Debian's ffmpeg on PATH a real
 // H.264 file of an odd size whose frame count and size ffprobe confirms (skipped without it).

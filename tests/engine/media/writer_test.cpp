@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What every animation writer shares: the format by extension, atomic files (nothing under the
 // target name until finish() succeeds, nothing at all after an abandoned export, an older file
 // kept), and bad arguments (zero or huge sizes, short strides, mismatched frames, bad delays,

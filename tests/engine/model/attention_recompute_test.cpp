@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Attention that recomputes its probabilities in the backward (engine/model/attention.cpp) against
 // the implementation that stored them (stored_attention_reference.h, the previous code kept as a
 // test-only reference): the output and the gradient of q, k and v must be the same bits, in fp32,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every op, one at a time (linear, attention, LayerNorm, GELU, cross-entropy), on the fp32 path and
 // on the bf16 path against a double reference (the per-op half of ggml's test-backend-ops;
 // bf16_step_test.cpp is the whole-step half). The bf16 path is each op as Gpt<float> runs it in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // bf16 mode against the fp32 reference, a whole step at a time (ggml's backend-consistency test,
 // for the model): a gpt-nano-sized training step in bf16 (oneDNN bf16 matmuls) against fp32, the
 // oneDNN path against the emulated one, bit-identical repeats, and a tiny model still learning.

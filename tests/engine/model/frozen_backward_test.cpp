@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The backward with frozen tensors (Gpt::setFrozen, issue 16): a frozen tensor's gradient slice
 // is never written (its bytes stay as they were, here a NaN canary), and every trainable
 // gradient is the same bits as the full backward's, for LoRA (with adapter dropout, fp32 and

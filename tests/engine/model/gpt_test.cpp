@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The whole Gpt step: finite-difference gradients of every parameter in double (tied and untied
 // heads, with and without dropout), float against double, bit-identical repeats, the per-layer
 // entry points against the full step, bf16 mode, and a tiny model overfitting a sequence.

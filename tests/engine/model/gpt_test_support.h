@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers the whole-model tests share (gpt_test.cpp, llama_model_test.cpp): initialized weights
 // with perturbed gains and biases, random tokens, and the finite-difference check of every
 // parameter's gradient through Gpt<double>.

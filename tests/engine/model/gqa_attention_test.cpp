@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Attention with grouped-query heads and ALiBi (ops::attentionForward / attentionBackward and the
 // packed variants, AttentionShape): against a naive O(T²) reference of the definition (query head
 // h reads KV head h / (NH/KV), score = scale q·k + slope (j - i) over the keys of its document up

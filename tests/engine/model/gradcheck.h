@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Finite-difference gradient checking for the model tests: central differences in double,
 // compared to the analytic gradient with a relative tolerance (and a small absolute floor for
 // entries that are zero up to rounding).

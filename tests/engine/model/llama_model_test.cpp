@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The whole decoder with Llama-family blocks (Llama / Mistral / Qwen2: rotary, RMSNorm, SwiGLU,
 // grouped-query heads, no or q/k/v-only biases, untied head; BTLM: ALiBi, SwiGLU, LayerNorm):
 // finite-difference gradients of every parameter in double, float against double, per-layer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Llama-family element ops of llama_ops.h: RMSNorm, SwiGLU, rotary embeddings and the ALiBi
 // slopes. Each forward is checked against its published definition written out naively here
 // (transformers' LlamaRMSNorm, LlamaMLP's silu(gate) * up, apply_rotary_pos_emb with rotate_half

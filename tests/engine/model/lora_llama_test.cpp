@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA on Llama's projections (issue 33, model/lora.h): the slice targets q_proj, k_proj, v_proj,
 // gate_proj and up_proj add scale·x·A·B to exactly their columns of the fused c_attn / c_fc
 // output and leave every other column bit for bit (fp32 and double, against a plain triple

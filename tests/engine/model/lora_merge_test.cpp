@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // mergeAdapters (issue 16): every adapted weight becomes W + scale · A · B (checked element by
 // element against a plain triple loop), every other tensor is copied bit for bit, the merged
 // plain GPT-2 computes the adapted model's logits within float rounding, and B = 0 merges to the

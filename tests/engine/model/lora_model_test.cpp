@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA in the model (GptShape::loraRank, issue 16): the adapter tensors' place in the table,
 // initialisation that leaves the base's values and so (B = 0) its logits and loss exactly as
 // they were, in fp32 and bf16, and the whole adapted model's gradient against finite

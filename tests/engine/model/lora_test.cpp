@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LoRA adapter op (lora.h): forward against its definition written naively, backward against
 // central finite differences in double (with and without adapter dropout), B = 0 leaves the
 // output bit for bit unchanged, PEFT's init bound, and the GPT-2 linears' shapes.

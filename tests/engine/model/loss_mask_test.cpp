@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The training mask (issue 34): a target < 0 is a position not trained on. The cross-entropy
 // ops give such rows loss 0 and a zero gradient and leave the other rows' bits alone; the model's
 // loss is the trained rows' sum / D (by default their count, or the caller's D) and its gradient

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // model::deriveFacts on Llama-family shapes (issue 33): the parameter counts of the presets that
 // carry published shapes equal the published models' (counted by hand from their Hugging Face
 // configs below), the KV cache holds only the KV heads, and the attention FLOPs follow the

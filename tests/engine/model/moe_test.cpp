@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mixture of experts in the Gpt step: finite-difference gradients through router and experts
 // (top_k 1 and 2, with and without capacity drops, with the load-balancing loss), one expert
 // with k = 1 equal to the dense model bit for bit (fp32 and bf16), the router learning from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // μP in the model, one test per rule (init std, LR multipliers, embedding, attention and output
 // multipliers), finite-difference gradients through every multiplier, and the anchor: a μP model
 // at width multiplier 1 is bit-for-bit the SP model with the same base values.

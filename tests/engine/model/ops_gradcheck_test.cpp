@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every op of ops.h: forward against its definition written naively, and backward against
 // central finite differences in double (loss = sum of outputs weighted by fixed random numbers,
 // so dout is that weight vector). Backward functions must accumulate into parameter gradients.

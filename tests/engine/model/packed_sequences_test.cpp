@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Packed sequences (model/packed_sequences.h): a row of several documents with ModelZoo's
 // position_ids trains exactly as the documents would one by one (the same loss over the same
 // tokens, the same gradients), one-document rows are the dense step bit for bit, and the

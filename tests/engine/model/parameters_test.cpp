@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Parameter layout (names, shapes, contiguous tensors and layer slices covering the buffer),
 // initialization statistics, shape validation and the FLOP count.
 #include "engine/model/parameters.h"

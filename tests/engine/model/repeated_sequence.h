@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A tiny model trained with plain SGD on a repeated 12-token pattern (B 2, T 24): the loss it
 // starts from and ends at, for "the model really learns" checks in fp32 and bf16 mode.
 // Header-only; single-threaded test helper.

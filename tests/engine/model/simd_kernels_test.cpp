@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Highway GELU kernels on every SIMD target this CPU can run (tensor::simdRunnableTargets:
 // Highway's portable SCALAR fallback, which a CPU without SSSE3 gets, up to AVX-512 here):
 // - targets agree bit for bit within their kind: the kernels write every a*b+c as MulAdd (one

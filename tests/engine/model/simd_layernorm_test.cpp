@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Highway LayerNorm rows (forward, and the input gradient of the backward) on every SIMD
 // target this CPU can run, against the double version of the same formula, within a bound derived
 // for any order of summation; the scalar float reference must meet the same bound (so the bound

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Highway RMSNorm and SwiGLU kernels (simd_element_kernels.cpp) on every SIMD target this CPU
 // can run, and the compiler-vectorized loops they replaced (kernels::reference), against the
 // double kernels within bounds derived here. ε = 2^-24 (float's unit roundoff); every + - * / and

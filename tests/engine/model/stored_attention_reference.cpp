@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test-only reference (see stored_attention_reference.h): engine/model/attention.cpp as it was
 // when the forward stored the (B,NH,T,T) probabilities, renamed, plus Gpt's bf16 rounding of them.
 #include <algorithm>

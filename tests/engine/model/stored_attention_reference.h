@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test-only reference: causal self-attention as the model computed it before its backward
 // recomputed the probabilities, storing the full (B,NH,T,T) probability matrix in the forward and
 // reading it in the backward (the code of engine/model/attention.cpp at that time, unchanged), plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which tokenizer a model folder (or a path given to `wafer tokenize`) gets: a Hugging Face
 // tokenizer.json when the folder has one, GPT-2's vocab.json + merges.txt as before (also when
 // GPT-2's own tokenizer.json sits beside them, so those folders keep their ids and cache keys),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The local Hugging Face cache (modelio/hf_cache.h): model ids parsed as the Hub spells them, the
 // cache folder from HF_HUB_CACHE / HF_HOME / XDG_CACHE_HOME / HOME in that order, snapshots found
 // through refs/<revision>, a commit hash or the only snapshot, symlinks into blobs/ followed, and

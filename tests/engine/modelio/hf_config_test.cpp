@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GPT2Config (config.json) parsing and writing: defaults, Cerebras-GPT's "gelu", and the clear
 // refusals (wrong architecture or activation, bad types, invalid JSON, non-UTF-8 bytes).
 #include <gtest/gtest.h>

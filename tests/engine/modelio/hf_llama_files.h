@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test support: small random Llama-family checkpoints written as Hugging Face saves them
 // (config.json + model.safetensors in HF names and nn.Linear's (out, in) layout), from a spec the
 // test states, independently of engine/modelio's mapping. The float64 reference

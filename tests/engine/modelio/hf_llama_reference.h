@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Test support: an independent float64 reference of Hugging Face's Llama forward (LlamaForCausalLM
 // semantics, modeling_llama.py), written from those semantics with plain loops over
 // std::vector<double> and sharing no engine code: embed; per layer RMSNorm -> q/k/v proj (+bias)

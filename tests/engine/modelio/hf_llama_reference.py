@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A second, independent float64 reference of Hugging Face's Llama forward for
 hf_llama_reference_test.cpp: PyTorch written from modeling_llama.py's semantics (LlamaRMSNorm,
 rotate_half with cos/sin of cat(freqs, freqs), repeat_kv, causal softmax(q k^T / sqrt(hs)),

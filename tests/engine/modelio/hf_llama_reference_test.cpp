@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's Llama-family blocks against an independent float64 reference of Hugging Face's
 // Llama forward (hf_llama_reference.h: plain loops, no engine code), on random small models saved
 // as HF checkpoints and read through the engine's weight loader: logits of Gpt<double> and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Llama-family Hugging Face checkpoints (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM):
 // config.json <-> ModelConfig (published configs, defaults, every refusal naming its key and
 // value, write -> read giving the same config), and the tensors: HF names read into the

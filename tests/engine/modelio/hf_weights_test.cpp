@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A Hugging Face folder's weights through one reader (modelio/hf_weights.h): sharded safetensors
 // (model.safetensors.index.json + model-0000N-of-0000M.safetensors) and sharded pytorch_model.bin
 // (pytorch_model.bin.index.json) read back bit for bit in F32, F16 and BF16; the folder search

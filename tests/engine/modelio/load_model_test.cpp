@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // loadModel: a run folder as training writes it loads (folder or file path) with the weights as
 // written; each broken folder fails with a message naming the file and fix. loadModelInfo gives
 // the same as loadModel without the weights, and fails the same way on every broken folder.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // writeModelFolder: the one writer of a model folder (training runs, `wafer import`, the PEFT
 // import). What it writes loads back as written (weights, config, tokenizer); config.yaml is
 // saveConfigYaml's text; a Hugging Face folder's vocab.json and merges.txt are copied byte for

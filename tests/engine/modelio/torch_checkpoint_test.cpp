@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The restricted pytorch_model.bin reader (modelio/torch_pickle.h, torch_checkpoint.h): a state
 // dict written opcode by opcode (as torch.save's protocol-2 pickler writes it) into a zip made with
 // libzip reads back bit-exact in fp32/fp16/bf16 with views, tied weights and 0-dim tensors; every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The coord check: configs per width (SP drops the μP keys, heads grow with width, the filter
 // ratio is kept), its clear errors, the slope verdict on synthetic points, and a reduced real run
 // of presets/mup-base.yaml in which SP's activations grow with width and μP's do not.

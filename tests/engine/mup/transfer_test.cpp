@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // μTransfer config generation: the target config carries the proxy's optimum and the μP fields
 // (base width = proxy width, LR = the proxy's best, init std and embedding multiplier), keeps
 // the head size and filter ratio, survives a YAML round trip, and bad requests name the problem.

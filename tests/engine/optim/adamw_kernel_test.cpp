@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Highway AdamW span update against its scalar reference, on every SIMD target this CPU can
 // run. Tolerance: none, for the reason given in adamw_kernel.h (the same correctly rounded
 // operations in the same order, no FMA): params and both moments must match bit for bit, NaN

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sparsity masks (optim/sparse_masks.h): which matrices ModelZoo's and our names select, the GMP
 // and drop-fraction schedules, and that SET / RigL keep the level exact while moving the mask
 // (RigL to where the gradient is largest), GMP reaches its cubic levels, all deterministic.

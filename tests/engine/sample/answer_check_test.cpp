@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Held-out answers (sample/answer_check.h): teacher-forced log-probabilities equal the trainer's
 // forward (text_eval's Gpt path) on the same tokens; a case's reply, exact match and answer loss
 // on a model whose logits are known exactly; the cases a record set gives; ranking and summary.

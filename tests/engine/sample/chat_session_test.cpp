@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ChatModel and ChatSession: which template a model chats with and why, the refusal of a
 // vocabulary without the template's tokens, the rendered prompt, the end-of-turn stop, and the
 // conversation a turn leaves (user and assistant appended; a failed turn leaves nothing).

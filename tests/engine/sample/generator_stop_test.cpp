@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Generator stops: a sampled stop token ends generation without showing it; a stop string ends
 // the text before it and never reaches the callback in part; both are named in the result.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Generator: greedy generation equals a greedy loop over full Gpt<float> forwards (also past the
 // context window), determinism per seed, cancellation from the callback, UTF-8 pieces, errors;
 // a model loaded from its run folder generates as the one in memory.

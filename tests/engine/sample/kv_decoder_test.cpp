@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // KvDecoder against the reference Gpt<float>::forward on the same prefix: token by token,
 // batched prefill, prefill then tokens, untied head, bf16 mode, and cancellation.
 #include "engine/sample/kv_decoder.h"

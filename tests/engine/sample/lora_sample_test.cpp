@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sampling a LoRA model (issue 16): the generator runs the KV decoder on the merged weights
 // (model/lora_merge.h), so its logits must be the training forward's logits of the adapted model
 // (Gpt<float> with the adapter path) within float rounding, at every position of a prefill and of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers for sample tests: a tiny random GPT, a LoadedModel around it, and a run folder on disk
 // written the way a training session writes one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Token sampling: greedy, top-k 1 == greedy, seed determinism, temperature's effect on the
 // empirical distribution (fixed seed, so the counts are reproducible), top-k / top-p support,
 // option validation.

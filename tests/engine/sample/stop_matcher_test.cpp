@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // StopMatcher: text released in pieces ends before the first stop string, and no part of a stop
 // string is ever released, however the text is cut into pieces.
 #include "engine/sample/stop_matcher.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Scoring a text under a model (sample/text_eval.h, `wafer eval`): the windows are the documented
 // ones; the total loss equals the engine's forward run window by window here (in fp32 and
 // against a float64 forward), whatever the batch; bits per byte is total nats / ln 2 / bytes of

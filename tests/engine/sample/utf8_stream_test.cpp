@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Utf8Stream: multi-byte characters split across pieces are held back until complete, invalid
 // bytes pass through, and the output always concatenates to the input.
 #include "engine/sample/utf8_stream.h"

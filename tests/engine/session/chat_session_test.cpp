@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A run on chat records (session/chat_run_data.h): an OpenAI messages file trains through the
 // chat template and the answer mask, says what it read and what it trains on, learns the answers,
 // keeps ChatML's special tokens in its run folder's tokenizer, and refuses bad records and a

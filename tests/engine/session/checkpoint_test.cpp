@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Checkpoints and exact resume: the folder layout and cadence, bit-identical continuation after a
 // clean stop, and the refusals (damaged, truncated, foreign files; checksum and config
 // mismatches) that leave everything as it was. The SIGKILL case runs the real CLI in

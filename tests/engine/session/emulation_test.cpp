@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The emulator beside a session: every step publishes its emulated view (EmulatedStep: the
 // prediction with per-core frames), every streamed span gets its emulated time, static sparsity
 // keeps pruned weights at zero through training, and the emulator can be switched off.

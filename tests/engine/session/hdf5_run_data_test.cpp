@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // openHdf5RunData (hdf5_run_data.h): a config naming ModelZoo's HDF5 files opens them with the
 // keys' meaning - the held-out share or eval_input's own files, the sequence length checked
 // against the files', the vocabulary, use_vsl, the batch size - and every refusal names the key

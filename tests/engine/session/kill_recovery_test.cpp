@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a process killed at the wrong moment leaves behind, and how the next session puts it right:
 // the regressions of what scripts/kill_campaign.py found (issue 19). Each test builds the state a
 // SIGKILL leaves (the campaign reaches it with WAFER_TEST_KILL_AT, engine/core/kill_points.h)

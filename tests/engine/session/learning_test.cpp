@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The default preset must really learn: after its own step budget, the validation loss is far
 // below the unigram entropy of the bundled corpus (what a model that ignores context can reach).
 // And bf16 mode must really train: gpt-micro in bf16 ends within 2% of the fp32 run's eval loss

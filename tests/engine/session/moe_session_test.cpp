@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A mixture-of-experts run through the session: every step publishes the tokens each expert of
 // each MoE block computed and the load-balancing loss, the run store records "moe/lb_loss" every
 // step and per-expert token counts on log steps, and the loss metric stays the cross-entropy.

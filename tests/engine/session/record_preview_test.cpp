@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The preview of chat and instruction records the fine-tune wizard's Data page shows
 // (session/record_preview.h): the format and the CSV columns found, the rendered examples split
 // into trained and untrained text by the run's own token mask, the length histogram against the

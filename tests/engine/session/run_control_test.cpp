@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run control requests across processes (engine/session/run_control.h): the request file, its
 // refusals and staleness rules, and a real Session driven through it - pause between layers
 // (recorded as "paused" in the run store), checkpoint now, continue and stop. The CLI side (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // checkRunData (run_data.h): the data a config names, checked as a run reads it (issue 31:
 // `wafer validate` called configs valid whose data a run then refused). Every problem names the
 // key that gives the data and the fix; what a run reads passes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The one ETA of a training run (engine/session/run_eta.h), as the studio and the CLI show it.
 #include "engine/session/run_eta.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The parts a Session is composed of, each exercised alone: the run's record in a real SQLite
 // run store (RunRecord), the model folder's claim (RunFolder), the emulator beside training
 // (EmulatorFeed), MemoryX's weights (RunWeights) and the evaluation's micro-batches (Evaluator).

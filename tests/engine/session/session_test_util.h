@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Helpers for session tests: a temporary folder with a small corpus and a tiny config.
 #pragma once
 

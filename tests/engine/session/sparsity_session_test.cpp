@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Dynamic sparsity in a real session (the top-level sparsity section): masks in the checkpoints and
 // an exact resume, masks in a file-backed MemoryX, a dynamic-sparse run that learns while its
 // level stays exact, per-layer metrics, and the emulator following the current mask.

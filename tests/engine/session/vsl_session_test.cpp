@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Variable sequence length in a training run (session/vsl.h): a two-stage schedule with packed
 // documents trains, switches sequence length at the given step, resumes across the switch bit for
 // bit (weights, optimizer state and the emulated clock), times each step on the emulated wafer at

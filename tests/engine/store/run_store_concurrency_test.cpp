@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunStore under concurrent use: batched writes keep every row and its order, producers on
 // several threads interleave safely with synchronous writes and reads, and a second store on the
 // same file (another process, e.g. `wafer runs` while the studio trains) sees committed rows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunStore beside another process that writes the same file (issue 19): a synchronous write that
 // reads before it writes (truncateAfter, deleteRun, savePlacement) must wait for the other
 // writer and then succeed, never fail at once with "database is locked". In WAL mode a read

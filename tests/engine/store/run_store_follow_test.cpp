@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Following a run store live, as the studio does beside `wafer train --db`: dataVersion() moves
 // exactly when another connection (a second RunStore on the file, a plain SQLite connection as
 // another process would hold, or this store's own writer thread) commits, and stays put for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunStore on a folder that cannot be written (issue 19): opening it fails with an error that
 // names the file, says why (read-only) and the way out, and nothing in the folder changes.
 #include <gtest/gtest.h>

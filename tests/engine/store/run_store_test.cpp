@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunStore behaviour: runs CRUD, metrics (NaN/Inf included), events, checkpoints, persistence
 // across reopen, delete cascades and the errors a user can run into.
 #include "engine/store/run_store.h"

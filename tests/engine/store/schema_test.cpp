@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Schema versioning: a new or empty file migrates to the latest version, a newer version is
 // refused with a clear message, the migration list extends by appending a function, and a
 // failing migration leaves the file untouched.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The run store keeps its SQLite locks whatever else the process opens and closes.
 //
 // With SQLite's own POSIX locks, closing any descriptor of the store's file drops every lock the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A damaged run store is refused, named and never changed; it can be salvaged with SQLite's
 // .recover or restored from the verified backup that opening the store keeps fresh.
 #include <gtest/gtest.h>

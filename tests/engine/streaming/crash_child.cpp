@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The process the crash tests kill. `crash_child train STORE` trains the crash test's model with
 // a file-backed MemoryX forever, printing "step N" after each step; `crash_child half STORE`
 // starts a layer update, overwrites half of that layer and kills itself with SIGKILL.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The model, data and optimizer shared by the crash tests and the process they kill, so the
 // test can replay exactly what the killed process computed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A file-backed MemoryX survives SIGKILL: the store reopens, an update cut in half is rolled back,
 // and every layer holds exactly the values of some completed step of a replay (no torn layer).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The training mask across systems and micro-batches (issue 34): a step's gradient and loss are
 // the means over the GLOBAL batch's trained targets (>= 0), however those fall between systems
 // and micro-batches. 2 systems x 2 micro-batches with most trained tokens in one micro-batch and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The tree of ranks the gradient reduce runs in (engine/streaming/rank_tree.h): every rank's
 // plan, run here in memory as the executor runs it across processes, must give the bits of
 // SwarmX's one-process tree for any number of systems, ranks, owner and tree shape; and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared pieces of the streaming tests: a small GPT, a deterministic batch and the plain
 // (non-streamed) training step that streamed training must reproduce.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MemoryX in the Trainable layout (issue 16): gradients and optimizer state for the parameters
 // that train only. Sizes exact; a LoRA run and a run with frozen embeddings and blocks, streamed
 // with the new layout (frozen gradients neither computed nor streamed), give the same weights bit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The executor's thread helpers: an exception thrown on a worker thread (an allocation failing
 // inside a layer's compute) reaches the caller instead of terminating the process, and the
 // helpers stay usable afterwards.

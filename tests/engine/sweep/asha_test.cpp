@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ASHA decisions on synthetic losses: who continues and who is stopped at each rung, and why.
 #include "engine/sweep/asha.h"
 

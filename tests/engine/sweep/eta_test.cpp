@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SweepEta: the time a sweep has left. On made-up timings: trials of a wider shape cost more per
 // step than the narrow ones measured first (the old mean-trial estimate read 3:13, then 4:37, then
 // 6:24 for a 14-minute sweep), lanes fill in run order, a trial settled before a resume is no

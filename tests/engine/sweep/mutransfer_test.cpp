@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // μTransfer, for real: a reduced presets/mup-sweep.yaml (its narrowest width and one 4x wider,
 // 16 and 64, seven log2 learning rates 2^-9 ... 2^-3, one seed, the preset's 250 steps) trains 28
 // models and must show what the full preset shows: under μP the best learning rate stays within

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The μTransfer analysis on synthetic results: best log2 LR per width, drift in grid steps,
 // transfer regret from seed means, and how diverged and pruned trials count.
 #include "engine/sweep/results.h"

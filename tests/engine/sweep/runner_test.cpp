@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Real sweeps of a tiny model through SweepRunner: trials recorded as runs tied to the sweep,
 // a divergence bound marking trials diverged (kept, not dropped), ASHA stopping a trial exactly at
 // its rung, and a stopped sweep resuming without rerunning its finished trials.

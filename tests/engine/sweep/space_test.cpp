@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Expanding sweeps: grids, ranges and log2 ranges, seeded random draws, seeds, parametrization
 // bundles, and the errors for empty, contradictory, unknown and oversized spaces.
 #include "engine/sweep/space.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bf16 matmul backend (oneDNN, and the emulated path) against an exact reference: every
 // transpose combination, padded leading dimensions, alpha/beta, odd sizes, K = 0, pre-packed
 // operands, the threaded partition, determinism, and a clear message when oneDNN refuses a shape.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // bf16 rounding: ties to even, NaN, ±Inf, overflow at the top of the range, subnormals, and the
 // buffer conversions (Highway, on every SIMD target this CPU can run, and the scalar reference
 // loops) agreeing with the scalar functions bit for bit: they are integer operations, so there is

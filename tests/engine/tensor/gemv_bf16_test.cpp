@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bf16 GEMV (tensor/gemv_bf16.h) on every Highway target this CPU can run: against an exact
 // reference with a bound derived from bf16 and fp32 roundoff, bit for bit against the contract's
 // sequential fp32 sum, and the same bits on 1 and 2 threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // matmul(): every backend, transpose combination and precision against a naive triple loop, with
 // alpha/beta, padded leading dimensions, the threaded partition and calls from parallel regions.
 #include "engine/tensor/matmul.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The compute pool: the thread count is process-wide, regions run every chunk exactly once (also
 // nested, concurrent and back-to-back) and never wait for a thread that has not started, chunks
 // run in one float mode whichever thread claims them, small work stays on one thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // BPE training: exact merges on a toy corpus worked out by hand, determinism, early stop,
 // round trips, and the trained tokenizer surviving the GPT-2 file format.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Encoding rendered chats for training (issue 34): byte/bpe offsets, the training mask laid over
 // ChatML texts for every tokenizer kind (Qwen2.5 and Yi's real files, GPT-2's ids from the mini
 // fixture, the byte tokenizer), special tokens added for a chat format (split out first, never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // GPT-2 file format and encoding: a mini vocab.json + merges.txt cut from GPT-2's real files
 // (fixtures/gpt2_mini/README.md) must give GPT-2's real ids; tiny hand-made pairs pin down the
 // merge-order semantics of encoder.py; load errors name the file and line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The real Hugging Face tokenizer files under fixtures/hf (gzipped tokenizer.json, see
 // LICENSES.md there) and their variants (variants.json), built exactly as
 // scripts/make_tokenizer_fixtures.mjs builds them for the reference library.

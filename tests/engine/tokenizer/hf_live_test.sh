@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The Hugging Face tokenizer against the tokenizers library live: runs
 # scripts/make_tokenizer_fixtures.mjs with 200 extra random hard texts (seeded) through the
 # library's Node binding, then the engine's reference test against what it wrote. Skipped (exit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The engine's Hugging Face tokenizer against the tokenizers library itself: the ids (without and
 // with special tokens), the decoded text and the offsets that scripts/make_tokenizer_fixtures.mjs
 // recorded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Hugging Face tokenizer's contract beyond the reference ids (hf_reference_test.cpp): every
 // unsupported feature refused with its key path, invalid UTF-8 refused with its byte offset,
 // tokenizer_config.json's add_bos_token / add_eos_token, identity, save/load, byte counts, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The hand-written GPT-2 pre-tokeniser against splits produced by GPT-2's own regex run with
 // Python's `regex` module (expected lists below were generated that way).
 #include "engine/tokenizer/pretokenize.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The byte tokenizer, round trips of every kind on arbitrary bytes, and makeTokenizer():
 // config dispatch, errors, and the train-bpe cache (reuse, keying, damaged copies).
 #include "engine/tokenizer/tokenizer.h"

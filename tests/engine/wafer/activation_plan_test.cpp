@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Activation offload and recompute on the emulated wafer: the byte accounting, the cycle model's
 // charges (exactly the recomputed forward ops' work, exactly the documented bytes on the MemoryX
 // link, in spans of their own at the right times), and the planner's choice (a batch that fits

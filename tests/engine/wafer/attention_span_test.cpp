@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Variable sequence length on the emulated wafer (attention_span.h): attention problems of the
 // packed pieces' length L instead of the row length T. The causal score pairs of a row of T
 // tokens go from T(T+1)/2 to (T/L)·L(L+1)/2, so attention's work falls by (L+1)/(T+1) exactly,

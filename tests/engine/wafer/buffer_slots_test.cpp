@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The weight buffer's slots read off the emulated schedule (issue 17): with two slots the next
 // layer streams into the free slot while one computes; with one slot nothing streams in while a
 // layer computes; backward phases stream their gradients out; never more layers than slots.

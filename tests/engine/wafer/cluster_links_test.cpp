@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The contention model (cluster_links.h): the lockstep factor from the tree's links, one system
 // left as it was, the loss coming from the links (huge links or no jitter: near-ideal), the
 // waits placed on the timeline and in the time split, and each link's load.

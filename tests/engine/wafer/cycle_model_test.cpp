@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model: hand-computable cycle counts, conservation of work over the cores, the
 // schedule's time split adding up, stream- vs compute-bound layers, SwarmX depth, the errors
 // raised before any work, and utilization frames.

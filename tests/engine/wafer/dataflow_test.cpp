@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exact dataflow mode: the per-core SUMMA (forward, dX) and token-stationary dW of a block's
 // four weight matmuls, on the teaching wafer, equal a plain matmul within the fp32 rounding
 // bound; and the per-core work matches the mapping's uneven tiles.

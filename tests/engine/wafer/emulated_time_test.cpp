@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // SpanClock: real spans of the streamed execution get the emulated times of their twins in the
 // cycle model's schedule, shifted by whole steps; work the emulated machine does not do stays
 // untimed.

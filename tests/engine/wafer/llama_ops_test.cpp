@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The emulator on Llama-family blocks (issue 33): RMSNorm, RoPE, SwiGLU's fused [gate | up]
 // matmul, grouped-query attention's narrower K/V, absent biases, no wpe, ALiBi and an untied
 // head each change the op list or an op's shape and cost as the parameter layout says; GPT-2's

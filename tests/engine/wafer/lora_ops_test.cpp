@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The emulator on a LoRA run (issue 16): the adapter products x·A, u·B and their four backward
 // products are wafer ops with the multiply-adds of their shapes, mapped onto the cores like the
 // base matmuls; the frozen base forms no weight gradient (qkv.dW ... logits.dW, the embeddings'

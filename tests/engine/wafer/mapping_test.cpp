@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The output-stationary mapping: uneven splits round up so trailing cores get less or nothing,
 // every output element is owned by exactly one core (folded or not), and causal tiles balance.
 #include <gtest/gtest.h>

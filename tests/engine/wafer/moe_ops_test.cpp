@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Mixture of experts on the emulated wafer (layer_ops.h, cycle_model.h): the experts' fixed,
 // equal rectangles of the grid; the router's and every expert's matmuls, each expert's mapped
 // with the tokens it really got; an idle expert's cores idle; the MLP's time following the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The teacher's one-line narration of the emulated schedule (issue 17): the sentences for each
 // kind of span, what is in flight beside a layer phase (the prefetch into the other slot with
 // two slots, nothing with one), a moment spent waiting for weights, and several systems.

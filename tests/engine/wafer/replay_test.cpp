@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Slow-motion replay of one emulated step (issue 17): the spans running at t, the layer phase
 // under the cursor (or the weights the wafer waits for), every link's bytes so far and rate (the
 // bytes reach each span's own at the step's end, and recorded bytes replace planned ones), the

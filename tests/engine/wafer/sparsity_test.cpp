@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Static unstructured sparsity: magnitude pruning counts per column, zero weights skipped on the
 // wafer, so a sparse model predicts faster and cores whose columns hold more zeros idle more.
 #include <gtest/gtest.h>

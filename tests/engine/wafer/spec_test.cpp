@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Wafer specs: the shipped presets load with their published figures; bad files fail with
 // file:line:col and the key to fix; overrides, SwarmX tree depth and system limits.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model's four phases, each on its own (cycle_model.h): the plan of a dense, an MoE
 // and a recomputing step (its kinds and what each block maps to), the schedule's micro-batch
 // order, the simulated timeline on a hand-made plan (hand-computed times for two weight slots

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cycle model against the Cerebras-GPT paper's published claims on CS-2 (wse2 spec, its one
 // fixed compute_efficiency and its contention model's one fixed swarmx_port_jitter, nothing
 // tuned per case): weak scaling within 9% but not ideal (lost > 1%) to 16 systems,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Answers tab (issue 34's "after a fine-tune" view): a model answers held-out records greedily
 // on the job's worker, the table shows question, answer and each model's reply coloured by exact
 // match, the summary counts what the engine's checker counts (the same replies as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Chat tab with the shipped base model: a conversation of two turns streamed off the GUI
 // thread (plain template: the base has no chat tokens), the transcript's turns, the template and
 // why; the conversation saved as `messages` JSON Lines that read back through the data readers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run on Cluster… for real: the dialog starts `mpirun -np 2` on localhost with the real `wafer`
 // CLI; the studio follows the run through the store (selected in Runs, the Wafer tab naming each
 // system's rank and host). Pause shows "paused" and enables Continue; Checkpoint Now writes a

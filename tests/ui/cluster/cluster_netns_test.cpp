@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run on Cluster → Open MPI across separate hosts (run by netns_gui_test.sh: the hosts nshost1
 // and nshost2 are network namespaces of this machine, reached over TCP only; the studio sits in
 // a head namespace beside them). From the dialog the studio starts one rank on each host with

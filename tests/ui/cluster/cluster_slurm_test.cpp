@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run on Cluster → Slurm for real (run by slurm_gui_test.sh inside a Slurm cluster of this
 // machine: partition "test" of the nodes n1 and n2, MaxTime 10 minutes). From the dialog's Slurm
 // tab the studio submits a 2-node job of the real `wafer`; it is followed through Slurm

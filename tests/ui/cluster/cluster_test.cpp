@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run on Cluster… without a cluster: the command line the dialog makes (exactly), the dialogs that
 // say what to fix before anything starts (mpirun missing, a hostfile that cannot be read, more
 // processes than systems), the unsaved config saved first, and a job whose host cannot be reached

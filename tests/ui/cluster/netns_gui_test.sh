@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 35: the studio's Run on Cluster → Open MPI on separate hosts made of network namespaces
 # (tests/app/netns_hosts.sh: nshost1 and nshost2, TCP only). The Qt test
 # (cluster_netns_test.cpp) runs in the head namespace, as mpirun does in netns_mpirun, and its

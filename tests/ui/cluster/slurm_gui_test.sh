@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Issue 35: the studio's Run on Cluster → Slurm against a real Slurm cluster of this machine
 # (tests/support/slurm_cluster.sh: munged, slurmctld, two slurmd as the nodes n1 and n2), with
 # the real `wafer` running the job's tasks. Starts the cluster, runs the Qt test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Run on Cluster's Slurm tab with Slurm's tools stood in for by small scripts (sbatch, squeue,
 // scontrol, scancel, sacct, sinfo printing what Slurm 22.05 prints), so every state a job can be
 // in is reached on purpose and quickly: the tab lists sinfo's partitions and shows the batch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Slurm side of Run on Cluster as data (ui/cluster/slurm_script.h): the batch script, exactly;
 // the time limits Slurm takes and the ones it does not; the checks that say what to change; and
 // what squeue, scontrol, sacct and sinfo print, read into states and put into words. The

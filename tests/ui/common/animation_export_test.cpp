@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // exportAnimation on a real widget: the Wafer tab's CoreHeatmap fed synthetic busy frames (a
 // wave over a 32 x 32 teaching grid) exported as GIF and animated PNG, decoded back with the test
 // decoders (and the GIF by Qt's own reader too), with the right frame count and size. Cancel in

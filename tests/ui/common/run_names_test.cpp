@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Short run names (issue 31): a μP sweep's trial names, which the Runs dock cut to
 // "#62: hidd…zation=sp", shorten to what tells the trials apart, in the words people use
 // (width, lr 2⁻⁸, SP / μP); linked keys (heads and ffn follow the width) and shared ones

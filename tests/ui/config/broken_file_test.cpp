@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A YAML file with errors opened after a good one (issue 31): the form shows what the new file
 // says, never the previous file's values or a discarded edit; it is read-only with a note until
 // the text parses, and nothing rewrites the file (a form edit in that state used to regenerate the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests of the config document behind the Config tab: the nano preset loads, a field edit
 // rewrites the YAML and a YAML edit changes the field, problems carry their key path and YAML
 // line, and a rejected or inconsistent value blocks Run until it is fixed. A field edit keeps the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Config form's checks, offscreen in the main window: wafer.spec is a choice of the known
 // specs and a misspelt one (from the YAML view) is a field error with a "did you mean"; a model
 // that cannot fit the wafer shows the engine's own fit message on the field and disables Run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The learning-rate schedule editor in the Config form, offscreen: the nano preset's two pieces
 // show as table rows; editing a piece rewrites the YAML and a YAML edit updates the table; pieces
 // are added, reordered and removed; switching to a constant and back; the preview holds one

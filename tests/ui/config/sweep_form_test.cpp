@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Config form's sweep: settings, offscreen in the main window. The mup-sweep preset's
 // sweep.max_steps, seeds, parallel_trials, max_loss, final_loss_steps, max_trials, method,
 // parametrization and early stopping are form fields (its axes and bundles stay in the YAML

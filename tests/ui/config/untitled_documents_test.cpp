@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Untitled documents, offscreen: a shipped preset opens as an untitled copy, Ctrl+S asks for a
 // file (never in the presets folder, which is refused unless confirmed) and leaves the preset's
 // bytes alone, and a form edit keeps the preset's comments in the YAML view. The fine-tune

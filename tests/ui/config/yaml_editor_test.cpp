@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Config tab's YAML view follows a light/dark palette switch live: keys change colour
 // without reopening the file, and problem tints follow.
 #include <QApplication>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The studio reads every lesson file of its lessons folder at start (issue 31). A lesson whose
 // `preset:` line ran on into the next, indented line (one path component past 255 bytes) used to
 // stop the studio with an uncaught std::filesystem::filesystem_error (exit 134). Now the studio

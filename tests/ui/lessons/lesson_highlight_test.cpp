@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every shipped lesson's every step at 1366 x 768 (issue 31), on an offscreen screen of that
 // size (support/laptop_screens.h), in the first window the studio opens there, with the Lessons
 // dock open as a teacher has it: the widget a step highlights shows (at least half of it, all

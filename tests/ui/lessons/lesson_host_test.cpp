@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Lessons panel drives the studio only through LessonHost (ui/lessons/lesson_host.h): here
 // a recording host without any main window. Opening lesson 1 puts the lesson's config in the
 // host's document, shows the step's tab and asks for its highlight by name; a step that starts

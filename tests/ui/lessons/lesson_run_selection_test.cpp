@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lesson steps that compare runs select them, and a lesson's runs stay out of the next lesson's
 // charts (issue 31: in lesson 5 step 6, "compare the loss curves", the loss chart's legend
 // listed all 13 curves of the runs trained before). A small lesson of three 2-step runs of the

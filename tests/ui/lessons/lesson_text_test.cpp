@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Lessons whose words agree with the picture (issue 31): every try-it asks only about what a
 // named widget shows; a question's Check depends on the answer typed, which the "On the wafer"
 // line shows; the last step offers the next lesson (and the window title follows the lesson);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Lessons dock in the studio (issue 17): lesson 01 walked end to end on the studio's real run
 // (every action performed through the RunController, every step's `expect` holds on what the run
 // showed, a try-it's Next opens only once its Check passes, Right/Space/Left navigate, the last

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The lessons' figures (resources/lessons/figures/*.png), drawn by this program with QPainter so
 // that they can be regenerated and reviewed as code, 600 px wide with type that stays readable
 // in a 270 px Lessons dock (checked on every figure): the MemoryX -> SwarmX -> wafer data flow

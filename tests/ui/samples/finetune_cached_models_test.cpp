@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fine-tune wizard's first page lists the models of the local Hugging Face cache (issue 33),
 // offscreen: a cache laid out as huggingface_hub lays it out (tests/app/hf_tool.py: a GPT-2
 // folder with sharded weights, its files symlinks into blobs/, refs/main) under HF_HUB_CACHE,

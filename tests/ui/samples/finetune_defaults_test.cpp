@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fine-tune wizard's defaults (issue 31): a run the user named carries that name on the loss
 // chart's legend and in Runs (every fine-tune was "gpt-base fine-tune"), one left unnamed gets a
 // default naming its base and data, distinct from the store's runs; page 4 says what the default

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fine-tune wizard's method page (issue 16), offscreen, without training: the default method
 // follows the base's size (a full fine-tune for the shipped 5.3 M base, LoRA for a Hugging Face
 // GPT-2 folder above 10 M parameters); each method's plan carries what the page chose (the lora:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fine-tune wizard's Data page for chat and instruction records (issue 34), offscreen, with
 // the shipped base model: a JSONL file of OpenAI messages shows its detected format, the chat
 // template and why, the first examples with the prompts greyed out and the answers in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fine-tune wizard, offscreen: with the shipped base model and a text file the test writes,
 // page 2's numbers are planFinetune's; Run (Finish) trains a run of kind "finetune" (max steps
 // lowered on page 4) that shows in the Training tab and the run store, puts its config in the

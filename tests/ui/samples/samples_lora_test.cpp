@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Samples tab on a model with LoRA adapters (issue 16): base vs adapter side by side, with the
 // same prompt and seed. The adapter column is the model sampled with its adapters; the base column
 // is the same model without them and gives exactly what sampling the base model itself gives. A

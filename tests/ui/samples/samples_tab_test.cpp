@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Samples tab's text belongs to the models named above it (issue 31): after another model is
 // chosen (a new fine-tune, a run selected in Runs) the panes are emptied until Generate, instead
 // of showing the previous model's text under the new name; choosing the same model again keeps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Checkpoints in the studio, offscreen: "Checkpoint Now" writes a checkpoint folder while a run
 // trains (the Log names it); "Resume Run" continues the stopped run from its newest checkpoint in
 // the same run (same id in the store, steps carry on, one unbroken curve); a config that differs

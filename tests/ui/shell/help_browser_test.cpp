@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Help menu: the guide renders the shipped user guide (docs/guide.md and every chapter it
 // links) with its chapters and sections, opens at a section the menu names, follows links between
 // chapters, finds its screenshots, and the About text carries the version and git revision.
@@ -151,6 +152,11 @@ void HelpBrowserTest::versionTextNamesVersionAndRevision() {
     const QString text = ws::ui::studioVersionText();
     QVERIFY(text.contains(WAFER_VERSION));
     QVERIFY(text.contains(WAFER_GIT_REVISION));
+    // The About box says the licence.
+    const QString about = ws::ui::aboutText();
+    QVERIFY2(about.contains(text.toHtmlEscaped()) && about.contains("GPL-3.0-or-later") &&
+                 about.contains("GNU General Public License, version 3"),
+             qPrintable(about));
 }
 
 int main(int argc, char** argv) {

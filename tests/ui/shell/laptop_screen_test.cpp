@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The studio on a laptop's screen (issue 31), on offscreen screens of 1366 x 768 and 1280 x 720
 // (support/laptop_screens.h): the first window opens no larger than the screen and a saved
 // geometry is restored only when it still fits; presenter mode (F11, then Esc) puts back the

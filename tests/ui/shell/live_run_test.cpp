@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A live run in the studio: while the gpt-nano preset trains, the Training tab charts its steps,
 // and with the Wafer tab shown (heatmap, diagram and timeline redrawn on each coalesced batch,
 // emulator on as the preset has it) the charts keep up too; Stop ends the run. How late the

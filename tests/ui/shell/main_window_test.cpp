@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The studio end to end, offscreen: open the nano preset, edit a field in the form and see the
 // YAML change (and back), make a value invalid and see the inline error with Run disabled,
 // train a short run and watch loss points arrive, pause, resume, stop, and find the run in the

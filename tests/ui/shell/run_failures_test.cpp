@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Failures that went silent (issue 31): a run whose data_dir does not exist or whose data is
 // binary, a start refused because a run is active, and a sweep whose every trial failed each show
 // the engine's message in the failure banner above the tabs, with a button that shows the key it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Runs dock over a store that already holds several runs, as after a restart of the studio:
 // - clicking from run to run (single clicks, Ctrl-clicks, a stopped sweep and its trials, a run
 //   just stopped in this window) never leaves a chart pointing at a series that was erased

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A damaged run store in the studio (issue 31): the recovery dialog offers only the routes that
 // exist (no Restore Backup without a backup), a route that fails is reported in the dialog with
 // the routes still open, going on without the store leaves a visible warning in the Runs dock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The run store survives what a real studio does beside a CLI on the same file (issue 12's
 // blocker): the studio's Save As dialog, a folder view and MIME sniffing open and close the store's
 // files while `wafer train --db` processes write into it and close their connections, round after

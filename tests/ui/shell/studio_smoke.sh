@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Smoke test of the real wafer-studio binary under xvfb-run: open the nano preset, train 20
 # steps, screenshot the given tab, quit with status 0. Uses a temporary run store and XDG dirs.
 # Usage: studio_smoke.sh WAFER_STUDIO SOURCE_DIR TAB ARTIFACT_DIR

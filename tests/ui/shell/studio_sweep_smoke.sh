@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Smoke test of wafer-studio --sweep under xvfb-run: a tiny μTransfer sweep (2 widths x 3 rates x
 # sp/mup, 6 steps, on the bundled corpus) started by the real binary; when it ends the Sweeps tab
 # is saved as a screenshot and the app quits 0. Every trial must be in the store, finished.

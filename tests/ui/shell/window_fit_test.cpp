@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The studio fits a laptop (issue 17): the main window's minimum size, with each tab current,
 // is at most 1024 px wide with its default docks (Runs, Log) and at most 1280 px with the
 // Lessons dock open too, and at most 700 px high (a 1366 x 768 screen less a panel and a title

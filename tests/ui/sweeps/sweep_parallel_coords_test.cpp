@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The parallel-coordinates view of a sweep, offscreen, from synthetic trials (no training): one
 // axis per swept key plus parametrization and final loss, log2 placement for powers of two,
 // categories evenly spaced, a line per settled trial with diverged ones grey, dashed and at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Sweeps tab end to end, offscreen: a tiny μTransfer sweep (2 widths x 3 learning rates x
 // sp/mup, 6 steps) started with Run Sweep fills the chart as trials finish (one curve per width,
 // one panel per parametrization, a point per rate), the trial table sorts by any column, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Auto-step (issue 17): on a paused run of the teaching preset, Run → Auto-step steps one layer
 // phase after another (the test drives the pace's beats itself, with the timer stopped: no
 // timing in the checks), narrates each phase above the tabs, and stops at the step's last phase

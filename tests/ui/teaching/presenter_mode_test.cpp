@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Presenter mode (issue 17): F11 enters full screen with the docks (but an open lesson) hidden, a
 // large-type scale (the application font and the charts' fonts and lines) and a high-contrast
 // palette; Esc and F11 leave and put back the window state, the docks, the font and the palette;

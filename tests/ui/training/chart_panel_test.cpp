@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests of the Training tab's charts: overlaid runs each get a curve and appear in the
 // crosshair read-out, a NaN loss becomes a visible divergence marker, the x axis switches to
 // tokens seen, log-y switches the scale, and CSV export writes every point. Also (issue 12,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests of the chart data transforms: min/max decimation keeps every spike and dip, reports
 // non-finite values as divergence markers instead of dropping them, and EMA smoothing is
 // debiased and not poisoned by a NaN. Issue 31: decimation through min/max levels (built once

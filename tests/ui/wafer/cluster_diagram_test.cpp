@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Wafer tab's cluster diagram on a laptop's screen (issue 31: "cluster-traffic labels end in
 // '…'"): in the studio's first window on offscreen screens of 1366 x 768 and 1280 x 720
 // (support/laptop_screens.h) with the Runs and Lessons docks open, and in presenter mode at

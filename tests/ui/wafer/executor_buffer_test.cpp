@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Wafer tab's weight buffer row shows what the run's executor really held (issue 31): with
 // two slots, while a layer computes the next one is already in the other slot, at the phase the
 // heatmap shows and in slow motion alike; with one slot, only the layer computing. Read off a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Wafer tab's mixture-of-experts views, offscreen: the tokens-per-expert chart follows the
 // shown step and the picked MoE layer (bars = the step's counts, a dashed even share, "idle"
 // for an expert without tokens), stays hidden with a plain sentence for a dense model, and the

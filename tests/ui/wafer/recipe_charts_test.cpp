@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Wafer tab's charts of the Cerebras recipes (issue 18), offscreen: the sparsity-per-layer
 // chart follows a sparse run's metrics and hides for a dense one; a stored sparse run selected
 // in the Runs dock shows the sparsity its store recorded, and Live brings back the window's own

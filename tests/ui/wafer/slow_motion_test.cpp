@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Wafer tab's slow motion (issue 17), offscreen, on a real short run of the teaching preset
 // (presets/teaching-stream.yaml, its corpus by absolute path, 3 steps). The replay's time is moved
 // by hand (setReplayTime / advanceReplay), never by waiting: at a phase's middle the heatmap shows

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Wafer tab's parts, each alone (issue 32 split WaferTab by job): the view controls' Heatmap
 // choice (a chosen phase kept, the slow-motion cursor's entry in and out, never reported as a
 // choice) and clock (wall time only without the emulator), the step row's range, Live and info

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tests of the Wafer tab, offscreen, fed a real cycle-model prediction (wafer::predictStep on
 // the teaching wafer for a small GPT, two systems) and spans made from its schedule, as a run
 // publishes them: the heatmap holds the chosen frame's values, the timeline has one bar per span

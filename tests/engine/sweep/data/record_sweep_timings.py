@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes what a real sweep's run store recorded of its timing, for eta_test.cpp: every trial's
 start (its run's first logged event), a step every STRIDE steps (and its first and last) with the
 wall time the store gave that step's loss, and its end (its last event or step, whichever is
