@@ -168,24 +168,13 @@ QString mpirunMissingMessage() {
         "dependencies), then open Run on Cluster… again.");
 }
 
-QStringList planProblems(const ClusterPlan& plan, int systems) {
+namespace {
+
+// The Open MPI side's problems: mpirun, the hosts or hostfile, processes per host.
+QStringList mpirunPlanProblems(const ClusterPlan& plan) {
     QStringList problems;
-    const bool slurm = plan.launcher == Launcher::Slurm;
-    if (slurm) {
-        problems << slurmPlanProblems(plan);
-    } else if (plan.mpirun.isEmpty()) {
-        problems << mpirunMissingMessage();
-    }
-    if (!QFileInfo(plan.waferBinary).isExecutable()) {
-        problems << QObject::tr(
-                        "The wafer command-line program is not at %1, where the studio "
-                        "expects it beside itself. Build it (./run.sh builds both) or "
-                        "reinstall the studio.")
-                        .arg(plan.waferBinary);
-    }
-    if (slurm) {
-        // Its own checks are above.
-    } else if (!plan.hostfile.isEmpty()) {
+    if (plan.mpirun.isEmpty()) problems << mpirunMissingMessage();
+    if (!plan.hostfile.isEmpty()) {
         QString error;
         readHostfile(plan.hostfile, &error);
         if (!error.isEmpty()) problems << error;
@@ -194,8 +183,22 @@ QStringList planProblems(const ClusterPlan& plan, int systems) {
             "Name at least one host (localhost runs on this machine), or "
             "choose a hostfile.");
     }
-    if (!slurm && plan.processesPerHost < 1)
-        problems << QObject::tr("Run at least 1 process per host.");
+    if (plan.processesPerHost < 1) problems << QObject::tr("Run at least 1 process per host.");
+    return problems;
+}
+
+}  // namespace
+
+QStringList planProblems(const ClusterPlan& plan, int systems) {
+    const bool slurm = plan.launcher == Launcher::Slurm;
+    QStringList problems = slurm ? slurmPlanProblems(plan) : mpirunPlanProblems(plan);
+    if (!QFileInfo(plan.waferBinary).isExecutable()) {
+        problems << QObject::tr(
+                        "The wafer command-line program is not at %1, where the studio "
+                        "expects it beside itself. Build it (./run.sh builds both) or "
+                        "reinstall the studio.")
+                        .arg(plan.waferBinary);
+    }
     if (plan.resumeRunId < 0 &&
         (plan.configPath.isEmpty() || !QFileInfo(plan.configPath).isFile())) {
         problems << QObject::tr("Save the config to a file first: every process reads it.");

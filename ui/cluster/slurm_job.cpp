@@ -223,7 +223,6 @@ void SlurmJob::onRunFound() {
 
 void SlurmJob::stop() {
     if (!m_active) return;
-    const bool again = isStopping();
     setStopping();
     if (m_jobId.isEmpty()) return;  // sbatch still answering: cancelled once it has
     if (runId() >= 0 && m_cancels == 0 && askRunToStop()) {
@@ -231,7 +230,7 @@ void SlurmJob::stop() {
         return;
     }
     // No run to ask: nothing to checkpoint either.
-    if (!again || m_cancels == 0) cancel();
+    if (m_cancels == 0) cancel();
 }
 
 void SlurmJob::cancel(const QString& signal) {

@@ -265,17 +265,16 @@ QString explainSlurmReason(const QString& code) {
          "it with a longer time limit"},
         {"NodeFail", "a node of the job failed"},
         {"OutOfMemory", "a task ran out of memory: ask for fewer tasks per node"},
-        {"TIMEOUT",
-         "it reached its time limit; Slurm's SIGTERM made wafer stop with a checkpoint: resume "
-         "it with a longer time limit"},
-        {"OUT_OF_MEMORY", "a task ran out of memory: ask for fewer tasks per node"},
-        {"NODE_FAIL", "a node of the job failed"},
         {"PREEMPTED", "a job of higher priority took its nodes"},
         {"BOOT_FAIL", "a node failed to boot for it"},
         {"DEADLINE", "it could not finish before its deadline"},
     };
+    // Final states that have a reason code of the same meaning.
+    static const QHash<QString, QString> stateReasons{
+        {"TIMEOUT", "TimeLimit"}, {"OUT_OF_MEMORY", "OutOfMemory"}, {"NODE_FAIL", "NodeFail"}};
     // A reason may carry detail after the code ("ReqNodeNotAvail, UnavailableNodes:n1").
-    const QString key = code.section(QLatin1Char(','), 0, 0).trimmed();
+    QString key = code.section(QLatin1Char(','), 0, 0).trimmed();
+    key = stateReasons.value(key, key);
     const auto it = meanings.find(key);
     return it == meanings.end() ? QString() : QObject::tr(it.value());
 }
