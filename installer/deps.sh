@@ -18,7 +18,7 @@ packages=(
   openmpi-bin libopenmpi-dev iproute2
   slurmctld slurmd slurm-client munge
   xvfb xauth python3
-  help2man lintian desktop-file-utils shared-mime-info man-db dpkg-dev
+  help2man lintian desktop-file-utils shared-mime-info man-db dpkg-dev devscripts appstream
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch python3-numpy)
