@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# The Debian package as a user gets it (issue 20): built with CPack from this build folder, then
-# its contents, its Depends: line, its desktop files and man pages checked; installed into a
-# scratch root and run with the source tree out of reach; installed and removed with dpkg; and
-# lintian. Usage: package_test.sh BUILD_DIR SOURCE_DIR PACKAGE_DIR CASE MIME_TYPE_OF
+# The Debian packages as a user gets them (issues 20, 36): wafer-studio (the programs, amd64) and
+# wafer-studio-data (presets, corpus, base model, lessons, guide; Architecture: all), built with
+# CPack from this build folder, then their contents, control fields, desktop files, AppStream
+# page and man pages checked; installed into a scratch root and run with the source tree out of
+# reach; installed and removed with dpkg; the programs' hardening; and lintian.
+# Usage: package_test.sh BUILD_DIR SOURCE_DIR PACKAGE_DIR CASE MIME_TYPE_OF
 #   CASE build       cpack -G DEB into PACKAGE_DIR (the fixture the other cases use)
-#        contents    dpkg-deb -c / -f: the files and the control fields
+#        contents    dpkg-deb -c / -f: the files of each package and the control fields
+#        metainfo    the AppStream metainfo: appstreamcli validate, its screenshots and release
 #        installed   extracted into a scratch root, run with the sources hidden (as root: in a
 #                    mount namespace where the source folder is an empty tmpfs and the
 #                    installed tree is read-only)
-#        dpkg        dpkg --root: install, then remove; the user's runs stay
+#        dpkg        dpkg --root: the dependency on the data is enforced; install, then remove;
+#                    the user's runs stay
+#        hardening   hardening-check on both programs as packaged
 #        relocated   cmake --install to another prefix, run from there
-#        lintian     no errors or warnings
+#        lintian     no errors or warnings on either package; the informational tags are printed
 set -uo pipefail
 build=$1
 src=$2
@@ -26,9 +31,17 @@ trap 'rm -rf "$tmp"' EXIT
 version=$(sed -n 's/^#define WAFER_VERSION "\(.*\)"/\1/p' "$build/generated/wafer/version.h")
 [[ -n "$version" ]] || fail "no WAFER_VERSION in $build/generated/wafer/version.h"
 deb="$pkgdir/wafer-studio_${version}_amd64.deb"
-if [[ "$case_name" != build ]]; then
-  [[ -f "$deb" ]] || fail "no package $deb (the package.build test makes it)"
+data_deb="$pkgdir/wafer-studio-data_${version}_all.deb"
+if [[ "$case_name" != build && "$case_name" != relocated ]]; then
+  [[ -f "$deb" && -f "$data_deb" ]] ||
+    fail "no package $deb or $data_deb (the package.build test makes them)"
 fi
+
+# Extracts both packages into the folder $1.
+extract_both() {
+  dpkg-deb -x "$data_deb" "$1" || fail "dpkg-deb -x $data_deb failed"
+  dpkg-deb -x "$deb" "$1" || fail "dpkg-deb -x $deb failed"
+}
 
 # Runs a command with the source folder (and the build folder inside it) out of reach and the
 # installed tree read-only. Needs root for the mount namespace; without it, the command runs as
@@ -50,15 +63,31 @@ hidden() {
 case "$case_name" in
 build)
   mkdir -p "$pkgdir"
-  rm -f "$pkgdir"/wafer-studio_*.deb
+  rm -f "$pkgdir"/wafer-studio*.deb
   (cd "$build" && cpack -G DEB -B "$pkgdir") >"$tmp/cpack.log" 2>&1 ||
     fail "cpack failed: $(cat "$tmp/cpack.log")"
-  [[ -f "$deb" ]] || fail "cpack made no $deb: $(cat "$tmp/cpack.log")" ;;
+  for f in "$deb" "$data_deb"; do
+    [[ -f "$f" ]] || fail "cpack made no $f: $(cat "$tmp/cpack.log")"
+  done
+  made=$(cd "$pkgdir" && ls -- *.deb)
+  [[ $(wc -l <<<"$made") -eq 2 ]] || fail "cpack made other packages than the two: $made" ;;
 
 contents)
-  list=$(dpkg-deb -c "$deb") || fail "dpkg-deb -c failed"
+  list=$(dpkg-deb -c "$deb") || fail "dpkg-deb -c $deb failed"
+  data_list=$(dpkg-deb -c "$data_deb") || fail "dpkg-deb -c $data_deb failed"
   for f in ./usr/bin/wafer ./usr/bin/wafer-studio \
-           ./usr/share/wafer-studio/README.md \
+           ./usr/share/applications/wafer-studio.desktop \
+           ./usr/share/metainfo/example.a_seed_e1140c5a.WaferStudio.metainfo.xml \
+           ./usr/share/mime/packages/wafer-studio.xml \
+           ./usr/share/icons/hicolor/scalable/apps/wafer-studio.svg \
+           ./usr/share/icons/hicolor/16x16/apps/wafer-studio.png \
+           ./usr/share/icons/hicolor/48x48/apps/wafer-studio.png \
+           ./usr/share/icons/hicolor/256x256/apps/wafer-studio.png \
+           ./usr/share/man/man1/wafer.1.gz ./usr/share/man/man1/wafer-studio.1.gz \
+           ./usr/share/doc/wafer-studio/copyright ./usr/share/doc/wafer-studio/changelog.gz; do
+    grep -q " $f\$" <<<"$list" || fail "wafer-studio lacks $f"
+  done
+  for f in ./usr/share/wafer-studio/README.md \
            ./usr/share/wafer-studio/CHANGELOG.md ./usr/share/wafer-studio/HACKING.md \
            ./usr/share/wafer-studio/docs/guide.md \
            ./usr/share/wafer-studio/docs/studio.md \
@@ -73,29 +102,45 @@ contents)
            ./usr/share/wafer-studio/resources/lessons/01-weight-streaming.yaml \
            ./usr/share/wafer-studio/resources/lessons/figures/weight-streaming.png \
            ./usr/share/wafer-studio/resources/screenshots/studio-training.png \
-           ./usr/share/applications/wafer-studio.desktop \
-           ./usr/share/mime/packages/wafer-studio.xml \
-           ./usr/share/icons/hicolor/scalable/apps/wafer-studio.svg \
-           ./usr/share/icons/hicolor/16x16/apps/wafer-studio.png \
-           ./usr/share/icons/hicolor/48x48/apps/wafer-studio.png \
-           ./usr/share/icons/hicolor/256x256/apps/wafer-studio.png \
-           ./usr/share/man/man1/wafer.1.gz ./usr/share/man/man1/wafer-studio.1.gz \
-           ./usr/share/doc/wafer-studio/copyright ./usr/share/doc/wafer-studio/changelog.gz; do
-    grep -q " $f\$" <<<"$list" || fail "the package lacks $f"
+           ./usr/share/doc/wafer-studio-data/copyright \
+           ./usr/share/doc/wafer-studio-data/changelog.gz; do
+    grep -q " $f\$" <<<"$data_list" || fail "wafer-studio-data lacks $f"
   done
+  # The split: the data only in the data package, the programs' files only in theirs.
+  if grep -E ' \./usr/share/wafer-studio/.' <<<"$list"; then
+    fail "wafer-studio holds data that belongs in wafer-studio-data (listed above)"
+  fi
+  while read -r path; do
+    case "$path" in
+      ./ | ./usr/ | ./usr/share/ | ./usr/share/doc/ | ./usr/share/wafer-studio/* | \
+      ./usr/share/doc/wafer-studio-data/*) ;;
+      *) fail "wafer-studio-data holds $path, outside share/wafer-studio and its doc folder" ;;
+    esac
+  done < <(awk '{print $6}' <<<"$data_list")
   # Every chapter of the user guide, which the studio's Help renders from the install.
   for chapter in "$src"/docs/*.md; do
     f=./usr/share/wafer-studio/docs/$(basename "$chapter")
-    grep -q " $f\$" <<<"$list" || fail "the package lacks the guide's $f"
+    grep -q " $f\$" <<<"$data_list" || fail "wafer-studio-data lacks the guide's $f"
   done
   # Nothing of the build, the tests or the source tree's scripts.
-  if grep -E '\.sh$|/tests?/|CMake|\.cpp$|\.h$|_test$' <<<"$list"; then
-    fail "the package holds build or test files (listed above)"
+  if grep -E '\.sh$|/tests?/|CMake|\.cpp$|\.h$|_test$' <<<"$list"$'\n'"$data_list"; then
+    fail "the packages hold build or test files (listed above)"
   fi
+  # The data package: architecture-independent, no programs; the programs depend on it at
+  # exactly their version.
+  [[ $(dpkg-deb -f "$data_deb" Package) == wafer-studio-data ]] || fail "Package: is not wafer-studio-data"
+  [[ $(dpkg-deb -f "$data_deb" Version) == "$version" ]] || fail "the data's Version: is not $version"
+  [[ $(dpkg-deb -f "$data_deb" Architecture) == all ]] || fail "the data's Architecture: is not all"
+  [[ -z $(dpkg-deb -f "$data_deb" Depends) ]] || fail "the data depends on something"
+  mkdir -p "$tmp/data" && dpkg-deb -x "$data_deb" "$tmp/data" || fail "dpkg-deb -x $data_deb failed"
+  elf=$(find "$tmp/data" -type f -exec sh -c 'head -c4 "$1" | grep -q "ELF" && echo "$1"' sh {} \;)
+  [[ -z "$elf" ]] || fail "wafer-studio-data holds programs: $elf"
   [[ $(dpkg-deb -f "$deb" Package) == wafer-studio ]] || fail "Package: is not wafer-studio"
   [[ $(dpkg-deb -f "$deb" Version) == "$version" ]] || fail "Version: is not $version"
   [[ $(dpkg-deb -f "$deb" Architecture) == amd64 ]] || fail "Architecture: is not amd64"
   depends=$(dpkg-deb -f "$deb" Depends)
+  tr ',' '\n' <<<"$depends" | sed 's/^ *//' | grep -qxF "wafer-studio-data (= $version)" ||
+    fail "Depends: lacks wafer-studio-data (= $version): $depends"
   # Computed by dpkg-shlibdeps from the programs' libraries, most with a minimum version.
   names=$(tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/ .*//')
   [[ $(grep -c '(>= ' <<<"$(tr ',' '\n' <<<"$depends")") -ge 10 ]] ||
@@ -141,7 +186,7 @@ contents)
 
 installed)
   root="$tmp/root"
-  dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x failed"
+  extract_both "$root"
   export HIDDEN_RO=$root HOME="$tmp/home" XDG_DATA_HOME="$tmp/home/data" \
          XDG_CACHE_HOME="$tmp/home/cache" XDG_CONFIG_HOME="$tmp/home/config"
   unset WAFER_STUDIO_HOME
@@ -194,23 +239,93 @@ PY
 
 dpkg)
   # A real install and removal with dpkg, into a scratch root (its database starts empty, so
-  # the libraries the package depends on are not there: --force-depends).
+  # the libraries the programs depend on are not there: --force-depends, once the dependency on
+  # the data has been seen to hold).
   root="$tmp/root"
   mkdir -p "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/info" "$root/home/user/.local/share/wafer-studio"
   touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
   echo "a user's run store" >"$root/home/user/.local/share/wafer-studio/runs.sqlite"
-  dpkg --root="$root" --force-depends --force-not-root --log=/dev/null -i "$deb" >"$tmp/dpkg.log" 2>&1 ||
-    fail "dpkg -i: $(cat "$tmp/dpkg.log")"
-  status=$(dpkg --root="$root" -s wafer-studio 2>&1) || fail "dpkg -s: $status"
-  expect_in "Status: install ok installed" "$status"
+  run_dpkg() { dpkg --root="$root" --force-not-root --log=/dev/null "$@" >"$tmp/dpkg.log" 2>&1; }
+  # Without its data, wafer-studio does not configure, and dpkg says what is missing.
+  run_dpkg -i "$deb" && fail "dpkg configured wafer-studio without wafer-studio-data"
+  expect_in "wafer-studio depends on wafer-studio-data (= $version)" "$(cat "$tmp/dpkg.log")"
+  run_dpkg --force-depends -i "$data_deb" "$deb" || fail "dpkg -i: $(cat "$tmp/dpkg.log")"
+  for package in wafer-studio wafer-studio-data; do
+    status=$(dpkg --root="$root" -s "$package" 2>&1) || fail "dpkg -s $package: $status"
+    expect_in "Status: install ok installed" "$status"
+  done
   [[ -x "$root/usr/bin/wafer" && -f "$root/usr/share/wafer-studio/presets/gpt-nano.yaml" ]] ||
     fail "dpkg -i installed no programs or presets"
-  dpkg --root="$root" --force-depends --force-not-root --log=/dev/null -r wafer-studio >"$tmp/dpkg.log" 2>&1 ||
-    fail "dpkg -r: $(cat "$tmp/dpkg.log")"
-  left=$(cd "$root" && find usr -type f | head)
+  # The data cannot be removed from under the programs.
+  run_dpkg -r wafer-studio-data && fail "dpkg removed wafer-studio-data from under wafer-studio"
+  expect_in "wafer-studio depends on wafer-studio-data" "$(cat "$tmp/dpkg.log")"
+  [[ -f "$root/usr/share/wafer-studio/presets/gpt-nano.yaml" ]] || fail "the refused removal removed data"
+  run_dpkg --force-depends -r wafer-studio wafer-studio-data || fail "dpkg -r: $(cat "$tmp/dpkg.log")"
+  left=$(cd "$root" && if [[ -d usr ]]; then find usr -type f | head; fi)
   [[ -z "$left" ]] || fail "dpkg -r left program files behind: $left"
   [[ $(cat "$root/home/user/.local/share/wafer-studio/runs.sqlite") == "a user's run store" ]] ||
-    fail "removing the package touched the user's run store" ;;
+    fail "removing the packages touched the user's run store" ;;
+
+hardening)
+  # Both programs as the package ships them (stripped): PIE, stack protector, _FORTIFY_SOURCE,
+  # RELRO, immediate binding and stack-clash protection (cmake/Hardening.cmake). Not control-flow
+  # protection (CET): a process runs with it only if every object in it was built with it, and
+  # on Debian 12 neither libc, libstdc++, Qt nor the static SQLiteCpp library was.
+  dpkg-deb -x "$deb" "$tmp/root" || fail "dpkg-deb -x failed"
+  out=$(hardening-check --nocfprotection "$tmp/root/usr/bin/wafer" "$tmp/root/usr/bin/wafer-studio" 2>&1)
+  status=$?
+  echo "$out"
+  [[ $status -eq 0 ]] || fail "hardening-check fails (above)"
+  for check in "Position Independent Executable: yes" "Stack protected: yes" \
+               "Fortify Source functions: yes" "Read-only relocations: yes" \
+               "Immediate binding: yes" "Stack clash protection: yes"; do
+    [[ $(grep -c "$check" <<<"$out") -eq 2 ]] || fail "not both programs have \"$check\""
+  done ;;
+
+metainfo)
+  # The AppStream page: valid (without the network: the screenshots' web address is checked
+  # against the repository instead), names the desktop entry the package installs, shows the
+  # repository's screenshots at their real sizes, and its newest release is this version.
+  extract_both "$tmp/root"
+  metainfo=$tmp/root/usr/share/metainfo/example.a_seed_e1140c5a.WaferStudio.metainfo.xml
+  out=$(appstreamcli validate --no-net "$metainfo" 2>&1) || fail "appstreamcli validate: $out"
+  echo "$out"
+  out=$(appstreamcli validate-tree --no-net "$tmp/root" 2>&1) || fail "appstreamcli validate-tree: $out"
+  python3 - "$metainfo" "$src/resources/screenshots" "$tmp/root/usr/share/wafer-studio/resources/screenshots" \
+    "$version" "$tmp/root/usr/share/applications" <<'PY' || fail "the metainfo does not match the package (above)"
+import os, struct, sys
+import xml.etree.ElementTree as ET
+metainfo, repo_shots, installed_shots, version, applications = sys.argv[1:]
+root = ET.parse(metainfo).getroot()
+problems = []
+launchable = root.find("launchable").text
+if not os.path.isfile(os.path.join(applications, launchable)):
+    problems.append(f"the launchable {launchable} is not in the package")
+images = root.findall("screenshots/screenshot/image")
+if len(images) < 3:
+    problems.append(f"only {len(images)} screenshots")
+for image in images:
+    name = image.text.rsplit("/", 1)[-1]
+    for folder in (repo_shots, installed_shots):
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path):
+            problems.append(f"screenshot {name} is not in {folder}")
+            continue
+        data = open(path, "rb").read(24)
+        size = struct.unpack(">II", data[16:24])
+        if size != (int(image.get("width")), int(image.get("height"))):
+            problems.append(f"{name} is {size[0]}x{size[1]}, the metainfo says "
+                            f"{image.get('width')}x{image.get('height')}")
+releases = root.findall("releases/release")
+if not releases or releases[0].get("version") != version:
+    problems.append(f"the newest release is not {version}")
+if root.find("project_license").text != "GPL-3.0-or-later":
+    problems.append("the project licence is not GPL-3.0-or-later")
+for problem in problems:
+    print(problem)
+sys.exit(1 if problems else 0)
+PY
+  ;;
 
 relocated)
   # Any prefix works: the programs find share/wafer-studio beside their bin/.
@@ -236,7 +351,7 @@ relocated)
   expect_in "presets and resources: $tmp/moved/share/wafer-studio (not found)" "$out" ;;
 
 lintian)
-  out=$(lintian --tag-display-limit 0 -I "$deb" 2>&1)
+  out=$(lintian --tag-display-limit 0 -I "$deb" "$data_deb" 2>&1)
   echo "$out"
   if grep -E '^[EW]: ' <<<"$out"; then
     fail "lintian reports errors or warnings (above)"
