@@ -17,7 +17,7 @@ import tempfile
 LINE = "SPDX-License-Identifier: GPL-3.0-or-later"
 CODE_DIRS = ["engine", "ui", "app", "tests", "bench", "scripts", "installer", "cmake", "resources"]
 TOP_FILES = ["CMakeLists.txt", "run.sh", "test.sh", ".ci/run"]
-EXTENSIONS = (".cpp", ".h", ".hpp", ".cc", ".c", ".sh", ".py", ".mjs", ".js", ".cmake")
+EXTENSIONS = (".cpp", ".h", ".hpp", ".cc", ".c", ".inc", ".sh", ".py", ".mjs", ".js", ".cmake")
 
 
 def is_code(name):
@@ -117,7 +117,7 @@ def problems(root):
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
             head = [f.readline() for _ in range(3)]
         if not any(LINE in line for line in head):
-            comment = "//" if path.endswith((".cpp", ".h", ".hpp", ".cc", ".c", ".mjs", ".js")) else "#"
+            comment = "//" if path.endswith((".cpp", ".h", ".hpp", ".cc", ".c", ".inc", ".mjs", ".js")) else "#"
             found.append(f"{path}: no SPDX licence line; add `{comment} {LINE}` as its first line "
                          "(after the #! line of a script)")
     if count == 0:
