@@ -9,8 +9,9 @@ set(WAFER_PUBLIC_URL "https://wafer-studio.a-seed-e1140c5a.example" CACHE STRING
     "The project's web address: the AppStream page links it, with screenshots under /screenshots/")
 set(WAFER_SCREENSHOT_URL "${WAFER_PUBLIC_URL}/screenshots")
 
-# Reads a Debian changelog into AppStream <release> elements (in `out`); a malformed entry is a
-# configure error naming the line.
+# Reads a Debian changelog into AppStream <release> elements (in `out`). An entry's closing
+# " -- " line with no version line before it or a month name Debian does not allow, or a
+# changelog with no complete entry, is a configure error naming the problem.
 function(wafer_changelog_releases changelog out)
   # As XML character data, split into lines; semicolons are held as a placeholder meanwhile
   # (CMake's lists are split on them).
