@@ -22,20 +22,21 @@ if(NOT DPKG_BUILDFLAGS)
   return()
 endif()
 
-set(wafer_hardening_compile)
-foreach(kind CPPFLAGS CXXFLAGS)
+# One of dpkg-buildflags' variables (CPPFLAGS, CXXFLAGS, LDFLAGS) as a list, in `out`.
+function(wafer_dpkg_buildflags kind out)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env DEB_BUILD_MAINT_OPTIONS=hardening=+all
                           ${DPKG_BUILDFLAGS} --get ${kind}
                   OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
   separate_arguments(flags UNIX_COMMAND "${flags}")
-  list(FILTER flags EXCLUDE REGEX "^-(O[0-9s]?|g[0-9]?|f(file|debug|macro)-prefix-map=.*)$")
-  list(APPEND wafer_hardening_compile ${flags})
-endforeach()
-execute_process(COMMAND ${CMAKE_COMMAND} -E env DEB_BUILD_MAINT_OPTIONS=hardening=+all
-                        ${DPKG_BUILDFLAGS} --get LDFLAGS
-                OUTPUT_VARIABLE wafer_hardening_link OUTPUT_STRIP_TRAILING_WHITESPACE
-                COMMAND_ERROR_IS_FATAL ANY)
-separate_arguments(wafer_hardening_link UNIX_COMMAND "${wafer_hardening_link}")
+  set(${out} ${flags} PARENT_SCOPE)
+endfunction()
+
+wafer_dpkg_buildflags(CPPFLAGS cppflags)
+wafer_dpkg_buildflags(CXXFLAGS cxxflags)
+wafer_dpkg_buildflags(LDFLAGS wafer_hardening_link)
+set(wafer_hardening_compile ${cppflags} ${cxxflags})
+list(FILTER wafer_hardening_compile EXCLUDE REGEX
+     "^-(O[0-9s]?|g[0-9]?|f(file|debug|macro)-prefix-map=.*)$")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   list(APPEND wafer_hardening_compile -fstack-clash-protection)
 endif()
